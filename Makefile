@@ -1,0 +1,82 @@
+# The NPU stack: `make` builds everything, `make check` runs every test,
+# `make demo` runs the demo. Dependencies are fetched by scripts/setup-deps
+# into $(NPU_CACHE) (default ~/.cache/npu), never into the clone.
+
+NPU_CACHE ?= $(HOME)/.cache/npu
+export NPU_CACHE
+
+BUILD := build
+FW_VERSION := 1.0.0
+FW_MAJOR := $(word 1,$(subst ., ,$(FW_VERSION)))
+FW_MINOR := $(word 2,$(subst ., ,$(FW_VERSION)))
+FW_PATCH := $(word 3,$(subst ., ,$(FW_VERSION)))
+
+CC := gcc
+HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -Iqemu-device/core
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+FW_CC := riscv64-unknown-elf-gcc
+FW_OBJCOPY := riscv64-unknown-elf-objcopy
+FW_NM := riscv64-unknown-elf-nm
+FW_CFLAGS := -march=rv32im -misa-spec=2.2 -mabi=ilp32 -Os -std=c11 \
+	-ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns \
+	-ffunction-sections -fdata-sections -Wall -Wextra -Werror -Iinclude \
+	-DFW_VERSION_MAJOR=$(FW_MAJOR) -DFW_VERSION_MINOR=$(FW_MINOR) \
+	-DFW_VERSION_PATCH=$(FW_PATCH)
+FW_LDFLAGS := -nostdlib -T firmware/npu-fw.ld -Wl,--gc-sections \
+	-Wl,--no-warn-rwx-segments
+
+CORE_SRCS := $(wildcard qemu-device/core/*.c)
+CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
+FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
+TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware
+TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
+
+.PHONY: all deps build firmware tools tests qemu check demo clean
+
+all: deps
+	@$(MAKE) --no-print-directory build
+
+deps:
+	@scripts/setup-deps
+
+build: firmware tools tests qemu
+
+firmware: $(BUILD)/firmware/npu-fw.bin
+tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot
+tests: $(TESTS)
+
+qemu:
+	@scripts/build-qemu >/dev/null
+
+$(BUILD)/firmware/npu-fw.elf: $(FW_SRCS) firmware/fw.h firmware/npu-fw.ld $(wildcard include/*.h)
+	@mkdir -p $(@D)
+	$(FW_CC) $(FW_CFLAGS) $(FW_LDFLAGS) -o $@ $(FW_SRCS) -lgcc
+
+$(BUILD)/firmware/npu-fw.bin: $(BUILD)/firmware/npu-fw.elf $(BUILD)/tools/mkfwimage
+	$(FW_OBJCOPY) -O binary $< $@.raw
+	$(BUILD)/tools/mkfwimage $@.raw $@.tmp \
+		0x$$($(FW_NM) $< | awk '$$3 == "_start" { print $$1 }') \
+		0x$$($(FW_NM) $< | awk '$$3 == "_start" { print $$1 }') $(FW_VERSION)
+	mv $@.tmp $@
+
+$(BUILD)/tools/mkfwimage: tools/mkfwimage.c qemu-device/core/npu_crc32.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) -o $@ tools/mkfwimage.c qemu-device/core/npu_crc32.c
+
+$(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/npu-fwboot.c tests/host/harness.c $(CORE_SRCS)
+
+$(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS)
+
+check: all
+	@scripts/run-checks $(TESTS)
+
+demo: all
+	@scripts/demo
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: MIT
+/*
+ * jobs.c - servicing the job rings: fetch a descriptor, run its command
+ * buffer, write the completion record, advance HEAD, interrupt the host.
+ *
+ * Everything read from the host is checked; a bad descriptor or command
+ * fails only its own job (npu_hw.h, enum npu_job_status), and the ring
+ * goes on with the next one.
+ */
+#include "fw.h"
+
+#define WINDOW 4096	/* bytes of command buffer held in SRAM at once */
+
+static uint8_t window[WINDOW] __attribute__((aligned(8)));
+static struct npu_job_desc desc __attribute__((aligned(8)));
+static struct npu_job_cmpl cmpl __attribute__((aligned(8)));
+
+struct job {
+	const struct npu_job_desc *d;
+	uint32_t win_off;	/* command-buffer offset of window[0] */
+	uint32_t win_len;	/* valid bytes in window */
+};
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+/* Map a DMA failure to the job's status; record where it faulted. */
+static uint32_t dma_status_to_job(uint32_t st)
+{
+	switch (st) {
+	case NPU_DMA_OK:
+		return NPU_JOB_OK;
+	case NPU_DMA_ERR_MMU:
+		cmpl.fault_va = dma_fault_addr();
+		return NPU_JOB_MMU_FAULT;
+	case NPU_DMA_ERR_ABORTED:
+		return NPU_JOB_ABORTED;
+	case NPU_DMA_ERR_BUS:
+		cmpl.fault_va = dma_fault_addr();
+		return NPU_JOB_BUS_ERROR;
+	default:
+		return NPU_JOB_INVALID_CMD;
+	}
+}
+
+/* Make [off, off + len) of the command buffer visible in the window. */
+static uint32_t fetch(struct job *j, uint32_t off, uint32_t len)
+{
+	uint32_t n;
+
+	if (off >= j->win_off && off + len <= j->win_off + j->win_len)
+		return NPU_JOB_OK;
+	n = j->d->cmd_size - off;
+	if (n > WINDOW)
+		n = WINDOW;
+	j->win_off = off;
+	j->win_len = 0;
+	if (len > n)
+		return NPU_JOB_INVALID_CMD;
+	n = dma_status_to_job(dma_copy(NPU_DMA_SPACE_VA, j->d->cmd_va + off,
+				       NPU_DMA_SPACE_SRAM, sram_addr(window), n,
+				       j->d->ctx_id));
+	if (n == NPU_JOB_OK)
+		j->win_len = j->d->cmd_size - off < WINDOW ? j->d->cmd_size - off : WINDOW;
+	return n;
+}
+
+static uint32_t cmd_copy(const uint8_t *c, uint32_t size, uint32_t ctx)
+{
+	uint64_t src = rd64(c + 8), dst = rd64(c + 16), len = rd64(c + 24);
+
+	if (size != sizeof(struct npu_cmd_dma_copy) || len > NPU_DMA_MAX_LEN)
+		return NPU_JOB_INVALID_CMD;
+	if (!len)
+		return NPU_JOB_OK;
+	return dma_status_to_job(dma_copy(NPU_DMA_SPACE_VA, src, NPU_DMA_SPACE_VA,
+					  dst, (uint32_t)len, ctx));
+}
+
+static uint32_t cmd_fill(const uint8_t *c, uint32_t size, uint32_t ctx)
+{
+	uint64_t dst = rd64(c + 8), len = rd64(c + 16);
+
+	if (size != sizeof(struct npu_cmd_dma_fill) || len > NPU_DMA_MAX_LEN ||
+	    rd32(c + 28))
+		return NPU_JOB_INVALID_CMD;
+	if (!len)
+		return NPU_JOB_OK;
+	return dma_status_to_job(dma_fill(dst, (uint32_t)len, rd32(c + 24), ctx));
+}
+
+static uint32_t cmd_timestamp(const uint8_t *c, uint32_t size, uint32_t ctx)
+{
+	static uint64_t now __attribute__((aligned(8)));
+	uint64_t dst = rd64(c + 8);
+
+	if (size != sizeof(struct npu_cmd_timestamp) || (dst & 7))
+		return NPU_JOB_INVALID_CMD;
+	now = fw_time();
+	return dma_status_to_job(dma_copy(NPU_DMA_SPACE_SRAM, sram_addr(&now),
+					  NPU_DMA_SPACE_VA, dst, 8, ctx));
+}
+
+static uint32_t run_commands(const struct npu_job_desc *d)
+{
+	struct job j = { .d = d };
+	uint32_t off = 0, st;
+
+	while (off < d->cmd_size) {
+		const uint8_t *c;
+		uint32_t op, size;
+
+		cmpl.error_offset = off;
+		st = fetch(&j, off, sizeof(struct npu_cmd_hdr));
+		if (st != NPU_JOB_OK)
+			return st;
+		c = window + (off - j.win_off);
+		op = rd32(c);
+		size = rd32(c + 4);
+		if (size < sizeof(struct npu_cmd_hdr) || size % 8 ||
+		    size > NPU_CMD_MAX_SIZE || size > d->cmd_size - off)
+			return NPU_JOB_INVALID_CMD;
+		st = fetch(&j, off, size);
+		if (st != NPU_JOB_OK)
+			return st;
+		c = window + (off - j.win_off);
+
+		switch (op) {
+		case NPU_CMD_NOP:
+		case NPU_CMD_BARRIER:	/* engines finish each op before the next */
+			st = (op == NPU_CMD_BARRIER && size != 8) ? NPU_JOB_INVALID_CMD
+								   : NPU_JOB_OK;
+			break;
+		case NPU_CMD_DMA_COPY:
+			st = cmd_copy(c, size, d->ctx_id);
+			break;
+		case NPU_CMD_DMA_FILL:
+			st = cmd_fill(c, size, d->ctx_id);
+			break;
+		case NPU_CMD_TIMESTAMP:
+			st = cmd_timestamp(c, size, d->ctx_id);
+			break;
+		default:
+			st = NPU_JOB_INVALID_CMD;
+			break;
+		}
+		if (st != NPU_JOB_OK)
+			return st;
+		off += size;
+	}
+	cmpl.error_offset = 0;
+	return NPU_JOB_OK;
+}
+
+static bool desc_valid(const struct npu_job_desc *d)
+{
+	for (unsigned int i = 0; i < sizeof(d->reserved) / sizeof(d->reserved[0]); i++)
+		if (d->reserved[i])
+			return false;
+	return !(d->flags & ~NPU_JOB_F_ALL) &&
+	       d->ctx_id < reg_read(NPU_REG_MMU_CTX_COUNT) &&
+	       d->ctx_id < NPU_MAX_CONTEXTS &&
+	       d->cmd_size && d->cmd_size % 8 == 0 &&
+	       d->cmd_size <= NPU_MAX_CMDBUF_SIZE && d->cmd_va % 8 == 0;
+}
+
+/*
+ * Once the job that was running at an engine reset has ended (aborted),
+ * re-enable the engines so the completion, the log and later jobs go
+ * through.
+ */
+void engine_reset_ack(void)
+{
+	if (ctl_read(NPU_CTL_EVENTS) & NPU_EV_ENGINE_RESET) {
+		ctl_write(NPU_CTL_EVENTS, NPU_EV_ENGINE_RESET);
+		fw_log("engine reset by host");
+	}
+}
+
+static void run_job(void)
+{
+	uint64_t cycles = ctl_read64(NPU_CTL_PERF_CYCLES_LO);
+	uint64_t bytes = ctl_read64(NPU_CTL_PERF_BYTES_LO);
+
+	cmpl.start_ns = fw_time();
+	if (!desc_valid(&desc))
+		cmpl.status = NPU_JOB_INVALID_DESC;
+	else
+		cmpl.status = run_commands(&desc);
+	cmpl.end_ns = fw_time();
+	engine_reset_ack();
+	cmpl.cycles = ctl_read64(NPU_CTL_PERF_CYCLES_LO) - cycles;
+	cmpl.bytes = ctl_read64(NPU_CTL_PERF_BYTES_LO) - bytes;
+	if (cmpl.status != NPU_JOB_OK)
+		fw_log("job %llx ctx %u: status %u at offset %u va %llx",
+		       (unsigned long long)desc.job_id, (unsigned int)desc.ctx_id,
+		       (unsigned int)cmpl.status, (unsigned int)cmpl.error_offset, (unsigned long long)cmpl.fault_va);
+}
+
+static void ring_error(unsigned int r, uint32_t err, uint32_t fw_err)
+{
+	reg_write(NPU_RING_REG(r, NPU_RING_STATUS), err);
+	reg_write(NPU_REG_FW_ERROR, fw_err);
+	fw_log("ring %u: error %u, stopped until reconfigured", r, (unsigned int)err);
+	raise_irq(1u << NPU_IRQ_FW);
+}
+
+void jobs_service_ring(unsigned int r)
+{
+	uint32_t size = reg_read(NPU_RING_REG(r, NPU_RING_SIZE));
+	uint64_t base, cmpl_base;
+	bool irq = false;
+
+	if (!size || reg_read(NPU_RING_REG(r, NPU_RING_STATUS)))
+		return;
+	base = reg_read(NPU_RING_REG(r, NPU_RING_BASE_LO)) |
+	       (uint64_t)reg_read(NPU_RING_REG(r, NPU_RING_BASE_HI)) << 32;
+	cmpl_base = reg_read(NPU_RING_REG(r, NPU_RING_CMPL_LO)) |
+		    (uint64_t)reg_read(NPU_RING_REG(r, NPU_RING_CMPL_HI)) << 32;
+	if ((size & (size - 1)) || size > NPU_RING_MAX_ENTRIES ||
+	    !base || !cmpl_base || (base | cmpl_base) % 64) {
+		ring_error(r, NPU_RING_ERR_CONFIG, NPU_FW_ERR_RING_CONFIG);
+		return;
+	}
+
+	for (;;) {
+		uint32_t st, head = reg_read(NPU_RING_REG(r, NPU_RING_HEAD));
+		uint32_t tail = reg_read(NPU_RING_REG(r, NPU_RING_TAIL));
+		uint32_t idx = head & (size - 1);
+
+		if (head == tail)
+			break;
+		if (tail - head > size) {
+			ring_error(r, NPU_RING_ERR_OVERFLOW, NPU_FW_ERR_RING_OVERFLOW);
+			break;
+		}
+		memset(&cmpl, 0, sizeof(cmpl));
+		st = dma_copy(NPU_DMA_SPACE_BUS, base + (uint64_t)idx * sizeof(desc),
+			      NPU_DMA_SPACE_SRAM, sram_addr(&desc), sizeof(desc), 0);
+		if (st != NPU_DMA_OK) {
+			memset(&desc, 0, sizeof(desc));
+			cmpl.start_ns = cmpl.end_ns = fw_time();
+			cmpl.status = st == NPU_DMA_ERR_ABORTED ? NPU_JOB_ABORTED : NPU_JOB_BUS_ERROR;
+			engine_reset_ack();
+		} else {
+			run_job();
+		}
+		cmpl.job_id = desc.job_id;
+		if (dma_copy(NPU_DMA_SPACE_SRAM, sram_addr(&cmpl), NPU_DMA_SPACE_BUS,
+			     cmpl_base + (uint64_t)idx * sizeof(cmpl), sizeof(cmpl), 0)) {
+			ring_error(r, NPU_RING_ERR_CONFIG, NPU_FW_ERR_CMPL_WRITE);
+			break;
+		}
+		reg_write(NPU_RING_REG(r, NPU_RING_HEAD), head + 1);
+		if (!(desc.flags & NPU_JOB_F_NO_IRQ) || cmpl.status != NPU_JOB_OK)
+			irq = true;
+	}
+	if (irq)
+		raise_irq(1u << NPU_IRQ_RING(r));
+}

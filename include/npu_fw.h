@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu_fw.h - the firmware interface: image format, boot ROM results, boot
+ * parameters, ready handshake, heartbeat, log buffer, error codes, and the
+ * control core's view of the device (its address map and private
+ * registers).
+ *
+ * Documentation/firmware.rst explains it. Little-endian throughout.
+ */
+#ifndef NPU_FW_H
+#define NPU_FW_H
+
+#include "npu_types.h"
+
+/* ------------------------------------------------------------------ */
+/* Firmware API version: the driver requires major equal, minor >=.     */
+/* ------------------------------------------------------------------ */
+#define NPU_FW_API_MAJOR	1
+#define NPU_FW_API_MINOR	0
+
+/* ------------------------------------------------------------------ */
+/* Image format: a header followed by the payload, loaded at load_addr */
+/* ------------------------------------------------------------------ */
+#define NPU_FW_MAGIC		0x4655504eu /* "NPUF" */
+#define NPU_FW_HEADER_VERSION	1
+
+/**
+ * struct npu_fw_header - start of npu-fw.bin (64 bytes).
+ * @magic: NPU_FW_MAGIC.
+ * @header_version: NPU_FW_HEADER_VERSION; the boot ROM rejects others.
+ * @header_size: sizeof(struct npu_fw_header); the payload follows it.
+ * @api_major: firmware API major the image implements.
+ * @api_minor: firmware API minor the image implements.
+ * @fw_version: major << 16 | minor << 8 | patch, informational.
+ * @load_addr: control-core address the payload is copied to (in SRAM).
+ * @entry: control-core address execution starts at (inside the payload).
+ * @payload_size: bytes of payload after the header.
+ * @payload_crc32: CRC-32 (IEEE 802.3, as zlib's crc32()) of the payload.
+ * @flags: none defined; must be zero.
+ * @reserved: must be zero.
+ */
+struct npu_fw_header {
+	uint32_t magic;
+	uint16_t header_version;
+	uint16_t header_size;
+	uint16_t api_major;
+	uint16_t api_minor;
+	uint32_t fw_version;
+	uint32_t load_addr;
+	uint32_t entry;
+	uint32_t payload_size;
+	uint32_t payload_crc32;
+	uint32_t flags;
+	uint32_t reserved[7];
+};
+
+/** enum npu_boot_status - NPU_REG_BOOT_STATUS, set by the boot ROM */
+enum npu_boot_status {
+	NPU_BOOT_NONE = 0,		/* no boot attempted since reset */
+	NPU_BOOT_OK = 1,		/* image accepted, core started */
+	NPU_BOOT_ERR_DMA = 2,		/* reading the image failed */
+	NPU_BOOT_ERR_MAGIC = 3,
+	NPU_BOOT_ERR_HEADER_VERSION = 4,
+	NPU_BOOT_ERR_SIZE = 5,		/* sizes disagree or exceed SRAM */
+	NPU_BOOT_ERR_LOAD_ADDR = 6,	/* payload or entry outside SRAM */
+	NPU_BOOT_ERR_CRC = 7,
+	NPU_BOOT_ERR_RESERVED = 8,	/* flags or reserved fields non-zero */
+	NPU_BOOT_ERR_BUSY = 9,		/* the core is already running */
+};
+
+/* ------------------------------------------------------------------ */
+/* Boot parameters: host memory, read by the firmware at start         */
+/* ------------------------------------------------------------------ */
+#define NPU_BOOT_PARAMS_MAGIC	0x4250504eu /* "NPPB" */
+#define NPU_BOOT_PARAMS_VERSION	1
+
+/**
+ * struct npu_boot_params - what the host tells the firmware (64 bytes).
+ * @magic: NPU_BOOT_PARAMS_MAGIC.
+ * @version: NPU_BOOT_PARAMS_VERSION.
+ * @size: sizeof(struct npu_boot_params); newer firmware reads only what
+ *	the host provided.
+ * @log_addr: bus address of the log buffer, or 0 for no log.
+ * @log_size: bytes of the log buffer, a power of two >= 256 (or 0).
+ * @heartbeat_ms: heartbeat period; 0 selects NPU_FW_HEARTBEAT_MS_DEFAULT.
+ * @flags: none defined; must be zero.
+ * @reserved: must be zero.
+ */
+struct npu_boot_params {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t size;
+	uint64_t log_addr;
+	uint32_t log_size;
+	uint32_t heartbeat_ms;
+	uint32_t flags;
+	uint32_t reserved[9];
+};
+#define NPU_FW_HEARTBEAT_MS_DEFAULT	100
+#define NPU_FW_LOG_MIN_SIZE		256
+
+/** enum npu_fw_state - NPU_REG_FW_STATUS, the ready handshake */
+enum npu_fw_state {
+	NPU_FW_STATE_NONE = 0,		/* not started (reset clears it) */
+	NPU_FW_STATE_BOOTING = 1,	/* running its init */
+	NPU_FW_STATE_READY = 2,		/* version and caps valid, rings live */
+	NPU_FW_STATE_ERROR = 3,		/* init failed; NPU_REG_FW_ERROR says why */
+};
+
+/** enum npu_fw_error - NPU_REG_FW_ERROR */
+enum npu_fw_error {
+	NPU_FW_ERR_NONE = 0,
+	NPU_FW_ERR_BOOT_PARAMS = 1,	/* unreadable or malformed */
+	NPU_FW_ERR_RING_CONFIG = 2,	/* a ring's base or size is bad */
+	NPU_FW_ERR_RING_OVERFLOW = 3,	/* TAIL ran more than SIZE ahead */
+	NPU_FW_ERR_CMPL_WRITE = 4,	/* a completion could not be written */
+};
+
+/* NPU_REG_FW_CAPS */
+#define NPU_FW_CAP_LOG		(1u << 0)
+#define NPU_FW_CAP_HEARTBEAT	(1u << 1)
+#define NPU_FW_CAP_TIMESTAMPS	(1u << 2)
+
+/*
+ * Log buffer: a byte ring in host memory. The firmware writes text lines
+ * ("[time_us] message\n"); NPU_REG_FW_LOG_WPTR counts every byte ever
+ * written (mod 2^32). The valid text is the last min(WPTR, log_size) bytes
+ * before WPTR; older text is overwritten.
+ */
+
+/* ------------------------------------------------------------------ */
+/* Control core view (firmware only)                                    */
+/* ------------------------------------------------------------------ */
+/*
+ * Address map of the RV32IM control core:
+ *   NPU_SRAM_BASE .. + SRAM size   SRAM: code, data, stack
+ *   NPU_CORE_HOSTREG_BASE          the BAR0 register file; the firmware
+ *                                  may write the FW_* registers and ring
+ *                                  HEAD/STATUS, the host may not
+ *   NPU_CORE_CTL_BASE              private control block below
+ * Anything else faults (the core stops, NPU_STATUS_CRASHED).
+ * WFI sleeps until a doorbell, an engine event or the timer.
+ */
+#define NPU_CORE_HOSTREG_BASE	0x20000000u
+#define NPU_CORE_CTL_BASE	0x20010000u
+#define NPU_CORE_CTL_SIZE	0x1000u
+
+#define NPU_CTL_EVENTS		0x00	/* RW1C: NPU_EV_* pending events */
+#define  NPU_EV_DOORBELL(r)	(1u << (r)) /* ring r TAIL written */
+#define  NPU_EV_RING_CONFIG	(1u << 16)  /* a ring was reconfigured */
+#define  NPU_EV_ENGINE_RESET	(1u << 17)  /* host requested engine reset */
+#define  NPU_EV_TIMER		(1u << 18)  /* TIME >= TIMER_CMP */
+#define NPU_CTL_IRQ_RAISE	0x04	/* WO: set IRQ_STATUS bits, send MSI-X */
+#define NPU_CTL_TIME_LO		0x08	/* RO: ns since reset; LO latches HI */
+#define NPU_CTL_TIME_HI		0x0c
+#define NPU_CTL_TIMER_CMP_LO	0x10	/* RW: wake-up time, ns */
+#define NPU_CTL_TIMER_CMP_HI	0x14	/* writing HI arms the timer */
+#define NPU_CTL_PERF_CYCLES_LO	0x18	/* RO: modeled engine cycles */
+#define NPU_CTL_PERF_CYCLES_HI	0x1c
+#define NPU_CTL_PERF_BYTES_LO	0x20	/* RO: bytes moved by engines */
+#define NPU_CTL_PERF_BYTES_HI	0x24
+
+/* DMA engine: program the operands, then write DMA_CTRL to run it. */
+#define NPU_CTL_DMA_SRC_LO	0x40
+#define NPU_CTL_DMA_SRC_HI	0x44
+#define NPU_CTL_DMA_DST_LO	0x48
+#define NPU_CTL_DMA_DST_HI	0x4c
+#define NPU_CTL_DMA_LEN		0x50	/* bytes */
+#define NPU_CTL_DMA_CTX		0x54	/* context for NPU_DMA_SPACE_VA */
+#define NPU_CTL_DMA_PATTERN	0x58	/* 32-bit fill pattern */
+#define NPU_CTL_DMA_CTRL	0x5c	/* WO: op | src space | dst space */
+#define  NPU_DMA_OP_COPY	1
+#define  NPU_DMA_OP_FILL	2
+#define  NPU_DMA_OP_MASK	0xf
+#define  NPU_DMA_SRC_SHIFT	4
+#define  NPU_DMA_DST_SHIFT	8
+#define  NPU_DMA_SPACE_MASK	0x3
+#define  NPU_DMA_SPACE_SRAM	0	/* control-core address in SRAM */
+#define  NPU_DMA_SPACE_BUS	1	/* host bus address, untranslated */
+#define  NPU_DMA_SPACE_VA	2	/* device VA in DMA_CTX, via the MMU */
+#define NPU_CTL_DMA_STATUS	0x60	/* RO: enum npu_dma_status */
+#define NPU_CTL_DMA_FAULT_LO	0x64	/* RO: address that failed */
+#define NPU_CTL_DMA_FAULT_HI	0x68
+
+/** enum npu_dma_status - NPU_CTL_DMA_STATUS after a DMA_CTRL write */
+enum npu_dma_status {
+	NPU_DMA_OK = 0,
+	NPU_DMA_ERR_MMU = 1,		/* translation fault, see DMA_FAULT */
+	NPU_DMA_ERR_BUS = 2,		/* host memory access failed */
+	NPU_DMA_ERR_ARGS = 3,		/* bad op, space, SRAM range or size */
+	NPU_DMA_ERR_ABORTED = 4,	/* engine reset */
+};
+#define NPU_DMA_MAX_LEN		(1u << 30)
+
+/** enum npu_core_fault - NPU_REG_CORE_FAULT when NPU_STATUS_CRASHED */
+enum npu_core_fault {
+	NPU_CORE_FAULT_NONE = 0,
+	NPU_CORE_FAULT_ILLEGAL_INSN = 1,
+	NPU_CORE_FAULT_FETCH = 2,	/* pc outside SRAM or misaligned */
+	NPU_CORE_FAULT_LOAD = 3,	/* unmapped or misaligned register */
+	NPU_CORE_FAULT_STORE = 4,
+	NPU_CORE_FAULT_EBREAK = 5,	/* firmware stopped itself (abort) */
+	NPU_CORE_FAULT_ECALL = 6,
+};
+
+#endif /* NPU_FW_H */

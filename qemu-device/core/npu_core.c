@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_core.c - the NPU's register file, interrupts, events and the control
+ * core's run loop. Engines, MMU and boot ROM live in their own files.
+ *
+ * The host and the firmware see the same BAR0 register file; each side may
+ * write only its own registers (the host configures, the firmware reports).
+ * Writes to the other side's registers are ignored, reads are always
+ * allowed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_core_priv.h"
+
+#define FW_REG_IDX(off)	(((off) - NPU_REG_FW_STATUS) / 4)
+
+void npu_core_default_config(struct npu_core_config *cfg)
+{
+	cfg->sram_size = NPU_SRAM_SIZE;
+	cfg->clock_mhz = 1000;
+	cfg->dma_bytes_per_cycle = 32;
+	cfg->dma_setup_cycles = 64;
+}
+
+uint64_t npu_core_time(const struct npu_core *core)
+{
+	return core->ops->now_ns(core->opaque) - core->time_base;
+}
+
+static void send_msi(struct npu_core *core, uint32_t bits)
+{
+	for (unsigned int v = 0; v < NPU_NUM_VECTORS; v++)
+		if (bits & core->irq_mask & (1u << v))
+			core->ops->msi(core->opaque, v);
+}
+
+void npu_core_raise_irq(struct npu_core *core, uint32_t bits)
+{
+	uint32_t rising = bits & NPU_IRQ_ALL & ~core->irq_status;
+
+	/* MSI-X is edge-like: send when a cause goes pending while enabled. */
+	core->irq_status |= bits & NPU_IRQ_ALL;
+	send_msi(core, rising);
+}
+
+static void update_timer(struct npu_core *core)
+{
+	if (core->timer_armed && npu_core_time(core) >= core->timer_cmp) {
+		core->timer_armed = false;
+		core->events |= NPU_EV_TIMER;
+	}
+}
+
+struct npu_core *npu_core_new(const struct npu_core_config *cfg,
+			      const struct npu_core_ops *ops, void *opaque)
+{
+	struct npu_core *core;
+
+	if (!cfg || !ops || !ops->dma_read || !ops->dma_write || !ops->msi ||
+	    !ops->now_ns || cfg->sram_size < NPU_PAGE_SIZE ||
+	    cfg->sram_size > (16u << 20) || cfg->sram_size % NPU_PAGE_SIZE ||
+	    !cfg->clock_mhz || !cfg->dma_bytes_per_cycle)
+		return NULL;
+	core = calloc(1, sizeof(*core));
+	if (!core)
+		return NULL;
+	core->cfg = *cfg;
+	core->ops = ops;
+	core->opaque = opaque;
+	core->sram = calloc(1, cfg->sram_size);
+	core->bounce = malloc(NPU_DMA_BOUNCE);
+	if (!core->sram || !core->bounce) {
+		npu_core_free(core);
+		return NULL;
+	}
+	npu_core_reset(core);
+	return core;
+}
+
+void npu_core_free(struct npu_core *core)
+{
+	if (!core)
+		return;
+	free(core->sram);
+	free(core->bounce);
+	free(core);
+}
+
+static bool fw_io_read(void *opaque, uint32_t addr, uint32_t *val);
+static bool fw_io_write(void *opaque, uint32_t addr, uint32_t val);
+
+void npu_core_reset(struct npu_core *core)
+{
+	uint64_t retired = core->cpu.retired;
+
+	memset(core->sram, 0, core->cfg.sram_size);
+	memset(&core->cpu, 0, sizeof(core->cpu));
+	core->cpu.mem = core->sram;
+	core->cpu.mem_base = NPU_SRAM_BASE;
+	core->cpu.mem_size = core->cfg.sram_size;
+	core->cpu.io_read = fw_io_read;
+	core->cpu.io_write = fw_io_write;
+	core->cpu.opaque = core;
+	core->cpu.retired = retired;
+	core->wfi = false;
+
+	core->status = NPU_STATUS_OFF;
+	core->boot_status = NPU_BOOT_NONE;
+	core->core_fault = core->core_fault_pc = core->core_fault_addr = 0;
+	core->fw_addr = 0;
+	core->fw_size = 0;
+	core->boot_params = 0;
+	core->irq_status = core->irq_mask = 0;
+	core->host_time_hi = core->fw_time_hi = 0;
+	memset(core->fw_regs, 0, sizeof(core->fw_regs));
+	memset(core->ring, 0, sizeof(core->ring));
+	npu_mmu_reset(&core->mmu);
+
+	core->events = 0;
+	core->timer_cmp = 0;
+	core->timer_armed = false;
+	core->engine_abort = false;
+	memset(&core->dma, 0, sizeof(core->dma));
+	core->perf_cycles = core->perf_bytes = 0;
+	core->time_base = core->ops->now_ns(core->opaque);
+}
+
+static void core_boot(struct npu_core *core)
+{
+	uint32_t entry = 0;
+
+	if (core->status == NPU_STATUS_RUNNING) {
+		core->boot_status = NPU_BOOT_ERR_BUSY;
+		npu_core_raise_irq(core, 1u << NPU_IRQ_FW);
+		return;
+	}
+	memset(core->fw_regs, 0, sizeof(core->fw_regs));
+	for (unsigned int r = 0; r < NPU_NUM_RINGS; r++)
+		core->ring[r].status = 0;
+	core->events = 0;
+	core->timer_armed = false;
+	core->engine_abort = false;
+	core->core_fault = core->core_fault_pc = core->core_fault_addr = 0;
+
+	core->boot_status = npu_bootrom_load(core, &entry);
+	if (core->boot_status != NPU_BOOT_OK) {
+		core->status = NPU_STATUS_BOOT_FAILED;
+		npu_core_raise_irq(core, 1u << NPU_IRQ_FW);
+		return;
+	}
+	rv32_reset(&core->cpu, entry);
+	core->cpu.x[10] = core->cfg.sram_size;	/* a0: SRAM size */
+	core->wfi = false;
+	core->status = NPU_STATUS_RUNNING;
+}
+
+static void core_ctrl(struct npu_core *core, uint32_t val)
+{
+	if (val & NPU_CTRL_SOFT_RESET)
+		npu_core_reset(core);
+	if ((val & NPU_CTRL_HALT) && core->status == NPU_STATUS_RUNNING) {
+		core->status = NPU_STATUS_OFF;
+		core->wfi = false;
+	}
+	if (val & NPU_CTRL_ENGINE_RESET) {
+		/* Engine ops fail with ABORTED until the firmware acks the event. */
+		core->engine_abort = true;
+		core->events |= NPU_EV_ENGINE_RESET;
+	}
+	if (val & NPU_CTRL_BOOT)
+		core_boot(core);
+}
+
+static uint32_t lo32(uint64_t v)
+{
+	return (uint32_t)v;
+}
+
+static uint32_t hi32(uint64_t v)
+{
+	return (uint32_t)(v >> 32);
+}
+
+static void set_lo(uint64_t *v, uint32_t lo)
+{
+	*v = (*v & 0xffffffff00000000ull) | lo;
+}
+
+static void set_hi(uint64_t *v, uint32_t hi)
+{
+	*v = (*v & 0xffffffffull) | (uint64_t)hi << 32;
+}
+
+static uint32_t ring_read(const struct npu_ring_regs *r, uint32_t reg)
+{
+	switch (reg) {
+	case NPU_RING_BASE_LO: return lo32(r->base);
+	case NPU_RING_BASE_HI: return hi32(r->base);
+	case NPU_RING_CMPL_LO: return lo32(r->cmpl);
+	case NPU_RING_CMPL_HI: return hi32(r->cmpl);
+	case NPU_RING_SIZE: return r->size;
+	case NPU_RING_TAIL: return r->tail;
+	case NPU_RING_HEAD: return r->head;
+	case NPU_RING_STATUS: return r->status;
+	default: return 0;
+	}
+}
+
+static void ring_write(struct npu_core *core, unsigned int idx, uint32_t reg,
+		       uint32_t val, bool fw)
+{
+	struct npu_ring_regs *r = &core->ring[idx];
+
+	if (fw) {	/* the firmware owns HEAD and STATUS only */
+		if (reg == NPU_RING_HEAD)
+			r->head = val;
+		else if (reg == NPU_RING_STATUS)
+			r->status = val;
+		return;
+	}
+	switch (reg) {
+	case NPU_RING_BASE_LO: set_lo(&r->base, val); break;
+	case NPU_RING_BASE_HI: set_hi(&r->base, val); break;
+	case NPU_RING_CMPL_LO: set_lo(&r->cmpl, val); break;
+	case NPU_RING_CMPL_HI: set_hi(&r->cmpl, val); break;
+	case NPU_RING_SIZE:
+		r->size = val;
+		r->head = r->tail = r->status = 0;
+		core->events |= NPU_EV_RING_CONFIG;
+		break;
+	case NPU_RING_TAIL:
+		r->tail = val;
+		core->events |= NPU_EV_DOORBELL(idx);
+		break;
+	default:
+		break;
+	}
+}
+
+static uint32_t reg_read(struct npu_core *core, uint32_t off, bool fw)
+{
+	const struct npu_mmu *mmu = &core->mmu;
+
+	if (off >= NPU_RING_REG_BASE &&
+	    off < NPU_RING_REG(NPU_NUM_RINGS, 0))
+		return ring_read(&core->ring[(off - NPU_RING_REG_BASE) / NPU_RING_REG_STRIDE],
+				 (off - NPU_RING_REG_BASE) % NPU_RING_REG_STRIDE);
+	if (off >= NPU_REG_FW_STATUS && off <= NPU_REG_FW_LOG_WPTR)
+		return core->fw_regs[FW_REG_IDX(off)];
+
+	switch (off) {
+	case NPU_REG_ID: return NPU_ID_MAGIC;
+	case NPU_REG_HW_VERSION: return NPU_HW_VERSION;
+	case NPU_REG_HW_CAPS: return NPU_HW_CAP_DMA | NPU_HW_CAP_MMU | NPU_HW_CAP_FLR;
+	case NPU_REG_NUM_RINGS: return NPU_NUM_RINGS;
+	case NPU_REG_MAX_CONTEXTS: return NPU_MAX_CONTEXTS;
+	case NPU_REG_SRAM_SIZE: return core->cfg.sram_size;
+	case NPU_REG_STATUS: return core->status;
+	case NPU_REG_BOOT_STATUS: return core->boot_status;
+	case NPU_REG_CORE_FAULT: return core->core_fault;
+	case NPU_REG_CORE_FAULT_PC: return core->core_fault_pc;
+	case NPU_REG_CORE_FAULT_ADDR: return core->core_fault_addr;
+	case NPU_REG_FW_ADDR_LO: return lo32(core->fw_addr);
+	case NPU_REG_FW_ADDR_HI: return hi32(core->fw_addr);
+	case NPU_REG_FW_SIZE: return core->fw_size;
+	case NPU_REG_BOOT_PARAMS_LO: return lo32(core->boot_params);
+	case NPU_REG_BOOT_PARAMS_HI: return hi32(core->boot_params);
+	case NPU_REG_IRQ_STATUS: return core->irq_status;
+	case NPU_REG_IRQ_MASK: return core->irq_mask;
+	case NPU_REG_TIME_LO: {
+		uint64_t t = npu_core_time(core);
+
+		if (fw)
+			core->fw_time_hi = hi32(t);
+		else
+			core->host_time_hi = hi32(t);
+		return lo32(t);
+	}
+	case NPU_REG_TIME_HI: return fw ? core->fw_time_hi : core->host_time_hi;
+	case NPU_REG_MMU_CTX_TABLE_LO: return lo32(mmu->ctx_table);
+	case NPU_REG_MMU_CTX_TABLE_HI: return hi32(mmu->ctx_table);
+	case NPU_REG_MMU_CTX_COUNT: return mmu->ctx_count;
+	case NPU_REG_MMU_FAULT_STATUS: return mmu->fault_status;
+	case NPU_REG_MMU_FAULT_CTX: return mmu->fault_ctx;
+	case NPU_REG_MMU_FAULT_VA_LO: return lo32(mmu->fault_va);
+	case NPU_REG_MMU_FAULT_VA_HI: return hi32(mmu->fault_va);
+	case NPU_REG_MMU_FAULT_INFO: return mmu->fault_info;
+	default: return 0;
+	}
+}
+
+static void reg_write_host(struct npu_core *core, uint32_t off, uint32_t val)
+{
+	struct npu_mmu *mmu = &core->mmu;
+
+	switch (off) {
+	case NPU_REG_CTRL: core_ctrl(core, val); break;
+	case NPU_REG_FW_ADDR_LO: set_lo(&core->fw_addr, val); break;
+	case NPU_REG_FW_ADDR_HI: set_hi(&core->fw_addr, val); break;
+	case NPU_REG_FW_SIZE: core->fw_size = val; break;
+	case NPU_REG_BOOT_PARAMS_LO: set_lo(&core->boot_params, val); break;
+	case NPU_REG_BOOT_PARAMS_HI: set_hi(&core->boot_params, val); break;
+	case NPU_REG_IRQ_STATUS: core->irq_status &= ~val; break;
+	case NPU_REG_IRQ_MASK: {
+		/* Causes that went pending while masked are sent when unmasked. */
+		uint32_t unmasked = val & ~core->irq_mask & core->irq_status;
+
+		core->irq_mask = val & NPU_IRQ_ALL;
+		send_msi(core, unmasked);
+		break;
+	}
+	case NPU_REG_MMU_CTX_TABLE_LO:
+		set_lo(&mmu->ctx_table, val);
+		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
+		break;
+	case NPU_REG_MMU_CTX_TABLE_HI:
+		set_hi(&mmu->ctx_table, val);
+		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
+		break;
+	case NPU_REG_MMU_CTX_COUNT:
+		mmu->ctx_count = val;
+		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
+		break;
+	case NPU_REG_MMU_INVALIDATE: npu_mmu_invalidate(mmu, val); break;
+	case NPU_REG_MMU_FAULT_ACK:
+		mmu->fault_status = 0;
+		mmu->fault_ctx = mmu->fault_info = 0;
+		mmu->fault_va = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+static void reg_write(struct npu_core *core, uint32_t off, uint32_t val, bool fw)
+{
+	if (off >= NPU_RING_REG_BASE && off < NPU_RING_REG(NPU_NUM_RINGS, 0)) {
+		ring_write(core, (off - NPU_RING_REG_BASE) / NPU_RING_REG_STRIDE,
+			   (off - NPU_RING_REG_BASE) % NPU_RING_REG_STRIDE, val, fw);
+		return;
+	}
+	if (fw) {
+		if (off >= NPU_REG_FW_STATUS && off <= NPU_REG_FW_LOG_WPTR)
+			core->fw_regs[FW_REG_IDX(off)] = val;
+		return;
+	}
+	reg_write_host(core, off, val);
+}
+
+uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t offset)
+{
+	if (offset >= NPU_BAR0_SIZE || (offset & 3))
+		return 0;
+	return reg_read(core, offset, false);
+}
+
+void npu_core_mmio_write(struct npu_core *core, uint32_t offset, uint32_t val)
+{
+	if (offset >= NPU_BAR0_SIZE || (offset & 3))
+		return;
+	reg_write(core, offset, val, false);
+}
+
+/* The control block, seen only by the firmware. */
+static bool ctl_read(struct npu_core *core, uint32_t off, uint32_t *val)
+{
+	uint64_t t;
+
+	switch (off) {
+	case NPU_CTL_EVENTS:
+		update_timer(core);
+		*val = core->events;
+		return true;
+	case NPU_CTL_TIME_LO:
+		t = npu_core_time(core);
+		core->fw_time_hi = hi32(t);
+		*val = lo32(t);
+		return true;
+	case NPU_CTL_TIME_HI: *val = core->fw_time_hi; return true;
+	case NPU_CTL_TIMER_CMP_LO: *val = lo32(core->timer_cmp); return true;
+	case NPU_CTL_TIMER_CMP_HI: *val = hi32(core->timer_cmp); return true;
+	case NPU_CTL_PERF_CYCLES_LO: *val = lo32(core->perf_cycles); return true;
+	case NPU_CTL_PERF_CYCLES_HI: *val = hi32(core->perf_cycles); return true;
+	case NPU_CTL_PERF_BYTES_LO: *val = lo32(core->perf_bytes); return true;
+	case NPU_CTL_PERF_BYTES_HI: *val = hi32(core->perf_bytes); return true;
+	case NPU_CTL_DMA_SRC_LO: *val = lo32(core->dma.src); return true;
+	case NPU_CTL_DMA_SRC_HI: *val = hi32(core->dma.src); return true;
+	case NPU_CTL_DMA_DST_LO: *val = lo32(core->dma.dst); return true;
+	case NPU_CTL_DMA_DST_HI: *val = hi32(core->dma.dst); return true;
+	case NPU_CTL_DMA_LEN: *val = core->dma.len; return true;
+	case NPU_CTL_DMA_CTX: *val = core->dma.ctx; return true;
+	case NPU_CTL_DMA_PATTERN: *val = core->dma.pattern; return true;
+	case NPU_CTL_DMA_STATUS: *val = core->dma.status; return true;
+	case NPU_CTL_DMA_FAULT_LO: *val = lo32(core->dma.fault); return true;
+	case NPU_CTL_DMA_FAULT_HI: *val = hi32(core->dma.fault); return true;
+	case NPU_CTL_IRQ_RAISE: case NPU_CTL_DMA_CTRL: *val = 0; return true;
+	default: return false;
+	}
+}
+
+static bool ctl_write(struct npu_core *core, uint32_t off, uint32_t val)
+{
+	switch (off) {
+	case NPU_CTL_EVENTS:
+		core->events &= ~val;
+		if (val & NPU_EV_ENGINE_RESET)
+			core->engine_abort = false;
+		return true;
+	case NPU_CTL_IRQ_RAISE: npu_core_raise_irq(core, val); return true;
+	case NPU_CTL_TIMER_CMP_LO:
+		set_lo(&core->timer_cmp, val);
+		core->timer_armed = false;
+		return true;
+	case NPU_CTL_TIMER_CMP_HI:
+		set_hi(&core->timer_cmp, val);
+		core->timer_armed = true;
+		return true;
+	case NPU_CTL_DMA_SRC_LO: set_lo(&core->dma.src, val); return true;
+	case NPU_CTL_DMA_SRC_HI: set_hi(&core->dma.src, val); return true;
+	case NPU_CTL_DMA_DST_LO: set_lo(&core->dma.dst, val); return true;
+	case NPU_CTL_DMA_DST_HI: set_hi(&core->dma.dst, val); return true;
+	case NPU_CTL_DMA_LEN: core->dma.len = val; return true;
+	case NPU_CTL_DMA_CTX: core->dma.ctx = val; return true;
+	case NPU_CTL_DMA_PATTERN: core->dma.pattern = val; return true;
+	case NPU_CTL_DMA_CTRL: npu_dma_run(core, val); return true;
+	case NPU_CTL_TIME_LO: case NPU_CTL_TIME_HI:
+	case NPU_CTL_PERF_CYCLES_LO: case NPU_CTL_PERF_CYCLES_HI:
+	case NPU_CTL_PERF_BYTES_LO: case NPU_CTL_PERF_BYTES_HI:
+	case NPU_CTL_DMA_STATUS: case NPU_CTL_DMA_FAULT_LO: case NPU_CTL_DMA_FAULT_HI:
+		return true;	/* read-only: ignored */
+	default:
+		return false;
+	}
+}
+
+static bool fw_io_read(void *opaque, uint32_t addr, uint32_t *val)
+{
+	struct npu_core *core = opaque;
+
+	if (addr - NPU_CORE_HOSTREG_BASE < NPU_BAR0_SIZE) {
+		*val = reg_read(core, addr - NPU_CORE_HOSTREG_BASE, true);
+		return true;
+	}
+	if (addr - NPU_CORE_CTL_BASE < NPU_CORE_CTL_SIZE)
+		return ctl_read(core, addr - NPU_CORE_CTL_BASE, val);
+	return false;
+}
+
+static bool fw_io_write(void *opaque, uint32_t addr, uint32_t val)
+{
+	struct npu_core *core = opaque;
+
+	if (addr - NPU_CORE_HOSTREG_BASE < NPU_BAR0_SIZE) {
+		reg_write(core, addr - NPU_CORE_HOSTREG_BASE, val, true);
+		return true;
+	}
+	if (addr - NPU_CORE_CTL_BASE < NPU_CORE_CTL_SIZE)
+		return ctl_write(core, addr - NPU_CORE_CTL_BASE, val);
+	return false;
+}
+
+bool npu_core_runnable(const struct npu_core *core)
+{
+	if (core->status != NPU_STATUS_RUNNING)
+		return false;
+	if (!core->wfi || core->events)
+		return true;
+	return core->timer_armed && npu_core_time(core) >= core->timer_cmp;
+}
+
+uint64_t npu_core_timer_deadline(const struct npu_core *core)
+{
+	if (core->status != NPU_STATUS_RUNNING || !core->timer_armed)
+		return UINT64_MAX;
+	return core->time_base + core->timer_cmp;
+}
+
+uint64_t npu_core_insns(const struct npu_core *core)
+{
+	return core->cpu.retired;
+}
+
+enum npu_run_state npu_core_run(struct npu_core *core, uint64_t max_insns)
+{
+	enum rv32_exit ex;
+
+	if (core->status != NPU_STATUS_RUNNING)
+		return NPU_RUN_STOPPED;
+	update_timer(core);
+	if (core->wfi) {
+		if (!core->events)
+			return NPU_RUN_IDLE;
+		core->wfi = false;
+	}
+	ex = rv32_run(&core->cpu, max_insns);
+	switch (ex) {
+	case RV32_EXIT_WFI:
+		update_timer(core);
+		if (core->events)
+			return NPU_RUN_BUSY;	/* an event is already pending */
+		core->wfi = true;
+		return NPU_RUN_IDLE;
+	case RV32_EXIT_FAULT:
+		core->status = NPU_STATUS_CRASHED;
+		core->core_fault = core->cpu.fault_cause;
+		core->core_fault_pc = core->cpu.fault_pc;
+		core->core_fault_addr = core->cpu.fault_addr;
+		npu_core_raise_irq(core, 1u << NPU_IRQ_FW);
+		return NPU_RUN_STOPPED;
+	default:
+		return core->status == NPU_STATUS_RUNNING ? NPU_RUN_BUSY : NPU_RUN_STOPPED;
+	}
+}

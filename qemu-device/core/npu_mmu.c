@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_mmu.c - the device MMU: context table lookup, three-level page walk,
+ * a small TLB, and the fault record.
+ *
+ * Every table read goes through the embedder's dma_read, so a table in a
+ * bad place is a bus fault, never a crash. The TLB caches 4 KiB
+ * translations and is flushed only by NPU_REG_MMU_INVALIDATE, a context
+ * table change and reset, as real hardware would: the driver must
+ * invalidate after changing live page tables.
+ */
+#include <string.h>
+
+#include "npu_core_priv.h"
+
+void npu_mmu_reset(struct npu_mmu *mmu)
+{
+	memset(mmu, 0, sizeof(*mmu));
+}
+
+void npu_mmu_invalidate(struct npu_mmu *mmu, uint32_t ctx)
+{
+	for (unsigned int i = 0; i < NPU_TLB_ENTRIES; i++)
+		if (ctx == NPU_MMU_INV_ALL || mmu->tlb[i].ctx == ctx)
+			mmu->tlb[i].perm = 0;
+}
+
+static uint32_t mmu_fault(struct npu_core *core, uint32_t ctx, uint64_t va,
+			  unsigned int access, uint32_t reason)
+{
+	struct npu_mmu *mmu = &core->mmu;
+	uint32_t count = mmu->fault_status >> NPU_MMU_FAULT_COUNT_SHIFT;
+
+	if (count < 0xffff)
+		count++;
+	if (!(mmu->fault_status & NPU_MMU_FAULT_VALID)) {
+		/* Keep the first fault until the host acknowledges it. */
+		mmu->fault_ctx = ctx;
+		mmu->fault_va = va;
+		mmu->fault_info = reason | (access << 8);
+	}
+	mmu->fault_status = NPU_MMU_FAULT_VALID | (count << NPU_MMU_FAULT_COUNT_SHIFT);
+	npu_core_raise_irq(core, 1u << NPU_IRQ_MMU);
+	return reason;
+}
+
+static int read_u64(struct npu_core *core, uint64_t addr, uint64_t *v)
+{
+	uint8_t b[8];
+
+	if (core->ops->dma_read(core->opaque, addr, b, sizeof(b)))
+		return -1;
+	*v = 0;
+	for (int i = 7; i >= 0; i--)
+		*v = (*v << 8) | b[i];
+	return 0;
+}
+
+/* Walk the tables; on success fill @e with the 4 KiB translation of @va. */
+static uint32_t walk(struct npu_core *core, uint32_t ctx, uint64_t va,
+		     struct npu_tlb_entry *e)
+{
+	struct npu_mmu *mmu = &core->mmu;
+	uint64_t ce_addr, table, flags_word, pte = 0;
+	int level;
+
+	if (ctx >= mmu->ctx_count || ctx >= NPU_MAX_CONTEXTS)
+		return NPU_MMU_FAULT_BAD_CONTEXT;
+	ce_addr = mmu->ctx_table + (uint64_t)ctx * sizeof(struct npu_ctx_entry);
+	if (read_u64(core, ce_addr, &table) ||
+	    read_u64(core, ce_addr + 8, &flags_word))
+		return NPU_MMU_FAULT_BUS;
+	if (!(flags_word & NPU_CTX_VALID))
+		return NPU_MMU_FAULT_BAD_CONTEXT;
+	if (flags_word & ~(uint64_t)NPU_CTX_VALID || table & ~NPU_PTE_ADDR_MASK)
+		return NPU_MMU_FAULT_BAD_ENTRY;
+
+	for (level = NPU_PT_LEVELS - 1; level >= 0; level--) {
+		unsigned int shift = NPU_PAGE_SHIFT + 9 * level;
+		uint64_t idx = (va >> shift) & (NPU_PT_ENTRIES - 1);
+		uint64_t leaf_mask = (1ull << shift) - 1;
+
+		if (read_u64(core, table + idx * 8, &pte))
+			return NPU_MMU_FAULT_BUS;
+		if (!(pte & NPU_PTE_V))
+			return NPU_MMU_FAULT_NOT_PRESENT;
+		if (pte & NPU_PTE_RSVD_MASK)
+			return NPU_MMU_FAULT_BAD_ENTRY;
+		if (pte & (NPU_PTE_R | NPU_PTE_W)) {
+			uint64_t base = pte & NPU_PTE_ADDR_MASK;
+
+			if (base & leaf_mask)	/* misaligned large page */
+				return NPU_MMU_FAULT_BAD_ENTRY;
+			e->pfn_addr = base + ((va & leaf_mask) & ~(uint64_t)(NPU_PAGE_SIZE - 1));
+			e->perm = (uint32_t)(pte & (NPU_PTE_R | NPU_PTE_W));
+			return NPU_MMU_FAULT_NONE;
+		}
+		if (level == 0)		/* a table pointer where a page must be */
+			return NPU_MMU_FAULT_BAD_ENTRY;
+		table = pte & NPU_PTE_ADDR_MASK;
+	}
+	return NPU_MMU_FAULT_BAD_ENTRY;
+}
+
+uint32_t npu_mmu_translate(struct npu_core *core, uint32_t ctx, uint64_t va,
+			   unsigned int access, uint64_t *pa, uint64_t *avail)
+{
+	struct npu_mmu *mmu = &core->mmu;
+	uint64_t vpn = va >> NPU_PAGE_SHIFT;
+	struct npu_tlb_entry *e = &mmu->tlb[(vpn ^ ctx) % NPU_TLB_ENTRIES];
+	uint32_t need = access == NPU_MMU_ACCESS_WRITE ? NPU_PTE_W : NPU_PTE_R;
+	uint32_t reason;
+
+	if (va >> NPU_VA_BITS)
+		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_RANGE);
+	if (!e->perm || e->vpn != vpn || e->ctx != ctx) {
+		struct npu_tlb_entry n = { .vpn = vpn, .ctx = ctx };
+
+		reason = walk(core, ctx, va, &n);
+		if (reason != NPU_MMU_FAULT_NONE)
+			return mmu_fault(core, ctx, va, access, reason);
+		*e = n;
+	}
+	if (!(e->perm & need))
+		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_PERMISSION);
+	*pa = e->pfn_addr | (va & (NPU_PAGE_SIZE - 1));
+	*avail = NPU_PAGE_SIZE - (va & (NPU_PAGE_SIZE - 1));
+	return NPU_MMU_FAULT_NONE;
+}

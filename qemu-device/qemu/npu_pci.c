@@ -1,0 +1,255 @@
+/*
+ * npu_pci.c - QEMU glue for the NPU: a PCIe endpoint whose BAR0 is the
+ * register file of the device core (qemu-device/core), MSI-X in its own
+ * BAR, DMA through pci_dma_*, FLR and reset.
+ *
+ * The control core never runs inside an MMIO handler: register writes
+ * only update state and schedule a guarded bottom half, which runs the
+ * firmware in bounded slices in the main loop (with the BQL, so the core
+ * is never entered concurrently). A virtual-clock timer wakes the core
+ * from WFI for its heartbeat.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/pcie.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+
+#include "npu_core.h"
+#include "npu_hw.h"
+
+#define TYPE_NPU "npu"
+OBJECT_DECLARE_SIMPLE_TYPE(NPUState, NPU)
+
+/* Instructions per bottom-half run: about a millisecond of firmware. */
+#define NPU_SLICE_INSNS 200000
+
+struct NPUState {
+    PCIDevice parent_obj;
+
+    MemoryRegion mmio;
+    QEMUBH *bh;
+    QEMUTimer *timer;
+    struct npu_core *core;
+    struct npu_core_config cfg;
+};
+
+static int npu_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
+{
+    NPUState *s = opaque;
+
+    return pci_dma_read(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK ? 0 : -1;
+}
+
+static int npu_dma_write(void *opaque, uint64_t addr, const void *buf,
+                         size_t len)
+{
+    NPUState *s = opaque;
+
+    return pci_dma_write(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK ? 0 : -1;
+}
+
+static void npu_msi(void *opaque, unsigned int vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(opaque);
+
+    if (msix_enabled(pdev)) {
+        msix_notify(pdev, vector);
+    }
+}
+
+static uint64_t npu_now_ns(void *opaque)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static const struct npu_core_ops npu_ops = {
+    .dma_read = npu_dma_read,
+    .dma_write = npu_dma_write,
+    .msi = npu_msi,
+    .now_ns = npu_now_ns,
+};
+
+static void npu_kick(NPUState *s)
+{
+    if (npu_core_runnable(s->core)) {
+        qemu_bh_schedule(s->bh);
+    }
+}
+
+static void npu_bh(void *opaque)
+{
+    NPUState *s = opaque;
+    uint64_t deadline;
+
+    switch (npu_core_run(s->core, NPU_SLICE_INSNS)) {
+    case NPU_RUN_BUSY:
+        qemu_bh_schedule(s->bh);
+        break;
+    case NPU_RUN_IDLE:
+        deadline = npu_core_timer_deadline(s->core);
+        if (deadline != UINT64_MAX) {
+            timer_mod(s->timer, deadline);
+        }
+        break;
+    case NPU_RUN_STOPPED:
+        timer_del(s->timer);
+        break;
+    }
+}
+
+static void npu_timer(void *opaque)
+{
+    NPUState *s = opaque;
+
+    npu_kick(s);
+}
+
+static uint64_t npu_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    NPUState *s = opaque;
+
+    return npu_core_mmio_read(s->core, addr);
+}
+
+static void npu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                           unsigned size)
+{
+    NPUState *s = opaque;
+
+    npu_core_mmio_write(s->core, addr, val);
+    npu_kick(s);
+}
+
+static const MemoryRegionOps npu_mmio_ops = {
+    .read = npu_mmio_read,
+    .write = npu_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+static void npu_realize(PCIDevice *pdev, Error **errp)
+{
+    NPUState *s = NPU(pdev);
+    int v;
+
+    s->core = npu_core_new(&s->cfg, &npu_ops, s);
+    if (!s->core) {
+        error_setg(errp, "npu: invalid properties (sram-size must be a "
+                   "multiple of 4 KiB up to 16 MiB; clock and DMA rate "
+                   "non-zero)");
+        return;
+    }
+
+    pdev->config[PCI_INTERRUPT_PIN] = 0;    /* MSI-X only */
+    memory_region_init_io(&s->mmio, OBJECT(s), &npu_mmio_ops, s, "npu-mmio",
+                          NPU_BAR0_SIZE);
+    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->mmio);
+
+    if (pcie_endpoint_cap_init(pdev, 0x80) < 0) {
+        error_setg(errp, "npu: cannot add the PCIe capability");
+        goto fail;
+    }
+    pcie_cap_flr_init(pdev);
+
+    if (msix_init_exclusive_bar(pdev, NPU_NUM_VECTORS, NPU_MSIX_BAR, errp)) {
+        goto fail;
+    }
+    for (v = 0; v < NPU_NUM_VECTORS; v++) {
+        msix_vector_use(pdev, v);
+    }
+
+    s->bh = qemu_bh_new_guarded(npu_bh, s, &DEVICE(pdev)->mem_reentrancy_guard);
+    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, npu_timer, s);
+    return;
+
+fail:
+    npu_core_free(s->core);
+    s->core = NULL;
+}
+
+static void npu_exit(PCIDevice *pdev)
+{
+    NPUState *s = NPU(pdev);
+
+    qemu_bh_delete(s->bh);
+    timer_free(s->timer);
+    msix_unuse_all_vectors(pdev);
+    msix_uninit_exclusive_bar(pdev);
+    npu_core_free(s->core);
+    s->core = NULL;
+}
+
+/* Device reset and FLR: the core goes back to power-on state. */
+static void npu_reset(DeviceState *dev)
+{
+    NPUState *s = NPU(dev);
+
+    timer_del(s->timer);
+    npu_core_reset(s->core);
+}
+
+static const Property npu_properties[] = {
+    DEFINE_PROP_UINT32("sram-size", NPUState, cfg.sram_size, NPU_SRAM_SIZE),
+    DEFINE_PROP_UINT32("clock-mhz", NPUState, cfg.clock_mhz, 1000),
+    DEFINE_PROP_UINT32("dma-bytes-per-cycle", NPUState,
+                       cfg.dma_bytes_per_cycle, 32),
+    DEFINE_PROP_UINT32("dma-setup-cycles", NPUState, cfg.dma_setup_cycles, 64),
+};
+
+/* The firmware's state lives in the device core: migration is not supported. */
+static const VMStateDescription npu_vmstate = {
+    .name = "npu",
+    .unmigratable = 1,
+};
+
+static void npu_class_init(ObjectClass *oc, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(oc);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
+
+    pc->realize = npu_realize;
+    pc->exit = npu_exit;
+    pc->vendor_id = NPU_PCI_VENDOR_ID;
+    pc->device_id = NPU_PCI_DEVICE_ID;
+    pc->class_id = NPU_PCI_CLASS;
+    pc->revision = NPU_PCI_REVISION;
+
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+    dc->desc = "Neural processing unit (open NPU stack)";
+    device_class_set_props(dc, npu_properties);
+    dc->vmsd = &npu_vmstate;
+    device_class_set_legacy_reset(dc, npu_reset);
+}
+
+static const TypeInfo npu_info = {
+    .name = TYPE_NPU,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(NPUState),
+    .class_init = npu_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void npu_register_types(void)
+{
+    type_register_static(&npu_info);
+}
+
+type_init(npu_register_types)

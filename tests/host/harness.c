@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+/* harness.c - see harness.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static int h_dma(struct harness *h, uint64_t addr, size_t len, uint8_t **p)
+{
+	if (addr < H_RAM_BASE || addr - H_RAM_BASE > H_RAM_SIZE ||
+	    H_RAM_SIZE - (addr - H_RAM_BASE) < len)
+		return -1;
+	if (h->dma_fail_addr && h->dma_fail_addr >= addr && h->dma_fail_addr < addr + len)
+		return -1;
+	*p = h->ram + (addr - H_RAM_BASE);
+	return 0;
+}
+
+static int h_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
+{
+	uint8_t *p;
+
+	if (h_dma(opaque, addr, len, &p))
+		return -1;
+	memcpy(buf, p, len);
+	return 0;
+}
+
+static int h_dma_write(void *opaque, uint64_t addr, const void *buf, size_t len)
+{
+	uint8_t *p;
+
+	if (h_dma(opaque, addr, len, &p))
+		return -1;
+	memcpy(p, buf, len);
+	return 0;
+}
+
+static void h_msi(void *opaque, unsigned int vector)
+{
+	struct harness *h = opaque;
+
+	if (vector >= NPU_NUM_VECTORS)
+		abort();
+	h->msi[vector]++;
+}
+
+static uint64_t h_now(void *opaque)
+{
+	return ((struct harness *)opaque)->now;
+}
+
+static const struct npu_core_ops h_ops = {
+	.dma_read = h_dma_read,
+	.dma_write = h_dma_write,
+	.msi = h_msi,
+	.now_ns = h_now,
+};
+
+void h_init(struct harness *h)
+{
+	struct npu_core_config cfg;
+
+	memset(h, 0, sizeof(*h));
+	h->ram = calloc(1, H_RAM_SIZE);
+	h->brk = H_RAM_BASE + NPU_PAGE_SIZE;	/* bus address 0 of RAM unused */
+	h->now = 1000000;
+	npu_core_default_config(&cfg);
+	h->core = npu_core_new(&cfg, &h_ops, h);
+	if (!h->ram || !h->core) {
+		fprintf(stderr, "harness: out of memory\n");
+		exit(1);
+	}
+	h_wr(h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+}
+
+void h_fini(struct harness *h)
+{
+	npu_core_free(h->core);
+	free(h->ram);
+}
+
+uint64_t h_alloc(struct harness *h, uint64_t size, uint64_t align)
+{
+	uint64_t a = (h->brk + align - 1) & ~(align - 1);
+
+	if (a + size > H_RAM_BASE + H_RAM_SIZE) {
+		fprintf(stderr, "harness: RAM exhausted\n");
+		exit(1);
+	}
+	h->brk = a + size;
+	memset(h_ptr(h, a), 0, size);
+	return a;
+}
+
+void *h_ptr(struct harness *h, uint64_t bus)
+{
+	return h->ram + (bus - H_RAM_BASE);
+}
+
+uint32_t h_rd(struct harness *h, uint32_t reg)
+{
+	return npu_core_mmio_read(h->core, reg);
+}
+
+void h_wr(struct harness *h, uint32_t reg, uint32_t val)
+{
+	npu_core_mmio_write(h->core, reg, val);
+}
+
+enum npu_run_state h_run(struct harness *h)
+{
+	enum npu_run_state st = NPU_RUN_BUSY;
+
+	for (int i = 0; i < 100000 && st == NPU_RUN_BUSY; i++)
+		st = npu_core_run(h->core, 100000);
+	return st;
+}
+
+void h_advance(struct harness *h, uint64_t ns)
+{
+	uint64_t end = h->now + ns;
+
+	for (;;) {
+		uint64_t dl;
+
+		h_run(h);
+		dl = npu_core_timer_deadline(h->core);
+		if (dl > end || dl < h->now)
+			break;
+		h->now = dl;
+	}
+	h->now = end;
+	h_run(h);
+}
+
+const char *h_fw_path(void)
+{
+	const char *p = getenv("NPU_FW");
+
+	return p ? p : "build/firmware/npu-fw.bin";
+}
+
+uint64_t h_load_file(struct harness *h, const char *path, uint32_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+	uint64_t a;
+
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
+		fprintf(stderr, "harness: cannot read %s (set NPU_FW)\n", path);
+		exit(1);
+	}
+	a = h_alloc(h, (uint64_t)n, 4096);
+	if (fread(h_ptr(h, a), 1, (size_t)n, f) != (size_t)n) {
+		fprintf(stderr, "harness: short read of %s\n", path);
+		exit(1);
+	}
+	fclose(f);
+	*len = (uint32_t)n;
+	return a;
+}
+
+uint32_t h_boot_image(struct harness *h, uint64_t addr, uint32_t len)
+{
+	struct npu_boot_params *bp;
+	uint64_t bpa;
+
+	if (!h->log_addr) {
+		h->log_size = 16384;
+		h->log_addr = h_alloc(h, h->log_size, 4096);
+	}
+	bpa = h_alloc(h, sizeof(*bp), 64);
+	bp = h_ptr(h, bpa);
+	bp->magic = NPU_BOOT_PARAMS_MAGIC;
+	bp->version = NPU_BOOT_PARAMS_VERSION;
+	bp->size = sizeof(*bp);
+	bp->log_addr = h->log_addr;
+	bp->log_size = h->log_size;
+	bp->heartbeat_ms = 10;
+
+	h_wr(h, NPU_REG_FW_ADDR_LO, (uint32_t)addr);
+	h_wr(h, NPU_REG_FW_ADDR_HI, (uint32_t)(addr >> 32));
+	h_wr(h, NPU_REG_FW_SIZE, len);
+	h_wr(h, NPU_REG_BOOT_PARAMS_LO, (uint32_t)bpa);
+	h_wr(h, NPU_REG_BOOT_PARAMS_HI, (uint32_t)(bpa >> 32));
+	h_wr(h, NPU_REG_CTRL, NPU_CTRL_BOOT);
+	h_run(h);
+	return h_rd(h, NPU_REG_BOOT_STATUS);
+}
+
+uint32_t h_boot(struct harness *h)
+{
+	uint32_t len;
+	uint64_t a = h_load_file(h, h_fw_path(), &len);
+
+	return h_boot_image(h, a, len);
+}
+
+void h_mmu_setup(struct harness *h, unsigned int n)
+{
+	struct npu_ctx_entry *ce;
+
+	h->ctx_table = h_alloc(h, 4096, 4096);
+	ce = h_ptr(h, h->ctx_table);
+	for (unsigned int i = 0; i < n && i < 8; i++) {
+		h->pt_root[i] = h_alloc(h, 4096, 4096);
+		ce[i].pt_root = h->pt_root[i];
+		ce[i].flags = NPU_CTX_VALID;
+	}
+	h_wr(h, NPU_REG_MMU_CTX_TABLE_LO, (uint32_t)h->ctx_table);
+	h_wr(h, NPU_REG_MMU_CTX_TABLE_HI, (uint32_t)(h->ctx_table >> 32));
+	h_wr(h, NPU_REG_MMU_CTX_COUNT, n);
+}
+
+/* Entry for @va at @level, creating tables above it. */
+static uint64_t *pte_at(struct harness *h, unsigned int ctx, uint64_t va, int level)
+{
+	uint64_t table = h->pt_root[ctx];
+
+	for (int l = NPU_PT_LEVELS - 1; ; l--) {
+		uint64_t *e = (uint64_t *)h_ptr(h, table) + ((va >> (12 + 9 * l)) & 511);
+
+		if (l == level)
+			return e;
+		if (!(*e & NPU_PTE_V))
+			*e = h_alloc(h, 4096, 4096) | NPU_PTE_V;
+		table = *e & NPU_PTE_ADDR_MASK;
+	}
+}
+
+uint64_t h_map(struct harness *h, unsigned int ctx, uint64_t va, uint64_t size,
+	       uint64_t perm, uint64_t pa)
+{
+	uint64_t first;
+
+	size = (size + 4095) & ~4095ull;
+	if (!pa)
+		pa = h_alloc(h, size, 4096);
+	first = pa;
+	for (uint64_t off = 0; off < size; off += 4096)
+		*pte_at(h, ctx, va + off, 0) = (pa + off) | NPU_PTE_V | perm;
+	h_wr(h, NPU_REG_MMU_INVALIDATE, ctx);
+	return first;
+}
+
+uint64_t *h_pte(struct harness *h, unsigned int ctx, uint64_t va)
+{
+	return pte_at(h, ctx, va, 0);
+}
+
+void h_map_large(struct harness *h, unsigned int ctx, uint64_t va, int level,
+		 uint64_t pa, uint64_t perm)
+{
+	*pte_at(h, ctx, va, level) = pa | NPU_PTE_V | perm;
+	h_wr(h, NPU_REG_MMU_INVALIDATE, ctx);
+}
+
+void *h_va(struct harness *h, unsigned int ctx, uint64_t va)
+{
+	uint64_t table = h->pt_root[ctx];
+
+	for (int l = NPU_PT_LEVELS - 1; l >= 0; l--) {
+		uint64_t e = *((uint64_t *)h_ptr(h, table) + ((va >> (12 + 9 * l)) & 511));
+		uint64_t mask = (1ull << (12 + 9 * l)) - 1;
+
+		if (!(e & NPU_PTE_V))
+			return NULL;
+		if (e & (NPU_PTE_R | NPU_PTE_W))
+			return h_ptr(h, (e & NPU_PTE_ADDR_MASK) + (va & mask));
+		table = e & NPU_PTE_ADDR_MASK;
+	}
+	return NULL;
+}
+
+void h_ring_setup(struct harness *h, unsigned int r, uint32_t entries)
+{
+	h->ring_size[r] = entries;
+	h->ring_base[r] = h_alloc(h, (uint64_t)entries * sizeof(struct npu_job_desc), 4096);
+	h->ring_cmpl[r] = h_alloc(h, (uint64_t)entries * sizeof(struct npu_job_cmpl), 4096);
+	h_wr(h, NPU_RING_REG(r, NPU_RING_BASE_LO), (uint32_t)h->ring_base[r]);
+	h_wr(h, NPU_RING_REG(r, NPU_RING_BASE_HI), (uint32_t)(h->ring_base[r] >> 32));
+	h_wr(h, NPU_RING_REG(r, NPU_RING_CMPL_LO), (uint32_t)h->ring_cmpl[r]);
+	h_wr(h, NPU_RING_REG(r, NPU_RING_CMPL_HI), (uint32_t)(h->ring_cmpl[r] >> 32));
+	h_wr(h, NPU_RING_REG(r, NPU_RING_SIZE), entries);
+	h->tail[r] = 0;
+}
+
+uint32_t h_queue(struct harness *h, unsigned int r, const struct npu_job_desc *d)
+{
+	struct npu_job_desc *ring = h_ptr(h, h->ring_base[r]);
+
+	ring[h->tail[r] & (h->ring_size[r] - 1)] = *d;
+	return h->tail[r]++;
+}
+
+void h_doorbell(struct harness *h, unsigned int r)
+{
+	h_wr(h, NPU_RING_REG(r, NPU_RING_TAIL), h->tail[r]);
+}
+
+struct npu_job_cmpl *h_cmpl(struct harness *h, unsigned int r, uint32_t idx)
+{
+	struct npu_job_cmpl *c = h_ptr(h, h->ring_cmpl[r]);
+
+	return &c[idx & (h->ring_size[r] - 1)];
+}
+
+struct npu_job_cmpl h_submit(struct harness *h, unsigned int r, const struct npu_job_desc *d)
+{
+	uint32_t idx;
+
+	idx = h_queue(h, r, d);
+	h_doorbell(h, r);
+	h_run(h);
+	if (h_rd(h, NPU_RING_REG(r, NPU_RING_HEAD)) != idx + 1) {
+		struct npu_job_cmpl none = { .status = 0xdead };
+
+		return none;
+	}
+	return *h_cmpl(h, r, idx);
+}
+
+void h_cmdbuf(struct harness *h, unsigned int ctx, uint64_t va, const void *cmds, size_t len)
+{
+	h_map(h, ctx, va, len, NPU_PTE_R, 0);
+	for (size_t i = 0; i < len; i++)
+		*(uint8_t *)h_va(h, ctx, va + i) = ((const uint8_t *)cmds)[i];
+}
+
+struct npu_job_cmpl h_run_cmds(struct harness *h, unsigned int ctx, uint64_t va,
+			       const void *cmds, size_t len)
+{
+	struct npu_job_desc d = {
+		.job_id = 0x1000 + va, .cmd_va = va, .cmd_size = (uint32_t)len, .ctx_id = ctx,
+	};
+
+	h_cmdbuf(h, ctx, va, cmds, len);
+	return h_submit(h, 0, &d);
+}
+
+const char *h_log(struct harness *h)
+{
+	static char buf[65536];
+	uint32_t w = h_rd(h, NPU_REG_FW_LOG_WPTR);
+	uint32_t n = w < h->log_size ? w : h->log_size;
+	const uint8_t *log = h_ptr(h, h->log_addr);
+
+	for (uint32_t i = 0; i < n; i++)
+		buf[i] = (char)log[(w - n + i) & (h->log_size - 1)];
+	buf[n] = 0;
+	return buf;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h - runs the device core on the host: flat "host memory" with a
+ * bus address range, a fake clock the test advances, counted interrupts,
+ * and helpers to build page tables, rings and jobs the way a driver would.
+ */
+#ifndef HARNESS_H
+#define HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu_cmd.h"
+#include "npu_core.h"
+#include "npu_fw.h"
+#include "npu_hw.h"
+
+#define H_RAM_BASE	0x100000000ull	/* bus addresses above 4 GiB */
+#define H_RAM_SIZE	(64u << 20)
+
+struct harness {
+	struct npu_core *core;
+	uint8_t *ram;
+	uint64_t brk;			/* bump allocator, bus address */
+	uint64_t now;			/* fake clock, ns */
+	unsigned int msi[NPU_NUM_VECTORS];
+	uint64_t dma_fail_addr;		/* DMA touching this address fails */
+
+	/* Set by h_boot() */
+	uint64_t log_addr;
+	uint32_t log_size;
+	uint64_t ctx_table;
+	uint64_t pt_root[8];		/* per context */
+	uint64_t ring_base[NPU_NUM_RINGS], ring_cmpl[NPU_NUM_RINGS];
+	uint32_t ring_size[NPU_NUM_RINGS];
+	uint32_t tail[NPU_NUM_RINGS];	/* queued, maybe not yet rung */
+};
+
+void h_init(struct harness *h);
+void h_fini(struct harness *h);
+
+uint64_t h_alloc(struct harness *h, uint64_t size, uint64_t align);
+void *h_ptr(struct harness *h, uint64_t bus);
+
+uint32_t h_rd(struct harness *h, uint32_t reg);
+void h_wr(struct harness *h, uint32_t reg, uint32_t val);
+
+/* Run the core until it idles or stops (time frozen); returns the state. */
+enum npu_run_state h_run(struct harness *h);
+/* Advance the clock by @ns, in steps that let timers fire, running the core. */
+void h_advance(struct harness *h, uint64_t ns);
+
+/* Read a file into harness memory; returns its bus address, size in *len. */
+uint64_t h_load_file(struct harness *h, const char *path, uint32_t *len);
+const char *h_fw_path(void);
+
+/* Load the real firmware and boot it; returns NPU_BOOT_* and leaves it ready. */
+uint32_t h_boot_image(struct harness *h, uint64_t addr, uint32_t len);
+uint32_t h_boot(struct harness *h);
+
+/* Address spaces: context table with @n contexts, each with empty tables. */
+void h_mmu_setup(struct harness *h, unsigned int n);
+/*
+ * Map [va, va+size) to fresh memory (or @pa if non-zero) and invalidate the
+ * context's TLB entries, as a driver must; returns the bus address.
+ */
+uint64_t h_map(struct harness *h, unsigned int ctx, uint64_t va, uint64_t size,
+	       uint64_t perm, uint64_t pa);
+/* The level-0 entry that maps @va (tables must exist). */
+uint64_t *h_pte(struct harness *h, unsigned int ctx, uint64_t va);
+/* Map one large page at @level (1: 2 MiB, 2: 1 GiB) to @pa. */
+void h_map_large(struct harness *h, unsigned int ctx, uint64_t va, int level,
+		 uint64_t pa, uint64_t perm);
+
+void h_ring_setup(struct harness *h, unsigned int r, uint32_t entries);
+/* Queue a job at TAIL without ringing the doorbell; returns its index. */
+uint32_t h_queue(struct harness *h, unsigned int r, const struct npu_job_desc *d);
+void h_doorbell(struct harness *h, unsigned int r);
+/* Queue, ring, run until HEAD passes it; returns its completion record. */
+struct npu_job_cmpl h_submit(struct harness *h, unsigned int r, const struct npu_job_desc *d);
+struct npu_job_cmpl *h_cmpl(struct harness *h, unsigned int r, uint32_t idx);
+
+/* Build a command buffer in @ctx at @va from @len bytes of @cmds. */
+void h_cmdbuf(struct harness *h, unsigned int ctx, uint64_t va, const void *cmds, size_t len);
+struct npu_job_cmpl h_run_cmds(struct harness *h, unsigned int ctx, uint64_t va,
+			       const void *cmds, size_t len);
+
+/* The firmware log as a NUL-terminated string (static buffer). */
+const char *h_log(struct harness *h);
+
+/* Copy bytes at device VA of @ctx (through our own walk of the tables). */
+void *h_va(struct harness *h, unsigned int ctx, uint64_t va);
+
+#endif /* HARNESS_H */
