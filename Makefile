@@ -31,6 +31,7 @@ CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
+VM_TESTS := $(BUILD)/tests/vm_smoke
 
 .PHONY: all deps build firmware tools tests qemu check demo clean
 
@@ -44,7 +45,7 @@ build: firmware tools tests qemu
 
 firmware: $(BUILD)/firmware/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot
-tests: $(TESTS)
+tests: $(TESTS) $(VM_TESTS)
 
 qemu:
 	@scripts/build-qemu >/dev/null
@@ -67,6 +68,10 @@ $(BUILD)/tools/mkfwimage: tools/mkfwimage.c qemu-device/core/npu_crc32.c $(CORE_
 $(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/npu-fwboot.c tests/host/harness.c $(CORE_SRCS)
+
+$(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS)
 
 $(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)

@@ -203,6 +203,13 @@ static void npu_reset(DeviceState *dev)
     npu_core_reset(s->core);
 }
 
+static void npu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                             int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    pcie_cap_flr_write_config(pdev, addr, val, len);
+}
+
 static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("sram-size", NPUState, cfg.sram_size, NPU_SRAM_SIZE),
     DEFINE_PROP_UINT32("clock-mhz", NPUState, cfg.clock_mhz, 1000),
@@ -224,6 +231,7 @@ static void npu_class_init(ObjectClass *oc, void *data)
 
     pc->realize = npu_realize;
     pc->exit = npu_exit;
+    pc->config_write = npu_write_config;
     pc->vendor_id = NPU_PCI_VENDOR_ID;
     pc->device_id = NPU_PCI_DEVICE_ID;
     pc->class_id = NPU_PCI_CLASS;

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: MIT
 /* harness.c - see harness.h. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 
 static int h_dma(struct harness *h, uint64_t addr, size_t len, uint8_t **p)
 {
-	if (addr < H_RAM_BASE || addr - H_RAM_BASE > H_RAM_SIZE ||
-	    H_RAM_SIZE - (addr - H_RAM_BASE) < len)
+	if (addr < h->ram_base || addr - h->ram_base > h->ram_size ||
+	    h->ram_size - (addr - h->ram_base) < len)
 		return -1;
 	if (h->dma_fail_addr && h->dma_fail_addr >= addr && h->dma_fail_addr < addr + len)
 		return -1;
-	*p = h->ram + (addr - H_RAM_BASE);
+	*p = h->ram + (addr - h->ram_base);
 	return 0;
 }
 
@@ -64,6 +66,8 @@ void h_init(struct harness *h)
 
 	memset(h, 0, sizeof(*h));
 	h->ram = calloc(1, H_RAM_SIZE);
+	h->ram_base = H_RAM_BASE;
+	h->ram_size = H_RAM_SIZE;
 	h->brk = H_RAM_BASE + NPU_PAGE_SIZE;	/* bus address 0 of RAM unused */
 	h->now = 1000000;
 	npu_core_default_config(&cfg);
@@ -75,17 +79,49 @@ void h_init(struct harness *h)
 	h_wr(h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
 }
 
+void h_init_device(struct harness *h, volatile uint32_t *bar, void *ram,
+		   uint64_t ram_base, uint64_t ram_size)
+{
+	memset(h, 0, sizeof(*h));
+	h->bar = bar;
+	h->ram = ram;
+	h->ram_base = ram_base;
+	h->ram_size = ram_size;
+	h->brk = ram_base;
+	h_wr(h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+}
+
 void h_fini(struct harness *h)
 {
+	if (h->bar)
+		return;		/* the caller owns the mappings */
 	npu_core_free(h->core);
 	free(h->ram);
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Device backend: poll @reg until (value & mask) == want, up to 10 s. */
+static bool h_poll(struct harness *h, uint32_t reg, uint32_t mask, uint32_t want)
+{
+	for (int i = 0; i < 100000; i++) {
+		if ((h_rd(h, reg) & mask) == want)
+			return true;
+		sleep_us(100);
+	}
+	return false;
 }
 
 uint64_t h_alloc(struct harness *h, uint64_t size, uint64_t align)
 {
 	uint64_t a = (h->brk + align - 1) & ~(align - 1);
 
-	if (a + size > H_RAM_BASE + H_RAM_SIZE) {
+	if (a + size > h->ram_base + h->ram_size) {
 		fprintf(stderr, "harness: RAM exhausted\n");
 		exit(1);
 	}
@@ -96,23 +132,32 @@ uint64_t h_alloc(struct harness *h, uint64_t size, uint64_t align)
 
 void *h_ptr(struct harness *h, uint64_t bus)
 {
-	return h->ram + (bus - H_RAM_BASE);
+	return h->ram + (bus - h->ram_base);
 }
 
 uint32_t h_rd(struct harness *h, uint32_t reg)
 {
+	if (h->bar)
+		return h->bar[reg / 4];
 	return npu_core_mmio_read(h->core, reg);
 }
 
 void h_wr(struct harness *h, uint32_t reg, uint32_t val)
 {
-	npu_core_mmio_write(h->core, reg, val);
+	if (h->bar)
+		h->bar[reg / 4] = val;
+	else
+		npu_core_mmio_write(h->core, reg, val);
 }
 
 enum npu_run_state h_run(struct harness *h)
 {
 	enum npu_run_state st = NPU_RUN_BUSY;
 
+	if (h->bar) {
+		sleep_us(1000);
+		return NPU_RUN_IDLE;
+	}
 	for (int i = 0; i < 100000 && st == NPU_RUN_BUSY; i++)
 		st = npu_core_run(h->core, 100000);
 	return st;
@@ -186,7 +231,14 @@ uint32_t h_boot_image(struct harness *h, uint64_t addr, uint32_t len)
 	h_wr(h, NPU_REG_BOOT_PARAMS_LO, (uint32_t)bpa);
 	h_wr(h, NPU_REG_BOOT_PARAMS_HI, (uint32_t)(bpa >> 32));
 	h_wr(h, NPU_REG_CTRL, NPU_CTRL_BOOT);
-	h_run(h);
+	if (h->bar) {
+		/* Wait for the boot ROM, then for the firmware's handshake. */
+		h_poll(h, NPU_REG_BOOT_STATUS, ~0u, NPU_BOOT_OK);
+		if (h_rd(h, NPU_REG_BOOT_STATUS) == NPU_BOOT_OK)
+			h_poll(h, NPU_REG_FW_STATUS, 2, 2); /* READY or ERROR */
+	} else {
+		h_run(h);
+	}
 	return h_rd(h, NPU_REG_BOOT_STATUS);
 }
 
@@ -313,7 +365,10 @@ struct npu_job_cmpl h_submit(struct harness *h, unsigned int r, const struct npu
 
 	idx = h_queue(h, r, d);
 	h_doorbell(h, r);
-	h_run(h);
+	if (h->bar)
+		h_poll(h, NPU_RING_REG(r, NPU_RING_HEAD), ~0u, idx + 1);
+	else
+		h_run(h);
 	if (h_rd(h, NPU_RING_REG(r, NPU_RING_HEAD)) != idx + 1) {
 		struct npu_job_cmpl none = { .status = 0xdead };
 

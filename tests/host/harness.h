@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * harness.h - runs the device core on the host: flat "host memory" with a
- * bus address range, a fake clock the test advances, counted interrupts,
- * and helpers to build page tables, rings and jobs the way a driver would.
+ * harness.h - drives an NPU the way a driver would: firmware boot, page
+ * tables, rings and jobs, in a flat region of "host memory".
+ *
+ * Two backends: the device core run on the host (h_init: memory from the
+ * heap, a fake clock the test advances, counted interrupts), or the real
+ * QEMU device from inside the guest (h_init_device: BAR0 mapped through
+ * sysfs, memory a physically contiguous region reserved at boot).
  */
 #ifndef HARNESS_H
 #define HARNESS_H
@@ -16,12 +20,15 @@
 #include "npu_fw.h"
 #include "npu_hw.h"
 
-#define H_RAM_BASE	0x100000000ull	/* bus addresses above 4 GiB */
+#define H_RAM_BASE	0x100000000ull	/* host backend: bus addresses above 4 GiB */
 #define H_RAM_SIZE	(64u << 20)
 
 struct harness {
-	struct npu_core *core;
+	struct npu_core *core;		/* host backend */
+	volatile uint32_t *bar;		/* device backend */
 	uint8_t *ram;
+	uint64_t ram_base;		/* bus address of ram[0] */
+	uint64_t ram_size;
 	uint64_t brk;			/* bump allocator, bus address */
 	uint64_t now;			/* fake clock, ns */
 	unsigned int msi[NPU_NUM_VECTORS];
@@ -38,6 +45,8 @@ struct harness {
 };
 
 void h_init(struct harness *h);
+void h_init_device(struct harness *h, volatile uint32_t *bar, void *ram,
+		   uint64_t ram_base, uint64_t ram_size);
 void h_fini(struct harness *h);
 
 uint64_t h_alloc(struct harness *h, uint64_t size, uint64_t align);
@@ -46,7 +55,10 @@ void *h_ptr(struct harness *h, uint64_t bus);
 uint32_t h_rd(struct harness *h, uint32_t reg);
 void h_wr(struct harness *h, uint32_t reg, uint32_t val);
 
-/* Run the core until it idles or stops (time frozen); returns the state. */
+/*
+ * Host backend: run the core until it idles or stops (time frozen).
+ * Device backend: wait a moment for the device.
+ */
 enum npu_run_state h_run(struct harness *h);
 /* Advance the clock by @ns, in steps that let timers fire, running the core. */
 void h_advance(struct harness *h, uint64_t ns);
