@@ -33,7 +33,7 @@ TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
 VM_TESTS := $(BUILD)/tests/vm_smoke
 
-.PHONY: all deps build firmware tools tests qemu check demo clean
+.PHONY: all deps build firmware tools tests qemu check demo bench clean
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -44,7 +44,7 @@ deps:
 build: firmware tools tests qemu
 
 firmware: $(BUILD)/firmware/npu-fw.bin
-tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot
+tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench
 tests: $(TESTS) $(VM_TESTS)
 
 qemu:
@@ -69,6 +69,10 @@ $(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/ha
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/npu-fwboot.c tests/host/harness.c $(CORE_SRCS)
 
+$(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) -o $@ tools/rv32-bench.c qemu-device/core/npu_rv32.c
+
 $(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS)
@@ -82,6 +86,11 @@ check: all
 
 demo: all
 	@scripts/demo
+
+# Measurements, not tests: a table on the terminal, JSON in build/bench/.
+bench: all
+	@mkdir -p $(BUILD)/bench
+	@$(BUILD)/tools/rv32-bench $(BUILD)/bench/rv32.json
 
 clean:
 	rm -rf $(BUILD)

@@ -57,19 +57,44 @@ static inline int32_t imm_j(uint32_t insn)
 	       ((insn >> 9) & 0x800) | ((insn >> 20) & 0x7fe);
 }
 
+/* Little-endian SRAM access; memcpy compiles to one load or store. */
 static inline uint32_t ld_le(const uint8_t *p, unsigned int n)
 {
-	uint32_t v = 0;
+	uint32_t v32;
+	uint16_t v16;
 
-	for (unsigned int i = 0; i < n; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
+	switch (n) {
+	case 4:
+		memcpy(&v32, p, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		v32 = __builtin_bswap32(v32);
+#endif
+		return v32;
+	case 2:
+		memcpy(&v16, p, 2);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		v16 = __builtin_bswap16(v16);
+#endif
+		return v16;
+	default:
+		return p[0];
+	}
 }
 
 static inline void st_le(uint8_t *p, uint32_t v, unsigned int n)
 {
-	for (unsigned int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = n == 4 ? __builtin_bswap32(v) : n == 2 ? (uint32_t)__builtin_bswap16((uint16_t)v) : v;
+#endif
+	if (n == 4) {
+		memcpy(p, &v, 4);
+	} else if (n == 2) {
+		uint16_t v16 = (uint16_t)v;
+
+		memcpy(p, &v16, 2);
+	} else {
+		p[0] = (uint8_t)v;
+	}
 }
 
 static enum rv32_exit fault(struct rv32_cpu *cpu, uint32_t cause, uint32_t addr)
