@@ -29,7 +29,7 @@ FW_LDFLAGS := -nostdlib -T firmware/npu-fw.ld -Wl,--gc-sections \
 CORE_SRCS := $(wildcard qemu-device/core/*.c)
 CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
-TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware
+TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
 VM_TESTS := $(BUILD)/tests/vm_smoke
 

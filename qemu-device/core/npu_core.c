@@ -471,7 +471,9 @@ bool npu_core_runnable(const struct npu_core *core)
 
 uint64_t npu_core_timer_deadline(const struct npu_core *core)
 {
-	if (core->status != NPU_STATUS_RUNNING || !core->timer_armed)
+	/* A far-future compare value (any value from the firmware) means never. */
+	if (core->status != NPU_STATUS_RUNNING || !core->timer_armed ||
+	    core->timer_cmp > INT64_MAX - core->time_base)
 		return UINT64_MAX;
 	return core->time_base + core->timer_cmp;
 }

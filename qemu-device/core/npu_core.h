@@ -72,7 +72,7 @@ enum npu_run_state npu_core_run(struct npu_core *core, uint64_t max_insns);
 /* True when npu_core_run() has work (running and not waiting in WFI). */
 bool npu_core_runnable(const struct npu_core *core);
 
-/* now_ns() value at which an idle core wants to run, or UINT64_MAX. */
+/* now_ns() value (<= INT64_MAX) at which an idle core wants to run, or UINT64_MAX. */
 uint64_t npu_core_timer_deadline(const struct npu_core *core);
 
 /* Instructions the control core has retired since creation. */

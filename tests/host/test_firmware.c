@@ -584,30 +584,57 @@ static void test_bad_boot_params(void)
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_STATUS), NPU_FW_STATE_READY);
 }
 
-/* A firmware that stops itself: the host sees a crash with its pc. */
-static void test_crash_is_reported(void)
+/* Boot a hand-assembled firmware of @n words at SRAM + 0x100. */
+static uint32_t boot_code(const uint32_t *code, size_t n)
 {
-	static const uint32_t code[] = { 0x00000013 /* nop */, 0x00100073 /* ebreak */ };
 	struct npu_fw_header *hdr;
 	uint64_t img;
 
 	h_fini(&h);
 	h_init(&h);
-	img = h_alloc(&h, sizeof(*hdr) + sizeof(code), 64);
+	img = h_alloc(&h, sizeof(*hdr) + 4 * n, 64);
 	hdr = h_ptr(&h, img);
 	hdr->magic = NPU_FW_MAGIC;
 	hdr->header_version = NPU_FW_HEADER_VERSION;
 	hdr->header_size = sizeof(*hdr);
 	hdr->load_addr = hdr->entry = NPU_SRAM_BASE + 0x100;
-	hdr->payload_size = sizeof(code);
-	memcpy(hdr + 1, code, sizeof(code));
-	hdr->payload_crc32 = npu_crc32(0, code, sizeof(code));
-	CHECK_EQ(h_boot_image(&h, img, sizeof(*hdr) + sizeof(code)), NPU_BOOT_OK);
+	hdr->payload_size = (uint32_t)(4 * n);
+	memcpy(hdr + 1, code, 4 * n);
+	hdr->payload_crc32 = npu_crc32(0, code, 4 * n);
+	return h_boot_image(&h, img, (uint32_t)(sizeof(*hdr) + 4 * n));
+}
+
+/* A firmware that stops itself: the host sees a crash with its pc. */
+static void test_crash_is_reported(void)
+{
+	static const uint32_t code[] = { 0x00000013 /* nop */, 0x00100073 /* ebreak */ };
+
+	CHECK_EQ(boot_code(code, 2), NPU_BOOT_OK);
 	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_CRASHED);
 	CHECK_EQ(h_rd(&h, NPU_REG_CORE_FAULT), NPU_CORE_FAULT_EBREAK);
 	CHECK_EQ(h_rd(&h, NPU_REG_CORE_FAULT_PC), NPU_SRAM_BASE + 0x104);
 	CHECK_EQ(h.msi[NPU_IRQ_FW], 1);
 	CHECK_EQ(npu_core_run(h.core, 100), NPU_RUN_STOPPED);
+}
+
+/* A timer armed at the end of time must not turn into a busy wake-up loop. */
+static void test_far_timer_never_fires(void)
+{
+	static const uint32_t code[] = {
+		0x200102b7,	/* lui  t0, 0x20010 (control block) */
+		0xfff00313,	/* li   t1, -1 */
+		0x0062a823,	/* sw   t1, TIMER_CMP_LO(t0) */
+		0x0062aa23,	/* sw   t1, TIMER_CMP_HI(t0): armed */
+		0x10500073,	/* wfi */
+		0x00100073,	/* ebreak */
+	};
+
+	CHECK_EQ(boot_code(code, 6), NPU_BOOT_OK);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_RUNNING);
+	CHECK(!npu_core_runnable(h.core));
+	CHECK_EQ(npu_core_timer_deadline(h.core), UINT64_MAX);
+	h_advance(&h, 1000000000ull);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_RUNNING);
 }
 
 static void test_host_cannot_write_firmware_registers(void)
@@ -648,5 +675,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_soft_reset_and_reboot),
 	TAP_ENTRY(test_bad_boot_params),
 	TAP_ENTRY(test_crash_is_reported),
+	TAP_ENTRY(test_far_timer_never_fires),
 	TAP_ENTRY(test_host_cannot_write_firmware_registers),
 )
