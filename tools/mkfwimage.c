@@ -63,9 +63,12 @@ int main(int argc, char **argv)
 	in = fopen(argv[1], "rb");
 	if (!in || fseek(in, 0, SEEK_END) || (size = ftell(in)) < 0 || fseek(in, 0, SEEK_SET)) {
 		fprintf(stderr, "mkfwimage: %s: %s\n", argv[1], strerror(errno));
+		if (in)
+			fclose(in);
 		return 1;
 	}
 	if (size == 0 || size > NPU_SRAM_SIZE) {
+		fclose(in);
 		fprintf(stderr, "mkfwimage: %s: payload of %ld bytes does not fit SRAM (%u)\n",
 			argv[1], size, NPU_SRAM_SIZE);
 		return 1;
@@ -73,6 +76,8 @@ int main(int argc, char **argv)
 	payload = malloc((size_t)size);
 	if (!payload || fread(payload, 1, (size_t)size, in) != (size_t)size) {
 		fprintf(stderr, "mkfwimage: cannot read %s\n", argv[1]);
+		fclose(in);
+		free(payload);
 		return 1;
 	}
 	fclose(in);
@@ -90,10 +95,20 @@ int main(int argc, char **argv)
 	      npu_crc32(0, payload, (size_t)size));
 
 	out = fopen(argv[2], "wb");
-	if (!out || fwrite(hdr, 1, sizeof(hdr), out) != sizeof(hdr) ||
-	    fwrite(payload, 1, (size_t)size, out) != (size_t)size || fclose(out)) {
+	if (!out) {
+		fprintf(stderr, "mkfwimage: cannot create %s: %s\n", argv[2], strerror(errno));
+		free(payload);
+		return 1;
+	}
+	if (fwrite(hdr, 1, sizeof(hdr), out) != sizeof(hdr) ||
+	    fwrite(payload, 1, (size_t)size, out) != (size_t)size) {
+		fclose(out);
+		out = NULL;
+	}
+	if (!out || fclose(out)) {
 		fprintf(stderr, "mkfwimage: cannot write %s: %s\n", argv[2], strerror(errno));
 		remove(argv[2]);
+		free(payload);
 		return 1;
 	}
 	free(payload);

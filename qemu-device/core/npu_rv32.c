@@ -34,27 +34,35 @@ void rv32_reset(struct rv32_cpu *cpu, uint32_t pc)
 	cpu->fault_addr = 0;
 }
 
-/* Sign-extending immediate decoders; see the ISA manual, figure 2.4. */
-static inline int32_t imm_i(uint32_t insn)
+/* Sign-extend the low @bits of @v, without shifting negative values. */
+static inline uint32_t sext(uint32_t v, unsigned int bits)
 {
-	return (int32_t)insn >> 20;
+	uint32_t m = 1u << (bits - 1);
+
+	return ((v & ((m << 1) - 1)) ^ m) - m;
 }
 
-static inline int32_t imm_s(uint32_t insn)
+/* Immediate decoders; see the ISA manual, figure 2.4. */
+static inline uint32_t imm_i(uint32_t insn)
 {
-	return ((int32_t)(insn & 0xfe000000u) >> 20) | ((insn >> 7) & 0x1f);
+	return sext(insn >> 20, 12);
 }
 
-static inline int32_t imm_b(uint32_t insn)
+static inline uint32_t imm_s(uint32_t insn)
 {
-	return ((int32_t)(insn & 0x80000000u) >> 19) | ((insn & 0x80) << 4) |
-	       ((insn >> 20) & 0x7e0) | ((insn >> 7) & 0x1e);
+	return sext((insn >> 25) << 5 | ((insn >> 7) & 0x1f), 12);
 }
 
-static inline int32_t imm_j(uint32_t insn)
+static inline uint32_t imm_b(uint32_t insn)
 {
-	return ((int32_t)(insn & 0x80000000u) >> 11) | (insn & 0xff000) |
-	       ((insn >> 9) & 0x800) | ((insn >> 20) & 0x7fe);
+	return sext((insn >> 31) << 12 | ((insn >> 7) & 1) << 11 |
+		    ((insn >> 25) & 0x3f) << 5 | ((insn >> 8) & 0xf) << 1, 13);
+}
+
+static inline uint32_t imm_j(uint32_t insn)
+{
+	return sext((insn >> 31) << 20 | ((insn >> 12) & 0xff) << 12 |
+		    ((insn >> 20) & 1) << 11 | ((insn >> 21) & 0x3ff) << 1, 21);
 }
 
 /* Little-endian SRAM access; memcpy compiles to one load or store. */
@@ -179,7 +187,9 @@ static bool alu(uint32_t f3, bool alt, bool imm, uint32_t a, uint32_t b, uint32_
 		*r = a ^ b;
 		return !alt;
 	case 5:
-		*r = alt ? (uint32_t)((int32_t)a >> (b & 31)) : a >> (b & 31);
+		*r = a >> (b & 31);
+		if (alt && (a & 0x80000000u))	/* arithmetic: fill with ones */
+			*r |= ~(0xffffffffu >> (b & 31));
 		return true;
 	case 6:
 		*r = a | b;
@@ -217,7 +227,7 @@ enum rv32_exit rv32_run(struct rv32_cpu *cpu, uint64_t budget)
 			break;
 		case OP_JAL:
 			val = next;
-			next = pc + (uint32_t)imm_j(insn);
+			next = pc + imm_j(insn);
 			if (next & 3)
 				return fault(cpu, NPU_CORE_FAULT_FETCH, next);
 			break;
@@ -225,7 +235,7 @@ enum rv32_exit rv32_run(struct rv32_cpu *cpu, uint64_t budget)
 			if (f3)
 				goto illegal;
 			val = next;
-			next = (x[rs1] + (uint32_t)imm_i(insn)) & ~1u;
+			next = (x[rs1] + imm_i(insn)) & ~1u;
 			if (next & 3)
 				return fault(cpu, NPU_CORE_FAULT_FETCH, next);
 			break;
@@ -243,7 +253,7 @@ enum rv32_exit rv32_run(struct rv32_cpu *cpu, uint64_t budget)
 			default: goto illegal;
 			}
 			if (take) {
-				next = pc + (uint32_t)imm_b(insn);
+				next = pc + imm_b(insn);
 				if (next & 3)
 					return fault(cpu, NPU_CORE_FAULT_FETCH, next);
 			}
@@ -256,7 +266,7 @@ enum rv32_exit rv32_run(struct rv32_cpu *cpu, uint64_t budget)
 
 			if (!w)
 				goto illegal;
-			addr = x[rs1] + (uint32_t)imm_i(insn);
+			addr = x[rs1] + imm_i(insn);
 			if (in_sram(cpu, addr, w, &off)) {
 				val = ld_le(cpu->mem + off, w);
 			} else if (w == 4 && !(addr & 3) && cpu->io_read &&
@@ -266,9 +276,9 @@ enum rv32_exit rv32_run(struct rv32_cpu *cpu, uint64_t budget)
 				return fault(cpu, NPU_CORE_FAULT_LOAD, addr);
 			}
 			if (f3 == 0)
-				val = (uint32_t)(int32_t)(int8_t)val;
+				val = sext(val, 8);
 			else if (f3 == 1)
-				val = (uint32_t)(int32_t)(int16_t)val;
+				val = sext(val, 16);
 			break;
 		}
 		case OP_STORE: {
@@ -276,7 +286,7 @@ enum rv32_exit rv32_run(struct rv32_cpu *cpu, uint64_t budget)
 
 			if (f3 > 2)
 				goto illegal;
-			addr = x[rs1] + (uint32_t)imm_s(insn);
+			addr = x[rs1] + imm_s(insn);
 			if (in_sram(cpu, addr, w, &off)) {
 				st_le(cpu->mem + off, x[rs2], w);
 			} else if (w == 4 && !(addr & 3) && cpu->io_write &&
@@ -289,7 +299,7 @@ enum rv32_exit rv32_run(struct rv32_cpu *cpu, uint64_t budget)
 			break;
 		}
 		case OP_IMM: {
-			uint32_t imm = (uint32_t)imm_i(insn);
+			uint32_t imm = imm_i(insn);
 			bool alt = false;
 
 			if (f3 == 1 || f3 == 5) {	/* shifts: funct7 is fixed */
