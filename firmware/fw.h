@@ -77,9 +77,12 @@ static inline uint64_t sram_addr(const void *p)
 void log_init(uint64_t addr, uint32_t size);
 void fw_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* jobs.c */
-void jobs_service_ring(unsigned int r);
+/* jobs.c: returns true if the ring still has jobs (budget spent). */
+bool jobs_service_ring(unsigned int r);
 void engine_reset_ack(void);
+
+/* main.c: beat the heartbeat if its period has passed. */
+void heartbeat_poll(void);
 
 /* lib.c */
 void *memset(void *s, int c, size_t n);

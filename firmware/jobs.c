@@ -10,6 +10,12 @@
 #include "fw.h"
 
 #define WINDOW 4096	/* bytes of command buffer held in SRAM at once */
+#define RING_BUDGET 16	/* jobs per ring per pass of the main loop */
+/*
+ * Large copies and fills go to the engine in chunks, so the device can
+ * end a run slice between them (its embedder's thread is never held long).
+ */
+#define DMA_CHUNK (4u << 20)
 
 static uint8_t window[WINDOW] __attribute__((aligned(8)));
 static struct npu_job_desc desc __attribute__((aligned(8)));
@@ -75,25 +81,38 @@ static uint32_t fetch(struct job *j, uint32_t off, uint32_t len)
 static uint32_t cmd_copy(const uint8_t *c, uint32_t size, uint32_t ctx)
 {
 	uint64_t src = rd64(c + 8), dst = rd64(c + 16), len = rd64(c + 24);
+	uint32_t st = NPU_JOB_OK;
 
 	if (size != sizeof(struct npu_cmd_dma_copy) || len > NPU_DMA_MAX_LEN)
 		return NPU_JOB_INVALID_CMD;
-	if (!len)
-		return NPU_JOB_OK;
-	return dma_status_to_job(dma_copy(NPU_DMA_SPACE_VA, src, NPU_DMA_SPACE_VA,
-					  dst, (uint32_t)len, ctx));
+	while (len && st == NPU_JOB_OK) {
+		uint32_t n = len < DMA_CHUNK ? (uint32_t)len : DMA_CHUNK;
+
+		st = dma_status_to_job(dma_copy(NPU_DMA_SPACE_VA, src, NPU_DMA_SPACE_VA,
+						dst, n, ctx));
+		src += n;
+		dst += n;
+		len -= n;
+	}
+	return st;
 }
 
 static uint32_t cmd_fill(const uint8_t *c, uint32_t size, uint32_t ctx)
 {
 	uint64_t dst = rd64(c + 8), len = rd64(c + 16);
+	uint32_t st = NPU_JOB_OK;
 
 	if (size != sizeof(struct npu_cmd_dma_fill) || len > NPU_DMA_MAX_LEN ||
 	    rd32(c + 28))
 		return NPU_JOB_INVALID_CMD;
-	if (!len)
-		return NPU_JOB_OK;
-	return dma_status_to_job(dma_fill(dst, (uint32_t)len, rd32(c + 24), ctx));
+	while (len && st == NPU_JOB_OK) {	/* chunks of 4n bytes keep the pattern */
+		uint32_t n = len < DMA_CHUNK ? (uint32_t)len : DMA_CHUNK;
+
+		st = dma_status_to_job(dma_fill(dst, n, rd32(c + 24), ctx));
+		dst += n;
+		len -= n;
+	}
+	return st;
 }
 
 static uint32_t cmd_timestamp(const uint8_t *c, uint32_t size, uint32_t ctx)
@@ -154,6 +173,7 @@ static uint32_t run_commands(const struct npu_job_desc *d)
 		if (st != NPU_JOB_OK)
 			return st;
 		off += size;
+		heartbeat_poll();
 	}
 	cmpl.error_offset = 0;
 	return NPU_JOB_OK;
@@ -186,8 +206,11 @@ void engine_reset_ack(void)
 
 static void run_job(void)
 {
-	uint64_t cycles = ctl_read64(NPU_CTL_PERF_CYCLES_LO);
-	uint64_t bytes = ctl_read64(NPU_CTL_PERF_BYTES_LO);
+	uint64_t cycles, bytes;
+
+	engine_reset_ack();	/* a reset before the job started spares it */
+	cycles = ctl_read64(NPU_CTL_PERF_CYCLES_LO);
+	bytes = ctl_read64(NPU_CTL_PERF_BYTES_LO);
 
 	cmpl.start_ns = fw_time();
 	if (!desc_valid(&desc))
@@ -212,14 +235,16 @@ static void ring_error(unsigned int r, uint32_t err, uint32_t fw_err)
 	raise_irq(1u << NPU_IRQ_FW);
 }
 
-void jobs_service_ring(unsigned int r)
+bool jobs_service_ring(unsigned int r)
 {
+	uint32_t gen = reg_read(NPU_RING_REG(r, NPU_RING_GEN));
 	uint32_t size = reg_read(NPU_RING_REG(r, NPU_RING_SIZE));
 	uint64_t base, cmpl_base;
-	bool irq = false;
+	unsigned int budget = RING_BUDGET;
+	bool irq = false, more = false;
 
 	if (!size || reg_read(NPU_RING_REG(r, NPU_RING_STATUS)))
-		return;
+		return false;
 	base = reg_read(NPU_RING_REG(r, NPU_RING_BASE_LO)) |
 	       (uint64_t)reg_read(NPU_RING_REG(r, NPU_RING_BASE_HI)) << 32;
 	cmpl_base = reg_read(NPU_RING_REG(r, NPU_RING_CMPL_LO)) |
@@ -227,7 +252,7 @@ void jobs_service_ring(unsigned int r)
 	if ((size & (size - 1)) || size > NPU_RING_MAX_ENTRIES ||
 	    !base || !cmpl_base || (base | cmpl_base) % 64) {
 		ring_error(r, NPU_RING_ERR_CONFIG, NPU_FW_ERR_RING_CONFIG);
-		return;
+		return false;
 	}
 
 	for (;;) {
@@ -237,6 +262,10 @@ void jobs_service_ring(unsigned int r)
 
 		if (head == tail)
 			break;
+		if (!budget--) {
+			more = true;
+			break;
+		}
 		if (tail - head > size) {
 			ring_error(r, NPU_RING_ERR_OVERFLOW, NPU_FW_ERR_RING_OVERFLOW);
 			break;
@@ -253,6 +282,14 @@ void jobs_service_ring(unsigned int r)
 			run_job();
 		}
 		cmpl.job_id = desc.job_id;
+		/*
+		 * The host reconfigured this ring while the job ran: its
+		 * addresses are stale and the job is no longer wanted.
+		 */
+		if (reg_read(NPU_RING_REG(r, NPU_RING_GEN)) != gen) {
+			more = true;
+			break;
+		}
 		if (dma_copy(NPU_DMA_SPACE_SRAM, sram_addr(&cmpl), NPU_DMA_SPACE_BUS,
 			     cmpl_base + (uint64_t)idx * sizeof(cmpl), sizeof(cmpl), 0)) {
 			ring_error(r, NPU_RING_ERR_CONFIG, NPU_FW_ERR_CMPL_WRITE);
@@ -264,4 +301,5 @@ void jobs_service_ring(unsigned int r)
 	}
 	if (irq)
 		raise_irq(1u << NPU_IRQ_RING(r));
+	return more;
 }

@@ -7,6 +7,7 @@
 #include "fw.h"
 
 static struct npu_boot_params params __attribute__((aligned(8)));
+static uint64_t period, next_beat;
 
 static void fail(uint32_t err)
 {
@@ -48,9 +49,20 @@ static void arm_timer(uint64_t t)
 	ctl_write(NPU_CTL_TIMER_CMP_HI, (uint32_t)(t >> 32));
 }
 
+/* Called between jobs and between commands too: a long job is not a hang. */
+void heartbeat_poll(void)
+{
+	uint64_t now = fw_time();
+
+	if (now < next_beat)
+		return;
+	reg_write(NPU_REG_FW_HEARTBEAT, reg_read(NPU_REG_FW_HEARTBEAT) + 1);
+	next_beat = now + period;
+	arm_timer(next_beat);
+}
+
 int main(void)
 {
-	uint64_t period, next_beat;
 	uint32_t cmd_caps;
 
 	reg_write(NPU_REG_FW_STATUS, NPU_FW_STATE_BOOTING);
@@ -78,21 +90,16 @@ int main(void)
 	next_beat = fw_time() + period;
 	arm_timer(next_beat);
 	for (;;) {
-		uint64_t now;
+		bool more = false;
 
 		/* No job is running here: an engine reset has nothing to abort. */
 		engine_reset_ack();
 		ctl_write(NPU_CTL_EVENTS, ctl_read(NPU_CTL_EVENTS));
+		/* A bounded batch per ring per pass: no ring starves the others. */
 		for (unsigned int r = 0; r < NPU_NUM_RINGS; r++)
-			jobs_service_ring(r);
-
-		now = fw_time();
-		if (now >= next_beat) {
-			reg_write(NPU_REG_FW_HEARTBEAT, reg_read(NPU_REG_FW_HEARTBEAT) + 1);
-			next_beat = now + period;
-			arm_timer(next_beat);
-		}
-		if (!ctl_read(NPU_CTL_EVENTS))
+			more |= jobs_service_ring(r);
+		heartbeat_poll();
+		if (!more && !ctl_read(NPU_CTL_EVENTS))
 			__asm__ volatile("wfi");
 	}
 }

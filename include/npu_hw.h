@@ -67,7 +67,7 @@
 #define NPU_REG_CTRL		0x0020	/* WO: one command bit per write */
 #define  NPU_CTRL_BOOT		(1u << 0) /* load firmware, start the core */
 #define  NPU_CTRL_HALT		(1u << 1) /* stop the control core */
-#define  NPU_CTRL_ENGINE_RESET	(1u << 2) /* abort engine work in progress */
+#define  NPU_CTRL_ENGINE_RESET	(1u << 2) /* abort the running job's engine work */
 #define  NPU_CTRL_SOFT_RESET	(1u << 3) /* whole device, like an FLR */
 #define NPU_REG_STATUS		0x0024	/* RO: control core state */
 #define  NPU_STATUS_OFF		0	/* never booted, halted or reset */
@@ -94,9 +94,9 @@
 /* ------------------------------------------------------------------ */
 /* BAR0 registers: device MMU                                           */
 /* ------------------------------------------------------------------ */
-#define NPU_REG_MMU_CTX_TABLE_LO 0x0100	/* RW: bus address, 4 KiB aligned */
+#define NPU_REG_MMU_CTX_TABLE_LO 0x0100	/* RW: bus address; bits 11:0 ignored */
 #define NPU_REG_MMU_CTX_TABLE_HI 0x0104
-#define NPU_REG_MMU_CTX_COUNT	0x0108	/* RW: entries, <= NPU_MAX_CONTEXTS */
+#define NPU_REG_MMU_CTX_COUNT	0x0108	/* RW: entries, clamped to NPU_MAX_CONTEXTS */
 #define NPU_REG_MMU_INVALIDATE	0x010c	/* WO: context id, or NPU_MMU_INV_ALL */
 #define  NPU_MMU_INV_ALL	0xffffffffu
 #define NPU_REG_MMU_FAULT_STATUS 0x0110	/* RO: bit 0 valid, 31:16 count */
@@ -137,6 +137,8 @@
 #define NPU_RING_STATUS		0x1c	/* RO: NPU_RING_ERR_* (firmware) */
 #define  NPU_RING_ERR_CONFIG	(1u << 0) /* bad base, size or alignment */
 #define  NPU_RING_ERR_OVERFLOW	(1u << 1) /* TAIL - HEAD > SIZE */
+#define NPU_RING_GEN		0x20	/* RO: counts SIZE writes, so the
+					 * firmware sees a reconfiguration */
 
 /*
  * HEAD and TAIL are free-running 32-bit counters; the entry of index i is
@@ -183,8 +185,9 @@ enum npu_job_status {
  * @job_id: copied from the descriptor.
  * @status: enum npu_job_status.
  * @error_offset: byte offset in the command buffer of the failing command
- *	(INVALID_CMD, MMU_FAULT, BUS_ERROR); 0 otherwise.
- * @fault_va: faulting device virtual address for MMU_FAULT.
+ *	(INVALID_CMD, MMU_FAULT, BUS_ERROR, ABORTED); 0 otherwise.
+ * @fault_va: the address that failed, for MMU_FAULT (a device VA) and for
+ *	BUS_ERROR (the VA being accessed, or 0 for the descriptor); 0 otherwise.
  * @start_ns: device time when the job started.
  * @end_ns: device time when the job ended.
  * @cycles: NPU cycles the performance model predicts for the job.

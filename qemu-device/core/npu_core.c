@@ -124,11 +124,15 @@ void npu_core_reset(struct npu_core *core)
 	memset(&core->dma, 0, sizeof(core->dma));
 	core->perf_cycles = core->perf_bytes = 0;
 	core->time_base = core->ops->now_ns(core->opaque);
+	core->slice_bytes = 0;
+	core->reset_gen++;
+	/* If this reset came from inside an instruction, end the run there. */
+	core->cpu.stop_request = true;
 }
 
 static void core_boot(struct npu_core *core)
 {
-	uint32_t entry = 0;
+	uint32_t entry = 0, gen = core->reset_gen, st;
 
 	if (core->status == NPU_STATUS_RUNNING) {
 		core->boot_status = NPU_BOOT_ERR_BUSY;
@@ -143,7 +147,10 @@ static void core_boot(struct npu_core *core)
 	core->engine_abort = false;
 	core->core_fault = core->core_fault_pc = core->core_fault_addr = 0;
 
-	core->boot_status = npu_bootrom_load(core, &entry);
+	st = npu_bootrom_load(core, &entry);
+	if (core->reset_gen != gen)	/* reset while loading: stay off */
+		return;
+	core->boot_status = st;
 	if (core->boot_status != NPU_BOOT_OK) {
 		core->status = NPU_STATUS_BOOT_FAILED;
 		npu_core_raise_irq(core, 1u << NPU_IRQ_FW);
@@ -203,6 +210,7 @@ static uint32_t ring_read(const struct npu_ring_regs *r, uint32_t reg)
 	case NPU_RING_TAIL: return r->tail;
 	case NPU_RING_HEAD: return r->head;
 	case NPU_RING_STATUS: return r->status;
+	case NPU_RING_GEN: return r->gen;
 	default: return 0;
 	}
 }
@@ -227,6 +235,7 @@ static void ring_write(struct npu_core *core, unsigned int idx, uint32_t reg,
 	case NPU_RING_SIZE:
 		r->size = val;
 		r->head = r->tail = r->status = 0;
+		r->gen++;
 		core->events |= NPU_EV_RING_CONFIG;
 		break;
 	case NPU_RING_TAIL:
@@ -311,7 +320,7 @@ static void reg_write_host(struct npu_core *core, uint32_t off, uint32_t val)
 		break;
 	}
 	case NPU_REG_MMU_CTX_TABLE_LO:
-		set_lo(&mmu->ctx_table, val);
+		set_lo(&mmu->ctx_table, val & ~(NPU_PAGE_SIZE - 1));
 		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
 		break;
 	case NPU_REG_MMU_CTX_TABLE_HI:
@@ -319,7 +328,7 @@ static void reg_write_host(struct npu_core *core, uint32_t off, uint32_t val)
 		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
 		break;
 	case NPU_REG_MMU_CTX_COUNT:
-		mmu->ctx_count = val;
+		mmu->ctx_count = val < NPU_MAX_CONTEXTS ? val : NPU_MAX_CONTEXTS;
 		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
 		break;
 	case NPU_REG_MMU_INVALIDATE: npu_mmu_invalidate(mmu, val); break;
@@ -495,7 +504,11 @@ enum npu_run_state npu_core_run(struct npu_core *core, uint64_t max_insns)
 			return NPU_RUN_IDLE;
 		core->wfi = false;
 	}
+	core->slice_bytes = 0;
+	core->cpu.stop_request = false;
 	ex = rv32_run(&core->cpu, max_insns);
+	if (core->status != NPU_STATUS_RUNNING)	/* halted or reset meanwhile */
+		return NPU_RUN_STOPPED;
 	switch (ex) {
 	case RV32_EXIT_WFI:
 		update_timer(core);

@@ -13,6 +13,12 @@
 
 #define NPU_TLB_ENTRIES	64	/* direct-mapped, tagged by context and page */
 #define NPU_DMA_BOUNCE	(64 * 1024)
+/*
+ * Engine bytes one npu_core_run() call may move before it returns, so a
+ * hostile command stream cannot hold the embedder's thread for long: the
+ * current operation completes, then the slice ends.
+ */
+#define NPU_SLICE_BYTES	(4u << 20)
 
 struct npu_tlb_entry {
 	uint64_t vpn;		/* VA >> 12 */
@@ -38,6 +44,7 @@ struct npu_ring_regs {
 	uint32_t tail;
 	uint32_t head;
 	uint32_t status;
+	uint32_t gen;
 };
 
 struct npu_dma_regs {
@@ -83,6 +90,13 @@ struct npu_core {
 	uint64_t perf_cycles, perf_bytes;
 
 	uint64_t time_base;		/* now_ns() at reset */
+	uint64_t slice_bytes;		/* engine bytes in this npu_core_run() */
+	/*
+	 * Bumped by every reset. A DMA or MSI-X write of the device may land
+	 * on its own config space and reset it (FLR) in the middle of an
+	 * operation; whoever sees the generation change stops touching state.
+	 */
+	uint32_t reset_gen;
 };
 
 /* npu_core.c */

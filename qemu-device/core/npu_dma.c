@@ -5,7 +5,12 @@
  *
  * Data is staged through a bounce buffer and moved one translated page run
  * at a time, so any length and alignment works and a fault stops the
- * transfer at the first bad page with the faulting address recorded.
+ * transfer at the first bad page with the faulting address recorded; the
+ * bytes before it have been written.
+ *
+ * An engine reset aborts job work, i.e. operations with a device-VA end;
+ * the firmware's own transfers (SRAM and bus addresses) still go through,
+ * so it can complete the aborted job.
  */
 #include <string.h>
 
@@ -16,12 +21,17 @@ struct dma_end {
 	uint64_t addr;
 };
 
-/* Move @len bytes between @buf and one end of the transfer. */
+/*
+ * Move @len bytes between @buf and one end of the transfer; *@done says
+ * how many made it before an error.
+ */
 static uint32_t dma_xfer(struct npu_core *core, struct dma_end *end,
-			 uint8_t *buf, uint64_t len, bool write)
+			 uint8_t *buf, uint64_t len, bool write, uint64_t *done)
 {
 	const struct npu_core_ops *ops = core->ops;
+	uint32_t gen = core->reset_gen;
 
+	*done = 0;
 	if (end->space == NPU_DMA_SPACE_SRAM) {
 		uint64_t off = end->addr - NPU_SRAM_BASE;
 
@@ -35,6 +45,7 @@ static uint32_t dma_xfer(struct npu_core *core, struct dma_end *end,
 		else
 			memcpy(buf, core->sram + off, len);
 		end->addr += len;
+		*done = len;
 		return NPU_DMA_OK;
 	}
 
@@ -55,12 +66,15 @@ static uint32_t dma_xfer(struct npu_core *core, struct dma_end *end,
 		}
 		rc = write ? ops->dma_write(core->opaque, pa, buf, n)
 			   : ops->dma_read(core->opaque, pa, buf, n);
+		if (core->reset_gen != gen)	/* the access reset the device */
+			return NPU_DMA_ERR_ABORTED;
 		if (rc) {
 			core->dma.fault = end->addr;
 			return NPU_DMA_ERR_BUS;
 		}
 		buf += n;
 		len -= n;
+		*done += n;
 		end->addr += n;
 	}
 	return NPU_DMA_OK;
@@ -70,12 +84,16 @@ static uint32_t dma_copy(struct npu_core *core, struct dma_end *src,
 			 struct dma_end *dst, uint64_t len)
 {
 	while (len) {
-		uint64_t n = len < NPU_DMA_BOUNCE ? len : NPU_DMA_BOUNCE;
-		uint32_t st;
+		uint64_t n = len < NPU_DMA_BOUNCE ? len : NPU_DMA_BOUNCE, got, put;
+		uint32_t st, wst;
 
-		st = dma_xfer(core, src, core->bounce, n, false);
-		if (st == NPU_DMA_OK)
-			st = dma_xfer(core, dst, core->bounce, n, true);
+		st = dma_xfer(core, src, core->bounce, n, false, &got);
+		if (st == NPU_DMA_ERR_ABORTED)	/* device reset: touch nothing */
+			return st;
+		/* Write what was read, even when the read stopped early. */
+		wst = dma_xfer(core, dst, core->bounce, got, true, &put);
+		if (wst != NPU_DMA_OK)
+			return wst;
 		if (st != NPU_DMA_OK)
 			return st;
 		len -= n;
@@ -91,10 +109,11 @@ static uint32_t dma_fill(struct npu_core *core, struct dma_end *dst, uint64_t le
 	for (uint64_t i = 0; i < n; i++)
 		core->bounce[i] = (uint8_t)(core->dma.pattern >> (8 * (i & 3)));
 	while (len) {
+		uint64_t put;
 		uint32_t st;
 
 		n = len < NPU_DMA_BOUNCE ? len : NPU_DMA_BOUNCE;
-		st = dma_xfer(core, dst, core->bounce, n, true);
+		st = dma_xfer(core, dst, core->bounce, n, true, &put);
 		if (st != NPU_DMA_OK)
 			return st;
 		len -= n;
@@ -110,26 +129,37 @@ void npu_dma_run(struct npu_core *core, uint32_t ctrl)
 	uint32_t op = ctrl & NPU_DMA_OP_MASK;
 	uint32_t known = NPU_DMA_OP_MASK | NPU_DMA_SPACE_MASK << NPU_DMA_SRC_SHIFT |
 			 NPU_DMA_SPACE_MASK << NPU_DMA_DST_SHIFT;
+	uint32_t gen = core->reset_gen, st;
+	uint64_t len = d->len;
 
 	d->fault = 0;
-	if (core->engine_abort) {
-		d->status = NPU_DMA_ERR_ABORTED;
-		return;
-	}
 	if ((ctrl & ~known) || src.space > NPU_DMA_SPACE_VA ||
-	    dst.space > NPU_DMA_SPACE_VA || d->len > NPU_DMA_MAX_LEN ||
+	    dst.space > NPU_DMA_SPACE_VA || len > NPU_DMA_MAX_LEN ||
 	    (op != NPU_DMA_OP_COPY && op != NPU_DMA_OP_FILL)) {
 		d->status = NPU_DMA_ERR_ARGS;
 		return;
 	}
+	if (core->engine_abort &&
+	    ((op == NPU_DMA_OP_COPY && src.space == NPU_DMA_SPACE_VA) ||
+	     dst.space == NPU_DMA_SPACE_VA)) {
+		d->status = NPU_DMA_ERR_ABORTED;
+		return;
+	}
 	if (op == NPU_DMA_OP_COPY)
-		d->status = dma_copy(core, &src, &dst, d->len);
+		st = dma_copy(core, &src, &dst, len);
 	else
-		d->status = dma_fill(core, &dst, d->len);
+		st = dma_fill(core, &dst, len);
+	if (core->reset_gen != gen)	/* reset meanwhile: leave the new state be */
+		return;
+	d->status = st;
 
 	/* Performance model: fixed setup plus bandwidth-limited transfer. */
 	core->perf_cycles += core->cfg.dma_setup_cycles +
-		(d->len + core->cfg.dma_bytes_per_cycle - 1) / core->cfg.dma_bytes_per_cycle;
-	if (d->status == NPU_DMA_OK)
-		core->perf_bytes += d->len;
+		(len + core->cfg.dma_bytes_per_cycle - 1) / core->cfg.dma_bytes_per_cycle;
+	if (st == NPU_DMA_OK)
+		core->perf_bytes += len;
+	/* Bound the work of one run slice (see NPU_SLICE_BYTES). */
+	core->slice_bytes += len;
+	if (core->slice_bytes >= NPU_SLICE_BYTES)
+		core->cpu.stop_request = true;
 }

@@ -7,7 +7,8 @@
  * only update state and schedule a guarded bottom half, which runs the
  * firmware in bounded slices in the main loop (with the BQL, so the core
  * is never entered concurrently). A virtual-clock timer wakes the core
- * from WFI for its heartbeat.
+ * from WFI for its heartbeat. While the VM is stopped the firmware does
+ * not run, so it never touches guest memory behind a paused VM's back.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -21,6 +22,7 @@
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "system/runstate.h"
 
 #include "npu_core.h"
 #include "npu_hw.h"
@@ -37,6 +39,7 @@ struct NPUState {
     MemoryRegion mmio;
     QEMUBH *bh;
     QEMUTimer *timer;
+    VMChangeStateEntry *vmstate_change;
     struct npu_core *core;
     struct npu_core_config cfg;
 };
@@ -79,7 +82,7 @@ static const struct npu_core_ops npu_ops = {
 
 static void npu_kick(NPUState *s)
 {
-    if (npu_core_runnable(s->core)) {
+    if (runstate_is_running() && npu_core_runnable(s->core)) {
         qemu_bh_schedule(s->bh);
     }
 }
@@ -89,6 +92,9 @@ static void npu_bh(void *opaque)
     NPUState *s = opaque;
     uint64_t deadline;
 
+    if (!runstate_is_running()) {
+        return;     /* npu_vm_state_change() kicks us on resume */
+    }
     switch (npu_core_run(s->core, NPU_SLICE_INSNS)) {
     case NPU_RUN_BUSY:
         qemu_bh_schedule(s->bh);
@@ -110,6 +116,13 @@ static void npu_timer(void *opaque)
     NPUState *s = opaque;
 
     npu_kick(s);
+}
+
+static void npu_vm_state_change(void *opaque, bool running, RunState state)
+{
+    if (running) {
+        npu_kick(opaque);
+    }
 }
 
 static uint64_t npu_mmio_read(void *opaque, hwaddr addr, unsigned size)
@@ -175,6 +188,8 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
 
     s->bh = qemu_bh_new_guarded(npu_bh, s, &DEVICE(pdev)->mem_reentrancy_guard);
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, npu_timer, s);
+    s->vmstate_change = qemu_add_vm_change_state_handler(npu_vm_state_change,
+                                                         s);
     return;
 
 fail:
@@ -186,6 +201,7 @@ static void npu_exit(PCIDevice *pdev)
 {
     NPUState *s = NPU(pdev);
 
+    qemu_del_vm_change_state_handler(s->vmstate_change);
     qemu_bh_delete(s->bh);
     timer_free(s->timer);
     msix_unuse_all_vectors(pdev);
@@ -199,6 +215,7 @@ static void npu_reset(DeviceState *dev)
 {
     NPUState *s = NPU(dev);
 
+    qemu_bh_cancel(s->bh);
     timer_del(s->timer);
     npu_core_reset(s->core);
 }

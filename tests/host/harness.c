@@ -31,8 +31,13 @@ static int h_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
 
 static int h_dma_write(void *opaque, uint64_t addr, const void *buf, size_t len)
 {
+	struct harness *h = opaque;
 	uint8_t *p;
 
+	if (h->reset_on_write && h->reset_on_write >= addr && h->reset_on_write < addr + len) {
+		npu_core_reset(h->core);	/* as a write to our own FLR bit */
+		return 0;
+	}
 	if (h_dma(opaque, addr, len, &p))
 		return -1;
 	memcpy(p, buf, len);
@@ -46,6 +51,8 @@ static void h_msi(void *opaque, unsigned int vector)
 	if (vector >= NPU_NUM_VECTORS)
 		abort();
 	h->msi[vector]++;
+	if (h->reset_on_msi)
+		npu_core_reset(h->core);
 }
 
 static uint64_t h_now(void *opaque)
@@ -64,14 +71,19 @@ void h_init(struct harness *h)
 {
 	struct npu_core_config cfg;
 
+	npu_core_default_config(&cfg);
+	h_init_cfg(h, &cfg);
+}
+
+void h_init_cfg(struct harness *h, const struct npu_core_config *cfg)
+{
 	memset(h, 0, sizeof(*h));
 	h->ram = calloc(1, H_RAM_SIZE);
 	h->ram_base = H_RAM_BASE;
 	h->ram_size = H_RAM_SIZE;
 	h->brk = H_RAM_BASE + NPU_PAGE_SIZE;	/* bus address 0 of RAM unused */
 	h->now = 1000000;
-	npu_core_default_config(&cfg);
-	h->core = npu_core_new(&cfg, &h_ops, h);
+	h->core = npu_core_new(cfg, &h_ops, h);
 	if (!h->ram || !h->core) {
 		fprintf(stderr, "harness: out of memory\n");
 		exit(1);

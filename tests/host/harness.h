@@ -33,6 +33,8 @@ struct harness {
 	uint64_t now;			/* fake clock, ns */
 	unsigned int msi[NPU_NUM_VECTORS];
 	uint64_t dma_fail_addr;		/* DMA touching this address fails */
+	uint64_t reset_on_write;	/* a DMA write here resets the device (FLR) */
+	bool reset_on_msi;		/* so does any MSI-X message */
 
 	/* Set by h_boot() */
 	uint64_t log_addr;
@@ -45,6 +47,7 @@ struct harness {
 };
 
 void h_init(struct harness *h);
+void h_init_cfg(struct harness *h, const struct npu_core_config *cfg);
 void h_init_device(struct harness *h, volatile uint32_t *bar, void *ram,
 		   uint64_t ram_base, uint64_t ram_size);
 void h_fini(struct harness *h);

@@ -656,6 +656,172 @@ static void test_host_cannot_write_firmware_registers(void)
 	CHECK_EQ(nop_job(0).status, NPU_JOB_OK);
 }
 
+/* A busy ring does not starve the others: 16 jobs per ring per pass. */
+static void test_rings_are_served_fairly(void)
+{
+	struct npu_job_desc d = { .cmd_va = CMD, .cmd_size = 8 };
+	int i;
+
+	setup();
+	h_ring_setup(&h, 0, 64);
+	h_ring_setup(&h, 1, 16);
+	h_cmdbuf(&h, 0, CMD, &nop, sizeof(nop));
+	for (i = 0; i < 60; i++)
+		h_queue(&h, 0, &d);
+	h_queue(&h, 1, &d);
+	h_doorbell(&h, 0);
+	h_doorbell(&h, 1);
+	for (i = 0; i < 100000 && !h_rd(&h, NPU_RING_REG(1, NPU_RING_HEAD)); i++)
+		npu_core_run(h.core, 10);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(1, NPU_RING_HEAD)), 1);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), 16);
+	h_run(&h);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), 60);
+	CHECK_EQ(h_cmpl(&h, 0, 59)->status, NPU_JOB_OK);
+}
+
+/* An engine reset aborts only the running job, not the ones after it. */
+static void test_engine_reset_spares_later_jobs(void)
+{
+	struct npu_cmd_dma_fill f = fill_cmd(DST, 64, 0x5a5a5a5a);
+	struct npu_job_desc d = { .job_id = 1, .cmd_va = CMD, .cmd_size = sizeof(f) };
+
+	setup();
+	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	h_cmdbuf(&h, 0, CMD, &f, sizeof(f));
+	/* A reset with nothing running: the queued jobs all succeed. */
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_ENGINE_RESET);
+	h_queue(&h, 0, &d);
+	d.job_id = 2;
+	h_queue(&h, 0, &d);
+	h_doorbell(&h, 0);
+	h_run(&h);
+	CHECK_EQ(h_cmpl(&h, 0, 0)->status, NPU_JOB_OK);
+	CHECK_EQ(h_cmpl(&h, 0, 1)->status, NPU_JOB_OK);
+	CHECK_EQ(h_cmpl(&h, 0, 1)->job_id, 2);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_STATUS)), 0);
+}
+
+/* A copy that faults on its source still writes what it could read. */
+static void test_copy_source_fault_keeps_prefix(void)
+{
+	struct npu_cmd_dma_copy cp = copy_cmd(SRC + 100, DST, 8192);
+	struct npu_job_cmpl c;
+	uint8_t *d;
+
+	setup();
+	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, DST, 3 * 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	memset(h_va(&h, 0, SRC), 0x42, 4096);
+	c = h_run_cmds(&h, 0, CMD, &cp, sizeof(cp));
+	CHECK_EQ(c.status, NPU_JOB_MMU_FAULT);
+	CHECK_EQ(c.fault_va, SRC + 4096);
+	d = h_va(&h, 0, DST);
+	CHECK_EQ(d[4096 - 100 - 1], 0x42);
+	CHECK_EQ(d[4096 - 100], 0);
+}
+
+/* Rewriting SIZE of a ring with a job in flight abandons that job. */
+static void test_reconfigured_ring_abandons_job(void)
+{
+	struct npu_cmd_dma_fill f[40];
+	struct npu_job_desc d = { .job_id = 7, .cmd_va = CMD, .cmd_size = sizeof(f) };
+
+	setup();
+	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	for (int i = 0; i < 40; i++)
+		f[i] = fill_cmd(DST + 8 * (uint64_t)i, 8, 1);
+	h_cmdbuf(&h, 0, CMD, f, sizeof(f));
+	h_queue(&h, 0, &d);
+	h_doorbell(&h, 0);
+	CHECK_EQ(npu_core_run(h.core, 4000), NPU_RUN_BUSY);
+	h_ring_setup(&h, 0, 16);
+	h_run(&h);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), 0);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_STATUS)), 0);
+	CHECK_EQ(h_cmpl(&h, 0, 0)->job_id, 0);		/* nothing written */
+	CHECK_EQ(h.msi[NPU_IRQ_RING(0)], 0);
+	CHECK_EQ(nop_job(0).status, NPU_JOB_OK);
+}
+
+/* One slice moves a bounded amount, whatever a command asks for. */
+static void test_large_fill_is_sliced(void)
+{
+	struct npu_cmd_dma_fill f = fill_cmd(0x40000000, 64u << 20, 0x01010101);
+	struct npu_job_desc d = { .cmd_va = CMD, .cmd_size = sizeof(f) };
+	uint64_t page;
+	int calls = 0;
+
+	setup();
+	/* 64 MiB of VA, all on one physical page. */
+	page = h_alloc(&h, 4096, 4096);
+	for (uint64_t va = 0; va < (64u << 20); va += 4096)
+		*h_pte(&h, 0, 0x40000000 + va) = page | NPU_PTE_V | NPU_PTE_W;
+	h_wr(&h, NPU_REG_MMU_INVALIDATE, 0);
+	h_cmdbuf(&h, 0, CMD, &f, sizeof(f));
+	h_queue(&h, 0, &d);
+	h_doorbell(&h, 0);
+	while (npu_core_run(h.core, UINT64_MAX / 2) == NPU_RUN_BUSY && calls < 1000)
+		calls++;
+	CHECK_EQ(h_cmpl(&h, 0, 0)->status, NPU_JOB_OK);
+	CHECK_EQ(h_cmpl(&h, 0, 0)->bytes, (64u << 20) + sizeof(f));
+	CHECK(calls >= 15);		/* 64 MiB in slices of about 4 MiB */
+	CHECK_EQ(*(uint8_t *)h_ptr(&h, page + 4095), 1);
+}
+
+/* A smaller SRAM: the firmware finds its stack from the size it is given. */
+static void test_small_sram(void)
+{
+	struct npu_core_config cfg;
+
+	npu_core_default_config(&cfg);
+	cfg.sram_size = 32 * 1024;
+	h_fini(&h);
+	h_init_cfg(&h, &cfg);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_STATUS), NPU_FW_STATE_READY);
+	CHECK(strstr(h_log(&h), "32 KiB SRAM") != NULL);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	CHECK_EQ(nop_job(0).status, NPU_JOB_OK);
+	/* Too small for .bss and a stack: a clean crash, not a wild run. */
+	cfg.sram_size = 8 * 1024;
+	h_fini(&h);
+	h_init_cfg(&h, &cfg);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_CRASHED);
+	CHECK_EQ(h_rd(&h, NPU_REG_CORE_FAULT), NPU_CORE_FAULT_EBREAK);
+}
+
+/* A device write that resets the device itself (FLR) leaves it cleanly off. */
+static void test_reset_from_inside_an_operation(void)
+{
+	/* From an MSI-X message the firmware sends (its ready interrupt). */
+	h_fini(&h);
+	h_init(&h);
+	h.reset_on_msi = true;
+	h_boot(&h);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
+	CHECK_EQ(h_rd(&h, NPU_REG_CORE_FAULT), 0);
+	CHECK_EQ(npu_core_run(h.core, 1000), NPU_RUN_STOPPED);
+	h.reset_on_msi = false;
+
+	/* From a DMA write: the completion record of a job. */
+	setup();
+	h.reset_on_write = h.ring_cmpl[0];
+	CHECK_EQ(nop_job(0).status, 0xdead);		/* never completed */
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_STATUS), NPU_FW_STATE_NONE);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_SIZE)), 0);
+	CHECK_EQ(h_rd(&h, NPU_REG_CORE_FAULT), 0);
+	h.reset_on_write = 0;
+	h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	CHECK_EQ(nop_job(0).status, NPU_JOB_OK);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_boot_handshake),
 	TAP_ENTRY(test_heartbeat),
@@ -677,4 +843,11 @@ TAP_MAIN(
 	TAP_ENTRY(test_crash_is_reported),
 	TAP_ENTRY(test_far_timer_never_fires),
 	TAP_ENTRY(test_host_cannot_write_firmware_registers),
+	TAP_ENTRY(test_rings_are_served_fairly),
+	TAP_ENTRY(test_engine_reset_spares_later_jobs),
+	TAP_ENTRY(test_copy_source_fault_keeps_prefix),
+	TAP_ENTRY(test_reconfigured_ring_abandons_job),
+	TAP_ENTRY(test_large_fill_is_sliced),
+	TAP_ENTRY(test_small_sram),
+	TAP_ENTRY(test_reset_from_inside_an_operation),
 )
