@@ -33,7 +33,11 @@ TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
 VM_TESTS := $(BUILD)/tests/vm_smoke
 
-.PHONY: all deps build firmware tools tests qemu check demo bench clean
+KREL = $(shell cat $(NPU_CACHE)/kernel/release 2>/dev/null)
+KDIR = $(NPU_CACHE)/kernel/root/usr/src/linux-headers-$(KREL)
+KMOD_SRCS := Kbuild $(wildcard driver/*.[ch]) $(wildcard include/*.h) $(wildcard uapi/drm/*.h)
+
+.PHONY: all deps build firmware tools tests qemu driver check demo bench clean
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -41,14 +45,23 @@ all: deps
 deps:
 	@scripts/setup-deps
 
-build: firmware tools tests qemu
+build: firmware tools tests qemu driver
 
-firmware: $(BUILD)/firmware/npu-fw.bin
+firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench
 tests: $(TESTS) $(VM_TESTS)
 
 qemu:
 	@scripts/build-qemu >/dev/null
+
+# The module is built out of tree against Debian's headers, in a copy so
+# the source tree stays clean. Warnings are errors.
+driver: $(BUILD)/kmod/npu.ko
+
+$(BUILD)/kmod/npu.ko: $(KMOD_SRCS)
+	@mkdir -p $(BUILD)/kmod
+	@cp -p --parents $(KMOD_SRCS) $(BUILD)/kmod/
+	$(MAKE) -C $(KDIR) M=$(abspath $(BUILD)/kmod) KCFLAGS=-Werror modules
 
 $(BUILD)/firmware/npu-fw.elf: $(FW_SRCS) firmware/fw.h firmware/npu-fw.ld $(wildcard include/*.h)
 	@mkdir -p $(@D)
@@ -60,6 +73,11 @@ $(BUILD)/firmware/npu-fw.bin: $(BUILD)/firmware/npu-fw.elf $(BUILD)/tools/mkfwim
 		0x$$($(FW_NM) $< | awk '$$3 == "_start" { print $$1 }') \
 		0x$$($(FW_NM) $< | awk '$$3 == "_start" { print $$1 }') $(FW_VERSION)
 	mv $@.tmp $@
+
+# Where the guest kernel's firmware loader looks (firmware_class.path).
+$(BUILD)/firmware/npu/npu-fw.bin: $(BUILD)/firmware/npu-fw.bin
+	@mkdir -p $(@D)
+	cp $< $@
 
 $(BUILD)/tools/mkfwimage: tools/mkfwimage.c qemu-device/core/npu_crc32.c $(CORE_HDRS)
 	@mkdir -p $(@D)

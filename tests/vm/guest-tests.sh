@@ -14,6 +14,23 @@ fi
 
 build/tests/vm_smoke "$NPU_VM_RESERVED_BASE" "$NPU_VM_RESERVED_MIB"
 
+# The driver: load (firmware boot and handshake), a node, debugfs, unload.
+tap() { # tap DESCRIPTION COMMAND...
+	if "${@:2}" >/tmp/tap.out 2>&1; then
+		echo "ok - $1"
+	else
+		echo "not ok - $1"
+		sed 's/^/# /' /tmp/tap.out
+	fi
+}
+tap "npu.ko loads, boots the firmware and creates /dev/accel/accel0" scripts/npu-load
+tap "the driver reports the firmware version in the kernel log" \
+	sh -c 'dmesg | grep -q "npu 0000:.*: firmware 1.0.0 (API 1.0) ready"'
+tap "debugfs shows the firmware log" \
+	sh -c 'grep -q "npu-fw 1.0.0 (api 1.0) ready" /sys/kernel/debug/accel/*/fw_log'
+tap "npu.ko unloads" scripts/npu-load unload
+tap "npu.ko loads again after unloading" scripts/npu-load
+
 # The guest kernel must not have complained about anything we did.
 if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|lockdep' >/dev/null; then
 	echo "not ok - guest kernel log is free of WARN, BUG, oops and lockdep reports"

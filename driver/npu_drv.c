@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * npu_drv.c - PCI probe and remove, the DRM accel device, per-file
+ * contexts and the query ioctl of the npu driver.
+ */
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
+
+#include "npu_drv.h"
+#include "drm/npu_accel.h"
+
+static int npu_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct npu_device *ndev = to_npu(drm);
+	struct npu_file *nfile;
+	int ret;
+
+	nfile = kzalloc(sizeof(*nfile), GFP_KERNEL);
+	if (!nfile)
+		return -ENOMEM;
+	nfile->ndev = ndev;
+	mutex_init(&nfile->mmu_lock);
+	mutex_init(&nfile->fence_lock);
+	INIT_LIST_HEAD(&nfile->maps);
+	drm_mm_init(&nfile->va, NPU_VA_START, NPU_VA_END - NPU_VA_START);
+
+	ret = npu_mmu_ctx_init(nfile);
+	if (ret)
+		goto err_free;
+	ret = npu_file_entities_init(nfile);
+	if (ret)
+		goto err_ctx;
+	file->driver_priv = nfile;
+	return 0;
+
+err_ctx:
+	npu_mmu_ctx_fini(nfile);
+err_free:
+	drm_mm_takedown(&nfile->va);
+	mutex_destroy(&nfile->fence_lock);
+	mutex_destroy(&nfile->mmu_lock);
+	kfree(nfile);
+	return ret;
+}
+
+static void npu_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct npu_file *nfile = file->driver_priv;
+
+	/* Jobs first: nothing may run in the context once it is gone. */
+	npu_file_entities_fini(nfile);
+	npu_gem_file_release(nfile);
+	npu_mmu_ctx_fini(nfile);
+	drm_mm_takedown(&nfile->va);
+	mutex_destroy(&nfile->fence_lock);
+	mutex_destroy(&nfile->mmu_lock);
+	kfree(nfile);
+}
+
+static int npu_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct npu_device *ndev = to_npu(drm);
+	struct drm_npu_query *q = data;
+	struct drm_npu_device_info info = {};
+	int idx, ret = 0;
+
+	if (q->type != DRM_NPU_QUERY_DEVICE)
+		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+
+	info.hw_version = npu_rd(ndev, NPU_REG_HW_VERSION);
+	info.fw_version = ndev->fw_version;
+	info.fw_api = ndev->fw_api;
+	info.fw_caps = ndev->fw_caps;
+	info.cmd_caps = ndev->cmd_caps;
+	info.num_rings = NPU_NUM_RINGS;
+	info.max_contexts = NPU_MAX_CONTEXTS;
+	info.sram_size = npu_rd(ndev, NPU_REG_SRAM_SIZE);
+	info.va_start = NPU_VA_START;
+	info.va_end = NPU_VA_END;
+	info.page_size = NPU_PAGE_SIZE;
+	info.max_bo_size = NPU_MAX_BO_SIZE;
+	info.max_cmd_size = NPU_MAX_CMDBUF_SIZE;
+	info.max_bos_per_job = NPU_MAX_BOS_PER_JOB;
+	info.max_syncs_per_job = NPU_MAX_SYNCS_PER_JOB;
+
+	if (q->size && copy_to_user(u64_to_user_ptr(q->data), &info,
+				    min_t(u32, q->size, sizeof(info))))
+		ret = -EFAULT;
+	q->size = sizeof(info);
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static const struct drm_ioctl_desc npu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(NPU_QUERY, npu_ioctl_query, 0),
+	DRM_IOCTL_DEF_DRV(NPU_BO_CREATE, npu_ioctl_bo_create, 0),
+	DRM_IOCTL_DEF_DRV(NPU_BO_INFO, npu_ioctl_bo_info, 0),
+	DRM_IOCTL_DEF_DRV(NPU_SUBMIT, npu_ioctl_submit, 0),
+};
+
+DEFINE_DRM_ACCEL_FOPS(npu_fops);
+
+static const struct drm_driver npu_drm_driver = {
+	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM | DRIVER_SYNCOBJ |
+			   DRIVER_SYNCOBJ_TIMELINE,
+	.open = npu_open,
+	.postclose = npu_postclose,
+	.gem_create_object = npu_gem_create_object,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.ioctls = npu_ioctls,
+	.num_ioctls = ARRAY_SIZE(npu_ioctls),
+	.fops = &npu_fops,
+	.name = "npu",
+	.desc = "Open NPU accelerator",
+	.major = 1,
+	.minor = 0,
+};
+
+static int npu_irqs_init(struct npu_device *ndev)
+{
+	struct pci_dev *pdev = ndev->pdev;
+	int ret, r;
+
+	ret = pci_alloc_irq_vectors(pdev, NPU_NUM_VECTORS, NPU_NUM_VECTORS, PCI_IRQ_MSIX);
+	if (ret < 0)
+		return dev_err_probe(&pdev->dev, ret, "cannot allocate %d MSI-X vectors\n",
+				     NPU_NUM_VECTORS);
+	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, NPU_IRQ_FW), npu_fw_irq,
+			       0, "npu-fw", ndev);
+	if (!ret)
+		ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, NPU_IRQ_MMU),
+				       npu_mmu_irq, 0, "npu-mmu", ndev);
+	for (r = 0; !ret && r < NPU_NUM_RINGS; r++)
+		ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, NPU_IRQ_RING(r)),
+				       npu_ring_irq, 0, ndev->ring[r].name, &ndev->ring[r]);
+	if (ret)
+		dev_err(&pdev->dev, "cannot request interrupts: %d\n", ret);
+	return ret;
+}
+
+static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct npu_device *ndev;
+	u32 hwid, hwver;
+	int ret;
+
+	ndev = devm_drm_dev_alloc(&pdev->dev, &npu_drm_driver, struct npu_device, drm);
+	if (IS_ERR(ndev))
+		return PTR_ERR(ndev);
+	ndev->pdev = pdev;
+	pci_set_drvdata(pdev, ndev);
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return dev_err_probe(&pdev->dev, ret, "cannot enable the device\n");
+	ndev->regs = pcim_iomap_region(pdev, 0, "npu");
+	if (IS_ERR(ndev->regs))
+		return dev_err_probe(&pdev->dev, PTR_ERR(ndev->regs), "cannot map BAR0\n");
+
+	hwid = npu_rd(ndev, NPU_REG_ID);
+	hwver = npu_rd(ndev, NPU_REG_HW_VERSION);
+	if (hwid != NPU_ID_MAGIC || hwver >> 16 != NPU_HW_VERSION_MAJOR) {
+		dev_err(&pdev->dev, "unsupported device: id %#x, hardware version %#x\n",
+			hwid, hwver);
+		return -ENODEV;
+	}
+	/* Page table entries hold 52-bit bus addresses. */
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(52));
+	if (ret)
+		return dev_err_probe(&pdev->dev, ret, "no usable DMA mask\n");
+	pci_set_master(pdev);
+	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
+
+	ret = npu_mmu_init(ndev);
+	if (ret)
+		return ret;
+	ret = npu_rings_init(ndev);
+	if (ret)
+		return ret;
+	ret = npu_irqs_init(ndev);
+	if (ret)
+		goto err_rings;
+	ret = npu_fw_init(ndev);
+	if (ret)
+		goto err_rings;
+	ret = npu_fw_boot(ndev);
+	if (ret)
+		goto err_rings;
+	npu_debugfs_init(ndev);
+	ret = drm_dev_register(&ndev->drm, 0);
+	if (ret) {
+		dev_err(&pdev->dev, "cannot register the DRM device: %d\n", ret);
+		goto err_fw;
+	}
+	return 0;
+
+err_fw:
+	npu_fw_stop(ndev);
+err_rings:
+	npu_rings_fini(ndev);
+	return ret;
+}
+
+static void npu_remove(struct pci_dev *pdev)
+{
+	struct npu_device *ndev = pci_get_drvdata(pdev);
+
+	/* New ioctls fail from here on; open files keep their references. */
+	drm_dev_unplug(&ndev->drm);
+	npu_fw_stop(ndev);
+	npu_rings_fini(ndev);
+}
+
+static const struct pci_device_id npu_pci_ids[] = {
+	{ PCI_DEVICE(NPU_PCI_VENDOR_ID, NPU_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, npu_pci_ids);
+
+static struct pci_driver npu_pci_driver = {
+	.name = "npu",
+	.id_table = npu_pci_ids,
+	.probe = npu_probe,
+	.remove = npu_remove,
+};
+module_pci_driver(npu_pci_driver);
+
+MODULE_DESCRIPTION("DRM accel driver for the open NPU");
+MODULE_LICENSE("Dual MIT/GPL");
+MODULE_FIRMWARE("npu/npu-fw.bin");

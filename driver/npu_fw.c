@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * npu_fw.c - loading, checking and booting the NPU firmware, the ready
+ * handshake, and the firmware's log and status in debugfs.
+ */
+#include <linux/crc32.h>
+#include <linux/dma-mapping.h>
+#include <linux/firmware.h>
+#include <linux/iopoll.h>
+#include <linux/seq_file.h>
+#include <drm/drm_debugfs.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_print.h>
+
+#include "npu_drv.h"
+
+#define NPU_FW_NAME "npu/npu-fw.bin"
+
+static const char *const boot_errors[] = {
+	[NPU_BOOT_NONE] = "no boot attempted",
+	[NPU_BOOT_OK] = "ok",
+	[NPU_BOOT_ERR_DMA] = "image unreadable (DMA error)",
+	[NPU_BOOT_ERR_MAGIC] = "bad magic",
+	[NPU_BOOT_ERR_HEADER_VERSION] = "unknown header version",
+	[NPU_BOOT_ERR_SIZE] = "bad size",
+	[NPU_BOOT_ERR_LOAD_ADDR] = "load address or entry outside SRAM",
+	[NPU_BOOT_ERR_CRC] = "CRC mismatch",
+	[NPU_BOOT_ERR_RESERVED] = "reserved fields set",
+	[NPU_BOOT_ERR_BUSY] = "core already running",
+};
+
+/* Check the image before the device sees it; the boot ROM checks again. */
+static int npu_fw_check(struct npu_device *ndev, const struct firmware *fw)
+{
+	struct device *dev = &ndev->pdev->dev;
+	const struct npu_fw_header *h = (const void *)fw->data;
+	u32 crc;
+
+	if (fw->size < sizeof(*h)) {
+		dev_err(dev, "%s: %zu bytes, shorter than its header\n", NPU_FW_NAME, fw->size);
+		return -EINVAL;
+	}
+	if (le32_to_cpu(h->magic) != NPU_FW_MAGIC ||
+	    le16_to_cpu(h->header_version) != NPU_FW_HEADER_VERSION ||
+	    le16_to_cpu(h->header_size) != sizeof(*h)) {
+		dev_err(dev, "%s: not an NPU firmware image (magic %#x, header version %u)\n",
+			NPU_FW_NAME, le32_to_cpu(h->magic), le16_to_cpu(h->header_version));
+		return -EINVAL;
+	}
+	if (le32_to_cpu(h->payload_size) != fw->size - sizeof(*h) ||
+	    fw->size > SZ_16M) {
+		dev_err(dev, "%s: payload of %u bytes in a file of %zu bytes\n",
+			NPU_FW_NAME, le32_to_cpu(h->payload_size), fw->size);
+		return -EINVAL;
+	}
+	crc = ~crc32_le(~0u, fw->data + sizeof(*h), fw->size - sizeof(*h));
+	if (crc != le32_to_cpu(h->payload_crc32)) {
+		dev_err(dev, "%s: CRC %#x, header says %#x\n", NPU_FW_NAME, crc,
+			le32_to_cpu(h->payload_crc32));
+		return -EINVAL;
+	}
+	if (le16_to_cpu(h->api_major) != NPU_FW_API_MAJOR ||
+	    le16_to_cpu(h->api_minor) < NPU_FW_API_MINOR) {
+		dev_err(dev, "%s: firmware API %u.%u, driver needs %u.%u or a later minor\n",
+			NPU_FW_NAME, le16_to_cpu(h->api_major), le16_to_cpu(h->api_minor),
+			NPU_FW_API_MAJOR, NPU_FW_API_MINOR);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int npu_fw_init(struct npu_device *ndev)
+{
+	struct device *dev = &ndev->pdev->dev;
+	const struct firmware *fw;
+	int ret;
+
+	ret = request_firmware(&fw, NPU_FW_NAME, dev);
+	if (ret) {
+		dev_err(dev, "cannot load %s: %d\n", NPU_FW_NAME, ret);
+		return ret;
+	}
+	ret = npu_fw_check(ndev, fw);
+	if (ret)
+		goto out;
+	ndev->fw_image = dmam_alloc_coherent(dev, fw->size, &ndev->fw_image_dma, GFP_KERNEL);
+	ndev->boot_params = dmam_alloc_coherent(dev, sizeof(*ndev->boot_params),
+						&ndev->boot_params_dma, GFP_KERNEL);
+	ndev->log = dmam_alloc_coherent(dev, NPU_LOG_SIZE, &ndev->log_dma, GFP_KERNEL);
+	if (!ndev->fw_image || !ndev->boot_params || !ndev->log) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(ndev->fw_image, fw->data, fw->size);
+	ndev->fw_image_size = fw->size;
+out:
+	release_firmware(fw);
+	return ret;
+}
+
+static bool npu_fw_settled(struct npu_device *ndev)
+{
+	u32 st = npu_rd(ndev, NPU_REG_STATUS);
+	u32 fw = npu_rd(ndev, NPU_REG_FW_STATUS);
+
+	return st != NPU_STATUS_RUNNING || fw == NPU_FW_STATE_READY || fw == NPU_FW_STATE_ERROR;
+}
+
+int npu_fw_boot(struct npu_device *ndev)
+{
+	struct device *dev = &ndev->pdev->dev;
+	struct npu_boot_params *bp = ndev->boot_params;
+	u32 st, boot, fwst, api, ver;
+	bool settled;
+
+	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
+	npu_mmu_hw_init(ndev);
+	npu_rings_hw_init(ndev);
+
+	memset(bp, 0, sizeof(*bp));
+	bp->magic = cpu_to_le32(NPU_BOOT_PARAMS_MAGIC);
+	bp->version = cpu_to_le16(NPU_BOOT_PARAMS_VERSION);
+	bp->size = cpu_to_le16(sizeof(*bp));
+	bp->log_addr = cpu_to_le64(ndev->log_dma);
+	bp->log_size = cpu_to_le32(NPU_LOG_SIZE);
+	bp->heartbeat_ms = cpu_to_le32(NPU_FW_HEARTBEAT_MS_DEFAULT);
+
+	npu_wr(ndev, NPU_REG_FW_ADDR_LO, lower_32_bits(ndev->fw_image_dma));
+	npu_wr(ndev, NPU_REG_FW_ADDR_HI, upper_32_bits(ndev->fw_image_dma));
+	npu_wr(ndev, NPU_REG_FW_SIZE, ndev->fw_image_size);
+	npu_wr(ndev, NPU_REG_BOOT_PARAMS_LO, lower_32_bits(ndev->boot_params_dma));
+	npu_wr(ndev, NPU_REG_BOOT_PARAMS_HI, upper_32_bits(ndev->boot_params_dma));
+	npu_wr(ndev, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_BOOT);
+
+	/* The core is emulated and may be slow: poll, sleeping, with a bound. */
+	read_poll_timeout(npu_fw_settled, settled, settled, 1000,
+			  NPU_BOOT_TIMEOUT_MS * 1000, false, ndev);
+	st = npu_rd(ndev, NPU_REG_STATUS);
+	boot = npu_rd(ndev, NPU_REG_BOOT_STATUS);
+	fwst = npu_rd(ndev, NPU_REG_FW_STATUS);
+	if (boot != NPU_BOOT_OK) {
+		dev_err(dev, "boot ROM rejected the firmware: %s (%u)\n",
+			boot < ARRAY_SIZE(boot_errors) && boot_errors[boot] ?
+			boot_errors[boot] : "unknown", boot);
+		return -EIO;
+	}
+	if (st == NPU_STATUS_CRASHED) {
+		dev_err(dev, "firmware crashed while booting: fault %u at pc %#x, address %#x\n",
+			npu_rd(ndev, NPU_REG_CORE_FAULT), npu_rd(ndev, NPU_REG_CORE_FAULT_PC),
+			npu_rd(ndev, NPU_REG_CORE_FAULT_ADDR));
+		return -EIO;
+	}
+	if (fwst == NPU_FW_STATE_ERROR) {
+		dev_err(dev, "firmware failed to initialise: error %u\n",
+			npu_rd(ndev, NPU_REG_FW_ERROR));
+		return -EIO;
+	}
+	if (fwst != NPU_FW_STATE_READY) {
+		dev_err(dev, "firmware not ready after %u ms (status %u, firmware status %u)\n",
+			NPU_BOOT_TIMEOUT_MS, st, fwst);
+		npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_HALT);
+		return -ETIMEDOUT;
+	}
+	api = npu_rd(ndev, NPU_REG_FW_API);
+	ver = npu_rd(ndev, NPU_REG_FW_VERSION);
+	if (api >> 16 != NPU_FW_API_MAJOR || (api & 0xffff) < NPU_FW_API_MINOR) {
+		dev_err(dev, "running firmware reports API %u.%u, driver needs %u.%u\n",
+			api >> 16, api & 0xffff, NPU_FW_API_MAJOR, NPU_FW_API_MINOR);
+		npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_HALT);
+		return -EINVAL;
+	}
+	ndev->fw_version = ver;
+	ndev->fw_api = api;
+	ndev->fw_caps = npu_rd(ndev, NPU_REG_FW_CAPS);
+	ndev->cmd_caps = npu_rd(ndev, NPU_REG_FW_CMD_CAPS);
+	dev_info(dev, "firmware %u.%u.%u (API %u.%u) ready, %u rings\n",
+		 ver >> 16, (ver >> 8) & 0xff, ver & 0xff, api >> 16, api & 0xffff,
+		 npu_rd(ndev, NPU_REG_NUM_RINGS));
+	return 0;
+}
+
+void npu_fw_stop(struct npu_device *ndev)
+{
+	npu_wr(ndev, NPU_REG_IRQ_MASK, 0);
+	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
+}
+
+irqreturn_t npu_fw_irq(int irq, void *arg)
+{
+	struct npu_device *ndev = arg;
+
+	if (!(npu_rd(ndev, NPU_REG_IRQ_STATUS) & BIT(NPU_IRQ_FW)))
+		return IRQ_NONE;
+	npu_wr(ndev, NPU_REG_IRQ_STATUS, BIT(NPU_IRQ_FW));
+	if (npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED)
+		dev_err_ratelimited(&ndev->pdev->dev,
+				    "firmware crashed: fault %u at pc %#x\n",
+				    npu_rd(ndev, NPU_REG_CORE_FAULT),
+				    npu_rd(ndev, NPU_REG_CORE_FAULT_PC));
+	else if (npu_rd(ndev, NPU_REG_FW_ERROR))
+		dev_warn_ratelimited(&ndev->pdev->dev, "firmware reports error %u\n",
+				     npu_rd(ndev, NPU_REG_FW_ERROR));
+	return IRQ_HANDLED;
+}
+
+/* The firmware's log ring: the last min(WPTR, size) bytes before WPTR. */
+static int npu_fw_log_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct npu_device *ndev = to_npu(entry->dev);
+	u32 wptr, n, i;
+	int idx;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return -ENODEV;
+	wptr = npu_rd(ndev, NPU_REG_FW_LOG_WPTR);
+	n = min_t(u32, wptr, NPU_LOG_SIZE);
+	for (i = 0; i < n; i++)
+		seq_putc(m, ndev->log[(wptr - n + i) & (NPU_LOG_SIZE - 1)]);
+	drm_dev_exit(idx);
+	return 0;
+}
+
+static int npu_status_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct npu_device *ndev = to_npu(entry->dev);
+	int idx, r;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return -ENODEV;
+	seq_printf(m, "status %u boot %u fw_status %u fw_error %u heartbeat %u\n",
+		   npu_rd(ndev, NPU_REG_STATUS), npu_rd(ndev, NPU_REG_BOOT_STATUS),
+		   npu_rd(ndev, NPU_REG_FW_STATUS), npu_rd(ndev, NPU_REG_FW_ERROR),
+		   npu_rd(ndev, NPU_REG_FW_HEARTBEAT));
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		seq_printf(m, "ring %d: head %u tail %u status %u\n", r,
+			   npu_rd(ndev, NPU_RING_REG(r, NPU_RING_HEAD)),
+			   npu_rd(ndev, NPU_RING_REG(r, NPU_RING_TAIL)),
+			   npu_rd(ndev, NPU_RING_REG(r, NPU_RING_STATUS)));
+	seq_printf(m, "mmu fault status %#x ctx %u va %#llx info %#x\n",
+		   npu_rd(ndev, NPU_REG_MMU_FAULT_STATUS), npu_rd(ndev, NPU_REG_MMU_FAULT_CTX),
+		   (u64)npu_rd(ndev, NPU_REG_MMU_FAULT_VA_HI) << 32 |
+		   npu_rd(ndev, NPU_REG_MMU_FAULT_VA_LO),
+		   npu_rd(ndev, NPU_REG_MMU_FAULT_INFO));
+	drm_dev_exit(idx);
+	return 0;
+}
+
+/* Called before drm_dev_register(), which creates the files. */
+void npu_debugfs_init(struct npu_device *ndev)
+{
+	drm_debugfs_add_file(&ndev->drm, "fw_log", npu_fw_log_show, NULL);
+	drm_debugfs_add_file(&ndev->drm, "status", npu_status_show, NULL);
+}

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * npu_gem.c - buffer objects: shmem-backed GEM objects, mapped into the
+ * device address space of every file that holds a handle to them
+ * (created, or imported through PRIME), with the VA returned to userspace.
+ */
+#include <linux/dma-buf.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_prime.h>
+
+#include "npu_drv.h"
+#include "drm/npu_accel.h"
+
+static struct npu_bo_map *npu_bo_find_map(struct npu_bo *bo, struct npu_file *nfile)
+{
+	struct npu_bo_map *map;
+
+	lockdep_assert_held(&nfile->ndev->map_lock);
+	list_for_each_entry(map, &bo->maps, bo_link)
+		if (map->file == nfile)
+			return map;
+	return NULL;
+}
+
+u64 npu_bo_va(struct npu_bo *bo, struct npu_file *nfile)
+{
+	struct npu_bo_map *map;
+	u64 va = 0;
+
+	mutex_lock(&nfile->ndev->map_lock);
+	map = npu_bo_find_map(bo, nfile);
+	if (map)
+		va = map->node.start;
+	mutex_unlock(&nfile->ndev->map_lock);
+	return va;
+}
+
+/* A handle of @file now refers to @obj: make sure it is mapped there. */
+static int npu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct npu_file *nfile = file->driver_priv;
+	struct npu_device *ndev = nfile->ndev;
+	struct npu_bo *bo = to_npu_bo(obj);
+	struct npu_bo_map *map;
+	struct sg_table *sgt;
+	int ret = 0;
+
+	mutex_lock(&ndev->map_lock);
+	if (npu_bo_find_map(bo, nfile))
+		goto out;
+	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
+	if (IS_ERR(sgt)) {
+		ret = PTR_ERR(sgt);
+		goto out;
+	}
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	map->bo = bo;
+	map->file = nfile;
+	mutex_lock(&nfile->mmu_lock);
+	/* One unmapped guard page after each buffer turns overruns into faults. */
+	ret = drm_mm_insert_node_generic(&nfile->va, &map->node, obj->size + NPU_PAGE_SIZE,
+					 NPU_PAGE_SIZE, 0, 0);
+	if (!ret) {
+		ret = npu_mmu_map_sgt(nfile, map->node.start, sgt, obj->size);
+		if (ret)
+			drm_mm_remove_node(&map->node);
+	}
+	mutex_unlock(&nfile->mmu_lock);
+	if (ret) {
+		kfree(map);
+		goto out;
+	}
+	list_add(&map->bo_link, &bo->maps);
+	list_add(&map->file_link, &nfile->maps);
+out:
+	mutex_unlock(&ndev->map_lock);
+	return ret;
+}
+
+/* Caller holds map_lock; @unmap is false when the whole context goes away. */
+static void npu_bo_map_destroy(struct npu_bo_map *map, bool unmap)
+{
+	struct npu_file *nfile = map->file;
+
+	mutex_lock(&nfile->mmu_lock);
+	if (unmap)
+		npu_mmu_unmap(nfile, map->node.start, map->bo->base.base.size);
+	drm_mm_remove_node(&map->node);
+	mutex_unlock(&nfile->mmu_lock);
+	list_del(&map->bo_link);
+	list_del(&map->file_link);
+	kfree(map);
+}
+
+static void npu_gem_free(struct drm_gem_object *obj)
+{
+	struct npu_bo *bo = to_npu_bo(obj);
+	struct npu_device *ndev = to_npu(obj->dev);
+	struct npu_bo_map *map, *tmp;
+
+	mutex_lock(&ndev->map_lock);
+	list_for_each_entry_safe(map, tmp, &bo->maps, bo_link)
+		npu_bo_map_destroy(map, true);
+	mutex_unlock(&ndev->map_lock);
+	drm_gem_shmem_free(&bo->base);
+}
+
+/* The file is closing and its jobs are done: drop all its mappings. */
+void npu_gem_file_release(struct npu_file *nfile)
+{
+	struct npu_bo_map *map, *tmp;
+
+	mutex_lock(&nfile->ndev->map_lock);
+	list_for_each_entry_safe(map, tmp, &nfile->maps, file_link)
+		npu_bo_map_destroy(map, false);
+	mutex_unlock(&nfile->ndev->map_lock);
+}
+
+static const struct drm_gem_object_funcs npu_gem_funcs = {
+	.free = npu_gem_free,
+	.open = npu_gem_open,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+struct drm_gem_object *npu_gem_create_object(struct drm_device *drm, size_t size)
+{
+	struct npu_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&bo->maps);
+	bo->base.base.funcs = &npu_gem_funcs;
+	return &bo->base.base;
+}
+
+int npu_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct npu_file *nfile = file->driver_priv;
+	struct drm_npu_bo_create *args = data;
+	struct drm_gem_shmem_object *shmem;
+	int idx, ret;
+
+	if (args->flags || args->handle || args->va)
+		return -EINVAL;
+	if (!args->size || args->size > NPU_MAX_BO_SIZE)
+		return args->size ? -E2BIG : -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	shmem = drm_gem_shmem_create(drm, PAGE_ALIGN(args->size));
+	if (IS_ERR(shmem)) {
+		ret = PTR_ERR(shmem);
+		goto out;
+	}
+	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
+	if (!ret)
+		args->va = npu_bo_va(to_npu_bo(&shmem->base), nfile);
+	drm_gem_object_put(&shmem->base);
+out:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+int npu_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct npu_file *nfile = file->driver_priv;
+	struct drm_npu_bo_info *args = data;
+	struct drm_gem_object *obj;
+	int idx, ret;
+
+	if (args->pad)
+		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj) {
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = drm_gem_create_mmap_offset(obj);
+	if (!ret) {
+		args->size = obj->size;
+		args->va = npu_bo_va(to_npu_bo(obj), nfile);
+		args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
+	}
+	drm_gem_object_put(obj);
+out:
+	drm_dev_exit(idx);
+	return ret;
+}

@@ -1,0 +1,623 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * npu_job.c - job submission: one drm_sched scheduler per hardware ring,
+ * one entity per ring per file, syncobj dependencies and signals, the
+ * ring interrupt that retires jobs, and timeouts.
+ *
+ * Dma-fence rules: everything a job needs (its hardware fence, BO
+ * references, the vmap of its status buffer, syncobj and chain nodes) is
+ * taken in the submit ioctl; run_job() only writes a ring entry and the
+ * doorbell, under a spinlock, and never allocates or sleeps.
+ */
+#include <linux/dma-fence-chain.h>
+#include <linux/iosys-map.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_syncobj.h>
+
+#include "npu_drv.h"
+#include "drm/npu_accel.h"
+
+struct npu_job {
+	struct drm_sched_job base;
+	struct npu_ring *ring;
+	u32 ctx;
+	u64 cmd_va;
+	u32 cmd_size;
+	u64 seqno;
+	struct dma_fence hw_fence;
+	bool hw_fence_init;
+
+	struct drm_gem_object *cmd_bo;
+	struct drm_gem_object **bos;
+	u32 bo_count;
+
+	struct drm_gem_object *status_bo;
+	struct iosys_map status_map;
+	u32 status_offset;
+
+	u32 out_count;
+	struct drm_syncobj **out_syncobj;
+	struct dma_fence_chain **out_chain;
+	u64 *out_point;
+};
+
+static struct npu_job *to_npu_job(struct drm_sched_job *j)
+{
+	return container_of(j, struct npu_job, base);
+}
+
+static const char *npu_fence_driver_name(struct dma_fence *f)
+{
+	return "npu";
+}
+
+static const char *npu_fence_timeline_name(struct dma_fence *f)
+{
+	struct npu_job *job = container_of(f, struct npu_job, hw_fence);
+
+	return job->ring->name;
+}
+
+/* The job is freed with the last reference to its embedded hardware fence. */
+static void npu_fence_release(struct dma_fence *f)
+{
+	kfree_rcu(container_of(f, struct npu_job, hw_fence), hw_fence.rcu);
+}
+
+static const struct dma_fence_ops npu_fence_ops = {
+	.get_driver_name = npu_fence_driver_name,
+	.get_timeline_name = npu_fence_timeline_name,
+	.release = npu_fence_release,
+};
+
+static const u32 npu_status_map[] = {
+	[NPU_JOB_OK] = DRM_NPU_JOB_OK,
+	[NPU_JOB_INVALID_DESC] = DRM_NPU_JOB_INVALID_CMD,
+	[NPU_JOB_INVALID_CMD] = DRM_NPU_JOB_INVALID_CMD,
+	[NPU_JOB_MMU_FAULT] = DRM_NPU_JOB_MMU_FAULT,
+	[NPU_JOB_BUS_ERROR] = DRM_NPU_JOB_BUS_ERROR,
+	[NPU_JOB_ABORTED] = DRM_NPU_JOB_ABORTED,
+	[NPU_JOB_TIMEOUT] = DRM_NPU_JOB_TIMEOUT,
+};
+
+static int npu_status_errno(u32 status)
+{
+	switch (status) {
+	case DRM_NPU_JOB_OK: return 0;
+	case DRM_NPU_JOB_MMU_FAULT: return -EFAULT;
+	case DRM_NPU_JOB_TIMEOUT: return -ETIMEDOUT;
+	case DRM_NPU_JOB_ABORTED: return -ECANCELED;
+	default: return -EIO;
+	}
+}
+
+/* Write the job's result to its status buffer (any context). */
+static void npu_job_write_result(struct npu_job *job, const struct drm_npu_job_result *res)
+{
+	if (job->status_bo)
+		iosys_map_memcpy_to(&job->status_map, job->status_offset, res, sizeof(*res));
+}
+
+static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
+{
+	struct npu_job *job = to_npu_job(sched_job);
+	struct npu_ring *ring = job->ring;
+	struct npu_device *ndev = ring->ndev;
+	struct npu_job_desc *d;
+	unsigned long flags;
+	u32 idx;
+
+	if (unlikely(sched_job->s_fence->finished.error))
+		return NULL;	/* cancelled before it ran */
+
+	dma_fence_init(&job->hw_fence, &npu_fence_ops, &ring->fence_lock,
+		       ring->fence_context, job->seqno);
+	job->hw_fence_init = true;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	idx = ring->tail % NPU_RING_ENTRIES;
+	d = &ring->desc[idx];
+	memset(d, 0, sizeof(*d));
+	d->job_id = cpu_to_le64(job->seqno);
+	d->cmd_va = cpu_to_le64(job->cmd_va);
+	d->cmd_size = cpu_to_le32(job->cmd_size);
+	d->ctx_id = cpu_to_le32(job->ctx);
+	ring->slot[idx] = job;
+	dma_fence_get(&job->hw_fence);	/* the ring's reference */
+	ring->tail++;
+	dma_wmb();
+	npu_wr(ndev, NPU_RING_REG(ring->idx, NPU_RING_TAIL), ring->tail);
+	spin_unlock_irqrestore(&ring->lock, flags);
+
+	return dma_fence_get(&job->hw_fence);
+}
+
+/* Retire every job the firmware has completed. Called with ring->lock. */
+static void npu_ring_retire(struct npu_ring *ring)
+{
+	struct npu_device *ndev = ring->ndev;
+	u32 hw_head = npu_rd(ndev, NPU_RING_REG(ring->idx, NPU_RING_HEAD));
+
+	lockdep_assert_held(&ring->lock);
+	while (ring->head != hw_head && ring->head != ring->tail) {
+		u32 idx = ring->head % NPU_RING_ENTRIES;
+		struct npu_job *job = ring->slot[idx];
+		const struct npu_job_cmpl *c = &ring->cmpl[idx];
+		struct drm_npu_job_result res = {};
+		u32 st = le32_to_cpu(c->status);
+
+		ring->slot[idx] = NULL;
+		ring->head++;
+		if (WARN_ON_ONCE(!job))
+			continue;
+		res.status = st < ARRAY_SIZE(npu_status_map) ? npu_status_map[st]
+							     : DRM_NPU_JOB_BUS_ERROR;
+		if (le64_to_cpu(c->job_id) != job->seqno)
+			res.status = DRM_NPU_JOB_BUS_ERROR;	/* not ours: trust nothing */
+		res.error_offset = le32_to_cpu(c->error_offset);
+		res.fault_va = le64_to_cpu(c->fault_va);
+		res.start_ns = le64_to_cpu(c->start_ns);
+		res.end_ns = le64_to_cpu(c->end_ns);
+		res.cycles = le64_to_cpu(c->cycles);
+		res.bytes = le64_to_cpu(c->bytes);
+		res.seqno = job->seqno;
+		npu_job_write_result(job, &res);
+		if (res.status != DRM_NPU_JOB_OK)
+			dma_fence_set_error(&job->hw_fence, npu_status_errno(res.status));
+		dma_fence_signal(&job->hw_fence);
+		dma_fence_put(&job->hw_fence);
+	}
+}
+
+irqreturn_t npu_ring_irq(int irq, void *arg)
+{
+	struct npu_ring *ring = arg;
+	struct npu_device *ndev = ring->ndev;
+	unsigned long flags;
+
+	if (!(npu_rd(ndev, NPU_REG_IRQ_STATUS) & BIT(NPU_IRQ_RING(ring->idx))))
+		return IRQ_NONE;
+	/* Clear first: completions after this read raise a new interrupt. */
+	npu_wr(ndev, NPU_REG_IRQ_STATUS, BIT(NPU_IRQ_RING(ring->idx)));
+	spin_lock_irqsave(&ring->lock, flags);
+	npu_ring_retire(ring);
+	spin_unlock_irqrestore(&ring->lock, flags);
+	return IRQ_HANDLED;
+}
+
+/* Fail every job on the hardware of @ring. Caller holds reset_lock. */
+static void npu_ring_fail_all(struct npu_ring *ring, struct npu_job *bad)
+{
+	struct drm_npu_job_result res = {};
+	unsigned long flags;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	npu_ring_retire(ring);		/* what did finish keeps its result */
+	while (ring->head != ring->tail) {
+		u32 idx = ring->head++ % NPU_RING_ENTRIES;
+		struct npu_job *j = ring->slot[idx];
+
+		ring->slot[idx] = NULL;
+		if (!j)
+			continue;
+		res.seqno = j->seqno;
+		res.status = j == bad ? DRM_NPU_JOB_TIMEOUT : DRM_NPU_JOB_ABORTED;
+		npu_job_write_result(j, &res);
+		dma_fence_set_error(&j->hw_fence, npu_status_errno(res.status));
+		dma_fence_signal(&j->hw_fence);
+		dma_fence_put(&j->hw_fence);
+	}
+	ring->head = ring->tail = 0;
+	spin_unlock_irqrestore(&ring->lock, flags);
+}
+
+/*
+ * Timeouts act on progress: if the firmware's heartbeat and this ring's
+ * HEAD both moved since the last check, the device is slow, not hung, and
+ * the job gets more time. Otherwise the whole device is recovered: every
+ * scheduler stopped, every job on the hardware failed (TIMEOUT for the
+ * culprit, ABORTED for the others), the device reset and the firmware
+ * rebooted, the schedulers restarted.
+ */
+static enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
+{
+	struct npu_job *job = to_npu_job(sched_job);
+	struct npu_ring *ring = job->ring;
+	struct npu_device *ndev = ring->ndev;
+	u32 head, beat;
+	unsigned long flags;
+	int r;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	npu_ring_retire(ring);		/* maybe only an interrupt was lost */
+	spin_unlock_irqrestore(&ring->lock, flags);
+	if (dma_fence_is_signaled(&job->hw_fence))
+		return DRM_GPU_SCHED_STAT_NOMINAL;
+
+	head = npu_rd(ndev, NPU_RING_REG(ring->idx, NPU_RING_HEAD));
+	beat = npu_rd(ndev, NPU_REG_FW_HEARTBEAT);
+	if (npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_RUNNING &&
+	    beat != ring->tdr_beat && head != ring->tdr_head) {
+		ring->tdr_beat = beat;
+		ring->tdr_head = head;
+		return DRM_GPU_SCHED_STAT_NOMINAL;
+	}
+
+	dev_err(&ndev->pdev->dev, "%s: job %llu timed out; resetting the device\n",
+		ring->name, job->seqno);
+	mutex_lock(&ndev->reset_lock);
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		drm_sched_stop(&ndev->ring[r].sched, r == ring->idx ? sched_job : NULL);
+	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		npu_ring_fail_all(&ndev->ring[r], job);
+	if (npu_fw_boot(ndev))
+		dev_err(&ndev->pdev->dev, "firmware reboot after a timeout failed\n");
+	for (r = 0; r < NPU_NUM_RINGS; r++) {
+		ndev->ring[r].tdr_head = 0;
+		ndev->ring[r].tdr_beat = 0;
+		drm_sched_start(&ndev->ring[r].sched);
+	}
+	mutex_unlock(&ndev->reset_lock);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void npu_job_put_resources(struct npu_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++)
+		drm_gem_object_put(job->bos[i]);
+	kvfree(job->bos);
+	if (job->cmd_bo)
+		drm_gem_object_put(job->cmd_bo);
+	if (job->status_bo) {
+		if (!iosys_map_is_null(&job->status_map))
+			drm_gem_vunmap_unlocked(job->status_bo, &job->status_map);
+		drm_gem_object_put(job->status_bo);
+	}
+	for (i = 0; i < job->out_count; i++) {
+		if (job->out_syncobj && job->out_syncobj[i])
+			drm_syncobj_put(job->out_syncobj[i]);
+		if (job->out_chain)
+			dma_fence_chain_free(job->out_chain[i]);
+	}
+	kfree(job->out_syncobj);
+	kfree(job->out_chain);
+	kfree(job->out_point);
+}
+
+static void npu_free_job(struct drm_sched_job *sched_job)
+{
+	struct npu_job *job = to_npu_job(sched_job);
+
+	drm_sched_job_cleanup(sched_job);
+	npu_job_put_resources(job);
+	if (job->hw_fence_init)
+		dma_fence_put(&job->hw_fence);	/* the last put frees the job */
+	else
+		kfree(job);
+}
+
+static const struct drm_sched_backend_ops npu_sched_ops = {
+	.run_job = npu_run_job,
+	.timedout_job = npu_timedout_job,
+	.free_job = npu_free_job,
+};
+
+int npu_rings_init(struct npu_device *ndev)
+{
+	struct device *dev = &ndev->pdev->dev;
+	int r, ret;
+
+	ret = drmm_mutex_init(&ndev->drm, &ndev->reset_lock);
+	if (ret)
+		return ret;
+	for (r = 0; r < NPU_NUM_RINGS; r++) {
+		struct npu_ring *ring = &ndev->ring[r];
+		struct drm_sched_init_args args = {
+			.ops = &npu_sched_ops,
+			.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+			.credit_limit = NPU_RING_ENTRIES,
+			.hang_limit = 0,
+			.timeout = msecs_to_jiffies(NPU_JOB_TIMEOUT_MS),
+			.name = ring->name,
+			.dev = dev,
+		};
+
+		ring->ndev = ndev;
+		ring->idx = r;
+		spin_lock_init(&ring->lock);
+		spin_lock_init(&ring->fence_lock);
+		snprintf(ring->name, sizeof(ring->name), "npu-ring%d", r);
+		ring->desc = dmam_alloc_coherent(dev, NPU_RING_ENTRIES * sizeof(*ring->desc),
+						 &ring->desc_dma, GFP_KERNEL);
+		ring->cmpl = dmam_alloc_coherent(dev, NPU_RING_ENTRIES * sizeof(*ring->cmpl),
+						 &ring->cmpl_dma, GFP_KERNEL);
+		if (!ring->desc || !ring->cmpl) {
+			ret = -ENOMEM;
+			goto err;
+		}
+		ring->fence_context = dma_fence_context_alloc(1);
+		atomic64_set(&ring->seqno, 0);
+		ret = drm_sched_init(&ring->sched, &args);
+		if (ret) {
+			dev_err(dev, "cannot create scheduler %s: %d\n", ring->name, ret);
+			goto err;
+		}
+		ring->sched_ready = true;
+	}
+	return 0;
+err:
+	npu_rings_fini(ndev);
+	return ret;
+}
+
+void npu_rings_hw_init(struct npu_device *ndev)
+{
+	int r;
+
+	for (r = 0; r < NPU_NUM_RINGS; r++) {
+		struct npu_ring *ring = &ndev->ring[r];
+
+		npu_wr(ndev, NPU_RING_REG(r, NPU_RING_BASE_LO), lower_32_bits(ring->desc_dma));
+		npu_wr(ndev, NPU_RING_REG(r, NPU_RING_BASE_HI), upper_32_bits(ring->desc_dma));
+		npu_wr(ndev, NPU_RING_REG(r, NPU_RING_CMPL_LO), lower_32_bits(ring->cmpl_dma));
+		npu_wr(ndev, NPU_RING_REG(r, NPU_RING_CMPL_HI), upper_32_bits(ring->cmpl_dma));
+		npu_wr(ndev, NPU_RING_REG(r, NPU_RING_SIZE), NPU_RING_ENTRIES);
+		ring->head = ring->tail = 0;
+	}
+}
+
+void npu_rings_fini(struct npu_device *ndev)
+{
+	int r;
+
+	for (r = 0; r < NPU_NUM_RINGS; r++) {
+		if (ndev->ring[r].sched_ready)
+			drm_sched_fini(&ndev->ring[r].sched);
+		ndev->ring[r].sched_ready = false;
+	}
+}
+
+int npu_file_entities_init(struct npu_file *nfile)
+{
+	int r, ret;
+
+	for (r = 0; r < NPU_NUM_RINGS; r++) {
+		struct drm_gpu_scheduler *sched = &nfile->ndev->ring[r].sched;
+
+		ret = drm_sched_entity_init(&nfile->entity[r], DRM_SCHED_PRIORITY_NORMAL,
+					    &sched, 1, NULL);
+		if (ret) {
+			while (r--)
+				drm_sched_entity_destroy(&nfile->entity[r]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Wait for the file's jobs; after this nothing runs in its context. */
+void npu_file_entities_fini(struct npu_file *nfile)
+{
+	int r;
+
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		drm_sched_entity_destroy(&nfile->entity[r]);
+	mutex_lock(&nfile->fence_lock);
+	for (r = 0; r < NPU_NUM_RINGS; r++) {
+		if (nfile->last_fence[r]) {
+			dma_fence_wait(nfile->last_fence[r], false);
+			dma_fence_put(nfile->last_fence[r]);
+			nfile->last_fence[r] = NULL;
+		}
+	}
+	mutex_unlock(&nfile->fence_lock);
+}
+
+static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
+			      const struct drm_npu_submit *args)
+{
+	int ret;
+
+	if (!args->bo_count)
+		return args->bos ? -EINVAL : 0;
+	if (args->bo_count > NPU_MAX_BOS_PER_JOB)
+		return -E2BIG;
+	ret = drm_gem_objects_lookup(file, u64_to_user_ptr(args->bos), args->bo_count,
+				     &job->bos);
+	if (!ret)
+		job->bo_count = args->bo_count;
+	return ret;
+}
+
+static int npu_job_add_in_syncs(struct npu_job *job, struct drm_file *file,
+				const struct drm_npu_submit *args)
+{
+	struct drm_npu_sync __user *u = u64_to_user_ptr(args->in_syncs);
+	u32 i;
+
+	if (args->in_sync_count > NPU_MAX_SYNCS_PER_JOB)
+		return -E2BIG;
+	for (i = 0; i < args->in_sync_count; i++) {
+		struct drm_npu_sync s;
+		struct dma_fence *fence;
+		int ret;
+
+		if (copy_from_user(&s, &u[i], sizeof(s)))
+			return -EFAULT;
+		if (s.flags)
+			return -EINVAL;
+		ret = drm_syncobj_find_fence(file, s.handle, s.point, 0, &fence);
+		if (ret)
+			return ret;
+		ret = drm_sched_job_add_dependency(&job->base, fence);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Look up the out syncobjs and allocate chain nodes now, not at signal time. */
+static int npu_job_prepare_out_syncs(struct npu_job *job, struct drm_file *file,
+				     const struct drm_npu_submit *args)
+{
+	struct drm_npu_sync __user *u = u64_to_user_ptr(args->out_syncs);
+	u32 i, n = args->out_sync_count;
+
+	if (n > NPU_MAX_SYNCS_PER_JOB)
+		return -E2BIG;
+	if (!n)
+		return 0;
+	job->out_syncobj = kcalloc(n, sizeof(*job->out_syncobj), GFP_KERNEL);
+	job->out_chain = kcalloc(n, sizeof(*job->out_chain), GFP_KERNEL);
+	job->out_point = kcalloc(n, sizeof(*job->out_point), GFP_KERNEL);
+	if (!job->out_syncobj || !job->out_chain || !job->out_point)
+		return -ENOMEM;
+	job->out_count = n;
+	for (i = 0; i < n; i++) {
+		struct drm_npu_sync s;
+
+		if (copy_from_user(&s, &u[i], sizeof(s)))
+			return -EFAULT;
+		if (s.flags)
+			return -EINVAL;
+		job->out_syncobj[i] = drm_syncobj_find(file, s.handle);
+		if (!job->out_syncobj[i])
+			return -ENOENT;
+		job->out_point[i] = s.point;
+		if (s.point) {
+			job->out_chain[i] = dma_fence_chain_alloc();
+			if (!job->out_chain[i])
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int npu_job_status_bo(struct npu_job *job, struct drm_file *file,
+			     const struct drm_npu_submit *args)
+{
+	struct drm_npu_job_result pending = {};
+	int ret;
+
+	if (!args->status_handle)
+		return args->status_offset ? -EINVAL : 0;
+	if (!IS_ALIGNED(args->status_offset, 8))
+		return -EINVAL;
+	job->status_bo = drm_gem_object_lookup(file, args->status_handle);
+	if (!job->status_bo)
+		return -ENOENT;
+	if (args->status_offset > job->status_bo->size ||
+	    job->status_bo->size - args->status_offset < sizeof(struct drm_npu_job_result))
+		return -ERANGE;
+	ret = drm_gem_vmap_unlocked(job->status_bo, &job->status_map);
+	if (ret) {
+		iosys_map_clear(&job->status_map);
+		return ret;
+	}
+	job->status_offset = args->status_offset;
+	npu_job_write_result(job, &pending);
+	return 0;
+}
+
+/* The command buffer must lie in a BO of this file, inside the BO. */
+static int npu_job_cmd(struct npu_job *job, struct drm_file *file,
+		       const struct drm_npu_submit *args)
+{
+	struct npu_file *nfile = file->driver_priv;
+	struct drm_gem_object *obj;
+	u64 va;
+
+	if (!args->cmd_size || !IS_ALIGNED(args->cmd_size, 8) ||
+	    !IS_ALIGNED(args->cmd_offset, 8))
+		return -EINVAL;
+	if (args->cmd_size > NPU_MAX_CMDBUF_SIZE)
+		return -E2BIG;
+	obj = drm_gem_object_lookup(file, args->cmd_handle);
+	if (!obj)
+		return -ENOENT;
+	job->cmd_bo = obj;	/* the job keeps its command buffer */
+	va = npu_bo_va(to_npu_bo(obj), nfile);
+	if ((u64)args->cmd_offset + args->cmd_size > obj->size || !va)
+		return -ERANGE;
+	job->cmd_va = va + args->cmd_offset;
+	job->cmd_size = args->cmd_size;
+	return 0;
+}
+
+int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct npu_file *nfile = file->driver_priv;
+	struct npu_device *ndev = to_npu(drm);
+	struct drm_npu_submit *args = data;
+	struct dma_fence *finished;
+	struct npu_ring *ring;
+	struct npu_job *job;
+	int idx, ret;
+	u32 i;
+
+	if (args->flags || args->seqno)
+		return -EINVAL;
+	if (args->ring >= NPU_NUM_RINGS)
+		return -EINVAL;
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	ring = &ndev->ring[args->ring];
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	job->ring = ring;
+	job->ctx = nfile->ctx;
+	ret = drm_sched_job_init(&job->base, &nfile->entity[args->ring], 1, nfile, 0);
+	if (ret) {
+		kfree(job);
+		goto out;
+	}
+	ret = npu_job_cmd(job, file, args);
+	if (!ret)
+		ret = npu_job_lookup_bos(job, file, args);
+	if (!ret)
+		ret = npu_job_status_bo(job, file, args);
+	if (!ret)
+		ret = npu_job_prepare_out_syncs(job, file, args);
+	if (!ret)
+		ret = npu_job_add_in_syncs(job, file, args);
+	if (ret)
+		goto err_job;
+
+	mutex_lock(&nfile->fence_lock);
+	drm_sched_job_arm(&job->base);
+	job->seqno = atomic64_inc_return(&ring->seqno);
+	finished = dma_fence_get(&job->base.s_fence->finished);
+	for (i = 0; i < job->out_count; i++) {
+		if (job->out_point[i]) {
+			drm_syncobj_add_point(job->out_syncobj[i], job->out_chain[i],
+					      finished, job->out_point[i]);
+			job->out_chain[i] = NULL;	/* owned by the syncobj now */
+		} else {
+			drm_syncobj_replace_fence(job->out_syncobj[i], finished);
+		}
+	}
+	dma_fence_put(nfile->last_fence[args->ring]);
+	nfile->last_fence[args->ring] = dma_fence_get(finished);
+	args->seqno = job->seqno;
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&nfile->fence_lock);
+	dma_fence_put(finished);
+	goto out;
+
+err_job:
+	drm_sched_job_cleanup(&job->base);
+	npu_job_put_resources(job);
+	kfree(job);
+out:
+	drm_dev_exit(idx);
+	return ret;
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * npu_mmu.c - the device MMU: one context (address space) per open file,
+ * the context table, three-level page tables the driver writes, and the
+ * MMU fault interrupt.
+ */
+#include <linux/dma-mapping.h>
+#include <linux/scatterlist.h>
+#include <drm/drm_managed.h>
+
+#include "npu_drv.h"
+
+static void npu_ida_fini(struct drm_device *drm, void *ptr)
+{
+	ida_destroy(ptr);
+}
+
+int npu_mmu_init(struct npu_device *ndev)
+{
+	struct device *dev = &ndev->pdev->dev;
+	int ret;
+
+	ret = drmm_mutex_init(&ndev->drm, &ndev->ctx_lock);
+	if (!ret)
+		ret = drmm_mutex_init(&ndev->drm, &ndev->map_lock);
+	if (ret)
+		return ret;
+	ida_init(&ndev->ctx_ida);
+	ret = drmm_add_action_or_reset(&ndev->drm, npu_ida_fini, &ndev->ctx_ida);
+	if (ret)
+		return ret;
+	ndev->ctx_table = dmam_alloc_coherent(dev, NPU_MAX_CONTEXTS * sizeof(*ndev->ctx_table),
+					      &ndev->ctx_table_dma, GFP_KERNEL);
+	return ndev->ctx_table ? 0 : -ENOMEM;
+}
+
+void npu_mmu_hw_init(struct npu_device *ndev)
+{
+	npu_wr(ndev, NPU_REG_MMU_CTX_TABLE_LO, lower_32_bits(ndev->ctx_table_dma));
+	npu_wr(ndev, NPU_REG_MMU_CTX_TABLE_HI, upper_32_bits(ndev->ctx_table_dma));
+	npu_wr(ndev, NPU_REG_MMU_CTX_COUNT, NPU_MAX_CONTEXTS);
+	npu_wr(ndev, NPU_REG_MMU_FAULT_ACK, 1);
+}
+
+static struct npu_pt *npu_pt_alloc(struct device *dev, int level)
+{
+	struct npu_pt *pt = kzalloc(sizeof(*pt), GFP_KERNEL);
+
+	if (!pt)
+		return NULL;
+	pt->cpu = dma_alloc_coherent(dev, NPU_PAGE_SIZE, &pt->dma, GFP_KERNEL);
+	if (pt->cpu && level > 0)
+		pt->child = kcalloc(NPU_PT_ENTRIES, sizeof(*pt->child), GFP_KERNEL);
+	if (!pt->cpu || (level > 0 && !pt->child)) {
+		if (pt->cpu)
+			dma_free_coherent(dev, NPU_PAGE_SIZE, pt->cpu, pt->dma);
+		kfree(pt);
+		return NULL;
+	}
+	return pt;
+}
+
+static void npu_pt_free(struct device *dev, struct npu_pt *pt, int level)
+{
+	int i;
+
+	if (!pt)
+		return;
+	for (i = 0; level > 0 && i < NPU_PT_ENTRIES; i++)
+		npu_pt_free(dev, pt->child[i], level - 1);
+	kfree(pt->child);
+	dma_free_coherent(dev, NPU_PAGE_SIZE, pt->cpu, pt->dma);
+	kfree(pt);
+}
+
+int npu_mmu_ctx_init(struct npu_file *nfile)
+{
+	struct npu_device *ndev = nfile->ndev;
+	struct npu_ctx_entry *ce;
+	int id;
+
+	nfile->root = npu_pt_alloc(&ndev->pdev->dev, NPU_PT_LEVELS - 1);
+	if (!nfile->root)
+		return -ENOMEM;
+	mutex_lock(&ndev->ctx_lock);
+	id = ida_alloc_max(&ndev->ctx_ida, NPU_MAX_CONTEXTS - 1, GFP_KERNEL);
+	if (id >= 0) {
+		ce = &ndev->ctx_table[id];
+		ce->pt_root = cpu_to_le64(nfile->root->dma);
+		ce->reserved = 0;
+		dma_wmb();
+		WRITE_ONCE(ce->flags, cpu_to_le32(NPU_CTX_VALID));
+		npu_wr(ndev, NPU_REG_MMU_INVALIDATE, id);
+	}
+	mutex_unlock(&ndev->ctx_lock);
+	if (id < 0) {
+		npu_pt_free(&ndev->pdev->dev, nfile->root, NPU_PT_LEVELS - 1);
+		return id == -ENOSPC ? -EBUSY : id;	/* all contexts in use */
+	}
+	nfile->ctx = id;
+	return 0;
+}
+
+void npu_mmu_ctx_fini(struct npu_file *nfile)
+{
+	struct npu_device *ndev = nfile->ndev;
+	struct npu_ctx_entry *ce = &ndev->ctx_table[nfile->ctx];
+
+	mutex_lock(&ndev->ctx_lock);
+	WRITE_ONCE(ce->flags, 0);
+	dma_wmb();
+	ce->pt_root = 0;
+	npu_wr(ndev, NPU_REG_MMU_INVALIDATE, nfile->ctx);
+	ida_free(&ndev->ctx_ida, nfile->ctx);
+	mutex_unlock(&ndev->ctx_lock);
+	npu_pt_free(&ndev->pdev->dev, nfile->root, NPU_PT_LEVELS - 1);
+	nfile->root = NULL;
+}
+
+/* The level-0 entry for @va, creating tables on the way when @create. */
+static u64 *npu_pte(struct npu_file *nfile, u64 va, bool create)
+{
+	struct device *dev = &nfile->ndev->pdev->dev;
+	struct npu_pt *pt = nfile->root;
+	int level;
+
+	for (level = NPU_PT_LEVELS - 1; level > 0; level--) {
+		unsigned int i = (va >> (NPU_PAGE_SHIFT + 9 * level)) & (NPU_PT_ENTRIES - 1);
+
+		if (!pt->child[i]) {
+			if (!create)
+				return NULL;
+			pt->child[i] = npu_pt_alloc(dev, level - 1);
+			if (!pt->child[i])
+				return NULL;
+			pt->cpu[i] = cpu_to_le64(pt->child[i]->dma | NPU_PTE_V);
+		}
+		pt = pt->child[i];
+	}
+	return &pt->cpu[(va >> NPU_PAGE_SHIFT) & (NPU_PT_ENTRIES - 1)];
+}
+
+static void npu_mmu_clear(struct npu_file *nfile, u64 va, u64 size)
+{
+	u64 off;
+
+	for (off = 0; off < size; off += NPU_PAGE_SIZE) {
+		u64 *pte = npu_pte(nfile, va + off, false);
+
+		if (pte)
+			WRITE_ONCE(*pte, 0);
+	}
+}
+
+/* Map the DMA addresses of @sgt at @va, read-write. Caller holds mmu_lock. */
+int npu_mmu_map_sgt(struct npu_file *nfile, u64 va, struct sg_table *sgt, u64 size)
+{
+	struct scatterlist *sg;
+	u64 off = 0;
+	int i;
+
+	lockdep_assert_held(&nfile->mmu_lock);
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		dma_addr_t addr = sg_dma_address(sg);
+		u64 len = sg_dma_len(sg), o;
+
+		if (!IS_ALIGNED(addr, NPU_PAGE_SIZE) || !IS_ALIGNED(len, NPU_PAGE_SIZE))
+			goto err;
+		for (o = 0; o < len && off < size; o += NPU_PAGE_SIZE, off += NPU_PAGE_SIZE) {
+			u64 *pte = npu_pte(nfile, va + off, true);
+
+			if (!pte)
+				goto err;
+			WRITE_ONCE(*pte, cpu_to_le64((addr + o) | NPU_PTE_V | NPU_PTE_R | NPU_PTE_W));
+		}
+	}
+	if (off < size)
+		goto err;
+	dma_wmb();
+	npu_wr(nfile->ndev, NPU_REG_MMU_INVALIDATE, nfile->ctx);
+	return 0;
+err:
+	npu_mmu_clear(nfile, va, off);
+	npu_wr(nfile->ndev, NPU_REG_MMU_INVALIDATE, nfile->ctx);
+	return -ENOMEM;
+}
+
+/* Caller holds mmu_lock. */
+void npu_mmu_unmap(struct npu_file *nfile, u64 va, u64 size)
+{
+	lockdep_assert_held(&nfile->mmu_lock);
+	npu_mmu_clear(nfile, va, size);
+	dma_wmb();
+	npu_wr(nfile->ndev, NPU_REG_MMU_INVALIDATE, nfile->ctx);
+}
+
+irqreturn_t npu_mmu_irq(int irq, void *arg)
+{
+	struct npu_device *ndev = arg;
+	u32 status, info;
+
+	if (!(npu_rd(ndev, NPU_REG_IRQ_STATUS) & BIT(NPU_IRQ_MMU)))
+		return IRQ_NONE;
+	npu_wr(ndev, NPU_REG_IRQ_STATUS, BIT(NPU_IRQ_MMU));
+	status = npu_rd(ndev, NPU_REG_MMU_FAULT_STATUS);
+	if (status & NPU_MMU_FAULT_VALID) {
+		info = npu_rd(ndev, NPU_REG_MMU_FAULT_INFO);
+		dev_dbg(&ndev->pdev->dev,
+			"MMU fault: context %u, va %#llx, reason %u, %s, %u faults\n",
+			npu_rd(ndev, NPU_REG_MMU_FAULT_CTX),
+			(u64)npu_rd(ndev, NPU_REG_MMU_FAULT_VA_HI) << 32 |
+			npu_rd(ndev, NPU_REG_MMU_FAULT_VA_LO), info & 0xff,
+			info >> 8 ? "write" : "read", status >> NPU_MMU_FAULT_COUNT_SHIFT);
+		npu_wr(ndev, NPU_REG_MMU_FAULT_ACK, 1);
+	}
+	return IRQ_HANDLED;
+}
