@@ -31,7 +31,8 @@ CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
-VM_TESTS := $(BUILD)/tests/vm_smoke
+VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test
+KSELFTEST := $(NPU_CACHE)/kselftest
 
 KREL = $(shell cat $(NPU_CACHE)/kernel/release 2>/dev/null)
 KDIR = $(NPU_CACHE)/kernel/root/usr/src/linux-headers-$(KREL)
@@ -94,6 +95,14 @@ $(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE
 $(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS)
+
+# Guest tests of the driver, with the kernel's kselftest harness (whose
+# macros are not -Wextra clean) and libdrm.
+$(BUILD)/tests/npu_uapi_test: tests/vm/npu_uapi_test.c $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
+		-Wno-misleading-indentation -Werror -Iinclude -Iuapi -I$(KSELFTEST) \
+		$$(pkg-config --cflags libdrm) -o $@ $< $$(pkg-config --libs libdrm)
 
 $(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)

@@ -429,7 +429,8 @@ static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
 		return -E2BIG;
 	ret = drm_gem_objects_lookup(file, u64_to_user_ptr(args->bos), args->bo_count,
 				     &job->bos);
-	if (!ret)
+	/* Even on failure the array holds references to what was found. */
+	if (job->bos)
 		job->bo_count = args->bo_count;
 	return ret;
 }

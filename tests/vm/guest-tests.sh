@@ -31,6 +31,10 @@ tap "debugfs shows the firmware log" \
 tap "npu.ko unloads" scripts/npu-load unload
 tap "npu.ko loads again after unloading" scripts/npu-load
 
+# The uAPI, through the driver and the firmware (kselftest harness).
+build/tests/npu_uapi_test
+tap "npu.ko unloads after the uAPI tests" scripts/npu-load unload
+
 # The guest kernel must not have complained about anything we did.
 if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|lockdep' >/dev/null; then
 	echo "not ok - guest kernel log is free of WARN, BUG, oops and lockdep reports"
