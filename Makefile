@@ -32,7 +32,7 @@ FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test
-KSELFTEST := $(NPU_CACHE)/kselftest
+KSELFTEST := $(NPU_CACHE)/linux-src-extract
 
 KREL = $(shell cat $(NPU_CACHE)/kernel/release 2>/dev/null)
 KDIR = $(NPU_CACHE)/kernel/root/usr/src/linux-headers-$(KREL)

@@ -209,7 +209,8 @@ static void npu_ring_fail_all(struct npu_ring *ring, struct npu_job *bad)
 		dma_fence_signal(&j->hw_fence);
 		dma_fence_put(&j->hw_fence);
 	}
-	ring->head = ring->tail = 0;
+	ring->head = 0;
+	ring->tail = 0;
 	spin_unlock_irqrestore(&ring->lock, flags);
 }
 
@@ -367,7 +368,8 @@ void npu_rings_hw_init(struct npu_device *ndev)
 		npu_wr(ndev, NPU_RING_REG(r, NPU_RING_CMPL_LO), lower_32_bits(ring->cmpl_dma));
 		npu_wr(ndev, NPU_RING_REG(r, NPU_RING_CMPL_HI), upper_32_bits(ring->cmpl_dma));
 		npu_wr(ndev, NPU_RING_REG(r, NPU_RING_SIZE), NPU_RING_ENTRIES);
-		ring->head = ring->tail = 0;
+		ring->head = 0;
+		ring->tail = 0;
 	}
 }
 

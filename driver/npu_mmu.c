@@ -171,7 +171,8 @@ int npu_mmu_map_sgt(struct npu_file *nfile, u64 va, struct sg_table *sgt, u64 si
 
 			if (!pte)
 				goto err;
-			WRITE_ONCE(*pte, cpu_to_le64((addr + o) | NPU_PTE_V | NPU_PTE_R | NPU_PTE_W));
+			WRITE_ONCE(*pte, cpu_to_le64((addr + o) | NPU_PTE_V | NPU_PTE_R |
+						     NPU_PTE_W));
 		}
 	}
 	if (off < size)
