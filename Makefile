@@ -38,7 +38,14 @@ KREL = $(shell cat $(NPU_CACHE)/kernel/release 2>/dev/null)
 KDIR = $(NPU_CACHE)/kernel/root/usr/src/linux-headers-$(KREL)
 KMOD_SRCS := Kbuild $(wildcard driver/*.[ch]) $(wildcard include/*.h) $(wildcard uapi/drm/*.h)
 
-.PHONY: all deps build firmware tools tests qemu driver check demo bench clean
+LIBNPU_VERSION := 0.1.0
+LIBNPU_SRCS := $(wildcard libnpu/src/*.c)
+LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS))
+LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Iinclude -Iuapi
+LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
+PREFIX ?= /usr/local
+
+.PHONY: all deps build firmware tools tests qemu driver libnpu install examples check demo bench clean
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -46,7 +53,7 @@ all: deps
 deps:
 	@scripts/setup-deps
 
-build: firmware tools tests qemu driver
+build: firmware tools tests qemu driver libnpu examples
 
 firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench
@@ -54,6 +61,45 @@ tests: $(TESTS) $(VM_TESTS)
 
 qemu:
 	@scripts/build-qemu >/dev/null
+
+libnpu: $(LIBNPU)
+
+$(BUILD)/libnpu/%.o: libnpu/src/%.c libnpu/src/npu_priv.h libnpu/include/npu.h $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(LIBNPU_CFLAGS) $$(pkg-config --cflags libdrm) -c -o $@ $<
+
+$(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION): $(LIBNPU_OBJS) libnpu/libnpu.map
+	$(CC) -shared -Wl,-soname,libnpu.so.0 -Wl,--version-script=libnpu/libnpu.map \
+		-Wl,--no-undefined -o $@ $(LIBNPU_OBJS) $$(pkg-config --libs libdrm)
+	ln -sf libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.so.0
+	ln -sf libnpu.so.0 $(BUILD)/libnpu/libnpu.so
+
+$(BUILD)/libnpu/libnpu.a: $(LIBNPU_OBJS)
+	rm -f $@
+	ar rcs $@ $(LIBNPU_OBJS)
+
+# make install PREFIX=/somewhere: header, shared and static library, pkg-config.
+install: libnpu
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 libnpu/include/npu.h $(DESTDIR)$(PREFIX)/include/
+	install -m 755 $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so.0
+	ln -sf libnpu.so.0 $(DESTDIR)$(PREFIX)/lib/libnpu.so
+	install -m 644 $(BUILD)/libnpu/libnpu.a $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIBNPU_VERSION)|' libnpu/libnpu.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libnpu.pc
+
+# The example builds against an installed libnpu, found through pkg-config,
+# exactly as an application outside this tree would.
+EXAMPLE_PREFIX := $(abspath $(BUILD)/prefix)
+examples: $(BUILD)/examples/npu-copy
+
+$(BUILD)/examples/npu-copy: examples/npu-copy.c $(LIBNPU) libnpu/libnpu.pc.in
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< \
+		$$(PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs libnpu) \
+		-Wl,-rpath,$(EXAMPLE_PREFIX)/lib
 
 # The module is built out of tree against Debian's headers, in a copy so
 # the source tree stays clean. Warnings are errors.

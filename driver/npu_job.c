@@ -426,7 +426,7 @@ static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
 	int ret;
 
 	if (!args->bo_count)
-		return args->bos ? -EINVAL : 0;
+		return 0;
 	if (args->bo_count > NPU_MAX_BOS_PER_JOB)
 		return -E2BIG;
 	ret = drm_gem_objects_lookup(file, u64_to_user_ptr(args->bos), args->bo_count,

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu.h - libnpu, the userspace library of the open NPU stack.
+ *
+ * The core: find NPUs, read what they are, allocate buffers the NPU and
+ * the CPU share, build command buffers, submit jobs with dependencies,
+ * wait for them and read their status. Every function returns 0 or a
+ * negative NPU_E* code; npu_strerror() turns a code into a message.
+ * Objects are not thread-safe; use one per thread or lock around them.
+ */
+#ifndef NPU_H
+#define NPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NPU_LIB_VERSION_MAJOR 0
+#define NPU_LIB_VERSION_MINOR 1
+
+/** Error codes (negative return values). */
+enum npu_error {
+	NPU_OK = 0,
+	NPU_ENODEV = -1,	/* no NPU (or no such index) */
+	NPU_EINVAL = -2,	/* an argument is invalid */
+	NPU_ENOMEM = -3,	/* out of memory (host or device) */
+	NPU_EIO = -4,		/* the driver refused or failed; see errno */
+	NPU_ETIMEDOUT = -5,	/* the wait ended before the job */
+	NPU_EJOB = -6,		/* a job finished with an error status */
+	NPU_E2BIG = -7,		/* larger than the device allows */
+	NPU_ENOSPC = -8,	/* a command buffer is full */
+	NPU_EBUSY = -9,		/* still in use (e.g. by a pending job) */
+};
+
+/** Returns a static, human-readable message for an npu_error code. */
+const char *npu_strerror(int err);
+
+typedef struct npu_device npu_device;
+typedef struct npu_buffer npu_buffer;
+typedef struct npu_cmdbuf npu_cmdbuf;
+typedef struct npu_job npu_job;
+
+/* ---------------------------------------------------------------- */
+/* Devices                                                           */
+/* ---------------------------------------------------------------- */
+
+/** Number of NPUs: /dev/accel nodes whose driver is "npu". */
+int npu_device_count(void);
+
+/** Open NPU number @index (0-based, in /dev/accel order). */
+int npu_open(int index, npu_device **dev);
+void npu_close(npu_device *dev);
+
+struct npu_device_info {
+	char node[64];		/* e.g. /dev/accel/accel0 */
+	uint32_t hw_version;	/* major << 16 | minor */
+	uint32_t fw_version;	/* major << 16 | minor << 8 | patch */
+	uint32_t fw_api;	/* major << 16 | minor */
+	uint32_t cmd_caps;	/* bit n: command opcode n supported */
+	uint32_t num_rings;
+	uint32_t sram_size;
+	uint64_t max_buffer_size;
+	uint32_t max_cmd_size;
+};
+int npu_device_info(npu_device *dev, struct npu_device_info *info);
+
+/* ---------------------------------------------------------------- */
+/* Buffers: memory the CPU maps and the NPU addresses by device VA.  */
+/* ---------------------------------------------------------------- */
+
+int npu_buffer_alloc(npu_device *dev, size_t size, npu_buffer **buf);
+void npu_buffer_free(npu_buffer *buf);
+/** CPU mapping (made on first use, kept until free); NULL on failure. */
+void *npu_buffer_map(npu_buffer *buf);
+uint64_t npu_buffer_va(const npu_buffer *buf);
+size_t npu_buffer_size(const npu_buffer *buf);
+/** Export as a dma-buf file descriptor (the caller closes it). */
+int npu_buffer_export(npu_buffer *buf, int *dmabuf_fd);
+/**
+ * Import a dma-buf (from this or another device or process). A dma-buf of
+ * a buffer this same npu_device already holds yields that buffer's handle:
+ * keep only one of the two npu_buffer objects.
+ */
+int npu_buffer_import(npu_device *dev, int dmabuf_fd, npu_buffer **buf);
+
+/* ---------------------------------------------------------------- */
+/* Command buffers (the firmware's command stream, npu_cmd.h)        */
+/* ---------------------------------------------------------------- */
+
+/** A command buffer of up to @capacity bytes of commands. */
+int npu_cmdbuf_new(npu_device *dev, size_t capacity, npu_cmdbuf **cb);
+void npu_cmdbuf_free(npu_cmdbuf *cb);
+/** Forget the commands; fails with NPU_EBUSY while a job still uses them. */
+int npu_cmdbuf_reset(npu_cmdbuf *cb);
+size_t npu_cmdbuf_used(const npu_cmdbuf *cb);
+
+int npu_cmd_nop(npu_cmdbuf *cb);
+int npu_cmd_copy(npu_cmdbuf *cb, uint64_t dst_va, uint64_t src_va, uint64_t len);
+int npu_cmd_fill(npu_cmdbuf *cb, uint64_t dst_va, uint64_t len, uint32_t pattern);
+int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va);
+int npu_cmd_barrier(npu_cmdbuf *cb);
+
+/* ---------------------------------------------------------------- */
+/* Jobs                                                              */
+/* ---------------------------------------------------------------- */
+
+struct npu_submit_opts {
+	unsigned int ring;		/* hardware queue */
+	npu_job *const *deps;		/* jobs that must finish first */
+	size_t ndeps;
+	npu_buffer *const *buffers;	/* buffers the job uses (kept alive) */
+	size_t nbuffers;
+};
+
+/** Submit the commands of @cb; @opts may be NULL. */
+int npu_submit(npu_device *dev, npu_cmdbuf *cb, const struct npu_submit_opts *opts,
+	       npu_job **job);
+
+/** Wait up to @timeout_ns (negative: forever); NPU_ETIMEDOUT if not done. */
+int npu_job_wait(npu_job *job, int64_t timeout_ns);
+
+enum npu_job_state {
+	NPU_JOB_PENDING = 0,
+	NPU_JOB_DONE = 1,
+	NPU_JOB_INVALID_COMMAND = 2,
+	NPU_JOB_MMU_FAULT = 3,
+	NPU_JOB_BUS_ERROR = 4,
+	NPU_JOB_ABORTED = 5,
+	NPU_JOB_TIMED_OUT = 6,
+};
+
+struct npu_job_result {
+	enum npu_job_state state;
+	uint32_t error_offset;	/* failing command's byte offset */
+	uint64_t fault_va;	/* for NPU_JOB_MMU_FAULT */
+	uint64_t device_ns;	/* device time the job took */
+	uint64_t cycles;	/* NPU cycles the performance model predicts */
+	uint64_t bytes;		/* bytes the engines moved */
+};
+
+/** The job's outcome (state NPU_JOB_PENDING while it runs); returns 0. */
+int npu_job_result(npu_job *job, struct npu_job_result *res);
+/** Free the job (waits for nothing: a running job keeps running). */
+void npu_job_free(npu_job *job);
+
+/** Human-readable name of a job state. */
+const char *npu_job_state_name(enum npu_job_state s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_H */

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/* cmdbuf.c - building command buffers of the firmware's command stream. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xf86drm.h>
+
+#include "npu_cmd.h"
+#include "npu_fw.h"
+#include "npu_priv.h"
+
+int npu_cmdbuf_new(npu_device *dev, size_t capacity, npu_cmdbuf **out)
+{
+	npu_cmdbuf *cb;
+	int ret;
+
+	if (!dev || !out || !capacity)
+		return NPU_EINVAL;
+	*out = NULL;
+	if (capacity > dev->info.max_cmd_size)
+		return NPU_E2BIG;
+	cb = calloc(1, sizeof(*cb));
+	if (!cb)
+		return NPU_ENOMEM;
+	cb->dev = dev;
+	ret = npu_buffer_alloc(dev, capacity, &cb->bo);
+	if (!ret && !npu_buffer_map(cb->bo))
+		ret = NPU_ENOMEM;
+	if (!ret && drmSyncobjCreate(dev->fd, DRM_SYNCOBJ_CREATE_SIGNALED, &cb->last))
+		ret = npu_errno(errno);
+	if (ret) {
+		npu_buffer_free(cb->bo);
+		free(cb);
+		return ret;
+	}
+	*out = cb;
+	return 0;
+}
+
+void npu_cmdbuf_free(npu_cmdbuf *cb)
+{
+	if (!cb)
+		return;
+	drmSyncobjDestroy(cb->dev->fd, cb->last);
+	npu_buffer_free(cb->bo);
+	free(cb);
+}
+
+int npu_cmdbuf_reset(npu_cmdbuf *cb)
+{
+	if (!cb)
+		return NPU_EINVAL;
+	/* A job may still be reading the commands: do not let them change. */
+	if (drmSyncobjWait(cb->dev->fd, &cb->last, 1, 0, 0, NULL))
+		return errno == ETIME ? NPU_EBUSY : npu_errno(errno);
+	cb->used = 0;
+	return 0;
+}
+
+size_t npu_cmdbuf_used(const npu_cmdbuf *cb)
+{
+	return cb ? cb->used : 0;
+}
+
+/* Append @len bytes of command (a multiple of 8). */
+static int emit(npu_cmdbuf *cb, const void *cmd, size_t len)
+{
+	if (!cb)
+		return NPU_EINVAL;
+	if (cb->bo->size - cb->used < len || cb->used + len > cb->dev->info.max_cmd_size)
+		return NPU_ENOSPC;
+	memcpy((char *)cb->bo->map + cb->used, cmd, len);
+	cb->used += len;
+	return 0;
+}
+
+int npu_cmd_nop(npu_cmdbuf *cb)
+{
+	struct npu_cmd_hdr h = { NPU_CMD_NOP, sizeof(h) };
+
+	return emit(cb, &h, sizeof(h));
+}
+
+int npu_cmd_barrier(npu_cmdbuf *cb)
+{
+	struct npu_cmd_hdr h = { NPU_CMD_BARRIER, sizeof(h) };
+
+	return emit(cb, &h, sizeof(h));
+}
+
+int npu_cmd_copy(npu_cmdbuf *cb, uint64_t dst_va, uint64_t src_va, uint64_t len)
+{
+	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, src_va, dst_va, len };
+
+	if (len > NPU_DMA_MAX_LEN)
+		return NPU_E2BIG;
+	return emit(cb, &c, sizeof(c));
+}
+
+int npu_cmd_fill(npu_cmdbuf *cb, uint64_t dst_va, uint64_t len, uint32_t pattern)
+{
+	struct npu_cmd_dma_fill c = { { NPU_CMD_DMA_FILL, sizeof(c) }, dst_va, len, pattern, 0 };
+
+	if (len > NPU_DMA_MAX_LEN)
+		return NPU_E2BIG;
+	return emit(cb, &c, sizeof(c));
+}
+
+int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
+{
+	struct npu_cmd_timestamp c = { { NPU_CMD_TIMESTAMP, sizeof(c) }, dst_va };
+
+	if (dst_va % 8)
+		return NPU_EINVAL;
+	return emit(cb, &c, sizeof(c));
+}

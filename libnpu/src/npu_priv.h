@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* npu_priv.h - libnpu internals shared by its source files. */
+#ifndef NPU_PRIV_H
+#define NPU_PRIV_H
+
+#include <stdbool.h>
+
+#include "npu.h"
+#include "drm/npu_accel.h"
+
+#define NPU_STATUS_SLOTS 4096	/* jobs alive at once per device */
+
+struct npu_device {
+	int fd;
+	char node[64];
+	struct drm_npu_device_info info;
+	npu_buffer *status;		/* one drm_npu_job_result per slot */
+	uint64_t slot_used[NPU_STATUS_SLOTS / 64];
+};
+
+struct npu_buffer {
+	npu_device *dev;
+	uint32_t handle;
+	uint64_t va;
+	size_t size;
+	uint64_t mmap_offset;
+	void *map;
+};
+
+struct npu_cmdbuf {
+	npu_device *dev;
+	npu_buffer *bo;
+	size_t used;
+	uint32_t last;			/* syncobj: the last job that used it */
+};
+
+struct npu_job {
+	npu_device *dev;
+	uint32_t syncobj;
+	unsigned int slot;
+};
+
+/* Map errno of a failed ioctl to an npu_error code. */
+int npu_errno(int err);
+
+#endif /* NPU_PRIV_H */
