@@ -31,7 +31,7 @@ CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
-VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test
+VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
 
 KREL = $(shell cat $(NPU_CACHE)/kernel/release 2>/dev/null)
@@ -149,6 +149,12 @@ $(BUILD)/tests/npu_uapi_test: tests/vm/npu_uapi_test.c $(wildcard uapi/drm/*.h) 
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Werror -Iinclude -Iuapi -I$(KSELFTEST) \
 		$$(pkg-config --cflags libdrm) -o $@ $< $$(pkg-config --libs libdrm)
+
+$(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
+		-Wno-misleading-indentation -Werror -Ilibnpu/include -I$(KSELFTEST) \
+		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm)
 
 $(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)

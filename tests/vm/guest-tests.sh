@@ -33,7 +33,10 @@ tap "npu.ko loads again after unloading" scripts/npu-load
 
 # The uAPI, through the driver and the firmware (kselftest harness).
 build/tests/npu_uapi_test
-tap "npu.ko unloads after the uAPI tests" scripts/npu-load unload
+# libnpu, and the example program built against the installed library.
+build/tests/libnpu_test
+tap "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy
+tap "npu.ko unloads after the uAPI and libnpu tests" scripts/npu-load unload
 
 # The guest kernel must not have complained about anything we did.
 if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|lockdep' >/dev/null; then

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libnpu_test.c - libnpu's core API in the guest, through the driver and
+ * the firmware (kselftest harness).
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "npu.h"
+
+FIXTURE(lib) {
+	npu_device *dev;
+	npu_cmdbuf *cb;
+	npu_buffer *a, *b;
+};
+
+FIXTURE_SETUP(lib)
+{
+	ASSERT_GE(npu_device_count(), 1);
+	ASSERT_EQ(NPU_OK, npu_open(0, &self->dev));
+	ASSERT_EQ(NPU_OK, npu_cmdbuf_new(self->dev, 65536, &self->cb));
+	ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, 1 << 20, &self->a));
+	ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, 1 << 20, &self->b));
+	ASSERT_NE(NULL, npu_buffer_map(self->a));
+	ASSERT_NE(NULL, npu_buffer_map(self->b));
+}
+
+FIXTURE_TEARDOWN(lib)
+{
+	npu_buffer_free(self->a);
+	npu_buffer_free(self->b);
+	npu_cmdbuf_free(self->cb);
+	npu_close(self->dev);
+}
+
+static int run(npu_device *dev, npu_cmdbuf *cb, struct npu_job_result *res)
+{
+	npu_job *job;
+	int err = npu_submit(dev, cb, NULL, &job);
+
+	if (err)
+		return err;
+	err = npu_job_wait(job, 60ll * 1000000000);
+	if (!err)
+		err = npu_job_result(job, res);
+	npu_job_free(job);
+	return err;
+}
+
+TEST_F(lib, device_info)
+{
+	struct npu_device_info info;
+	npu_device *none;
+
+	ASSERT_EQ(NPU_OK, npu_device_info(self->dev, &info));
+	EXPECT_EQ(0, strncmp(info.node, "/dev/accel/accel", 16));
+	EXPECT_EQ(0x00010000u, info.fw_version);
+	EXPECT_EQ(4u, info.num_rings);
+	EXPECT_EQ(NPU_ENODEV, npu_open(99, &none));
+	EXPECT_EQ(NULL, none);
+	EXPECT_EQ(NPU_EINVAL, npu_open(0, NULL));
+	EXPECT_EQ(NPU_EINVAL, npu_device_info(NULL, &info));
+}
+
+TEST_F(lib, buffers)
+{
+	npu_buffer *buf;
+
+	EXPECT_EQ(NPU_EINVAL, npu_buffer_alloc(self->dev, 0, &buf));
+	EXPECT_EQ(NPU_E2BIG, npu_buffer_alloc(self->dev, (size_t)1 << 40, &buf));
+	ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, 100, &buf));
+	EXPECT_EQ(4096u, npu_buffer_size(buf));
+	EXPECT_NE(0u, npu_buffer_va(buf));
+	EXPECT_EQ(npu_buffer_map(buf), npu_buffer_map(buf));	/* mapped once */
+	npu_buffer_free(buf);
+	npu_buffer_free(NULL);
+}
+
+TEST_F(lib, copy_fill_timestamp)
+{
+	struct npu_job_result res;
+	uint8_t *a = npu_buffer_map(self->a), *b = npu_buffer_map(self->b);
+	uint64_t ts;
+
+	for (int i = 0; i < 65536; i++)
+		a[i] = (uint8_t)(i ^ (i >> 8));
+	memset(b, 0, 1 << 20);
+	ASSERT_EQ(NPU_OK, npu_cmd_copy(self->cb, npu_buffer_va(self->b), npu_buffer_va(self->a), 65536));
+	ASSERT_EQ(NPU_OK, npu_cmd_barrier(self->cb));
+	ASSERT_EQ(NPU_OK, npu_cmd_fill(self->cb, npu_buffer_va(self->b) + 65536, 100, 0x01020304));
+	ASSERT_EQ(NPU_OK, npu_cmd_timestamp(self->cb, npu_buffer_va(self->b) + 131072));
+	ASSERT_EQ(NPU_OK, npu_cmd_nop(self->cb));
+	EXPECT_EQ(32u + 8 + 32 + 16 + 8, npu_cmdbuf_used(self->cb));
+	ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
+	EXPECT_EQ(NPU_JOB_DONE, res.state);
+	EXPECT_EQ(0, memcmp(a, b, 65536));
+	EXPECT_EQ(4, b[65536]);
+	EXPECT_EQ(1, b[65536 + 99]);
+	EXPECT_EQ(0, b[65536 + 100]);
+	memcpy(&ts, b + 131072, 8);
+	EXPECT_NE(0u, ts);
+	EXPECT_GT(res.cycles, 0u);
+	EXPECT_EQ(65536u + 100 + 8 + 96, res.bytes);
+	EXPECT_EQ(NPU_EINVAL, npu_cmd_timestamp(self->cb, 4));
+}
+
+TEST_F(lib, cmdbuf_limits)
+{
+	npu_cmdbuf *small;
+
+	ASSERT_EQ(NPU_OK, npu_cmdbuf_new(self->dev, 64, &small));
+	/* The BO is a page; fill it, then one more command does not fit. */
+	for (int i = 0; i < 4096 / 8; i++)
+		ASSERT_EQ(NPU_OK, npu_cmd_nop(small));
+	EXPECT_EQ(NPU_ENOSPC, npu_cmd_nop(small));
+	EXPECT_EQ(NPU_E2BIG, npu_cmd_copy(small, 0, 0, 1ull << 40));
+	EXPECT_EQ(NPU_OK, npu_cmdbuf_reset(small));
+	EXPECT_EQ(0u, npu_cmdbuf_used(small));
+	npu_cmdbuf_free(small);
+	EXPECT_EQ(NPU_E2BIG, npu_cmdbuf_new(self->dev, 64 << 20, &small));
+}
+
+TEST_F(lib, dependencies_order_jobs)
+{
+	npu_cmdbuf *cb2;
+	npu_job *j1, *j2;
+	struct npu_job_result res;
+	npu_buffer *bufs[2] = { self->a, self->b };
+
+	ASSERT_EQ(NPU_OK, npu_cmdbuf_new(self->dev, 4096, &cb2));
+	ASSERT_EQ(NPU_OK, npu_cmd_fill(self->cb, npu_buffer_va(self->a), 1 << 20, 0x99999999));
+	ASSERT_EQ(NPU_OK, npu_cmd_copy(cb2, npu_buffer_va(self->b), npu_buffer_va(self->a), 1 << 20));
+	{
+		struct npu_submit_opts o1 = { .ring = 3, .buffers = bufs, .nbuffers = 2 };
+
+		ASSERT_EQ(NPU_OK, npu_submit(self->dev, self->cb, &o1, &j1));
+	}
+	{
+		npu_job *deps[1] = { j1 };
+		struct npu_submit_opts o2 = { .ring = 0, .deps = deps, .ndeps = 1 };
+
+		ASSERT_EQ(NPU_OK, npu_submit(self->dev, cb2, &o2, &j2));
+	}
+	ASSERT_EQ(NPU_OK, npu_job_wait(j2, -1));
+	ASSERT_EQ(NPU_OK, npu_job_result(j1, &res));
+	EXPECT_EQ(NPU_JOB_DONE, res.state);
+	EXPECT_EQ(0x99, ((uint8_t *)npu_buffer_map(self->b))[(1 << 20) - 1]);
+	/* A finished command buffer can be reset and reused. */
+	EXPECT_EQ(NPU_OK, npu_cmdbuf_reset(cb2));
+	npu_job_free(j1);
+	npu_job_free(j2);
+	npu_cmdbuf_free(cb2);
+}
+
+TEST_F(lib, failed_job_reports_state)
+{
+	struct npu_job_result res;
+
+	ASSERT_EQ(NPU_OK, npu_cmd_nop(self->cb));
+	ASSERT_EQ(NPU_OK, npu_cmd_copy(self->cb, 0x7000000000ull, npu_buffer_va(self->a), 16));
+	ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
+	EXPECT_EQ(NPU_JOB_MMU_FAULT, res.state);
+	EXPECT_EQ(0x7000000000ull, res.fault_va);
+	EXPECT_EQ(8u, res.error_offset);
+	EXPECT_STREQ("MMU fault", npu_job_state_name(res.state));
+	/* And the device goes on. */
+	npu_cmdbuf_reset(self->cb);
+	npu_cmd_nop(self->cb);
+	ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
+	EXPECT_EQ(NPU_JOB_DONE, res.state);
+}
+
+TEST_F(lib, submit_errors)
+{
+	npu_job *job;
+	npu_cmdbuf *empty;
+	struct npu_submit_opts bad_ring = { .ring = 7 };
+
+	ASSERT_EQ(NPU_OK, npu_cmdbuf_new(self->dev, 4096, &empty));
+	EXPECT_EQ(NPU_EINVAL, npu_submit(self->dev, empty, NULL, &job));	/* no commands */
+	npu_cmd_nop(empty);
+	EXPECT_EQ(NPU_EINVAL, npu_submit(self->dev, empty, &bad_ring, &job));
+	EXPECT_EQ(NPU_EINVAL, npu_submit(NULL, empty, NULL, &job));
+	EXPECT_EQ(NPU_EINVAL, npu_job_wait(NULL, 0));
+	npu_cmdbuf_free(empty);
+	EXPECT_STREQ("timed out waiting for the job", npu_strerror(NPU_ETIMEDOUT));
+	EXPECT_STREQ("unknown error", npu_strerror(12345));
+}
+
+TEST_F(lib, dmabuf_between_devices)
+{
+	npu_device *dev2;
+	npu_buffer *imp;
+	npu_cmdbuf *cb2;
+	struct npu_job_result res;
+	int fd;
+
+	ASSERT_EQ(NPU_OK, npu_open(0, &dev2));	/* a second file: its own address space */
+	ASSERT_EQ(NPU_OK, npu_buffer_export(self->a, &fd));
+	ASSERT_EQ(NPU_OK, npu_buffer_import(dev2, fd, &imp));
+	close(fd);
+	EXPECT_EQ(npu_buffer_size(self->a), npu_buffer_size(imp));
+	ASSERT_EQ(NPU_OK, npu_cmdbuf_new(dev2, 4096, &cb2));
+	ASSERT_EQ(NPU_OK, npu_cmd_fill(cb2, npu_buffer_va(imp), 4096, 0x55555555));
+	ASSERT_EQ(NPU_OK, run(dev2, cb2, &res));
+	EXPECT_EQ(NPU_JOB_DONE, res.state);
+	EXPECT_EQ(0x55, ((uint8_t *)npu_buffer_map(self->a))[4095]);
+	npu_cmdbuf_free(cb2);
+	npu_buffer_free(imp);
+	npu_close(dev2);
+}
+
+TEST_HARNESS_MAIN
