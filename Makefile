@@ -31,7 +31,8 @@ CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
-VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test
+VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
+	$(BUILD)/tests/npu_reset_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
 
 KREL = $(shell cat $(NPU_CACHE)/kernel/release 2>/dev/null)
@@ -144,7 +145,7 @@ $(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/harness.c tests/host/har
 
 # Guest tests of the driver, with the kernel's kselftest harness (whose
 # macros are not -Wextra clean) and libdrm.
-$(BUILD)/tests/npu_uapi_test: tests/vm/npu_uapi_test.c $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+$(BUILD)/tests/npu_%_test: tests/vm/npu_%_test.c $(wildcard uapi/drm/*.h) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Werror -Iinclude -Iuapi -I$(KSELFTEST) \

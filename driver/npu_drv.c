@@ -178,33 +178,24 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_set_master(pdev);
 	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
 
+	/* Managed: anything set up here is undone on failure by devm/drmm. */
 	ret = npu_mmu_init(ndev);
+	if (!ret)
+		ret = npu_rings_init(ndev);
+	if (!ret)
+		ret = npu_irqs_init(ndev);
+	if (!ret)
+		ret = npu_fw_init(ndev);
+	if (!ret)
+		ret = npu_fw_boot(ndev);
 	if (ret)
 		return ret;
-	ret = npu_rings_init(ndev);
-	if (ret)
-		return ret;
-	ret = npu_irqs_init(ndev);
-	if (ret)
-		goto err_rings;
-	ret = npu_fw_init(ndev);
-	if (ret)
-		goto err_rings;
-	ret = npu_fw_boot(ndev);
-	if (ret)
-		goto err_rings;
 	npu_debugfs_init(ndev);
 	ret = drm_dev_register(&ndev->drm, 0);
 	if (ret) {
 		dev_err(&pdev->dev, "cannot register the DRM device: %d\n", ret);
-		goto err_fw;
+		npu_fw_stop(ndev);
 	}
-	return 0;
-
-err_fw:
-	npu_fw_stop(ndev);
-err_rings:
-	npu_rings_fini(ndev);
 	return ret;
 }
 
@@ -212,10 +203,13 @@ static void npu_remove(struct pci_dev *pdev)
 {
 	struct npu_device *ndev = pci_get_drvdata(pdev);
 
-	/* New ioctls fail from here on; open files keep their references. */
+	/*
+	 * New ioctls fail from here on, and run_job() no longer touches the
+	 * device; open files keep the DRM device, its schedulers and their
+	 * buffers until they are closed.
+	 */
 	drm_dev_unplug(&ndev->drm);
-	npu_fw_stop(ndev);
-	npu_rings_fini(ndev);
+	npu_rings_unplug(ndev);
 }
 
 static const struct pci_device_id npu_pci_ids[] = {

@@ -37,7 +37,6 @@
 #define NPU_MAX_BOS_PER_JOB	256
 #define NPU_MAX_SYNCS_PER_JOB	64
 #define NPU_BOOT_TIMEOUT_MS	10000
-#define NPU_JOB_TIMEOUT_MS	10000
 
 struct npu_job;
 
@@ -172,7 +171,7 @@ int npu_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file)
 /* npu_job.c */
 int npu_rings_init(struct npu_device *ndev);
 void npu_rings_hw_init(struct npu_device *ndev);
-void npu_rings_fini(struct npu_device *ndev);
+void npu_rings_unplug(struct npu_device *ndev);
 int npu_file_entities_init(struct npu_file *nfile);
 void npu_file_entities_fini(struct npu_file *nfile);
 irqreturn_t npu_ring_irq(int irq, void *arg);

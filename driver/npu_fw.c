@@ -4,6 +4,7 @@
  * handshake, and the firmware's log and status in debugfs.
  */
 #include <linux/crc32.h>
+#include <linux/debugfs.h>
 #include <linux/dma-mapping.h>
 #include <linux/firmware.h>
 #include <linux/iopoll.h>
@@ -248,9 +249,42 @@ static int npu_status_show(struct seq_file *m, void *data)
 	return 0;
 }
 
+/*
+ * Fault injection for tests: writing 1 to "hang" halts the control core, as
+ * a firmware hang would; the next job then times out and the driver's
+ * recovery (reset, firmware reboot) must bring the device back.
+ */
+static ssize_t npu_hang_write(struct file *f, const char __user *buf, size_t len,
+			      loff_t *pos)
+{
+	struct npu_device *ndev = f->private_data;
+	bool hang;
+	int ret, idx;
+
+	ret = kstrtobool_from_user(buf, len, &hang);
+	if (ret)
+		return ret;
+	if (!hang)
+		return len;
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return -ENODEV;
+	dev_warn(&ndev->pdev->dev, "halting the firmware (debugfs fault injection)\n");
+	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_HALT);
+	drm_dev_exit(idx);
+	return len;
+}
+
+static const struct file_operations npu_hang_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = npu_hang_write,
+	.llseek = noop_llseek,
+};
+
 /* Called before drm_dev_register(), which creates the files. */
 void npu_debugfs_init(struct npu_device *ndev)
 {
 	drm_debugfs_add_file(&ndev->drm, "fw_log", npu_fw_log_show, NULL);
 	drm_debugfs_add_file(&ndev->drm, "status", npu_status_show, NULL);
+	debugfs_create_file("hang", 0200, ndev->drm.debugfs_root, ndev, &npu_hang_fops);
 }

@@ -11,6 +11,7 @@
  */
 #include <linux/dma-fence-chain.h>
 #include <linux/iosys-map.h>
+#include <linux/module.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_managed.h>
@@ -18,6 +19,11 @@
 
 #include "npu_drv.h"
 #include "drm/npu_accel.h"
+
+static unsigned int job_timeout_ms = 10000;
+module_param(job_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "time without progress before a job is declared hung (default 10000)");
 
 struct npu_job {
 	struct drm_sched_job base;
@@ -107,10 +113,13 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	struct npu_device *ndev = ring->ndev;
 	struct npu_job_desc *d;
 	unsigned long flags;
+	int dev_idx;
 	u32 idx;
 
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;	/* cancelled before it ran */
+	if (!drm_dev_enter(&ndev->drm, &dev_idx))
+		return ERR_PTR(-ENODEV);	/* unplugged: fail, touch nothing */
 
 	dma_fence_init(&job->hw_fence, &npu_fence_ops, &ring->fence_lock,
 		       ring->fence_context, job->seqno);
@@ -130,6 +139,7 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	dma_wmb();
 	npu_wr(ndev, NPU_RING_REG(ring->idx, NPU_RING_TAIL), ring->tail);
 	spin_unlock_irqrestore(&ring->lock, flags);
+	drm_dev_exit(dev_idx);
 
 	return dma_fence_get(&job->hw_fence);
 }
@@ -187,14 +197,13 @@ irqreturn_t npu_ring_irq(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-/* Fail every job on the hardware of @ring. Caller holds reset_lock. */
+/* Fail every job still on the hardware of @ring. Caller holds reset_lock. */
 static void npu_ring_fail_all(struct npu_ring *ring, struct npu_job *bad)
 {
 	struct drm_npu_job_result res = {};
 	unsigned long flags;
 
 	spin_lock_irqsave(&ring->lock, flags);
-	npu_ring_retire(ring);		/* what did finish keeps its result */
 	while (ring->head != ring->tail) {
 		u32 idx = ring->head++ % NPU_RING_ENTRIES;
 		struct npu_job *j = ring->slot[idx];
@@ -215,6 +224,26 @@ static void npu_ring_fail_all(struct npu_ring *ring, struct npu_job *bad)
 }
 
 /*
+ * With every scheduler stopped: keep the results of what did finish, stop
+ * the device (soft reset), then fail what was still on it. Caller holds
+ * reset_lock.
+ */
+static void npu_rings_quiesce(struct npu_device *ndev, struct npu_job *bad)
+{
+	unsigned long flags;
+	int r;
+
+	for (r = 0; r < NPU_NUM_RINGS; r++) {
+		spin_lock_irqsave(&ndev->ring[r].lock, flags);
+		npu_ring_retire(&ndev->ring[r]);
+		spin_unlock_irqrestore(&ndev->ring[r].lock, flags);
+	}
+	npu_fw_stop(ndev);
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		npu_ring_fail_all(&ndev->ring[r], bad);
+}
+
+/*
  * Timeouts act on progress: if the firmware's heartbeat and this ring's
  * HEAD both moved since the last check, the device is slow, not hung, and
  * the job gets more time. Otherwise the whole device is recovered: every
@@ -229,8 +258,11 @@ static enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 	struct npu_device *ndev = ring->ndev;
 	u32 head, beat;
 	unsigned long flags;
-	int r;
+	int r, idx;
 
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return DRM_GPU_SCHED_STAT_ENODEV;
+	drm_dev_exit(idx);	/* unplug waits for reset_lock below, not for us */
 	spin_lock_irqsave(&ring->lock, flags);
 	npu_ring_retire(ring);		/* maybe only an interrupt was lost */
 	spin_unlock_irqrestore(&ring->lock, flags);
@@ -251,9 +283,7 @@ static enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 	mutex_lock(&ndev->reset_lock);
 	for (r = 0; r < NPU_NUM_RINGS; r++)
 		drm_sched_stop(&ndev->ring[r].sched, r == ring->idx ? sched_job : NULL);
-	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
-	for (r = 0; r < NPU_NUM_RINGS; r++)
-		npu_ring_fail_all(&ndev->ring[r], job);
+	npu_rings_quiesce(ndev, job);
 	if (npu_fw_boot(ndev))
 		dev_err(&ndev->pdev->dev, "firmware reboot after a timeout failed\n");
 	for (r = 0; r < NPU_NUM_RINGS; r++) {
@@ -302,6 +332,8 @@ static void npu_free_job(struct drm_sched_job *sched_job)
 		kfree(job);
 }
 
+static void npu_rings_release(struct drm_device *drm, void *unused);
+
 static const struct drm_sched_backend_ops npu_sched_ops = {
 	.run_job = npu_run_job,
 	.timedout_job = npu_timedout_job,
@@ -314,6 +346,8 @@ int npu_rings_init(struct npu_device *ndev)
 	int r, ret;
 
 	ret = drmm_mutex_init(&ndev->drm, &ndev->reset_lock);
+	if (!ret)
+		ret = drmm_add_action_or_reset(&ndev->drm, npu_rings_release, NULL);
 	if (ret)
 		return ret;
 	for (r = 0; r < NPU_NUM_RINGS; r++) {
@@ -323,7 +357,7 @@ int npu_rings_init(struct npu_device *ndev)
 			.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 			.credit_limit = NPU_RING_ENTRIES,
 			.hang_limit = 0,
-			.timeout = msecs_to_jiffies(NPU_JOB_TIMEOUT_MS),
+			.timeout = msecs_to_jiffies(max(job_timeout_ms, 100u)),
 			.name = ring->name,
 			.dev = dev,
 		};
@@ -337,23 +371,18 @@ int npu_rings_init(struct npu_device *ndev)
 						 &ring->desc_dma, GFP_KERNEL);
 		ring->cmpl = dmam_alloc_coherent(dev, NPU_RING_ENTRIES * sizeof(*ring->cmpl),
 						 &ring->cmpl_dma, GFP_KERNEL);
-		if (!ring->desc || !ring->cmpl) {
-			ret = -ENOMEM;
-			goto err;
-		}
+		if (!ring->desc || !ring->cmpl)
+			return -ENOMEM;
 		ring->fence_context = dma_fence_context_alloc(1);
 		atomic64_set(&ring->seqno, 0);
 		ret = drm_sched_init(&ring->sched, &args);
 		if (ret) {
 			dev_err(dev, "cannot create scheduler %s: %d\n", ring->name, ret);
-			goto err;
+			return ret;
 		}
 		ring->sched_ready = true;
 	}
 	return 0;
-err:
-	npu_rings_fini(ndev);
-	return ret;
 }
 
 void npu_rings_hw_init(struct npu_device *ndev)
@@ -373,8 +402,13 @@ void npu_rings_hw_init(struct npu_device *ndev)
 	}
 }
 
-void npu_rings_fini(struct npu_device *ndev)
+/*
+ * The schedulers live as long as the DRM device: open files keep entities
+ * on them after the PCI device is gone.
+ */
+static void npu_rings_release(struct drm_device *drm, void *unused)
 {
+	struct npu_device *ndev = to_npu(drm);
 	int r;
 
 	for (r = 0; r < NPU_NUM_RINGS; r++) {
@@ -382,6 +416,24 @@ void npu_rings_fini(struct npu_device *ndev)
 			drm_sched_fini(&ndev->ring[r].sched);
 		ndev->ring[r].sched_ready = false;
 	}
+}
+
+/*
+ * The device is going away (unplugged, its registers still mapped): stop
+ * it, fail every job that was on it and let the schedulers flush what is
+ * queued; run_job() fails those from now on.
+ */
+void npu_rings_unplug(struct npu_device *ndev)
+{
+	int r;
+
+	mutex_lock(&ndev->reset_lock);
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		drm_sched_stop(&ndev->ring[r].sched, NULL);
+	npu_rings_quiesce(ndev, NULL);
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		drm_sched_start(&ndev->ring[r].sched);
+	mutex_unlock(&ndev->reset_lock);
 }
 
 int npu_file_entities_init(struct npu_file *nfile)

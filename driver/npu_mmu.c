@@ -6,6 +6,7 @@
  */
 #include <linux/dma-mapping.h>
 #include <linux/scatterlist.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 
 #include "npu_drv.h"
@@ -13,6 +14,28 @@
 static void npu_ida_fini(struct drm_device *drm, void *ptr)
 {
 	ida_destroy(ptr);
+}
+
+static void npu_ctx_table_free(struct drm_device *drm, void *ptr)
+{
+	struct npu_device *ndev = to_npu(drm);
+
+	dma_free_coherent(&ndev->pdev->dev, NPU_MAX_CONTEXTS * sizeof(*ndev->ctx_table),
+			  ndev->ctx_table, ndev->ctx_table_dma);
+}
+
+/*
+ * Drop the device's cached translations of @ctx. After the device is
+ * unplugged there is no device to tell (and no mapping of its registers).
+ */
+static void npu_mmu_invalidate(struct npu_device *ndev, u32 ctx)
+{
+	int idx;
+
+	if (drm_dev_enter(&ndev->drm, &idx)) {
+		npu_wr(ndev, NPU_REG_MMU_INVALIDATE, ctx);
+		drm_dev_exit(idx);
+	}
 }
 
 int npu_mmu_init(struct npu_device *ndev)
@@ -29,9 +52,12 @@ int npu_mmu_init(struct npu_device *ndev)
 	ret = drmm_add_action_or_reset(&ndev->drm, npu_ida_fini, &ndev->ctx_ida);
 	if (ret)
 		return ret;
-	ndev->ctx_table = dmam_alloc_coherent(dev, NPU_MAX_CONTEXTS * sizeof(*ndev->ctx_table),
-					      &ndev->ctx_table_dma, GFP_KERNEL);
-	return ndev->ctx_table ? 0 : -ENOMEM;
+	/* Files may outlive the PCI device: the table lives as long as the DRM device. */
+	ndev->ctx_table = dma_alloc_coherent(dev, NPU_MAX_CONTEXTS * sizeof(*ndev->ctx_table),
+					     &ndev->ctx_table_dma, GFP_KERNEL);
+	if (!ndev->ctx_table)
+		return -ENOMEM;
+	return drmm_add_action_or_reset(&ndev->drm, npu_ctx_table_free, NULL);
 }
 
 void npu_mmu_hw_init(struct npu_device *ndev)
@@ -90,7 +116,7 @@ int npu_mmu_ctx_init(struct npu_file *nfile)
 		ce->reserved = 0;
 		dma_wmb();
 		WRITE_ONCE(ce->flags, cpu_to_le32(NPU_CTX_VALID));
-		npu_wr(ndev, NPU_REG_MMU_INVALIDATE, id);
+		npu_mmu_invalidate(ndev, id);
 	}
 	mutex_unlock(&ndev->ctx_lock);
 	if (id < 0) {
@@ -110,7 +136,7 @@ void npu_mmu_ctx_fini(struct npu_file *nfile)
 	WRITE_ONCE(ce->flags, 0);
 	dma_wmb();
 	ce->pt_root = 0;
-	npu_wr(ndev, NPU_REG_MMU_INVALIDATE, nfile->ctx);
+	npu_mmu_invalidate(ndev, nfile->ctx);
 	ida_free(&ndev->ctx_ida, nfile->ctx);
 	mutex_unlock(&ndev->ctx_lock);
 	npu_pt_free(&ndev->pdev->dev, nfile->root, NPU_PT_LEVELS - 1);
@@ -178,11 +204,11 @@ int npu_mmu_map_sgt(struct npu_file *nfile, u64 va, struct sg_table *sgt, u64 si
 	if (off < size)
 		goto err;
 	dma_wmb();
-	npu_wr(nfile->ndev, NPU_REG_MMU_INVALIDATE, nfile->ctx);
+	npu_mmu_invalidate(nfile->ndev, nfile->ctx);
 	return 0;
 err:
 	npu_mmu_clear(nfile, va, off);
-	npu_wr(nfile->ndev, NPU_REG_MMU_INVALIDATE, nfile->ctx);
+	npu_mmu_invalidate(nfile->ndev, nfile->ctx);
 	return -ENOMEM;
 }
 
@@ -192,7 +218,7 @@ void npu_mmu_unmap(struct npu_file *nfile, u64 va, u64 size)
 	lockdep_assert_held(&nfile->mmu_lock);
 	npu_mmu_clear(nfile, va, size);
 	dma_wmb();
-	npu_wr(nfile->ndev, NPU_REG_MMU_INVALIDATE, nfile->ctx);
+	npu_mmu_invalidate(nfile->ndev, nfile->ctx);
 }
 
 irqreturn_t npu_mmu_irq(int irq, void *arg)

@@ -38,6 +38,12 @@ build/tests/libnpu_test
 tap "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy
 tap "npu.ko unloads after the uAPI and libnpu tests" scripts/npu-load unload
 
+# Failure paths: a hung firmware and its recovery, rmmod under an open
+# file, removal of the device with buffers open and a rescan.
+tap "npu.ko loads with a 1 s job timeout" scripts/npu-load job_timeout_ms=1000
+build/tests/npu_reset_test
+tap "npu.ko unloads after device removal and rescan" scripts/npu-load unload
+
 # The guest kernel must not have complained about anything we did.
 if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|lockdep' >/dev/null; then
 	echo "not ok - guest kernel log is free of WARN, BUG, oops and lockdep reports"

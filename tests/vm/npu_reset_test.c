@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * npu_reset_test.c - the driver's failure paths, in the guest: a hung
+ * firmware (fault injection through debugfs) makes a job time out and the
+ * driver recover; the module cannot be unloaded under an open file; the
+ * device can be removed with a file and buffers still open, and comes back
+ * on a PCI rescan. Expects npu.ko loaded with job_timeout_ms=1000.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include "kselftest_harness.h"
+#include "npu_cmd.h"
+#include "drm/npu_accel.h"
+
+static int open_npu(char *node, size_t len)
+{
+	glob_t g;
+	int fd = -1;
+
+	if (glob("/dev/accel/accel*", 0, NULL, &g))
+		return -1;
+	for (size_t i = 0; i < g.gl_pathc && fd < 0; i++) {
+		struct drm_npu_query q = { .type = DRM_NPU_QUERY_DEVICE };
+
+		fd = open(g.gl_pathv[i], O_RDWR | O_CLOEXEC);
+		if (fd >= 0 && ioctl(fd, DRM_IOCTL_NPU_QUERY, &q)) {
+			close(fd);
+			fd = -1;
+		} else if (fd >= 0 && node) {
+			snprintf(node, len, "%s", g.gl_pathv[i]);
+		}
+	}
+	globfree(&g);
+	return fd;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+struct buf {
+	uint32_t handle;
+	uint64_t va, size;
+	uint8_t *map;
+};
+
+static int buf_new(int fd, uint64_t size, struct buf *b)
+{
+	struct drm_npu_bo_create c = { .size = size };
+	struct drm_npu_bo_info i = {};
+
+	if (ioctl(fd, DRM_IOCTL_NPU_BO_CREATE, &c))
+		return -errno;
+	i.handle = c.handle;
+	if (ioctl(fd, DRM_IOCTL_NPU_BO_INFO, &i))
+		return -errno;
+	b->handle = c.handle;
+	b->va = c.va;
+	b->size = i.size;
+	b->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
+	return b->map == MAP_FAILED ? -errno : 0;
+}
+
+/* Run one fill job; returns the driver's job status (or -errno). */
+static int fill_job(int fd, struct buf *cmd, struct buf *st, uint64_t dst, uint32_t pattern)
+{
+	struct npu_cmd_dma_fill f = { { NPU_CMD_DMA_FILL, 32 }, dst, 64, pattern, 0 };
+	uint32_t sync;
+	struct drm_npu_sync out;
+	struct drm_npu_submit s = {
+		.cmd_handle = cmd->handle, .cmd_size = 32, .out_sync_count = 1,
+		.status_handle = st->handle,
+	};
+	struct timespec t;
+
+	if (drmSyncobjCreate(fd, 0, &sync))
+		return -errno;
+	out = (struct drm_npu_sync){ .handle = sync };
+	s.out_syncs = (uintptr_t)&out;
+	memcpy(cmd->map, &f, sizeof(f));
+	if (ioctl(fd, DRM_IOCTL_NPU_SUBMIT, &s))
+		return -errno;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (drmSyncobjWait(fd, &sync, 1, (t.tv_sec + 60) * 1000000000ll, 0, NULL))
+		return -errno;
+	drmSyncobjDestroy(fd, sync);
+	return (int)((struct drm_npu_job_result *)st->map)->status;
+}
+
+TEST(hung_firmware_times_out_and_recovers)
+{
+	struct buf cmd, st, dst;
+	glob_t g;
+	int fd = open_npu(NULL, 0);
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, buf_new(fd, 4096, &cmd));
+	ASSERT_EQ(0, buf_new(fd, 4096, &st));
+	ASSERT_EQ(0, buf_new(fd, 4096, &dst));
+	ASSERT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x11111111));
+	ASSERT_EQ(0, glob("/sys/kernel/debug/accel/*/hang", 0, NULL, &g));
+	ASSERT_EQ(0, write_file(g.gl_pathv[0], "1"));
+	globfree(&g);
+	/* The job cannot finish: the driver must time it out and say so. */
+	EXPECT_EQ(DRM_NPU_JOB_TIMEOUT, fill_job(fd, &cmd, &st, dst.va, 0x22222222));
+	EXPECT_EQ(0x11, dst.map[0]);
+	/* After the reset and firmware reboot, the same file works again. */
+	EXPECT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x33333333));
+	EXPECT_EQ(0x33, dst.map[63]);
+	close(fd);
+}
+
+TEST(rmmod_refused_while_a_file_is_open)
+{
+	int fd = open_npu(NULL, 0);
+
+	ASSERT_GE(fd, 0);
+	EXPECT_NE(0, system("rmmod npu 2>/dev/null"));
+	close(fd);
+}
+
+TEST(unplug_with_buffers_open_then_rescan)
+{
+	char node[64], link[PATH_MAX], pcidev[PATH_MAX], path[PATH_MAX + 16];
+	struct drm_npu_query q = { .type = DRM_NPU_QUERY_DEVICE };
+	struct buf cmd, st, dst;
+	int fd = open_npu(node, sizeof(node)), fd2 = -1;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, buf_new(fd, 4096, &cmd));
+	ASSERT_EQ(0, buf_new(fd, 4096, &st));
+	ASSERT_EQ(0, buf_new(fd, 4096, &dst));
+	ASSERT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x44444444));
+	snprintf(link, sizeof(link), "/sys/class/accel/%s/device", strrchr(node, '/') + 1);
+	ASSERT_NE(NULL, realpath(link, pcidev));
+
+	snprintf(path, sizeof(path), "%s/remove", pcidev);
+	ASSERT_EQ(0, write_file(path, "1"));
+	/* The file is still open: ioctls fail cleanly, memory stays readable. */
+	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_NPU_QUERY, &q));
+	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(0x44, dst.map[63]);
+	dst.map[0] = 0x45;
+	EXPECT_NE(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x55555555));
+	munmap(dst.map, dst.size);
+	munmap(cmd.map, cmd.size);
+	munmap(st.map, st.size);
+	close(fd);
+
+	/* A rescan finds the device again; the driver probes it and it works. */
+	ASSERT_EQ(0, write_file("/sys/bus/pci/rescan", "1"));
+	for (int i = 0; i < 100 && fd2 < 0; i++) {
+		fd2 = open_npu(NULL, 0);
+		if (fd2 < 0)
+			usleep(100000);
+	}
+	ASSERT_GE(fd2, 0);
+	ASSERT_EQ(0, buf_new(fd2, 4096, &cmd));
+	ASSERT_EQ(0, buf_new(fd2, 4096, &st));
+	ASSERT_EQ(0, buf_new(fd2, 4096, &dst));
+	EXPECT_EQ(DRM_NPU_JOB_OK, fill_job(fd2, &cmd, &st, dst.va, 0x66666666));
+	close(fd2);
+}
+
+TEST_HARNESS_MAIN
