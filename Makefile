@@ -57,7 +57,8 @@ deps:
 build: firmware tools tests qemu driver libnpu examples
 
 firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
-tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench
+tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
+	$(BUILD)/tools/npu-bench
 tests: $(TESTS) $(VM_TESTS)
 
 qemu:
@@ -135,6 +136,11 @@ $(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/ha
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/npu-fwboot.c tests/host/harness.c $(CORE_SRCS)
 
+$(BUILD)/tools/npu-bench: tools/npu-bench.c $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -o $@ $< \
+		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm)
+
 $(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -o $@ tools/rv32-bench.c qemu-device/core/npu_rv32.c
@@ -171,6 +177,7 @@ demo: all
 bench: all
 	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/tools/rv32-bench $(BUILD)/bench/rv32.json
+	@scripts/bench-vm
 
 clean:
 	rm -rf $(BUILD)
