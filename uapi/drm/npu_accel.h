@@ -20,12 +20,26 @@ extern "C" {
 #define DRM_NPU_BO_INFO		0x02
 #define DRM_NPU_SUBMIT		0x03
 
+/**
+ * DRM_IOCTL_NPU_QUERY - read information about the device (&struct drm_npu_query).
+ */
 #define DRM_IOCTL_NPU_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_QUERY, struct drm_npu_query)
+/**
+ * DRM_IOCTL_NPU_BO_CREATE - allocate a buffer object mapped in this file's
+ * device address space (&struct drm_npu_bo_create).
+ */
 #define DRM_IOCTL_NPU_BO_CREATE \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_CREATE, struct drm_npu_bo_create)
+/**
+ * DRM_IOCTL_NPU_BO_INFO - size, device VA and mmap offset of a buffer
+ * object handle (&struct drm_npu_bo_info).
+ */
 #define DRM_IOCTL_NPU_BO_INFO \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_INFO, struct drm_npu_bo_info)
+/**
+ * DRM_IOCTL_NPU_SUBMIT - queue a job on a hardware ring (&struct drm_npu_submit).
+ */
 #define DRM_IOCTL_NPU_SUBMIT \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_SUBMIT, struct drm_npu_submit)
 
