@@ -151,7 +151,7 @@ $(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/harness.c tests/host/har
 
 # Guest tests of the driver, with the kernel's kselftest harness (whose
 # macros are not -Wextra clean) and libdrm.
-$(BUILD)/tests/npu_%_test: tests/vm/npu_%_test.c $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+$(BUILD)/tests/npu_%_test: tests/vm/npu_%_test.c tests/vm/npu_test_util.h $(wildcard uapi/drm/*.h) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Werror -Iinclude -Iuapi -I$(KSELFTEST) \

@@ -30,6 +30,23 @@ static void gem_close(npu_device *dev, uint32_t handle)
 	ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
+/* A new npu_buffer for @handle, or an error with the handle closed. */
+static int buffer_wrap(npu_device *dev, uint32_t handle, npu_buffer *buf, npu_buffer **out)
+{
+	int ret;
+
+	buf->dev = dev;
+	buf->handle = handle;
+	ret = buffer_info(buf);
+	if (ret) {
+		gem_close(dev, handle);
+		free(buf);
+		return ret;
+	}
+	*out = buf;
+	return 0;
+}
+
 int npu_buffer_alloc(npu_device *dev, size_t size, npu_buffer **out)
 {
 	struct drm_npu_bo_create c = { .size = size };
@@ -44,21 +61,12 @@ int npu_buffer_alloc(npu_device *dev, size_t size, npu_buffer **out)
 	buf = calloc(1, sizeof(*buf));
 	if (!buf)
 		return NPU_ENOMEM;
-	buf->dev = dev;
 	if (ioctl(dev->fd, DRM_IOCTL_NPU_BO_CREATE, &c)) {
 		ret = npu_errno(errno);
 		free(buf);
 		return ret;
 	}
-	buf->handle = c.handle;
-	ret = buffer_info(buf);
-	if (ret) {
-		gem_close(dev, buf->handle);
-		free(buf);
-		return ret;
-	}
-	*out = buf;
-	return 0;
+	return buffer_wrap(dev, c.handle, buf, out);
 }
 
 void npu_buffer_free(npu_buffer *buf)
@@ -109,6 +117,7 @@ int npu_buffer_export(npu_buffer *buf, int *fd)
 int npu_buffer_import(npu_device *dev, int fd, npu_buffer **out)
 {
 	npu_buffer *buf;
+	uint32_t handle;
 	int ret;
 
 	if (!dev || !out || fd < 0)
@@ -117,18 +126,10 @@ int npu_buffer_import(npu_device *dev, int fd, npu_buffer **out)
 	buf = calloc(1, sizeof(*buf));
 	if (!buf)
 		return NPU_ENOMEM;
-	buf->dev = dev;
-	if (drmPrimeFDToHandle(dev->fd, fd, &buf->handle)) {
+	if (drmPrimeFDToHandle(dev->fd, fd, &handle)) {
 		ret = npu_errno(errno);
 		free(buf);
 		return ret;
 	}
-	ret = buffer_info(buf);
-	if (ret) {
-		gem_close(dev, buf->handle);
-		free(buf);
-		return ret;
-	}
-	*out = buf;
-	return 0;
+	return buffer_wrap(dev, handle, buf, out);
 }

@@ -22,29 +22,7 @@
 
 #include "kselftest_harness.h"
 #include "npu_cmd.h"
-#include "drm/npu_accel.h"
-
-static int open_npu(char *node, size_t len)
-{
-	glob_t g;
-	int fd = -1;
-
-	if (glob("/dev/accel/accel*", 0, NULL, &g))
-		return -1;
-	for (size_t i = 0; i < g.gl_pathc && fd < 0; i++) {
-		struct drm_npu_query q = { .type = DRM_NPU_QUERY_DEVICE };
-
-		fd = open(g.gl_pathv[i], O_RDWR | O_CLOEXEC);
-		if (fd >= 0 && ioctl(fd, DRM_IOCTL_NPU_QUERY, &q)) {
-			close(fd);
-			fd = -1;
-		} else if (fd >= 0 && node) {
-			snprintf(node, len, "%s", g.gl_pathv[i]);
-		}
-	}
-	globfree(&g);
-	return fd;
-}
+#include "npu_test_util.h"
 
 static int write_file(const char *path, const char *s)
 {
@@ -57,31 +35,8 @@ static int write_file(const char *path, const char *s)
 	return ok ? 0 : -EIO;
 }
 
-struct buf {
-	uint32_t handle;
-	uint64_t va, size;
-	uint8_t *map;
-};
-
-static int buf_new(int fd, uint64_t size, struct buf *b)
-{
-	struct drm_npu_bo_create c = { .size = size };
-	struct drm_npu_bo_info i = {};
-
-	if (ioctl(fd, DRM_IOCTL_NPU_BO_CREATE, &c))
-		return -errno;
-	i.handle = c.handle;
-	if (ioctl(fd, DRM_IOCTL_NPU_BO_INFO, &i))
-		return -errno;
-	b->handle = c.handle;
-	b->va = c.va;
-	b->size = i.size;
-	b->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
-	return b->map == MAP_FAILED ? -errno : 0;
-}
-
 /* Run one fill job; returns the driver's job status (or -errno). */
-static int fill_job(int fd, struct buf *cmd, struct buf *st, uint64_t dst, uint32_t pattern)
+static int fill_job(int fd, struct bo *cmd, struct bo *st, uint64_t dst, uint32_t pattern)
 {
 	struct npu_cmd_dma_fill f = { { NPU_CMD_DMA_FILL, 32 }, dst, 64, pattern, 0 };
 	uint32_t sync;
@@ -108,30 +63,30 @@ static int fill_job(int fd, struct buf *cmd, struct buf *st, uint64_t dst, uint3
 
 TEST(hung_firmware_times_out_and_recovers)
 {
-	struct buf cmd, st, dst;
+	struct bo cmd, st, dst;
 	glob_t g;
-	int fd = open_npu(NULL, 0);
+	int fd = open_npu();
 
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, buf_new(fd, 4096, &cmd));
-	ASSERT_EQ(0, buf_new(fd, 4096, &st));
-	ASSERT_EQ(0, buf_new(fd, 4096, &dst));
+	ASSERT_EQ(0, bo_new(fd, 4096, &cmd));
+	ASSERT_EQ(0, bo_new(fd, 4096, &st));
+	ASSERT_EQ(0, bo_new(fd, 4096, &dst));
 	ASSERT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x11111111));
 	ASSERT_EQ(0, glob("/sys/kernel/debug/accel/*/hang", 0, NULL, &g));
 	ASSERT_EQ(0, write_file(g.gl_pathv[0], "1"));
 	globfree(&g);
 	/* The job cannot finish: the driver must time it out and say so. */
 	EXPECT_EQ(DRM_NPU_JOB_TIMEOUT, fill_job(fd, &cmd, &st, dst.va, 0x22222222));
-	EXPECT_EQ(0x11, dst.map[0]);
+	EXPECT_EQ(0x11, ((uint8_t *)dst.map)[0]);
 	/* After the reset and firmware reboot, the same file works again. */
 	EXPECT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x33333333));
-	EXPECT_EQ(0x33, dst.map[63]);
+	EXPECT_EQ(0x33, ((uint8_t *)dst.map)[63]);
 	close(fd);
 }
 
 TEST(rmmod_refused_while_a_file_is_open)
 {
-	int fd = open_npu(NULL, 0);
+	int fd = open_npu();
 
 	ASSERT_GE(fd, 0);
 	EXPECT_NE(0, system("rmmod npu 2>/dev/null"));
@@ -142,13 +97,13 @@ TEST(unplug_with_buffers_open_then_rescan)
 {
 	char node[64], link[PATH_MAX], pcidev[PATH_MAX], path[PATH_MAX + 16];
 	struct drm_npu_query q = { .type = DRM_NPU_QUERY_DEVICE };
-	struct buf cmd, st, dst;
-	int fd = open_npu(node, sizeof(node)), fd2 = -1;
+	struct bo cmd, st, dst;
+	int fd = open_npu_node(node, sizeof(node)), fd2 = -1;
 
 	ASSERT_GE(fd, 0);
-	ASSERT_EQ(0, buf_new(fd, 4096, &cmd));
-	ASSERT_EQ(0, buf_new(fd, 4096, &st));
-	ASSERT_EQ(0, buf_new(fd, 4096, &dst));
+	ASSERT_EQ(0, bo_new(fd, 4096, &cmd));
+	ASSERT_EQ(0, bo_new(fd, 4096, &st));
+	ASSERT_EQ(0, bo_new(fd, 4096, &dst));
 	ASSERT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x44444444));
 	snprintf(link, sizeof(link), "/sys/class/accel/%s/device", strrchr(node, '/') + 1);
 	ASSERT_NE(NULL, realpath(link, pcidev));
@@ -158,8 +113,8 @@ TEST(unplug_with_buffers_open_then_rescan)
 	/* The file is still open: ioctls fail cleanly, memory stays readable. */
 	EXPECT_EQ(-1, ioctl(fd, DRM_IOCTL_NPU_QUERY, &q));
 	EXPECT_EQ(ENODEV, errno);
-	EXPECT_EQ(0x44, dst.map[63]);
-	dst.map[0] = 0x45;
+	EXPECT_EQ(0x44, ((uint8_t *)dst.map)[63]);
+	((uint8_t *)dst.map)[0] = 0x45;
 	EXPECT_NE(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x55555555));
 	munmap(dst.map, dst.size);
 	munmap(cmd.map, cmd.size);
@@ -169,14 +124,14 @@ TEST(unplug_with_buffers_open_then_rescan)
 	/* A rescan finds the device again; the driver probes it and it works. */
 	ASSERT_EQ(0, write_file("/sys/bus/pci/rescan", "1"));
 	for (int i = 0; i < 100 && fd2 < 0; i++) {
-		fd2 = open_npu(NULL, 0);
+		fd2 = open_npu();
 		if (fd2 < 0)
 			usleep(100000);
 	}
 	ASSERT_GE(fd2, 0);
-	ASSERT_EQ(0, buf_new(fd2, 4096, &cmd));
-	ASSERT_EQ(0, buf_new(fd2, 4096, &st));
-	ASSERT_EQ(0, buf_new(fd2, 4096, &dst));
+	ASSERT_EQ(0, bo_new(fd2, 4096, &cmd));
+	ASSERT_EQ(0, bo_new(fd2, 4096, &st));
+	ASSERT_EQ(0, bo_new(fd2, 4096, &dst));
 	EXPECT_EQ(DRM_NPU_JOB_OK, fill_job(fd2, &cmd, &st, dst.va, 0x66666666));
 	close(fd2);
 }

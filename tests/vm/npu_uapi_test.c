@@ -21,60 +21,9 @@
 
 #include "kselftest_harness.h"
 #include "npu_cmd.h"
-#include "drm/npu_accel.h"
+#include "npu_test_util.h"
 
 #define SEC 1000000000ll
-
-static int open_npu(void)
-{
-	glob_t g;
-	int fd = -1;
-
-	if (glob("/dev/accel/accel*", 0, NULL, &g))
-		return -1;
-	for (size_t i = 0; i < g.gl_pathc && fd < 0; i++) {
-		struct drm_npu_query q = { .type = DRM_NPU_QUERY_DEVICE };
-
-		fd = open(g.gl_pathv[i], O_RDWR | O_CLOEXEC);
-		if (fd >= 0 && ioctl(fd, DRM_IOCTL_NPU_QUERY, &q)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	globfree(&g);
-	return fd;
-}
-
-struct bo {
-	uint32_t handle;
-	uint64_t va, size;
-	void *map;
-};
-
-static int bo_new(int fd, uint64_t size, struct bo *bo)
-{
-	struct drm_npu_bo_create c = { .size = size };
-	struct drm_npu_bo_info i = {};
-
-	if (ioctl(fd, DRM_IOCTL_NPU_BO_CREATE, &c))
-		return -errno;
-	i.handle = c.handle;
-	if (ioctl(fd, DRM_IOCTL_NPU_BO_INFO, &i))
-		return -errno;
-	bo->handle = c.handle;
-	bo->va = c.va;
-	bo->size = i.size;
-	bo->map = mmap(NULL, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, i.mmap_offset);
-	return bo->map == MAP_FAILED ? -errno : 0;
-}
-
-static void bo_free(int fd, struct bo *bo)
-{
-	struct drm_gem_close c = { .handle = bo->handle };
-
-	munmap(bo->map, bo->size);
-	ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
-}
 
 static int64_t deadline(int64_t ns)
 {
