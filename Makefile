@@ -154,13 +154,13 @@ $(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/harness.c tests/host/har
 $(BUILD)/tests/npu_%_test: tests/vm/npu_%_test.c tests/vm/npu_test_util.h $(wildcard uapi/drm/*.h) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
-		-Wno-misleading-indentation -Werror -Iinclude -Iuapi -I$(KSELFTEST) \
+		-Wno-misleading-indentation -Wno-clobbered -Werror -Iinclude -Iuapi -I$(KSELFTEST) \
 		$$(pkg-config --cflags libdrm) -o $@ $< $$(pkg-config --libs libdrm)
 
 $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
-		-Wno-misleading-indentation -Werror -Ilibnpu/include -I$(KSELFTEST) \
+		-Wno-misleading-indentation -Wno-clobbered -Werror -Ilibnpu/include -I$(KSELFTEST) \
 		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm)
 
 $(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)

@@ -63,7 +63,7 @@ static int fill_job(int fd, struct bo *cmd, struct bo *st, uint64_t dst, uint32_
 
 TEST(hung_firmware_times_out_and_recovers)
 {
-	struct bo cmd, st, dst;
+	struct bo cmd = {}, st = {}, dst = {};
 	glob_t g;
 	int fd = open_npu();
 
@@ -97,7 +97,7 @@ TEST(unplug_with_buffers_open_then_rescan)
 {
 	char node[64], link[PATH_MAX], pcidev[PATH_MAX], path[PATH_MAX + 16];
 	struct drm_npu_query q = { .type = DRM_NPU_QUERY_DEVICE };
-	struct bo cmd, st, dst;
+	struct bo cmd = {}, st = {}, dst = {};
 	int fd = open_npu_node(node, sizeof(node)), fd2 = -1;
 
 	ASSERT_GE(fd, 0);
