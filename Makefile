@@ -29,8 +29,8 @@ FW_LDFLAGS := -nostdlib -T firmware/npu-fw.ld -Wl,--gc-sections \
 CORE_SRCS := $(wildcard qemu-device/core/*.c)
 CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
-TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness
-TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES))
+TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness test_quant
+TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_reset_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
@@ -163,9 +163,14 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c $(BUILD)/libnpu/libnpu.a libn
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Ilibnpu/include -I$(KSELFTEST) \
 		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm)
 
+# The arithmetic against gemmlowp itself (C++, Debian's libgemmlowp-dev).
+$(BUILD)/tests/test_quant_gemmlowp: tests/host/test_quant_gemmlowp.cc include/npu_quant.h
+	@mkdir -p $(@D)
+	g++ -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude $(SAN_FLAGS) -o $@ $<
+
 $(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS) -lm
 
 check: all
 	@scripts/run-checks $(TESTS)
