@@ -29,7 +29,8 @@ FW_LDFLAGS := -nostdlib -T firmware/npu-fw.ld -Wl,--gc-sections \
 CORE_SRCS := $(wildcard qemu-device/core/*.c)
 CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
-TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness test_quant
+TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness test_quant \
+	test_tensor
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_reset_test
@@ -162,6 +163,12 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c $(BUILD)/libnpu/libnpu.a libn
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Ilibnpu/include -I$(KSELFTEST) \
 		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm)
+
+# The tensor engine against libnpu's CPU reference (plain C, no libdrm).
+$(BUILD)/tests/test_tensor: tests/host/test_tensor.c libnpu/src/ref_gemm.c libnpu/include/npu.h tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< libnpu/src/ref_gemm.c \
+		tests/host/harness.c $(CORE_SRCS) -lm
 
 # The arithmetic against gemmlowp itself (C++, Debian's libgemmlowp-dev).
 $(BUILD)/tests/test_quant_gemmlowp: tests/host/test_quant_gemmlowp.cc include/npu_quant.h

@@ -73,7 +73,7 @@ int main(void)
 	       "%llu modeled NPU cycles\n", size, npu_job_state_name(res.state),
 	       memcmp(s, d, size) ? "data MISMATCH" : "data verified", t1 - t0,
 	       (unsigned long long)res.cycles);
-	err = res.state == NPU_JOB_DONE && !memcmp(s, d, size) ? 0 : 1;
+	err = res.state == NPU_JOB_STATE_DONE && !memcmp(s, d, size) ? 0 : 1;
 	npu_job_free(job);
 	npu_cmdbuf_free(cb);
 	npu_buffer_free(src);

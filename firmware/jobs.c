@@ -127,6 +127,26 @@ static uint32_t cmd_timestamp(const uint8_t *c, uint32_t size, uint32_t ctx)
 					  NPU_DMA_SPACE_VA, dst, 8, ctx));
 }
 
+/* Tensor operations: the engine reads the command from SRAM and checks it. */
+static uint32_t cmd_tensor(const uint8_t *c, uint32_t ctx)
+{
+	uint32_t st;
+
+	ctl_write(NPU_CTL_TENSOR_DESC, (uint32_t)sram_addr(c));
+	ctl_write(NPU_CTL_TENSOR_CTX, ctx);
+	ctl_write(NPU_CTL_TENSOR_CTRL, 1);
+	st = ctl_read(NPU_CTL_TENSOR_STATUS);
+	if (st == NPU_DMA_ERR_MMU || st == NPU_DMA_ERR_BUS)
+		cmpl.fault_va = ctl_read64(NPU_CTL_TENSOR_FAULT_LO);
+	switch (st) {
+	case NPU_DMA_OK: return NPU_JOB_OK;
+	case NPU_DMA_ERR_MMU: return NPU_JOB_MMU_FAULT;
+	case NPU_DMA_ERR_BUS: return NPU_JOB_BUS_ERROR;
+	case NPU_DMA_ERR_ABORTED: return NPU_JOB_ABORTED;
+	default: return NPU_JOB_INVALID_CMD;
+	}
+}
+
 static uint32_t run_commands(const struct npu_job_desc *d)
 {
 	struct job j = { .d = d };
@@ -165,6 +185,9 @@ static uint32_t run_commands(const struct npu_job_desc *d)
 			break;
 		case NPU_CMD_TIMESTAMP:
 			st = cmd_timestamp(c, size, d->ctx_id);
+			break;
+		case NPU_CMD_GEMM_I8:
+			st = cmd_tensor(c, d->ctx_id);
 			break;
 		default:
 			st = NPU_JOB_INVALID_CMD;

@@ -22,6 +22,8 @@ enum npu_cmd_op {
 	NPU_CMD_DMA_FILL = 3,	/* struct npu_cmd_dma_fill */
 	NPU_CMD_TIMESTAMP = 4,	/* struct npu_cmd_timestamp */
 	NPU_CMD_BARRIER = 5,	/* wait for earlier engine work; 8 bytes */
+	/* Tensor operations (the tensor engine); see npu_quant.h for the arithmetic. */
+	NPU_CMD_GEMM_I8 = 16,	/* struct npu_cmd_gemm_i8 */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -75,6 +77,64 @@ struct npu_cmd_dma_fill {
 struct npu_cmd_timestamp {
 	struct npu_cmd_hdr hdr;
 	uint64_t dst;
+};
+
+/**
+ * struct npu_cmd_gemm_i8 - int8 GEMM / fully connected layer, TFLite int8
+ * semantics: for every row m < @m and output channel n < @n,
+ *
+ *   acc = bias[n] + sum_k (a[m][k] - a_zero) * b[n][k]
+ *   out[m][n] = clamp(out_zero + requant(acc, mult[n], shift[n]), act_min, act_max)
+ *
+ * with requant() as npu_requant_scale(). Weights are symmetric (zero point
+ * 0), stored output-channel major like TFLite's FullyConnected filter.
+ * @hdr: op NPU_CMD_GEMM_I8, size 96.
+ * @a: int8 activations, @m rows of @k, rows @lda bytes apart.
+ * @b: int8 weights, @n rows of @k, rows @ldb bytes apart.
+ * @bias: int32 per output channel, or 0 for none; 4-byte aligned.
+ * @out: int8 output, @m rows of @n, rows @ldc bytes apart.
+ * @quant: struct npu_quant_ch per output channel (or one, with
+ *	NPU_GEMM_PER_TENSOR); 4-byte aligned.
+ * @m: rows; @n: output channels; @k: depth. 1 to NPU_TENSOR_MAX_DIM each.
+ * @lda: >= @k; @ldb: >= @k; @ldc: >= @n.
+ * @a_zero: activation zero point, -128..127.
+ * @out_zero: output zero point, -128..127.
+ * @act_min: lower clamp, -128..@act_max (fused ReLU: out_zero).
+ * @act_max: upper clamp, @act_min..127.
+ * @flags: NPU_GEMM_*.
+ * @reserved: zero.
+ */
+struct npu_cmd_gemm_i8 {
+	struct npu_cmd_hdr hdr;
+	uint64_t a;
+	uint64_t b;
+	uint64_t bias;
+	uint64_t out;
+	uint64_t quant;
+	uint32_t m;
+	uint32_t n;
+	uint32_t k;
+	uint32_t lda;
+	uint32_t ldb;
+	uint32_t ldc;
+	int32_t a_zero;
+	int32_t out_zero;
+	int32_t act_min;
+	int32_t act_max;
+	uint32_t flags;
+	uint32_t reserved;
+};
+#define NPU_GEMM_PER_TENSOR	(1u << 0)	/* one npu_quant_ch for all channels */
+#define NPU_TENSOR_MAX_DIM	65536
+
+/**
+ * struct npu_quant_ch - requantization of one output channel.
+ * @mult: Q31 multiplier, 0 or in [2^30, 2^31).
+ * @shift: power-of-two exponent, -31..30.
+ */
+struct npu_quant_ch {
+	int32_t mult;
+	int32_t shift;
 };
 
 #endif /* NPU_CMD_H */

@@ -192,6 +192,20 @@ enum npu_dma_status {
 };
 #define NPU_DMA_MAX_LEN		(1u << 30)
 
+/*
+ * Tensor engine: the firmware copies a tensor command (npu_cmd.h, op >= 16)
+ * into SRAM, writes its address and the job's context, then TENSOR_CTRL.
+ * The engine checks every field itself, runs the operation to completion,
+ * and sets TENSOR_STATUS (enum npu_dma_status codes; ARGS for a malformed
+ * command) and TENSOR_FAULT.
+ */
+#define NPU_CTL_TENSOR_DESC	0x80	/* SRAM address of the command */
+#define NPU_CTL_TENSOR_CTX	0x84
+#define NPU_CTL_TENSOR_CTRL	0x88	/* WO: 1 = run */
+#define NPU_CTL_TENSOR_STATUS	0x8c
+#define NPU_CTL_TENSOR_FAULT_LO	0x90
+#define NPU_CTL_TENSOR_FAULT_HI	0x94
+
 /** enum npu_core_fault - NPU_REG_CORE_FAULT when NPU_STATUS_CRASHED */
 enum npu_core_fault {
 	NPU_CORE_FAULT_NONE = 0,

@@ -104,6 +104,38 @@ int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va);
 int npu_cmd_barrier(npu_cmdbuf *cb);
 
 /* ---------------------------------------------------------------- */
+/* Int8 tensor operations (TFLite int8 semantics, Documentation/     */
+/* quantization.rst)                                                 */
+/* ---------------------------------------------------------------- */
+
+/**
+ * An int8 GEMM / fully connected layer: out[m][n] = requant(bias[n] +
+ * sum_k (a[m][k] - a_zero) * b[n][k]) + out_zero, clamped to
+ * [act_min, act_max]; a is m x k, b (weights) n x k, out m x n, all
+ * row-major and packed; per output channel multiplier and shift (or one
+ * for all with @per_tensor).
+ */
+struct npu_gemm_i8 {
+	uint32_t m, n, k;
+	int32_t a_zero, out_zero;
+	int32_t act_min, act_max;
+	int per_tensor;
+};
+
+/** Append a GEMM on device buffers (by VA); @quant_va: npu_quant_ch[]. */
+int npu_cmd_gemm_i8(npu_cmdbuf *cb, const struct npu_gemm_i8 *p, uint64_t a_va,
+		    uint64_t b_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va);
+
+/**
+ * The CPU reference: plain, obviously correct C, the oracle every other
+ * implementation is compared with. @bias may be NULL; @mult and @shift
+ * have n entries (1 with per_tensor).
+ */
+int npu_ref_gemm_i8(const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
+		    const int32_t *bias, const int32_t *mult, const int32_t *shift,
+		    int8_t *out);
+
+/* ---------------------------------------------------------------- */
 /* Jobs                                                              */
 /* ---------------------------------------------------------------- */
 
@@ -123,25 +155,25 @@ int npu_submit(npu_device *dev, npu_cmdbuf *cb, const struct npu_submit_opts *op
 int npu_job_wait(npu_job *job, int64_t timeout_ns);
 
 enum npu_job_state {
-	NPU_JOB_PENDING = 0,
-	NPU_JOB_DONE = 1,
-	NPU_JOB_INVALID_COMMAND = 2,
-	NPU_JOB_MMU_FAULT = 3,
-	NPU_JOB_BUS_ERROR = 4,
-	NPU_JOB_ABORTED = 5,
-	NPU_JOB_TIMED_OUT = 6,
+	NPU_JOB_STATE_PENDING = 0,
+	NPU_JOB_STATE_DONE = 1,
+	NPU_JOB_STATE_INVALID_COMMAND = 2,
+	NPU_JOB_STATE_MMU_FAULT = 3,
+	NPU_JOB_STATE_BUS_ERROR = 4,
+	NPU_JOB_STATE_ABORTED = 5,
+	NPU_JOB_STATE_TIMED_OUT = 6,
 };
 
 struct npu_job_result {
 	enum npu_job_state state;
 	uint32_t error_offset;	/* failing command's byte offset */
-	uint64_t fault_va;	/* for NPU_JOB_MMU_FAULT */
+	uint64_t fault_va;	/* for NPU_JOB_STATE_MMU_FAULT */
 	uint64_t device_ns;	/* device time the job took */
 	uint64_t cycles;	/* NPU cycles the performance model predicts */
 	uint64_t bytes;		/* bytes the engines moved */
 };
 
-/** The job's outcome (state NPU_JOB_PENDING while it runs); returns 0. */
+/** The job's outcome (state NPU_JOB_STATE_PENDING while it runs); returns 0. */
 int npu_job_result(npu_job *job, struct npu_job_result *res);
 /** Free the job (waits for nothing: a running job keeps running). */
 void npu_job_free(npu_job *job);

@@ -107,6 +107,39 @@ int npu_cmd_fill(npu_cmdbuf *cb, uint64_t dst_va, uint64_t len, uint32_t pattern
 	return emit(cb, &c, sizeof(c));
 }
 
+int npu_cmd_gemm_i8(npu_cmdbuf *cb, const struct npu_gemm_i8 *p, uint64_t a_va,
+		    uint64_t b_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va)
+{
+	struct npu_cmd_gemm_i8 c;
+
+	if (!p)
+		return NPU_EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_GEMM_I8;
+	c.hdr.size = sizeof(c);
+	c.a = a_va;
+	c.b = b_va;
+	c.bias = bias_va;
+	c.out = out_va;
+	c.quant = quant_va;
+	c.m = p->m;
+	c.n = p->n;
+	c.k = p->k;
+	c.lda = p->k;
+	c.ldb = p->k;
+	c.ldc = p->n;
+	c.a_zero = p->a_zero;
+	c.out_zero = p->out_zero;
+	c.act_min = p->act_min;
+	c.act_max = p->act_max;
+	c.flags = p->per_tensor ? NPU_GEMM_PER_TENSOR : 0;
+	/* The device checks everything again; catch the obvious here. */
+	if (!c.m || !c.n || !c.k || c.m > NPU_TENSOR_MAX_DIM || c.n > NPU_TENSOR_MAX_DIM ||
+	    c.k > NPU_TENSOR_MAX_DIM || c.act_min > c.act_max)
+		return NPU_EINVAL;
+	return emit(cb, &c, sizeof(c));
+}
+
 int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
 {
 	struct npu_cmd_timestamp c = { { NPU_CMD_TIMESTAMP, sizeof(c) }, dst_va };

@@ -38,13 +38,13 @@ int npu_errno(int err)
 const char *npu_job_state_name(enum npu_job_state s)
 {
 	switch (s) {
-	case NPU_JOB_PENDING: return "pending";
-	case NPU_JOB_DONE: return "done";
-	case NPU_JOB_INVALID_COMMAND: return "invalid command";
-	case NPU_JOB_MMU_FAULT: return "MMU fault";
-	case NPU_JOB_BUS_ERROR: return "bus error";
-	case NPU_JOB_ABORTED: return "aborted";
-	case NPU_JOB_TIMED_OUT: return "timed out";
+	case NPU_JOB_STATE_PENDING: return "pending";
+	case NPU_JOB_STATE_DONE: return "done";
+	case NPU_JOB_STATE_INVALID_COMMAND: return "invalid command";
+	case NPU_JOB_STATE_MMU_FAULT: return "MMU fault";
+	case NPU_JOB_STATE_BUS_ERROR: return "bus error";
+	case NPU_JOB_STATE_ABORTED: return "aborted";
+	case NPU_JOB_STATE_TIMED_OUT: return "timed out";
 	default: return "unknown";
 	}
 }

@@ -21,6 +21,8 @@ void npu_core_default_config(struct npu_core_config *cfg)
 	cfg->clock_mhz = 1000;
 	cfg->dma_bytes_per_cycle = 32;
 	cfg->dma_setup_cycles = 64;
+	cfg->mac_rows = 32;
+	cfg->mac_cols = 32;
 }
 
 uint64_t npu_core_time(const struct npu_core *core)
@@ -60,7 +62,8 @@ struct npu_core *npu_core_new(const struct npu_core_config *cfg,
 	if (!cfg || !ops || !ops->dma_read || !ops->dma_write || !ops->msi ||
 	    !ops->now_ns || cfg->sram_size < NPU_PAGE_SIZE ||
 	    cfg->sram_size > (16u << 20) || cfg->sram_size % NPU_PAGE_SIZE ||
-	    !cfg->clock_mhz || !cfg->dma_bytes_per_cycle)
+	    !cfg->clock_mhz || !cfg->dma_bytes_per_cycle || !cfg->mac_rows ||
+	    !cfg->mac_cols || cfg->mac_rows > 4096 || cfg->mac_cols > 4096)
 		return NULL;
 	core = calloc(1, sizeof(*core));
 	if (!core)
@@ -122,6 +125,7 @@ void npu_core_reset(struct npu_core *core)
 	core->timer_armed = false;
 	core->engine_abort = false;
 	memset(&core->dma, 0, sizeof(core->dma));
+	memset(&core->tensor, 0, sizeof(core->tensor));
 	core->perf_cycles = core->perf_bytes = 0;
 	core->time_base = core->ops->now_ns(core->opaque);
 	core->slice_bytes = 0;
@@ -403,7 +407,14 @@ static bool ctl_read(struct npu_core *core, uint32_t off, uint32_t *val)
 	case NPU_CTL_DMA_STATUS: *val = core->dma.status; return true;
 	case NPU_CTL_DMA_FAULT_LO: *val = lo32(core->dma.fault); return true;
 	case NPU_CTL_DMA_FAULT_HI: *val = hi32(core->dma.fault); return true;
-	case NPU_CTL_IRQ_RAISE: case NPU_CTL_DMA_CTRL: *val = 0; return true;
+	case NPU_CTL_TENSOR_DESC: *val = core->tensor.desc; return true;
+	case NPU_CTL_TENSOR_CTX: *val = core->tensor.ctx; return true;
+	case NPU_CTL_TENSOR_STATUS: *val = core->tensor.status; return true;
+	case NPU_CTL_TENSOR_FAULT_LO: *val = lo32(core->tensor.fault); return true;
+	case NPU_CTL_TENSOR_FAULT_HI: *val = hi32(core->tensor.fault); return true;
+	case NPU_CTL_IRQ_RAISE: case NPU_CTL_DMA_CTRL: case NPU_CTL_TENSOR_CTRL:
+		*val = 0;
+		return true;
 	default: return false;
 	}
 }
@@ -433,6 +444,14 @@ static bool ctl_write(struct npu_core *core, uint32_t off, uint32_t val)
 	case NPU_CTL_DMA_CTX: core->dma.ctx = val; return true;
 	case NPU_CTL_DMA_PATTERN: core->dma.pattern = val; return true;
 	case NPU_CTL_DMA_CTRL: npu_dma_run(core, val); return true;
+	case NPU_CTL_TENSOR_DESC: core->tensor.desc = val; return true;
+	case NPU_CTL_TENSOR_CTX: core->tensor.ctx = val; return true;
+	case NPU_CTL_TENSOR_CTRL:
+		if (val == 1)
+			npu_tensor_run(core);
+		return true;
+	case NPU_CTL_TENSOR_STATUS: case NPU_CTL_TENSOR_FAULT_LO: case NPU_CTL_TENSOR_FAULT_HI:
+		return true;
 	case NPU_CTL_TIME_LO: case NPU_CTL_TIME_HI:
 	case NPU_CTL_PERF_CYCLES_LO: case NPU_CTL_PERF_CYCLES_HI:
 	case NPU_CTL_PERF_BYTES_LO: case NPU_CTL_PERF_BYTES_HI:

@@ -37,12 +37,16 @@ struct npu_core_ops {
  * @clock_mhz: NPU clock of the performance model.
  * @dma_bytes_per_cycle: DMA engine bandwidth in the performance model.
  * @dma_setup_cycles: fixed cost of one DMA operation in the model.
+ * @mac_rows: rows of the tensor engine's int8 MAC array (model).
+ * @mac_cols: columns of the MAC array (model).
  */
 struct npu_core_config {
 	uint32_t sram_size;
 	uint32_t clock_mhz;
 	uint32_t dma_bytes_per_cycle;
 	uint32_t dma_setup_cycles;
+	uint32_t mac_rows;
+	uint32_t mac_cols;
 };
 
 void npu_core_default_config(struct npu_core_config *cfg);

@@ -57,6 +57,13 @@ struct npu_dma_regs {
 	uint64_t fault;
 };
 
+struct npu_tensor_regs {
+	uint32_t desc;
+	uint32_t ctx;
+	uint32_t status;
+	uint64_t fault;
+};
+
 struct npu_core {
 	struct npu_core_config cfg;
 	const struct npu_core_ops *ops;
@@ -87,6 +94,7 @@ struct npu_core {
 	uint32_t fw_time_hi;
 	bool engine_abort;		/* set by ENGINE_RESET until acked */
 	struct npu_dma_regs dma;
+	struct npu_tensor_regs tensor;
 	uint64_t perf_cycles, perf_bytes;
 
 	uint64_t time_base;		/* now_ns() at reset */
@@ -117,6 +125,15 @@ uint32_t npu_mmu_translate(struct npu_core *core, uint32_t ctx, uint64_t va,
 
 /* npu_dma.c: run the operation programmed in core->dma; sets dma.status. */
 void npu_dma_run(struct npu_core *core, uint32_t ctrl);
+/*
+ * Read or write @len bytes at device VA @va of @ctx through the MMU, for
+ * the engines. Returns enum npu_dma_status; *@fault gets the failing VA.
+ */
+uint32_t npu_va_rw(struct npu_core *core, uint32_t ctx, uint64_t va, void *buf,
+		   uint64_t len, bool write, uint64_t *fault);
+
+/* npu_tensor.c: run the tensor command at core->tensor.desc. */
+void npu_tensor_run(struct npu_core *core);
 
 /* npu_bootrom.c: validate and load the image; returns enum npu_boot_status. */
 uint32_t npu_bootrom_load(struct npu_core *core, uint32_t *entry);

@@ -121,6 +121,21 @@ static uint32_t dma_fill(struct npu_core *core, struct dma_end *dst, uint64_t le
 	return NPU_DMA_OK;
 }
 
+uint32_t npu_va_rw(struct npu_core *core, uint32_t ctx, uint64_t va, void *buf,
+		   uint64_t len, bool write, uint64_t *fault)
+{
+	struct dma_end end = { NPU_DMA_SPACE_VA, va };
+	uint32_t saved_ctx = core->dma.ctx, st;
+	uint64_t saved_fault = core->dma.fault, done;
+
+	core->dma.ctx = ctx;
+	st = dma_xfer(core, &end, buf, len, write, &done);
+	*fault = core->dma.fault;
+	core->dma.ctx = saved_ctx;
+	core->dma.fault = saved_fault;
+	return st;
+}
+
 void npu_dma_run(struct npu_core *core, uint32_t ctrl)
 {
 	struct npu_dma_regs *d = &core->dma;

@@ -163,8 +163,8 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
     s->core = npu_core_new(&s->cfg, &npu_ops, s);
     if (!s->core) {
         error_setg(errp, "npu: invalid properties (sram-size must be a "
-                   "multiple of 4 KiB up to 16 MiB; clock and DMA rate "
-                   "non-zero)");
+                   "multiple of 4 KiB up to 16 MiB; clock, DMA rate and MAC "
+                   "array non-zero, MAC array at most 4096 a side)");
         return;
     }
 
@@ -233,6 +233,8 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("dma-bytes-per-cycle", NPUState,
                        cfg.dma_bytes_per_cycle, 32),
     DEFINE_PROP_UINT32("dma-setup-cycles", NPUState, cfg.dma_setup_cycles, 64),
+    DEFINE_PROP_UINT32("mac-rows", NPUState, cfg.mac_rows, 32),
+    DEFINE_PROP_UINT32("mac-cols", NPUState, cfg.mac_cols, 32),
 };
 
 /* The firmware's state lives in the device core: migration is not supported. */

@@ -94,7 +94,7 @@ TEST_F(lib, copy_fill_timestamp)
 	ASSERT_EQ(NPU_OK, npu_cmd_nop(self->cb));
 	EXPECT_EQ(32u + 8 + 32 + 16 + 8, npu_cmdbuf_used(self->cb));
 	ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
-	EXPECT_EQ(NPU_JOB_DONE, res.state);
+	EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
 	EXPECT_EQ(0, memcmp(a, b, 65536));
 	EXPECT_EQ(4, b[65536]);
 	EXPECT_EQ(1, b[65536 + 99]);
@@ -145,7 +145,7 @@ TEST_F(lib, dependencies_order_jobs)
 	}
 	ASSERT_EQ(NPU_OK, npu_job_wait(j2, -1));
 	ASSERT_EQ(NPU_OK, npu_job_result(j1, &res));
-	EXPECT_EQ(NPU_JOB_DONE, res.state);
+	EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
 	EXPECT_EQ(0x99, ((uint8_t *)npu_buffer_map(self->b))[(1 << 20) - 1]);
 	/* A finished command buffer can be reset and reused. */
 	EXPECT_EQ(NPU_OK, npu_cmdbuf_reset(cb2));
@@ -161,7 +161,7 @@ TEST_F(lib, failed_job_reports_state)
 	ASSERT_EQ(NPU_OK, npu_cmd_nop(self->cb));
 	ASSERT_EQ(NPU_OK, npu_cmd_copy(self->cb, 0x7000000000ull, npu_buffer_va(self->a), 16));
 	ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
-	EXPECT_EQ(NPU_JOB_MMU_FAULT, res.state);
+	EXPECT_EQ(NPU_JOB_STATE_MMU_FAULT, res.state);
 	EXPECT_EQ(0x7000000000ull, res.fault_va);
 	EXPECT_EQ(8u, res.error_offset);
 	EXPECT_STREQ("MMU fault", npu_job_state_name(res.state));
@@ -169,7 +169,7 @@ TEST_F(lib, failed_job_reports_state)
 	npu_cmdbuf_reset(self->cb);
 	npu_cmd_nop(self->cb);
 	ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
-	EXPECT_EQ(NPU_JOB_DONE, res.state);
+	EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
 }
 
 TEST_F(lib, submit_errors)
@@ -205,11 +205,54 @@ TEST_F(lib, dmabuf_between_devices)
 	ASSERT_EQ(NPU_OK, npu_cmdbuf_new(dev2, 4096, &cb2));
 	ASSERT_EQ(NPU_OK, npu_cmd_fill(cb2, npu_buffer_va(imp), 4096, 0x55555555));
 	ASSERT_EQ(NPU_OK, run(dev2, cb2, &res));
-	EXPECT_EQ(NPU_JOB_DONE, res.state);
+	EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
 	EXPECT_EQ(0x55, ((uint8_t *)npu_buffer_map(self->a))[4095]);
 	npu_cmdbuf_free(cb2);
 	npu_buffer_free(imp);
 	npu_close(dev2);
+}
+
+/* An int8 GEMM on the NPU, bit for bit against the CPU reference. */
+TEST_F(lib, gemm_i8_matches_reference)
+{
+	struct npu_gemm_i8 p = { .m = 37, .n = 29, .k = 61, .a_zero = -7, .out_zero = 3,
+				 .act_min = -128, .act_max = 127 };
+	npu_buffer *w, *bias, *q, *out;
+	int8_t *a = npu_buffer_map(self->a), want[37 * 29];
+	int32_t mult[29], shift[29];
+	struct npu_job_result res;
+	uint32_t s = 1;
+
+	ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, 29 * 61, &w));
+	ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, 29 * 4, &bias));
+	ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, 29 * 8, &q));
+	ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, 37 * 29, &out));
+	int8_t *wm = npu_buffer_map(w);
+	int32_t *bm = npu_buffer_map(bias), *qm = npu_buffer_map(q);
+
+	for (int i = 0; i < 37 * 61; i++)
+		a[i] = (int8_t)((s = s * 1103515245 + 12345) >> 16);
+	for (int i = 0; i < 29 * 61; i++)
+		wm[i] = (int8_t)((s = s * 1103515245 + 12345) >> 16);
+	for (int i = 0; i < 29; i++) {
+		bm[i] = (int32_t)((s = s * 1103515245 + 12345) >> 16) % 5000;
+		mult[i] = (int32_t)(0x40000000u + (((s = s * 1103515245 + 12345) >> 8) & 0x3fffffff));
+		shift[i] = -8 - (i % 4);
+		qm[2 * i] = mult[i];
+		qm[2 * i + 1] = shift[i];
+	}
+	ASSERT_EQ(NPU_OK, npu_ref_gemm_i8(&p, a, wm, bm, mult, shift, want));
+	ASSERT_EQ(NPU_OK, npu_cmd_gemm_i8(self->cb, &p, npu_buffer_va(self->a), npu_buffer_va(w),
+					  npu_buffer_va(bias), npu_buffer_va(q),
+					  npu_buffer_va(out)));
+	ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
+	EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
+	EXPECT_EQ(0, memcmp(want, npu_buffer_map(out), sizeof(want)));
+	EXPECT_GE(res.cycles, 61u);
+	npu_buffer_free(w);
+	npu_buffer_free(bias);
+	npu_buffer_free(q);
+	npu_buffer_free(out);
 }
 
 TEST_HARNESS_MAIN

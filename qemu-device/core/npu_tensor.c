@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_tensor.c - the tensor engine: int8 tensor operations on job memory
+ * (device VAs through the MMU), with TFLite's arithmetic (npu_quant.h).
+ *
+ * Every field of a command is checked here, whatever the firmware did:
+ * dimensions, strides, zero points, clamps, shifts, alignment, and the
+ * total size of each operand, so a hostile command fails its job with
+ * "bad arguments" and never makes the device allocate or touch more than
+ * NPU_TENSOR_MAX_BYTES per operand.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_cmd.h"
+#include "npu_core_priv.h"
+#include "npu_quant.h"
+
+#define NPU_TENSOR_MAX_BYTES	(256u << 20)
+#define NPU_TENSOR_SETUP_CYCLES	256
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+static void gemm_parse(const uint8_t *c, struct npu_cmd_gemm_i8 *g)
+{
+	g->a = rd64(c + 8);
+	g->b = rd64(c + 16);
+	g->bias = rd64(c + 24);
+	g->out = rd64(c + 32);
+	g->quant = rd64(c + 40);
+	g->m = rd32(c + 48);
+	g->n = rd32(c + 52);
+	g->k = rd32(c + 56);
+	g->lda = rd32(c + 60);
+	g->ldb = rd32(c + 64);
+	g->ldc = rd32(c + 68);
+	g->a_zero = (int32_t)rd32(c + 72);
+	g->out_zero = (int32_t)rd32(c + 76);
+	g->act_min = (int32_t)rd32(c + 80);
+	g->act_max = (int32_t)rd32(c + 84);
+	g->flags = rd32(c + 88);
+	g->reserved = rd32(c + 92);
+}
+
+/* Bytes spanned by @rows rows of @cols with stride @ld, or 0 if too large. */
+static uint64_t span(uint32_t rows, uint32_t cols, uint32_t ld)
+{
+	uint64_t s = (uint64_t)(rows - 1) * ld + cols;
+
+	return s <= NPU_TENSOR_MAX_BYTES ? s : 0;
+}
+
+static bool gemm_valid(const struct npu_cmd_gemm_i8 *g)
+{
+	return g->m && g->n && g->k && g->m <= NPU_TENSOR_MAX_DIM &&
+	       g->n <= NPU_TENSOR_MAX_DIM && g->k <= NPU_TENSOR_MAX_DIM &&
+	       g->lda >= g->k && g->ldb >= g->k && g->ldc >= g->n &&
+	       span(g->m, g->k, g->lda) && span(g->n, g->k, g->ldb) &&
+	       span(g->m, g->n, g->ldc) &&
+	       (uint64_t)g->m * g->k <= NPU_TENSOR_MAX_BYTES &&
+	       (uint64_t)g->n * g->k <= NPU_TENSOR_MAX_BYTES &&
+	       (uint64_t)g->m * g->n <= NPU_TENSOR_MAX_BYTES &&
+	       g->a_zero >= -128 && g->a_zero <= 127 &&
+	       g->out_zero >= -128 && g->out_zero <= 127 &&
+	       g->act_min >= -128 && g->act_min <= g->act_max && g->act_max <= 127 &&
+	       !(g->flags & ~NPU_GEMM_PER_TENSOR) && !g->reserved &&
+	       !(g->bias & 3) && !(g->quant & 3);
+}
+
+/* Gather @rows rows of @cols bytes, @ld apart, into a packed buffer. */
+static uint32_t read_rows(struct npu_core *core, uint32_t ctx, uint64_t va, uint32_t rows,
+			  uint32_t cols, uint32_t ld, int8_t *dst, uint64_t *fault)
+{
+	if (ld == cols)
+		return npu_va_rw(core, ctx, va, dst, (uint64_t)rows * cols, false, fault);
+	for (uint32_t r = 0; r < rows; r++) {
+		uint32_t st = npu_va_rw(core, ctx, va + (uint64_t)r * ld, dst + (size_t)r * cols,
+					cols, false, fault);
+
+		if (st != NPU_DMA_OK)
+			return st;
+	}
+	return NPU_DMA_OK;
+}
+
+static uint32_t write_rows(struct npu_core *core, uint32_t ctx, uint64_t va, uint32_t rows,
+			   uint32_t cols, uint32_t ld, int8_t *src, uint64_t *fault)
+{
+	if (ld == cols)
+		return npu_va_rw(core, ctx, va, src, (uint64_t)rows * cols, true, fault);
+	for (uint32_t r = 0; r < rows; r++) {
+		uint32_t st = npu_va_rw(core, ctx, va + (uint64_t)r * ld, src + (size_t)r * cols,
+					cols, true, fault);
+
+		if (st != NPU_DMA_OK)
+			return st;
+	}
+	return NPU_DMA_OK;
+}
+
+/*
+ * The arithmetic: acc = bias + sum (a - a_zero) * b, in int32 that wraps
+ * (as unsigned), which equals TFLite's where TFLite does not overflow and
+ * is defined where it would. Computed as sum a*b - a_zero * sum b + bias,
+ * the same value modulo 2^32.
+ */
+static void gemm_compute(const struct npu_cmd_gemm_i8 *g, const int8_t *a, const int8_t *b,
+			 const int32_t *bias, const struct npu_quant_ch *q, int8_t *out)
+{
+	for (uint32_t n = 0; n < g->n; n++) {
+		const int8_t *bn = b + (size_t)n * g->k;
+		const struct npu_quant_ch *qc = &q[g->flags & NPU_GEMM_PER_TENSOR ? 0 : n];
+		uint32_t bsum = 0;
+
+		for (uint32_t k = 0; k < g->k; k++)
+			bsum += (uint32_t)(int32_t)bn[k];
+		for (uint32_t m = 0; m < g->m; m++) {
+			const int8_t *am = a + (size_t)m * g->k;
+			int32_t dot = 0;
+			uint32_t acc;
+
+			for (uint32_t k = 0; k < g->k; k++)
+				dot += am[k] * bn[k];	/* |dot| < 2^14 * 2^16: no overflow */
+			acc = (uint32_t)dot - (uint32_t)g->a_zero * bsum +
+			      (bias ? (uint32_t)bias[n] : 0);
+			out[(size_t)m * g->n + n] =
+				npu_requant_i8((int32_t)acc, qc->mult, qc->shift, g->out_zero,
+					       g->act_min, g->act_max);
+		}
+	}
+}
+
+static uint32_t gemm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	struct npu_cmd_gemm_i8 g;
+	uint32_t ctx = core->tensor.ctx, nq, st = NPU_DMA_ERR_ARGS;
+	int8_t *a = NULL, *b = NULL, *out = NULL;
+	int32_t *bias = NULL;
+	struct npu_quant_ch *q = NULL;
+
+	if (size != sizeof(g))
+		return NPU_DMA_ERR_ARGS;
+	gemm_parse(c, &g);
+	if (!gemm_valid(&g))
+		return NPU_DMA_ERR_ARGS;
+	nq = g.flags & NPU_GEMM_PER_TENSOR ? 1 : g.n;
+	a = malloc((size_t)g.m * g.k);
+	b = malloc((size_t)g.n * g.k);
+	out = malloc((size_t)g.m * g.n);
+	bias = g.bias ? malloc(sizeof(*bias) * g.n) : NULL;
+	q = malloc(sizeof(*q) * nq);
+	if (!a || !b || !out || !q || (g.bias && !bias))
+		goto out;	/* host out of memory: refuse rather than crash */
+
+	st = read_rows(core, ctx, g.a, g.m, g.k, g.lda, a, fault);
+	if (st == NPU_DMA_OK)
+		st = read_rows(core, ctx, g.b, g.n, g.k, g.ldb, b, fault);
+	if (st == NPU_DMA_OK && bias)
+		st = npu_va_rw(core, ctx, g.bias, bias, sizeof(*bias) * (uint64_t)g.n, false, fault);
+	if (st == NPU_DMA_OK)
+		st = npu_va_rw(core, ctx, g.quant, q, sizeof(*q) * (uint64_t)nq, false, fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint32_t i = 0; i < nq; i++) {
+		if (q[i].shift < -31 || q[i].shift > 30) {
+			st = NPU_DMA_ERR_ARGS;
+			goto out;
+		}
+	}
+	gemm_compute(&g, a, b, bias, q, out);
+	st = write_rows(core, ctx, g.out, g.m, g.n, g.ldc, out, fault);
+	if (st == NPU_DMA_OK) {
+		uint64_t tiles = (uint64_t)((g.m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
+				 ((g.n + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
+
+		*bytes = (uint64_t)g.m * g.k + (uint64_t)g.n * g.k + (uint64_t)g.m * g.n +
+			 (bias ? 4ull * g.n : 0) + sizeof(*q) * (uint64_t)nq;
+		/* Compute-bound on the MAC array, or bound by moving the operands. */
+		*cycles = tiles * g.k;
+		if (*bytes / core->cfg.dma_bytes_per_cycle > *cycles)
+			*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+	}
+out:
+	free(a);
+	free(b);
+	free(out);
+	free(bias);
+	free(q);
+	return st;
+}
+
+void npu_tensor_run(struct npu_core *core)
+{
+	struct npu_tensor_regs *t = &core->tensor;
+	uint32_t gen = core->reset_gen, op, size, st;
+	uint64_t off = (uint64_t)t->desc - NPU_SRAM_BASE, fault = 0, bytes = 0, cycles = 0;
+	uint8_t cmd[NPU_CMD_MAX_SIZE];
+
+	t->fault = 0;
+	if (core->engine_abort) {
+		t->status = NPU_DMA_ERR_ABORTED;
+		return;
+	}
+	/* The command must lie in SRAM; copy it so nothing changes under us. */
+	if (t->desc < NPU_SRAM_BASE || off + 8 > core->cfg.sram_size) {
+		t->status = NPU_DMA_ERR_ARGS;
+		return;
+	}
+	op = rd32(core->sram + off);
+	size = rd32(core->sram + off + 4);
+	if (size < 8 || size > NPU_CMD_MAX_SIZE || off + size > core->cfg.sram_size) {
+		t->status = NPU_DMA_ERR_ARGS;
+		return;
+	}
+	memcpy(cmd, core->sram + off, size);
+
+	switch (op) {
+	case NPU_CMD_GEMM_I8:
+		st = gemm_run(core, cmd, size, &fault, &bytes, &cycles);
+		break;
+	default:
+		st = NPU_DMA_ERR_ARGS;
+		break;
+	}
+	if (core->reset_gen != gen)	/* reset meanwhile: leave the new state be */
+		return;
+	t->status = st;
+	t->fault = fault;
+	core->perf_cycles += NPU_TENSOR_SETUP_CYCLES + cycles;
+	if (st == NPU_DMA_OK)
+		core->perf_bytes += bytes;
+	core->slice_bytes += bytes;
+	if (core->slice_bytes >= NPU_SLICE_BYTES)
+		core->cpu.stop_request = true;
+}

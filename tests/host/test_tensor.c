@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_tensor.c - the tensor engine's int8 GEMM, run by the real firmware
+ * on the device core, against libnpu's CPU reference, bit for bit: random
+ * and edge cases (zero points at the extremes, saturation, clamps, odd
+ * sizes, strides, per-tensor and per-channel), and malformed commands
+ * answered with errors.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "npu.h"
+#include "npu_quant.h"
+#include "tap.h"
+
+static struct harness h;
+static uint64_t seed = 7;
+
+static uint32_t rnd(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(seed >> 33);
+}
+
+#define VA_A	0x1000000ull
+#define VA_B	0x2000000ull
+#define VA_BIAS	0x3000000ull
+#define VA_Q	0x3800000ull
+#define VA_OUT	0x4000000ull
+#define VA_CMD	0x10000ull
+
+static void setup(void)
+{
+	h_fini(&h);
+	h_init(&h);
+	if (h_boot(&h) != NPU_BOOT_OK)
+		printf("#   boot failed\n");
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+}
+
+struct gemm_case {
+	struct npu_gemm_i8 p;
+	uint32_t lda, ldb, ldc;
+	int with_bias;
+	int big_mult;		/* multipliers that saturate */
+	int extreme;		/* a = b = -128, large bias: the accumulator wraps */
+};
+
+/* Run one case on the device and the reference; 1 if they agree. */
+static int run_case(const struct gemm_case *gc)
+{
+	const struct npu_gemm_i8 *p = &gc->p;
+	uint32_t nq = p->per_tensor ? 1 : p->n;
+	size_t asz = (size_t)(p->m - 1) * gc->lda + p->k, bsz = (size_t)(p->n - 1) * gc->ldb + p->k;
+	size_t osz = (size_t)(p->m - 1) * gc->ldc + p->n;
+	int8_t *a = malloc((size_t)p->m * p->k), *b = malloc((size_t)p->n * p->k);
+	int8_t *want = malloc((size_t)p->m * p->n);
+	int32_t *bias = malloc(4 * p->n), *mult = malloc(4 * nq), *shift = malloc(4 * nq);
+	struct npu_quant_ch *q = malloc(sizeof(*q) * nq);
+	int8_t *da, *db, *dout;
+	struct npu_cmd_gemm_i8 c;
+	struct npu_job_cmpl cmpl;
+	int ok = 1;
+
+	for (size_t i = 0; i < (size_t)p->m * p->k; i++)
+		a[i] = gc->extreme ? -128 : (int8_t)rnd();
+	for (size_t i = 0; i < (size_t)p->n * p->k; i++)
+		b[i] = gc->extreme ? -128 : (int8_t)rnd();
+	for (uint32_t i = 0; i < p->n; i++)
+		bias[i] = gc->extreme ? 1 << 25 : (int32_t)(rnd() % 200001) - 100000;
+	for (uint32_t i = 0; i < nq; i++) {
+		double real = gc->big_mult ? 0.5 + (rnd() % 1000) / 100.0
+					   : (1 + rnd() % 1000) / (200000.0 + p->k * 64.0);
+
+		npu_quantize_multiplier(real, &mult[i], &shift[i]);
+		q[i].mult = mult[i];
+		q[i].shift = shift[i];
+	}
+	npu_ref_gemm_i8(p, a, b, gc->with_bias ? bias : NULL, mult, shift, want);
+
+	/* Device buffers, with the strides of the case; gaps hold a marker. */
+	h_map(&h, 0, VA_A, asz, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_B, bsz, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_BIAS, 4 * p->n, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_Q, sizeof(*q) * nq, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_OUT, osz, NPU_PTE_R | NPU_PTE_W, 0);
+	da = h_va(&h, 0, VA_A);
+	db = h_va(&h, 0, VA_B);
+	dout = h_va(&h, 0, VA_OUT);
+	for (uint32_t m = 0; m < p->m; m++)
+		memcpy(da + (size_t)m * gc->lda, a + (size_t)m * p->k, p->k);
+	for (uint32_t n = 0; n < p->n; n++)
+		memcpy(db + (size_t)n * gc->ldb, b + (size_t)n * p->k, p->k);
+	memcpy(h_va(&h, 0, VA_BIAS), bias, 4 * p->n);
+	memcpy(h_va(&h, 0, VA_Q), q, sizeof(*q) * nq);
+	memset(dout, 0x5a, osz);
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_GEMM_I8;
+	c.hdr.size = sizeof(c);
+	c.a = VA_A;
+	c.b = VA_B;
+	c.bias = gc->with_bias ? VA_BIAS : 0;
+	c.quant = VA_Q;
+	c.out = VA_OUT;
+	c.m = p->m;
+	c.n = p->n;
+	c.k = p->k;
+	c.lda = gc->lda;
+	c.ldb = gc->ldb;
+	c.ldc = gc->ldc;
+	c.a_zero = p->a_zero;
+	c.out_zero = p->out_zero;
+	c.act_min = p->act_min;
+	c.act_max = p->act_max;
+	c.flags = p->per_tensor ? NPU_GEMM_PER_TENSOR : 0;
+	cmpl = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
+	if (cmpl.status != NPU_JOB_OK) {
+		printf("#   %ux%ux%u: job status %u\n", p->m, p->n, p->k, cmpl.status);
+		ok = 0;
+	}
+	for (uint32_t m = 0; ok && m < p->m; m++) {
+		for (uint32_t n = 0; n < gc->ldc && (m + 1 < p->m || n < p->n); n++) {
+			int8_t got = dout[(size_t)m * gc->ldc + n];
+			int8_t exp = n < p->n ? want[(size_t)m * p->n + n] : 0x5a;
+
+			if (got != exp) {
+				printf("#   %ux%ux%u a_zero %d out_zero %d: out[%u][%u] = %d, want %d\n",
+				       p->m, p->n, p->k, p->a_zero, p->out_zero, m, n, got, exp);
+				ok = 0;
+				break;
+			}
+		}
+	}
+	if (ok && cmpl.cycles < (uint64_t)p->k)
+		ok = 0;
+	free(a);
+	free(b);
+	free(want);
+	free(bias);
+	free(mult);
+	free(shift);
+	free(q);
+	return ok;
+}
+
+static struct gemm_case random_case(uint32_t maxdim)
+{
+	struct gemm_case gc = { 0 };
+
+	gc.p.m = 1 + rnd() % maxdim;
+	gc.p.n = 1 + rnd() % maxdim;
+	gc.p.k = 1 + rnd() % (maxdim * 4);
+	gc.p.a_zero = (int32_t)(rnd() % 256) - 128;
+	gc.p.out_zero = (int32_t)(rnd() % 256) - 128;
+	gc.p.act_min = -128;
+	gc.p.act_max = 127;
+	gc.p.per_tensor = rnd() % 4 == 0;
+	gc.lda = gc.p.k + (rnd() % 3 == 0 ? rnd() % 17 : 0);
+	gc.ldb = gc.p.k + (rnd() % 3 == 0 ? rnd() % 9 : 0);
+	gc.ldc = gc.p.n + (rnd() % 3 == 0 ? rnd() % 5 : 0);
+	gc.with_bias = rnd() % 5 != 0;
+	return gc;
+}
+
+static void test_gemm_random(void)
+{
+	for (int i = 0; i < 60; i++) {
+		struct gemm_case gc = random_case(i < 40 ? 8 : 70);
+
+		setup();
+		CHECK(run_case(&gc));
+	}
+}
+
+static void test_gemm_edges(void)
+{
+	static const int32_t zps[][2] = { { -128, -128 }, { 127, 127 }, { -128, 127 }, { 0, 0 } };
+
+	for (unsigned int z = 0; z < 4; z++) {
+		struct gemm_case gc = random_case(16);
+
+		gc.p.a_zero = zps[z][0];
+		gc.p.out_zero = zps[z][1];
+		setup();
+		CHECK(run_case(&gc));
+	}
+	/* Saturation: multipliers large enough to pin outputs at the ends. */
+	{
+		struct gemm_case gc = random_case(16);
+
+		gc.big_mult = 1;
+		setup();
+		CHECK(run_case(&gc));
+	}
+	/* Fused ReLU and ReLU6-style clamps. */
+	{
+		struct gemm_case gc = random_case(16);
+
+		gc.p.out_zero = -5;
+		gc.p.act_min = -5;
+		gc.p.act_max = 60;
+		setup();
+		CHECK(run_case(&gc));
+	}
+	/* 1x1x1, and a long reduction. */
+	{
+		struct gemm_case gc = random_case(1);
+
+		setup();
+		CHECK(run_case(&gc));
+		gc = random_case(4);
+		gc.p.k = 4099;
+		gc.lda = gc.ldb = 4099;
+		setup();
+		CHECK(run_case(&gc));
+	}
+}
+
+/*
+ * The accumulator wraps modulo 2^32 identically in engine and reference:
+ * (-128 - 127) * -128 = 32640 per term, 65536 terms = 2,139,095,040, plus
+ * a bias of 2^25 goes past INT32_MAX.
+ */
+static void test_gemm_accumulator_wraps(void)
+{
+	struct gemm_case gc = random_case(2);
+
+	gc.p.m = 1;
+	gc.p.n = 2;
+	gc.p.k = 65536;
+	gc.lda = gc.ldb = 65536;
+	gc.ldc = 2;
+	gc.p.a_zero = 127;
+	gc.with_bias = 1;
+	gc.extreme = 1;
+	setup();
+	CHECK(run_case(&gc));
+}
+
+static struct npu_cmd_gemm_i8 good_cmd(void)
+{
+	struct npu_cmd_gemm_i8 c = { { NPU_CMD_GEMM_I8, sizeof(c) }, VA_A, VA_B, VA_BIAS, VA_OUT,
+				     VA_Q, 4, 4, 4, 4, 4, 4, 0, 0, -128, 127, 0, 0 };
+
+	return c;
+}
+
+static void test_gemm_malformed(void)
+{
+	struct npu_quant_ch q[4] = { { 1 << 30, 0 }, { 1 << 30, 0 }, { 1 << 30, 0 }, { 1 << 30, 0 } };
+	struct npu_job_cmpl cm;
+
+	for (int i = 0; i < 13; i++) {
+		struct npu_cmd_gemm_i8 c = good_cmd();
+		uint32_t want = NPU_JOB_INVALID_CMD;
+
+		setup();
+		h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_B, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_BIAS, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_Q, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		memcpy(h_va(&h, 0, VA_Q), q, sizeof(q));
+		switch (i) {
+		case 0: c.m = 0; break;
+		case 1: c.lda = 3; break;
+		case 2: c.ldc = 3; break;
+		case 3: c.a_zero = 128; break;
+		case 4: c.out_zero = -129; break;
+		case 5: c.act_min = 10; c.act_max = 9; break;
+		case 6: c.flags = 2; break;
+		case 7: c.reserved = 1; break;
+		case 8: c.bias = VA_BIAS + 2; break;
+		case 9: c.m = 65537; break;
+		case 10: c.m = 65536; c.k = 65536; c.lda = 65536; break;	/* 4 GiB of A */
+		case 11: ((struct npu_quant_ch *)h_va(&h, 0, VA_Q))[2].shift = 31; break;
+		case 12: c.b = 0x7000000ull; want = NPU_JOB_MMU_FAULT; break;
+		}
+		cm = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
+		if (cm.status != want)
+			printf("#   case %d: status %u\n", i, cm.status);
+		CHECK_EQ(cm.status, want);
+		if (i == 12)
+			CHECK_EQ(cm.fault_va, 0x7000000ull);
+		/* A wrong size for the op. */
+	}
+	setup();
+	{
+		struct npu_cmd_gemm_i8 c = good_cmd();
+
+		c.hdr.size = 88;
+		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, 88).status, NPU_JOB_INVALID_CMD);
+	}
+}
+
+/* libnpu's command builder emits what the engine expects. */
+static void test_gemm_via_libnpu_builder_layout(void)
+{
+	struct npu_cmd_gemm_i8 c = good_cmd();
+
+	CHECK_EQ(sizeof(c), 96);
+	CHECK_EQ(offsetof(struct npu_cmd_gemm_i8, m), 48);
+	CHECK_EQ(offsetof(struct npu_cmd_gemm_i8, flags), 88);
+}
+
+TAP_MAIN(
+	TAP_ENTRY(test_gemm_random),
+	TAP_ENTRY(test_gemm_edges),
+	TAP_ENTRY(test_gemm_accumulator_wraps),
+	TAP_ENTRY(test_gemm_malformed),
+	TAP_ENTRY(test_gemm_via_libnpu_builder_layout),
+)
