@@ -165,9 +165,9 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c $(BUILD)/libnpu/libnpu.a libn
 		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm)
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
-$(BUILD)/tests/test_tensor: tests/host/test_tensor.c libnpu/src/ref_gemm.c libnpu/include/npu.h tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_tensor: tests/host/test_tensor.c libnpu/src/ref_gemm.c libnpu/src/ref_conv.c libnpu/include/npu.h tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< libnpu/src/ref_gemm.c \
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< libnpu/src/ref_*.c \
 		tests/host/harness.c $(CORE_SRCS) -lm
 
 # The arithmetic against gemmlowp itself (C++, Debian's libgemmlowp-dev).

@@ -187,6 +187,7 @@ static uint32_t run_commands(const struct npu_job_desc *d)
 			st = cmd_timestamp(c, size, d->ctx_id);
 			break;
 		case NPU_CMD_GEMM_I8:
+		case NPU_CMD_CONV2D_I8:
 			st = cmd_tensor(c, d->ctx_id);
 			break;
 		default:

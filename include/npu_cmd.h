@@ -24,6 +24,7 @@ enum npu_cmd_op {
 	NPU_CMD_BARRIER = 5,	/* wait for earlier engine work; 8 bytes */
 	/* Tensor operations (the tensor engine); see npu_quant.h for the arithmetic. */
 	NPU_CMD_GEMM_I8 = 16,	/* struct npu_cmd_gemm_i8 */
+	NPU_CMD_CONV2D_I8 = 17,	/* struct npu_cmd_conv2d_i8 (also depthwise) */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -126,6 +127,58 @@ struct npu_cmd_gemm_i8 {
 };
 #define NPU_GEMM_PER_TENSOR	(1u << 0)	/* one npu_quant_ch for all channels */
 #define NPU_TENSOR_MAX_DIM	65536
+
+/**
+ * struct npu_cmd_conv2d_i8 - int8 2-D convolution, NHWC, TFLite int8
+ * semantics (ConvPerChannel / DepthwiseConvPerChannel): for every batch b,
+ * output position (y, x) and output channel o,
+ *
+ *   acc = bias[o] + sum over (ky, kx, i) of
+ *         w[o][ky][kx][i] * (in[b][y*sh - pt + ky*dh][x*sw - pl + kx*dw][i] - in_zero)
+ *   out[b][y][x][o] = clamp(out_zero + requant(acc, mult[o], shift[o]))
+ *
+ * where input positions outside the image are skipped (zero-point padding).
+ * With NPU_CONV_DEPTHWISE the filter is [1][kh][kw][out_c], out_c a
+ * multiple of in_c, and output channel o reads input channel o / (out_c /
+ * in_c) only. Tensors are packed (no strides).
+ * @hdr: op NPU_CMD_CONV2D_I8, size 136.
+ * @in: int8 input [batch][in_h][in_w][in_c].
+ * @filter: int8 [out_c][k_h][k_w][in_c] (depthwise: [1][k_h][k_w][out_c]).
+ * @bias: int32 [out_c], or 0 for none; 4-byte aligned.
+ * @out: int8 output [batch][out_h][out_w][out_c].
+ * @quant: struct npu_quant_ch [out_c] (or one with NPU_CONV_PER_TENSOR).
+ * @batch, @in_h, @in_w, @in_c, @out_h, @out_w, @out_c: dimensions, >= 1.
+ * @k_h, @k_w: filter size, 1..64.
+ * @stride_h, @stride_w: 1..64.
+ * @dil_h, @dil_w: dilation, 1..64.
+ * @pad_top, @pad_left: positions before the image, 0..255.
+ * @in_zero, @out_zero: zero points, -128..127.
+ * @act_min, @act_max: clamp, -128 <= act_min <= act_max <= 127.
+ * @flags: NPU_CONV_*.
+ * @reserved: zero.
+ */
+struct npu_cmd_conv2d_i8 {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t filter;
+	uint64_t bias;
+	uint64_t out;
+	uint64_t quant;
+	uint32_t batch, in_h, in_w, in_c;
+	uint32_t out_h, out_w, out_c;
+	uint32_t k_h, k_w;
+	uint32_t stride_h, stride_w;
+	uint32_t dil_h, dil_w;
+	uint32_t pad_top, pad_left;
+	int32_t in_zero, out_zero;
+	int32_t act_min, act_max;
+	uint32_t flags;
+	uint32_t reserved[2];
+};
+#define NPU_CONV_PER_TENSOR	(1u << 0)
+#define NPU_CONV_DEPTHWISE	(1u << 1)
+#define NPU_CONV_MAX_KERNEL	64
+#define NPU_CONV_MAX_PAD	255
 
 /**
  * struct npu_quant_ch - requantization of one output channel.

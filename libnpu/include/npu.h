@@ -135,6 +135,29 @@ int npu_ref_gemm_i8(const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *
 		    const int32_t *bias, const int32_t *mult, const int32_t *shift,
 		    int8_t *out);
 
+/**
+ * An int8 2-D convolution, NHWC (TFLite Conv2D / DepthwiseConv2D int8):
+ * input [batch][in_h][in_w][in_c], filter [out_c][k_h][k_w][in_c] (or
+ * [1][k_h][k_w][out_c] when @depthwise, out_c a multiple of in_c), output
+ * [batch][out_h][out_w][out_c]; zero-point padding of @pad_top, @pad_left
+ * (the bottom and right follow from the output size).
+ */
+struct npu_conv2d_i8 {
+	uint32_t batch, in_h, in_w, in_c;
+	uint32_t out_h, out_w, out_c;
+	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w;
+	uint32_t pad_top, pad_left;
+	int32_t in_zero, out_zero, act_min, act_max;
+	int per_tensor, depthwise;
+};
+
+int npu_cmd_conv2d_i8(npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in_va,
+		      uint64_t filter_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va);
+/** The CPU reference of the convolution (see npu_ref_gemm_i8). */
+int npu_ref_conv2d_i8(const struct npu_conv2d_i8 *p, const int8_t *in, const int8_t *filter,
+		      const int32_t *bias, const int32_t *mult, const int32_t *shift,
+		      int8_t *out);
+
 /* ---------------------------------------------------------------- */
 /* Jobs                                                              */
 /* ---------------------------------------------------------------- */

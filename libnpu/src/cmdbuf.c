@@ -140,6 +140,44 @@ int npu_cmd_gemm_i8(npu_cmdbuf *cb, const struct npu_gemm_i8 *p, uint64_t a_va,
 	return emit(cb, &c, sizeof(c));
 }
 
+int npu_cmd_conv2d_i8(npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in_va,
+		      uint64_t filter_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va)
+{
+	struct npu_cmd_conv2d_i8 c;
+
+	if (!p || p->act_min > p->act_max)
+		return NPU_EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_CONV2D_I8;
+	c.hdr.size = sizeof(c);
+	c.in = in_va;
+	c.filter = filter_va;
+	c.bias = bias_va;
+	c.out = out_va;
+	c.quant = quant_va;
+	c.batch = p->batch;
+	c.in_h = p->in_h;
+	c.in_w = p->in_w;
+	c.in_c = p->in_c;
+	c.out_h = p->out_h;
+	c.out_w = p->out_w;
+	c.out_c = p->out_c;
+	c.k_h = p->k_h;
+	c.k_w = p->k_w;
+	c.stride_h = p->stride_h;
+	c.stride_w = p->stride_w;
+	c.dil_h = p->dil_h;
+	c.dil_w = p->dil_w;
+	c.pad_top = p->pad_top;
+	c.pad_left = p->pad_left;
+	c.in_zero = p->in_zero;
+	c.out_zero = p->out_zero;
+	c.act_min = p->act_min;
+	c.act_max = p->act_max;
+	c.flags = (p->per_tensor ? NPU_CONV_PER_TENSOR : 0) | (p->depthwise ? NPU_CONV_DEPTHWISE : 0);
+	return emit(cb, &c, sizeof(c));
+}
+
 int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
 {
 	struct npu_cmd_timestamp c = { { NPU_CMD_TIMESTAMP, sizeof(c) }, dst_va };

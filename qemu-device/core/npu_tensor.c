@@ -17,6 +17,8 @@
 #include "npu_quant.h"
 
 #define NPU_TENSOR_MAX_BYTES	(256u << 20)
+/* Multiply-accumulates one command may ask for: bounds the host time it takes. */
+#define NPU_TENSOR_MAX_MACS	(1ull << 33)
 #define NPU_TENSOR_SETUP_CYCLES	256
 
 static uint32_t rd32(const uint8_t *p)
@@ -68,6 +70,7 @@ static bool gemm_valid(const struct npu_cmd_gemm_i8 *g)
 	       (uint64_t)g->m * g->k <= NPU_TENSOR_MAX_BYTES &&
 	       (uint64_t)g->n * g->k <= NPU_TENSOR_MAX_BYTES &&
 	       (uint64_t)g->m * g->n <= NPU_TENSOR_MAX_BYTES &&
+	       (uint64_t)g->m * g->n * g->k <= NPU_TENSOR_MAX_MACS &&
 	       g->a_zero >= -128 && g->a_zero <= 127 &&
 	       g->out_zero >= -128 && g->out_zero <= 127 &&
 	       g->act_min >= -128 && g->act_min <= g->act_max && g->act_max <= 127 &&
@@ -198,6 +201,233 @@ out:
 	return st;
 }
 
+struct conv {
+	uint64_t in, filter, bias, out, quant;
+	uint32_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
+	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+	int32_t in_zero, out_zero, act_min, act_max;
+	uint32_t flags, reserved[2];
+};
+
+static void conv_parse(const uint8_t *c, struct conv *v)
+{
+	v->in = rd64(c + 8);
+	v->filter = rd64(c + 16);
+	v->bias = rd64(c + 24);
+	v->out = rd64(c + 32);
+	v->quant = rd64(c + 40);
+	v->batch = rd32(c + 48);
+	v->in_h = rd32(c + 52);
+	v->in_w = rd32(c + 56);
+	v->in_c = rd32(c + 60);
+	v->out_h = rd32(c + 64);
+	v->out_w = rd32(c + 68);
+	v->out_c = rd32(c + 72);
+	v->k_h = rd32(c + 76);
+	v->k_w = rd32(c + 80);
+	v->stride_h = rd32(c + 84);
+	v->stride_w = rd32(c + 88);
+	v->dil_h = rd32(c + 92);
+	v->dil_w = rd32(c + 96);
+	v->pad_top = rd32(c + 100);
+	v->pad_left = rd32(c + 104);
+	v->in_zero = (int32_t)rd32(c + 108);
+	v->out_zero = (int32_t)rd32(c + 112);
+	v->act_min = (int32_t)rd32(c + 116);
+	v->act_max = (int32_t)rd32(c + 120);
+	v->flags = rd32(c + 124);
+	v->reserved[0] = rd32(c + 128);
+	v->reserved[1] = rd32(c + 132);
+}
+
+static bool in_range(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v >= lo && v <= hi;
+}
+
+static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, uint64_t *out_sz)
+{
+	bool dw = v->flags & NPU_CONV_DEPTHWISE;
+	uint64_t kdepth;
+
+	if (!in_range(v->batch, 1, NPU_TENSOR_MAX_DIM) || !in_range(v->in_h, 1, NPU_TENSOR_MAX_DIM) ||
+	    !in_range(v->in_w, 1, NPU_TENSOR_MAX_DIM) || !in_range(v->in_c, 1, NPU_TENSOR_MAX_DIM) ||
+	    !in_range(v->out_h, 1, NPU_TENSOR_MAX_DIM) || !in_range(v->out_w, 1, NPU_TENSOR_MAX_DIM) ||
+	    !in_range(v->out_c, 1, NPU_TENSOR_MAX_DIM) ||
+	    !in_range(v->k_h, 1, NPU_CONV_MAX_KERNEL) || !in_range(v->k_w, 1, NPU_CONV_MAX_KERNEL) ||
+	    !in_range(v->stride_h, 1, NPU_CONV_MAX_KERNEL) ||
+	    !in_range(v->stride_w, 1, NPU_CONV_MAX_KERNEL) ||
+	    !in_range(v->dil_h, 1, NPU_CONV_MAX_KERNEL) || !in_range(v->dil_w, 1, NPU_CONV_MAX_KERNEL) ||
+	    v->pad_top > NPU_CONV_MAX_PAD || v->pad_left > NPU_CONV_MAX_PAD ||
+	    v->in_zero < -128 || v->in_zero > 127 || v->out_zero < -128 || v->out_zero > 127 ||
+	    v->act_min < -128 || v->act_min > v->act_max || v->act_max > 127 ||
+	    (v->flags & ~(NPU_CONV_PER_TENSOR | NPU_CONV_DEPTHWISE)) ||
+	    v->reserved[0] || v->reserved[1] || (v->bias & 3) || (v->quant & 3) ||
+	    (dw && v->out_c % v->in_c))
+		return false;
+	kdepth = dw ? 1 : v->in_c;
+	*in_sz = (uint64_t)v->batch * v->in_h * v->in_w * v->in_c;
+	*f_sz = (dw ? 1 : (uint64_t)v->out_c) * v->k_h * v->k_w * (dw ? v->out_c : v->in_c);
+	*out_sz = (uint64_t)v->batch * v->out_h * v->out_w * v->out_c;
+	return *in_sz <= NPU_TENSOR_MAX_BYTES && *f_sz <= NPU_TENSOR_MAX_BYTES &&
+	       *out_sz <= NPU_TENSOR_MAX_BYTES &&
+	       *out_sz * v->k_h * v->k_w * kdepth <= NPU_TENSOR_MAX_MACS;
+}
+
+/*
+ * A regular convolution as GEMMs: each output row's patches are gathered
+ * (im2col), positions outside the image filled with the input zero point
+ * so they contribute nothing, then multiplied with the filter, which is
+ * already laid out as a [out_c][k_h * k_w * in_c] weight matrix.
+ */
+static void conv_compute(const struct conv *v, const int8_t *in, const int8_t *f,
+			 const int32_t *bias, const struct npu_quant_ch *q, int8_t *out,
+			 int8_t *patch)
+{
+	uint32_t kd = v->k_h * v->k_w * v->in_c;
+	struct npu_cmd_gemm_i8 g = {
+		.m = v->out_w, .n = v->out_c, .k = kd, .lda = kd, .ldb = kd, .ldc = v->out_c,
+		.a_zero = v->in_zero, .out_zero = v->out_zero,
+		.act_min = v->act_min, .act_max = v->act_max,
+		.flags = v->flags & NPU_CONV_PER_TENSOR ? NPU_GEMM_PER_TENSOR : 0,
+	};
+
+	for (uint32_t b = 0; b < v->batch; b++) {
+		for (uint32_t y = 0; y < v->out_h; y++) {
+			for (uint32_t x = 0; x < v->out_w; x++) {
+				int8_t *p = patch + (size_t)x * kd;
+
+				for (uint32_t ky = 0; ky < v->k_h; ky++) {
+					int64_t iy = (int64_t)y * v->stride_h - v->pad_top +
+						     (int64_t)ky * v->dil_h;
+
+					for (uint32_t kx = 0; kx < v->k_w; kx++) {
+						int64_t ix = (int64_t)x * v->stride_w - v->pad_left +
+							     (int64_t)kx * v->dil_w;
+
+						if (iy < 0 || iy >= v->in_h || ix < 0 || ix >= v->in_w)
+							memset(p, v->in_zero, v->in_c);
+						else
+							memcpy(p, in + (((size_t)b * v->in_h + iy) *
+									v->in_w + ix) * v->in_c,
+							       v->in_c);
+						p += v->in_c;
+					}
+				}
+			}
+			gemm_compute(&g, patch, f, bias, q,
+				     out + (((size_t)b * v->out_h + y) * v->out_w) * v->out_c);
+		}
+	}
+}
+
+/* Depthwise: output channel o sees input channel o / multiplier only. */
+static void dwconv_compute(const struct conv *v, const int8_t *in, const int8_t *f,
+			   const int32_t *bias, const struct npu_quant_ch *q, int8_t *out)
+{
+	uint32_t mult = v->out_c / v->in_c;
+
+	for (uint32_t b = 0; b < v->batch; b++)
+		for (uint32_t y = 0; y < v->out_h; y++)
+			for (uint32_t x = 0; x < v->out_w; x++)
+				for (uint32_t o = 0; o < v->out_c; o++) {
+					const struct npu_quant_ch *qc =
+						&q[v->flags & NPU_CONV_PER_TENSOR ? 0 : o];
+					uint32_t acc = bias ? (uint32_t)bias[o] : 0;
+
+					for (uint32_t ky = 0; ky < v->k_h; ky++) {
+						int64_t iy = (int64_t)y * v->stride_h - v->pad_top +
+							     (int64_t)ky * v->dil_h;
+
+						if (iy < 0 || iy >= v->in_h)
+							continue;
+						for (uint32_t kx = 0; kx < v->k_w; kx++) {
+							int64_t ix = (int64_t)x * v->stride_w -
+								     v->pad_left + (int64_t)kx * v->dil_w;
+							int32_t iv;
+
+							if (ix < 0 || ix >= v->in_w)
+								continue;
+							iv = in[(((size_t)b * v->in_h + iy) * v->in_w + ix) *
+								v->in_c + o / mult];
+							acc += (uint32_t)((iv - v->in_zero) *
+								f[((size_t)ky * v->k_w + kx) * v->out_c + o]);
+						}
+					}
+					out[(((size_t)b * v->out_h + y) * v->out_w + x) * v->out_c + o] =
+						npu_requant_i8((int32_t)acc, qc->mult, qc->shift,
+							       v->out_zero, v->act_min, v->act_max);
+				}
+}
+
+static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	struct conv v;
+	uint64_t in_sz, f_sz, out_sz;
+	uint32_t ctx = core->tensor.ctx, nq, st = NPU_DMA_ERR_ARGS;
+	int8_t *in = NULL, *f = NULL, *out = NULL, *patch = NULL;
+	int32_t *bias = NULL;
+	struct npu_quant_ch *q = NULL;
+	bool dw;
+
+	if (size != sizeof(struct npu_cmd_conv2d_i8))
+		return NPU_DMA_ERR_ARGS;
+	conv_parse(c, &v);
+	if (!conv_valid(&v, &in_sz, &f_sz, &out_sz))
+		return NPU_DMA_ERR_ARGS;
+	dw = v.flags & NPU_CONV_DEPTHWISE;
+	nq = v.flags & NPU_CONV_PER_TENSOR ? 1 : v.out_c;
+	in = malloc(in_sz);
+	f = malloc(f_sz);
+	out = malloc(out_sz);
+	q = malloc(sizeof(*q) * nq);
+	bias = v.bias ? malloc(sizeof(*bias) * v.out_c) : NULL;
+	patch = dw ? NULL : malloc((size_t)v.out_w * v.k_h * v.k_w * v.in_c);
+	if (!in || !f || !out || !q || (v.bias && !bias) || (!dw && !patch))
+		goto out;
+
+	st = npu_va_rw(core, ctx, v.in, in, in_sz, false, fault);
+	if (st == NPU_DMA_OK)
+		st = npu_va_rw(core, ctx, v.filter, f, f_sz, false, fault);
+	if (st == NPU_DMA_OK && bias)
+		st = npu_va_rw(core, ctx, v.bias, bias, 4ull * v.out_c, false, fault);
+	if (st == NPU_DMA_OK)
+		st = npu_va_rw(core, ctx, v.quant, q, sizeof(*q) * (uint64_t)nq, false, fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint32_t i = 0; i < nq; i++) {
+		if (q[i].shift < -31 || q[i].shift > 30) {
+			st = NPU_DMA_ERR_ARGS;
+			goto out;
+		}
+	}
+	if (dw)
+		dwconv_compute(&v, in, f, bias, q, out);
+	else
+		conv_compute(&v, in, f, bias, q, out, patch);
+	st = npu_va_rw(core, ctx, v.out, out, out_sz, true, fault);
+	if (st == NPU_DMA_OK) {
+		uint64_t m = (uint64_t)v.batch * v.out_h * v.out_w;
+		uint64_t kd = (uint64_t)v.k_h * v.k_w * (dw ? 1 : v.in_c);
+		uint64_t tiles = ((m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
+				 ((v.out_c + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
+
+		*bytes = in_sz + f_sz + out_sz + (bias ? 4ull * v.out_c : 0) + sizeof(*q) * nq;
+		*cycles = tiles * kd;
+		if (*bytes / core->cfg.dma_bytes_per_cycle > *cycles)
+			*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+	}
+out:
+	free(in);
+	free(f);
+	free(out);
+	free(q);
+	free(bias);
+	free(patch);
+	return st;
+}
+
 void npu_tensor_run(struct npu_core *core)
 {
 	struct npu_tensor_regs *t = &core->tensor;
@@ -226,6 +456,9 @@ void npu_tensor_run(struct npu_core *core)
 	switch (op) {
 	case NPU_CMD_GEMM_I8:
 		st = gemm_run(core, cmd, size, &fault, &bytes, &cycles);
+		break;
+	case NPU_CMD_CONV2D_I8:
+		st = conv_run(core, cmd, size, &fault, &bytes, &cycles);
 		break;
 	default:
 		st = NPU_DMA_ERR_ARGS;

@@ -306,10 +306,220 @@ static void test_gemm_via_libnpu_builder_layout(void)
 	CHECK_EQ(offsetof(struct npu_cmd_gemm_i8, flags), 88);
 }
 
+/* One convolution on the device and the reference; 1 if they agree. */
+static int run_conv(const struct npu_conv2d_i8 *p)
+{
+	uint32_t nq = p->per_tensor ? 1 : p->out_c;
+	size_t in_sz = (size_t)p->batch * p->in_h * p->in_w * p->in_c;
+	size_t f_sz = p->depthwise ? (size_t)p->k_h * p->k_w * p->out_c
+				   : (size_t)p->out_c * p->k_h * p->k_w * p->in_c;
+	size_t out_sz = (size_t)p->batch * p->out_h * p->out_w * p->out_c;
+	int8_t *in = malloc(in_sz), *f = malloc(f_sz), *want = malloc(out_sz);
+	int32_t *bias = malloc(4 * p->out_c), *mult = malloc(4 * nq), *shift = malloc(4 * nq);
+	struct npu_quant_ch *q = malloc(sizeof(*q) * nq);
+	struct npu_cmd_conv2d_i8 c;
+	struct npu_job_cmpl cm;
+	int ok = 1;
+
+	for (size_t i = 0; i < in_sz; i++)
+		in[i] = (int8_t)rnd();
+	for (size_t i = 0; i < f_sz; i++)
+		f[i] = (int8_t)rnd();
+	for (uint32_t i = 0; i < p->out_c; i++)
+		bias[i] = (int32_t)(rnd() % 20001) - 10000;
+	for (uint32_t i = 0; i < nq; i++) {
+		npu_quantize_multiplier((1 + rnd() % 1000) / (20000.0 + 64.0 * p->k_h * p->k_w *
+				     (p->depthwise ? 1 : p->in_c)), &mult[i], &shift[i]);
+		q[i].mult = mult[i];
+		q[i].shift = shift[i];
+	}
+	if (npu_ref_conv2d_i8(p, in, f, bias, mult, shift, want)) {
+		printf("#   reference refused the case\n");
+		ok = 0;
+		goto out;
+	}
+	h_map(&h, 0, VA_A, in_sz, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_B, f_sz, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_BIAS, 4 * p->out_c, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_Q, sizeof(*q) * nq, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_OUT, out_sz, NPU_PTE_R | NPU_PTE_W, 0);
+	memcpy(h_va(&h, 0, VA_A), in, in_sz);
+	memcpy(h_va(&h, 0, VA_B), f, f_sz);
+	memcpy(h_va(&h, 0, VA_BIAS), bias, 4 * p->out_c);
+	memcpy(h_va(&h, 0, VA_Q), q, sizeof(*q) * nq);
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_CONV2D_I8;
+	c.hdr.size = sizeof(c);
+	c.in = VA_A;
+	c.filter = VA_B;
+	c.bias = VA_BIAS;
+	c.out = VA_OUT;
+	c.quant = VA_Q;
+	c.batch = p->batch;
+	c.in_h = p->in_h;
+	c.in_w = p->in_w;
+	c.in_c = p->in_c;
+	c.out_h = p->out_h;
+	c.out_w = p->out_w;
+	c.out_c = p->out_c;
+	c.k_h = p->k_h;
+	c.k_w = p->k_w;
+	c.stride_h = p->stride_h;
+	c.stride_w = p->stride_w;
+	c.dil_h = p->dil_h;
+	c.dil_w = p->dil_w;
+	c.pad_top = p->pad_top;
+	c.pad_left = p->pad_left;
+	c.in_zero = p->in_zero;
+	c.out_zero = p->out_zero;
+	c.act_min = p->act_min;
+	c.act_max = p->act_max;
+	c.flags = (p->per_tensor ? NPU_CONV_PER_TENSOR : 0) | (p->depthwise ? NPU_CONV_DEPTHWISE : 0);
+	cm = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
+	if (cm.status != NPU_JOB_OK) {
+		printf("#   conv: job status %u\n", cm.status);
+		ok = 0;
+	} else if (memcmp(h_va(&h, 0, VA_OUT), want, out_sz)) {
+		printf("#   conv %ux%ux%ux%u k%ux%u s%u d%u p%u %s: output differs\n", p->batch,
+		       p->in_h, p->in_w, p->in_c, p->k_h, p->k_w, p->stride_h, p->dil_h,
+		       p->pad_top, p->depthwise ? "depthwise" : "");
+		ok = 0;
+	}
+out:
+	free(in);
+	free(f);
+	free(want);
+	free(bias);
+	free(mult);
+	free(shift);
+	free(q);
+	return ok;
+}
+
+static struct npu_conv2d_i8 random_conv(int depthwise)
+{
+	struct npu_conv2d_i8 p = { 0 };
+	uint32_t pad_bottom, pad_right, eff_h, eff_w;
+
+	p.batch = 1 + rnd() % 2;
+	p.in_h = 1 + rnd() % 9;
+	p.in_w = 1 + rnd() % 9;
+	p.in_c = 1 + rnd() % 7;
+	p.k_h = 1 + rnd() % 3;
+	p.k_w = 1 + rnd() % 3;
+	p.stride_h = 1 + rnd() % 2;
+	p.stride_w = 1 + rnd() % 3;
+	p.dil_h = 1 + rnd() % 2;
+	p.dil_w = 1 + rnd() % 2;
+	p.pad_top = rnd() % 3;
+	p.pad_left = rnd() % 3;
+	pad_bottom = rnd() % 3;
+	pad_right = rnd() % 3;
+	eff_h = (p.k_h - 1) * p.dil_h + 1;
+	eff_w = (p.k_w - 1) * p.dil_w + 1;
+	/* Grow the input until at least one output position exists. */
+	while (p.in_h + p.pad_top + pad_bottom < eff_h)
+		p.in_h++;
+	while (p.in_w + p.pad_left + pad_right < eff_w)
+		p.in_w++;
+	p.out_h = (p.in_h + p.pad_top + pad_bottom - eff_h) / p.stride_h + 1;
+	p.out_w = (p.in_w + p.pad_left + pad_right - eff_w) / p.stride_w + 1;
+	p.depthwise = depthwise;
+	p.out_c = depthwise ? p.in_c * (1 + rnd() % 3) : 1 + rnd() % 9;
+	p.in_zero = (int32_t)(rnd() % 256) - 128;
+	p.out_zero = (int32_t)(rnd() % 256) - 128;
+	p.act_min = -128;
+	p.act_max = 127;
+	p.per_tensor = rnd() % 4 == 0;
+	return p;
+}
+
+static void test_conv2d_random(void)
+{
+	for (int i = 0; i < 50; i++) {
+		struct npu_conv2d_i8 p = random_conv(0);
+
+		setup();
+		CHECK(run_conv(&p));
+	}
+}
+
+static void test_depthwise_random(void)
+{
+	for (int i = 0; i < 50; i++) {
+		struct npu_conv2d_i8 p = random_conv(1);
+
+		setup();
+		CHECK(run_conv(&p));
+	}
+}
+
+static void test_conv2d_edges(void)
+{
+	/* Extreme zero points, a clamp, and a larger layer (3x3, 16 -> 24). */
+	struct npu_conv2d_i8 p = random_conv(0);
+
+	p.in_zero = -128;
+	p.out_zero = 127;
+	setup();
+	CHECK(run_conv(&p));
+	p = random_conv(1);
+	p.in_zero = 127;
+	p.out_zero = -128;
+	p.act_min = -128;
+	p.act_max = -100;
+	setup();
+	CHECK(run_conv(&p));
+	p = (struct npu_conv2d_i8){ 2, 14, 14, 16, 14, 14, 24, 3, 3, 1, 1, 1, 1, 1, 1, 5, -3,
+				    -128, 127, 0, 0 };
+	setup();
+	CHECK(run_conv(&p));
+}
+
+static void test_conv2d_malformed(void)
+{
+	for (int i = 0; i < 8; i++) {
+		struct npu_cmd_conv2d_i8 c;
+		struct npu_job_cmpl cm;
+
+		memset(&c, 0, sizeof(c));
+		c.hdr.op = NPU_CMD_CONV2D_I8;
+		c.hdr.size = sizeof(c);
+		c.in = VA_A;
+		c.filter = VA_B;
+		c.out = VA_OUT;
+		c.quant = VA_Q;
+		c.batch = c.in_h = c.in_w = c.in_c = c.out_h = c.out_w = c.out_c = 2;
+		c.k_h = c.k_w = c.stride_h = c.stride_w = c.dil_h = c.dil_w = 1;
+		c.act_min = -128;
+		c.act_max = 127;
+		switch (i) {
+		case 0: c.k_h = 65; break;
+		case 1: c.stride_w = 0; break;
+		case 2: c.flags = NPU_CONV_DEPTHWISE; c.out_c = 3; break;
+		case 3: c.reserved[1] = 1; break;
+		case 4: c.pad_left = 256; break;
+		case 5: c.flags = 4; break;
+		case 6: c.in_zero = -129; break;
+		case 7: c.batch = 65536; c.in_h = 65536; c.in_w = 65536; break;
+		}
+		setup();
+		cm = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
+		if (cm.status != NPU_JOB_INVALID_CMD)
+			printf("#   case %d: status %u\n", i, cm.status);
+		CHECK_EQ(cm.status, NPU_JOB_INVALID_CMD);
+	}
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_gemm_random),
 	TAP_ENTRY(test_gemm_edges),
 	TAP_ENTRY(test_gemm_accumulator_wraps),
 	TAP_ENTRY(test_gemm_malformed),
 	TAP_ENTRY(test_gemm_via_libnpu_builder_layout),
+	TAP_ENTRY(test_conv2d_random),
+	TAP_ENTRY(test_depthwise_random),
+	TAP_ENTRY(test_conv2d_edges),
+	TAP_ENTRY(test_conv2d_malformed),
 )

@@ -255,4 +255,52 @@ TEST_F(lib, gemm_i8_matches_reference)
 	npu_buffer_free(out);
 }
 
+/* A 3x3 convolution and a depthwise one on the NPU, against the reference. */
+TEST_F(lib, conv2d_i8_matches_reference)
+{
+	for (int dw = 0; dw < 2; dw++) {
+		struct npu_conv2d_i8 p = { .batch = 2, .in_h = 9, .in_w = 7, .in_c = 5,
+					   .out_h = 5, .out_w = 4, .out_c = dw ? 10 : 6,
+					   .k_h = 3, .k_w = 3, .stride_h = 2, .stride_w = 2,
+					   .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
+					   .in_zero = 11, .out_zero = -4, .act_min = -128,
+					   .act_max = 127, .depthwise = dw };
+		size_t in_sz = 2 * 9 * 7 * 5, f_sz = dw ? 3 * 3 * 10 : 6 * 3 * 3 * 5;
+		size_t out_sz = 2 * 5 * 4 * p.out_c;
+		npu_buffer *f, *q, *out;
+		int8_t *in = npu_buffer_map(self->a), want[2 * 5 * 4 * 10];
+		int32_t mult[10], shift[10];
+		struct npu_job_result res;
+		uint32_t s = 3;
+
+		ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, f_sz, &f));
+		ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, 80, &q));
+		ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, out_sz, &out));
+		int8_t *fm = npu_buffer_map(f);
+		int32_t *qm = npu_buffer_map(q);
+
+		for (size_t i = 0; i < in_sz; i++)
+			in[i] = (int8_t)((s = s * 1103515245 + 12345) >> 16);
+		for (size_t i = 0; i < f_sz; i++)
+			fm[i] = (int8_t)((s = s * 1103515245 + 12345) >> 16);
+		for (uint32_t i = 0; i < p.out_c; i++) {
+			mult[i] = 0x50000000 + (int32_t)i * 0x1000000;
+			shift[i] = -7;
+			qm[2 * i] = mult[i];
+			qm[2 * i + 1] = shift[i];
+		}
+		ASSERT_EQ(NPU_OK, npu_ref_conv2d_i8(&p, in, fm, NULL, mult, shift, want));
+		ASSERT_EQ(NPU_OK, npu_cmdbuf_reset(self->cb));
+		ASSERT_EQ(NPU_OK, npu_cmd_conv2d_i8(self->cb, &p, npu_buffer_va(self->a),
+						    npu_buffer_va(f), 0, npu_buffer_va(q),
+						    npu_buffer_va(out)));
+		ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
+		EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
+		EXPECT_EQ(0, memcmp(want, npu_buffer_map(out), out_sz));
+		npu_buffer_free(f);
+		npu_buffer_free(q);
+		npu_buffer_free(out);
+	}
+}
+
 TEST_HARNESS_MAIN
