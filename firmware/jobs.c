@@ -188,6 +188,8 @@ static uint32_t run_commands(const struct npu_job_desc *d)
 			break;
 		case NPU_CMD_GEMM_I8:
 		case NPU_CMD_CONV2D_I8:
+		case NPU_CMD_POOL_I8:
+		case NPU_CMD_ELTWISE_I8:
 			st = cmd_tensor(c, d->ctx_id);
 			break;
 		default:

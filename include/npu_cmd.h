@@ -25,6 +25,8 @@ enum npu_cmd_op {
 	/* Tensor operations (the tensor engine); see npu_quant.h for the arithmetic. */
 	NPU_CMD_GEMM_I8 = 16,	/* struct npu_cmd_gemm_i8 */
 	NPU_CMD_CONV2D_I8 = 17,	/* struct npu_cmd_conv2d_i8 (also depthwise) */
+	NPU_CMD_POOL_I8 = 18,	/* struct npu_cmd_pool_i8: max or average */
+	NPU_CMD_ELTWISE_I8 = 19, /* struct npu_cmd_eltwise_i8: add or mul */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -179,6 +181,68 @@ struct npu_cmd_conv2d_i8 {
 #define NPU_CONV_DEPTHWISE	(1u << 1)
 #define NPU_CONV_MAX_KERNEL	64
 #define NPU_CONV_MAX_PAD	255
+
+/**
+ * struct npu_cmd_pool_i8 - int8 max or average pooling, NHWC, TFLite
+ * semantics: over the window positions inside the input (padding is
+ * skipped), the maximum, or the sum divided by their count rounding half
+ * away from zero; then clamped. Input and output share their
+ * quantization. A window with no position inside the input is malformed.
+ * @hdr: op NPU_CMD_POOL_I8, size 88.
+ * @in: int8 [batch][in_h][in_w][c]; @out: int8 [batch][out_h][out_w][c].
+ * @batch, @in_h, @in_w, @c, @out_h, @out_w: dimensions, >= 1.
+ * @k_h, @k_w, @stride_h, @stride_w: 1..64 (average: k_h * k_w <= 4096).
+ * @pad_top, @pad_left: 0..255.
+ * @act_min, @act_max: clamp.
+ * @flags: NPU_POOL_AVG for average, else max.
+ * @reserved: zero.
+ */
+struct npu_cmd_pool_i8 {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t batch, in_h, in_w, c;
+	uint32_t out_h, out_w;
+	uint32_t k_h, k_w, stride_h, stride_w;
+	uint32_t pad_top, pad_left;
+	int32_t act_min, act_max;
+	uint32_t flags;
+	uint32_t reserved;
+};
+#define NPU_POOL_AVG		(1u << 0)
+
+/**
+ * struct npu_cmd_eltwise_i8 - elementwise int8 add or mul of two tensors
+ * of @count elements, TFLite int8 semantics (no broadcasting):
+ *   add: a' = npu_requant_scale((a - a_zero) << left_shift, a_mult, a_shift),
+ *        likewise b', out = out_zero + requant(a' + b', out_mult, out_shift);
+ *   mul: out = out_zero + requant((a - a_zero) * (b - b_zero), out_mult, out_shift);
+ * then clamped.
+ * @hdr: op NPU_CMD_ELTWISE_I8, size 88.
+ * @a, @b: int8 inputs; @out: int8 output (may alias an input).
+ * @count: elements, >= 1.
+ * @op: NPU_ELT_ADD or NPU_ELT_MUL.
+ * @a_zero, @b_zero, @out_zero: zero points.
+ * @act_min, @act_max: clamp.
+ * @a_mult, @a_shift, @b_mult, @b_shift: input rescaling (add only).
+ * @out_mult, @out_shift: output requantization.
+ * @left_shift: 0..20, headroom before rescaling (add; TFLite uses 20).
+ */
+struct npu_cmd_eltwise_i8 {
+	struct npu_cmd_hdr hdr;
+	uint64_t a;
+	uint64_t b;
+	uint64_t out;
+	uint32_t count;
+	uint32_t op;
+	int32_t a_zero, b_zero, out_zero;
+	int32_t act_min, act_max;
+	int32_t a_mult, a_shift, b_mult, b_shift;
+	int32_t out_mult, out_shift;
+	uint32_t left_shift;
+};
+#define NPU_ELT_ADD		1
+#define NPU_ELT_MUL		2
 
 /**
  * struct npu_quant_ch - requantization of one output channel.

@@ -158,6 +158,36 @@ int npu_ref_conv2d_i8(const struct npu_conv2d_i8 *p, const int8_t *in, const int
 		      const int32_t *bias, const int32_t *mult, const int32_t *shift,
 		      int8_t *out);
 
+/**
+ * Int8 max or average pooling, NHWC (TFLite MaxPool2D / AveragePool2D):
+ * input and output share their quantization.
+ */
+struct npu_pool_i8 {
+	uint32_t batch, in_h, in_w, c, out_h, out_w;
+	uint32_t k_h, k_w, stride_h, stride_w, pad_top, pad_left;
+	int32_t act_min, act_max;
+	int average;
+};
+
+int npu_cmd_pool_i8(npu_cmdbuf *cb, const struct npu_pool_i8 *p, uint64_t in_va,
+		    uint64_t out_va);
+int npu_ref_pool_i8(const struct npu_pool_i8 *p, const int8_t *in, int8_t *out);
+
+/** Int8 elementwise add or mul (TFLite Add / Mul, same shapes). */
+struct npu_eltwise_i8 {
+	uint32_t count;
+	int mul;			/* 0: add, 1: mul */
+	int32_t a_zero, b_zero, out_zero, act_min, act_max;
+	int32_t a_mult, a_shift, b_mult, b_shift;	/* add only */
+	int32_t out_mult, out_shift;
+	uint32_t left_shift;		/* add only; TFLite uses 20 */
+};
+
+int npu_cmd_eltwise_i8(npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t a_va,
+		       uint64_t b_va, uint64_t out_va);
+int npu_ref_eltwise_i8(const struct npu_eltwise_i8 *p, const int8_t *a, const int8_t *b,
+		       int8_t *out);
+
 /* ---------------------------------------------------------------- */
 /* Jobs                                                              */
 /* ---------------------------------------------------------------- */

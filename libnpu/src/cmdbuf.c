@@ -178,6 +178,66 @@ int npu_cmd_conv2d_i8(npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in
 	return emit(cb, &c, sizeof(c));
 }
 
+int npu_cmd_pool_i8(npu_cmdbuf *cb, const struct npu_pool_i8 *p, uint64_t in_va,
+		    uint64_t out_va)
+{
+	struct npu_cmd_pool_i8 c;
+
+	if (!p)
+		return NPU_EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_POOL_I8;
+	c.hdr.size = sizeof(c);
+	c.in = in_va;
+	c.out = out_va;
+	c.batch = p->batch;
+	c.in_h = p->in_h;
+	c.in_w = p->in_w;
+	c.c = p->c;
+	c.out_h = p->out_h;
+	c.out_w = p->out_w;
+	c.k_h = p->k_h;
+	c.k_w = p->k_w;
+	c.stride_h = p->stride_h;
+	c.stride_w = p->stride_w;
+	c.pad_top = p->pad_top;
+	c.pad_left = p->pad_left;
+	c.act_min = p->act_min;
+	c.act_max = p->act_max;
+	c.flags = p->average ? NPU_POOL_AVG : 0;
+	return emit(cb, &c, sizeof(c));
+}
+
+int npu_cmd_eltwise_i8(npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t a_va,
+		       uint64_t b_va, uint64_t out_va)
+{
+	struct npu_cmd_eltwise_i8 c;
+
+	if (!p)
+		return NPU_EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_ELTWISE_I8;
+	c.hdr.size = sizeof(c);
+	c.a = a_va;
+	c.b = b_va;
+	c.out = out_va;
+	c.count = p->count;
+	c.op = p->mul ? NPU_ELT_MUL : NPU_ELT_ADD;
+	c.a_zero = p->a_zero;
+	c.b_zero = p->b_zero;
+	c.out_zero = p->out_zero;
+	c.act_min = p->act_min;
+	c.act_max = p->act_max;
+	c.a_mult = p->a_mult;
+	c.a_shift = p->a_shift;
+	c.b_mult = p->b_mult;
+	c.b_shift = p->b_shift;
+	c.out_mult = p->out_mult;
+	c.out_shift = p->out_shift;
+	c.left_shift = p->left_shift;
+	return emit(cb, &c, sizeof(c));
+}
+
 int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
 {
 	struct npu_cmd_timestamp c = { { NPU_CMD_TIMESTAMP, sizeof(c) }, dst_va };

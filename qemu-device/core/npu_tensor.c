@@ -428,6 +428,184 @@ out:
 	return st;
 }
 
+/* ---- pooling ---------------------------------------------------------- */
+
+static uint32_t pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	struct npu_cmd_pool_i8 p;
+	uint64_t in_sz, out_sz;
+	uint32_t st = NPU_DMA_ERR_ARGS;
+	int8_t *in = NULL, *out = NULL;
+	bool avg;
+
+	if (size != sizeof(p))
+		return NPU_DMA_ERR_ARGS;
+	p.in = rd64(c + 8);
+	p.out = rd64(c + 16);
+	p.batch = rd32(c + 24);
+	p.in_h = rd32(c + 28);
+	p.in_w = rd32(c + 32);
+	p.c = rd32(c + 36);
+	p.out_h = rd32(c + 40);
+	p.out_w = rd32(c + 44);
+	p.k_h = rd32(c + 48);
+	p.k_w = rd32(c + 52);
+	p.stride_h = rd32(c + 56);
+	p.stride_w = rd32(c + 60);
+	p.pad_top = rd32(c + 64);
+	p.pad_left = rd32(c + 68);
+	p.act_min = (int32_t)rd32(c + 72);
+	p.act_max = (int32_t)rd32(c + 76);
+	p.flags = rd32(c + 80);
+	p.reserved = rd32(c + 84);
+	if (!in_range(p.batch, 1, NPU_TENSOR_MAX_DIM) || !in_range(p.in_h, 1, NPU_TENSOR_MAX_DIM) ||
+	    !in_range(p.in_w, 1, NPU_TENSOR_MAX_DIM) || !in_range(p.c, 1, NPU_TENSOR_MAX_DIM) ||
+	    !in_range(p.out_h, 1, NPU_TENSOR_MAX_DIM) || !in_range(p.out_w, 1, NPU_TENSOR_MAX_DIM) ||
+	    !in_range(p.k_h, 1, NPU_CONV_MAX_KERNEL) || !in_range(p.k_w, 1, NPU_CONV_MAX_KERNEL) ||
+	    !in_range(p.stride_h, 1, NPU_CONV_MAX_KERNEL) ||
+	    !in_range(p.stride_w, 1, NPU_CONV_MAX_KERNEL) ||
+	    p.pad_top > NPU_CONV_MAX_PAD || p.pad_left > NPU_CONV_MAX_PAD ||
+	    p.act_min < -128 || p.act_min > p.act_max || p.act_max > 127 ||
+	    (p.flags & ~NPU_POOL_AVG) || p.reserved)
+		return NPU_DMA_ERR_ARGS;
+	avg = p.flags & NPU_POOL_AVG;
+	in_sz = (uint64_t)p.batch * p.in_h * p.in_w * p.c;
+	out_sz = (uint64_t)p.batch * p.out_h * p.out_w * p.c;
+	if (in_sz > NPU_TENSOR_MAX_BYTES || out_sz > NPU_TENSOR_MAX_BYTES ||
+	    out_sz * p.k_h * p.k_w > NPU_TENSOR_MAX_MACS)
+		return NPU_DMA_ERR_ARGS;
+	in = malloc(in_sz);
+	out = malloc(out_sz);
+	if (!in || !out)
+		goto out;
+	st = npu_va_rw(core, core->tensor.ctx, p.in, in, in_sz, false, fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint32_t b = 0; b < p.batch; b++)
+	for (uint32_t y = 0; y < p.out_h; y++)
+	for (uint32_t x = 0; x < p.out_w; x++) {
+		int64_t oy = (int64_t)y * p.stride_h - p.pad_top, ox = (int64_t)x * p.stride_w - p.pad_left;
+		int64_t y0 = oy < 0 ? -oy : 0, x0 = ox < 0 ? -ox : 0;
+		int64_t y1 = p.in_h - oy < p.k_h ? p.in_h - oy : p.k_h;
+		int64_t x1 = p.in_w - ox < p.k_w ? p.in_w - ox : p.k_w;
+		int32_t count = (int32_t)((y1 > y0 ? y1 - y0 : 0) * (x1 > x0 ? x1 - x0 : 0));
+
+		if (count <= 0) {	/* a window entirely outside the input */
+			st = NPU_DMA_ERR_ARGS;
+			goto out;
+		}
+		for (uint32_t ch = 0; ch < p.c; ch++) {
+			int32_t acc = avg ? 0 : -128;
+
+			for (int64_t fy = y0; fy < y1; fy++)
+				for (int64_t fx = x0; fx < x1; fx++) {
+					int32_t v = in[(((size_t)b * p.in_h + (size_t)(oy + fy)) * p.in_w +
+							(size_t)(ox + fx)) * p.c + ch];
+
+					if (avg)
+						acc += v;
+					else if (v > acc)
+						acc = v;
+				}
+			if (avg)	/* round half away from zero */
+				acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+			acc = acc < p.act_min ? p.act_min : acc > p.act_max ? p.act_max : acc;
+			out[(((size_t)b * p.out_h + y) * p.out_w + x) * p.c + ch] = (int8_t)acc;
+		}
+	}
+	st = npu_va_rw(core, core->tensor.ctx, p.out, out, out_sz, true, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = in_sz + out_sz;
+		*cycles = (out_sz * p.k_h * p.k_w + core->cfg.mac_cols - 1) / core->cfg.mac_cols;
+		if (*bytes / core->cfg.dma_bytes_per_cycle > *cycles)
+			*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+	}
+out:
+	free(in);
+	free(out);
+	return st;
+}
+
+/* ---- elementwise add and mul ------------------------------------------- */
+
+static bool shift_ok(int32_t s)
+{
+	return s >= -31 && s <= 30;
+}
+
+static uint32_t eltwise_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	struct npu_cmd_eltwise_i8 e;
+	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->tensor.ctx;
+	int8_t *a = NULL, *b = NULL, *out = NULL;
+
+	if (size != sizeof(e))
+		return NPU_DMA_ERR_ARGS;
+	e.a = rd64(c + 8);
+	e.b = rd64(c + 16);
+	e.out = rd64(c + 24);
+	e.count = rd32(c + 32);
+	e.op = rd32(c + 36);
+	e.a_zero = (int32_t)rd32(c + 40);
+	e.b_zero = (int32_t)rd32(c + 44);
+	e.out_zero = (int32_t)rd32(c + 48);
+	e.act_min = (int32_t)rd32(c + 52);
+	e.act_max = (int32_t)rd32(c + 56);
+	e.a_mult = (int32_t)rd32(c + 60);
+	e.a_shift = (int32_t)rd32(c + 64);
+	e.b_mult = (int32_t)rd32(c + 68);
+	e.b_shift = (int32_t)rd32(c + 72);
+	e.out_mult = (int32_t)rd32(c + 76);
+	e.out_shift = (int32_t)rd32(c + 80);
+	e.left_shift = rd32(c + 84);
+	if (!e.count || e.count > NPU_TENSOR_MAX_BYTES ||
+	    (e.op != NPU_ELT_ADD && e.op != NPU_ELT_MUL) ||
+	    e.a_zero < -128 || e.a_zero > 127 || e.b_zero < -128 || e.b_zero > 127 ||
+	    e.out_zero < -128 || e.out_zero > 127 ||
+	    e.act_min < -128 || e.act_min > e.act_max || e.act_max > 127 ||
+	    !shift_ok(e.a_shift) || !shift_ok(e.b_shift) || !shift_ok(e.out_shift) ||
+	    e.left_shift > 20)
+		return NPU_DMA_ERR_ARGS;
+	a = malloc(e.count);
+	b = malloc(e.count);
+	out = malloc(e.count);
+	if (!a || !b || !out)
+		goto out;
+	st = npu_va_rw(core, ctx, e.a, a, e.count, false, fault);
+	if (st == NPU_DMA_OK)
+		st = npu_va_rw(core, ctx, e.b, b, e.count, false, fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint32_t i = 0; i < e.count; i++) {
+		int32_t x = a[i] - e.a_zero, y = b[i] - e.b_zero, r;
+
+		if (e.op == NPU_ELT_ADD) {
+			int32_t sx = npu_requant_scale((int32_t)((uint32_t)x << e.left_shift),
+						       e.a_mult, e.a_shift);
+			int32_t sy = npu_requant_scale((int32_t)((uint32_t)y << e.left_shift),
+						       e.b_mult, e.b_shift);
+
+			r = (int32_t)((uint32_t)sx + (uint32_t)sy);
+		} else {
+			r = x * y;
+		}
+		out[i] = npu_requant_i8(r, e.out_mult, e.out_shift, e.out_zero, e.act_min,
+					e.act_max);
+	}
+	st = npu_va_rw(core, ctx, e.out, out, e.count, true, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = 3ull * e.count;
+		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+	}
+out:
+	free(a);
+	free(b);
+	free(out);
+	return st;
+}
+
 void npu_tensor_run(struct npu_core *core)
 {
 	struct npu_tensor_regs *t = &core->tensor;
@@ -459,6 +637,12 @@ void npu_tensor_run(struct npu_core *core)
 		break;
 	case NPU_CMD_CONV2D_I8:
 		st = conv_run(core, cmd, size, &fault, &bytes, &cycles);
+		break;
+	case NPU_CMD_POOL_I8:
+		st = pool_run(core, cmd, size, &fault, &bytes, &cycles);
+		break;
+	case NPU_CMD_ELTWISE_I8:
+		st = eltwise_run(core, cmd, size, &fault, &bytes, &cycles);
 		break;
 	default:
 		st = NPU_DMA_ERR_ARGS;

@@ -512,6 +512,152 @@ static void test_conv2d_malformed(void)
 	}
 }
 
+/* Run one tensor command whose single output has @out_sz bytes at VA_OUT. */
+static int run_cmd_compare(const void *cmd, size_t len, const int8_t *want, size_t out_sz)
+{
+	struct npu_job_cmpl cm = h_run_cmds(&h, 0, VA_CMD, cmd, len);
+
+	if (cm.status != NPU_JOB_OK) {
+		printf("#   job status %u\n", cm.status);
+		return 0;
+	}
+	if (memcmp(h_va(&h, 0, VA_OUT), want, out_sz)) {
+		printf("#   output differs from the reference\n");
+		return 0;
+	}
+	return 1;
+}
+
+static void test_pool_random(void)
+{
+	for (int i = 0; i < 60; i++) {
+		struct npu_pool_i8 p = { 0 };
+		struct npu_cmd_pool_i8 c;
+		size_t in_sz, out_sz;
+		int8_t *in, *want;
+
+		p.batch = 1 + rnd() % 2;
+		p.in_h = 1 + rnd() % 10;
+		p.in_w = 1 + rnd() % 10;
+		p.c = 1 + rnd() % 6;
+		p.k_h = 1 + rnd() % 3;
+		p.k_w = 1 + rnd() % 3;
+		p.stride_h = 1 + rnd() % 3;
+		p.stride_w = 1 + rnd() % 3;
+		/* Padding smaller than the kernel: every window sees the input. */
+		p.pad_top = rnd() % p.k_h;
+		p.pad_left = rnd() % p.k_w;
+		p.out_h = (p.in_h + p.pad_top - 1) / p.stride_h + 1;
+		p.out_w = (p.in_w + p.pad_left - 1) / p.stride_w + 1;
+		p.act_min = i % 5 ? -128 : -20;
+		p.act_max = i % 7 ? 127 : 40;
+		p.average = i % 2;
+		in_sz = (size_t)p.batch * p.in_h * p.in_w * p.c;
+		out_sz = (size_t)p.batch * p.out_h * p.out_w * p.c;
+		in = malloc(in_sz);
+		want = malloc(out_sz);
+		for (size_t j = 0; j < in_sz; j++)
+			in[j] = (int8_t)rnd();
+		CHECK_EQ(npu_ref_pool_i8(&p, in, want), NPU_OK);
+		setup();
+		h_map(&h, 0, VA_A, in_sz, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, out_sz, NPU_PTE_R | NPU_PTE_W, 0);
+		memcpy(h_va(&h, 0, VA_A), in, in_sz);
+		memset(&c, 0, sizeof(c));
+		c = (struct npu_cmd_pool_i8){ { NPU_CMD_POOL_I8, sizeof(c) }, VA_A, VA_OUT, p.batch,
+			p.in_h, p.in_w, p.c, p.out_h, p.out_w, p.k_h, p.k_w, p.stride_h,
+			p.stride_w, p.pad_top, p.pad_left, p.act_min, p.act_max,
+			p.average ? NPU_POOL_AVG : 0, 0 };
+		CHECK(run_cmd_compare(&c, sizeof(c), want, out_sz));
+		free(in);
+		free(want);
+	}
+}
+
+static void test_pool_empty_window_is_malformed(void)
+{
+	struct npu_cmd_pool_i8 c = { { NPU_CMD_POOL_I8, sizeof(c) }, VA_A, VA_OUT, 1, 2, 2, 1,
+				     3, 3, 1, 1, 1, 1, 2, 2, -128, 127, NPU_POOL_AVG, 0 };
+
+	setup();
+	h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+}
+
+static void test_eltwise_random(void)
+{
+	for (int i = 0; i < 40; i++) {
+		struct npu_eltwise_i8 p = { 0 };
+		struct npu_cmd_eltwise_i8 c;
+		double sa = (1 + rnd() % 100) / 1000.0, sb = (1 + rnd() % 100) / 1000.0;
+		double so = (1 + rnd() % 100) / 500.0;
+		int8_t *a, *b, *want;
+
+		p.count = 1 + rnd() % 5000;
+		p.mul = i % 2;
+		p.a_zero = (int32_t)(rnd() % 256) - 128;
+		p.b_zero = (int32_t)(rnd() % 256) - 128;
+		p.out_zero = (int32_t)(rnd() % 256) - 128;
+		p.act_min = -128;
+		p.act_max = 127;
+		if (p.mul) {
+			npu_quantize_multiplier(sa * sb / so, &p.out_mult, &p.out_shift);
+		} else {	/* TFLite's Add preparation */
+			double twice_max = 2 * (sa > sb ? sa : sb);
+
+			p.left_shift = 20;
+			npu_quantize_multiplier(sa / twice_max, &p.a_mult, &p.a_shift);
+			npu_quantize_multiplier(sb / twice_max, &p.b_mult, &p.b_shift);
+			npu_quantize_multiplier(twice_max / ((1 << 20) * so), &p.out_mult, &p.out_shift);
+		}
+		a = malloc(p.count);
+		b = malloc(p.count);
+		want = malloc(p.count);
+		for (uint32_t j = 0; j < p.count; j++) {
+			a[j] = (int8_t)rnd();
+			b[j] = (int8_t)rnd();
+		}
+		CHECK_EQ(npu_ref_eltwise_i8(&p, a, b, want), NPU_OK);
+		setup();
+		h_map(&h, 0, VA_A, p.count, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_B, p.count, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, p.count, NPU_PTE_R | NPU_PTE_W, 0);
+		memcpy(h_va(&h, 0, VA_A), a, p.count);
+		memcpy(h_va(&h, 0, VA_B), b, p.count);
+		c = (struct npu_cmd_eltwise_i8){ { NPU_CMD_ELTWISE_I8, sizeof(c) }, VA_A, VA_B, VA_OUT,
+			p.count, p.mul ? NPU_ELT_MUL : NPU_ELT_ADD, p.a_zero, p.b_zero, p.out_zero,
+			p.act_min, p.act_max, p.a_mult, p.a_shift, p.b_mult, p.b_shift,
+			p.out_mult, p.out_shift, p.left_shift };
+		CHECK(run_cmd_compare(&c, sizeof(c), want, p.count));
+		free(a);
+		free(b);
+		free(want);
+	}
+}
+
+static void test_eltwise_malformed(void)
+{
+	for (int i = 0; i < 5; i++) {
+		struct npu_cmd_eltwise_i8 c = { { NPU_CMD_ELTWISE_I8, sizeof(c) }, VA_A, VA_B, VA_OUT,
+						16, NPU_ELT_ADD, 0, 0, 0, -128, 127, 1 << 30, 0,
+						1 << 30, 0, 1 << 30, 0, 20 };
+
+		switch (i) {
+		case 0: c.op = 3; break;
+		case 1: c.count = 0; break;
+		case 2: c.left_shift = 21; break;
+		case 3: c.out_shift = 31; break;
+		case 4: c.b_zero = 300; break;
+		}
+		setup();
+		h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_B, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	}
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_gemm_random),
 	TAP_ENTRY(test_gemm_edges),
@@ -522,4 +668,8 @@ TAP_MAIN(
 	TAP_ENTRY(test_depthwise_random),
 	TAP_ENTRY(test_conv2d_edges),
 	TAP_ENTRY(test_conv2d_malformed),
+	TAP_ENTRY(test_pool_random),
+	TAP_ENTRY(test_pool_empty_window_is_malformed),
+	TAP_ENTRY(test_eltwise_random),
+	TAP_ENTRY(test_eltwise_malformed),
 )

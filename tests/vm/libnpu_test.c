@@ -303,4 +303,37 @@ TEST_F(lib, conv2d_i8_matches_reference)
 	}
 }
 
+/* Pooling and an elementwise add through libnpu's builders, against the reference. */
+TEST_F(lib, pool_and_eltwise_match_reference)
+{
+	struct npu_pool_i8 pp = { .batch = 1, .in_h = 6, .in_w = 6, .c = 3, .out_h = 3, .out_w = 3,
+				  .k_h = 2, .k_w = 2, .stride_h = 2, .stride_w = 2,
+				  .act_min = -128, .act_max = 127, .average = 1 };
+	struct npu_eltwise_i8 ep = { .count = 1000, .a_zero = 3, .b_zero = -9, .out_zero = 1,
+				     .act_min = -128, .act_max = 127, .a_mult = 1 << 30,
+				     .a_shift = 0, .b_mult = 0x60000000, .b_shift = -1,
+				     .out_mult = 0x50000000, .out_shift = -19, .left_shift = 20 };
+	int8_t *a = npu_buffer_map(self->a), *b = npu_buffer_map(self->b);
+	int8_t want_pool[27], want_add[1000];
+	npu_buffer *out;
+	struct npu_job_result res;
+
+	ASSERT_EQ(NPU_OK, npu_buffer_alloc(self->dev, 8192, &out));
+	for (int i = 0; i < 1000; i++) {
+		a[i] = (int8_t)(i * 37);
+		b[i] = (int8_t)(i * 91 + 5);
+	}
+	ASSERT_EQ(NPU_OK, npu_ref_pool_i8(&pp, a, want_pool));
+	ASSERT_EQ(NPU_OK, npu_ref_eltwise_i8(&ep, a, b, want_add));
+	ASSERT_EQ(NPU_OK, npu_cmdbuf_reset(self->cb));
+	ASSERT_EQ(NPU_OK, npu_cmd_pool_i8(self->cb, &pp, npu_buffer_va(self->a), npu_buffer_va(out)));
+	ASSERT_EQ(NPU_OK, npu_cmd_eltwise_i8(self->cb, &ep, npu_buffer_va(self->a),
+					     npu_buffer_va(self->b), npu_buffer_va(out) + 4096));
+	ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
+	EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
+	EXPECT_EQ(0, memcmp(want_pool, npu_buffer_map(out), sizeof(want_pool)));
+	EXPECT_EQ(0, memcmp(want_add, (int8_t *)npu_buffer_map(out) + 4096, sizeof(want_add)));
+	npu_buffer_free(out);
+}
+
 TEST_HARNESS_MAIN
