@@ -73,7 +73,7 @@ $(BUILD)/libnpu/%.o: libnpu/src/%.c libnpu/src/npu_priv.h libnpu/include/npu.h $
 
 $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION): $(LIBNPU_OBJS) libnpu/libnpu.map
 	$(CC) -shared -Wl,-soname,libnpu.so.0 -Wl,--version-script=libnpu/libnpu.map \
-		-Wl,--no-undefined -o $@ $(LIBNPU_OBJS) $$(pkg-config --libs libdrm)
+		-Wl,--no-undefined -o $@ $(LIBNPU_OBJS) $$(pkg-config --libs libdrm) -lm
 	ln -sf libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.so.0
 	ln -sf libnpu.so.0 $(BUILD)/libnpu/libnpu.so
 
@@ -135,7 +135,7 @@ $(BUILD)/tools/mkfwimage: tools/mkfwimage.c qemu-device/core/npu_crc32.c $(CORE_
 
 $(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/npu-fwboot.c tests/host/harness.c $(CORE_SRCS)
+	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/npu-fwboot.c tests/host/harness.c $(CORE_SRCS) -lm
 
 $(BUILD)/tools/npu-bench: tools/npu-bench.c $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
 	@mkdir -p $(@D)
@@ -148,7 +148,7 @@ $(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE
 
 $(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS) -lm
 
 # Guest tests of the driver, with the kernel's kselftest harness (whose
 # macros are not -Wextra clean) and libdrm.
@@ -165,7 +165,7 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c $(BUILD)/libnpu/libnpu.a libn
 		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm)
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
-$(BUILD)/tests/test_tensor: tests/host/test_tensor.c libnpu/src/ref_gemm.c libnpu/src/ref_conv.c libnpu/include/npu.h tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(wildcard libnpu/src/ref_*.c) libnpu/include/npu.h tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< libnpu/src/ref_*.c \
 		tests/host/harness.c $(CORE_SRCS) -lm

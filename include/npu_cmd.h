@@ -27,6 +27,7 @@ enum npu_cmd_op {
 	NPU_CMD_CONV2D_I8 = 17,	/* struct npu_cmd_conv2d_i8 (also depthwise) */
 	NPU_CMD_POOL_I8 = 18,	/* struct npu_cmd_pool_i8: max or average */
 	NPU_CMD_ELTWISE_I8 = 19, /* struct npu_cmd_eltwise_i8: add or mul */
+	NPU_CMD_QUANTIZE = 20,	/* struct npu_cmd_quantize: fp32 <-> int8 */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -243,6 +244,33 @@ struct npu_cmd_eltwise_i8 {
 };
 #define NPU_ELT_ADD		1
 #define NPU_ELT_MUL		2
+
+/**
+ * struct npu_cmd_quantize - fp32 to int8 or back, TFLite semantics:
+ *   quantize:   q = clamp(round((float)x / (float)scale) + zero_point, -128, 127)
+ *               with round() half away from zero;
+ *   dequantize: x = (float)(scale * (q - zero_point)) computed in double.
+ * @hdr: op NPU_CMD_QUANTIZE, size 48.
+ * @in: fp32 (quantize) or int8 (dequantize) elements, 4-byte aligned for fp32.
+ * @out: int8 or fp32 (4-byte aligned) elements.
+ * @count: elements, >= 1.
+ * @dir: NPU_QUANTIZE or NPU_DEQUANTIZE.
+ * @scale: the scale, an IEEE double (finite, > 0), as its bits.
+ * @zero_point: -128..127.
+ * @reserved: zero.
+ */
+struct npu_cmd_quantize {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t count;
+	uint32_t dir;
+	uint64_t scale_bits;
+	int32_t zero_point;
+	uint32_t reserved;
+};
+#define NPU_QUANTIZE		1
+#define NPU_DEQUANTIZE		2
 
 /**
  * struct npu_quant_ch - requantization of one output channel.

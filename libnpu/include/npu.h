@@ -188,6 +188,23 @@ int npu_cmd_eltwise_i8(npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t 
 int npu_ref_eltwise_i8(const struct npu_eltwise_i8 *p, const int8_t *a, const int8_t *b,
 		       int8_t *out);
 
+/**
+ * fp32 <-> int8 (TFLite Quantize / Dequantize): q = clamp(round(x / scale)
+ * + zero_point) with round half away from zero, in float; x = scale * (q -
+ * zero_point) in double, stored as float. NaN quantizes to the zero point,
+ * out-of-range values saturate.
+ */
+struct npu_quantize {
+	uint32_t count;
+	int dequantize;		/* 0: fp32 -> int8, 1: int8 -> fp32 */
+	double scale;
+	int32_t zero_point;
+};
+
+int npu_cmd_quantize(npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_va,
+		     uint64_t out_va);
+int npu_ref_quantize(const struct npu_quantize *p, const void *in, void *out);
+
 /* ---------------------------------------------------------------- */
 /* Jobs                                                              */
 /* ---------------------------------------------------------------- */

@@ -238,6 +238,25 @@ int npu_cmd_eltwise_i8(npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t 
 	return emit(cb, &c, sizeof(c));
 }
 
+int npu_cmd_quantize(npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_va,
+		     uint64_t out_va)
+{
+	struct npu_cmd_quantize c;
+
+	if (!p || !(p->scale > 0))
+		return NPU_EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_QUANTIZE;
+	c.hdr.size = sizeof(c);
+	c.in = in_va;
+	c.out = out_va;
+	c.count = p->count;
+	c.dir = p->dequantize ? NPU_DEQUANTIZE : NPU_QUANTIZE;
+	memcpy(&c.scale_bits, &p->scale, sizeof(c.scale_bits));
+	c.zero_point = p->zero_point;
+	return emit(cb, &c, sizeof(c));
+}
+
 int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
 {
 	struct npu_cmd_timestamp c = { { NPU_CMD_TIMESTAMP, sizeof(c) }, dst_va };

@@ -9,6 +9,7 @@
  * "bad arguments" and never makes the device allocate or touch more than
  * NPU_TENSOR_MAX_BYTES per operand.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -606,6 +607,63 @@ out:
 	return st;
 }
 
+/* ---- quantize / dequantize ---------------------------------------------- */
+
+static uint32_t quantize_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			     uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t in, out, bits;
+	uint32_t count, dir, st = NPU_DMA_ERR_ARGS, ctx = core->tensor.ctx;
+	int32_t zp;
+	double scale;
+	void *src = NULL, *dst = NULL;
+
+	if (size != sizeof(struct npu_cmd_quantize))
+		return NPU_DMA_ERR_ARGS;
+	in = rd64(c + 8);
+	out = rd64(c + 16);
+	count = rd32(c + 24);
+	dir = rd32(c + 28);
+	bits = rd64(c + 32);
+	zp = (int32_t)rd32(c + 40);
+	memcpy(&scale, &bits, sizeof(scale));
+	if (!count || count > NPU_TENSOR_MAX_BYTES / 4 || rd32(c + 44) ||
+	    (dir != NPU_QUANTIZE && dir != NPU_DEQUANTIZE) || zp < -128 || zp > 127 ||
+	    !(scale > 0) || scale > 1e30 || (float)scale == 0 ||
+	    (dir == NPU_QUANTIZE ? in : out) & 3)
+		return NPU_DMA_ERR_ARGS;
+	src = malloc((size_t)count * (dir == NPU_QUANTIZE ? 4 : 1));
+	dst = malloc((size_t)count * (dir == NPU_QUANTIZE ? 1 : 4));
+	if (!src || !dst)
+		goto out;
+	st = npu_va_rw(core, ctx, in, src, (uint64_t)count * (dir == NPU_QUANTIZE ? 4 : 1), false,
+		       fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint32_t i = 0; i < count; i++) {
+		if (dir == NPU_QUANTIZE) {
+			float x = ((float *)src)[i];
+			float r = roundf(x / (float)scale);
+			/* NaN and out-of-range values saturate, as a clamp would. */
+			int32_t q = r != r ? zp : r >= 1e6f ? 127 : r <= -1e6f ? -128 : (int32_t)r + zp;
+
+			((int8_t *)dst)[i] = (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+		} else {
+			((float *)dst)[i] = (float)(scale * (((int8_t *)src)[i] - zp));
+		}
+	}
+	st = npu_va_rw(core, ctx, out, dst, (uint64_t)count * (dir == NPU_QUANTIZE ? 1 : 4), true,
+		       fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = 5ull * count;
+		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+	}
+out:
+	free(src);
+	free(dst);
+	return st;
+}
+
 void npu_tensor_run(struct npu_core *core)
 {
 	struct npu_tensor_regs *t = &core->tensor;
@@ -643,6 +701,9 @@ void npu_tensor_run(struct npu_core *core)
 		break;
 	case NPU_CMD_ELTWISE_I8:
 		st = eltwise_run(core, cmd, size, &fault, &bytes, &cycles);
+		break;
+	case NPU_CMD_QUANTIZE:
+		st = quantize_run(core, cmd, size, &fault, &bytes, &cycles);
 		break;
 	default:
 		st = NPU_DMA_ERR_ARGS;

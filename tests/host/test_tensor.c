@@ -658,6 +658,61 @@ static void test_eltwise_malformed(void)
 	}
 }
 
+static void test_quantize_roundtrip(void)
+{
+	static const float special[] = { 0.0f, -0.0f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f,
+					 1e9f, -1e9f, 1e30f, -1e30f };
+	enum { n = 4096 };
+	static float x[n], back[n];
+	static int8_t want[n];
+	int8_t q_nan;
+	struct npu_quantize p = { n, 0, 0.05, -3 };
+	struct npu_cmd_quantize c;
+	uint32_t nan_bits = 0x7fc00000;
+
+	for (uint32_t i = 0; i < n; i++)
+		x[i] = ((float)(int32_t)(rnd() % 20001) - 10000.0f) / 997.0f;
+	memcpy(x, special, sizeof(special));
+	memcpy(&x[20], &nan_bits, 4);
+	CHECK_EQ(npu_ref_quantize(&p, x, want), NPU_OK);
+	CHECK_EQ(want[2], -3 + 10);	/* 0.5 / 0.05 = 10 */
+	CHECK_EQ(want[3], -3 - 10);
+	CHECK_EQ(want[4], -3 + 30);	/* 1.5 / 0.05 = 30 */
+	CHECK_EQ(want[8], 127);		/* saturates */
+	CHECK_EQ(want[9], -128);
+	q_nan = want[20];
+	CHECK_EQ(q_nan, -3);		/* NaN -> zero point */
+	setup();
+	h_map(&h, 0, VA_A, 4 * n, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_OUT, 4 * n, NPU_PTE_R | NPU_PTE_W, 0);
+	memcpy(h_va(&h, 0, VA_A), x, 4 * n);
+	c = (struct npu_cmd_quantize){ { NPU_CMD_QUANTIZE, sizeof(c) }, VA_A, VA_OUT, n,
+				       NPU_QUANTIZE, 0, -3, 0 };
+	memcpy(&c.scale_bits, &p.scale, 8);
+	CHECK(run_cmd_compare(&c, sizeof(c), want, n));
+
+	/* Back to fp32: compare bit patterns. */
+	p.dequantize = 1;
+	CHECK_EQ(npu_ref_quantize(&p, want, back), NPU_OK);
+	setup();
+	h_map(&h, 0, VA_A, n, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_OUT, 4 * n, NPU_PTE_R | NPU_PTE_W, 0);
+	memcpy(h_va(&h, 0, VA_A), want, n);
+	c.dir = NPU_DEQUANTIZE;
+	CHECK(run_cmd_compare(&c, sizeof(c), (const int8_t *)back, 4 * n));
+	/* Malformed: zero or negative scale, misaligned fp32, reserved. */
+	for (int i = 0; i < 3; i++) {
+		struct npu_cmd_quantize bad = c;
+		double s = i == 0 ? 0.0 : -1.0;
+
+		if (i < 2)
+			memcpy(&bad.scale_bits, &s, 8);
+		else
+			bad.reserved = 1;
+		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &bad, sizeof(bad)).status, NPU_JOB_INVALID_CMD);
+	}
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_gemm_random),
 	TAP_ENTRY(test_gemm_edges),
@@ -672,4 +727,5 @@ TAP_MAIN(
 	TAP_ENTRY(test_pool_empty_window_is_malformed),
 	TAP_ENTRY(test_eltwise_random),
 	TAP_ENTRY(test_eltwise_malformed),
+	TAP_ENTRY(test_quantize_roundtrip),
 )
