@@ -28,6 +28,7 @@ enum npu_cmd_op {
 	NPU_CMD_POOL_I8 = 18,	/* struct npu_cmd_pool_i8: max or average */
 	NPU_CMD_ELTWISE_I8 = 19, /* struct npu_cmd_eltwise_i8: add or mul */
 	NPU_CMD_QUANTIZE = 20,	/* struct npu_cmd_quantize: fp32 <-> int8 */
+	NPU_CMD_SOFTMAX_I8 = 21, /* struct npu_cmd_softmax_i8 */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -271,6 +272,29 @@ struct npu_cmd_quantize {
 };
 #define NPU_QUANTIZE		1
 #define NPU_DEQUANTIZE		2
+
+/**
+ * struct npu_cmd_softmax_i8 - int8 softmax over the last dimension, TFLite
+ * semantics (npu_softmax_i8_row() in npu_quant.h); the output has scale
+ * 1/256 and zero point -128.
+ * @hdr: op NPU_CMD_SOFTMAX_I8, size 48.
+ * @in, @out: int8 [rows][depth].
+ * @rows: >= 1; @depth: 1..65536.
+ * @beta_mult, @beta_left_shift: input scaling (left shift 0..31).
+ * @diff_min: differences below it give 0; <= 0.
+ * @reserved: zero.
+ */
+struct npu_cmd_softmax_i8 {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t rows;
+	uint32_t depth;
+	int32_t beta_mult;
+	int32_t beta_left_shift;
+	int32_t diff_min;
+	uint32_t reserved;
+};
 
 /**
  * struct npu_quant_ch - requantization of one output channel.

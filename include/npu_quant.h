@@ -106,4 +106,153 @@ static inline int npu_quantize_multiplier(double real, int32_t *mult, int *shift
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Int8 softmax: TFLite's reference arithmetic on gemmlowp fixed point  */
+/* ------------------------------------------------------------------ */
+/*
+ * Fixed-point values are raw int32 with a number of integer bits (gemmlowp
+ * FixedPoint<int32_t, IntegerBits>). Additions wrap (done unsigned), as
+ * gemmlowp's do on every machine we build for; products are npu_srdhm().
+ */
+#define NPU_SOFTMAX_DIFF_INT_BITS	5	/* kScaledDiffIntegerBits */
+#define NPU_SOFTMAX_ACCUM_INT_BITS	12	/* kAccumulationIntegerBits */
+
+static inline int32_t npu_fx_add(int32_t a, int32_t b)
+{
+	return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+static inline int32_t npu_fx_sub(int32_t a, int32_t b)
+{
+	return (int32_t)((uint32_t)a - (uint32_t)b);
+}
+
+/* SaturatingRoundingMultiplyByPOT<exponent> for exponent > 0: saturating shift. */
+static inline int32_t npu_fx_sat_shl(int32_t x, int exponent)
+{
+	int32_t threshold = (int32_t)((1u << (31 - exponent)) - 1);
+
+	if (x > threshold)
+		return INT32_MAX;
+	if (x < -threshold)
+		return INT32_MIN;
+	return (int32_t)((uint32_t)x << exponent);
+}
+
+/* Rescale: change the integer bits from @src to @dst (gemmlowp Rescale). */
+static inline int32_t npu_fx_rescale(int32_t x, int src, int dst)
+{
+	int e = src - dst;
+
+	return e > 0 ? npu_fx_sat_shl(x, e) : e < 0 ? npu_rdbpot(x, -e) : x;
+}
+
+/* exp(a) for a in [-1/4, 0), Q0 in and out. */
+static inline int32_t npu_fx_exp_quarter(int32_t a)
+{
+	const int32_t constant_term = 1895147668;	/* exp(-1/8) */
+	const int32_t one_third = 715827883;
+	int32_t x = npu_fx_add(a, 1 << 28);		/* a + 1/8 */
+	int32_t x2 = npu_srdhm(x, x), x3 = npu_srdhm(x2, x), x4 = npu_srdhm(x2, x2);
+	int32_t x4_over_4 = npu_rdbpot(x4, 2);
+	int32_t poly = npu_rdbpot(npu_fx_add(npu_srdhm(npu_fx_add(x4_over_4, x3), one_third), x2), 1);
+
+	return npu_fx_add(constant_term, npu_srdhm(constant_term, npu_fx_add(x, poly)));
+}
+
+/* exp(a) for a <= 0 with @int_bits integer bits in, Q0 out (gemmlowp). */
+static inline int32_t npu_fx_exp_neg(int32_t a, int int_bits)
+{
+	static const int32_t mult[7] = {
+		1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242,
+	};
+	int frac = 31 - int_bits;
+	int32_t quarter = (int32_t)(1u << (frac - 2));
+	int32_t mask = quarter - 1;
+	int32_t a_mod = npu_fx_sub(a & mask, quarter);
+	int32_t result = npu_fx_exp_quarter(npu_fx_rescale(a_mod, int_bits, 0));
+	int32_t remainder = npu_fx_sub(a_mod, a);
+
+	for (int e = -2; e <= 4; e++)
+		if (int_bits > e && (remainder & (int32_t)(1u << (frac + e))))
+			result = npu_srdhm(result, mult[e + 2]);
+	if (int_bits > 5 && a < -(1 << (36 - int_bits)))
+		result = 0;
+	if (a == 0)
+		result = INT32_MAX;
+	return result;
+}
+
+/* 1 / (1 + a) for a in [0, 1), Q0 in and out (Newton-Raphson, gemmlowp). */
+static inline int32_t npu_fx_one_over_one_plus(int32_t a)
+{
+	int64_t sum = (int64_t)a + INT32_MAX;
+	int32_t half_den = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);	/* RoundingHalfSum */
+	int32_t x = npu_fx_add(1515870810, npu_srdhm(half_den, -1010580540));	/* Q2 */
+
+	for (int i = 0; i < 3; i++) {
+		int32_t hdx = npu_srdhm(half_den, x);				/* Q2 */
+		int32_t one_minus = npu_fx_sub(1 << 29, hdx);			/* Q2 */
+
+		x = npu_fx_add(x, npu_fx_rescale(npu_srdhm(x, one_minus), 4, 2));
+	}
+	return npu_fx_rescale(x, 1, 0);		/* ExactMulByPot<-1>: Q2 read as Q1 */
+}
+
+/* TFLite's GetReciprocal: 1/x for x with @int_bits integer bits. */
+static inline int32_t npu_fx_reciprocal(int32_t x, int int_bits, int *bits_over_unit)
+{
+	int headroom = x ? __builtin_clz((uint32_t)x) : 32;
+	uint32_t shifted = headroom < 32 ? (uint32_t)x << headroom : 0;
+
+	*bits_over_unit = int_bits - headroom;
+	return npu_fx_one_over_one_plus((int32_t)(shifted - (1u << 31)));
+}
+
+/*
+ * One row of TFLite's int8 softmax (output scale 1/256, zero point -128):
+ * @beta_mult and @beta_left_shift (0..31) scale input differences into Q5
+ * (from PreprocessSoftmaxScaling), @diff_min (<= 0) drops differences
+ * below it. Where the exponentials sum past 512 (only in rows of more than
+ * 512 elements) TFLite's final shift exceeds 31 and is undefined; it is
+ * clamped to 31 here.
+ */
+static inline void npu_softmax_i8_row(const int8_t *in, int8_t *out, uint32_t n,
+				      int32_t beta_mult, int beta_left_shift, int32_t diff_min)
+{
+	int32_t max = -128, sum = 0, scale;
+	int bits_over_unit;
+
+	for (uint32_t c = 0; c < n; c++)
+		max = in[c] > max ? in[c] : max;
+	for (uint32_t c = 0; c < n; c++) {
+		int32_t diff = in[c] - max;
+
+		if (diff >= diff_min) {
+			int32_t scaled = npu_srdhm((int32_t)((uint32_t)diff << beta_left_shift),
+						   beta_mult);
+
+			sum = npu_fx_add(sum, npu_fx_rescale(npu_fx_exp_neg(scaled,
+						NPU_SOFTMAX_DIFF_INT_BITS), 0,
+						NPU_SOFTMAX_ACCUM_INT_BITS));
+		}
+	}
+	scale = npu_fx_reciprocal(sum, NPU_SOFTMAX_ACCUM_INT_BITS, &bits_over_unit);
+	bits_over_unit += 31 - 8;
+	bits_over_unit = bits_over_unit > 31 ? 31 : bits_over_unit < 0 ? 0 : bits_over_unit;
+	for (uint32_t c = 0; c < n; c++) {
+		int32_t diff = in[c] - max, v = -128;
+
+		if (diff >= diff_min) {
+			int32_t scaled = npu_srdhm((int32_t)((uint32_t)diff << beta_left_shift),
+						   beta_mult);
+			int32_t e = npu_fx_exp_neg(scaled, NPU_SOFTMAX_DIFF_INT_BITS);
+
+			v = npu_rdbpot(npu_srdhm(scale, e), bits_over_unit) - 128;
+			v = v < -128 ? -128 : v > 127 ? 127 : v;
+		}
+		out[c] = (int8_t)v;
+	}
+}
+
 #endif /* NPU_QUANT_H */

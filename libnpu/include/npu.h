@@ -205,6 +205,22 @@ int npu_cmd_quantize(npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_v
 		     uint64_t out_va);
 int npu_ref_quantize(const struct npu_quantize *p, const void *in, void *out);
 
+/**
+ * Int8 softmax over the last dimension (TFLite Softmax, int8 in, int8 out
+ * with scale 1/256 and zero point -128). npu_softmax_params() computes
+ * @beta_mult, @beta_left_shift and @diff_min from the input scale and beta
+ * as TFLite's PreprocessSoftmaxScaling and CalculateInputRadius do.
+ */
+struct npu_softmax_i8 {
+	uint32_t rows, depth;
+	int32_t beta_mult, beta_left_shift, diff_min;
+};
+
+int npu_softmax_params(double input_scale, double beta, struct npu_softmax_i8 *p);
+int npu_cmd_softmax_i8(npu_cmdbuf *cb, const struct npu_softmax_i8 *p, uint64_t in_va,
+		       uint64_t out_va);
+int npu_ref_softmax_i8(const struct npu_softmax_i8 *p, const int8_t *in, int8_t *out);
+
 /* ---------------------------------------------------------------- */
 /* Jobs                                                              */
 /* ---------------------------------------------------------------- */

@@ -257,6 +257,26 @@ int npu_cmd_quantize(npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_v
 	return emit(cb, &c, sizeof(c));
 }
 
+int npu_cmd_softmax_i8(npu_cmdbuf *cb, const struct npu_softmax_i8 *p, uint64_t in_va,
+		       uint64_t out_va)
+{
+	struct npu_cmd_softmax_i8 c;
+
+	if (!p)
+		return NPU_EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_SOFTMAX_I8;
+	c.hdr.size = sizeof(c);
+	c.in = in_va;
+	c.out = out_va;
+	c.rows = p->rows;
+	c.depth = p->depth;
+	c.beta_mult = p->beta_mult;
+	c.beta_left_shift = p->beta_left_shift;
+	c.diff_min = p->diff_min;
+	return emit(cb, &c, sizeof(c));
+}
+
 int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
 {
 	struct npu_cmd_timestamp c = { { NPU_CMD_TIMESTAMP, sizeof(c) }, dst_va };

@@ -664,6 +664,45 @@ out:
 	return st;
 }
 
+/* ---- softmax --------------------------------------------------------------- */
+
+static uint32_t softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t in = rd64(c + 8), out = rd64(c + 16), total;
+	uint32_t rows = rd32(c + 24), depth = rd32(c + 28), st = NPU_DMA_ERR_ARGS;
+	int32_t mult = (int32_t)rd32(c + 32), shift = (int32_t)rd32(c + 36);
+	int32_t diff_min = (int32_t)rd32(c + 40);
+	int8_t *src = NULL, *dst = NULL;
+
+	if (size != sizeof(struct npu_cmd_softmax_i8))
+		return NPU_DMA_ERR_ARGS;
+	total = (uint64_t)rows * depth;
+	if (!rows || !depth || depth > NPU_TENSOR_MAX_DIM || total > NPU_TENSOR_MAX_BYTES ||
+	    shift < 0 || shift > 31 || diff_min > 0 || rd32(c + 44))
+		return NPU_DMA_ERR_ARGS;
+	src = malloc(total);
+	dst = malloc(total);
+	if (!src || !dst)
+		goto out;
+	st = npu_va_rw(core, core->tensor.ctx, in, src, total, false, fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint32_t r = 0; r < rows; r++)
+		npu_softmax_i8_row(src + (size_t)r * depth, dst + (size_t)r * depth, depth, mult,
+				   shift, diff_min);
+	st = npu_va_rw(core, core->tensor.ctx, out, dst, total, true, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = 2 * total;
+		/* Two passes over each row, on a vector unit as wide as the array. */
+		*cycles = 2 * ((total + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
+	}
+out:
+	free(src);
+	free(dst);
+	return st;
+}
+
 void npu_tensor_run(struct npu_core *core)
 {
 	struct npu_tensor_regs *t = &core->tensor;
@@ -704,6 +743,9 @@ void npu_tensor_run(struct npu_core *core)
 		break;
 	case NPU_CMD_QUANTIZE:
 		st = quantize_run(core, cmd, size, &fault, &bytes, &cycles);
+		break;
+	case NPU_CMD_SOFTMAX_I8:
+		st = softmax_run(core, cmd, size, &fault, &bytes, &cycles);
 		break;
 	default:
 		st = NPU_DMA_ERR_ARGS;

@@ -713,6 +713,56 @@ static void test_quantize_roundtrip(void)
 	}
 }
 
+static void test_softmax(void)
+{
+	for (int i = 0; i < 20; i++) {
+		struct npu_softmax_i8 p = { .rows = 1 + rnd() % 8, .depth = 1 + rnd() % 400 };
+		struct npu_cmd_softmax_i8 c;
+		static int8_t in[8 * 400], want[8 * 400];
+		size_t n;
+
+		CHECK_EQ(npu_softmax_params((1 + rnd() % 500) / 1000.0, 1.0, &p), NPU_OK);
+		n = (size_t)p.rows * p.depth;
+		for (size_t j = 0; j < n; j++)
+			in[j] = (int8_t)rnd();
+		CHECK_EQ(npu_ref_softmax_i8(&p, in, want), NPU_OK);
+		setup();
+		h_map(&h, 0, VA_A, n, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, n, NPU_PTE_R | NPU_PTE_W, 0);
+		memcpy(h_va(&h, 0, VA_A), in, n);
+		c = (struct npu_cmd_softmax_i8){ { NPU_CMD_SOFTMAX_I8, sizeof(c) }, VA_A, VA_OUT,
+						 p.rows, p.depth, p.beta_mult, p.beta_left_shift,
+						 p.diff_min, 0 };
+		CHECK(run_cmd_compare(&c, sizeof(c), want, n));
+	}
+	/* A row with one dominant value: probability ~1 -> 127; the rest -128. */
+	{
+		struct npu_softmax_i8 p = { .rows = 1, .depth = 4 };
+		int8_t in[4] = { 127, -128, -128, -128 }, out[4];
+
+		CHECK_EQ(npu_softmax_params(0.5, 1.0, &p), NPU_OK);
+		CHECK_EQ(npu_ref_softmax_i8(&p, in, out), NPU_OK);
+		CHECK_EQ(out[0], 127);
+		CHECK_EQ(out[1], -128);
+	}
+	/* Malformed: zero depth, positive diff_min, shift past 31. */
+	for (int i = 0; i < 3; i++) {
+		struct npu_cmd_softmax_i8 c = { { NPU_CMD_SOFTMAX_I8, sizeof(c) }, VA_A, VA_OUT,
+						1, 8, 1 << 30, 10, -100, 0 };
+
+		if (i == 0)
+			c.depth = 0;
+		else if (i == 1)
+			c.diff_min = 1;
+		else
+			c.beta_left_shift = 32;
+		setup();
+		h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	}
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_gemm_random),
 	TAP_ENTRY(test_gemm_edges),
@@ -728,4 +778,5 @@ TAP_MAIN(
 	TAP_ENTRY(test_eltwise_random),
 	TAP_ENTRY(test_eltwise_malformed),
 	TAP_ENTRY(test_quantize_roundtrip),
+	TAP_ENTRY(test_softmax),
 )
