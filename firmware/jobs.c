@@ -192,6 +192,8 @@ static uint32_t run_commands(const struct npu_job_desc *d)
 		case NPU_CMD_ELTWISE_I8:
 		case NPU_CMD_QUANTIZE:
 		case NPU_CMD_SOFTMAX_I8:
+		case NPU_CMD_TRANSPOSE:
+		case NPU_CMD_PAD:
 			st = cmd_tensor(c, d->ctx_id);
 			break;
 		default:

@@ -29,6 +29,8 @@ enum npu_cmd_op {
 	NPU_CMD_ELTWISE_I8 = 19, /* struct npu_cmd_eltwise_i8: add or mul */
 	NPU_CMD_QUANTIZE = 20,	/* struct npu_cmd_quantize: fp32 <-> int8 */
 	NPU_CMD_SOFTMAX_I8 = 21, /* struct npu_cmd_softmax_i8 */
+	NPU_CMD_TRANSPOSE = 22,	/* struct npu_cmd_transpose */
+	NPU_CMD_PAD = 23,	/* struct npu_cmd_pad */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -294,6 +296,51 @@ struct npu_cmd_softmax_i8 {
 	int32_t beta_left_shift;
 	int32_t diff_min;
 	uint32_t reserved;
+};
+
+#define NPU_LAYOUT_MAX_RANK	4
+
+/**
+ * struct npu_cmd_transpose - permute the dimensions of a packed tensor:
+ * out dimension i is in dimension perm[i] (TFLite Transpose).
+ * @hdr: op NPU_CMD_TRANSPOSE, size 64.
+ * @in, @out: packed tensors.
+ * @rank: 1..4; @elem_size: 1, 2 or 4 bytes.
+ * @dims: input dimensions (>= 1), entries past @rank zero.
+ * @perm: a permutation of 0..rank-1, entries past @rank zero.
+ */
+struct npu_cmd_transpose {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t rank;
+	uint32_t elem_size;
+	uint32_t dims[NPU_LAYOUT_MAX_RANK];
+	uint32_t perm[NPU_LAYOUT_MAX_RANK];
+};
+
+/**
+ * struct npu_cmd_pad - pad an int8 tensor with a constant (TFLite Pad:
+ * the constant is the zero point for a quantized tensor). Output dimension
+ * i is before[i] + dims[i] + after[i].
+ * @hdr: op NPU_CMD_PAD, size 88.
+ * @in, @out: packed int8 tensors.
+ * @rank: 1..4.
+ * @value: the pad value, -128..127.
+ * @dims: input dimensions (>= 1); @before, @after: padding (<= 65536 each);
+ *	entries past @rank zero.
+ * @reserved: zero.
+ */
+struct npu_cmd_pad {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t rank;
+	int32_t value;
+	uint32_t dims[NPU_LAYOUT_MAX_RANK];
+	uint32_t before[NPU_LAYOUT_MAX_RANK];
+	uint32_t after[NPU_LAYOUT_MAX_RANK];
+	uint32_t reserved[2];
 };
 
 /**

@@ -221,6 +221,27 @@ int npu_cmd_softmax_i8(npu_cmdbuf *cb, const struct npu_softmax_i8 *p, uint64_t 
 		       uint64_t out_va);
 int npu_ref_softmax_i8(const struct npu_softmax_i8 *p, const int8_t *in, int8_t *out);
 
+/** Permute the dimensions of a packed tensor: out dim i = in dim perm[i]. */
+struct npu_transpose {
+	uint32_t rank;			/* 1..4 */
+	uint32_t elem_size;		/* 1, 2 or 4 bytes */
+	uint32_t dims[4], perm[4];	/* entries past rank zero */
+};
+
+int npu_cmd_transpose(npu_cmdbuf *cb, const struct npu_transpose *p, uint64_t in_va,
+		      uint64_t out_va);
+int npu_ref_transpose(const struct npu_transpose *p, const void *in, void *out);
+
+/** Pad an int8 tensor with a constant (the zero point, for TFLite Pad). */
+struct npu_pad {
+	uint32_t rank;
+	uint32_t dims[4], before[4], after[4];	/* entries past rank zero */
+	int32_t value;
+};
+
+int npu_cmd_pad(npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_t out_va);
+int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out);
+
 /* ---------------------------------------------------------------- */
 /* Jobs                                                              */
 /* ---------------------------------------------------------------- */

@@ -277,6 +277,44 @@ int npu_cmd_softmax_i8(npu_cmdbuf *cb, const struct npu_softmax_i8 *p, uint64_t 
 	return emit(cb, &c, sizeof(c));
 }
 
+int npu_cmd_transpose(npu_cmdbuf *cb, const struct npu_transpose *p, uint64_t in_va,
+		      uint64_t out_va)
+{
+	struct npu_cmd_transpose c;
+
+	if (!p)
+		return NPU_EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_TRANSPOSE;
+	c.hdr.size = sizeof(c);
+	c.in = in_va;
+	c.out = out_va;
+	c.rank = p->rank;
+	c.elem_size = p->elem_size;
+	memcpy(c.dims, p->dims, sizeof(c.dims));
+	memcpy(c.perm, p->perm, sizeof(c.perm));
+	return emit(cb, &c, sizeof(c));
+}
+
+int npu_cmd_pad(npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_t out_va)
+{
+	struct npu_cmd_pad c;
+
+	if (!p)
+		return NPU_EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.hdr.op = NPU_CMD_PAD;
+	c.hdr.size = sizeof(c);
+	c.in = in_va;
+	c.out = out_va;
+	c.rank = p->rank;
+	c.value = p->value;
+	memcpy(c.dims, p->dims, sizeof(c.dims));
+	memcpy(c.before, p->before, sizeof(c.before));
+	memcpy(c.after, p->after, sizeof(c.after));
+	return emit(cb, &c, sizeof(c));
+}
+
 int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
 {
 	struct npu_cmd_timestamp c = { { NPU_CMD_TIMESTAMP, sizeof(c) }, dst_va };

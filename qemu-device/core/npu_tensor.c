@@ -703,6 +703,157 @@ out:
 	return st;
 }
 
+/* ---- layout: transpose and pad ---------------------------------------- */
+
+/* Check rank and dims (entries past rank zero); total elements in *count. */
+static bool layout_dims(const uint32_t *dims, uint32_t rank, uint64_t *count)
+{
+	*count = 1;
+	if (rank < 1 || rank > NPU_LAYOUT_MAX_RANK)
+		return false;
+	for (uint32_t i = 0; i < NPU_LAYOUT_MAX_RANK; i++) {
+		if (i < rank ? !in_range(dims[i], 1, NPU_TENSOR_MAX_DIM) : dims[i] != 0)
+			return false;
+		if (i < rank)
+			*count *= dims[i];
+		if (*count > NPU_TENSOR_MAX_BYTES)
+			return false;
+	}
+	return true;
+}
+
+static uint32_t transpose_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint32_t rank, es, dims[4], perm[4], od[4] = { 1, 1, 1, 1 }, st = NPU_DMA_ERR_ARGS;
+	uint64_t count, istride[4], idx[4] = { 0 };
+	uint8_t *src = NULL, *dst = NULL;
+	unsigned int seen = 0;
+
+	if (size != sizeof(struct npu_cmd_transpose))
+		return NPU_DMA_ERR_ARGS;
+	rank = rd32(c + 24);
+	es = rd32(c + 28);
+	for (int i = 0; i < 4; i++) {
+		dims[i] = rd32(c + 32 + 4 * i);
+		perm[i] = rd32(c + 48 + 4 * i);
+	}
+	if (!layout_dims(dims, rank, &count) || (es != 1 && es != 2 && es != 4) ||
+	    count * es > NPU_TENSOR_MAX_BYTES)
+		return NPU_DMA_ERR_ARGS;
+	for (uint32_t i = 0; i < 4; i++) {
+		if (i < rank ? perm[i] >= rank || (seen & (1u << perm[i])) : perm[i] != 0)
+			return NPU_DMA_ERR_ARGS;
+		if (i < rank)
+			seen |= 1u << perm[i];
+	}
+	/* Input strides (elements), output dims; pad the rank to 4. */
+	for (int i = (int)rank - 1, s = 1; i >= 0; i--) {
+		istride[i] = (uint64_t)s;
+		s *= (int)dims[i];
+	}
+	for (uint32_t i = 0; i < rank; i++)
+		od[4 - rank + i] = dims[perm[i]];
+	src = malloc(count * es);
+	dst = malloc(count * es);
+	if (!src || !dst)
+		goto out;
+	st = npu_va_rw(core, core->tensor.ctx, rd64(c + 8), src, count * es, false, fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint64_t o = 0; o < count; o++) {
+		uint64_t in = 0;
+
+		/* idx walks the output in order (4-D, leading 1s). */
+		for (uint32_t i = 0; i < rank; i++)
+			in += idx[4 - rank + i] * istride[perm[i]];
+		memcpy(dst + o * es, src + in * es, es);
+		for (int d = 3; d >= 0; d--) {
+			if (++idx[d] < od[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	st = npu_va_rw(core, core->tensor.ctx, rd64(c + 16), dst, count * es, true, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = 2 * count * es;
+		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+	}
+out:
+	free(src);
+	free(dst);
+	return st;
+}
+
+static uint32_t pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint32_t rank, dims[4], before[4], after[4], od[4] = { 1, 1, 1, 1 };
+	uint32_t id[4] = { 1, 1, 1, 1 }, b4[4] = { 0 }, st = NPU_DMA_ERR_ARGS;
+	uint64_t icount, ocount = 1, idx[4] = { 0 };
+	int32_t value;
+	int8_t *src = NULL, *dst = NULL;
+
+	if (size != sizeof(struct npu_cmd_pad))
+		return NPU_DMA_ERR_ARGS;
+	rank = rd32(c + 24);
+	value = (int32_t)rd32(c + 28);
+	for (int i = 0; i < 4; i++) {
+		dims[i] = rd32(c + 32 + 4 * i);
+		before[i] = rd32(c + 48 + 4 * i);
+		after[i] = rd32(c + 64 + 4 * i);
+	}
+	if (!layout_dims(dims, rank, &icount) || value < -128 || value > 127 ||
+	    rd32(c + 80) || rd32(c + 84))
+		return NPU_DMA_ERR_ARGS;
+	for (uint32_t i = 0; i < 4; i++) {
+		if (i >= rank ? before[i] || after[i]
+			      : before[i] > NPU_TENSOR_MAX_DIM || after[i] > NPU_TENSOR_MAX_DIM)
+			return NPU_DMA_ERR_ARGS;
+		if (i < rank) {
+			od[4 - rank + i] = before[i] + dims[i] + after[i];
+			id[4 - rank + i] = dims[i];
+			b4[4 - rank + i] = before[i];
+			ocount *= od[4 - rank + i];
+			if (ocount > NPU_TENSOR_MAX_BYTES)
+				return NPU_DMA_ERR_ARGS;
+		}
+	}
+	src = malloc(icount);
+	dst = malloc(ocount);
+	if (!src || !dst)
+		goto out;
+	st = npu_va_rw(core, core->tensor.ctx, rd64(c + 8), src, icount, false, fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint64_t o = 0; o < ocount; o++) {
+		uint64_t in = 0;
+		bool inside = true;
+
+		for (int d = 0; d < 4; d++) {
+			if (idx[d] < b4[d] || idx[d] >= b4[d] + id[d])
+				inside = false;
+			else
+				in = in * id[d] + (idx[d] - b4[d]);
+		}
+		dst[o] = inside ? src[in] : (int8_t)value;
+		for (int d = 3; d >= 0; d--) {
+			if (++idx[d] < od[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+	st = npu_va_rw(core, core->tensor.ctx, rd64(c + 16), dst, ocount, true, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = icount + ocount;
+		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+	}
+out:
+	free(src);
+	free(dst);
+	return st;
+}
+
 void npu_tensor_run(struct npu_core *core)
 {
 	struct npu_tensor_regs *t = &core->tensor;
@@ -746,6 +897,12 @@ void npu_tensor_run(struct npu_core *core)
 		break;
 	case NPU_CMD_SOFTMAX_I8:
 		st = softmax_run(core, cmd, size, &fault, &bytes, &cycles);
+		break;
+	case NPU_CMD_TRANSPOSE:
+		st = transpose_run(core, cmd, size, &fault, &bytes, &cycles);
+		break;
+	case NPU_CMD_PAD:
+		st = pad_run(core, cmd, size, &fault, &bytes, &cycles);
 		break;
 	default:
 		st = NPU_DMA_ERR_ARGS;

@@ -763,6 +763,111 @@ static void test_softmax(void)
 	}
 }
 
+static void test_transpose_random(void)
+{
+	static uint8_t in[4096 * 4], want[4096 * 4];
+
+	for (int i = 0; i < 40; i++) {
+		struct npu_transpose p = { .rank = 1 + rnd() % 4 };
+		static const uint32_t es[] = { 1, 2, 4 };
+		struct npu_cmd_transpose c;
+		size_t count = 1;
+
+		p.elem_size = es[rnd() % 3];
+		for (uint32_t d = 0; d < p.rank; d++) {
+			p.dims[d] = 1 + rnd() % 7;
+			count *= p.dims[d];
+			p.perm[d] = d;
+		}
+		for (uint32_t d = p.rank - 1; d > 0; d--) {	/* shuffle */
+			uint32_t j = rnd() % (d + 1), t = p.perm[d];
+
+			p.perm[d] = p.perm[j];
+			p.perm[j] = t;
+		}
+		for (size_t j = 0; j < count * p.elem_size; j++)
+			in[j] = (uint8_t)rnd();
+		CHECK_EQ(npu_ref_transpose(&p, in, want), NPU_OK);
+		setup();
+		h_map(&h, 0, VA_A, count * p.elem_size, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, count * p.elem_size, NPU_PTE_R | NPU_PTE_W, 0);
+		memcpy(h_va(&h, 0, VA_A), in, count * p.elem_size);
+		memset(&c, 0, sizeof(c));
+		c.hdr.op = NPU_CMD_TRANSPOSE;
+		c.hdr.size = sizeof(c);
+		c.in = VA_A;
+		c.out = VA_OUT;
+		c.rank = p.rank;
+		c.elem_size = p.elem_size;
+		memcpy(c.dims, p.dims, sizeof(c.dims));
+		memcpy(c.perm, p.perm, sizeof(c.perm));
+		CHECK(run_cmd_compare(&c, sizeof(c), (int8_t *)want, count * p.elem_size));
+	}
+	/* NHWC -> NCHW by hand: 1x2x2x3 */
+	{
+		struct npu_transpose p = { 4, 1, { 1, 2, 2, 3 }, { 0, 3, 1, 2 } };
+		const int8_t x[12] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+		const int8_t nchw[12] = { 0, 3, 6, 9, 1, 4, 7, 10, 2, 5, 8, 11 };
+		int8_t got[12];
+
+		CHECK_EQ(npu_ref_transpose(&p, x, got), NPU_OK);
+		CHECK(!memcmp(got, nchw, 12));
+	}
+	/* Malformed: repeated axis, rank 5, element size 3. */
+	for (int i = 0; i < 3; i++) {
+		struct npu_cmd_transpose c = { { NPU_CMD_TRANSPOSE, sizeof(c) }, VA_A, VA_OUT, 2, 1,
+					       { 2, 2 }, { 0, 1 } };
+
+		if (i == 0)
+			c.perm[1] = 0;
+		else if (i == 1)
+			c.rank = 5;
+		else
+			c.elem_size = 3;
+		setup();
+		h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	}
+}
+
+static void test_pad_random(void)
+{
+	static int8_t in[4096], want[65536];
+
+	for (int i = 0; i < 40; i++) {
+		struct npu_pad p = { .rank = 1 + rnd() % 4, .value = (int32_t)(rnd() % 256) - 128 };
+		struct npu_cmd_pad c;
+		size_t icount = 1, ocount = 1;
+
+		for (uint32_t d = 0; d < p.rank; d++) {
+			p.dims[d] = 1 + rnd() % 6;
+			p.before[d] = rnd() % 3;
+			p.after[d] = rnd() % 3;
+			icount *= p.dims[d];
+			ocount *= p.before[d] + p.dims[d] + p.after[d];
+		}
+		for (size_t j = 0; j < icount; j++)
+			in[j] = (int8_t)rnd();
+		CHECK_EQ(npu_ref_pad(&p, in, want), NPU_OK);
+		setup();
+		h_map(&h, 0, VA_A, icount, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, ocount, NPU_PTE_R | NPU_PTE_W, 0);
+		memcpy(h_va(&h, 0, VA_A), in, icount);
+		memset(&c, 0, sizeof(c));
+		c.hdr.op = NPU_CMD_PAD;
+		c.hdr.size = sizeof(c);
+		c.in = VA_A;
+		c.out = VA_OUT;
+		c.rank = p.rank;
+		c.value = p.value;
+		memcpy(c.dims, p.dims, sizeof(c.dims));
+		memcpy(c.before, p.before, sizeof(c.before));
+		memcpy(c.after, p.after, sizeof(c.after));
+		CHECK(run_cmd_compare(&c, sizeof(c), want, ocount));
+	}
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_gemm_random),
 	TAP_ENTRY(test_gemm_edges),
@@ -779,4 +884,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_eltwise_malformed),
 	TAP_ENTRY(test_quantize_roundtrip),
 	TAP_ENTRY(test_softmax),
+	TAP_ENTRY(test_transpose_random),
+	TAP_ENTRY(test_pad_random),
 )

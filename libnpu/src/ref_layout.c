@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ref_layout.c - CPU references of transpose and pad: four nested loops
+ * over the input (transpose) or the output (pad), ranks below 4 treated as
+ * leading dimensions of size 1.
+ */
+#include <string.h>
+
+#include "npu.h"
+
+/* Dimensions padded to rank 4 at the front; 0 if invalid. */
+static int dims4(uint32_t rank, const uint32_t *dims, uint32_t *d4)
+{
+	if (rank < 1 || rank > 4)
+		return 0;
+	for (uint32_t i = 0; i < 4; i++)
+		d4[i] = 1;
+	for (uint32_t i = 0; i < rank; i++) {
+		if (!dims[i])
+			return 0;
+		d4[4 - rank + i] = dims[i];
+	}
+	return 1;
+}
+
+int npu_ref_transpose(const struct npu_transpose *p, const void *in, void *out)
+{
+	uint32_t d[4], perm4[4], od[4], seen = 0;
+	size_t in_stride[4];
+
+	if (!p || !in || !out || !dims4(p->rank, p->dims, d) ||
+	    (p->elem_size != 1 && p->elem_size != 2 && p->elem_size != 4))
+		return NPU_EINVAL;
+	/* The permutation on the padded rank: leading dims stay in place. */
+	for (uint32_t i = 0; i < 4 - p->rank; i++)
+		perm4[i] = i;
+	for (uint32_t i = 0; i < p->rank; i++) {
+		if (p->perm[i] >= p->rank || (seen & (1u << p->perm[i])))
+			return NPU_EINVAL;
+		seen |= 1u << p->perm[i];
+		perm4[4 - p->rank + i] = 4 - p->rank + p->perm[i];
+	}
+	in_stride[3] = 1;
+	for (int i = 2; i >= 0; i--)
+		in_stride[i] = in_stride[i + 1] * d[i + 1];
+	for (int i = 0; i < 4; i++)
+		od[i] = d[perm4[i]];
+	size_t o = 0;
+
+	for (uint32_t a = 0; a < od[0]; a++)
+	for (uint32_t b = 0; b < od[1]; b++)
+	for (uint32_t c = 0; c < od[2]; c++)
+	for (uint32_t e = 0; e < od[3]; e++) {
+		size_t i = a * in_stride[perm4[0]] + b * in_stride[perm4[1]] +
+			   c * in_stride[perm4[2]] + e * in_stride[perm4[3]];
+
+		memcpy((char *)out + o++ * p->elem_size, (const char *)in + i * p->elem_size,
+		       p->elem_size);
+	}
+	return NPU_OK;
+}
+
+int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out)
+{
+	uint32_t d[4], bf[4] = { 0 }, af[4] = { 0 };
+	size_t o = 0;
+
+	if (!p || !in || !out || !dims4(p->rank, p->dims, d) || p->value < -128 || p->value > 127)
+		return NPU_EINVAL;
+	for (uint32_t i = 0; i < p->rank; i++) {
+		bf[4 - p->rank + i] = p->before[i];
+		af[4 - p->rank + i] = p->after[i];
+	}
+	for (uint32_t a = 0; a < bf[0] + d[0] + af[0]; a++)
+	for (uint32_t b = 0; b < bf[1] + d[1] + af[1]; b++)
+	for (uint32_t c = 0; c < bf[2] + d[2] + af[2]; c++)
+	for (uint32_t e = 0; e < bf[3] + d[3] + af[3]; e++) {
+		int inside = a >= bf[0] && a < bf[0] + d[0] && b >= bf[1] && b < bf[1] + d[1] &&
+			     c >= bf[2] && c < bf[2] + d[2] && e >= bf[3] && e < bf[3] + d[3];
+
+		out[o++] = inside ? in[(((size_t)(a - bf[0]) * d[1] + (b - bf[1])) * d[2] +
+					(c - bf[2])) * d[3] + (e - bf[3])]
+				  : (int8_t)p->value;
+	}
+	return NPU_OK;
+}
