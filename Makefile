@@ -140,7 +140,7 @@ $(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/ha
 $(BUILD)/tools/npu-bench: tools/npu-bench.c $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -o $@ $< \
-		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm)
+		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 $(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE_HDRS)
 	@mkdir -p $(@D)
@@ -162,7 +162,7 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c $(BUILD)/libnpu/libnpu.a libn
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Ilibnpu/include -I$(KSELFTEST) \
-		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm)
+		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
 $(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(wildcard libnpu/src/ref_*.c) libnpu/include/npu.h tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)

@@ -243,6 +243,64 @@ int npu_cmd_pad(npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_
 int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out);
 
 /* ---------------------------------------------------------------- */
+/* Graphs: tensors and ops, compiled for a device (placement by the  */
+/* firmware's capabilities) or for the CPU reference, then run.      */
+/* ---------------------------------------------------------------- */
+
+typedef struct npu_graph npu_graph;
+typedef struct npu_plan npu_plan;
+
+/**
+ * An int8 tensor, NHWC for 4-D activations. Activations have a scale and
+ * zero point; constant weights (data != NULL) are symmetric with one scale
+ * per output channel (channel_scales: dims[0] entries, or dims[3] for a
+ * depthwise filter [1][k_h][k_w][c]) or @scale for all.
+ * Int32 bias constants use dtype NPU_DT_INT32 and scale in * weight.
+ */
+enum npu_dtype { NPU_DT_INT8 = 1, NPU_DT_INT32 = 2 };
+
+struct npu_tensor_desc {
+	enum npu_dtype dtype;
+	uint32_t rank;			/* 1..4 */
+	uint32_t dims[4];
+	float scale;
+	int32_t zero_point;
+	const float *channel_scales;	/* per output channel (weights), or NULL */
+	const void *data;		/* constant contents, or NULL */
+};
+
+enum npu_activation { NPU_ACT_NONE = 0, NPU_ACT_RELU = 1, NPU_ACT_RELU6 = 2 };
+
+npu_graph *npu_graph_new(void);
+void npu_graph_free(npu_graph *g);
+/** Add a tensor; returns its id (>= 0) or a negative error. */
+int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *t);
+
+/* Ops; each returns 0 or an error. Shapes are checked as ops are added. */
+int npu_graph_conv2d(npu_graph *g, int in, int filter, int bias, int out, uint32_t stride,
+		     uint32_t pad, int depthwise, enum npu_activation act);
+int npu_graph_fully_connected(npu_graph *g, int in, int weights, int bias, int out,
+			      enum npu_activation act);
+int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, int average);
+int npu_graph_add(npu_graph *g, int a, int b, int out, enum npu_activation act);
+int npu_graph_softmax(npu_graph *g, int in, int out, float beta);
+
+/**
+ * Compile: place each op on @dev when its firmware supports it, otherwise
+ * on the CPU reference (@dev NULL: everything on the CPU); allocate the
+ * tensors (device buffers, shared with the CPU), upload constants, derive
+ * multipliers and clamps.
+ */
+int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **plan);
+/** Run with one int8 input and one int8 output tensor (by id). */
+int npu_plan_run(npu_plan *plan, int in, const int8_t *in_data, int out, int8_t *out_data);
+/** What ran where, one line per op; valid until the plan is freed. */
+const char *npu_plan_report(const npu_plan *plan);
+/** Modeled NPU cycles of the last run (0 on the CPU). */
+uint64_t npu_plan_cycles(const npu_plan *plan);
+void npu_plan_free(npu_plan *plan);
+
+/* ---------------------------------------------------------------- */
 /* Jobs                                                              */
 /* ---------------------------------------------------------------- */
 

@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: MIT
+/*
+ * graph.c - int8 graphs: tensors and ops, compiled for an NPU or for the
+ * CPU reference, and run.
+ *
+ * Compilation places each op on the NPU when the firmware's command
+ * capabilities include it, otherwise on the CPU reference; consecutive NPU
+ * ops go into one job, and the CPU works on the same (shared, mapped)
+ * buffers, so nothing is copied at the boundaries. Quantization parameters
+ * are derived as TFLite does (QuantizeMultiplier of in * w / out, activation
+ * ranges from the output's scale and zero point).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_cmd.h"
+#include "npu_priv.h"
+#include "npu_quant.h"
+
+enum op_kind { OP_CONV, OP_FC, OP_POOL, OP_ADD, OP_SOFTMAX };
+
+struct tensor {
+	struct npu_tensor_desc d;
+	float *cscales;
+	void *cdata;
+	size_t bytes;
+	npu_buffer *buf;		/* device plans */
+	void *host;			/* CPU view: the mapping, or malloc'd */
+};
+
+struct op {
+	enum op_kind kind;
+	int in, in2, bias, out;
+	uint32_t stride, pad, k;
+	int depthwise, average;
+	enum npu_activation act;
+	float beta;
+	/* compiled */
+	int on_npu;
+	int32_t *mult, *shift;
+	npu_buffer *qbuf;
+	union {
+		struct npu_conv2d_i8 conv;
+		struct npu_gemm_i8 gemm;
+		struct npu_pool_i8 pool;
+		struct npu_eltwise_i8 elt;
+		struct npu_softmax_i8 sm;
+	} p;
+};
+
+struct npu_graph {
+	struct tensor *t;
+	int nt;
+	struct op *ops;
+	int nops;
+	int compiled;
+};
+
+struct npu_plan {
+	npu_graph *g;
+	npu_device *dev;
+	npu_cmdbuf *cb;
+	uint64_t cycles;
+	char report[4096];
+};
+
+npu_graph *npu_graph_new(void)
+{
+	return calloc(1, sizeof(npu_graph));
+}
+
+void npu_graph_free(npu_graph *g)
+{
+	if (!g)
+		return;
+	for (int i = 0; i < g->nt; i++) {
+		free(g->t[i].cscales);
+		free(g->t[i].cdata);
+	}
+	free(g->t);
+	free(g->ops);
+	free(g);
+}
+
+static size_t elem_size(enum npu_dtype dt)
+{
+	return dt == NPU_DT_INT32 ? 4 : 1;
+}
+
+int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
+{
+	struct tensor *t, *nt;
+	size_t n = 1;
+
+	if (!g || !d || g->compiled || d->rank < 1 || d->rank > 4 ||
+	    (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32))
+		return NPU_EINVAL;
+	for (uint32_t i = 0; i < d->rank; i++) {
+		if (!d->dims[i] || d->dims[i] > 65536)
+			return NPU_EINVAL;
+		n *= d->dims[i];
+		if (n > (256u << 20))
+			return NPU_E2BIG;
+	}
+	if (!d->data && (d->dtype != NPU_DT_INT8 || !(d->scale > 0) ||
+			 d->zero_point < -128 || d->zero_point > 127))
+		return NPU_EINVAL;
+	nt = realloc(g->t, sizeof(*g->t) * (size_t)(g->nt + 1));
+	if (!nt)
+		return NPU_ENOMEM;
+	g->t = nt;
+	t = &g->t[g->nt];
+	memset(t, 0, sizeof(*t));
+	t->d = *d;
+	t->bytes = n * elem_size(d->dtype);
+	if (d->data) {
+		t->cdata = malloc(t->bytes);
+		if (!t->cdata)
+			return NPU_ENOMEM;
+		memcpy(t->cdata, d->data, t->bytes);
+	}
+	if (d->channel_scales) {
+		/* One per output channel: dims[0], or dims[3] for [1][kh][kw][c] filters. */
+		size_t nc = d->rank == 4 && d->dims[0] == 1 ? d->dims[3] : d->dims[0];
+
+		t->cscales = malloc(sizeof(float) * nc);
+		if (!t->cscales) {
+			free(t->cdata);
+			return NPU_ENOMEM;
+		}
+		memcpy(t->cscales, d->channel_scales, sizeof(float) * nc);
+	}
+	t->d.data = NULL;
+	t->d.channel_scales = NULL;
+	return g->nt++;
+}
+
+static int valid_id(const npu_graph *g, int id, int constant)
+{
+	return id >= 0 && id < g->nt && (constant < 0 || !!g->t[id].cdata == constant);
+}
+
+static int add_op(npu_graph *g, const struct op *o)
+{
+	struct op *n;
+
+	n = realloc(g->ops, sizeof(*g->ops) * (size_t)(g->nops + 1));
+	if (!n)
+		return NPU_ENOMEM;
+	g->ops = n;
+	g->ops[g->nops++] = *o;
+	return 0;
+}
+
+int npu_graph_conv2d(npu_graph *g, int in, int filter, int bias, int out, uint32_t stride,
+		     uint32_t pad, int depthwise, enum npu_activation act)
+{
+	struct op o = { .kind = OP_CONV, .in = in, .in2 = filter, .bias = bias, .out = out,
+			.stride = stride, .pad = pad, .depthwise = depthwise, .act = act };
+	const struct npu_tensor_desc *i, *f, *y;
+
+	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, filter, 1) ||
+	    !valid_id(g, out, 0) || (bias >= 0 && !valid_id(g, bias, 1)) || !stride ||
+	    stride > 64 || pad > 255)
+		return NPU_EINVAL;
+	i = &g->t[in].d;
+	f = &g->t[filter].d;
+	y = &g->t[out].d;
+	if (i->rank != 4 || f->rank != 4 || y->rank != 4 || f->dtype != NPU_DT_INT8 ||
+	    i->dims[0] != y->dims[0] || f->dims[1] > 64 || f->dims[2] > 64 ||
+	    (depthwise ? f->dims[0] != 1 || f->dims[3] != y->dims[3] ||
+			 y->dims[3] % i->dims[3]
+		       : f->dims[0] != y->dims[3] || f->dims[3] != i->dims[3]) ||
+	    i->dims[1] + 2 * pad < f->dims[1] || i->dims[2] + 2 * pad < f->dims[2] ||
+	    y->dims[1] != (i->dims[1] + 2 * pad - f->dims[1]) / stride + 1 ||
+	    y->dims[2] != (i->dims[2] + 2 * pad - f->dims[2]) / stride + 1)
+		return NPU_EINVAL;
+	if (bias >= 0 && (g->t[bias].d.dtype != NPU_DT_INT32 || g->t[bias].bytes != 4 * y->dims[3]))
+		return NPU_EINVAL;
+	return add_op(g, &o);
+}
+
+int npu_graph_fully_connected(npu_graph *g, int in, int weights, int bias, int out,
+			      enum npu_activation act)
+{
+	struct op o = { .kind = OP_FC, .in = in, .in2 = weights, .bias = bias, .out = out,
+			.act = act };
+	const struct npu_tensor_desc *w, *y;
+
+	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, weights, 1) ||
+	    !valid_id(g, out, 0) || (bias >= 0 && !valid_id(g, bias, 1)))
+		return NPU_EINVAL;
+	w = &g->t[weights].d;
+	y = &g->t[out].d;
+	/* in is [batch][...] flattened to [batch][k]; w is [n][k]; out [batch][n]. */
+	if (w->rank != 2 || y->rank != 2 || y->dims[1] != w->dims[0] ||
+	    g->t[in].bytes != (size_t)y->dims[0] * w->dims[1] || g->t[in].d.dims[0] != y->dims[0])
+		return NPU_EINVAL;
+	if (bias >= 0 && (g->t[bias].d.dtype != NPU_DT_INT32 || g->t[bias].bytes != 4 * w->dims[0]))
+		return NPU_EINVAL;
+	return add_op(g, &o);
+}
+
+int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, int average)
+{
+	struct op o = { .kind = OP_POOL, .in = in, .out = out, .k = k, .stride = stride,
+			.average = average };
+	const struct npu_tensor_desc *i, *y;
+
+	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, out, 0) || !k || k > 64 ||
+	    !stride || stride > 64)
+		return NPU_EINVAL;
+	i = &g->t[in].d;
+	y = &g->t[out].d;
+	if (i->rank != 4 || y->rank != 4 || i->dims[0] != y->dims[0] || i->dims[3] != y->dims[3] ||
+	    i->dims[1] < k || i->dims[2] < k || y->dims[1] != (i->dims[1] - k) / stride + 1 ||
+	    y->dims[2] != (i->dims[2] - k) / stride + 1 || i->scale != y->scale ||
+	    i->zero_point != y->zero_point)
+		return NPU_EINVAL;
+	return add_op(g, &o);
+}
+
+int npu_graph_add(npu_graph *g, int a, int b, int out, enum npu_activation act)
+{
+	struct op o = { .kind = OP_ADD, .in = a, .in2 = b, .out = out, .act = act };
+
+	if (!g || g->compiled || !valid_id(g, a, 0) || !valid_id(g, b, 0) || !valid_id(g, out, 0) ||
+	    g->t[a].bytes != g->t[b].bytes || g->t[a].bytes != g->t[out].bytes)
+		return NPU_EINVAL;
+	return add_op(g, &o);
+}
+
+int npu_graph_softmax(npu_graph *g, int in, int out, float beta)
+{
+	struct op o = { .kind = OP_SOFTMAX, .in = in, .out = out, .beta = beta };
+	const struct npu_tensor_desc *y;
+
+	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, out, 0) || !(beta > 0) ||
+	    g->t[in].bytes != g->t[out].bytes)
+		return NPU_EINVAL;
+	y = &g->t[out].d;
+	/* TFLite's int8 softmax output: scale 1/256, zero point -128. */
+	if (y->scale != 1.0f / 256 || y->zero_point != -128)
+		return NPU_EINVAL;
+	return add_op(g, &o);
+}
+
+/* TFLite's CalculateActivationRangeQuantized. */
+static void act_range(enum npu_activation act, const struct npu_tensor_desc *y, int32_t *lo,
+		      int32_t *hi)
+{
+	int32_t q0 = y->zero_point + (int32_t)roundf(0.0f / y->scale);
+	int32_t q6 = y->zero_point + (int32_t)fminf(roundf(6.0f / y->scale), 1e6f);
+
+	*lo = -128;
+	*hi = 127;
+	if (act != NPU_ACT_NONE)
+		*lo = q0 > -128 ? q0 : -128;
+	if (act == NPU_ACT_RELU6)
+		*hi = q6 < 127 ? q6 : 127;
+}
+
+/* Per-channel multipliers for in * w[c] / out; one for per-tensor weights. */
+static int channel_quant(struct op *o, const struct tensor *in, const struct tensor *w,
+			 const struct tensor *out, uint32_t channels)
+{
+	uint32_t n = w->cscales ? channels : 1;
+
+	o->mult = calloc(n, sizeof(int32_t));
+	o->shift = calloc(n, sizeof(int32_t));
+	if (!o->mult || !o->shift)
+		return NPU_ENOMEM;
+	for (uint32_t c = 0; c < n; c++) {
+		double ws = w->cscales ? w->cscales[c] : w->d.scale;
+		int sh;
+
+		if (!(ws > 0) || npu_quantize_multiplier((double)in->d.scale * ws / out->d.scale,
+							 &o->mult[c], &sh))
+			return NPU_EINVAL;
+		o->shift[c] = sh;
+	}
+	return (int)n;
+}
+
+static int prepare_op(npu_graph *g, struct op *o)
+{
+	struct tensor *in = &g->t[o->in], *out = &g->t[o->out];
+	int32_t lo, hi;
+	int n;
+
+	act_range(o->act, &out->d, &lo, &hi);
+	switch (o->kind) {
+	case OP_CONV: {
+		struct tensor *f = &g->t[o->in2];
+		struct npu_conv2d_i8 *c = &o->p.conv;
+
+		n = channel_quant(o, in, f, out, out->d.dims[3]);
+		if (n < 0)
+			return n;
+		*c = (struct npu_conv2d_i8){
+			in->d.dims[0], in->d.dims[1], in->d.dims[2], in->d.dims[3],
+			out->d.dims[1], out->d.dims[2], out->d.dims[3],
+			f->d.dims[1], f->d.dims[2], o->stride, o->stride, 1, 1, o->pad, o->pad,
+			in->d.zero_point, out->d.zero_point, lo, hi, n == 1, o->depthwise,
+		};
+		return 0;
+	}
+	case OP_FC: {
+		struct tensor *w = &g->t[o->in2];
+
+		n = channel_quant(o, in, w, out, w->d.dims[0]);
+		if (n < 0)
+			return n;
+		o->p.gemm = (struct npu_gemm_i8){ out->d.dims[0], w->d.dims[0], w->d.dims[1],
+						  in->d.zero_point, out->d.zero_point, lo, hi, n == 1 };
+		return 0;
+	}
+	case OP_POOL:
+		o->p.pool = (struct npu_pool_i8){
+			in->d.dims[0], in->d.dims[1], in->d.dims[2], in->d.dims[3],
+			out->d.dims[1], out->d.dims[2], o->k, o->k, o->stride, o->stride, 0, 0,
+			-128, 127, o->average,
+		};
+		return 0;
+	case OP_ADD: {
+		struct tensor *b = &g->t[o->in2];
+		struct npu_eltwise_i8 *e = &o->p.elt;
+		double twice_max = 2.0 * fmax(in->d.scale, b->d.scale);
+		int sa, sb, so;
+
+		memset(e, 0, sizeof(*e));
+		e->count = (uint32_t)out->bytes;
+		e->a_zero = in->d.zero_point;
+		e->b_zero = b->d.zero_point;
+		e->out_zero = out->d.zero_point;
+		e->act_min = lo;
+		e->act_max = hi;
+		e->left_shift = 20;
+		if (npu_quantize_multiplier(in->d.scale / twice_max, &e->a_mult, &sa) ||
+		    npu_quantize_multiplier(b->d.scale / twice_max, &e->b_mult, &sb) ||
+		    npu_quantize_multiplier(twice_max / ((1 << 20) * (double)out->d.scale),
+					    &e->out_mult, &so))
+			return NPU_EINVAL;
+		e->a_shift = sa;
+		e->b_shift = sb;
+		e->out_shift = so;
+		return 0;
+	}
+	case OP_SOFTMAX:
+		o->p.sm.rows = in->d.dims[0];
+		o->p.sm.depth = (uint32_t)(in->bytes / in->d.dims[0]);
+		return npu_softmax_params(in->d.scale, o->beta, &o->p.sm);
+	}
+	return NPU_EINVAL;
+}
+
+static uint32_t op_cmd(const struct op *o)
+{
+	static const uint32_t cmd[] = {
+		[OP_CONV] = NPU_CMD_CONV2D_I8, [OP_FC] = NPU_CMD_GEMM_I8,
+		[OP_POOL] = NPU_CMD_POOL_I8, [OP_ADD] = NPU_CMD_ELTWISE_I8,
+		[OP_SOFTMAX] = NPU_CMD_SOFTMAX_I8,
+	};
+
+	return cmd[o->kind];
+}
+
+static const char *op_name(const struct op *o)
+{
+	switch (o->kind) {
+	case OP_CONV: return o->depthwise ? "depthwise_conv2d" : "conv2d";
+	case OP_FC: return "fully_connected";
+	case OP_POOL: return o->average ? "average_pool" : "max_pool";
+	case OP_ADD: return "add";
+	default: return "softmax";
+	}
+}
+
+/* Allocate a tensor's storage: a device buffer, or host memory. */
+static int tensor_alloc(npu_plan *p, struct tensor *t)
+{
+	if (p->dev) {
+		int err = npu_buffer_alloc(p->dev, t->bytes, &t->buf);
+
+		if (err)
+			return err;
+		t->host = npu_buffer_map(t->buf);
+		if (!t->host)
+			return NPU_ENOMEM;
+	} else {
+		t->host = calloc(1, t->bytes);
+		if (!t->host)
+			return NPU_ENOMEM;
+	}
+	if (t->cdata)
+		memcpy(t->host, t->cdata, t->bytes);
+	return 0;
+}
+
+int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **out)
+{
+	npu_plan *p;
+	size_t len = 0;
+	int err = 0;
+
+	if (!g || !out || g->compiled || !g->nops)
+		return NPU_EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NPU_ENOMEM;
+	p->g = g;
+	p->dev = dev;
+	g->compiled = 1;
+	for (int i = 0; i < g->nt && !err; i++)
+		err = tensor_alloc(p, &g->t[i]);
+	if (!err && dev)
+		err = npu_cmdbuf_new(dev, 65536, &p->cb);
+	for (int i = 0; i < g->nops && !err; i++) {
+		struct op *o = &g->ops[i];
+
+		err = prepare_op(g, o);
+		if (err)
+			break;
+		o->on_npu = dev && (dev->info.cmd_caps & (1u << op_cmd(o)));
+		if (o->on_npu && o->mult) {	/* npu_quant_ch[] for the device */
+			uint32_t n = o->kind == OP_CONV ? (o->p.conv.per_tensor ? 1 : o->p.conv.out_c)
+							: (o->p.gemm.per_tensor ? 1 : o->p.gemm.n);
+			int32_t *q;
+
+			err = npu_buffer_alloc(dev, 8 * n, &o->qbuf);
+			q = err ? NULL : npu_buffer_map(o->qbuf);
+			if (!q)
+				err = err ? err : NPU_ENOMEM;
+			for (uint32_t c = 0; !err && c < n; c++) {
+				q[2 * c] = o->mult[c];
+				q[2 * c + 1] = o->shift[c];
+			}
+		}
+		len += (size_t)snprintf(p->report + len, len < sizeof(p->report) ?
+					sizeof(p->report) - len : 0, "%2d %-17s %s (%s)\n", i,
+					op_name(o), o->on_npu ? "npu" : "cpu",
+					o->on_npu ? "supported by the firmware" :
+					dev ? "not in the firmware's capabilities" :
+					"no device: CPU reference");
+	}
+	if (err) {
+		npu_plan_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+static uint64_t va(const struct tensor *t)
+{
+	return t->buf ? npu_buffer_va(t->buf) : 0;
+}
+
+static int emit_npu(npu_plan *p, const struct op *o)
+{
+	npu_graph *g = p->g;
+	const struct tensor *in = &g->t[o->in], *out = &g->t[o->out];
+	uint64_t bias = o->bias >= 0 ? va(&g->t[o->bias]) : 0;
+
+	switch (o->kind) {
+	case OP_CONV:
+		return npu_cmd_conv2d_i8(p->cb, &o->p.conv, va(in), va(&g->t[o->in2]), bias,
+					 npu_buffer_va(o->qbuf), va(out));
+	case OP_FC:
+		return npu_cmd_gemm_i8(p->cb, &o->p.gemm, va(in), va(&g->t[o->in2]), bias,
+				       npu_buffer_va(o->qbuf), va(out));
+	case OP_POOL:
+		return npu_cmd_pool_i8(p->cb, &o->p.pool, va(in), va(out));
+	case OP_ADD:
+		return npu_cmd_eltwise_i8(p->cb, &o->p.elt, va(in), va(&g->t[o->in2]), va(out));
+	default:
+		return npu_cmd_softmax_i8(p->cb, &o->p.sm, va(in), va(out));
+	}
+}
+
+static int run_cpu(npu_plan *p, const struct op *o)
+{
+	npu_graph *g = p->g;
+	const int8_t *in = g->t[o->in].host;
+	int8_t *out = g->t[o->out].host;
+	const int32_t *bias = o->bias >= 0 ? g->t[o->bias].host : NULL;
+
+	switch (o->kind) {
+	case OP_CONV:
+		return npu_ref_conv2d_i8(&o->p.conv, in, g->t[o->in2].host, bias, o->mult,
+					 o->shift, out);
+	case OP_FC:
+		return npu_ref_gemm_i8(&o->p.gemm, in, g->t[o->in2].host, bias, o->mult, o->shift,
+				       out);
+	case OP_POOL:
+		return npu_ref_pool_i8(&o->p.pool, in, out);
+	case OP_ADD:
+		return npu_ref_eltwise_i8(&o->p.elt, in, g->t[o->in2].host, out);
+	default:
+		return npu_ref_softmax_i8(&o->p.sm, in, out);
+	}
+}
+
+/* Submit the NPU ops collected in the command buffer and wait for them. */
+static int flush_npu(npu_plan *p)
+{
+	struct npu_job_result res;
+	npu_job *job;
+	int err;
+
+	if (!p->cb || !npu_cmdbuf_used(p->cb))
+		return 0;
+	err = npu_submit(p->dev, p->cb, NULL, &job);
+	if (err)
+		return err;
+	err = npu_job_wait(job, 600ll * 1000000000);
+	if (!err)
+		err = npu_job_result(job, &res);
+	if (!err && res.state != NPU_JOB_STATE_DONE)
+		err = NPU_EJOB;
+	if (!err)
+		p->cycles += res.cycles;
+	npu_job_free(job);
+	if (!err)
+		err = npu_cmdbuf_reset(p->cb);
+	return err;
+}
+
+int npu_plan_run(npu_plan *p, int in, const int8_t *in_data, int out, int8_t *out_data)
+{
+	npu_graph *g;
+	int err = 0;
+
+	if (!p || !in_data || !out_data)
+		return NPU_EINVAL;
+	g = p->g;
+	if (!valid_id(g, in, 0) || !valid_id(g, out, 0) || g->t[in].d.dtype != NPU_DT_INT8)
+		return NPU_EINVAL;
+	p->cycles = 0;
+	memcpy(g->t[in].host, in_data, g->t[in].bytes);
+	for (int i = 0; i < g->nops && !err; i++) {
+		const struct op *o = &g->ops[i];
+
+		if (o->on_npu) {
+			err = emit_npu(p, o);
+			if (err == NPU_ENOSPC) {	/* full: run what we have first */
+				err = flush_npu(p);
+				if (!err)
+					err = emit_npu(p, o);
+			}
+		} else {
+			err = flush_npu(p);
+			if (!err)
+				err = run_cpu(p, o);
+		}
+	}
+	if (!err)
+		err = flush_npu(p);
+	if (!err)
+		memcpy(out_data, g->t[out].host, g->t[out].bytes);
+	return err;
+}
+
+const char *npu_plan_report(const npu_plan *p)
+{
+	return p ? p->report : "";
+}
+
+uint64_t npu_plan_cycles(const npu_plan *p)
+{
+	return p ? p->cycles : 0;
+}
+
+void npu_plan_free(npu_plan *p)
+{
+	npu_graph *g;
+
+	if (!p)
+		return;
+	g = p->g;
+	for (int i = 0; i < g->nops; i++) {
+		free(g->ops[i].mult);
+		free(g->ops[i].shift);
+		npu_buffer_free(g->ops[i].qbuf);
+		g->ops[i].mult = g->ops[i].shift = NULL;
+		g->ops[i].qbuf = NULL;
+	}
+	for (int i = 0; i < g->nt; i++) {
+		if (g->t[i].buf)
+			npu_buffer_free(g->t[i].buf);
+		else
+			free(g->t[i].host);
+		g->t[i].buf = NULL;
+		g->t[i].host = NULL;
+	}
+	npu_cmdbuf_free(p->cb);
+	g->compiled = 0;
+	free(p);
+}
