@@ -59,7 +59,7 @@ build: firmware tools tests qemu driver libnpu examples
 
 firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
-	$(BUILD)/tools/npu-bench
+	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench
 tests: $(TESTS) $(VM_TESTS)
 
 qemu:
@@ -142,6 +142,10 @@ $(BUILD)/tools/npu-bench: tools/npu-bench.c $(BUILD)/libnpu/libnpu.a libnpu/incl
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
+$(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) -o $@ tools/gemm-bench.c qemu-device/core/npu_gemm.c -ldnnl -lpthread
+
 $(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -o $@ tools/rv32-bench.c qemu-device/core/npu_rv32.c
@@ -189,6 +193,7 @@ demo: all
 bench: all
 	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/tools/rv32-bench $(BUILD)/bench/rv32.json
+	@OMP_NUM_THREADS=$${NPU_BENCH_THREADS:-2} $(BUILD)/tools/gemm-bench $(BUILD)/bench/gemm.json
 	@scripts/bench-vm
 
 clean:

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npu_core_priv.h"
 
@@ -69,6 +70,11 @@ struct npu_core *npu_core_new(const struct npu_core_config *cfg,
 	if (!core)
 		return NULL;
 	core->cfg = *cfg;
+	if (!core->cfg.engine_threads) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		core->cfg.engine_threads = n > 0 && n < 64 ? (uint32_t)n : 1;
+	}
 	core->ops = ops;
 	core->opaque = opaque;
 	core->sram = calloc(1, cfg->sram_size);

@@ -39,6 +39,7 @@ struct npu_core_ops {
  * @dma_setup_cycles: fixed cost of one DMA operation in the model.
  * @mac_rows: rows of the tensor engine's int8 MAC array (model).
  * @mac_cols: columns of the MAC array (model).
+ * @engine_threads: host threads the tensor engine may use (0: one per CPU).
  */
 struct npu_core_config {
 	uint32_t sram_size;
@@ -47,6 +48,7 @@ struct npu_core_config {
 	uint32_t dma_setup_cycles;
 	uint32_t mac_rows;
 	uint32_t mac_cols;
+	uint32_t engine_threads;
 };
 
 void npu_core_default_config(struct npu_core_config *cfg);

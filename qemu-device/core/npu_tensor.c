@@ -15,6 +15,7 @@
 
 #include "npu_cmd.h"
 #include "npu_core_priv.h"
+#include "npu_gemm.h"
 #include "npu_quant.h"
 
 #define NPU_TENSOR_MAX_BYTES	(256u << 20)
@@ -111,35 +112,24 @@ static uint32_t write_rows(struct npu_core *core, uint32_t ctx, uint64_t va, uin
 }
 
 /*
- * The arithmetic: acc = bias + sum (a - a_zero) * b, in int32 that wraps
- * (as unsigned), which equals TFLite's where TFLite does not overflow and
- * is defined where it would. Computed as sum a*b - a_zero * sum b + bias,
- * the same value modulo 2^32.
+ * The arithmetic (npu_gemm.c): acc = bias + sum (a - a_zero) * b in int32
+ * that wraps (as unsigned), which equals TFLite's where TFLite does not
+ * overflow and is defined where it would.
  */
-static void gemm_compute(const struct npu_cmd_gemm_i8 *g, const int8_t *a, const int8_t *b,
-			 const int32_t *bias, const struct npu_quant_ch *q, int8_t *out)
+static int gemm_compute(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
+			const int8_t *a, const int8_t *b, const int32_t *bias,
+			const struct npu_quant_ch *q, int8_t *out)
 {
-	for (uint32_t n = 0; n < g->n; n++) {
-		const int8_t *bn = b + (size_t)n * g->k;
-		const struct npu_quant_ch *qc = &q[g->flags & NPU_GEMM_PER_TENSOR ? 0 : n];
-		uint32_t bsum = 0;
+	struct npu_gemm_args args = {
+		.a = a, .b = b, .bias = bias, .q = q, .out = out,
+		.m = g->m, .n = g->n, .k = g->k,
+		.a_zero = g->a_zero, .out_zero = g->out_zero,
+		.act_min = g->act_min, .act_max = g->act_max,
+		.per_tensor = !!(g->flags & NPU_GEMM_PER_TENSOR),
+		.threads = core->cfg.engine_threads,
+	};
 
-		for (uint32_t k = 0; k < g->k; k++)
-			bsum += (uint32_t)(int32_t)bn[k];
-		for (uint32_t m = 0; m < g->m; m++) {
-			const int8_t *am = a + (size_t)m * g->k;
-			int32_t dot = 0;
-			uint32_t acc;
-
-			for (uint32_t k = 0; k < g->k; k++)
-				dot += am[k] * bn[k];	/* |dot| < 2^14 * 2^16: no overflow */
-			acc = (uint32_t)dot - (uint32_t)g->a_zero * bsum +
-			      (bias ? (uint32_t)bias[n] : 0);
-			out[(size_t)m * g->n + n] =
-				npu_requant_i8((int32_t)acc, qc->mult, qc->shift, g->out_zero,
-					       g->act_min, g->act_max);
-		}
-	}
+	return npu_gemm_i8(&args);
 }
 
 static uint32_t gemm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -180,7 +170,10 @@ static uint32_t gemm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			goto out;
 		}
 	}
-	gemm_compute(&g, a, b, bias, q, out);
+	if (gemm_compute(core, &g, a, b, bias, q, out)) {
+		st = NPU_DMA_ERR_ARGS;	/* host memory ran out */
+		goto out;
+	}
 	st = write_rows(core, ctx, g.out, g.m, g.n, g.ldc, out, fault);
 	if (st == NPU_DMA_OK) {
 		uint64_t tiles = (uint64_t)((g.m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
@@ -281,9 +274,9 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
  * so they contribute nothing, then multiplied with the filter, which is
  * already laid out as a [out_c][k_h * k_w * in_c] weight matrix.
  */
-static void conv_compute(const struct conv *v, const int8_t *in, const int8_t *f,
-			 const int32_t *bias, const struct npu_quant_ch *q, int8_t *out,
-			 int8_t *patch)
+static int conv_compute(struct npu_core *core, const struct conv *v, const int8_t *in,
+			const int8_t *f, const int32_t *bias, const struct npu_quant_ch *q,
+			int8_t *out, int8_t *patch)
 {
 	uint32_t kd = v->k_h * v->k_w * v->in_c;
 	struct npu_cmd_gemm_i8 g = {
@@ -316,10 +309,12 @@ static void conv_compute(const struct conv *v, const int8_t *in, const int8_t *f
 					}
 				}
 			}
-			gemm_compute(&g, patch, f, bias, q,
-				     out + (((size_t)b * v->out_h + y) * v->out_w) * v->out_c);
+			if (gemm_compute(core, &g, patch, f, bias, q,
+					 out + (((size_t)b * v->out_h + y) * v->out_w) * v->out_c))
+				return -1;
 		}
 	}
+	return 0;
 }
 
 /* Depthwise: output channel o sees input channel o / multiplier only. */
@@ -403,10 +398,12 @@ static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			goto out;
 		}
 	}
-	if (dw)
+	if (dw) {
 		dwconv_compute(&v, in, f, bias, q, out);
-	else
-		conv_compute(&v, in, f, bias, q, out, patch);
+	} else if (conv_compute(core, &v, in, f, bias, q, out, patch)) {
+		st = NPU_DMA_ERR_ARGS;
+		goto out;
+	}
 	st = npu_va_rw(core, ctx, v.out, out, out_sz, true, fault);
 	if (st == NPU_DMA_OK) {
 		uint64_t m = (uint64_t)v.batch * v.out_h * v.out_w;

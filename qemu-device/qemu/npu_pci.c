@@ -235,6 +235,7 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("dma-setup-cycles", NPUState, cfg.dma_setup_cycles, 64),
     DEFINE_PROP_UINT32("mac-rows", NPUState, cfg.mac_rows, 32),
     DEFINE_PROP_UINT32("mac-cols", NPUState, cfg.mac_cols, 32),
+    DEFINE_PROP_UINT32("engine-threads", NPUState, cfg.engine_threads, 0),
 };
 
 /* The firmware's state lives in the device core: migration is not supported. */

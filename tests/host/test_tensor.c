@@ -205,6 +205,19 @@ static void test_gemm_edges(void)
 		setup();
 		CHECK(run_case(&gc));
 	}
+	/* Large enough for the engine to split the work across threads. */
+	{
+		struct gemm_case gc = random_case(4);
+
+		gc.p.m = 96;
+		gc.p.n = 130;
+		gc.p.k = 700;
+		gc.lda = 703;
+		gc.ldb = 700;
+		gc.ldc = 131;
+		setup();
+		CHECK(run_case(&gc));
+	}
 	/* 1x1x1, and a long reduction. */
 	{
 		struct gemm_case gc = random_case(1);

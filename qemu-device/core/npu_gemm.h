@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* npu_gemm.h - the tensor engine's int8 GEMM kernel (npu_gemm.c). */
+#ifndef NPU_GEMM_H
+#define NPU_GEMM_H
+
+#include <stdint.h>
+
+#include "npu_cmd.h"
+
+/**
+ * struct npu_gemm_args - one int8 GEMM on packed host buffers.
+ * @a: m x k activations; @b: n x k weights; @out: m x n.
+ * @bias: n int32 or NULL; @q: n (or 1 with @per_tensor) requantizations.
+ * @threads: at most this many threads (1: the calling thread only).
+ */
+struct npu_gemm_args {
+	const int8_t *a, *b;
+	const int32_t *bias;
+	const struct npu_quant_ch *q;
+	int8_t *out;
+	uint32_t m, n, k;
+	int32_t a_zero, out_zero, act_min, act_max;
+	int per_tensor;
+	unsigned int threads;
+};
+
+/* Returns 0, or -1 if host memory ran out. */
+int npu_gemm_i8(const struct npu_gemm_args *g);
+
+/* The instruction set the kernel uses on this host: "avx2" or "c". */
+const char *npu_gemm_isa(void);
+
+#endif /* NPU_GEMM_H */

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gemm-bench - the tensor engine's int8 GEMM kernel against oneDNN's int8
+ * matmul (Debian's libdnnl), same shapes, same thread count, interleaved
+ * in one run; reported as GOPS (2*M*N*K / time) and a ratio. The engine
+ * also requantizes to int8, oneDNN stops at int32. A measurement, not a
+ * test.
+ *
+ *   gemm-bench [JSON_OUT]     (threads: NPU_BENCH_THREADS, default 2)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "npu_gemm.h"
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define CHECK_DNNL(x) do { if ((x) != dnnl_success) { fprintf(stderr, "gemm-bench: %s failed\n", #x); exit(1); } } while (0)
+
+int main(int argc, char **argv)
+{
+	static const uint32_t shapes[][3] = {
+		{ 1024, 1024, 1024 },	/* the square case */
+		{ 128, 768, 768 },	/* transformer projection, 128 tokens */
+		{ 128, 3072, 768 },	/* transformer MLP up */
+		{ 3136, 64, 576 },	/* conv 3x3, 64 -> 64 on 56x56, as im2col GEMM */
+		{ 784, 128, 1152 },	/* conv 3x3, 128 -> 128 on 28x28 */
+	};
+	const char *tenv = getenv("NPU_BENCH_THREADS");
+	unsigned int threads = tenv ? (unsigned int)atoi(tenv) : 2;
+	FILE *json = argc > 1 ? fopen(argv[1], "w") : NULL;
+	dnnl_engine_t eng;
+	dnnl_stream_t stream;
+
+	if (argc > 1 && !json) {
+		perror(argv[1]);
+		return 1;
+	}
+	CHECK_DNNL(dnnl_engine_create(&eng, dnnl_cpu, 0));
+	CHECK_DNNL(dnnl_stream_create(&stream, eng, dnnl_stream_default_flags));
+	printf("int8 GEMM, %u threads, engine kernel: %s\n", threads, npu_gemm_isa());
+	printf("%-22s %12s %12s %8s\n", "M x N x K", "engine GOPS", "oneDNN GOPS", "ratio");
+	if (json)
+		fprintf(json, "{\"benchmark\": \"gemm-int8\", \"threads\": %u, \"isa\": \"%s\", \"shapes\": [",
+			threads, npu_gemm_isa());
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		uint32_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+		int8_t *a = malloc((size_t)m * k), *b = malloc((size_t)n * k), *out = malloc((size_t)m * n);
+		int32_t *dst = malloc(sizeof(int32_t) * m * n);
+		struct npu_quant_ch q = { 1 << 30, -10 };
+		struct npu_gemm_args g = { a, b, NULL, &q, out, m, n, k, 3, -2, -128, 127, 1, threads };
+		dnnl_memory_desc_t smd, wmd, dmd;
+		dnnl_matmul_desc_t md;
+		dnnl_primitive_desc_t pd;
+		dnnl_primitive_t prim;
+		dnnl_memory_t sm, wm, dm;
+		dnnl_dims_t sd = { m, k }, wd = { k, n }, dd = { m, n };
+		double te[7], to[7], ops = 2.0 * m * n * k;
+
+		for (size_t i = 0; i < (size_t)m * k; i++)
+			a[i] = (int8_t)(i * 131 + 7);
+		for (size_t i = 0; i < (size_t)n * k; i++)
+			b[i] = (int8_t)(i * 71 + 3);
+		CHECK_DNNL(dnnl_memory_desc_init_by_tag(&smd, 2, sd, dnnl_s8, dnnl_ab));
+		/* Weights n x k row-major = a k x n matrix in "ba" order: no repacking by us. */
+		CHECK_DNNL(dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dnnl_s8, dnnl_ba));
+		CHECK_DNNL(dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_s32, dnnl_ab));
+		CHECK_DNNL(dnnl_matmul_desc_init(&md, &smd, &wmd, NULL, &dmd));
+		CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL));
+		CHECK_DNNL(dnnl_primitive_create(&prim, pd));
+		CHECK_DNNL(dnnl_memory_create(&sm, &smd, eng, a));
+		CHECK_DNNL(dnnl_memory_create(&wm, &wmd, eng, b));
+		CHECK_DNNL(dnnl_memory_create(&dm, &dmd, eng, dst));
+		dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, sm }, { DNNL_ARG_WEIGHTS, wm },
+					    { DNNL_ARG_DST, dm } };
+
+		/* Warm up both, then alternate; medians of 7. */
+		npu_gemm_i8(&g);
+		CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
+		CHECK_DNNL(dnnl_stream_wait(stream));
+		for (int r = 0; r < 7; r++) {
+			double t0 = now();
+
+			npu_gemm_i8(&g);
+			te[r] = now() - t0;
+			t0 = now();
+			CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
+			CHECK_DNNL(dnnl_stream_wait(stream));
+			to[r] = now() - t0;
+		}
+		qsort(te, 7, sizeof(double), cmp);
+		qsort(to, 7, sizeof(double), cmp);
+		printf("%5u x %5u x %5u  %12.1f %12.1f %8.2f\n", m, n, k, ops / te[3] / 1e9,
+		       ops / to[3] / 1e9, to[3] / te[3]);
+		if (json)
+			fprintf(json, "%s\n {\"m\": %u, \"n\": %u, \"k\": %u, \"engine_gops\": %.2f, "
+				"\"onednn_gops\": %.2f, \"ratio\": %.3f}", s ? "," : "", m, n, k,
+				ops / te[3] / 1e9, ops / to[3] / 1e9, to[3] / te[3]);
+		dnnl_primitive_destroy(prim);
+		dnnl_primitive_desc_destroy(pd);
+		dnnl_memory_destroy(sm);
+		dnnl_memory_destroy(wm);
+		dnnl_memory_destroy(dm);
+		free(a);
+		free(b);
+		free(out);
+		free(dst);
+	}
+	if (json) {
+		fprintf(json, "]}\n");
+		fclose(json);
+	}
+	dnnl_stream_destroy(stream);
+	dnnl_engine_destroy(eng);
+	return 0;
+}
