@@ -137,9 +137,9 @@ $(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/ha
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/npu-fwboot.c tests/host/harness.c $(CORE_SRCS) -lm
 
-$(BUILD)/tools/npu-bench: tools/npu-bench.c $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
+$(BUILD)/tools/npu-bench: tools/npu-bench.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -o $@ $< \
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -Itests/vm -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 $(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c $(CORE_HDRS)
@@ -162,7 +162,7 @@ $(BUILD)/tests/npu_%_test: tests/vm/npu_%_test.c tests/vm/npu_test_util.h $(wild
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Iinclude -Iuapi -I$(KSELFTEST) \
 		$$(pkg-config --cflags libdrm) -o $@ $< $$(pkg-config --libs libdrm)
 
-$(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
+$(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Ilibnpu/include -I$(KSELFTEST) \
