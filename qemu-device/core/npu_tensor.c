@@ -263,9 +263,11 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
 	*in_sz = (uint64_t)v->batch * v->in_h * v->in_w * v->in_c;
 	*f_sz = (dw ? 1 : (uint64_t)v->out_c) * v->k_h * v->k_w * (dw ? v->out_c : v->in_c);
 	*out_sz = (uint64_t)v->batch * v->out_h * v->out_w * v->out_c;
+	/* ... and the im2col rows of one output row stay bounded too. */
 	return *in_sz <= NPU_TENSOR_MAX_BYTES && *f_sz <= NPU_TENSOR_MAX_BYTES &&
 	       *out_sz <= NPU_TENSOR_MAX_BYTES &&
-	       *out_sz * v->k_h * v->k_w * kdepth <= NPU_TENSOR_MAX_MACS;
+	       *out_sz * v->k_h * v->k_w * kdepth <= NPU_TENSOR_MAX_MACS &&
+	       (uint64_t)v->out_w * v->k_h * v->k_w * kdepth <= NPU_TENSOR_MAX_BYTES;
 }
 
 /*
