@@ -253,8 +253,9 @@ typedef struct npu_plan npu_plan;
 /**
  * An int8 tensor, NHWC for 4-D activations. Activations have a scale and
  * zero point; constant weights (data != NULL) are symmetric with one scale
- * per output channel (channel_scales: dims[0] entries, or dims[3] for a
- * depthwise filter [1][k_h][k_w][c]) or @scale for all.
+ * per output channel (channel_scales along @quant_dim: 0 for conv and FC
+ * weights, 3 for a depthwise filter [1][k_h][k_w][c], as TFLite's
+ * quantized_dimension) or @scale for all.
  * Int32 bias constants use dtype NPU_DT_INT32 and scale in * weight.
  */
 enum npu_dtype { NPU_DT_INT8 = 1, NPU_DT_INT32 = 2 };
@@ -265,13 +266,15 @@ struct npu_tensor_desc {
 	uint32_t dims[4];
 	float scale;
 	int32_t zero_point;
-	const float *channel_scales;	/* per output channel (weights), or NULL */
+	const float *channel_scales;	/* dims[quant_dim] entries (weights), or NULL */
 	const void *data;		/* constant contents, or NULL */
+	uint32_t quant_dim;		/* the channel dimension: 0, or 3 for depthwise */
 };
 
 enum npu_activation { NPU_ACT_NONE = 0, NPU_ACT_RELU = 1, NPU_ACT_RELU6 = 2 };
 
 npu_graph *npu_graph_new(void);
+/** Free the graph, and its compiled plan if one is alive. */
 void npu_graph_free(npu_graph *g);
 /** Add a tensor; returns its id (>= 0) or a negative error. */
 int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *t);
@@ -292,7 +295,10 @@ int npu_graph_softmax(npu_graph *g, int in, int out, float beta);
  * multipliers and clamps.
  */
 int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **plan);
-/** Run with one int8 input and one int8 output tensor (by id). */
+/**
+ * Run with one int8 input and one int8 output tensor (by id). Softmax
+ * normalises over the last dimension.
+ */
 int npu_plan_run(npu_plan *plan, int in, const int8_t *in_data, int out, int8_t *out_data);
 /** What ran where, one line per op; valid until the plan is freed. */
 const char *npu_plan_report(const npu_plan *plan);

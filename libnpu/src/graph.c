@@ -56,6 +56,7 @@ struct npu_graph {
 	struct op *ops;
 	int nops;
 	int compiled;
+	npu_plan *plan;			/* the live plan, if compiled */
 };
 
 struct npu_plan {
@@ -75,6 +76,7 @@ void npu_graph_free(npu_graph *g)
 {
 	if (!g)
 		return;
+	npu_plan_free(g->plan);
 	for (int i = 0; i < g->nt; i++) {
 		free(g->t[i].cscales);
 		free(g->t[i].cdata);
@@ -121,9 +123,10 @@ int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
 			return NPU_ENOMEM;
 		memcpy(t->cdata, d->data, t->bytes);
 	}
+	if (d->channel_scales && d->quant_dim >= d->rank)
+		return NPU_EINVAL;
 	if (d->channel_scales) {
-		/* One per output channel: dims[0], or dims[3] for [1][kh][kw][c] filters. */
-		size_t nc = d->rank == 4 && d->dims[0] == 1 ? d->dims[3] : d->dims[0];
+		size_t nc = d->dims[d->quant_dim];
 
 		t->cscales = malloc(sizeof(float) * nc);
 		if (!t->cscales) {
@@ -195,7 +198,7 @@ int npu_graph_fully_connected(npu_graph *g, int in, int weights, int bias, int o
 	w = &g->t[weights].d;
 	y = &g->t[out].d;
 	/* in is [batch][...] flattened to [batch][k]; w is [n][k]; out [batch][n]. */
-	if (w->rank != 2 || y->rank != 2 || y->dims[1] != w->dims[0] ||
+	if (w->rank != 2 || w->dtype != NPU_DT_INT8 || y->rank != 2 || y->dims[1] != w->dims[0] ||
 	    g->t[in].bytes != (size_t)y->dims[0] * w->dims[1] || g->t[in].d.dims[0] != y->dims[0])
 		return NPU_EINVAL;
 	if (bias >= 0 && (g->t[bias].d.dtype != NPU_DT_INT32 || g->t[bias].bytes != 4 * w->dims[0]))
@@ -242,7 +245,7 @@ int npu_graph_softmax(npu_graph *g, int in, int out, float beta)
 		return NPU_EINVAL;
 	y = &g->t[out].d;
 	/* TFLite's int8 softmax output: scale 1/256, zero point -128. */
-	if (y->scale != 1.0f / 256 || y->zero_point != -128)
+	if (y->scale != 1.0f / 256 || y->zero_point != -128 || y->dims[y->rank - 1] > 65536)
 		return NPU_EINVAL;
 	return add_op(g, &o);
 }
@@ -268,6 +271,8 @@ static int channel_quant(struct op *o, const struct tensor *in, const struct ten
 {
 	uint32_t n = w->cscales ? channels : 1;
 
+	if (w->cscales && w->d.dims[w->d.quant_dim] != channels)
+		return NPU_EINVAL;	/* scales along the wrong dimension */
 	o->mult = calloc(n, sizeof(int32_t));
 	o->shift = calloc(n, sizeof(int32_t));
 	if (!o->mult || !o->shift)
@@ -348,9 +353,9 @@ static int prepare_op(npu_graph *g, struct op *o)
 		e->out_shift = so;
 		return 0;
 	}
-	case OP_SOFTMAX:
-		o->p.sm.rows = in->d.dims[0];
-		o->p.sm.depth = (uint32_t)(in->bytes / in->d.dims[0]);
+	case OP_SOFTMAX:	/* over the last dimension */
+		o->p.sm.depth = in->d.dims[in->d.rank - 1];
+		o->p.sm.rows = (uint32_t)(in->bytes / o->p.sm.depth);
 		return npu_softmax_params(in->d.scale, o->beta, &o->p.sm);
 	}
 	return NPU_EINVAL;
@@ -438,8 +443,10 @@ int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **out)
 				q[2 * c + 1] = o->shift[c];
 			}
 		}
-		len += (size_t)snprintf(p->report + len, len < sizeof(p->report) ?
-					sizeof(p->report) - len : 0, "%2d %-17s %s (%s)\n", i,
+		if (len >= sizeof(p->report))
+			len = sizeof(p->report) - 1;
+		len += (size_t)snprintf(p->report + len, sizeof(p->report) - len,
+					"%2d %-17s %s (%s)\n", i,
 					op_name(o), o->on_npu ? "npu" : "cpu",
 					o->on_npu ? "supported by the firmware" :
 					dev ? "not in the firmware's capabilities" :
@@ -449,6 +456,7 @@ int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **out)
 		npu_plan_free(p);
 		return err;
 	}
+	g->plan = p;
 	*out = p;
 	return 0;
 }
@@ -539,6 +547,12 @@ int npu_plan_run(npu_plan *p, int in, const int8_t *in_data, int out, int8_t *ou
 	if (!valid_id(g, in, 0) || !valid_id(g, out, 0) || g->t[in].d.dtype != NPU_DT_INT8)
 		return NPU_EINVAL;
 	p->cycles = 0;
+	/* Commands left from a run that failed part-way must not run again. */
+	if (p->cb) {
+		err = npu_cmdbuf_reset(p->cb);
+		if (err)
+			return err;
+	}
 	memcpy(g->t[in].host, in_data, g->t[in].bytes);
 	for (int i = 0; i < g->nops && !err; i++) {
 		const struct op *o = &g->ops[i];
@@ -597,5 +611,6 @@ void npu_plan_free(npu_plan *p)
 	}
 	npu_cmdbuf_free(p->cb);
 	g->compiled = 0;
+	g->plan = NULL;
 	free(p);
 }

@@ -15,6 +15,8 @@ int npu_ref_eltwise_i8(const struct npu_eltwise_i8 *p, const int8_t *a, const in
 		       int8_t *out)
 {
 	if (!p || !a || !b || !out || !p->count || p->left_shift > 20 ||
+	    p->a_zero < -128 || p->a_zero > 127 || p->b_zero < -128 || p->b_zero > 127 ||
+	    p->out_zero < -128 || p->out_zero > 127 ||
 	    !shift_ok(p->a_shift) || !shift_ok(p->b_shift) || !shift_ok(p->out_shift) ||
 	    p->act_min < -128 || p->act_min > p->act_max || p->act_max > 127)
 		return NPU_EINVAL;

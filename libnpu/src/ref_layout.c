@@ -68,6 +68,8 @@ int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out)
 	if (!p || !in || !out || !dims4(p->rank, p->dims, d) || p->value < -128 || p->value > 127)
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < p->rank; i++) {
+		if (p->dims[i] > 65536 || p->before[i] > 65536 || p->after[i] > 65536)
+			return NPU_EINVAL;	/* and no uint32 sums can wrap */
 		bf[4 - p->rank + i] = p->before[i];
 		af[4 - p->rank + i] = p->after[i];
 	}

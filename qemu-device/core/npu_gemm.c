@@ -30,11 +30,11 @@ static void dot4x4_c(const int8_t *const *a, const int8_t *const *b, uint32_t k,
 {
 	for (int i = 0; i < TILE; i++)
 		for (int j = 0; j < TILE; j++) {
-			int32_t s = 0;
+			uint32_t s = 0;	/* wraps, as the int32 accumulator is defined to */
 
 			for (uint32_t x = 0; x < k; x++)
-				s += a[i][x] * b[j][x];
-			out[i][j] = s;
+				s += (uint32_t)(a[i][x] * b[j][x]);
+			out[i][j] = (int32_t)s;
 		}
 }
 
@@ -70,14 +70,14 @@ static void dot2x4_avx2(const int8_t *const *a, const int8_t *const *b, uint32_t
 		for (int j = 0; j < TILE; j++) {
 			__m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc[i][j]),
 						  _mm256_extracti128_si256(acc[i][j], 1));
-			int32_t t;
+			uint32_t t;
 
 			s = _mm_hadd_epi32(s, s);
 			s = _mm_hadd_epi32(s, s);
-			t = _mm_cvtsi128_si32(s);
+			t = (uint32_t)_mm_cvtsi128_si32(s);
 			for (uint32_t y = x; y < k; y++)
-				t += a[i][y] * b[j][y];
-			out[i][j] = t;
+				t += (uint32_t)(a[i][y] * b[j][y]);
+			out[i][j] = (int32_t)t;
 		}
 }
 

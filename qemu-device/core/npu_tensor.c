@@ -21,6 +21,8 @@
 #define NPU_TENSOR_MAX_BYTES	(256u << 20)
 /* Multiply-accumulates one command may ask for: bounds the host time it takes. */
 #define NPU_TENSOR_MAX_MACS	(1ull << 33)
+/* im2col staging for convolutions: this many bytes of patches at a time. */
+#define NPU_IM2COL_BYTES	(16u << 20)
 #define NPU_TENSOR_SETUP_CYCLES	256
 
 static uint32_t rd32(const uint8_t *p)
@@ -239,6 +241,22 @@ static bool in_range(uint32_t v, uint32_t lo, uint32_t hi)
 	return v >= lo && v <= hi;
 }
 
+/* a * b * c * d if it stays within NPU_TENSOR_MAX_BYTES (each factor <= 2^16). */
+static bool prod4(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint64_t *out)
+{
+	uint64_t p = a;
+
+	p *= b;
+	if (p > NPU_TENSOR_MAX_BYTES)
+		return false;
+	p *= c;
+	if (p > NPU_TENSOR_MAX_BYTES)
+		return false;
+	p *= d;
+	*out = p;
+	return p <= NPU_TENSOR_MAX_BYTES;
+}
+
 static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, uint64_t *out_sz)
 {
 	bool dw = v->flags & NPU_CONV_DEPTHWISE;
@@ -260,9 +278,11 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
 	    (dw && v->out_c % v->in_c))
 		return false;
 	kdepth = dw ? 1 : v->in_c;
-	*in_sz = (uint64_t)v->batch * v->in_h * v->in_w * v->in_c;
-	*f_sz = (dw ? 1 : (uint64_t)v->out_c) * v->k_h * v->k_w * (dw ? v->out_c : v->in_c);
-	*out_sz = (uint64_t)v->batch * v->out_h * v->out_w * v->out_c;
+	/* Products checked step by step: four dimensions of 2^16 would wrap. */
+	if (!prod4(v->batch, v->in_h, v->in_w, v->in_c, in_sz) ||
+	    !prod4(dw ? 1 : v->out_c, v->k_h, v->k_w, dw ? v->out_c : v->in_c, f_sz) ||
+	    !prod4(v->batch, v->out_h, v->out_w, v->out_c, out_sz))
+		return false;
 	/* ... and the im2col rows of one output row stay bounded too. */
 	return *in_sz <= NPU_TENSOR_MAX_BYTES && *f_sz <= NPU_TENSOR_MAX_BYTES &&
 	       *out_sz <= NPU_TENSOR_MAX_BYTES &&
@@ -288,10 +308,20 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 		.flags = v->flags & NPU_CONV_PER_TENSOR ? NPU_GEMM_PER_TENSOR : 0,
 	};
 
-	for (uint32_t b = 0; b < v->batch; b++) {
-		for (uint32_t y = 0; y < v->out_h; y++) {
+	/* Output rows (b, y) are consecutive in memory: gather several at once. */
+	uint64_t rows_total = (uint64_t)v->batch * v->out_h;
+	uint64_t chunk = NPU_IM2COL_BYTES / ((uint64_t)v->out_w * kd);
+
+	if (chunk < 1)
+		chunk = 1;
+	for (uint64_t r0 = 0; r0 < rows_total; r0 += chunk) {
+		uint64_t nr = rows_total - r0 < chunk ? rows_total - r0 : chunk;
+
+		for (uint64_t r = 0; r < nr; r++) {
+			uint32_t b = (uint32_t)((r0 + r) / v->out_h), y = (uint32_t)((r0 + r) % v->out_h);
+
 			for (uint32_t x = 0; x < v->out_w; x++) {
-				int8_t *p = patch + (size_t)x * kd;
+				int8_t *p = patch + ((size_t)r * v->out_w + x) * kd;
 
 				for (uint32_t ky = 0; ky < v->k_h; ky++) {
 					int64_t iy = (int64_t)y * v->stride_h - v->pad_top +
@@ -311,10 +341,10 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 					}
 				}
 			}
-			if (gemm_compute(core, &g, patch, f, bias, q,
-					 out + (((size_t)b * v->out_h + y) * v->out_w) * v->out_c))
-				return -1;
 		}
+		g.m = (uint32_t)(nr * v->out_w);
+		if (gemm_compute(core, &g, patch, f, bias, q, out + r0 * v->out_w * v->out_c))
+			return -1;
 	}
 	return 0;
 }
@@ -381,7 +411,11 @@ static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	out = malloc(out_sz);
 	q = malloc(sizeof(*q) * nq);
 	bias = v.bias ? malloc(sizeof(*bias) * v.out_c) : NULL;
-	patch = dw ? NULL : malloc((size_t)v.out_w * v.k_h * v.k_w * v.in_c);
+	if (!dw) {
+		uint64_t row = (uint64_t)v.out_w * v.k_h * v.k_w * v.in_c;
+
+		patch = malloc(row > NPU_IM2COL_BYTES ? row : NPU_IM2COL_BYTES / row * row);
+	}
 	if (!in || !f || !out || !q || (v.bias && !bias) || (!dw && !patch))
 		goto out;
 
@@ -470,9 +504,8 @@ static uint32_t pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    (p.flags & ~NPU_POOL_AVG) || p.reserved)
 		return NPU_DMA_ERR_ARGS;
 	avg = p.flags & NPU_POOL_AVG;
-	in_sz = (uint64_t)p.batch * p.in_h * p.in_w * p.c;
-	out_sz = (uint64_t)p.batch * p.out_h * p.out_w * p.c;
-	if (in_sz > NPU_TENSOR_MAX_BYTES || out_sz > NPU_TENSOR_MAX_BYTES ||
+	if (!prod4(p.batch, p.in_h, p.in_w, p.c, &in_sz) ||
+	    !prod4(p.batch, p.out_h, p.out_w, p.c, &out_sz) ||
 	    out_sz * p.k_h * p.k_w > NPU_TENSOR_MAX_MACS)
 		return NPU_DMA_ERR_ARGS;
 	in = malloc(in_sz);
@@ -668,14 +701,20 @@ out:
 static uint32_t softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
-	uint64_t in = rd64(c + 8), out = rd64(c + 16), total;
-	uint32_t rows = rd32(c + 24), depth = rd32(c + 28), st = NPU_DMA_ERR_ARGS;
-	int32_t mult = (int32_t)rd32(c + 32), shift = (int32_t)rd32(c + 36);
-	int32_t diff_min = (int32_t)rd32(c + 40);
+	uint64_t in, out, total;
+	uint32_t rows, depth, st = NPU_DMA_ERR_ARGS;
+	int32_t mult, shift, diff_min;
 	int8_t *src = NULL, *dst = NULL;
 
 	if (size != sizeof(struct npu_cmd_softmax_i8))
 		return NPU_DMA_ERR_ARGS;
+	in = rd64(c + 8);
+	out = rd64(c + 16);
+	rows = rd32(c + 24);
+	depth = rd32(c + 28);
+	mult = (int32_t)rd32(c + 32);
+	shift = (int32_t)rd32(c + 36);
+	diff_min = (int32_t)rd32(c + 40);
 	total = (uint64_t)rows * depth;
 	if (!rows || !depth || depth > NPU_TENSOR_MAX_DIM || total > NPU_TENSOR_MAX_BYTES ||
 	    shift < 0 || shift > 31 || diff_min > 0 || rd32(c + 44))

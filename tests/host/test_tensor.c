@@ -492,7 +492,7 @@ static void test_conv2d_edges(void)
 
 static void test_conv2d_malformed(void)
 {
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 10; i++) {
 		struct npu_cmd_conv2d_i8 c;
 		struct npu_job_cmpl cm;
 
@@ -516,6 +516,9 @@ static void test_conv2d_malformed(void)
 		case 5: c.flags = 4; break;
 		case 6: c.in_zero = -129; break;
 		case 7: c.batch = 65536; c.in_h = 65536; c.in_w = 65536; break;
+		/* 2^64 output bytes would wrap to 0 in a plain 64-bit product. */
+		case 8: c.batch = c.out_h = c.out_w = c.out_c = 65536; c.in_h = c.in_w = c.in_c = 1; break;
+		case 9: c.batch = c.in_h = c.in_w = c.in_c = 65536; break;
 		}
 		setup();
 		cm = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
@@ -591,11 +594,16 @@ static void test_pool_empty_window_is_malformed(void)
 {
 	struct npu_cmd_pool_i8 c = { { NPU_CMD_POOL_I8, sizeof(c) }, VA_A, VA_OUT, 1, 2, 2, 1,
 				     3, 3, 1, 1, 1, 1, 2, 2, -128, 127, NPU_POOL_AVG, 0 };
+	struct npu_cmd_pool_i8 huge = { { NPU_CMD_POOL_I8, sizeof(c) }, VA_A, VA_OUT, 65536, 65536,
+					65536, 65536, 1, 1, 1, 1, 1, 1, 0, 0, -128, 127, 0, 0 };
 
 	setup();
 	h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
 	h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
 	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	/* Sizes whose 64-bit product would wrap to 0. */
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD + 0x1000, &huge, sizeof(huge)).status,
+		 NPU_JOB_INVALID_CMD);
 }
 
 static void test_eltwise_random(void)
