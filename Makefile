@@ -67,7 +67,7 @@ qemu:
 
 libnpu: $(LIBNPU)
 
-$(BUILD)/libnpu/%.o: libnpu/src/%.c libnpu/src/npu_priv.h libnpu/include/npu.h $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+$(BUILD)/libnpu/%.o: libnpu/src/%.c libnpu/src/npu_priv.h libnpu/src/npu_pack.h libnpu/include/npu.h $(wildcard uapi/drm/*.h) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(LIBNPU_CFLAGS) $$(pkg-config --cflags libdrm) -c -o $@ $<
 
@@ -169,9 +169,10 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(BUILD)
 		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
-$(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(wildcard libnpu/src/ref_*.c) libnpu/include/npu.h tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(wildcard libnpu/src/ref_*.c) libnpu/src/pack.c libnpu/src/npu_pack.h libnpu/include/npu.h tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< libnpu/src/ref_*.c \
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
+		libnpu/src/ref_*.c libnpu/src/pack.c \
 		tests/host/harness.c $(CORE_SRCS) -lm
 
 # The arithmetic against gemmlowp itself (C++, Debian's libgemmlowp-dev).

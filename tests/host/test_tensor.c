@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "npu.h"
+#include "npu_pack.h"
 #include "npu_quant.h"
 #include "tap.h"
 
@@ -361,34 +362,11 @@ static int run_conv(const struct npu_conv2d_i8 *p)
 	memcpy(h_va(&h, 0, VA_BIAS), bias, 4 * p->out_c);
 	memcpy(h_va(&h, 0, VA_Q), q, sizeof(*q) * nq);
 
-	memset(&c, 0, sizeof(c));
-	c.hdr.op = NPU_CMD_CONV2D_I8;
-	c.hdr.size = sizeof(c);
-	c.in = VA_A;
-	c.filter = VA_B;
-	c.bias = VA_BIAS;
-	c.out = VA_OUT;
-	c.quant = VA_Q;
-	c.batch = p->batch;
-	c.in_h = p->in_h;
-	c.in_w = p->in_w;
-	c.in_c = p->in_c;
-	c.out_h = p->out_h;
-	c.out_w = p->out_w;
-	c.out_c = p->out_c;
-	c.k_h = p->k_h;
-	c.k_w = p->k_w;
-	c.stride_h = p->stride_h;
-	c.stride_w = p->stride_w;
-	c.dil_h = p->dil_h;
-	c.dil_w = p->dil_w;
-	c.pad_top = p->pad_top;
-	c.pad_left = p->pad_left;
-	c.in_zero = p->in_zero;
-	c.out_zero = p->out_zero;
-	c.act_min = p->act_min;
-	c.act_max = p->act_max;
-	c.flags = (p->per_tensor ? NPU_CONV_PER_TENSOR : 0) | (p->depthwise ? NPU_CONV_DEPTHWISE : 0);
+	/* Packed by libnpu's own code, as an application's command would be. */
+	if (npu_pack_conv2d_i8(&c, p, VA_A, VA_B, VA_BIAS, VA_Q, VA_OUT)) {
+		ok = 0;
+		goto out;
+	}
 	cm = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
 	if (cm.status != NPU_JOB_OK) {
 		printf("#   conv: job status %u\n", cm.status);
@@ -813,15 +791,7 @@ static void test_transpose_random(void)
 		h_map(&h, 0, VA_A, count * p.elem_size, NPU_PTE_R, 0);
 		h_map(&h, 0, VA_OUT, count * p.elem_size, NPU_PTE_R | NPU_PTE_W, 0);
 		memcpy(h_va(&h, 0, VA_A), in, count * p.elem_size);
-		memset(&c, 0, sizeof(c));
-		c.hdr.op = NPU_CMD_TRANSPOSE;
-		c.hdr.size = sizeof(c);
-		c.in = VA_A;
-		c.out = VA_OUT;
-		c.rank = p.rank;
-		c.elem_size = p.elem_size;
-		memcpy(c.dims, p.dims, sizeof(c.dims));
-		memcpy(c.perm, p.perm, sizeof(c.perm));
+		CHECK_EQ(npu_pack_transpose(&c, &p, VA_A, VA_OUT), 0);
 		CHECK(run_cmd_compare(&c, sizeof(c), (int8_t *)want, count * p.elem_size));
 	}
 	/* NHWC -> NCHW by hand: 1x2x2x3 */
@@ -875,16 +845,7 @@ static void test_pad_random(void)
 		h_map(&h, 0, VA_A, icount, NPU_PTE_R, 0);
 		h_map(&h, 0, VA_OUT, ocount, NPU_PTE_R | NPU_PTE_W, 0);
 		memcpy(h_va(&h, 0, VA_A), in, icount);
-		memset(&c, 0, sizeof(c));
-		c.hdr.op = NPU_CMD_PAD;
-		c.hdr.size = sizeof(c);
-		c.in = VA_A;
-		c.out = VA_OUT;
-		c.rank = p.rank;
-		c.value = p.value;
-		memcpy(c.dims, p.dims, sizeof(c.dims));
-		memcpy(c.before, p.before, sizeof(c.before));
-		memcpy(c.after, p.after, sizeof(c.after));
+		CHECK_EQ(npu_pack_pad(&c, &p, VA_A, VA_OUT), 0);
 		CHECK(run_cmd_compare(&c, sizeof(c), want, ocount));
 	}
 }

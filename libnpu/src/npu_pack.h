@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu_pack.h - turning libnpu's operation descriptions into the firmware's
+ * tensor commands (npu_cmd.h). Pure functions with no device, so the host
+ * tests send the device exactly what libnpu would.
+ */
+#ifndef NPU_PACK_H
+#define NPU_PACK_H
+
+#include "npu.h"
+#include "npu_cmd.h"
+
+int npu_pack_gemm_i8(struct npu_cmd_gemm_i8 *out, const struct npu_gemm_i8 *p, uint64_t a_va,
+		uint64_t b_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va);
+int npu_pack_conv2d_i8(struct npu_cmd_conv2d_i8 *out, const struct npu_conv2d_i8 *p,
+		uint64_t in_va, uint64_t filter_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va);
+int npu_pack_pool_i8(struct npu_cmd_pool_i8 *out, const struct npu_pool_i8 *p, uint64_t in_va,
+		uint64_t out_va);
+int npu_pack_eltwise_i8(struct npu_cmd_eltwise_i8 *out, const struct npu_eltwise_i8 *p,
+		uint64_t a_va, uint64_t b_va, uint64_t out_va);
+int npu_pack_quantize(struct npu_cmd_quantize *out, const struct npu_quantize *p,
+		uint64_t in_va, uint64_t out_va);
+int npu_pack_softmax_i8(struct npu_cmd_softmax_i8 *out, const struct npu_softmax_i8 *p,
+		uint64_t in_va, uint64_t out_va);
+int npu_pack_transpose(struct npu_cmd_transpose *out, const struct npu_transpose *p,
+		uint64_t in_va, uint64_t out_va);
+int npu_pack_pad(struct npu_cmd_pad *out, const struct npu_pad *p, uint64_t in_va,
+		uint64_t out_va);
+
+#endif /* NPU_PACK_H */
