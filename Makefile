@@ -31,7 +31,8 @@ CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness test_quant \
 	test_tensor
-TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp
+TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
+	$(BUILD)/tests/test_graph
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_reset_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
@@ -174,6 +175,12 @@ $(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(wildcard libnpu/src/ref_*
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		libnpu/src/ref_*.c libnpu/src/pack.c \
 		tests/host/harness.c $(CORE_SRCS) -lm
+
+# libnpu's graph API on its CPU backend (the static library, with libdrm).
+$(BUILD)/tests/test_graph: tests/host/test_graph.c $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h tests/host/tap.h
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< \
+		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 # The arithmetic against gemmlowp itself (C++, Debian's libgemmlowp-dev).
 $(BUILD)/tests/test_quant_gemmlowp: tests/host/test_quant_gemmlowp.cc include/npu_quant.h

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_graph.c - libnpu's graph API on the host (CPU reference backend, no
+ * device): the quantization parameters it derives (multipliers, shifts,
+ * activation ranges) against values worked out by hand from TFLite's
+ * rules, shape checks, softmax over the last dimension, and ownership.
+ */
+#include <string.h>
+
+#include "npu.h"
+#include "tap.h"
+
+/* FC: in scale 0.5 (zp 1), weights 0.25 per tensor, out 1.0 (zp -2), ReLU:
+ * M = 0.5 * 0.25 / 1.0 = 0.125 -> (2^30, shift -2); ReLU clamps at zp_out. */
+static void test_fc_params_and_result(void)
+{
+	const int8_t w[3 * 4] = { 1, 2, 3, 4, -1, -2, -3, -4, 10, 0, -10, 5 };
+	const int32_t b[3] = { 8, -8, 100 };
+	struct npu_tensor_desc din = { NPU_DT_INT8, 2, { 2, 4 }, 0.5f, 1, NULL, NULL, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 2, { 3, 4 }, 0.25f, 0, NULL, w, 0 };
+	struct npu_tensor_desc db = { NPU_DT_INT32, 1, { 3 }, 0, 0, NULL, b, 0 };
+	struct npu_tensor_desc dout = { NPU_DT_INT8, 2, { 2, 3 }, 1.0f, -2, NULL, NULL, 0 };
+	const int8_t x[8] = { 9, 5, -3, 1, 127, -128, 0, 33 };
+	struct npu_gemm_i8 p = { 2, 3, 4, 1, -2, -2, 127, 1 };
+	int32_t mult = 1 << 30, shift = -2;
+	int8_t got[6], want[6];
+	npu_graph *g = npu_graph_new();
+	npu_plan *plan;
+	int in, wt, bs, out;
+
+	CHECK(g != NULL);
+	in = npu_graph_tensor(g, &din);
+	wt = npu_graph_tensor(g, &dw);
+	bs = npu_graph_tensor(g, &db);
+	out = npu_graph_tensor(g, &dout);
+	CHECK(in >= 0 && wt >= 0 && bs >= 0 && out >= 0);
+	CHECK_EQ(npu_graph_fully_connected(g, in, wt, bs, out, NPU_ACT_RELU), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK(strstr(npu_plan_report(plan), "fully_connected   cpu (no device") != NULL);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, got), 0);
+	CHECK_EQ(npu_ref_gemm_i8(&p, x, w, b, &mult, &shift, want), 0);
+	CHECK(!memcmp(got, want, 6));
+	/* By hand for row 0, channel 0: acc = 8 + (8*1 + 4*2 + -4*3 + 0*4) = 12,
+	 * 12 * 0.125 = 1.5 -> 2 (SRDHM then /4: 6 -> 1.5 -> 2), + zp -2 = 0. */
+	CHECK_EQ(got[0], 0);
+	CHECK_EQ(npu_plan_cycles(plan), 0);
+	npu_graph_free(g);	/* frees the live plan too */
+}
+
+/* ReLU6 on out scale 0.1, zp -128: act_max = -128 + round(6 / 0.1) = -68. */
+static void test_relu6_range(void)
+{
+	static const int8_t w[4] = { 127, 127, 127, 127 };
+	struct npu_tensor_desc din = { NPU_DT_INT8, 2, { 1, 4 }, 1.0f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 2, { 1, 4 }, 1.0f, 0, NULL, w, 0 };
+	struct npu_tensor_desc dout = { NPU_DT_INT8, 2, { 1, 1 }, 0.1f, -128, NULL, NULL, 0 };
+	const int8_t x[4] = { 100, 100, 100, 100 };
+	npu_graph *g = npu_graph_new();
+	npu_plan *plan;
+	int8_t y;
+	int in, wt, out;
+
+	in = npu_graph_tensor(g, &din);
+	wt = npu_graph_tensor(g, &dw);
+	out = npu_graph_tensor(g, &dout);
+	CHECK_EQ(npu_graph_fully_connected(g, in, wt, -1, out, NPU_ACT_RELU6), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, &y), 0);
+	CHECK_EQ(y, -68);
+	npu_graph_free(g);
+}
+
+/* Softmax normalises over the last dimension of a 4-D tensor. */
+static void test_softmax_last_dim(void)
+{
+	struct npu_tensor_desc din = { NPU_DT_INT8, 4, { 1, 2, 2, 3 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dout = { NPU_DT_INT8, 4, { 1, 2, 2, 3 }, 1.0f / 256, -128, NULL,
+					NULL, 0 };
+	const int8_t x[12] = { 0, 0, 0, 10, 10, 10, 50, 0, 0, 1, 2, 3 };
+	npu_graph *g = npu_graph_new();
+	npu_plan *plan;
+	int8_t y[12];
+	int in, out;
+
+	in = npu_graph_tensor(g, &din);
+	out = npu_graph_tensor(g, &dout);
+	CHECK_EQ(npu_graph_softmax(g, in, out, 1.0f), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
+	/* Each group of three equal inputs gets a third each: 256/3 - 128 = -43. */
+	CHECK_EQ(y[0], y[1]);
+	CHECK_EQ(y[0], -43);
+	CHECK_EQ(y[3], -43);
+	CHECK(y[6] > y[7]);
+	npu_graph_free(g);
+}
+
+static void test_shape_errors(void)
+{
+	static const int8_t w[8 * 3 * 3 * 2];
+	struct npu_tensor_desc din = { NPU_DT_INT8, 4, { 1, 8, 8, 2 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 8, 3, 3, 2 }, 0.1f, 0, NULL, w, 0 };
+	struct npu_tensor_desc bad_out = { NPU_DT_INT8, 4, { 1, 7, 7, 8 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc good_out = { NPU_DT_INT8, 4, { 1, 6, 6, 8 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc bad = { NPU_DT_INT8, 5, { 1 }, 0.1f, 0, NULL, NULL, 0 };
+	npu_graph *g = npu_graph_new();
+	int in = npu_graph_tensor(g, &din), wt = npu_graph_tensor(g, &dw);
+	int bo = npu_graph_tensor(g, &bad_out), go = npu_graph_tensor(g, &good_out);
+	npu_plan *plan;
+
+	CHECK_EQ(npu_graph_tensor(g, &bad), NPU_EINVAL);
+	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, bo, 1, 0, 0, NPU_ACT_NONE), NPU_EINVAL);
+	CHECK_EQ(npu_graph_conv2d(g, wt, in, -1, go, 1, 0, 0, NPU_ACT_NONE), NPU_EINVAL);
+	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, go, 1, 0, 0, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	/* A compiled graph takes no more ops; running with wrong ids is refused. */
+	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, go, 1, 0, 0, NPU_ACT_NONE), NPU_EINVAL);
+	CHECK_EQ(npu_plan_run(plan, wt, (const int8_t *)w, go, (int8_t *)&plan), NPU_EINVAL);
+	npu_plan_free(plan);
+	npu_graph_free(g);
+}
+
+TAP_MAIN(
+	TAP_ENTRY(test_fc_params_and_result),
+	TAP_ENTRY(test_relu6_range),
+	TAP_ENTRY(test_softmax_last_dim),
+	TAP_ENTRY(test_shape_errors),
+)
