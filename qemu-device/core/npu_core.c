@@ -24,6 +24,8 @@ void npu_core_default_config(struct npu_core_config *cfg)
 	cfg->dma_setup_cycles = 64;
 	cfg->mac_rows = 32;
 	cfg->mac_cols = 32;
+	cfg->engine_threads = 0;
+	cfg->tensor_sram_kib = 1024;
 }
 
 uint64_t npu_core_time(const struct npu_core *core)
@@ -64,7 +66,8 @@ struct npu_core *npu_core_new(const struct npu_core_config *cfg,
 	    !ops->now_ns || cfg->sram_size < NPU_PAGE_SIZE ||
 	    cfg->sram_size > (16u << 20) || cfg->sram_size % NPU_PAGE_SIZE ||
 	    !cfg->clock_mhz || !cfg->dma_bytes_per_cycle || !cfg->mac_rows ||
-	    !cfg->mac_cols || cfg->mac_rows > 4096 || cfg->mac_cols > 4096)
+	    !cfg->mac_cols || cfg->mac_rows > 4096 || cfg->mac_cols > 4096 ||
+	    !cfg->tensor_sram_kib || cfg->tensor_sram_kib > (1u << 20))
 		return NULL;
 	core = calloc(1, sizeof(*core));
 	if (!core)

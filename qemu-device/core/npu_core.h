@@ -40,6 +40,7 @@ struct npu_core_ops {
  * @mac_rows: rows of the tensor engine's int8 MAC array (model).
  * @mac_cols: columns of the MAC array (model).
  * @engine_threads: host threads the tensor engine may use (0: one per CPU).
+ * @tensor_sram_kib: on-chip SRAM of the tensor engine (model), KiB.
  */
 struct npu_core_config {
 	uint32_t sram_size;
@@ -49,6 +50,7 @@ struct npu_core_config {
 	uint32_t mac_rows;
 	uint32_t mac_cols;
 	uint32_t engine_threads;
+	uint32_t tensor_sram_kib;
 };
 
 void npu_core_default_config(struct npu_core_config *cfg);

@@ -56,6 +56,29 @@ static void gemm_parse(const uint8_t *c, struct npu_cmd_gemm_i8 *g)
 	g->reserved = rd32(c + 92);
 }
 
+/*
+ * The performance model's memory traffic for an operation streaming
+ * activations @act against weights @wt: the weights are loaded into
+ * on-chip SRAM in blocks of half its size, and the activations are read
+ * once per block; @other (outputs, bias, multipliers) moves once.
+ */
+static uint64_t model_traffic(const struct npu_core *core, uint64_t act, uint64_t wt,
+			      uint64_t other)
+{
+	uint64_t half = core->cfg.tensor_sram_kib * 512ull;
+	uint64_t passes = (wt + half - 1) / half;
+
+	return wt + act * (passes ? passes : 1) + other;
+}
+
+/* Compute-bound on the MAC array, or bound by moving the bytes. */
+static uint64_t model_cycles(const struct npu_core *core, uint64_t compute, uint64_t bytes)
+{
+	uint64_t move = bytes / core->cfg.dma_bytes_per_cycle;
+
+	return compute > move ? compute : move;
+}
+
 /* Bytes spanned by @rows rows of @cols with stride @ld, or 0 if too large. */
 static uint64_t span(uint32_t rows, uint32_t cols, uint32_t ld)
 {
@@ -181,12 +204,10 @@ static uint32_t gemm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		uint64_t tiles = (uint64_t)((g.m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
 				 ((g.n + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
 
-		*bytes = (uint64_t)g.m * g.k + (uint64_t)g.n * g.k + (uint64_t)g.m * g.n +
-			 (bias ? 4ull * g.n : 0) + sizeof(*q) * (uint64_t)nq;
-		/* Compute-bound on the MAC array, or bound by moving the operands. */
-		*cycles = tiles * g.k;
-		if (*bytes / core->cfg.dma_bytes_per_cycle > *cycles)
-			*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+		*bytes = model_traffic(core, (uint64_t)g.m * g.k, (uint64_t)g.n * g.k,
+				       (uint64_t)g.m * g.n + (bias ? 4ull * g.n : 0) +
+				       sizeof(*q) * (uint64_t)nq);
+		*cycles = model_cycles(core, tiles * g.k, *bytes);
 	}
 out:
 	free(a);
@@ -447,10 +468,9 @@ static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		uint64_t tiles = ((m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
 				 ((v.out_c + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
 
-		*bytes = in_sz + f_sz + out_sz + (bias ? 4ull * v.out_c : 0) + sizeof(*q) * nq;
-		*cycles = tiles * kd;
-		if (*bytes / core->cfg.dma_bytes_per_cycle > *cycles)
-			*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+		*bytes = model_traffic(core, in_sz, f_sz,
+				       out_sz + (bias ? 4ull * v.out_c : 0) + sizeof(*q) * nq);
+		*cycles = model_cycles(core, tiles * kd, *bytes);
 	}
 out:
 	free(in);

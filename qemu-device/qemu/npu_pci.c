@@ -163,8 +163,9 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
     s->core = npu_core_new(&s->cfg, &npu_ops, s);
     if (!s->core) {
         error_setg(errp, "npu: invalid properties (sram-size must be a "
-                   "multiple of 4 KiB up to 16 MiB; clock, DMA rate and MAC "
-                   "array non-zero, MAC array at most 4096 a side)");
+                   "multiple of 4 KiB up to 16 MiB; clock, DMA rate, MAC "
+                   "array and tensor SRAM non-zero, MAC array at most 4096 a "
+                   "side, tensor SRAM at most 1 GiB)");
         return;
     }
 
@@ -236,6 +237,7 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("mac-rows", NPUState, cfg.mac_rows, 32),
     DEFINE_PROP_UINT32("mac-cols", NPUState, cfg.mac_cols, 32),
     DEFINE_PROP_UINT32("engine-threads", NPUState, cfg.engine_threads, 0),
+    DEFINE_PROP_UINT32("tensor-sram-kib", NPUState, cfg.tensor_sram_kib, 1024),
 };
 
 /* The firmware's state lives in the device core: migration is not supported. */
