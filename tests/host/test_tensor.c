@@ -41,6 +41,17 @@ static void setup(void)
 	h_ring_setup(&h, 0, 16);
 }
 
+/* A fresh device with one page mapped at each operand address. */
+static void setup_scratch(void)
+{
+	setup();
+	h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_B, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_BIAS, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_Q, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+}
+
 struct gemm_case {
 	struct npu_gemm_i8 p;
 	uint32_t lda, ldb, ldc;
@@ -271,12 +282,7 @@ static void test_gemm_malformed(void)
 		struct npu_cmd_gemm_i8 c = good_cmd();
 		uint32_t want = NPU_JOB_INVALID_CMD;
 
-		setup();
-		h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
-		h_map(&h, 0, VA_B, 4096, NPU_PTE_R, 0);
-		h_map(&h, 0, VA_BIAS, 4096, NPU_PTE_R, 0);
-		h_map(&h, 0, VA_Q, 4096, NPU_PTE_R, 0);
-		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		setup_scratch();
 		memcpy(h_va(&h, 0, VA_Q), q, sizeof(q));
 		switch (i) {
 		case 0: c.m = 0; break;
@@ -575,9 +581,7 @@ static void test_pool_empty_window_is_malformed(void)
 	struct npu_cmd_pool_i8 huge = { { NPU_CMD_POOL_I8, sizeof(c) }, VA_A, VA_OUT, 65536, 65536,
 					65536, 65536, 1, 1, 1, 1, 1, 1, 0, 0, -128, 127, 0, 0 };
 
-	setup();
-	h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
-	h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	setup_scratch();
 	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
 	/* Sizes whose 64-bit product would wrap to 0. */
 	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD + 0x1000, &huge, sizeof(huge)).status,
@@ -649,10 +653,7 @@ static void test_eltwise_malformed(void)
 		case 3: c.out_shift = 31; break;
 		case 4: c.b_zero = 300; break;
 		}
-		setup();
-		h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
-		h_map(&h, 0, VA_B, 4096, NPU_PTE_R, 0);
-		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		setup_scratch();
 		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
 	}
 }
@@ -755,9 +756,7 @@ static void test_softmax(void)
 			c.diff_min = 1;
 		else
 			c.beta_left_shift = 32;
-		setup();
-		h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
-		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		setup_scratch();
 		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
 	}
 }
@@ -815,9 +814,7 @@ static void test_transpose_random(void)
 			c.rank = 5;
 		else
 			c.elem_size = 3;
-		setup();
-		h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
-		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		setup_scratch();
 		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
 	}
 }
