@@ -242,6 +242,22 @@ struct npu_pad {
 int npu_cmd_pad(npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_t out_va);
 int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out);
 
+/*
+ * One-call helpers: one op on host arrays, on @dev's NPU when its firmware
+ * has the op, otherwise (or with @dev NULL) on the CPU reference; same
+ * arguments as the npu_ref_* functions. Buffers are made per call.
+ */
+int npu_run_gemm_i8(npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *a,
+		    const int8_t *b, const int32_t *bias, const int32_t *mult,
+		    const int32_t *shift, int8_t *out);
+int npu_run_conv2d_i8(npu_device *dev, const struct npu_conv2d_i8 *p, const int8_t *in,
+		      const int8_t *filter, const int32_t *bias, const int32_t *mult,
+		      const int32_t *shift, int8_t *out);
+int npu_run_pool_i8(npu_device *dev, const struct npu_pool_i8 *p, const int8_t *in,
+		    int8_t *out);
+int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const int8_t *in,
+		       int8_t *out);
+
 /* ---------------------------------------------------------------- */
 /* Graphs: tensors and ops, compiled for a device (placement by the  */
 /* firmware's capabilities) or for the CPU reference, then run.      */

@@ -514,23 +514,11 @@ static int run_cpu(npu_plan *p, const struct op *o)
 /* Submit the NPU ops collected in the command buffer and wait for them. */
 static int flush_npu(npu_plan *p)
 {
-	struct npu_job_result res;
-	npu_job *job;
 	int err;
 
 	if (!p->cb || !npu_cmdbuf_used(p->cb))
 		return 0;
-	err = npu_submit(p->dev, p->cb, NULL, &job);
-	if (err)
-		return err;
-	err = npu_job_wait(job, 600ll * 1000000000);
-	if (!err)
-		err = npu_job_result(job, &res);
-	if (!err && res.state != NPU_JOB_STATE_DONE)
-		err = NPU_EJOB;
-	if (!err)
-		p->cycles += res.cycles;
-	npu_job_free(job);
+	err = npu_submit_and_wait(p->dev, p->cb, &p->cycles);
 	if (!err)
 		err = npu_cmdbuf_reset(p->cb);
 	return err;

@@ -168,3 +168,22 @@ void npu_job_free(npu_job *job)
 	drmSyncobjDestroy(job->dev->fd, job->syncobj);
 	free(job);
 }
+
+int npu_submit_and_wait(npu_device *dev, npu_cmdbuf *cb, uint64_t *cycles)
+{
+	struct npu_job_result res;
+	npu_job *job;
+	int err = npu_submit(dev, cb, NULL, &job);
+
+	if (err)
+		return err;
+	err = npu_job_wait(job, 600ll * 1000000000);
+	if (!err)
+		err = npu_job_result(job, &res);
+	if (!err && res.state != NPU_JOB_STATE_DONE)
+		err = NPU_EJOB;
+	if (!err && cycles)
+		*cycles += res.cycles;
+	npu_job_free(job);
+	return err;
+}

@@ -10,6 +10,9 @@
 #include "npu.h"
 #include "npu_cmd.h"
 
+/* Internal to libnpu: kept out of libnpu.so's exported symbols. */
+#pragma GCC visibility push(hidden)
+
 int npu_pack_gemm_i8(struct npu_cmd_gemm_i8 *out, const struct npu_gemm_i8 *p, uint64_t a_va,
 		uint64_t b_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va);
 int npu_pack_conv2d_i8(struct npu_cmd_conv2d_i8 *out, const struct npu_conv2d_i8 *p,
@@ -26,5 +29,7 @@ int npu_pack_transpose(struct npu_cmd_transpose *out, const struct npu_transpose
 		uint64_t in_va, uint64_t out_va);
 int npu_pack_pad(struct npu_cmd_pad *out, const struct npu_pad *p, uint64_t in_va,
 		uint64_t out_va);
+
+#pragma GCC visibility pop
 
 #endif /* NPU_PACK_H */

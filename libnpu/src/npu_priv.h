@@ -8,6 +8,9 @@
 #include "npu.h"
 #include "drm/npu_accel.h"
 
+/* Internal to libnpu: kept out of libnpu.so's exported symbols. */
+#pragma GCC visibility push(hidden)
+
 #define NPU_STATUS_SLOTS 4096	/* jobs alive at once per device */
 
 struct npu_device {
@@ -40,7 +43,16 @@ struct npu_job {
 	unsigned int slot;
 };
 
+/*
+ * Submit @cb, wait for it (ten minutes at most: the emulated NPU is slow),
+ * and report a job that ended in error as NPU_EJOB; adds the job's device
+ * cycles to *@cycles when given.
+ */
+int npu_submit_and_wait(npu_device *dev, npu_cmdbuf *cb, uint64_t *cycles);
+
 /* Map errno of a failed ioctl to an npu_error code. */
 int npu_errno(int err);
+
+#pragma GCC visibility pop
 
 #endif /* NPU_PRIV_H */

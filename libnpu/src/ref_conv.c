@@ -6,9 +6,10 @@
  * accumulator wraps modulo 2^32 as everywhere else.
  */
 #include "npu.h"
+#include "npu_ref.h"
 #include "npu_quant.h"
 
-static int conv_params_valid(const struct npu_conv2d_i8 *p)
+bool npu_conv2d_i8_valid(const struct npu_conv2d_i8 *p)
 {
 	return p && p->batch && p->in_h && p->in_w && p->in_c && p->out_h && p->out_w &&
 	       p->out_c && p->k_h && p->k_w && p->stride_h && p->stride_w && p->dil_h &&
@@ -24,11 +25,9 @@ int npu_ref_conv2d_i8(const struct npu_conv2d_i8 *p, const int8_t *in, const int
 		      const int32_t *bias, const int32_t *mult, const int32_t *shift,
 		      int8_t *out)
 {
-	if (!conv_params_valid(p) || !in || !filter || !mult || !shift || !out)
+	if (!npu_conv2d_i8_valid(p) || !in || !filter || !mult || !shift || !out ||
+	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->out_c))
 		return NPU_EINVAL;
-	for (uint32_t c = 0; c < (p->per_tensor ? 1 : p->out_c); c++)
-		if (shift[c] < -31 || shift[c] > 30)
-			return NPU_EINVAL;
 
 	for (uint32_t b = 0; b < p->batch; b++)
 	for (uint32_t oy = 0; oy < p->out_h; oy++)

@@ -6,9 +6,10 @@
  * is what the tensor engine does too.
  */
 #include "npu.h"
+#include "npu_ref.h"
 #include "npu_quant.h"
 
-static int gemm_params_valid(const struct npu_gemm_i8 *p)
+bool npu_gemm_i8_valid(const struct npu_gemm_i8 *p)
 {
 	return p && p->m && p->n && p->k && p->m <= 65536 && p->n <= 65536 && p->k <= 65536 &&
 	       p->a_zero >= -128 && p->a_zero <= 127 && p->out_zero >= -128 &&
@@ -16,15 +17,21 @@ static int gemm_params_valid(const struct npu_gemm_i8 *p)
 	       p->act_max <= 127;
 }
 
+bool npu_shifts_valid(const int32_t *shift, uint32_t n)
+{
+	for (uint32_t c = 0; c < n; c++)
+		if (shift[c] < -31 || shift[c] > 30)
+			return false;
+	return true;
+}
+
 int npu_ref_gemm_i8(const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
 		    const int32_t *bias, const int32_t *mult, const int32_t *shift,
 		    int8_t *out)
 {
-	if (!gemm_params_valid(p) || !a || !b || !mult || !shift || !out)
+	if (!npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out ||
+	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->n))
 		return NPU_EINVAL;
-	for (uint32_t c = 0; c < (p->per_tensor ? 1 : p->n); c++)
-		if (shift[c] < -31 || shift[c] > 30)
-			return NPU_EINVAL;
 
 	for (uint32_t m = 0; m < p->m; m++) {
 		for (uint32_t n = 0; n < p->n; n++) {

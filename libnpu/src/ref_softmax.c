@@ -8,6 +8,7 @@
 
 #include "npu.h"
 #include "npu_quant.h"
+#include "npu_ref.h"
 
 int npu_softmax_params(double input_scale, double beta, struct npu_softmax_i8 *p)
 {
@@ -31,10 +32,15 @@ int npu_softmax_params(double input_scale, double beta, struct npu_softmax_i8 *p
 	return NPU_OK;
 }
 
+bool npu_softmax_i8_valid(const struct npu_softmax_i8 *p)
+{
+	return p && p->rows && p->depth && p->depth <= 65536 && p->beta_left_shift >= 0 &&
+	       p->beta_left_shift <= 31 && p->diff_min <= 0;
+}
+
 int npu_ref_softmax_i8(const struct npu_softmax_i8 *p, const int8_t *in, int8_t *out)
 {
-	if (!p || !in || !out || !p->rows || !p->depth || p->depth > 65536 ||
-	    p->beta_left_shift < 0 || p->beta_left_shift > 31 || p->diff_min > 0)
+	if (!npu_softmax_i8_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	for (uint32_t r = 0; r < p->rows; r++)
 		npu_softmax_i8_row(in + (size_t)r * p->depth, out + (size_t)r * p->depth, p->depth,

@@ -377,4 +377,48 @@ TEST_F(lib, small_cnn_npu_matches_cpu_reference)
 	npu_graph_free(gc);
 }
 
+/* One-call helpers: the NPU and the CPU give the same bytes. */
+TEST_F(lib, one_call_helpers)
+{
+	struct npu_gemm_i8 gp = { .m = 33, .n = 17, .k = 40, .a_zero = 2, .out_zero = -1,
+				  .act_min = -128, .act_max = 127, .per_tensor = 1 };
+	struct npu_pool_i8 pp = { 1, 8, 8, 4, 4, 4, 2, 2, 2, 2, 0, 0, -128, 127, 0 };
+	struct npu_softmax_i8 sp = { .rows = 3, .depth = 50 };
+	static int8_t a[33 * 40], b[17 * 40], yn[33 * 17], yc[33 * 17];
+	int32_t mult = 0x55555555, shift = -9;
+
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (int8_t)(i * 13 + 1);
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (int8_t)(i * 29 + 5);
+	ASSERT_EQ(NPU_OK, npu_run_gemm_i8(self->dev, &gp, a, b, NULL, &mult, &shift, yn));
+	ASSERT_EQ(NPU_OK, npu_run_gemm_i8(NULL, &gp, a, b, NULL, &mult, &shift, yc));
+	EXPECT_EQ(0, memcmp(yn, yc, 33 * 17));
+	ASSERT_EQ(NPU_OK, npu_run_pool_i8(self->dev, &pp, a, yn));
+	ASSERT_EQ(NPU_OK, npu_run_pool_i8(NULL, &pp, a, yc));
+	EXPECT_EQ(0, memcmp(yn, yc, 64));
+	ASSERT_EQ(NPU_OK, npu_softmax_params(0.1, 1.0, &sp));
+	ASSERT_EQ(NPU_OK, npu_run_softmax_i8(self->dev, &sp, a, yn));
+	ASSERT_EQ(NPU_OK, npu_run_softmax_i8(NULL, &sp, a, yc));
+	EXPECT_EQ(0, memcmp(yn, yc, 150));
+
+	struct npu_conv2d_i8 cp = { .batch = 1, .in_h = 6, .in_w = 6, .in_c = 4,
+				    .out_h = 3, .out_w = 3, .out_c = 3, .k_h = 3, .k_w = 3,
+				    .stride_h = 2, .stride_w = 2, .dil_h = 1, .dil_w = 1,
+				    .pad_top = 1, .pad_left = 1, .in_zero = -3, .out_zero = 5,
+				    .act_min = -100, .act_max = 100 };
+	int32_t bias[3] = { 100, -250, 7 }, cm[3] = { 0x40000000, 0x50000000, 0x60000000 };
+	int32_t cs[3] = { -6, -7, -8 };
+
+	ASSERT_EQ(NPU_OK, npu_run_conv2d_i8(self->dev, &cp, a, b, bias, cm, cs, yn));
+	ASSERT_EQ(NPU_OK, npu_run_conv2d_i8(NULL, &cp, a, b, bias, cm, cs, yc));
+	EXPECT_EQ(0, memcmp(yn, yc, 27));
+	/* A bad shape is refused before any buffer is made. */
+	cp.stride_h = 0;
+	EXPECT_EQ(NPU_EINVAL, npu_run_conv2d_i8(self->dev, &cp, a, b, bias, cm, cs, yn));
+	EXPECT_EQ(NPU_EINVAL, npu_run_conv2d_i8(NULL, &cp, a, b, bias, cm, cs, yn));
+	cs[0] = 31;
+	EXPECT_EQ(NPU_EINVAL, npu_run_gemm_i8(self->dev, &gp, a, b, NULL, cm, cs, yn));
+}
+
 TEST_HARNESS_MAIN

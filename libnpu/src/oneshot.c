@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * oneshot.c - one-call helpers: run a single int8 op on host arrays, on the
+ * NPU when @dev is given and its firmware has the op, otherwise on the CPU
+ * reference. The same commands and the same results as a graph; meant for
+ * tests, tools and the occasional op, not for speed (buffers are made and
+ * freed on every call).
+ */
+#include <string.h>
+
+#include "npu_cmd.h"
+#include "npu_priv.h"
+#include "npu_ref.h"
+
+#define MAX_OPERANDS 6
+
+struct oneshot {
+	npu_device *dev;
+	npu_buffer *buf[MAX_OPERANDS];
+	int n;
+};
+
+/* A device buffer holding @len bytes of @src (or zeroes); its VA in *va. */
+static int stage(struct oneshot *o, const void *src, size_t len, uint64_t *va)
+{
+	npu_buffer *b;
+	int err;
+
+	if (!len) {
+		*va = 0;
+		return 0;
+	}
+	err = npu_buffer_alloc(o->dev, len, &b);
+	if (err)
+		return err;
+	o->buf[o->n++] = b;
+	if (!npu_buffer_map(b))
+		return NPU_ENOMEM;
+	if (src)
+		memcpy(npu_buffer_map(b), src, len);
+	*va = npu_buffer_va(b);
+	return 0;
+}
+
+static void release(struct oneshot *o)
+{
+	for (int i = 0; i < o->n; i++)
+		npu_buffer_free(o->buf[i]);
+	o->n = 0;
+}
+
+static int has_op(npu_device *dev, uint32_t op)
+{
+	return dev && (dev->info.cmd_caps & (1u << op));
+}
+
+/* Multipliers and shifts as the device's npu_quant_ch[], built in place. */
+static int stage_quant(struct oneshot *o, const int32_t *mult, const int32_t *shift,
+		       uint32_t n, uint64_t *va)
+{
+	int err = stage(o, NULL, 8ull * n, va);
+	int32_t *q = err ? NULL : npu_buffer_map(o->buf[o->n - 1]);
+
+	for (uint32_t c = 0; q && c < n; c++) {
+		q[2 * c] = mult[c];
+		q[2 * c + 1] = shift[c];
+	}
+	return err;
+}
+
+int npu_run_gemm_i8(npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *a,
+		    const int8_t *b, const int32_t *bias, const int32_t *mult,
+		    const int32_t *shift, int8_t *out)
+{
+	struct oneshot o = { .dev = dev };
+	uint64_t va[5];
+	npu_cmdbuf *cb = NULL;
+	int err;
+
+	if (!npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out ||
+	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->n))
+		return NPU_EINVAL;
+	if (!has_op(dev, NPU_CMD_GEMM_I8))
+		return npu_ref_gemm_i8(p, a, b, bias, mult, shift, out);
+	err = stage(&o, a, (size_t)p->m * p->k, &va[0]);
+	if (!err)
+		err = stage(&o, b, (size_t)p->n * p->k, &va[1]);
+	if (!err)
+		err = stage(&o, bias, bias ? 4ull * p->n : 0, &va[2]);
+	if (!err)
+		err = stage_quant(&o, mult, shift, p->per_tensor ? 1 : p->n, &va[3]);
+	if (!err)
+		err = stage(&o, NULL, (size_t)p->m * p->n, &va[4]);
+	if (!err)
+		err = npu_cmdbuf_new(dev, 4096, &cb);
+	if (!err)
+		err = npu_cmd_gemm_i8(cb, p, va[0], va[1], va[2], va[3], va[4]);
+	if (!err)
+		err = npu_submit_and_wait(dev, cb, NULL);
+	if (!err)
+		memcpy(out, npu_buffer_map(o.buf[o.n - 1]), (size_t)p->m * p->n);
+	npu_cmdbuf_free(cb);
+	release(&o);
+	return err;
+}
+
+int npu_run_conv2d_i8(npu_device *dev, const struct npu_conv2d_i8 *p, const int8_t *in,
+		      const int8_t *filter, const int32_t *bias, const int32_t *mult,
+		      const int32_t *shift, int8_t *out)
+{
+	struct oneshot o = { .dev = dev };
+	uint64_t va[5];
+	npu_cmdbuf *cb = NULL;
+	size_t in_sz, f_sz, out_sz;
+	int err;
+
+	if (!npu_conv2d_i8_valid(p) || !in || !filter || !mult || !shift || !out ||
+	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->out_c))
+		return NPU_EINVAL;
+	if (!has_op(dev, NPU_CMD_CONV2D_I8))
+		return npu_ref_conv2d_i8(p, in, filter, bias, mult, shift, out);
+	in_sz = (size_t)p->batch * p->in_h * p->in_w * p->in_c;
+	f_sz = (size_t)p->k_h * p->k_w * (p->depthwise ? p->out_c : (size_t)p->out_c * p->in_c);
+	out_sz = (size_t)p->batch * p->out_h * p->out_w * p->out_c;
+	err = stage(&o, in, in_sz, &va[0]);
+	if (!err)
+		err = stage(&o, filter, f_sz, &va[1]);
+	if (!err)
+		err = stage(&o, bias, bias ? 4ull * p->out_c : 0, &va[2]);
+	if (!err)
+		err = stage_quant(&o, mult, shift, p->per_tensor ? 1 : p->out_c, &va[3]);
+	if (!err)
+		err = stage(&o, NULL, out_sz, &va[4]);
+	if (!err)
+		err = npu_cmdbuf_new(dev, 4096, &cb);
+	if (!err)
+		err = npu_cmd_conv2d_i8(cb, p, va[0], va[1], va[2], va[3], va[4]);
+	if (!err)
+		err = npu_submit_and_wait(dev, cb, NULL);
+	if (!err)
+		memcpy(out, npu_buffer_map(o.buf[o.n - 1]), out_sz);
+	npu_cmdbuf_free(cb);
+	release(&o);
+	return err;
+}
+
+int npu_run_pool_i8(npu_device *dev, const struct npu_pool_i8 *p, const int8_t *in,
+		    int8_t *out)
+{
+	struct oneshot o = { .dev = dev };
+	uint64_t va[2];
+	npu_cmdbuf *cb = NULL;
+	size_t out_sz;
+	int err;
+
+	if (!npu_pool_i8_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	if (!has_op(dev, NPU_CMD_POOL_I8))
+		return npu_ref_pool_i8(p, in, out);
+	out_sz = (size_t)p->batch * p->out_h * p->out_w * p->c;
+	err = stage(&o, in, (size_t)p->batch * p->in_h * p->in_w * p->c, &va[0]);
+	if (!err)
+		err = stage(&o, NULL, out_sz, &va[1]);
+	if (!err)
+		err = npu_cmdbuf_new(dev, 4096, &cb);
+	if (!err)
+		err = npu_cmd_pool_i8(cb, p, va[0], va[1]);
+	if (!err)
+		err = npu_submit_and_wait(dev, cb, NULL);
+	if (!err)
+		memcpy(out, npu_buffer_map(o.buf[1]), out_sz);
+	npu_cmdbuf_free(cb);
+	release(&o);
+	return err;
+}
+
+int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const int8_t *in,
+		       int8_t *out)
+{
+	struct oneshot o = { .dev = dev };
+	uint64_t va[2];
+	npu_cmdbuf *cb = NULL;
+	size_t n;
+	int err;
+
+	if (!npu_softmax_i8_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	if (!has_op(dev, NPU_CMD_SOFTMAX_I8))
+		return npu_ref_softmax_i8(p, in, out);
+	n = (size_t)p->rows * p->depth;
+	err = stage(&o, in, n, &va[0]);
+	if (!err)
+		err = stage(&o, NULL, n, &va[1]);
+	if (!err)
+		err = npu_cmdbuf_new(dev, 4096, &cb);
+	if (!err)
+		err = npu_cmd_softmax_i8(cb, p, va[0], va[1]);
+	if (!err)
+		err = npu_submit_and_wait(dev, cb, NULL);
+	if (!err)
+		memcpy(out, npu_buffer_map(o.buf[1]), n);
+	npu_cmdbuf_free(cb);
+	release(&o);
+	return err;
+}
