@@ -245,7 +245,9 @@ int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out);
 /*
  * One-call helpers: one op on host arrays, on @dev's NPU when its firmware
  * has the op, otherwise (or with @dev NULL) on the CPU reference; same
- * arguments as the npu_ref_* functions. Buffers are made per call.
+ * arguments as the npu_ref_* functions, and the same NPU_EINVAL for bad
+ * parameters on either path. Buffers are made per call; NPU_ENOMEM when
+ * a size does not fit.
  */
 int npu_run_gemm_i8(npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *a,
 		    const int8_t *b, const int32_t *bias, const int32_t *mult,
@@ -257,6 +259,13 @@ int npu_run_pool_i8(npu_device *dev, const struct npu_pool_i8 *p, const int8_t *
 		    int8_t *out);
 int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const int8_t *in,
 		       int8_t *out);
+int npu_run_eltwise_i8(npu_device *dev, const struct npu_eltwise_i8 *p, const int8_t *a,
+		       const int8_t *b, int8_t *out);
+int npu_run_quantize(npu_device *dev, const struct npu_quantize *p, const void *in,
+		     void *out);
+int npu_run_transpose(npu_device *dev, const struct npu_transpose *p, const void *in,
+		      void *out);
+int npu_run_pad(npu_device *dev, const struct npu_pad *p, const int8_t *in, int8_t *out);
 
 /* ---------------------------------------------------------------- */
 /* Graphs: tensors and ops, compiled for a device (placement by the  */

@@ -18,6 +18,10 @@ bool npu_gemm_i8_valid(const struct npu_gemm_i8 *p);
 bool npu_conv2d_i8_valid(const struct npu_conv2d_i8 *p);
 bool npu_pool_i8_valid(const struct npu_pool_i8 *p);
 bool npu_softmax_i8_valid(const struct npu_softmax_i8 *p);
+bool npu_eltwise_i8_valid(const struct npu_eltwise_i8 *p);
+bool npu_quantize_valid(const struct npu_quantize *p);
+bool npu_transpose_valid(const struct npu_transpose *p);
+bool npu_pad_valid(const struct npu_pad *p);
 /* Requantization shifts in the range npu_quant.h defines, for @n channels. */
 bool npu_shifts_valid(const int32_t *shift, uint32_t n);
 

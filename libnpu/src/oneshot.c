@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * oneshot.c - one-call helpers: run a single int8 op on host arrays, on the
- * NPU when @dev is given and its firmware has the op, otherwise on the CPU
+ * oneshot.c - one-call helpers: run a single op on host arrays, on the NPU
+ * when @dev is given and its firmware has the op, otherwise on the CPU
  * reference. The same commands and the same results as a graph; meant for
  * tests, tools and the occasional op, not for speed (buffers are made and
- * freed on every call).
+ * freed on every call). Parameters are checked with the reference's own
+ * checks first, so both paths refuse the same input the same way.
  */
 #include <string.h>
 
@@ -14,8 +15,10 @@
 
 #define MAX_OPERANDS 6
 
+/* One call's buffers (the output always staged last) and command buffer. */
 struct oneshot {
 	npu_device *dev;
+	npu_cmdbuf *cb;
 	npu_buffer *buf[MAX_OPERANDS];
 	int n;
 };
@@ -42,18 +45,6 @@ static int stage(struct oneshot *o, const void *src, size_t len, uint64_t *va)
 	return 0;
 }
 
-static void release(struct oneshot *o)
-{
-	for (int i = 0; i < o->n; i++)
-		npu_buffer_free(o->buf[i]);
-	o->n = 0;
-}
-
-static int has_op(npu_device *dev, uint32_t op)
-{
-	return dev && (dev->info.cmd_caps & (1u << op));
-}
-
 /* Multipliers and shifts as the device's npu_quant_ch[], built in place. */
 static int stage_quant(struct oneshot *o, const int32_t *mult, const int32_t *shift,
 		       uint32_t n, uint64_t *va)
@@ -68,13 +59,49 @@ static int stage_quant(struct oneshot *o, const int32_t *mult, const int32_t *sh
 	return err;
 }
 
+static int begin(struct oneshot *o)
+{
+	return npu_cmdbuf_new(o->dev, 4096, &o->cb);
+}
+
+/*
+ * Run the command built so far (unless @err) and copy @len bytes of the
+ * output buffer to @out; frees everything in either case.
+ */
+static int finish(struct oneshot *o, int err, void *out, size_t len)
+{
+	if (!err)
+		err = npu_submit_and_wait(o->dev, o->cb, NULL);
+	if (!err)
+		memcpy(out, npu_buffer_map(o->buf[o->n - 1]), len);
+	npu_cmdbuf_free(o->cb);
+	for (int i = 0; i < o->n; i++)
+		npu_buffer_free(o->buf[i]);
+	return err;
+}
+
+static int has_op(npu_device *dev, uint32_t op)
+{
+	return dev && (dev->info.cmd_caps & (1u << op));
+}
+
+/* The product of @n sizes times @elem, or 0 if it does not fit a size_t. */
+static size_t prod(const uint32_t *d, int n, size_t elem)
+{
+	size_t s = elem;
+
+	for (int i = 0; i < n; i++)
+		if (__builtin_mul_overflow(s, (size_t)d[i], &s))
+			return 0;
+	return s;
+}
+
 int npu_run_gemm_i8(npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *a,
 		    const int8_t *b, const int32_t *bias, const int32_t *mult,
 		    const int32_t *shift, int8_t *out)
 {
 	struct oneshot o = { .dev = dev };
 	uint64_t va[5];
-	npu_cmdbuf *cb = NULL;
 	int err;
 
 	if (!npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out ||
@@ -92,16 +119,10 @@ int npu_run_gemm_i8(npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *
 	if (!err)
 		err = stage(&o, NULL, (size_t)p->m * p->n, &va[4]);
 	if (!err)
-		err = npu_cmdbuf_new(dev, 4096, &cb);
+		err = begin(&o);
 	if (!err)
-		err = npu_cmd_gemm_i8(cb, p, va[0], va[1], va[2], va[3], va[4]);
-	if (!err)
-		err = npu_submit_and_wait(dev, cb, NULL);
-	if (!err)
-		memcpy(out, npu_buffer_map(o.buf[o.n - 1]), (size_t)p->m * p->n);
-	npu_cmdbuf_free(cb);
-	release(&o);
-	return err;
+		err = npu_cmd_gemm_i8(o.cb, p, va[0], va[1], va[2], va[3], va[4]);
+	return finish(&o, err, out, (size_t)p->m * p->n);
 }
 
 int npu_run_conv2d_i8(npu_device *dev, const struct npu_conv2d_i8 *p, const int8_t *in,
@@ -109,9 +130,8 @@ int npu_run_conv2d_i8(npu_device *dev, const struct npu_conv2d_i8 *p, const int8
 		      const int32_t *shift, int8_t *out)
 {
 	struct oneshot o = { .dev = dev };
-	uint64_t va[5];
-	npu_cmdbuf *cb = NULL;
 	size_t in_sz, f_sz, out_sz;
+	uint64_t va[5];
 	int err;
 
 	if (!npu_conv2d_i8_valid(p) || !in || !filter || !mult || !shift || !out ||
@@ -119,9 +139,11 @@ int npu_run_conv2d_i8(npu_device *dev, const struct npu_conv2d_i8 *p, const int8
 		return NPU_EINVAL;
 	if (!has_op(dev, NPU_CMD_CONV2D_I8))
 		return npu_ref_conv2d_i8(p, in, filter, bias, mult, shift, out);
-	in_sz = (size_t)p->batch * p->in_h * p->in_w * p->in_c;
-	f_sz = (size_t)p->k_h * p->k_w * (p->depthwise ? p->out_c : (size_t)p->out_c * p->in_c);
-	out_sz = (size_t)p->batch * p->out_h * p->out_w * p->out_c;
+	in_sz = prod((uint32_t[]){ p->batch, p->in_h, p->in_w, p->in_c }, 4, 1);
+	f_sz = prod((uint32_t[]){ p->out_c, p->k_h, p->k_w, p->depthwise ? 1 : p->in_c }, 4, 1);
+	out_sz = prod((uint32_t[]){ p->batch, p->out_h, p->out_w, p->out_c }, 4, 1);
+	if (!in_sz || !f_sz || !out_sz)
+		return NPU_ENOMEM;
 	err = stage(&o, in, in_sz, &va[0]);
 	if (!err)
 		err = stage(&o, filter, f_sz, &va[1]);
@@ -132,46 +154,36 @@ int npu_run_conv2d_i8(npu_device *dev, const struct npu_conv2d_i8 *p, const int8
 	if (!err)
 		err = stage(&o, NULL, out_sz, &va[4]);
 	if (!err)
-		err = npu_cmdbuf_new(dev, 4096, &cb);
+		err = begin(&o);
 	if (!err)
-		err = npu_cmd_conv2d_i8(cb, p, va[0], va[1], va[2], va[3], va[4]);
-	if (!err)
-		err = npu_submit_and_wait(dev, cb, NULL);
-	if (!err)
-		memcpy(out, npu_buffer_map(o.buf[o.n - 1]), out_sz);
-	npu_cmdbuf_free(cb);
-	release(&o);
-	return err;
+		err = npu_cmd_conv2d_i8(o.cb, p, va[0], va[1], va[2], va[3], va[4]);
+	return finish(&o, err, out, out_sz);
 }
 
 int npu_run_pool_i8(npu_device *dev, const struct npu_pool_i8 *p, const int8_t *in,
 		    int8_t *out)
 {
 	struct oneshot o = { .dev = dev };
+	size_t in_sz, out_sz;
 	uint64_t va[2];
-	npu_cmdbuf *cb = NULL;
-	size_t out_sz;
 	int err;
 
 	if (!npu_pool_i8_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	if (!has_op(dev, NPU_CMD_POOL_I8))
 		return npu_ref_pool_i8(p, in, out);
-	out_sz = (size_t)p->batch * p->out_h * p->out_w * p->c;
-	err = stage(&o, in, (size_t)p->batch * p->in_h * p->in_w * p->c, &va[0]);
+	in_sz = prod((uint32_t[]){ p->batch, p->in_h, p->in_w, p->c }, 4, 1);
+	out_sz = prod((uint32_t[]){ p->batch, p->out_h, p->out_w, p->c }, 4, 1);
+	if (!in_sz || !out_sz)
+		return NPU_ENOMEM;
+	err = stage(&o, in, in_sz, &va[0]);
 	if (!err)
 		err = stage(&o, NULL, out_sz, &va[1]);
 	if (!err)
-		err = npu_cmdbuf_new(dev, 4096, &cb);
+		err = begin(&o);
 	if (!err)
-		err = npu_cmd_pool_i8(cb, p, va[0], va[1]);
-	if (!err)
-		err = npu_submit_and_wait(dev, cb, NULL);
-	if (!err)
-		memcpy(out, npu_buffer_map(o.buf[1]), out_sz);
-	npu_cmdbuf_free(cb);
-	release(&o);
-	return err;
+		err = npu_cmd_pool_i8(o.cb, p, va[0], va[1]);
+	return finish(&o, err, out, out_sz);
 }
 
 int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const int8_t *in,
@@ -179,7 +191,6 @@ int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const in
 {
 	struct oneshot o = { .dev = dev };
 	uint64_t va[2];
-	npu_cmdbuf *cb = NULL;
 	size_t n;
 	int err;
 
@@ -192,14 +203,108 @@ int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const in
 	if (!err)
 		err = stage(&o, NULL, n, &va[1]);
 	if (!err)
-		err = npu_cmdbuf_new(dev, 4096, &cb);
+		err = begin(&o);
 	if (!err)
-		err = npu_cmd_softmax_i8(cb, p, va[0], va[1]);
+		err = npu_cmd_softmax_i8(o.cb, p, va[0], va[1]);
+	return finish(&o, err, out, n);
+}
+
+int npu_run_eltwise_i8(npu_device *dev, const struct npu_eltwise_i8 *p, const int8_t *a,
+		       const int8_t *b, int8_t *out)
+{
+	struct oneshot o = { .dev = dev };
+	uint64_t va[3];
+	int err;
+
+	if (!npu_eltwise_i8_valid(p) || !a || !b || !out)
+		return NPU_EINVAL;
+	if (!has_op(dev, NPU_CMD_ELTWISE_I8))
+		return npu_ref_eltwise_i8(p, a, b, out);
+	err = stage(&o, a, p->count, &va[0]);
 	if (!err)
-		err = npu_submit_and_wait(dev, cb, NULL);
+		err = stage(&o, b, p->count, &va[1]);
 	if (!err)
-		memcpy(out, npu_buffer_map(o.buf[1]), n);
-	npu_cmdbuf_free(cb);
-	release(&o);
-	return err;
+		err = stage(&o, NULL, p->count, &va[2]);
+	if (!err)
+		err = begin(&o);
+	if (!err)
+		err = npu_cmd_eltwise_i8(o.cb, p, va[0], va[1], va[2]);
+	return finish(&o, err, out, p->count);
+}
+
+int npu_run_quantize(npu_device *dev, const struct npu_quantize *p, const void *in,
+		     void *out)
+{
+	struct oneshot o = { .dev = dev };
+	size_t in_sz, out_sz;
+	uint64_t va[2];
+	int err;
+
+	if (!npu_quantize_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	if (!has_op(dev, NPU_CMD_QUANTIZE))
+		return npu_ref_quantize(p, in, out);
+	in_sz = (size_t)p->count * (p->dequantize ? 1 : 4);
+	out_sz = (size_t)p->count * (p->dequantize ? 4 : 1);
+	err = stage(&o, in, in_sz, &va[0]);
+	if (!err)
+		err = stage(&o, NULL, out_sz, &va[1]);
+	if (!err)
+		err = begin(&o);
+	if (!err)
+		err = npu_cmd_quantize(o.cb, p, va[0], va[1]);
+	return finish(&o, err, out, out_sz);
+}
+
+int npu_run_transpose(npu_device *dev, const struct npu_transpose *p, const void *in,
+		      void *out)
+{
+	struct oneshot o = { .dev = dev };
+	uint64_t va[2];
+	size_t sz;
+	int err;
+
+	if (!npu_transpose_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	if (!has_op(dev, NPU_CMD_TRANSPOSE))
+		return npu_ref_transpose(p, in, out);
+	sz = prod(p->dims, (int)p->rank, p->elem_size);
+	if (!sz)
+		return NPU_ENOMEM;
+	err = stage(&o, in, sz, &va[0]);
+	if (!err)
+		err = stage(&o, NULL, sz, &va[1]);
+	if (!err)
+		err = begin(&o);
+	if (!err)
+		err = npu_cmd_transpose(o.cb, p, va[0], va[1]);
+	return finish(&o, err, out, sz);
+}
+
+int npu_run_pad(npu_device *dev, const struct npu_pad *p, const int8_t *in, int8_t *out)
+{
+	struct oneshot o = { .dev = dev };
+	uint32_t od[4];
+	size_t in_sz, out_sz;
+	uint64_t va[2];
+	int err;
+
+	if (!npu_pad_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	if (!has_op(dev, NPU_CMD_PAD))
+		return npu_ref_pad(p, in, out);
+	for (uint32_t i = 0; i < p->rank; i++)	/* each <= 3 * 65536: no wrap */
+		od[i] = p->before[i] + p->dims[i] + p->after[i];
+	in_sz = prod(p->dims, (int)p->rank, 1);
+	out_sz = prod(od, (int)p->rank, 1);
+	if (!in_sz || !out_sz)
+		return NPU_ENOMEM;
+	err = stage(&o, in, in_sz, &va[0]);
+	if (!err)
+		err = stage(&o, NULL, out_sz, &va[1]);
+	if (!err)
+		err = begin(&o);
+	if (!err)
+		err = npu_cmd_pad(o.cb, p, va[0], va[1]);
+	return finish(&o, err, out, out_sz);
 }

@@ -5,20 +5,26 @@
  */
 #include "npu.h"
 #include "npu_quant.h"
+#include "npu_ref.h"
 
 static int shift_ok(int32_t s)
 {
 	return s >= -31 && s <= 30;
 }
 
+bool npu_eltwise_i8_valid(const struct npu_eltwise_i8 *p)
+{
+	return p && p->count && p->left_shift <= 20 && p->a_zero >= -128 && p->a_zero <= 127 &&
+	       p->b_zero >= -128 && p->b_zero <= 127 && p->out_zero >= -128 &&
+	       p->out_zero <= 127 && shift_ok(p->a_shift) && shift_ok(p->b_shift) &&
+	       shift_ok(p->out_shift) && p->act_min >= -128 && p->act_min <= p->act_max &&
+	       p->act_max <= 127;
+}
+
 int npu_ref_eltwise_i8(const struct npu_eltwise_i8 *p, const int8_t *a, const int8_t *b,
 		       int8_t *out)
 {
-	if (!p || !a || !b || !out || !p->count || p->left_shift > 20 ||
-	    p->a_zero < -128 || p->a_zero > 127 || p->b_zero < -128 || p->b_zero > 127 ||
-	    p->out_zero < -128 || p->out_zero > 127 ||
-	    !shift_ok(p->a_shift) || !shift_ok(p->b_shift) || !shift_ok(p->out_shift) ||
-	    p->act_min < -128 || p->act_min > p->act_max || p->act_max > 127)
+	if (!npu_eltwise_i8_valid(p) || !a || !b || !out)
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < p->count; i++) {
 		int32_t x = a[i] - p->a_zero, y = b[i] - p->b_zero, r;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "npu.h"
+#include "npu_ref.h"
 
 /* Dimensions padded to rank 4 at the front; 0 if invalid. */
 static int dims4(uint32_t rank, const uint32_t *dims, uint32_t *d4)
@@ -23,23 +24,34 @@ static int dims4(uint32_t rank, const uint32_t *dims, uint32_t *d4)
 	return 1;
 }
 
+bool npu_transpose_valid(const struct npu_transpose *p)
+{
+	uint32_t d[4], seen = 0;
+
+	if (!p || !dims4(p->rank, p->dims, d) ||
+	    (p->elem_size != 1 && p->elem_size != 2 && p->elem_size != 4))
+		return false;
+	for (uint32_t i = 0; i < p->rank; i++) {
+		if (p->perm[i] >= p->rank || (seen & (1u << p->perm[i])))
+			return false;
+		seen |= 1u << p->perm[i];
+	}
+	return true;
+}
+
 int npu_ref_transpose(const struct npu_transpose *p, const void *in, void *out)
 {
-	uint32_t d[4], perm4[4], od[4], seen = 0;
+	uint32_t d[4], perm4[4], od[4];
 	size_t in_stride[4];
 
-	if (!p || !in || !out || !dims4(p->rank, p->dims, d) ||
-	    (p->elem_size != 1 && p->elem_size != 2 && p->elem_size != 4))
+	if (!npu_transpose_valid(p) || !in || !out)
 		return NPU_EINVAL;
+	dims4(p->rank, p->dims, d);
 	/* The permutation on the padded rank: leading dims stay in place. */
 	for (uint32_t i = 0; i < 4 - p->rank; i++)
 		perm4[i] = i;
-	for (uint32_t i = 0; i < p->rank; i++) {
-		if (p->perm[i] >= p->rank || (seen & (1u << p->perm[i])))
-			return NPU_EINVAL;
-		seen |= 1u << p->perm[i];
+	for (uint32_t i = 0; i < p->rank; i++)
 		perm4[4 - p->rank + i] = 4 - p->rank + p->perm[i];
-	}
 	in_stride[3] = 1;
 	for (int i = 2; i >= 0; i--)
 		in_stride[i] = in_stride[i + 1] * d[i + 1];
@@ -60,16 +72,27 @@ int npu_ref_transpose(const struct npu_transpose *p, const void *in, void *out)
 	return NPU_OK;
 }
 
+bool npu_pad_valid(const struct npu_pad *p)
+{
+	uint32_t d[4];
+
+	if (!p || !dims4(p->rank, p->dims, d) || p->value < -128 || p->value > 127)
+		return false;
+	for (uint32_t i = 0; i < p->rank; i++)
+		if (p->dims[i] > 65536 || p->before[i] > 65536 || p->after[i] > 65536)
+			return false;	/* and no uint32 sums can wrap */
+	return true;
+}
+
 int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out)
 {
 	uint32_t d[4], bf[4] = { 0 }, af[4] = { 0 };
 	size_t o = 0;
 
-	if (!p || !in || !out || !dims4(p->rank, p->dims, d) || p->value < -128 || p->value > 127)
+	if (!npu_pad_valid(p) || !in || !out)
 		return NPU_EINVAL;
+	dims4(p->rank, p->dims, d);
 	for (uint32_t i = 0; i < p->rank; i++) {
-		if (p->dims[i] > 65536 || p->before[i] > 65536 || p->after[i] > 65536)
-			return NPU_EINVAL;	/* and no uint32 sums can wrap */
 		bf[4 - p->rank + i] = p->before[i];
 		af[4 - p->rank + i] = p->after[i];
 	}

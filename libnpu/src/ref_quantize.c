@@ -3,11 +3,17 @@
 #include <math.h>
 
 #include "npu.h"
+#include "npu_ref.h"
+
+bool npu_quantize_valid(const struct npu_quantize *p)
+{
+	return p && p->count && p->scale > 0 && p->scale <= 1e30 && (float)p->scale != 0 &&
+	       p->zero_point >= -128 && p->zero_point <= 127;
+}
 
 int npu_ref_quantize(const struct npu_quantize *p, const void *in, void *out)
 {
-	if (!p || !in || !out || !p->count || !(p->scale > 0) || p->scale > 1e30 ||
-	    (float)p->scale == 0 || p->zero_point < -128 || p->zero_point > 127)
+	if (!npu_quantize_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < p->count; i++) {
 		if (p->dequantize) {

@@ -421,4 +421,54 @@ TEST_F(lib, one_call_helpers)
 	EXPECT_EQ(NPU_EINVAL, npu_run_gemm_i8(self->dev, &gp, a, b, NULL, cm, cs, yn));
 }
 
+TEST_F(lib, one_call_helpers_layout_and_eltwise)
+{
+	struct npu_eltwise_i8 ep = { .count = 300, .mul = 1, .a_zero = 3, .b_zero = -2,
+				     .out_zero = 1, .act_min = -128, .act_max = 127,
+				     .out_mult = 0x4a000000, .out_shift = -7 };
+	struct npu_quantize qp = { .count = 100, .scale = 0.05, .zero_point = -3 };
+	struct npu_transpose tp = { .rank = 3, .elem_size = 2, .dims = { 3, 4, 5 },
+				    .perm = { 2, 0, 1 } };
+	struct npu_pad pp = { .rank = 2, .dims = { 3, 5 }, .before = { 1, 2 },
+			      .after = { 2, 0 }, .value = -7 };
+	static int8_t a[400], b[400], yn[400], yc[400];
+	static float f[100], fn[100], fc[100];
+	struct npu_device_info info;
+
+	/* Otherwise both calls would take the CPU path and prove nothing. */
+	ASSERT_EQ(NPU_OK, npu_device_info(self->dev, &info));
+	ASSERT_EQ(0xffu << 16, info.cmd_caps & (0xffu << 16));
+	for (int i = 0; i < 400; i++) {
+		a[i] = (int8_t)(i * 7 + 3);
+		b[i] = (int8_t)(i * 11 - 5);
+	}
+	for (int i = 0; i < 100; i++)
+		f[i] = (float)(i - 50) * 0.37f;
+	ASSERT_EQ(NPU_OK, npu_run_eltwise_i8(self->dev, &ep, a, b, yn));
+	ASSERT_EQ(NPU_OK, npu_run_eltwise_i8(NULL, &ep, a, b, yc));
+	EXPECT_EQ(0, memcmp(yn, yc, 300));
+	ASSERT_EQ(NPU_OK, npu_run_quantize(self->dev, &qp, f, yn));
+	ASSERT_EQ(NPU_OK, npu_run_quantize(NULL, &qp, f, yc));
+	EXPECT_EQ(0, memcmp(yn, yc, 100));
+	qp.dequantize = 1;
+	ASSERT_EQ(NPU_OK, npu_run_quantize(self->dev, &qp, a, fn));
+	ASSERT_EQ(NPU_OK, npu_run_quantize(NULL, &qp, a, fc));
+	EXPECT_EQ(0, memcmp(fn, fc, sizeof(fn)));
+	ASSERT_EQ(NPU_OK, npu_run_transpose(self->dev, &tp, a, yn));
+	ASSERT_EQ(NPU_OK, npu_run_transpose(NULL, &tp, a, yc));
+	EXPECT_EQ(0, memcmp(yn, yc, 120));
+	ASSERT_EQ(NPU_OK, npu_run_pad(self->dev, &pp, a, yn));
+	ASSERT_EQ(NPU_OK, npu_run_pad(NULL, &pp, a, yc));
+	EXPECT_EQ(0, memcmp(yn, yc, 6 * 7));
+	EXPECT_EQ(-7, yn[0]);
+	EXPECT_EQ(a[0], yn[1 * 7 + 2]);
+	/* The same refusal on both paths. */
+	tp.perm[1] = 2;
+	EXPECT_EQ(NPU_EINVAL, npu_run_transpose(self->dev, &tp, a, yn));
+	EXPECT_EQ(NPU_EINVAL, npu_run_transpose(NULL, &tp, a, yn));
+	pp.value = 128;
+	EXPECT_EQ(NPU_EINVAL, npu_run_pad(self->dev, &pp, a, yn));
+	EXPECT_EQ(NPU_EINVAL, npu_run_pad(NULL, &pp, a, yn));
+}
+
 TEST_HARNESS_MAIN
