@@ -96,6 +96,43 @@ static size_t prod(const uint32_t *d, int n, size_t elem)
 	return s;
 }
 
+/* The ops with one input and one output: stage, emit, run, copy back. */
+static int run_unary(npu_device *dev, uint32_t op, const void *p, const void *in,
+		     size_t in_sz, void *out, size_t out_sz)
+{
+	struct oneshot o = { .dev = dev };
+	uint64_t va[2];
+	int err;
+
+	if (!in_sz || !out_sz)
+		return NPU_ENOMEM;
+	err = stage(&o, in, in_sz, &va[0]);
+	if (!err)
+		err = stage(&o, NULL, out_sz, &va[1]);
+	if (!err)
+		err = begin(&o);
+	if (err)
+		return finish(&o, err, out, out_sz);
+	switch (op) {
+	case NPU_CMD_POOL_I8:
+		err = npu_cmd_pool_i8(o.cb, p, va[0], va[1]);
+		break;
+	case NPU_CMD_SOFTMAX_I8:
+		err = npu_cmd_softmax_i8(o.cb, p, va[0], va[1]);
+		break;
+	case NPU_CMD_QUANTIZE:
+		err = npu_cmd_quantize(o.cb, p, va[0], va[1]);
+		break;
+	case NPU_CMD_TRANSPOSE:
+		err = npu_cmd_transpose(o.cb, p, va[0], va[1]);
+		break;
+	default:
+		err = npu_cmd_pad(o.cb, p, va[0], va[1]);
+		break;
+	}
+	return finish(&o, err, out, out_sz);
+}
+
 int npu_run_gemm_i8(npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *a,
 		    const int8_t *b, const int32_t *bias, const int32_t *mult,
 		    const int32_t *shift, int8_t *out)
@@ -163,50 +200,26 @@ int npu_run_conv2d_i8(npu_device *dev, const struct npu_conv2d_i8 *p, const int8
 int npu_run_pool_i8(npu_device *dev, const struct npu_pool_i8 *p, const int8_t *in,
 		    int8_t *out)
 {
-	struct oneshot o = { .dev = dev };
-	size_t in_sz, out_sz;
-	uint64_t va[2];
-	int err;
-
 	if (!npu_pool_i8_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	if (!has_op(dev, NPU_CMD_POOL_I8))
 		return npu_ref_pool_i8(p, in, out);
-	in_sz = prod((uint32_t[]){ p->batch, p->in_h, p->in_w, p->c }, 4, 1);
-	out_sz = prod((uint32_t[]){ p->batch, p->out_h, p->out_w, p->c }, 4, 1);
-	if (!in_sz || !out_sz)
-		return NPU_ENOMEM;
-	err = stage(&o, in, in_sz, &va[0]);
-	if (!err)
-		err = stage(&o, NULL, out_sz, &va[1]);
-	if (!err)
-		err = begin(&o);
-	if (!err)
-		err = npu_cmd_pool_i8(o.cb, p, va[0], va[1]);
-	return finish(&o, err, out, out_sz);
+	return run_unary(dev, NPU_CMD_POOL_I8, p, in,
+			 prod((uint32_t[]){ p->batch, p->in_h, p->in_w, p->c }, 4, 1), out,
+			 prod((uint32_t[]){ p->batch, p->out_h, p->out_w, p->c }, 4, 1));
 }
 
 int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const int8_t *in,
 		       int8_t *out)
 {
-	struct oneshot o = { .dev = dev };
-	uint64_t va[2];
 	size_t n;
-	int err;
 
 	if (!npu_softmax_i8_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	if (!has_op(dev, NPU_CMD_SOFTMAX_I8))
 		return npu_ref_softmax_i8(p, in, out);
 	n = (size_t)p->rows * p->depth;
-	err = stage(&o, in, n, &va[0]);
-	if (!err)
-		err = stage(&o, NULL, n, &va[1]);
-	if (!err)
-		err = begin(&o);
-	if (!err)
-		err = npu_cmd_softmax_i8(o.cb, p, va[0], va[1]);
-	return finish(&o, err, out, n);
+	return run_unary(dev, NPU_CMD_SOFTMAX_I8, p, in, n, out, n);
 }
 
 int npu_run_eltwise_i8(npu_device *dev, const struct npu_eltwise_i8 *p, const int8_t *a,
@@ -235,59 +248,30 @@ int npu_run_eltwise_i8(npu_device *dev, const struct npu_eltwise_i8 *p, const in
 int npu_run_quantize(npu_device *dev, const struct npu_quantize *p, const void *in,
 		     void *out)
 {
-	struct oneshot o = { .dev = dev };
-	size_t in_sz, out_sz;
-	uint64_t va[2];
-	int err;
-
 	if (!npu_quantize_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	if (!has_op(dev, NPU_CMD_QUANTIZE))
 		return npu_ref_quantize(p, in, out);
-	in_sz = (size_t)p->count * (p->dequantize ? 1 : 4);
-	out_sz = (size_t)p->count * (p->dequantize ? 4 : 1);
-	err = stage(&o, in, in_sz, &va[0]);
-	if (!err)
-		err = stage(&o, NULL, out_sz, &va[1]);
-	if (!err)
-		err = begin(&o);
-	if (!err)
-		err = npu_cmd_quantize(o.cb, p, va[0], va[1]);
-	return finish(&o, err, out, out_sz);
+	return run_unary(dev, NPU_CMD_QUANTIZE, p, in, (size_t)p->count * (p->dequantize ? 1 : 4),
+			 out, (size_t)p->count * (p->dequantize ? 4 : 1));
 }
 
 int npu_run_transpose(npu_device *dev, const struct npu_transpose *p, const void *in,
 		      void *out)
 {
-	struct oneshot o = { .dev = dev };
-	uint64_t va[2];
 	size_t sz;
-	int err;
 
 	if (!npu_transpose_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	if (!has_op(dev, NPU_CMD_TRANSPOSE))
 		return npu_ref_transpose(p, in, out);
 	sz = prod(p->dims, (int)p->rank, p->elem_size);
-	if (!sz)
-		return NPU_ENOMEM;
-	err = stage(&o, in, sz, &va[0]);
-	if (!err)
-		err = stage(&o, NULL, sz, &va[1]);
-	if (!err)
-		err = begin(&o);
-	if (!err)
-		err = npu_cmd_transpose(o.cb, p, va[0], va[1]);
-	return finish(&o, err, out, sz);
+	return run_unary(dev, NPU_CMD_TRANSPOSE, p, in, sz, out, sz);
 }
 
 int npu_run_pad(npu_device *dev, const struct npu_pad *p, const int8_t *in, int8_t *out)
 {
-	struct oneshot o = { .dev = dev };
 	uint32_t od[4];
-	size_t in_sz, out_sz;
-	uint64_t va[2];
-	int err;
 
 	if (!npu_pad_valid(p) || !in || !out)
 		return NPU_EINVAL;
@@ -295,16 +279,6 @@ int npu_run_pad(npu_device *dev, const struct npu_pad *p, const int8_t *in, int8
 		return npu_ref_pad(p, in, out);
 	for (uint32_t i = 0; i < p->rank; i++)	/* each <= 3 * 65536: no wrap */
 		od[i] = p->before[i] + p->dims[i] + p->after[i];
-	in_sz = prod(p->dims, (int)p->rank, 1);
-	out_sz = prod(od, (int)p->rank, 1);
-	if (!in_sz || !out_sz)
-		return NPU_ENOMEM;
-	err = stage(&o, in, in_sz, &va[0]);
-	if (!err)
-		err = stage(&o, NULL, out_sz, &va[1]);
-	if (!err)
-		err = begin(&o);
-	if (!err)
-		err = npu_cmd_pad(o.cb, p, va[0], va[1]);
-	return finish(&o, err, out, out_sz);
+	return run_unary(dev, NPU_CMD_PAD, p, in, prod(p->dims, (int)p->rank, 1), out,
+			 prod(od, (int)p->rank, 1));
 }
