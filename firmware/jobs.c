@@ -194,6 +194,7 @@ static uint32_t run_commands(const struct npu_job_desc *d)
 		case NPU_CMD_SOFTMAX_I8:
 		case NPU_CMD_TRANSPOSE:
 		case NPU_CMD_PAD:
+		case NPU_CMD_CONCAT:
 			st = cmd_tensor(c, d->ctx_id);
 			break;
 		default:

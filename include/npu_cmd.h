@@ -31,6 +31,7 @@ enum npu_cmd_op {
 	NPU_CMD_SOFTMAX_I8 = 21, /* struct npu_cmd_softmax_i8 */
 	NPU_CMD_TRANSPOSE = 22,	/* struct npu_cmd_transpose */
 	NPU_CMD_PAD = 23,	/* struct npu_cmd_pad */
+	NPU_CMD_CONCAT = 24,	/* struct npu_cmd_concat: one input of a concat */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -341,6 +342,31 @@ struct npu_cmd_pad {
 	uint32_t before[NPU_LAYOUT_MAX_RANK];
 	uint32_t after[NPU_LAYOUT_MAX_RANK];
 	uint32_t reserved[2];
+};
+
+/**
+ * struct npu_cmd_concat - place one input of a concatenation in the output
+ * (TFLite Concatenation, one command per input). Seen as @outer rows, the
+ * input's rows of @in_row bytes go to bytes [@offset, @offset + @in_row) of
+ * the output's rows of @out_row bytes; the rest of the output is untouched.
+ * For axis a of packed tensors: @outer is the product of the dimensions
+ * before a, @in_row and @out_row the bytes from a on, and @offset the bytes
+ * of the inputs before this one along a. Reshape needs no command: packed
+ * tensors reshape in place.
+ * @hdr: op NPU_CMD_CONCAT, size 40.
+ * @in, @out: packed tensors.
+ * @outer: rows, >= 1.
+ * @in_row: >= 1; @out_row: >= @offset + @in_row.
+ * @offset: the input's place in each output row.
+ */
+struct npu_cmd_concat {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t outer;
+	uint32_t in_row;
+	uint32_t out_row;
+	uint32_t offset;
 };
 
 /**

@@ -242,6 +242,28 @@ struct npu_pad {
 int npu_cmd_pad(npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_t out_va);
 int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out);
 
+#define NPU_CONCAT_MAX_INPUTS	64
+
+/**
+ * Concatenate packed tensors along @axis (TFLite Concatenation; quantized
+ * inputs must share the output's scale and zero point). The inputs agree
+ * on every dimension but @axis; input i has @axis_dims[i] there, and the
+ * output the sum. Reshape needs no op: packed tensors reshape in place.
+ */
+struct npu_concat {
+	uint32_t rank;			/* 1..4 */
+	uint32_t elem_size;		/* 1, 2 or 4 bytes */
+	uint32_t axis;			/* < rank */
+	uint32_t count;			/* inputs, 1..NPU_CONCAT_MAX_INPUTS */
+	uint32_t dims[4];		/* shared dims; [axis] ignored, past rank 0 */
+	const uint32_t *axis_dims;	/* @count sizes along @axis, >= 1 each */
+};
+
+/* One NPU command per input; @in_va holds @count addresses. */
+int npu_cmd_concat(npu_cmdbuf *cb, const struct npu_concat *p, const uint64_t *in_va,
+		   uint64_t out_va);
+int npu_ref_concat(const struct npu_concat *p, const void *const *in, void *out);
+
 /*
  * One-call helpers: one op on host arrays, on @dev's NPU when its firmware
  * has the op, otherwise (or with @dev NULL) on the CPU reference; same
@@ -266,6 +288,8 @@ int npu_run_quantize(npu_device *dev, const struct npu_quantize *p, const void *
 int npu_run_transpose(npu_device *dev, const struct npu_transpose *p, const void *in,
 		      void *out);
 int npu_run_pad(npu_device *dev, const struct npu_pad *p, const int8_t *in, int8_t *out);
+int npu_run_concat(npu_device *dev, const struct npu_concat *p, const void *const *in,
+		   void *out);
 
 /* ---------------------------------------------------------------- */
 /* Graphs: tensors and ops, compiled for a device (placement by the  */

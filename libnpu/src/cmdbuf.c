@@ -10,6 +10,7 @@
 #include "npu_fw.h"
 #include "npu_pack.h"
 #include "npu_priv.h"
+#include "npu_ref.h"
 
 int npu_cmdbuf_new(npu_device *dev, size_t capacity, npu_cmdbuf **out)
 {
@@ -186,4 +187,24 @@ int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
 	if (dst_va % 8)
 		return NPU_EINVAL;
 	return emit(cb, &c, sizeof(c));
+}
+
+int npu_cmd_concat(npu_cmdbuf *cb, const struct npu_concat *p, const uint64_t *in_va,
+		   uint64_t out_va)
+{
+	struct npu_cmd_concat c;
+	size_t len;
+	int err = cb && npu_concat_valid(p) && in_va ? 0 : NPU_EINVAL;
+
+	/* All or nothing: check every command fits before emitting any. */
+	len = err ? 0 : p->count * sizeof(c);
+	if (!err && (cb->bo->size - cb->used < len ||
+		     cb->used + len > cb->dev->info.max_cmd_size))
+		err = NPU_ENOSPC;
+	for (uint32_t i = 0; !err && i < p->count; i++) {
+		err = npu_pack_concat(&c, p, i, in_va[i], out_va);
+		if (!err)
+			err = emit(cb, &c, sizeof(c));
+	}
+	return err;
 }

@@ -27,6 +27,9 @@ int npu_pack_softmax_i8(struct npu_cmd_softmax_i8 *out, const struct npu_softmax
 		uint64_t in_va, uint64_t out_va);
 int npu_pack_transpose(struct npu_cmd_transpose *out, const struct npu_transpose *p,
 		uint64_t in_va, uint64_t out_va);
+/* The command for input @input of @p (valid per npu_concat_valid). */
+int npu_pack_concat(struct npu_cmd_concat *out, const struct npu_concat *p, uint32_t input,
+		uint64_t in_va, uint64_t out_va);
 int npu_pack_pad(struct npu_cmd_pad *out, const struct npu_pad *p, uint64_t in_va,
 		uint64_t out_va);
 

@@ -282,3 +282,46 @@ int npu_run_pad(npu_device *dev, const struct npu_pad *p, const int8_t *in, int8
 	return run_unary(dev, NPU_CMD_PAD, p, in, prod(p->dims, (int)p->rank, 1), out,
 			 prod(od, (int)p->rank, 1));
 }
+
+int npu_run_concat(npu_device *dev, const struct npu_concat *p, const void *const *in,
+		   void *out)
+{
+	struct oneshot o = { .dev = dev };
+	npu_buffer *buf[NPU_CONCAT_MAX_INPUTS] = { NULL };
+	uint64_t va[NPU_CONCAT_MAX_INPUTS], out_va;
+	struct npu_concat_rows r;
+	size_t out_sz;
+	int err = 0;
+
+	if (!npu_concat_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	for (uint32_t i = 0; i < p->count; i++)
+		if (!in[i])
+			return NPU_EINVAL;
+	if (!has_op(dev, NPU_CMD_CONCAT))
+		return npu_ref_concat(p, in, out);
+	npu_concat_rows(p, &r);
+	out_sz = (size_t)(r.outer * r.axis_total * r.inner);
+	/* The inputs outnumber struct oneshot's slots: a table of their own. */
+	for (uint32_t i = 0; !err && i < p->count; i++) {
+		size_t sz = (size_t)(r.outer * p->axis_dims[i] * r.inner);
+
+		err = npu_buffer_alloc(dev, sz, &buf[i]);
+		if (!err && !npu_buffer_map(buf[i]))
+			err = NPU_ENOMEM;
+		if (!err) {
+			memcpy(npu_buffer_map(buf[i]), in[i], sz);
+			va[i] = npu_buffer_va(buf[i]);
+		}
+	}
+	if (!err)
+		err = stage(&o, NULL, out_sz, &out_va);
+	if (!err)
+		err = begin(&o);
+	if (!err)
+		err = npu_cmd_concat(o.cb, p, va, out_va);
+	err = finish(&o, err, out, out_sz);
+	for (uint32_t i = 0; i < p->count; i++)
+		npu_buffer_free(buf[i]);
+	return err;
+}

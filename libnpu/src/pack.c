@@ -4,6 +4,7 @@
 
 #include "npu_fw.h"
 #include "npu_pack.h"
+#include "npu_ref.h"
 
 int npu_pack_gemm_i8(struct npu_cmd_gemm_i8 *out, const struct npu_gemm_i8 *p, uint64_t a_va,
 		    uint64_t b_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va)
@@ -218,5 +219,30 @@ int npu_pack_pad(struct npu_cmd_pad *out, const struct npu_pad *p, uint64_t in_v
 	memcpy(c.before, p->before, sizeof(c.before));
 	memcpy(c.after, p->after, sizeof(c.after));
 	*out = c;
+	return 0;
+}
+
+int npu_pack_concat(struct npu_cmd_concat *out, const struct npu_concat *p, uint32_t input,
+		    uint64_t in_va, uint64_t out_va)
+{
+	struct npu_concat_rows r;
+	uint64_t before = 0;
+
+	if (!npu_concat_valid(p) || input >= p->count)
+		return NPU_EINVAL;
+	npu_concat_rows(p, &r);
+	for (uint32_t i = 0; i < input; i++)
+		before += p->axis_dims[i];
+	if (r.axis_total * r.inner > UINT32_MAX)
+		return NPU_EINVAL;	/* rows beyond the command's fields */
+	memset(out, 0, sizeof(*out));
+	out->hdr.op = NPU_CMD_CONCAT;
+	out->hdr.size = sizeof(*out);
+	out->in = in_va;
+	out->out = out_va;
+	out->outer = (uint32_t)r.outer;
+	out->in_row = (uint32_t)(p->axis_dims[input] * r.inner);
+	out->out_row = (uint32_t)(r.axis_total * r.inner);
+	out->offset = (uint32_t)(before * r.inner);
 	return 0;
 }

@@ -109,3 +109,64 @@ int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out)
 	}
 	return NPU_OK;
 }
+
+bool npu_concat_valid(const struct npu_concat *p)
+{
+	uint64_t total = 0, n = 1;
+
+	if (!p || p->rank < 1 || p->rank > 4 || p->axis >= p->rank || !p->count ||
+	    p->count > NPU_CONCAT_MAX_INPUTS || !p->axis_dims ||
+	    (p->elem_size != 1 && p->elem_size != 2 && p->elem_size != 4))
+		return false;
+	for (uint32_t i = 0; i < 4; i++) {
+		if (i >= p->rank ? p->dims[i] != 0
+				 : i != p->axis && (!p->dims[i] || p->dims[i] > 65536))
+			return false;
+		if (i < p->rank && i != p->axis)
+			n *= p->dims[i];
+	}
+	for (uint32_t i = 0; i < p->count; i++) {
+		if (!p->axis_dims[i] || p->axis_dims[i] > 65536)
+			return false;
+		total += p->axis_dims[i];
+	}
+	/* The whole output within 2^40 bytes: no product below can wrap. */
+	return n * p->elem_size <= (1ull << 40) / total;
+}
+
+void npu_concat_rows(const struct npu_concat *p, struct npu_concat_rows *r)
+{
+	r->outer = 1;
+	r->inner = p->elem_size;
+	r->axis_total = 0;
+	for (uint32_t i = 0; i < p->rank; i++) {
+		if (i < p->axis)
+			r->outer *= p->dims[i];
+		else if (i > p->axis)
+			r->inner *= p->dims[i];
+	}
+	for (uint32_t i = 0; i < p->count; i++)
+		r->axis_total += p->axis_dims[i];
+}
+
+int npu_ref_concat(const struct npu_concat *p, const void *const *in, void *out)
+{
+	struct npu_concat_rows r;
+	uint64_t offset = 0;
+
+	if (!npu_concat_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	for (uint32_t i = 0; i < p->count; i++)
+		if (!in[i])
+			return NPU_EINVAL;
+	npu_concat_rows(p, &r);
+	for (uint32_t i = 0; i < p->count; i++) {
+		size_t row = (size_t)(p->axis_dims[i] * r.inner);
+
+		for (uint64_t o = 0; o < r.outer; o++)
+			memcpy((char *)out + o * r.axis_total * r.inner + offset,
+			       (const char *)in[i] + o * row, row);
+		offset += row;
+	}
+	return NPU_OK;
+}

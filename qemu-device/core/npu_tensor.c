@@ -761,7 +761,7 @@ out:
 	return st;
 }
 
-/* ---- layout: transpose and pad ---------------------------------------- */
+/* ---- layout: transpose, concat and pad -------------------------------- */
 
 /* Check rank and dims (entries past rank zero); total elements in *count. */
 static bool layout_dims(const uint32_t *dims, uint32_t rank, uint64_t *count)
@@ -840,6 +840,39 @@ static uint32_t transpose_run(struct npu_core *core, const uint8_t *c, uint32_t 
 out:
 	free(src);
 	free(dst);
+	return st;
+}
+
+static uint32_t concat_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			   uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint32_t outer, in_row, out_row, offset, st;
+	uint64_t in_va, out_va;
+	uint8_t *src;
+
+	if (size != sizeof(struct npu_cmd_concat))
+		return NPU_DMA_ERR_ARGS;
+	in_va = rd64(c + 8);
+	out_va = rd64(c + 16);
+	outer = rd32(c + 24);
+	in_row = rd32(c + 28);
+	out_row = rd32(c + 32);
+	offset = rd32(c + 36);
+	if (!outer || !in_row || offset > out_row || in_row > out_row - offset ||
+	    (uint64_t)outer * out_row > NPU_TENSOR_MAX_BYTES)
+		return NPU_DMA_ERR_ARGS;
+	src = malloc((size_t)outer * in_row);
+	if (!src)
+		return NPU_DMA_ERR_ARGS;
+	st = npu_va_rw(core, core->tensor.ctx, in_va, src, (uint64_t)outer * in_row, false, fault);
+	for (uint32_t r = 0; r < outer && st == NPU_DMA_OK; r++)
+		st = npu_va_rw(core, core->tensor.ctx, out_va + (uint64_t)r * out_row + offset,
+			       src + (size_t)r * in_row, in_row, true, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = 2ull * outer * in_row;
+		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
+	}
+	free(src);
 	return st;
 }
 
@@ -961,6 +994,9 @@ void npu_tensor_run(struct npu_core *core)
 		break;
 	case NPU_CMD_PAD:
 		st = pad_run(core, cmd, size, &fault, &bytes, &cycles);
+		break;
+	case NPU_CMD_CONCAT:
+		st = concat_run(core, cmd, size, &fault, &bytes, &cycles);
 		break;
 	default:
 		st = NPU_DMA_ERR_ARGS;

@@ -819,6 +819,100 @@ static void test_transpose_random(void)
 	}
 }
 
+static void test_concat_random(void)
+{
+	static uint8_t in[4][4096], want[4 * 4096];
+
+	for (int i = 0; i < 40; i++) {
+		struct npu_concat p = { .rank = 1 + rnd() % 4, .count = 1 + rnd() % 4 };
+		static const uint32_t es[] = { 1, 2, 4 };
+		struct npu_cmd_concat c[4];
+		const void *ins[4];
+		uint32_t ad[4];
+		size_t shared = 1, total = 0;
+
+		p.elem_size = es[rnd() % 3];
+		p.axis = rnd() % p.rank;
+		p.axis_dims = ad;
+		for (uint32_t d = 0; d < p.rank; d++) {
+			p.dims[d] = d == p.axis ? 0 : 1 + rnd() % 5;
+			shared *= d == p.axis ? 1 : p.dims[d];
+		}
+		for (uint32_t k = 0; k < p.count; k++) {
+			size_t sz;
+
+			ad[k] = 1 + rnd() % 5;
+			sz = shared * ad[k] * p.elem_size;
+			for (size_t j = 0; j < sz; j++)
+				in[k][j] = (uint8_t)rnd();
+			ins[k] = in[k];
+			total += sz;
+		}
+		CHECK_EQ(npu_ref_concat(&p, ins, want), NPU_OK);
+		setup();
+		for (uint32_t k = 0; k < p.count; k++) {
+			h_map(&h, 0, VA_A + k * 0x100000ull, 4096, NPU_PTE_R, 0);
+			memcpy(h_va(&h, 0, VA_A + k * 0x100000ull), in[k], 4096);
+			CHECK_EQ(npu_pack_concat(&c[k], &p, k, VA_A + k * 0x100000ull, VA_OUT), 0);
+		}
+		h_map(&h, 0, VA_OUT, total, NPU_PTE_R | NPU_PTE_W, 0);
+		CHECK(run_cmd_compare(c, p.count * sizeof(c[0]), (int8_t *)want, total));
+	}
+	/* By hand: [2x1] ++ [2x2] along axis 1, and the untouched gap. */
+	{
+		const uint32_t ad[2] = { 1, 2 };
+		struct npu_concat p = { 2, 1, 1, 2, { 2, 0 }, ad };
+		const int8_t a[2] = { 1, 2 }, b[4] = { 3, 4, 5, 6 };
+		const int8_t cat[6] = { 1, 3, 4, 2, 5, 6 }, only_b[6] = { 9, 3, 4, 9, 5, 6 };
+		const void *ins[2] = { a, b };
+		struct npu_cmd_concat c;
+		int8_t got[6];
+
+		CHECK_EQ(npu_ref_concat(&p, ins, got), NPU_OK);
+		CHECK(!memcmp(got, cat, 6));
+		setup();
+		h_map(&h, 0, VA_B, 4096, NPU_PTE_R, 0);
+		memcpy(h_va(&h, 0, VA_B), b, 4);
+		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		memset(h_va(&h, 0, VA_OUT), 9, 6);
+		CHECK_EQ(npu_pack_concat(&c, &p, 1, VA_B, VA_OUT), 0);
+		CHECK(run_cmd_compare(&c, sizeof(c), only_b, 6));
+		/* An input past the end, and a bad shape, refused in libnpu. */
+		CHECK_EQ(npu_pack_concat(&c, &p, 2, VA_B, VA_OUT), NPU_EINVAL);
+		p.axis = 2;
+		CHECK_EQ(npu_pack_concat(&c, &p, 0, VA_B, VA_OUT), NPU_EINVAL);
+		CHECK_EQ(npu_ref_concat(&p, ins, got), NPU_EINVAL);
+	}
+	/* Malformed: no rows, an empty row, a row past the output row, wrapping. */
+	for (int i = 0; i < 4; i++) {
+		struct npu_cmd_concat c = { { NPU_CMD_CONCAT, sizeof(c) }, VA_A, VA_OUT, 2, 3, 8, 5 };
+
+		if (i == 0)
+			c.outer = 0;
+		else if (i == 1)
+			c.in_row = 0;
+		else if (i == 2)
+			c.offset = 6;
+		else
+			c.offset = 0xfffffffe;
+		setup_scratch();
+		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	}
+	/* An unmapped output row faults, with the address. */
+	{
+		struct npu_cmd_concat c = { { NPU_CMD_CONCAT, sizeof(c) }, VA_A, VA_OUT, 2, 3,
+					    0x200000, 5 };
+		struct npu_job_cmpl cm;
+
+		setup();
+		h_map(&h, 0, VA_A, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+		cm = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
+		CHECK_EQ(cm.status, NPU_JOB_MMU_FAULT);
+		CHECK_EQ(cm.fault_va, VA_OUT + 0x200000 + 5);
+	}
+}
+
 static void test_pad_random(void)
 {
 	static int8_t in[4096], want[65536];
@@ -864,5 +958,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_quantize_roundtrip),
 	TAP_ENTRY(test_softmax),
 	TAP_ENTRY(test_transpose_random),
+	TAP_ENTRY(test_concat_random),
 	TAP_ENTRY(test_pad_random),
 )

@@ -437,7 +437,7 @@ TEST_F(lib, one_call_helpers_layout_and_eltwise)
 
 	/* Otherwise both calls would take the CPU path and prove nothing. */
 	ASSERT_EQ(NPU_OK, npu_device_info(self->dev, &info));
-	ASSERT_EQ(0xffu << 16, info.cmd_caps & (0xffu << 16));
+	ASSERT_EQ(0x1ffu << 16, info.cmd_caps & (0x1ffu << 16));
 	for (int i = 0; i < 400; i++) {
 		a[i] = (int8_t)(i * 7 + 3);
 		b[i] = (int8_t)(i * 11 - 5);
@@ -462,6 +462,20 @@ TEST_F(lib, one_call_helpers_layout_and_eltwise)
 	EXPECT_EQ(0, memcmp(yn, yc, 6 * 7));
 	EXPECT_EQ(-7, yn[0]);
 	EXPECT_EQ(a[0], yn[1 * 7 + 2]);
+	{
+		const uint32_t ad[3] = { 2, 1, 3 };
+		struct npu_concat cp = { .rank = 3, .elem_size = 2, .axis = 1, .count = 3,
+					 .dims = { 4, 0, 5 }, .axis_dims = ad };
+		const void *ins[3] = { a, b, a + 100 };
+
+		ASSERT_EQ(NPU_OK, npu_run_concat(self->dev, &cp, ins, yn));
+		ASSERT_EQ(NPU_OK, npu_run_concat(NULL, &cp, ins, yc));
+		EXPECT_EQ(0, memcmp(yn, yc, 4 * 6 * 5 * 2));
+		EXPECT_EQ(0, memcmp(yn + 2 * 5 * 2, b, 5 * 2));	/* row 0, input 1 */
+		cp.axis_dims = NULL;
+		EXPECT_EQ(NPU_EINVAL, npu_run_concat(self->dev, &cp, ins, yn));
+		EXPECT_EQ(NPU_EINVAL, npu_run_concat(NULL, &cp, ins, yn));
+	}
 	/* The same refusal on both paths. */
 	tp.perm[1] = 2;
 	EXPECT_EQ(NPU_EINVAL, npu_run_transpose(self->dev, &tp, a, yn));
