@@ -336,6 +336,11 @@ int npu_graph_fully_connected(npu_graph *g, int in, int weights, int bias, int o
 int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, int average);
 int npu_graph_add(npu_graph *g, int a, int b, int out, enum npu_activation act);
 int npu_graph_softmax(npu_graph *g, int in, int out, float beta);
+/**
+ * Concatenate @count int8 tensors (ids in @ins) along @axis into @out; all
+ * share @out's scale and zero point and every dimension but @axis.
+ */
+int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint32_t axis);
 
 /**
  * Compile: place each op on @dev when its firmware supports it, otherwise

@@ -19,7 +19,7 @@
 #include "npu_priv.h"
 #include "npu_quant.h"
 
-enum op_kind { OP_CONV, OP_FC, OP_POOL, OP_ADD, OP_SOFTMAX };
+enum op_kind { OP_CONV, OP_FC, OP_POOL, OP_ADD, OP_SOFTMAX, OP_CONCAT };
 
 struct tensor {
 	struct npu_tensor_desc d;
@@ -37,6 +37,9 @@ struct op {
 	int depthwise, average;
 	enum npu_activation act;
 	float beta;
+	int *ins;			/* concat: its inputs, and their sizes */
+	uint32_t *axis_dims;		/* along the axis; owned by the op */
+	uint32_t nin, axis;
 	/* compiled */
 	int on_npu;
 	int32_t *mult, *shift;
@@ -47,6 +50,7 @@ struct op {
 		struct npu_pool_i8 pool;
 		struct npu_eltwise_i8 elt;
 		struct npu_softmax_i8 sm;
+		struct npu_concat cat;
 	} p;
 };
 
@@ -80,6 +84,10 @@ void npu_graph_free(npu_graph *g)
 	for (int i = 0; i < g->nt; i++) {
 		free(g->t[i].cscales);
 		free(g->t[i].cdata);
+	}
+	for (int i = 0; i < g->nops; i++) {
+		free(g->ops[i].ins);
+		free(g->ops[i].axis_dims);
 	}
 	free(g->t);
 	free(g->ops);
@@ -250,6 +258,54 @@ int npu_graph_softmax(npu_graph *g, int in, int out, float beta)
 	return add_op(g, &o);
 }
 
+int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint32_t axis)
+{
+	struct op o = { .kind = OP_CONCAT, .bias = -1, .out = out, .nin = count, .axis = axis };
+	const struct npu_tensor_desc *y;
+	uint32_t total = 0;
+	int err;
+
+	if (!g || g->compiled || !ins || !count || count > NPU_CONCAT_MAX_INPUTS ||
+	    !valid_id(g, out, 0) || axis >= g->t[out].d.rank)
+		return NPU_EINVAL;
+	y = &g->t[out].d;
+	for (uint32_t i = 0; i < count; i++) {
+		const struct npu_tensor_desc *x;
+
+		if (!valid_id(g, ins[i], -1))
+			return NPU_EINVAL;
+		x = &g->t[ins[i]].d;
+		/* Shared quantization: the bytes are copied, not rescaled. */
+		if (x->dtype != NPU_DT_INT8 || x->rank != y->rank || x->scale != y->scale ||
+		    x->zero_point != y->zero_point)
+			return NPU_EINVAL;
+		for (uint32_t d = 0; d < y->rank; d++)
+			if (d != axis && x->dims[d] != y->dims[d])
+				return NPU_EINVAL;
+		total += x->dims[axis];
+	}
+	if (total != y->dims[axis])
+		return NPU_EINVAL;
+	o.in = ins[0];
+	o.ins = malloc(sizeof(int) * count);
+	o.axis_dims = malloc(sizeof(uint32_t) * count);
+	if (!o.ins || !o.axis_dims) {
+		free(o.ins);
+		free(o.axis_dims);
+		return NPU_ENOMEM;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		o.ins[i] = ins[i];
+		o.axis_dims[i] = g->t[ins[i]].d.dims[axis];
+	}
+	err = add_op(g, &o);
+	if (err) {
+		free(o.ins);
+		free(o.axis_dims);
+	}
+	return err;
+}
+
 /* TFLite's CalculateActivationRangeQuantized. */
 static void act_range(enum npu_activation act, const struct npu_tensor_desc *y, int32_t *lo,
 		      int32_t *hi)
@@ -357,6 +413,13 @@ static int prepare_op(npu_graph *g, struct op *o)
 		o->p.sm.depth = in->d.dims[in->d.rank - 1];
 		o->p.sm.rows = (uint32_t)(in->bytes / o->p.sm.depth);
 		return npu_softmax_params(in->d.scale, o->beta, &o->p.sm);
+	case OP_CONCAT:
+		o->p.cat = (struct npu_concat){ .rank = out->d.rank, .elem_size = 1,
+						.axis = o->axis, .count = o->nin,
+						.axis_dims = o->axis_dims };
+		for (uint32_t d = 0; d < out->d.rank; d++)
+			o->p.cat.dims[d] = d == o->axis ? 0 : out->d.dims[d];
+		return 0;
 	}
 	return NPU_EINVAL;
 }
@@ -366,7 +429,7 @@ static uint32_t op_cmd(const struct op *o)
 	static const uint32_t cmd[] = {
 		[OP_CONV] = NPU_CMD_CONV2D_I8, [OP_FC] = NPU_CMD_GEMM_I8,
 		[OP_POOL] = NPU_CMD_POOL_I8, [OP_ADD] = NPU_CMD_ELTWISE_I8,
-		[OP_SOFTMAX] = NPU_CMD_SOFTMAX_I8,
+		[OP_SOFTMAX] = NPU_CMD_SOFTMAX_I8, [OP_CONCAT] = NPU_CMD_CONCAT,
 	};
 
 	return cmd[o->kind];
@@ -379,6 +442,7 @@ static const char *op_name(const struct op *o)
 	case OP_FC: return "fully_connected";
 	case OP_POOL: return o->average ? "average_pool" : "max_pool";
 	case OP_ADD: return "add";
+	case OP_CONCAT: return "concatenation";
 	default: return "softmax";
 	}
 }
@@ -483,6 +547,13 @@ static int emit_npu(npu_plan *p, const struct op *o)
 		return npu_cmd_pool_i8(p->cb, &o->p.pool, va(in), va(out));
 	case OP_ADD:
 		return npu_cmd_eltwise_i8(p->cb, &o->p.elt, va(in), va(&g->t[o->in2]), va(out));
+	case OP_CONCAT: {
+		uint64_t in_va[NPU_CONCAT_MAX_INPUTS];
+
+		for (uint32_t i = 0; i < o->nin; i++)
+			in_va[i] = va(&g->t[o->ins[i]]);
+		return npu_cmd_concat(p->cb, &o->p.cat, in_va, va(out));
+	}
 	default:
 		return npu_cmd_softmax_i8(p->cb, &o->p.sm, va(in), va(out));
 	}
@@ -506,6 +577,13 @@ static int run_cpu(npu_plan *p, const struct op *o)
 		return npu_ref_pool_i8(&o->p.pool, in, out);
 	case OP_ADD:
 		return npu_ref_eltwise_i8(&o->p.elt, in, g->t[o->in2].host, out);
+	case OP_CONCAT: {
+		const void *host[NPU_CONCAT_MAX_INPUTS];
+
+		for (uint32_t i = 0; i < o->nin; i++)
+			host[i] = g->t[o->ins[i]].host;
+		return npu_ref_concat(&o->p.cat, host, out);
+	}
 	default:
 		return npu_ref_softmax_i8(&o->p.sm, in, out);
 	}

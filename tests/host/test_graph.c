@@ -120,9 +120,44 @@ static void test_shape_errors(void)
 	npu_graph_free(g);
 }
 
+/* Concat along the middle axis of an input, a constant and the input again. */
+static void test_concat(void)
+{
+	static const int8_t c[2 * 1 * 4] = { -1, -2, -3, -4, -5, -6, -7, -8 };
+	struct npu_tensor_desc din = { NPU_DT_INT8, 3, { 2, 3, 4 }, 0.5f, 3, NULL, NULL, 0 };
+	struct npu_tensor_desc dc = { NPU_DT_INT8, 3, { 2, 1, 4 }, 0.5f, 3, NULL, c, 0 };
+	struct npu_tensor_desc dout = { NPU_DT_INT8, 3, { 2, 7, 4 }, 0.5f, 3, NULL, NULL, 0 };
+	struct npu_tensor_desc dbad = { NPU_DT_INT8, 3, { 2, 7, 4 }, 0.25f, 3, NULL, NULL, 0 };
+	npu_graph *g = npu_graph_new();
+	int in = npu_graph_tensor(g, &din), k = npu_graph_tensor(g, &dc);
+	int out = npu_graph_tensor(g, &dout), bad = npu_graph_tensor(g, &dbad);
+	const int ins[3] = { in, k, in };
+	int8_t x[24], y[56];
+	npu_plan *plan;
+
+	for (int i = 0; i < 24; i++)
+		x[i] = (int8_t)(i + 1);
+	/* Wrong sum along the axis, a wrong axis, another scale. */
+	CHECK_EQ(npu_graph_concat(g, ins, 2, out, 1), NPU_EINVAL);
+	CHECK_EQ(npu_graph_concat(g, ins, 3, out, 2), NPU_EINVAL);
+	CHECK_EQ(npu_graph_concat(g, ins, 3, bad, 1), NPU_EINVAL);
+	CHECK_EQ(npu_graph_concat(g, ins, 0, out, 1), NPU_EINVAL);
+	CHECK_EQ(npu_graph_concat(g, ins, 3, out, 1), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK(strstr(npu_plan_report(plan), "concatenation") != NULL);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
+	for (int b = 0; b < 2; b++) {
+		CHECK(!memcmp(y + b * 28, x + b * 12, 12));
+		CHECK(!memcmp(y + b * 28 + 12, c + b * 4, 4));
+		CHECK(!memcmp(y + b * 28 + 16, x + b * 12, 12));
+	}
+	npu_graph_free(g);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_fc_params_and_result),
 	TAP_ENTRY(test_relu6_range),
 	TAP_ENTRY(test_softmax_last_dim),
 	TAP_ENTRY(test_shape_errors),
+	TAP_ENTRY(test_concat),
 )

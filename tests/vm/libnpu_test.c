@@ -377,6 +377,56 @@ TEST_F(lib, small_cnn_npu_matches_cpu_reference)
 	npu_graph_free(gc);
 }
 
+/* A graph with a channel concat (an inception-style join) runs on the NPU. */
+static int build_concat_graph(npu_graph *g, int *in, int *out)
+{
+	static int8_t w[4 * 1 * 1 * 4];
+	struct npu_tensor_desc dx = { NPU_DT_INT8, 4, { 2, 6, 6, 4 }, 0.05f, -3, NULL, NULL, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 4, 1, 1, 4 }, 0.02f, 0, NULL, w, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_INT8, 4, { 2, 6, 6, 12 }, 0.05f, -3, NULL, NULL, 0 };
+	int x, wt, a, ins[3];
+
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = (int8_t)(i * 37 + 11);
+	x = npu_graph_tensor(g, &dx);
+	wt = npu_graph_tensor(g, &dw);
+	a = npu_graph_tensor(g, &dx);
+	*out = npu_graph_tensor(g, &dy);
+	if (x < 0 || wt < 0 || a < 0 || *out < 0)
+		return NPU_EINVAL;
+	ins[0] = a;
+	ins[1] = x;
+	ins[2] = a;
+	*in = x;
+	if (npu_graph_conv2d(g, x, wt, -1, a, 1, 0, 0, NPU_ACT_RELU))
+		return NPU_EINVAL;
+	return npu_graph_concat(g, ins, 3, *out, 3);
+}
+
+TEST_F(lib, graph_concat_npu_matches_cpu)
+{
+	npu_graph *gn = npu_graph_new(), *gc = npu_graph_new();
+	static int8_t x[2 * 6 * 6 * 4], yn[2 * 6 * 6 * 12], yc[2 * 6 * 6 * 12];
+	int in_n, out_n, in_c, out_c;
+	npu_plan *pn, *pc;
+
+	ASSERT_EQ(0, build_concat_graph(gn, &in_n, &out_n));
+	ASSERT_EQ(0, build_concat_graph(gc, &in_c, &out_c));
+	ASSERT_EQ(NPU_OK, npu_graph_compile(gn, self->dev, &pn));
+	ASSERT_EQ(NPU_OK, npu_graph_compile(gc, NULL, &pc));
+	EXPECT_EQ(NULL, strstr(npu_plan_report(pn), "cpu"));
+	for (size_t i = 0; i < sizeof(x); i++)
+		x[i] = (int8_t)(i * 13 + 7);
+	ASSERT_EQ(NPU_OK, npu_plan_run(pn, in_n, x, out_n, yn));
+	ASSERT_EQ(NPU_OK, npu_plan_run(pc, in_c, x, out_c, yc));
+	EXPECT_EQ(0, memcmp(yn, yc, sizeof(yn)));
+	EXPECT_EQ(0, memcmp(yn + 4, x, 4));	/* pixel 0: conv, x, conv */
+	npu_plan_free(pn);
+	npu_plan_free(pc);
+	npu_graph_free(gn);
+	npu_graph_free(gc);
+}
+
 /* One-call helpers: the NPU and the CPU give the same bytes. */
 TEST_F(lib, one_call_helpers)
 {
