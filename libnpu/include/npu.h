@@ -341,6 +341,13 @@ int npu_graph_softmax(npu_graph *g, int in, int out, float beta);
  * share @out's scale and zero point and every dimension but @axis.
  */
 int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint32_t axis);
+/**
+ * Pad @in with its zero point (TFLite Pad): out dim d is before[d] + in
+ * dim d + after[d], for the @in's rank entries of @before and @after.
+ */
+int npu_graph_pad(npu_graph *g, int in, int out, const uint32_t *before, const uint32_t *after);
+/** Permute dimensions (TFLite Transpose): out dim d is in dim perm[d]. */
+int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm);
 
 /**
  * Compile: place each op on @dev when its firmware supports it, otherwise

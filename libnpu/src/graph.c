@@ -19,7 +19,7 @@
 #include "npu_priv.h"
 #include "npu_quant.h"
 
-enum op_kind { OP_CONV, OP_FC, OP_POOL, OP_ADD, OP_SOFTMAX, OP_CONCAT };
+enum op_kind { OP_CONV, OP_FC, OP_POOL, OP_ADD, OP_SOFTMAX, OP_CONCAT, OP_PAD, OP_TRANSPOSE };
 
 struct tensor {
 	struct npu_tensor_desc d;
@@ -40,6 +40,7 @@ struct op {
 	int *ins;			/* concat: its inputs, and their sizes */
 	uint32_t *axis_dims;		/* along the axis; owned by the op */
 	uint32_t nin, axis;
+	uint32_t lo[4], hi[4];		/* pad: before/after; transpose: lo = perm */
 	/* compiled */
 	int on_npu;
 	int32_t *mult, *shift;
@@ -51,6 +52,8 @@ struct op {
 		struct npu_eltwise_i8 elt;
 		struct npu_softmax_i8 sm;
 		struct npu_concat cat;
+		struct npu_pad pad;
+		struct npu_transpose tr;
 	} p;
 };
 
@@ -306,6 +309,56 @@ int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint
 	return err;
 }
 
+/* Same dtype (int8) and quantization: the layout ops move bytes only. */
+static int same_quant(const npu_graph *g, int in, int out)
+{
+	const struct npu_tensor_desc *x = &g->t[in].d, *y = &g->t[out].d;
+
+	return x->dtype == NPU_DT_INT8 && y->dtype == NPU_DT_INT8 && x->rank == y->rank &&
+	       x->scale == y->scale && x->zero_point == y->zero_point;
+}
+
+int npu_graph_pad(npu_graph *g, int in, int out, const uint32_t *before, const uint32_t *after)
+{
+	struct op o = { .kind = OP_PAD, .in = in, .bias = -1, .out = out };
+	const struct npu_tensor_desc *x, *y;
+
+	if (!g || g->compiled || !valid_id(g, in, -1) || !valid_id(g, out, 0) || !before ||
+	    !after || !same_quant(g, in, out))
+		return NPU_EINVAL;
+	x = &g->t[in].d;
+	y = &g->t[out].d;
+	for (uint32_t d = 0; d < x->rank; d++) {
+		if (before[d] > 65536 || after[d] > 65536 ||
+		    (uint64_t)before[d] + x->dims[d] + after[d] != y->dims[d])
+			return NPU_EINVAL;
+		o.lo[d] = before[d];
+		o.hi[d] = after[d];
+	}
+	return add_op(g, &o);
+}
+
+int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm)
+{
+	struct op o = { .kind = OP_TRANSPOSE, .in = in, .bias = -1, .out = out };
+	const struct npu_tensor_desc *x, *y;
+	uint32_t seen = 0;
+
+	if (!g || g->compiled || !valid_id(g, in, -1) || !valid_id(g, out, 0) || !perm ||
+	    !same_quant(g, in, out))
+		return NPU_EINVAL;
+	x = &g->t[in].d;
+	y = &g->t[out].d;
+	for (uint32_t d = 0; d < x->rank; d++) {
+		if (perm[d] >= x->rank || (seen & (1u << perm[d])) ||
+		    y->dims[d] != x->dims[perm[d]])
+			return NPU_EINVAL;
+		seen |= 1u << perm[d];
+		o.lo[d] = perm[d];
+	}
+	return add_op(g, &o);
+}
+
 /* TFLite's CalculateActivationRangeQuantized. */
 static void act_range(enum npu_activation act, const struct npu_tensor_desc *y, int32_t *lo,
 		      int32_t *hi)
@@ -413,6 +466,17 @@ static int prepare_op(npu_graph *g, struct op *o)
 		o->p.sm.depth = in->d.dims[in->d.rank - 1];
 		o->p.sm.rows = (uint32_t)(in->bytes / o->p.sm.depth);
 		return npu_softmax_params(in->d.scale, o->beta, &o->p.sm);
+	case OP_PAD:
+		o->p.pad = (struct npu_pad){ .rank = in->d.rank, .value = in->d.zero_point };
+		memcpy(o->p.pad.dims, in->d.dims, sizeof(uint32_t) * in->d.rank);
+		memcpy(o->p.pad.before, o->lo, sizeof(uint32_t) * in->d.rank);
+		memcpy(o->p.pad.after, o->hi, sizeof(uint32_t) * in->d.rank);
+		return 0;
+	case OP_TRANSPOSE:
+		o->p.tr = (struct npu_transpose){ .rank = in->d.rank, .elem_size = 1 };
+		memcpy(o->p.tr.dims, in->d.dims, sizeof(uint32_t) * in->d.rank);
+		memcpy(o->p.tr.perm, o->lo, sizeof(uint32_t) * in->d.rank);
+		return 0;
 	case OP_CONCAT:
 		o->p.cat = (struct npu_concat){ .rank = out->d.rank, .elem_size = 1,
 						.axis = o->axis, .count = o->nin,
@@ -430,6 +494,7 @@ static uint32_t op_cmd(const struct op *o)
 		[OP_CONV] = NPU_CMD_CONV2D_I8, [OP_FC] = NPU_CMD_GEMM_I8,
 		[OP_POOL] = NPU_CMD_POOL_I8, [OP_ADD] = NPU_CMD_ELTWISE_I8,
 		[OP_SOFTMAX] = NPU_CMD_SOFTMAX_I8, [OP_CONCAT] = NPU_CMD_CONCAT,
+		[OP_PAD] = NPU_CMD_PAD, [OP_TRANSPOSE] = NPU_CMD_TRANSPOSE,
 	};
 
 	return cmd[o->kind];
@@ -443,6 +508,8 @@ static const char *op_name(const struct op *o)
 	case OP_POOL: return o->average ? "average_pool" : "max_pool";
 	case OP_ADD: return "add";
 	case OP_CONCAT: return "concatenation";
+	case OP_PAD: return "pad";
+	case OP_TRANSPOSE: return "transpose";
 	default: return "softmax";
 	}
 }
@@ -547,6 +614,10 @@ static int emit_npu(npu_plan *p, const struct op *o)
 		return npu_cmd_pool_i8(p->cb, &o->p.pool, va(in), va(out));
 	case OP_ADD:
 		return npu_cmd_eltwise_i8(p->cb, &o->p.elt, va(in), va(&g->t[o->in2]), va(out));
+	case OP_PAD:
+		return npu_cmd_pad(p->cb, &o->p.pad, va(in), va(out));
+	case OP_TRANSPOSE:
+		return npu_cmd_transpose(p->cb, &o->p.tr, va(in), va(out));
 	case OP_CONCAT: {
 		uint64_t in_va[NPU_CONCAT_MAX_INPUTS];
 
@@ -577,6 +648,10 @@ static int run_cpu(npu_plan *p, const struct op *o)
 		return npu_ref_pool_i8(&o->p.pool, in, out);
 	case OP_ADD:
 		return npu_ref_eltwise_i8(&o->p.elt, in, g->t[o->in2].host, out);
+	case OP_PAD:
+		return npu_ref_pad(&o->p.pad, in, out);
+	case OP_TRANSPOSE:
+		return npu_ref_transpose(&o->p.tr, in, out);
 	case OP_CONCAT: {
 		const void *host[NPU_CONCAT_MAX_INPUTS];
 

@@ -154,10 +154,41 @@ static void test_concat(void)
 	npu_graph_free(g);
 }
 
+/* Pad with the zero point, then transpose; and the shapes refused. */
+static void test_pad_transpose(void)
+{
+	static const uint32_t before[2] = { 1, 0 }, after[2] = { 0, 2 }, perm[2] = { 1, 0 };
+	static const uint32_t bad_perm[2] = { 1, 1 }, bad_before[2] = { 2, 0 };
+	struct npu_tensor_desc dx = { NPU_DT_INT8, 2, { 2, 3 }, 0.5f, -4, NULL, NULL, 0 };
+	struct npu_tensor_desc dp = { NPU_DT_INT8, 2, { 3, 5 }, 0.5f, -4, NULL, NULL, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_INT8, 2, { 5, 3 }, 0.5f, -4, NULL, NULL, 0 };
+	struct npu_tensor_desc dq = { NPU_DT_INT8, 2, { 5, 3 }, 0.5f, 0, NULL, NULL, 0 };
+	const int8_t x[6] = { 1, 2, 3, 4, 5, 6 };
+	const int8_t want[15] = { -4, 1, 4, -4, 2, 5, -4, 3, 6, -4, -4, -4, -4, -4, -4 };
+	npu_graph *g = npu_graph_new();
+	int in = npu_graph_tensor(g, &dx), pd = npu_graph_tensor(g, &dp);
+	int out = npu_graph_tensor(g, &dy), q = npu_graph_tensor(g, &dq);
+	npu_plan *plan;
+	int8_t y[15];
+
+	CHECK_EQ(npu_graph_pad(g, in, pd, bad_before, after), NPU_EINVAL);
+	CHECK_EQ(npu_graph_pad(g, in, pd, before, NULL), NPU_EINVAL);
+	CHECK_EQ(npu_graph_pad(g, in, pd, before, after), 0);
+	CHECK_EQ(npu_graph_transpose(g, pd, out, bad_perm), NPU_EINVAL);
+	CHECK_EQ(npu_graph_transpose(g, pd, q, perm), NPU_EINVAL);	/* zero point */
+	CHECK_EQ(npu_graph_transpose(g, pd, pd, perm), NPU_EINVAL);	/* shape */
+	CHECK_EQ(npu_graph_transpose(g, pd, out, perm), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
+	CHECK(!memcmp(y, want, 15));
+	npu_graph_free(g);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_fc_params_and_result),
 	TAP_ENTRY(test_relu6_range),
 	TAP_ENTRY(test_softmax_last_dim),
 	TAP_ENTRY(test_shape_errors),
 	TAP_ENTRY(test_concat),
+	TAP_ENTRY(test_pad_transpose),
 )

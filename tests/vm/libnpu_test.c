@@ -403,28 +403,66 @@ static int build_concat_graph(npu_graph *g, int *in, int *out)
 	return npu_graph_concat(g, ins, 3, *out, 3);
 }
 
-TEST_F(lib, graph_concat_npu_matches_cpu)
+/* Pad to 5x6 with the zero point, then NHWC -> NCHW. */
+static int build_layout_graph(npu_graph *g, int *in, int *out)
+{
+	static const uint32_t before[4] = { 0, 1, 2, 0 }, after[4] = { 0, 1, 0, 0 };
+	static const uint32_t nchw[4] = { 0, 3, 1, 2 };
+	struct npu_tensor_desc dx = { NPU_DT_INT8, 4, { 2, 3, 4, 2 }, 0.1f, 9, NULL, NULL, 0 };
+	struct npu_tensor_desc dp = { NPU_DT_INT8, 4, { 2, 5, 6, 2 }, 0.1f, 9, NULL, NULL, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_INT8, 4, { 2, 2, 5, 6 }, 0.1f, 9, NULL, NULL, 0 };
+	int x = npu_graph_tensor(g, &dx), pd = npu_graph_tensor(g, &dp);
+
+	*out = npu_graph_tensor(g, &dy);
+	*in = x;
+	if (x < 0 || pd < 0 || *out < 0 || npu_graph_pad(g, x, pd, before, after))
+		return NPU_EINVAL;
+	return npu_graph_transpose(g, pd, *out, nchw);
+}
+
+/* Build the same graph twice, run it on the NPU and on the CPU, compare. */
+static void npu_vs_cpu(struct __test_metadata *_metadata, npu_device *dev,
+		       int (*build)(npu_graph *, int *, int *), size_t in_sz, int8_t *yn,
+		       int8_t *yc, size_t out_sz)
 {
 	npu_graph *gn = npu_graph_new(), *gc = npu_graph_new();
-	static int8_t x[2 * 6 * 6 * 4], yn[2 * 6 * 6 * 12], yc[2 * 6 * 6 * 12];
 	int in_n, out_n, in_c, out_c;
 	npu_plan *pn, *pc;
+	int8_t x[4096];
 
-	ASSERT_EQ(0, build_concat_graph(gn, &in_n, &out_n));
-	ASSERT_EQ(0, build_concat_graph(gc, &in_c, &out_c));
-	ASSERT_EQ(NPU_OK, npu_graph_compile(gn, self->dev, &pn));
+	ASSERT_GE(sizeof(x), in_sz);
+	ASSERT_EQ(0, build(gn, &in_n, &out_n));
+	ASSERT_EQ(0, build(gc, &in_c, &out_c));
+	ASSERT_EQ(NPU_OK, npu_graph_compile(gn, dev, &pn));
 	ASSERT_EQ(NPU_OK, npu_graph_compile(gc, NULL, &pc));
+	TH_LOG("placement:\n%s", npu_plan_report(pn));
 	EXPECT_EQ(NULL, strstr(npu_plan_report(pn), "cpu"));
-	for (size_t i = 0; i < sizeof(x); i++)
+	for (size_t i = 0; i < in_sz; i++)
 		x[i] = (int8_t)(i * 13 + 7);
 	ASSERT_EQ(NPU_OK, npu_plan_run(pn, in_n, x, out_n, yn));
 	ASSERT_EQ(NPU_OK, npu_plan_run(pc, in_c, x, out_c, yc));
-	EXPECT_EQ(0, memcmp(yn, yc, sizeof(yn)));
-	EXPECT_EQ(0, memcmp(yn + 4, x, 4));	/* pixel 0: conv, x, conv */
+	EXPECT_EQ(0, memcmp(yn, yc, out_sz));
 	npu_plan_free(pn);
 	npu_plan_free(pc);
 	npu_graph_free(gn);
 	npu_graph_free(gc);
+}
+
+TEST_F(lib, graph_concat_npu_matches_cpu)
+{
+	static int8_t yn[2 * 6 * 6 * 12], yc[2 * 6 * 6 * 12];
+
+	npu_vs_cpu(_metadata, self->dev, build_concat_graph, 2 * 6 * 6 * 4, yn, yc, sizeof(yn));
+	EXPECT_EQ(7, yn[4]);	/* pixel 0: conv, x, conv; x[0] = 7 */
+}
+
+TEST_F(lib, graph_pad_transpose_npu_matches_cpu)
+{
+	static int8_t yn[2 * 2 * 5 * 6], yc[2 * 2 * 5 * 6];
+
+	npu_vs_cpu(_metadata, self->dev, build_layout_graph, 2 * 3 * 4 * 2, yn, yc, sizeof(yn));
+	EXPECT_EQ(9, yn[0]);	/* padding is the zero point */
+	EXPECT_EQ(7, yn[1 * 6 + 2]);	/* channel 0, row 1, col 2: x[0] */
 }
 
 /* One-call helpers: the NPU and the CPU give the same bytes. */
