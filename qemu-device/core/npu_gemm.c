@@ -4,8 +4,9 @@
  * requant(bias[n] + sum_k (a[m][k] - a_zero) * b[n][k]) for packed a (m x k)
  * and b (n x k).
  *
- * 4 x 4 register tiles of exact int32 dot products: AVX2 (int8 widened to
- * int16, vpmaddwd: no saturation, unlike vpmaddubsw) when the host has it,
+ * 6 x 4 tiles of exact int32 dot products, as two 3 x 4 register blocks:
+ * AVX2 (int8 widened to int16, vpmaddwd: no saturation, unlike vpmaddubsw)
+ * when the host has it,
  * portable C otherwise, chosen at run time; output channels are split
  * across threads for large problems. The a_zero correction uses the sum of
  * each weight row, so the inner loop multiplies raw int8 values.
@@ -17,18 +18,19 @@
 #include "npu_gemm.h"
 #include "npu_quant.h"
 
+#define TILE_M 6
 #define TILE 4
 #define MAX_THREADS 16
 /* Below this many multiply-accumulates, threads cost more than they save. */
 #define THREAD_MIN_MACS (1u << 22)
 
 typedef void (*dot_fn)(const int8_t *const *a, const int8_t *const *b, uint32_t k,
-		       int32_t out[TILE][TILE]);
+		       int32_t out[TILE_M][TILE]);
 
-static void dot4x4_c(const int8_t *const *a, const int8_t *const *b, uint32_t k,
-		     int32_t out[TILE][TILE])
+static void dot6x4_c(const int8_t *const *a, const int8_t *const *b, uint32_t k,
+		     int32_t out[TILE_M][TILE])
 {
-	for (int i = 0; i < TILE; i++)
+	for (int i = 0; i < TILE_M; i++)
 		for (int j = 0; j < TILE; j++) {
 			uint32_t s = 0;	/* wraps, as the int32 accumulator is defined to */
 
@@ -42,31 +44,34 @@ static void dot4x4_c(const int8_t *const *a, const int8_t *const *b, uint32_t k,
 #include <immintrin.h>
 
 /*
- * Two rows by four columns at a time: 8 accumulators plus 6 operands fit
- * the 16 ymm registers, where a full 4 x 4 tile would spill.
+ * Three rows by four columns at a time: 12 accumulators, 3 widened rows of
+ * a and one of b fill the 16 ymm registers; each widened b row feeds three
+ * multiplies, so the widening (a shuffle) stays off the critical port.
  */
 __attribute__((target("avx2")))
-static void dot2x4_avx2(const int8_t *const *a, const int8_t *const *b, uint32_t k,
+static void dot3x4_avx2(const int8_t *const *a, const int8_t *const *b, uint32_t k,
 			int32_t (*out)[TILE])
 {
-	__m256i acc[2][TILE];
+	__m256i acc[3][TILE];
 	uint32_t x = 0;
 
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < TILE; j++)
 			acc[i][j] = _mm256_setzero_si256();
 	for (; x + 16 <= k; x += 16) {
 		__m256i a0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a[0] + x)));
 		__m256i a1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a[1] + x)));
+		__m256i a2 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a[2] + x)));
 
 		for (int j = 0; j < TILE; j++) {
 			__m256i vb = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b[j] + x)));
 
 			acc[0][j] = _mm256_add_epi32(acc[0][j], _mm256_madd_epi16(a0, vb));
 			acc[1][j] = _mm256_add_epi32(acc[1][j], _mm256_madd_epi16(a1, vb));
+			acc[2][j] = _mm256_add_epi32(acc[2][j], _mm256_madd_epi16(a2, vb));
 		}
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < TILE; j++) {
 			__m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc[i][j]),
 						  _mm256_extracti128_si256(acc[i][j], 1));
@@ -82,11 +87,11 @@ static void dot2x4_avx2(const int8_t *const *a, const int8_t *const *b, uint32_t
 }
 
 __attribute__((target("avx2")))
-static void dot4x4_avx2(const int8_t *const *a, const int8_t *const *b, uint32_t k,
-			int32_t out[TILE][TILE])
+static void dot6x4_avx2(const int8_t *const *a, const int8_t *const *b, uint32_t k,
+			int32_t out[TILE_M][TILE])
 {
-	dot2x4_avx2(a, b, k, out);
-	dot2x4_avx2(a + 2, b, k, out + 2);
+	dot3x4_avx2(a, b, k, out);
+	dot3x4_avx2(a + 3, b, k, out + 3);
 }
 #endif
 
@@ -95,17 +100,17 @@ static dot_fn pick_kernel(void)
 	const char *force = getenv("NPU_ENGINE_ISA");
 
 	if (force && !strcmp(force, "c"))
-		return dot4x4_c;
+		return dot6x4_c;
 #if defined(__x86_64__) && defined(__GNUC__)
 	if (__builtin_cpu_supports("avx2"))
-		return dot4x4_avx2;
+		return dot6x4_avx2;
 #endif
-	return dot4x4_c;
+	return dot6x4_c;
 }
 
 const char *npu_gemm_isa(void)
 {
-	return pick_kernel() == dot4x4_c ? "c" : "avx2";
+	return pick_kernel() == dot6x4_c ? "c" : "avx2";
 }
 
 struct part {
@@ -119,12 +124,12 @@ static void *gemm_part(void *arg)
 {
 	const struct part *p = arg;
 	const struct npu_gemm_args *g = p->g;
-	int32_t d[TILE][TILE];
+	int32_t d[TILE_M][TILE];
 
-	for (uint32_t m = 0; m < g->m; m += TILE) {
-		const int8_t *ar[TILE];
+	for (uint32_t m = 0; m < g->m; m += TILE_M) {
+		const int8_t *ar[TILE_M];
 
-		for (int i = 0; i < TILE; i++)	/* rows past the end repeat row m */
+		for (int i = 0; i < TILE_M; i++)	/* rows past the end repeat row m */
 			ar[i] = g->a + (size_t)(m + i < g->m ? m + i : m) * g->k;
 		for (uint32_t n = p->n0; n < p->n1; n += TILE) {
 			const int8_t *br[TILE];
@@ -132,7 +137,7 @@ static void *gemm_part(void *arg)
 			for (int j = 0; j < TILE; j++)
 				br[j] = g->b + (size_t)(n + j < p->n1 ? n + j : n) * g->k;
 			p->dot(ar, br, g->k, d);
-			for (uint32_t i = 0; i < TILE && m + i < g->m; i++)
+			for (uint32_t i = 0; i < TILE_M && m + i < g->m; i++)
 				for (uint32_t j = 0; j < TILE && n + j < p->n1; j++) {
 					uint32_t c = n + j;
 					const struct npu_quant_ch *q = &g->q[g->per_tensor ? 0 : c];
