@@ -355,10 +355,13 @@ struct npu_cmd_pad {
  * tensors reshape in place.
  * @hdr: op NPU_CMD_CONCAT, size 40.
  * @in, @out: packed tensors.
- * @outer: rows, >= 1.
+ * @outer: rows, 1..NPU_CONCAT_MAX_ROWS (each row is one MMU walk: the
+ *	bound keeps one command from holding the host for long).
  * @in_row: >= 1; @out_row: >= @offset + @in_row.
  * @offset: the input's place in each output row.
  */
+#define NPU_CONCAT_MAX_ROWS	(1u << 22)
+
 struct npu_cmd_concat {
 	struct npu_cmd_hdr hdr;
 	uint64_t in;

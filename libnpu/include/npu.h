@@ -248,7 +248,8 @@ int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out);
  * Concatenate packed tensors along @axis (TFLite Concatenation; quantized
  * inputs must share the output's scale and zero point). The inputs agree
  * on every dimension but @axis; input i has @axis_dims[i] there, and the
- * output the sum. Reshape needs no op: packed tensors reshape in place.
+ * output the sum. The dimensions before @axis multiply to at most 2^22.
+ * Reshape needs no op: packed tensors reshape in place.
  */
 struct npu_concat {
 	uint32_t rank;			/* 1..4 */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "npu.h"
+#include "npu_cmd.h"
 #include "npu_ref.h"
 
 /* Dimensions padded to rank 4 at the front; 0 if invalid. */
@@ -112,7 +113,7 @@ int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out)
 
 bool npu_concat_valid(const struct npu_concat *p)
 {
-	uint64_t total = 0, n = 1;
+	uint64_t total = 0, n = 1, outer = 1;
 
 	if (!p || p->rank < 1 || p->rank > 4 || p->axis >= p->rank || !p->count ||
 	    p->count > NPU_CONCAT_MAX_INPUTS || !p->axis_dims ||
@@ -124,6 +125,8 @@ bool npu_concat_valid(const struct npu_concat *p)
 			return false;
 		if (i < p->rank && i != p->axis)
 			n *= p->dims[i];
+		if (i < p->axis)
+			outer *= p->dims[i];
 	}
 	for (uint32_t i = 0; i < p->count; i++) {
 		if (!p->axis_dims[i] || p->axis_dims[i] > 65536)
@@ -131,7 +134,7 @@ bool npu_concat_valid(const struct npu_concat *p)
 		total += p->axis_dims[i];
 	}
 	/* The whole output within 2^40 bytes: no product below can wrap. */
-	return n * p->elem_size <= (1ull << 40) / total;
+	return outer <= NPU_CONCAT_MAX_ROWS && n * p->elem_size <= (1ull << 40) / total;
 }
 
 void npu_concat_rows(const struct npu_concat *p, struct npu_concat_rows *r)

@@ -858,7 +858,8 @@ static uint32_t concat_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	in_row = rd32(c + 28);
 	out_row = rd32(c + 32);
 	offset = rd32(c + 36);
-	if (!outer || !in_row || offset > out_row || in_row > out_row - offset ||
+	if (!outer || outer > NPU_CONCAT_MAX_ROWS || !in_row || offset > out_row ||
+	    in_row > out_row - offset ||
 	    (uint64_t)outer * out_row > NPU_TENSOR_MAX_BYTES)
 		return NPU_DMA_ERR_ARGS;
 	src = malloc((size_t)outer * in_row);

@@ -882,9 +882,14 @@ static void test_concat_random(void)
 		p.axis = 2;
 		CHECK_EQ(npu_pack_concat(&c, &p, 0, VA_B, VA_OUT), NPU_EINVAL);
 		CHECK_EQ(npu_ref_concat(&p, ins, got), NPU_EINVAL);
+		/* 2^23 rows before the axis: over NPU_CONCAT_MAX_ROWS. */
+		p = (struct npu_concat){ 3, 1, 2, 1, { 65536, 128, 0 }, ad };
+		CHECK_EQ(npu_pack_concat(&c, &p, 0, VA_B, VA_OUT), NPU_EINVAL);
+		p.dims[1] = 64;
+		CHECK_EQ(npu_pack_concat(&c, &p, 0, VA_B, VA_OUT), 0);
 	}
-	/* Malformed: no rows, an empty row, a row past the output row, wrapping. */
-	for (int i = 0; i < 4; i++) {
+	/* Malformed: no rows, an empty row, a row past the output row, wrapping, too many rows. */
+	for (int i = 0; i < 5; i++) {
 		struct npu_cmd_concat c = { { NPU_CMD_CONCAT, sizeof(c) }, VA_A, VA_OUT, 2, 3, 8, 5 };
 
 		if (i == 0)
@@ -893,8 +898,10 @@ static void test_concat_random(void)
 			c.in_row = 0;
 		else if (i == 2)
 			c.offset = 6;
-		else
+		else if (i == 3)
 			c.offset = 0xfffffffe;
+		else
+			c.outer = NPU_CONCAT_MAX_ROWS + 1;
 		setup_scratch();
 		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
 	}
