@@ -20,6 +20,7 @@
 
 #define NPU_TENSOR_MAX_BYTES	(256u << 20)
 /* Multiply-accumulates one command may ask for: bounds the host time it takes. */
+#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 #define NPU_TENSOR_MAX_MACS	(1ull << 33)
 /* im2col staging for convolutions: this many bytes of patches at a time. */
 #define NPU_IM2COL_BYTES	(16u << 20)
@@ -946,6 +947,22 @@ out:
 	return st;
 }
 
+typedef uint32_t (*tensor_op_fn)(struct npu_core *core, const uint8_t *c, uint32_t size,
+				 uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+
+/* The tensor commands in opcode order, from NPU_CMD_GEMM_I8. */
+static const tensor_op_fn tensor_ops[] = {
+	[NPU_CMD_GEMM_I8 - NPU_CMD_GEMM_I8] = gemm_run,
+	[NPU_CMD_CONV2D_I8 - NPU_CMD_GEMM_I8] = conv_run,
+	[NPU_CMD_POOL_I8 - NPU_CMD_GEMM_I8] = pool_run,
+	[NPU_CMD_ELTWISE_I8 - NPU_CMD_GEMM_I8] = eltwise_run,
+	[NPU_CMD_QUANTIZE - NPU_CMD_GEMM_I8] = quantize_run,
+	[NPU_CMD_SOFTMAX_I8 - NPU_CMD_GEMM_I8] = softmax_run,
+	[NPU_CMD_TRANSPOSE - NPU_CMD_GEMM_I8] = transpose_run,
+	[NPU_CMD_PAD - NPU_CMD_GEMM_I8] = pad_run,
+	[NPU_CMD_CONCAT - NPU_CMD_GEMM_I8] = concat_run,
+};
+
 void npu_tensor_run(struct npu_core *core)
 {
 	struct npu_tensor_regs *t = &core->tensor;
@@ -971,38 +988,11 @@ void npu_tensor_run(struct npu_core *core)
 	}
 	memcpy(cmd, core->sram + off, size);
 
-	switch (op) {
-	case NPU_CMD_GEMM_I8:
-		st = gemm_run(core, cmd, size, &fault, &bytes, &cycles);
-		break;
-	case NPU_CMD_CONV2D_I8:
-		st = conv_run(core, cmd, size, &fault, &bytes, &cycles);
-		break;
-	case NPU_CMD_POOL_I8:
-		st = pool_run(core, cmd, size, &fault, &bytes, &cycles);
-		break;
-	case NPU_CMD_ELTWISE_I8:
-		st = eltwise_run(core, cmd, size, &fault, &bytes, &cycles);
-		break;
-	case NPU_CMD_QUANTIZE:
-		st = quantize_run(core, cmd, size, &fault, &bytes, &cycles);
-		break;
-	case NPU_CMD_SOFTMAX_I8:
-		st = softmax_run(core, cmd, size, &fault, &bytes, &cycles);
-		break;
-	case NPU_CMD_TRANSPOSE:
-		st = transpose_run(core, cmd, size, &fault, &bytes, &cycles);
-		break;
-	case NPU_CMD_PAD:
-		st = pad_run(core, cmd, size, &fault, &bytes, &cycles);
-		break;
-	case NPU_CMD_CONCAT:
-		st = concat_run(core, cmd, size, &fault, &bytes, &cycles);
-		break;
-	default:
+	if (op >= NPU_CMD_GEMM_I8 && op - NPU_CMD_GEMM_I8 < ARRAY_LEN(tensor_ops) &&
+	    tensor_ops[op - NPU_CMD_GEMM_I8])
+		st = tensor_ops[op - NPU_CMD_GEMM_I8](core, cmd, size, &fault, &bytes, &cycles);
+	else
 		st = NPU_DMA_ERR_ARGS;
-		break;
-	}
 	if (core->reset_gen != gen)	/* reset meanwhile: leave the new state be */
 		return;
 	t->status = st;
