@@ -109,25 +109,15 @@ static int run_case(const struct gemm_case *gc)
 	memcpy(h_va(&h, 0, VA_Q), q, sizeof(*q) * nq);
 	memset(dout, 0x5a, osz);
 
-	memset(&c, 0, sizeof(c));
-	c.hdr.op = NPU_CMD_GEMM_I8;
-	c.hdr.size = sizeof(c);
-	c.a = VA_A;
-	c.b = VA_B;
-	c.bias = gc->with_bias ? VA_BIAS : 0;
-	c.quant = VA_Q;
-	c.out = VA_OUT;
-	c.m = p->m;
-	c.n = p->n;
-	c.k = p->k;
+	/* What libnpu would send, with the case's row strides. */
+	if (npu_pack_gemm_i8(&c, p, VA_A, VA_B, gc->with_bias ? VA_BIAS : 0, VA_Q, VA_OUT)) {
+		printf("#   the packer refused the case\n");
+		ok = 0;
+		goto out;
+	}
 	c.lda = gc->lda;
 	c.ldb = gc->ldb;
 	c.ldc = gc->ldc;
-	c.a_zero = p->a_zero;
-	c.out_zero = p->out_zero;
-	c.act_min = p->act_min;
-	c.act_max = p->act_max;
-	c.flags = p->per_tensor ? NPU_GEMM_PER_TENSOR : 0;
 	cmpl = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
 	if (cmpl.status != NPU_JOB_OK) {
 		printf("#   %ux%ux%u: job status %u\n", p->m, p->n, p->k, cmpl.status);
@@ -148,6 +138,7 @@ static int run_case(const struct gemm_case *gc)
 	}
 	if (ok && cmpl.cycles < (uint64_t)p->k)
 		ok = 0;
+out:
 	free(a);
 	free(b);
 	free(want);
