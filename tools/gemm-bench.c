@@ -7,6 +7,11 @@
  * test.
  *
  *   gemm-bench [JSON_OUT]     (threads: NPU_BENCH_THREADS, default 2)
+ *
+ * oneDNN's OpenMP threads would spin after each run and take the cores
+ * from the engine's threads that run next, so the bench runs with
+ * OMP_WAIT_POLICY=passive (it restarts itself to set it). The weights are
+ * symmetric int8, as TFLite's spec has them.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dnnl.h>
@@ -14,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "npu_gemm.h"
 
@@ -49,6 +55,9 @@ int main(int argc, char **argv)
 	dnnl_engine_t eng;
 	dnnl_stream_t stream;
 
+	/* libgomp reads it when it loads, before main: set it, start again. */
+	if (!getenv("OMP_WAIT_POLICY") && !setenv("OMP_WAIT_POLICY", "passive", 1))
+		execv("/proc/self/exe", argv);
 	if (argc > 1 && !json) {
 		perror(argv[1]);
 		return 1;
@@ -76,8 +85,9 @@ int main(int argc, char **argv)
 
 		for (size_t i = 0; i < (size_t)m * k; i++)
 			a[i] = (int8_t)(i * 131 + 7);
+		/* Symmetric weights, as TFLite's int8 spec has them: no -128. */
 		for (size_t i = 0; i < (size_t)n * k; i++)
-			b[i] = (int8_t)(i * 71 + 3);
+			b[i] = (int8_t)((i * 71 + 3) % 255 - 127);
 		CHECK_DNNL(dnnl_memory_desc_init_by_tag(&smd, 2, sd, dnnl_s8, dnnl_ab));
 		/* Weights n x k row-major = a k x n matrix in "ba" order: no repacking by us. */
 		CHECK_DNNL(dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dnnl_s8, dnnl_ba));

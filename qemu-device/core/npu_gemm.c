@@ -4,12 +4,16 @@
  * requant(bias[n] + sum_k (a[m][k] - a_zero) * b[n][k]) for packed a (m x k)
  * and b (n x k).
  *
- * 6 x 4 tiles of exact int32 dot products, as two 3 x 4 register blocks:
- * AVX2 (int8 widened to int16, vpmaddwd: no saturation, unlike vpmaddubsw)
- * when the host has it,
- * portable C otherwise, chosen at run time; output channels are split
- * across threads for large problems. The a_zero correction uses the sum of
- * each weight row, so the inner loop multiplies raw int8 values.
+ * Blocked the way BLIS blocks a GEMM: weights are packed once per call into
+ * panels of NR columns, activations per block of MC rows and KC depth, and
+ * a 6 x 16 micro-kernel keeps its int32 tile in registers. Operands are
+ * widened to int16 pairs while packing, so the AVX2 kernel is one vpmaddwd
+ * per 16 multiply-accumulates and exact for every input. (vpmaddubsw with
+ * the sign trick is exact too when no weight is -128, but it needs the
+ * same two multiplier operations per 32 products, and measured no faster.)
+ * Portable C runs the same layout where the host lacks AVX2, chosen at run
+ * time; the requantization is vectorised alongside. Work is split across
+ * threads by output columns, or by rows when there are too few columns.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,139 +22,374 @@
 #include "npu_gemm.h"
 #include "npu_quant.h"
 
-#define TILE_M 6
-#define TILE 4
+#define MR 6		/* rows of a micro-tile */
+#define NR 16		/* columns of a micro-tile: two ymm of int32 */
+#define KC 512		/* depth of a block: a kernel's panels stay in L1 */
+#define MC 72		/* rows of a block: the packed a block stays in L2 */
 #define MAX_THREADS 16
 /* Below this many multiply-accumulates, threads cost more than they save. */
 #define THREAD_MIN_MACS (1u << 22)
 
-typedef void (*dot_fn)(const int8_t *const *a, const int8_t *const *b, uint32_t k,
-		       int32_t out[TILE_M][TILE]);
+/*
+ * Packed layouts, depth in int16 pairs (a zero pads an odd depth):
+ *  a block: [MC / MR][pairs][MR], one int32 per pair, which a kernel step
+ *           broadcasts;
+ *  b panel: [pairs][NR][2], so a step loads NR columns x 2 depths.
+ * Operands are raw int8; a_zero is taken out afterwards with the column
+ * sums of b.
+ */
+struct requant_cols;
 
-static void dot6x4_c(const int8_t *const *a, const int8_t *const *b, uint32_t k,
-		     int32_t out[TILE_M][TILE])
+struct kernel {
+	void (*run)(uint32_t pairs, const int32_t *ap, const int16_t *bp,
+		    int32_t *c, size_t ldc, int accumulate);
+	void (*requant)(const struct requant_cols *rq, const int32_t *c, int8_t *out,
+			uint32_t count);
+	uint32_t (*column_sum)(const int8_t *col, uint32_t k);
+};
+
+/*
+ * Requantization of a block's columns, one entry per column: @add is
+ * bias - a_zero * (sum of the column's weights), then TFLite's
+ * MultiplyByQuantizedMultiplier split into a left shift, the Q31 @mult and
+ * a rounding right shift, then the zero point and the clamp.
+ */
+struct requant_cols {
+	int32_t *add, *mult, *lshift, *rshift;
+	int32_t zero, lo, hi;
+};
+
+static void requant_c(const struct requant_cols *rq, const int32_t *c, int8_t *out,
+		      uint32_t count)
 {
-	for (int i = 0; i < TILE_M; i++)
-		for (int j = 0; j < TILE; j++) {
-			uint32_t s = 0;	/* wraps, as the int32 accumulator is defined to */
+	for (uint32_t n = 0; n < count; n++) {
+		int32_t x = (int32_t)((uint32_t)c[n] + (uint32_t)rq->add[n]);
+		int32_t v = npu_rdbpot(npu_srdhm((int32_t)((uint32_t)x << rq->lshift[n]),
+						 rq->mult[n]), rq->rshift[n]);
+		int64_t r = (int64_t)v + rq->zero;
 
-			for (uint32_t x = 0; x < k; x++)
-				s += (uint32_t)(a[i][x] * b[j][x]);
-			out[i][j] = (int32_t)s;
+		out[n] = (int8_t)(r < rq->lo ? rq->lo : r > rq->hi ? rq->hi : r);
+	}
+}
+
+/* The sum of a column of weights, for taking a_zero out afterwards. */
+static uint32_t column_sum_c(const int8_t *col, uint32_t k)
+{
+	uint32_t s = 0;
+
+	for (uint32_t x = 0; x < k; x++)
+		s += (uint32_t)col[x];
+	return s;
+}
+
+static void kern_c(uint32_t pairs, const int32_t *ap, const int16_t *bp,
+		   int32_t *c, size_t ldc, int accumulate)
+{
+	uint32_t acc[MR][NR] = { { 0 } };	/* wraps, as the accumulator is defined to */
+
+	for (uint32_t p = 0; p < pairs; p++, ap += MR, bp += 2 * NR)
+		for (int i = 0; i < MR; i++) {
+			int32_t a0 = (int16_t)(uint16_t)ap[i];
+			int32_t a1 = (int16_t)((uint32_t)ap[i] >> 16);
+
+			for (int j = 0; j < NR; j++)
+				acc[i][j] += (uint32_t)(a0 * bp[2 * j] + a1 * bp[2 * j + 1]);
 		}
+	for (int i = 0; i < MR; i++)
+		for (int j = 0; j < NR; j++)
+			c[i * ldc + j] = (int32_t)(acc[i][j] +
+						   (accumulate ? (uint32_t)c[i * ldc + j] : 0));
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-/*
- * Three rows by four columns at a time: 12 accumulators, 3 widened rows of
- * a and one of b fill the 16 ymm registers; each widened b row feeds three
- * multiplies, so the widening (a shuffle) stays off the critical port.
- */
 __attribute__((target("avx2")))
-static void dot3x4_avx2(const int8_t *const *a, const int8_t *const *b, uint32_t k,
-			int32_t (*out)[TILE])
+static inline void store_tile(__m256i acc[MR][2], int32_t *c, size_t ldc, int accumulate)
 {
-	__m256i acc[3][TILE];
-	uint32_t x = 0;
+#pragma GCC unroll 6
+	for (int i = 0; i < MR; i++) {
+		__m256i *row = (__m256i *)(c + i * ldc);
 
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < TILE; j++)
-			acc[i][j] = _mm256_setzero_si256();
-	for (; x + 16 <= k; x += 16) {
-		__m256i a0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a[0] + x)));
-		__m256i a1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a[1] + x)));
-		__m256i a2 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a[2] + x)));
-
-		for (int j = 0; j < TILE; j++) {
-			__m256i vb = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b[j] + x)));
-
-			acc[0][j] = _mm256_add_epi32(acc[0][j], _mm256_madd_epi16(a0, vb));
-			acc[1][j] = _mm256_add_epi32(acc[1][j], _mm256_madd_epi16(a1, vb));
-			acc[2][j] = _mm256_add_epi32(acc[2][j], _mm256_madd_epi16(a2, vb));
+		if (accumulate) {
+			acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_loadu_si256(row));
+			acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_loadu_si256(row + 1));
 		}
+		_mm256_storeu_si256(row, acc[i][0]);
+		_mm256_storeu_si256(row + 1, acc[i][1]);
 	}
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < TILE; j++) {
-			__m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc[i][j]),
-						  _mm256_extracti128_si256(acc[i][j], 1));
-			uint32_t t;
-
-			s = _mm_hadd_epi32(s, s);
-			s = _mm_hadd_epi32(s, s);
-			t = (uint32_t)_mm_cvtsi128_si32(s);
-			for (uint32_t y = x; y < k; y++)
-				t += (uint32_t)(a[i][y] * b[j][y]);
-			out[i][j] = (int32_t)t;
-		}
 }
 
+/*
+ * 12 accumulators, two b vectors and one broadcast pair: 15 of the 16 ymm
+ * registers. Loops are unrolled so that the accumulators stay in registers.
+ */
 __attribute__((target("avx2")))
-static void dot6x4_avx2(const int8_t *const *a, const int8_t *const *b, uint32_t k,
-			int32_t out[TILE_M][TILE])
+static void kern_avx2(uint32_t pairs, const int32_t *ap, const int16_t *bp,
+		      int32_t *c, size_t ldc, int accumulate)
 {
-	dot3x4_avx2(a, b, k, out);
-	dot3x4_avx2(a + 3, b, k, out + 3);
+	__m256i acc[MR][2];
+
+#pragma GCC unroll 6
+	for (int i = 0; i < MR; i++)
+		acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+	for (uint32_t p = 0; p < pairs; p++, ap += MR, bp += 2 * NR) {
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)bp);
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + NR));
+
+#pragma GCC unroll 6
+		for (int i = 0; i < MR; i++) {
+			__m256i a = _mm256_set1_epi32(ap[i]);
+
+			acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(a, b0));
+			acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(a, b1));
+		}
+	}
+	store_tile(acc, c, ldc, accumulate);
+}
+
+/* x * mult / 2^31 for the even 32-bit lanes, rounded as npu_srdhm does. */
+__attribute__((target("avx2")))
+static inline __m256i srdhm_even(__m256i x, __m256i mult)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i ab = _mm256_mul_epi32(x, mult);
+	__m256i neg = _mm256_cmpgt_epi64(zero, ab);
+	/* nudge 2^30, or 1 - 2^30 below zero; then truncate toward zero */
+	__m256i t = _mm256_add_epi64(ab, _mm256_blendv_epi8(_mm256_set1_epi64x(1ll << 30),
+							    _mm256_set1_epi64x(1 - (1ll << 30)), neg));
+
+	neg = _mm256_cmpgt_epi64(zero, t);
+	t = _mm256_add_epi64(t, _mm256_and_si256(neg, _mm256_set1_epi64x((1ll << 31) - 1)));
+	return _mm256_srli_epi64(t, 31);	/* the low 32 bits are the quotient */
+}
+
+/* requant_c, eight columns at a time: the same arithmetic, lane by lane. */
+__attribute__((target("avx2")))
+static void requant_avx2(const struct requant_cols *rq, const int32_t *c, int8_t *out,
+			 uint32_t count)
+{
+	const __m256i min = _mm256_set1_epi32(INT32_MIN), one = _mm256_set1_epi32(1);
+	const __m256i zp = _mm256_set1_epi32(rq->zero);
+	/* Clamp before adding the zero point, which could wrap after. */
+	const __m256i lo = _mm256_set1_epi32(rq->lo - rq->zero);
+	const __m256i hi = _mm256_set1_epi32(rq->hi - rq->zero);
+	uint32_t n = 0;
+
+	for (; n + 8 <= count; n += 8) {
+		__m256i x = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + n)),
+					     _mm256_loadu_si256((const __m256i *)(rq->add + n)));
+		__m256i mult = _mm256_loadu_si256((const __m256i *)(rq->mult + n));
+		__m256i rsh = _mm256_loadu_si256((const __m256i *)(rq->rshift + n));
+		__m256i even, odd, v, mask, rem, thr;
+
+		x = _mm256_sllv_epi32(x, _mm256_loadu_si256((const __m256i *)(rq->lshift + n)));
+		even = srdhm_even(x, mult);
+		odd = srdhm_even(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(mult, 32));
+		v = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xaa);
+		/* INT32_MIN * INT32_MIN is the one product that does not fit */
+		v = _mm256_blendv_epi8(v, _mm256_set1_epi32(INT32_MAX),
+				       _mm256_and_si256(_mm256_cmpeq_epi32(x, min),
+							_mm256_cmpeq_epi32(mult, min)));
+		/* npu_rdbpot: shift, then round half away from zero */
+		mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rsh), one);
+		rem = _mm256_and_si256(v, mask);
+		thr = _mm256_sub_epi32(_mm256_srai_epi32(mask, 1), _mm256_srai_epi32(v, 31));
+		v = _mm256_sub_epi32(_mm256_srav_epi32(v, rsh), _mm256_cmpgt_epi32(rem, thr));
+		v = _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
+		v = _mm256_add_epi32(v, zp);
+		{
+			__m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v),
+						    _mm256_extracti128_si256(v, 1));
+
+			_mm_storel_epi64((__m128i *)(out + n), _mm_packs_epi16(w, w));
+		}
+	}
+	requant_c(&(struct requant_cols){ rq->add + n, rq->mult + n, rq->lshift + n,
+					  rq->rshift + n, rq->zero, rq->lo, rq->hi },
+		  c + n, out + n, count - n);
+}
+
+/* column_sum_c: the bytes biased to unsigned and summed by vpsadbw. */
+__attribute__((target("avx2")))
+static uint32_t column_sum_avx2(const int8_t *col, uint32_t k)
+{
+	const __m256i bias = _mm256_set1_epi8((char)0x80);
+	__m256i acc = _mm256_setzero_si256();
+	__m128i s;
+	uint32_t x = 0;
+
+	for (; x + 32 <= k; x += 32) {
+		__m256i v = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(col + x)), bias);
+
+		acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, _mm256_setzero_si256()));
+	}
+	s = _mm_add_epi64(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+	s = _mm_add_epi64(s, _mm_unpackhi_epi64(s, s));
+	return (uint32_t)_mm_cvtsi128_si64(s) - 128u * x + column_sum_c(col + x, k - x);
 }
 #endif
 
-static dot_fn pick_kernel(void)
+static const struct kernel kernel_c = { kern_c, requant_c, column_sum_c };
+#if defined(__x86_64__) && defined(__GNUC__)
+static const struct kernel kernel_avx2 = { kern_avx2, requant_avx2, column_sum_avx2 };
+#endif
+
+static int isa_is_c(void)
 {
 	const char *force = getenv("NPU_ENGINE_ISA");
 
 	if (force && !strcmp(force, "c"))
-		return dot6x4_c;
+		return 1;
 #if defined(__x86_64__) && defined(__GNUC__)
-	if (__builtin_cpu_supports("avx2"))
-		return dot6x4_avx2;
+	return !__builtin_cpu_supports("avx2");
+#else
+	return 1;
 #endif
-	return dot6x4_c;
+}
+
+static const struct kernel *pick_kernel(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (!isa_is_c())
+		return &kernel_avx2;
+#endif
+	return &kernel_c;
 }
 
 const char *npu_gemm_isa(void)
 {
-	return pick_kernel() == dot6x4_c ? "c" : "avx2";
+	return isa_is_c() ? "c" : "avx2";
+}
+
+/* A pair of depth values as int16, zero past @avail. */
+static inline int32_t pair(const int8_t *src, uint32_t avail)
+{
+	uint16_t lo = (uint16_t)(int16_t)src[0];
+	uint16_t hi = avail > 1 ? (uint16_t)(int16_t)src[1] : 0;
+
+	return (int32_t)(lo | (uint32_t)hi << 16);
+}
+
+/*
+ * Pack columns [n0, n1) of b (all of k) into panels and sum each column;
+ * missing columns are 0.
+ */
+static void pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
+		   uint32_t n0, uint32_t n1, int16_t *bp, uint32_t *bsum)
+{
+	uint32_t pairs = (g->k + 1) / 2;
+
+	for (uint32_t n = n0; n < n1; n += NR, bp += (size_t)pairs * 2 * NR)
+		for (uint32_t j = 0; j < NR; j++) {
+			const int8_t *col = g->b + (size_t)(n + j) * g->k;
+			int16_t *d = bp + 2 * j;
+
+			if (n + j >= n1) {
+				for (uint32_t p = 0; p < pairs; p++)
+					memset(d + (size_t)p * 2 * NR, 0, 2 * sizeof(*d));
+				bsum[n + j - n0] = 0;
+				continue;
+			}
+			for (uint32_t p = 0; p < pairs; p++) {
+				int32_t v = pair(col + 2 * p, g->k - 2 * p);
+
+				memcpy(d + (size_t)p * 2 * NR, &v, sizeof(v));
+			}
+			bsum[n + j - n0] = kern->column_sum(col, g->k);
+		}
+}
+
+/* Pack rows [m0, m1) x depth [k0, k1) of a; missing rows are 0. */
+static void pack_a(const struct npu_gemm_args *g, uint32_t m0, uint32_t m1,
+		   uint32_t k0, uint32_t k1, int32_t *ap)
+{
+	uint32_t pairs = (k1 - k0 + 1) / 2;
+
+	for (uint32_t m = m0; m < m1; m += MR, ap += (size_t)pairs * MR)
+		for (uint32_t i = 0; i < MR; i++) {
+			const int8_t *row = g->a + (size_t)(m + i) * g->k;
+
+			for (uint32_t p = 0, k = k0; p < pairs; p++, k += 2)
+				ap[p * MR + i] = m + i < m1 ? pair(row + k, k1 - k) : 0;
+		}
 }
 
 struct part {
 	const struct npu_gemm_args *g;
-	const uint32_t *bsum;
-	dot_fn dot;
-	uint32_t n0, n1;
+	const struct kernel *kern;
+	uint32_t m0, m1, n0, n1;
+	int failed;
 };
+
+/* The per-column requantization of columns [n0, n1), from their sums. */
+static void requant_setup(const struct npu_gemm_args *g, const uint32_t *bsum,
+			  uint32_t n0, uint32_t n1, struct requant_cols *rq)
+{
+	for (uint32_t n = n0; n < n1; n++) {
+		const struct npu_quant_ch *q = &g->q[g->per_tensor ? 0 : n];
+
+		rq->add[n - n0] = (int32_t)((g->bias ? (uint32_t)g->bias[n] : 0) -
+					    (uint32_t)g->a_zero * bsum[n - n0]);
+		rq->mult[n - n0] = q->mult;
+		rq->lshift[n - n0] = q->shift > 0 ? q->shift : 0;
+		rq->rshift[n - n0] = q->shift > 0 ? 0 : -q->shift;
+	}
+	rq->zero = g->out_zero;
+	rq->lo = g->act_min;
+	rq->hi = g->act_max;
+}
 
 static void *gemm_part(void *arg)
 {
-	const struct part *p = arg;
+	struct part *p = arg;
 	const struct npu_gemm_args *g = p->g;
-	int32_t d[TILE_M][TILE];
+	uint32_t panels = (p->n1 - p->n0 + NR - 1) / NR;
+	uint32_t pairs_all = (g->k + 1) / 2;
+	size_t ldc = (size_t)panels * NR;
+	int16_t *bp = malloc(sizeof(*bp) * 2 * NR * pairs_all * panels);
+	uint32_t *bsum = malloc(sizeof(*bsum) * ldc);
+	int32_t *ap = malloc(sizeof(*ap) * MC * (KC / 2));
+	int32_t *c = malloc(sizeof(*c) * MC * ldc);
+	int32_t *cols = malloc(sizeof(*cols) * 4 * ldc);
+	struct requant_cols rq;
 
-	for (uint32_t m = 0; m < g->m; m += TILE_M) {
-		const int8_t *ar[TILE_M];
-
-		for (int i = 0; i < TILE_M; i++)	/* rows past the end repeat row m */
-			ar[i] = g->a + (size_t)(m + i < g->m ? m + i : m) * g->k;
-		for (uint32_t n = p->n0; n < p->n1; n += TILE) {
-			const int8_t *br[TILE];
-
-			for (int j = 0; j < TILE; j++)
-				br[j] = g->b + (size_t)(n + j < p->n1 ? n + j : n) * g->k;
-			p->dot(ar, br, g->k, d);
-			for (uint32_t i = 0; i < TILE_M && m + i < g->m; i++)
-				for (uint32_t j = 0; j < TILE && n + j < p->n1; j++) {
-					uint32_t c = n + j;
-					const struct npu_quant_ch *q = &g->q[g->per_tensor ? 0 : c];
-					uint32_t acc = (uint32_t)d[i][j] -
-						       (uint32_t)g->a_zero * p->bsum[c] +
-						       (g->bias ? (uint32_t)g->bias[c] : 0);
-
-					g->out[(size_t)(m + i) * g->n + c] =
-						npu_requant_i8((int32_t)acc, q->mult, q->shift,
-							       g->out_zero, g->act_min, g->act_max);
-				}
-		}
+	if (!bp || !bsum || !ap || !c || !cols) {
+		p->failed = 1;
+		goto out;
 	}
+	rq.add = cols;
+	rq.mult = cols + ldc;
+	rq.lshift = cols + 2 * ldc;
+	rq.rshift = cols + 3 * ldc;
+	pack_b(g, p->kern, p->n0, p->n1, bp, bsum);
+	requant_setup(g, bsum, p->n0, p->n1, &rq);
+	for (uint32_t m0 = p->m0; m0 < p->m1; m0 += MC) {
+		uint32_t m1 = m0 + MC < p->m1 ? m0 + MC : p->m1;
+
+		for (uint32_t k0 = 0; k0 < g->k; k0 += KC) {
+			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
+			uint32_t pairs = (k1 - k0 + 1) / 2;
+
+			pack_a(g, m0, m1, k0, k1, ap);
+			for (uint32_t j = 0; j < panels; j++) {
+				const int16_t *b = bp + ((size_t)j * pairs_all + k0 / 2) * 2 * NR;
+
+				for (uint32_t i = 0; m0 + i < m1; i += MR)
+					p->kern->run(pairs, ap + (size_t)i * pairs, b,
+						     c + i * ldc + j * NR, ldc, k0 > 0);
+			}
+		}
+		for (uint32_t m = m0; m < m1; m++)
+			p->kern->requant(&rq, c + (m - m0) * ldc,
+					 g->out + (size_t)m * g->n + p->n0, p->n1 - p->n0);
+	}
+out:
+	free(cols);
+	free(bp);
+	free(bsum);
+	free(ap);
+	free(c);
 	return NULL;
 }
 
@@ -158,45 +397,48 @@ int npu_gemm_i8(const struct npu_gemm_args *g)
 {
 	struct part parts[MAX_THREADS];
 	pthread_t tid[MAX_THREADS];
-	uint32_t *bsum = malloc(sizeof(*bsum) * g->n);
 	uint64_t macs = (uint64_t)g->m * g->n * g->k;
+	uint32_t panels = (g->n + NR - 1) / NR, tiles = (g->m + MR - 1) / MR;
 	unsigned int threads = 1, started = 0;
-	dot_fn dot = pick_kernel();
+	const struct kernel *kern = pick_kernel();
+	int by_rows;
 
-	if (!bsum)
-		return -1;
-	for (uint32_t n = 0; n < g->n; n++) {
-		uint32_t s = 0;
-
-		for (uint32_t x = 0; x < g->k; x++)
-			s += (uint32_t)(int32_t)g->b[(size_t)n * g->k + x];
-		bsum[n] = s;
-	}
+	/* Block boundaries never split a pair; blocks hold whole tiles. */
+	_Static_assert(KC % 2 == 0 && MC % MR == 0, "blocking");
 	if (macs >= THREAD_MIN_MACS && g->threads > 1)
 		threads = g->threads < MAX_THREADS ? g->threads : MAX_THREADS;
-	/* Output channels in whole tiles per thread. */
+	/* Columns share the packed weights best; rows when columns run short. */
+	by_rows = panels < threads;
 	for (unsigned int t = 0; t < threads; t++) {
-		uint32_t tiles = (g->n + TILE - 1) / TILE;
-
-		parts[t] = (struct part){ g, bsum, dot,
-			(uint32_t)((uint64_t)tiles * t / threads) * TILE,
-			(uint32_t)((uint64_t)tiles * (t + 1) / threads) * TILE };
-		if (parts[t].n1 > g->n)
-			parts[t].n1 = g->n;
+		parts[t] = (struct part){ .g = g, .kern = kern, .m0 = 0, .m1 = g->m,
+					  .n0 = 0, .n1 = g->n };
+		if (by_rows) {
+			parts[t].m0 = (uint32_t)((uint64_t)tiles * t / threads) * MR;
+			parts[t].m1 = (uint32_t)((uint64_t)tiles * (t + 1) / threads) * MR;
+			if (parts[t].m1 > g->m)
+				parts[t].m1 = g->m;
+		} else {
+			parts[t].n0 = (uint32_t)((uint64_t)panels * t / threads) * NR;
+			parts[t].n1 = (uint32_t)((uint64_t)panels * (t + 1) / threads) * NR;
+			if (parts[t].n1 > g->n)
+				parts[t].n1 = g->n;
+		}
 	}
 	for (unsigned int t = 1; t < threads; t++) {
-		if (parts[t].n0 >= parts[t].n1)
+		if (parts[t].n0 >= parts[t].n1 || parts[t].m0 >= parts[t].m1)
 			continue;
 		if (pthread_create(&tid[t], NULL, gemm_part, &parts[t]))
 			gemm_part(&parts[t]);	/* no thread: do it here */
 		else
 			started |= 1u << t;
 	}
-	if (parts[0].n0 < parts[0].n1)
+	if (parts[0].n0 < parts[0].n1 && parts[0].m0 < parts[0].m1)
 		gemm_part(&parts[0]);
 	for (unsigned int t = 1; t < threads; t++)
 		if (started & (1u << t))
 			pthread_join(tid[t], NULL);
-	free(bsum);
+	for (unsigned int t = 0; t < threads; t++)
+		if (parts[t].failed)
+			return -1;
 	return 0;
 }

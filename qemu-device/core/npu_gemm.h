@@ -12,6 +12,9 @@
  * @a: m x k activations; @b: n x k weights; @out: m x n.
  * @bias: n int32 or NULL; @q: n (or 1 with @per_tensor) requantizations.
  * @threads: at most this many threads (1: the calling thread only).
+ * @a_zero, @out_zero, @act_min and @act_max are int8 values: callers
+ * validate them (the kernel's arithmetic relies on it). Anything else,
+ * @q included, may be hostile and is computed as TFLite defines it.
  */
 struct npu_gemm_args {
 	const int8_t *a, *b;

@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "npu.h"
+#include "npu_gemm.h"
 #include "npu_pack.h"
 #include "npu_quant.h"
 #include "tap.h"
@@ -254,6 +255,72 @@ static void test_gemm_accumulator_wraps(void)
 	gc.extreme = 1;
 	setup();
 	CHECK(run_case(&gc));
+}
+
+/*
+ * The GEMM kernel called directly, against the arithmetic written out
+ * here: shapes that cross its blocks (depth past two blocks, odd depth,
+ * rows past a block, ragged columns), both ways of splitting work across
+ * threads, and hostile requantization the engine passes through untouched
+ * (any multiplier including INT32_MIN and negatives, every shift, biases
+ * at the ends), so the vectorised requantization must match the scalar
+ * one lane for lane.
+ */
+static void test_gemm_kernel_blocks_threads_and_requant_corners(void)
+{
+	static const uint32_t shapes[][3] = {
+		{ 1, 1, 1 }, { 7, 37, 5 }, { 80, 17, 1031 }, { 3000, 5, 600 },
+		{ 100, 200, 300 }, { 13, 9, 2 },
+	};
+	static const int32_t corner_mult[] = { INT32_MIN, INT32_MAX, 0, -1, 1, 1 << 30 };
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		uint32_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+		int8_t *a = malloc((size_t)m * k), *b = malloc((size_t)n * k);
+		int8_t *out = malloc((size_t)m * n);
+		int32_t *bias = malloc(sizeof(*bias) * n);
+		struct npu_quant_ch *q = malloc(sizeof(*q) * n);
+
+		for (size_t i = 0; i < (size_t)m * k; i++)
+			a[i] = (int8_t)rnd();
+		for (size_t i = 0; i < (size_t)n * k; i++)
+			b[i] = (int8_t)(s & 1 ? (rnd() & 1 ? -128 : 127) : (int)(rnd() & 255));
+		for (uint32_t j = 0; j < n; j++) {
+			bias[j] = j % 5 == 0 ? INT32_MIN : j % 5 == 1 ? INT32_MAX : (int32_t)(rnd() << 1);
+			q[j].mult = j % 3 ? (int32_t)rnd() : corner_mult[j / 3 % 6];
+			q[j].shift = (int32_t)(rnd() % 62) - 31;
+		}
+		for (unsigned int threads = 1; threads <= 2; threads++) {
+			struct npu_gemm_args g = { a, b, bias, q, out, m, n, k, (int32_t)(rnd() % 256) - 128,
+						   (int32_t)(rnd() % 256) - 128, -128, 127, 0, threads };
+			int bad = 0;
+
+			g.act_min = -100 + (int32_t)(rnd() % 50);
+			CHECK_EQ(npu_gemm_i8(&g), 0);
+			for (uint32_t i = 0; i < m && !bad; i++)
+				for (uint32_t j = 0; j < n && !bad; j++) {
+					uint32_t acc = (uint32_t)bias[j];
+					int8_t want;
+
+					for (uint32_t x = 0; x < k; x++)
+						acc += (uint32_t)((a[(size_t)i * k + x] - g.a_zero) *
+								  b[(size_t)j * k + x]);
+					want = npu_requant_i8((int32_t)acc, q[j].mult, q[j].shift,
+							      g.out_zero, g.act_min, g.act_max);
+					if (out[(size_t)i * n + j] != want) {
+						printf("#   %ux%ux%u threads %u: [%u][%u] %d, want %d\n",
+						       m, n, k, threads, i, j, out[(size_t)i * n + j], want);
+						bad = 1;
+					}
+				}
+			CHECK(!bad);
+		}
+		free(a);
+		free(b);
+		free(out);
+		free(bias);
+		free(q);
+	}
 }
 
 static struct npu_cmd_gemm_i8 good_cmd(void)
@@ -943,6 +1010,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_gemm_random),
 	TAP_ENTRY(test_gemm_edges),
 	TAP_ENTRY(test_gemm_accumulator_wraps),
+	TAP_ENTRY(test_gemm_kernel_blocks_threads_and_requant_corners),
 	TAP_ENTRY(test_gemm_malformed),
 	TAP_ENTRY(test_gemm_via_libnpu_builder_layout),
 	TAP_ENTRY(test_conv2d_random),
