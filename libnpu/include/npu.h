@@ -307,8 +307,10 @@ typedef struct npu_plan npu_plan;
  * weights, 3 for a depthwise filter [1][k_h][k_w][c], as TFLite's
  * quantized_dimension) or @scale for all.
  * Int32 bias constants use dtype NPU_DT_INT32 and scale in * weight.
+ * NPU_DT_FLOAT32 activations (no scale or zero point) enter and leave the
+ * int8 part of a graph through quantize and dequantize ops.
  */
-enum npu_dtype { NPU_DT_INT8 = 1, NPU_DT_INT32 = 2 };
+enum npu_dtype { NPU_DT_INT8 = 1, NPU_DT_INT32 = 2, NPU_DT_FLOAT32 = 3 };
 
 struct npu_tensor_desc {
 	enum npu_dtype dtype;
@@ -349,6 +351,13 @@ int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint
 int npu_graph_pad(npu_graph *g, int in, int out, const uint32_t *before, const uint32_t *after);
 /** Permute dimensions (TFLite Transpose): out dim d is in dim perm[d]. */
 int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm);
+/**
+ * fp32 -> int8 (TFLite Quantize) into @out's scale and zero point; @in is
+ * an NPU_DT_FLOAT32 activation of the same shape.
+ */
+int npu_graph_quantize(npu_graph *g, int in, int out);
+/** int8 -> fp32 (TFLite Dequantize) from @in's scale and zero point. */
+int npu_graph_dequantize(npu_graph *g, int in, int out);
 
 /**
  * Compile: place each op on @dev when its firmware supports it, otherwise
@@ -358,10 +367,11 @@ int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm);
  */
 int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **plan);
 /**
- * Run with one int8 input and one int8 output tensor (by id). Softmax
- * normalises over the last dimension.
+ * Run with one input and one output activation tensor (by id), their data
+ * packed in the tensors' dtypes: int8_t, or float for NPU_DT_FLOAT32.
+ * Softmax normalises over the last dimension.
  */
-int npu_plan_run(npu_plan *plan, int in, const int8_t *in_data, int out, int8_t *out_data);
+int npu_plan_run(npu_plan *plan, int in, const void *in_data, int out, void *out_data);
 /** What ran where, one line per op; valid until the plan is freed. */
 const char *npu_plan_report(const npu_plan *plan);
 /** Modeled NPU cycles of the last run (0 on the CPU). */

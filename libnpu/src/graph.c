@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * graph.c - int8 graphs: tensors and ops, compiled for an NPU or for the
- * CPU reference, and run.
+ * graph.c - int8 graphs (fp32 at the edges, through quantize and
+ * dequantize): tensors and ops, compiled for an NPU or for the CPU
+ * reference, and run.
  *
  * Compilation places each op on the NPU when the firmware's command
  * capabilities include it, otherwise on the CPU reference; consecutive NPU
@@ -19,7 +20,9 @@
 #include "npu_priv.h"
 #include "npu_quant.h"
 
-enum op_kind { OP_CONV, OP_FC, OP_POOL, OP_ADD, OP_SOFTMAX, OP_CONCAT, OP_PAD, OP_TRANSPOSE };
+enum op_kind {
+	OP_CONV, OP_FC, OP_POOL, OP_ADD, OP_SOFTMAX, OP_CONCAT, OP_PAD, OP_TRANSPOSE, OP_QUANTIZE,
+};
 
 struct tensor {
 	struct npu_tensor_desc d;
@@ -54,6 +57,7 @@ struct op {
 		struct npu_concat cat;
 		struct npu_pad pad;
 		struct npu_transpose tr;
+		struct npu_quantize q;
 	} p;
 };
 
@@ -99,7 +103,7 @@ void npu_graph_free(npu_graph *g)
 
 static size_t elem_size(enum npu_dtype dt)
 {
-	return dt == NPU_DT_INT32 ? 4 : 1;
+	return dt == NPU_DT_INT8 ? 1 : 4;
 }
 
 int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
@@ -108,7 +112,8 @@ int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
 	size_t n = 1;
 
 	if (!g || !d || g->compiled || d->rank < 1 || d->rank > 4 ||
-	    (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32))
+	    (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32 &&
+	     (d->dtype != NPU_DT_FLOAT32 || d->data)))
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < d->rank; i++) {
 		if (!d->dims[i] || d->dims[i] > 65536)
@@ -117,8 +122,10 @@ int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
 		if (n > (256u << 20))
 			return NPU_E2BIG;
 	}
-	if (!d->data && (d->dtype != NPU_DT_INT8 || !(d->scale > 0) ||
-			 d->zero_point < -128 || d->zero_point > 127))
+	/* Activations: int8 with a quantization, or fp32 without. */
+	if (!d->data && d->dtype != NPU_DT_FLOAT32 &&
+	    (d->dtype != NPU_DT_INT8 || !(d->scale > 0) || d->zero_point < -128 ||
+	     d->zero_point > 127))
 		return NPU_EINVAL;
 	nt = realloc(g->t, sizeof(*g->t) * (size_t)(g->nt + 1));
 	if (!nt)
@@ -156,6 +163,12 @@ static int valid_id(const npu_graph *g, int id, int constant)
 	return id >= 0 && id < g->nt && (constant < 0 || !!g->t[id].cdata == constant);
 }
 
+/* An activation (not a constant) of type @dt. */
+static int act_of(const npu_graph *g, int id, enum npu_dtype dt)
+{
+	return valid_id(g, id, 0) && g->t[id].d.dtype == dt;
+}
+
 static int add_op(npu_graph *g, const struct op *o)
 {
 	struct op *n;
@@ -175,8 +188,8 @@ int npu_graph_conv2d(npu_graph *g, int in, int filter, int bias, int out, uint32
 			.stride = stride, .pad = pad, .depthwise = depthwise, .act = act };
 	const struct npu_tensor_desc *i, *f, *y;
 
-	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, filter, 1) ||
-	    !valid_id(g, out, 0) || (bias >= 0 && !valid_id(g, bias, 1)) || !stride ||
+	if (!g || g->compiled || !act_of(g, in, NPU_DT_INT8) || !valid_id(g, filter, 1) ||
+	    !act_of(g, out, NPU_DT_INT8) || (bias >= 0 && !valid_id(g, bias, 1)) || !stride ||
 	    stride > 64 || pad > 255)
 		return NPU_EINVAL;
 	i = &g->t[in].d;
@@ -203,8 +216,8 @@ int npu_graph_fully_connected(npu_graph *g, int in, int weights, int bias, int o
 			.act = act };
 	const struct npu_tensor_desc *w, *y;
 
-	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, weights, 1) ||
-	    !valid_id(g, out, 0) || (bias >= 0 && !valid_id(g, bias, 1)))
+	if (!g || g->compiled || !act_of(g, in, NPU_DT_INT8) || !valid_id(g, weights, 1) ||
+	    !act_of(g, out, NPU_DT_INT8) || (bias >= 0 && !valid_id(g, bias, 1)))
 		return NPU_EINVAL;
 	w = &g->t[weights].d;
 	y = &g->t[out].d;
@@ -223,7 +236,8 @@ int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, i
 			.average = average };
 	const struct npu_tensor_desc *i, *y;
 
-	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, out, 0) || !k || k > 64 ||
+	if (!g || g->compiled || !act_of(g, in, NPU_DT_INT8) || !act_of(g, out, NPU_DT_INT8) ||
+	    !k || k > 64 ||
 	    !stride || stride > 64)
 		return NPU_EINVAL;
 	i = &g->t[in].d;
@@ -240,8 +254,8 @@ int npu_graph_add(npu_graph *g, int a, int b, int out, enum npu_activation act)
 {
 	struct op o = { .kind = OP_ADD, .in = a, .in2 = b, .out = out, .act = act };
 
-	if (!g || g->compiled || !valid_id(g, a, 0) || !valid_id(g, b, 0) || !valid_id(g, out, 0) ||
-	    g->t[a].bytes != g->t[b].bytes || g->t[a].bytes != g->t[out].bytes)
+	if (!g || g->compiled || !act_of(g, a, NPU_DT_INT8) || !act_of(g, b, NPU_DT_INT8) ||
+	    !act_of(g, out, NPU_DT_INT8) || g->t[a].bytes != g->t[b].bytes || g->t[a].bytes != g->t[out].bytes)
 		return NPU_EINVAL;
 	return add_op(g, &o);
 }
@@ -251,7 +265,8 @@ int npu_graph_softmax(npu_graph *g, int in, int out, float beta)
 	struct op o = { .kind = OP_SOFTMAX, .in = in, .out = out, .beta = beta };
 	const struct npu_tensor_desc *y;
 
-	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, out, 0) || !(beta > 0) ||
+	if (!g || g->compiled || !act_of(g, in, NPU_DT_INT8) || !act_of(g, out, NPU_DT_INT8) ||
+	    !(beta > 0) ||
 	    g->t[in].bytes != g->t[out].bytes)
 		return NPU_EINVAL;
 	y = &g->t[out].d;
@@ -269,7 +284,7 @@ int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint
 	int err;
 
 	if (!g || g->compiled || !ins || !count || count > NPU_CONCAT_MAX_INPUTS ||
-	    !valid_id(g, out, 0) || axis >= g->t[out].d.rank)
+	    !act_of(g, out, NPU_DT_INT8) || axis >= g->t[out].d.rank)
 		return NPU_EINVAL;
 	y = &g->t[out].d;
 	for (uint32_t i = 0; i < count; i++) {
@@ -357,6 +372,30 @@ int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm)
 		o.lo[d] = perm[d];
 	}
 	return add_op(g, &o);
+}
+
+static int add_quantize(npu_graph *g, int in, int out, enum npu_dtype from, enum npu_dtype to)
+{
+	struct op o = { .kind = OP_QUANTIZE, .in = in, .bias = -1, .out = out };
+	const struct npu_tensor_desc *x, *y;
+
+	if (!g || g->compiled || !act_of(g, in, from) || !act_of(g, out, to))
+		return NPU_EINVAL;
+	x = &g->t[in].d;
+	y = &g->t[out].d;
+	if (x->rank != y->rank || memcmp(x->dims, y->dims, sizeof(uint32_t) * x->rank))
+		return NPU_EINVAL;
+	return add_op(g, &o);
+}
+
+int npu_graph_quantize(npu_graph *g, int in, int out)
+{
+	return add_quantize(g, in, out, NPU_DT_FLOAT32, NPU_DT_INT8);
+}
+
+int npu_graph_dequantize(npu_graph *g, int in, int out)
+{
+	return add_quantize(g, in, out, NPU_DT_INT8, NPU_DT_FLOAT32);
 }
 
 /* TFLite's CalculateActivationRangeQuantized. */
@@ -477,6 +516,15 @@ static int prepare_op(npu_graph *g, struct op *o)
 		memcpy(o->p.tr.dims, in->d.dims, sizeof(uint32_t) * in->d.rank);
 		memcpy(o->p.tr.perm, o->lo, sizeof(uint32_t) * in->d.rank);
 		return 0;
+	case OP_QUANTIZE: {
+		int deq = in->d.dtype == NPU_DT_INT8;	/* the int8 side's quantization */
+		const struct npu_tensor_desc *q = deq ? &in->d : &out->d;
+
+		o->p.q = (struct npu_quantize){ .count = (uint32_t)(out->bytes / elem_size(out->d.dtype)),
+						.dequantize = deq, .scale = q->scale,
+						.zero_point = q->zero_point };
+		return 0;
+	}
 	case OP_CONCAT:
 		o->p.cat = (struct npu_concat){ .rank = out->d.rank, .elem_size = 1,
 						.axis = o->axis, .count = o->nin,
@@ -495,6 +543,7 @@ static uint32_t op_cmd(const struct op *o)
 		[OP_POOL] = NPU_CMD_POOL_I8, [OP_ADD] = NPU_CMD_ELTWISE_I8,
 		[OP_SOFTMAX] = NPU_CMD_SOFTMAX_I8, [OP_CONCAT] = NPU_CMD_CONCAT,
 		[OP_PAD] = NPU_CMD_PAD, [OP_TRANSPOSE] = NPU_CMD_TRANSPOSE,
+		[OP_QUANTIZE] = NPU_CMD_QUANTIZE,
 	};
 
 	return cmd[o->kind];
@@ -510,6 +559,7 @@ static const char *op_name(const struct op *o)
 	case OP_CONCAT: return "concatenation";
 	case OP_PAD: return "pad";
 	case OP_TRANSPOSE: return "transpose";
+	case OP_QUANTIZE: return o->p.q.dequantize ? "dequantize" : "quantize";
 	default: return "softmax";
 	}
 }
@@ -618,6 +668,8 @@ static int emit_npu(npu_plan *p, const struct op *o)
 		return npu_cmd_pad(p->cb, &o->p.pad, va(in), va(out));
 	case OP_TRANSPOSE:
 		return npu_cmd_transpose(p->cb, &o->p.tr, va(in), va(out));
+	case OP_QUANTIZE:
+		return npu_cmd_quantize(p->cb, &o->p.q, va(in), va(out));
 	case OP_CONCAT: {
 		uint64_t in_va[NPU_CONCAT_MAX_INPUTS];
 
@@ -652,6 +704,8 @@ static int run_cpu(npu_plan *p, const struct op *o)
 		return npu_ref_pad(&o->p.pad, in, out);
 	case OP_TRANSPOSE:
 		return npu_ref_transpose(&o->p.tr, in, out);
+	case OP_QUANTIZE:
+		return npu_ref_quantize(&o->p.q, g->t[o->in].host, g->t[o->out].host);
 	case OP_CONCAT: {
 		const void *host[NPU_CONCAT_MAX_INPUTS];
 
@@ -677,7 +731,7 @@ static int flush_npu(npu_plan *p)
 	return err;
 }
 
-int npu_plan_run(npu_plan *p, int in, const int8_t *in_data, int out, int8_t *out_data)
+int npu_plan_run(npu_plan *p, int in, const void *in_data, int out, void *out_data)
 {
 	npu_graph *g;
 	int err = 0;
@@ -685,7 +739,8 @@ int npu_plan_run(npu_plan *p, int in, const int8_t *in_data, int out, int8_t *ou
 	if (!p || !in_data || !out_data)
 		return NPU_EINVAL;
 	g = p->g;
-	if (!valid_id(g, in, 0) || !valid_id(g, out, 0) || g->t[in].d.dtype != NPU_DT_INT8)
+	if (!valid_id(g, in, 0) || !valid_id(g, out, 0) || g->t[in].d.dtype == NPU_DT_INT32 ||
+	    g->t[out].d.dtype == NPU_DT_INT32)
 		return NPU_EINVAL;
 	p->cycles = 0;
 	/* Commands left from a run that failed part-way must not run again. */

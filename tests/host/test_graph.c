@@ -5,6 +5,7 @@
  * activation ranges) against values worked out by hand from TFLite's
  * rules, shape checks, softmax over the last dimension, and ownership.
  */
+#include <math.h>
 #include <string.h>
 
 #include "npu.h"
@@ -184,6 +185,48 @@ static void test_pad_transpose(void)
 	npu_graph_free(g);
 }
 
+/*
+ * fp32 in, quantize (scale 0.1, zp -3), 2x2 max pool, dequantize, fp32
+ * out. Worked by hand: 0.26 -> round(2.6) - 3 = 0; -0.25 -> round(-2.5) =
+ * -3 (half away from zero) - 3 = -6; 100 saturates at 127; NaN is the zero
+ * point. The pool keeps the largest code; back to fp32 as 0.1 * (q + 3).
+ */
+static void test_quantize_dequantize(void)
+{
+	struct npu_tensor_desc dx = { NPU_DT_FLOAT32, 4, { 1, 2, 4, 1 }, 0, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dq = { NPU_DT_INT8, 4, { 1, 2, 4, 1 }, 0.1f, -3, NULL, NULL, 0 };
+	struct npu_tensor_desc dp = { NPU_DT_INT8, 4, { 1, 1, 2, 1 }, 0.1f, -3, NULL, NULL, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 4, { 1, 1, 2, 1 }, 0, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dc = { NPU_DT_FLOAT32, 1, { 2 }, 0, 0, NULL, NULL, 0 };
+	const float x[8] = { 0.26f, -0.25f, 100.0f, NAN, -1.0f, -0.5f, -7.0f, -300.0f };
+	float y[2], c[2] = { 1, 2 };
+	npu_graph *g = npu_graph_new();
+	int in = npu_graph_tensor(g, &dx), q = npu_graph_tensor(g, &dq);
+	int pl = npu_graph_tensor(g, &dp), out = npu_graph_tensor(g, &dy);
+	npu_plan *plan;
+
+	dc.data = c;
+	CHECK(in >= 0 && q >= 0 && pl >= 0 && out >= 0);
+	CHECK_EQ(npu_graph_tensor(g, &dc), NPU_EINVAL);	/* no fp32 constants */
+	CHECK_EQ(npu_graph_quantize(g, q, pl), NPU_EINVAL);	/* int8 in */
+	CHECK_EQ(npu_graph_quantize(g, in, pl), NPU_EINVAL);	/* shape */
+	CHECK_EQ(npu_graph_pool(g, in, out, 2, 2, 0), NPU_EINVAL);	/* fp32 into int8 op */
+	CHECK_EQ(npu_graph_quantize(g, in, q), 0);
+	CHECK_EQ(npu_graph_pool(g, q, pl, 2, 2, 0), 0);
+	CHECK_EQ(npu_graph_dequantize(g, q, out), NPU_EINVAL);	/* shape */
+	CHECK_EQ(npu_graph_dequantize(g, pl, out), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK(strstr(npu_plan_report(plan), " 0 quantize          cpu") != NULL);
+	CHECK(strstr(npu_plan_report(plan), " 2 dequantize        cpu") != NULL);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
+	/* Window 0: codes 0, -6, -13, -8 -> 0 -> 0.3. Window 1: 127, -3, -73,
+	 * -128 -> 127 -> 13.0. */
+	CHECK(y[0] == (float)(0.1f * 3.0));
+	CHECK(y[1] == (float)(0.1f * 130.0));
+	CHECK_EQ(npu_plan_run(plan, q, x, out, y), 0);	/* an int8 activation as input */
+	npu_graph_free(g);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_fc_params_and_result),
 	TAP_ENTRY(test_relu6_range),
@@ -191,4 +234,5 @@ TAP_MAIN(
 	TAP_ENTRY(test_shape_errors),
 	TAP_ENTRY(test_concat),
 	TAP_ENTRY(test_pad_transpose),
+	TAP_ENTRY(test_quantize_dequantize),
 )

@@ -4,6 +4,7 @@
  * the firmware (kselftest harness).
  */
 #define _GNU_SOURCE
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -420,25 +421,45 @@ static int build_layout_graph(npu_graph *g, int *in, int *out)
 	return npu_graph_transpose(g, pd, *out, nchw);
 }
 
+/* fp32 in, quantize, 3x3 conv, dequantize, fp32 out. */
+static int build_quantize_graph(npu_graph *g, int *in, int *out)
+{
+	static int8_t w[5 * 3 * 3 * 4];
+	struct npu_tensor_desc dx = { NPU_DT_FLOAT32, 4, { 2, 6, 6, 4 }, 0, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dq = { NPU_DT_INT8, 4, { 2, 6, 6, 4 }, 0.05f, 3, NULL, NULL, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 5, 3, 3, 4 }, 0.02f, 0, NULL, w, 0 };
+	struct npu_tensor_desc dc = { NPU_DT_INT8, 4, { 2, 4, 4, 5 }, 0.1f, -7, NULL, NULL, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 4, { 2, 4, 4, 5 }, 0, 0, NULL, NULL, 0 };
+	int q, f, c;
+
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = (int8_t)(i * 37 % 255 - 127);
+	*in = npu_graph_tensor(g, &dx);
+	q = npu_graph_tensor(g, &dq);
+	f = npu_graph_tensor(g, &dw);
+	c = npu_graph_tensor(g, &dc);
+	*out = npu_graph_tensor(g, &dy);
+	if (*in < 0 || q < 0 || f < 0 || c < 0 || *out < 0 || npu_graph_quantize(g, *in, q) ||
+	    npu_graph_conv2d(g, q, f, -1, c, 1, 0, 0, NPU_ACT_NONE))
+		return NPU_EINVAL;
+	return npu_graph_dequantize(g, c, *out);
+}
+
 /* Build the same graph twice, run it on the NPU and on the CPU, compare. */
 static void npu_vs_cpu(struct __test_metadata *_metadata, npu_device *dev,
-		       int (*build)(npu_graph *, int *, int *), size_t in_sz, int8_t *yn,
-		       int8_t *yc, size_t out_sz)
+		       int (*build)(npu_graph *, int *, int *), const void *x, void *yn,
+		       void *yc, size_t out_sz)
 {
 	npu_graph *gn = npu_graph_new(), *gc = npu_graph_new();
 	int in_n, out_n, in_c, out_c;
 	npu_plan *pn, *pc;
-	int8_t x[4096];
 
-	ASSERT_GE(sizeof(x), in_sz);
 	ASSERT_EQ(0, build(gn, &in_n, &out_n));
 	ASSERT_EQ(0, build(gc, &in_c, &out_c));
 	ASSERT_EQ(NPU_OK, npu_graph_compile(gn, dev, &pn));
 	ASSERT_EQ(NPU_OK, npu_graph_compile(gc, NULL, &pc));
 	TH_LOG("placement:\n%s", npu_plan_report(pn));
 	EXPECT_EQ(NULL, strstr(npu_plan_report(pn), "cpu"));
-	for (size_t i = 0; i < in_sz; i++)
-		x[i] = (int8_t)(i * 13 + 7);
 	ASSERT_EQ(NPU_OK, npu_plan_run(pn, in_n, x, out_n, yn));
 	ASSERT_EQ(NPU_OK, npu_plan_run(pc, in_c, x, out_c, yc));
 	EXPECT_EQ(0, memcmp(yn, yc, out_sz));
@@ -448,11 +469,20 @@ static void npu_vs_cpu(struct __test_metadata *_metadata, npu_device *dev,
 	npu_graph_free(gc);
 }
 
+static const int8_t *pattern(void)
+{
+	static int8_t x[4096];
+
+	for (size_t i = 0; i < sizeof(x); i++)
+		x[i] = (int8_t)(i * 13 + 7);
+	return x;
+}
+
 TEST_F(lib, graph_concat_npu_matches_cpu)
 {
 	static int8_t yn[2 * 6 * 6 * 12], yc[2 * 6 * 6 * 12];
 
-	npu_vs_cpu(_metadata, self->dev, build_concat_graph, 2 * 6 * 6 * 4, yn, yc, sizeof(yn));
+	npu_vs_cpu(_metadata, self->dev, build_concat_graph, pattern(), yn, yc, sizeof(yn));
 	EXPECT_EQ(7, yn[4]);	/* pixel 0: conv, x, conv; x[0] = 7 */
 }
 
@@ -460,9 +490,32 @@ TEST_F(lib, graph_pad_transpose_npu_matches_cpu)
 {
 	static int8_t yn[2 * 2 * 5 * 6], yc[2 * 2 * 5 * 6];
 
-	npu_vs_cpu(_metadata, self->dev, build_layout_graph, 2 * 3 * 4 * 2, yn, yc, sizeof(yn));
+	npu_vs_cpu(_metadata, self->dev, build_layout_graph, pattern(), yn, yc, sizeof(yn));
 	EXPECT_EQ(9, yn[0]);	/* padding is the zero point */
 	EXPECT_EQ(7, yn[1 * 6 + 2]);	/* channel 0, row 1, col 2: x[0] */
+}
+
+/* Quantize and dequantize run on the NPU too: fp32 to fp32, same bits. */
+TEST_F(lib, graph_quantize_dequantize_npu_matches_cpu)
+{
+	static float x[2 * 6 * 6 * 4], yn[2 * 4 * 4 * 5], yc[2 * 4 * 4 * 5];
+	int distinct = 0;
+
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)	/* past the int8 range too */
+		x[i] = (float)((int)(i * 7919 % 601) - 300) / 37.0f;
+	x[5] = NAN;
+	npu_vs_cpu(_metadata, self->dev, build_quantize_graph, x, yn, yc, sizeof(yn));
+	for (size_t i = 1; i < sizeof(yn) / sizeof(yn[0]); i++)
+		distinct += yn[i] != yn[0];
+	EXPECT_LT(10, distinct);	/* a real result, not a constant */
+	/* Every output is 0.1 * (q + 7) for an int8 q. */
+	for (size_t i = 0; i < sizeof(yn) / sizeof(yn[0]); i++) {
+		double q = yn[i] / (double)0.1f - 7;
+
+		EXPECT_GT(1e-3, fabs(q - round(q)));
+		EXPECT_LE(-128.001, q);
+		EXPECT_GE(127.001, q);
+	}
 }
 
 /* One-call helpers: the NPU and the CPU give the same bytes. */
