@@ -249,7 +249,8 @@ int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out);
  * inputs must share the output's scale and zero point). The inputs agree
  * on every dimension but @axis; input i has @axis_dims[i] there, and the
  * output the sum. The dimensions before @axis multiply to at most 2^22.
- * Reshape needs no op: packed tensors reshape in place.
+ * Reshape needs no command: packed tensors reshape in place (graphs:
+ * npu_graph_reshape).
  */
 struct npu_concat {
 	uint32_t rank;			/* 1..4 */
@@ -351,6 +352,12 @@ int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint
 int npu_graph_pad(npu_graph *g, int in, int out, const uint32_t *before, const uint32_t *after);
 /** Permute dimensions (TFLite Transpose): out dim d is in dim perm[d]. */
 int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm);
+/**
+ * Reshape (TFLite Reshape): @out, of @in's dtype, quantization and element
+ * count, becomes a view of @in's storage; nothing moves. @out must not
+ * already be viewed by another reshape.
+ */
+int npu_graph_reshape(npu_graph *g, int in, int out);
 /**
  * fp32 -> int8 (TFLite Quantize) into @out's scale and zero point; @in is
  * an NPU_DT_FLOAT32 activation of the same shape.

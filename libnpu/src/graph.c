@@ -22,6 +22,7 @@
 
 enum op_kind {
 	OP_CONV, OP_FC, OP_POOL, OP_ADD, OP_SOFTMAX, OP_CONCAT, OP_PAD, OP_TRANSPOSE, OP_QUANTIZE,
+	OP_RESHAPE,
 };
 
 struct tensor {
@@ -31,6 +32,8 @@ struct tensor {
 	size_t bytes;
 	npu_buffer *buf;		/* device plans */
 	void *host;			/* CPU view: the mapping, or malloc'd */
+	int alias;			/* a reshape's output: the tensor whose
+					 * storage it is, else -1 */
 };
 
 struct op {
@@ -133,6 +136,7 @@ int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
 	g->t = nt;
 	t = &g->t[g->nt];
 	memset(t, 0, sizeof(*t));
+	t->alias = -1;
 	t->d = *d;
 	t->bytes = n * elem_size(d->dtype);
 	if (d->data) {
@@ -388,6 +392,33 @@ static int add_quantize(npu_graph *g, int in, int out, enum npu_dtype from, enum
 	return add_op(g, &o);
 }
 
+/*
+ * Packed tensors reshape in place: @out becomes another view of @in's
+ * storage (of the tensor @in views, for a chain), and the op moves nothing.
+ */
+int npu_graph_reshape(npu_graph *g, int in, int out)
+{
+	struct op o = { .kind = OP_RESHAPE, .in = in, .bias = -1, .out = out };
+	const struct npu_tensor_desc *x, *y;
+	int err;
+
+	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, out, 0) || in == out ||
+	    g->t[out].alias >= 0)
+		return NPU_EINVAL;
+	x = &g->t[in].d;
+	y = &g->t[out].d;
+	if (x->dtype != y->dtype || g->t[in].bytes != g->t[out].bytes ||
+	    (x->dtype == NPU_DT_INT8 && (x->scale != y->scale || x->zero_point != y->zero_point)))
+		return NPU_EINVAL;
+	for (int i = 0; i < g->nt; i++)
+		if (g->t[i].alias == out)
+			return NPU_EINVAL;	/* already viewed: it must own storage */
+	err = add_op(g, &o);
+	if (!err)
+		g->t[out].alias = g->t[in].alias >= 0 ? g->t[in].alias : in;
+	return err;
+}
+
 int npu_graph_quantize(npu_graph *g, int in, int out)
 {
 	return add_quantize(g, in, out, NPU_DT_FLOAT32, NPU_DT_INT8);
@@ -516,6 +547,8 @@ static int prepare_op(npu_graph *g, struct op *o)
 		memcpy(o->p.tr.dims, in->d.dims, sizeof(uint32_t) * in->d.rank);
 		memcpy(o->p.tr.perm, o->lo, sizeof(uint32_t) * in->d.rank);
 		return 0;
+	case OP_RESHAPE:
+		return 0;
 	case OP_QUANTIZE: {
 		int deq = in->d.dtype == NPU_DT_INT8;	/* the int8 side's quantization */
 		const struct npu_tensor_desc *q = deq ? &in->d : &out->d;
@@ -560,6 +593,7 @@ static const char *op_name(const struct op *o)
 	case OP_PAD: return "pad";
 	case OP_TRANSPOSE: return "transpose";
 	case OP_QUANTIZE: return o->p.q.dequantize ? "dequantize" : "quantize";
+	case OP_RESHAPE: return "reshape";
 	default: return "softmax";
 	}
 }
@@ -567,6 +601,10 @@ static const char *op_name(const struct op *o)
 /* Allocate a tensor's storage: a device buffer, or host memory. */
 static int tensor_alloc(npu_plan *p, struct tensor *t)
 {
+	if (t->alias >= 0) {	/* a view: the storage comes later */
+		t->host = NULL;
+		return 0;
+	}
 	if (p->dev) {
 		int err = npu_buffer_alloc(p->dev, t->bytes, &t->buf);
 
@@ -601,6 +639,9 @@ int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **out)
 	g->compiled = 1;
 	for (int i = 0; i < g->nt && !err; i++)
 		err = tensor_alloc(p, &g->t[i]);
+	for (int i = 0; i < g->nt && !err; i++)
+		if (g->t[i].alias >= 0)
+			g->t[i].host = g->t[g->t[i].alias].host;
 	if (!err && dev)
 		err = npu_cmdbuf_new(dev, 65536, &p->cb);
 	for (int i = 0; i < g->nops && !err; i++) {
@@ -609,7 +650,8 @@ int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **out)
 		err = prepare_op(g, o);
 		if (err)
 			break;
-		o->on_npu = dev && (dev->info.cmd_caps & (1u << op_cmd(o)));
+		o->on_npu = dev && o->kind != OP_RESHAPE &&
+			    (dev->info.cmd_caps & (1u << op_cmd(o)));
 		if (o->on_npu && o->mult) {	/* npu_quant_ch[] for the device */
 			uint32_t n = o->kind == OP_CONV ? (o->p.conv.per_tensor ? 1 : o->p.conv.out_c)
 							: (o->p.gemm.per_tensor ? 1 : o->p.gemm.n);
@@ -628,8 +670,10 @@ int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **out)
 			len = sizeof(p->report) - 1;
 		len += (size_t)snprintf(p->report + len, sizeof(p->report) - len,
 					"%2d %-17s %s (%s)\n", i,
-					op_name(o), o->on_npu ? "npu" : "cpu",
+					op_name(o), o->on_npu ? "npu" :
+					o->kind == OP_RESHAPE ? "none" : "cpu",
 					o->on_npu ? "supported by the firmware" :
+					o->kind == OP_RESHAPE ? "a view: no data moves" :
 					dev ? "not in the firmware's capabilities" :
 					"no device: CPU reference");
 	}
@@ -642,8 +686,10 @@ int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **out)
 	return 0;
 }
 
-static uint64_t va(const struct tensor *t)
+static uint64_t va(const npu_plan *p, const struct tensor *t)
 {
+	if (t->alias >= 0)
+		t = &p->g->t[t->alias];
 	return t->buf ? npu_buffer_va(t->buf) : 0;
 }
 
@@ -651,34 +697,35 @@ static int emit_npu(npu_plan *p, const struct op *o)
 {
 	npu_graph *g = p->g;
 	const struct tensor *in = &g->t[o->in], *out = &g->t[o->out];
-	uint64_t bias = o->bias >= 0 ? va(&g->t[o->bias]) : 0;
+	uint64_t bias = o->bias >= 0 ? va(p, &g->t[o->bias]) : 0;
 
 	switch (o->kind) {
 	case OP_CONV:
-		return npu_cmd_conv2d_i8(p->cb, &o->p.conv, va(in), va(&g->t[o->in2]), bias,
-					 npu_buffer_va(o->qbuf), va(out));
+		return npu_cmd_conv2d_i8(p->cb, &o->p.conv, va(p, in), va(p, &g->t[o->in2]), bias,
+					 npu_buffer_va(o->qbuf), va(p, out));
 	case OP_FC:
-		return npu_cmd_gemm_i8(p->cb, &o->p.gemm, va(in), va(&g->t[o->in2]), bias,
-				       npu_buffer_va(o->qbuf), va(out));
+		return npu_cmd_gemm_i8(p->cb, &o->p.gemm, va(p, in), va(p, &g->t[o->in2]), bias,
+				       npu_buffer_va(o->qbuf), va(p, out));
 	case OP_POOL:
-		return npu_cmd_pool_i8(p->cb, &o->p.pool, va(in), va(out));
+		return npu_cmd_pool_i8(p->cb, &o->p.pool, va(p, in), va(p, out));
 	case OP_ADD:
-		return npu_cmd_eltwise_i8(p->cb, &o->p.elt, va(in), va(&g->t[o->in2]), va(out));
+		return npu_cmd_eltwise_i8(p->cb, &o->p.elt, va(p, in), va(p, &g->t[o->in2]),
+					  va(p, out));
 	case OP_PAD:
-		return npu_cmd_pad(p->cb, &o->p.pad, va(in), va(out));
+		return npu_cmd_pad(p->cb, &o->p.pad, va(p, in), va(p, out));
 	case OP_TRANSPOSE:
-		return npu_cmd_transpose(p->cb, &o->p.tr, va(in), va(out));
+		return npu_cmd_transpose(p->cb, &o->p.tr, va(p, in), va(p, out));
 	case OP_QUANTIZE:
-		return npu_cmd_quantize(p->cb, &o->p.q, va(in), va(out));
+		return npu_cmd_quantize(p->cb, &o->p.q, va(p, in), va(p, out));
 	case OP_CONCAT: {
 		uint64_t in_va[NPU_CONCAT_MAX_INPUTS];
 
 		for (uint32_t i = 0; i < o->nin; i++)
-			in_va[i] = va(&g->t[o->ins[i]]);
-		return npu_cmd_concat(p->cb, &o->p.cat, in_va, va(out));
+			in_va[i] = va(p, &g->t[o->ins[i]]);
+		return npu_cmd_concat(p->cb, &o->p.cat, in_va, va(p, out));
 	}
 	default:
-		return npu_cmd_softmax_i8(p->cb, &o->p.sm, va(in), va(out));
+		return npu_cmd_softmax_i8(p->cb, &o->p.sm, va(p, in), va(p, out));
 	}
 }
 
@@ -753,6 +800,8 @@ int npu_plan_run(npu_plan *p, int in, const void *in_data, int out, void *out_da
 	for (int i = 0; i < g->nops && !err; i++) {
 		const struct op *o = &g->ops[i];
 
+		if (o->kind == OP_RESHAPE)
+			continue;	/* a view: nothing to do */
 		if (o->on_npu) {
 			err = emit_npu(p, o);
 			if (err == NPU_ENOSPC) {	/* full: run what we have first */
@@ -800,7 +849,7 @@ void npu_plan_free(npu_plan *p)
 	for (int i = 0; i < g->nt; i++) {
 		if (g->t[i].buf)
 			npu_buffer_free(g->t[i].buf);
-		else
+		else if (g->t[i].alias < 0)
 			free(g->t[i].host);
 		g->t[i].buf = NULL;
 		g->t[i].host = NULL;

@@ -227,6 +227,47 @@ static void test_quantize_dequantize(void)
 	npu_graph_free(g);
 }
 
+/*
+ * Reshape is a view: [1][2][2][3] seen as [2][6], then softmax over the
+ * new last dimension of 6. Row 0 = { 0, 0, 0, 10, 10, 10 } at scale 0.1:
+ * exp(0) vs exp(1), so the 10s get more; the chain x -> r1 -> r2 works.
+ */
+static void test_reshape(void)
+{
+	struct npu_tensor_desc dx = { NPU_DT_INT8, 4, { 1, 2, 2, 3 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc d1 = { NPU_DT_INT8, 2, { 3, 4 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc d2 = { NPU_DT_INT8, 2, { 2, 6 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dz = { NPU_DT_INT8, 2, { 2, 6 }, 0.1f, 1, NULL, NULL, 0 };
+	struct npu_tensor_desc dn = { NPU_DT_INT8, 2, { 2, 5 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_INT8, 2, { 2, 6 }, 1.0f / 256, -128, NULL, NULL, 0 };
+	const int8_t x[12] = { 0, 0, 0, 10, 10, 10, 50, 0, 0, 1, 2, 3 };
+	npu_graph *g = npu_graph_new();
+	int in = npu_graph_tensor(g, &dx), r1 = npu_graph_tensor(g, &d1);
+	int r2 = npu_graph_tensor(g, &d2), z = npu_graph_tensor(g, &dz);
+	int n = npu_graph_tensor(g, &dn), out = npu_graph_tensor(g, &dy);
+	npu_plan *plan;
+	int8_t y[12];
+
+	CHECK_EQ(npu_graph_reshape(g, in, z), NPU_EINVAL);	/* zero point */
+	CHECK_EQ(npu_graph_reshape(g, in, n), NPU_EINVAL);	/* element count */
+	CHECK_EQ(npu_graph_reshape(g, in, in), NPU_EINVAL);
+	CHECK_EQ(npu_graph_reshape(g, in, r1), 0);
+	CHECK_EQ(npu_graph_reshape(g, z, r1), NPU_EINVAL);	/* r1 is a view already */
+	CHECK_EQ(npu_graph_reshape(g, r1, r2), 0);
+	CHECK_EQ(npu_graph_reshape(g, z, in), NPU_EINVAL);	/* in is viewed */
+	CHECK_EQ(npu_graph_softmax(g, r2, out, 1.0f), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK(strstr(npu_plan_report(plan), " 0 reshape           none (a view") != NULL);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
+	CHECK_EQ(y[0], y[1]);
+	CHECK(y[3] > y[0]);
+	CHECK_EQ(y[3], y[5]);
+	CHECK(y[6] > y[7]);	/* row 1: the 50 */
+	CHECK_EQ(npu_plan_run(plan, in, x, r2, y), 0);	/* read through the view */
+	CHECK(!memcmp(x, y, 12));
+	npu_graph_free(g);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_fc_params_and_result),
 	TAP_ENTRY(test_relu6_range),
@@ -235,4 +276,5 @@ TAP_MAIN(
 	TAP_ENTRY(test_concat),
 	TAP_ENTRY(test_pad_transpose),
 	TAP_ENTRY(test_quantize_dequantize),
+	TAP_ENTRY(test_reshape),
 )

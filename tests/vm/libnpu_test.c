@@ -421,7 +421,7 @@ static int build_layout_graph(npu_graph *g, int *in, int *out)
 	return npu_graph_transpose(g, pd, *out, nchw);
 }
 
-/* fp32 in, quantize, 3x3 conv, dequantize, fp32 out. */
+/* fp32 in, quantize, 3x3 conv, reshape (a view), dequantize, fp32 out. */
 static int build_quantize_graph(npu_graph *g, int *in, int *out)
 {
 	static int8_t w[5 * 3 * 3 * 4];
@@ -429,8 +429,9 @@ static int build_quantize_graph(npu_graph *g, int *in, int *out)
 	struct npu_tensor_desc dq = { NPU_DT_INT8, 4, { 2, 6, 6, 4 }, 0.05f, 3, NULL, NULL, 0 };
 	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 5, 3, 3, 4 }, 0.02f, 0, NULL, w, 0 };
 	struct npu_tensor_desc dc = { NPU_DT_INT8, 4, { 2, 4, 4, 5 }, 0.1f, -7, NULL, NULL, 0 };
-	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 4, { 2, 4, 4, 5 }, 0, 0, NULL, NULL, 0 };
-	int q, f, c;
+	struct npu_tensor_desc dr = { NPU_DT_INT8, 2, { 2, 80 }, 0.1f, -7, NULL, NULL, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 2, { 2, 80 }, 0, 0, NULL, NULL, 0 };
+	int q, f, c, r;
 
 	for (size_t i = 0; i < sizeof(w); i++)
 		w[i] = (int8_t)(i * 37 % 255 - 127);
@@ -438,11 +439,13 @@ static int build_quantize_graph(npu_graph *g, int *in, int *out)
 	q = npu_graph_tensor(g, &dq);
 	f = npu_graph_tensor(g, &dw);
 	c = npu_graph_tensor(g, &dc);
+	r = npu_graph_tensor(g, &dr);
 	*out = npu_graph_tensor(g, &dy);
-	if (*in < 0 || q < 0 || f < 0 || c < 0 || *out < 0 || npu_graph_quantize(g, *in, q) ||
-	    npu_graph_conv2d(g, q, f, -1, c, 1, 0, 0, NPU_ACT_NONE))
+	if (*in < 0 || q < 0 || f < 0 || c < 0 || r < 0 || *out < 0 ||
+	    npu_graph_quantize(g, *in, q) ||
+	    npu_graph_conv2d(g, q, f, -1, c, 1, 0, 0, NPU_ACT_NONE) || npu_graph_reshape(g, c, r))
 		return NPU_EINVAL;
-	return npu_graph_dequantize(g, c, *out);
+	return npu_graph_dequantize(g, r, *out);
 }
 
 /* Build the same graph twice, run it on the NPU and on the CPU, compare. */
@@ -495,7 +498,10 @@ TEST_F(lib, graph_pad_transpose_npu_matches_cpu)
 	EXPECT_EQ(7, yn[1 * 6 + 2]);	/* channel 0, row 1, col 2: x[0] */
 }
 
-/* Quantize and dequantize run on the NPU too: fp32 to fp32, same bits. */
+/*
+ * Quantize and dequantize run on the NPU too, dequantize reading through a
+ * reshape's view: fp32 to fp32, same bits.
+ */
 TEST_F(lib, graph_quantize_dequantize_npu_matches_cpu)
 {
 	static float x[2 * 6 * 6 * 4], yn[2 * 4 * 4 * 5], yc[2 * 4 * 4 * 5];
