@@ -30,7 +30,7 @@ CORE_SRCS := $(wildcard qemu-device/core/*.c)
 CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness test_quant \
-	test_tensor
+	test_tensor test_train
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
 	$(BUILD)/tests/test_graph
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
@@ -43,6 +43,7 @@ KMOD_SRCS := Kbuild $(wildcard driver/*.[ch]) $(wildcard include/*.h) $(wildcard
 
 LIBNPU_VERSION := 0.1.0
 LIBNPU_SRCS := $(wildcard libnpu/src/*.c)
+LIBNPU_HDRS := $(wildcard libnpu/include/*.h)
 LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS))
 LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Iinclude -Iuapi
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
@@ -68,7 +69,7 @@ qemu:
 
 libnpu: $(LIBNPU)
 
-$(BUILD)/libnpu/%.o: libnpu/src/%.c libnpu/src/npu_priv.h libnpu/src/npu_pack.h libnpu/include/npu.h $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+$(BUILD)/libnpu/%.o: libnpu/src/%.c libnpu/src/npu_priv.h libnpu/src/npu_pack.h $(LIBNPU_HDRS) $(wildcard uapi/drm/*.h) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(LIBNPU_CFLAGS) $$(pkg-config --cflags libdrm) -c -o $@ $<
 
@@ -85,7 +86,7 @@ $(BUILD)/libnpu/libnpu.a: $(LIBNPU_OBJS)
 # make install PREFIX=/somewhere: header, shared and static library, pkg-config.
 install: libnpu
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 libnpu/include/npu.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIBNPU_HDRS) $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so.0
 	ln -sf libnpu.so.0 $(DESTDIR)$(PREFIX)/lib/libnpu.so
@@ -138,7 +139,7 @@ $(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/ha
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/npu-fwboot.c tests/host/harness.c $(CORE_SRCS) -lm
 
-$(BUILD)/tools/npu-bench: tools/npu-bench.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
+$(BUILD)/tools/npu-bench: tools/npu-bench.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -Itests/vm -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
@@ -163,21 +164,28 @@ $(BUILD)/tests/npu_%_test: tests/vm/npu_%_test.c tests/vm/npu_test_util.h $(wild
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Iinclude -Iuapi -I$(KSELFTEST) \
 		$$(pkg-config --cflags libdrm) -o $@ $< $$(pkg-config --libs libdrm)
 
-$(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h
+$(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Ilibnpu/include -I$(KSELFTEST) \
 		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
-$(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(wildcard libnpu/src/ref_*.c) libnpu/src/pack.c libnpu/src/npu_pack.h libnpu/include/npu.h tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(wildcard libnpu/src/ref_*.c) libnpu/src/pack.c libnpu/src/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		libnpu/src/ref_*.c libnpu/src/pack.c \
 		tests/host/harness.c $(CORE_SRCS) -lm
 
+# The training commands on the device core against libnpu's CPU reference.
+$(BUILD)/tests/test_train: tests/host/test_train.c $(wildcard libnpu/src/ref_*.c) libnpu/src/pack_train.c libnpu/src/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
+		libnpu/src/ref_*.c libnpu/src/pack_train.c \
+		tests/host/harness.c $(CORE_SRCS) -lm -lpthread
+
 # libnpu's graph API on its CPU backend (the static library, with libdrm).
-$(BUILD)/tests/test_graph: tests/host/test_graph.c $(BUILD)/libnpu/libnpu.a libnpu/include/npu.h tests/host/tap.h
+$(BUILD)/tests/test_graph: tests/host/test_graph.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm

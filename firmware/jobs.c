@@ -195,6 +195,13 @@ static uint32_t run_commands(const struct npu_job_desc *d)
 		case NPU_CMD_TRANSPOSE:
 		case NPU_CMD_PAD:
 		case NPU_CMD_CONCAT:
+		case NPU_CMD_GEMM_F32:
+		case NPU_CMD_CONV2D_F32:
+		case NPU_CMD_POOL_F32:
+		case NPU_CMD_ELTWISE_F32:
+		case NPU_CMD_REDUCE_F32:
+		case NPU_CMD_XENT_F32:
+		case NPU_CMD_OPTIM_F32:
 			st = cmd_tensor(c, d->ctx_id);
 			break;
 		default:

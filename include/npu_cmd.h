@@ -32,6 +32,14 @@ enum npu_cmd_op {
 	NPU_CMD_TRANSPOSE = 22,	/* struct npu_cmd_transpose */
 	NPU_CMD_PAD = 23,	/* struct npu_cmd_pad */
 	NPU_CMD_CONCAT = 24,	/* struct npu_cmd_concat: one input of a concat */
+	/* Training: fp32 (bf16 inputs where flagged), npu_cmd_train.h. */
+	NPU_CMD_GEMM_F32 = 25,	/* struct npu_cmd_gemm_f32 */
+	NPU_CMD_CONV2D_F32 = 26, /* struct npu_cmd_conv2d_f32: forward and gradients */
+	NPU_CMD_POOL_F32 = 27,	/* struct npu_cmd_pool_f32: forward and gradients */
+	NPU_CMD_ELTWISE_F32 = 28, /* struct npu_cmd_eltwise_f32 */
+	NPU_CMD_REDUCE_F32 = 29, /* struct npu_cmd_reduce_f32 */
+	NPU_CMD_XENT_F32 = 30,	/* struct npu_cmd_xent_f32: softmax cross-entropy */
+	NPU_CMD_OPTIM_F32 = 31,	/* struct npu_cmd_optim_f32: SGD, Adam, AdamW */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -381,5 +389,7 @@ struct npu_quant_ch {
 	int32_t mult;
 	int32_t shift;
 };
+
+#include "npu_cmd_train.h"
 
 #endif /* NPU_CMD_H */

@@ -435,4 +435,6 @@ const char *npu_job_state_name(enum npu_job_state s);
 }
 #endif
 
+#include "npu_train.h"	/* the training operations */
+
 #endif /* NPU_H */

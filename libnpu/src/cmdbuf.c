@@ -66,7 +66,7 @@ size_t npu_cmdbuf_used(const npu_cmdbuf *cb)
 }
 
 /* Append @len bytes of command (a multiple of 8). */
-static int emit(npu_cmdbuf *cb, const void *cmd, size_t len)
+int npu_cmdbuf_emit(npu_cmdbuf *cb, const void *cmd, size_t len)
 {
 	if (!cb)
 		return NPU_EINVAL;
@@ -81,14 +81,14 @@ int npu_cmd_nop(npu_cmdbuf *cb)
 {
 	struct npu_cmd_hdr h = { NPU_CMD_NOP, sizeof(h) };
 
-	return emit(cb, &h, sizeof(h));
+	return npu_cmdbuf_emit(cb, &h, sizeof(h));
 }
 
 int npu_cmd_barrier(npu_cmdbuf *cb)
 {
 	struct npu_cmd_hdr h = { NPU_CMD_BARRIER, sizeof(h) };
 
-	return emit(cb, &h, sizeof(h));
+	return npu_cmdbuf_emit(cb, &h, sizeof(h));
 }
 
 int npu_cmd_copy(npu_cmdbuf *cb, uint64_t dst_va, uint64_t src_va, uint64_t len)
@@ -97,7 +97,7 @@ int npu_cmd_copy(npu_cmdbuf *cb, uint64_t dst_va, uint64_t src_va, uint64_t len)
 
 	if (len > NPU_DMA_MAX_LEN)
 		return NPU_E2BIG;
-	return emit(cb, &c, sizeof(c));
+	return npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_fill(npu_cmdbuf *cb, uint64_t dst_va, uint64_t len, uint32_t pattern)
@@ -106,7 +106,7 @@ int npu_cmd_fill(npu_cmdbuf *cb, uint64_t dst_va, uint64_t len, uint32_t pattern
 
 	if (len > NPU_DMA_MAX_LEN)
 		return NPU_E2BIG;
-	return emit(cb, &c, sizeof(c));
+	return npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_gemm_i8(npu_cmdbuf *cb, const struct npu_gemm_i8 *p, uint64_t a_va,
@@ -115,7 +115,7 @@ int npu_cmd_gemm_i8(npu_cmdbuf *cb, const struct npu_gemm_i8 *p, uint64_t a_va,
 	struct npu_cmd_gemm_i8 c;
 	int err = npu_pack_gemm_i8(&c, p, a_va, b_va, bias_va, quant_va, out_va);
 
-	return err ? err : emit(cb, &c, sizeof(c));
+	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_conv2d_i8(npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in_va,
@@ -124,7 +124,7 @@ int npu_cmd_conv2d_i8(npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in
 	struct npu_cmd_conv2d_i8 c;
 	int err = npu_pack_conv2d_i8(&c, p, in_va, filter_va, bias_va, quant_va, out_va);
 
-	return err ? err : emit(cb, &c, sizeof(c));
+	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_pool_i8(npu_cmdbuf *cb, const struct npu_pool_i8 *p, uint64_t in_va,
@@ -133,7 +133,7 @@ int npu_cmd_pool_i8(npu_cmdbuf *cb, const struct npu_pool_i8 *p, uint64_t in_va,
 	struct npu_cmd_pool_i8 c;
 	int err = npu_pack_pool_i8(&c, p, in_va, out_va);
 
-	return err ? err : emit(cb, &c, sizeof(c));
+	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_eltwise_i8(npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t a_va,
@@ -142,7 +142,7 @@ int npu_cmd_eltwise_i8(npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t 
 	struct npu_cmd_eltwise_i8 c;
 	int err = npu_pack_eltwise_i8(&c, p, a_va, b_va, out_va);
 
-	return err ? err : emit(cb, &c, sizeof(c));
+	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_quantize(npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_va,
@@ -151,7 +151,7 @@ int npu_cmd_quantize(npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_v
 	struct npu_cmd_quantize c;
 	int err = npu_pack_quantize(&c, p, in_va, out_va);
 
-	return err ? err : emit(cb, &c, sizeof(c));
+	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_softmax_i8(npu_cmdbuf *cb, const struct npu_softmax_i8 *p, uint64_t in_va,
@@ -160,7 +160,7 @@ int npu_cmd_softmax_i8(npu_cmdbuf *cb, const struct npu_softmax_i8 *p, uint64_t 
 	struct npu_cmd_softmax_i8 c;
 	int err = npu_pack_softmax_i8(&c, p, in_va, out_va);
 
-	return err ? err : emit(cb, &c, sizeof(c));
+	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_transpose(npu_cmdbuf *cb, const struct npu_transpose *p, uint64_t in_va,
@@ -169,7 +169,7 @@ int npu_cmd_transpose(npu_cmdbuf *cb, const struct npu_transpose *p, uint64_t in
 	struct npu_cmd_transpose c;
 	int err = npu_pack_transpose(&c, p, in_va, out_va);
 
-	return err ? err : emit(cb, &c, sizeof(c));
+	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_pad(npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_t out_va)
@@ -177,7 +177,7 @@ int npu_cmd_pad(npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_
 	struct npu_cmd_pad c;
 	int err = npu_pack_pad(&c, p, in_va, out_va);
 
-	return err ? err : emit(cb, &c, sizeof(c));
+	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
@@ -186,7 +186,7 @@ int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
 
 	if (dst_va % 8)
 		return NPU_EINVAL;
-	return emit(cb, &c, sizeof(c));
+	return npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
 int npu_cmd_concat(npu_cmdbuf *cb, const struct npu_concat *p, const uint64_t *in_va,
@@ -204,7 +204,7 @@ int npu_cmd_concat(npu_cmdbuf *cb, const struct npu_concat *p, const uint64_t *i
 	for (uint32_t i = 0; !err && i < p->count; i++) {
 		err = npu_pack_concat(&c, p, i, in_va[i], out_va);
 		if (!err)
-			err = emit(cb, &c, sizeof(c));
+			err = npu_cmdbuf_emit(cb, &c, sizeof(c));
 	}
 	return err;
 }

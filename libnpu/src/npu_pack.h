@@ -33,6 +33,22 @@ int npu_pack_concat(struct npu_cmd_concat *out, const struct npu_concat *p, uint
 int npu_pack_pad(struct npu_cmd_pad *out, const struct npu_pad *p, uint64_t in_va,
 		uint64_t out_va);
 
+/* Training commands (npu_cmd_train.h); pack_train.c. */
+int npu_pack_gemm_f32(struct npu_cmd_gemm_f32 *out, const struct npu_gemm_f32 *p,
+		uint64_t a_va, uint64_t b_va, uint64_t c_va);
+int npu_pack_conv2d_f32(struct npu_cmd_conv2d_f32 *out, const struct npu_conv2d_f32 *p,
+		enum npu_conv_pass pass, uint64_t x_va, uint64_t w_va, uint64_t y_va);
+int npu_pack_pool_f32(struct npu_cmd_pool_f32 *out, const struct npu_pool_f32 *p,
+		uint64_t x_va, uint64_t y_va, uint64_t dx_va);
+int npu_pack_eltwise_f32(struct npu_cmd_eltwise_f32 *out, const struct npu_eltwise_f32 *p,
+		uint64_t a_va, uint64_t b_va, uint64_t out_va);
+int npu_pack_reduce_f32(struct npu_cmd_reduce_f32 *out, const struct npu_reduce_f32 *p,
+		uint64_t in_va, uint64_t out_va);
+int npu_pack_xent_f32(struct npu_cmd_xent_f32 *out, const struct npu_xent_f32 *p,
+		uint64_t logits_va, uint64_t labels_va, uint64_t loss_va, uint64_t dlogits_va);
+int npu_pack_optim_f32(struct npu_cmd_optim_f32 *out, const struct npu_optim_f32 *p,
+		uint64_t w_va, uint64_t g_va, uint64_t m_va, uint64_t v_va);
+
 #pragma GCC visibility pop
 
 #endif /* NPU_PACK_H */

@@ -50,6 +50,9 @@ struct npu_job {
  */
 int npu_submit_and_wait(npu_device *dev, npu_cmdbuf *cb, uint64_t *cycles);
 
+/* Append @len bytes of command (a multiple of 8): 0, or NPU_ENOSPC when full. */
+int npu_cmdbuf_emit(npu_cmdbuf *cb, const void *cmd, size_t len);
+
 /* Map errno of a failed ioctl to an npu_error code. */
 int npu_errno(int err);
 

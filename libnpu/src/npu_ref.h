@@ -24,6 +24,20 @@ bool npu_transpose_valid(const struct npu_transpose *p);
 bool npu_pad_valid(const struct npu_pad *p);
 bool npu_concat_valid(const struct npu_concat *p);
 
+/* The training operations' checks, the same as the tensor engine's. */
+#define NPU_TRAIN_MAX_ELEMS	(1u << 26)	/* 256 MiB of fp32 per operand */
+bool npu_gemm_f32_valid(const struct npu_gemm_f32 *p);
+bool npu_conv2d_f32_valid(const struct npu_conv2d_f32 *p, enum npu_conv_pass pass);
+bool npu_pool_f32_valid(const struct npu_pool_f32 *p);
+bool npu_eltwise_f32_valid(const struct npu_eltwise_f32 *p);
+bool npu_reduce_f32_valid(const struct npu_reduce_f32 *p);
+bool npu_xent_f32_valid(const struct npu_xent_f32 *p);
+bool npu_optim_f32_valid(const struct npu_optim_f32 *p);
+/* Element counts of a valid convolution's x, w and y. */
+void npu_conv2d_f32_sizes(const struct npu_conv2d_f32 *p, uint64_t *x, uint64_t *w, uint64_t *y);
+/* ... and of a valid pooling's x and y. */
+void npu_pool_f32_sizes(const struct npu_pool_f32 *p, uint64_t *x, uint64_t *y);
+
 /* A valid concat as rows: see struct npu_cmd_concat. */
 struct npu_concat_rows {
 	uint64_t outer, inner;		/* inner: bytes per unit of the axis */

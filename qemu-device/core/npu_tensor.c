@@ -14,47 +14,33 @@
 #include <string.h>
 
 #include "npu_cmd.h"
-#include "npu_core_priv.h"
 #include "npu_gemm.h"
 #include "npu_quant.h"
+#include "npu_tensor_priv.h"
 
-#define NPU_TENSOR_MAX_BYTES	(256u << 20)
-/* Multiply-accumulates one command may ask for: bounds the host time it takes. */
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
-#define NPU_TENSOR_MAX_MACS	(1ull << 33)
-/* im2col staging for convolutions: this many bytes of patches at a time. */
-#define NPU_IM2COL_BYTES	(16u << 20)
 #define NPU_TENSOR_SETUP_CYCLES	256
 
-static uint32_t rd32(const uint8_t *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
 
 static void gemm_parse(const uint8_t *c, struct npu_cmd_gemm_i8 *g)
 {
-	g->a = rd64(c + 8);
-	g->b = rd64(c + 16);
-	g->bias = rd64(c + 24);
-	g->out = rd64(c + 32);
-	g->quant = rd64(c + 40);
-	g->m = rd32(c + 48);
-	g->n = rd32(c + 52);
-	g->k = rd32(c + 56);
-	g->lda = rd32(c + 60);
-	g->ldb = rd32(c + 64);
-	g->ldc = rd32(c + 68);
-	g->a_zero = (int32_t)rd32(c + 72);
-	g->out_zero = (int32_t)rd32(c + 76);
-	g->act_min = (int32_t)rd32(c + 80);
-	g->act_max = (int32_t)rd32(c + 84);
-	g->flags = rd32(c + 88);
-	g->reserved = rd32(c + 92);
+	g->a = npu_rd64(c + 8);
+	g->b = npu_rd64(c + 16);
+	g->bias = npu_rd64(c + 24);
+	g->out = npu_rd64(c + 32);
+	g->quant = npu_rd64(c + 40);
+	g->m = npu_rd32(c + 48);
+	g->n = npu_rd32(c + 52);
+	g->k = npu_rd32(c + 56);
+	g->lda = npu_rd32(c + 60);
+	g->ldb = npu_rd32(c + 64);
+	g->ldc = npu_rd32(c + 68);
+	g->a_zero = (int32_t)npu_rd32(c + 72);
+	g->out_zero = (int32_t)npu_rd32(c + 76);
+	g->act_min = (int32_t)npu_rd32(c + 80);
+	g->act_max = (int32_t)npu_rd32(c + 84);
+	g->flags = npu_rd32(c + 88);
+	g->reserved = npu_rd32(c + 92);
 }
 
 /*
@@ -63,8 +49,8 @@ static void gemm_parse(const uint8_t *c, struct npu_cmd_gemm_i8 *g)
  * on-chip SRAM in blocks of half its size, and the activations are read
  * once per block; @other (outputs, bias, multipliers) moves once.
  */
-static uint64_t model_traffic(const struct npu_core *core, uint64_t act, uint64_t wt,
-			      uint64_t other)
+uint64_t npu_model_traffic(const struct npu_core *core, uint64_t act, uint64_t wt,
+			   uint64_t other)
 {
 	uint64_t half = core->cfg.tensor_sram_kib * 512ull;
 	uint64_t passes = (wt + half - 1) / half;
@@ -73,7 +59,7 @@ static uint64_t model_traffic(const struct npu_core *core, uint64_t act, uint64_
 }
 
 /* Compute-bound on the MAC array, or bound by moving the bytes. */
-static uint64_t model_cycles(const struct npu_core *core, uint64_t compute, uint64_t bytes)
+uint64_t npu_model_cycles(const struct npu_core *core, uint64_t compute, uint64_t bytes)
 {
 	uint64_t move = bytes / core->cfg.dma_bytes_per_cycle;
 
@@ -205,10 +191,10 @@ static uint32_t gemm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		uint64_t tiles = (uint64_t)((g.m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
 				 ((g.n + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
 
-		*bytes = model_traffic(core, (uint64_t)g.m * g.k, (uint64_t)g.n * g.k,
+		*bytes = npu_model_traffic(core, (uint64_t)g.m * g.k, (uint64_t)g.n * g.k,
 				       (uint64_t)g.m * g.n + (bias ? 4ull * g.n : 0) +
 				       sizeof(*q) * (uint64_t)nq);
-		*cycles = model_cycles(core, tiles * g.k, *bytes);
+		*cycles = npu_model_cycles(core, tiles * g.k, *bytes);
 	}
 out:
 	free(a);
@@ -229,54 +215,33 @@ struct conv {
 
 static void conv_parse(const uint8_t *c, struct conv *v)
 {
-	v->in = rd64(c + 8);
-	v->filter = rd64(c + 16);
-	v->bias = rd64(c + 24);
-	v->out = rd64(c + 32);
-	v->quant = rd64(c + 40);
-	v->batch = rd32(c + 48);
-	v->in_h = rd32(c + 52);
-	v->in_w = rd32(c + 56);
-	v->in_c = rd32(c + 60);
-	v->out_h = rd32(c + 64);
-	v->out_w = rd32(c + 68);
-	v->out_c = rd32(c + 72);
-	v->k_h = rd32(c + 76);
-	v->k_w = rd32(c + 80);
-	v->stride_h = rd32(c + 84);
-	v->stride_w = rd32(c + 88);
-	v->dil_h = rd32(c + 92);
-	v->dil_w = rd32(c + 96);
-	v->pad_top = rd32(c + 100);
-	v->pad_left = rd32(c + 104);
-	v->in_zero = (int32_t)rd32(c + 108);
-	v->out_zero = (int32_t)rd32(c + 112);
-	v->act_min = (int32_t)rd32(c + 116);
-	v->act_max = (int32_t)rd32(c + 120);
-	v->flags = rd32(c + 124);
-	v->reserved[0] = rd32(c + 128);
-	v->reserved[1] = rd32(c + 132);
-}
-
-static bool in_range(uint32_t v, uint32_t lo, uint32_t hi)
-{
-	return v >= lo && v <= hi;
-}
-
-/* a * b * c * d if it stays within NPU_TENSOR_MAX_BYTES (each factor <= 2^16). */
-static bool prod4(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint64_t *out)
-{
-	uint64_t p = a;
-
-	p *= b;
-	if (p > NPU_TENSOR_MAX_BYTES)
-		return false;
-	p *= c;
-	if (p > NPU_TENSOR_MAX_BYTES)
-		return false;
-	p *= d;
-	*out = p;
-	return p <= NPU_TENSOR_MAX_BYTES;
+	v->in = npu_rd64(c + 8);
+	v->filter = npu_rd64(c + 16);
+	v->bias = npu_rd64(c + 24);
+	v->out = npu_rd64(c + 32);
+	v->quant = npu_rd64(c + 40);
+	v->batch = npu_rd32(c + 48);
+	v->in_h = npu_rd32(c + 52);
+	v->in_w = npu_rd32(c + 56);
+	v->in_c = npu_rd32(c + 60);
+	v->out_h = npu_rd32(c + 64);
+	v->out_w = npu_rd32(c + 68);
+	v->out_c = npu_rd32(c + 72);
+	v->k_h = npu_rd32(c + 76);
+	v->k_w = npu_rd32(c + 80);
+	v->stride_h = npu_rd32(c + 84);
+	v->stride_w = npu_rd32(c + 88);
+	v->dil_h = npu_rd32(c + 92);
+	v->dil_w = npu_rd32(c + 96);
+	v->pad_top = npu_rd32(c + 100);
+	v->pad_left = npu_rd32(c + 104);
+	v->in_zero = (int32_t)npu_rd32(c + 108);
+	v->out_zero = (int32_t)npu_rd32(c + 112);
+	v->act_min = (int32_t)npu_rd32(c + 116);
+	v->act_max = (int32_t)npu_rd32(c + 120);
+	v->flags = npu_rd32(c + 124);
+	v->reserved[0] = npu_rd32(c + 128);
+	v->reserved[1] = npu_rd32(c + 132);
 }
 
 static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, uint64_t *out_sz)
@@ -284,14 +249,14 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
 	bool dw = v->flags & NPU_CONV_DEPTHWISE;
 	uint64_t kdepth;
 
-	if (!in_range(v->batch, 1, NPU_TENSOR_MAX_DIM) || !in_range(v->in_h, 1, NPU_TENSOR_MAX_DIM) ||
-	    !in_range(v->in_w, 1, NPU_TENSOR_MAX_DIM) || !in_range(v->in_c, 1, NPU_TENSOR_MAX_DIM) ||
-	    !in_range(v->out_h, 1, NPU_TENSOR_MAX_DIM) || !in_range(v->out_w, 1, NPU_TENSOR_MAX_DIM) ||
-	    !in_range(v->out_c, 1, NPU_TENSOR_MAX_DIM) ||
-	    !in_range(v->k_h, 1, NPU_CONV_MAX_KERNEL) || !in_range(v->k_w, 1, NPU_CONV_MAX_KERNEL) ||
-	    !in_range(v->stride_h, 1, NPU_CONV_MAX_KERNEL) ||
-	    !in_range(v->stride_w, 1, NPU_CONV_MAX_KERNEL) ||
-	    !in_range(v->dil_h, 1, NPU_CONV_MAX_KERNEL) || !in_range(v->dil_w, 1, NPU_CONV_MAX_KERNEL) ||
+	if (!npu_dim_ok(v->batch) || !npu_dim_ok(v->in_h) ||
+	    !npu_dim_ok(v->in_w) || !npu_dim_ok(v->in_c) ||
+	    !npu_dim_ok(v->out_h) || !npu_dim_ok(v->out_w) ||
+	    !npu_dim_ok(v->out_c) ||
+	    !npu_win_ok(v->k_h) || !npu_win_ok(v->k_w) ||
+	    !npu_win_ok(v->stride_h) ||
+	    !npu_win_ok(v->stride_w) ||
+	    !npu_win_ok(v->dil_h) || !npu_win_ok(v->dil_w) ||
 	    v->pad_top > NPU_CONV_MAX_PAD || v->pad_left > NPU_CONV_MAX_PAD ||
 	    v->in_zero < -128 || v->in_zero > 127 || v->out_zero < -128 || v->out_zero > 127 ||
 	    v->act_min < -128 || v->act_min > v->act_max || v->act_max > 127 ||
@@ -301,9 +266,10 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
 		return false;
 	kdepth = dw ? 1 : v->in_c;
 	/* Products checked step by step: four dimensions of 2^16 would wrap. */
-	if (!prod4(v->batch, v->in_h, v->in_w, v->in_c, in_sz) ||
-	    !prod4(dw ? 1 : v->out_c, v->k_h, v->k_w, dw ? v->out_c : v->in_c, f_sz) ||
-	    !prod4(v->batch, v->out_h, v->out_w, v->out_c, out_sz))
+	if (!npu_prod4(v->batch, v->in_h, v->in_w, v->in_c, NPU_TENSOR_MAX_BYTES, in_sz) ||
+	    !npu_prod4(dw ? 1 : v->out_c, v->k_h, v->k_w, dw ? v->out_c : v->in_c,
+		       NPU_TENSOR_MAX_BYTES, f_sz) ||
+	    !npu_prod4(v->batch, v->out_h, v->out_w, v->out_c, NPU_TENSOR_MAX_BYTES, out_sz))
 		return false;
 	/* ... and the im2col rows of one output row stay bounded too. */
 	return *in_sz <= NPU_TENSOR_MAX_BYTES && *f_sz <= NPU_TENSOR_MAX_BYTES &&
@@ -469,9 +435,9 @@ static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		uint64_t tiles = ((m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
 				 ((v.out_c + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
 
-		*bytes = model_traffic(core, in_sz, f_sz,
+		*bytes = npu_model_traffic(core, in_sz, f_sz,
 				       out_sz + (bias ? 4ull * v.out_c : 0) + sizeof(*q) * nq);
-		*cycles = model_cycles(core, tiles * kd, *bytes);
+		*cycles = npu_model_cycles(core, tiles * kd, *bytes);
 	}
 out:
 	free(in);
@@ -496,37 +462,37 @@ static uint32_t pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 
 	if (size != sizeof(p))
 		return NPU_DMA_ERR_ARGS;
-	p.in = rd64(c + 8);
-	p.out = rd64(c + 16);
-	p.batch = rd32(c + 24);
-	p.in_h = rd32(c + 28);
-	p.in_w = rd32(c + 32);
-	p.c = rd32(c + 36);
-	p.out_h = rd32(c + 40);
-	p.out_w = rd32(c + 44);
-	p.k_h = rd32(c + 48);
-	p.k_w = rd32(c + 52);
-	p.stride_h = rd32(c + 56);
-	p.stride_w = rd32(c + 60);
-	p.pad_top = rd32(c + 64);
-	p.pad_left = rd32(c + 68);
-	p.act_min = (int32_t)rd32(c + 72);
-	p.act_max = (int32_t)rd32(c + 76);
-	p.flags = rd32(c + 80);
-	p.reserved = rd32(c + 84);
-	if (!in_range(p.batch, 1, NPU_TENSOR_MAX_DIM) || !in_range(p.in_h, 1, NPU_TENSOR_MAX_DIM) ||
-	    !in_range(p.in_w, 1, NPU_TENSOR_MAX_DIM) || !in_range(p.c, 1, NPU_TENSOR_MAX_DIM) ||
-	    !in_range(p.out_h, 1, NPU_TENSOR_MAX_DIM) || !in_range(p.out_w, 1, NPU_TENSOR_MAX_DIM) ||
-	    !in_range(p.k_h, 1, NPU_CONV_MAX_KERNEL) || !in_range(p.k_w, 1, NPU_CONV_MAX_KERNEL) ||
-	    !in_range(p.stride_h, 1, NPU_CONV_MAX_KERNEL) ||
-	    !in_range(p.stride_w, 1, NPU_CONV_MAX_KERNEL) ||
+	p.in = npu_rd64(c + 8);
+	p.out = npu_rd64(c + 16);
+	p.batch = npu_rd32(c + 24);
+	p.in_h = npu_rd32(c + 28);
+	p.in_w = npu_rd32(c + 32);
+	p.c = npu_rd32(c + 36);
+	p.out_h = npu_rd32(c + 40);
+	p.out_w = npu_rd32(c + 44);
+	p.k_h = npu_rd32(c + 48);
+	p.k_w = npu_rd32(c + 52);
+	p.stride_h = npu_rd32(c + 56);
+	p.stride_w = npu_rd32(c + 60);
+	p.pad_top = npu_rd32(c + 64);
+	p.pad_left = npu_rd32(c + 68);
+	p.act_min = (int32_t)npu_rd32(c + 72);
+	p.act_max = (int32_t)npu_rd32(c + 76);
+	p.flags = npu_rd32(c + 80);
+	p.reserved = npu_rd32(c + 84);
+	if (!npu_dim_ok(p.batch) || !npu_dim_ok(p.in_h) ||
+	    !npu_dim_ok(p.in_w) || !npu_dim_ok(p.c) ||
+	    !npu_dim_ok(p.out_h) || !npu_dim_ok(p.out_w) ||
+	    !npu_win_ok(p.k_h) || !npu_win_ok(p.k_w) ||
+	    !npu_win_ok(p.stride_h) ||
+	    !npu_win_ok(p.stride_w) ||
 	    p.pad_top > NPU_CONV_MAX_PAD || p.pad_left > NPU_CONV_MAX_PAD ||
 	    p.act_min < -128 || p.act_min > p.act_max || p.act_max > 127 ||
 	    (p.flags & ~NPU_POOL_AVG) || p.reserved)
 		return NPU_DMA_ERR_ARGS;
 	avg = p.flags & NPU_POOL_AVG;
-	if (!prod4(p.batch, p.in_h, p.in_w, p.c, &in_sz) ||
-	    !prod4(p.batch, p.out_h, p.out_w, p.c, &out_sz) ||
+	if (!npu_prod4(p.batch, p.in_h, p.in_w, p.c, NPU_TENSOR_MAX_BYTES, &in_sz) ||
+	    !npu_prod4(p.batch, p.out_h, p.out_w, p.c, NPU_TENSOR_MAX_BYTES, &out_sz) ||
 	    out_sz * p.k_h * p.k_w > NPU_TENSOR_MAX_MACS)
 		return NPU_DMA_ERR_ARGS;
 	in = malloc(in_sz);
@@ -597,23 +563,23 @@ static uint32_t eltwise_run(struct npu_core *core, const uint8_t *c, uint32_t si
 
 	if (size != sizeof(e))
 		return NPU_DMA_ERR_ARGS;
-	e.a = rd64(c + 8);
-	e.b = rd64(c + 16);
-	e.out = rd64(c + 24);
-	e.count = rd32(c + 32);
-	e.op = rd32(c + 36);
-	e.a_zero = (int32_t)rd32(c + 40);
-	e.b_zero = (int32_t)rd32(c + 44);
-	e.out_zero = (int32_t)rd32(c + 48);
-	e.act_min = (int32_t)rd32(c + 52);
-	e.act_max = (int32_t)rd32(c + 56);
-	e.a_mult = (int32_t)rd32(c + 60);
-	e.a_shift = (int32_t)rd32(c + 64);
-	e.b_mult = (int32_t)rd32(c + 68);
-	e.b_shift = (int32_t)rd32(c + 72);
-	e.out_mult = (int32_t)rd32(c + 76);
-	e.out_shift = (int32_t)rd32(c + 80);
-	e.left_shift = rd32(c + 84);
+	e.a = npu_rd64(c + 8);
+	e.b = npu_rd64(c + 16);
+	e.out = npu_rd64(c + 24);
+	e.count = npu_rd32(c + 32);
+	e.op = npu_rd32(c + 36);
+	e.a_zero = (int32_t)npu_rd32(c + 40);
+	e.b_zero = (int32_t)npu_rd32(c + 44);
+	e.out_zero = (int32_t)npu_rd32(c + 48);
+	e.act_min = (int32_t)npu_rd32(c + 52);
+	e.act_max = (int32_t)npu_rd32(c + 56);
+	e.a_mult = (int32_t)npu_rd32(c + 60);
+	e.a_shift = (int32_t)npu_rd32(c + 64);
+	e.b_mult = (int32_t)npu_rd32(c + 68);
+	e.b_shift = (int32_t)npu_rd32(c + 72);
+	e.out_mult = (int32_t)npu_rd32(c + 76);
+	e.out_shift = (int32_t)npu_rd32(c + 80);
+	e.left_shift = npu_rd32(c + 84);
 	if (!e.count || e.count > NPU_TENSOR_MAX_BYTES ||
 	    (e.op != NPU_ELT_ADD && e.op != NPU_ELT_MUL) ||
 	    e.a_zero < -128 || e.a_zero > 127 || e.b_zero < -128 || e.b_zero > 127 ||
@@ -673,14 +639,14 @@ static uint32_t quantize_run(struct npu_core *core, const uint8_t *c, uint32_t s
 
 	if (size != sizeof(struct npu_cmd_quantize))
 		return NPU_DMA_ERR_ARGS;
-	in = rd64(c + 8);
-	out = rd64(c + 16);
-	count = rd32(c + 24);
-	dir = rd32(c + 28);
-	bits = rd64(c + 32);
-	zp = (int32_t)rd32(c + 40);
+	in = npu_rd64(c + 8);
+	out = npu_rd64(c + 16);
+	count = npu_rd32(c + 24);
+	dir = npu_rd32(c + 28);
+	bits = npu_rd64(c + 32);
+	zp = (int32_t)npu_rd32(c + 40);
 	memcpy(&scale, &bits, sizeof(scale));
-	if (!count || count > NPU_TENSOR_MAX_BYTES / 4 || rd32(c + 44) ||
+	if (!count || count > NPU_TENSOR_MAX_BYTES / 4 || npu_rd32(c + 44) ||
 	    (dir != NPU_QUANTIZE && dir != NPU_DEQUANTIZE) || zp < -128 || zp > 127 ||
 	    !(scale > 0) || scale > 1e30 || (float)scale == 0 ||
 	    (dir == NPU_QUANTIZE ? in : out) & 3)
@@ -729,16 +695,16 @@ static uint32_t softmax_run(struct npu_core *core, const uint8_t *c, uint32_t si
 
 	if (size != sizeof(struct npu_cmd_softmax_i8))
 		return NPU_DMA_ERR_ARGS;
-	in = rd64(c + 8);
-	out = rd64(c + 16);
-	rows = rd32(c + 24);
-	depth = rd32(c + 28);
-	mult = (int32_t)rd32(c + 32);
-	shift = (int32_t)rd32(c + 36);
-	diff_min = (int32_t)rd32(c + 40);
+	in = npu_rd64(c + 8);
+	out = npu_rd64(c + 16);
+	rows = npu_rd32(c + 24);
+	depth = npu_rd32(c + 28);
+	mult = (int32_t)npu_rd32(c + 32);
+	shift = (int32_t)npu_rd32(c + 36);
+	diff_min = (int32_t)npu_rd32(c + 40);
 	total = (uint64_t)rows * depth;
 	if (!rows || !depth || depth > NPU_TENSOR_MAX_DIM || total > NPU_TENSOR_MAX_BYTES ||
-	    shift < 0 || shift > 31 || diff_min > 0 || rd32(c + 44))
+	    shift < 0 || shift > 31 || diff_min > 0 || npu_rd32(c + 44))
 		return NPU_DMA_ERR_ARGS;
 	src = malloc(total);
 	dst = malloc(total);
@@ -771,7 +737,7 @@ static bool layout_dims(const uint32_t *dims, uint32_t rank, uint64_t *count)
 	if (rank < 1 || rank > NPU_LAYOUT_MAX_RANK)
 		return false;
 	for (uint32_t i = 0; i < NPU_LAYOUT_MAX_RANK; i++) {
-		if (i < rank ? !in_range(dims[i], 1, NPU_TENSOR_MAX_DIM) : dims[i] != 0)
+		if (i < rank ? !npu_in_range(dims[i], 1, NPU_TENSOR_MAX_DIM) : dims[i] != 0)
 			return false;
 		if (i < rank)
 			*count *= dims[i];
@@ -791,11 +757,11 @@ static uint32_t transpose_run(struct npu_core *core, const uint8_t *c, uint32_t 
 
 	if (size != sizeof(struct npu_cmd_transpose))
 		return NPU_DMA_ERR_ARGS;
-	rank = rd32(c + 24);
-	es = rd32(c + 28);
+	rank = npu_rd32(c + 24);
+	es = npu_rd32(c + 28);
 	for (int i = 0; i < 4; i++) {
-		dims[i] = rd32(c + 32 + 4 * i);
-		perm[i] = rd32(c + 48 + 4 * i);
+		dims[i] = npu_rd32(c + 32 + 4 * i);
+		perm[i] = npu_rd32(c + 48 + 4 * i);
 	}
 	if (!layout_dims(dims, rank, &count) || (es != 1 && es != 2 && es != 4) ||
 	    count * es > NPU_TENSOR_MAX_BYTES)
@@ -817,7 +783,7 @@ static uint32_t transpose_run(struct npu_core *core, const uint8_t *c, uint32_t 
 	dst = malloc(count * es);
 	if (!src || !dst)
 		goto out;
-	st = npu_va_rw(core, core->tensor.ctx, rd64(c + 8), src, count * es, false, fault);
+	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 8), src, count * es, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint64_t o = 0; o < count; o++) {
@@ -833,7 +799,7 @@ static uint32_t transpose_run(struct npu_core *core, const uint8_t *c, uint32_t 
 			idx[d] = 0;
 		}
 	}
-	st = npu_va_rw(core, core->tensor.ctx, rd64(c + 16), dst, count * es, true, fault);
+	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 16), dst, count * es, true, fault);
 	if (st == NPU_DMA_OK) {
 		*bytes = 2 * count * es;
 		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
@@ -853,12 +819,12 @@ static uint32_t concat_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 
 	if (size != sizeof(struct npu_cmd_concat))
 		return NPU_DMA_ERR_ARGS;
-	in_va = rd64(c + 8);
-	out_va = rd64(c + 16);
-	outer = rd32(c + 24);
-	in_row = rd32(c + 28);
-	out_row = rd32(c + 32);
-	offset = rd32(c + 36);
+	in_va = npu_rd64(c + 8);
+	out_va = npu_rd64(c + 16);
+	outer = npu_rd32(c + 24);
+	in_row = npu_rd32(c + 28);
+	out_row = npu_rd32(c + 32);
+	offset = npu_rd32(c + 36);
 	if (!outer || outer > NPU_CONCAT_MAX_ROWS || !in_row || offset > out_row ||
 	    in_row > out_row - offset ||
 	    (uint64_t)outer * out_row > NPU_TENSOR_MAX_BYTES)
@@ -889,15 +855,15 @@ static uint32_t pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 
 	if (size != sizeof(struct npu_cmd_pad))
 		return NPU_DMA_ERR_ARGS;
-	rank = rd32(c + 24);
-	value = (int32_t)rd32(c + 28);
+	rank = npu_rd32(c + 24);
+	value = (int32_t)npu_rd32(c + 28);
 	for (int i = 0; i < 4; i++) {
-		dims[i] = rd32(c + 32 + 4 * i);
-		before[i] = rd32(c + 48 + 4 * i);
-		after[i] = rd32(c + 64 + 4 * i);
+		dims[i] = npu_rd32(c + 32 + 4 * i);
+		before[i] = npu_rd32(c + 48 + 4 * i);
+		after[i] = npu_rd32(c + 64 + 4 * i);
 	}
 	if (!layout_dims(dims, rank, &icount) || value < -128 || value > 127 ||
-	    rd32(c + 80) || rd32(c + 84))
+	    npu_rd32(c + 80) || npu_rd32(c + 84))
 		return NPU_DMA_ERR_ARGS;
 	for (uint32_t i = 0; i < 4; i++) {
 		if (i >= rank ? before[i] || after[i]
@@ -916,7 +882,7 @@ static uint32_t pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	dst = malloc(ocount);
 	if (!src || !dst)
 		goto out;
-	st = npu_va_rw(core, core->tensor.ctx, rd64(c + 8), src, icount, false, fault);
+	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 8), src, icount, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint64_t o = 0; o < ocount; o++) {
@@ -936,7 +902,7 @@ static uint32_t pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			idx[d] = 0;
 		}
 	}
-	st = npu_va_rw(core, core->tensor.ctx, rd64(c + 16), dst, ocount, true, fault);
+	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 16), dst, ocount, true, fault);
 	if (st == NPU_DMA_OK) {
 		*bytes = icount + ocount;
 		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
@@ -947,11 +913,8 @@ out:
 	return st;
 }
 
-typedef uint32_t (*tensor_op_fn)(struct npu_core *core, const uint8_t *c, uint32_t size,
-				 uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
-
 /* The tensor commands in opcode order, from NPU_CMD_GEMM_I8. */
-static const tensor_op_fn tensor_ops[] = {
+static const npu_tensor_op_fn tensor_ops[] = {
 	[NPU_CMD_GEMM_I8 - NPU_CMD_GEMM_I8] = gemm_run,
 	[NPU_CMD_CONV2D_I8 - NPU_CMD_GEMM_I8] = conv_run,
 	[NPU_CMD_POOL_I8 - NPU_CMD_GEMM_I8] = pool_run,
@@ -961,6 +924,13 @@ static const tensor_op_fn tensor_ops[] = {
 	[NPU_CMD_TRANSPOSE - NPU_CMD_GEMM_I8] = transpose_run,
 	[NPU_CMD_PAD - NPU_CMD_GEMM_I8] = pad_run,
 	[NPU_CMD_CONCAT - NPU_CMD_GEMM_I8] = concat_run,
+	[NPU_CMD_GEMM_F32 - NPU_CMD_GEMM_I8] = npu_gemm_f32_run,
+	[NPU_CMD_CONV2D_F32 - NPU_CMD_GEMM_I8] = npu_conv2d_f32_run,
+	[NPU_CMD_POOL_F32 - NPU_CMD_GEMM_I8] = npu_pool_f32_run,
+	[NPU_CMD_ELTWISE_F32 - NPU_CMD_GEMM_I8] = npu_eltwise_f32_run,
+	[NPU_CMD_REDUCE_F32 - NPU_CMD_GEMM_I8] = npu_reduce_f32_run,
+	[NPU_CMD_XENT_F32 - NPU_CMD_GEMM_I8] = npu_xent_f32_run,
+	[NPU_CMD_OPTIM_F32 - NPU_CMD_GEMM_I8] = npu_optim_f32_run,
 };
 
 void npu_tensor_run(struct npu_core *core)
@@ -980,8 +950,8 @@ void npu_tensor_run(struct npu_core *core)
 		t->status = NPU_DMA_ERR_ARGS;
 		return;
 	}
-	op = rd32(core->sram + off);
-	size = rd32(core->sram + off + 4);
+	op = npu_rd32(core->sram + off);
+	size = npu_rd32(core->sram + off + 4);
 	if (size < 8 || size > NPU_CMD_MAX_SIZE || off + size > core->cfg.sram_size) {
 		t->status = NPU_DMA_ERR_ARGS;
 		return;

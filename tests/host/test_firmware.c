@@ -79,7 +79,9 @@ static void test_boot_handshake(void)
 		 1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER | 1u << NPU_CMD_GEMM_I8 |
 		 1u << NPU_CMD_CONV2D_I8 | 1u << NPU_CMD_POOL_I8 | 1u << NPU_CMD_ELTWISE_I8 |
 		 1u << NPU_CMD_QUANTIZE | 1u << NPU_CMD_SOFTMAX_I8 | 1u << NPU_CMD_TRANSPOSE |
-		 1u << NPU_CMD_PAD | 1u << NPU_CMD_CONCAT);
+		 1u << NPU_CMD_PAD | 1u << NPU_CMD_CONCAT | 1u << NPU_CMD_GEMM_F32 |
+		 1u << NPU_CMD_CONV2D_F32 | 1u << NPU_CMD_POOL_F32 | 1u << NPU_CMD_ELTWISE_F32 |
+		 1u << NPU_CMD_REDUCE_F32 | 1u << NPU_CMD_XENT_F32 | 1u << NPU_CMD_OPTIM_F32);
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_ERROR), 0);
 	CHECK_EQ(h.msi[NPU_IRQ_FW], 1);
 	CHECK(h_rd(&h, NPU_REG_IRQ_STATUS) & (1u << NPU_IRQ_FW));

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu_train.h - libnpu's training operations: fp32 tensors (bf16 inputs
+ * where a flag says so) with fp32 accumulation, each as a command builder
+ * for the NPU and a CPU reference. Included by npu.h; see
+ * Documentation/training.rst. Tensors are packed and row-major (NHWC for
+ * images); device addresses are VAs of npu buffers.
+ */
+#ifndef NPU_TRAIN_H
+#define NPU_TRAIN_H
+
+#include <stdint.h>
+
+#include "npu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * C = alpha * op(A) * op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
+ * A is stored m x k, or k x m with @trans_a; B is k x n, or n x k with
+ * @trans_b. With @bf16 A and B hold bf16 values (uint16_t), C stays fp32.
+ * beta == 0: C is not read.
+ */
+struct npu_gemm_f32 {
+	uint32_t m, n, k;
+	int trans_a, trans_b, bf16;
+	float alpha, beta;
+};
+
+int npu_cmd_gemm_f32(npu_cmdbuf *cb, const struct npu_gemm_f32 *p, uint64_t a_va,
+		     uint64_t b_va, uint64_t c_va);
+int npu_ref_gemm_f32(const struct npu_gemm_f32 *p, const void *a, const void *b, float *c);
+
+/** Which tensor a convolution writes from the other two. */
+enum npu_conv_pass {
+	NPU_CONV_FORWARD = 1,		/* y = conv(x, w) */
+	NPU_CONV_BACKWARD_DATA = 2,	/* x = dL/dx from y = dL/dy and w */
+	NPU_CONV_BACKWARD_FILTER = 3,	/* w = dL/dw from x and y = dL/dy */
+};
+
+/**
+ * A 2-D convolution without bias, NHWC: x [batch][in_h][in_w][in_c], w
+ * [out_c][k_h][k_w][in_c], y [batch][out_h][out_w][out_c]; zero padding of
+ * @pad_top / @pad_left on both sides, so out_h = (in_h + 2 * pad_top -
+ * dil_h * (k_h - 1) - 1) / stride_h + 1. With @bf16 the pass's two inputs
+ * are bf16; its output is fp32.
+ */
+struct npu_conv2d_f32 {
+	uint32_t batch, in_h, in_w, in_c;
+	uint32_t out_h, out_w, out_c;
+	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w;
+	uint32_t pad_top, pad_left;
+	int bf16;
+};
+
+int npu_cmd_conv2d_f32(npu_cmdbuf *cb, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass,
+		       uint64_t x_va, uint64_t w_va, uint64_t y_va);
+/** The pass's output argument is written, the others read. */
+int npu_ref_conv2d_f32(const struct npu_conv2d_f32 *p, enum npu_conv_pass pass, void *x,
+		       void *w, void *y);
+
+enum npu_pool_f32_mode {
+	NPU_FPOOL_MAX = 1,		/* y = max over each window */
+	NPU_FPOOL_AVG = 2,		/* y = mean over each window */
+	NPU_FPOOL_MAX_BACKWARD = 3,	/* dx: dy to each window's first largest x */
+	NPU_FPOOL_AVG_BACKWARD = 4,	/* dx: dy / window size over each window */
+};
+
+/**
+ * Pooling without padding, NHWC, and its gradients: x [batch][in_h][in_w]
+ * [c], y (dy backward) [batch][out_h][out_w][c], out = (in - k) / stride
+ * + 1; dx like x, written by the backward modes.
+ */
+struct npu_pool_f32 {
+	uint32_t batch, in_h, in_w, c, out_h, out_w;
+	uint32_t k_h, k_w, stride_h, stride_w;
+	enum npu_pool_f32_mode mode;
+};
+
+int npu_cmd_pool_f32(npu_cmdbuf *cb, const struct npu_pool_f32 *p, uint64_t x_va,
+		     uint64_t y_va, uint64_t dx_va);
+/** Forward: x in, y out (dx NULL). Backward: x (unused for AVG) and dy in, dx out. */
+int npu_ref_pool_f32(const struct npu_pool_f32 *p, const float *x, float *y, float *dx);
+
+enum npu_eltwise_f32_op {
+	NPU_EF_ADD = 1,		/* a + b */
+	NPU_EF_SUB = 2,		/* a - b */
+	NPU_EF_MUL = 3,		/* a * b */
+	NPU_EF_AXPY = 4,	/* alpha * a + b */
+	NPU_EF_SCALE = 5,	/* alpha * a */
+	NPU_EF_RELU = 6,	/* max(a, 0); NaN stays NaN */
+	NPU_EF_RELU_BACKWARD = 7, /* a > 0 ? b : 0 (a: forward input, b: dy) */
+	NPU_EF_BIAS = 8,	/* a[r][c] + b[c], rows of @cols */
+	NPU_EF_TO_BF16 = 9,	/* out (bf16) = a, rounded to nearest even */
+	NPU_EF_FROM_BF16 = 10,	/* out = a (bf16) */
+};
+
+/** @count elements; @cols only for NPU_EF_BIAS; @alpha for AXPY and SCALE. */
+struct npu_eltwise_f32 {
+	uint32_t count;
+	enum npu_eltwise_f32_op op;
+	uint32_t cols;
+	float alpha;
+};
+
+int npu_cmd_eltwise_f32(npu_cmdbuf *cb, const struct npu_eltwise_f32 *p, uint64_t a_va,
+			uint64_t b_va, uint64_t out_va);
+int npu_ref_eltwise_f32(const struct npu_eltwise_f32 *p, const void *a, const float *b,
+			void *out);
+
+/**
+ * Sums of a rows x cols matrix: over rows (out[c], a bias gradient) or
+ * over columns (out[r]); added to out with @accumulate.
+ */
+struct npu_reduce_f32 {
+	uint32_t rows, cols;
+	int over_cols;		/* 0: out[c] = sum_r in[r][c]; 1: out[r] = sum_c */
+	int accumulate;
+};
+
+int npu_cmd_reduce_f32(npu_cmdbuf *cb, const struct npu_reduce_f32 *p, uint64_t in_va,
+		       uint64_t out_va);
+int npu_ref_reduce_f32(const struct npu_reduce_f32 *p, const float *in, float *out);
+
+/**
+ * Softmax cross-entropy of logits [rows][classes] with int32 labels:
+ * loss[r], and dlogits = grad_scale * (softmax - one-hot); either output
+ * may be skipped (VA 0, or NULL for the reference). A label out of range
+ * is an error (the NPU job fails with an invalid command).
+ */
+struct npu_xent_f32 {
+	uint32_t rows, classes;
+	float grad_scale;
+};
+
+int npu_cmd_xent_f32(npu_cmdbuf *cb, const struct npu_xent_f32 *p, uint64_t logits_va,
+		     uint64_t labels_va, uint64_t loss_va, uint64_t dlogits_va);
+int npu_ref_xent_f32(const struct npu_xent_f32 *p, const float *logits, const int32_t *labels,
+		     float *loss, float *dlogits);
+
+enum npu_optim_algo {
+	NPU_OPTIM_SGD = 1,	/* momentum = beta1 (0: plain SGD, no state) */
+	NPU_OPTIM_ADAM = 2,
+	NPU_OPTIM_ADAMW = 3,	/* decoupled weight decay */
+};
+
+/**
+ * One fused optimizer step on @count fp32 master weights, PyTorch's
+ * definitions (Documentation/training.rst): @m is the momentum or first
+ * moment, @v Adam's second moment; @step counts Adam steps from 1 (0 for
+ * SGD).
+ */
+struct npu_optim_f32 {
+	uint32_t count;
+	enum npu_optim_algo algo;
+	float lr, beta1, beta2, eps, wd;
+	uint32_t step;
+};
+
+int npu_cmd_optim_f32(npu_cmdbuf *cb, const struct npu_optim_f32 *p, uint64_t w_va,
+		      uint64_t g_va, uint64_t m_va, uint64_t v_va);
+int npu_ref_optim_f32(const struct npu_optim_f32 *p, float *w, const float *g, float *m,
+		      float *v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_TRAIN_H */

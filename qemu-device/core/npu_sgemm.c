@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_sgemm.c - the tensor engine's fp32 GEMM: C = alpha * op(A) * op(B) +
+ * beta * C with fp32 accumulation, for the training commands.
+ *
+ * The int8 kernel's blocking (npu_gemm.c): B packed once per call into
+ * panels of NR columns, A per block of MC rows and KC depth; transposes and
+ * bf16 inputs are taken care of while packing, so one micro-kernel serves
+ * every case. A 6 x 16 AVX2/FMA kernel keeps its tile in 12 registers;
+ * portable C runs the same layout where the host lacks them, chosen at run
+ * time. Threads split the columns, or the rows when columns run short.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_sgemm.h"
+#include "npu_train_math.h"
+
+#define MR 6
+#define NR 16
+#define KC 256
+#define MC 72
+#define MAX_THREADS 16
+#define THREAD_MIN_FLOPS (1u << 21)
+
+/*
+ * Layouts: a block [MC / MR][kc][MR]; b panel [k][NR]. @c gets the tile
+ * (accumulate: added to what it holds), rows @ldc apart.
+ */
+typedef void (*skern_fn)(uint32_t kc, const float *ap, const float *bp, float *c, size_t ldc,
+			 int accumulate);
+
+static void skern_c(uint32_t kc, const float *ap, const float *bp, float *c, size_t ldc,
+		    int accumulate)
+{
+	float acc[MR][NR] = { { 0 } };
+
+	for (uint32_t p = 0; p < kc; p++, ap += MR, bp += NR)
+		for (int i = 0; i < MR; i++)
+			for (int j = 0; j < NR; j++)
+				acc[i][j] += ap[i] * bp[j];
+	for (int i = 0; i < MR; i++)
+		for (int j = 0; j < NR; j++)
+			c[i * ldc + j] = accumulate ? c[i * ldc + j] + acc[i][j] : acc[i][j];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+__attribute__((target("avx2,fma")))
+static void skern_avx2(uint32_t kc, const float *ap, const float *bp, float *c, size_t ldc,
+		       int accumulate)
+{
+	__m256 acc[MR][2];
+
+#pragma GCC unroll 6
+	for (int i = 0; i < MR; i++)
+		acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+	for (uint32_t p = 0; p < kc; p++, ap += MR, bp += NR) {
+		__m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+
+#pragma GCC unroll 6
+		for (int i = 0; i < MR; i++) {
+			__m256 a = _mm256_broadcast_ss(ap + i);
+
+			acc[i][0] = _mm256_fmadd_ps(a, b0, acc[i][0]);
+			acc[i][1] = _mm256_fmadd_ps(a, b1, acc[i][1]);
+		}
+	}
+#pragma GCC unroll 6
+	for (int i = 0; i < MR; i++) {
+		float *row = c + i * ldc;
+
+		if (accumulate) {
+			acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_loadu_ps(row));
+			acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_loadu_ps(row + 8));
+		}
+		_mm256_storeu_ps(row, acc[i][0]);
+		_mm256_storeu_ps(row + 8, acc[i][1]);
+	}
+}
+#endif
+
+static skern_fn pick_kernel(void)
+{
+	const char *force = getenv("NPU_ENGINE_ISA");
+
+	if (force && !strcmp(force, "c"))
+		return skern_c;
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		return skern_avx2;
+#endif
+	return skern_c;
+}
+
+/* Element (i, p) of op(A) or (p, j) of op(B), as fp32. */
+static inline float elem(const void *base, int bf16, size_t idx)
+{
+	return bf16 ? npu_bf16_to_f32(((const uint16_t *)base)[idx]) : ((const float *)base)[idx];
+}
+
+static inline float a_at(const struct npu_sgemm_args *g, uint32_t i, uint32_t p)
+{
+	return elem(g->a, g->bf16, g->trans_a ? (size_t)p * g->lda + i : (size_t)i * g->lda + p);
+}
+
+static inline float b_at(const struct npu_sgemm_args *g, uint32_t p, uint32_t j)
+{
+	return elem(g->b, g->bf16, g->trans_b ? (size_t)j * g->ldb + p : (size_t)p * g->ldb + j);
+}
+
+/* Columns [n0, n1) of op(B), all of k, into panels; missing columns are 0. */
+static void pack_b(const struct npu_sgemm_args *g, uint32_t n0, uint32_t n1, float *bp)
+{
+	for (uint32_t n = n0; n < n1; n += NR, bp += (size_t)g->k * NR)
+		for (uint32_t p = 0; p < g->k; p++)
+			for (uint32_t j = 0; j < NR; j++)
+				bp[(size_t)p * NR + j] = n + j < n1 ? b_at(g, p, n + j) : 0.0f;
+}
+
+/* Rows [m0, m1) x depth [k0, k1) of op(A); missing rows are 0. */
+static void pack_a(const struct npu_sgemm_args *g, uint32_t m0, uint32_t m1, uint32_t k0,
+		   uint32_t k1, float *ap)
+{
+	uint32_t kc = k1 - k0;
+
+	for (uint32_t m = m0; m < m1; m += MR, ap += (size_t)kc * MR)
+		for (uint32_t p = 0; p < kc; p++)
+			for (uint32_t i = 0; i < MR; i++)
+				ap[(size_t)p * MR + i] = m + i < m1 ? a_at(g, m + i, k0 + p) : 0.0f;
+}
+
+struct part {
+	const struct npu_sgemm_args *g;
+	skern_fn kern;
+	uint32_t m0, m1, n0, n1;
+	int failed;
+};
+
+static void *sgemm_part(void *arg)
+{
+	struct part *p = arg;
+	const struct npu_sgemm_args *g = p->g;
+	uint32_t panels = (p->n1 - p->n0 + NR - 1) / NR;
+	size_t ldt = (size_t)panels * NR;
+	float *bp = malloc(sizeof(*bp) * (size_t)g->k * ldt);
+	float *ap = malloc(sizeof(*ap) * MC * KC);
+	float *t = malloc(sizeof(*t) * MC * ldt);
+
+	if (!bp || !ap || !t) {
+		p->failed = 1;
+		goto out;
+	}
+	pack_b(g, p->n0, p->n1, bp);
+	for (uint32_t m0 = p->m0; m0 < p->m1; m0 += MC) {
+		uint32_t m1 = m0 + MC < p->m1 ? m0 + MC : p->m1;
+
+		for (uint32_t k0 = 0; k0 < g->k; k0 += KC) {
+			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
+
+			pack_a(g, m0, m1, k0, k1, ap);
+			for (uint32_t j = 0; j < panels; j++)
+				for (uint32_t i = 0; m0 + i < m1; i += MR)
+					p->kern(k1 - k0, ap + (size_t)i * (k1 - k0),
+						bp + ((size_t)j * g->k + k0) * NR,
+						t + i * ldt + j * NR, ldt, k0 > 0);
+		}
+		for (uint32_t m = m0; m < m1; m++) {
+			const float *tr = t + (m - m0) * ldt;
+			float *cr = g->c + (size_t)m * g->ldc;
+
+			for (uint32_t n = p->n0; n < p->n1; n++)
+				cr[n] = g->beta == 0.0f ? g->alpha * tr[n - p->n0]
+							: g->alpha * tr[n - p->n0] + g->beta * cr[n];
+		}
+	}
+out:
+	free(bp);
+	free(ap);
+	free(t);
+	return NULL;
+}
+
+int npu_sgemm(const struct npu_sgemm_args *g)
+{
+	struct part parts[MAX_THREADS];
+	pthread_t tid[MAX_THREADS];
+	uint64_t flops = (uint64_t)g->m * g->n * g->k;
+	uint32_t panels = (g->n + NR - 1) / NR, tiles = (g->m + MR - 1) / MR;
+	unsigned int threads = 1, started = 0;
+	skern_fn kern = pick_kernel();
+	int by_rows;
+
+	_Static_assert(MC % MR == 0, "blocking");
+	if (flops >= THREAD_MIN_FLOPS && g->threads > 1)
+		threads = g->threads < MAX_THREADS ? g->threads : MAX_THREADS;
+	by_rows = panels < threads;
+	for (unsigned int t = 0; t < threads; t++) {
+		parts[t] = (struct part){ .g = g, .kern = kern, .m1 = g->m, .n1 = g->n };
+		if (by_rows) {
+			parts[t].m0 = (uint32_t)((uint64_t)tiles * t / threads) * MR;
+			parts[t].m1 = (uint32_t)((uint64_t)tiles * (t + 1) / threads) * MR;
+			if (parts[t].m1 > g->m)
+				parts[t].m1 = g->m;
+		} else {
+			parts[t].n0 = (uint32_t)((uint64_t)panels * t / threads) * NR;
+			parts[t].n1 = (uint32_t)((uint64_t)panels * (t + 1) / threads) * NR;
+			if (parts[t].n1 > g->n)
+				parts[t].n1 = g->n;
+		}
+	}
+	for (unsigned int t = 1; t < threads; t++) {
+		if (parts[t].n0 >= parts[t].n1 || parts[t].m0 >= parts[t].m1)
+			continue;
+		if (pthread_create(&tid[t], NULL, sgemm_part, &parts[t]))
+			sgemm_part(&parts[t]);
+		else
+			started |= 1u << t;
+	}
+	if (parts[0].n0 < parts[0].n1 && parts[0].m0 < parts[0].m1)
+		sgemm_part(&parts[0]);
+	for (unsigned int t = 1; t < threads; t++)
+		if (started & (1u << t))
+			pthread_join(tid[t], NULL);
+	for (unsigned int t = 0; t < threads; t++)
+		if (parts[t].failed)
+			return -1;
+	return 0;
+}

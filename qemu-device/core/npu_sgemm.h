@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* npu_sgemm.h - the tensor engine's fp32 GEMM kernel (npu_sgemm.c). */
+#ifndef NPU_SGEMM_H
+#define NPU_SGEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/**
+ * struct npu_sgemm_args - C = alpha * op(A) * op(B) + beta * C on host
+ * buffers, op() as struct npu_cmd_gemm_f32 defines it.
+ * @a, @b: fp32, or bf16 (uint16_t) with @bf16.
+ * @c: fp32, not read when @beta is 0.
+ * @lda, @ldb, @ldc: row strides in elements.
+ * @threads: at most this many threads (1: the calling thread only).
+ */
+struct npu_sgemm_args {
+	const void *a, *b;
+	float *c;
+	uint32_t m, n, k;
+	size_t lda, ldb, ldc;
+	int trans_a, trans_b, bf16;
+	float alpha, beta;
+	unsigned int threads;
+};
+
+/* Returns 0, or -1 if host memory ran out. */
+int npu_sgemm(const struct npu_sgemm_args *g);
+
+#endif /* NPU_SGEMM_H */

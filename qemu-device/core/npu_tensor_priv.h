@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu_tensor_priv.h - what the tensor engine's op files share: command
+ * field readers, size checks, the performance model, and the ops of the
+ * training file (npu_train.c) for the dispatch table in npu_tensor.c.
+ */
+#ifndef NPU_TENSOR_PRIV_H
+#define NPU_TENSOR_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "npu_cmd.h"
+#include "npu_core_priv.h"
+
+/* No operand may be larger: bounds what a command makes the device allocate. */
+#define NPU_TENSOR_MAX_BYTES	(256u << 20)
+/* Multiply-accumulates one command may ask for: bounds the host time it takes. */
+#define NPU_TENSOR_MAX_MACS	(1ull << 33)
+/* im2col staging for convolutions: this many bytes of patches at a time. */
+#define NPU_IM2COL_BYTES	(16u << 20)
+
+/* A tensor op: checks and runs the command @c of @size bytes. */
+typedef uint32_t (*npu_tensor_op_fn)(struct npu_core *core, const uint8_t *c, uint32_t size,
+				     uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+
+static inline uint32_t npu_rd32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t npu_rd64(const uint8_t *p)
+{
+	return npu_rd32(p) | (uint64_t)npu_rd32(p + 4) << 32;
+}
+
+static inline bool npu_in_range(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v >= lo && v <= hi;
+}
+
+/* A tensor dimension: 1..NPU_TENSOR_MAX_DIM. */
+static inline bool npu_dim_ok(uint32_t v)
+{
+	return npu_in_range(v, 1, NPU_TENSOR_MAX_DIM);
+}
+
+/* A window size, stride or dilation: 1..NPU_CONV_MAX_KERNEL. */
+static inline bool npu_win_ok(uint32_t v)
+{
+	return npu_in_range(v, 1, NPU_CONV_MAX_KERNEL);
+}
+
+/* a * b * c * d if it stays within @limit (each factor <= 2^16). */
+static inline bool npu_prod4(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint64_t limit,
+			     uint64_t *out)
+{
+	uint64_t p = a;
+
+	p *= b;
+	if (p > limit)
+		return false;
+	p *= c;
+	if (p > limit)
+		return false;
+	p *= d;
+	*out = p;
+	return p <= limit;
+}
+
+uint64_t npu_model_traffic(const struct npu_core *core, uint64_t act, uint64_t wt,
+			   uint64_t other);
+uint64_t npu_model_cycles(const struct npu_core *core, uint64_t compute, uint64_t bytes);
+
+uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			     uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+uint32_t npu_reduce_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+uint32_t npu_optim_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			   uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+
+#endif /* NPU_TENSOR_PRIV_H */

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_train.c - the tensor engine's training commands (npu_cmd_train.h):
+ * fp32 GEMM and convolution with their gradients, pooling and its
+ * gradients, elementwise ops, reductions, softmax cross-entropy and fused
+ * optimizer steps, on job memory through the MMU.
+ *
+ * As for the int8 ops, every field is checked here, operands are bounded by
+ * NPU_TENSOR_MAX_BYTES and the work by NPU_TENSOR_MAX_MACS, and a bad
+ * command fails its job; it never crashes or stalls QEMU. The per-element
+ * arithmetic is npu_train_math.h's, shared with libnpu's reference.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_sgemm.h"
+#include "npu_tensor_priv.h"
+#include "npu_train_math.h"
+
+#define MAX_ELEMS	(NPU_TENSOR_MAX_BYTES / 4)
+
+/* The MAC array runs fp32 at a quarter and bf16 at half its int8 rate. */
+static uint64_t train_cycles(const struct npu_core *core, uint64_t macs, int bf16,
+			     uint64_t bytes)
+{
+	uint64_t per_cycle = (uint64_t)core->cfg.mac_rows * core->cfg.mac_cols / (bf16 ? 2 : 4);
+
+	return npu_model_cycles(core, (macs + per_cycle - 1) / (per_cycle ? per_cycle : 1), bytes);
+}
+
+/* Read @count elements of @esz bytes at @va into a new buffer (*@out). */
+static uint32_t load(struct npu_core *core, uint64_t va, uint64_t count, uint32_t esz,
+		     void **out, uint64_t *fault)
+{
+	*out = NULL;
+	if (va % esz || count > NPU_TENSOR_MAX_BYTES / esz)
+		return NPU_DMA_ERR_ARGS;
+	*out = malloc(count ? count * esz : 1);
+	if (!*out)
+		return NPU_DMA_ERR_ARGS;	/* host out of memory: refuse */
+	return npu_va_rw(core, core->tensor.ctx, va, *out, count * esz, false, fault);
+}
+
+static uint32_t store(struct npu_core *core, uint64_t va, const void *buf, uint64_t bytes,
+		      uint64_t *fault)
+{
+	return npu_va_rw(core, core->tensor.ctx, va, (void *)buf, bytes, true, fault);
+}
+
+/* Read fp32, or bf16 widened to fp32, into a new fp32 buffer. */
+static uint32_t load_f32(struct npu_core *core, uint64_t va, uint64_t count, int bf16,
+			 float **out, uint64_t *fault)
+{
+	void *raw;
+	uint32_t st = load(core, va, count, bf16 ? 2 : 4, &raw, fault);
+
+	*out = NULL;
+	if (st != NPU_DMA_OK || !bf16) {
+		if (st == NPU_DMA_OK)
+			*out = raw;
+		else
+			free(raw);
+		return st;
+	}
+	*out = malloc(count ? count * sizeof(float) : 1);
+	if (!*out) {
+		free(raw);
+		return NPU_DMA_ERR_ARGS;
+	}
+	for (uint64_t i = 0; i < count; i++)
+		(*out)[i] = npu_bf16_to_f32(((uint16_t *)raw)[i]);
+	free(raw);
+	return NPU_DMA_OK;
+}
+
+static bool finite_bits(uint32_t bits)
+{
+	return (bits & 0x7f800000u) != 0x7f800000u;
+}
+
+/* ---- GEMM ----------------------------------------------------------------- */
+
+uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t va_a, va_b, va_c, span_a, span_b, span_c;
+	uint32_t m, n, k, lda, ldb, ldc, flags, st;
+	uint32_t a_rows, a_cols, b_rows, b_cols, esz;
+	float alpha, beta, *cbuf = NULL;
+	void *a = NULL, *b = NULL;
+
+	if (size != sizeof(struct npu_cmd_gemm_f32))
+		return NPU_DMA_ERR_ARGS;
+	va_a = npu_rd64(c + 8);
+	va_b = npu_rd64(c + 16);
+	va_c = npu_rd64(c + 24);
+	m = npu_rd32(c + 32);
+	n = npu_rd32(c + 36);
+	k = npu_rd32(c + 40);
+	lda = npu_rd32(c + 44);
+	ldb = npu_rd32(c + 48);
+	ldc = npu_rd32(c + 52);
+	flags = npu_rd32(c + 56);
+	if (!npu_dim_ok(m) || !npu_dim_ok(n) || !npu_dim_ok(k) ||
+	    (flags & ~(NPU_GEMMF_TRANS_A | NPU_GEMMF_TRANS_B | NPU_GEMMF_BF16)) ||
+	    !finite_bits(npu_rd32(c + 60)) || !finite_bits(npu_rd32(c + 64)) || npu_rd32(c + 68) ||
+	    (uint64_t)m * n * k > NPU_TENSOR_MAX_MACS)
+		return NPU_DMA_ERR_ARGS;
+	alpha = npu_f32_from_bits(npu_rd32(c + 60));
+	beta = npu_f32_from_bits(npu_rd32(c + 64));
+	a_rows = flags & NPU_GEMMF_TRANS_A ? k : m;
+	a_cols = flags & NPU_GEMMF_TRANS_A ? m : k;
+	b_rows = flags & NPU_GEMMF_TRANS_B ? n : k;
+	b_cols = flags & NPU_GEMMF_TRANS_B ? k : n;
+	if (lda < a_cols || ldb < b_cols || ldc < n)
+		return NPU_DMA_ERR_ARGS;
+	span_a = (uint64_t)(a_rows - 1) * lda + a_cols;
+	span_b = (uint64_t)(b_rows - 1) * ldb + b_cols;
+	span_c = (uint64_t)(m - 1) * ldc + n;
+	if (span_a > MAX_ELEMS || span_b > MAX_ELEMS || span_c > MAX_ELEMS)
+		return NPU_DMA_ERR_ARGS;
+	esz = flags & NPU_GEMMF_BF16 ? 2 : 4;
+	st = load(core, va_a, span_a, esz, &a, fault);
+	if (st == NPU_DMA_OK)
+		st = load(core, va_b, span_b, esz, &b, fault);
+	/* C is read when beta needs it, or to keep the gaps of a strided C. */
+	if (st == NPU_DMA_OK && (beta != 0.0f || ldc != n))
+		st = load(core, va_c, span_c, 4, (void **)&cbuf, fault);
+	else if (st == NPU_DMA_OK && (va_c & 3 || !(cbuf = malloc(span_c * 4))))
+		st = NPU_DMA_ERR_ARGS;
+	if (st == NPU_DMA_OK) {
+		struct npu_sgemm_args g = {
+			.a = a, .b = b, .c = cbuf, .m = m, .n = n, .k = k,
+			.lda = lda, .ldb = ldb, .ldc = ldc,
+			.trans_a = !!(flags & NPU_GEMMF_TRANS_A),
+			.trans_b = !!(flags & NPU_GEMMF_TRANS_B),
+			.bf16 = !!(flags & NPU_GEMMF_BF16),
+			.alpha = alpha, .beta = beta, .threads = core->cfg.engine_threads,
+		};
+
+		st = npu_sgemm(&g) ? NPU_DMA_ERR_ARGS : store(core, va_c, cbuf, span_c * 4, fault);
+	}
+	if (st == NPU_DMA_OK) {
+		*bytes = (span_a + span_b) * esz + span_c * 4 * (beta != 0.0f ? 2 : 1);
+		*cycles = train_cycles(core, (uint64_t)m * n * k, esz == 2, *bytes);
+	}
+	free(a);
+	free(b);
+	free(cbuf);
+	return st;
+}
+
+/* ---- convolution ---------------------------------------------------------- */
+
+struct convf {
+	uint64_t x, w, y;
+	uint32_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
+	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+	uint32_t mode, flags;
+	uint64_t x_n, w_n, y_n, kk;	/* element counts; kk = k_h * k_w * in_c */
+};
+
+/* The output size symmetric padding gives, or 0 if the window never fits. */
+static uint32_t conv_out(uint32_t in, uint32_t pad, uint32_t k, uint32_t dil, uint32_t stride)
+{
+	uint64_t span = (uint64_t)dil * (k - 1) + 1, padded = (uint64_t)in + 2ull * pad;
+
+	return padded < span ? 0 : (uint32_t)((padded - span) / stride + 1);
+}
+
+static bool convf_parse(const uint8_t *c, struct convf *v)
+{
+	v->x = npu_rd64(c + 8);
+	v->w = npu_rd64(c + 16);
+	v->y = npu_rd64(c + 24);
+	v->batch = npu_rd32(c + 32);
+	v->in_h = npu_rd32(c + 36);
+	v->in_w = npu_rd32(c + 40);
+	v->in_c = npu_rd32(c + 44);
+	v->out_h = npu_rd32(c + 48);
+	v->out_w = npu_rd32(c + 52);
+	v->out_c = npu_rd32(c + 56);
+	v->k_h = npu_rd32(c + 60);
+	v->k_w = npu_rd32(c + 64);
+	v->stride_h = npu_rd32(c + 68);
+	v->stride_w = npu_rd32(c + 72);
+	v->dil_h = npu_rd32(c + 76);
+	v->dil_w = npu_rd32(c + 80);
+	v->pad_top = npu_rd32(c + 84);
+	v->pad_left = npu_rd32(c + 88);
+	v->mode = npu_rd32(c + 92);
+	v->flags = npu_rd32(c + 96);
+	if (!npu_dim_ok(v->batch) || !npu_dim_ok(v->in_h) || !npu_dim_ok(v->in_w) ||
+	    !npu_dim_ok(v->in_c) || !npu_dim_ok(v->out_c) || !npu_win_ok(v->k_h) ||
+	    !npu_win_ok(v->k_w) || !npu_win_ok(v->stride_h) || !npu_win_ok(v->stride_w) ||
+	    !npu_win_ok(v->dil_h) || !npu_win_ok(v->dil_w) || v->pad_top > NPU_CONV_MAX_PAD ||
+	    v->pad_left > NPU_CONV_MAX_PAD || v->mode < NPU_CONVF_FWD ||
+	    v->mode > NPU_CONVF_BWD_FILTER || (v->flags & ~NPU_CONVF_BF16) || npu_rd32(c + 100) ||
+	    v->out_h != conv_out(v->in_h, v->pad_top, v->k_h, v->dil_h, v->stride_h) ||
+	    v->out_w != conv_out(v->in_w, v->pad_left, v->k_w, v->dil_w, v->stride_w))
+		return false;
+	v->kk = (uint64_t)v->k_h * v->k_w * v->in_c;
+	return npu_prod4(v->batch, v->in_h, v->in_w, v->in_c, MAX_ELEMS, &v->x_n) &&
+	       npu_prod4(v->out_c, v->k_h, v->k_w, v->in_c, MAX_ELEMS, &v->w_n) &&
+	       npu_prod4(v->batch, v->out_h, v->out_w, v->out_c, MAX_ELEMS, &v->y_n) &&
+	       v->y_n / v->out_c * v->kk <= NPU_TENSOR_MAX_MACS / v->out_c &&
+	       v->kk * 4 <= NPU_IM2COL_BYTES;
+}
+
+/*
+ * Output positions [p0, p1) (p = (b * out_h + oy) * out_w + ox) as im2col
+ * rows of kk values, or (scatter) the reverse: add such rows into x.
+ */
+static void im2col(const struct convf *v, float *x, float *rows, uint64_t p0, uint64_t p1,
+		   bool scatter)
+{
+	for (uint64_t p = p0; p < p1; p++) {
+		uint64_t ox = p % v->out_w, oy = p / v->out_w % v->out_h, b = p / v->out_w / v->out_h;
+		float *r = rows + (p - p0) * v->kk;
+
+		for (uint32_t ky = 0; ky < v->k_h; ky++) {
+			int64_t iy = (int64_t)oy * v->stride_h - v->pad_top + (int64_t)ky * v->dil_h;
+
+			for (uint32_t kx = 0; kx < v->k_w; kx++, r += v->in_c) {
+				int64_t ix = (int64_t)ox * v->stride_w - v->pad_left +
+					     (int64_t)kx * v->dil_w;
+				float *px;
+
+				if (iy < 0 || iy >= v->in_h || ix < 0 || ix >= v->in_w) {
+					if (!scatter)
+						memset(r, 0, sizeof(float) * v->in_c);
+					continue;
+				}
+				px = x + ((b * v->in_h + (uint64_t)iy) * v->in_w + (uint64_t)ix) * v->in_c;
+				if (!scatter) {
+					memcpy(r, px, sizeof(float) * v->in_c);
+					continue;
+				}
+				for (uint32_t i = 0; i < v->in_c; i++)
+					px[i] += r[i];
+			}
+		}
+	}
+}
+
+/* The three modes as GEMMs over im2col rows, a chunk of positions at a time. */
+static int convf_compute(struct npu_core *core, const struct convf *v, float *x, float *w,
+			 float *y)
+{
+	uint64_t positions = v->y_n / v->out_c, chunk = NPU_IM2COL_BYTES / (v->kk * 4);
+	float *rows = malloc(sizeof(float) * chunk * v->kk);
+
+	if (!rows)
+		return -1;
+	if (v->mode == NPU_CONVF_BWD_DATA)
+		memset(x, 0, sizeof(float) * v->x_n);
+	for (uint64_t p0 = 0; p0 < positions; p0 += chunk) {
+		uint64_t p1 = p0 + chunk < positions ? p0 + chunk : positions;
+		struct npu_sgemm_args g = { .threads = core->cfg.engine_threads, .alpha = 1.0f };
+		int err;
+
+		if (v->mode != NPU_CONVF_BWD_DATA)
+			im2col(v, x, rows, p0, p1, false);
+		if (v->mode == NPU_CONVF_FWD) {		/* y = rows * w^T */
+			g.a = rows, g.b = w, g.c = y + p0 * v->out_c;
+			g.m = (uint32_t)(p1 - p0), g.n = v->out_c, g.k = (uint32_t)v->kk;
+			g.lda = v->kk, g.ldb = v->kk, g.ldc = v->out_c, g.trans_b = 1;
+		} else if (v->mode == NPU_CONVF_BWD_FILTER) {	/* w += dy^T * rows */
+			g.a = y + p0 * v->out_c, g.b = rows, g.c = w;
+			g.m = v->out_c, g.n = (uint32_t)v->kk, g.k = (uint32_t)(p1 - p0);
+			g.lda = v->out_c, g.ldb = v->kk, g.ldc = v->kk, g.trans_a = 1;
+			g.beta = p0 ? 1.0f : 0.0f;
+		} else {				/* rows = dy * w, then scatter */
+			g.a = y + p0 * v->out_c, g.b = w, g.c = rows;
+			g.m = (uint32_t)(p1 - p0), g.n = (uint32_t)v->kk, g.k = v->out_c;
+			g.lda = v->out_c, g.ldb = v->kk, g.ldc = v->kk;
+		}
+		err = npu_sgemm(&g);
+		if (!err && v->mode == NPU_CONVF_BWD_DATA)
+			im2col(v, x, rows, p0, p1, true);
+		if (err) {
+			free(rows);
+			return -1;
+		}
+	}
+	free(rows);
+	return 0;
+}
+
+uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	struct convf v;
+	float *x = NULL, *w = NULL, *y = NULL;
+	int bf16;
+	uint32_t st;
+
+	if (size != sizeof(struct npu_cmd_conv2d_f32) || !convf_parse(c, &v))
+		return NPU_DMA_ERR_ARGS;
+	bf16 = !!(v.flags & NPU_CONVF_BF16);
+	/* The two inputs (bf16 with the flag) are read; the output allocated. */
+	st = v.mode == NPU_CONVF_BWD_DATA ? (x = malloc(sizeof(float) * v.x_n)) ? NPU_DMA_OK
+										 : NPU_DMA_ERR_ARGS
+					  : load_f32(core, v.x, v.x_n, bf16, &x, fault);
+	if (st == NPU_DMA_OK)
+		st = v.mode == NPU_CONVF_BWD_FILTER ?
+			((w = malloc(sizeof(float) * v.w_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
+			load_f32(core, v.w, v.w_n, bf16, &w, fault);
+	if (st == NPU_DMA_OK)
+		st = v.mode == NPU_CONVF_FWD ?
+			((y = malloc(sizeof(float) * v.y_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
+			load_f32(core, v.y, v.y_n, bf16, &y, fault);
+	/* The output must be fp32-aligned whatever the inputs are. */
+	if (st == NPU_DMA_OK && ((v.mode == NPU_CONVF_FWD ? v.y : v.mode == NPU_CONVF_BWD_DATA ?
+				  v.x : v.w) & 3))
+		st = NPU_DMA_ERR_ARGS;
+	if (st == NPU_DMA_OK && convf_compute(core, &v, x, w, y))
+		st = NPU_DMA_ERR_ARGS;
+	if (st == NPU_DMA_OK) {
+		if (v.mode == NPU_CONVF_FWD)
+			st = store(core, v.y, y, v.y_n * 4, fault);
+		else if (v.mode == NPU_CONVF_BWD_DATA)
+			st = store(core, v.x, x, v.x_n * 4, fault);
+		else
+			st = store(core, v.w, w, v.w_n * 4, fault);
+	}
+	if (st == NPU_DMA_OK) {
+		*bytes = (v.x_n + v.w_n + v.y_n) * 4;
+		*cycles = train_cycles(core, v.y_n * v.kk, bf16, *bytes);
+	}
+	free(x);
+	free(w);
+	free(y);
+	return st;
+}
+
+/* ---- pooling -------------------------------------------------------------- */
+
+uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t va_x, va_y, va_dx, x_n, y_n;
+	uint32_t batch, in_h, in_w, ch, out_h, out_w, k_h, k_w, s_h, s_w, mode, st;
+	float *x = NULL, *y = NULL, *dx = NULL;
+	bool bwd;
+
+	if (size != sizeof(struct npu_cmd_pool_f32))
+		return NPU_DMA_ERR_ARGS;
+	va_x = npu_rd64(c + 8);
+	va_y = npu_rd64(c + 16);
+	va_dx = npu_rd64(c + 24);
+	batch = npu_rd32(c + 32);
+	in_h = npu_rd32(c + 36);
+	in_w = npu_rd32(c + 40);
+	ch = npu_rd32(c + 44);
+	out_h = npu_rd32(c + 48);
+	out_w = npu_rd32(c + 52);
+	k_h = npu_rd32(c + 56);
+	k_w = npu_rd32(c + 60);
+	s_h = npu_rd32(c + 64);
+	s_w = npu_rd32(c + 68);
+	mode = npu_rd32(c + 72);
+	bwd = mode == NPU_POOLF_MAX_BWD || mode == NPU_POOLF_AVG_BWD;
+	if (!npu_dim_ok(batch) || !npu_dim_ok(in_h) || !npu_dim_ok(in_w) || !npu_dim_ok(ch) ||
+	    !npu_win_ok(k_h) || !npu_win_ok(k_w) || !npu_win_ok(s_h) || !npu_win_ok(s_w) ||
+	    k_h > in_h || k_w > in_w || out_h != (in_h - k_h) / s_h + 1 ||
+	    out_w != (in_w - k_w) / s_w + 1 || mode < NPU_POOLF_MAX || mode > NPU_POOLF_AVG_BWD ||
+	    npu_rd32(c + 76) || npu_rd32(c + 80) || npu_rd32(c + 84) || (!bwd && va_dx) ||
+	    !npu_prod4(batch, in_h, in_w, ch, MAX_ELEMS, &x_n) ||
+	    !npu_prod4(batch, out_h, out_w, ch, MAX_ELEMS, &y_n) ||
+	    y_n * k_h * k_w > NPU_TENSOR_MAX_MACS)
+		return NPU_DMA_ERR_ARGS;
+	/* Max needs x both ways; average backward needs only dy. */
+	st = mode == NPU_POOLF_AVG_BWD ? NPU_DMA_OK : load_f32(core, va_x, x_n, 0, &x, fault);
+	if (st == NPU_DMA_OK)
+		st = bwd ? load_f32(core, va_y, y_n, 0, &y, fault)
+			 : (y = malloc(sizeof(float) * y_n)) && !(va_y & 3) ? NPU_DMA_OK
+									   : NPU_DMA_ERR_ARGS;
+	if (st == NPU_DMA_OK && bwd)
+		st = (dx = calloc(x_n, sizeof(float))) && !(va_dx & 3) ? NPU_DMA_OK
+									: NPU_DMA_ERR_ARGS;
+	for (uint64_t o = 0; st == NPU_DMA_OK && o < y_n; o++) {
+		uint64_t cc = o % ch, ox = o / ch % out_w, oy = o / ch / out_w % out_h;
+		uint64_t b = o / ch / out_w / out_h, best = 0;
+		float acc = 0.0f, mx = 0.0f;
+		bool first = true;
+
+		for (uint32_t ky = 0; ky < k_h; ky++)
+			for (uint32_t kx = 0; kx < k_w; kx++) {
+				uint64_t i = ((b * in_h + oy * s_h + ky) * in_w + ox * s_w + kx) * ch + cc;
+
+				if (mode == NPU_POOLF_AVG_BWD)
+					dx[i] += y[o] / (float)(k_h * k_w);
+				else if (mode == NPU_POOLF_AVG)
+					acc += x[i];
+				else if (first || x[i] > mx) {
+					mx = x[i];
+					best = i;
+				}
+				first = false;
+			}
+		if (mode == NPU_POOLF_MAX)
+			y[o] = mx;
+		else if (mode == NPU_POOLF_AVG)
+			y[o] = acc / (float)(k_h * k_w);
+		else if (mode == NPU_POOLF_MAX_BWD)
+			dx[best] += y[o];
+	}
+	if (st == NPU_DMA_OK)
+		st = bwd ? store(core, va_dx, dx, x_n * 4, fault) : store(core, va_y, y, y_n * 4, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = (x_n * (bwd ? 2 : 1) + y_n) * 4;
+		*cycles = npu_model_cycles(core, y_n * k_h * k_w / core->cfg.mac_cols, *bytes);
+	}
+	free(x);
+	free(y);
+	free(dx);
+	return st;
+}
+
+/* ---- elementwise and reductions ------------------------------------------- */
+
+uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			     uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t va_a, va_b, va_out;
+	uint32_t count, op, cols, st;
+	float alpha, *a = NULL, *b = NULL;
+	void *out = NULL;
+	bool two, bf_in, bf_out;
+
+	if (size != sizeof(struct npu_cmd_eltwise_f32))
+		return NPU_DMA_ERR_ARGS;
+	va_a = npu_rd64(c + 8);
+	va_b = npu_rd64(c + 16);
+	va_out = npu_rd64(c + 24);
+	count = npu_rd32(c + 32);
+	op = npu_rd32(c + 36);
+	cols = npu_rd32(c + 40);
+	alpha = npu_f32_from_bits(npu_rd32(c + 44));
+	two = op <= NPU_ELTF_AXPY || op == NPU_ELTF_RELU_BWD || op == NPU_ELTF_BIAS;
+	bf_in = op == NPU_ELTF_FROM_BF16;
+	bf_out = op == NPU_ELTF_TO_BF16;
+	if (!count || count > MAX_ELEMS || op < NPU_ELTF_ADD || op > NPU_ELTF_FROM_BF16 ||
+	    (op == NPU_ELTF_BIAS ? !cols || count % cols : cols != 0) ||
+	    !finite_bits(npu_rd32(c + 44)) ||
+	    (op != NPU_ELTF_AXPY && op != NPU_ELTF_SCALE && npu_rd32(c + 44)) ||
+	    (!two && va_b))
+		return NPU_DMA_ERR_ARGS;
+	/* bf16 in: the raw halves, widened below; fp32 otherwise. */
+	st = load_f32(core, va_a, count, bf_in, &a, fault);
+	if (st == NPU_DMA_OK && two)
+		st = load_f32(core, va_b, op == NPU_ELTF_BIAS ? cols : count, 0, &b, fault);
+	if (st == NPU_DMA_OK && (va_out % (bf_out ? 2 : 4) ||
+				 !(out = malloc((size_t)count * (bf_out ? 2 : 4)))))
+		st = NPU_DMA_ERR_ARGS;
+	for (uint32_t i = 0; st == NPU_DMA_OK && i < count; i++) {
+		float r = 0.0f;
+
+		switch (op) {
+		case NPU_ELTF_ADD: r = a[i] + b[i]; break;
+		case NPU_ELTF_SUB: r = a[i] - b[i]; break;
+		case NPU_ELTF_MUL: r = a[i] * b[i]; break;
+		case NPU_ELTF_AXPY: r = alpha * a[i] + b[i]; break;
+		case NPU_ELTF_SCALE: r = alpha * a[i]; break;
+		case NPU_ELTF_RELU: r = a[i] < 0.0f ? 0.0f : a[i]; break;
+		case NPU_ELTF_RELU_BWD: r = a[i] > 0.0f ? b[i] : 0.0f; break;
+		case NPU_ELTF_BIAS: r = a[i] + b[i % cols]; break;
+		default: r = a[i]; break;	/* the bf16 conversions */
+		}
+		if (bf_out)
+			((uint16_t *)out)[i] = npu_f32_to_bf16(r);
+		else
+			((float *)out)[i] = r;
+	}
+	if (st == NPU_DMA_OK)
+		st = store(core, va_out, out, (uint64_t)count * (bf_out ? 2 : 4), fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = (uint64_t)count * ((bf_in ? 2 : 4) + (bf_out ? 2 : 4)) +
+			 (two ? (op == NPU_ELTF_BIAS ? cols : count) * 4ull : 0);
+		*cycles = npu_model_cycles(core, 0, *bytes);
+	}
+	free(a);
+	free(b);
+	free(out);
+	return st;
+}
+
+uint32_t npu_reduce_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t va_in, va_out;
+	uint32_t rows, cols, op, flags, n_out, st;
+	float *in = NULL, *out = NULL;
+
+	if (size != sizeof(struct npu_cmd_reduce_f32))
+		return NPU_DMA_ERR_ARGS;
+	va_in = npu_rd64(c + 8);
+	va_out = npu_rd64(c + 16);
+	rows = npu_rd32(c + 24);
+	cols = npu_rd32(c + 28);
+	op = npu_rd32(c + 32);
+	flags = npu_rd32(c + 36);
+	if (!rows || !cols || (uint64_t)rows * cols > MAX_ELEMS ||
+	    (op != NPU_REDF_ROWS && op != NPU_REDF_COLS) || (flags & ~NPU_REDF_ACCUMULATE))
+		return NPU_DMA_ERR_ARGS;
+	n_out = op == NPU_REDF_ROWS ? cols : rows;
+	st = load_f32(core, va_in, (uint64_t)rows * cols, 0, &in, fault);
+	if (st == NPU_DMA_OK)
+		st = flags & NPU_REDF_ACCUMULATE ? load_f32(core, va_out, n_out, 0, &out, fault)
+			: (out = calloc(n_out, sizeof(float))) && !(va_out & 3) ? NPU_DMA_OK
+										 : NPU_DMA_ERR_ARGS;
+	for (uint32_t r = 0; st == NPU_DMA_OK && r < rows; r++)
+		for (uint32_t k = 0; k < cols; k++)
+			out[op == NPU_REDF_ROWS ? k : r] += in[(size_t)r * cols + k];
+	if (st == NPU_DMA_OK)
+		st = store(core, va_out, out, (uint64_t)n_out * 4, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = ((uint64_t)rows * cols + n_out) * 4;
+		*cycles = npu_model_cycles(core, 0, *bytes);
+	}
+	free(in);
+	free(out);
+	return st;
+}
+
+/* ---- softmax cross-entropy and optimizers --------------------------------- */
+
+uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t va_z, va_l, va_loss, va_dz, n;
+	uint32_t rows, classes, st;
+	float scale, *z = NULL, *loss = NULL, *dz = NULL;
+	int32_t *labels = NULL;
+
+	if (size != sizeof(struct npu_cmd_xent_f32))
+		return NPU_DMA_ERR_ARGS;
+	va_z = npu_rd64(c + 8);
+	va_l = npu_rd64(c + 16);
+	va_loss = npu_rd64(c + 24);
+	va_dz = npu_rd64(c + 32);
+	rows = npu_rd32(c + 40);
+	classes = npu_rd32(c + 44);
+	scale = npu_f32_from_bits(npu_rd32(c + 48));
+	n = (uint64_t)rows * classes;
+	if (!rows || !npu_dim_ok(classes) || n > MAX_ELEMS || !finite_bits(npu_rd32(c + 48)) ||
+	    npu_rd32(c + 52) || (va_loss & 3) || (va_dz & 3))
+		return NPU_DMA_ERR_ARGS;
+	st = load_f32(core, va_z, n, 0, &z, fault);
+	if (st == NPU_DMA_OK)
+		st = load(core, va_l, rows, 4, (void **)&labels, fault);
+	if (st == NPU_DMA_OK && ((va_loss && !(loss = malloc(sizeof(float) * rows))) ||
+				 (va_dz && !(dz = malloc(sizeof(float) * n)))))
+		st = NPU_DMA_ERR_ARGS;
+	for (uint32_t r = 0; st == NPU_DMA_OK && r < rows; r++) {
+		float l;
+
+		if (labels[r] < 0 || (uint32_t)labels[r] >= classes) {
+			st = NPU_DMA_ERR_ARGS;	/* a label the logits do not have */
+			break;
+		}
+		l = npu_xent_row(z + (size_t)r * classes, classes, (uint32_t)labels[r], scale,
+				 dz ? dz + (size_t)r * classes : NULL);
+		if (loss)
+			loss[r] = l;
+	}
+	if (st == NPU_DMA_OK && loss)
+		st = store(core, va_loss, loss, (uint64_t)rows * 4, fault);
+	if (st == NPU_DMA_OK && dz)
+		st = store(core, va_dz, dz, n * 4, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = n * (dz ? 8 : 4) + (uint64_t)rows * (loss ? 8 : 4);
+		*cycles = npu_model_cycles(core, 2 * n / core->cfg.mac_cols, *bytes);
+	}
+	free(z);
+	free(labels);
+	free(loss);
+	free(dz);
+	return st;
+}
+
+uint32_t npu_optim_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			   uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t va_w, va_g, va_m, va_v;
+	uint32_t count, algo, step, st;
+	float *w = NULL, *g = NULL, *m = NULL, *v = NULL;
+	struct npu_optim_step s;
+	bool adam, has_m;
+	float hp[5];
+
+	if (size != sizeof(struct npu_cmd_optim_f32))
+		return NPU_DMA_ERR_ARGS;
+	va_w = npu_rd64(c + 8);
+	va_g = npu_rd64(c + 16);
+	va_m = npu_rd64(c + 24);
+	va_v = npu_rd64(c + 32);
+	count = npu_rd32(c + 40);
+	algo = npu_rd32(c + 44);
+	step = npu_rd32(c + 68);
+	for (int i = 0; i < 5; i++) {
+		if (!finite_bits(npu_rd32(c + 48 + 4 * i)))
+			return NPU_DMA_ERR_ARGS;
+		hp[i] = npu_f32_from_bits(npu_rd32(c + 48 + 4 * i));
+	}
+	adam = algo == NPU_OPT_ADAM || algo == NPU_OPT_ADAMW;
+	has_m = adam || hp[1] != 0.0f;
+	if (!count || count > MAX_ELEMS || algo < NPU_OPT_SGD || algo > NPU_OPT_ADAMW ||
+	    !(hp[1] >= 0.0f && hp[1] < 1.0f) || (adam && !(hp[2] >= 0.0f && hp[2] < 1.0f)) ||
+	    (adam && !(hp[3] > 0.0f)) || (adam && !step) || npu_rd32(c + 72) || npu_rd32(c + 76) ||
+	    (!adam && (va_v || step)) || (!has_m && va_m))
+		return NPU_DMA_ERR_ARGS;
+	npu_optim_prepare(&s, algo, hp[0], hp[1], hp[2], hp[3], hp[4], step ? step : 1);
+	st = load_f32(core, va_w, count, 0, &w, fault);
+	if (st == NPU_DMA_OK)
+		st = load_f32(core, va_g, count, 0, &g, fault);
+	if (st == NPU_DMA_OK && has_m)
+		st = load_f32(core, va_m, count, 0, &m, fault);
+	if (st == NPU_DMA_OK && adam)
+		st = load_f32(core, va_v, count, 0, &v, fault);
+	for (uint32_t i = 0; st == NPU_DMA_OK && i < count; i++)
+		npu_optim_apply(&s, &w[i], g[i], m ? &m[i] : NULL, v ? &v[i] : NULL);
+	if (st == NPU_DMA_OK)
+		st = store(core, va_w, w, (uint64_t)count * 4, fault);
+	if (st == NPU_DMA_OK && m)
+		st = store(core, va_m, m, (uint64_t)count * 4, fault);
+	if (st == NPU_DMA_OK && v)
+		st = store(core, va_v, v, (uint64_t)count * 4, fault);
+	if (st == NPU_DMA_OK) {
+		*bytes = (uint64_t)count * 4 * (3 + (m ? 2 : 0) + (v ? 2 : 0));
+		*cycles = npu_model_cycles(core, 0, *bytes);
+	}
+	free(w);
+	free(g);
+	free(m);
+	free(v);
+	return st;
+}

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_train.c - the training commands, run by the real firmware on the
+ * device core, against libnpu's CPU reference: GEMM and convolution within
+ * fp32 rounding of the reference (their sums are blocked differently),
+ * everything else bit for bit (same arithmetic, same order); bf16 rounding
+ * worked by hand; the convolution's and pooling's gradients checked as the
+ * adjoints of their forward passes; malformed commands answered with errors.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "npu.h"
+#include "npu_pack.h"
+#include "npu_ref.h"
+#include "npu_train_math.h"
+#include "tap.h"
+
+static struct harness h;
+static uint64_t seed = 11;
+
+static uint32_t rnd(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(seed >> 33);
+}
+
+/* Uniform in [-1, 1), on a grid of 1/1024 now and then, so ties happen. */
+static float rndf(void)
+{
+	return rnd() % 4 ? (float)((double)rnd() / 2147483648.0 - 1.0)
+			 : (float)((int)(rnd() % 2048) - 1024) / 1024.0f;
+}
+
+#define VA(i)	(0x1000000ull * (uint64_t)(i))	/* operand i at i x 16 MiB */
+#define VA_CMD	0x10000ull
+
+/* A fresh device; operands get mapped as the tests need them. */
+static void setup(void)
+{
+	h_fini(&h);
+	h_init(&h);
+	if (h_boot(&h) != NPU_BOOT_OK)
+		printf("#   boot failed\n");
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+}
+
+/* Map operand @i with @bytes of @src (or zeros), writable; returns its VA. */
+static uint64_t put(int i, const void *src, size_t bytes)
+{
+	h_map(&h, 0, VA(i), bytes ? bytes : 1, NPU_PTE_R | NPU_PTE_W, 0);
+	if (src)
+		memcpy(h_va(&h, 0, VA(i)), src, bytes);
+	return VA(i);
+}
+
+static void *at(int i)
+{
+	return h_va(&h, 0, VA(i));
+}
+
+static uint32_t run(const void *cmd, size_t len)
+{
+	return h_run_cmds(&h, 0, VA_CMD, cmd, len).status;
+}
+
+static float *rand_floats(size_t n)
+{
+	float *f = malloc(sizeof(float) * (n ? n : 1));
+
+	for (size_t i = 0; i < n; i++)
+		f[i] = rndf();
+	return f;
+}
+
+/* |got - want| <= tol[i] for each element; says where it first fails. */
+static int close_to(const float *got, const float *want, const double *tol, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(fabs((double)got[i] - want[i]) <= tol[i])) {
+			printf("#   [%zu] %.9g, reference %.9g (tolerance %.3g)\n", i, got[i],
+			       want[i], tol[i]);
+			return 0;
+		}
+	return 1;
+}
+
+static void *to_bf16(const float *f, size_t n)
+{
+	uint16_t *b = malloc(sizeof(*b) * (n ? n : 1));
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = npu_f32_to_bf16(f[i]);
+	return b;
+}
+
+/*
+ * GEMM: random shapes across the kernel's blocks (depth past 256), every
+ * transpose, bf16, alpha and beta, and beta = 0 over a C full of NaN (not
+ * read). Tolerance: two fp32 sums of k terms each differ from the exact
+ * one by at most k * 2^-24 * sum |a b| (plus the alpha/beta roundings).
+ */
+static void test_gemm_f32_random(void)
+{
+	for (int t = 0; t < 40; t++) {
+		struct npu_gemm_f32 p = { 1 + rnd() % 40, 1 + rnd() % 40, 1 + rnd() % 40,
+					  (int)(rnd() & 1), (int)(rnd() & 1), t % 4 == 3,
+					  t % 5 ? rndf() * 2 : 1.0f, t % 3 ? rndf() : 0.0f };
+		struct npu_cmd_gemm_f32 c;
+		size_t na, nb, nc;
+		float *a, *b, *c0, *want;
+		void *da, *db;
+		double *tol;
+
+		if (t % 8 == 0)
+			p.k = 257 + rnd() % 400;	/* several depth blocks */
+		if (t == 1)
+			p.m = 100, p.n = 150, p.k = 150;	/* threads */
+		na = (size_t)p.m * p.k;
+		nb = (size_t)p.k * p.n;
+		nc = (size_t)p.m * p.n;
+		a = rand_floats(na);
+		b = rand_floats(nb);
+		c0 = rand_floats(nc);
+		want = malloc(sizeof(float) * nc);
+		tol = malloc(sizeof(double) * nc);
+		if (p.beta == 0.0f)
+			for (size_t i = 0; i < nc; i++)
+				c0[i] = NAN;
+		da = p.bf16 ? to_bf16(a, na) : a;
+		db = p.bf16 ? to_bf16(b, nb) : b;
+		memcpy(want, c0, sizeof(float) * nc);
+		CHECK_EQ(npu_ref_gemm_f32(&p, da, db, want), NPU_OK);
+		for (uint32_t i = 0; i < p.m; i++)
+			for (uint32_t j = 0; j < p.n; j++) {
+				double s = 0;
+
+				for (uint32_t x = 0; x < p.k; x++)
+					s += fabs((double)a[p.trans_a ? (size_t)x * p.m + i
+								      : (size_t)i * p.k + x] *
+						  b[p.trans_b ? (size_t)j * p.k + x
+							      : (size_t)x * p.n + j]);
+				tol[(size_t)i * p.n + j] = (2.0 * p.k + 4) * ldexp(1, -24) *
+					(fabs(p.alpha) * s + (p.beta != 0.0f ?
+						fabs(p.beta * c0[(size_t)i * p.n + j]) : 0)) + 1e-30;
+			}
+		setup();
+		CHECK_EQ(npu_pack_gemm_f32(&c, &p, put(1, da, na * (p.bf16 ? 2 : 4)),
+					   put(2, db, nb * (p.bf16 ? 2 : 4)),
+					   put(3, c0, nc * 4)), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(close_to(at(3), want, tol, nc));
+		if (p.bf16) {
+			free(da);
+			free(db);
+		}
+		free(a);
+		free(b);
+		free(c0);
+		free(want);
+		free(tol);
+	}
+}
+
+/* Convolution sizes that satisfy the symmetric-padding rule. */
+static struct npu_conv2d_f32 random_conv(void)
+{
+	struct npu_conv2d_f32 p = { 0 };
+
+	p.batch = 1 + rnd() % 2;
+	p.in_c = 1 + rnd() % 5;
+	p.out_c = 1 + rnd() % 6;
+	p.k_h = 1 + rnd() % 4;
+	p.k_w = 1 + rnd() % 4;
+	p.stride_h = 1 + rnd() % 2;
+	p.stride_w = 1 + rnd() % 3;
+	p.dil_h = 1 + rnd() % 2;
+	p.dil_w = 1;
+	p.pad_top = rnd() % 3;
+	p.pad_left = rnd() % 2;
+	p.in_h = p.dil_h * (p.k_h - 1) + 1 + rnd() % 7;
+	p.in_w = p.dil_w * (p.k_w - 1) + 1 + rnd() % 7;
+	p.out_h = (p.in_h + 2 * p.pad_top - p.dil_h * (p.k_h - 1) - 1) / p.stride_h + 1;
+	p.out_w = (p.in_w + 2 * p.pad_left - p.dil_w * (p.k_w - 1) - 1) / p.stride_w + 1;
+	return p;
+}
+
+/*
+ * All three passes on random geometries (stride, dilation, padding, batch,
+ * bf16 inputs), against the reference; the tolerance comes from the same
+ * reference run on absolute values (a bound on the sum of |terms|).
+ */
+static void test_conv2d_f32_random(void)
+{
+	for (int t = 0; t < 36; t++) {
+		struct npu_conv2d_f32 p = random_conv();
+		enum npu_conv_pass pass = (enum npu_conv_pass)(1 + t % 3);
+		struct npu_cmd_conv2d_f32 c;
+		uint64_t nx, nw, ny, nout, terms;
+		float *x, *w, *y, *ax, *aw, *ay, *want, *mag, *outp;
+		double *tol;
+		int esz;
+
+		p.bf16 = t % 4 == 3;
+		esz = p.bf16 ? 2 : 4;
+		CHECK(npu_conv2d_f32_valid(&p, pass));
+		npu_conv2d_f32_sizes(&p, &nx, &nw, &ny);
+		x = rand_floats(nx);
+		w = rand_floats(nw);
+		y = rand_floats(ny);
+		/* bf16 inputs: round them first, so both sides see the same values. */
+		for (uint64_t i = 0; p.bf16 && i < nx; i++)
+			x[i] = npu_bf16_to_f32(npu_f32_to_bf16(x[i]));
+		for (uint64_t i = 0; p.bf16 && i < nw; i++)
+			w[i] = npu_bf16_to_f32(npu_f32_to_bf16(w[i]));
+		for (uint64_t i = 0; p.bf16 && i < ny; i++)
+			y[i] = npu_bf16_to_f32(npu_f32_to_bf16(y[i]));
+		ax = malloc(sizeof(float) * nx);
+		aw = malloc(sizeof(float) * nw);
+		ay = malloc(sizeof(float) * ny);
+		for (uint64_t i = 0; i < nx; i++)
+			ax[i] = fabsf(x[i]);
+		for (uint64_t i = 0; i < nw; i++)
+			aw[i] = fabsf(w[i]);
+		for (uint64_t i = 0; i < ny; i++)
+			ay[i] = fabsf(y[i]);
+		nout = pass == NPU_CONV_FORWARD ? ny : pass == NPU_CONV_BACKWARD_DATA ? nx : nw;
+		terms = pass == NPU_CONV_FORWARD ? (uint64_t)p.k_h * p.k_w * p.in_c :
+			pass == NPU_CONV_BACKWARD_DATA ? (uint64_t)p.k_h * p.k_w * p.out_c :
+			ny / p.out_c;
+		{
+			struct npu_conv2d_f32 pf = p;
+			float *rx = pass == NPU_CONV_BACKWARD_DATA ? malloc(sizeof(float) * nx) : x;
+			float *rw = pass == NPU_CONV_BACKWARD_FILTER ? malloc(sizeof(float) * nw) : w;
+			float *ry = pass == NPU_CONV_FORWARD ? malloc(sizeof(float) * ny) : y;
+
+			pf.bf16 = 0;	/* the reference on the rounded fp32 values */
+			CHECK_EQ(npu_ref_conv2d_f32(&pf, pass, rx, rw, ry), NPU_OK);
+			want = pass == NPU_CONV_FORWARD ? ry : pass == NPU_CONV_BACKWARD_DATA ? rx : rw;
+			mag = malloc(sizeof(float) * nout);
+			CHECK_EQ(npu_ref_conv2d_f32(&pf, pass,
+						    pass == NPU_CONV_BACKWARD_DATA ? mag : ax,
+						    pass == NPU_CONV_BACKWARD_FILTER ? mag : aw,
+						    pass == NPU_CONV_FORWARD ? mag : ay), NPU_OK);
+		}
+		tol = malloc(sizeof(double) * nout);
+		for (uint64_t i = 0; i < nout; i++)
+			tol[i] = (2.0 * terms + 2) * ldexp(1, -24) * mag[i] + 1e-30;
+		setup();
+		{
+			void *bx = p.bf16 ? to_bf16(x, nx) : NULL, *bw = p.bf16 ? to_bf16(w, nw) : NULL;
+			void *by = p.bf16 ? to_bf16(y, ny) : NULL;
+
+			/* The output is fp32; the inputs are esz bytes each. */
+			put(1, pass == NPU_CONV_BACKWARD_DATA ? NULL : bx ? bx : (void *)x,
+			    nx * (pass == NPU_CONV_BACKWARD_DATA ? 4 : esz));
+			put(2, pass == NPU_CONV_BACKWARD_FILTER ? NULL : bw ? bw : (void *)w,
+			    nw * (pass == NPU_CONV_BACKWARD_FILTER ? 4 : esz));
+			put(3, pass == NPU_CONV_FORWARD ? NULL : by ? by : (void *)y,
+			    ny * (pass == NPU_CONV_FORWARD ? 4 : esz));
+			free(bx);
+			free(bw);
+			free(by);
+		}
+		CHECK_EQ(npu_pack_conv2d_f32(&c, &p, pass, VA(1), VA(2), VA(3)), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		outp = at(pass == NPU_CONV_FORWARD ? 3 : pass == NPU_CONV_BACKWARD_DATA ? 1 : 2);
+		CHECK(close_to(outp, want, tol, nout));
+		if (want != x && want != w && want != y)
+			free(want);
+		free(x);
+		free(w);
+		free(y);
+		free(ax);
+		free(aw);
+		free(ay);
+		free(mag);
+		free(tol);
+	}
+}
+
+static double dot(const float *a, const float *b, size_t n)
+{
+	double s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += (double)a[i] * b[i];
+	return s;
+}
+
+/*
+ * The gradients are the adjoints of the forward pass, whatever the
+ * reference says: <conv(x, w), dy> = <x, dL/dx(dy, w)> = <w, dL/dw(x, dy)>,
+ * all three computed by the device, compared in double.
+ */
+static void test_conv2d_f32_gradients_are_adjoints(void)
+{
+	for (int t = 0; t < 12; t++) {
+		struct npu_conv2d_f32 p = random_conv();
+		struct npu_cmd_conv2d_f32 c[3];
+		uint64_t nx, nw, ny;
+		float *x, *w, *dy;
+		double fwd, bd, bf, scale;
+
+		npu_conv2d_f32_sizes(&p, &nx, &nw, &ny);
+		x = rand_floats(nx);
+		w = rand_floats(nw);
+		dy = rand_floats(ny);
+		setup();
+		put(1, x, nx * 4);	/* x */
+		put(2, w, nw * 4);	/* w */
+		put(3, NULL, ny * 4);	/* y */
+		put(4, dy, ny * 4);	/* dy */
+		put(5, NULL, nx * 4);	/* dx */
+		put(6, NULL, nw * 4);	/* dw */
+		CHECK_EQ(npu_pack_conv2d_f32(&c[0], &p, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), 0);
+		CHECK_EQ(npu_pack_conv2d_f32(&c[1], &p, NPU_CONV_BACKWARD_DATA, VA(5), VA(2), VA(4)),
+			 0);
+		CHECK_EQ(npu_pack_conv2d_f32(&c[2], &p, NPU_CONV_BACKWARD_FILTER, VA(1), VA(6),
+					     VA(4)), 0);
+		CHECK_EQ(run(c, sizeof(c)), NPU_JOB_OK);
+		fwd = dot(at(3), dy, ny);
+		bd = dot(x, at(5), nx);
+		bf = dot(w, at(6), nw);
+		scale = 1e-5 * (1 + sqrt((double)ny * p.k_h * p.k_w * p.in_c));
+		CHECK(fabs(fwd - bd) <= scale && fabs(fwd - bf) <= scale);
+		free(x);
+		free(w);
+		free(dy);
+	}
+}
+
+/*
+ * Pooling, all four modes, bit for bit; values on a grid, so maxima tie;
+ * the gradients are the forward pass's adjoints.
+ */
+static void test_pool_f32_random(void)
+{
+	for (int t = 0; t < 40; t++) {
+		struct npu_pool_f32 p = { 0 };
+		struct npu_cmd_pool_f32 c;
+		uint64_t nx, ny;
+		float *x, *y, *want;
+		bool bwd;
+
+		p.batch = 1 + rnd() % 2;
+		p.c = 1 + rnd() % 4;
+		p.k_h = 1 + rnd() % 3;
+		p.k_w = 1 + rnd() % 3;
+		p.stride_h = 1 + rnd() % 3;
+		p.stride_w = 1 + rnd() % 3;
+		p.in_h = p.k_h + rnd() % 6;
+		p.in_w = p.k_w + rnd() % 6;
+		p.out_h = (p.in_h - p.k_h) / p.stride_h + 1;
+		p.out_w = (p.in_w - p.k_w) / p.stride_w + 1;
+		p.mode = (enum npu_pool_f32_mode)(1 + t % 4);
+		bwd = p.mode >= NPU_FPOOL_MAX_BACKWARD;
+		npu_pool_f32_sizes(&p, &nx, &ny);
+		x = rand_floats(nx);
+		for (uint64_t i = 0; t % 2 && i < nx; i++)
+			x[i] = (float)(rnd() % 4);	/* ties */
+		y = rand_floats(ny);
+		want = malloc(sizeof(float) * (bwd ? nx : ny));
+		CHECK_EQ(npu_ref_pool_f32(&p, x, bwd ? y : want, bwd ? want : NULL), NPU_OK);
+		setup();
+		put(1, x, nx * 4);
+		put(2, bwd ? y : NULL, ny * 4);
+		if (bwd)
+			put(3, NULL, nx * 4);
+		CHECK_EQ(npu_pack_pool_f32(&c, &p, VA(1), VA(2), bwd ? VA(3) : 0), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(!memcmp(at(bwd ? 3 : 2), want, sizeof(float) * (bwd ? nx : ny)));
+		if (bwd) {	/* the adjoint: <dy, pool(x)> = <dx, x> */
+			struct npu_pool_f32 f = p;
+			float *yf = malloc(sizeof(float) * ny);
+
+			f.mode = p.mode == NPU_FPOOL_MAX_BACKWARD ? NPU_FPOOL_MAX : NPU_FPOOL_AVG;
+			CHECK_EQ(npu_ref_pool_f32(&f, x, yf, NULL), NPU_OK);
+			CHECK(fabs(dot(y, yf, ny) - dot(at(3), x, nx)) <= 1e-5 * (1.0 + nx));
+			free(yf);
+		}
+		free(x);
+		free(y);
+		free(want);
+	}
+}
+
+/* Every elementwise op, bit for bit, with NaN, infinities and signed zeros. */
+static void test_eltwise_f32_all_ops(void)
+{
+	static const float special[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -3.5f,
+					 3.4e38f };
+	for (int op = NPU_EF_ADD; op <= NPU_EF_FROM_BF16; op++) {
+		struct npu_eltwise_f32 p = { 60, (enum npu_eltwise_f32_op)op, 0, 0.0f };
+		struct npu_cmd_eltwise_f32 c;
+		size_t in_sz, out_sz;
+		float *a = rand_floats(60), *b = rand_floats(60);
+		uint8_t want[240];
+
+		for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+			a[i] = special[i], b[59 - i] = special[i];
+		if (op == NPU_EF_AXPY || op == NPU_EF_SCALE)
+			p.alpha = -1.75f;
+		if (op == NPU_EF_BIAS)
+			p.cols = 12;
+		if (op == NPU_EF_FROM_BF16)	/* a is 60 bf16 values */
+			for (int i = 0; i < 30; i++)
+				((uint32_t *)a)[i] = rnd();
+		in_sz = op == NPU_EF_FROM_BF16 ? 120 : 240;
+		out_sz = op == NPU_EF_TO_BF16 ? 120 : 240;
+		CHECK_EQ(npu_ref_eltwise_f32(&p, a, b, want), NPU_OK);
+		setup();
+		put(1, a, in_sz);
+		put(2, b, op == NPU_EF_BIAS ? 48 : 240);
+		put(3, NULL, out_sz);
+		CHECK_EQ(npu_pack_eltwise_f32(&c, &p, VA(1),
+					      op <= NPU_EF_AXPY || op == NPU_EF_RELU_BACKWARD ||
+					      op == NPU_EF_BIAS ? VA(2) : 0, VA(3)), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(!memcmp(at(3), want, out_sz));
+		free(a);
+		free(b);
+	}
+}
+
+/*
+ * bf16 rounding worked by hand: 1 + 2^-8 is a tie between 1 and 1 + 2^-7
+ * and goes to the even 1; 1 + 3 * 2^-8 goes up to 1 + 2^-6; the largest
+ * float rounds to infinity; a NaN stays a NaN (quiet); -0 stays -0.
+ */
+static void test_bf16_rounding(void)
+{
+	CHECK_EQ(npu_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);
+	CHECK_EQ(npu_f32_to_bf16(1.0f + 0x1p-7f + 0x1p-8f), 0x3f82);
+	CHECK_EQ(npu_f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);
+	CHECK_EQ(npu_f32_to_bf16(3.4028235e38f), 0x7f80);
+	CHECK_EQ(npu_f32_to_bf16(-0.0f), 0x8000);
+	CHECK((npu_f32_to_bf16(NAN) & 0x7fc0) == 0x7fc0);
+	CHECK_EQ(npu_f32_to_bf16(npu_bf16_to_f32(0x4049)), 0x4049);	/* 3.140625 round trip */
+}
+
+/* Both reductions, accumulating or not, bit for bit. */
+static void test_reduce_f32(void)
+{
+	for (int t = 0; t < 8; t++) {
+		struct npu_reduce_f32 p = { 1 + rnd() % 70, 1 + rnd() % 50, t & 1, (t >> 1) & 1 };
+		struct npu_cmd_reduce_f32 c;
+		uint32_t n_out = p.over_cols ? p.rows : p.cols;
+		float *in = rand_floats((size_t)p.rows * p.cols), *out0 = rand_floats(n_out);
+		float *want = malloc(sizeof(float) * n_out);
+
+		memcpy(want, out0, sizeof(float) * n_out);
+		CHECK_EQ(npu_ref_reduce_f32(&p, in, want), NPU_OK);
+		setup();
+		put(1, in, (size_t)p.rows * p.cols * 4);
+		put(2, out0, n_out * 4);
+		CHECK_EQ(npu_pack_reduce_f32(&c, &p, VA(1), VA(2)), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(!memcmp(at(2), want, sizeof(float) * n_out));
+		free(in);
+		free(out0);
+		free(want);
+	}
+}
+
+/*
+ * Softmax cross-entropy: bit for bit with the reference, and by hand for
+ * two equal logits (loss log 2, gradients +-1/2); a label out of range
+ * fails the job.
+ */
+static void test_xent_f32(void)
+{
+	struct npu_xent_f32 p = { 37, 10, 1.0f / 37 };
+	struct npu_cmd_xent_f32 c;
+	float *z = rand_floats(370), loss[37], dz[370];
+	int32_t labels[37];
+
+	for (int i = 0; i < 37; i++)
+		labels[i] = (int32_t)(rnd() % 10);
+	z[0] = z[1] = 2.5f;
+	for (int i = 2; i < 10; i++)
+		z[i] = -INFINITY;	/* exp gives exactly 0 */
+	labels[0] = 1;
+	CHECK_EQ(npu_ref_xent_f32(&p, z, labels, loss, dz), NPU_OK);
+	CHECK(fabsf(loss[0] - logf(2.0f)) < 1e-6f);
+	CHECK(dz[0] == 0.5f / 37 && dz[1] == -0.5f / 37 && dz[2] == 0.0f);
+	setup();
+	put(1, z, sizeof(float) * 370);
+	put(2, labels, sizeof(labels));
+	put(3, NULL, sizeof(loss));
+	put(4, NULL, sizeof(dz));
+	CHECK_EQ(npu_pack_xent_f32(&c, &p, VA(1), VA(2), VA(3), VA(4)), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(at(3), loss, sizeof(loss)));
+	CHECK(!memcmp(at(4), dz, sizeof(dz)));
+	((int32_t *)at(2))[5] = 10;
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_INVALID_CMD);
+	labels[5] = -1;
+	CHECK_EQ(npu_ref_xent_f32(&p, z, labels, loss, dz), NPU_EINVAL);
+	free(z);
+}
+
+/* SGD (with and without momentum, weight decay), Adam and AdamW over
+ * several steps, bit for bit; and one Adam step worked by hand. */
+static void test_optim_f32(void)
+{
+	static const struct npu_optim_f32 cases[] = {
+		{ 300, NPU_OPTIM_SGD, 0.1f, 0.0f, 0.0f, 0.0f, 0.0f, 0 },
+		{ 300, NPU_OPTIM_SGD, 0.05f, 0.9f, 0.0f, 0.0f, 1e-4f, 0 },
+		{ 300, NPU_OPTIM_ADAM, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1 },
+		{ 300, NPU_OPTIM_ADAMW, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 1 },
+	};
+	struct npu_optim_f32 one = { 1, NPU_OPTIM_ADAM, 0.1f, 0.9f, 0.999f, 1e-8f, 0.0f, 1 };
+	float w1 = 1.0f, g1 = 0.5f, m1 = 0.0f, v1 = 0.0f;
+
+	/* Step 1: m = 0.05, v = 0.00025; m/c1 = 0.5, v/c2 = 0.25; w = 1 - 0.1 * 0.5 / 0.5. */
+	CHECK_EQ(npu_ref_optim_f32(&one, &w1, &g1, &m1, &v1), NPU_OK);
+	CHECK(fabsf(w1 - 0.9f) < 1e-6f);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct npu_optim_f32 p = cases[k];
+		float *w = rand_floats(300), *g = rand_floats(300), *m = rand_floats(300);
+		float *v = rand_floats(300);
+
+		for (int i = 0; i < 300; i++)
+			v[i] = fabsf(v[i]);
+		setup();
+		put(1, w, 1200);
+		put(2, g, 1200);
+		put(3, m, 1200);
+		put(4, v, 1200);
+		for (int step = 0; step < 3; step++) {
+			struct npu_cmd_optim_f32 c;
+			int adam = p.algo != NPU_OPTIM_SGD;
+
+			CHECK_EQ(npu_ref_optim_f32(&p, w, g, m, v), NPU_OK);
+			CHECK_EQ(npu_pack_optim_f32(&c, &p, VA(1), VA(2),
+						    adam || p.beta1 != 0.0f ? VA(3) : 0,
+						    adam ? VA(4) : 0), 0);
+			CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+			CHECK(!memcmp(at(1), w, 1200));
+			CHECK(!adam && p.beta1 == 0.0f ? 1 : !memcmp(at(3), m, 1200));
+			CHECK(!adam || !memcmp(at(4), v, 1200));
+			if (adam)
+				p.step++;
+		}
+		free(w);
+		free(g);
+		free(m);
+		free(v);
+	}
+}
+
+/* Malformed commands end the job with an error; nothing crashes. */
+static void test_malformed(void)
+{
+	struct npu_gemm_f32 gp = { 4, 4, 4, 0, 0, 0, 1.0f, 0.0f };
+	struct npu_cmd_gemm_f32 g;
+	struct npu_cmd_optim_f32 o;
+	struct npu_optim_f32 op = { 16, NPU_OPTIM_ADAM, 1e-3f, 0.9f, 0.999f, 1e-8f, 0, 1 };
+	struct npu_conv2d_f32 cp = { 1, 5, 5, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1, 0, 0, 0 };
+	struct npu_cmd_conv2d_f32 cv;
+
+	setup();
+	put(1, NULL, 4096);
+	put(2, NULL, 4096);
+	put(3, NULL, 4096);
+	put(4, NULL, 4096);
+	CHECK_EQ(npu_pack_gemm_f32(&g, &gp, VA(1), VA(2), VA(3)), 0);
+	CHECK_EQ(run(&g, sizeof(g)), NPU_JOB_OK);
+	for (int i = 0; i < 9; i++) {
+		struct npu_cmd_gemm_f32 b = g;
+		uint32_t want = NPU_JOB_INVALID_CMD;
+
+		switch (i) {
+		case 0: b.m = 0; break;
+		case 1: b.k = 70000; break;
+		case 2: b.lda = 3; break;
+		case 3: b.flags = 8; break;
+		case 4: b.alpha = 0x7f800000; break;	/* infinity */
+		case 5: b.reserved = 1; break;
+		case 6: b.a = VA(9); want = NPU_JOB_MMU_FAULT; break;	/* unmapped */
+		case 7: b.c = VA(3) + 2; break;	/* misaligned */
+		default: b.m = b.n = b.k = 65536; break;	/* too much work */
+		}
+		CHECK_EQ(run(&b, sizeof(b)), want);
+	}
+	CHECK_EQ(npu_pack_optim_f32(&o, &op, VA(1), VA(2), VA(3), VA(4)), 0);
+	CHECK_EQ(run(&o, sizeof(o)), NPU_JOB_OK);
+	o.step = 0;
+	CHECK_EQ(run(&o, sizeof(o)), NPU_JOB_INVALID_CMD);
+	o.step = 1;
+	o.beta1 = npu_f32_bits(1.0f);
+	CHECK_EQ(run(&o, sizeof(o)), NPU_JOB_INVALID_CMD);
+	CHECK_EQ(npu_pack_conv2d_f32(&cv, &cp, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), 0);
+	CHECK_EQ(run(&cv, sizeof(cv)), NPU_JOB_OK);
+	cv.out_h = 4;	/* not the size the padding gives */
+	CHECK_EQ(run(&cv, sizeof(cv)), NPU_JOB_INVALID_CMD);
+	cv.out_h = 3;
+	cv.mode = 4;
+	CHECK_EQ(run(&cv, sizeof(cv)), NPU_JOB_INVALID_CMD);
+	cp.out_h = 4;
+	CHECK_EQ(npu_pack_conv2d_f32(&cv, &cp, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), NPU_EINVAL);
+}
+
+TAP_MAIN(
+	TAP_ENTRY(test_gemm_f32_random),
+	TAP_ENTRY(test_conv2d_f32_random),
+	TAP_ENTRY(test_conv2d_f32_gradients_are_adjoints),
+	TAP_ENTRY(test_pool_f32_random),
+	TAP_ENTRY(test_eltwise_f32_all_ops),
+	TAP_ENTRY(test_bf16_rounding),
+	TAP_ENTRY(test_reduce_f32),
+	TAP_ENTRY(test_xent_f32),
+	TAP_ENTRY(test_optim_f32),
+	TAP_ENTRY(test_malformed),
+)
