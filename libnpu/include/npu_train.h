@@ -9,6 +9,7 @@
 #ifndef NPU_TRAIN_H
 #define NPU_TRAIN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "npu.h"
@@ -163,6 +164,56 @@ int npu_cmd_optim_f32(npu_cmdbuf *cb, const struct npu_optim_f32 *p, uint64_t w_
 		      uint64_t g_va, uint64_t m_va, uint64_t v_va);
 int npu_ref_optim_f32(const struct npu_optim_f32 *p, float *w, const float *g, float *m,
 		      float *v);
+
+/* ---------------------------------------------------------------- */
+/* Training graphs: fp32 layers, the backward graph, optimizers      */
+/* ---------------------------------------------------------------- */
+
+/*
+ * fp32 graphs use the graph API of npu.h with NPU_DT_FLOAT32 tensors:
+ * npu_graph_fully_connected (a dense layer: out = in w^T + b, w [n][k]),
+ * npu_graph_conv2d (w [out_c][k_h][k_w][in_c], symmetric padding, not
+ * depthwise) with NPU_ACT_NONE or NPU_ACT_RELU, npu_graph_pool and
+ * npu_graph_reshape; weights and biases are fp32 constants with their
+ * initial values. The ops below complete them.
+ */
+
+/** Mark the fp32 constant @id as a parameter: trained by the optimizer. */
+int npu_graph_param(npu_graph *g, int id);
+/** out = max(in, 0), fp32. */
+int npu_graph_relu(npu_graph *g, int in, int out);
+/**
+ * Softmax cross-entropy: @logits fp32 [rows][classes], @labels an int32
+ * activation [rows], @loss fp32 [rows] (one loss per row; training
+ * minimises their mean).
+ */
+int npu_graph_xent(npu_graph *g, int logits, int labels, int loss);
+/**
+ * Append the backward graph of the mean of @loss (a cross-entropy's
+ * output): the gradient of every parameter, and of every tensor on the way,
+ * each a tensor of the graph (npu_graph_grad). Once per graph.
+ */
+int npu_graph_backward(npu_graph *g, int loss);
+/** The gradient tensor of @id after npu_graph_backward, or a negative value. */
+int npu_graph_grad(const npu_graph *g, int id);
+/**
+ * Append an optimizer step for every parameter (@opt's algorithm and
+ * hyper-parameters; count and step are filled in). Adam's step counts the
+ * plan's training runs; its state starts at zero.
+ */
+int npu_graph_optimizer(npu_graph *g, const struct npu_optim_f32 *opt);
+
+enum npu_exec_mode {
+	NPU_EXEC_FORWARD = 0,	/* the forward ops only (inference, evaluation) */
+	NPU_EXEC_TRAIN = 1,	/* forward, backward and optimizer steps */
+};
+
+/** Copy @bytes (exactly the tensor's size) into tensor @id of the plan. */
+int npu_plan_write(npu_plan *plan, int id, const void *data, size_t bytes);
+/** Copy tensor @id (exactly @bytes) out of the plan: outputs, parameters, gradients. */
+int npu_plan_read(const npu_plan *plan, int id, void *data, size_t bytes);
+/** Run the plan on the data its tensors hold. */
+int npu_plan_exec(npu_plan *plan, enum npu_exec_mode mode);
 
 #ifdef __cplusplus
 }

@@ -16,70 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph_priv.h"
 #include "npu_cmd.h"
-#include "npu_priv.h"
 #include "npu_quant.h"
-
-enum op_kind {
-	OP_CONV, OP_FC, OP_POOL, OP_ADD, OP_SOFTMAX, OP_CONCAT, OP_PAD, OP_TRANSPOSE, OP_QUANTIZE,
-	OP_RESHAPE,
-};
-
-struct tensor {
-	struct npu_tensor_desc d;
-	float *cscales;
-	void *cdata;
-	size_t bytes;
-	npu_buffer *buf;		/* device plans */
-	void *host;			/* CPU view: the mapping, or malloc'd */
-	int alias;			/* a reshape's output: the tensor whose
-					 * storage it is, else -1 */
-};
-
-struct op {
-	enum op_kind kind;
-	int in, in2, bias, out;
-	uint32_t stride, pad, k;
-	int depthwise, average;
-	enum npu_activation act;
-	float beta;
-	int *ins;			/* concat: its inputs, and their sizes */
-	uint32_t *axis_dims;		/* along the axis; owned by the op */
-	uint32_t nin, axis;
-	uint32_t lo[4], hi[4];		/* pad: before/after; transpose: lo = perm */
-	/* compiled */
-	int on_npu;
-	int32_t *mult, *shift;
-	npu_buffer *qbuf;
-	union {
-		struct npu_conv2d_i8 conv;
-		struct npu_gemm_i8 gemm;
-		struct npu_pool_i8 pool;
-		struct npu_eltwise_i8 elt;
-		struct npu_softmax_i8 sm;
-		struct npu_concat cat;
-		struct npu_pad pad;
-		struct npu_transpose tr;
-		struct npu_quantize q;
-	} p;
-};
-
-struct npu_graph {
-	struct tensor *t;
-	int nt;
-	struct op *ops;
-	int nops;
-	int compiled;
-	npu_plan *plan;			/* the live plan, if compiled */
-};
-
-struct npu_plan {
-	npu_graph *g;
-	npu_device *dev;
-	npu_cmdbuf *cb;
-	uint64_t cycles;
-	char report[4096];
-};
 
 npu_graph *npu_graph_new(void)
 {
@@ -104,7 +43,7 @@ void npu_graph_free(npu_graph *g)
 	free(g);
 }
 
-static size_t elem_size(enum npu_dtype dt)
+size_t graph_elem_size(enum npu_dtype dt)
 {
 	return dt == NPU_DT_INT8 ? 1 : 4;
 }
@@ -115,8 +54,7 @@ int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
 	size_t n = 1;
 
 	if (!g || !d || g->compiled || d->rank < 1 || d->rank > 4 ||
-	    (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32 &&
-	     (d->dtype != NPU_DT_FLOAT32 || d->data)))
+	    (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32 && d->dtype != NPU_DT_FLOAT32))
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < d->rank; i++) {
 		if (!d->dims[i] || d->dims[i] > 65536)
@@ -125,10 +63,9 @@ int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
 		if (n > (256u << 20))
 			return NPU_E2BIG;
 	}
-	/* Activations: int8 with a quantization, or fp32 without. */
-	if (!d->data && d->dtype != NPU_DT_FLOAT32 &&
-	    (d->dtype != NPU_DT_INT8 || !(d->scale > 0) || d->zero_point < -128 ||
-	     d->zero_point > 127))
+	/* Activations: int8 with a quantization; fp32 and int32 without. */
+	if (!d->data && d->dtype == NPU_DT_INT8 &&
+	    (!(d->scale > 0) || d->zero_point < -128 || d->zero_point > 127))
 		return NPU_EINVAL;
 	nt = realloc(g->t, sizeof(*g->t) * (size_t)(g->nt + 1));
 	if (!nt)
@@ -137,8 +74,9 @@ int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
 	t = &g->t[g->nt];
 	memset(t, 0, sizeof(*t));
 	t->alias = -1;
+	t->grad = -1;
 	t->d = *d;
-	t->bytes = n * elem_size(d->dtype);
+	t->bytes = n * graph_elem_size(d->dtype);
 	if (d->data) {
 		t->cdata = malloc(t->bytes);
 		if (!t->cdata)
@@ -162,18 +100,17 @@ int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *d)
 	return g->nt++;
 }
 
-static int valid_id(const npu_graph *g, int id, int constant)
+int graph_valid_id(const npu_graph *g, int id, int constant)
 {
 	return id >= 0 && id < g->nt && (constant < 0 || !!g->t[id].cdata == constant);
 }
 
-/* An activation (not a constant) of type @dt. */
-static int act_of(const npu_graph *g, int id, enum npu_dtype dt)
+int graph_act_of(const npu_graph *g, int id, enum npu_dtype dt)
 {
-	return valid_id(g, id, 0) && g->t[id].d.dtype == dt;
+	return graph_valid_id(g, id, 0) && g->t[id].d.dtype == dt;
 }
 
-static int add_op(npu_graph *g, const struct op *o)
+int graph_add_op(npu_graph *g, const struct op *o)
 {
 	struct op *n;
 
@@ -185,6 +122,19 @@ static int add_op(npu_graph *g, const struct op *o)
 	return 0;
 }
 
+int graph_add_tensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, const uint32_t *dims)
+{
+	struct npu_tensor_desc d = { .dtype = dt, .rank = rank, .scale = 1.0f };
+
+	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
+	return npu_graph_tensor(g, &d);
+}
+
+int graph_root(const npu_graph *g, int id)
+{
+	return g->t[id].alias >= 0 ? g->t[id].alias : id;
+}
+
 int npu_graph_conv2d(npu_graph *g, int in, int filter, int bias, int out, uint32_t stride,
 		     uint32_t pad, int depthwise, enum npu_activation act)
 {
@@ -192,9 +142,12 @@ int npu_graph_conv2d(npu_graph *g, int in, int filter, int bias, int out, uint32
 			.stride = stride, .pad = pad, .depthwise = depthwise, .act = act };
 	const struct npu_tensor_desc *i, *f, *y;
 
-	if (!g || g->compiled || !act_of(g, in, NPU_DT_INT8) || !valid_id(g, filter, 1) ||
-	    !act_of(g, out, NPU_DT_INT8) || (bias >= 0 && !valid_id(g, bias, 1)) || !stride ||
-	    stride > 64 || pad > 255)
+	if (g && !g->compiled && graph_valid_id(g, in, 0) && g->t[in].d.dtype == NPU_DT_FLOAT32)
+		return depthwise ? NPU_EINVAL	/* no fp32 depthwise convolution */
+				 : graph_conv_f32(g, in, filter, bias, out, stride, pad, act);
+	if (!g || g->compiled || !graph_act_of(g, in, NPU_DT_INT8) ||
+	    !graph_valid_id(g, filter, 1) || !graph_act_of(g, out, NPU_DT_INT8) ||
+	    (bias >= 0 && !graph_valid_id(g, bias, 1)) || !stride || stride > 64 || pad > 255)
 		return NPU_EINVAL;
 	i = &g->t[in].d;
 	f = &g->t[filter].d;
@@ -210,7 +163,7 @@ int npu_graph_conv2d(npu_graph *g, int in, int filter, int bias, int out, uint32
 		return NPU_EINVAL;
 	if (bias >= 0 && (g->t[bias].d.dtype != NPU_DT_INT32 || g->t[bias].bytes != 4 * y->dims[3]))
 		return NPU_EINVAL;
-	return add_op(g, &o);
+	return graph_add_op(g, &o);
 }
 
 int npu_graph_fully_connected(npu_graph *g, int in, int weights, int bias, int out,
@@ -220,8 +173,10 @@ int npu_graph_fully_connected(npu_graph *g, int in, int weights, int bias, int o
 			.act = act };
 	const struct npu_tensor_desc *w, *y;
 
-	if (!g || g->compiled || !act_of(g, in, NPU_DT_INT8) || !valid_id(g, weights, 1) ||
-	    !act_of(g, out, NPU_DT_INT8) || (bias >= 0 && !valid_id(g, bias, 1)))
+	if (g && !g->compiled && graph_valid_id(g, in, 0) && g->t[in].d.dtype == NPU_DT_FLOAT32)
+		return graph_fc_f32(g, in, weights, bias, out, act);
+	if (!g || g->compiled || !graph_act_of(g, in, NPU_DT_INT8) || !graph_valid_id(g, weights, 1) ||
+	    !graph_act_of(g, out, NPU_DT_INT8) || (bias >= 0 && !graph_valid_id(g, bias, 1)))
 		return NPU_EINVAL;
 	w = &g->t[weights].d;
 	y = &g->t[out].d;
@@ -231,7 +186,7 @@ int npu_graph_fully_connected(npu_graph *g, int in, int weights, int bias, int o
 		return NPU_EINVAL;
 	if (bias >= 0 && (g->t[bias].d.dtype != NPU_DT_INT32 || g->t[bias].bytes != 4 * w->dims[0]))
 		return NPU_EINVAL;
-	return add_op(g, &o);
+	return graph_add_op(g, &o);
 }
 
 int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, int average)
@@ -240,9 +195,10 @@ int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, i
 			.average = average };
 	const struct npu_tensor_desc *i, *y;
 
-	if (!g || g->compiled || !act_of(g, in, NPU_DT_INT8) || !act_of(g, out, NPU_DT_INT8) ||
-	    !k || k > 64 ||
-	    !stride || stride > 64)
+	if (g && !g->compiled && graph_valid_id(g, in, 0) && g->t[in].d.dtype == NPU_DT_FLOAT32)
+		return graph_pool_f32(g, in, out, k, stride, average);
+	if (!g || g->compiled || !graph_act_of(g, in, NPU_DT_INT8) ||
+	    !graph_act_of(g, out, NPU_DT_INT8) || !k || k > 64 || !stride || stride > 64)
 		return NPU_EINVAL;
 	i = &g->t[in].d;
 	y = &g->t[out].d;
@@ -251,17 +207,18 @@ int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, i
 	    y->dims[2] != (i->dims[2] - k) / stride + 1 || i->scale != y->scale ||
 	    i->zero_point != y->zero_point)
 		return NPU_EINVAL;
-	return add_op(g, &o);
+	return graph_add_op(g, &o);
 }
 
 int npu_graph_add(npu_graph *g, int a, int b, int out, enum npu_activation act)
 {
 	struct op o = { .kind = OP_ADD, .in = a, .in2 = b, .out = out, .act = act };
 
-	if (!g || g->compiled || !act_of(g, a, NPU_DT_INT8) || !act_of(g, b, NPU_DT_INT8) ||
-	    !act_of(g, out, NPU_DT_INT8) || g->t[a].bytes != g->t[b].bytes || g->t[a].bytes != g->t[out].bytes)
+	if (!g || g->compiled || !graph_act_of(g, a, NPU_DT_INT8) ||
+	    !graph_act_of(g, b, NPU_DT_INT8) || !graph_act_of(g, out, NPU_DT_INT8) ||
+	    g->t[a].bytes != g->t[b].bytes || g->t[a].bytes != g->t[out].bytes)
 		return NPU_EINVAL;
-	return add_op(g, &o);
+	return graph_add_op(g, &o);
 }
 
 int npu_graph_softmax(npu_graph *g, int in, int out, float beta)
@@ -269,7 +226,7 @@ int npu_graph_softmax(npu_graph *g, int in, int out, float beta)
 	struct op o = { .kind = OP_SOFTMAX, .in = in, .out = out, .beta = beta };
 	const struct npu_tensor_desc *y;
 
-	if (!g || g->compiled || !act_of(g, in, NPU_DT_INT8) || !act_of(g, out, NPU_DT_INT8) ||
+	if (!g || g->compiled || !graph_act_of(g, in, NPU_DT_INT8) || !graph_act_of(g, out, NPU_DT_INT8) ||
 	    !(beta > 0) ||
 	    g->t[in].bytes != g->t[out].bytes)
 		return NPU_EINVAL;
@@ -277,7 +234,7 @@ int npu_graph_softmax(npu_graph *g, int in, int out, float beta)
 	/* TFLite's int8 softmax output: scale 1/256, zero point -128. */
 	if (y->scale != 1.0f / 256 || y->zero_point != -128 || y->dims[y->rank - 1] > 65536)
 		return NPU_EINVAL;
-	return add_op(g, &o);
+	return graph_add_op(g, &o);
 }
 
 int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint32_t axis)
@@ -288,13 +245,13 @@ int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint
 	int err;
 
 	if (!g || g->compiled || !ins || !count || count > NPU_CONCAT_MAX_INPUTS ||
-	    !act_of(g, out, NPU_DT_INT8) || axis >= g->t[out].d.rank)
+	    !graph_act_of(g, out, NPU_DT_INT8) || axis >= g->t[out].d.rank)
 		return NPU_EINVAL;
 	y = &g->t[out].d;
 	for (uint32_t i = 0; i < count; i++) {
 		const struct npu_tensor_desc *x;
 
-		if (!valid_id(g, ins[i], -1))
+		if (!graph_valid_id(g, ins[i], -1))
 			return NPU_EINVAL;
 		x = &g->t[ins[i]].d;
 		/* Shared quantization: the bytes are copied, not rescaled. */
@@ -320,7 +277,7 @@ int npu_graph_concat(npu_graph *g, const int *ins, uint32_t count, int out, uint
 		o.ins[i] = ins[i];
 		o.axis_dims[i] = g->t[ins[i]].d.dims[axis];
 	}
-	err = add_op(g, &o);
+	err = graph_add_op(g, &o);
 	if (err) {
 		free(o.ins);
 		free(o.axis_dims);
@@ -342,7 +299,7 @@ int npu_graph_pad(npu_graph *g, int in, int out, const uint32_t *before, const u
 	struct op o = { .kind = OP_PAD, .in = in, .bias = -1, .out = out };
 	const struct npu_tensor_desc *x, *y;
 
-	if (!g || g->compiled || !valid_id(g, in, -1) || !valid_id(g, out, 0) || !before ||
+	if (!g || g->compiled || !graph_valid_id(g, in, -1) || !graph_valid_id(g, out, 0) || !before ||
 	    !after || !same_quant(g, in, out))
 		return NPU_EINVAL;
 	x = &g->t[in].d;
@@ -354,7 +311,7 @@ int npu_graph_pad(npu_graph *g, int in, int out, const uint32_t *before, const u
 		o.lo[d] = before[d];
 		o.hi[d] = after[d];
 	}
-	return add_op(g, &o);
+	return graph_add_op(g, &o);
 }
 
 int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm)
@@ -363,7 +320,7 @@ int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm)
 	const struct npu_tensor_desc *x, *y;
 	uint32_t seen = 0;
 
-	if (!g || g->compiled || !valid_id(g, in, -1) || !valid_id(g, out, 0) || !perm ||
+	if (!g || g->compiled || !graph_valid_id(g, in, -1) || !graph_valid_id(g, out, 0) || !perm ||
 	    !same_quant(g, in, out))
 		return NPU_EINVAL;
 	x = &g->t[in].d;
@@ -375,7 +332,7 @@ int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm)
 		seen |= 1u << perm[d];
 		o.lo[d] = perm[d];
 	}
-	return add_op(g, &o);
+	return graph_add_op(g, &o);
 }
 
 static int add_quantize(npu_graph *g, int in, int out, enum npu_dtype from, enum npu_dtype to)
@@ -383,13 +340,13 @@ static int add_quantize(npu_graph *g, int in, int out, enum npu_dtype from, enum
 	struct op o = { .kind = OP_QUANTIZE, .in = in, .bias = -1, .out = out };
 	const struct npu_tensor_desc *x, *y;
 
-	if (!g || g->compiled || !act_of(g, in, from) || !act_of(g, out, to))
+	if (!g || g->compiled || !graph_act_of(g, in, from) || !graph_act_of(g, out, to))
 		return NPU_EINVAL;
 	x = &g->t[in].d;
 	y = &g->t[out].d;
 	if (x->rank != y->rank || memcmp(x->dims, y->dims, sizeof(uint32_t) * x->rank))
 		return NPU_EINVAL;
-	return add_op(g, &o);
+	return graph_add_op(g, &o);
 }
 
 /*
@@ -398,11 +355,11 @@ static int add_quantize(npu_graph *g, int in, int out, enum npu_dtype from, enum
  */
 int npu_graph_reshape(npu_graph *g, int in, int out)
 {
-	struct op o = { .kind = OP_RESHAPE, .in = in, .bias = -1, .out = out };
+	struct op o = { .kind = OP_RESHAPE, .in = in, .in2 = -1, .bias = -1, .out = out };
 	const struct npu_tensor_desc *x, *y;
 	int err;
 
-	if (!g || g->compiled || !valid_id(g, in, 0) || !valid_id(g, out, 0) || in == out ||
+	if (!g || g->compiled || !graph_valid_id(g, in, 0) || !graph_valid_id(g, out, 0) || in == out ||
 	    g->t[out].alias >= 0)
 		return NPU_EINVAL;
 	x = &g->t[in].d;
@@ -413,7 +370,7 @@ int npu_graph_reshape(npu_graph *g, int in, int out)
 	for (int i = 0; i < g->nt; i++)
 		if (g->t[i].alias == out)
 			return NPU_EINVAL;	/* already viewed: it must own storage */
-	err = add_op(g, &o);
+	err = graph_add_op(g, &o);
 	if (!err)
 		g->t[out].alias = g->t[in].alias >= 0 ? g->t[in].alias : in;
 	return err;
@@ -468,7 +425,17 @@ static int channel_quant(struct op *o, const struct tensor *in, const struct ten
 	return (int)n;
 }
 
+static int prepare_i8(npu_graph *g, struct op *o);
+
 static int prepare_op(npu_graph *g, struct op *o)
+{
+	if (o->kind >= OP_CONV_F32)
+		return graph_lower_f32(g, o);
+	return prepare_i8(g, o);
+}
+
+/* An int8 op's command parameters, from its tensors' quantization. */
+static int prepare_i8(npu_graph *g, struct op *o)
 {
 	struct tensor *in = &g->t[o->in], *out = &g->t[o->out];
 	int32_t lo, hi;
@@ -553,7 +520,7 @@ static int prepare_op(npu_graph *g, struct op *o)
 		int deq = in->d.dtype == NPU_DT_INT8;	/* the int8 side's quantization */
 		const struct npu_tensor_desc *q = deq ? &in->d : &out->d;
 
-		o->p.q = (struct npu_quantize){ .count = (uint32_t)(out->bytes / elem_size(out->d.dtype)),
+		o->p.q = (struct npu_quantize){ .count = (uint32_t)(out->bytes / graph_elem_size(out->d.dtype)),
 						.dequantize = deq, .scale = q->scale,
 						.zero_point = q->zero_point };
 		return 0;
@@ -565,8 +532,22 @@ static int prepare_op(npu_graph *g, struct op *o)
 		for (uint32_t d = 0; d < out->d.rank; d++)
 			o->p.cat.dims[d] = d == o->axis ? 0 : out->d.dims[d];
 		return 0;
+	default:	/* the fp32 ops are lowered elsewhere */
+		return NPU_EINVAL;
 	}
-	return NPU_EINVAL;
+}
+
+static uint32_t op_cmd(const struct op *o);
+
+/* Whether the firmware has every command the op needs. */
+static int op_supported(const npu_device *dev, const struct op *o)
+{
+	if (o->kind < OP_CONV_F32)
+		return !!(dev->info.cmd_caps & (1u << op_cmd(o)));
+	for (int i = 0; i < o->nsteps; i++)
+		if (!(dev->info.cmd_caps & (1u << graph_step_cmd(&o->steps[i]))))
+			return 0;
+	return 1;
 }
 
 static uint32_t op_cmd(const struct op *o)
@@ -584,6 +565,8 @@ static uint32_t op_cmd(const struct op *o)
 
 static const char *op_name(const struct op *o)
 {
+	if (o->kind >= OP_CONV_F32)
+		return graph_op_name_f32(o);
 	switch (o->kind) {
 	case OP_CONV: return o->depthwise ? "depthwise_conv2d" : "conv2d";
 	case OP_FC: return "fully_connected";
@@ -650,8 +633,7 @@ int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **out)
 		err = prepare_op(g, o);
 		if (err)
 			break;
-		o->on_npu = dev && o->kind != OP_RESHAPE &&
-			    (dev->info.cmd_caps & (1u << op_cmd(o)));
+		o->on_npu = dev && o->kind != OP_RESHAPE && op_supported(dev, o);
 		if (o->on_npu && o->mult) {	/* npu_quant_ch[] for the device */
 			uint32_t n = o->kind == OP_CONV ? (o->p.conv.per_tensor ? 1 : o->p.conv.out_c)
 							: (o->p.gemm.per_tensor ? 1 : o->p.gemm.n);
@@ -693,7 +675,12 @@ static uint64_t va(const npu_plan *p, const struct tensor *t)
 	return t->buf ? npu_buffer_va(t->buf) : 0;
 }
 
-static int emit_npu(npu_plan *p, const struct op *o)
+uint64_t graph_va(const npu_plan *p, int id)
+{
+	return id < 0 ? 0 : va(p, &p->g->t[id]);
+}
+
+static int emit_i8(npu_plan *p, const struct op *o)
 {
 	npu_graph *g = p->g;
 	const struct tensor *in = &g->t[o->in], *out = &g->t[o->out];
@@ -729,7 +716,23 @@ static int emit_npu(npu_plan *p, const struct op *o)
 	}
 }
 
+static int run_i8(npu_plan *p, const struct op *o);
+
 static int run_cpu(npu_plan *p, const struct op *o)
+{
+	if (o->kind >= OP_CONV_F32) {
+		for (int i = 0; i < o->nsteps; i++) {
+			int err = graph_step_run(p, &o->steps[i]);
+
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	return run_i8(p, o);
+}
+
+static int run_i8(npu_plan *p, const struct op *o)
 {
 	npu_graph *g = p->g;
 	const int8_t *in = g->t[o->in].host;
@@ -778,17 +781,24 @@ static int flush_npu(npu_plan *p)
 	return err;
 }
 
-int npu_plan_run(npu_plan *p, int in, const void *in_data, int out, void *out_data)
+/* Emit one command (or an int8 op's, @step < 0); when full, run what is queued first. */
+static int emit_step(npu_plan *p, const struct op *o, int step)
 {
-	npu_graph *g;
+	int err = step < 0 ? emit_i8(p, o) : graph_step_emit(p, &o->steps[step]);
+
+	if (err == NPU_ENOSPC) {
+		err = flush_npu(p);
+		if (!err)
+			err = step < 0 ? emit_i8(p, o) : graph_step_emit(p, &o->steps[step]);
+	}
+	return err;
+}
+
+int graph_exec(npu_plan *p, int train)
+{
+	npu_graph *g = p->g;
 	int err = 0;
 
-	if (!p || !in_data || !out_data)
-		return NPU_EINVAL;
-	g = p->g;
-	if (!valid_id(g, in, 0) || !valid_id(g, out, 0) || g->t[in].d.dtype == NPU_DT_INT32 ||
-	    g->t[out].d.dtype == NPU_DT_INT32)
-		return NPU_EINVAL;
 	p->cycles = 0;
 	/* Commands left from a run that failed part-way must not run again. */
 	if (p->cb) {
@@ -796,27 +806,42 @@ int npu_plan_run(npu_plan *p, int in, const void *in_data, int out, void *out_da
 		if (err)
 			return err;
 	}
-	memcpy(g->t[in].host, in_data, g->t[in].bytes);
+	if (train)
+		p->train_steps++;
 	for (int i = 0; i < g->nops && !err; i++) {
 		const struct op *o = &g->ops[i];
 
-		if (o->kind == OP_RESHAPE)
-			continue;	/* a view: nothing to do */
-		if (o->on_npu) {
-			err = emit_npu(p, o);
-			if (err == NPU_ENOSPC) {	/* full: run what we have first */
-				err = flush_npu(p);
-				if (!err)
-					err = emit_npu(p, o);
-			}
-		} else {
+		if (o->kind == OP_RESHAPE || (o->backward && !train))
+			continue;	/* a view; or training only */
+		if (!o->on_npu) {
 			err = flush_npu(p);
 			if (!err)
 				err = run_cpu(p, o);
+		} else if (o->kind < OP_CONV_F32) {
+			err = emit_step(p, o, -1);
+		} else {	/* step by step: a step must not run twice */
+			for (int s = 0; s < o->nsteps && !err; s++)
+				err = emit_step(p, o, s);
 		}
 	}
 	if (!err)
 		err = flush_npu(p);
+	return err;
+}
+
+int npu_plan_run(npu_plan *p, int in, const void *in_data, int out, void *out_data)
+{
+	npu_graph *g;
+	int err;
+
+	if (!p || !in_data || !out_data)
+		return NPU_EINVAL;
+	g = p->g;
+	if (!graph_valid_id(g, in, 0) || !graph_valid_id(g, out, 0) ||
+	    g->t[in].d.dtype == NPU_DT_INT32 || g->t[out].d.dtype == NPU_DT_INT32)
+		return NPU_EINVAL;
+	memcpy(g->t[in].host, in_data, g->t[in].bytes);
+	err = graph_exec(p, 0);
 	if (!err)
 		memcpy(out_data, g->t[out].host, g->t[out].bytes);
 	return err;
@@ -842,6 +867,9 @@ void npu_plan_free(npu_plan *p)
 	for (int i = 0; i < g->nops; i++) {
 		free(g->ops[i].mult);
 		free(g->ops[i].shift);
+		free(g->ops[i].steps);
+		g->ops[i].steps = NULL;
+		g->ops[i].nsteps = 0;
 		npu_buffer_free(g->ops[i].qbuf);
 		g->ops[i].mult = g->ops[i].shift = NULL;
 		g->ops[i].qbuf = NULL;

@@ -197,7 +197,7 @@ static void test_quantize_dequantize(void)
 	struct npu_tensor_desc dq = { NPU_DT_INT8, 4, { 1, 2, 4, 1 }, 0.1f, -3, NULL, NULL, 0 };
 	struct npu_tensor_desc dp = { NPU_DT_INT8, 4, { 1, 1, 2, 1 }, 0.1f, -3, NULL, NULL, 0 };
 	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 4, { 1, 1, 2, 1 }, 0, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc dc = { NPU_DT_FLOAT32, 1, { 2 }, 0, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dc = { NPU_DT_FLOAT32, 4, { 1, 1, 2, 1 }, 0, 0, NULL, NULL, 0 };
 	const float x[8] = { 0.26f, -0.25f, 100.0f, NAN, -1.0f, -0.5f, -7.0f, -300.0f };
 	float y[2], c[2] = { 1, 2 };
 	npu_graph *g = npu_graph_new();
@@ -207,10 +207,11 @@ static void test_quantize_dequantize(void)
 
 	dc.data = c;
 	CHECK(in >= 0 && q >= 0 && pl >= 0 && out >= 0);
-	CHECK_EQ(npu_graph_tensor(g, &dc), NPU_EINVAL);	/* no fp32 constants */
+	/* fp32 constants (weights to train) are not activations to quantize */
+	CHECK_EQ(npu_graph_quantize(g, npu_graph_tensor(g, &dc), pl), NPU_EINVAL);
 	CHECK_EQ(npu_graph_quantize(g, q, pl), NPU_EINVAL);	/* int8 in */
 	CHECK_EQ(npu_graph_quantize(g, in, pl), NPU_EINVAL);	/* shape */
-	CHECK_EQ(npu_graph_pool(g, in, out, 2, 2, 0), NPU_EINVAL);	/* fp32 into int8 op */
+	CHECK_EQ(npu_graph_pool(g, in, pl, 2, 2, 0), NPU_EINVAL);	/* fp32 in, int8 out */
 	CHECK_EQ(npu_graph_quantize(g, in, q), 0);
 	CHECK_EQ(npu_graph_pool(g, q, pl, 2, 2, 0), 0);
 	CHECK_EQ(npu_graph_dequantize(g, q, out), NPU_EINVAL);	/* shape */

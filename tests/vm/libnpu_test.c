@@ -524,6 +524,113 @@ TEST_F(lib, graph_quantize_dequantize_npu_matches_cpu)
 	}
 }
 
+/*
+ * A small CNN trained for a few SGD steps on the NPU and on the CPU
+ * reference from the same start: every op on the NPU, and the weights
+ * that come out agree within fp32 rounding (the engine blocks its sums).
+ */
+struct train_net {
+	npu_graph *g;
+	npu_plan *plan;
+	int in, labels, loss, w_conv, w_dense;
+};
+
+static int ftensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, uint32_t d0, uint32_t d1,
+		   uint32_t d2, uint32_t d3, const void *data)
+{
+	struct npu_tensor_desc d = { dt, rank, { d0, d1, d2, d3 }, 1.0f, 0, NULL, data, 0 };
+
+	return npu_graph_tensor(g, &d);
+}
+
+static int build_train_net(struct train_net *t, npu_device *dev)
+{
+	static float wc[8 * 3 * 3 * 1], bc[8], wd[10 * 200], bd[10];
+	/*
+	 * SGD with momentum: a small difference in a gradient stays small in
+	 * the weights (Adam would scale a near-zero one up to a full step).
+	 */
+	struct npu_optim_f32 sgd = { .algo = NPU_OPTIM_SGD, .lr = 0.05f, .beta1 = 0.9f };
+	const enum npu_dtype f = NPU_DT_FLOAT32;
+	npu_graph *g = npu_graph_new();
+	int c, pl, z, bci, bdi;
+
+	for (size_t i = 0; i < sizeof(wc) / sizeof(wc[0]); i++)
+		wc[i] = (float)((int)(i * 37 % 17) - 8) / 24.0f;
+	for (size_t i = 0; i < sizeof(wd) / sizeof(wd[0]); i++)
+		wd[i] = (float)((int)(i * 53 % 29) - 14) / 140.0f;
+	t->g = g;
+	t->in = ftensor(g, f, 4, 16, 10, 10, 1, NULL);
+	t->w_conv = ftensor(g, f, 4, 8, 3, 3, 1, wc);
+	bci = ftensor(g, f, 1, 8, 0, 0, 0, bc);
+	c = ftensor(g, f, 4, 16, 10, 10, 8, NULL);
+	pl = ftensor(g, f, 4, 16, 5, 5, 8, NULL);
+	t->w_dense = ftensor(g, f, 2, 10, 200, 0, 0, wd);
+	bdi = ftensor(g, f, 1, 10, 0, 0, 0, bd);
+	z = ftensor(g, f, 2, 16, 10, 0, 0, NULL);
+	t->loss = ftensor(g, f, 1, 16, 0, 0, 0, NULL);
+	t->labels = ftensor(g, NPU_DT_INT32, 1, 16, 0, 0, 0, NULL);
+	if (npu_graph_param(g, t->w_conv) || npu_graph_param(g, bci) ||
+	    npu_graph_param(g, t->w_dense) || npu_graph_param(g, bdi) ||
+	    npu_graph_conv2d(g, t->in, t->w_conv, bci, c, 1, 1, 0, NPU_ACT_RELU) ||
+	    npu_graph_pool(g, c, pl, 2, 2, 0) ||
+	    npu_graph_fully_connected(g, pl, t->w_dense, bdi, z, NPU_ACT_NONE) ||
+	    npu_graph_xent(g, z, t->labels, t->loss) || npu_graph_backward(g, t->loss) ||
+	    npu_graph_optimizer(g, &sgd))
+		return NPU_EINVAL;
+	return npu_graph_compile(g, dev, &t->plan);
+}
+
+TEST_F(lib, graph_training_npu_matches_cpu)
+{
+	struct train_net n = { 0 }, c = { 0 };
+	static float x[16 * 100], w0[2000], wn[2000], wc[2000], loss[16];
+	int32_t labels[16];
+	float first = 0, last = 0;
+
+	ASSERT_EQ(NPU_OK, build_train_net(&n, self->dev));
+	ASSERT_EQ(NPU_OK, build_train_net(&c, NULL));
+	TH_LOG("placement:\n%s", npu_plan_report(n.plan));
+	EXPECT_EQ(NULL, strstr(npu_plan_report(n.plan), "cpu"));
+	for (int i = 0; i < 16 * 100; i++)	/* class k: a bright column k */
+		x[i] = (i % 10 == (i / 100) % 10) ? 1.0f : (float)(i * 7 % 13) / 26.0f;
+	for (int i = 0; i < 16; i++)
+		labels[i] = i % 10;
+	ASSERT_EQ(0, npu_plan_read(c.plan, c.w_dense, w0, sizeof(w0)));
+	for (int step = 0; step < 8; step++) {
+		for (int k = 0; k < 2; k++) {
+			struct train_net *t = k ? &c : &n;
+
+			ASSERT_EQ(0, npu_plan_write(t->plan, t->in, x, sizeof(x)));
+			ASSERT_EQ(0, npu_plan_write(t->plan, t->labels, labels, sizeof(labels)));
+			ASSERT_EQ(NPU_OK, npu_plan_exec(t->plan, NPU_EXEC_TRAIN));
+		}
+		ASSERT_EQ(0, npu_plan_read(n.plan, n.loss, loss, sizeof(loss)));
+		if (step == 0)
+			first = loss[0];
+		last = loss[0];
+	}
+	EXPECT_LT(0, npu_plan_cycles(n.plan));
+	EXPECT_LT(last, first);
+	ASSERT_EQ(0, npu_plan_read(n.plan, n.w_dense, wn, sizeof(wn)));
+	ASSERT_EQ(0, npu_plan_read(c.plan, c.w_dense, wc, sizeof(wc)));
+	{
+		double worst = 0, moved = 0;
+
+		for (int i = 0; i < 2000; i++) {
+			worst = fmax(worst, fabs(wn[i] - wc[i]));
+			moved = fmax(moved, fabs(wc[i] - w0[i]));
+		}
+		TH_LOG("loss %g -> %g; weights moved up to %g, NPU and CPU differ by %g",
+		       first, last, moved, worst);
+		/* The engine's rounding is noise next to what training does. */
+		EXPECT_LT(1e-3, moved);
+		EXPECT_GT(0.01 * moved, worst);
+	}
+	npu_graph_free(n.g);
+	npu_graph_free(c.g);
+}
+
 /* One-call helpers: the NPU and the CPU give the same bytes. */
 TEST_F(lib, one_call_helpers)
 {

@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_graph_train.c - libnpu's training graphs on the CPU backend: the
+ * gradients of the backward graph libnpu builds against central finite
+ * differences of an fp64 forward pass written here (a dense network, and a
+ * CNN with convolution, ReLU, max pooling, a reshape and a shared input);
+ * optimizer steps worked out from the gradients; a short training run
+ * whose loss must fall; and the graphs refused.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu.h"
+#include "tap.h"
+
+static uint64_t seed = 5;
+
+static double rnd(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return (double)(seed >> 11) / 9007199254740992.0 * 2 - 1;	/* [-1, 1) */
+}
+
+static int tensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, uint32_t d0, uint32_t d1,
+		  uint32_t d2, uint32_t d3, const void *data)
+{
+	struct npu_tensor_desc d = { dt, rank, { d0, d1, d2, d3 }, 1.0f, 0, NULL, data, 0 };
+
+	return npu_graph_tensor(g, &d);
+}
+
+static float *rand_floats(size_t n, double scale)
+{
+	float *f = malloc(sizeof(float) * n);
+
+	for (size_t i = 0; i < n; i++)
+		f[i] = (float)(rnd() * scale);
+	return f;
+}
+
+/* ---- fp64 forward passes, written out plainly ---------------------------- */
+
+static double xent_mean(const double *z, const int32_t *labels, uint32_t rows, uint32_t classes)
+{
+	double total = 0;
+
+	for (uint32_t r = 0; r < rows; r++) {
+		const double *zr = z + (size_t)r * classes;
+		double mx = zr[0], s = 0;
+
+		for (uint32_t c = 1; c < classes; c++)
+			mx = fmax(mx, zr[c]);
+		for (uint32_t c = 0; c < classes; c++)
+			s += exp(zr[c] - mx);
+		total += log(s) + mx - zr[labels[r]];
+	}
+	return total / rows;
+}
+
+/* y[r][o] = act(sum_k x[r][k] w[o][k] + b[o]) */
+static void dense64(const double *x, const double *w, const double *b, double *y, uint32_t rows,
+		    uint32_t k, uint32_t n, int relu)
+{
+	for (uint32_t r = 0; r < rows; r++)
+		for (uint32_t o = 0; o < n; o++) {
+			double s = b[o];
+
+			for (uint32_t i = 0; i < k; i++)
+				s += x[(size_t)r * k + i] * w[(size_t)o * k + i];
+			y[(size_t)r * n + o] = relu && s < 0 ? 0 : s;
+		}
+}
+
+/* The parameters of a test network, fp32 as the graph holds them and fp64. */
+struct param {
+	int id;
+	float *f;
+	double *d;
+	size_t n;
+};
+
+static void to64(struct param *p)
+{
+	p->d = malloc(sizeof(double) * p->n);
+	for (size_t i = 0; i < p->n; i++)
+		p->d[i] = p->f[i];
+}
+
+/*
+ * Compare each parameter's gradient from the plan with (L(w + h) - L(w - h))
+ * / 2h of the fp64 loss @loss64.
+ */
+static int check_grads(npu_graph *g, npu_plan *plan, struct param *ps, int np,
+		       double (*loss64)(struct param *))
+{
+	for (int k = 0; k < np; k++) {
+		struct param *p = &ps[k];
+		float *grad = malloc(sizeof(float) * p->n);
+		int gid = npu_graph_grad(g, p->id), ok = 1;
+
+		if (gid < 0 || npu_plan_read(plan, gid, grad, sizeof(float) * p->n)) {
+			printf("#   no gradient for parameter %d\n", k);
+			free(grad);
+			return 0;
+		}
+		for (size_t i = 0; i < p->n && ok; i++) {
+			const double h = 1e-5;
+			double keep = p->d[i], up, down, fd;
+
+			p->d[i] = keep + h;
+			up = loss64(ps);
+			p->d[i] = keep - h;
+			down = loss64(ps);
+			p->d[i] = keep;
+			fd = (up - down) / (2 * h);
+			if (fabs(fd - grad[i]) > 2e-4 + 1e-3 * fabs(fd)) {
+				printf("#   parameter %d [%zu]: backward %.8g, finite difference %.8g\n",
+				       k, i, grad[i], fd);
+				ok = 0;
+			}
+		}
+		free(grad);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * ---- a dense network: 5 x 7 -> relu 6 -> relu 6 -> 6 -> 4, the two middle
+ * layers sharing one weight matrix, whose gradient is the sum of both uses.
+ */
+
+static double mlp_x[5 * 7];
+static int32_t mlp_labels[5] = { 0, 3, 1, 1, 2 };
+
+static double mlp_loss64(struct param *p)
+{
+	static const double zero[6];
+	double h[5 * 6], h2[5 * 6], h3[5 * 6], z[5 * 4];
+
+	dense64(mlp_x, p[0].d, p[1].d, h, 5, 7, 6, 1);
+	dense64(h, p[2].d, zero, h2, 5, 6, 6, 1);
+	dense64(h2, p[2].d, zero, h3, 5, 6, 6, 0);
+	dense64(h3, p[3].d, p[4].d, z, 5, 6, 4, 0);
+	return xent_mean(z, mlp_labels, 5, 4);
+}
+
+static void test_dense_gradients_match_finite_differences(void)
+{
+	npu_graph *g = npu_graph_new();
+	struct param ps[5] = { { .n = 42 }, { .n = 6 }, { .n = 36 }, { .n = 24 }, { .n = 4 } };
+	float x[35], loss[5];
+	int in, h, h2, h3, z, labels, lossid;
+	npu_plan *plan;
+
+	for (int i = 0; i < 5; i++)
+		ps[i].f = rand_floats(ps[i].n, 0.7);
+	for (int i = 0; i < 35; i++)
+		mlp_x[i] = x[i] = (float)rnd();
+	in = tensor(g, NPU_DT_FLOAT32, 2, 5, 7, 0, 0, NULL);
+	ps[0].id = tensor(g, NPU_DT_FLOAT32, 2, 6, 7, 0, 0, ps[0].f);
+	ps[1].id = tensor(g, NPU_DT_FLOAT32, 1, 6, 0, 0, 0, ps[1].f);
+	ps[2].id = tensor(g, NPU_DT_FLOAT32, 2, 6, 6, 0, 0, ps[2].f);
+	ps[3].id = tensor(g, NPU_DT_FLOAT32, 2, 4, 6, 0, 0, ps[3].f);
+	ps[4].id = tensor(g, NPU_DT_FLOAT32, 1, 4, 0, 0, 0, ps[4].f);
+	h = tensor(g, NPU_DT_FLOAT32, 2, 5, 6, 0, 0, NULL);
+	h2 = tensor(g, NPU_DT_FLOAT32, 2, 5, 6, 0, 0, NULL);
+	h3 = tensor(g, NPU_DT_FLOAT32, 2, 5, 6, 0, 0, NULL);
+	z = tensor(g, NPU_DT_FLOAT32, 2, 5, 4, 0, 0, NULL);
+	labels = tensor(g, NPU_DT_INT32, 1, 5, 0, 0, 0, NULL);
+	lossid = tensor(g, NPU_DT_FLOAT32, 1, 5, 0, 0, 0, NULL);
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ(npu_graph_param(g, ps[i].id), 0);
+		to64(&ps[i]);
+	}
+	CHECK_EQ(npu_graph_fully_connected(g, in, ps[0].id, ps[1].id, h, NPU_ACT_RELU), 0);
+	CHECK_EQ(npu_graph_fully_connected(g, h, ps[2].id, -1, h2, NPU_ACT_RELU), 0);
+	CHECK_EQ(npu_graph_fully_connected(g, h2, ps[2].id, -1, h3, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_fully_connected(g, h3, ps[3].id, ps[4].id, z, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_xent(g, z, labels, lossid), 0);
+	CHECK_EQ(npu_graph_backward(g, lossid), 0);
+	CHECK(npu_graph_grad(g, in) < 0);	/* the input needs none */
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
+	CHECK_EQ(npu_plan_write(plan, labels, mlp_labels, sizeof(mlp_labels)), 0);
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
+	CHECK_EQ(npu_plan_read(plan, lossid, loss, sizeof(loss)), 0);
+	{
+		double mean = 0;
+
+		for (int i = 0; i < 5; i++)
+			mean += loss[i] / 5.0;
+		CHECK(fabs(mean - mlp_loss64(ps)) < 1e-5);
+	}
+	CHECK(check_grads(g, plan, ps, 5, mlp_loss64));
+	npu_graph_free(g);
+	for (int i = 0; i < 5; i++) {
+		free(ps[i].f);
+		free(ps[i].d);
+	}
+}
+
+/*
+ * ---- a CNN: x [2][6][6][2] -> conv 3x3 pad 1 (3 ch, relu) -> max pool 2
+ * -> reshape [2][27] -> dense 4. The pooled tensor also feeds a ReLU whose
+ * output nothing uses: no gradient flows from that branch.
+ */
+
+static double cnn_x[2 * 6 * 6 * 2];
+static int32_t cnn_labels[2] = { 3, 0 };
+
+static double cnn_loss64(struct param *p)
+{
+	double c[2 * 6 * 6 * 3], pl[2 * 3 * 3 * 3], z[2 * 4];
+
+	for (int b = 0; b < 2; b++)
+		for (int y = 0; y < 6; y++)
+			for (int x = 0; x < 6; x++)
+				for (int o = 0; o < 3; o++) {
+					double s = p[1].d[o];
+
+					for (int ky = 0; ky < 3; ky++)
+						for (int kx = 0; kx < 3; kx++)
+							for (int i = 0; i < 2; i++) {
+								int iy = y - 1 + ky, ix = x - 1 + kx;
+
+								if (iy < 0 || iy >= 6 || ix < 0 || ix >= 6)
+									continue;
+								s += p[0].d[((o * 3 + ky) * 3 + kx) * 2 + i] *
+								     cnn_x[((b * 6 + iy) * 6 + ix) * 2 + i];
+							}
+					c[((b * 6 + y) * 6 + x) * 3 + o] = s < 0 ? 0 : s;
+				}
+	for (int b = 0; b < 2; b++)
+		for (int y = 0; y < 3; y++)
+			for (int x = 0; x < 3; x++)
+				for (int o = 0; o < 3; o++) {
+					double m = -INFINITY;
+
+					for (int ky = 0; ky < 2; ky++)
+						for (int kx = 0; kx < 2; kx++)
+							m = fmax(m, c[((b * 6 + 2 * y + ky) * 6 + 2 * x + kx) *
+								     3 + o]);
+					pl[((b * 3 + y) * 3 + x) * 3 + o] = m;
+				}
+	dense64(pl, p[2].d, p[3].d, z, 2, 27, 4, 0);
+	return xent_mean(z, cnn_labels, 2, 4);
+}
+
+static void test_cnn_gradients_match_finite_differences(void)
+{
+	npu_graph *g = npu_graph_new();
+	struct param ps[4] = { { .n = 54 }, { .n = 3 }, { .n = 108 }, { .n = 4 } };
+	float x[144];
+	int in, c, pl, flat, side, z, labels, lossid;
+	npu_plan *plan;
+
+	for (int i = 0; i < 4; i++)
+		ps[i].f = rand_floats(ps[i].n, 0.5);
+	for (int i = 0; i < 144; i++)
+		cnn_x[i] = x[i] = (float)rnd();
+	in = tensor(g, NPU_DT_FLOAT32, 4, 2, 6, 6, 2, NULL);
+	ps[0].id = tensor(g, NPU_DT_FLOAT32, 4, 3, 3, 3, 2, ps[0].f);
+	ps[1].id = tensor(g, NPU_DT_FLOAT32, 1, 3, 0, 0, 0, ps[1].f);
+	c = tensor(g, NPU_DT_FLOAT32, 4, 2, 6, 6, 3, NULL);
+	pl = tensor(g, NPU_DT_FLOAT32, 4, 2, 3, 3, 3, NULL);
+	flat = tensor(g, NPU_DT_FLOAT32, 2, 2, 27, 0, 0, NULL);
+	side = tensor(g, NPU_DT_FLOAT32, 4, 2, 3, 3, 3, NULL);
+	ps[2].id = tensor(g, NPU_DT_FLOAT32, 2, 4, 27, 0, 0, ps[2].f);
+	ps[3].id = tensor(g, NPU_DT_FLOAT32, 1, 4, 0, 0, 0, ps[3].f);
+	z = tensor(g, NPU_DT_FLOAT32, 2, 2, 4, 0, 0, NULL);
+	labels = tensor(g, NPU_DT_INT32, 1, 2, 0, 0, 0, NULL);
+	lossid = tensor(g, NPU_DT_FLOAT32, 1, 2, 0, 0, 0, NULL);
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(npu_graph_param(g, ps[i].id), 0);
+		to64(&ps[i]);
+	}
+	CHECK_EQ(npu_graph_conv2d(g, in, ps[0].id, ps[1].id, c, 1, 1, 0, NPU_ACT_RELU), 0);
+	CHECK_EQ(npu_graph_pool(g, c, pl, 2, 2, 0), 0);
+	CHECK_EQ(npu_graph_relu(g, pl, side), 0);	/* a second use of pl */
+	CHECK_EQ(npu_graph_reshape(g, pl, flat), 0);
+	CHECK_EQ(npu_graph_fully_connected(g, flat, ps[2].id, ps[3].id, z, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_xent(g, z, labels, lossid), 0);
+	CHECK_EQ(npu_graph_backward(g, lossid), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK(strstr(npu_plan_report(plan), "conv2d grad") != NULL);
+	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
+	CHECK_EQ(npu_plan_write(plan, labels, cnn_labels, sizeof(cnn_labels)), 0);
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
+	CHECK(check_grads(g, plan, ps, 4, cnn_loss64));
+	npu_graph_free(g);
+	for (int i = 0; i < 4; i++) {
+		free(ps[i].f);
+		free(ps[i].d);
+	}
+}
+
+/* ---- optimizers and a short training run ------------------------------ */
+
+/* Three clusters in 8-D; returns the graph's ids through the pointers. */
+static npu_graph *blobs_net(float *w1, float *w2, int *in, int *labels, int *lossid, int *z,
+			    int *pw1)
+{
+	npu_graph *g = npu_graph_new();
+	int h, pw2;
+
+	*in = tensor(g, NPU_DT_FLOAT32, 2, 30, 8, 0, 0, NULL);
+	*pw1 = tensor(g, NPU_DT_FLOAT32, 2, 16, 8, 0, 0, w1);
+	h = tensor(g, NPU_DT_FLOAT32, 2, 30, 16, 0, 0, NULL);
+	pw2 = tensor(g, NPU_DT_FLOAT32, 2, 3, 16, 0, 0, w2);
+	*z = tensor(g, NPU_DT_FLOAT32, 2, 30, 3, 0, 0, NULL);
+	*labels = tensor(g, NPU_DT_INT32, 1, 30, 0, 0, 0, NULL);
+	*lossid = tensor(g, NPU_DT_FLOAT32, 1, 30, 0, 0, 0, NULL);
+	if (npu_graph_param(g, *pw1) || npu_graph_param(g, pw2) ||
+	    npu_graph_fully_connected(g, *in, *pw1, -1, h, NPU_ACT_RELU) ||
+	    npu_graph_fully_connected(g, h, pw2, -1, *z, NPU_ACT_NONE) ||
+	    npu_graph_xent(g, *z, *labels, *lossid) || npu_graph_backward(g, *lossid)) {
+		npu_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static void blobs(float *x, int32_t *labels)
+{
+	for (int i = 0; i < 30; i++) {
+		labels[i] = i % 3;
+		for (int k = 0; k < 8; k++)
+			x[i * 8 + k] = (float)((k % 3 == labels[i] ? 2.0 : 0.0) + 0.5 * rnd());
+	}
+}
+
+/* SGD without momentum: w' = w - lr * g, exactly, from the gradient the run left. */
+static void test_sgd_step_is_w_minus_lr_grad(void)
+{
+	struct npu_optim_f32 sgd = { .algo = NPU_OPTIM_SGD, .lr = 0.125f };
+	float *w1 = rand_floats(128, 0.3), *w2 = rand_floats(48, 0.3), x[240], after[128], g1[128];
+	int32_t labels[30];
+	int in, lab, lossid, z, pw1;
+	npu_graph *g = blobs_net(w1, w2, &in, &lab, &lossid, &z, &pw1);
+	npu_plan *plan;
+
+	CHECK(g != NULL);
+	CHECK_EQ(npu_graph_optimizer(g, &sgd), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK(strstr(npu_plan_report(plan), "sgd step") != NULL);
+	blobs(x, labels);
+	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
+	CHECK_EQ(npu_plan_write(plan, lab, labels, sizeof(labels)), 0);
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
+	CHECK_EQ(npu_plan_read(plan, pw1, after, sizeof(after)), 0);
+	CHECK_EQ(npu_plan_read(plan, npu_graph_grad(g, pw1), g1, sizeof(g1)), 0);
+	for (int i = 0; i < 128; i++)
+		CHECK(after[i] == w1[i] - 0.125f * g1[i]);
+	npu_graph_free(g);
+	free(w1);
+	free(w2);
+}
+
+/* Adam on the clusters: the loss falls by 10x and the training set is learnt. */
+static void test_adam_training_reduces_loss(void)
+{
+	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 0.02f, .beta1 = 0.9f,
+				      .beta2 = 0.999f, .eps = 1e-8f };
+	float *w1 = rand_floats(128, 0.3), *w2 = rand_floats(48, 0.3), x[240], loss[30], z[90];
+	int32_t labels[30];
+	int in, lab, lossid, zid, pw1, right = 0;
+	npu_graph *g = blobs_net(w1, w2, &in, &lab, &lossid, &zid, &pw1);
+	double first = 0, last = 0;
+	npu_plan *plan;
+
+	CHECK(g != NULL);
+	CHECK_EQ(npu_graph_optimizer(g, &adam), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	blobs(x, labels);
+	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
+	CHECK_EQ(npu_plan_write(plan, lab, labels, sizeof(labels)), 0);
+	for (int step = 0; step < 60; step++) {
+		double mean = 0;
+
+		CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
+		CHECK_EQ(npu_plan_read(plan, lossid, loss, sizeof(loss)), 0);
+		for (int i = 0; i < 30; i++)
+			mean += loss[i] / 30;
+		if (step == 0)
+			first = mean;
+		last = mean;
+	}
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_FORWARD), 0);
+	CHECK_EQ(npu_plan_read(plan, zid, z, sizeof(z)), 0);
+	for (int i = 0; i < 30; i++) {
+		int best = 0;
+
+		for (int c = 1; c < 3; c++)
+			if (z[i * 3 + c] > z[i * 3 + best])
+				best = c;
+		right += best == labels[i];
+	}
+	printf("#   loss %.4f -> %.4f, %d/30 right\n", first, last, right);
+	CHECK(last < first / 10);
+	CHECK(right >= 29);
+	npu_graph_free(g);
+	free(w1);
+	free(w2);
+}
+
+/* What the training API refuses. */
+static void test_training_graph_errors(void)
+{
+	float w[12] = { 0 }, b[3] = { 0 };
+	npu_graph *g = npu_graph_new();
+	int in = tensor(g, NPU_DT_FLOAT32, 2, 2, 4, 0, 0, NULL);
+	int wt = tensor(g, NPU_DT_FLOAT32, 2, 3, 4, 0, 0, w);
+	int bt = tensor(g, NPU_DT_FLOAT32, 1, 3, 0, 0, 0, b);
+	int z = tensor(g, NPU_DT_FLOAT32, 2, 2, 3, 0, 0, NULL);
+	int lab = tensor(g, NPU_DT_INT32, 1, 2, 0, 0, 0, NULL);
+	int loss = tensor(g, NPU_DT_FLOAT32, 1, 2, 0, 0, 0, NULL);
+	struct npu_optim_f32 sgd = { .algo = NPU_OPTIM_SGD, .lr = 0.1f };
+	npu_plan *plan;
+
+	CHECK_EQ(npu_graph_param(g, in), NPU_EINVAL);	/* not a constant */
+	CHECK_EQ(npu_graph_fully_connected(g, in, wt, bt, z, NPU_ACT_RELU6), NPU_EINVAL);
+	CHECK_EQ(npu_graph_fully_connected(g, in, wt, bt, z, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_xent(g, z, loss, loss), NPU_EINVAL);	/* labels are int32 */
+	CHECK_EQ(npu_graph_xent(g, z, lab, loss), 0);
+	CHECK_EQ(npu_graph_optimizer(g, &sgd), NPU_EINVAL);	/* no backward yet */
+	CHECK_EQ(npu_graph_backward(g, z), NPU_EINVAL);	/* not a cross-entropy */
+	CHECK_EQ(npu_graph_backward(g, loss), NPU_EINVAL);	/* no parameters */
+	CHECK_EQ(npu_graph_param(g, wt), 0);
+	CHECK_EQ(npu_graph_backward(g, loss), 0);
+	CHECK_EQ(npu_graph_backward(g, loss), NPU_EINVAL);	/* once */
+	CHECK(npu_graph_grad(g, bt) < 0);	/* not a parameter */
+	CHECK(npu_graph_grad(g, wt) >= 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_write(plan, in, w, 4), NPU_EINVAL);	/* wrong size */
+	CHECK_EQ(npu_plan_exec(plan, (enum npu_exec_mode)7), NPU_EINVAL);
+	npu_graph_free(g);
+}
+
+TAP_MAIN(
+	TAP_ENTRY(test_dense_gradients_match_finite_differences),
+	TAP_ENTRY(test_cnn_gradients_match_finite_differences),
+	TAP_ENTRY(test_sgd_step_is_w_minus_lr_grad),
+	TAP_ENTRY(test_adam_training_reduces_loss),
+	TAP_ENTRY(test_training_graph_errors),
+)
