@@ -215,6 +215,27 @@ int npu_plan_read(const npu_plan *plan, int id, void *data, size_t bytes);
 /** Run the plan on the data its tensors hold. */
 int npu_plan_exec(npu_plan *plan, enum npu_exec_mode mode);
 
+/* ---------------------------------------------------------------- */
+/* Post-training quantization                                        */
+/* ---------------------------------------------------------------- */
+
+/**
+ * After a forward run (npu_plan_exec), fold the range of each of the
+ * plan's fp32 activations into its calibration; call once per batch of
+ * calibration data.
+ */
+int npu_plan_observe(npu_plan *plan);
+/**
+ * Build the int8 graph of the forward part of a calibrated fp32 plan, from
+ * fp32 tensor @in to fp32 tensor @out (the logits): weights symmetric per
+ * output channel, activations asymmetric per tensor over their observed
+ * range, int32 biases, ReLU fused as the clamp (Documentation/training.rst).
+ * The new graph (*@qg, the caller frees it) takes fp32 in tensor *@q_in and
+ * gives fp32 out *@q_out. A standalone fp32 ReLU has no int8 form.
+ */
+int npu_plan_quantize(const npu_plan *plan, int in, int out, npu_graph **qg, int *q_in,
+		      int *q_out);
+
 #ifdef __cplusplus
 }
 #endif

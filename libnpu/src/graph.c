@@ -883,6 +883,8 @@ void npu_plan_free(npu_plan *p)
 		g->t[i].host = NULL;
 	}
 	npu_cmdbuf_free(p->cb);
+	free(p->lo);
+	free(p->hi);
 	g->compiled = 0;
 	g->plan = NULL;
 	free(p);

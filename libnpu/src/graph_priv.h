@@ -110,6 +110,8 @@ struct npu_plan {
 	npu_cmdbuf *cb;
 	uint64_t cycles;
 	uint32_t train_steps;		/* training runs so far: Adam's step */
+	float *lo, *hi;			/* observed ranges per tensor (graph_quant.c) */
+	int observed;
 	char report[8192];
 };
 

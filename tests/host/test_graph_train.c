@@ -406,6 +406,63 @@ static void test_adam_training_reduces_loss(void)
 	free(w2);
 }
 
+/*
+ * Post-training quantization of the trained cluster network: calibrated on
+ * its data, the int8 graph (fp32 in and out) classifies as the fp32 one
+ * does and its logits stay within a few quantization steps.
+ */
+static void test_quantized_twin_agrees(void)
+{
+	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 0.02f, .beta1 = 0.9f,
+				      .beta2 = 0.999f, .eps = 1e-8f };
+	float *w1 = rand_floats(128, 0.3), *w2 = rand_floats(48, 0.3), x[240], zf[90], zq[90];
+	int32_t labels[30];
+	int in, lab, lossid, zid, pw1, qin, qout, agree = 0;
+	npu_graph *g = blobs_net(w1, w2, &in, &lab, &lossid, &zid, &pw1), *qg = NULL;
+	npu_plan *plan, *qplan;
+	double span = 0, worst = 0;
+
+	CHECK(g != NULL);
+	CHECK_EQ(npu_graph_optimizer(g, &adam), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	blobs(x, labels);
+	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
+	CHECK_EQ(npu_plan_write(plan, lab, labels, sizeof(labels)), 0);
+	CHECK_EQ(npu_plan_quantize(plan, in, zid, &qg, &qin, &qout), NPU_EINVAL);	/* uncalibrated */
+	for (int step = 0; step < 40; step++)
+		CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_FORWARD), 0);
+	CHECK_EQ(npu_plan_observe(plan), 0);
+	CHECK_EQ(npu_plan_read(plan, zid, zf, sizeof(zf)), 0);
+	CHECK_EQ(npu_plan_quantize(plan, in, lossid, &qg, &qin, &qout), NPU_EINVAL);	/* not from in */
+	CHECK_EQ(npu_plan_quantize(plan, in, zid, &qg, &qin, &qout), 0);
+	CHECK_EQ(npu_graph_compile(qg, NULL, &qplan), 0);
+	printf("#   int8 graph:\n%s", npu_plan_report(qplan));
+	CHECK(strstr(npu_plan_report(qplan), "fully_connected") != NULL);
+	CHECK_EQ(npu_plan_run(qplan, qin, x, qout, zq), 0);
+	for (int i = 0; i < 90; i++) {
+		span = fmax(span, fabs(zf[i]));
+		worst = fmax(worst, fabs(zf[i] - zq[i]));
+	}
+	for (int i = 0; i < 30; i++) {
+		int bf = 0, bq = 0;
+
+		for (int c = 1; c < 3; c++) {
+			bf = zf[i * 3 + c] > zf[i * 3 + bf] ? c : bf;
+			bq = zq[i * 3 + c] > zq[i * 3 + bq] ? c : bq;
+		}
+		agree += bf == bq;
+	}
+	printf("#   logits up to %.3f, int8 off by at most %.3f; %d/30 classified alike\n", span,
+	       worst, agree);
+	CHECK(agree >= 29);
+	CHECK(worst < 0.05 * span);
+	npu_graph_free(qg);
+	npu_graph_free(g);
+	free(w1);
+	free(w2);
+}
+
 /* What the training API refuses. */
 static void test_training_graph_errors(void)
 {
@@ -444,5 +501,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_cnn_gradients_match_finite_differences),
 	TAP_ENTRY(test_sgd_step_is_w_minus_lr_grad),
 	TAP_ENTRY(test_adam_training_reduces_loss),
+	TAP_ENTRY(test_quantized_twin_agrees),
 	TAP_ENTRY(test_training_graph_errors),
 )
