@@ -32,7 +32,7 @@ FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness test_quant \
 	test_tensor test_train
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
-	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train
+	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_reset_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
@@ -183,6 +183,12 @@ $(BUILD)/tests/test_train: tests/host/test_train.c $(wildcard libnpu/src/ref_*.c
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		libnpu/src/ref_*.c libnpu/src/pack_train.c \
 		tests/host/harness.c $(CORE_SRCS) -lm -lpthread
+
+# The demo's data set reader.
+$(BUILD)/tests/test_idx: tests/host/test_idx.c examples/fashion/idx.c examples/fashion/idx.h tests/host/tap.h
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Iexamples/fashion -o $@ $< \
+		examples/fashion/idx.c -lz
 
 # libnpu's training graphs on its CPU backend.
 $(BUILD)/tests/test_graph_train: tests/host/test_graph_train.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
