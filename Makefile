@@ -97,7 +97,7 @@ install: libnpu
 # The example builds against an installed libnpu, found through pkg-config,
 # exactly as an application outside this tree would.
 EXAMPLE_PREFIX := $(abspath $(BUILD)/prefix)
-examples: $(BUILD)/examples/npu-copy
+examples: $(BUILD)/examples/npu-copy $(BUILD)/examples/npu-fashion
 
 $(BUILD)/examples/npu-copy: examples/npu-copy.c $(LIBNPU) libnpu/libnpu.pc.in
 	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
@@ -105,6 +105,15 @@ $(BUILD)/examples/npu-copy: examples/npu-copy.c $(LIBNPU) libnpu/libnpu.pc.in
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< \
 		$$(PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs libnpu) \
 		-Wl,-rpath,$(EXAMPLE_PREFIX)/lib
+
+# The Fashion-MNIST demo, also against the installed libnpu (and zlib, libpng).
+FASHION_SRCS := $(wildcard examples/fashion/*.c)
+$(BUILD)/examples/npu-fashion: $(FASHION_SRCS) $(wildcard examples/fashion/*.h) $(LIBNPU) libnpu/libnpu.pc.in
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $(FASHION_SRCS) \
+		$$(PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs libnpu) \
+		$$(pkg-config --cflags --libs zlib libpng) -lm -Wl,-rpath,$(EXAMPLE_PREFIX)/lib
 
 # The module is built out of tree against Debian's headers, in a copy so
 # the source tree stays clean. Warnings are errors.

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * train.h - training a model (models.h) on Fashion-MNIST with a progress
+ * bar, evaluating it, quantizing it to int8 and running the int8 graph on
+ * the test set; what it measured, per model.
+ */
+#ifndef TRAIN_H
+#define TRAIN_H
+
+#include "idx.h"
+#include "models.h"
+
+struct train_opts {
+	uint32_t epochs;
+	uint32_t train_images;		/* at most this many training images */
+	uint32_t calib_batches;		/* batches of training data for calibration */
+	uint32_t check_images;		/* int8: NPU against the CPU reference on these */
+	uint64_t seed;
+};
+
+/* One point of the training curves. */
+struct curve_point {
+	float epoch;			/* fractional */
+	float loss, acc;		/* running means over the points' batches */
+};
+
+struct train_result {
+	const char *name;
+	size_t params;
+	double train_s, train_ips;	/* wall time, images per second */
+	uint64_t train_cycles;		/* modeled NPU cycles per training image */
+	double float_acc;		/* test accuracy, fp32 */
+	double int8_acc;		/* test accuracy, int8 graph */
+	double int8_ips;
+	uint64_t int8_cycles;		/* per test image */
+	int int8_checked, int8_same;	/* images compared with the CPU reference, equal */
+	struct curve_point *curve;
+	int npoints;
+	float *test_acc;		/* after each epoch */
+	int epochs;
+};
+
+/* Train @m, evaluate, quantize, run int8 on @dev (NULL: CPU); 0 or an error. */
+int train_model(struct model *m, const struct idx_set *train, const struct idx_set *test,
+		const struct train_opts *o, npu_device *dev, struct train_result *r);
+void train_result_free(struct train_result *r);
+
+#endif /* TRAIN_H */
