@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		struct train_opts o = {
 			.epochs = epochs ? epochs : kind == MODEL_MLP ? (full ? 15 : 3) : (full ? 8 : 2),
 			.train_images = train_n ? train_n : full ? 60000 : 12000,
-			.calib_batches = 16, .check_images = 512, .seed = 42,
+			.calib_batches = 16, .check_images = 256, .seed = 42,
 		};
 		struct model m;
 		int e;

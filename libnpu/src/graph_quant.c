@@ -25,6 +25,44 @@ static void op_acts(const struct op *o, int *a, int *b)
 	*b = o->kind == OP_XENT ? -1 : o->out;
 }
 
+/*
+ * An fp32's bits as an unsigned key in the same order as the values, so the
+ * scan below compares integers: on an emulated CPU (as in the VM) float
+ * comparisons are far slower than integer ones.
+ */
+static uint32_t order_key(uint32_t bits)
+{
+	return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+}
+
+/* Widen [*lo, *hi] to hold the @n values at @f, NaNs skipped. */
+static void fold_range(const float *f, size_t n, float *lo, float *hi)
+{
+	uint32_t kmin = UINT32_MAX, kmax = 0, bits;
+
+	for (size_t e = 0; e < n; e++) {
+		uint32_t key;
+
+		memcpy(&bits, &f[e], sizeof(bits));
+		if ((bits & 0x7fffffffu) > 0x7f800000u)
+			continue;	/* NaN */
+		key = order_key(bits);
+		kmin = key < kmin ? key : kmin;
+		kmax = key > kmax ? key : kmax;
+	}
+	if (kmin > kmax)
+		return;		/* nothing but NaN */
+	for (int end = 0; end < 2; end++) {
+		uint32_t key = end ? kmax : kmin;
+		float v;
+
+		bits = key & 0x80000000u ? key & 0x7fffffffu : ~key;
+		memcpy(&v, &bits, sizeof(v));
+		if (end ? v > *hi : v < *lo)
+			*(end ? hi : lo) = v;
+	}
+}
+
 int npu_plan_observe(npu_plan *p)
 {
 	npu_graph *g;
@@ -58,12 +96,7 @@ int npu_plan_observe(npu_plan *p)
 				continue;
 			t = &g->t[ids[k]];
 			f = t->host;
-			for (size_t e = 0; e < t->bytes / 4; e++) {
-				if (f[e] < p->lo[ids[k]])
-					p->lo[ids[k]] = f[e];
-				if (f[e] > p->hi[ids[k]])
-					p->hi[ids[k]] = f[e];
-			}
+			fold_range(f, t->bytes / 4, &p->lo[ids[k]], &p->hi[ids[k]]);
 		}
 	}
 	p->observed = 1;

@@ -114,22 +114,57 @@ static inline float b_at(const struct npu_sgemm_args *g, uint32_t p, uint32_t j)
 /* Columns [n0, n1) of op(B), all of k, into panels; missing columns are 0. */
 static void pack_b(const struct npu_sgemm_args *g, uint32_t n0, uint32_t n1, float *bp)
 {
-	for (uint32_t n = n0; n < n1; n += NR, bp += (size_t)g->k * NR)
-		for (uint32_t p = 0; p < g->k; p++)
-			for (uint32_t j = 0; j < NR; j++)
-				bp[(size_t)p * NR + j] = n + j < n1 ? b_at(g, p, n + j) : 0.0f;
+	const float *b = g->b;
+
+	for (uint32_t n = n0; n < n1; n += NR, bp += (size_t)g->k * NR) {
+		uint32_t w = n1 - n < NR ? n1 - n : NR;
+
+		if (g->bf16 || w < NR) {	/* the general case, element by element */
+			for (uint32_t p = 0; p < g->k; p++)
+				for (uint32_t j = 0; j < NR; j++)
+					bp[(size_t)p * NR + j] = j < w ? b_at(g, p, n + j) : 0.0f;
+		} else if (!g->trans_b) {	/* rows of B: NR contiguous values per depth */
+			for (uint32_t p = 0; p < g->k; p++)
+				memcpy(bp + (size_t)p * NR, b + (size_t)p * g->ldb + n,
+				       sizeof(float) * NR);
+		} else {			/* B stored n x k: columns are contiguous */
+			for (uint32_t j = 0; j < NR; j++) {
+				const float *col = b + (size_t)(n + j) * g->ldb;
+
+				for (uint32_t p = 0; p < g->k; p++)
+					bp[(size_t)p * NR + j] = col[p];
+			}
+		}
+	}
 }
 
 /* Rows [m0, m1) x depth [k0, k1) of op(A); missing rows are 0. */
 static void pack_a(const struct npu_sgemm_args *g, uint32_t m0, uint32_t m1, uint32_t k0,
 		   uint32_t k1, float *ap)
 {
+	const float *a = g->a;
 	uint32_t kc = k1 - k0;
 
-	for (uint32_t m = m0; m < m1; m += MR, ap += (size_t)kc * MR)
-		for (uint32_t p = 0; p < kc; p++)
-			for (uint32_t i = 0; i < MR; i++)
-				ap[(size_t)p * MR + i] = m + i < m1 ? a_at(g, m + i, k0 + p) : 0.0f;
+	for (uint32_t m = m0; m < m1; m += MR, ap += (size_t)kc * MR) {
+		uint32_t h = m1 - m < MR ? m1 - m : MR;
+
+		if (g->bf16 || h < MR) {
+			for (uint32_t p = 0; p < kc; p++)
+				for (uint32_t i = 0; i < MR; i++)
+					ap[(size_t)p * MR + i] = i < h ? a_at(g, m + i, k0 + p) : 0.0f;
+		} else if (g->trans_a) {	/* A stored k x m: MR contiguous values per depth */
+			for (uint32_t p = 0; p < kc; p++)
+				memcpy(ap + (size_t)p * MR, a + (size_t)(k0 + p) * g->lda + m,
+				       sizeof(float) * MR);
+		} else {			/* rows of A are contiguous */
+			for (uint32_t i = 0; i < MR; i++) {
+				const float *row = a + (size_t)(m + i) * g->lda + k0;
+
+				for (uint32_t p = 0; p < kc; p++)
+					ap[(size_t)p * MR + i] = row[p];
+			}
+		}
+	}
 }
 
 struct part {
@@ -169,11 +204,17 @@ static void *sgemm_part(void *arg)
 		}
 		for (uint32_t m = m0; m < m1; m++) {
 			const float *tr = t + (m - m0) * ldt;
-			float *cr = g->c + (size_t)m * g->ldc;
+			float *cr = g->c + (size_t)m * g->ldc + p->n0;
+			uint32_t w = p->n1 - p->n0;
 
-			for (uint32_t n = p->n0; n < p->n1; n++)
-				cr[n] = g->beta == 0.0f ? g->alpha * tr[n - p->n0]
-							: g->alpha * tr[n - p->n0] + g->beta * cr[n];
+			if (g->beta == 0.0f && g->alpha == 1.0f)
+				memcpy(cr, tr, sizeof(float) * w);
+			else if (g->beta == 0.0f)
+				for (uint32_t n = 0; n < w; n++)
+					cr[n] = g->alpha * tr[n];
+			else
+				for (uint32_t n = 0; n < w; n++)
+					cr[n] = g->alpha * tr[n] + g->beta * cr[n];
 		}
 	}
 out:

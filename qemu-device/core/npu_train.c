@@ -214,30 +214,41 @@ static bool convf_parse(const uint8_t *c, struct convf *v)
 static void im2col(const struct convf *v, float *x, float *rows, uint64_t p0, uint64_t p1,
 		   bool scatter)
 {
+	/* The position's coordinates, stepped rather than divided out each time. */
+	uint64_t ox = p0 % v->out_w, oy = p0 / v->out_w % v->out_h, b = p0 / v->out_w / v->out_h;
+	size_t ic = v->in_c;
+
 	for (uint64_t p = p0; p < p1; p++) {
-		uint64_t ox = p % v->out_w, oy = p / v->out_w % v->out_h, b = p / v->out_w / v->out_h;
 		float *r = rows + (p - p0) * v->kk;
 
 		for (uint32_t ky = 0; ky < v->k_h; ky++) {
 			int64_t iy = (int64_t)oy * v->stride_h - v->pad_top + (int64_t)ky * v->dil_h;
 
-			for (uint32_t kx = 0; kx < v->k_w; kx++, r += v->in_c) {
+			for (uint32_t kx = 0; kx < v->k_w; kx++, r += ic) {
 				int64_t ix = (int64_t)ox * v->stride_w - v->pad_left +
 					     (int64_t)kx * v->dil_w;
 				float *px;
 
 				if (iy < 0 || iy >= v->in_h || ix < 0 || ix >= v->in_w) {
 					if (!scatter)
-						memset(r, 0, sizeof(float) * v->in_c);
+						memset(r, 0, sizeof(float) * ic);
 					continue;
 				}
-				px = x + ((b * v->in_h + (uint64_t)iy) * v->in_w + (uint64_t)ix) * v->in_c;
-				if (!scatter) {
-					memcpy(r, px, sizeof(float) * v->in_c);
-					continue;
-				}
-				for (uint32_t i = 0; i < v->in_c; i++)
-					px[i] += r[i];
+				px = x + ((b * v->in_h + (uint64_t)iy) * v->in_w + (uint64_t)ix) * ic;
+				if (scatter)
+					for (size_t i = 0; i < ic; i++)
+						px[i] += r[i];
+				else if (ic == 1)
+					*r = *px;
+				else
+					memcpy(r, px, sizeof(float) * ic);
+			}
+		}
+		if (++ox == v->out_w) {
+			ox = 0;
+			if (++oy == v->out_h) {
+				oy = 0;
+				b++;
 			}
 		}
 	}
@@ -336,6 +347,44 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 
 /* ---- pooling -------------------------------------------------------------- */
 
+/* The windows in output order; the same sums, in the same order, as the reference. */
+static void pool_compute(uint32_t mode, uint32_t batch, uint32_t in_h, uint32_t in_w, uint32_t ch,
+			 uint32_t out_h, uint32_t out_w, uint32_t k_h, uint32_t k_w, uint32_t s_h,
+			 uint32_t s_w, const float *x, float *y, float *dx)
+{
+	float area = (float)(k_h * k_w);
+	uint64_t o = 0;
+
+	for (uint64_t b = 0; b < batch; b++)
+	for (uint64_t oy = 0; oy < out_h; oy++)
+	for (uint64_t ox = 0; ox < out_w; ox++)
+	for (uint64_t cc = 0; cc < ch; cc++, o++) {
+		uint64_t base = ((b * in_h + oy * s_h) * in_w + ox * s_w) * ch + cc, best = base;
+		float acc = 0.0f, mx = 0.0f;
+
+		for (uint32_t ky = 0; ky < k_h; ky++) {
+			uint64_t i = base + (uint64_t)ky * in_w * ch;
+
+			for (uint32_t kx = 0; kx < k_w; kx++, i += ch) {
+				if (mode == NPU_POOLF_AVG_BWD)
+					dx[i] += y[o] / area;
+				else if (mode == NPU_POOLF_AVG)
+					acc += x[i];
+				else if ((ky == 0 && kx == 0) || x[i] > mx) {	/* first largest */
+					mx = x[i];
+					best = i;
+				}
+			}
+		}
+		if (mode == NPU_POOLF_MAX)
+			y[o] = mx;
+		else if (mode == NPU_POOLF_AVG)
+			y[o] = acc / area;
+		else if (mode == NPU_POOLF_MAX_BWD)
+			dx[best] += y[o];
+	}
+}
+
 uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -379,33 +428,8 @@ uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	if (st == NPU_DMA_OK && bwd)
 		st = (dx = calloc(x_n, sizeof(float))) && !(va_dx & 3) ? NPU_DMA_OK
 									: NPU_DMA_ERR_ARGS;
-	for (uint64_t o = 0; st == NPU_DMA_OK && o < y_n; o++) {
-		uint64_t cc = o % ch, ox = o / ch % out_w, oy = o / ch / out_w % out_h;
-		uint64_t b = o / ch / out_w / out_h, best = 0;
-		float acc = 0.0f, mx = 0.0f;
-		bool first = true;
-
-		for (uint32_t ky = 0; ky < k_h; ky++)
-			for (uint32_t kx = 0; kx < k_w; kx++) {
-				uint64_t i = ((b * in_h + oy * s_h + ky) * in_w + ox * s_w + kx) * ch + cc;
-
-				if (mode == NPU_POOLF_AVG_BWD)
-					dx[i] += y[o] / (float)(k_h * k_w);
-				else if (mode == NPU_POOLF_AVG)
-					acc += x[i];
-				else if (first || x[i] > mx) {
-					mx = x[i];
-					best = i;
-				}
-				first = false;
-			}
-		if (mode == NPU_POOLF_MAX)
-			y[o] = mx;
-		else if (mode == NPU_POOLF_AVG)
-			y[o] = acc / (float)(k_h * k_w);
-		else if (mode == NPU_POOLF_MAX_BWD)
-			dx[best] += y[o];
-	}
+	if (st == NPU_DMA_OK)
+		pool_compute(mode, batch, in_h, in_w, ch, out_h, out_w, k_h, k_w, s_h, s_w, x, y, dx);
 	if (st == NPU_DMA_OK)
 		st = bwd ? store(core, va_dx, dx, x_n * 4, fault) : store(core, va_y, y, y_n * 4, fault);
 	if (st == NPU_DMA_OK) {
@@ -419,6 +443,56 @@ uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 }
 
 /* ---- elementwise and reductions ------------------------------------------- */
+
+/* One loop per op, so that each vectorises; the arithmetic is the reference's. */
+static void eltwise_compute(uint32_t op, uint32_t count, uint32_t cols, float alpha,
+			    const float *a, const float *b, void *out)
+{
+	float *o = out;
+
+	switch (op) {
+	case NPU_ELTF_ADD:
+		for (uint32_t i = 0; i < count; i++)
+			o[i] = a[i] + b[i];
+		break;
+	case NPU_ELTF_SUB:
+		for (uint32_t i = 0; i < count; i++)
+			o[i] = a[i] - b[i];
+		break;
+	case NPU_ELTF_MUL:
+		for (uint32_t i = 0; i < count; i++)
+			o[i] = a[i] * b[i];
+		break;
+	case NPU_ELTF_AXPY:
+		for (uint32_t i = 0; i < count; i++)
+			o[i] = alpha * a[i] + b[i];
+		break;
+	case NPU_ELTF_SCALE:
+		for (uint32_t i = 0; i < count; i++)
+			o[i] = alpha * a[i];
+		break;
+	case NPU_ELTF_RELU:
+		for (uint32_t i = 0; i < count; i++)
+			o[i] = a[i] < 0.0f ? 0.0f : a[i];
+		break;
+	case NPU_ELTF_RELU_BWD:
+		for (uint32_t i = 0; i < count; i++)
+			o[i] = a[i] > 0.0f ? b[i] : 0.0f;
+		break;
+	case NPU_ELTF_BIAS:
+		for (uint32_t r = 0; r < count / cols; r++)
+			for (uint32_t k = 0; k < cols; k++)
+				o[(size_t)r * cols + k] = a[(size_t)r * cols + k] + b[k];
+		break;
+	case NPU_ELTF_TO_BF16:
+		for (uint32_t i = 0; i < count; i++)
+			((uint16_t *)out)[i] = npu_f32_to_bf16(a[i]);
+		break;
+	default:	/* FROM_BF16: a is already widened */
+		memcpy(out, a, sizeof(float) * count);
+		break;
+	}
+}
 
 uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			     uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
@@ -454,25 +528,8 @@ uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t s
 	if (st == NPU_DMA_OK && (va_out % (bf_out ? 2 : 4) ||
 				 !(out = malloc((size_t)count * (bf_out ? 2 : 4)))))
 		st = NPU_DMA_ERR_ARGS;
-	for (uint32_t i = 0; st == NPU_DMA_OK && i < count; i++) {
-		float r = 0.0f;
-
-		switch (op) {
-		case NPU_ELTF_ADD: r = a[i] + b[i]; break;
-		case NPU_ELTF_SUB: r = a[i] - b[i]; break;
-		case NPU_ELTF_MUL: r = a[i] * b[i]; break;
-		case NPU_ELTF_AXPY: r = alpha * a[i] + b[i]; break;
-		case NPU_ELTF_SCALE: r = alpha * a[i]; break;
-		case NPU_ELTF_RELU: r = a[i] < 0.0f ? 0.0f : a[i]; break;
-		case NPU_ELTF_RELU_BWD: r = a[i] > 0.0f ? b[i] : 0.0f; break;
-		case NPU_ELTF_BIAS: r = a[i] + b[i % cols]; break;
-		default: r = a[i]; break;	/* the bf16 conversions */
-		}
-		if (bf_out)
-			((uint16_t *)out)[i] = npu_f32_to_bf16(r);
-		else
-			((float *)out)[i] = r;
-	}
+	if (st == NPU_DMA_OK)
+		eltwise_compute(op, count, cols, alpha, a, b, out);
 	if (st == NPU_DMA_OK)
 		st = store(core, va_out, out, (uint64_t)count * (bf_out ? 2 : 4), fault);
 	if (st == NPU_DMA_OK) {

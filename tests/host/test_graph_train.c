@@ -463,6 +463,43 @@ static void test_quantized_twin_agrees(void)
 	free(w2);
 }
 
+/*
+ * Calibration ranges: an identity layer calibrated on values from -3.5 to
+ * 2.25 quantizes with steps of 5.75 / 255, so values come back within a
+ * step and a half (input, output, and the requantization's rounding). A
+ * second calibration batch full of NaN changes nothing: NaNs are skipped.
+ */
+static void test_calibration_range(void)
+{
+	static const float eye[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+	float x[8] = { -3.5f, 0.7f, 2.25f, -0.0f, 1.0f, -1.0f, 0.5f, 2.0f }, y[8], nan[8];
+	npu_graph *g = npu_graph_new(), *qg;
+	int in = tensor(g, NPU_DT_FLOAT32, 2, 2, 4, 0, 0, NULL);
+	int w = tensor(g, NPU_DT_FLOAT32, 2, 4, 4, 0, 0, eye);
+	int z = tensor(g, NPU_DT_FLOAT32, 2, 2, 4, 0, 0, NULL), qin, qout;
+	npu_plan *plan, *qplan;
+	const float step = 5.75f / 255;
+
+	for (int i = 0; i < 8; i++)
+		nan[i] = NAN;
+	CHECK_EQ(npu_graph_fully_connected(g, in, w, -1, z, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_FORWARD), 0);
+	CHECK_EQ(npu_plan_observe(plan), 0);
+	CHECK_EQ(npu_plan_write(plan, in, nan, sizeof(nan)), 0);
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_FORWARD), 0);
+	CHECK_EQ(npu_plan_observe(plan), 0);
+	CHECK_EQ(npu_plan_quantize(plan, in, z, &qg, &qin, &qout), 0);
+	CHECK_EQ(npu_graph_compile(qg, NULL, &qplan), 0);
+	CHECK_EQ(npu_plan_run(qplan, qin, x, qout, y), 0);
+	for (int i = 0; i < 8; i++)
+		CHECK(fabsf(y[i] - x[i]) <= 1.5f * step);
+	CHECK(y[0] < -3.4f && y[2] > 2.15f);	/* the ends are inside the range */
+	npu_graph_free(qg);
+	npu_graph_free(g);
+}
+
 /* What the training API refuses. */
 static void test_training_graph_errors(void)
 {
@@ -502,5 +539,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_sgd_step_is_w_minus_lr_grad),
 	TAP_ENTRY(test_adam_training_reduces_loss),
 	TAP_ENTRY(test_quantized_twin_agrees),
+	TAP_ENTRY(test_calibration_range),
 	TAP_ENTRY(test_training_graph_errors),
 )
