@@ -173,11 +173,14 @@ $(BUILD)/tests/npu_%_test: tests/vm/npu_%_test.c tests/vm/npu_test_util.h $(wild
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Iinclude -Iuapi -I$(KSELFTEST) \
 		$$(pkg-config --cflags libdrm) -o $@ $< $$(pkg-config --libs libdrm)
 
-$(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
+# With the demo's reader, models and training loop, for a short real training run.
+FASHION_LIB := examples/fashion/idx.c examples/fashion/models.c examples/fashion/train.c
+$(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(FASHION_LIB) $(wildcard examples/fashion/*.h) $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Ilibnpu/include -I$(KSELFTEST) \
-		-o $@ $< $(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
+		-Iexamples/fashion -o $@ $< $(FASHION_LIB) $(BUILD)/libnpu/libnpu.a \
+		$$(pkg-config --libs libdrm zlib) -lm
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
 $(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(wildcard libnpu/src/ref_*.c) libnpu/src/pack.c libnpu/src/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)

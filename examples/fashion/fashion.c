@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		struct train_opts o = {
 			.epochs = epochs ? epochs : kind == MODEL_MLP ? (full ? 15 : 3) : (full ? 8 : 2),
 			.train_images = train_n ? train_n : full ? 60000 : 12000,
-			.calib_batches = 16, .check_images = 256, .seed = 42,
+			.calib_batches = 16, .check_images = 256, .seed = 42, .lr = adam.lr,
 		};
 		struct model m;
 		int e;
@@ -118,8 +118,9 @@ int main(int argc, char **argv)
 				kind == MODEL_MLP ? "MLP" : "CNN", npu_strerror(e));
 			return 1;
 		}
-		printf("\n%s: %zu parameters, batch %u, Adam (lr %g); placement:\n%s", m.name,
-		       m.params, m.batch, adam.lr, npu_plan_report(m.plan));
+		printf("\n%s: %zu parameters, batch %u, Adam (lr %g, cosine decay); "
+		       "placement:\n%s", m.name, m.params, m.batch, adam.lr,
+		       npu_plan_report(m.plan));
 		e = train_model(&m, &train, &test, &o, dev, &res[nres]);
 		model_free(&m);
 		if (e) {

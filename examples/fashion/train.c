@@ -5,7 +5,8 @@
  * and optimizer steps in one NPU job; the last partial batch of an
  * evaluation is padded and only its real images counted.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE	/* M_PI */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,8 +188,15 @@ int train_model(struct model *m, const struct idx_set *train, const struct idx_s
 			order[j] = t;
 		}
 		for (uint32_t b = 0; b < batches && !err; b++) {
+			double t = (double)(e * batches + b) / ((double)o->epochs * batches);
+
+			/* Cosine decay: big steps first, a settled model at the end. */
+			if (o->lr > 0)
+				err = npu_plan_set_lr(m->plan, (float)(o->lr * 0.5 *
+								       (1 + cos(M_PI * t))));
 			fill(train, order, b * m->batch, n, m->batch, x, labels);
-			err = npu_plan_write(m->plan, m->in, x, sizeof(float) * m->batch * 784);
+			err = err ? err : npu_plan_write(m->plan, m->in, x,
+							 sizeof(float) * m->batch * 784);
 			err = err ? err : npu_plan_write(m->plan, m->labels, labels,
 							 sizeof(int32_t) * m->batch);
 			err = err ? err : npu_plan_exec(m->plan, NPU_EXEC_TRAIN);

@@ -16,6 +16,7 @@ struct train_opts {
 	uint32_t calib_batches;		/* batches of training data for calibration */
 	uint32_t check_images;		/* int8: NPU against the CPU reference on these */
 	uint64_t seed;
+	float lr;			/* the optimizer's, decayed to 0 along a cosine */
 };
 
 /* One point of the training curves. */

@@ -212,6 +212,8 @@ enum npu_exec_mode {
 int npu_plan_write(npu_plan *plan, int id, const void *data, size_t bytes);
 /** Copy tensor @id (exactly @bytes) out of the plan: outputs, parameters, gradients. */
 int npu_plan_read(const npu_plan *plan, int id, void *data, size_t bytes);
+/** Change the optimizer's learning rate for the next training runs (a schedule). */
+int npu_plan_set_lr(npu_plan *plan, float lr);
 /** Run the plan on the data its tensors hold. */
 int npu_plan_exec(npu_plan *plan, enum npu_exec_mode mode);
 

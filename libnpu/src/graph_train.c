@@ -11,6 +11,7 @@
  * copied either way. Gradients are tensors of the graph's own; a tensor
  * whose value feeds several ops gets the sum of their gradients.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -603,6 +604,17 @@ int npu_plan_read(const npu_plan *p, int id, void *data, size_t bytes)
 	if (!p || !data || id < 0 || id >= p->g->nt || bytes != p->g->t[id].bytes)
 		return NPU_EINVAL;
 	memcpy(data, p->g->t[id].host, bytes);
+	return 0;
+}
+
+int npu_plan_set_lr(npu_plan *p, float lr)
+{
+	if (!p || !isfinite(lr) || lr < 0.0f)
+		return NPU_EINVAL;
+	for (int i = 0; i < p->g->nops; i++)
+		for (int k = 0; k < p->g->ops[i].nsteps; k++)
+			if (p->g->ops[i].steps[k].kind == FS_OPTIM)
+				p->g->ops[i].steps[k].p.opt.lr = lr;
 	return 0;
 }
 

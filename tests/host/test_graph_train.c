@@ -354,6 +354,12 @@ static void test_sgd_step_is_w_minus_lr_grad(void)
 	CHECK_EQ(npu_plan_read(plan, npu_graph_grad(g, pw1), g1, sizeof(g1)), 0);
 	for (int i = 0; i < 128; i++)
 		CHECK(after[i] == w1[i] - 0.125f * g1[i]);
+	/* A learning rate of 0 (the end of a schedule) leaves the weights be. */
+	CHECK_EQ(npu_plan_set_lr(plan, -1.0f), NPU_EINVAL);
+	CHECK_EQ(npu_plan_set_lr(plan, 0.0f), 0);
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
+	CHECK_EQ(npu_plan_read(plan, pw1, g1, sizeof(g1)), 0);
+	CHECK(!memcmp(after, g1, sizeof(g1)));
 	npu_graph_free(g);
 	free(w1);
 	free(w2);

@@ -165,6 +165,41 @@ static void test_gemm_f32_random(void)
 	}
 }
 
+/*
+ * bf16 against fp32: rounding an input to bf16 moves it by at most 2^-9 of
+ * itself, so a product by at most about 2^-8, and a GEMM on bf16 inputs is
+ * within 2^-8 * sum |a b| (plus the fp32 bound) of the same GEMM in fp32.
+ */
+static void test_gemm_bf16_within_its_bound(void)
+{
+	struct npu_gemm_f32 p = { 37, 29, 300, 0, 1, 1, 1.0f, 0.0f };
+	struct npu_gemm_f32 pf = p;
+	struct npu_cmd_gemm_f32 c;
+	float *a = rand_floats(37 * 300), *b = rand_floats(29 * 300), want[37 * 29];
+	void *ha = to_bf16(a, 37 * 300), *hb = to_bf16(b, 29 * 300);
+	double tol[37 * 29];
+
+	pf.bf16 = 0;
+	CHECK_EQ(npu_ref_gemm_f32(&pf, a, b, want), NPU_OK);	/* fp32 inputs */
+	for (int i = 0; i < 37; i++)
+		for (int j = 0; j < 29; j++) {
+			double s = 0;
+
+			for (int x = 0; x < 300; x++)
+				s += fabs((double)a[i * 300 + x] * b[j * 300 + x]);
+			tol[i * 29 + j] = (ldexp(1, -8) + 602 * ldexp(1, -24)) * s;
+		}
+	setup();
+	CHECK_EQ(npu_pack_gemm_f32(&c, &p, put(1, ha, 37 * 300 * 2), put(2, hb, 29 * 300 * 2),
+				   put(3, NULL, 37 * 29 * 4)), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(close_to(at(3), want, tol, 37 * 29));
+	free(a);
+	free(b);
+	free(ha);
+	free(hb);
+}
+
 /* Convolution sizes that satisfy the symmetric-padding rule. */
 static struct npu_conv2d_f32 random_conv(void)
 {
@@ -607,6 +642,7 @@ static void test_malformed(void)
 
 TAP_MAIN(
 	TAP_ENTRY(test_gemm_f32_random),
+	TAP_ENTRY(test_gemm_bf16_within_its_bound),
 	TAP_ENTRY(test_conv2d_f32_random),
 	TAP_ENTRY(test_conv2d_f32_gradients_are_adjoints),
 	TAP_ENTRY(test_pool_f32_random),
