@@ -153,9 +153,10 @@ $(BUILD)/tools/npu-bench: tools/npu-bench.c tests/vm/small_cnn.h $(BUILD)/libnpu
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -Itests/vm -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
-$(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c $(CORE_HDRS)
+$(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-device/core/npu_split.c $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -o $@ tools/gemm-bench.c qemu-device/core/npu_gemm.c -ldnnl -lpthread
+	$(CC) $(HOST_CFLAGS) -o $@ tools/gemm-bench.c qemu-device/core/npu_gemm.c \
+		qemu-device/core/npu_split.c -ldnnl -lpthread
 
 $(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE_HDRS)
 	@mkdir -p $(@D)

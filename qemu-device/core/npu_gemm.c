@@ -15,11 +15,11 @@
  * time; the requantization is vectorised alongside. Work is split across
  * threads by output columns, or by rows when there are too few columns.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "npu_gemm.h"
+#include "npu_split.h"
 #include "npu_quant.h"
 
 #define MR 6		/* rows of a micro-tile */
@@ -318,7 +318,7 @@ static void pack_a(const struct npu_gemm_args *g, uint32_t m0, uint32_t m1,
 struct part {
 	const struct npu_gemm_args *g;
 	const struct kernel *kern;
-	uint32_t m0, m1, n0, n1;
+	struct npu_tile_range r;
 	int failed;
 };
 
@@ -340,11 +340,21 @@ static void requant_setup(const struct npu_gemm_args *g, const uint32_t *bsum,
 	rq->hi = g->act_max;
 }
 
+static void *gemm_range(struct part *p);
+
 static void *gemm_part(void *arg)
 {
 	struct part *p = arg;
+
+	if (p->r.m0 >= p->r.m1 || p->r.n0 >= p->r.n1)
+		return NULL;	/* nothing left for this thread */
+	return gemm_range(p);
+}
+
+static void *gemm_range(struct part *p)
+{
 	const struct npu_gemm_args *g = p->g;
-	uint32_t panels = (p->n1 - p->n0 + NR - 1) / NR;
+	uint32_t panels = (p->r.n1 - p->r.n0 + NR - 1) / NR;
 	uint32_t pairs_all = (g->k + 1) / 2;
 	size_t ldc = (size_t)panels * NR;
 	int16_t *bp = malloc(sizeof(*bp) * 2 * NR * pairs_all * panels);
@@ -362,10 +372,10 @@ static void *gemm_part(void *arg)
 	rq.mult = cols + ldc;
 	rq.lshift = cols + 2 * ldc;
 	rq.rshift = cols + 3 * ldc;
-	pack_b(g, p->kern, p->n0, p->n1, bp, bsum);
-	requant_setup(g, bsum, p->n0, p->n1, &rq);
-	for (uint32_t m0 = p->m0; m0 < p->m1; m0 += MC) {
-		uint32_t m1 = m0 + MC < p->m1 ? m0 + MC : p->m1;
+	pack_b(g, p->kern, p->r.n0, p->r.n1, bp, bsum);
+	requant_setup(g, bsum, p->r.n0, p->r.n1, &rq);
+	for (uint32_t m0 = p->r.m0; m0 < p->r.m1; m0 += MC) {
+		uint32_t m1 = m0 + MC < p->r.m1 ? m0 + MC : p->r.m1;
 
 		for (uint32_t k0 = 0; k0 < g->k; k0 += KC) {
 			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
@@ -382,7 +392,7 @@ static void *gemm_part(void *arg)
 		}
 		for (uint32_t m = m0; m < m1; m++)
 			p->kern->requant(&rq, c + (m - m0) * ldc,
-					 g->out + (size_t)m * g->n + p->n0, p->n1 - p->n0);
+					 g->out + (size_t)m * g->n + p->r.n0, p->r.n1 - p->r.n0);
 	}
 out:
 	free(cols);
@@ -396,47 +406,19 @@ out:
 int npu_gemm_i8(const struct npu_gemm_args *g)
 {
 	struct part parts[MAX_THREADS];
-	pthread_t tid[MAX_THREADS];
+	struct npu_tile_range r[MAX_THREADS];
 	uint64_t macs = (uint64_t)g->m * g->n * g->k;
-	uint32_t panels = (g->n + NR - 1) / NR, tiles = (g->m + MR - 1) / MR;
-	unsigned int threads = 1, started = 0;
+	unsigned int threads = 1;
 	const struct kernel *kern = pick_kernel();
-	int by_rows;
 
 	/* Block boundaries never split a pair; blocks hold whole tiles. */
 	_Static_assert(KC % 2 == 0 && MC % MR == 0, "blocking");
 	if (macs >= THREAD_MIN_MACS && g->threads > 1)
 		threads = g->threads < MAX_THREADS ? g->threads : MAX_THREADS;
-	/* Columns share the packed weights best; rows when columns run short. */
-	by_rows = panels < threads;
-	for (unsigned int t = 0; t < threads; t++) {
-		parts[t] = (struct part){ .g = g, .kern = kern, .m0 = 0, .m1 = g->m,
-					  .n0 = 0, .n1 = g->n };
-		if (by_rows) {
-			parts[t].m0 = (uint32_t)((uint64_t)tiles * t / threads) * MR;
-			parts[t].m1 = (uint32_t)((uint64_t)tiles * (t + 1) / threads) * MR;
-			if (parts[t].m1 > g->m)
-				parts[t].m1 = g->m;
-		} else {
-			parts[t].n0 = (uint32_t)((uint64_t)panels * t / threads) * NR;
-			parts[t].n1 = (uint32_t)((uint64_t)panels * (t + 1) / threads) * NR;
-			if (parts[t].n1 > g->n)
-				parts[t].n1 = g->n;
-		}
-	}
-	for (unsigned int t = 1; t < threads; t++) {
-		if (parts[t].n0 >= parts[t].n1 || parts[t].m0 >= parts[t].m1)
-			continue;
-		if (pthread_create(&tid[t], NULL, gemm_part, &parts[t]))
-			gemm_part(&parts[t]);	/* no thread: do it here */
-		else
-			started |= 1u << t;
-	}
-	if (parts[0].n0 < parts[0].n1 && parts[0].m0 < parts[0].m1)
-		gemm_part(&parts[0]);
-	for (unsigned int t = 1; t < threads; t++)
-		if (started & (1u << t))
-			pthread_join(tid[t], NULL);
+	npu_split(g->m, g->n, MR, NR, threads, r);
+	for (unsigned int t = 0; t < threads; t++)
+		parts[t] = (struct part){ .g = g, .kern = kern, .r = r[t] };
+	npu_run_parallel(gemm_part, parts, sizeof(parts[0]), threads);
 	for (unsigned int t = 0; t < threads; t++)
 		if (parts[t].failed)
 			return -1;

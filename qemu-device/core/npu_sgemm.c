@@ -10,11 +10,11 @@
  * portable C runs the same layout where the host lacks them, chosen at run
  * time. Threads split the columns, or the rows when columns run short.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "npu_sgemm.h"
+#include "npu_split.h"
 #include "npu_train_math.h"
 
 #define MR 6
@@ -170,15 +170,25 @@ static void pack_a(const struct npu_sgemm_args *g, uint32_t m0, uint32_t m1, uin
 struct part {
 	const struct npu_sgemm_args *g;
 	skern_fn kern;
-	uint32_t m0, m1, n0, n1;
+	struct npu_tile_range r;
 	int failed;
 };
+
+static void *sgemm_range(struct part *p);
 
 static void *sgemm_part(void *arg)
 {
 	struct part *p = arg;
+
+	if (p->r.m0 >= p->r.m1 || p->r.n0 >= p->r.n1)
+		return NULL;	/* nothing left for this thread */
+	return sgemm_range(p);
+}
+
+static void *sgemm_range(struct part *p)
+{
 	const struct npu_sgemm_args *g = p->g;
-	uint32_t panels = (p->n1 - p->n0 + NR - 1) / NR;
+	uint32_t panels = (p->r.n1 - p->r.n0 + NR - 1) / NR;
 	size_t ldt = (size_t)panels * NR;
 	float *bp = malloc(sizeof(*bp) * (size_t)g->k * ldt);
 	float *ap = malloc(sizeof(*ap) * MC * KC);
@@ -188,9 +198,9 @@ static void *sgemm_part(void *arg)
 		p->failed = 1;
 		goto out;
 	}
-	pack_b(g, p->n0, p->n1, bp);
-	for (uint32_t m0 = p->m0; m0 < p->m1; m0 += MC) {
-		uint32_t m1 = m0 + MC < p->m1 ? m0 + MC : p->m1;
+	pack_b(g, p->r.n0, p->r.n1, bp);
+	for (uint32_t m0 = p->r.m0; m0 < p->r.m1; m0 += MC) {
+		uint32_t m1 = m0 + MC < p->r.m1 ? m0 + MC : p->r.m1;
 
 		for (uint32_t k0 = 0; k0 < g->k; k0 += KC) {
 			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
@@ -204,8 +214,8 @@ static void *sgemm_part(void *arg)
 		}
 		for (uint32_t m = m0; m < m1; m++) {
 			const float *tr = t + (m - m0) * ldt;
-			float *cr = g->c + (size_t)m * g->ldc + p->n0;
-			uint32_t w = p->n1 - p->n0;
+			float *cr = g->c + (size_t)m * g->ldc + p->r.n0;
+			uint32_t w = p->r.n1 - p->r.n0;
 
 			if (g->beta == 0.0f && g->alpha == 1.0f)
 				memcpy(cr, tr, sizeof(float) * w);
@@ -227,44 +237,18 @@ out:
 int npu_sgemm(const struct npu_sgemm_args *g)
 {
 	struct part parts[MAX_THREADS];
-	pthread_t tid[MAX_THREADS];
+	struct npu_tile_range r[MAX_THREADS];
 	uint64_t flops = (uint64_t)g->m * g->n * g->k;
-	uint32_t panels = (g->n + NR - 1) / NR, tiles = (g->m + MR - 1) / MR;
-	unsigned int threads = 1, started = 0;
+	unsigned int threads = 1;
 	skern_fn kern = pick_kernel();
-	int by_rows;
 
 	_Static_assert(MC % MR == 0, "blocking");
 	if (flops >= THREAD_MIN_FLOPS && g->threads > 1)
 		threads = g->threads < MAX_THREADS ? g->threads : MAX_THREADS;
-	by_rows = panels < threads;
-	for (unsigned int t = 0; t < threads; t++) {
-		parts[t] = (struct part){ .g = g, .kern = kern, .m1 = g->m, .n1 = g->n };
-		if (by_rows) {
-			parts[t].m0 = (uint32_t)((uint64_t)tiles * t / threads) * MR;
-			parts[t].m1 = (uint32_t)((uint64_t)tiles * (t + 1) / threads) * MR;
-			if (parts[t].m1 > g->m)
-				parts[t].m1 = g->m;
-		} else {
-			parts[t].n0 = (uint32_t)((uint64_t)panels * t / threads) * NR;
-			parts[t].n1 = (uint32_t)((uint64_t)panels * (t + 1) / threads) * NR;
-			if (parts[t].n1 > g->n)
-				parts[t].n1 = g->n;
-		}
-	}
-	for (unsigned int t = 1; t < threads; t++) {
-		if (parts[t].n0 >= parts[t].n1 || parts[t].m0 >= parts[t].m1)
-			continue;
-		if (pthread_create(&tid[t], NULL, sgemm_part, &parts[t]))
-			sgemm_part(&parts[t]);
-		else
-			started |= 1u << t;
-	}
-	if (parts[0].n0 < parts[0].n1 && parts[0].m0 < parts[0].m1)
-		sgemm_part(&parts[0]);
-	for (unsigned int t = 1; t < threads; t++)
-		if (started & (1u << t))
-			pthread_join(tid[t], NULL);
+	npu_split(g->m, g->n, MR, NR, threads, r);
+	for (unsigned int t = 0; t < threads; t++)
+		parts[t] = (struct part){ .g = g, .kern = kern, .r = r[t] };
+	npu_run_parallel(sgemm_part, parts, sizeof(parts[0]), threads);
 	for (unsigned int t = 0; t < threads; t++)
 		if (parts[t].failed)
 			return -1;

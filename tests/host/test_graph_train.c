@@ -332,37 +332,59 @@ static void blobs(float *x, int32_t *labels)
 	}
 }
 
+/* The cluster network with @opt, compiled for the CPU, its data written. */
+struct blobs_run {
+	npu_graph *g;
+	npu_plan *plan;
+	float *w1, *w2, x[240];
+	int32_t labels[30];
+	int in, lab, loss, z, pw1;
+};
+
+static int blobs_setup(struct blobs_run *b, const struct npu_optim_f32 *opt)
+{
+	b->w1 = rand_floats(128, 0.3);
+	b->w2 = rand_floats(48, 0.3);
+	b->g = blobs_net(b->w1, b->w2, &b->in, &b->lab, &b->loss, &b->z, &b->pw1);
+	blobs(b->x, b->labels);
+	return !b->g || npu_graph_optimizer(b->g, opt) || npu_graph_compile(b->g, NULL, &b->plan) ||
+	       npu_plan_write(b->plan, b->in, b->x, sizeof(b->x)) ||
+	       npu_plan_write(b->plan, b->lab, b->labels, sizeof(b->labels)) ? -1 : 0;
+}
+
+static void blobs_free(struct blobs_run *b)
+{
+	npu_graph_free(b->g);
+	free(b->w1);
+	free(b->w2);
+}
+
+static int argmax3(const float *z)
+{
+	return z[1] > z[0] ? (z[2] > z[1] ? 2 : 1) : (z[2] > z[0] ? 2 : 0);
+}
+
 /* SGD without momentum: w' = w - lr * g, exactly, from the gradient the run left. */
 static void test_sgd_step_is_w_minus_lr_grad(void)
 {
 	struct npu_optim_f32 sgd = { .algo = NPU_OPTIM_SGD, .lr = 0.125f };
-	float *w1 = rand_floats(128, 0.3), *w2 = rand_floats(48, 0.3), x[240], after[128], g1[128];
-	int32_t labels[30];
-	int in, lab, lossid, z, pw1;
-	npu_graph *g = blobs_net(w1, w2, &in, &lab, &lossid, &z, &pw1);
-	npu_plan *plan;
+	float after[128], g1[128];
+	struct blobs_run b;
 
-	CHECK(g != NULL);
-	CHECK_EQ(npu_graph_optimizer(g, &sgd), 0);
-	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
-	CHECK(strstr(npu_plan_report(plan), "sgd step") != NULL);
-	blobs(x, labels);
-	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
-	CHECK_EQ(npu_plan_write(plan, lab, labels, sizeof(labels)), 0);
-	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
-	CHECK_EQ(npu_plan_read(plan, pw1, after, sizeof(after)), 0);
-	CHECK_EQ(npu_plan_read(plan, npu_graph_grad(g, pw1), g1, sizeof(g1)), 0);
+	CHECK_EQ(blobs_setup(&b, &sgd), 0);
+	CHECK(strstr(npu_plan_report(b.plan), "sgd step") != NULL);
+	CHECK_EQ(npu_plan_exec(b.plan, NPU_EXEC_TRAIN), 0);
+	CHECK_EQ(npu_plan_read(b.plan, b.pw1, after, sizeof(after)), 0);
+	CHECK_EQ(npu_plan_read(b.plan, npu_graph_grad(b.g, b.pw1), g1, sizeof(g1)), 0);
 	for (int i = 0; i < 128; i++)
-		CHECK(after[i] == w1[i] - 0.125f * g1[i]);
+		CHECK(after[i] == b.w1[i] - 0.125f * g1[i]);
 	/* A learning rate of 0 (the end of a schedule) leaves the weights be. */
-	CHECK_EQ(npu_plan_set_lr(plan, -1.0f), NPU_EINVAL);
-	CHECK_EQ(npu_plan_set_lr(plan, 0.0f), 0);
-	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
-	CHECK_EQ(npu_plan_read(plan, pw1, g1, sizeof(g1)), 0);
+	CHECK_EQ(npu_plan_set_lr(b.plan, -1.0f), NPU_EINVAL);
+	CHECK_EQ(npu_plan_set_lr(b.plan, 0.0f), 0);
+	CHECK_EQ(npu_plan_exec(b.plan, NPU_EXEC_TRAIN), 0);
+	CHECK_EQ(npu_plan_read(b.plan, b.pw1, g1, sizeof(g1)), 0);
 	CHECK(!memcmp(after, g1, sizeof(g1)));
-	npu_graph_free(g);
-	free(w1);
-	free(w2);
+	blobs_free(&b);
 }
 
 /* Adam on the clusters: the loss falls by 10x and the training set is learnt. */
@@ -370,46 +392,31 @@ static void test_adam_training_reduces_loss(void)
 {
 	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 0.02f, .beta1 = 0.9f,
 				      .beta2 = 0.999f, .eps = 1e-8f };
-	float *w1 = rand_floats(128, 0.3), *w2 = rand_floats(48, 0.3), x[240], loss[30], z[90];
-	int32_t labels[30];
-	int in, lab, lossid, zid, pw1, right = 0;
-	npu_graph *g = blobs_net(w1, w2, &in, &lab, &lossid, &zid, &pw1);
+	float loss[30], z[90];
 	double first = 0, last = 0;
-	npu_plan *plan;
+	struct blobs_run b;
+	int right = 0;
 
-	CHECK(g != NULL);
-	CHECK_EQ(npu_graph_optimizer(g, &adam), 0);
-	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
-	blobs(x, labels);
-	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
-	CHECK_EQ(npu_plan_write(plan, lab, labels, sizeof(labels)), 0);
+	CHECK_EQ(blobs_setup(&b, &adam), 0);
 	for (int step = 0; step < 60; step++) {
 		double mean = 0;
 
-		CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
-		CHECK_EQ(npu_plan_read(plan, lossid, loss, sizeof(loss)), 0);
+		CHECK_EQ(npu_plan_exec(b.plan, NPU_EXEC_TRAIN), 0);
+		CHECK_EQ(npu_plan_read(b.plan, b.loss, loss, sizeof(loss)), 0);
 		for (int i = 0; i < 30; i++)
 			mean += loss[i] / 30;
 		if (step == 0)
 			first = mean;
 		last = mean;
 	}
-	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_FORWARD), 0);
-	CHECK_EQ(npu_plan_read(plan, zid, z, sizeof(z)), 0);
-	for (int i = 0; i < 30; i++) {
-		int best = 0;
-
-		for (int c = 1; c < 3; c++)
-			if (z[i * 3 + c] > z[i * 3 + best])
-				best = c;
-		right += best == labels[i];
-	}
+	CHECK_EQ(npu_plan_exec(b.plan, NPU_EXEC_FORWARD), 0);
+	CHECK_EQ(npu_plan_read(b.plan, b.z, z, sizeof(z)), 0);
+	for (int i = 0; i < 30; i++)
+		right += argmax3(z + 3 * i) == b.labels[i];
 	printf("#   loss %.4f -> %.4f, %d/30 right\n", first, last, right);
 	CHECK(last < first / 10);
 	CHECK(right >= 29);
-	npu_graph_free(g);
-	free(w1);
-	free(w2);
+	blobs_free(&b);
 }
 
 /*
@@ -421,52 +428,40 @@ static void test_quantized_twin_agrees(void)
 {
 	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 0.02f, .beta1 = 0.9f,
 				      .beta2 = 0.999f, .eps = 1e-8f };
-	float *w1 = rand_floats(128, 0.3), *w2 = rand_floats(48, 0.3), x[240], zf[90], zq[90];
-	int32_t labels[30];
-	int in, lab, lossid, zid, pw1, qin, qout, agree = 0;
-	npu_graph *g = blobs_net(w1, w2, &in, &lab, &lossid, &zid, &pw1), *qg = NULL;
-	npu_plan *plan, *qplan;
+	float zf[90], zq[90];
+	int qin, qout, agree = 0;
+	npu_graph *qg = NULL;
+	npu_plan *qplan;
 	double span = 0, worst = 0;
+	struct blobs_run b;
 
-	CHECK(g != NULL);
-	CHECK_EQ(npu_graph_optimizer(g, &adam), 0);
-	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
-	blobs(x, labels);
-	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
-	CHECK_EQ(npu_plan_write(plan, lab, labels, sizeof(labels)), 0);
-	CHECK_EQ(npu_plan_quantize(plan, in, zid, &qg, &qin, &qout), NPU_EINVAL);	/* uncalibrated */
+	CHECK_EQ(blobs_setup(&b, &adam), 0);
+	/* not calibrated yet */
+	CHECK_EQ(npu_plan_quantize(b.plan, b.in, b.z, &qg, &qin, &qout), NPU_EINVAL);
 	for (int step = 0; step < 40; step++)
-		CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
-	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_FORWARD), 0);
-	CHECK_EQ(npu_plan_observe(plan), 0);
-	CHECK_EQ(npu_plan_read(plan, zid, zf, sizeof(zf)), 0);
-	CHECK_EQ(npu_plan_quantize(plan, in, lossid, &qg, &qin, &qout), NPU_EINVAL);	/* not from in */
-	CHECK_EQ(npu_plan_quantize(plan, in, zid, &qg, &qin, &qout), 0);
+		CHECK_EQ(npu_plan_exec(b.plan, NPU_EXEC_TRAIN), 0);
+	CHECK_EQ(npu_plan_exec(b.plan, NPU_EXEC_FORWARD), 0);
+	CHECK_EQ(npu_plan_observe(b.plan), 0);
+	CHECK_EQ(npu_plan_read(b.plan, b.z, zf, sizeof(zf)), 0);
+	/* the loss is not computed from the input alone */
+	CHECK_EQ(npu_plan_quantize(b.plan, b.in, b.loss, &qg, &qin, &qout), NPU_EINVAL);
+	CHECK_EQ(npu_plan_quantize(b.plan, b.in, b.z, &qg, &qin, &qout), 0);
 	CHECK_EQ(npu_graph_compile(qg, NULL, &qplan), 0);
 	printf("#   int8 graph:\n%s", npu_plan_report(qplan));
 	CHECK(strstr(npu_plan_report(qplan), "fully_connected") != NULL);
-	CHECK_EQ(npu_plan_run(qplan, qin, x, qout, zq), 0);
+	CHECK_EQ(npu_plan_run(qplan, qin, b.x, qout, zq), 0);
 	for (int i = 0; i < 90; i++) {
 		span = fmax(span, fabs(zf[i]));
 		worst = fmax(worst, fabs(zf[i] - zq[i]));
 	}
-	for (int i = 0; i < 30; i++) {
-		int bf = 0, bq = 0;
-
-		for (int c = 1; c < 3; c++) {
-			bf = zf[i * 3 + c] > zf[i * 3 + bf] ? c : bf;
-			bq = zq[i * 3 + c] > zq[i * 3 + bq] ? c : bq;
-		}
-		agree += bf == bq;
-	}
+	for (int i = 0; i < 30; i++)
+		agree += argmax3(zf + 3 * i) == argmax3(zq + 3 * i);
 	printf("#   logits up to %.3f, int8 off by at most %.3f; %d/30 classified alike\n", span,
 	       worst, agree);
 	CHECK(agree >= 29);
 	CHECK(worst < 0.05 * span);
 	npu_graph_free(qg);
-	npu_graph_free(g);
-	free(w1);
-	free(w2);
+	blobs_free(&b);
 }
 
 /*

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/* npu_split.c - see npu_split.h. */
+#include <pthread.h>
+
+#include "npu_split.h"
+
+#define MAX_PARALLEL 64
+
+void npu_split(uint32_t m, uint32_t n, uint32_t mr, uint32_t nr, unsigned int count,
+	       struct npu_tile_range *r)
+{
+	uint32_t panels = (n + nr - 1) / nr, tiles = (m + mr - 1) / mr;
+	int by_rows = panels < count;
+
+	for (unsigned int t = 0; t < count; t++) {
+		uint32_t units = by_rows ? tiles : panels, unit = by_rows ? mr : nr;
+		uint32_t lo = (uint32_t)((uint64_t)units * t / count) * unit;
+		uint32_t hi = (uint32_t)((uint64_t)units * (t + 1) / count) * unit;
+
+		if (by_rows)
+			r[t] = (struct npu_tile_range){ lo, hi < m ? hi : m, 0, n };
+		else
+			r[t] = (struct npu_tile_range){ 0, m, lo, hi < n ? hi : n };
+	}
+}
+
+void npu_run_parallel(void *(*fn)(void *), void *items, size_t size, unsigned int count)
+{
+	pthread_t tid[MAX_PARALLEL];
+	int started[MAX_PARALLEL] = { 0 };
+
+	if (count > MAX_PARALLEL)
+		count = MAX_PARALLEL;
+	for (unsigned int t = 1; t < count; t++) {
+		void *item = (char *)items + t * size;
+
+		if (pthread_create(&tid[t], NULL, fn, item))
+			fn(item);	/* no thread: do it here */
+		else
+			started[t] = 1;
+	}
+	if (count)
+		fn(items);
+	for (unsigned int t = 1; t < count; t++)
+		if (started[t])
+			pthread_join(tid[t], NULL);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* npu_split.h - sharing a GEMM's output among host threads (npu_split.c). */
+#ifndef NPU_SPLIT_H
+#define NPU_SPLIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Rows [m0, m1) and columns [n0, n1) of an output; empty when m0 == m1. */
+struct npu_tile_range {
+	uint32_t m0, m1, n0, n1;
+};
+
+/*
+ * Split an @m x @n output into @count ranges of whole @mr-row tiles or
+ * @nr-column panels: by columns, so that each thread packs only its own
+ * weights, or by rows when there are fewer panels than threads.
+ */
+void npu_split(uint32_t m, uint32_t n, uint32_t mr, uint32_t nr, unsigned int count,
+	       struct npu_tile_range *r);
+
+/*
+ * Run @fn on each of @count items of @size bytes at @items: the first on
+ * the calling thread, the others on threads of their own (or here too,
+ * when one cannot be started); returns when all are done.
+ */
+void npu_run_parallel(void *(*fn)(void *), void *items, size_t size, unsigned int count);
+
+#endif /* NPU_SPLIT_H */
