@@ -32,7 +32,8 @@ FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness test_quant \
 	test_tensor test_train
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
-	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx
+	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
+	$(BUILD)/tests/test_ocl
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_reset_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
@@ -196,6 +197,12 @@ $(BUILD)/tests/test_train: tests/host/test_train.c $(wildcard libnpu/src/ref_*.c
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		libnpu/src/ref_*.c libnpu/src/pack_train.c \
 		tests/host/harness.c $(CORE_SRCS) -lm -lpthread
+
+# libnpu's OpenCL backend, on whatever OpenCL the host has (PoCL here).
+$(BUILD)/tests/test_ocl: tests/host/test_ocl.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) libnpu/src/ocl_priv.h libnpu/src/ocl_api.h tests/host/tap.h
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
+		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 # The demo's data set reader.
 $(BUILD)/tests/test_idx: tests/host/test_idx.c examples/fashion/idx.c examples/fashion/idx.h tests/host/tap.h

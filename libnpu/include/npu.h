@@ -436,5 +436,6 @@ const char *npu_job_state_name(enum npu_job_state s);
 #endif
 
 #include "npu_train.h"	/* the training operations */
+#include "npu_ocl.h"	/* the OpenCL backend */
 
 #endif /* NPU_H */

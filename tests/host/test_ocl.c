@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_ocl.c - libnpu's OpenCL backend on the host (PoCL here): int8 GEMMs
+ * bit for bit the CPU reference's; program binaries cached on disk and
+ * reused (and a damaged one rebuilt); a compile error reported with the
+ * compiler's log; no OpenCL at all, and a device that does not exist,
+ * reported as such.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu.h"
+#include "ocl_priv.h"
+#include "tap.h"
+
+static char cache[] = "/tmp/test_ocl.XXXXXX";
+static uint64_t seed = 3;
+
+static uint32_t rnd(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(seed >> 33);
+}
+
+static void setup_cache(void)
+{
+	CHECK(mkdtemp(cache) != NULL);
+	setenv("NPU_OCL_CACHE", cache, 1);
+}
+
+static void test_gemm_i8_matches_reference(void)
+{
+	char why[512];
+	npu_ocl *o;
+
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);
+	printf("#   device: %s\n", npu_ocl_device_name(o));
+	for (int t = 0; t < 24; t++) {
+		struct npu_gemm_i8 p = { 1 + rnd() % 40, 1 + rnd() % 40, 1 + rnd() % 300,
+					 t % 3 ? (int32_t)(rnd() % 256) - 128 : 127,
+					 (int32_t)(rnd() % 256) - 128, -128, 127, t & 1 };
+		uint32_t nq = p.per_tensor ? 1 : p.n;
+		int8_t *a = malloc((size_t)p.m * p.k), *b = malloc((size_t)p.n * p.k);
+		int8_t *got = malloc((size_t)p.m * p.n), *want = malloc((size_t)p.m * p.n);
+		int32_t *bias = malloc(4 * p.n), *mult = malloc(4 * nq), *shift = malloc(4 * nq);
+
+		if (t % 4 == 1) {
+			p.act_min = -20;
+			p.act_max = 90;
+		}
+		for (size_t i = 0; i < (size_t)p.m * p.k; i++)
+			a[i] = (int8_t)rnd();
+		for (size_t i = 0; i < (size_t)p.n * p.k; i++)
+			b[i] = (int8_t)rnd();
+		for (uint32_t i = 0; i < p.n; i++)
+			bias[i] = (int32_t)(rnd() % 200001) - 100000;
+		for (uint32_t i = 0; i < nq; i++) {	/* saturating ones too */
+			mult[i] = (int32_t)(0x40000000u + rnd() % 0x40000000u);
+			shift[i] = t % 5 == 4 ? (int32_t)(rnd() % 4) : -(int32_t)(rnd() % 20);
+		}
+		CHECK_EQ(npu_ref_gemm_i8(&p, a, b, t % 2 ? bias : NULL, mult, shift, want), NPU_OK);
+		CHECK_EQ(npu_ocl_gemm_i8(o, &p, a, b, t % 2 ? bias : NULL, mult, shift, got), NPU_OK);
+		CHECK(!memcmp(got, want, (size_t)p.m * p.n));
+		free(a);
+		free(b);
+		free(got);
+		free(want);
+		free(bias);
+		free(mult);
+		free(shift);
+	}
+	{	/* the checks of the reference */
+		struct npu_gemm_i8 bad = { 0, 1, 1, 0, 0, -128, 127, 1 };
+		int8_t x = 0;
+		int32_t m = 1 << 30, s = 0;
+
+		CHECK_EQ(npu_ocl_gemm_i8(o, &bad, &x, &x, NULL, &m, &s, &x), NPU_EINVAL);
+	}
+	npu_ocl_close(o);
+}
+
+/* The second open loads the binary the first one built; a damaged one is rebuilt. */
+static void test_program_binaries_are_cached(void)
+{
+	struct npu_gemm_i8 p = { 2, 2, 2, 0, 0, -128, 127, 1 };
+	int8_t a[4] = { 1, 2, 3, 4 }, out[4];
+	int32_t m = 1 << 30, s = 0;
+	char why[512], cmd[128];
+	npu_ocl *o;
+
+	snprintf(cmd, sizeof(cmd), "rm -f %s/*.bin", cache);
+	CHECK(system(cmd) == 0);
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);
+	CHECK_EQ(npu_ocl_gemm_i8(o, &p, a, a, NULL, &m, &s, out), NPU_OK);
+	CHECK(o->builds == 1 && o->cache_hits == 0);
+	npu_ocl_close(o);
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);
+	CHECK_EQ(npu_ocl_gemm_i8(o, &p, a, a, NULL, &m, &s, out), NPU_OK);
+	CHECK(o->builds == 0 && o->cache_hits == 1);
+	npu_ocl_close(o);
+	/* 1*1 + 2*2 = 5, 1*3 + 2*4 = 11, ... halved by the multiplier, rounded */
+	CHECK(out[0] == 3 && out[1] == 6 && out[2] == 6 && out[3] == 13);
+	snprintf(cmd, sizeof(cmd), "for f in %s/*.bin; do echo damaged > $f; done", cache);
+	CHECK(system(cmd) == 0);
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);
+	CHECK_EQ(npu_ocl_gemm_i8(o, &p, a, a, NULL, &m, &s, out), NPU_OK);
+	CHECK(o->builds == 1 && o->cache_hits == 0);
+	npu_ocl_close(o);
+}
+
+static void test_build_errors_come_with_the_log(void)
+{
+	char why[4096];
+	cl_program prog;
+	npu_ocl *o;
+
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);
+	CHECK_EQ(ocl_build(o, "kernel void k(global int *p) { p[0] = undeclared_thing; }", "",
+			   &prog, why, sizeof(why)), NPU_EIO);
+	printf("#   %.160s...\n", why);
+	CHECK(strstr(why, "OpenCL build failed") != NULL);
+	CHECK(strstr(why, "undeclared_thing") != NULL);
+	npu_ocl_close(o);
+}
+
+static void test_no_opencl_or_no_device(void)
+{
+	char why[512];
+	npu_ocl *o;
+
+	setenv("NPU_OPENCL_LIB", "/nonexistent/libOpenCL.so.1", 1);
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_ENODEV);
+	printf("#   %s\n", why);
+	CHECK(strstr(why, "no OpenCL") != NULL && o == NULL);
+	unsetenv("NPU_OPENCL_LIB");
+	setenv("NPU_OCL_DEVICE", "9:0", 1);
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_ENODEV);
+	printf("#   %s\n", why);
+	setenv("NPU_OCL_DEVICE", "fpga", 1);
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_ENODEV);
+	CHECK(strstr(why, "expected gpu") != NULL);
+	setenv("NPU_OCL_DEVICE", "cpu", 1);
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);	/* PoCL is a CPU device */
+	npu_ocl_close(o);
+	unsetenv("NPU_OCL_DEVICE");
+}
+
+static void cleanup_cache(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", cache);
+	CHECK(system(cmd) == 0);
+}
+
+TAP_MAIN(
+	TAP_ENTRY(setup_cache),
+	TAP_ENTRY(test_gemm_i8_matches_reference),
+	TAP_ENTRY(test_program_binaries_are_cached),
+	TAP_ENTRY(test_build_errors_come_with_the_log),
+	TAP_ENTRY(test_no_opencl_or_no_device),
+	TAP_ENTRY(cleanup_cache),
+)
