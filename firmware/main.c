@@ -63,7 +63,7 @@ void heartbeat_poll(void)
 
 int main(void)
 {
-	uint32_t cmd_caps;
+	uint32_t cmd_caps, hw_caps;
 
 	reg_write(NPU_REG_FW_STATUS, NPU_FW_STATE_BOOTING);
 	if (!read_params())
@@ -72,13 +72,20 @@ int main(void)
 	period = (uint64_t)(params.heartbeat_ms ? params.heartbeat_ms
 						: NPU_FW_HEARTBEAT_MS_DEFAULT) * 1000000u;
 
+	/* What the hardware's profile has, the firmware offers. */
+	hw_caps = reg_read(NPU_REG_HW_CAPS);
 	cmd_caps = 1u << NPU_CMD_NOP | 1u << NPU_CMD_DMA_COPY | 1u << NPU_CMD_DMA_FILL |
-		   1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER | 1u << NPU_CMD_GEMM_I8 |
-		   1u << NPU_CMD_CONV2D_I8 | 1u << NPU_CMD_POOL_I8 | 1u << NPU_CMD_ELTWISE_I8 |
-		   1u << NPU_CMD_QUANTIZE | 1u << NPU_CMD_SOFTMAX_I8 | 1u << NPU_CMD_TRANSPOSE |
-		   1u << NPU_CMD_PAD | 1u << NPU_CMD_CONCAT | 1u << NPU_CMD_GEMM_F32 |
-		   1u << NPU_CMD_CONV2D_F32 | 1u << NPU_CMD_POOL_F32 | 1u << NPU_CMD_ELTWISE_F32 |
-		   1u << NPU_CMD_REDUCE_F32 | 1u << NPU_CMD_XENT_F32 | 1u << NPU_CMD_OPTIM_F32;
+		   1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER;
+	if (hw_caps & NPU_HW_CAP_INT8)
+		cmd_caps |= 1u << NPU_CMD_GEMM_I8 | 1u << NPU_CMD_CONV2D_I8 |
+			    1u << NPU_CMD_POOL_I8 | 1u << NPU_CMD_ELTWISE_I8 |
+			    1u << NPU_CMD_QUANTIZE | 1u << NPU_CMD_SOFTMAX_I8 |
+			    1u << NPU_CMD_TRANSPOSE | 1u << NPU_CMD_PAD | 1u << NPU_CMD_CONCAT;
+	if (hw_caps & NPU_HW_CAP_TRAIN)
+		cmd_caps |= 1u << NPU_CMD_GEMM_F32 | 1u << NPU_CMD_CONV2D_F32 |
+			    1u << NPU_CMD_POOL_F32 | 1u << NPU_CMD_ELTWISE_F32 |
+			    1u << NPU_CMD_REDUCE_F32 | 1u << NPU_CMD_XENT_F32 |
+			    1u << NPU_CMD_OPTIM_F32;
 	reg_write(NPU_REG_FW_VERSION, FW_VERSION_CODE);
 	reg_write(NPU_REG_FW_API, NPU_FW_API_MAJOR << 16 | NPU_FW_API_MINOR);
 	reg_write(NPU_REG_FW_CAPS, NPU_FW_CAP_HEARTBEAT | NPU_FW_CAP_TIMESTAMPS |

@@ -26,6 +26,7 @@ void npu_core_default_config(struct npu_core_config *cfg)
 	cfg->mac_cols = 32;
 	cfg->engine_threads = 0;
 	cfg->tensor_sram_kib = 1024;
+	cfg->profile = NPU_PROFILE_FULL;
 }
 
 uint64_t npu_core_time(const struct npu_core *core)
@@ -67,7 +68,8 @@ struct npu_core *npu_core_new(const struct npu_core_config *cfg,
 	    cfg->sram_size > (16u << 20) || cfg->sram_size % NPU_PAGE_SIZE ||
 	    !cfg->clock_mhz || !cfg->dma_bytes_per_cycle || !cfg->mac_rows ||
 	    !cfg->mac_cols || cfg->mac_rows > 4096 || cfg->mac_cols > 4096 ||
-	    !cfg->tensor_sram_kib || cfg->tensor_sram_kib > (1u << 20))
+	    !cfg->tensor_sram_kib || cfg->tensor_sram_kib > (1u << 20) ||
+	    cfg->profile > NPU_PROFILE_EDGE)
 		return NULL;
 	core = calloc(1, sizeof(*core));
 	if (!core)
@@ -274,7 +276,9 @@ static uint32_t reg_read(struct npu_core *core, uint32_t off, bool fw)
 	switch (off) {
 	case NPU_REG_ID: return NPU_ID_MAGIC;
 	case NPU_REG_HW_VERSION: return NPU_HW_VERSION;
-	case NPU_REG_HW_CAPS: return NPU_HW_CAP_DMA | NPU_HW_CAP_MMU | NPU_HW_CAP_FLR;
+	case NPU_REG_HW_CAPS:
+		return NPU_HW_CAP_DMA | NPU_HW_CAP_MMU | NPU_HW_CAP_FLR | NPU_HW_CAP_INT8 |
+		       (core->cfg.profile == NPU_PROFILE_FULL ? NPU_HW_CAP_TRAIN : 0);
 	case NPU_REG_NUM_RINGS: return NPU_NUM_RINGS;
 	case NPU_REG_MAX_CONTEXTS: return NPU_MAX_CONTEXTS;
 	case NPU_REG_SRAM_SIZE: return core->cfg.sram_size;

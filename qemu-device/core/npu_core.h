@@ -41,6 +41,8 @@ struct npu_core_ops {
  * @mac_cols: columns of the MAC array (model).
  * @engine_threads: host threads the tensor engine may use (0: one per CPU).
  * @tensor_sram_kib: on-chip SRAM of the tensor engine (model), KiB.
+ * @profile: NPU_PROFILE_FULL (inference and training) or NPU_PROFILE_EDGE
+ *	(int8 inference only: the training ops are not in the hardware).
  */
 struct npu_core_config {
 	uint32_t sram_size;
@@ -51,7 +53,10 @@ struct npu_core_config {
 	uint32_t mac_cols;
 	uint32_t engine_threads;
 	uint32_t tensor_sram_kib;
+	uint32_t profile;
 };
+#define NPU_PROFILE_FULL	0
+#define NPU_PROFILE_EDGE	1
 
 void npu_core_default_config(struct npu_core_config *cfg);
 

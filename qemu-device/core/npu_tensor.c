@@ -958,8 +958,11 @@ void npu_tensor_run(struct npu_core *core)
 	}
 	memcpy(cmd, core->sram + off, size);
 
-	if (op >= NPU_CMD_GEMM_I8 && op - NPU_CMD_GEMM_I8 < ARRAY_LEN(tensor_ops) &&
-	    tensor_ops[op - NPU_CMD_GEMM_I8])
+	/* An edge NPU has no training ops: to it they are unknown commands. */
+	if (op >= NPU_CMD_GEMM_F32 && core->cfg.profile != NPU_PROFILE_FULL)
+		st = NPU_DMA_ERR_ARGS;
+	else if (op >= NPU_CMD_GEMM_I8 && op - NPU_CMD_GEMM_I8 < ARRAY_LEN(tensor_ops) &&
+		 tensor_ops[op - NPU_CMD_GEMM_I8])
 		st = tensor_ops[op - NPU_CMD_GEMM_I8](core, cmd, size, &fault, &bytes, &cycles);
 	else
 		st = NPU_DMA_ERR_ARGS;

@@ -42,6 +42,7 @@ struct NPUState {
     VMChangeStateEntry *vmstate_change;
     struct npu_core *core;
     struct npu_core_config cfg;
+    char *profile;              /* "full" (default) or "edge" */
 };
 
 static int npu_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
@@ -160,6 +161,15 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
     NPUState *s = NPU(pdev);
     int v;
 
+    if (!s->profile || !strcmp(s->profile, "full")) {
+        s->cfg.profile = NPU_PROFILE_FULL;
+    } else if (!strcmp(s->profile, "edge")) {
+        s->cfg.profile = NPU_PROFILE_EDGE;
+    } else {
+        error_setg(errp, "npu: profile must be full (inference and training) "
+                   "or edge (int8 inference only)");
+        return;
+    }
     s->core = npu_core_new(&s->cfg, &npu_ops, s);
     if (!s->core) {
         error_setg(errp, "npu: invalid properties (sram-size must be a "
@@ -238,6 +248,7 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("mac-cols", NPUState, cfg.mac_cols, 32),
     DEFINE_PROP_UINT32("engine-threads", NPUState, cfg.engine_threads, 0),
     DEFINE_PROP_UINT32("tensor-sram-kib", NPUState, cfg.tensor_sram_kib, 1024),
+    DEFINE_PROP_STRING("profile", NPUState, profile),
 };
 
 /* The firmware's state lives in the device core: migration is not supported. */

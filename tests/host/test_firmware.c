@@ -774,6 +774,39 @@ static void test_large_fill_is_sliced(void)
 	CHECK_EQ(*(uint8_t *)h_ptr(&h, page + 4095), 1);
 }
 
+/*
+ * An edge NPU: the hardware reports int8 inference only, the firmware
+ * offers no training command, and the tensor engine refuses one anyway.
+ */
+static void test_edge_profile(void)
+{
+	struct npu_core_config cfg;
+	uint32_t gemm[18] = { NPU_CMD_GEMM_F32, 72 };
+
+	npu_core_default_config(&cfg);
+	cfg.profile = NPU_PROFILE_EDGE;
+	h_fini(&h);
+	h_init_cfg(&h, &cfg);
+	CHECK_EQ(h_rd(&h, NPU_REG_HW_CAPS),
+		 NPU_HW_CAP_DMA | NPU_HW_CAP_MMU | NPU_HW_CAP_FLR | NPU_HW_CAP_INT8);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS),
+		 1u << NPU_CMD_NOP | 1u << NPU_CMD_DMA_COPY | 1u << NPU_CMD_DMA_FILL |
+		 1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER | 1u << NPU_CMD_GEMM_I8 |
+		 1u << NPU_CMD_CONV2D_I8 | 1u << NPU_CMD_POOL_I8 | 1u << NPU_CMD_ELTWISE_I8 |
+		 1u << NPU_CMD_QUANTIZE | 1u << NPU_CMD_SOFTMAX_I8 | 1u << NPU_CMD_TRANSPOSE |
+		 1u << NPU_CMD_PAD | 1u << NPU_CMD_CONCAT);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	h_map(&h, 0, 0x100000, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	/* a well-formed 2 x 2 x 2 fp32 GEMM: a full NPU runs it, this one cannot */
+	gemm[2] = gemm[4] = gemm[6] = 0x100000;
+	gemm[8] = gemm[9] = gemm[10] = gemm[11] = gemm[12] = gemm[13] = 2;
+	gemm[15] = 0x3f800000;	/* alpha 1 */
+	CHECK_EQ(h_run_cmds(&h, 0, 0x10000, gemm, sizeof(gemm)).status, NPU_JOB_INVALID_CMD);
+	CHECK_EQ(nop_job(0).status, NPU_JOB_OK);
+}
+
 /* A smaller SRAM: the firmware finds its stack from the size it is given. */
 static void test_small_sram(void)
 {
@@ -829,6 +862,7 @@ static void test_reset_from_inside_an_operation(void)
 
 TAP_MAIN(
 	TAP_ENTRY(test_boot_handshake),
+	TAP_ENTRY(test_edge_profile),
 	TAP_ENTRY(test_heartbeat),
 	TAP_ENTRY(test_nop_job),
 	TAP_ENTRY(test_copy_byte_for_byte),

@@ -675,6 +675,49 @@ TEST_F(lib, fashion_subset_trains_and_quantizes)
 	idx_free(&test);
 }
 
+/*
+ * The device's profile (QEMU property profile=full|edge) decides what the
+ * firmware offers: int8 inference always; the training commands only on a
+ * full NPU. On an edge NPU a training command fails its job as unknown,
+ * and a training graph puts those ops on the CPU, saying why, and still
+ * trains. make check runs this in a second VM booted with profile=edge.
+ */
+TEST_F(lib, npu_profile)
+{
+	const uint32_t train = 1u << 25 | 1u << 26 | 1u << 27 | 1u << 28 | 1u << 29 |
+			       1u << 30 | 1u << 31, int8 = 0x1ffu << 16;
+	struct npu_gemm_f32 gp = { 2, 2, 2, 0, 0, 0, 1.0f, 0.0f };
+	struct npu_device_info info;
+	struct npu_job_result res;
+	struct train_net n = { 0 };
+	float loss[16];
+
+	ASSERT_EQ(NPU_OK, npu_device_info(self->dev, &info));
+	EXPECT_EQ(int8, info.cmd_caps & int8);
+	ASSERT_TRUE((info.cmd_caps & train) == train || !(info.cmd_caps & train));
+	TH_LOG("%s profile: commands 0x%08x", info.cmd_caps & train ? "full" : "edge",
+	       info.cmd_caps);
+	ASSERT_EQ(NPU_OK, npu_cmd_gemm_f32(self->cb, &gp, npu_buffer_va(self->a),
+					   npu_buffer_va(self->a), npu_buffer_va(self->b)));
+	ASSERT_EQ(NPU_OK, run(self->dev, self->cb, &res));
+	EXPECT_EQ(info.cmd_caps & train ? NPU_JOB_STATE_DONE : NPU_JOB_STATE_INVALID_COMMAND,
+		  res.state);
+	ASSERT_EQ(NPU_OK, build_train_net(&n, self->dev));
+	TH_LOG("placement:\n%s", npu_plan_report(n.plan));
+	if (info.cmd_caps & train) {
+		EXPECT_EQ(NULL, strstr(npu_plan_report(n.plan), "cpu"));
+	} else {
+		EXPECT_NE(NULL, strstr(npu_plan_report(n.plan),
+				       "conv2d grad       cpu (not in the firmware's capabilities)"));
+	}
+	/* Either way it trains: two steps, one loss each. */
+	for (int step = 0; step < 2; step++)
+		ASSERT_EQ(NPU_OK, npu_plan_exec(n.plan, NPU_EXEC_TRAIN));
+	ASSERT_EQ(0, npu_plan_read(n.plan, n.loss, loss, sizeof(loss)));
+	EXPECT_TRUE(isfinite(loss[0]));
+	npu_graph_free(n.g);
+}
+
 /* One-call helpers: the NPU and the CPU give the same bytes. */
 TEST_F(lib, one_call_helpers)
 {
