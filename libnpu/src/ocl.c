@@ -325,15 +325,52 @@ static cl_mem buffer(struct npu_ocl *o, size_t size, const void *data, cl_int *e
 				   size, (void *)data, err);
 }
 
+/* One kernel argument: @size bytes at @val (a cl_mem's address for buffers). */
+struct karg {
+	size_t size;
+	const void *val;
+};
+
+/*
+ * Set @n arguments of @k, run it over @global, and read @out_len bytes of
+ * buffer @out back into @dst; 0 or NPU_EIO (the reason in o->why).
+ */
+static int launch(struct npu_ocl *o, cl_kernel k, const struct karg *args, cl_uint n,
+		  cl_uint dims, const size_t *global, cl_mem out, size_t out_len, void *dst)
+{
+	cl_int err = CL_SUCCESS;
+
+	for (cl_uint i = 0; err == CL_SUCCESS && i < n; i++)
+		err = o->api.SetKernelArg(k, i, args[i].size, args[i].val);
+	if (err == CL_SUCCESS)
+		err = o->api.EnqueueNDRangeKernel(o->queue, k, dims, NULL, global, NULL, 0, NULL,
+						  NULL);
+	if (err == CL_SUCCESS)
+		err = o->api.EnqueueReadBuffer(o->queue, out, CL_TRUE, 0, out_len, dst, 0, NULL,
+					       NULL);
+	if (err != CL_SUCCESS) {
+		say(o->why, sizeof(o->why), "OpenCL: a kernel failed (error %d)", err);
+		return NPU_EIO;
+	}
+	return NPU_OK;
+}
+
+static void release(struct npu_ocl *o, cl_mem *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i])
+			o->api.ReleaseMemObject(m[i]);
+}
+
 int npu_ocl_gemm_i8(npu_ocl *o, const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
 		    const int32_t *bias, const int32_t *mult, const int32_t *shift, int8_t *out)
 {
 	uint32_t nq = p && p->per_tensor ? 1 : p ? p->n : 0;
-	cl_mem ma = NULL, mb = NULL, mbias = NULL, mm = NULL, ms = NULL, mo = NULL;
+	cl_mem m[6];
 	int32_t zero = 0;
 	cl_int err = CL_SUCCESS;
 	cl_kernel k;
-	int e;
+	int e, hb = !!bias, pt;
 
 	if (!o || !npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out ||
 	    !npu_shifts_valid(shift, nq))
@@ -341,42 +378,104 @@ int npu_ocl_gemm_i8(npu_ocl *o, const struct npu_gemm_i8 *p, const int8_t *a, co
 	e = kernel_for(o, OCL_GEMM_I8, gemm_i8_src, "gemm_i8", &k);
 	if (e)
 		return e;
-	ma = buffer(o, (size_t)p->m * p->k, a, &err);
-	mb = buffer(o, (size_t)p->n * p->k, b, &err);
-	mbias = buffer(o, bias ? sizeof(int32_t) * p->n : 4, bias ? (const void *)bias : &zero,
-		       &err);
-	mm = buffer(o, sizeof(int32_t) * nq, mult, &err);
-	ms = buffer(o, sizeof(int32_t) * nq, shift, &err);
-	mo = buffer(o, (size_t)p->m * p->n, NULL, &err);
-	if (ma && mb && mbias && mm && ms && mo) {
-		int hb = !!bias, pt = !!p->per_tensor;
+	pt = !!p->per_tensor;
+	m[0] = buffer(o, (size_t)p->m * p->k, a, &err);
+	m[1] = buffer(o, (size_t)p->n * p->k, b, &err);
+	m[2] = buffer(o, bias ? sizeof(int32_t) * p->n : 4, bias ? (const void *)bias : &zero, &err);
+	m[3] = buffer(o, sizeof(int32_t) * nq, mult, &err);
+	m[4] = buffer(o, sizeof(int32_t) * nq, shift, &err);
+	m[5] = buffer(o, (size_t)p->m * p->n, NULL, &err);
+	if (m[0] && m[1] && m[2] && m[3] && m[4] && m[5]) {
 		size_t g[2] = { p->n, p->m };
-		const void *args[] = { &ma, &mb, &mbias, &hb, &mm, &ms, &pt, &mo, &p->m, &p->n,
-				       &p->k, &p->a_zero, &p->out_zero, &p->act_min, &p->act_max };
-		const size_t sizes[] = { sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(int),
-					 sizeof(cl_mem), sizeof(cl_mem), sizeof(int), sizeof(cl_mem),
-					 4, 4, 4, 4, 4, 4, 4 };
+		const struct karg args[] = {
+			{ sizeof(cl_mem), &m[0] }, { sizeof(cl_mem), &m[1] }, { sizeof(cl_mem), &m[2] },
+			{ sizeof(int), &hb }, { sizeof(cl_mem), &m[3] }, { sizeof(cl_mem), &m[4] },
+			{ sizeof(int), &pt }, { sizeof(cl_mem), &m[5] }, { 4, &p->m }, { 4, &p->n },
+			{ 4, &p->k }, { 4, &p->a_zero }, { 4, &p->out_zero }, { 4, &p->act_min },
+			{ 4, &p->act_max },
+		};
 
-		for (cl_uint i = 0; err == CL_SUCCESS && i < sizeof(sizes) / sizeof(sizes[0]); i++)
-			err = o->api.SetKernelArg(k, i, sizes[i], args[i]);
-		if (err == CL_SUCCESS)
-			err = o->api.EnqueueNDRangeKernel(o->queue, k, 2, NULL, g, NULL, 0, NULL,
-							  NULL);
-		if (err == CL_SUCCESS)
-			err = o->api.EnqueueReadBuffer(o->queue, mo, CL_TRUE, 0,
-						       (size_t)p->m * p->n, out, 0, NULL, NULL);
+		e = launch(o, k, args, 15, 2, g, m[5], (size_t)p->m * p->n, out);
+	} else {
+		e = NPU_ENOMEM;
 	}
-	e = err != CL_SUCCESS ? NPU_EIO : !(ma && mb && mbias && mm && ms && mo) ? NPU_ENOMEM : 0;
-	if (e)
-		say(o->why, sizeof(o->why), "OpenCL: the GEMM failed (error %d)", err);
-	{
-		cl_mem all[] = { ma, mb, mbias, mm, ms, mo };
-
-		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-			if (all[i])
-				o->api.ReleaseMemObject(all[i]);
-	}
+	release(o, m, 6);
 	return e;
+}
+
+/* ref_pool.c's loops, one output element per work-item; *bad set for an empty window. */
+static const char pool_i8_src[] =
+"kernel void pool_i8(global const char *in, global char *out, global int *bad,\n"
+"		    uint b_n, uint in_h, uint in_w, uint c, uint out_h, uint out_w,\n"
+"		    uint k_h, uint k_w, uint s_h, uint s_w, uint pad_top, uint pad_left,\n"
+"		    int act_min, int act_max, int average)\n"
+"{\n"
+"	size_t o = get_global_id(0);\n"
+"	uint ch = o % c, ox = (o / c) % out_w, oy = (o / c / out_w) % out_h;\n"
+"	uint b = o / c / out_w / out_h;\n"
+"	int sum = 0, mx = -128, count = 0;\n"
+"	if (b >= b_n)\n"
+"		return;\n"
+"	for (uint ky = 0; ky < k_h; ky++)\n"
+"		for (uint kx = 0; kx < k_w; kx++) {\n"
+"			long iy = (long)oy * s_h - pad_top + ky, ix = (long)ox * s_w - pad_left + kx;\n"
+"			int v;\n"
+"			if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w)\n"
+"				continue;\n"
+"			v = in[(((size_t)b * in_h + iy) * in_w + ix) * c + ch];\n"
+"			sum += v;\n"
+"			mx = v > mx ? v : mx;\n"
+"			count++;\n"
+"		}\n"
+"	if (!count) {\n"
+"		*bad = 1;\n"
+"		return;\n"
+"	}\n"
+"	if (average)\n"
+"		sum = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;\n"
+"	else\n"
+"		sum = mx;\n"
+"	out[o] = (char)(sum < act_min ? act_min : sum > act_max ? act_max : sum);\n"
+"}\n";
+
+int npu_ocl_pool_i8(npu_ocl *o, const struct npu_pool_i8 *p, const int8_t *in, int8_t *out)
+{
+	size_t n_in, n_out;
+	int32_t bad = 0, avg;
+	cl_mem m[3];
+	cl_int err = CL_SUCCESS;
+	cl_kernel k;
+	int e;
+
+	if (!o || !npu_pool_i8_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	e = kernel_for(o, OCL_POOL_I8, pool_i8_src, "pool_i8", &k);
+	if (e)
+		return e;
+	avg = !!p->average;
+	n_in = (size_t)p->batch * p->in_h * p->in_w * p->c;
+	n_out = (size_t)p->batch * p->out_h * p->out_w * p->c;
+	m[0] = buffer(o, n_in, in, &err);
+	m[1] = buffer(o, n_out, NULL, &err);
+	m[2] = o->api.CreateBuffer(o->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 4, &bad, &err);
+	if (m[0] && m[1] && m[2]) {
+		const struct karg args[] = {
+			{ sizeof(cl_mem), &m[0] }, { sizeof(cl_mem), &m[1] }, { sizeof(cl_mem), &m[2] },
+			{ 4, &p->batch }, { 4, &p->in_h }, { 4, &p->in_w }, { 4, &p->c },
+			{ 4, &p->out_h }, { 4, &p->out_w }, { 4, &p->k_h }, { 4, &p->k_w },
+			{ 4, &p->stride_h }, { 4, &p->stride_w }, { 4, &p->pad_top },
+			{ 4, &p->pad_left }, { 4, &p->act_min }, { 4, &p->act_max }, { 4, &avg },
+		};
+
+		e = launch(o, k, args, 18, 1, &n_out, m[1], n_out, out);
+		if (!e && o->api.EnqueueReadBuffer(o->queue, m[2], CL_TRUE, 0, 4, &bad, 0, NULL,
+						   NULL) != CL_SUCCESS)
+			e = NPU_EIO;
+	} else {
+		e = NPU_ENOMEM;
+	}
+	release(o, m, 3);
+	return e ? e : bad ? NPU_EINVAL : NPU_OK;	/* a window with nothing in it */
 }
 
 const char *npu_ocl_error(const npu_ocl *o)

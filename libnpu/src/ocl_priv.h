@@ -9,7 +9,7 @@
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */
 #pragma GCC visibility push(hidden)
 
-enum { OCL_GEMM_I8, OCL_NPROGS };
+enum { OCL_GEMM_I8, OCL_POOL_I8, OCL_NPROGS };
 
 struct npu_ocl {
 	struct ocl_api api;

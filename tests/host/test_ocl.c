@@ -81,6 +81,56 @@ static void test_gemm_i8_matches_reference(void)
 	npu_ocl_close(o);
 }
 
+/* Max and average pooling with padding and strides, bit for bit; an empty window refused. */
+static void test_pool_i8_matches_reference(void)
+{
+	char why[512];
+	npu_ocl *o;
+
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);
+	for (int t = 0; t < 30; t++) {
+		struct npu_pool_i8 p = { 1 + rnd() % 2, 1 + rnd() % 12, 1 + rnd() % 12, 1 + rnd() % 5,
+					 0, 0, 1 + rnd() % 4, 1 + rnd() % 4, 1 + rnd() % 3,
+					 1 + rnd() % 3, rnd() % 2, rnd() % 2, -128, 127, t & 1 };
+		size_t n_in, n_out;
+		int8_t *in, *got, *want;
+
+		if (t % 3 == 2) {
+			p.act_min = -60;
+			p.act_max = 70;
+		}
+		/* padding short of a window, and an output whose windows all touch the input */
+		p.pad_top = rnd() % p.k_h;
+		p.pad_left = rnd() % p.k_w;
+		p.out_h = (p.in_h + p.pad_top - 1) / p.stride_h + 1;
+		p.out_w = (p.in_w + p.pad_left - 1) / p.stride_w + 1;
+		n_in = (size_t)p.batch * p.in_h * p.in_w * p.c;
+		n_out = (size_t)p.batch * p.out_h * p.out_w * p.c;
+		in = malloc(n_in);
+		got = malloc(n_out);
+		want = malloc(n_out);
+		for (size_t i = 0; i < n_in; i++)
+			in[i] = (int8_t)rnd();
+		CHECK_EQ(npu_ref_pool_i8(&p, in, want), NPU_OK);
+		CHECK_EQ(npu_ocl_pool_i8(o, &p, in, got), NPU_OK);
+		CHECK(!memcmp(got, want, n_out));
+		p.out_w += 3;	/* the last windows fall outside the input */
+		p.pad_left = 0;
+		p.k_w = 1;
+		{
+			int8_t *g2 = malloc((size_t)p.batch * p.out_h * p.out_w * p.c);
+
+			CHECK_EQ(npu_ref_pool_i8(&p, in, g2), NPU_EINVAL);
+			CHECK_EQ(npu_ocl_pool_i8(o, &p, in, g2), NPU_EINVAL);
+			free(g2);
+		}
+		free(in);
+		free(got);
+		free(want);
+	}
+	npu_ocl_close(o);
+}
+
 /* The second open loads the binary the first one built; a damaged one is rebuilt. */
 static void test_program_binaries_are_cached(void)
 {
@@ -158,6 +208,7 @@ static void cleanup_cache(void)
 TAP_MAIN(
 	TAP_ENTRY(setup_cache),
 	TAP_ENTRY(test_gemm_i8_matches_reference),
+	TAP_ENTRY(test_pool_i8_matches_reference),
 	TAP_ENTRY(test_program_binaries_are_cached),
 	TAP_ENTRY(test_build_errors_come_with_the_log),
 	TAP_ENTRY(test_no_opencl_or_no_device),
