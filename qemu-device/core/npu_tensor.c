@@ -535,12 +535,9 @@ static uint32_t pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		}
 	}
 	st = npu_va_rw(core, core->tensor.ctx, p.out, out, out_sz, true, fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = in_sz + out_sz;
-		*cycles = (out_sz * p.k_h * p.k_w + core->cfg.mac_cols - 1) / core->cfg.mac_cols;
-		if (*bytes / core->cfg.dma_bytes_per_cycle > *cycles)
-			*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
-	}
+	npu_account(core, st, in_sz + out_sz,
+		    (out_sz * p.k_h * p.k_w + core->cfg.mac_cols - 1) / core->cfg.mac_cols,
+		    bytes, cycles);
 out:
 	free(in);
 	free(out);
@@ -614,11 +611,8 @@ static uint32_t eltwise_run(struct npu_core *core, const uint8_t *c, uint32_t si
 		out[i] = npu_requant_i8(r, e.out_mult, e.out_shift, e.out_zero, e.act_min,
 					e.act_max);
 	}
-	st = npu_va_rw(core, ctx, e.out, out, e.count, true, fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = 3ull * e.count;
-		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
-	}
+	st = npu_account(core, npu_va_rw(core, ctx, e.out, out, e.count, true, fault),
+			 3ull * e.count, 0, bytes, cycles);
 out:
 	free(a);
 	free(b);
@@ -673,10 +667,7 @@ static uint32_t quantize_run(struct npu_core *core, const uint8_t *c, uint32_t s
 	}
 	st = npu_va_rw(core, ctx, out, dst, (uint64_t)count * (dir == NPU_QUANTIZE ? 1 : 4), true,
 		       fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = 5ull * count;
-		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
-	}
+	npu_account(core, st, 5ull * count, 0, bytes, cycles);
 out:
 	free(src);
 	free(dst);
@@ -800,10 +791,7 @@ static uint32_t transpose_run(struct npu_core *core, const uint8_t *c, uint32_t 
 		}
 	}
 	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 16), dst, count * es, true, fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = 2 * count * es;
-		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
-	}
+	npu_account(core, st, 2 * count * es, 0, bytes, cycles);
 out:
 	free(src);
 	free(dst);
@@ -903,10 +891,7 @@ static uint32_t pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		}
 	}
 	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 16), dst, ocount, true, fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = icount + ocount;
-		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
-	}
+	npu_account(core, st, icount + ocount, 0, bytes, cycles);
 out:
 	free(src);
 	free(dst);

@@ -72,6 +72,21 @@ uint64_t npu_model_traffic(const struct npu_core *core, uint64_t act, uint64_t w
 			   uint64_t other);
 uint64_t npu_model_cycles(const struct npu_core *core, uint64_t compute, uint64_t bytes);
 
+/*
+ * The model's account of a finished op: @moved bytes, and the cycles of
+ * @compute on the array or of moving the bytes, whichever is more. Only a
+ * successful op is charged; returns @st.
+ */
+static inline uint32_t npu_account(struct npu_core *core, uint32_t st, uint64_t moved,
+				   uint64_t compute, uint64_t *bytes, uint64_t *cycles)
+{
+	if (st == NPU_DMA_OK) {
+		*bytes = moved;
+		*cycles = npu_model_cycles(core, compute, moved);
+	}
+	return st;
+}
+
 uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
 uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,

@@ -432,10 +432,8 @@ uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 		pool_compute(mode, batch, in_h, in_w, ch, out_h, out_w, k_h, k_w, s_h, s_w, x, y, dx);
 	if (st == NPU_DMA_OK)
 		st = bwd ? store(core, va_dx, dx, x_n * 4, fault) : store(core, va_y, y, y_n * 4, fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = (x_n * (bwd ? 2 : 1) + y_n) * 4;
-		*cycles = npu_model_cycles(core, y_n * k_h * k_w / core->cfg.mac_cols, *bytes);
-	}
+	npu_account(core, st, (x_n * (bwd ? 2 : 1) + y_n) * 4,
+		    y_n * k_h * k_w / core->cfg.mac_cols, bytes, cycles);
 	free(x);
 	free(y);
 	free(dx);
@@ -532,11 +530,8 @@ uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t s
 		eltwise_compute(op, count, cols, alpha, a, b, out);
 	if (st == NPU_DMA_OK)
 		st = store(core, va_out, out, (uint64_t)count * (bf_out ? 2 : 4), fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = (uint64_t)count * ((bf_in ? 2 : 4) + (bf_out ? 2 : 4)) +
-			 (two ? (op == NPU_ELTF_BIAS ? cols : count) * 4ull : 0);
-		*cycles = npu_model_cycles(core, 0, *bytes);
-	}
+	npu_account(core, st, (uint64_t)count * ((bf_in ? 2 : 4) + (bf_out ? 2 : 4)) +
+		    (two ? (op == NPU_ELTF_BIAS ? cols : count) * 4ull : 0), 0, bytes, cycles);
 	free(a);
 	free(b);
 	free(out);
@@ -572,10 +567,7 @@ uint32_t npu_reduce_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			out[op == NPU_REDF_ROWS ? k : r] += in[(size_t)r * cols + k];
 	if (st == NPU_DMA_OK)
 		st = store(core, va_out, out, (uint64_t)n_out * 4, fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = ((uint64_t)rows * cols + n_out) * 4;
-		*cycles = npu_model_cycles(core, 0, *bytes);
-	}
+	npu_account(core, st, ((uint64_t)rows * cols + n_out) * 4, 0, bytes, cycles);
 	free(in);
 	free(out);
 	return st;
@@ -626,10 +618,8 @@ uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 		st = store(core, va_loss, loss, (uint64_t)rows * 4, fault);
 	if (st == NPU_DMA_OK && dz)
 		st = store(core, va_dz, dz, n * 4, fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = n * (dz ? 8 : 4) + (uint64_t)rows * (loss ? 8 : 4);
-		*cycles = npu_model_cycles(core, 2 * n / core->cfg.mac_cols, *bytes);
-	}
+	npu_account(core, st, n * (dz ? 8 : 4) + (uint64_t)rows * (loss ? 8 : 4),
+		    2 * n / core->cfg.mac_cols, bytes, cycles);
 	free(z);
 	free(labels);
 	free(loss);
@@ -684,10 +674,8 @@ uint32_t npu_optim_f32_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 		st = store(core, va_m, m, (uint64_t)count * 4, fault);
 	if (st == NPU_DMA_OK && v)
 		st = store(core, va_v, v, (uint64_t)count * 4, fault);
-	if (st == NPU_DMA_OK) {
-		*bytes = (uint64_t)count * 4 * (3 + (m ? 2 : 0) + (v ? 2 : 0));
-		*cycles = npu_model_cycles(core, 0, *bytes);
-	}
+	npu_account(core, st, (uint64_t)count * 4 * (3 + (m ? 2 : 0) + (v ? 2 : 0)), 0, bytes,
+		    cycles);
 	free(w);
 	free(g);
 	free(m);
