@@ -45,7 +45,10 @@ KMOD_SRCS := Kbuild $(wildcard driver/*.[ch]) $(wildcard include/*.h) $(wildcard
 LIBNPU_VERSION := 0.1.0
 LIBNPU_SRCS := $(wildcard libnpu/src/*.c)
 LIBNPU_HDRS := $(wildcard libnpu/include/*.h)
-LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS))
+LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS)) \
+	$(BUILD)/libnpu/ocl_program.o
+# The OpenCL program: npu_quant.h's arithmetic, then the kernels.
+OCL_SOURCES := include/npu_quant.h $(sort $(wildcard libnpu/src/kernels/*.cl))
 LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Iinclude -Iuapi
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
@@ -70,7 +73,14 @@ qemu:
 
 libnpu: $(LIBNPU)
 
-$(BUILD)/libnpu/%.o: libnpu/src/%.c libnpu/src/npu_priv.h libnpu/src/npu_pack.h $(LIBNPU_HDRS) $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+$(BUILD)/libnpu/ocl_program.c: scripts/embed-text $(OCL_SOURCES)
+	@mkdir -p $(@D)
+	scripts/embed-text ocl_program_src $(OCL_SOURCES) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/libnpu/ocl_program.o: $(BUILD)/libnpu/ocl_program.c
+	$(CC) $(LIBNPU_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libnpu/%.o: libnpu/src/%.c $(wildcard libnpu/src/*.h) $(LIBNPU_HDRS) $(wildcard uapi/drm/*.h) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(LIBNPU_CFLAGS) $$(pkg-config --cflags libdrm) -c -o $@ $<
 

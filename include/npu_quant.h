@@ -16,12 +16,30 @@
  * fixed-point value in [2^30, 2^31) (or 0), @shift in [-31, 30]: the real
  * multiplier is mult * 2^(shift - 31). Documentation/quantization.rst
  * has worked examples.
+ *
+ * libnpu's OpenCL backend compiles this same file as OpenCL C (see
+ * libnpu/src/kernels/), so it keeps to what both languages share.
  */
 #ifndef NPU_QUANT_H
 #define NPU_QUANT_H
 
+#ifdef __OPENCL_C_VERSION__
+typedef char int8_t;
+typedef int int32_t;
+typedef uint uint32_t;
+typedef long int64_t;
+#define INT32_MIN	INT_MIN
+#define INT32_MAX	INT_MAX
+#define NPU_QUANT_TABLE	__constant		/* tables: program scope, constant memory */
+#define NPU_QUANT_MEM	__global		/* softmax rows: the kernel's buffers */
+#define npu_clz32(x)	((int)clz(x))
+#else
 #include <math.h>
 #include <stdint.h>
+#define NPU_QUANT_TABLE	static const
+#define NPU_QUANT_MEM
+#define npu_clz32(x)	__builtin_clz(x)
+#endif
 
 static inline int32_t npu_srdhm(int32_t a, int32_t b)
 {
@@ -30,15 +48,15 @@ static inline int32_t npu_srdhm(int32_t a, int32_t b)
 	if (a == INT32_MIN && b == INT32_MIN)
 		return INT32_MAX;
 	ab = (int64_t)a * (int64_t)b;
-	nudge = ab >= 0 ? (1ll << 30) : (1 - (1ll << 30));
+	nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
 	/* Division (not a shift) truncates toward zero, as the reference does. */
-	return (int32_t)((ab + nudge) / (1ll << 31));
+	return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
 }
 
 /* x / 2^exponent, rounding half away from zero; 0 <= exponent <= 31. */
 static inline int32_t npu_rdbpot(int32_t x, int exponent)
 {
-	int32_t mask = (int32_t)((1ll << exponent) - 1);
+	int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
 	int32_t remainder = x & mask;
 	int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
 
@@ -78,6 +96,7 @@ static inline int8_t npu_requant_i8(int32_t acc, int32_t mult, int shift, int32_
  * for multipliers this arithmetic cannot represent (negative, not finite,
  * or needing a left shift above 30); tiny ones become (0, 0) as in TFLite.
  */
+#ifndef __OPENCL_C_VERSION__	/* double precision: the host's */
 static inline int npu_quantize_multiplier(double real, int32_t *mult, int *shift)
 {
 	double q;
@@ -105,6 +124,7 @@ static inline int npu_quantize_multiplier(double real, int32_t *mult, int *shift
 	*mult = (int32_t)q_fixed;
 	return 0;
 }
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Int8 softmax: TFLite's reference arithmetic on gemmlowp fixed point  */
@@ -160,12 +180,14 @@ static inline int32_t npu_fx_exp_quarter(int32_t a)
 	return npu_fx_add(constant_term, npu_srdhm(constant_term, npu_fx_add(x, poly)));
 }
 
+/* exp(-2^e) for e = -2..4, Q0: the factors of npu_fx_exp_neg. */
+NPU_QUANT_TABLE int32_t npu_fx_exp_mult[7] = {
+	1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242,
+};
+
 /* exp(a) for a <= 0 with @int_bits integer bits in, Q0 out (gemmlowp). */
 static inline int32_t npu_fx_exp_neg(int32_t a, int int_bits)
 {
-	static const int32_t mult[7] = {
-		1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242,
-	};
 	int frac = 31 - int_bits;
 	int32_t quarter = (int32_t)(1u << (frac - 2));
 	int32_t mask = quarter - 1;
@@ -175,7 +197,7 @@ static inline int32_t npu_fx_exp_neg(int32_t a, int int_bits)
 
 	for (int e = -2; e <= 4; e++)
 		if (int_bits > e && (remainder & (int32_t)(1u << (frac + e))))
-			result = npu_srdhm(result, mult[e + 2]);
+			result = npu_srdhm(result, npu_fx_exp_mult[e + 2]);
 	if (int_bits > 5 && a < -(1 << (36 - int_bits)))
 		result = 0;
 	if (a == 0)
@@ -202,7 +224,7 @@ static inline int32_t npu_fx_one_over_one_plus(int32_t a)
 /* TFLite's GetReciprocal: 1/x for x with @int_bits integer bits. */
 static inline int32_t npu_fx_reciprocal(int32_t x, int int_bits, int *bits_over_unit)
 {
-	int headroom = x ? __builtin_clz((uint32_t)x) : 32;
+	int headroom = x ? npu_clz32((uint32_t)x) : 32;
 	uint32_t shifted = headroom < 32 ? (uint32_t)x << headroom : 0;
 
 	*bits_over_unit = int_bits - headroom;
@@ -217,7 +239,8 @@ static inline int32_t npu_fx_reciprocal(int32_t x, int int_bits, int *bits_over_
  * 512 elements) TFLite's final shift exceeds 31 and is undefined; it is
  * clamped to 31 here.
  */
-static inline void npu_softmax_i8_row(const int8_t *in, int8_t *out, uint32_t n,
+static inline void npu_softmax_i8_row(NPU_QUANT_MEM const int8_t *in,
+				      NPU_QUANT_MEM int8_t *out, uint32_t n,
 				      int32_t beta_mult, int beta_left_shift, int32_t diff_min)
 {
 	int32_t max = -128, sum = 0, scale;

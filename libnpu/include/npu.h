@@ -33,6 +33,7 @@ enum npu_error {
 	NPU_E2BIG = -7,		/* larger than the device allows */
 	NPU_ENOSPC = -8,	/* a command buffer is full */
 	NPU_EBUSY = -9,		/* still in use (e.g. by a pending job) */
+	NPU_ENOTSUP = -10,	/* the backend asked for cannot run an op (strict placement) */
 };
 
 /** Returns a static, human-readable message for an npu_error code. */
@@ -366,20 +367,59 @@ int npu_graph_quantize(npu_graph *g, int in, int out);
 /** int8 -> fp32 (TFLite Dequantize) from @in's scale and zero point. */
 int npu_graph_dequantize(npu_graph *g, int in, int out);
 
+/** Where an op runs. */
+enum npu_backend {
+	NPU_BACKEND_AUTO = 0,	/* the NPU, else OpenCL, else the CPU reference */
+	NPU_BACKEND_NPU = 1,
+	NPU_BACKEND_OPENCL = 2,
+	NPU_BACKEND_CPU = 3,	/* libnpu's reference: the results others are checked by */
+	NPU_BACKEND_NONE = 4,	/* nothing runs (a reshape: a view) */
+};
+
 /**
- * Compile: place each op on @dev when its firmware supports it, otherwise
- * on the CPU reference (@dev NULL: everything on the CPU); allocate the
- * tensors (device buffers, shared with the CPU), upload constants, derive
- * multipliers and clamps.
+ * struct npu_compile_opts - how npu_graph_compile_opts places ops.
+ * @backend: NPU_BACKEND_AUTO places each op on the NPU when the firmware's
+ *	capabilities cover it (the command, so its dtype and shape limits,
+ *	and the profile's), else on OpenCL when a device is there, else on
+ *	the CPU. Naming a backend starts the same chain there (the CPU ends
+ *	it). With AUTO the environment may name one: NPU_BACKEND=npu,
+ *	opencl, cpu or auto, for testing an app unchanged.
+ * @strict: fail with NPU_ENOTSUP, the op and the reason in the report,
+ *	instead of falling back from the first backend of the chain (the
+ *	NPU if there is a device, else OpenCL). NPU_STRICT=1 sets it too.
  */
+struct npu_compile_opts {
+	enum npu_backend backend;
+	int strict;
+};
+
+/**
+ * Compile: place each op (see struct npu_compile_opts; @opts may be NULL),
+ * allocate the tensors (device buffers shared with the CPU; OpenCL
+ * buffers that wrap host memory where the device shares it), upload
+ * constants, derive multipliers and clamps. Consecutive ops on one
+ * backend run as one submission, and data moves only where a tensor
+ * crosses from one backend to another.
+ */
+int npu_graph_compile_opts(npu_graph *g, npu_device *dev, const struct npu_compile_opts *opts,
+			   npu_plan **plan);
+/** npu_graph_compile_opts with @opts NULL: AUTO, or what NPU_BACKEND says. */
 int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **plan);
+/** The last compile's placement report, also when it failed (strict mode says why). */
+const char *npu_graph_report(const npu_graph *g);
+/** Where op @op (in the order added) runs, or a negative error. */
+int npu_plan_op_backend(const npu_plan *plan, int op);
 /**
  * Run with one input and one output activation tensor (by id), their data
  * packed in the tensors' dtypes: int8_t, or float for NPU_DT_FLOAT32.
  * Softmax normalises over the last dimension.
  */
 int npu_plan_run(npu_plan *plan, int in, const void *in_data, int out, void *out_data);
-/** What ran where, one line per op; valid until the plan is freed. */
+/**
+ * The placement report: one line per op (where it runs, and why), the
+ * OpenCL device if one is used, and the submissions per run. Valid until
+ * the plan is freed.
+ */
 const char *npu_plan_report(const npu_plan *plan);
 /** Modeled NPU cycles of the last run (0 on the CPU). */
 uint64_t npu_plan_cycles(const npu_plan *plan);

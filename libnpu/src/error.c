@@ -17,6 +17,7 @@ const char *npu_strerror(int err)
 	case NPU_E2BIG: return "larger than the device allows";
 	case NPU_ENOSPC: return "command buffer full";
 	case NPU_EBUSY: return "still in use by a pending job";
+	case NPU_ENOTSUP: return "not supported by the backend asked for";
 	default: return "unknown error";
 	}
 }

@@ -66,6 +66,7 @@ static void fold_range(const float *f, size_t n, float *lo, float *hi)
 int npu_plan_observe(npu_plan *p)
 {
 	npu_graph *g;
+	int err;
 
 	if (!p)
 		return NPU_EINVAL;
@@ -95,6 +96,9 @@ int npu_plan_observe(npu_plan *p)
 			    g->t[ids[k]].cdata)
 				continue;
 			t = &g->t[ids[k]];
+			err = graph_sync_host(p, ids[k]);
+			if (err)
+				return err;
 			f = t->host;
 			fold_range(f, t->bytes / 4, &p->lo[ids[k]], &p->hi[ids[k]]);
 		}
@@ -246,6 +250,12 @@ int npu_plan_quantize(const npu_plan *p, int in, int out, npu_graph **qg, int *q
 	g = p->g;
 	if (!graph_act_of(g, in, NPU_DT_FLOAT32) || !graph_act_of(g, out, NPU_DT_FLOAT32))
 		return NPU_EINVAL;
+	/* The trained weights, wherever they were last written (not a change to the plan). */
+	for (int i = 0; i < g->nt; i++) {
+		err = graph_sync_host((npu_plan *)p, i);
+		if (err)
+			return err;
+	}
 	q = npu_graph_new();
 	map = malloc(sizeof(int) * (size_t)g->nt);
 	if (!q || !map) {

@@ -526,7 +526,7 @@ uint32_t graph_step_cmd(const struct fstep *s)
 }
 
 /* The optimizer's step count comes from the plan: one per training run. */
-static struct npu_optim_f32 optim_now(const npu_plan *p, const struct fstep *s)
+struct npu_optim_f32 graph_optim_now(const npu_plan *p, const struct fstep *s)
 {
 	struct npu_optim_f32 o = s->p.opt;
 
@@ -555,7 +555,7 @@ int graph_step_emit(npu_plan *p, const struct fstep *s)
 	case FS_XENT:
 		return npu_cmd_xent_f32(p->cb, &s->p.xent, v[0], v[1], v[2], v[3]);
 	default: {
-		struct npu_optim_f32 o = optim_now(p, s);
+		struct npu_optim_f32 o = graph_optim_now(p, s);
 
 		return npu_cmd_optim_f32(p->cb, &o, v[0], v[1], v[2], v[3]);
 	}
@@ -582,7 +582,7 @@ int graph_step_run(npu_plan *p, const struct fstep *s)
 	case FS_XENT:
 		return npu_ref_xent_f32(&s->p.xent, h[0], h[1], h[2], h[3]);
 	default: {
-		struct npu_optim_f32 o = optim_now(p, s);
+		struct npu_optim_f32 o = graph_optim_now(p, s);
 
 		return npu_ref_optim_f32(&o, h[0], h[1], h[2], h[3]);
 	}
@@ -595,14 +595,21 @@ int npu_plan_write(npu_plan *p, int id, const void *data, size_t bytes)
 {
 	if (!p || !data || id < 0 || id >= p->g->nt || bytes != p->g->t[id].bytes)
 		return NPU_EINVAL;
-	memcpy(p->g->t[id].host, data, bytes);
+	memcpy(p->g->t[id].host, data, bytes);	/* all of it: OpenCL's copy is stale */
+	p->g->t[graph_root(p->g, id)].valid = TENSOR_ON_HOST;
 	return 0;
 }
 
 int npu_plan_read(const npu_plan *p, int id, void *data, size_t bytes)
 {
+	int err;
+
 	if (!p || !data || id < 0 || id >= p->g->nt || bytes != p->g->t[id].bytes)
 		return NPU_EINVAL;
+	/* Fetching a copy changes no result: the plan stays const to callers. */
+	err = graph_sync_host((npu_plan *)p, id);
+	if (err)
+		return err;
 	memcpy(data, p->g->t[id].host, bytes);
 	return 0;
 }

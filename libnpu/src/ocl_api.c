@@ -16,7 +16,8 @@ int ocl_api_load(struct ocl_api *api, char *why, size_t len)
 		FN(CreateContext), FN(CreateCommandQueue), FN(CreateProgramWithSource),
 		FN(CreateProgramWithBinary), FN(BuildProgram), FN(GetProgramInfo),
 		FN(GetProgramBuildInfo), FN(CreateKernel), FN(SetKernelArg), FN(CreateBuffer),
-		FN(EnqueueWriteBuffer), FN(EnqueueReadBuffer), FN(EnqueueNDRangeKernel),
+		FN(EnqueueWriteBuffer), FN(EnqueueReadBuffer), FN(EnqueueCopyBufferRect),
+		FN(EnqueueNDRangeKernel),
 		FN(Finish), FN(ReleaseMemObject), FN(ReleaseKernel), FN(ReleaseProgram),
 		FN(ReleaseCommandQueue), FN(ReleaseContext),
 #undef FN

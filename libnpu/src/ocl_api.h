@@ -42,6 +42,9 @@ struct ocl_api {
 				     const void *, cl_uint, const cl_event *, cl_event *);
 	cl_int (*EnqueueReadBuffer)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *,
 				    cl_uint, const cl_event *, cl_event *);
+	cl_int (*EnqueueCopyBufferRect)(cl_command_queue, cl_mem, cl_mem, const size_t *,
+					const size_t *, const size_t *, size_t, size_t, size_t,
+					size_t, cl_uint, const cl_event *, cl_event *);
 	cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t *,
 				       const size_t *, const size_t *, cl_uint, const cl_event *,
 				       cl_event *);

@@ -1,15 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_graph.c - libnpu's graph API on the host (CPU reference backend, no
- * device): the quantization parameters it derives (multipliers, shifts,
- * activation ranges) against values worked out by hand from TFLite's
- * rules, shape checks, softmax over the last dimension, and ownership.
+ * test_graph.c - libnpu's graph API on the host (no NPU): the quantization
+ * parameters it derives (multipliers, shifts, activation ranges) against
+ * values worked out by hand from TFLite's rules, shape checks, softmax
+ * over the last dimension, and ownership. make check runs it twice: on
+ * the CPU reference (NPU_BACKEND=cpu) and on OpenCL (NPU_BACKEND=opencl,
+ * strict: nothing may fall back).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "npu.h"
 #include "tap.h"
+
+/* Where ops must run in this run of the tests. */
+static int want_backend(void)
+{
+	const char *b = getenv("NPU_BACKEND");
+
+	return b && !strcmp(b, "cpu") ? NPU_BACKEND_CPU : NPU_BACKEND_OPENCL;
+}
 
 /* FC: in scale 0.5 (zp 1), weights 0.25 per tensor, out 1.0 (zp -2), ReLU:
  * M = 0.5 * 0.25 / 1.0 = 0.125 -> (2^30, shift -2); ReLU clamps at zp_out. */
@@ -37,7 +48,9 @@ static void test_fc_params_and_result(void)
 	CHECK(in >= 0 && wt >= 0 && bs >= 0 && out >= 0);
 	CHECK_EQ(npu_graph_fully_connected(g, in, wt, bs, out, NPU_ACT_RELU), 0);
 	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
-	CHECK(strstr(npu_plan_report(plan), "fully_connected   cpu (no device") != NULL);
+	printf("#   %s", npu_plan_report(plan));
+	CHECK(strstr(npu_plan_report(plan), " 0 fully_connected") != NULL);
+	CHECK_EQ(npu_plan_op_backend(plan, 0), want_backend());
 	CHECK_EQ(npu_plan_run(plan, in, x, out, got), 0);
 	CHECK_EQ(npu_ref_gemm_i8(&p, x, w, b, &mult, &shift, want), 0);
 	CHECK(!memcmp(got, want, 6));
@@ -217,8 +230,10 @@ static void test_quantize_dequantize(void)
 	CHECK_EQ(npu_graph_dequantize(g, q, out), NPU_EINVAL);	/* shape */
 	CHECK_EQ(npu_graph_dequantize(g, pl, out), 0);
 	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
-	CHECK(strstr(npu_plan_report(plan), " 0 quantize          cpu") != NULL);
-	CHECK(strstr(npu_plan_report(plan), " 2 dequantize        cpu") != NULL);
+	CHECK(strstr(npu_plan_report(plan), " 0 quantize") != NULL);
+	CHECK(strstr(npu_plan_report(plan), " 2 dequantize") != NULL);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(npu_plan_op_backend(plan, i), want_backend());
 	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
 	/* Window 0: codes 0, -6, -13, -8 -> 0 -> 0.3. Window 1: 127, -3, -73,
 	 * -128 -> 127 -> 13.0. */
@@ -258,7 +273,7 @@ static void test_reshape(void)
 	CHECK_EQ(npu_graph_reshape(g, z, in), NPU_EINVAL);	/* in is viewed */
 	CHECK_EQ(npu_graph_softmax(g, r2, out, 1.0f), 0);
 	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
-	CHECK(strstr(npu_plan_report(plan), " 0 reshape           none (a view") != NULL);
+	CHECK(strstr(npu_plan_report(plan),  " 0 reshape           none   (a view") != NULL);
 	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
 	CHECK_EQ(y[0], y[1]);
 	CHECK(y[3] > y[0]);

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ops_i8.cl - libnpu's int8 ops in OpenCL C, one work-item per output
+ * element, each the loops of its CPU reference (libnpu/src/ref_*.c) with
+ * npu_quant.h's arithmetic, which is compiled ahead of this file: the
+ * results are the reference's bytes. Accumulators wrap modulo 2^32 as the
+ * reference's do.
+ */
+
+kernel void gemm_i8(global const char *a, global const char *b, global const int *bias,
+		    int has_bias, global const int *mult, global const int *shift,
+		    int per_tensor, global char *out, uint m, uint n, uint k, int a_zero,
+		    int out_zero, int act_min, int act_max)
+{
+	uint j = get_global_id(0), i = get_global_id(1), c;
+	uint acc;
+
+	if (i >= m || j >= n)
+		return;
+	acc = has_bias ? (uint)bias[j] : 0u;
+	for (uint x = 0; x < k; x++)
+		acc += (uint)(((int)a[(size_t)i * k + x] - a_zero) * (int)b[(size_t)j * k + x]);
+	c = per_tensor ? 0 : j;
+	out[(size_t)i * n + j] = npu_requant_i8((int)acc, mult[c], shift[c], out_zero, act_min,
+						act_max);
+}
+
+/* geo: batch, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, stride_h, stride_w,
+ * dil_h, dil_w, pad_top, pad_left, depthwise */
+kernel void conv2d_i8(global const char *in, global const char *filter,
+		      global const int *bias, int has_bias, global const int *mult,
+		      global const int *shift, int per_tensor, global char *out,
+		      uint16 geo, int in_zero, int out_zero, int act_min,
+		      int act_max)
+{
+	uint g[16] = UNPACK16(geo);
+	size_t o = get_global_id(0);
+	uint in_h = g[1], in_w = g[2], in_c = g[3], out_h = g[4], out_w = g[5];
+	uint out_c = g[6], k_h = g[7], k_w = g[8];
+	uint oc = o % out_c, ox = (o / out_c) % out_w, oy = (o / out_c / out_w) % out_h;
+	uint b = o / out_c / out_w / out_h, c = per_tensor ? 0 : oc;
+	uint acc;
+
+	if (b >= g[0])
+		return;
+	acc = has_bias ? (uint)bias[oc] : 0u;
+	for (uint ky = 0; ky < k_h; ky++)
+		for (uint kx = 0; kx < k_w; kx++) {
+			long iy = (long)oy * g[9] - g[13] + (long)ky * g[11];
+			long ix = (long)ox * g[10] - g[14] + (long)kx * g[12];
+			size_t base;
+
+			if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w)
+				continue;
+			base = (((size_t)b * in_h + iy) * in_w + ix) * in_c;
+			if (g[15]) {
+				uint ic = oc / (out_c / in_c);
+
+				acc += (uint)(((int)in[base + ic] - in_zero) *
+					      (int)filter[((size_t)ky * k_w + kx) * out_c + oc]);
+				continue;
+			}
+			for (uint ic = 0; ic < in_c; ic++)
+				acc += (uint)(((int)in[base + ic] - in_zero) *
+					      (int)filter[(((size_t)oc * k_h + ky) * k_w + kx) * in_c + ic]);
+		}
+	out[o] = npu_requant_i8((int)acc, mult[c], shift[c], out_zero, act_min, act_max);
+}
+
+/* An empty window sets *bad, which the caller turns into NPU_EINVAL. */
+kernel void pool_i8(global const char *in, global char *out, global int *bad,
+		    uint b_n, uint in_h, uint in_w, uint c, uint out_h, uint out_w,
+		    uint k_h, uint k_w, uint s_h, uint s_w, uint pad_top, uint pad_left,
+		    int act_min, int act_max, int average)
+{
+	size_t o = get_global_id(0);
+	uint ch = o % c, ox = (o / c) % out_w, oy = (o / c / out_w) % out_h;
+	uint b = o / c / out_w / out_h;
+	int sum = 0, mx = -128, count = 0;
+
+	if (b >= b_n)
+		return;
+	for (uint ky = 0; ky < k_h; ky++)
+		for (uint kx = 0; kx < k_w; kx++) {
+			long iy = (long)oy * s_h - pad_top + ky, ix = (long)ox * s_w - pad_left + kx;
+			int v;
+
+			if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w)
+				continue;
+			v = in[(((size_t)b * in_h + iy) * in_w + ix) * c + ch];
+			sum += v;
+			mx = v > mx ? v : mx;
+			count++;
+		}
+	if (!count) {
+		*bad = 1;
+		return;
+	}
+	if (average)
+		sum = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+	else
+		sum = mx;
+	out[o] = (char)(sum < act_min ? act_min : sum > act_max ? act_max : sum);
+}
+
+/* q: a_zero, b_zero, out_zero, left_shift, a_mult, a_shift, b_mult, b_shift,
+ * out_mult, out_shift, act_min, act_max, mul */
+kernel void eltwise_i8(global const char *a, global const char *b, global char *out,
+		       int16 qv, uint count)
+{
+	int q[16] = UNPACK16(qv);
+	size_t i = get_global_id(0);
+	int x, y, r;
+
+	if (i >= count)
+		return;
+	x = a[i] - q[0];
+	y = b[i] - q[1];
+	if (q[12]) {
+		r = x * y;
+	} else {
+		int sx = npu_requant_scale(x * (1 << q[3]), q[4], q[5]);
+		int sy = npu_requant_scale(y * (1 << q[3]), q[6], q[7]);
+
+		r = (int)((uint)sx + (uint)sy);
+	}
+	out[i] = npu_requant_i8(r, q[8], q[9], q[2], q[10], q[11]);
+}
+
+kernel void softmax_i8(global const char *in, global char *out, uint rows, uint depth,
+		       int beta_mult, int beta_left_shift, int diff_min)
+{
+	size_t r = get_global_id(0);
+
+	if (r < rows)
+		npu_softmax_i8_row(in + r * depth, out + r * depth, depth, beta_mult,
+				   beta_left_shift, diff_min);
+}
+
+/* roundf(x / scale) with a correctly rounded division, as ref_quantize.c. */
+kernel void quantize_i8(global const float *in, global char *out, uint count, float scale,
+			int zero_point)
+{
+	size_t i = get_global_id(0);
+	float r;
+	int q;
+
+	if (i >= count)
+		return;
+	r = round(in[i] / scale);
+	if (isnan(r))
+		q = zero_point;
+	else if (r >= 1e6f)
+		q = 127;
+	else if (r <= -1e6f)
+		q = -128;
+	else
+		q = (int)r + zero_point;
+	out[i] = (char)(q < -128 ? -128 : q > 127 ? 127 : q);
+}
+
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+/* The reference rounds scale * q in double, then to float: so must this. */
+kernel void dequantize_i8(global const char *in, global float *out, uint count,
+			  double scale, int zero_point)
+{
+	size_t i = get_global_id(0);
+
+	if (i < count)
+		out[i] = (float)(scale * (double)(in[i] - zero_point));
+}
+#endif
+
+/* g: the output's dims and before-padding (rank 4), in dims */
+kernel void pad_i8(global const char *in, global char *out, uint16 geo, int value)
+{
+	uint g[16] = UNPACK16(geo);
+	size_t o = get_global_id(0), rest = o;
+	size_t idx = 0;
+	int inside = 1;
+	uint pos[4];
+
+	for (int d = 3; d >= 0; d--) {
+		pos[d] = rest % g[d];
+		rest /= g[d];
+	}
+	if (rest)
+		return;
+	for (int d = 0; d < 4; d++) {
+		long v = (long)pos[d] - g[4 + d];
+
+		inside = inside && v >= 0 && v < g[8 + d];
+		idx = idx * g[8 + d] + (size_t)(v < 0 ? 0 : v);
+	}
+	out[o] = inside ? in[idx] : (char)value;
+}
+
+/* g: the output's dims, then the input stride of each output dim (rank 4) */
+kernel void transpose(global const uchar *in, global uchar *out, ulong8 geo,
+		      uint elem)
+{
+	ulong g[8] = UNPACK8(geo);
+	size_t o = get_global_id(0), rest = o, i = 0;
+
+	for (int d = 3; d >= 0; d--) {
+		i += (rest % g[d]) * g[4 + d];
+		rest /= g[d];
+	}
+	if (rest)
+		return;
+	for (uint e = 0; e < elem; e++)
+		out[o * elem + e] = in[i * elem + e];
+}
