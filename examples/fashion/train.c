@@ -115,9 +115,13 @@ out:
 	return err;
 }
 
+/* What the int8 results are checked by, wherever libnpu placed the ops. */
+static const struct npu_compile_opts cpu_ref = { NPU_BACKEND_CPU, 0 };
+
 /*
- * The int8 graph on the device (@qdev) and on the CPU reference (@qcpu, a
- * second quantization of the same plan): the same logits, bit for bit.
+ * The int8 graph as placed (@qdev: the NPU, OpenCL) and on the CPU
+ * reference (@qcpu, a second quantization of the same plan): the same
+ * logits, bit for bit.
  */
 static int check_int8(npu_plan *qdev, const int *dev_io, npu_plan *qcpu, const int *cpu_io,
 		      const struct idx_set *test, uint32_t images, uint32_t batch,
@@ -164,7 +168,8 @@ int train_model(struct model *m, const struct idx_set *train, const struct idx_s
 	r->name = m->name;
 	r->params = m->params;
 	r->epochs = (int)o->epochs;
-	r->curve = calloc((size_t)o->epochs * (POINTS_PER_EPOCH + 1) + 1, sizeof(*r->curve));
+	/* A point every @every batches, and one at each epoch's end. */
+	r->curve = calloc((size_t)o->epochs * (batches / every + 1) + 1, sizeof(*r->curve));
 	r->test_acc = calloc(o->epochs ? o->epochs : 1, sizeof(float));
 	if (!order || !x || !loss || !z || !labels || !r->curve || !r->test_acc || !batches) {
 		err = batches ? NPU_ENOMEM : NPU_EINVAL;
@@ -259,13 +264,13 @@ int train_model(struct model *m, const struct idx_set *train, const struct idx_s
 		r->int8_ips = test->count / (now() - t1);
 		r->int8_cycles /= test->count;
 	}
-	if (!err && dev && o->check_images) {
+	if (!err && o->check_images) {
 		npu_graph *qc = NULL;
 		npu_plan *cplan;
 		int dio[2] = { qin, qout }, cio[2];
 
 		err = npu_plan_quantize(m->plan, m->in, m->logits, &qc, &cio[0], &cio[1]);
-		err = err ? err : npu_graph_compile(qc, NULL, &cplan);
+		err = err ? err : npu_graph_compile_opts(qc, NULL, &cpu_ref, &cplan);
 		err = err ? err : check_int8(qplan, dio, cplan, cio, test, o->check_images,
 					     m->batch, r);
 		npu_graph_free(qc);

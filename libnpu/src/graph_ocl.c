@@ -52,9 +52,8 @@ int graph_ocl_prepare(npu_plan *p, struct op *o)
 	o->qmem[1] = ocl_buffer(p->ocl, 4 * n, o->shift, 1);
 	if (!o->qmem[0] || !o->qmem[1])
 		return NPU_ENOMEM;
-	/* Wrapped host memory is current only once written through the queue. */
-	if (ocl_write(p->ocl, o->qmem[0], 4 * n, o->mult) ||
-	    ocl_write(p->ocl, o->qmem[1], 4 * n, o->shift))
+	if (ocl_to_device(p->ocl, o->qmem[0], 4 * n, o->mult) ||
+	    ocl_to_device(p->ocl, o->qmem[1], 4 * n, o->shift))
 		return NPU_EIO;
 	return 0;
 }
@@ -73,7 +72,7 @@ int graph_ocl_upload(npu_plan *p, int id)
 
 	if (err || (t->valid & TENSOR_ON_OCL))
 		return err;
-	err = ocl_write(p->ocl, t->mem, t->bytes, t->host);
+	err = ocl_to_device(p->ocl, t->mem, t->bytes, t->host);
 	if (!err)
 		t->valid |= TENSOR_ON_OCL;
 	return err;
@@ -86,7 +85,7 @@ int graph_ocl_download(npu_plan *p, int id)
 
 	if (t->valid & TENSOR_ON_HOST)
 		return 0;
-	err = ocl_read(p->ocl, t->mem, t->bytes, t->host);	/* waits for the writers */
+	err = ocl_to_host(p->ocl, t->mem, t->bytes, t->host);	/* after the writers */
 	if (!err)
 		t->valid |= TENSOR_ON_HOST;
 	return err;

@@ -356,11 +356,7 @@ cl_mem ocl_buffer(struct npu_ocl *o, size_t size, void *host, int copy)
 				   &err);
 }
 
-/*
- * Blocking copies. On a buffer that wraps @src or @dst itself (zero copy)
- * the runtime has nothing to move; the call still orders it after the
- * kernels that wrote the buffer.
- */
+/* Blocking copies between a device buffer and host memory. */
 int ocl_write(struct npu_ocl *o, cl_mem m, size_t size, const void *src)
 {
 	cl_int err = o->api.EnqueueWriteBuffer(o->queue, m, CL_TRUE, 0, size, src, 0, NULL, NULL);
@@ -382,6 +378,33 @@ int ocl_read(struct npu_ocl *o, cl_mem m, size_t size, void *dst)
 		return NPU_EIO;
 	}
 	return NPU_OK;
+}
+
+/* Map wrapped memory for the host, blocking, and give it back at once. */
+static int map_unmap(struct npu_ocl *o, cl_mem m, size_t size, cl_map_flags flags)
+{
+	cl_int err;
+	void *p = o->api.EnqueueMapBuffer(o->queue, m, CL_TRUE, flags, 0, size, 0, NULL, NULL,
+					  &err);
+
+	if (p)
+		err = o->api.EnqueueUnmapMemObject(o->queue, m, p, 0, NULL, NULL);
+	if (!p || err != CL_SUCCESS) {
+		say(o->why, sizeof(o->why), "OpenCL: mapping a buffer failed (error %d)", err);
+		return NPU_EIO;
+	}
+	return NPU_OK;
+}
+
+int ocl_to_device(struct npu_ocl *o, cl_mem m, size_t size, const void *host)
+{
+	/* Unmapping after a write map publishes what the host wrote. */
+	return o->unified ? map_unmap(o, m, size, CL_MAP_WRITE) : ocl_write(o, m, size, host);
+}
+
+int ocl_to_host(struct npu_ocl *o, cl_mem m, size_t size, void *host)
+{
+	return o->unified ? map_unmap(o, m, size, CL_MAP_READ) : ocl_read(o, m, size, host);
 }
 
 int ocl_finish(struct npu_ocl *o)

@@ -17,6 +17,7 @@ int ocl_api_load(struct ocl_api *api, char *why, size_t len)
 		FN(CreateProgramWithBinary), FN(BuildProgram), FN(GetProgramInfo),
 		FN(GetProgramBuildInfo), FN(CreateKernel), FN(SetKernelArg), FN(CreateBuffer),
 		FN(EnqueueWriteBuffer), FN(EnqueueReadBuffer), FN(EnqueueCopyBufferRect),
+		FN(EnqueueMapBuffer), FN(EnqueueUnmapMemObject),
 		FN(EnqueueNDRangeKernel),
 		FN(Finish), FN(ReleaseMemObject), FN(ReleaseKernel), FN(ReleaseProgram),
 		FN(ReleaseCommandQueue), FN(ReleaseContext),

@@ -45,6 +45,10 @@ struct ocl_api {
 	cl_int (*EnqueueCopyBufferRect)(cl_command_queue, cl_mem, cl_mem, const size_t *,
 					const size_t *, const size_t *, size_t, size_t, size_t,
 					size_t, cl_uint, const cl_event *, cl_event *);
+	void *(*EnqueueMapBuffer)(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t,
+				  cl_uint, const cl_event *, cl_event *, cl_int *);
+	cl_int (*EnqueueUnmapMemObject)(cl_command_queue, cl_mem, void *, cl_uint,
+					const cl_event *, cl_event *);
 	cl_int (*EnqueueNDRangeKernel)(cl_command_queue, cl_kernel, cl_uint, const size_t *,
 				       const size_t *, const size_t *, cl_uint, const cl_event *,
 				       cl_event *);

@@ -431,7 +431,7 @@ int npu_ocl_gemm_i8(npu_ocl *o, const struct npu_gemm_i8 *p, const int8_t *a, co
 	m[5] = ocl_buffer(o, (size_t)p->m * p->n, out, 0);
 	if (m[0] && m[1] && (m[2] || !bias) && m[3] && m[4] && m[5]) {
 		e = ocl_gemm_i8(o, p, m[0], m[1], m[2], m[3], m[4], m[5]);
-		e = e ? e : ocl_read(o, m[5], (size_t)p->m * p->n, out);
+		e = e ? e : ocl_to_host(o, m[5], (size_t)p->m * p->n, out);
 	} else {
 		e = NPU_ENOMEM;
 	}
@@ -453,7 +453,7 @@ int npu_ocl_pool_i8(npu_ocl *o, const struct npu_pool_i8 *p, const int8_t *in, i
 	m[1] = ocl_buffer(o, n_out, out, 0);
 	if (m[0] && m[1]) {
 		e = ocl_pool_i8(o, p, m[0], m[1]);
-		e = e ? e : ocl_read(o, m[1], n_out, out);
+		e = e ? e : ocl_to_host(o, m[1], n_out, out);
 		e = e ? e : ocl_finish(o);	/* an empty window: NPU_EINVAL */
 	} else {
 		e = NPU_ENOMEM;

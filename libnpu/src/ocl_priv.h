@@ -69,6 +69,13 @@ int ocl_enqueue(struct npu_ocl *o, const char *name, const struct karg *args, cl
 cl_mem ocl_buffer(struct npu_ocl *o, size_t size, void *host, int copy);
 int ocl_write(struct npu_ocl *o, cl_mem m, size_t size, const void *src);
 int ocl_read(struct npu_ocl *o, cl_mem m, size_t size, void *dst);
+/*
+ * Make buffer @m (from ocl_buffer with @host) current on the device, or
+ * @host current from it: a copy, or on a buffer that wraps @host, a map
+ * and unmap, which is how OpenCL hands wrapped memory between the two.
+ */
+int ocl_to_device(struct npu_ocl *o, cl_mem m, size_t size, const void *host);
+int ocl_to_host(struct npu_ocl *o, cl_mem m, size_t size, void *host);
 /* Wait for what is queued; NPU_EINVAL if a kernel flagged bad data. */
 int ocl_finish(struct npu_ocl *o);
 void ocl_release(struct npu_ocl *o, cl_mem *m, size_t n);

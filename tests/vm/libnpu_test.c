@@ -38,6 +38,9 @@ FIXTURE_TEARDOWN(lib)
 	npu_close(self->dev);
 }
 
+/* What NPU results are compared with: the CPU reference, whatever else is installed. */
+static const struct npu_compile_opts cpu_ref = { NPU_BACKEND_CPU, 0 };
+
 static int run(npu_device *dev, npu_cmdbuf *cb, struct npu_job_result *res)
 {
 	npu_job *job;
@@ -354,7 +357,7 @@ TEST_F(lib, small_cnn_npu_matches_cpu_reference)
 	ASSERT_EQ(0, build_cnn(gn, &in_n, &out_n, 42));
 	ASSERT_EQ(0, build_cnn(gc, &in_c, &out_c, 42));
 	ASSERT_EQ(NPU_OK, npu_graph_compile(gn, self->dev, &pn));
-	ASSERT_EQ(NPU_OK, npu_graph_compile(gc, NULL, &pc));
+	ASSERT_EQ(NPU_OK, npu_graph_compile_opts(gc, NULL, &cpu_ref, &pc));
 	TH_LOG("placement:\n%s", npu_plan_report(pn));
 	EXPECT_EQ(NULL, strstr(npu_plan_report(pn), "cpu"));	/* all on the NPU */
 	for (int round = 0; round < 3; round++) {
@@ -461,7 +464,7 @@ static void npu_vs_cpu(struct __test_metadata *_metadata, npu_device *dev,
 	ASSERT_EQ(0, build(gn, &in_n, &out_n));
 	ASSERT_EQ(0, build(gc, &in_c, &out_c));
 	ASSERT_EQ(NPU_OK, npu_graph_compile(gn, dev, &pn));
-	ASSERT_EQ(NPU_OK, npu_graph_compile(gc, NULL, &pc));
+	ASSERT_EQ(NPU_OK, npu_graph_compile_opts(gc, NULL, &cpu_ref, &pc));
 	TH_LOG("placement:\n%s", npu_plan_report(pn));
 	EXPECT_EQ(NULL, strstr(npu_plan_report(pn), "cpu"));
 	ASSERT_EQ(NPU_OK, npu_plan_run(pn, in_n, x, out_n, yn));
@@ -579,7 +582,7 @@ static int build_train_net(struct train_net *t, npu_device *dev)
 	    npu_graph_xent(g, z, t->labels, t->loss) || npu_graph_backward(g, t->loss) ||
 	    npu_graph_optimizer(g, &sgd))
 		return NPU_EINVAL;
-	return npu_graph_compile(g, dev, &t->plan);
+	return npu_graph_compile_opts(g, dev, dev ? NULL : &cpu_ref, &t->plan);
 }
 
 TEST_F(lib, graph_training_npu_matches_cpu)
