@@ -33,7 +33,7 @@ TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness test
 	test_tensor test_train
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
-	$(BUILD)/tests/test_ocl
+	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_reset_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
@@ -209,7 +209,7 @@ $(BUILD)/tests/test_train: tests/host/test_train.c $(wildcard libnpu/src/ref_*.c
 		tests/host/harness.c $(CORE_SRCS) -lm -lpthread
 
 # libnpu's OpenCL backend, on whatever OpenCL the host has (PoCL here).
-$(BUILD)/tests/test_ocl: tests/host/test_ocl.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) libnpu/src/ocl_priv.h libnpu/src/ocl_api.h tests/host/tap.h
+$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops: $(BUILD)/tests/%: tests/host/%.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) libnpu/src/ocl_priv.h libnpu/src/ocl_api.h tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
