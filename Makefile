@@ -33,7 +33,7 @@ TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_robustness test
 	test_tensor test_train
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
-	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops
+	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_reset_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
@@ -209,9 +209,10 @@ $(BUILD)/tests/test_train: tests/host/test_train.c $(wildcard libnpu/src/ref_*.c
 		tests/host/harness.c $(CORE_SRCS) -lm -lpthread
 
 # libnpu's OpenCL backend, on whatever OpenCL the host has (PoCL here).
-$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops: $(BUILD)/tests/%: tests/host/%.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) libnpu/src/ocl_priv.h libnpu/src/ocl_api.h tests/host/tap.h
+$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement: \
+		$(BUILD)/tests/%: tests/host/%.c libnpu/src/graph_priv.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) libnpu/src/ocl_priv.h libnpu/src/ocl_api.h tests/host/tap.h
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -Iuapi $$(pkg-config --cflags libdrm) -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 # The demo's data set reader.

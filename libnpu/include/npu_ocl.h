@@ -8,7 +8,9 @@
  * Device: $NPU_OCL_DEVICE = gpu, cpu, accelerator, any or PLATFORM:DEVICE
  * (indices); by default the first GPU, else the first device. Program
  * binaries are cached in $NPU_OCL_CACHE (default ~/.cache/npu/opencl),
- * keyed by source, options, device and driver.
+ * keyed by source, options, device and driver. On a device that shares
+ * host memory (CL_DEVICE_HOST_UNIFIED_MEMORY) buffers wrap the host's
+ * storage; NPU_OCL_NO_ZERO_COPY=1 makes them device buffers with copies.
  */
 #ifndef NPU_OCL_H
 #define NPU_OCL_H

@@ -267,7 +267,7 @@ static int place(struct placer *pl, struct op *o, const char **why)
 			       p->dev ? "asked for" : "no NPU device";
 			return 0;
 		}
-		miss = cant ? cant : pl->ocl_why;
+		miss = cant ? cant : "OpenCL unavailable";
 		if (pl->opts.strict)
 			goto refuse;
 	}
@@ -381,6 +381,8 @@ int npu_graph_compile_opts(npu_graph *g, npu_device *dev, const struct npu_compi
 	if (p->ocl)
 		report(p, &len, "OpenCL device: %s (%s)\n", npu_ocl_device_name(p->ocl),
 		       p->ocl->unified ? "shares host memory: zero-copy" : "copies at boundaries");
+	else if (pl.ocl_tried)
+		report(p, &len, "OpenCL unavailable: %s\n", pl.ocl_why);
 	report_runs(p, &len);
 	if (err) {
 		npu_plan_free(p);
