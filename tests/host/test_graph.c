@@ -3,9 +3,9 @@
  * test_graph.c - libnpu's graph API on the host (no NPU): the quantization
  * parameters it derives (multipliers, shifts, activation ranges) against
  * values worked out by hand from TFLite's rules, shape checks, softmax
- * over the last dimension, and ownership. make check runs it twice: on
- * the CPU reference (NPU_BACKEND=cpu) and on OpenCL (NPU_BACKEND=opencl,
- * strict: nothing may fall back).
+ * over the last dimension, and ownership. make check runs it with
+ * libnpu's default (OpenCL, PoCL there), on the CPU reference
+ * (NPU_BACKEND=cpu), and on OpenCL strictly with copies at boundaries.
  */
 #include <math.h>
 #include <stdlib.h>
