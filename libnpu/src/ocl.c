@@ -399,11 +399,13 @@ static int map_unmap(struct npu_ocl *o, cl_mem m, size_t size, cl_map_flags flag
 int ocl_to_device(struct npu_ocl *o, cl_mem m, size_t size, const void *host)
 {
 	/* Unmapping after a write map publishes what the host wrote. */
+	o->to_device++;
 	return o->unified ? map_unmap(o, m, size, CL_MAP_WRITE) : ocl_write(o, m, size, host);
 }
 
 int ocl_to_host(struct npu_ocl *o, cl_mem m, size_t size, void *host)
 {
+	o->to_host++;
 	return o->unified ? map_unmap(o, m, size, CL_MAP_READ) : ocl_read(o, m, size, host);
 }
 

@@ -34,6 +34,7 @@ struct npu_ocl {
 	cl_ulong max_alloc;
 	char name[128], driver[64];
 	unsigned int builds, cache_hits;	/* programs built from source, loaded */
+	unsigned long to_device, to_host;	/* crossings: ocl_to_device/to_host calls */
 	char why[8192];				/* the last error, with a build log */
 };
 

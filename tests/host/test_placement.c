@@ -174,6 +174,19 @@ static void test_int8_graph_split_between_opencl_and_cpu(void)
 	unsetenv("NPU_OCL_NO_ZERO_COPY");
 	CHECK_EQ(npu_graph_compile_opts(r, NULL, &on_cpu, &ref), 0);
 	CHECK(!p->ocl->unified);
+	/* All on OpenCL: after the first run (which uploads the constants), a
+	 * run copies its input in and its output out, nothing else. */
+	for (int i = 0; i < 192; i++)
+		x[i] = frnd();
+	CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
+	p->ocl->to_device = p->ocl->to_host = 0;
+	CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
+	CHECK(p->ocl->to_device == 1 && p->ocl->to_host == 1);
+	/* The pool on the CPU: its input comes out, its output goes back in. */
+	split(p, ~(1u << 2));
+	p->ocl->to_device = p->ocl->to_host = 0;
+	CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
+	CHECK(p->ocl->to_device == 2 && p->ocl->to_host == 2);
 	for (unsigned int mask = 0; mask < 64; mask++) {
 		for (int i = 0; i < 192; i++)
 			x[i] = frnd() * 2.0f - 0.5f;
