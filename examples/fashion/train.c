@@ -256,6 +256,8 @@ int train_model(struct model *m, const struct idx_set *train, const struct idx_s
 	}
 	err = err ? err : npu_plan_quantize(m->plan, m->in, m->logits, &q, &qin, &qout);
 	err = err ? err : npu_graph_compile(q, dev, &qplan);
+	if (!err)
+		printf("  int8 placement:\n%s", npu_plan_report(qplan));
 	if (!err) {
 		double t1 = now();
 
