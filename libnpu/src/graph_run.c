@@ -620,10 +620,7 @@ int npu_plan_run(npu_plan *p, int in, const void *in_data, int out, void *out_da
 	if (!graph_valid_id(g, in, 0) || !graph_valid_id(g, out, 0) ||
 	    g->t[in].d.dtype == NPU_DT_INT32 || g->t[out].d.dtype == NPU_DT_INT32)
 		return NPU_EINVAL;
-	err = graph_sync_host(p, in);	/* a view's other half may live on OpenCL */
-	if (err)
-		return err;
-	memcpy(g->t[in].host, in_data, g->t[in].bytes);
+	memcpy(g->t[in].host, in_data, g->t[in].bytes);	/* all of it: other copies are stale */
 	g->t[graph_root(g, in)].valid = TENSOR_ON_HOST;
 	err = graph_exec(p, 0);
 	if (!err)

@@ -642,7 +642,7 @@ TEST_F(lib, graph_training_npu_matches_cpu)
  * 88 %), the int8 model stays within two points, and the int8 graph on the
  * NPU gives the CPU reference's logits bit for bit on 256 test images.
  */
-TEST_F(lib, fashion_subset_trains_and_quantizes)
+TEST_F_TIMEOUT(lib, fashion_subset_trains_and_quantizes, 300)
 {
 	const char *d = "/usr/share/datasets/fashion-mnist/";
 	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 1e-3f, .beta1 = 0.9f,
@@ -779,7 +779,7 @@ static int build_mixed(npu_graph *g, int *in, int *out)
 	       npu_graph_dequantize(g, zq, z) || npu_graph_relu(g, z, *out);
 }
 
-TEST_F(lib, mixed_graph_npu_opencl)
+TEST_F_TIMEOUT(lib, mixed_graph_npu_opencl, 300)
 {
 	npu_graph *gn = npu_graph_new(), *gc = npu_graph_new();
 	npu_plan *pn, *pc;
