@@ -44,6 +44,14 @@ struct npu_concat_rows {
 	uint64_t axis_total;		/* the output's size along the axis */
 };
 void npu_concat_rows(const struct npu_concat *p, struct npu_concat_rows *r);
+/*
+ * Layout ops at rank 4 (leading dimensions of 1), for every implementation
+ * to walk alike: a valid pad's input dims and padding before and after; a
+ * valid transpose's output dims and the input stride (in elements) each
+ * output dim steps by.
+ */
+void npu_pad_rank4(const struct npu_pad *p, uint32_t *d, uint32_t *before, uint32_t *after);
+void npu_transpose_rank4(const struct npu_transpose *p, uint32_t *out_dims, size_t *step);
 /* Requantization shifts in the range npu_quant.h defines, for @n channels. */
 bool npu_shifts_valid(const int32_t *shift, uint32_t n);
 

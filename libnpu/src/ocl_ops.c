@@ -151,26 +151,15 @@ int ocl_quantize(struct npu_ocl *o, const struct npu_quantize *p, cl_mem in, cl_
 	}
 }
 
-/* Dimensions at rank 4, leading ones 1, as ref_layout.c pads them. */
-static void dims4(uint32_t rank, const uint32_t *dims, uint32_t *d4)
-{
-	for (uint32_t i = 0; i < 4; i++)
-		d4[i] = i < 4 - rank ? 1 : dims[i - (4 - rank)];
-}
-
 int ocl_pad(struct npu_ocl *o, const struct npu_pad *p, cl_mem in, cl_mem out)
 {
-	uint32_t d[4], bf[4] = { 0 }, af[4] = { 0 };
+	uint32_t d[4], bf[4], af[4];
 	cl_uint16 g = { { 0 } };
 	size_t n = 1;
 
 	if (!npu_pad_valid(p) || !in || !out)
 		return NPU_EINVAL;
-	dims4(p->rank, p->dims, d);
-	for (uint32_t i = 0; i < p->rank; i++) {
-		bf[4 - p->rank + i] = p->before[i];
-		af[4 - p->rank + i] = p->after[i];
-	}
+	npu_pad_rank4(p, d, bf, af);
 	for (int i = 0; i < 4; i++) {
 		g.s[i] = bf[i] + d[i] + af[i];
 		g.s[4 + i] = bf[i];
@@ -186,23 +175,17 @@ int ocl_pad(struct npu_ocl *o, const struct npu_pad *p, cl_mem in, cl_mem out)
 
 int ocl_transpose(struct npu_ocl *o, const struct npu_transpose *p, cl_mem in, cl_mem out)
 {
-	uint32_t d[4], perm4[4];
-	cl_ulong stride[4];
+	uint32_t od[4];
+	size_t step[4], n = 1;
 	cl_ulong8 g;
-	size_t n = 1;
 
 	if (!npu_transpose_valid(p) || !in || !out)
 		return NPU_EINVAL;
-	dims4(p->rank, p->dims, d);
-	for (uint32_t i = 0; i < 4; i++)
-		perm4[i] = i < 4 - p->rank ? i : 4 - p->rank + p->perm[i - (4 - p->rank)];
-	stride[3] = 1;
-	for (int i = 2; i >= 0; i--)
-		stride[i] = stride[i + 1] * d[i + 1];
+	npu_transpose_rank4(p, od, step);
 	for (int i = 0; i < 4; i++) {
-		g.s[i] = d[perm4[i]];		/* the output's dims ... */
-		g.s[4 + i] = stride[perm4[i]];	/* ... and where each steps in the input */
-		n *= d[i];
+		g.s[i] = od[i];		/* the output's dims ... */
+		g.s[4 + i] = step[i];	/* ... and where each steps in the input */
+		n *= od[i];
 	}
 	{
 		const struct karg args[] = { KMEM(in), KMEM(out), KVAL(g), KVAL(p->elem_size) };

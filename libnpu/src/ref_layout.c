@@ -40,13 +40,11 @@ bool npu_transpose_valid(const struct npu_transpose *p)
 	return true;
 }
 
-int npu_ref_transpose(const struct npu_transpose *p, const void *in, void *out)
+void npu_transpose_rank4(const struct npu_transpose *p, uint32_t *od, size_t *step)
 {
-	uint32_t d[4], perm4[4], od[4];
+	uint32_t d[4], perm4[4];
 	size_t in_stride[4];
 
-	if (!npu_transpose_valid(p) || !in || !out)
-		return NPU_EINVAL;
 	dims4(p->rank, p->dims, d);
 	/* The permutation on the padded rank: leading dims stay in place. */
 	for (uint32_t i = 0; i < 4 - p->rank; i++)
@@ -56,16 +54,25 @@ int npu_ref_transpose(const struct npu_transpose *p, const void *in, void *out)
 	in_stride[3] = 1;
 	for (int i = 2; i >= 0; i--)
 		in_stride[i] = in_stride[i + 1] * d[i + 1];
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 4; i++) {
 		od[i] = d[perm4[i]];
-	size_t o = 0;
+		step[i] = in_stride[perm4[i]];
+	}
+}
 
+int npu_ref_transpose(const struct npu_transpose *p, const void *in, void *out)
+{
+	uint32_t od[4];
+	size_t step[4], o = 0;
+
+	if (!npu_transpose_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	npu_transpose_rank4(p, od, step);
 	for (uint32_t a = 0; a < od[0]; a++)
 	for (uint32_t b = 0; b < od[1]; b++)
 	for (uint32_t c = 0; c < od[2]; c++)
 	for (uint32_t e = 0; e < od[3]; e++) {
-		size_t i = a * in_stride[perm4[0]] + b * in_stride[perm4[1]] +
-			   c * in_stride[perm4[2]] + e * in_stride[perm4[3]];
+		size_t i = a * step[0] + b * step[1] + c * step[2] + e * step[3];
 
 		memcpy((char *)out + o++ * p->elem_size, (const char *)in + i * p->elem_size,
 		       p->elem_size);
@@ -85,18 +92,25 @@ bool npu_pad_valid(const struct npu_pad *p)
 	return true;
 }
 
-int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out)
+void npu_pad_rank4(const struct npu_pad *p, uint32_t *d, uint32_t *bf, uint32_t *af)
 {
-	uint32_t d[4], bf[4] = { 0 }, af[4] = { 0 };
-	size_t o = 0;
-
-	if (!npu_pad_valid(p) || !in || !out)
-		return NPU_EINVAL;
 	dims4(p->rank, p->dims, d);
+	for (uint32_t i = 0; i < 4; i++)
+		bf[i] = af[i] = 0;
 	for (uint32_t i = 0; i < p->rank; i++) {
 		bf[4 - p->rank + i] = p->before[i];
 		af[4 - p->rank + i] = p->after[i];
 	}
+}
+
+int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out)
+{
+	uint32_t d[4], bf[4], af[4];
+	size_t o = 0;
+
+	if (!npu_pad_valid(p) || !in || !out)
+		return NPU_EINVAL;
+	npu_pad_rank4(p, d, bf, af);
 	for (uint32_t a = 0; a < bf[0] + d[0] + af[0]; a++)
 	for (uint32_t b = 0; b < bf[1] + d[1] + af[1]; b++)
 	for (uint32_t c = 0; c < bf[2] + d[2] + af[2]; c++)
