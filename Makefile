@@ -13,6 +13,10 @@ FW_PATCH := $(word 3,$(subst ., ,$(FW_VERSION)))
 
 CC := gcc
 HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -Iqemu-device/core
+# make coverage builds the host tests and libnpu again, with gcov, in build/cov.
+COVERAGE ?=
+COV_FLAGS := $(if $(COVERAGE),--coverage)
+HOST_CFLAGS += $(COV_FLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 FW_CC := riscv64-unknown-elf-gcc
@@ -49,11 +53,13 @@ LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS)) \
 	$(BUILD)/libnpu/ocl_program.o
 # The OpenCL program: npu_quant.h's arithmetic, then the kernels.
 OCL_SOURCES := include/npu_quant.h $(sort $(wildcard libnpu/src/kernels/*.cl))
-LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Iinclude -Iuapi
+LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Iinclude -Iuapi \
+	$(COV_FLAGS)
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
 
-.PHONY: all deps build firmware tools tests qemu driver libnpu install examples check demo bench clean
+.PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples check \
+	check-debug debug-kernel coverage demo bench clean
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -67,6 +73,7 @@ firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
 	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench
 tests: $(TESTS) $(VM_TESTS)
+host-tests: $(TESTS)
 
 qemu:
 	@scripts/build-qemu >/dev/null
@@ -85,7 +92,7 @@ $(BUILD)/libnpu/%.o: libnpu/src/%.c $(wildcard libnpu/src/*.h) $(LIBNPU_HDRS) $(
 	$(CC) $(LIBNPU_CFLAGS) $$(pkg-config --cflags libdrm) -c -o $@ $<
 
 $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION): $(LIBNPU_OBJS) libnpu/libnpu.map
-	$(CC) -shared -Wl,-soname,libnpu.so.0 -Wl,--version-script=libnpu/libnpu.map \
+	$(CC) $(COV_FLAGS) -shared -Wl,-soname,libnpu.so.0 -Wl,--version-script=libnpu/libnpu.map \
 		-Wl,--no-undefined -o $@ $(LIBNPU_OBJS) $$(pkg-config --libs libdrm) -lm
 	ln -sf libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.so.0
 	ln -sf libnpu.so.0 $(BUILD)/libnpu/libnpu.so
@@ -221,10 +228,11 @@ $(BUILD)/tests/test_idx: tests/host/test_idx.c examples/fashion/idx.c examples/f
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Iexamples/fashion -o $@ $< \
 		examples/fashion/idx.c -lz
 
-# libnpu's training graphs on its CPU backend.
+# libnpu's training graphs; libnpu's allocations go through the test's
+# __wrap_malloc, which can make one fail.
 $(BUILD)/tests/test_graph_train: tests/host/test_graph_train.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< \
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Wl,--wrap=malloc -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 # libnpu's graph API on its CPU backend (the static library, with libdrm).
@@ -244,6 +252,33 @@ $(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests
 
 check: all
 	@scripts/run-checks $(TESTS)
+
+# The guest suite on a kernel with KASAN, lockdep, DEBUG_OBJECTS, kmemleak,
+# DMA_API_DEBUG and gcov (built once into $(NPU_CACHE)/kernel-debug), with
+# npu.ko built for it with gcov; a kmemleak scan at the end.
+KDIR_DEBUG := $(NPU_CACHE)/kernel-debug
+DEBUG_VM_ENV := NPU_VM_KERNEL=$(KDIR_DEBUG) NPU_KMOD=$(abspath $(BUILD)/kmod-debug/npu.ko) \
+	NPU_VM_MEM=2048 NPU_VM_TIMEOUT=3600
+
+debug-kernel: deps
+	@scripts/build-debug-kernel
+
+$(BUILD)/kmod-debug/npu.ko: $(KMOD_SRCS) $(KDIR_DEBUG)/.done
+	@mkdir -p $(BUILD)/kmod-debug
+	@cp -p --parents $(KMOD_SRCS) $(BUILD)/kmod-debug/
+	$(MAKE) -C $(KDIR_DEBUG)/build M=$(abspath $(BUILD)/kmod-debug) GCOV_PROFILE=y \
+		KCFLAGS=-Werror modules
+
+check-debug: all debug-kernel
+	@$(MAKE) --no-print-directory $(BUILD)/kmod-debug/npu.ko
+	@$(DEBUG_VM_ENV) scripts/run-checks --guest
+
+# Line coverage: the host tests with gcov (qemu-device/core, libnpu), and
+# the guest suite on the debug kernel (driver/). Report in build/coverage/.
+coverage: all debug-kernel
+	@$(MAKE) --no-print-directory $(BUILD)/kmod-debug/npu.ko
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/cov COVERAGE=1 host-tests >/dev/null
+	@$(DEBUG_VM_ENV) scripts/coverage $(patsubst $(BUILD)/%,$(BUILD)/cov/%,$(TESTS))
 
 demo: all
 	@scripts/demo

@@ -51,7 +51,11 @@ typedef struct npu_job npu_job;
 /** Number of NPUs: /dev/accel nodes whose driver is "npu". */
 int npu_device_count(void);
 
-/** Open NPU number @index (0-based, in /dev/accel order). */
+/**
+ * Open NPU number @index (0-based, in /dev/accel order). Threads may share
+ * a device; each command buffer, job, graph and plan is used by one thread
+ * at a time.
+ */
 int npu_open(int index, npu_device **dev);
 void npu_close(npu_device *dev);
 
@@ -437,7 +441,13 @@ struct npu_submit_opts {
 	size_t nbuffers;
 };
 
-/** Submit the commands of @cb; @opts may be NULL. */
+/**
+ * Submit the commands of @cb; @opts may be NULL. Up to NPU_JOBS_MAX jobs of a
+ * device are alive at once (submitted and not yet freed, or freed before
+ * they ended); beyond that npu_submit waits for a freed one to end, and
+ * returns NPU_EBUSY only when every one is held.
+ */
+#define NPU_JOBS_MAX 4096
 int npu_submit(npu_device *dev, npu_cmdbuf *cb, const struct npu_submit_opts *opts,
 	       npu_job **job);
 

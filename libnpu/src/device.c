@@ -75,10 +75,12 @@ int npu_open(int index, npu_device **out)
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return NPU_ENOMEM;
+	pthread_mutex_init(&dev->slot_lock, NULL);
 	snprintf(dev->node, sizeof(dev->node), "/dev/accel/accel%d", nodes[index]);
 	dev->fd = open(dev->node, O_RDWR | O_CLOEXEC);
 	if (dev->fd < 0) {
 		ret = errno == ENOENT ? NPU_ENODEV : npu_errno(errno);
+		pthread_mutex_destroy(&dev->slot_lock);
 		free(dev);
 		return ret;
 	}
@@ -102,6 +104,7 @@ err:
 	if (dev->status)
 		npu_buffer_free(dev->status);
 	close(dev->fd);
+	pthread_mutex_destroy(&dev->slot_lock);
 	free(dev);
 	return ret;
 }
@@ -110,8 +113,10 @@ void npu_close(npu_device *dev)
 {
 	if (!dev)
 		return;
+	npu_job_reap_all(dev);
 	npu_buffer_free(dev->status);
 	close(dev->fd);
+	pthread_mutex_destroy(&dev->slot_lock);
 	free(dev);
 }
 

@@ -72,14 +72,21 @@ int npu_plan_observe(npu_plan *p)
 		return NPU_EINVAL;
 	g = p->g;
 	if (!p->lo) {
-		p->lo = malloc(sizeof(float) * (size_t)g->nt);
-		p->hi = malloc(sizeof(float) * (size_t)g->nt);
-		if (!p->lo || !p->hi)
+		/* Both or neither: a later call must not find one without the other. */
+		float *lo = malloc(sizeof(float) * (size_t)g->nt);
+		float *hi = malloc(sizeof(float) * (size_t)g->nt);
+
+		if (!lo || !hi) {
+			free(lo);
+			free(hi);
 			return NPU_ENOMEM;
-		for (int i = 0; i < g->nt; i++) {
-			p->lo[i] = INFINITY;
-			p->hi[i] = -INFINITY;
 		}
+		for (int i = 0; i < g->nt; i++) {
+			lo[i] = INFINITY;
+			hi[i] = -INFINITY;
+		}
+		p->lo = lo;
+		p->hi = hi;
 	}
 	for (int i = 0; i < g->nops; i++) {
 		const struct op *o = &g->ops[i];

@@ -193,7 +193,8 @@ static const char *const backend_name[] = {
 static int placement_opts(const struct npu_compile_opts *opts, struct npu_compile_opts *o,
 			  int *from_env)
 {
-	const char *env = getenv("NPU_BACKEND"), *strict = getenv("NPU_STRICT");
+	const char *env = npu_env("NPU_BACKEND");
+	int strict;
 
 	*o = opts ? *opts : (struct npu_compile_opts){ NPU_BACKEND_AUTO, 0 };
 	*from_env = 0;
@@ -210,7 +211,9 @@ static int placement_opts(const struct npu_compile_opts *opts, struct npu_compil
 		o->backend = b;
 		*from_env = b != NPU_BACKEND_AUTO;
 	}
-	if (strict && !strcmp(strict, "1"))
+	if (npu_env_bool("NPU_STRICT", &strict))
+		return NPU_EINVAL;	/* not 0 or 1: as with NPU_BACKEND, no silent default */
+	if (strict)
 		o->strict = 1;
 	return 0;
 }

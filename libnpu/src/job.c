@@ -18,7 +18,20 @@
 #define MAX_DEPS 64
 #define MAX_BUFS 256
 
-static int slot_get(npu_device *dev, unsigned int *slot)
+/* Free the slots of zombies whose jobs have ended. Caller holds slot_lock. */
+static void reap_locked(npu_device *dev)
+{
+	for (unsigned int s = 0; dev->nzombies && s < NPU_STATUS_SLOTS; s++) {
+		if (!dev->zombie[s] || drmSyncobjWait(dev->fd, &dev->zombie[s], 1, 0, 0, NULL))
+			continue;
+		drmSyncobjDestroy(dev->fd, dev->zombie[s]);
+		dev->zombie[s] = 0;
+		dev->nzombies--;
+		dev->slot_used[s / 64] &= ~(1ull << (s % 64));
+	}
+}
+
+static int slot_find_locked(npu_device *dev, unsigned int *slot)
 {
 	for (unsigned int w = 0; w < NPU_STATUS_SLOTS / 64; w++) {
 		if (dev->slot_used[w] == ~0ull)
@@ -34,9 +47,62 @@ static int slot_get(npu_device *dev, unsigned int *slot)
 	return NPU_EBUSY;
 }
 
+/*
+ * A free slot. When every slot is taken and some by zombies, wait (as long
+ * as npu_submit_and_wait would) for one of those jobs to end.
+ */
+static int slot_get(npu_device *dev, unsigned int *slot)
+{
+	uint32_t *wait = NULL;
+	int ret;
+
+	pthread_mutex_lock(&dev->slot_lock);
+	ret = slot_find_locked(dev, slot);
+	if (ret && dev->nzombies) {
+		reap_locked(dev);
+		ret = slot_find_locked(dev, slot);
+	}
+	if (ret && dev->nzombies)
+		wait = malloc(sizeof(*wait) * dev->nzombies);
+	if (wait) {
+		unsigned int n = 0;
+		struct timespec t;
+
+		for (unsigned int s = 0; s < NPU_STATUS_SLOTS && n < dev->nzombies; s++)
+			if (dev->zombie[s])
+				wait[n++] = dev->zombie[s];
+		/* The handles stay valid: only this function and close destroy them. */
+		pthread_mutex_unlock(&dev->slot_lock);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		drmSyncobjWait(dev->fd, wait, n,
+			       (int64_t)(t.tv_sec + 600) * 1000000000 + t.tv_nsec, 0, NULL);
+		free(wait);
+		pthread_mutex_lock(&dev->slot_lock);
+		reap_locked(dev);
+		ret = slot_find_locked(dev, slot);
+	}
+	pthread_mutex_unlock(&dev->slot_lock);
+	return ret;
+}
+
 static void slot_put(npu_device *dev, unsigned int slot)
 {
+	pthread_mutex_lock(&dev->slot_lock);
 	dev->slot_used[slot / 64] &= ~(1ull << (slot % 64));
+	pthread_mutex_unlock(&dev->slot_lock);
+}
+
+void npu_job_reap_all(npu_device *dev)
+{
+	pthread_mutex_lock(&dev->slot_lock);
+	for (unsigned int s = 0; dev->nzombies && s < NPU_STATUS_SLOTS; s++) {
+		if (dev->zombie[s]) {
+			drmSyncobjDestroy(dev->fd, dev->zombie[s]);
+			dev->zombie[s] = 0;
+			dev->nzombies--;
+		}
+	}
+	pthread_mutex_unlock(&dev->slot_lock);
 }
 
 static struct drm_npu_job_result *slot_result(npu_device *dev, unsigned int slot)
@@ -159,13 +225,18 @@ void npu_job_free(npu_job *job)
 	if (!job)
 		return;
 	/*
-	 * The slot may still be written by the driver when the job ends; keep
-	 * it reserved until then. A job freed early leaks its slot until the
-	 * device is closed, which is bounded and safe.
+	 * The driver writes the slot when the job ends: until then the slot
+	 * and the syncobj that says when stay with the device, as a zombie.
 	 */
-	if (!drmSyncobjWait(job->dev->fd, &job->syncobj, 1, 0, 0, NULL))
+	if (!drmSyncobjWait(job->dev->fd, &job->syncobj, 1, 0, 0, NULL)) {
 		slot_put(job->dev, job->slot);
-	drmSyncobjDestroy(job->dev->fd, job->syncobj);
+		drmSyncobjDestroy(job->dev->fd, job->syncobj);
+	} else {
+		pthread_mutex_lock(&job->dev->slot_lock);
+		job->dev->zombie[job->slot] = job->syncobj;
+		job->dev->nzombies++;
+		pthread_mutex_unlock(&job->dev->slot_lock);
+	}
 	free(job);
 }
 

@@ -3,6 +3,7 @@
 #ifndef NPU_PRIV_H
 #define NPU_PRIV_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "npu.h"
@@ -11,14 +12,23 @@
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */
 #pragma GCC visibility push(hidden)
 
-#define NPU_STATUS_SLOTS 4096	/* jobs alive at once per device */
+#define NPU_STATUS_SLOTS NPU_JOBS_MAX	/* jobs alive at once per device */
 
+/*
+ * Threads may share a device: slot_lock guards slot_used and the zombies,
+ * the jobs freed before they ended. A zombie keeps its slot (the driver
+ * still writes its result there) and its syncobj until the job ends; the
+ * slot is taken back when slots run short (job.c).
+ */
 struct npu_device {
 	int fd;
 	char node[64];
 	struct drm_npu_device_info info;
 	npu_buffer *status;		/* one drm_npu_job_result per slot */
+	pthread_mutex_t slot_lock;
 	uint64_t slot_used[NPU_STATUS_SLOTS / 64];
+	uint32_t zombie[NPU_STATUS_SLOTS];	/* by slot: a freed job's syncobj, or 0 */
+	unsigned int nzombies;
 };
 
 struct npu_buffer {
@@ -52,6 +62,17 @@ int npu_submit_and_wait(npu_device *dev, npu_cmdbuf *cb, uint64_t *cycles);
 
 /* Append @len bytes of command (a multiple of 8): 0, or NPU_ENOSPC when full. */
 int npu_cmdbuf_emit(npu_cmdbuf *cb, const void *cmd, size_t len);
+
+/* $@name through secure_getenv(), or NULL (env.c). */
+const char *npu_env(const char *name);
+/*
+ * Boolean $@name: *@val is 0 when unset, empty or "0", 1 when "1";
+ * NPU_EINVAL (and *@val 0) for any other value.
+ */
+int npu_env_bool(const char *name, int *val);
+
+/* Give back the slots and syncobjs of jobs freed unfinished (at close). */
+void npu_job_reap_all(npu_device *dev);
 
 /* Map errno of a failed ioctl to an npu_error code. */
 int npu_errno(int err);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "npu.h"
+#include "npu_priv.h"
 #include "npu_ref.h"
 #include "ocl_priv.h"
 
@@ -93,7 +94,7 @@ static void device_traits(struct npu_ocl *o)
 	o->api.GetDeviceInfo(o->device, CL_DEVICE_EXTENSIONS, sizeof(ext) - 1, ext, NULL);
 	o->api.GetDeviceInfo(o->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof(o->max_alloc),
 			     &o->max_alloc, NULL);
-	o->unified = unified == CL_TRUE && !getenv("NPU_OCL_NO_ZERO_COPY");
+	o->unified = unified == CL_TRUE && !o->no_zero_copy;
 	o->exact_div = !!(fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
 	o->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
 }
@@ -109,17 +110,24 @@ int npu_ocl_open(npu_ocl **out, char *why, size_t len)
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NPU_ENOMEM;
+	if (npu_env_bool("NPU_OCL_NO_ZERO_COPY", &o->no_zero_copy)) {
+		say(why, len, "NPU_OCL_NO_ZERO_COPY=%s: not a boolean (unset, empty, 0 or 1)",
+		    npu_env("NPU_OCL_NO_ZERO_COPY"));
+		free(o);
+		return NPU_EINVAL;
+	}
 	if (ocl_api_load(&o->api, why, len)) {
 		free(o);
 		return NPU_ENODEV;
 	}
-	if (find_device(o, getenv("NPU_OCL_DEVICE"), why, len)) {
+	if (find_device(o, npu_env("NPU_OCL_DEVICE"), why, len)) {
 		npu_ocl_close(o);
 		return NPU_ENODEV;
 	}
 	o->api.GetDeviceInfo(o->device, CL_DEVICE_NAME, sizeof(o->name), o->name, NULL);
 	o->api.GetDeviceInfo(o->device, CL_DRIVER_VERSION, sizeof(o->driver), o->driver, NULL);
 	device_traits(o);
+	ocl_cache_open(o);
 	o->ctx = o->api.CreateContext(NULL, 1, &o->device, NULL, NULL, &err);
 	if (o->ctx)
 		o->queue = o->api.CreateCommandQueue(o->ctx, o->device, 0, &err);
@@ -163,102 +171,13 @@ const char *npu_ocl_device_name(const npu_ocl *o)
 	return o ? o->name : "";
 }
 
-/* FNV-1a over the strings that make a binary what it is. */
-static uint64_t fnv(uint64_t h, const char *s)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h * 0x100000001b3ull;	/* a separator */
-}
-
-static void cache_path(const struct npu_ocl *o, const char *src, const char *opts, char *path,
-		       size_t len)
-{
-	const char *dir = getenv("NPU_OCL_CACHE"), *home = getenv("HOME");
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	h = fnv(fnv(fnv(fnv(h, src), opts), o->name), o->driver);
-	if (dir && *dir)
-		snprintf(path, len, "%s/%016llx.bin", dir, (unsigned long long)h);
-	else
-		snprintf(path, len, "%s/.cache/npu/opencl/%016llx.bin", home ? home : "/tmp",
-			 (unsigned long long)h);
-}
-
-/* mkdir -p of @path's folder. */
-static void make_dirs(const char *path)
-{
-	char d[512];
-
-	snprintf(d, sizeof(d), "%s", path);
-	for (char *p = d + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		mkdir(d, 0755);
-		*p = '/';
-	}
-}
-
-static cl_program from_cache(struct npu_ocl *o, const char *path, const char *opts)
-{
-	FILE *f = fopen(path, "rb");
-	unsigned char *bin = NULL;
-	const unsigned char *cbin;
-	cl_program prog = NULL;
-	cl_int st, err;
-	long size;
-
-	if (!f)
-		return NULL;
-	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) ||
-	    !(bin = malloc((size_t)size)) || fread(bin, 1, (size_t)size, f) != (size_t)size)
-		goto out;
-	cbin = bin;
-	prog = o->api.CreateProgramWithBinary(o->ctx, 1, &o->device, (const size_t *)&size, &cbin,
-					      &st, &err);
-	if (prog && (err != CL_SUCCESS || st != CL_SUCCESS ||
-		     o->api.BuildProgram(prog, 1, &o->device, opts, NULL, NULL) != CL_SUCCESS)) {
-		o->api.ReleaseProgram(prog);	/* stale or damaged: build from source */
-		prog = NULL;
-	}
-out:
-	free(bin);
-	fclose(f);
-	return prog;
-}
-
-static void to_cache(struct npu_ocl *o, cl_program prog, const char *path)
-{
-	size_t size = 0;
-	unsigned char *bin;
-	char tmp[560];
-	FILE *f;
-
-	if (o->api.GetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(size), &size, NULL) ||
-	    !size || !(bin = malloc(size)))
-		return;
-	if (!o->api.GetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(bin), &bin, NULL)) {
-		make_dirs(path);
-		snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-		f = fopen(tmp, "wb");
-		if (f && fwrite(bin, 1, size, f) == size && !fclose(f))
-			rename(tmp, path);	/* whole, or not at all */
-		else if (f)
-			unlink(tmp);
-	}
-	free(bin);
-}
-
 int ocl_build(struct npu_ocl *o, const char *src, const char *opts, cl_program *out,
 	      char *why, size_t len)
 {
-	char path[512];
 	cl_program prog;
 	cl_int err;
 
-	cache_path(o, src, opts, path, sizeof(path));
-	prog = from_cache(o, path, opts);
+	prog = ocl_cache_load(o, src, opts);
 	if (prog) {
 		o->cache_hits++;
 		*out = prog;
@@ -282,7 +201,7 @@ int ocl_build(struct npu_ocl *o, const char *src, const char *opts, cl_program *
 		return NPU_EIO;
 	}
 	o->builds++;
-	to_cache(o, prog, path);
+	ocl_cache_store(o, prog, src, opts);
 	*out = prog;
 	return NPU_OK;
 }

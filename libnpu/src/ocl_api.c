@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu_priv.h"
 #include "ocl_api.h"
 
 int ocl_api_load(struct ocl_api *api, char *why, size_t len)
@@ -23,7 +24,7 @@ int ocl_api_load(struct ocl_api *api, char *why, size_t len)
 		FN(ReleaseCommandQueue), FN(ReleaseContext),
 #undef FN
 	};
-	const char *name = getenv("NPU_OPENCL_LIB");
+	const char *name = npu_env("NPU_OPENCL_LIB");
 
 	memset(api, 0, sizeof(*api));
 	if (!name || !*name)

@@ -33,6 +33,9 @@ struct npu_ocl {
 	int exact_div;		/* correctly rounded fp32 division and sqrt */
 	cl_ulong max_alloc;
 	char name[128], driver[64];
+	int no_zero_copy;	/* NPU_OCL_NO_ZERO_COPY=1 */
+	char cache_dir[448];	/* the binary cache (ocl_cache.c); "" for none */
+	char cache_note[512];	/* where it is, or why there is none */
 	unsigned int builds, cache_hits;	/* programs built from source, loaded */
 	unsigned long to_device, to_host;	/* crossings: ocl_to_device/to_host calls */
 	char why[8192];				/* the last error, with a build log */
@@ -47,6 +50,12 @@ extern const char ocl_program_src[];
  */
 int ocl_build(struct npu_ocl *o, const char *src, const char *opts, cl_program *out,
 	      char *why, size_t len);
+/* ocl_cache.c: choose and check the cache folder (at open). */
+void ocl_cache_open(struct npu_ocl *o);
+/* The program built from @src with @opts, from the cache, or NULL. */
+cl_program ocl_cache_load(struct npu_ocl *o, const char *src, const char *opts);
+/* Keep @prog's binary for next time. */
+void ocl_cache_store(struct npu_ocl *o, cl_program prog, const char *src, const char *opts);
 /* The kernel called @name, building the program on first use. */
 int ocl_kernel(struct npu_ocl *o, const char *name, cl_kernel *k);
 

@@ -465,6 +465,55 @@ static void test_quantized_twin_agrees(void)
 }
 
 /*
+ * Allocation failure in npu_plan_observe (allocations of libnpu.a go
+ * through __wrap_malloc, the link's --wrap=malloc): each of its
+ * allocations failing in turn is NPU_ENOMEM, and a later call, with memory
+ * again, observes normally instead of using half-made state.
+ */
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+static int malloc_fail_at = -1;	/* the malloc call, counting from 0, that fails */
+
+void *__wrap_malloc(size_t n)
+{
+	if (malloc_fail_at >= 0 && malloc_fail_at-- == 0)
+		return NULL;
+	return __real_malloc(n);
+}
+
+static void test_observe_after_allocation_failure(void)
+{
+	static const float eye[4] = { 1, 0, 0, 1 };
+	float x[4] = { -1, 2, 0.5f, 3 }, y[4];
+	npu_graph *g = npu_graph_new(), *qg;
+	int in = tensor(g, NPU_DT_FLOAT32, 2, 2, 2, 0, 0, NULL);
+	int w = tensor(g, NPU_DT_FLOAT32, 2, 2, 2, 0, 0, eye);
+	int z = tensor(g, NPU_DT_FLOAT32, 2, 2, 2, 0, 0, NULL), qin, qout, failures = 0;
+	npu_plan *plan;
+
+	CHECK_EQ(npu_graph_fully_connected(g, in, w, -1, z, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_run(plan, in, x, z, y), 0);
+	for (int at = 0; at < 8; at++) {
+		int err;
+
+		malloc_fail_at = at;
+		err = npu_plan_observe(plan);
+		malloc_fail_at = -1;
+		if (err == 0)
+			break;
+		CHECK_EQ(err, NPU_ENOMEM);
+		failures++;
+	}
+	CHECK(failures >= 2);	/* both of its arrays */
+	CHECK_EQ(npu_plan_observe(plan), 0);
+	CHECK_EQ(npu_plan_quantize(plan, in, z, &qg, &qin, &qout), 0);
+	npu_graph_free(qg);
+	npu_plan_free(plan);
+	npu_graph_free(g);
+}
+
+/*
  * Calibration ranges: an identity layer calibrated on values from -3.5 to
  * 2.25 quantizes with steps of 5.75 / 255, so values come back within a
  * step and a half (input, output, and the requantization's rounding). A
@@ -541,5 +590,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_adam_training_reduces_loss),
 	TAP_ENTRY(test_quantized_twin_agrees),
 	TAP_ENTRY(test_calibration_range),
+	TAP_ENTRY(test_observe_after_allocation_failure),
 	TAP_ENTRY(test_training_graph_errors),
 )

@@ -2,14 +2,18 @@
 /*
  * test_ocl.c - libnpu's OpenCL backend on the host (PoCL here): int8 GEMMs
  * bit for bit the CPU reference's; program binaries cached on disk and
- * reused (and a damaged one rebuilt); a compile error reported with the
+ * reused (and a damaged one rebuilt) in a folder of the user's alone,
+ * never a shared or planted one; booleans in the environment checked; a
+ * compile error reported with the
  * compiler's log; no OpenCL at all, and a device that does not exist,
  * reported as such.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "npu.h"
 #include "ocl_priv.h"
@@ -160,6 +164,165 @@ static void test_program_binaries_are_cached(void)
 	npu_ocl_close(o);
 }
 
+/* Build the program once in a fresh npu_ocl; its counters tell where it came from. */
+static int build_once(unsigned int *builds, unsigned int *hits, char *note, size_t len)
+{
+	char why[512];
+	cl_kernel k;
+	npu_ocl *o;
+
+	if (npu_ocl_open(&o, why, sizeof(why)))
+		return -1;
+	if (ocl_kernel(o, "gemm_i8", &k)) {
+		npu_ocl_close(o);
+		return -1;
+	}
+	*builds = o->builds;
+	*hits = o->cache_hits;
+	snprintf(note, len, "%s", o->cache_note);
+	npu_ocl_close(o);
+	return 0;
+}
+
+static int count_files(const char *dir)
+{
+	char cmd[300];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "find %s -type f | wc -l", dir);
+	p = popen(cmd, "r");
+	if (p && fscanf(p, "%d", &n) != 1)
+		n = -1;
+	if (p)
+		pclose(p);
+	return n;
+}
+
+/*
+ * With NPU_OCL_CACHE unset the cache is $XDG_CACHE_HOME/npu/opencl, made
+ * 0700 with binaries 0600; with neither XDG_CACHE_HOME nor HOME there is
+ * no cache at all (nothing goes to /tmp), and every open builds again.
+ */
+static void test_cache_folder_is_private(void)
+{
+	char xdg[] = "/tmp/test_ocl_xdg.XXXXXX", dir[100], note[512], cmd[300];
+	const char *home = getenv("HOME");
+	char *saved_home = home ? strdup(home) : NULL;
+	unsigned int builds, hits;
+	struct stat st;
+
+	CHECK(mkdtemp(xdg) != NULL);
+	unsetenv("NPU_OCL_CACHE");
+	setenv("XDG_CACHE_HOME", xdg, 1);
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	snprintf(dir, sizeof(dir), "%s/npu/opencl", xdg);
+	CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+	CHECK_EQ(st.st_mode & 0777, 0700);
+	CHECK_EQ(count_files(dir), 1);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(find %s -type f ! -perm 0600)\"", dir);
+	CHECK(system(cmd) == 0);
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	CHECK(builds == 0 && hits == 1);
+	/* A folder left open by an older libnpu is narrowed, not refused. */
+	CHECK(chmod(dir, 0755) == 0);
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700 && hits == 1);
+
+	unsetenv("XDG_CACHE_HOME");
+	unsetenv("HOME");
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	CHECK(builds == 1 && hits == 0);
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	CHECK(builds == 1 && hits == 0);
+	printf("#   %s\n", note);
+	CHECK(strstr(note, "no cache") != NULL);
+	if (saved_home)
+		setenv("HOME", saved_home, 1);
+	free(saved_home);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", xdg);
+	CHECK(system(cmd) == 0);
+	setenv("NPU_OCL_CACHE", cache, 1);
+}
+
+/*
+ * A folder that belongs to someone else is not used (nothing read from it
+ * or written to it); a binary that is a symbolic link, someone else's or
+ * writable by others is not loaded, and the link's target is left alone.
+ */
+static void test_foreign_cache_refused(void)
+{
+	char dir[] = "/tmp/test_ocl_foreign.XXXXXX", note[512], path[200], cmd[1200];
+	unsigned int builds, hits;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	if (geteuid() == 0) {
+		CHECK(chown(dir, 65534, 65534) == 0);
+		setenv("NPU_OCL_CACHE", dir, 1);
+	} else {
+		setenv("NPU_OCL_CACHE", "/", 1);	/* root's, not ours */
+	}
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	printf("#   %s\n", note);
+	CHECK(strstr(note, "belongs to user") != NULL);
+	CHECK(builds == 1 && hits == 0);
+	CHECK_EQ(count_files(dir), 0);
+
+	/* Our own folder with a good binary in it, then the binary tampered with. */
+	CHECK(chown(dir, geteuid(), getegid()) == 0 || geteuid() != 0);
+	CHECK(chmod(dir, 0700) == 0);
+	setenv("NPU_OCL_CACHE", dir, 1);
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	snprintf(cmd, sizeof(cmd), "ls %s/*.bin", dir);
+	f = popen(cmd, "r");
+	CHECK(f && fgets(path, sizeof(path), f));
+	pclose(f);
+	path[strcspn(path, "\n")] = 0;
+
+	CHECK(chmod(path, 0666) == 0);		/* writable by anyone: not loaded */
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	CHECK(builds == 1 && hits == 0);
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	CHECK(builds == 0 && hits == 1);	/* replaced by a private one */
+
+	/* A link planted where the binary goes: not followed, its target untouched. */
+	snprintf(cmd, sizeof(cmd), "mv %s %s.real && echo planted > %s/target && ln -s %s/target %s",
+		 path, path, dir, dir, path);
+	CHECK(system(cmd) == 0);
+	CHECK_EQ(build_once(&builds, &hits, note, sizeof(note)), 0);
+	CHECK(builds == 1 && hits == 0);
+	snprintf(cmd, sizeof(cmd), "test \"$(cat %s/target)\" = planted && test ! -L %s && test -f %s",
+		 dir, path, path);
+	CHECK(system(cmd) == 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+	setenv("NPU_OCL_CACHE", cache, 1);
+}
+
+/* Booleans: unset, empty, 0 or 1; anything else is refused with its name. */
+static void test_boolean_environment(void)
+{
+	char why[512];
+	npu_ocl *o;
+
+	setenv("NPU_OCL_NO_ZERO_COPY", "yes", 1);
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_EINVAL);
+	printf("#   %s\n", why);
+	CHECK(o == NULL && strstr(why, "NPU_OCL_NO_ZERO_COPY=yes") != NULL);
+	setenv("NPU_OCL_NO_ZERO_COPY", "1", 1);
+	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);
+	CHECK(!o->unified);
+	npu_ocl_close(o);
+	for (int i = 0; i < 2; i++) {
+		setenv("NPU_OCL_NO_ZERO_COPY", i ? "0" : "", 1);
+		CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);
+		CHECK(o->no_zero_copy == 0);
+		npu_ocl_close(o);
+	}
+	unsetenv("NPU_OCL_NO_ZERO_COPY");
+}
+
 static void test_build_errors_come_with_the_log(void)
 {
 	char why[4096];
@@ -210,6 +373,9 @@ TAP_MAIN(
 	TAP_ENTRY(test_gemm_i8_matches_reference),
 	TAP_ENTRY(test_pool_i8_matches_reference),
 	TAP_ENTRY(test_program_binaries_are_cached),
+	TAP_ENTRY(test_cache_folder_is_private),
+	TAP_ENTRY(test_foreign_cache_refused),
+	TAP_ENTRY(test_boolean_environment),
 	TAP_ENTRY(test_build_errors_come_with_the_log),
 	TAP_ENTRY(test_no_opencl_or_no_device),
 	TAP_ENTRY(cleanup_cache),

@@ -148,6 +148,12 @@ static void test_strict_refuses_with_the_reason(void)
 	setenv("NPU_STRICT", "1", 1);
 	CHECK_EQ(npu_graph_compile(g, NULL, &p), NPU_ENOTSUP);
 	CHECK(strstr(npu_graph_report(g), "none   (OpenCL unavailable)"));
+	/* A boolean is unset, empty, 0 or 1: "yes" is refused, not read as false. */
+	setenv("NPU_STRICT", "yes", 1);
+	CHECK_EQ(npu_graph_compile(g, NULL, &p), NPU_EINVAL);
+	setenv("NPU_STRICT", "0", 1);
+	CHECK_EQ(npu_graph_compile(g, NULL, &p), 0);
+	npu_plan_free(p);
 	unsetenv("NPU_STRICT");
 	unsetenv("NPU_OPENCL_LIB");
 	npu_graph_free(g);

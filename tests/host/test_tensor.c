@@ -6,6 +6,7 @@
  * sizes, strides, per-tensor and per-channel), and malformed commands
  * answered with errors.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -697,6 +698,99 @@ static void test_eltwise_random(void)
 	}
 }
 
+/* Run one eltwise command on @count pairs; 1 if it ran, its output in @out. */
+static int run_eltwise(const struct npu_eltwise_i8 *p, const int8_t *a, const int8_t *b,
+		       int8_t *out)
+{
+	struct npu_cmd_eltwise_i8 c = { { NPU_CMD_ELTWISE_I8, sizeof(c) }, VA_A, VA_B, VA_OUT,
+		p->count, p->mul ? NPU_ELT_MUL : NPU_ELT_ADD, p->a_zero, p->b_zero, p->out_zero,
+		p->act_min, p->act_max, p->a_mult, p->a_shift, p->b_mult, p->b_shift,
+		p->out_mult, p->out_shift, p->left_shift };
+
+	setup();
+	h_map(&h, 0, VA_A, p->count, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_B, p->count, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_OUT, p->count, NPU_PTE_R | NPU_PTE_W, 0);
+	memcpy(h_va(&h, 0, VA_A), a, p->count);
+	memcpy(h_va(&h, 0, VA_B), b, p->count);
+	if (h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status != NPU_JOB_OK)
+		return 0;
+	memcpy(out, h_va(&h, 0, VA_OUT), p->count);
+	return 1;
+}
+
+static int round_away(double x)
+{
+	return (int)(x < 0 ? -floor(-x + 0.5) : floor(x + 0.5));
+}
+
+/*
+ * Add and Mul against TFLite's definitions, not against libnpu's reference
+ * (whose arithmetic the engine shares). With power-of-two scales every step
+ * of TFLite's integer pipeline is exact, so the specification's answer is
+ * the real result, rounded half away from zero and clamped: checked on all
+ * 65,536 input pairs. Add: scales 0.5 and 0.25 in, 1.0 out (TFLite's
+ * preparation gives multipliers 2^30 with shifts 0, -1 and -19, left shift
+ * 20). Mul: 0.5 x 0.5 in, 0.25 out (multiplier 2^30, shift 1). Then Mul at
+ * 0.125 (shift -2), where TFLite rounds twice, on values worked by hand.
+ */
+static void test_eltwise_tflite_worked_values(void)
+{
+	static int8_t a[65536], b[65536], got[65536], ref[65536];
+	struct npu_eltwise_i8 add = { 65536, 0, 10, -20, 5, -128, 127,
+				      1 << 30, 0, 1 << 30, -1, 1 << 30, -19, 20 };
+	struct npu_eltwise_i8 mul = { 65536, 1, -3, 7, -1, -100, 120, 0, 0, 0, 0, 1 << 30, 1, 0 };
+	/* a * b (zero points 0) at multiplier 0.125: SRDHM halves (half up), RDBPOT / 4. */
+	static const struct { int8_t a, b, want; } m8[] = {
+		{ 3, 1, 1 },	/* 0.375: 3 -> 2 (1.5 up), 2 / 4 = 0.5 -> 1 */
+		{ -3, 1, 0 },	/* -0.375: -3 -> -1 (-1.5 up), -0.25 -> 0 */
+		{ 4, 1, 1 },	/* 0.5 -> 1, away from zero */
+		{ -4, 1, -1 },	/* -0.5 -> -1 */
+		{ 12, 1, 2 },	/* 1.5 -> 2 */
+		{ -12, 1, -2 },	/* -1.5 -> -2 */
+		{ 5, 1, 1 },	/* 0.625: 5 -> 3, 0.75 -> 1 */
+		{ 100, 100, 127 },	/* 1250: saturates */
+		{ -128, 127, -128 },
+	};
+	struct npu_eltwise_i8 m = { 9, 1, 0, 0, 0, -128, 127, 0, 0, 0, 0, 1 << 30, -2, 0 };
+
+	for (int i = 0; i < 65536; i++) {
+		a[i] = (int8_t)(i & 255);
+		b[i] = (int8_t)(i >> 8);
+	}
+	for (int k = 0; k < 2; k++) {
+		const struct npu_eltwise_i8 *p = k ? &mul : &add;
+		int bad = 0;
+
+		CHECK(run_eltwise(p, a, b, got));
+		CHECK_EQ(npu_ref_eltwise_i8(p, a, b, ref), NPU_OK);
+		for (int i = 0; i < 65536; i++) {
+			double x = a[i] - p->a_zero, y = b[i] - p->b_zero;
+			int want = p->out_zero + round_away(k ? x * y * 0.5 * 0.5 / 0.25
+							      : (x * 0.5 + y * 0.25) / 1.0);
+
+			want = want < p->act_min ? p->act_min : want > p->act_max ? p->act_max : want;
+			if ((got[i] != want || ref[i] != want) && bad++ < 4)
+				printf("#   %s %d, %d: engine %d, reference %d, TFLite %d\n",
+				       k ? "mul" : "add", a[i], b[i], got[i], ref[i], want);
+		}
+		CHECK_EQ(bad, 0);
+	}
+	for (int i = 0; i < 9; i++) {
+		a[i] = m8[i].a;
+		b[i] = m8[i].b;
+	}
+	CHECK(run_eltwise(&m, a, b, got));
+	CHECK_EQ(npu_ref_eltwise_i8(&m, a, b, ref), NPU_OK);
+	for (int i = 0; i < 9; i++) {
+		if (got[i] != m8[i].want || ref[i] != m8[i].want)
+			printf("#   mul %d x %d: engine %d, reference %d, TFLite %d\n", m8[i].a,
+			       m8[i].b, got[i], ref[i], m8[i].want);
+		CHECK_EQ(got[i], m8[i].want);
+		CHECK_EQ(ref[i], m8[i].want);
+	}
+}
+
 static void test_eltwise_malformed(void)
 {
 	for (int i = 0; i < 5; i++) {
@@ -817,6 +911,56 @@ static void test_softmax(void)
 		setup_scratch();
 		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
 	}
+}
+
+/*
+ * Rows longer than 512 whose exponentials sum past 512 (where TFLite's
+ * final shift would pass 31 and is clamped), on the engine and the
+ * reference, against softmax in fp64: the output is within one step
+ * (1/256) of the real probability. Without the clamp the shift is
+ * undefined behaviour, which UBSan stops here.
+ */
+static void test_softmax_long_rows_fp64(void)
+{
+	static int8_t in[3 * 1500], got[3 * 1500], ref[3 * 1500];
+	struct npu_softmax_i8 p = { .rows = 3, .depth = 1500 };
+	struct npu_cmd_softmax_i8 c;
+	const double scale = 0.05;
+	int worst = 0;
+
+	for (int j = 0; j < 1500; j++) {
+		in[j] = 100;					/* all equal: sum 1500 */
+		in[1500 + j] = (int8_t)(120 + j % 8);		/* sum ~ 1500 * 0.84 */
+		in[3000 + j] = j == 7 ? 127 : (int8_t)(j % 256 - 128);	/* one on top */
+	}
+	CHECK_EQ(npu_softmax_params(scale, 1.0, &p), NPU_OK);
+	CHECK_EQ(npu_ref_softmax_i8(&p, in, ref), NPU_OK);
+	setup();
+	h_map(&h, 0, VA_A, sizeof(in), NPU_PTE_R, 0);
+	h_map(&h, 0, VA_OUT, sizeof(in), NPU_PTE_R | NPU_PTE_W, 0);
+	memcpy(h_va(&h, 0, VA_A), in, sizeof(in));
+	c = (struct npu_cmd_softmax_i8){ { NPU_CMD_SOFTMAX_I8, sizeof(c) }, VA_A, VA_OUT, p.rows,
+					 p.depth, p.beta_mult, p.beta_left_shift, p.diff_min, 0 };
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_OK);
+	memcpy(got, h_va(&h, 0, VA_OUT), sizeof(got));
+	for (int r = 0; r < 3; r++) {
+		const int8_t *x = in + r * 1500;
+		double mx = -1e9, sum = 0;
+
+		for (int j = 0; j < 1500; j++)
+			mx = x[j] > mx ? x[j] : mx;
+		for (int j = 0; j < 1500; j++)
+			sum += exp(scale * (x[j] - mx));
+		for (int j = 0; j < 1500; j++) {
+			double q = exp(scale * (x[j] - mx)) / sum * 256 - 128;
+			int d1 = abs(got[r * 1500 + j] - (int)lround(q));
+			int d2 = abs(ref[r * 1500 + j] - (int)lround(q));
+
+			worst = d1 > worst ? d1 : d2 > worst ? d2 : worst;
+		}
+	}
+	printf("#   worst difference from fp64: %d step(s)\n", worst);
+	CHECK(worst <= 1);
 }
 
 static void test_transpose_random(void)
@@ -1020,9 +1164,11 @@ TAP_MAIN(
 	TAP_ENTRY(test_pool_random),
 	TAP_ENTRY(test_pool_empty_window_is_malformed),
 	TAP_ENTRY(test_eltwise_random),
+	TAP_ENTRY(test_eltwise_tflite_worked_values),
 	TAP_ENTRY(test_eltwise_malformed),
 	TAP_ENTRY(test_quantize_roundtrip),
 	TAP_ENTRY(test_softmax),
+	TAP_ENTRY(test_softmax_long_rows_fp64),
 	TAP_ENTRY(test_transpose_random),
 	TAP_ENTRY(test_concat_random),
 	TAP_ENTRY(test_pad_random),

@@ -1,53 +1,107 @@
 #!/bin/bash
-# Runs inside the guest (scripts/run-checks starts it through scripts/npu-vm):
-# every guest test, TAP on stdout. Needs the RAM region the kernel was told
-# to reserve: NPU_VM_RESERVED_BASE, NPU_VM_RESERVED_MIB.
+# guest-tests.sh SUITE - runs inside the guest (scripts/run-checks starts it
+# through scripts/npu-vm): every guest test of SUITE, as one TAP stream on
+# stdout with its plan at the end; exits 1 if anything failed.
+#   full  everything, on the default (full) NPU. Needs the RAM region the
+#         kernel was told to reserve: NPU_VM_RESERVED_BASE, NPU_VM_RESERVED_MIB.
+#   edge  on an edge NPU (-global npu.profile=edge): the profile, and graphs
+#         split between the NPU and OpenCL.
+# Each program is checked by tests/tap-lib.sh: its exit status, its plan, its
+# results; a missing or crashed program is a failure.
 set -u
 cd "$(dirname "$0")/../.."
+TAP_LOGS=/tmp/guest-logs
+. tests/tap-lib.sh
 
-if lspci -nn 2>/dev/null | grep -q 'Processing accelerators \[1200\]: .*\[1234:4e50\]'; then
-	echo "ok - lspci -nn lists the npu as [1234:4e50], class [1200]"
-else
-	echo "not ok - lspci -nn lists the npu as [1234:4e50], class [1200]"
-	lspci -nn 2>&1 | sed 's/^/# /'
-fi
-
-build/tests/vm_smoke "$NPU_VM_RESERVED_BASE" "$NPU_VM_RESERVED_MIB"
-
-# The driver: load (firmware boot and handshake), a node, debugfs, unload.
-tap() { # tap DESCRIPTION COMMAND...
-	if "${@:2}" >/tmp/tap.out 2>&1; then
-		echo "ok - $1"
+# tap NAME DESCRIPTION COMMAND...: one result, the command's output on failure.
+tap() {
+	if "${@:3}" >/tmp/tap.out 2>&1; then
+		tap_ok "$1" "$2"
 	else
-		echo "not ok - $1"
+		tap_not_ok "$1" "$2"
 		sed 's/^/# /' /tmp/tap.out
 	fi
 }
-tap "npu.ko loads, boots the firmware and creates /dev/accel/accel0" scripts/npu-load
-tap "the driver reports the firmware version in the kernel log" \
-	sh -c 'dmesg | grep -q "npu 0000:.*: firmware 1.0.0 (API 1.0) ready"'
-tap "debugfs shows the firmware log" \
-	sh -c 'grep -q "npu-fw 1.0.0 (api 1.0) ready" /sys/kernel/debug/accel/*/fw_log'
-tap "npu.ko unloads" scripts/npu-load unload
-tap "npu.ko loads again after unloading" scripts/npu-load
 
-# The uAPI, through the driver and the firmware (kselftest harness).
-build/tests/npu_uapi_test
-# libnpu, and the example program built against the installed library.
-build/tests/libnpu_test
-tap "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy
-tap "npu.ko unloads after the uAPI and libnpu tests" scripts/npu-load unload
+# The guest kernel must not have complained about anything we did: what it
+# printed since the tests began. Lockdep, DEBUG_OBJECTS, DMA_API_DEBUG and
+# DEBUG_ATOMIC_SLEEP report through WARNING or BUG, KASAN through BUG.
+boot_lines=$(dmesg | wc -l)
+kernel_log_clean() {
+	local bad='WARNING:|BUG:|Oops|Call Trace|ODEBUG:|suspected memory leak|DMA-API: .*driver'
+	local what="the kernel log is free of WARN, BUG, oops, lockdep, KASAN, ODEBUG, DMA-API and kmemleak reports"
 
-# Failure paths: a hung firmware and its recovery, rmmod under an open
-# file, removal of the device with buffers open and a rescan.
-tap "npu.ko loads with a 1 s job timeout" scripts/npu-load job_timeout_ms=1000
-build/tests/npu_reset_test
-tap "npu.ko unloads after device removal and rescan" scripts/npu-load unload
+	if dmesg | tail -n +$((boot_lines + 1)) | grep -E "$bad" >/dev/null; then
+		tap_not_ok kernel "$what"
+		dmesg | tail -n +$((boot_lines + 1)) | grep -E -B2 -A12 "$bad" | sed 's/^/# /'
+	else
+		tap_ok kernel "$what"
+	fi
+}
 
-# The guest kernel must not have complained about anything we did.
-if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace|lockdep' >/dev/null; then
-	echo "not ok - guest kernel log is free of WARN, BUG, oops and lockdep reports"
-	dmesg | grep -E -A5 'WARNING:|BUG:|Oops|Call Trace|lockdep' | sed 's/^/# /'
-else
-	echo "ok - guest kernel log is free of WARN, BUG, oops and lockdep reports"
+suite_full() {
+	if lspci -nn 2>/dev/null | grep -q 'Processing accelerators \[1200\]: .*\[1234:4e50\]'; then
+		tap_ok lspci "lspci -nn lists the npu as [1234:4e50], class [1200]"
+	else
+		tap_not_ok lspci "lspci -nn lists the npu as [1234:4e50], class [1200]"
+		lspci -nn 2>&1 | sed 's/^/# /'
+	fi
+
+	tap_run vm_smoke build/tests/vm_smoke "$NPU_VM_RESERVED_BASE" "$NPU_VM_RESERVED_MIB"
+
+	# The driver: load (firmware boot and handshake), a node, debugfs, unload.
+	tap driver "npu.ko loads, boots the firmware and creates /dev/accel/accel0" scripts/npu-load
+	tap driver "the driver reports the firmware version in the kernel log" \
+		sh -c 'dmesg | grep -q "npu 0000:.*: firmware 1.0.0 (API 1.0) ready"'
+	tap driver "debugfs shows the firmware log" \
+		sh -c 'grep -q "npu-fw 1.0.0 (api 1.0) ready" /sys/kernel/debug/accel/*/fw_log'
+	tap driver "npu.ko unloads" scripts/npu-load unload
+	tap driver "npu.ko loads again after unloading" scripts/npu-load
+
+	# The uAPI, through the driver and the firmware (kselftest harness).
+	tap_run npu_uapi_test build/tests/npu_uapi_test
+	# libnpu, and the example program built against the installed library.
+	tap_run libnpu_test build/tests/libnpu_test
+	tap examples "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy
+	tap driver "npu.ko unloads after the uAPI and libnpu tests" scripts/npu-load unload
+
+	# Failure paths: a hung firmware and its recovery, rmmod under an open
+	# file, removal of the device with buffers open and a rescan.
+	tap driver "npu.ko loads with a 1 s job timeout" scripts/npu-load job_timeout_ms=1000
+	tap_run npu_reset_test build/tests/npu_reset_test
+	tap driver "npu.ko unloads after device removal and rescan" scripts/npu-load unload
+}
+
+suite_edge() {
+	tap driver "npu.ko loads on an edge NPU" scripts/npu-load
+	tap_run libnpu_test build/tests/libnpu_test -r lib.npu_profile -r lib.mixed_graph_npu_opencl
+	tap driver "npu.ko unloads" scripts/npu-load unload
+}
+
+case ${1:-} in
+full) suite_full ;;
+edge) suite_edge ;;
+*) echo "usage: $0 full|edge" >&2; exit 2 ;;
+esac
+# With kmemleak in the kernel (make check-debug): a scan finds nothing.
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 6	# kmemleak reports only objects older than 5 s
+	echo scan > /sys/kernel/debug/kmemleak
+	if [ -s /sys/kernel/debug/kmemleak ] && grep -q unreferenced /sys/kernel/debug/kmemleak; then
+		tap_not_ok kernel "a kmemleak scan finds no leaks"
+		head -n 80 /sys/kernel/debug/kmemleak | sed 's/^/# /'
+	else
+		tap_ok kernel "a kmemleak scan finds no leaks"
+	fi
 fi
+kernel_log_clean
+# make coverage: the module's gcov counters (kept by the kernel after rmmod).
+if [ -n "${NPU_GCOV_OUT:-}" ] && [ -d /sys/kernel/debug/gcov ]; then
+	(cd /sys/kernel/debug/gcov && find . -name '*.gcda' | while read -r f; do
+		mkdir -p "$NPU_GCOV_OUT/$1/$(dirname "$f")" && cat "$f" > "$NPU_GCOV_OUT/$1/$f"
+	done)
+fi
+echo "1..$((tap_pass + tap_fail + tap_skip))"
+echo "# guest: $tap_pass passed, $tap_fail failed, $tap_skip skipped"
+[ "$tap_fail" = 0 ]

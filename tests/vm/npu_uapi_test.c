@@ -446,45 +446,81 @@ TEST_F(npu, submit_rejects_bad_arguments)
 	ASSERT_EQ(0, wait_sync(self->fd, self->sync, 0));
 }
 
-/* Another process's buffer is not in our address space, and vice versa. */
+/*
+ * Read @va through a DMA copy into @dst on @fd's own context: 0 if the job
+ * ended in an MMU fault at @va and @dst was left alone, else -1.
+ */
+static int copy_faults(int fd, struct bo *cmd, struct bo *dst, struct bo *status, uint64_t va)
+{
+	struct npu_cmd_dma_copy cp = { { NPU_CMD_DMA_COPY, 32 }, va, dst->va, 4096 };
+	struct drm_npu_job_result *r = result(status, 0);
+	uint32_t sync;
+	int ret = -1;
+
+	memset(dst->map, 0, 4096);
+	if (drmSyncobjCreate(fd, 0, &sync))
+		return -1;
+	if (!submit(fd, cmd, &cp, 32, sync, 0, 0, 0, status, 0) && !wait_sync(fd, sync, 0) &&
+	    r->status == DRM_NPU_JOB_MMU_FAULT && r->fault_va == va &&
+	    ((uint8_t *)dst->map)[0] == 0)
+		ret = 0;
+	drmSyncobjDestroy(fd, sync);
+	return ret;
+}
+
+/*
+ * Two processes, each with a secret buffer at an address the other has
+ * nothing mapped at: neither can read the other's. The parent's sits above
+ * a 32 MiB pad that it frees again, the child's above 16 MiB of its own.
+ * Each side waits on a pipe, not on a timer, so the other's buffer is
+ * alive while it tries.
+ */
 TEST_F(npu, processes_cannot_reach_each_other)
 {
-	int pipefd[2], status;
-	uint64_t secret_va;
+	int to_child[2], to_parent[2], status;
+	uint64_t child_va;
+	struct bo pad, secret;
+	char verdict = 0, done = 'd';
 	pid_t pid;
 
-	ASSERT_EQ(0, pipe(pipefd));
+	/* The parent's secret, above the child's 16 MiB of padding. */
+	ASSERT_EQ(0, bo_new(self->fd, 32 << 20, &pad));
+	ASSERT_EQ(0, bo_new(self->fd, 4096, &secret));
+	memset(secret.map, 0xa5, 4096);
+	bo_free(self->fd, &pad);
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
 		int fd = open_npu();
-		struct bo pad1, pad2, secret;
+		struct bo pad1, pad2, mine, cmd, dst, st;
+		char ok;
 
-		/* Put the secret above anything the parent has mapped. */
+		/* The child's secret, above anything the parent has but its pad. */
 		if (fd < 0 || bo_new(fd, 8 << 20, &pad1) || bo_new(fd, 8 << 20, &pad2) ||
-		    bo_new(fd, 4096, &secret))
+		    bo_new(fd, 4096, &mine) || bo_new(fd, 4096, &cmd) || bo_new(fd, 4096, &dst) ||
+		    bo_new(fd, 4096, &st))
 			_exit(1);
-		memset(secret.map, 0x5e, 4096);
-		if (write(pipefd[1], &secret.va, 8) != 8)
+		memset(mine.map, 0x5e, 4096);
+		if (write(to_parent[1], &mine.va, 8) != 8)
 			_exit(1);
-		sleep(5);	/* keep it alive while the parent tries */
-		_exit(0);
+		ok = copy_faults(fd, &cmd, &dst, &st, secret.va) ? 'n' : 'y';
+		if (write(to_parent[1], &ok, 1) != 1 || read(to_child[0], &ok, 1) != 1)
+			_exit(1);
+		_exit(0);	/* only once the parent has tried */
 	}
-	ASSERT_EQ(8, read(pipefd[0], &secret_va, 8));
-	{
-		struct npu_cmd_dma_copy cp = { { NPU_CMD_DMA_COPY, 32 }, secret_va, self->b.va, 4096 };
-		struct drm_npu_job_result *r = result(&self->status, 0);
-
-		memset(self->b.map, 0, 4096);
-		ASSERT_EQ(0, submit(self->fd, &self->cmd, &cp, 32, self->sync, 0, 0, 0,
-				    &self->status, 0));
-		ASSERT_EQ(0, wait_sync(self->fd, self->sync, 0));
-		EXPECT_EQ(DRM_NPU_JOB_MMU_FAULT, r->status);
-		EXPECT_EQ(secret_va, r->fault_va);
-		EXPECT_EQ(0, ((uint8_t *)self->b.map)[0]);
-	}
-	kill(pid, SIGKILL);
+	ASSERT_EQ(8, read(to_parent[0], &child_va, 8));
+	/* The layout the test relies on: the child's secret is in the freed pad. */
+	ASSERT_GE(child_va, pad.va);
+	ASSERT_LE(child_va + 4096, pad.va + pad.size);
+	EXPECT_EQ(0, copy_faults(self->fd, &self->cmd, &self->b, &self->status, child_va));
+	EXPECT_EQ(1, read(to_parent[0], &verdict, 1));
+	EXPECT_EQ('y', verdict) TH_LOG("the child read the parent's buffer");
+	EXPECT_EQ(1, write(to_child[1], &done, 1));
 	waitpid(pid, &status, 0);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("child status %d", status);
+	bo_free(self->fd, &secret);
 }
 
 /* A buffer exported as a dma-buf and imported by another file. */
