@@ -2,17 +2,14 @@
 /*
  * ocl.c - libnpu's OpenCL backend: the device (GPU first, then any, or as
  * $NPU_OCL_DEVICE says), its one program (every kernel of libnpu, from
- * libnpu/src/kernels) built once and the binary cached on disk, buffers and the
- * queue. The ops themselves are in ocl_ops.c.
+ * libnpu/src/kernels) built once (its binary cached on disk by ocl_cache.c),
+ * buffers and the queue. The ops themselves are in ocl_ops.c.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "npu.h"
 #include "npu_priv.h"
