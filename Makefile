@@ -22,7 +22,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 FW_CC := riscv64-unknown-elf-gcc
 FW_OBJCOPY := riscv64-unknown-elf-objcopy
 FW_NM := riscv64-unknown-elf-nm
-FW_CFLAGS := -march=rv32im -misa-spec=2.2 -mabi=ilp32 -Os -std=c11 \
+FW_CFLAGS := -march=rv32im -misa-spec=2.2 -mabi=ilp32 -Os -g -std=c11 \
 	-ffreestanding -fno-builtin -fno-tree-loop-distribute-patterns \
 	-ffunction-sections -fdata-sections -Wall -Wextra -Werror -Iinclude \
 	-DFW_VERSION_MAJOR=$(FW_MAJOR) -DFW_VERSION_MINOR=$(FW_MINOR) \

@@ -18,11 +18,16 @@ static int npu_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct npu_device *ndev = to_npu(drm);
 	struct npu_file *nfile;
-	int ret;
+	int idx, ret;
 
+	/* npu_remove() waits for this section: after it, the file is listed. */
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
 	nfile = kzalloc(sizeof(*nfile), GFP_KERNEL);
-	if (!nfile)
-		return -ENOMEM;
+	if (!nfile) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	nfile->ndev = ndev;
 	mutex_init(&nfile->mmu_lock);
 	mutex_init(&nfile->fence_lock);
@@ -36,6 +41,7 @@ static int npu_open(struct drm_device *drm, struct drm_file *file)
 	if (ret)
 		goto err_ctx;
 	file->driver_priv = nfile;
+	drm_dev_exit(idx);
 	return 0;
 
 err_ctx:
@@ -45,6 +51,8 @@ err_free:
 	mutex_destroy(&nfile->fence_lock);
 	mutex_destroy(&nfile->mmu_lock);
 	kfree(nfile);
+out:
+	drm_dev_exit(idx);
 	return ret;
 }
 
@@ -206,10 +214,13 @@ static void npu_remove(struct pci_dev *pdev)
 	/*
 	 * New ioctls fail from here on, and run_job() no longer touches the
 	 * device; open files keep the DRM device, its schedulers and their
-	 * buffers until they are closed.
+	 * buffers until they are closed. With the device stopped, everything
+	 * DMA-mapped for it is given back before the driver is unbound.
 	 */
 	drm_dev_unplug(&ndev->drm);
 	npu_rings_unplug(ndev);
+	npu_mmu_unbind_files(ndev);
+	npu_gem_unbind_all(ndev);
 }
 
 static const struct pci_device_id npu_pci_ids[] = {
@@ -229,3 +240,4 @@ module_pci_driver(npu_pci_driver);
 MODULE_DESCRIPTION("DRM accel driver for the open NPU");
 MODULE_LICENSE("Dual MIT/GPL");
 MODULE_FIRMWARE("npu/npu-fw.bin");
+MODULE_IMPORT_NS(DMA_BUF);

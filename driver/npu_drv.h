@@ -3,9 +3,13 @@
  * npu_drv.h - state shared by the files of the npu DRM accel driver.
  *
  * Locking:
- *  - npu_device.ctx_lock protects the context table and the context id
- *    allocator.
+ *  - npu_device.ctx_lock protects the context table, the context id
+ *    allocator and the list of open files.
+ *  - npu_device.map_lock protects every BO's and file's list of mappings,
+ *    and the list of BOs with DMA-mapped pages.
  *  - npu_file.mmu_lock protects that file's page tables and VA allocator.
+ *  - Lock order: map_lock, then ctx_lock, then mmu_lock, then a BO's
+ *    reservation lock.
  *  - npu_ring.lock (a spinlock, taken from the ring interrupt) protects the
  *    ring's slots, its software tail and head.
  *  - Registers written by several paths (MMU_INVALIDATE) are single writes
@@ -85,7 +89,9 @@ struct npu_device {
 
 	/* Contexts: one per open file. */
 	struct mutex ctx_lock;		/* ctx_table, ctx_ida */
-	struct mutex map_lock;		/* every npu_bo.maps and npu_file.maps */
+	struct mutex map_lock;		/* every npu_bo.maps and npu_file.maps, bos */
+	struct list_head files;		/* npu_file.dev_link, under ctx_lock */
+	struct list_head bos;		/* npu_bo.dev_link, under map_lock */
 	struct npu_ctx_entry *ctx_table;
 	dma_addr_t ctx_table_dma;
 	struct ida ctx_ida;
@@ -97,8 +103,9 @@ struct npu_device {
 struct npu_file {
 	struct npu_device *ndev;
 	u32 ctx;
+	struct list_head dev_link;	/* in npu_device.files */
 	struct mutex mmu_lock;		/* root, va */
-	struct npu_pt *root;
+	struct npu_pt *root;		/* NULL once the device is gone */
 	struct drm_mm va;
 	struct list_head maps;		/* npu_bo_map.file_link, under map_lock */
 	struct drm_sched_entity entity[NPU_NUM_RINGS];
@@ -110,6 +117,7 @@ struct npu_file {
 struct npu_bo {
 	struct drm_gem_shmem_object base;
 	struct list_head maps;		/* npu_bo_map.bo_link, under map_lock */
+	struct list_head dev_link;	/* in npu_device.bos once DMA-mapped */
 };
 
 /*
@@ -157,6 +165,7 @@ int npu_mmu_init(struct npu_device *ndev);
 void npu_mmu_hw_init(struct npu_device *ndev);
 int npu_mmu_ctx_init(struct npu_file *nfile);
 void npu_mmu_ctx_fini(struct npu_file *nfile);
+void npu_mmu_unbind_files(struct npu_device *ndev);
 int npu_mmu_map_sgt(struct npu_file *nfile, u64 va, struct sg_table *sgt, u64 size);
 void npu_mmu_unmap(struct npu_file *nfile, u64 va, u64 size);
 irqreturn_t npu_mmu_irq(int irq, void *arg);
@@ -165,6 +174,7 @@ irqreturn_t npu_mmu_irq(int irq, void *arg);
 struct drm_gem_object *npu_gem_create_object(struct drm_device *drm, size_t size);
 u64 npu_bo_va(struct npu_bo *bo, struct npu_file *nfile);
 void npu_gem_file_release(struct npu_file *nfile);
+void npu_gem_unbind_all(struct npu_device *ndev);
 int npu_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);
 int npu_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file);
 

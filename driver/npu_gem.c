@@ -5,6 +5,8 @@
  * (created, or imported through PRIME), with the VA returned to userspace.
  */
 #include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_prime.h>
@@ -44,8 +46,11 @@ static int npu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	struct npu_bo *bo = to_npu_bo(obj);
 	struct npu_bo_map *map;
 	struct sg_table *sgt;
-	int ret = 0;
+	int idx, ret = 0;
 
+	/* Nothing is DMA-mapped for a device that is gone (npu_gem_unbind_all). */
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return -ENODEV;
 	mutex_lock(&ndev->map_lock);
 	if (npu_bo_find_map(bo, nfile))
 		goto out;
@@ -54,6 +59,8 @@ static int npu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 		ret = PTR_ERR(sgt);
 		goto out;
 	}
+	if (list_empty(&bo->dev_link))
+		list_add(&bo->dev_link, &ndev->bos);
 	map = kzalloc(sizeof(*map), GFP_KERNEL);
 	if (!map) {
 		ret = -ENOMEM;
@@ -79,6 +86,7 @@ static int npu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	list_add(&map->file_link, &nfile->maps);
 out:
 	mutex_unlock(&ndev->map_lock);
+	drm_dev_exit(idx);
 	return ret;
 }
 
@@ -106,6 +114,7 @@ static void npu_gem_free(struct drm_gem_object *obj)
 	mutex_lock(&ndev->map_lock);
 	list_for_each_entry_safe(map, tmp, &bo->maps, bo_link)
 		npu_bo_map_destroy(map, true);
+	list_del(&bo->dev_link);
 	mutex_unlock(&ndev->map_lock);
 	drm_gem_shmem_free(&bo->base);
 }
@@ -119,6 +128,39 @@ void npu_gem_file_release(struct npu_file *nfile)
 	list_for_each_entry_safe(map, tmp, &nfile->maps, file_link)
 		npu_bo_map_destroy(map, false);
 	mutex_unlock(&nfile->ndev->map_lock);
+}
+
+/*
+ * The PCI device is going away, stopped, while files and dma-bufs may keep
+ * BOs alive: give back every DMA mapping of their pages now, as the DMA API
+ * requires before the driver is unbound. The pages stay for the CPU;
+ * drm_gem_shmem_free() finds no sg table to unmap later.
+ */
+void npu_gem_unbind_all(struct npu_device *ndev)
+{
+	struct npu_bo *bo, *tmp;
+
+	mutex_lock(&ndev->map_lock);
+	list_for_each_entry_safe(bo, tmp, &ndev->bos, dev_link) {
+		struct drm_gem_object *obj = &bo->base.base;
+
+		dma_resv_lock(obj->resv, NULL);
+		if (bo->base.sgt) {
+			if (obj->import_attach) {
+				dma_buf_unmap_attachment(obj->import_attach, bo->base.sgt,
+							 DMA_BIDIRECTIONAL);
+			} else {
+				dma_unmap_sgtable(ndev->drm.dev, bo->base.sgt,
+						  DMA_BIDIRECTIONAL, 0);
+				sg_free_table(bo->base.sgt);
+				kfree(bo->base.sgt);
+			}
+			bo->base.sgt = NULL;
+		}
+		dma_resv_unlock(obj->resv);
+		list_del_init(&bo->dev_link);
+	}
+	mutex_unlock(&ndev->map_lock);
 }
 
 static const struct drm_gem_object_funcs npu_gem_funcs = {
@@ -141,6 +183,7 @@ struct drm_gem_object *npu_gem_create_object(struct drm_device *drm, size_t size
 	if (!bo)
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&bo->maps);
+	INIT_LIST_HEAD(&bo->dev_link);
 	bo->base.base.funcs = &npu_gem_funcs;
 	return &bo->base.base;
 }

@@ -16,14 +16,6 @@ static void npu_ida_fini(struct drm_device *drm, void *ptr)
 	ida_destroy(ptr);
 }
 
-static void npu_ctx_table_free(struct drm_device *drm, void *ptr)
-{
-	struct npu_device *ndev = to_npu(drm);
-
-	dma_free_coherent(&ndev->pdev->dev, NPU_MAX_CONTEXTS * sizeof(*ndev->ctx_table),
-			  ndev->ctx_table, ndev->ctx_table_dma);
-}
-
 /*
  * Drop the device's cached translations of @ctx. After the device is
  * unplugged there is no device to tell (and no mapping of its registers).
@@ -43,6 +35,8 @@ int npu_mmu_init(struct npu_device *ndev)
 	struct device *dev = &ndev->pdev->dev;
 	int ret;
 
+	INIT_LIST_HEAD(&ndev->files);
+	INIT_LIST_HEAD(&ndev->bos);
 	ret = drmm_mutex_init(&ndev->drm, &ndev->ctx_lock);
 	if (!ret)
 		ret = drmm_mutex_init(&ndev->drm, &ndev->map_lock);
@@ -52,12 +46,14 @@ int npu_mmu_init(struct npu_device *ndev)
 	ret = drmm_add_action_or_reset(&ndev->drm, npu_ida_fini, &ndev->ctx_ida);
 	if (ret)
 		return ret;
-	/* Files may outlive the PCI device: the table lives as long as the DRM device. */
-	ndev->ctx_table = dma_alloc_coherent(dev, NPU_MAX_CONTEXTS * sizeof(*ndev->ctx_table),
-					     &ndev->ctx_table_dma, GFP_KERNEL);
-	if (!ndev->ctx_table)
-		return -ENOMEM;
-	return drmm_add_action_or_reset(&ndev->drm, npu_ctx_table_free, NULL);
+	/*
+	 * Device memory goes with the PCI device (the DMA API wants it back
+	 * before the driver is unbound); files that outlive it find their
+	 * contexts unbound (npu_mmu_unbind_files).
+	 */
+	ndev->ctx_table = dmam_alloc_coherent(dev, NPU_MAX_CONTEXTS * sizeof(*ndev->ctx_table),
+					      &ndev->ctx_table_dma, GFP_KERNEL);
+	return ndev->ctx_table ? 0 : -ENOMEM;
 }
 
 void npu_mmu_hw_init(struct npu_device *ndev)
@@ -111,36 +107,65 @@ int npu_mmu_ctx_init(struct npu_file *nfile)
 	mutex_lock(&ndev->ctx_lock);
 	id = ida_alloc_max(&ndev->ctx_ida, NPU_MAX_CONTEXTS - 1, GFP_KERNEL);
 	if (id >= 0) {
+		nfile->ctx = id;
 		ce = &ndev->ctx_table[id];
 		ce->pt_root = cpu_to_le64(nfile->root->dma);
 		ce->reserved = 0;
 		dma_wmb();
 		WRITE_ONCE(ce->flags, cpu_to_le32(NPU_CTX_VALID));
 		npu_mmu_invalidate(ndev, id);
+		list_add(&nfile->dev_link, &ndev->files);
 	}
 	mutex_unlock(&ndev->ctx_lock);
 	if (id < 0) {
 		npu_pt_free(&ndev->pdev->dev, nfile->root, NPU_PT_LEVELS - 1);
 		return id == -ENOSPC ? -EBUSY : id;	/* all contexts in use */
 	}
-	nfile->ctx = id;
 	return 0;
 }
 
-void npu_mmu_ctx_fini(struct npu_file *nfile)
+/* Caller holds ctx_lock: drop @nfile's context and its page tables. */
+static void npu_mmu_ctx_unbind(struct npu_file *nfile)
 {
 	struct npu_device *ndev = nfile->ndev;
 	struct npu_ctx_entry *ce = &ndev->ctx_table[nfile->ctx];
 
-	mutex_lock(&ndev->ctx_lock);
+	lockdep_assert_held(&ndev->ctx_lock);
 	WRITE_ONCE(ce->flags, 0);
 	dma_wmb();
 	ce->pt_root = 0;
 	npu_mmu_invalidate(ndev, nfile->ctx);
 	ida_free(&ndev->ctx_ida, nfile->ctx);
-	mutex_unlock(&ndev->ctx_lock);
+	list_del(&nfile->dev_link);
+	mutex_lock(&nfile->mmu_lock);
 	npu_pt_free(&ndev->pdev->dev, nfile->root, NPU_PT_LEVELS - 1);
 	nfile->root = NULL;
+	mutex_unlock(&nfile->mmu_lock);
+}
+
+void npu_mmu_ctx_fini(struct npu_file *nfile)
+{
+	struct npu_device *ndev = nfile->ndev;
+
+	mutex_lock(&ndev->ctx_lock);
+	if (nfile->root)	/* else unbound with the device already */
+		npu_mmu_ctx_unbind(nfile);
+	mutex_unlock(&ndev->ctx_lock);
+}
+
+/*
+ * The PCI device is going away, stopped: free the contexts and page tables
+ * of the files still open, as the DMA API requires before the driver is
+ * unbound. Their BOs unmap into nothing from now on.
+ */
+void npu_mmu_unbind_files(struct npu_device *ndev)
+{
+	struct npu_file *nfile, *tmp;
+
+	mutex_lock(&ndev->ctx_lock);
+	list_for_each_entry_safe(nfile, tmp, &ndev->files, dev_link)
+		npu_mmu_ctx_unbind(nfile);
+	mutex_unlock(&ndev->ctx_lock);
 }
 
 /* The level-0 entry for @va, creating tables on the way when @create. */
@@ -150,6 +175,8 @@ static u64 *npu_pte(struct npu_file *nfile, u64 va, bool create)
 	struct npu_pt *pt = nfile->root;
 	int level;
 
+	if (!pt)		/* unbound: the device is gone */
+		return NULL;
 	for (level = NPU_PT_LEVELS - 1; level > 0; level--) {
 		unsigned int i = (va >> (NPU_PAGE_SHIFT + 9 * level)) & (NPU_PT_ENTRIES - 1);
 

@@ -23,7 +23,7 @@ static uint16_t le16(const void *p)
 	return (uint16_t)(b[0] | b[1] << 8);
 }
 
-uint32_t npu_bootrom_load(struct npu_core *core, uint32_t *entry)
+uint32_t npu_bootrom_load(struct npu_core *core, uint32_t *entry, uint32_t *crc)
 {
 	uint8_t h[sizeof(struct npu_fw_header)];
 	uint32_t sram = core->cfg.sram_size;
@@ -69,5 +69,6 @@ uint32_t npu_bootrom_load(struct npu_core *core, uint32_t *entry)
 		return NPU_BOOT_ERR_CRC;
 	}
 	*entry = start;
+	*crc = le32(h + offsetof(struct npu_fw_header, payload_crc32));
 	return NPU_BOOT_OK;
 }

@@ -96,6 +96,7 @@ void npu_core_free(struct npu_core *core)
 {
 	if (!core)
 		return;
+	npu_pctrace_release(core);
 	free(core->sram);
 	free(core->bounce);
 	free(core);
@@ -147,7 +148,7 @@ void npu_core_reset(struct npu_core *core)
 
 static void core_boot(struct npu_core *core)
 {
-	uint32_t entry = 0, gen = core->reset_gen, st;
+	uint32_t entry = 0, crc = 0, gen = core->reset_gen, st;
 
 	if (core->status == NPU_STATUS_RUNNING) {
 		core->boot_status = NPU_BOOT_ERR_BUSY;
@@ -162,7 +163,7 @@ static void core_boot(struct npu_core *core)
 	core->engine_abort = false;
 	core->core_fault = core->core_fault_pc = core->core_fault_addr = 0;
 
-	st = npu_bootrom_load(core, &entry);
+	st = npu_bootrom_load(core, &entry, &crc);
 	if (core->reset_gen != gen)	/* reset while loading: stay off */
 		return;
 	core->boot_status = st;
@@ -172,6 +173,7 @@ static void core_boot(struct npu_core *core)
 		return;
 	}
 	rv32_reset(&core->cpu, entry);
+	npu_pctrace_boot(core, crc);
 	core->cpu.x[10] = core->cfg.sram_size;	/* a0: SRAM size */
 	core->wfi = false;
 	core->status = NPU_STATUS_RUNNING;

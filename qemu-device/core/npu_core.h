@@ -88,6 +88,15 @@ bool npu_core_runnable(const struct npu_core *core);
 /* now_ns() value (<= INT64_MAX) at which an idle core wants to run, or UINT64_MAX. */
 uint64_t npu_core_timer_deadline(const struct npu_core *core);
 
+/*
+ * Firmware line coverage (make coverage): map @path, a file that
+ * scripts/coverage made for one firmware image, shared with every other
+ * traced device, and mark in it each SRAM word the control core executes
+ * while it runs that image. Returns 0, or -errno: -ENOENT and the like from
+ * open(), -EINVAL when the file is not such a map.
+ */
+int npu_core_trace_pcs(struct npu_core *core, const char *path);
+
 /* Instructions the control core has retired since creation. */
 uint64_t npu_core_insns(const struct npu_core *core);
 

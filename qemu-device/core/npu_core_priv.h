@@ -105,6 +105,11 @@ struct npu_core {
 	 * operation; whoever sees the generation change stops touching state.
 	 */
 	uint32_t reset_gen;
+
+	/* Firmware coverage (npu_pctrace.c): the shared map, or NULL. */
+	uint8_t *pcmap;
+	size_t pcmap_len;
+	uint32_t pcmap_crc;		/* payload CRC of the image it traces */
 };
 
 /* npu_core.c */
@@ -136,6 +141,17 @@ uint32_t npu_va_rw(struct npu_core *core, uint32_t ctx, uint64_t va, void *buf,
 void npu_tensor_run(struct npu_core *core);
 
 /* npu_bootrom.c: validate and load the image; returns enum npu_boot_status. */
-uint32_t npu_bootrom_load(struct npu_core *core, uint32_t *entry);
+uint32_t npu_bootrom_load(struct npu_core *core, uint32_t *entry, uint32_t *crc);
+
+/*
+ * npu_pctrace.c: the coverage map file is "NPUPCMAP", then little-endian
+ * u32 payload CRC, SRAM base, word count, zero; then one byte per word.
+ */
+#define NPU_PCMAP_MAGIC		"NPUPCMAP"
+#define NPU_PCMAP_HDR		24
+#define NPU_PCMAP_MAX_WORDS	((16u << 20) / 4)
+/* Point the control core at the map if the booted image is the traced one. */
+void npu_pctrace_boot(struct npu_core *core, uint32_t payload_crc);
+void npu_pctrace_release(struct npu_core *core);
 
 #endif /* NPU_CORE_PRIV_H */

@@ -211,6 +211,8 @@ enum rv32_exit rv32_run(struct rv32_cpu *cpu, uint64_t budget)
 
 		if ((pc & 3) || !in_sram(cpu, pc, 4, &off))
 			return fault(cpu, NPU_CORE_FAULT_FETCH, pc);
+		if (cpu->pc_map && off / 4 < cpu->pc_map_words)
+			cpu->pc_map[off / 4] = 1;
 		insn = ld_le(cpu->mem + off, 4);
 		rd = (insn >> 7) & 31;
 		f3 = (insn >> 12) & 7;

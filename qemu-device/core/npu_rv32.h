@@ -35,6 +35,10 @@ struct rv32_cpu {
 	uint32_t fault_addr;
 
 	uint64_t retired;
+
+	/* If set, pc_map[(pc - mem_base) / 4] = 1 for each insn (coverage). */
+	uint8_t *pc_map;
+	uint32_t pc_map_words;
 };
 
 enum rv32_exit {

@@ -43,6 +43,7 @@ struct NPUState {
     struct npu_core *core;
     struct npu_core_config cfg;
     char *profile;              /* "full" (default) or "edge" */
+    char *fw_coverage;          /* firmware coverage map (make coverage) */
 };
 
 static int npu_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
@@ -178,6 +179,16 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
                    "side, tensor SRAM at most 1 GiB)");
         return;
     }
+    if (s->fw_coverage) {
+        int ret = npu_core_trace_pcs(s->core, s->fw_coverage);
+
+        if (ret < 0) {
+            error_setg_errno(errp, -ret, "npu: fw-coverage: %s is not a "
+                             "coverage map made by scripts/coverage",
+                             s->fw_coverage);
+            goto fail;
+        }
+    }
 
     pdev->config[PCI_INTERRUPT_PIN] = 0;    /* MSI-X only */
     memory_region_init_io(&s->mmio, OBJECT(s), &npu_mmio_ops, s, "npu-mmio",
@@ -249,6 +260,7 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("engine-threads", NPUState, cfg.engine_threads, 0),
     DEFINE_PROP_UINT32("tensor-sram-kib", NPUState, cfg.tensor_sram_kib, 1024),
     DEFINE_PROP_STRING("profile", NPUState, profile),
+    DEFINE_PROP_STRING("fw-coverage", NPUState, fw_coverage),
 };
 
 /* The firmware's state lives in the device core: migration is not supported. */

@@ -77,6 +77,8 @@ void h_init(struct harness *h)
 
 void h_init_cfg(struct harness *h, const struct npu_core_config *cfg)
 {
+	const char *cov;
+
 	memset(h, 0, sizeof(*h));
 	h->ram = calloc(1, H_RAM_SIZE);
 	h->ram_base = H_RAM_BASE;
@@ -86,6 +88,12 @@ void h_init_cfg(struct harness *h, const struct npu_core_config *cfg)
 	h->core = npu_core_new(cfg, &h_ops, h);
 	if (!h->ram || !h->core) {
 		fprintf(stderr, "harness: out of memory\n");
+		exit(1);
+	}
+	/* make coverage: mark what the firmware executes (npu_pctrace.c). */
+	cov = getenv("NPU_FW_COVERAGE");
+	if (cov && *cov && npu_core_trace_pcs(h->core, cov)) {
+		fprintf(stderr, "harness: NPU_FW_COVERAGE=%s is not a coverage map\n", cov);
 		exit(1);
 	}
 	h_wr(h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
