@@ -39,7 +39,7 @@ TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_ge
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
 	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
-	$(BUILD)/tests/npu_reset_test
+	$(BUILD)/tests/npu_reset_test $(BUILD)/tests/npu_fw_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
 
 KREL = $(shell cat $(NPU_CACHE)/kernel/release 2>/dev/null)

@@ -77,6 +77,11 @@ suite_full() {
 	tap driver "npu.ko loads with a 1 s job timeout" scripts/npu-load job_timeout_ms=1000
 	tap_run npu_reset_test build/tests/npu_reset_test
 	tap driver "npu.ko unloads after device removal and rescan" scripts/npu-load unload
+
+	# Hostile firmware images, each refused with its reason; then the real one.
+	tap_run npu_fw_test build/tests/npu_fw_test
+	tap driver "npu.ko loads with the real firmware after refusing bad ones" scripts/npu-load
+	tap driver "npu.ko unloads" scripts/npu-load unload
 }
 
 suite_edge() {

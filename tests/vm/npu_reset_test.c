@@ -3,8 +3,10 @@
  * npu_reset_test.c - the driver's failure paths, in the guest: a hung
  * firmware (fault injection through debugfs) makes a job time out and the
  * driver recover; the module cannot be unloaded under an open file; the
- * device can be removed with a file and buffers still open, and comes back
- * on a PCI rescan. Expects npu.ko loaded with job_timeout_ms=1000.
+ * device can be removed with files, buffers and a dma-buf still open, and
+ * comes back on a PCI rescan (on the debug kernel, DMA_API_DEBUG checks at
+ * the removal that nothing is left DMA-mapped). Expects npu.ko loaded with
+ * job_timeout_ms=1000.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -97,14 +99,24 @@ TEST(unplug_with_buffers_open_then_rescan)
 {
 	char node[64], link[PATH_MAX], pcidev[PATH_MAX], path[PATH_MAX + 16];
 	struct drm_npu_query q = { .type = DRM_NPU_QUERY_DEVICE };
-	struct bo cmd = {}, st = {}, dst = {};
-	int fd = open_npu_node(node, sizeof(node)), fd2 = -1;
+	struct bo cmd = {}, st = {}, dst = {}, shared = {}, gone = {};
+	int fd = open_npu_node(node, sizeof(node)), fd2 = -1, fd3, dmabuf, dmabuf2;
+	uint32_t h3;
 
 	ASSERT_GE(fd, 0);
 	ASSERT_EQ(0, bo_new(fd, 4096, &cmd));
 	ASSERT_EQ(0, bo_new(fd, 4096, &st));
 	ASSERT_EQ(0, bo_new(fd, 4096, &dst));
 	ASSERT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x44444444));
+	/* A BO mapped in two files, and one alive only through its dma-buf. */
+	fd3 = open_npu();
+	ASSERT_GE(fd3, 0);
+	ASSERT_EQ(0, bo_new(fd, 8192, &shared));
+	ASSERT_EQ(0, drmPrimeHandleToFD(fd, shared.handle, DRM_CLOEXEC, &dmabuf));
+	ASSERT_EQ(0, drmPrimeFDToHandle(fd3, dmabuf, &h3));
+	ASSERT_EQ(0, bo_new(fd, 4096, &gone));
+	ASSERT_EQ(0, drmPrimeHandleToFD(fd, gone.handle, DRM_CLOEXEC, &dmabuf2));
+	bo_free(fd, &gone);
 	snprintf(link, sizeof(link), "/sys/class/accel/%s/device", strrchr(node, '/') + 1);
 	ASSERT_NE(NULL, realpath(link, pcidev));
 
@@ -119,7 +131,11 @@ TEST(unplug_with_buffers_open_then_rescan)
 	munmap(dst.map, dst.size);
 	munmap(cmd.map, cmd.size);
 	munmap(st.map, st.size);
+	munmap(shared.map, shared.size);
+	close(dmabuf2);		/* frees its BO, after the removal */
 	close(fd);
+	close(dmabuf);
+	close(fd3);		/* the last holder of the shared BO */
 
 	/* A rescan finds the device again; the driver probes it and it works. */
 	ASSERT_EQ(0, write_file("/sys/bus/pci/rescan", "1"));

@@ -555,6 +555,41 @@ TEST_F(npu, prime_export_import)
 	EXPECT_EQ(0x3c, ((uint8_t *)self->a.map)[8191]);
 }
 
+/*
+ * Every open file is a device context: when all are taken, one more open
+ * fails with EBUSY and nothing else; a close gives one back.
+ */
+TEST_F(npu, contexts_run_out_cleanly)
+{
+	int max = self->info.max_contexts, n = 0, fd, *fds;
+	char node[64];
+
+	fd = open_npu_node(node, sizeof(node));
+	ASSERT_GE(fd, 0);
+	close(fd);
+	fds = calloc(max, sizeof(*fds));
+	ASSERT_NE(NULL, fds);
+	while (n < max) {
+		fd = open(node, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		fds[n++] = fd;
+	}
+	/* The fixture's file holds one context; nothing else runs beside us. */
+	EXPECT_EQ(max - 1, n);
+	EXPECT_EQ(EBUSY, errno);
+	if (n > 0) {
+		close(fds[--n]);
+		fds[n] = open(node, O_RDWR | O_CLOEXEC);
+		EXPECT_GE(fds[n], 0);
+		if (fds[n] >= 0)
+			n++;
+	}
+	while (n > 0)
+		close(fds[--n]);
+	free(fds);
+}
+
 /* Closing a file with jobs still queued must neither hang nor crash. */
 TEST_F(npu, close_with_jobs_in_flight)
 {
