@@ -62,6 +62,15 @@ suite_full() {
 		sh -c 'dmesg | grep -q "npu 0000:.*: firmware 1.0.0 (API 1.0) ready"'
 	tap driver "debugfs shows the firmware log" \
 		sh -c 'grep -q "npu-fw 1.0.0 (api 1.0) ready" /sys/kernel/debug/accel/*/fw_log'
+	# STATUS RUNNING (1), BOOT_STATUS OK (1), FW_STATUS READY (2), four rings.
+	tap driver "debugfs status shows the core running, the firmware ready and four rings" \
+		sh -c 'f=$(echo /sys/kernel/debug/accel/*/status);
+			grep -q "^status 1 boot 1 fw_status 2 fw_error 0 heartbeat " $f &&
+			[ "$(grep -c "^ring [0-3]: head " $f)" = 4 ] && grep -q "^mmu fault status " $f'
+	tap driver "debugfs hang takes a boolean: 0 does nothing, a non-boolean is refused" \
+		sh -c 'h=$(echo /sys/kernel/debug/accel/*/hang); echo 0 > $h &&
+			! echo maybe > $h 2>/dev/null &&
+			grep -q "^status 1 " /sys/kernel/debug/accel/*/status'
 	tap driver "npu.ko unloads" scripts/npu-load unload
 	tap driver "npu.ko loads again after unloading" scripts/npu-load
 
