@@ -215,6 +215,7 @@ enum npu_core_fault {
 	NPU_CORE_FAULT_STORE = 4,
 	NPU_CORE_FAULT_EBREAK = 5,	/* firmware stopped itself (abort) */
 	NPU_CORE_FAULT_ECALL = 6,
+	NPU_CORE_FAULT_INJECTED = 7,	/* NPU_FAULT_FW_CRASH */
 };
 
 #endif /* NPU_FW_H */

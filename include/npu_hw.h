@@ -93,6 +93,14 @@
 #define NPU_REG_TIME_LO		0x0070	/* RO: device time, ns since reset */
 #define NPU_REG_TIME_HI		0x0074	/* RO: read LO first, HI is latched */
 
+/*
+ * Fault injection, for testing drivers: a write arms one enum npu_fault
+ * (other values are ignored); a read returns the armed ones, bit n for
+ * kind n. Each armed fault happens once, at the next chance, and a reset
+ * disarms them all.
+ */
+#define NPU_REG_FAULT_INJECT	0x0080
+
 /* ------------------------------------------------------------------ */
 /* BAR0 registers: device MMU                                           */
 /* ------------------------------------------------------------------ */
@@ -253,7 +261,20 @@ enum npu_mmu_fault_reason {
 	NPU_MMU_FAULT_BAD_ENTRY = 4,	/* reserved bits, misaligned leaf */
 	NPU_MMU_FAULT_RANGE = 5,	/* VA beyond NPU_VA_BITS */
 	NPU_MMU_FAULT_BUS = 6,		/* reading a table failed */
+	NPU_MMU_FAULT_INJECTED = 7,	/* NPU_FAULT_MMU_FAULT */
 };
+/** enum npu_fault - NPU_REG_FAULT_INJECT: the faults a test can arm */
+enum npu_fault {
+	NPU_FAULT_FW_HANG = 1,		/* the control core stops, heartbeat and all */
+	NPU_FAULT_FW_CRASH = 2,		/* the control core traps (CORE_FAULT_INJECTED) */
+	/* 3 is kept for an engine op that never completes */
+	NPU_FAULT_DMA_ERROR = 4,	/* the next job-memory DMA gets a bus error */
+	NPU_FAULT_MMU_FAULT = 5,	/* the next translation faults (..._INJECTED) */
+	NPU_FAULT_LOST_IRQ = 6,		/* the next ring completion interrupt is lost */
+	NPU_FAULT_BAD_COMPLETION = 7,	/* the next completion record is corrupted */
+};
+#define NPU_FAULTS_VALID	0xf6u	/* bit n set: kind n is defined */
+
 #define NPU_MMU_ACCESS_READ	0
 #define NPU_MMU_ACCESS_WRITE	1
 

@@ -41,6 +41,9 @@ static void send_msi(struct npu_core *core, uint32_t bits)
 			core->ops->msi(core->opaque, v);
 }
 
+/* The completion interrupts of the rings. */
+#define RING_IRQS	(NPU_IRQ_ALL & ~(1u << NPU_IRQ_FW | 1u << NPU_IRQ_MMU))
+
 void npu_core_raise_irq(struct npu_core *core, uint32_t bits)
 {
 	uint32_t rising = bits & NPU_IRQ_ALL & ~core->irq_status;
@@ -141,6 +144,8 @@ void npu_core_reset(struct npu_core *core)
 	core->perf_cycles = core->perf_bytes = 0;
 	core->time_base = core->ops->now_ns(core->opaque);
 	core->slice_bytes = 0;
+	core->faults_armed = 0;
+	core->fw_hung = false;
 	core->reset_gen++;
 	/* If this reset came from inside an instruction, end the run there. */
 	core->cpu.stop_request = true;
@@ -161,6 +166,7 @@ static void core_boot(struct npu_core *core)
 	core->events = 0;
 	core->timer_armed = false;
 	core->engine_abort = false;
+	core->fw_hung = false;
 	core->core_fault = core->core_fault_pc = core->core_fault_addr = 0;
 
 	st = npu_bootrom_load(core, &entry, &crc);
@@ -185,6 +191,7 @@ static void core_ctrl(struct npu_core *core, uint32_t val)
 		npu_core_reset(core);
 	if ((val & NPU_CTRL_HALT) && core->status == NPU_STATUS_RUNNING) {
 		core->status = NPU_STATUS_OFF;
+		core->fw_hung = false;
 		core->wfi = false;
 	}
 	if (val & NPU_CTRL_ENGINE_RESET) {
@@ -306,6 +313,7 @@ static uint32_t reg_read(struct npu_core *core, uint32_t off, bool fw)
 		return lo32(t);
 	}
 	case NPU_REG_TIME_HI: return fw ? core->fw_time_hi : core->host_time_hi;
+	case NPU_REG_FAULT_INJECT: return core->faults_armed;
 	case NPU_REG_MMU_CTX_TABLE_LO: return lo32(mmu->ctx_table);
 	case NPU_REG_MMU_CTX_TABLE_HI: return hi32(mmu->ctx_table);
 	case NPU_REG_MMU_CTX_COUNT: return mmu->ctx_count;
@@ -329,6 +337,10 @@ static void reg_write_host(struct npu_core *core, uint32_t off, uint32_t val)
 	case NPU_REG_FW_SIZE: core->fw_size = val; break;
 	case NPU_REG_BOOT_PARAMS_LO: set_lo(&core->boot_params, val); break;
 	case NPU_REG_BOOT_PARAMS_HI: set_hi(&core->boot_params, val); break;
+	case NPU_REG_FAULT_INJECT:
+		if (val < 32 && (NPU_FAULTS_VALID & (1u << val)))
+			core->faults_armed |= 1u << val;
+		break;
 	case NPU_REG_IRQ_STATUS: core->irq_status &= ~val; break;
 	case NPU_REG_IRQ_MASK: {
 		/* Causes that went pending while masked are sent when unmasked. */
@@ -442,7 +454,12 @@ static bool ctl_write(struct npu_core *core, uint32_t off, uint32_t val)
 		if (val & NPU_EV_ENGINE_RESET)
 			core->engine_abort = false;
 		return true;
-	case NPU_CTL_IRQ_RAISE: npu_core_raise_irq(core, val); return true;
+	case NPU_CTL_IRQ_RAISE:
+		/* A lost completion interrupt: neither latched nor sent. */
+		if ((val & RING_IRQS) && npu_fault_take(core, NPU_FAULT_LOST_IRQ))
+			val &= ~RING_IRQS;
+		npu_core_raise_irq(core, val);
+		return true;
 	case NPU_CTL_TIMER_CMP_LO:
 		set_lo(&core->timer_cmp, val);
 		core->timer_armed = false;
@@ -505,8 +522,10 @@ static bool fw_io_write(void *opaque, uint32_t addr, uint32_t val)
 
 bool npu_core_runnable(const struct npu_core *core)
 {
-	if (core->status != NPU_STATUS_RUNNING)
+	if (core->status != NPU_STATUS_RUNNING || core->fw_hung)
 		return false;
+	if (core->faults_armed & (1u << NPU_FAULT_FW_CRASH | 1u << NPU_FAULT_FW_HANG))
+		return true;
 	if (!core->wfi || core->events)
 		return true;
 	return core->timer_armed && npu_core_time(core) >= core->timer_cmp;
@@ -515,7 +534,7 @@ bool npu_core_runnable(const struct npu_core *core)
 uint64_t npu_core_timer_deadline(const struct npu_core *core)
 {
 	/* A far-future compare value (any value from the firmware) means never. */
-	if (core->status != NPU_STATUS_RUNNING || !core->timer_armed ||
+	if (core->status != NPU_STATUS_RUNNING || core->fw_hung || !core->timer_armed ||
 	    core->timer_cmp > INT64_MAX - core->time_base)
 		return UINT64_MAX;
 	return core->time_base + core->timer_cmp;
@@ -532,6 +551,18 @@ enum npu_run_state npu_core_run(struct npu_core *core, uint64_t max_insns)
 
 	if (core->status != NPU_STATUS_RUNNING)
 		return NPU_RUN_STOPPED;
+	if (npu_fault_take(core, NPU_FAULT_FW_CRASH)) {
+		core->status = NPU_STATUS_CRASHED;
+		core->core_fault = NPU_CORE_FAULT_INJECTED;
+		core->core_fault_pc = core->cpu.pc;
+		core->core_fault_addr = 0;
+		npu_core_raise_irq(core, 1u << NPU_IRQ_FW);
+		return NPU_RUN_STOPPED;
+	}
+	if (npu_fault_take(core, NPU_FAULT_FW_HANG))
+		core->fw_hung = true;
+	if (core->fw_hung)	/* status still says running: only time tells */
+		return NPU_RUN_IDLE;
 	update_timer(core);
 	if (core->wfi) {
 		if (!core->events)

@@ -106,6 +106,10 @@ struct npu_core {
 	 */
 	uint32_t reset_gen;
 
+	/* Fault injection: armed kinds (bit n: enum npu_fault n), a hung core. */
+	uint32_t faults_armed;
+	bool fw_hung;
+
 	/* Firmware coverage (npu_pctrace.c): the shared map, or NULL. */
 	uint8_t *pcmap;
 	size_t pcmap_len;
@@ -114,6 +118,14 @@ struct npu_core {
 
 /* npu_core.c */
 uint64_t npu_core_time(const struct npu_core *core);
+/* True, once, if fault @kind (enum npu_fault) was armed. */
+static inline bool npu_fault_take(struct npu_core *core, unsigned int kind)
+{
+	if (!(core->faults_armed & (1u << kind)))
+		return false;
+	core->faults_armed &= ~(1u << kind);
+	return true;
+}
 void npu_core_raise_irq(struct npu_core *core, uint32_t bits);
 
 /* npu_mmu.c */

@@ -21,6 +21,20 @@ struct dma_end {
 	uint64_t addr;
 };
 
+/* Does [@addr, +@len) fall in the completion records of a ring? */
+static bool is_completion(const struct npu_core *core, uint64_t addr, uint64_t len)
+{
+	for (unsigned int r = 0; r < NPU_NUM_RINGS; r++) {
+		const struct npu_ring_regs *ring = &core->ring[r];
+		uint64_t size = (uint64_t)ring->size * sizeof(struct npu_job_cmpl);
+
+		if (ring->size && addr >= ring->cmpl && addr - ring->cmpl < size &&
+		    len <= size - (addr - ring->cmpl))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Move @len bytes between @buf and one end of the transfer; *@done says
  * how many made it before an error.
@@ -49,6 +63,15 @@ static uint32_t dma_xfer(struct npu_core *core, struct dma_end *end,
 		return NPU_DMA_OK;
 	}
 
+	if (end->space == NPU_DMA_SPACE_VA && len && npu_fault_take(core, NPU_FAULT_DMA_ERROR)) {
+		core->dma.fault = end->addr;
+		return NPU_DMA_ERR_BUS;
+	}
+	if (write && end->space != NPU_DMA_SPACE_VA && is_completion(core, end->addr, len) &&
+	    npu_fault_take(core, NPU_FAULT_BAD_COMPLETION)) {
+		for (uint64_t i = 0; i < len; i++)	/* every bit of the record wrong */
+			buf[i] = (uint8_t)~buf[i];
+	}
 	while (len) {
 		uint64_t pa = end->addr, n = len;
 		int rc;

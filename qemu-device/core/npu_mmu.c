@@ -111,6 +111,8 @@ uint32_t npu_mmu_translate(struct npu_core *core, uint32_t ctx, uint64_t va,
 	uint32_t need = access == NPU_MMU_ACCESS_WRITE ? NPU_PTE_W : NPU_PTE_R;
 	uint32_t reason;
 
+	if (npu_fault_take(core, NPU_FAULT_MMU_FAULT))
+		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_INJECTED);
 	if (va >> NPU_VA_BITS)
 		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_RANGE);
 	if (!e->perm || e->vpn != vpn || e->ctx != ctx) {

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_faults.c - the device's fault injection (NPU_REG_FAULT_INJECT) with
+ * the real firmware: each kind happens once, where documented, does what
+ * hardware doing it would, and the device serves jobs normally afterwards.
+ */
+#include <string.h>
+
+#include "harness.h"
+#include "tap.h"
+
+static struct harness h;
+
+#define SRC 0x100000ull
+#define DST 0x800000ull
+#define CMD 0x10000ull
+
+static void setup(void)
+{
+	h_fini(&h);
+	h_init(&h);
+	if (h_boot(&h) != NPU_BOOT_OK)
+		printf("#   boot failed\n");
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+}
+
+static void inject(enum npu_fault kind)
+{
+	h_wr(&h, NPU_REG_FAULT_INJECT, kind);
+}
+
+/* Copy 4 KiB from SRC to DST; the completion. */
+static struct npu_job_cmpl copy_job(void)
+{
+	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
+
+	memset(h_va(&h, 0, DST), 0, 4096);
+	return h_run_cmds(&h, 0, CMD, &c, sizeof(c));
+}
+
+/* The last copy landed whole. */
+static bool copied(void)
+{
+	const uint8_t *d = h_va(&h, 0, DST);
+
+	for (int i = 0; i < 4096; i++)
+		if (d[i] != 0x5a)
+			return false;
+	return true;
+}
+
+static void test_register_arms_known_kinds_only(void)
+{
+	setup();
+	CHECK_EQ(h_rd(&h, NPU_REG_FAULT_INJECT), 0);
+	inject(NPU_FAULT_DMA_ERROR);
+	inject(NPU_FAULT_LOST_IRQ);
+	h_wr(&h, NPU_REG_FAULT_INJECT, 0);
+	h_wr(&h, NPU_REG_FAULT_INJECT, 3);
+	h_wr(&h, NPU_REG_FAULT_INJECT, 8);
+	h_wr(&h, NPU_REG_FAULT_INJECT, 0xffffffffu);
+	CHECK_EQ(h_rd(&h, NPU_REG_FAULT_INJECT),
+		 1u << NPU_FAULT_DMA_ERROR | 1u << NPU_FAULT_LOST_IRQ);
+	/* A reset disarms everything. */
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
+	CHECK_EQ(h_rd(&h, NPU_REG_FAULT_INJECT), 0);
+}
+
+static void test_dma_error_fails_one_job(void)
+{
+	struct npu_job_cmpl c;
+
+	setup();
+	inject(NPU_FAULT_DMA_ERROR);
+	c = copy_job();
+	/* The next job-memory DMA is the fetch of the command buffer. */
+	CHECK_EQ(c.status, NPU_JOB_BUS_ERROR);
+	CHECK_EQ(c.fault_va, CMD);
+	CHECK_EQ(h_rd(&h, NPU_REG_FAULT_INJECT), 0);
+	c = copy_job();
+	CHECK_EQ(c.status, NPU_JOB_OK);
+	CHECK(copied());
+}
+
+static void test_mmu_fault_fails_one_job(void)
+{
+	struct npu_job_cmpl c;
+	struct npu_job_desc d = { .job_id = 77, .cmd_va = CMD, .cmd_size = 32 };
+
+	setup();
+	h_cmdbuf(&h, 0, CMD, &(struct npu_cmd_hdr){ NPU_CMD_NOP, 8 }, 8);
+	inject(NPU_FAULT_MMU_FAULT);
+	/* The next translation is the command buffer's own fetch. */
+	d.cmd_size = 8;
+	c = h_submit(&h, 0, &d);
+	CHECK_EQ(c.status, NPU_JOB_MMU_FAULT);
+	CHECK_EQ(c.fault_va, CMD);
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_FAULT_STATUS) & NPU_MMU_FAULT_VALID, 1);
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_FAULT_INFO) & 0xff, NPU_MMU_FAULT_INJECTED);
+	CHECK_EQ(h.msi[NPU_IRQ_MMU], 1);
+	h_wr(&h, NPU_REG_MMU_FAULT_ACK, 1);
+	c = copy_job();
+	CHECK_EQ(c.status, NPU_JOB_OK);
+	CHECK(copied());
+}
+
+static void test_lost_irq_completes_silently(void)
+{
+	struct npu_job_cmpl c;
+	uint32_t sent;
+
+	setup();
+	sent = h.msi[NPU_IRQ_RING(0)];
+	inject(NPU_FAULT_LOST_IRQ);
+	c = copy_job();
+	/* The job ran and its record is there; nobody was told. */
+	CHECK_EQ(c.status, NPU_JOB_OK);
+	CHECK(copied());
+	CHECK_EQ(h.msi[NPU_IRQ_RING(0)], sent);
+	CHECK_EQ(h_rd(&h, NPU_REG_IRQ_STATUS) & (1u << NPU_IRQ_RING(0)), 0);
+	c = copy_job();
+	CHECK_EQ(c.status, NPU_JOB_OK);
+	CHECK_EQ(h.msi[NPU_IRQ_RING(0)], sent + 1);
+}
+
+static void test_bad_completion_corrupts_one_record(void)
+{
+	struct npu_job_cmpl c;
+
+	setup();
+	inject(NPU_FAULT_BAD_COMPLETION);
+	c = copy_job();
+	/* The work was done; its record says nothing true. */
+	CHECK(copied());
+	CHECK_EQ(c.status, (uint32_t)~NPU_JOB_OK);
+	CHECK_EQ(c.job_id, ~(uint64_t)(0x1000 + CMD));
+	c = copy_job();
+	CHECK_EQ(c.status, NPU_JOB_OK);
+	CHECK_EQ(c.job_id, 0x1000 + CMD);
+}
+
+static void test_fw_crash_traps_the_core(void)
+{
+	uint32_t fw_irqs;
+
+	setup();
+	h_wr(&h, NPU_REG_IRQ_STATUS, NPU_IRQ_ALL);	/* as a driver's handler does */
+	fw_irqs = h.msi[NPU_IRQ_FW];
+	inject(NPU_FAULT_FW_CRASH);
+	CHECK(npu_core_runnable(h.core));
+	h_run(&h);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_CRASHED);
+	CHECK_EQ(h_rd(&h, NPU_REG_CORE_FAULT), NPU_CORE_FAULT_INJECTED);
+	CHECK_EQ(h.msi[NPU_IRQ_FW], fw_irqs + 1);
+	CHECK_EQ(copy_job().status, 0xdead);	/* nothing serves the ring */
+	/* A reset and a boot bring it back. */
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
+	h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+	CHECK(copied());
+}
+
+static void test_fw_hang_stops_heartbeat_and_jobs(void)
+{
+	uint32_t beat;
+	uint64_t insns;
+
+	setup();
+	h_advance(&h, 25 * 1000000ull);
+	beat = h_rd(&h, NPU_REG_FW_HEARTBEAT);
+	CHECK(beat >= 2);
+	inject(NPU_FAULT_FW_HANG);
+	h_run(&h);
+	insns = npu_core_insns(h.core);
+	h_advance(&h, 100 * 1000000ull);
+	/* Still "running", but nothing moves: no beat, no instruction, no job. */
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_RUNNING);
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_HEARTBEAT), beat);
+	CHECK_EQ(npu_core_insns(h.core), insns);
+	CHECK(!npu_core_runnable(h.core));
+	CHECK_EQ(npu_core_timer_deadline(h.core), UINT64_MAX);
+	CHECK_EQ(copy_job().status, 0xdead);
+	/* Halting and booting again recovers it. */
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_HALT);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_STATUS), NPU_FW_STATE_READY);
+	h_ring_setup(&h, 0, 16);
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+}
+
+TAP_MAIN(
+	TAP_ENTRY(test_register_arms_known_kinds_only),
+	TAP_ENTRY(test_dma_error_fails_one_job),
+	TAP_ENTRY(test_mmu_fault_fails_one_job),
+	TAP_ENTRY(test_lost_irq_completes_silently),
+	TAP_ENTRY(test_bad_completion_corrupts_one_record),
+	TAP_ENTRY(test_fw_crash_traps_the_core),
+	TAP_ENTRY(test_fw_hang_stops_heartbeat_and_jobs),
+)
