@@ -281,10 +281,58 @@ static const struct file_operations npu_hang_fops = {
 	.llseek = noop_llseek,
 };
 
+/* The words of debugfs "inject", by enum npu_fault (the device's kinds). */
+static const char *const npu_fault_names[] = {
+	[NPU_FAULT_FW_HANG] = "fw_hang",
+	[NPU_FAULT_FW_CRASH] = "fw_crash",
+	[NPU_FAULT_DMA_ERROR] = "dma_error",
+	[NPU_FAULT_MMU_FAULT] = "mmu_fault",
+	[NPU_FAULT_LOST_IRQ] = "lost_irq",
+	[NPU_FAULT_BAD_COMPLETION] = "bad_completion",
+};
+
+/*
+ * Fault injection for tests: one word per write arms that fault in the
+ * device (NPU_REG_FAULT_INJECT, Documentation/hardware.rst), where it
+ * happens once; an unknown word is refused with -EINVAL.
+ */
+static ssize_t npu_inject_write(struct file *f, const char __user *ubuf, size_t len,
+				loff_t *pos)
+{
+	struct npu_device *ndev = f->private_data;
+	char buf[32];
+	int kind, idx;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	for (kind = 0; kind < ARRAY_SIZE(npu_fault_names); kind++)
+		if (npu_fault_names[kind] && sysfs_streq(buf, npu_fault_names[kind]))
+			break;
+	if (kind == ARRAY_SIZE(npu_fault_names))
+		return -EINVAL;
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return -ENODEV;
+	dev_warn(&ndev->pdev->dev, "injecting %s (debugfs)\n", npu_fault_names[kind]);
+	npu_wr(ndev, NPU_REG_FAULT_INJECT, kind);
+	drm_dev_exit(idx);
+	return len;
+}
+
+static const struct file_operations npu_inject_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = npu_inject_write,
+	.llseek = noop_llseek,
+};
+
 /* Called before drm_dev_register(), which creates the files. */
 void npu_debugfs_init(struct npu_device *ndev)
 {
 	drm_debugfs_add_file(&ndev->drm, "fw_log", npu_fw_log_show, NULL);
 	drm_debugfs_add_file(&ndev->drm, "status", npu_status_show, NULL);
 	debugfs_create_file("hang", 0200, ndev->drm.debugfs_root, ndev, &npu_hang_fops);
+	debugfs_create_file("inject", 0200, ndev->drm.debugfs_root, ndev, &npu_inject_fops);
 }

@@ -26,15 +26,21 @@
 #include "npu_cmd.h"
 #include "npu_test_util.h"
 
+/* Write @s to @path in one write(); 0, or -errno (-EIO if short). */
 static int write_file(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY), ok;
+	int fd = open(path, O_WRONLY), ret = 0;
+	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
-	ok = write(fd, s, strlen(s)) == (ssize_t)strlen(s);
+	n = write(fd, s, strlen(s));
+	if (n < 0)
+		ret = -errno;
+	else if (n != (ssize_t)strlen(s))
+		ret = -EIO;
 	close(fd);
-	return ok ? 0 : -EIO;
+	return ret;
 }
 
 /* Run one fill job; returns the driver's job status (or -errno). */
@@ -83,6 +89,44 @@ TEST(hung_firmware_times_out_and_recovers)
 	/* After the reset and firmware reboot, the same file works again. */
 	EXPECT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x33333333));
 	EXPECT_EQ(0x33, ((uint8_t *)dst.map)[63]);
+	close(fd);
+}
+
+/*
+ * debugfs "inject": unknown words are refused; an injected DMA error and
+ * MMU fault each fail exactly the next job, with their own status.
+ */
+TEST(inject_fails_one_job_each)
+{
+	struct bo cmd = {}, st = {}, dst = {};
+	char path[PATH_MAX];
+	int fd = open_npu();
+	glob_t g;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, glob("/sys/kernel/debug/accel/*/inject", 0, NULL, &g));
+	snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
+	globfree(&g);
+	ASSERT_EQ(0, bo_new(fd, 4096, &cmd));
+	ASSERT_EQ(0, bo_new(fd, 4096, &st));
+	ASSERT_EQ(0, bo_new(fd, 4096, &dst));
+	EXPECT_EQ(-EINVAL, write_file(path, "engine_on_fire"));
+	EXPECT_EQ(-EINVAL, write_file(path, ""));
+	EXPECT_EQ(-EINVAL, write_file(path, "dma_error_"));
+	ASSERT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x11111111));
+
+	ASSERT_EQ(0, write_file(path, "dma_error\n"));
+	EXPECT_EQ(DRM_NPU_JOB_BUS_ERROR, fill_job(fd, &cmd, &st, dst.va, 0x22222222));
+	EXPECT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x33333333));
+	EXPECT_EQ(0x33, ((uint8_t *)dst.map)[63]);
+
+	ASSERT_EQ(0, write_file(path, "mmu_fault"));
+	EXPECT_EQ(DRM_NPU_JOB_MMU_FAULT, fill_job(fd, &cmd, &st, dst.va, 0x44444444));
+	EXPECT_EQ(DRM_NPU_JOB_OK, fill_job(fd, &cmd, &st, dst.va, 0x55555555));
+	EXPECT_EQ(0x55, ((uint8_t *)dst.map)[63]);
+	bo_free(fd, &cmd);
+	bo_free(fd, &st);
+	bo_free(fd, &dst);
 	close(fd);
 }
 
