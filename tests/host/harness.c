@@ -119,6 +119,16 @@ void h_fini(struct harness *h)
 	free(h->ram);
 }
 
+void h_start(struct harness *h, unsigned int contexts, uint32_t entries)
+{
+	h_fini(h);
+	h_init(h);
+	if (h_boot(h) != NPU_BOOT_OK)
+		printf("#   boot failed\n");
+	h_mmu_setup(h, contexts);
+	h_ring_setup(h, 0, entries);
+}
+
 static void sleep_us(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };

@@ -51,6 +51,11 @@ void h_init_cfg(struct harness *h, const struct npu_core_config *cfg);
 void h_init_device(struct harness *h, volatile uint32_t *bar, void *ram,
 		   uint64_t ram_base, uint64_t ram_size);
 void h_fini(struct harness *h);
+/*
+ * Host backend: start over with a fresh device, the real firmware booted,
+ * @contexts MMU contexts and ring 0 of @entries (a test's usual setup).
+ */
+void h_start(struct harness *h, unsigned int contexts, uint32_t entries);
 
 uint64_t h_alloc(struct harness *h, uint64_t size, uint64_t align);
 void *h_ptr(struct harness *h, uint64_t bus);

@@ -17,12 +17,7 @@ static struct harness h;
 
 static void setup(void)
 {
-	h_fini(&h);
-	h_init(&h);
-	if (h_boot(&h) != NPU_BOOT_OK)
-		printf("#   boot failed\n");
-	h_mmu_setup(&h, 1);
-	h_ring_setup(&h, 0, 16);
+	h_start(&h, 1, 16);
 	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
 	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
 	memset(h_va(&h, 0, SRC), 0x5a, 4096);

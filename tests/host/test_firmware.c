@@ -20,12 +20,7 @@ static struct harness h;
 
 static void setup(void)
 {
-	h_fini(&h);
-	h_init(&h);
-	if (h_boot(&h) != NPU_BOOT_OK)
-		printf("#   boot failed\n");
-	h_mmu_setup(&h, 2);
-	h_ring_setup(&h, 0, 16);
+	h_start(&h, 2, 16);
 }
 
 static uint32_t seed = 12345;

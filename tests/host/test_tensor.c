@@ -35,12 +35,7 @@ static uint32_t rnd(void)
 
 static void setup(void)
 {
-	h_fini(&h);
-	h_init(&h);
-	if (h_boot(&h) != NPU_BOOT_OK)
-		printf("#   boot failed\n");
-	h_mmu_setup(&h, 1);
-	h_ring_setup(&h, 0, 16);
+	h_start(&h, 1, 16);
 }
 
 /* A fresh device with one page mapped at each operand address. */

@@ -40,12 +40,7 @@ static float rndf(void)
 /* A fresh device; operands get mapped as the tests need them. */
 static void setup(void)
 {
-	h_fini(&h);
-	h_init(&h);
-	if (h_boot(&h) != NPU_BOOT_OK)
-		printf("#   boot failed\n");
-	h_mmu_setup(&h, 1);
-	h_ring_setup(&h, 0, 16);
+	h_start(&h, 1, 16);
 }
 
 /* Map operand @i with @bytes of @src (or zeros), writable; returns its VA. */
