@@ -6,13 +6,13 @@ NPU_CACHE ?= $(HOME)/.cache/npu
 export NPU_CACHE
 
 BUILD := build
-FW_VERSION := 1.0.0
+FW_VERSION := 1.1.0
 FW_MAJOR := $(word 1,$(subst ., ,$(FW_VERSION)))
 FW_MINOR := $(word 2,$(subst ., ,$(FW_VERSION)))
 FW_PATCH := $(word 3,$(subst ., ,$(FW_VERSION)))
 
 CC := gcc
-HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -Iqemu-device/core
+HOST_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -Iqemu-device/core -pthread
 # make coverage builds the host tests and libnpu again, with gcov, in build/cov.
 COVERAGE ?=
 COV_FLAGS := $(if $(COVERAGE),--coverage)
@@ -71,6 +71,7 @@ build: firmware tools tests qemu driver libnpu examples
 
 firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
+	$(BUILD)/tools/hold-bench \
 	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench
 tests: $(TESTS) $(VM_TESTS)
 host-tests: $(TESTS)
@@ -175,6 +176,11 @@ $(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-d
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -o $@ tools/gemm-bench.c qemu-device/core/npu_gemm.c \
 		qemu-device/core/npu_split.c -ldnnl -lpthread
+
+# Harness and device core without sanitizers: it measures time.
+$(BUILD)/tools/hold-bench: tools/hold-bench.c tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/hold-bench.c tests/host/harness.c $(CORE_SRCS) -lm
 
 $(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE_HDRS)
 	@mkdir -p $(@D)
@@ -287,6 +293,7 @@ demo: all
 bench: all
 	@mkdir -p $(BUILD)/bench
 	@$(BUILD)/tools/rv32-bench $(BUILD)/bench/rv32.json
+	@$(BUILD)/tools/hold-bench $(BUILD)/bench/hold.json
 	@OMP_NUM_THREADS=$${NPU_BENCH_THREADS:-2} $(BUILD)/tools/gemm-bench $(BUILD)/bench/gemm.json
 	@echo "On the host, no NPU:"
 	@$(BUILD)/tools/backend-bench $(BUILD)/bench/backends-host.json

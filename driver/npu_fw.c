@@ -104,6 +104,8 @@ static bool npu_fw_settled(struct npu_device *ndev)
 	u32 st = npu_rd(ndev, NPU_REG_STATUS);
 	u32 fw = npu_rd(ndev, NPU_REG_FW_STATUS);
 
+	if (st == NPU_STATUS_BOOTING)	/* the boot ROM is still loading */
+		return false;
 	return st != NPU_STATUS_RUNNING || fw == NPU_FW_STATE_READY || fw == NPU_FW_STATE_ERROR;
 }
 
@@ -285,6 +287,7 @@ static const struct file_operations npu_hang_fops = {
 static const char *const npu_fault_names[] = {
 	[NPU_FAULT_FW_HANG] = "fw_hang",
 	[NPU_FAULT_FW_CRASH] = "fw_crash",
+	[NPU_FAULT_ENGINE_HANG] = "engine_hang",
 	[NPU_FAULT_DMA_ERROR] = "dma_error",
 	[NPU_FAULT_MMU_FAULT] = "mmu_fault",
 	[NPU_FAULT_LOST_IRQ] = "lost_irq",

@@ -86,6 +86,7 @@ static const u32 npu_status_map[] = {
 	[NPU_JOB_BUS_ERROR] = DRM_NPU_JOB_BUS_ERROR,
 	[NPU_JOB_ABORTED] = DRM_NPU_JOB_ABORTED,
 	[NPU_JOB_TIMEOUT] = DRM_NPU_JOB_TIMEOUT,
+	[NPU_JOB_LIMIT] = DRM_NPU_JOB_LIMIT,
 };
 
 static int npu_status_errno(u32 status)
@@ -95,6 +96,7 @@ static int npu_status_errno(u32 status)
 	case DRM_NPU_JOB_MMU_FAULT: return -EFAULT;
 	case DRM_NPU_JOB_TIMEOUT: return -ETIMEDOUT;
 	case DRM_NPU_JOB_ABORTED: return -ECANCELED;
+	case DRM_NPU_JOB_LIMIT: return -E2BIG;
 	default: return -EIO;
 	}
 }

@@ -2,6 +2,32 @@
 /* dma.c - driving the DMA engine (npu_fw.h, "DMA engine"). */
 #include "fw.h"
 
+/*
+ * Wait for the engine whose status register is @status_reg: it runs beside
+ * the core and says it has ended with NPU_EV_ENGINE_DONE. Only that event
+ * and the timer wake us, so the heartbeat goes on through a long op and a
+ * doorbell meanwhile stays pending for the main loop.
+ */
+uint32_t engine_wait(uint32_t status_reg)
+{
+	uint32_t st;
+
+	ctl_write(NPU_CTL_WAKE_MASK, NPU_EV_ENGINE_DONE | NPU_EV_TIMER);
+	for (;;) {
+		ctl_write(NPU_CTL_EVENTS, NPU_EV_ENGINE_DONE | NPU_EV_TIMER);
+		st = ctl_read(status_reg);
+		if (st != NPU_DMA_BUSY)
+			break;
+		heartbeat_poll();
+		if (!(ctl_read(NPU_CTL_EVENTS) & (NPU_EV_ENGINE_DONE | NPU_EV_TIMER)))
+			__asm__ volatile("wfi");
+	}
+	ctl_write(NPU_CTL_WAKE_MASK, ~0u);
+	/* What the host's timeout handler reads as "still moving". */
+	reg_write(NPU_REG_FW_PROGRESS, reg_read(NPU_REG_FW_PROGRESS) + 1);
+	return st;
+}
+
 static uint32_t dma_run(uint32_t ctrl, uint64_t src, uint64_t dst, uint32_t len,
 			uint32_t ctx, uint32_t pattern)
 {
@@ -13,7 +39,7 @@ static uint32_t dma_run(uint32_t ctrl, uint64_t src, uint64_t dst, uint32_t len,
 	ctl_write(NPU_CTL_DMA_CTX, ctx);
 	ctl_write(NPU_CTL_DMA_PATTERN, pattern);
 	ctl_write(NPU_CTL_DMA_CTRL, ctrl);
-	return ctl_read(NPU_CTL_DMA_STATUS);
+	return engine_wait(NPU_CTL_DMA_STATUS);
 }
 
 uint32_t dma_copy(unsigned int src_space, uint64_t src, unsigned int dst_space,

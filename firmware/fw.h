@@ -66,6 +66,8 @@ uint32_t dma_copy(unsigned int src_space, uint64_t src, unsigned int dst_space,
 		  uint64_t dst, uint32_t len, uint32_t ctx);
 uint32_t dma_fill(uint64_t dst, uint32_t len, uint32_t pattern, uint32_t ctx);
 uint64_t dma_fault_addr(void);
+/* Wait for the engine of @status_reg to end; returns its status. */
+uint32_t engine_wait(uint32_t status_reg);
 
 /* Local SRAM address of an object, as a DMA address. */
 static inline uint64_t sram_addr(const void *p)

@@ -51,6 +51,8 @@ static uint32_t dma_status_to_job(uint32_t st)
 	case NPU_DMA_ERR_BUS:
 		cmpl.fault_va = dma_fault_addr();
 		return NPU_JOB_BUS_ERROR;
+	case NPU_DMA_ERR_LIMIT:
+		return NPU_JOB_LIMIT;
 	default:
 		return NPU_JOB_INVALID_CMD;
 	}
@@ -135,7 +137,7 @@ static uint32_t cmd_tensor(const uint8_t *c, uint32_t ctx)
 	ctl_write(NPU_CTL_TENSOR_DESC, (uint32_t)sram_addr(c));
 	ctl_write(NPU_CTL_TENSOR_CTX, ctx);
 	ctl_write(NPU_CTL_TENSOR_CTRL, 1);
-	st = ctl_read(NPU_CTL_TENSOR_STATUS);
+	st = engine_wait(NPU_CTL_TENSOR_STATUS);
 	if (st == NPU_DMA_ERR_MMU || st == NPU_DMA_ERR_BUS)
 		cmpl.fault_va = ctl_read64(NPU_CTL_TENSOR_FAULT_LO);
 	switch (st) {
@@ -143,6 +145,7 @@ static uint32_t cmd_tensor(const uint8_t *c, uint32_t ctx)
 	case NPU_DMA_ERR_MMU: return NPU_JOB_MMU_FAULT;
 	case NPU_DMA_ERR_BUS: return NPU_JOB_BUS_ERROR;
 	case NPU_DMA_ERR_ABORTED: return NPU_JOB_ABORTED;
+	case NPU_DMA_ERR_LIMIT: return NPU_JOB_LIMIT;
 	default: return NPU_JOB_INVALID_CMD;
 	}
 }
@@ -309,6 +312,8 @@ bool jobs_service_ring(unsigned int r)
 			break;
 		}
 		memset(&cmpl, 0, sizeof(cmpl));
+		/* Which job runs: the host blames only it when time runs out. */
+		reg_write(NPU_REG_FW_CURRENT, NPU_FW_CURRENT_VALID | r << 16 | (head & 0xffff));
 		st = dma_copy(NPU_DMA_SPACE_BUS, base + (uint64_t)idx * sizeof(desc),
 			      NPU_DMA_SPACE_SRAM, sram_addr(&desc), sizeof(desc), 0);
 		if (st != NPU_DMA_OK) {
@@ -334,9 +339,11 @@ bool jobs_service_ring(unsigned int r)
 			break;
 		}
 		reg_write(NPU_RING_REG(r, NPU_RING_HEAD), head + 1);
+		reg_write(NPU_REG_FW_CURRENT, 0);
 		if (!(desc.flags & NPU_JOB_F_NO_IRQ) || cmpl.status != NPU_JOB_OK)
 			irq = true;
 	}
+	reg_write(NPU_REG_FW_CURRENT, 0);
 	if (irq)
 		raise_irq(1u << NPU_IRQ_RING(r));
 	return more;

@@ -54,7 +54,7 @@ void heartbeat_poll(void)
 {
 	uint64_t now = fw_time();
 
-	if (now < next_beat)
+	if (!period || now < next_beat)	/* not before the boot parameters */
 		return;
 	reg_write(NPU_REG_FW_HEARTBEAT, reg_read(NPU_REG_FW_HEARTBEAT) + 1);
 	next_beat = now + period;
@@ -71,6 +71,7 @@ int main(void)
 	log_init(params.log_addr, params.log_size);
 	period = (uint64_t)(params.heartbeat_ms ? params.heartbeat_ms
 						: NPU_FW_HEARTBEAT_MS_DEFAULT) * 1000000u;
+	next_beat = fw_time() + period;	/* the first beat is one period away */
 
 	/* What the hardware's profile has, the firmware offers. */
 	hw_caps = reg_read(NPU_REG_HW_CAPS);

@@ -16,7 +16,7 @@
 /* Firmware API version: the driver requires major equal, minor >=.     */
 /* ------------------------------------------------------------------ */
 #define NPU_FW_API_MAJOR	1
-#define NPU_FW_API_MINOR	0
+#define NPU_FW_API_MINOR	1	/* 1.1: FW_CURRENT and FW_PROGRESS */
 
 /* ------------------------------------------------------------------ */
 /* Image format: a header followed by the payload, loaded at load_addr */
@@ -139,7 +139,15 @@ enum npu_fw_error {
  *                                  HEAD/STATUS, the host may not
  *   NPU_CORE_CTL_BASE              private control block below
  * Anything else faults (the core stops, NPU_STATUS_CRASHED).
- * WFI sleeps until a doorbell, an engine event or the timer.
+ * WFI sleeps until an event of WAKE_MASK is pending (a doorbell, an
+ * engine event or the timer).
+ *
+ * The engines (DMA, tensor, the boot ROM's image load) run on their own,
+ * beside the control core: a write to DMA_CTRL or TENSOR_CTRL starts an
+ * operation and its STATUS reads NPU_DMA_BUSY until it ends, when
+ * NPU_EV_ENGINE_DONE goes pending. Writes to an engine's registers while
+ * it is busy are ignored. The firmware waits in WFI (WAKE_MASK at
+ * ENGINE_DONE and TIMER, so it can still beat its heartbeat).
  */
 #define NPU_CORE_HOSTREG_BASE	0x20000000u
 #define NPU_CORE_CTL_BASE	0x20010000u
@@ -150,6 +158,7 @@ enum npu_fw_error {
 #define  NPU_EV_RING_CONFIG	(1u << 16)  /* a ring was reconfigured */
 #define  NPU_EV_ENGINE_RESET	(1u << 17)  /* host requested engine reset */
 #define  NPU_EV_TIMER		(1u << 18)  /* TIME >= TIMER_CMP */
+#define  NPU_EV_ENGINE_DONE	(1u << 19)  /* a DMA, tensor op or boot load ended */
 #define NPU_CTL_IRQ_RAISE	0x04	/* WO: set IRQ_STATUS bits, send MSI-X */
 #define NPU_CTL_TIME_LO		0x08	/* RO: ns since reset; LO latches HI */
 #define NPU_CTL_TIME_HI		0x0c
@@ -159,6 +168,7 @@ enum npu_fw_error {
 #define NPU_CTL_PERF_CYCLES_HI	0x1c
 #define NPU_CTL_PERF_BYTES_LO	0x20	/* RO: bytes moved by engines */
 #define NPU_CTL_PERF_BYTES_HI	0x24
+#define NPU_CTL_WAKE_MASK	0x28	/* RW: events that end WFI; reset: all */
 
 /* DMA engine: program the operands, then write DMA_CTRL to run it. */
 #define NPU_CTL_DMA_SRC_LO	0x40
@@ -182,22 +192,25 @@ enum npu_fw_error {
 #define NPU_CTL_DMA_FAULT_LO	0x64	/* RO: address that failed */
 #define NPU_CTL_DMA_FAULT_HI	0x68
 
-/** enum npu_dma_status - NPU_CTL_DMA_STATUS after a DMA_CTRL write */
+/** enum npu_dma_status - NPU_CTL_DMA_STATUS once a DMA_CTRL write has run */
 enum npu_dma_status {
 	NPU_DMA_OK = 0,
 	NPU_DMA_ERR_MMU = 1,		/* translation fault, see DMA_FAULT */
 	NPU_DMA_ERR_BUS = 2,		/* host memory access failed */
 	NPU_DMA_ERR_ARGS = 3,		/* bad op, space, SRAM range or size */
 	NPU_DMA_ERR_ABORTED = 4,	/* engine reset */
+	NPU_DMA_ERR_LIMIT = 5,		/* over the per-command memory or compute budget */
+	NPU_DMA_BUSY = 0x80,		/* still running: wait for NPU_EV_ENGINE_DONE */
 };
 #define NPU_DMA_MAX_LEN		(1u << 30)
 
 /*
  * Tensor engine: the firmware copies a tensor command (npu_cmd.h, op >= 16)
  * into SRAM, writes its address and the job's context, then TENSOR_CTRL.
- * The engine checks every field itself, runs the operation to completion,
- * and sets TENSOR_STATUS (enum npu_dma_status codes; ARGS for a malformed
- * command) and TENSOR_FAULT.
+ * The engine checks every field itself, runs the operation, and sets
+ * TENSOR_STATUS (enum npu_dma_status codes: BUSY while it runs, ARGS for a
+ * malformed command, LIMIT for one over the device's per-command budget of
+ * host memory or multiply-accumulates) and TENSOR_FAULT.
  */
 #define NPU_CTL_TENSOR_DESC	0x80	/* SRAM address of the command */
 #define NPU_CTL_TENSOR_CTX	0x84

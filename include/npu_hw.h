@@ -17,7 +17,7 @@
 /* Specification version (NPU_REG_HW_VERSION)                           */
 /* ------------------------------------------------------------------ */
 #define NPU_HW_VERSION_MAJOR	1
-#define NPU_HW_VERSION_MINOR	0
+#define NPU_HW_VERSION_MINOR	1	/* 1.1: engines run beside the core */
 #define NPU_HW_VERSION		((NPU_HW_VERSION_MAJOR << 16) | NPU_HW_VERSION_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -76,6 +76,7 @@
 #define  NPU_STATUS_RUNNING	1
 #define  NPU_STATUS_BOOT_FAILED	2	/* see NPU_REG_BOOT_STATUS */
 #define  NPU_STATUS_CRASHED	3	/* see NPU_REG_CORE_FAULT* */
+#define  NPU_STATUS_BOOTING	4	/* boot ROM loading the image (CTRL.BOOT) */
 #define NPU_REG_BOOT_STATUS	0x0028	/* RO: enum npu_boot_status */
 #define NPU_REG_CORE_FAULT	0x002c	/* RO: enum npu_core_fault */
 #define NPU_REG_CORE_FAULT_PC	0x0030	/* RO: pc of the faulting insn */
@@ -129,6 +130,12 @@
 #define NPU_REG_FW_HEARTBEAT	0x0214	/* increments every heartbeat period */
 #define NPU_REG_FW_ERROR	0x0218	/* enum npu_fw_error, last error */
 #define NPU_REG_FW_LOG_WPTR	0x021c	/* bytes written to the log, wraps */
+#define NPU_REG_FW_CURRENT	0x0220	/* the job running now, 0 when none: */
+#define  NPU_FW_CURRENT_VALID	(1u << 31)
+#define  NPU_FW_CURRENT_RING(v)	(((v) >> 16) & 0xff)	/* its ring */
+#define  NPU_FW_CURRENT_IDX(v)	((v) & 0xffff)		/* HEAD when it started */
+#define NPU_REG_FW_PROGRESS	0x0224	/* engine operations ended, wraps */
+#define NPU_REG_FW_LAST		NPU_REG_FW_PROGRESS
 
 /* ------------------------------------------------------------------ */
 /* BAR0 registers: job rings                                            */
@@ -187,6 +194,7 @@ enum npu_job_status {
 	NPU_JOB_BUS_ERROR = 4,		/* host memory access failed */
 	NPU_JOB_ABORTED = 5,		/* engine reset while running */
 	NPU_JOB_TIMEOUT = 6,		/* set by the host, never by firmware */
+	NPU_JOB_LIMIT = 7,		/* a command over the device's per-command budget */
 };
 
 /**
@@ -267,13 +275,13 @@ enum npu_mmu_fault_reason {
 enum npu_fault {
 	NPU_FAULT_FW_HANG = 1,		/* the control core stops, heartbeat and all */
 	NPU_FAULT_FW_CRASH = 2,		/* the control core traps (CORE_FAULT_INJECTED) */
-	/* 3 is kept for an engine op that never completes */
+	NPU_FAULT_ENGINE_HANG = 3,	/* the next job op never ends by itself */
 	NPU_FAULT_DMA_ERROR = 4,	/* the next job-memory DMA gets a bus error */
 	NPU_FAULT_MMU_FAULT = 5,	/* the next translation faults (..._INJECTED) */
 	NPU_FAULT_LOST_IRQ = 6,		/* the next ring completion interrupt is lost */
 	NPU_FAULT_BAD_COMPLETION = 7,	/* the next completion record is corrupted */
 };
-#define NPU_FAULTS_VALID	0xf6u	/* bit n set: kind n is defined */
+#define NPU_FAULTS_VALID	0xfeu	/* bit n set: kind n is defined */
 
 #define NPU_MMU_ACCESS_READ	0
 #define NPU_MMU_ACCESS_WRITE	1

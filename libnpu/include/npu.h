@@ -462,6 +462,7 @@ enum npu_job_state {
 	NPU_JOB_STATE_BUS_ERROR = 4,
 	NPU_JOB_STATE_ABORTED = 5,
 	NPU_JOB_STATE_TIMED_OUT = 6,
+	NPU_JOB_STATE_OVER_LIMIT = 7,	/* over the device's per-command budget */
 };
 
 struct npu_job_result {

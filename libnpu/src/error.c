@@ -46,6 +46,7 @@ const char *npu_job_state_name(enum npu_job_state s)
 	case NPU_JOB_STATE_BUS_ERROR: return "bus error";
 	case NPU_JOB_STATE_ABORTED: return "aborted";
 	case NPU_JOB_STATE_TIMED_OUT: return "timed out";
+	case NPU_JOB_STATE_OVER_LIMIT: return "over the device's per-command memory or compute limit";
 	default: return "unknown";
 	}
 }

@@ -210,7 +210,7 @@ int npu_job_result(npu_job *job, struct npu_job_result *res)
 	r = slot_result(job->dev, job->slot);
 	memset(res, 0, sizeof(*res));
 	res->state = (enum npu_job_state)r->status;
-	if (res->state > NPU_JOB_STATE_TIMED_OUT)
+	if (res->state > NPU_JOB_STATE_OVER_LIMIT)
 		res->state = NPU_JOB_STATE_BUS_ERROR;
 	res->error_offset = r->error_offset;
 	res->fault_va = r->fault_va;

@@ -27,6 +27,9 @@ void npu_core_default_config(struct npu_core_config *cfg)
 	cfg->engine_threads = 0;
 	cfg->tensor_sram_kib = 1024;
 	cfg->profile = NPU_PROFILE_FULL;
+	cfg->cmd_mem_mib = 256;
+	cfg->cmd_max_gmacs = 8;
+	cfg->engine_inline = false;
 }
 
 uint64_t npu_core_time(const struct npu_core *core)
@@ -72,7 +75,8 @@ struct npu_core *npu_core_new(const struct npu_core_config *cfg,
 	    !cfg->clock_mhz || !cfg->dma_bytes_per_cycle || !cfg->mac_rows ||
 	    !cfg->mac_cols || cfg->mac_rows > 4096 || cfg->mac_cols > 4096 ||
 	    !cfg->tensor_sram_kib || cfg->tensor_sram_kib > (1u << 20) ||
-	    cfg->profile > NPU_PROFILE_EDGE)
+	    cfg->profile > NPU_PROFILE_EDGE || !cfg->cmd_mem_mib ||
+	    cfg->cmd_mem_mib > 4096 || !cfg->cmd_max_gmacs || cfg->cmd_max_gmacs > 8)
 		return NULL;
 	core = calloc(1, sizeof(*core));
 	if (!core)
@@ -86,12 +90,20 @@ struct npu_core *npu_core_new(const struct npu_core_config *cfg,
 	core->ops = ops;
 	core->opaque = opaque;
 	core->sram = calloc(1, cfg->sram_size);
-	core->bounce = malloc(NPU_DMA_BOUNCE);
-	if (!core->sram || !core->bounce) {
+	if (!core->sram || pthread_mutex_init(&core->sram_lock, NULL)) {
+		free(core->sram);
+		free(core);
+		return NULL;
+	}
+	npu_mmu_init(&core->mmu);
+	atomic_init(&core->reset_gen, 0);
+	atomic_init(&core->faults_armed, 0);
+	atomic_init(&core->engine_abort, false);
+	npu_core_reset(core);
+	if (npu_engine_init(core)) {
 		npu_core_free(core);
 		return NULL;
 	}
-	npu_core_reset(core);
 	return core;
 }
 
@@ -99,9 +111,11 @@ void npu_core_free(struct npu_core *core)
 {
 	if (!core)
 		return;
+	npu_engine_fini(core);
 	npu_pctrace_release(core);
+	pthread_mutex_destroy(&core->mmu.lock);
+	pthread_mutex_destroy(&core->sram_lock);
 	free(core->sram);
-	free(core->bounce);
 	free(core);
 }
 
@@ -112,7 +126,11 @@ void npu_core_reset(struct npu_core *core)
 {
 	uint64_t retired = core->cpu.retired;
 
+	/* First: the engine stops its operation and drops its result. */
+	atomic_fetch_add(&core->reset_gen, 1);
+	pthread_mutex_lock(&core->sram_lock);
 	memset(core->sram, 0, core->cfg.sram_size);
+	pthread_mutex_unlock(&core->sram_lock);
 	memset(&core->cpu, 0, sizeof(core->cpu));
 	core->cpu.mem = core->sram;
 	core->cpu.mem_base = NPU_SRAM_BASE;
@@ -122,6 +140,7 @@ void npu_core_reset(struct npu_core *core)
 	core->cpu.opaque = core;
 	core->cpu.retired = retired;
 	core->wfi = false;
+	core->wake_mask = ~0u;
 
 	core->status = NPU_STATUS_OFF;
 	core->boot_status = NPU_BOOT_NONE;
@@ -138,24 +157,23 @@ void npu_core_reset(struct npu_core *core)
 	core->events = 0;
 	core->timer_cmp = 0;
 	core->timer_armed = false;
-	core->engine_abort = false;
+	atomic_store(&core->engine_abort, false);
 	memset(&core->dma, 0, sizeof(core->dma));
 	memset(&core->tensor, 0, sizeof(core->tensor));
 	core->perf_cycles = core->perf_bytes = 0;
+	core->eng.hung = false;
 	core->time_base = core->ops->now_ns(core->opaque);
-	core->slice_bytes = 0;
-	core->faults_armed = 0;
+	atomic_store(&core->faults_armed, 0);
 	core->fw_hung = false;
-	core->reset_gen++;
 	/* If this reset came from inside an instruction, end the run there. */
 	core->cpu.stop_request = true;
 }
 
 static void core_boot(struct npu_core *core)
 {
-	uint32_t entry = 0, crc = 0, gen = core->reset_gen, st;
+	struct npu_eng_req req = { .kind = NPU_ENG_BOOT };
 
-	if (core->status == NPU_STATUS_RUNNING) {
+	if (core->status == NPU_STATUS_RUNNING || core->status == NPU_STATUS_BOOTING) {
 		core->boot_status = NPU_BOOT_ERR_BUSY;
 		npu_core_raise_irq(core, 1u << NPU_IRQ_FW);
 		return;
@@ -165,23 +183,34 @@ static void core_boot(struct npu_core *core)
 		core->ring[r].status = 0;
 	core->events = 0;
 	core->timer_armed = false;
-	core->engine_abort = false;
+	atomic_store(&core->engine_abort, false);
+	core->eng.hung = false;
 	core->fw_hung = false;
 	core->core_fault = core->core_fault_pc = core->core_fault_addr = 0;
+	core->boot_status = NPU_BOOT_NONE;
+	core->status = NPU_STATUS_BOOTING;
+	/* The image load and its CRC run on the engine thread. */
+	atomic_fetch_add(&core->reset_gen, 1);
+	req.fw_addr = core->fw_addr;
+	req.fw_size = core->fw_size;
+	npu_engine_submit(core, &req);
+}
 
-	st = npu_bootrom_load(core, &entry, &crc);
-	if (core->reset_gen != gen)	/* reset while loading: stay off */
+void npu_core_boot_done(struct npu_core *core, const struct npu_eng_req *r)
+{
+	if (core->status != NPU_STATUS_BOOTING)
 		return;
-	core->boot_status = st;
+	core->boot_status = r->status;
 	if (core->boot_status != NPU_BOOT_OK) {
 		core->status = NPU_STATUS_BOOT_FAILED;
 		npu_core_raise_irq(core, 1u << NPU_IRQ_FW);
 		return;
 	}
-	rv32_reset(&core->cpu, entry);
-	npu_pctrace_boot(core, crc);
+	rv32_reset(&core->cpu, r->entry);
+	npu_pctrace_boot(core, r->crc);
 	core->cpu.x[10] = core->cfg.sram_size;	/* a0: SRAM size */
 	core->wfi = false;
+	core->wake_mask = ~0u;
 	core->status = NPU_STATUS_RUNNING;
 }
 
@@ -189,15 +218,22 @@ static void core_ctrl(struct npu_core *core, uint32_t val)
 {
 	if (val & NPU_CTRL_SOFT_RESET)
 		npu_core_reset(core);
-	if ((val & NPU_CTRL_HALT) && core->status == NPU_STATUS_RUNNING) {
+	if ((val & NPU_CTRL_HALT) && (core->status == NPU_STATUS_RUNNING ||
+				      core->status == NPU_STATUS_BOOTING)) {
 		core->status = NPU_STATUS_OFF;
 		core->fw_hung = false;
 		core->wfi = false;
+		core->eng.hung = false;
+		atomic_fetch_add(&core->reset_gen, 1);	/* engine work is dropped */
 	}
 	if (val & NPU_CTRL_ENGINE_RESET) {
-		/* Engine ops fail with ABORTED until the firmware acks the event. */
-		core->engine_abort = true;
+		/*
+		 * The running job op stops at its next block; job ops fail
+		 * with ABORTED until the firmware acks the event.
+		 */
+		atomic_store(&core->engine_abort, true);
 		core->events |= NPU_EV_ENGINE_RESET;
+		npu_engine_reset(core);
 	}
 	if (val & NPU_CTRL_BOOT)
 		core_boot(core);
@@ -271,15 +307,66 @@ static void ring_write(struct npu_core *core, unsigned int idx, uint32_t reg,
 	}
 }
 
+/* MMU registers: the engine thread uses the MMU too. */
+static uint32_t mmu_reg_read(struct npu_mmu *mmu, uint32_t off)
+{
+	uint32_t v;
+
+	pthread_mutex_lock(&mmu->lock);
+	switch (off) {
+	case NPU_REG_MMU_CTX_TABLE_LO: v = lo32(mmu->ctx_table); break;
+	case NPU_REG_MMU_CTX_TABLE_HI: v = hi32(mmu->ctx_table); break;
+	case NPU_REG_MMU_CTX_COUNT: v = mmu->ctx_count; break;
+	case NPU_REG_MMU_FAULT_STATUS: v = mmu->fault_status; break;
+	case NPU_REG_MMU_FAULT_CTX: v = mmu->fault_ctx; break;
+	case NPU_REG_MMU_FAULT_VA_LO: v = lo32(mmu->fault_va); break;
+	case NPU_REG_MMU_FAULT_VA_HI: v = hi32(mmu->fault_va); break;
+	case NPU_REG_MMU_FAULT_INFO: v = mmu->fault_info; break;
+	default: v = 0; break;
+	}
+	pthread_mutex_unlock(&mmu->lock);
+	return v;
+}
+
+static void mmu_reg_write(struct npu_mmu *mmu, uint32_t off, uint32_t val)
+{
+	if (off == NPU_REG_MMU_INVALIDATE) {
+		npu_mmu_invalidate(mmu, val);
+		return;
+	}
+	pthread_mutex_lock(&mmu->lock);
+	switch (off) {
+	case NPU_REG_MMU_CTX_TABLE_LO:
+		set_lo(&mmu->ctx_table, val & ~(NPU_PAGE_SIZE - 1));
+		break;
+	case NPU_REG_MMU_CTX_TABLE_HI:
+		set_hi(&mmu->ctx_table, val);
+		break;
+	case NPU_REG_MMU_CTX_COUNT:
+		mmu->ctx_count = val < NPU_MAX_CONTEXTS ? val : NPU_MAX_CONTEXTS;
+		break;
+	case NPU_REG_MMU_FAULT_ACK:
+		mmu->fault_status = 0;
+		mmu->fault_ctx = mmu->fault_info = 0;
+		mmu->fault_va = 0;
+		break;
+	default:
+		break;
+	}
+	pthread_mutex_unlock(&mmu->lock);
+	/* A new table or count: nothing cached may outlive it. */
+	if (off != NPU_REG_MMU_FAULT_ACK)
+		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
+}
+
 static uint32_t reg_read(struct npu_core *core, uint32_t off, bool fw)
 {
-	const struct npu_mmu *mmu = &core->mmu;
 
 	if (off >= NPU_RING_REG_BASE &&
 	    off < NPU_RING_REG(NPU_NUM_RINGS, 0))
 		return ring_read(&core->ring[(off - NPU_RING_REG_BASE) / NPU_RING_REG_STRIDE],
 				 (off - NPU_RING_REG_BASE) % NPU_RING_REG_STRIDE);
-	if (off >= NPU_REG_FW_STATUS && off <= NPU_REG_FW_LOG_WPTR)
+	if (off >= NPU_REG_FW_STATUS && off <= NPU_REG_FW_LAST)
 		return core->fw_regs[FW_REG_IDX(off)];
 
 	switch (off) {
@@ -313,23 +400,18 @@ static uint32_t reg_read(struct npu_core *core, uint32_t off, bool fw)
 		return lo32(t);
 	}
 	case NPU_REG_TIME_HI: return fw ? core->fw_time_hi : core->host_time_hi;
-	case NPU_REG_FAULT_INJECT: return core->faults_armed;
-	case NPU_REG_MMU_CTX_TABLE_LO: return lo32(mmu->ctx_table);
-	case NPU_REG_MMU_CTX_TABLE_HI: return hi32(mmu->ctx_table);
-	case NPU_REG_MMU_CTX_COUNT: return mmu->ctx_count;
-	case NPU_REG_MMU_FAULT_STATUS: return mmu->fault_status;
-	case NPU_REG_MMU_FAULT_CTX: return mmu->fault_ctx;
-	case NPU_REG_MMU_FAULT_VA_LO: return lo32(mmu->fault_va);
-	case NPU_REG_MMU_FAULT_VA_HI: return hi32(mmu->fault_va);
-	case NPU_REG_MMU_FAULT_INFO: return mmu->fault_info;
+	case NPU_REG_FAULT_INJECT: return atomic_load(&core->faults_armed);
+	case NPU_REG_MMU_CTX_TABLE_LO: case NPU_REG_MMU_CTX_TABLE_HI:
+	case NPU_REG_MMU_CTX_COUNT: case NPU_REG_MMU_FAULT_STATUS:
+	case NPU_REG_MMU_FAULT_CTX: case NPU_REG_MMU_FAULT_VA_LO:
+	case NPU_REG_MMU_FAULT_VA_HI: case NPU_REG_MMU_FAULT_INFO:
+		return mmu_reg_read(&core->mmu, off);
 	default: return 0;
 	}
 }
 
 static void reg_write_host(struct npu_core *core, uint32_t off, uint32_t val)
 {
-	struct npu_mmu *mmu = &core->mmu;
-
 	switch (off) {
 	case NPU_REG_CTRL: core_ctrl(core, val); break;
 	case NPU_REG_FW_ADDR_LO: set_lo(&core->fw_addr, val); break;
@@ -339,7 +421,7 @@ static void reg_write_host(struct npu_core *core, uint32_t off, uint32_t val)
 	case NPU_REG_BOOT_PARAMS_HI: set_hi(&core->boot_params, val); break;
 	case NPU_REG_FAULT_INJECT:
 		if (val < 32 && (NPU_FAULTS_VALID & (1u << val)))
-			core->faults_armed |= 1u << val;
+			atomic_fetch_or(&core->faults_armed, 1u << val);
 		break;
 	case NPU_REG_IRQ_STATUS: core->irq_status &= ~val; break;
 	case NPU_REG_IRQ_MASK: {
@@ -350,23 +432,10 @@ static void reg_write_host(struct npu_core *core, uint32_t off, uint32_t val)
 		send_msi(core, unmasked);
 		break;
 	}
-	case NPU_REG_MMU_CTX_TABLE_LO:
-		set_lo(&mmu->ctx_table, val & ~(NPU_PAGE_SIZE - 1));
-		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
-		break;
-	case NPU_REG_MMU_CTX_TABLE_HI:
-		set_hi(&mmu->ctx_table, val);
-		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
-		break;
-	case NPU_REG_MMU_CTX_COUNT:
-		mmu->ctx_count = val < NPU_MAX_CONTEXTS ? val : NPU_MAX_CONTEXTS;
-		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
-		break;
-	case NPU_REG_MMU_INVALIDATE: npu_mmu_invalidate(mmu, val); break;
+	case NPU_REG_MMU_CTX_TABLE_LO: case NPU_REG_MMU_CTX_TABLE_HI:
+	case NPU_REG_MMU_CTX_COUNT: case NPU_REG_MMU_INVALIDATE:
 	case NPU_REG_MMU_FAULT_ACK:
-		mmu->fault_status = 0;
-		mmu->fault_ctx = mmu->fault_info = 0;
-		mmu->fault_va = 0;
+		mmu_reg_write(&core->mmu, off, val);
 		break;
 	default:
 		break;
@@ -381,7 +450,7 @@ static void reg_write(struct npu_core *core, uint32_t off, uint32_t val, bool fw
 		return;
 	}
 	if (fw) {
-		if (off >= NPU_REG_FW_STATUS && off <= NPU_REG_FW_LOG_WPTR)
+		if (off >= NPU_REG_FW_STATUS && off <= NPU_REG_FW_LAST)
 			core->fw_regs[FW_REG_IDX(off)] = val;
 		return;
 	}
@@ -400,6 +469,21 @@ void npu_core_mmio_write(struct npu_core *core, uint32_t offset, uint32_t val)
 	if (offset >= NPU_BAR0_SIZE || (offset & 3))
 		return;
 	reg_write(core, offset, val, false);
+}
+
+static void dma_reg_write(struct npu_core *core, uint32_t off, uint32_t val)
+{
+	switch (off) {
+	case NPU_CTL_DMA_SRC_LO: set_lo(&core->dma.src, val); break;
+	case NPU_CTL_DMA_SRC_HI: set_hi(&core->dma.src, val); break;
+	case NPU_CTL_DMA_DST_LO: set_lo(&core->dma.dst, val); break;
+	case NPU_CTL_DMA_DST_HI: set_hi(&core->dma.dst, val); break;
+	case NPU_CTL_DMA_LEN: core->dma.len = val; break;
+	case NPU_CTL_DMA_CTX: core->dma.ctx = val; break;
+	case NPU_CTL_DMA_PATTERN: core->dma.pattern = val; break;
+	case NPU_CTL_DMA_CTRL: npu_dma_start(core, val); break;
+	default: break;
+	}
 }
 
 /* The control block, seen only by the firmware. */
@@ -424,6 +508,7 @@ static bool ctl_read(struct npu_core *core, uint32_t off, uint32_t *val)
 	case NPU_CTL_PERF_CYCLES_HI: *val = hi32(core->perf_cycles); return true;
 	case NPU_CTL_PERF_BYTES_LO: *val = lo32(core->perf_bytes); return true;
 	case NPU_CTL_PERF_BYTES_HI: *val = hi32(core->perf_bytes); return true;
+	case NPU_CTL_WAKE_MASK: *val = core->wake_mask; return true;
 	case NPU_CTL_DMA_SRC_LO: *val = lo32(core->dma.src); return true;
 	case NPU_CTL_DMA_SRC_HI: *val = hi32(core->dma.src); return true;
 	case NPU_CTL_DMA_DST_LO: *val = lo32(core->dma.dst); return true;
@@ -452,7 +537,10 @@ static bool ctl_write(struct npu_core *core, uint32_t off, uint32_t val)
 	case NPU_CTL_EVENTS:
 		core->events &= ~val;
 		if (val & NPU_EV_ENGINE_RESET)
-			core->engine_abort = false;
+			atomic_store(&core->engine_abort, false);
+		return true;
+	case NPU_CTL_WAKE_MASK:
+		core->wake_mask = val;
 		return true;
 	case NPU_CTL_IRQ_RAISE:
 		/* A lost completion interrupt: neither latched nor sent. */
@@ -468,19 +556,22 @@ static bool ctl_write(struct npu_core *core, uint32_t off, uint32_t val)
 		set_hi(&core->timer_cmp, val);
 		core->timer_armed = true;
 		return true;
-	case NPU_CTL_DMA_SRC_LO: set_lo(&core->dma.src, val); return true;
-	case NPU_CTL_DMA_SRC_HI: set_hi(&core->dma.src, val); return true;
-	case NPU_CTL_DMA_DST_LO: set_lo(&core->dma.dst, val); return true;
-	case NPU_CTL_DMA_DST_HI: set_hi(&core->dma.dst, val); return true;
-	case NPU_CTL_DMA_LEN: core->dma.len = val; return true;
-	case NPU_CTL_DMA_CTX: core->dma.ctx = val; return true;
-	case NPU_CTL_DMA_PATTERN: core->dma.pattern = val; return true;
-	case NPU_CTL_DMA_CTRL: npu_dma_run(core, val); return true;
-	case NPU_CTL_TENSOR_DESC: core->tensor.desc = val; return true;
-	case NPU_CTL_TENSOR_CTX: core->tensor.ctx = val; return true;
-	case NPU_CTL_TENSOR_CTRL:
-		if (val == 1)
-			npu_tensor_run(core);
+	case NPU_CTL_DMA_SRC_LO: case NPU_CTL_DMA_SRC_HI:
+	case NPU_CTL_DMA_DST_LO: case NPU_CTL_DMA_DST_HI:
+	case NPU_CTL_DMA_LEN: case NPU_CTL_DMA_CTX:
+	case NPU_CTL_DMA_PATTERN: case NPU_CTL_DMA_CTRL:
+		if (core->dma.status != NPU_DMA_BUSY)	/* latched while busy */
+			dma_reg_write(core, off, val);
+		return true;
+	case NPU_CTL_TENSOR_DESC: case NPU_CTL_TENSOR_CTX: case NPU_CTL_TENSOR_CTRL:
+		if (core->tensor.status == NPU_DMA_BUSY)
+			return true;
+		if (off == NPU_CTL_TENSOR_DESC)
+			core->tensor.desc = val;
+		else if (off == NPU_CTL_TENSOR_CTX)
+			core->tensor.ctx = val;
+		else if (val == 1)
+			npu_tensor_start(core);
 		return true;
 	case NPU_CTL_TENSOR_STATUS: case NPU_CTL_TENSOR_FAULT_LO: case NPU_CTL_TENSOR_FAULT_HI:
 		return true;
@@ -522,13 +613,17 @@ static bool fw_io_write(void *opaque, uint32_t addr, uint32_t val)
 
 bool npu_core_runnable(const struct npu_core *core)
 {
+	if (atomic_load(&core->eng.done_pending))
+		return true;	/* an engine result to take in */
 	if (core->status != NPU_STATUS_RUNNING || core->fw_hung)
 		return false;
-	if (core->faults_armed & (1u << NPU_FAULT_FW_CRASH | 1u << NPU_FAULT_FW_HANG))
+	if (atomic_load(&core->faults_armed) &
+	    (1u << NPU_FAULT_FW_CRASH | 1u << NPU_FAULT_FW_HANG))
 		return true;
-	if (!core->wfi || core->events)
+	if (!core->wfi || (core->events & core->wake_mask))
 		return true;
-	return core->timer_armed && npu_core_time(core) >= core->timer_cmp;
+	return (core->wake_mask & NPU_EV_TIMER) && core->timer_armed &&
+	       npu_core_time(core) >= core->timer_cmp;
 }
 
 uint64_t npu_core_timer_deadline(const struct npu_core *core)
@@ -549,6 +644,7 @@ enum npu_run_state npu_core_run(struct npu_core *core, uint64_t max_insns)
 {
 	enum rv32_exit ex;
 
+	npu_engine_collect(core);
 	if (core->status != NPU_STATUS_RUNNING)
 		return NPU_RUN_STOPPED;
 	if (npu_fault_take(core, NPU_FAULT_FW_CRASH)) {
@@ -565,11 +661,10 @@ enum npu_run_state npu_core_run(struct npu_core *core, uint64_t max_insns)
 		return NPU_RUN_IDLE;
 	update_timer(core);
 	if (core->wfi) {
-		if (!core->events)
+		if (!(core->events & core->wake_mask))
 			return NPU_RUN_IDLE;
 		core->wfi = false;
 	}
-	core->slice_bytes = 0;
 	core->cpu.stop_request = false;
 	ex = rv32_run(&core->cpu, max_insns);
 	if (core->status != NPU_STATUS_RUNNING)	/* halted or reset meanwhile */
@@ -577,7 +672,7 @@ enum npu_run_state npu_core_run(struct npu_core *core, uint64_t max_insns)
 	switch (ex) {
 	case RV32_EXIT_WFI:
 		update_timer(core);
-		if (core->events)
+		if (core->events & core->wake_mask)
 			return NPU_RUN_BUSY;	/* an event is already pending */
 		core->wfi = true;
 		return NPU_RUN_IDLE;

@@ -4,8 +4,12 @@
  *
  * The embedder (the QEMU glue, or a test harness) provides host memory
  * access, interrupt delivery and a clock through struct npu_core_ops, and
- * drives the control core with npu_core_run(). The core is not thread-safe:
- * the embedder calls it from one thread at a time (QEMU: with the BQL).
+ * drives the control core with npu_core_run(). The embedder calls the core
+ * from one thread at a time (QEMU: with the BQL). The engines run on the
+ * core's own thread: from there the core calls only dma_read, dma_write
+ * and engine_done, never msi, and those calls may re-enter the core
+ * (a DMA that lands on the device's own registers) only the way an MMIO
+ * access would, under the embedder's lock.
  */
 #ifndef NPU_CORE_H
 #define NPU_CORE_H
@@ -23,12 +27,16 @@ struct npu_core;
  * @dma_write: write @len bytes; same convention.
  * @msi: deliver interrupt vector @vector.
  * @now_ns: a monotonic clock in nanoseconds.
+ * @engine_done: optional; called on the engine thread when an operation has
+ *	ended, so the embedder runs the core soon (npu_core_runnable() is then
+ *	true). Must not call into the core.
  */
 struct npu_core_ops {
 	int (*dma_read)(void *opaque, uint64_t addr, void *buf, size_t len);
 	int (*dma_write)(void *opaque, uint64_t addr, const void *buf, size_t len);
 	void (*msi)(void *opaque, unsigned int vector);
 	uint64_t (*now_ns)(void *opaque);
+	void (*engine_done)(void *opaque);
 };
 
 /**
@@ -43,6 +51,12 @@ struct npu_core_ops {
  * @tensor_sram_kib: on-chip SRAM of the tensor engine (model), KiB.
  * @profile: NPU_PROFILE_FULL (inference and training) or NPU_PROFILE_EDGE
  *	(int8 inference only: the training ops are not in the hardware).
+ * @cmd_mem_mib: host memory one command may use for its temporaries, MiB
+ *	(1..4096); a command that needs more fails with NPU_DMA_ERR_LIMIT.
+ * @cmd_max_gmacs: multiply-accumulates one command may ask for, in units
+ *	of 10^9 (1..8); more fails with NPU_DMA_ERR_LIMIT.
+ * @engine_inline: run each engine operation to its end inside the store
+ *	that starts it, on the caller's thread (deterministic: for fuzzing).
  */
 struct npu_core_config {
 	uint32_t sram_size;
@@ -54,6 +68,9 @@ struct npu_core_config {
 	uint32_t engine_threads;
 	uint32_t tensor_sram_kib;
 	uint32_t profile;
+	uint32_t cmd_mem_mib;
+	uint32_t cmd_max_gmacs;
+	bool engine_inline;
 };
 #define NPU_PROFILE_FULL	0
 #define NPU_PROFILE_EDGE	1
@@ -82,8 +99,20 @@ enum npu_run_state {
 /* Run the control core for at most @max_insns instructions. */
 enum npu_run_state npu_core_run(struct npu_core *core, uint64_t max_insns);
 
-/* True when npu_core_run() has work (running and not waiting in WFI). */
+/*
+ * True when npu_core_run() has work: the core is running and not waiting
+ * in WFI, or an engine operation has ended and waits to be taken in.
+ */
 bool npu_core_runnable(const struct npu_core *core);
+
+/* True while an engine operation is queued or running on the engine thread. */
+bool npu_core_engine_busy(struct npu_core *core);
+/*
+ * Block until no engine operation is queued or running (for embedders
+ * without an event loop: the test harness). Never call it with a lock the
+ * engine's DMA callbacks take.
+ */
+void npu_core_engine_wait(struct npu_core *core);
 
 /* now_ns() value (<= INT64_MAX) at which an idle core wants to run, or UINT64_MAX. */
 uint64_t npu_core_timer_deadline(const struct npu_core *core);

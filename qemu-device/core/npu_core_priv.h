@@ -6,6 +6,10 @@
 #ifndef NPU_CORE_PRIV_H
 #define NPU_CORE_PRIV_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "npu_cmd.h"
 #include "npu_core.h"
 #include "npu_fw.h"
 #include "npu_hw.h"
@@ -13,12 +17,6 @@
 
 #define NPU_TLB_ENTRIES	64	/* direct-mapped, tagged by context and page */
 #define NPU_DMA_BOUNCE	(64 * 1024)
-/*
- * Engine bytes one npu_core_run() call may move before it returns, so a
- * hostile command stream cannot hold the embedder's thread for long: the
- * current operation completes, then the slice ends.
- */
-#define NPU_SLICE_BYTES	(4u << 20)
 
 struct npu_tlb_entry {
 	uint64_t vpn;		/* VA >> 12 */
@@ -27,7 +25,15 @@ struct npu_tlb_entry {
 	uint32_t perm;		/* NPU_PTE_R | NPU_PTE_W; 0 = invalid entry */
 };
 
+/*
+ * The MMU is used by the engine thread and configured by the host: @lock
+ * guards every field. It is never held across a DMA (a table walk reads
+ * guest memory without it), so a DMA that lands on the device's own
+ * registers cannot deadlock.
+ */
 struct npu_mmu {
+	pthread_mutex_t lock;
+	uint32_t gen;		/* bumped by every invalidation */
 	uint64_t ctx_table;
 	uint32_t ctx_count;
 	uint32_t fault_status;	/* NPU_MMU_FAULT_VALID | count << 16 */
@@ -64,15 +70,73 @@ struct npu_tensor_regs {
 	uint64_t fault;
 };
 
+enum npu_eng_kind {
+	NPU_ENG_DMA = 1,
+	NPU_ENG_TENSOR,
+	NPU_ENG_BOOT,
+};
+
+/*
+ * struct npu_eng_req - one engine operation: what the control core (or the
+ * host, for BOOT) asked, latched when it started, and what came of it.
+ * Owned by whoever holds it: the submitter until queued, the engine thread
+ * while it runs, the collector once done.
+ */
+struct npu_eng_req {
+	uint32_t kind;			/* enum npu_eng_kind */
+	uint32_t gen;			/* core->reset_gen at submit */
+	bool job;			/* job work: an engine reset aborts it */
+	uint32_t ctrl;			/* DMA: op and spaces */
+	uint64_t src, dst;		/* DMA */
+	uint32_t len, ctx, pattern;	/* DMA; ctx also for tensor ops */
+	uint32_t cmd_size;		/* tensor */
+	uint8_t cmd[NPU_CMD_MAX_SIZE];
+	uint64_t fw_addr;		/* BOOT */
+	uint32_t fw_size;
+	bool corrupt;			/* NPU_FAULT_BAD_COMPLETION: invert the write */
+
+	uint32_t status;		/* enum npu_dma_status, or NPU_BOOT_* */
+	uint64_t fault, bytes, cycles;
+	uint32_t entry, crc;		/* BOOT */
+	uint32_t irqs;			/* interrupts to raise when collected */
+	uint64_t mem_used;		/* host bytes charged to this command */
+	uint64_t macs_used;
+};
+
+/*
+ * struct npu_engine - the engine thread and its two slots. @lock guards
+ * the slots and flags; the request in @run belongs to the thread while
+ * @running. Stale requests (reset_gen moved on) are dropped, not applied.
+ */
+struct npu_engine {
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* queued, finished, or stopping */
+	bool stopping;
+	bool queued_valid, running, done_valid;
+	struct npu_eng_req queued, run, done;
+	atomic_bool done_pending;	/* done_valid, readable without the lock */
+	bool hung;			/* NPU_FAULT_ENGINE_HANG: waiting for a reset */
+	struct npu_eng_req hung_req;
+	uint8_t *bounce;		/* DMA staging buffer of the thread */
+};
+
 struct npu_core {
 	struct npu_core_config cfg;
 	const struct npu_core_ops *ops;
 	void *opaque;
 
 	uint8_t *sram;
-	uint8_t *bounce;		/* DMA staging buffer */
+	/*
+	 * Guards engine writes to SRAM against a reset clearing it; the
+	 * control core itself does not take it (it waits while its engine
+	 * runs).
+	 */
+	pthread_mutex_t sram_lock;
 	struct rv32_cpu cpu;
 	bool wfi;
+	uint32_t wake_mask;		/* NPU_CTL_WAKE_MASK */
 
 	/* Host-visible state (BAR0). */
 	uint32_t status;
@@ -83,7 +147,7 @@ struct npu_core {
 	uint64_t boot_params;
 	uint32_t irq_status, irq_mask;
 	uint32_t host_time_hi;		/* latched by a TIME_LO read */
-	uint32_t fw_regs[8];		/* NPU_REG_FW_STATUS .. LOG_WPTR */
+	uint32_t fw_regs[(NPU_REG_FW_LAST - NPU_REG_FW_STATUS) / 4 + 1];	/* FW_STATUS .. */
 	struct npu_ring_regs ring[NPU_NUM_RINGS];
 	struct npu_mmu mmu;
 
@@ -92,22 +156,24 @@ struct npu_core {
 	uint64_t timer_cmp;
 	bool timer_armed;
 	uint32_t fw_time_hi;
-	bool engine_abort;		/* set by ENGINE_RESET until acked */
+	atomic_bool engine_abort;	/* set by ENGINE_RESET until acked */
 	struct npu_dma_regs dma;
 	struct npu_tensor_regs tensor;
 	uint64_t perf_cycles, perf_bytes;
+	struct npu_engine eng;
 
 	uint64_t time_base;		/* now_ns() at reset */
-	uint64_t slice_bytes;		/* engine bytes in this npu_core_run() */
 	/*
-	 * Bumped by every reset. A DMA or MSI-X write of the device may land
-	 * on its own config space and reset it (FLR) in the middle of an
-	 * operation; whoever sees the generation change stops touching state.
+	 * Bumped by every reset, halt and boot. A DMA or MSI-X write of the
+	 * device may land on its own config space and reset it (FLR) in the
+	 * middle of an operation; whoever sees the generation change stops
+	 * touching state, and engine results of an older generation are
+	 * dropped.
 	 */
-	uint32_t reset_gen;
+	atomic_uint reset_gen;
 
 	/* Fault injection: armed kinds (bit n: enum npu_fault n), a hung core. */
-	uint32_t faults_armed;
+	atomic_uint faults_armed;
 	bool fw_hung;
 
 	/* Firmware coverage (npu_pctrace.c): the shared map, or NULL. */
@@ -121,14 +187,40 @@ uint64_t npu_core_time(const struct npu_core *core);
 /* True, once, if fault @kind (enum npu_fault) was armed. */
 static inline bool npu_fault_take(struct npu_core *core, unsigned int kind)
 {
-	if (!(core->faults_armed & (1u << kind)))
+	if (!(atomic_load(&core->faults_armed) & (1u << kind)))
 		return false;
-	core->faults_armed &= ~(1u << kind);
-	return true;
+	return atomic_fetch_and(&core->faults_armed, ~(1u << kind)) & (1u << kind);
 }
 void npu_core_raise_irq(struct npu_core *core, uint32_t bits);
+/* The boot ROM's load (@r) has ended: start the core or report the failure. */
+void npu_core_boot_done(struct npu_core *core, const struct npu_eng_req *r);
+
+/* npu_engine.c */
+int npu_engine_init(struct npu_core *core);
+void npu_engine_fini(struct npu_core *core);
+/* Start @req (its kind and operands filled in); the status reads BUSY. */
+void npu_engine_submit(struct npu_core *core, struct npu_eng_req *req);
+/* Apply an ended operation to the registers; raise its event and interrupts. */
+void npu_engine_collect(struct npu_core *core);
+/* ENGINE_RESET: a hung operation ends now, aborted. */
+void npu_engine_reset(struct npu_core *core);
+/* On the engine thread: should the running operation stop now? */
+bool npu_eng_stop(struct npu_core *core);
+/* The same for struct npu_gemm_args.stop (@arg: the core). */
+bool npu_eng_stop_cb(void *arg);
+/*
+ * On the engine thread: allocate @n bytes charged to the running command,
+ * or NULL (status NPU_DMA_ERR_LIMIT) when it would pass cmd_mem_mib.
+ */
+void *npu_eng_alloc(struct npu_core *core, uint64_t n);
+void *npu_eng_calloc(struct npu_core *core, uint64_t count, uint64_t size);
+/* Charge @macs multiply-accumulates to the running command; false if over. */
+bool npu_eng_charge_macs(struct npu_core *core, uint64_t macs);
+/* NPU_DMA_ERR_LIMIT if the running command passed a budget, else @st. */
+uint32_t npu_eng_status(struct npu_core *core, uint32_t st);
 
 /* npu_mmu.c */
+void npu_mmu_init(struct npu_mmu *mmu);
 void npu_mmu_reset(struct npu_mmu *mmu);
 void npu_mmu_invalidate(struct npu_mmu *mmu, uint32_t ctx);
 /*
@@ -140,8 +232,10 @@ void npu_mmu_invalidate(struct npu_mmu *mmu, uint32_t ctx);
 uint32_t npu_mmu_translate(struct npu_core *core, uint32_t ctx, uint64_t va,
 			   unsigned int access, uint64_t *pa, uint64_t *avail);
 
-/* npu_dma.c: run the operation programmed in core->dma; sets dma.status. */
-void npu_dma_run(struct npu_core *core, uint32_t ctrl);
+/* npu_dma.c: start the operation programmed in core->dma (DMA_CTRL write). */
+void npu_dma_start(struct npu_core *core, uint32_t ctrl);
+/* On the engine thread: run a DMA request; sets its status and fault. */
+void npu_dma_exec(struct npu_core *core, struct npu_eng_req *req);
 /*
  * Read or write @len bytes at device VA @va of @ctx through the MMU, for
  * the engines. Returns enum npu_dma_status; *@fault gets the failing VA.
@@ -149,11 +243,16 @@ void npu_dma_run(struct npu_core *core, uint32_t ctrl);
 uint32_t npu_va_rw(struct npu_core *core, uint32_t ctx, uint64_t va, void *buf,
 		   uint64_t len, bool write, uint64_t *fault);
 
-/* npu_tensor.c: run the tensor command at core->tensor.desc. */
-void npu_tensor_run(struct npu_core *core);
+/* npu_tensor.c: start the tensor command at core->tensor.desc. */
+void npu_tensor_start(struct npu_core *core);
+/* On the engine thread: run a tensor request. */
+void npu_tensor_exec(struct npu_core *core, struct npu_eng_req *req);
 
-/* npu_bootrom.c: validate and load the image; returns enum npu_boot_status. */
-uint32_t npu_bootrom_load(struct npu_core *core, uint32_t *entry, uint32_t *crc);
+/*
+ * npu_bootrom.c, on the engine thread: validate the image of @req and load
+ * it into SRAM; sets req->status (enum npu_boot_status), entry and crc.
+ */
+void npu_bootrom_load(struct npu_core *core, struct npu_eng_req *req);
 
 /*
  * npu_pctrace.c: the coverage map file is "NPUPCMAP", then little-endian

@@ -11,6 +11,10 @@
  * An engine reset aborts job work, i.e. operations with a device-VA end;
  * the firmware's own transfers (SRAM and bus addresses) still go through,
  * so it can complete the aborted job.
+ *
+ * npu_dma_start() runs on the embedder's thread (a firmware store): it
+ * checks the request and latches it; npu_dma_exec() moves the bytes on the
+ * engine thread, stopping between pages when asked (npu_eng_stop).
  */
 #include <string.h>
 
@@ -35,40 +39,53 @@ static bool is_completion(const struct npu_core *core, uint64_t addr, uint64_t l
 	return false;
 }
 
+/* SRAM end of a transfer: under sram_lock, and never into a reset device. */
+static uint32_t sram_xfer(struct npu_core *core, struct npu_eng_req *req, struct dma_end *end,
+			  uint8_t *buf, uint64_t len, bool write)
+{
+	uint64_t off = end->addr - NPU_SRAM_BASE;
+	uint32_t st = NPU_DMA_OK;
+
+	if (end->addr < NPU_SRAM_BASE || off > core->cfg.sram_size ||
+	    core->cfg.sram_size - off < len) {
+		req->fault = end->addr;
+		return NPU_DMA_ERR_ARGS;
+	}
+	pthread_mutex_lock(&core->sram_lock);
+	if (req->gen != atomic_load(&core->reset_gen))
+		st = NPU_DMA_ERR_ABORTED;
+	else if (write)
+		memcpy(core->sram + off, buf, len);
+	else
+		memcpy(buf, core->sram + off, len);
+	pthread_mutex_unlock(&core->sram_lock);
+	if (st == NPU_DMA_OK)
+		end->addr += len;
+	return st;
+}
+
 /*
- * Move @len bytes between @buf and one end of the transfer; *@done says
- * how many made it before an error.
+ * Move @len bytes between @buf and one end of the transfer of @req; *@done
+ * says how many made it before an error.
  */
-static uint32_t dma_xfer(struct npu_core *core, struct dma_end *end,
+static uint32_t dma_xfer(struct npu_core *core, struct npu_eng_req *req, struct dma_end *end,
 			 uint8_t *buf, uint64_t len, bool write, uint64_t *done)
 {
 	const struct npu_core_ops *ops = core->ops;
-	uint32_t gen = core->reset_gen;
 
 	*done = 0;
 	if (end->space == NPU_DMA_SPACE_SRAM) {
-		uint64_t off = end->addr - NPU_SRAM_BASE;
+		uint32_t st = sram_xfer(core, req, end, buf, len, write);
 
-		if (end->addr < NPU_SRAM_BASE || off > core->cfg.sram_size ||
-		    core->cfg.sram_size - off < len) {
-			core->dma.fault = end->addr;
-			return NPU_DMA_ERR_ARGS;
-		}
-		if (write)
-			memcpy(core->sram + off, buf, len);
-		else
-			memcpy(buf, core->sram + off, len);
-		end->addr += len;
-		*done = len;
-		return NPU_DMA_OK;
+		if (st == NPU_DMA_OK)
+			*done = len;
+		return st;
 	}
-
 	if (end->space == NPU_DMA_SPACE_VA && len && npu_fault_take(core, NPU_FAULT_DMA_ERROR)) {
-		core->dma.fault = end->addr;
+		req->fault = end->addr;
 		return NPU_DMA_ERR_BUS;
 	}
-	if (write && end->space != NPU_DMA_SPACE_VA && is_completion(core, end->addr, len) &&
-	    npu_fault_take(core, NPU_FAULT_BAD_COMPLETION)) {
+	if (write && req->corrupt) {
 		for (uint64_t i = 0; i < len; i++)	/* every bit of the record wrong */
 			buf[i] = (uint8_t)~buf[i];
 	}
@@ -76,12 +93,14 @@ static uint32_t dma_xfer(struct npu_core *core, struct dma_end *end,
 		uint64_t pa = end->addr, n = len;
 		int rc;
 
+		if (npu_eng_stop(core))
+			return NPU_DMA_ERR_ABORTED;
 		if (end->space == NPU_DMA_SPACE_VA) {
 			uint64_t avail;
 			unsigned int acc = write ? NPU_MMU_ACCESS_WRITE : NPU_MMU_ACCESS_READ;
 
-			if (npu_mmu_translate(core, core->dma.ctx, end->addr, acc, &pa, &avail)) {
-				core->dma.fault = end->addr;
+			if (npu_mmu_translate(core, req->ctx, end->addr, acc, &pa, &avail)) {
+				req->fault = end->addr;
 				return NPU_DMA_ERR_MMU;
 			}
 			if (n > avail)
@@ -89,10 +108,10 @@ static uint32_t dma_xfer(struct npu_core *core, struct dma_end *end,
 		}
 		rc = write ? ops->dma_write(core->opaque, pa, buf, n)
 			   : ops->dma_read(core->opaque, pa, buf, n);
-		if (core->reset_gen != gen)	/* the access reset the device */
+		if (req->gen != atomic_load(&core->reset_gen))	/* the access reset the device */
 			return NPU_DMA_ERR_ABORTED;
 		if (rc) {
-			core->dma.fault = end->addr;
+			req->fault = end->addr;
 			return NPU_DMA_ERR_BUS;
 		}
 		buf += n;
@@ -103,18 +122,20 @@ static uint32_t dma_xfer(struct npu_core *core, struct dma_end *end,
 	return NPU_DMA_OK;
 }
 
-static uint32_t dma_copy(struct npu_core *core, struct dma_end *src,
+static uint32_t dma_copy(struct npu_core *core, struct npu_eng_req *req, struct dma_end *src,
 			 struct dma_end *dst, uint64_t len)
 {
+	uint8_t *bounce = core->eng.bounce;
+
 	while (len) {
 		uint64_t n = len < NPU_DMA_BOUNCE ? len : NPU_DMA_BOUNCE, got, put;
 		uint32_t st, wst;
 
-		st = dma_xfer(core, src, core->bounce, n, false, &got);
+		st = dma_xfer(core, req, src, bounce, n, false, &got);
 		if (st == NPU_DMA_ERR_ABORTED)	/* device reset: touch nothing */
 			return st;
 		/* Write what was read, even when the read stopped early. */
-		wst = dma_xfer(core, dst, core->bounce, got, true, &put);
+		wst = dma_xfer(core, req, dst, bounce, got, true, &put);
 		if (wst != NPU_DMA_OK)
 			return wst;
 		if (st != NPU_DMA_OK)
@@ -124,19 +145,21 @@ static uint32_t dma_copy(struct npu_core *core, struct dma_end *src,
 	return NPU_DMA_OK;
 }
 
-static uint32_t dma_fill(struct npu_core *core, struct dma_end *dst, uint64_t len)
+static uint32_t dma_fill(struct npu_core *core, struct npu_eng_req *req, struct dma_end *dst,
+			 uint64_t len)
 {
+	uint8_t *bounce = core->eng.bounce;
 	uint64_t n = len < NPU_DMA_BOUNCE ? len : NPU_DMA_BOUNCE;
 
 	/* NPU_DMA_BOUNCE is a multiple of 4, so the pattern phase carries over. */
 	for (uint64_t i = 0; i < n; i++)
-		core->bounce[i] = (uint8_t)(core->dma.pattern >> (8 * (i & 3)));
+		bounce[i] = (uint8_t)(req->pattern >> (8 * (i & 3)));
 	while (len) {
 		uint64_t put;
 		uint32_t st;
 
 		n = len < NPU_DMA_BOUNCE ? len : NPU_DMA_BOUNCE;
-		st = dma_xfer(core, dst, core->bounce, n, true, &put);
+		st = dma_xfer(core, req, dst, bounce, n, true, &put);
 		if (st != NPU_DMA_OK)
 			return st;
 		len -= n;
@@ -147,57 +170,78 @@ static uint32_t dma_fill(struct npu_core *core, struct dma_end *dst, uint64_t le
 uint32_t npu_va_rw(struct npu_core *core, uint32_t ctx, uint64_t va, void *buf,
 		   uint64_t len, bool write, uint64_t *fault)
 {
+	struct npu_eng_req *req = &core->eng.run;
 	struct dma_end end = { NPU_DMA_SPACE_VA, va };
-	uint32_t saved_ctx = core->dma.ctx, st;
-	uint64_t saved_fault = core->dma.fault, done;
+	uint32_t saved_ctx = req->ctx, st;
+	uint64_t saved_fault = req->fault, done;
 
-	core->dma.ctx = ctx;
-	st = dma_xfer(core, &end, buf, len, write, &done);
-	*fault = core->dma.fault;
-	core->dma.ctx = saved_ctx;
-	core->dma.fault = saved_fault;
+	req->ctx = ctx;
+	st = dma_xfer(core, req, &end, buf, len, write, &done);
+	*fault = req->fault;
+	req->ctx = saved_ctx;
+	req->fault = saved_fault;
 	return st;
 }
 
-void npu_dma_run(struct npu_core *core, uint32_t ctrl)
+static bool has_va_end(uint32_t ctrl)
+{
+	uint32_t op = ctrl & NPU_DMA_OP_MASK;
+
+	return (op == NPU_DMA_OP_COPY &&
+		((ctrl >> NPU_DMA_SRC_SHIFT) & NPU_DMA_SPACE_MASK) == NPU_DMA_SPACE_VA) ||
+	       ((ctrl >> NPU_DMA_DST_SHIFT) & NPU_DMA_SPACE_MASK) == NPU_DMA_SPACE_VA;
+}
+
+/* An operation that ends at once, without the engine thread. */
+static void dma_end_now(struct npu_core *core, uint32_t st)
+{
+	core->dma.status = st;
+	core->events |= NPU_EV_ENGINE_DONE;
+}
+
+void npu_dma_start(struct npu_core *core, uint32_t ctrl)
 {
 	struct npu_dma_regs *d = &core->dma;
-	struct dma_end src = { (ctrl >> NPU_DMA_SRC_SHIFT) & NPU_DMA_SPACE_MASK, d->src };
-	struct dma_end dst = { (ctrl >> NPU_DMA_DST_SHIFT) & NPU_DMA_SPACE_MASK, d->dst };
+	struct npu_eng_req req = {
+		.kind = NPU_ENG_DMA, .ctrl = ctrl, .src = d->src, .dst = d->dst,
+		.len = d->len, .ctx = d->ctx, .pattern = d->pattern,
+	};
+	unsigned int src = (ctrl >> NPU_DMA_SRC_SHIFT) & NPU_DMA_SPACE_MASK;
+	unsigned int dst = (ctrl >> NPU_DMA_DST_SHIFT) & NPU_DMA_SPACE_MASK;
 	uint32_t op = ctrl & NPU_DMA_OP_MASK;
 	uint32_t known = NPU_DMA_OP_MASK | NPU_DMA_SPACE_MASK << NPU_DMA_SRC_SHIFT |
 			 NPU_DMA_SPACE_MASK << NPU_DMA_DST_SHIFT;
-	uint32_t gen = core->reset_gen, st;
-	uint64_t len = d->len;
 
 	d->fault = 0;
-	if ((ctrl & ~known) || src.space > NPU_DMA_SPACE_VA ||
-	    dst.space > NPU_DMA_SPACE_VA || len > NPU_DMA_MAX_LEN ||
-	    (op != NPU_DMA_OP_COPY && op != NPU_DMA_OP_FILL)) {
-		d->status = NPU_DMA_ERR_ARGS;
+	if ((ctrl & ~known) || src > NPU_DMA_SPACE_VA || dst > NPU_DMA_SPACE_VA ||
+	    d->len > NPU_DMA_MAX_LEN || (op != NPU_DMA_OP_COPY && op != NPU_DMA_OP_FILL)) {
+		dma_end_now(core, NPU_DMA_ERR_ARGS);
 		return;
 	}
-	if (core->engine_abort &&
-	    ((op == NPU_DMA_OP_COPY && src.space == NPU_DMA_SPACE_VA) ||
-	     dst.space == NPU_DMA_SPACE_VA)) {
-		d->status = NPU_DMA_ERR_ABORTED;
+	req.job = has_va_end(ctrl);
+	if (req.job && atomic_load(&core->engine_abort)) {
+		dma_end_now(core, NPU_DMA_ERR_ABORTED);
 		return;
 	}
-	if (op == NPU_DMA_OP_COPY)
-		st = dma_copy(core, &src, &dst, len);
-	else
-		st = dma_fill(core, &dst, len);
-	if (core->reset_gen != gen)	/* reset meanwhile: leave the new state be */
-		return;
-	d->status = st;
+	/* A completion record about to be written: the injected fault takes it. */
+	if (dst == NPU_DMA_SPACE_BUS && is_completion(core, d->dst, d->len))
+		req.corrupt = npu_fault_take(core, NPU_FAULT_BAD_COMPLETION);
+	d->status = NPU_DMA_BUSY;
+	npu_engine_submit(core, &req);
+}
 
+void npu_dma_exec(struct npu_core *core, struct npu_eng_req *req)
+{
+	uint32_t op = req->ctrl & NPU_DMA_OP_MASK;
+	struct dma_end src = { (req->ctrl >> NPU_DMA_SRC_SHIFT) & NPU_DMA_SPACE_MASK, req->src };
+	struct dma_end dst = { (req->ctrl >> NPU_DMA_DST_SHIFT) & NPU_DMA_SPACE_MASK, req->dst };
+
+	if (op == NPU_DMA_OP_COPY)
+		req->status = dma_copy(core, req, &src, &dst, req->len);
+	else
+		req->status = dma_fill(core, req, &dst, req->len);
 	/* Performance model: fixed setup plus bandwidth-limited transfer. */
-	core->perf_cycles += core->cfg.dma_setup_cycles +
-		(len + core->cfg.dma_bytes_per_cycle - 1) / core->cfg.dma_bytes_per_cycle;
-	if (st == NPU_DMA_OK)
-		core->perf_bytes += len;
-	/* Bound the work of one run slice (see NPU_SLICE_BYTES). */
-	core->slice_bytes += len;
-	if (core->slice_bytes >= NPU_SLICE_BYTES)
-		core->cpu.stop_request = true;
+	req->cycles = core->cfg.dma_setup_cycles +
+		(req->len + core->cfg.dma_bytes_per_cycle - 1) / core->cfg.dma_bytes_per_cycle;
+	req->bytes = req->len;
 }

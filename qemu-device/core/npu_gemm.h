@@ -3,6 +3,7 @@
 #ifndef NPU_GEMM_H
 #define NPU_GEMM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "npu_cmd.h"
@@ -12,6 +13,8 @@
  * @a: m x k activations; @b: n x k weights; @out: m x n.
  * @bias: n int32 or NULL; @q: n (or 1 with @per_tensor) requantizations.
  * @threads: at most this many threads (1: the calling thread only).
+ * @stop: optional, asked between blocks of rows: true ends the GEMM early
+ *	(it then returns -1 and the output is incomplete).
  * @a_zero, @out_zero, @act_min and @act_max are int8 values: callers
  * validate them (the kernel's arithmetic relies on it). Anything else,
  * @q included, may be hostile and is computed as TFLite defines it.
@@ -25,6 +28,8 @@ struct npu_gemm_args {
 	int32_t a_zero, out_zero, act_min, act_max;
 	int per_tensor;
 	unsigned int threads;
+	bool (*stop)(void *arg);
+	void *stop_arg;
 };
 
 /* Returns 0, or -1 if host memory ran out. */

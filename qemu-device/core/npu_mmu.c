@@ -8,29 +8,52 @@
  * translations and is flushed only by NPU_REG_MMU_INVALIDATE, a context
  * table change and reset, as real hardware would: the driver must
  * invalidate after changing live page tables.
+ *
+ * Translations run on the engine thread; the host configures the MMU from
+ * its own. mmu->lock guards the state but is dropped for the table walk,
+ * whose reads are DMAs: an invalidation meanwhile (gen moves on) keeps the
+ * walk's result out of the TLB.
  */
 #include <string.h>
 
 #include "npu_core_priv.h"
 
-void npu_mmu_reset(struct npu_mmu *mmu)
+void npu_mmu_init(struct npu_mmu *mmu)
 {
 	memset(mmu, 0, sizeof(*mmu));
+	pthread_mutex_init(&mmu->lock, NULL);
+}
+
+void npu_mmu_reset(struct npu_mmu *mmu)
+{
+	pthread_mutex_lock(&mmu->lock);
+	mmu->gen++;
+	mmu->ctx_table = 0;
+	mmu->ctx_count = 0;
+	mmu->fault_status = mmu->fault_ctx = mmu->fault_info = 0;
+	mmu->fault_va = 0;
+	memset(mmu->tlb, 0, sizeof(mmu->tlb));
+	pthread_mutex_unlock(&mmu->lock);
 }
 
 void npu_mmu_invalidate(struct npu_mmu *mmu, uint32_t ctx)
 {
+	pthread_mutex_lock(&mmu->lock);
+	mmu->gen++;
 	for (unsigned int i = 0; i < NPU_TLB_ENTRIES; i++)
 		if (ctx == NPU_MMU_INV_ALL || mmu->tlb[i].ctx == ctx)
 			mmu->tlb[i].perm = 0;
+	pthread_mutex_unlock(&mmu->lock);
 }
 
 static uint32_t mmu_fault(struct npu_core *core, uint32_t ctx, uint64_t va,
 			  unsigned int access, uint32_t reason)
 {
 	struct npu_mmu *mmu = &core->mmu;
-	uint32_t count = mmu->fault_status >> NPU_MMU_FAULT_COUNT_SHIFT;
+	uint32_t count;
 
+	pthread_mutex_lock(&mmu->lock);
+	count = mmu->fault_status >> NPU_MMU_FAULT_COUNT_SHIFT;
 	if (count < 0xffff)
 		count++;
 	if (!(mmu->fault_status & NPU_MMU_FAULT_VALID)) {
@@ -40,7 +63,9 @@ static uint32_t mmu_fault(struct npu_core *core, uint32_t ctx, uint64_t va,
 		mmu->fault_info = reason | (access << 8);
 	}
 	mmu->fault_status = NPU_MMU_FAULT_VALID | (count << NPU_MMU_FAULT_COUNT_SHIFT);
-	npu_core_raise_irq(core, 1u << NPU_IRQ_MMU);
+	pthread_mutex_unlock(&mmu->lock);
+	/* Raised when the operation's result is taken in (not on this thread). */
+	core->eng.run.irqs |= 1u << NPU_IRQ_MMU;
 	return reason;
 }
 
@@ -56,17 +81,19 @@ static int read_u64(struct npu_core *core, uint64_t addr, uint64_t *v)
 	return 0;
 }
 
-/* Walk the tables; on success fill @e with the 4 KiB translation of @va. */
-static uint32_t walk(struct npu_core *core, uint32_t ctx, uint64_t va,
-		     struct npu_tlb_entry *e)
+/*
+ * Walk the tables of the context table at @ctx_table with @ctx_count
+ * contexts; on success fill @e with the 4 KiB translation of @va.
+ */
+static uint32_t walk(struct npu_core *core, uint64_t ctx_table, uint32_t ctx_count,
+		     uint32_t ctx, uint64_t va, struct npu_tlb_entry *e)
 {
-	struct npu_mmu *mmu = &core->mmu;
 	uint64_t ce_addr, table, flags_word, pte = 0;
 	int level;
 
-	if (ctx >= mmu->ctx_count || ctx >= NPU_MAX_CONTEXTS)
+	if (ctx >= ctx_count || ctx >= NPU_MAX_CONTEXTS)
 		return NPU_MMU_FAULT_BAD_CONTEXT;
-	ce_addr = mmu->ctx_table + (uint64_t)ctx * sizeof(struct npu_ctx_entry);
+	ce_addr = ctx_table + (uint64_t)ctx * sizeof(struct npu_ctx_entry);
 	if (read_u64(core, ce_addr, &table) ||
 	    read_u64(core, ce_addr + 8, &flags_word))
 		return NPU_MMU_FAULT_BUS;
@@ -107,25 +134,32 @@ uint32_t npu_mmu_translate(struct npu_core *core, uint32_t ctx, uint64_t va,
 {
 	struct npu_mmu *mmu = &core->mmu;
 	uint64_t vpn = va >> NPU_PAGE_SHIFT;
-	struct npu_tlb_entry *e = &mmu->tlb[(vpn ^ ctx) % NPU_TLB_ENTRIES];
+	struct npu_tlb_entry *e = &mmu->tlb[(vpn ^ ctx) % NPU_TLB_ENTRIES], hit;
 	uint32_t need = access == NPU_MMU_ACCESS_WRITE ? NPU_PTE_W : NPU_PTE_R;
-	uint32_t reason;
 
 	if (npu_fault_take(core, NPU_FAULT_MMU_FAULT))
 		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_INJECTED);
 	if (va >> NPU_VA_BITS)
 		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_RANGE);
-	if (!e->perm || e->vpn != vpn || e->ctx != ctx) {
-		struct npu_tlb_entry n = { .vpn = vpn, .ctx = ctx };
+	pthread_mutex_lock(&mmu->lock);
+	hit = *e;
+	if (!hit.perm || hit.vpn != vpn || hit.ctx != ctx) {
+		uint64_t table = mmu->ctx_table;
+		uint32_t count = mmu->ctx_count, gen = mmu->gen, reason;
 
-		reason = walk(core, ctx, va, &n);
+		pthread_mutex_unlock(&mmu->lock);
+		hit = (struct npu_tlb_entry){ .vpn = vpn, .ctx = ctx };
+		reason = walk(core, table, count, ctx, va, &hit);
 		if (reason != NPU_MMU_FAULT_NONE)
 			return mmu_fault(core, ctx, va, access, reason);
-		*e = n;
+		pthread_mutex_lock(&mmu->lock);
+		if (mmu->gen == gen)
+			*e = hit;
 	}
-	if (!(e->perm & need))
+	pthread_mutex_unlock(&mmu->lock);
+	if (!(hit.perm & need))
 		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_PERMISSION);
-	*pa = e->pfn_addr | (va & (NPU_PAGE_SIZE - 1));
+	*pa = hit.pfn_addr | (va & (NPU_PAGE_SIZE - 1));
 	*avail = NPU_PAGE_SIZE - (va & (NPU_PAGE_SIZE - 1));
 	return NPU_MMU_FAULT_NONE;
 }

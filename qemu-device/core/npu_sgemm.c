@@ -202,6 +202,10 @@ static void *sgemm_range(struct part *p)
 	for (uint32_t m0 = p->r.m0; m0 < p->r.m1; m0 += MC) {
 		uint32_t m1 = m0 + MC < p->r.m1 ? m0 + MC : p->r.m1;
 
+		if (g->stop && g->stop(g->stop_arg)) {
+			p->failed = 1;
+			break;
+		}
 		for (uint32_t k0 = 0; k0 < g->k; k0 += KC) {
 			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
 

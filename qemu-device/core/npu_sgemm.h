@@ -4,6 +4,7 @@
 #define NPU_SGEMM_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /**
@@ -13,6 +14,8 @@
  * @c: fp32, not read when @beta is 0.
  * @lda, @ldb, @ldc: row strides in elements.
  * @threads: at most this many threads (1: the calling thread only).
+ * @stop: optional, asked between blocks of rows: true ends the GEMM early
+ *	(it then returns -1 and @c is incomplete).
  */
 struct npu_sgemm_args {
 	const void *a, *b;
@@ -22,6 +25,8 @@ struct npu_sgemm_args {
 	int trans_a, trans_b, bf16;
 	float alpha, beta;
 	unsigned int threads;
+	bool (*stop)(void *arg);
+	void *stop_arg;
 };
 
 /* Returns 0, or -1 if host memory ran out. */

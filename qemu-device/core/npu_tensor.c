@@ -139,6 +139,7 @@ static int gemm_compute(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
 		.act_min = g->act_min, .act_max = g->act_max,
 		.per_tensor = !!(g->flags & NPU_GEMM_PER_TENSOR),
 		.threads = core->cfg.engine_threads,
+		.stop = npu_eng_stop_cb, .stop_arg = core,
 	};
 
 	return npu_gemm_i8(&args);
@@ -148,7 +149,7 @@ static uint32_t gemm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_gemm_i8 g;
-	uint32_t ctx = core->tensor.ctx, nq, st = NPU_DMA_ERR_ARGS;
+	uint32_t ctx = core->eng.run.ctx, nq, st = NPU_DMA_ERR_ARGS;
 	int8_t *a = NULL, *b = NULL, *out = NULL;
 	int32_t *bias = NULL;
 	struct npu_quant_ch *q = NULL;
@@ -158,12 +159,14 @@ static uint32_t gemm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	gemm_parse(c, &g);
 	if (!gemm_valid(&g))
 		return NPU_DMA_ERR_ARGS;
+	if (!npu_eng_charge_macs(core, (uint64_t)g.m * g.n * g.k))
+		return NPU_DMA_ERR_LIMIT;
 	nq = g.flags & NPU_GEMM_PER_TENSOR ? 1 : g.n;
-	a = malloc((size_t)g.m * g.k);
-	b = malloc((size_t)g.n * g.k);
-	out = malloc((size_t)g.m * g.n);
-	bias = g.bias ? malloc(sizeof(*bias) * g.n) : NULL;
-	q = malloc(sizeof(*q) * nq);
+	a = npu_eng_alloc(core, (size_t)g.m * g.k);
+	b = npu_eng_alloc(core, (size_t)g.n * g.k);
+	out = npu_eng_alloc(core, (size_t)g.m * g.n);
+	bias = g.bias ? npu_eng_alloc(core, sizeof(*bias) * g.n) : NULL;
+	q = npu_eng_alloc(core, sizeof(*q) * nq);
 	if (!a || !b || !out || !q || (g.bias && !bias))
 		goto out;	/* host out of memory: refuse rather than crash */
 
@@ -305,6 +308,9 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 	for (uint64_t r0 = 0; r0 < rows_total; r0 += chunk) {
 		uint64_t nr = rows_total - r0 < chunk ? rows_total - r0 : chunk;
 
+		if (npu_eng_stop(core))
+			return -1;
+
 		for (uint64_t r = 0; r < nr; r++) {
 			uint32_t b = (uint32_t)((r0 + r) / v->out_h), y = (uint32_t)((r0 + r) % v->out_h);
 
@@ -338,13 +344,16 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 }
 
 /* Depthwise: output channel o sees input channel o / multiplier only. */
-static void dwconv_compute(const struct conv *v, const int8_t *in, const int8_t *f,
-			   const int32_t *bias, const struct npu_quant_ch *q, int8_t *out)
+static int dwconv_compute(struct npu_core *core, const struct conv *v, const int8_t *in,
+			  const int8_t *f, const int32_t *bias, const struct npu_quant_ch *q,
+			  int8_t *out)
 {
 	uint32_t mult = v->out_c / v->in_c;
 
 	for (uint32_t b = 0; b < v->batch; b++)
-		for (uint32_t y = 0; y < v->out_h; y++)
+		for (uint32_t y = 0; y < v->out_h; y++) {
+			if (npu_eng_stop(core))		/* between output rows */
+				return -1;
 			for (uint32_t x = 0; x < v->out_w; x++)
 				for (uint32_t o = 0; o < v->out_c; o++) {
 					const struct npu_quant_ch *qc =
@@ -374,6 +383,8 @@ static void dwconv_compute(const struct conv *v, const int8_t *in, const int8_t 
 						npu_requant_i8((int32_t)acc, qc->mult, qc->shift,
 							       v->out_zero, v->act_min, v->act_max);
 				}
+		}
+	return 0;
 }
 
 static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -381,7 +392,7 @@ static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 {
 	struct conv v;
 	uint64_t in_sz, f_sz, out_sz;
-	uint32_t ctx = core->tensor.ctx, nq, st = NPU_DMA_ERR_ARGS;
+	uint32_t ctx = core->eng.run.ctx, nq, st = NPU_DMA_ERR_ARGS;
 	int8_t *in = NULL, *f = NULL, *out = NULL, *patch = NULL;
 	int32_t *bias = NULL;
 	struct npu_quant_ch *q = NULL;
@@ -393,16 +404,18 @@ static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (!conv_valid(&v, &in_sz, &f_sz, &out_sz))
 		return NPU_DMA_ERR_ARGS;
 	dw = v.flags & NPU_CONV_DEPTHWISE;
+	if (!npu_eng_charge_macs(core, out_sz * v.k_h * v.k_w * (dw ? 1 : v.in_c)))
+		return NPU_DMA_ERR_LIMIT;
 	nq = v.flags & NPU_CONV_PER_TENSOR ? 1 : v.out_c;
-	in = malloc(in_sz);
-	f = malloc(f_sz);
-	out = malloc(out_sz);
-	q = malloc(sizeof(*q) * nq);
-	bias = v.bias ? malloc(sizeof(*bias) * v.out_c) : NULL;
+	in = npu_eng_alloc(core, in_sz);
+	f = npu_eng_alloc(core, f_sz);
+	out = npu_eng_alloc(core, out_sz);
+	q = npu_eng_alloc(core, sizeof(*q) * nq);
+	bias = v.bias ? npu_eng_alloc(core, sizeof(*bias) * v.out_c) : NULL;
 	if (!dw) {
 		uint64_t row = (uint64_t)v.out_w * v.k_h * v.k_w * v.in_c;
 
-		patch = malloc(row > NPU_IM2COL_BYTES ? row : NPU_IM2COL_BYTES / row * row);
+		patch = npu_eng_alloc(core, row > NPU_IM2COL_BYTES ? row : NPU_IM2COL_BYTES / row * row);
 	}
 	if (!in || !f || !out || !q || (v.bias && !bias) || (!dw && !patch))
 		goto out;
@@ -422,9 +435,8 @@ static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			goto out;
 		}
 	}
-	if (dw) {
-		dwconv_compute(&v, in, f, bias, q, out);
-	} else if (conv_compute(core, &v, in, f, bias, q, out, patch)) {
+	if (dw ? dwconv_compute(core, &v, in, f, bias, q, out)
+	       : conv_compute(core, &v, in, f, bias, q, out, patch)) {
 		st = NPU_DMA_ERR_ARGS;
 		goto out;
 	}
@@ -495,11 +507,13 @@ static uint32_t pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    !npu_prod4(p.batch, p.out_h, p.out_w, p.c, NPU_TENSOR_MAX_BYTES, &out_sz) ||
 	    out_sz * p.k_h * p.k_w > NPU_TENSOR_MAX_MACS)
 		return NPU_DMA_ERR_ARGS;
-	in = malloc(in_sz);
-	out = malloc(out_sz);
+	if (!npu_eng_charge_macs(core, out_sz * p.k_h * p.k_w))
+		return NPU_DMA_ERR_LIMIT;
+	in = npu_eng_alloc(core, in_sz);
+	out = npu_eng_alloc(core, out_sz);
 	if (!in || !out)
 		goto out;
-	st = npu_va_rw(core, core->tensor.ctx, p.in, in, in_sz, false, fault);
+	st = npu_va_rw(core, core->eng.run.ctx, p.in, in, in_sz, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint32_t b = 0; b < p.batch; b++)
@@ -511,6 +525,10 @@ static uint32_t pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		int64_t x1 = p.in_w - ox < p.k_w ? p.in_w - ox : p.k_w;
 		int32_t count = (int32_t)((y1 > y0 ? y1 - y0 : 0) * (x1 > x0 ? x1 - x0 : 0));
 
+		if (x == 0 && npu_eng_stop(core)) {	/* between output rows */
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
 		if (count <= 0) {	/* a window entirely outside the input */
 			st = NPU_DMA_ERR_ARGS;
 			goto out;
@@ -534,7 +552,7 @@ static uint32_t pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			out[(((size_t)b * p.out_h + y) * p.out_w + x) * p.c + ch] = (int8_t)acc;
 		}
 	}
-	st = npu_va_rw(core, core->tensor.ctx, p.out, out, out_sz, true, fault);
+	st = npu_va_rw(core, core->eng.run.ctx, p.out, out, out_sz, true, fault);
 	npu_account(core, st, in_sz + out_sz,
 		    (out_sz * p.k_h * p.k_w + core->cfg.mac_cols - 1) / core->cfg.mac_cols,
 		    bytes, cycles);
@@ -555,7 +573,7 @@ static uint32_t eltwise_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_eltwise_i8 e;
-	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->tensor.ctx;
+	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx;
 	int8_t *a = NULL, *b = NULL, *out = NULL;
 
 	if (size != sizeof(e))
@@ -585,9 +603,9 @@ static uint32_t eltwise_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	    !shift_ok(e.a_shift) || !shift_ok(e.b_shift) || !shift_ok(e.out_shift) ||
 	    e.left_shift > 20)
 		return NPU_DMA_ERR_ARGS;
-	a = malloc(e.count);
-	b = malloc(e.count);
-	out = malloc(e.count);
+	a = npu_eng_alloc(core, e.count);
+	b = npu_eng_alloc(core, e.count);
+	out = npu_eng_alloc(core, e.count);
 	if (!a || !b || !out)
 		goto out;
 	st = npu_va_rw(core, ctx, e.a, a, e.count, false, fault);
@@ -626,7 +644,7 @@ static uint32_t quantize_run(struct npu_core *core, const uint8_t *c, uint32_t s
 			     uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint64_t in, out, bits;
-	uint32_t count, dir, st = NPU_DMA_ERR_ARGS, ctx = core->tensor.ctx;
+	uint32_t count, dir, st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx;
 	int32_t zp;
 	double scale;
 	void *src = NULL, *dst = NULL;
@@ -645,8 +663,8 @@ static uint32_t quantize_run(struct npu_core *core, const uint8_t *c, uint32_t s
 	    !(scale > 0) || scale > 1e30 || (float)scale == 0 ||
 	    (dir == NPU_QUANTIZE ? in : out) & 3)
 		return NPU_DMA_ERR_ARGS;
-	src = malloc((size_t)count * (dir == NPU_QUANTIZE ? 4 : 1));
-	dst = malloc((size_t)count * (dir == NPU_QUANTIZE ? 1 : 4));
+	src = npu_eng_alloc(core, (size_t)count * (dir == NPU_QUANTIZE ? 4 : 1));
+	dst = npu_eng_alloc(core, (size_t)count * (dir == NPU_QUANTIZE ? 1 : 4));
 	if (!src || !dst)
 		goto out;
 	st = npu_va_rw(core, ctx, in, src, (uint64_t)count * (dir == NPU_QUANTIZE ? 4 : 1), false,
@@ -697,17 +715,22 @@ static uint32_t softmax_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	if (!rows || !depth || depth > NPU_TENSOR_MAX_DIM || total > NPU_TENSOR_MAX_BYTES ||
 	    shift < 0 || shift > 31 || diff_min > 0 || npu_rd32(c + 44))
 		return NPU_DMA_ERR_ARGS;
-	src = malloc(total);
-	dst = malloc(total);
+	src = npu_eng_alloc(core, total);
+	dst = npu_eng_alloc(core, total);
 	if (!src || !dst)
 		goto out;
-	st = npu_va_rw(core, core->tensor.ctx, in, src, total, false, fault);
+	st = npu_va_rw(core, core->eng.run.ctx, in, src, total, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
-	for (uint32_t r = 0; r < rows; r++)
+	for (uint32_t r = 0; r < rows; r++) {
+		if (npu_eng_stop(core)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
 		npu_softmax_i8_row(src + (size_t)r * depth, dst + (size_t)r * depth, depth, mult,
 				   shift, diff_min);
-	st = npu_va_rw(core, core->tensor.ctx, out, dst, total, true, fault);
+	}
+	st = npu_va_rw(core, core->eng.run.ctx, out, dst, total, true, fault);
 	if (st == NPU_DMA_OK) {
 		*bytes = 2 * total;
 		/* Two passes over each row, on a vector unit as wide as the array. */
@@ -770,15 +793,20 @@ static uint32_t transpose_run(struct npu_core *core, const uint8_t *c, uint32_t 
 	}
 	for (uint32_t i = 0; i < rank; i++)
 		od[4 - rank + i] = dims[perm[i]];
-	src = malloc(count * es);
-	dst = malloc(count * es);
+	src = npu_eng_alloc(core, count * es);
+	dst = npu_eng_alloc(core, count * es);
 	if (!src || !dst)
 		goto out;
-	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 8), src, count * es, false, fault);
+	st = npu_va_rw(core, core->eng.run.ctx, npu_rd64(c + 8), src, count * es, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint64_t o = 0; o < count; o++) {
 		uint64_t in = 0;
+
+		if (!(o & 0xfffff) && npu_eng_stop(core)) {	/* every 1M elements */
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
 
 		/* idx walks the output in order (4-D, leading 1s). */
 		for (uint32_t i = 0; i < rank; i++)
@@ -790,7 +818,7 @@ static uint32_t transpose_run(struct npu_core *core, const uint8_t *c, uint32_t 
 			idx[d] = 0;
 		}
 	}
-	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 16), dst, count * es, true, fault);
+	st = npu_va_rw(core, core->eng.run.ctx, npu_rd64(c + 16), dst, count * es, true, fault);
 	npu_account(core, st, 2 * count * es, 0, bytes, cycles);
 out:
 	free(src);
@@ -817,12 +845,12 @@ static uint32_t concat_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	    in_row > out_row - offset ||
 	    (uint64_t)outer * out_row > NPU_TENSOR_MAX_BYTES)
 		return NPU_DMA_ERR_ARGS;
-	src = malloc((size_t)outer * in_row);
+	src = npu_eng_alloc(core, (size_t)outer * in_row);
 	if (!src)
 		return NPU_DMA_ERR_ARGS;
-	st = npu_va_rw(core, core->tensor.ctx, in_va, src, (uint64_t)outer * in_row, false, fault);
+	st = npu_va_rw(core, core->eng.run.ctx, in_va, src, (uint64_t)outer * in_row, false, fault);
 	for (uint32_t r = 0; r < outer && st == NPU_DMA_OK; r++)
-		st = npu_va_rw(core, core->tensor.ctx, out_va + (uint64_t)r * out_row + offset,
+		st = npu_va_rw(core, core->eng.run.ctx, out_va + (uint64_t)r * out_row + offset,
 			       src + (size_t)r * in_row, in_row, true, fault);
 	if (st == NPU_DMA_OK) {
 		*bytes = 2ull * outer * in_row;
@@ -866,11 +894,11 @@ static uint32_t pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 				return NPU_DMA_ERR_ARGS;
 		}
 	}
-	src = malloc(icount);
-	dst = malloc(ocount);
+	src = npu_eng_alloc(core, icount);
+	dst = npu_eng_alloc(core, ocount);
 	if (!src || !dst)
 		goto out;
-	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 8), src, icount, false, fault);
+	st = npu_va_rw(core, core->eng.run.ctx, npu_rd64(c + 8), src, icount, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint64_t o = 0; o < ocount; o++) {
@@ -890,7 +918,7 @@ static uint32_t pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			idx[d] = 0;
 		}
 	}
-	st = npu_va_rw(core, core->tensor.ctx, npu_rd64(c + 16), dst, ocount, true, fault);
+	st = npu_va_rw(core, core->eng.run.ctx, npu_rd64(c + 16), dst, ocount, true, fault);
 	npu_account(core, st, icount + ocount, 0, bytes, cycles);
 out:
 	free(src);
@@ -918,47 +946,48 @@ static const npu_tensor_op_fn tensor_ops[] = {
 	[NPU_CMD_OPTIM_F32 - NPU_CMD_GEMM_I8] = npu_optim_f32_run,
 };
 
-void npu_tensor_run(struct npu_core *core)
+void npu_tensor_start(struct npu_core *core)
 {
 	struct npu_tensor_regs *t = &core->tensor;
-	uint32_t gen = core->reset_gen, op, size, st;
-	uint64_t off = (uint64_t)t->desc - NPU_SRAM_BASE, fault = 0, bytes = 0, cycles = 0;
-	uint8_t cmd[NPU_CMD_MAX_SIZE];
+	struct npu_eng_req req = { .kind = NPU_ENG_TENSOR, .job = true, .ctx = t->ctx };
+	uint64_t off = (uint64_t)t->desc - NPU_SRAM_BASE;
 
 	t->fault = 0;
-	if (core->engine_abort) {
-		t->status = NPU_DMA_ERR_ABORTED;
-		return;
-	}
+	t->status = NPU_DMA_ERR_ABORTED;
+	if (atomic_load(&core->engine_abort))
+		goto now;
 	/* The command must lie in SRAM; copy it so nothing changes under us. */
-	if (t->desc < NPU_SRAM_BASE || off + 8 > core->cfg.sram_size) {
-		t->status = NPU_DMA_ERR_ARGS;
-		return;
-	}
-	op = npu_rd32(core->sram + off);
-	size = npu_rd32(core->sram + off + 4);
-	if (size < 8 || size > NPU_CMD_MAX_SIZE || off + size > core->cfg.sram_size) {
-		t->status = NPU_DMA_ERR_ARGS;
-		return;
-	}
-	memcpy(cmd, core->sram + off, size);
+	t->status = NPU_DMA_ERR_ARGS;
+	if (t->desc < NPU_SRAM_BASE || off + 8 > core->cfg.sram_size)
+		goto now;
+	req.cmd_size = npu_rd32(core->sram + off + 4);
+	if (req.cmd_size < 8 || req.cmd_size > NPU_CMD_MAX_SIZE ||
+	    off + req.cmd_size > core->cfg.sram_size)
+		goto now;
+	memcpy(req.cmd, core->sram + off, req.cmd_size);
+	t->status = NPU_DMA_BUSY;
+	npu_engine_submit(core, &req);
+	return;
+now:
+	core->events |= NPU_EV_ENGINE_DONE;
+}
+
+void npu_tensor_exec(struct npu_core *core, struct npu_eng_req *req)
+{
+	uint32_t op = npu_rd32(req->cmd), st;
+	uint64_t fault = 0, bytes = 0, cycles = 0;
 
 	/* An edge NPU has no training ops: to it they are unknown commands. */
 	if (op >= NPU_CMD_GEMM_F32 && core->cfg.profile != NPU_PROFILE_FULL)
 		st = NPU_DMA_ERR_ARGS;
 	else if (op >= NPU_CMD_GEMM_I8 && op - NPU_CMD_GEMM_I8 < ARRAY_LEN(tensor_ops) &&
 		 tensor_ops[op - NPU_CMD_GEMM_I8])
-		st = tensor_ops[op - NPU_CMD_GEMM_I8](core, cmd, size, &fault, &bytes, &cycles);
+		st = tensor_ops[op - NPU_CMD_GEMM_I8](core, req->cmd, req->cmd_size, &fault,
+						      &bytes, &cycles);
 	else
 		st = NPU_DMA_ERR_ARGS;
-	if (core->reset_gen != gen)	/* reset meanwhile: leave the new state be */
-		return;
-	t->status = st;
-	t->fault = fault;
-	core->perf_cycles += NPU_TENSOR_SETUP_CYCLES + cycles;
-	if (st == NPU_DMA_OK)
-		core->perf_bytes += bytes;
-	core->slice_bytes += bytes;
-	if (core->slice_bytes >= NPU_SLICE_BYTES)
-		core->cpu.stop_request = true;
+	req->status = npu_eng_status(core, st);
+	req->fault = fault;
+	req->cycles = NPU_TENSOR_SETUP_CYCLES + cycles;
+	req->bytes = bytes;
 }

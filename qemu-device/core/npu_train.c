@@ -35,16 +35,16 @@ static uint32_t load(struct npu_core *core, uint64_t va, uint64_t count, uint32_
 	*out = NULL;
 	if (va % esz || count > NPU_TENSOR_MAX_BYTES / esz)
 		return NPU_DMA_ERR_ARGS;
-	*out = malloc(count ? count * esz : 1);
+	*out = npu_eng_alloc(core, count ? count * esz : 1);
 	if (!*out)
 		return NPU_DMA_ERR_ARGS;	/* host out of memory: refuse */
-	return npu_va_rw(core, core->tensor.ctx, va, *out, count * esz, false, fault);
+	return npu_va_rw(core, core->eng.run.ctx, va, *out, count * esz, false, fault);
 }
 
 static uint32_t store(struct npu_core *core, uint64_t va, const void *buf, uint64_t bytes,
 		      uint64_t *fault)
 {
-	return npu_va_rw(core, core->tensor.ctx, va, (void *)buf, bytes, true, fault);
+	return npu_va_rw(core, core->eng.run.ctx, va, (void *)buf, bytes, true, fault);
 }
 
 /* Read fp32, or bf16 widened to fp32, into a new fp32 buffer. */
@@ -62,7 +62,7 @@ static uint32_t load_f32(struct npu_core *core, uint64_t va, uint64_t count, int
 			free(raw);
 		return st;
 	}
-	*out = malloc(count ? count * sizeof(float) : 1);
+	*out = npu_eng_alloc(core, count ? count * sizeof(float) : 1);
 	if (!*out) {
 		free(raw);
 		return NPU_DMA_ERR_ARGS;
@@ -106,6 +106,8 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	    !finite_bits(npu_rd32(c + 60)) || !finite_bits(npu_rd32(c + 64)) || npu_rd32(c + 68) ||
 	    (uint64_t)m * n * k > NPU_TENSOR_MAX_MACS)
 		return NPU_DMA_ERR_ARGS;
+	if (!npu_eng_charge_macs(core, (uint64_t)m * n * k))
+		return NPU_DMA_ERR_LIMIT;
 	alpha = npu_f32_from_bits(npu_rd32(c + 60));
 	beta = npu_f32_from_bits(npu_rd32(c + 64));
 	a_rows = flags & NPU_GEMMF_TRANS_A ? k : m;
@@ -126,7 +128,7 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	/* C is read when beta needs it, or to keep the gaps of a strided C. */
 	if (st == NPU_DMA_OK && (beta != 0.0f || ldc != n))
 		st = load(core, va_c, span_c, 4, (void **)&cbuf, fault);
-	else if (st == NPU_DMA_OK && (va_c & 3 || !(cbuf = malloc(span_c * 4))))
+	else if (st == NPU_DMA_OK && (va_c & 3 || !(cbuf = npu_eng_alloc(core, span_c * 4))))
 		st = NPU_DMA_ERR_ARGS;
 	if (st == NPU_DMA_OK) {
 		struct npu_sgemm_args g = {
@@ -136,6 +138,7 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 			.trans_b = !!(flags & NPU_GEMMF_TRANS_B),
 			.bf16 = !!(flags & NPU_GEMMF_BF16),
 			.alpha = alpha, .beta = beta, .threads = core->cfg.engine_threads,
+			.stop = npu_eng_stop_cb, .stop_arg = core,
 		};
 
 		st = npu_sgemm(&g) ? NPU_DMA_ERR_ARGS : store(core, va_c, cbuf, span_c * 4, fault);
@@ -259,7 +262,7 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 			 float *y)
 {
 	uint64_t positions = v->y_n / v->out_c, chunk = NPU_IM2COL_BYTES / (v->kk * 4);
-	float *rows = malloc(sizeof(float) * chunk * v->kk);
+	float *rows = npu_eng_alloc(core, sizeof(float) * chunk * v->kk);
 
 	if (!rows)
 		return -1;
@@ -267,7 +270,8 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 		memset(x, 0, sizeof(float) * v->x_n);
 	for (uint64_t p0 = 0; p0 < positions; p0 += chunk) {
 		uint64_t p1 = p0 + chunk < positions ? p0 + chunk : positions;
-		struct npu_sgemm_args g = { .threads = core->cfg.engine_threads, .alpha = 1.0f };
+		struct npu_sgemm_args g = { .threads = core->cfg.engine_threads, .alpha = 1.0f,
+					    .stop = npu_eng_stop_cb, .stop_arg = core };
 		int err;
 
 		if (v->mode != NPU_CONVF_BWD_DATA)
@@ -308,18 +312,20 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 
 	if (size != sizeof(struct npu_cmd_conv2d_f32) || !convf_parse(c, &v))
 		return NPU_DMA_ERR_ARGS;
+	if (!npu_eng_charge_macs(core, v.y_n * v.kk))
+		return NPU_DMA_ERR_LIMIT;
 	bf16 = !!(v.flags & NPU_CONVF_BF16);
 	/* The two inputs (bf16 with the flag) are read; the output allocated. */
-	st = v.mode == NPU_CONVF_BWD_DATA ? (x = malloc(sizeof(float) * v.x_n)) ? NPU_DMA_OK
+	st = v.mode == NPU_CONVF_BWD_DATA ? (x = npu_eng_alloc(core, sizeof(float) * v.x_n)) ? NPU_DMA_OK
 										 : NPU_DMA_ERR_ARGS
 					  : load_f32(core, v.x, v.x_n, bf16, &x, fault);
 	if (st == NPU_DMA_OK)
 		st = v.mode == NPU_CONVF_BWD_FILTER ?
-			((w = malloc(sizeof(float) * v.w_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
+			((w = npu_eng_alloc(core, sizeof(float) * v.w_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
 			load_f32(core, v.w, v.w_n, bf16, &w, fault);
 	if (st == NPU_DMA_OK)
 		st = v.mode == NPU_CONVF_FWD ?
-			((y = malloc(sizeof(float) * v.y_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
+			((y = npu_eng_alloc(core, sizeof(float) * v.y_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
 			load_f32(core, v.y, v.y_n, bf16, &y, fault);
 	/* The output must be fp32-aligned whatever the inputs are. */
 	if (st == NPU_DMA_OK && ((v.mode == NPU_CONVF_FWD ? v.y : v.mode == NPU_CONVF_BWD_DATA ?
@@ -347,8 +353,11 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 
 /* ---- pooling -------------------------------------------------------------- */
 
-/* The windows in output order; the same sums, in the same order, as the reference. */
-static void pool_compute(uint32_t mode, uint32_t batch, uint32_t in_h, uint32_t in_w, uint32_t ch,
+/*
+ * The windows in output order; the same sums, in the same order, as the
+ * reference. Returns NPU_DMA_ERR_ABORTED if told to stop between rows.
+ */
+static uint32_t pool_compute(struct npu_core *core, uint32_t mode, uint32_t batch, uint32_t in_h, uint32_t in_w, uint32_t ch,
 			 uint32_t out_h, uint32_t out_w, uint32_t k_h, uint32_t k_w, uint32_t s_h,
 			 uint32_t s_w, const float *x, float *y, float *dx)
 {
@@ -361,6 +370,9 @@ static void pool_compute(uint32_t mode, uint32_t batch, uint32_t in_h, uint32_t 
 	for (uint64_t cc = 0; cc < ch; cc++, o++) {
 		uint64_t base = ((b * in_h + oy * s_h) * in_w + ox * s_w) * ch + cc, best = base;
 		float acc = 0.0f, mx = 0.0f;
+
+		if (!ox && !cc && npu_eng_stop(core))	/* between output rows */
+			return NPU_DMA_ERR_ABORTED;
 
 		for (uint32_t ky = 0; ky < k_h; ky++) {
 			uint64_t i = base + (uint64_t)ky * in_w * ch;
@@ -383,6 +395,7 @@ static void pool_compute(uint32_t mode, uint32_t batch, uint32_t in_h, uint32_t 
 		else if (mode == NPU_POOLF_MAX_BWD)
 			dx[best] += y[o];
 	}
+	return NPU_DMA_OK;
 }
 
 uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -419,17 +432,19 @@ uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	    !npu_prod4(batch, out_h, out_w, ch, MAX_ELEMS, &y_n) ||
 	    y_n * k_h * k_w > NPU_TENSOR_MAX_MACS)
 		return NPU_DMA_ERR_ARGS;
+	if (!npu_eng_charge_macs(core, y_n * k_h * k_w))
+		return NPU_DMA_ERR_LIMIT;
 	/* Max needs x both ways; average backward needs only dy. */
 	st = mode == NPU_POOLF_AVG_BWD ? NPU_DMA_OK : load_f32(core, va_x, x_n, 0, &x, fault);
 	if (st == NPU_DMA_OK)
 		st = bwd ? load_f32(core, va_y, y_n, 0, &y, fault)
-			 : (y = malloc(sizeof(float) * y_n)) && !(va_y & 3) ? NPU_DMA_OK
+			 : (y = npu_eng_alloc(core, sizeof(float) * y_n)) && !(va_y & 3) ? NPU_DMA_OK
 									   : NPU_DMA_ERR_ARGS;
 	if (st == NPU_DMA_OK && bwd)
-		st = (dx = calloc(x_n, sizeof(float))) && !(va_dx & 3) ? NPU_DMA_OK
+		st = (dx = npu_eng_calloc(core, x_n, sizeof(float))) && !(va_dx & 3) ? NPU_DMA_OK
 									: NPU_DMA_ERR_ARGS;
 	if (st == NPU_DMA_OK)
-		pool_compute(mode, batch, in_h, in_w, ch, out_h, out_w, k_h, k_w, s_h, s_w, x, y, dx);
+		st = pool_compute(core, mode, batch, in_h, in_w, ch, out_h, out_w, k_h, k_w, s_h, s_w, x, y, dx);
 	if (st == NPU_DMA_OK)
 		st = bwd ? store(core, va_dx, dx, x_n * 4, fault) : store(core, va_y, y, y_n * 4, fault);
 	npu_account(core, st, (x_n * (bwd ? 2 : 1) + y_n) * 4,
@@ -524,7 +539,7 @@ uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t s
 	if (st == NPU_DMA_OK && two)
 		st = load_f32(core, va_b, op == NPU_ELTF_BIAS ? cols : count, 0, &b, fault);
 	if (st == NPU_DMA_OK && (va_out % (bf_out ? 2 : 4) ||
-				 !(out = malloc((size_t)count * (bf_out ? 2 : 4)))))
+				 !(out = npu_eng_alloc(core, (size_t)count * (bf_out ? 2 : 4)))))
 		st = NPU_DMA_ERR_ARGS;
 	if (st == NPU_DMA_OK)
 		eltwise_compute(op, count, cols, alpha, a, b, out);
@@ -560,7 +575,7 @@ uint32_t npu_reduce_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	st = load_f32(core, va_in, (uint64_t)rows * cols, 0, &in, fault);
 	if (st == NPU_DMA_OK)
 		st = flags & NPU_REDF_ACCUMULATE ? load_f32(core, va_out, n_out, 0, &out, fault)
-			: (out = calloc(n_out, sizeof(float))) && !(va_out & 3) ? NPU_DMA_OK
+			: (out = npu_eng_calloc(core, n_out, sizeof(float))) && !(va_out & 3) ? NPU_DMA_OK
 										 : NPU_DMA_ERR_ARGS;
 	for (uint32_t r = 0; st == NPU_DMA_OK && r < rows; r++)
 		for (uint32_t k = 0; k < cols; k++)
@@ -599,8 +614,8 @@ uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	st = load_f32(core, va_z, n, 0, &z, fault);
 	if (st == NPU_DMA_OK)
 		st = load(core, va_l, rows, 4, (void **)&labels, fault);
-	if (st == NPU_DMA_OK && ((va_loss && !(loss = malloc(sizeof(float) * rows))) ||
-				 (va_dz && !(dz = malloc(sizeof(float) * n)))))
+	if (st == NPU_DMA_OK && ((va_loss && !(loss = npu_eng_alloc(core, sizeof(float) * rows))) ||
+				 (va_dz && !(dz = npu_eng_alloc(core, sizeof(float) * n)))))
 		st = NPU_DMA_ERR_ARGS;
 	for (uint32_t r = 0; st == NPU_DMA_OK && r < rows; r++) {
 		float l;

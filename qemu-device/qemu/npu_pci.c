@@ -10,6 +10,13 @@
  * from WFI for its heartbeat. While the VM is stopped the firmware does
  * not run, so it never touches guest memory behind a paused VM's back.
  *
+ * The engines (DMA, tensor ops, the boot ROM's load) run on the core's own
+ * thread, as hw/misc/edu computes on its own: they reach guest memory
+ * through pci_dma_*, which needs no BQL for RAM and takes it for MMIO, and
+ * when an operation ends they schedule the bottom half (qemu_bh_schedule
+ * is thread-safe), which takes the result in. Nothing a guest submits
+ * holds the main loop for longer than one firmware slice.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
@@ -75,11 +82,20 @@ static uint64_t npu_now_ns(void *opaque)
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
+/* On the engine thread. */
+static void npu_engine_done(void *opaque)
+{
+    NPUState *s = opaque;
+
+    qemu_bh_schedule(s->bh);
+}
+
 static const struct npu_core_ops npu_ops = {
     .dma_read = npu_dma_read,
     .dma_write = npu_dma_write,
     .msi = npu_msi,
     .now_ns = npu_now_ns,
+    .engine_done = npu_engine_done,
 };
 
 static void npu_kick(NPUState *s)
@@ -176,7 +192,8 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "npu: invalid properties (sram-size must be a "
                    "multiple of 4 KiB up to 16 MiB; clock, DMA rate, MAC "
                    "array and tensor SRAM non-zero, MAC array at most 4096 a "
-                   "side, tensor SRAM at most 1 GiB)");
+                   "side, tensor SRAM at most 1 GiB, cmd-mem-mib 1 to 4096, "
+                   "cmd-max-gmacs 1 to 8)");
         return;
     }
     if (s->fw_coverage) {
@@ -259,6 +276,8 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("mac-cols", NPUState, cfg.mac_cols, 32),
     DEFINE_PROP_UINT32("engine-threads", NPUState, cfg.engine_threads, 0),
     DEFINE_PROP_UINT32("tensor-sram-kib", NPUState, cfg.tensor_sram_kib, 1024),
+    DEFINE_PROP_UINT32("cmd-mem-mib", NPUState, cfg.cmd_mem_mib, 256),
+    DEFINE_PROP_UINT32("cmd-max-gmacs", NPUState, cfg.cmd_max_gmacs, 8),
     DEFINE_PROP_STRING("profile", NPUState, profile),
     DEFINE_PROP_STRING("fw-coverage", NPUState, fw_coverage),
 };

@@ -35,7 +35,10 @@ static int h_dma_write(void *opaque, uint64_t addr, const void *buf, size_t len)
 	uint8_t *p;
 
 	if (h->reset_on_write && h->reset_on_write >= addr && h->reset_on_write < addr + len) {
-		npu_core_reset(h->core);	/* as a write to our own FLR bit */
+		/* As a write to our own FLR bit: MMIO, under the big lock. */
+		pthread_mutex_lock(&h->bql);
+		npu_core_reset(h->core);
+		pthread_mutex_unlock(&h->bql);
 		return 0;
 	}
 	if (h_dma(opaque, addr, len, &p))
@@ -75,11 +78,22 @@ void h_init(struct harness *h)
 	h_init_cfg(h, &cfg);
 }
 
+static void h_lock_init(struct harness *h)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&h->bql, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
 void h_init_cfg(struct harness *h, const struct npu_core_config *cfg)
 {
 	const char *cov;
 
 	memset(h, 0, sizeof(*h));
+	h_lock_init(h);
 	h->ram = calloc(1, H_RAM_SIZE);
 	h->ram_base = H_RAM_BASE;
 	h->ram_size = H_RAM_SIZE;
@@ -103,6 +117,7 @@ void h_init_device(struct harness *h, volatile uint32_t *bar, void *ram,
 		   uint64_t ram_base, uint64_t ram_size)
 {
 	memset(h, 0, sizeof(*h));
+	h_lock_init(h);
 	h->bar = bar;
 	h->ram = ram;
 	h->ram_base = ram_base;
@@ -115,8 +130,11 @@ void h_fini(struct harness *h)
 {
 	if (h->bar)
 		return;		/* the caller owns the mappings */
-	npu_core_free(h->core);
+	npu_core_free(h->core);	/* joins the engine thread */
+	h->core = NULL;
 	free(h->ram);
+	h->ram = NULL;
+	pthread_mutex_destroy(&h->bql);
 }
 
 void h_start(struct harness *h, unsigned int contexts, uint32_t entries)
@@ -167,17 +185,44 @@ void *h_ptr(struct harness *h, uint64_t bus)
 
 uint32_t h_rd(struct harness *h, uint32_t reg)
 {
+	uint32_t v;
+
 	if (h->bar)
 		return h->bar[reg / 4];
-	return npu_core_mmio_read(h->core, reg);
+	pthread_mutex_lock(&h->bql);
+	v = npu_core_mmio_read(h->core, reg);
+	pthread_mutex_unlock(&h->bql);
+	return v;
 }
 
 void h_wr(struct harness *h, uint32_t reg, uint32_t val)
 {
-	if (h->bar)
+	if (h->bar) {
 		h->bar[reg / 4] = val;
-	else
-		npu_core_mmio_write(h->core, reg, val);
+		return;
+	}
+	pthread_mutex_lock(&h->bql);
+	npu_core_mmio_write(h->core, reg, val);
+	pthread_mutex_unlock(&h->bql);
+}
+
+enum npu_run_state h_run_once(struct harness *h, uint64_t insns)
+{
+	enum npu_run_state st;
+
+	pthread_mutex_lock(&h->bql);
+	st = npu_core_run(h->core, insns);
+	pthread_mutex_unlock(&h->bql);
+	return st;
+}
+
+void h_step_engine(struct harness *h, unsigned int n)
+{
+	while (n--) {
+		h_run_once(h, UINT64_MAX / 2);	/* to the next wait (or idle) */
+		npu_core_engine_wait(h->core);
+	}
+	h_run_once(h, UINT64_MAX / 2);		/* take the last one in */
 }
 
 enum npu_run_state h_run(struct harness *h)
@@ -188,8 +233,15 @@ enum npu_run_state h_run(struct harness *h)
 		sleep_us(1000);
 		return NPU_RUN_IDLE;
 	}
-	for (int i = 0; i < 100000 && st == NPU_RUN_BUSY; i++)
-		st = npu_core_run(h->core, 100000);
+	for (int i = 0; i < 100000; i++) {
+		st = h_run_once(h, 100000);
+		if (st == NPU_RUN_BUSY)
+			continue;
+		/* Idle or stopped: done, unless an engine op is still to end. */
+		if (!npu_core_engine_busy(h->core) && !npu_core_runnable(h->core))
+			break;
+		npu_core_engine_wait(h->core);
+	}
 	return st;
 }
 

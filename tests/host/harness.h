@@ -11,6 +11,7 @@
 #ifndef HARNESS_H
 #define HARNESS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +26,13 @@
 
 struct harness {
 	struct npu_core *core;		/* host backend */
+	/*
+	 * QEMU's big lock, for the host backend: held around every call into
+	 * the core, and taken by a DMA of the engine thread that lands on
+	 * "MMIO" (reset_on_write). Recursive: a reset from the test's own
+	 * thread happens inside a call that holds it.
+	 */
+	pthread_mutex_t bql;
 	volatile uint32_t *bar;		/* device backend */
 	uint8_t *ram;
 	uint64_t ram_base;		/* bus address of ram[0] */
@@ -68,6 +76,14 @@ void h_wr(struct harness *h, uint32_t reg, uint32_t val);
  * Device backend: wait a moment for the device.
  */
 enum npu_run_state h_run(struct harness *h);
+/* Host backend: one npu_core_run() of at most @insns, under the lock. */
+enum npu_run_state h_run_once(struct harness *h, uint64_t insns);
+/*
+ * Host backend: run the core through @n engine operations exactly (each
+ * call runs the firmware until it waits, then lets the engine finish), so
+ * a test can stop a job at a known point.
+ */
+void h_step_engine(struct harness *h, unsigned int n);
 /* Advance the clock by @ns, in steps that let timers fire, running the core. */
 void h_advance(struct harness *h, uint64_t ns);
 

@@ -55,7 +55,6 @@ static void test_register_arms_known_kinds_only(void)
 	inject(NPU_FAULT_DMA_ERROR);
 	inject(NPU_FAULT_LOST_IRQ);
 	h_wr(&h, NPU_REG_FAULT_INJECT, 0);
-	h_wr(&h, NPU_REG_FAULT_INJECT, 3);
 	h_wr(&h, NPU_REG_FAULT_INJECT, 8);
 	h_wr(&h, NPU_REG_FAULT_INJECT, 0xffffffffu);
 	CHECK_EQ(h_rd(&h, NPU_REG_FAULT_INJECT),
@@ -193,6 +192,170 @@ static void test_fw_hang_stops_heartbeat_and_jobs(void)
 	CHECK_EQ(copy_job().status, NPU_JOB_OK);
 }
 
+/* A heavy pool: 256x256x32 int8 averaged over 48x48 windows (3.2e9 adds). */
+static struct npu_cmd_pool_i8 heavy_pool(uint64_t in, uint64_t out)
+{
+	return (struct npu_cmd_pool_i8){
+		.hdr = { NPU_CMD_POOL_I8, sizeof(struct npu_cmd_pool_i8) },
+		.in = in, .out = out, .batch = 1, .in_h = 256, .in_w = 256, .c = 32,
+		.out_h = 209, .out_w = 209, .k_h = 48, .k_w = 48, .stride_h = 1, .stride_w = 1,
+		.act_min = -128, .act_max = 127, .flags = NPU_POOL_AVG,
+	};
+}
+
+/* Queue @cmd in a job of its own on ring 0 and ring it; no waiting. */
+static void start_job(const void *cmd, size_t len)
+{
+	struct npu_job_desc d = { .job_id = 77, .cmd_va = CMD, .cmd_size = (uint32_t)len };
+
+	h_cmdbuf(&h, 0, CMD, cmd, len);
+	h_queue(&h, 0, &d);
+	h_doorbell(&h, 0);
+}
+
+static void test_engine_hang_waits_for_engine_reset(void)
+{
+	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
+	uint32_t beat, progress;
+
+	setup();
+	inject(NPU_FAULT_ENGINE_HANG);
+	start_job(&c, sizeof(c));
+	h_run(&h);
+	beat = h_rd(&h, NPU_REG_FW_HEARTBEAT);
+	h_advance(&h, 50 * 1000000ull);
+	/* The job never ends, but the firmware is alive: its heartbeat goes on. */
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), 0);
+	CHECK(h_rd(&h, NPU_REG_FW_HEARTBEAT) >= beat + 3);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_RUNNING);
+	/* The firmware says which job it is stuck in: ring 0, entry 0. */
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_CURRENT), NPU_FW_CURRENT_VALID | 0u << 16 | 0);
+	progress = h_rd(&h, NPU_REG_FW_PROGRESS);
+	/* An engine reset ends the hung op: the job fails ABORTED, alone. */
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_ENGINE_RESET);
+	h_run(&h);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), 1);
+	CHECK_EQ(h_cmpl(&h, 0, 0)->status, NPU_JOB_ABORTED);
+	CHECK_EQ(h_cmpl(&h, 0, 0)->job_id, 77);
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_CURRENT), 0);
+	CHECK(h_rd(&h, NPU_REG_FW_PROGRESS) > progress);	/* the aborted op ended */
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+	CHECK(copied());
+}
+
+static void test_engine_hang_cleared_by_device_reset(void)
+{
+	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
+
+	setup();
+	inject(NPU_FAULT_ENGINE_HANG);
+	start_job(&c, sizeof(c));
+	h_run(&h);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), 0);
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
+	CHECK_EQ(h_rd(&h, NPU_REG_FAULT_INJECT), 0);
+	h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+	CHECK(copied());
+}
+
+/*
+ * An engine reset, and a device reset, stop a long op between blocks: the
+ * pool below runs for seconds, so if either waited for its end the test
+ * would take that long (it asserts no time; make check's timeout would).
+ */
+static void test_resets_stop_a_running_op(void)
+{
+	struct npu_cmd_pool_i8 p;
+	uint64_t in = 0x4000000, out = 0x5000000;
+
+	setup();
+	h_map(&h, 0, in, 256 * 256 * 32, NPU_PTE_R, 0);
+	h_map(&h, 0, out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
+	p = heavy_pool(in, out);
+	start_job(&p, sizeof(p));
+	h_step_engine(&h, 2);		/* descriptor and command fetched */
+	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_ENGINE_RESET);
+	h_run(&h);
+	CHECK_EQ(h_cmpl(&h, 0, 0)->status, NPU_JOB_ABORTED);
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+
+	/* Again, stopped this time by a reset of the whole device. */
+	start_job(&p, sizeof(p));
+	h_step_engine(&h, 2);
+	CHECK(npu_core_engine_busy(h.core));
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
+	npu_core_engine_wait(h.core);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
+	h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+	CHECK(copied());
+}
+
+/* A device with small per-command budgets. */
+static void setup_budget(uint32_t mem_mib, uint32_t gmacs)
+{
+	struct npu_core_config cfg;
+
+	npu_core_default_config(&cfg);
+	cfg.cmd_mem_mib = mem_mib;
+	cfg.cmd_max_gmacs = gmacs;
+	h_fini(&h);
+	h_init_cfg(&h, &cfg);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
+	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+}
+
+static struct npu_cmd_gemm_i8 gemm_cmd(uint32_t m, uint32_t n, uint32_t k, uint64_t base)
+{
+	return (struct npu_cmd_gemm_i8){
+		.hdr = { NPU_CMD_GEMM_I8, sizeof(struct npu_cmd_gemm_i8) },
+		.a = base, .b = base + 0x1000000, .out = base + 0x2000000,
+		.quant = base + 0x3000000, .m = m, .n = n, .k = k, .lda = k, .ldb = k, .ldc = n,
+		.act_min = -128, .act_max = 127, .flags = NPU_GEMM_PER_TENSOR,
+	};
+}
+
+static void test_command_over_budget_fails_limit(void)
+{
+	/* 2 GMACs against a budget of 1: refused before anything is read. */
+	struct npu_cmd_gemm_i8 big = gemm_cmd(1024, 1024, 2048, 0x40000000);
+	/* 3 MiB of operands against a 2 MiB budget: refused as it allocates. */
+	struct npu_cmd_gemm_i8 wide = gemm_cmd(1024, 1024, 1024, 0x40000000);
+	struct npu_job_cmpl c;
+
+	setup_budget(2, 1);
+	c = h_run_cmds(&h, 0, CMD, &big, sizeof(big));
+	CHECK_EQ(c.status, NPU_JOB_LIMIT);
+	c = h_run_cmds(&h, 0, CMD, &wide, sizeof(wide));
+	CHECK_EQ(c.status, NPU_JOB_LIMIT);
+	/* Within the budgets, the device works as before. */
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+	CHECK(copied());
+	/* The same commands on a default device are only short of mappings. */
+	setup();
+	c = h_run_cmds(&h, 0, CMD, &big, sizeof(big));
+	CHECK_EQ(c.status, NPU_JOB_MMU_FAULT);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_register_arms_known_kinds_only),
 	TAP_ENTRY(test_dma_error_fails_one_job),
@@ -201,4 +364,8 @@ TAP_MAIN(
 	TAP_ENTRY(test_bad_completion_corrupts_one_record),
 	TAP_ENTRY(test_fw_crash_traps_the_core),
 	TAP_ENTRY(test_fw_hang_stops_heartbeat_and_jobs),
+	TAP_ENTRY(test_engine_hang_waits_for_engine_reset),
+	TAP_ENTRY(test_engine_hang_cleared_by_device_reset),
+	TAP_ENTRY(test_resets_stop_a_running_op),
+	TAP_ENTRY(test_command_over_budget_fails_limit),
 )

@@ -10,11 +10,20 @@
 
 static struct harness h;
 
+/*
+ * Translate as the engine thread would (with the engine idle, its request
+ * slot is ours), then raise what it asked for, as taking its result in
+ * does.
+ */
 static uint32_t xlate(unsigned int ctx, uint64_t va, unsigned int acc, uint64_t *pa)
 {
 	uint64_t avail;
+	uint32_t st;
 
-	return npu_mmu_translate(h.core, ctx, va, acc, pa, &avail);
+	h.core->eng.run.irqs = 0;
+	st = npu_mmu_translate(h.core, ctx, va, acc, pa, &avail);
+	npu_core_raise_irq(h.core, h.core->eng.run.irqs);
+	return st;
 }
 
 /* h starts zeroed, which h_fini() accepts. */

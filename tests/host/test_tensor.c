@@ -288,7 +288,7 @@ static void test_gemm_kernel_blocks_threads_and_requant_corners(void)
 		}
 		for (unsigned int threads = 1; threads <= 2; threads++) {
 			struct npu_gemm_args g = { a, b, bias, q, out, m, n, k, (int32_t)(rnd() % 256) - 128,
-						   (int32_t)(rnd() % 256) - 128, -128, 127, 0, threads };
+						   (int32_t)(rnd() % 256) - 128, -128, 127, 0, threads, NULL, NULL };
 			int bad = 0;
 
 			g.act_min = -100 + (int32_t)(rnd() % 50);

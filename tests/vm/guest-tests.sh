@@ -59,9 +59,9 @@ suite_full() {
 	# The driver: load (firmware boot and handshake), a node, debugfs, unload.
 	tap driver "npu.ko loads, boots the firmware and creates /dev/accel/accel0" scripts/npu-load
 	tap driver "the driver reports the firmware version in the kernel log" \
-		sh -c 'dmesg | grep -q "npu 0000:.*: firmware 1.0.0 (API 1.0) ready"'
+		sh -c 'dmesg | grep -q "npu 0000:.*: firmware 1.1.0 (API 1.1) ready"'
 	tap driver "debugfs shows the firmware log" \
-		sh -c 'grep -q "npu-fw 1.0.0 (api 1.0) ready" /sys/kernel/debug/accel/*/fw_log'
+		sh -c 'grep -q "npu-fw 1.1.0 (api 1.1) ready" /sys/kernel/debug/accel/*/fw_log'
 	# STATUS RUNNING (1), BOOT_STATUS OK (1), FW_STATUS READY (2), four rings.
 	tap driver "debugfs status shows the core running, the firmware ready and four rings" \
 		sh -c 'f=$(echo /sys/kernel/debug/accel/*/status);

@@ -21,6 +21,8 @@
 
 #include "kselftest_harness.h"
 #include "npu_cmd.h"
+#include "npu_fw.h"
+#include "npu_hw.h"
 #include "npu_test_util.h"
 
 #define SEC 1000000000ll
@@ -109,9 +111,9 @@ TEST_F(npu, query)
 	EXPECT_EQ(self->info.hw_version, small[0].hw_version);
 	EXPECT_EQ(0xaaaaaaaau, small[0].fw_api);	/* not written */
 
-	EXPECT_EQ(0x00010000u, self->info.hw_version);
-	EXPECT_EQ(0x00010000u, self->info.fw_version);
-	EXPECT_EQ(1u << 16, self->info.fw_api);
+	EXPECT_EQ(NPU_HW_VERSION, self->info.hw_version);
+	EXPECT_EQ(0x00010100u, self->info.fw_version);	/* 1.1.0, the Makefile's */
+	EXPECT_EQ(NPU_FW_API_MAJOR << 16 | NPU_FW_API_MINOR, self->info.fw_api);
 	EXPECT_EQ(4u, self->info.num_rings);
 	EXPECT_EQ(4096u, self->info.page_size);
 	EXPECT_TRUE(self->info.cmd_caps & (1u << NPU_CMD_DMA_COPY));

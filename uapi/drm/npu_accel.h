@@ -179,6 +179,9 @@ struct drm_npu_job_result {
  * @DRM_NPU_JOB_BUS_ERROR: memory could not be reached.
  * @DRM_NPU_JOB_ABORTED: the job was cancelled (reset, file closed).
  * @DRM_NPU_JOB_TIMEOUT: the job did not finish in time and was stopped.
+ * @DRM_NPU_JOB_LIMIT: a command asked for more host memory or compute than
+ *	the device gives one command (its cmd-mem-mib and cmd-max-gmacs
+ *	properties).
  */
 enum drm_npu_job_status {
 	DRM_NPU_JOB_PENDING = 0,
@@ -188,6 +191,7 @@ enum drm_npu_job_status {
 	DRM_NPU_JOB_BUS_ERROR = 4,
 	DRM_NPU_JOB_ABORTED = 5,
 	DRM_NPU_JOB_TIMEOUT = 6,
+	DRM_NPU_JOB_LIMIT = 7,
 };
 
 /**

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_engine.c - the engines' own thread. DMA transfers, tensor ops and
+ * the boot ROM's image load run here, beside the control core, so no
+ * command a guest can build holds the embedder's thread (QEMU's main loop
+ * and its big lock): a store to DMA_CTRL or TENSOR_CTRL only latches the
+ * operation, and its result is taken in by npu_core_run() once the thread
+ * says it has ended (ops->engine_done).
+ *
+ * One thread serves all engines: the firmware waits for each operation
+ * before it starts the next, so at most one live operation exists. A
+ * reset, halt or boot moves core->reset_gen on: the running operation
+ * stops at its next block (npu_eng_stop) and its result is dropped, while
+ * the next one waits in the second slot.
+ *
+ * Each command is charged the host memory of its temporaries
+ * (npu_eng_alloc) and its multiply-accumulates, whether it ends well or
+ * not; over cmd_mem_mib or cmd_max_gmacs it fails with NPU_DMA_ERR_LIMIT.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_core_priv.h"
+
+static bool stale(const struct npu_core *core, const struct npu_eng_req *r)
+{
+	return r->gen != atomic_load(&core->reset_gen);
+}
+
+static void execute(struct npu_core *core, struct npu_eng_req *r)
+{
+	r->status = NPU_DMA_ERR_ARGS;
+	r->fault = r->bytes = r->cycles = 0;
+	r->irqs = 0;
+	r->mem_used = r->macs_used = 0;
+	switch (r->kind) {
+	case NPU_ENG_DMA:
+		npu_dma_exec(core, r);
+		break;
+	case NPU_ENG_TENSOR:
+		npu_tensor_exec(core, r);
+		break;
+	case NPU_ENG_BOOT:
+		npu_bootrom_load(core, r);
+		break;
+	}
+}
+
+/* Hand the result in @run to the collector; true if it is worth collecting. */
+static bool publish(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+	bool live = !stale(core, &e->run);
+
+	/* An uncollected stale result may be replaced; a live one never is. */
+	if (live && (!e->done_valid || stale(core, &e->done))) {
+		e->done = e->run;
+		e->done_valid = true;
+		atomic_store(&e->done_pending, true);
+	}
+	return live;
+}
+
+static void *engine_thread(void *opaque)
+{
+	struct npu_core *core = opaque;
+	struct npu_engine *e = &core->eng;
+
+	pthread_mutex_lock(&e->lock);
+	for (;;) {
+		bool live;
+
+		while (!e->queued_valid && !e->stopping)
+			pthread_cond_wait(&e->cond, &e->lock);
+		if (e->stopping)
+			break;
+		e->run = e->queued;
+		e->queued_valid = false;
+		e->running = true;
+		pthread_mutex_unlock(&e->lock);
+
+		if (!stale(core, &e->run))
+			execute(core, &e->run);
+
+		pthread_mutex_lock(&e->lock);
+		live = publish(core);
+		e->running = false;
+		pthread_cond_broadcast(&e->cond);
+		if (live && core->ops->engine_done) {
+			pthread_mutex_unlock(&e->lock);
+			core->ops->engine_done(core->opaque);
+			pthread_mutex_lock(&e->lock);
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+int npu_engine_init(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+	sigset_t all, old;
+	int rc;
+
+	e->bounce = malloc(NPU_DMA_BOUNCE);
+	if (!e->bounce || pthread_mutex_init(&e->lock, NULL))
+		return -1;
+	if (pthread_cond_init(&e->cond, NULL)) {
+		pthread_mutex_destroy(&e->lock);
+		return -1;
+	}
+	e->stopping = false;
+	atomic_init(&e->done_pending, false);
+	if (core->cfg.engine_inline) {
+		e->started = false;
+		return 0;
+	}
+	/* The embedder's signals are for its own threads (QEMU does the same). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&e->thread, NULL, engine_thread, core);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	e->started = !rc;
+	if (rc) {
+		pthread_cond_destroy(&e->cond);
+		pthread_mutex_destroy(&e->lock);
+		return -1;
+	}
+	return 0;
+}
+
+void npu_engine_fini(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+
+	if (e->started) {
+		pthread_mutex_lock(&e->lock);
+		e->stopping = true;
+		atomic_fetch_add(&core->reset_gen, 1);	/* the running op stops */
+		pthread_cond_broadcast(&e->cond);
+		pthread_mutex_unlock(&e->lock);
+		pthread_join(e->thread, NULL);
+		e->started = false;
+	}
+	if (e->bounce) {
+		pthread_cond_destroy(&e->cond);
+		pthread_mutex_destroy(&e->lock);
+	}
+	free(e->bounce);
+	e->bounce = NULL;
+}
+
+static void apply(struct npu_core *core, struct npu_eng_req *r)
+{
+	if (stale(core, r))
+		return;
+	switch (r->kind) {
+	case NPU_ENG_DMA:
+		core->dma.status = r->status;
+		core->dma.fault = r->fault;
+		break;
+	case NPU_ENG_TENSOR:
+		core->tensor.status = r->status;
+		core->tensor.fault = r->fault;
+		break;
+	case NPU_ENG_BOOT:
+		npu_core_boot_done(core, r);
+		return;
+	}
+	core->perf_cycles += r->cycles;
+	if (r->status == NPU_DMA_OK)
+		core->perf_bytes += r->bytes;
+	if (r->irqs)
+		npu_core_raise_irq(core, r->irqs);
+	core->events |= NPU_EV_ENGINE_DONE;
+}
+
+void npu_engine_collect(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+	struct npu_eng_req r;
+
+	if (!atomic_load(&e->done_pending))
+		return;
+	pthread_mutex_lock(&e->lock);
+	if (!e->done_valid) {
+		pthread_mutex_unlock(&e->lock);
+		return;
+	}
+	r = e->done;
+	e->done_valid = false;
+	atomic_store(&e->done_pending, false);
+	pthread_mutex_unlock(&e->lock);
+	apply(core, &r);
+}
+
+void npu_engine_submit(struct npu_core *core, struct npu_eng_req *req)
+{
+	struct npu_engine *e = &core->eng;
+
+	req->gen = atomic_load(&core->reset_gen);
+	if (req->job && npu_fault_take(core, NPU_FAULT_ENGINE_HANG)) {
+		/* Never starts, never ends: only an engine or device reset helps. */
+		e->hung = true;
+		e->hung_req = *req;
+		return;
+	}
+	if (core->cfg.engine_inline) {
+		e->run = *req;
+		execute(core, &e->run);
+		pthread_mutex_lock(&e->lock);
+		publish(core);
+		pthread_mutex_unlock(&e->lock);
+		npu_engine_collect(core);
+		return;
+	}
+	pthread_mutex_lock(&e->lock);
+	/* A live request still queued means a second start while busy: ignored. */
+	if (!e->queued_valid || stale(core, &e->queued)) {
+		e->queued = *req;
+		e->queued_valid = true;
+		pthread_cond_broadcast(&e->cond);
+	}
+	pthread_mutex_unlock(&e->lock);
+}
+
+void npu_engine_reset(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+
+	if (!e->hung)
+		return;
+	e->hung = false;
+	e->hung_req.status = NPU_DMA_ERR_ABORTED;
+	e->hung_req.fault = e->hung_req.bytes = e->hung_req.cycles = 0;
+	e->hung_req.irqs = 0;
+	apply(core, &e->hung_req);
+}
+
+bool npu_core_engine_busy(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+	bool busy;
+
+	pthread_mutex_lock(&e->lock);
+	busy = e->queued_valid || e->running;
+	pthread_mutex_unlock(&e->lock);
+	return busy;
+}
+
+void npu_core_engine_wait(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+
+	pthread_mutex_lock(&e->lock);
+	while (e->queued_valid || e->running)
+		pthread_cond_wait(&e->cond, &e->lock);
+	pthread_mutex_unlock(&e->lock);
+}
+
+bool npu_eng_stop(struct npu_core *core)
+{
+	const struct npu_eng_req *r = &core->eng.run;
+
+	return stale(core, r) || (r->job && atomic_load(&core->engine_abort));
+}
+
+bool npu_eng_stop_cb(void *arg)
+{
+	return npu_eng_stop(arg);
+}
+
+void *npu_eng_alloc(struct npu_core *core, uint64_t n)
+{
+	struct npu_eng_req *r = &core->eng.run;
+	uint64_t limit = (uint64_t)core->cfg.cmd_mem_mib << 20;
+
+	if (n > limit || r->mem_used > limit - n) {
+		r->mem_used = limit + 1;	/* remembered: the command fails LIMIT */
+		return NULL;
+	}
+	r->mem_used += n;
+	return malloc(n ? (size_t)n : 1);
+}
+
+void *npu_eng_calloc(struct npu_core *core, uint64_t count, uint64_t size)
+{
+	void *p;
+
+	if (size && count > UINT64_MAX / size)
+		return NULL;
+	p = npu_eng_alloc(core, count * size);
+	if (p)
+		memset(p, 0, (size_t)(count * size));
+	return p;
+}
+
+bool npu_eng_charge_macs(struct npu_core *core, uint64_t macs)
+{
+	struct npu_eng_req *r = &core->eng.run;
+	uint64_t limit = (uint64_t)core->cfg.cmd_max_gmacs * 1000000000ull;
+
+	if (macs > limit || r->macs_used > limit - macs) {
+		r->macs_used = limit + 1;
+		return false;
+	}
+	r->macs_used += macs;
+	return true;
+}
+
+uint32_t npu_eng_status(struct npu_core *core, uint32_t st)
+{
+	const struct npu_eng_req *r = &core->eng.run;
+
+	if (st == NPU_DMA_OK)
+		return st;
+	if (r->mem_used > (uint64_t)core->cfg.cmd_mem_mib << 20 ||
+	    r->macs_used > (uint64_t)core->cfg.cmd_max_gmacs * 1000000000ull)
+		return NPU_DMA_ERR_LIMIT;
+	if (npu_eng_stop(core))
+		return NPU_DMA_ERR_ABORTED;
+	return st;
+}
