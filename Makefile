@@ -39,6 +39,7 @@ TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_ge
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
 	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
+	$(BUILD)/tests/npu_recovery_test $(BUILD)/tests/npu_fuzz $(BUILD)/tests/npu_soak \
 	$(BUILD)/tests/npu_reset_test $(BUILD)/tests/npu_fw_test
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
 
@@ -58,7 +59,7 @@ LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -I
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
 
-.PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples check \
+.PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples check fuzz soak \
 	check-debug debug-kernel coverage demo bench clean
 
 all: deps
@@ -73,7 +74,7 @@ firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
 	$(BUILD)/tools/hold-bench \
 	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench
-tests: $(TESTS) $(VM_TESTS)
+tests: $(TESTS) $(VM_TESTS) $(BUILD)/fuzz/fuzz_core
 host-tests: $(TESTS)
 
 qemu:
@@ -177,6 +178,15 @@ $(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-d
 	$(CC) $(HOST_CFLAGS) -o $@ tools/gemm-bench.c qemu-device/core/npu_gemm.c \
 		qemu-device/core/npu_split.c -ldnnl -lpthread
 
+# The libFuzzer target on the device core (clang, ASan, UBSan).
+FUZZ_CC := clang
+FUZZ_CFLAGS := -std=c11 -O1 -g -Wall -Wextra -Werror -pthread -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -fno-omit-frame-pointer -Iinclude -Iqemu-device/core -Itests/host
+FUZZ_RUNS ?= 10000000
+$(BUILD)/fuzz/fuzz_core: tests/fuzz/fuzz_core.c tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz_core.c tests/host/harness.c $(CORE_SRCS) -lm
+
 # Harness and device core without sanitizers: it measures time.
 $(BUILD)/tools/hold-bench: tools/hold-bench.c tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
@@ -196,6 +206,13 @@ $(BUILD)/tests/npu_%_test: tests/vm/npu_%_test.c tests/vm/npu_test_util.h $(wild
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Iinclude -Iuapi -I$(KSELFTEST) \
+		$$(pkg-config --cflags libdrm) -o $@ $< $$(pkg-config --libs libdrm)
+
+# The guest's uAPI fuzzer and soak.
+$(BUILD)/tests/npu_fuzz $(BUILD)/tests/npu_soak: $(BUILD)/tests/%: tests/vm/%.c \
+		tests/vm/npu_test_util.h $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude -Iuapi \
 		$$(pkg-config --cflags libdrm) -o $@ $< $$(pkg-config --libs libdrm)
 
 # With the demo's reader, models and training loop, for a short real training run.
@@ -258,6 +275,14 @@ $(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests
 
 check: all
 	@scripts/run-checks $(TESTS)
+
+# Long runs: the fuzzers (scripts/fuzz) and the soak.
+fuzz: all
+	@mkdir -p $(BUILD)/fuzz/qemu-corpus
+	@FUZZ_RUNS=$(FUZZ_RUNS) scripts/fuzz
+
+soak: all
+	@scripts/run-checks --suite soak
 
 # The guest suite on a kernel with KASAN, lockdep, DEBUG_OBJECTS, kmemleak,
 # DMA_API_DEBUG and gcov (built once into $(NPU_CACHE)/kernel-debug), with

@@ -14,6 +14,50 @@
 #include "npu_drv.h"
 #include "drm/npu_accel.h"
 
+/* Teardowns of closed files' contexts; drained before the module goes. */
+struct workqueue_struct *npu_wq;
+
+static void npu_file_free(struct npu_file *nfile)
+{
+	struct npu_device *ndev = nfile->ndev;
+
+	npu_gem_file_release(nfile);
+	npu_mmu_ctx_fini(nfile);
+	drm_mm_takedown(&nfile->va);
+	mutex_destroy(&nfile->submit_lock);
+	mutex_destroy(&nfile->mmu_lock);
+	kfree(nfile);
+	drm_dev_put(&ndev->drm);
+}
+
+static void npu_file_free_work(struct work_struct *work)
+{
+	npu_file_free(container_of(work, struct npu_file, free_work));
+}
+
+/* From postclose, the common case: no job left, tear down at once. */
+static void npu_file_release_now(struct kref *ref)
+{
+	npu_file_free(container_of(ref, struct npu_file, ref));
+}
+
+/*
+ * The last reference may go in a fence path (a job freed by a recovery):
+ * the teardown takes mutexes and frees DMA memory, so it runs from a work
+ * item instead.
+ */
+static void npu_file_release(struct kref *ref)
+{
+	struct npu_file *nfile = container_of(ref, struct npu_file, ref);
+
+	queue_work(npu_wq, &nfile->free_work);
+}
+
+void npu_file_put(struct npu_file *nfile)
+{
+	kref_put(&nfile->ref, npu_file_release);
+}
+
 static int npu_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct npu_device *ndev = to_npu(drm);
@@ -29,17 +73,26 @@ static int npu_open(struct drm_device *drm, struct drm_file *file)
 		goto out;
 	}
 	nfile->ndev = ndev;
+	kref_init(&nfile->ref);
+	INIT_WORK(&nfile->free_work, npu_file_free_work);
+	atomic_set(&nfile->hangs, 0);
 	mutex_init(&nfile->mmu_lock);
-	mutex_init(&nfile->fence_lock);
+	mutex_init(&nfile->submit_lock);
 	INIT_LIST_HEAD(&nfile->maps);
 	drm_mm_init(&nfile->va, NPU_VA_START, NPU_VA_END - NPU_VA_START);
 
 	ret = npu_mmu_ctx_init(nfile);
+	if (ret == -EBUSY) {
+		/* All taken: maybe by closed files whose last jobs just ended. */
+		flush_workqueue(npu_wq);
+		ret = npu_mmu_ctx_init(nfile);
+	}
 	if (ret)
 		goto err_free;
 	ret = npu_file_entities_init(nfile);
 	if (ret)
 		goto err_ctx;
+	drm_dev_get(drm);	/* the context may outlive the file */
 	file->driver_priv = nfile;
 	drm_dev_exit(idx);
 	return 0;
@@ -48,7 +101,7 @@ err_ctx:
 	npu_mmu_ctx_fini(nfile);
 err_free:
 	drm_mm_takedown(&nfile->va);
-	mutex_destroy(&nfile->fence_lock);
+	mutex_destroy(&nfile->submit_lock);
 	mutex_destroy(&nfile->mmu_lock);
 	kfree(nfile);
 out:
@@ -56,18 +109,16 @@ out:
 	return ret;
 }
 
+/*
+ * Never blocks on the device: queued jobs are cancelled, and jobs on the
+ * device keep the context until they end (a hung one until its timeout).
+ */
 static void npu_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	struct npu_file *nfile = file->driver_priv;
 
-	/* Jobs first: nothing may run in the context once it is gone. */
 	npu_file_entities_fini(nfile);
-	npu_gem_file_release(nfile);
-	npu_mmu_ctx_fini(nfile);
-	drm_mm_takedown(&nfile->va);
-	mutex_destroy(&nfile->fence_lock);
-	mutex_destroy(&nfile->mmu_lock);
-	kfree(nfile);
+	kref_put(&nfile->ref, npu_file_release_now);
 }
 
 static int npu_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file)
@@ -189,6 +240,8 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	/* Managed: anything set up here is undone on failure by devm/drmm. */
 	ret = npu_mmu_init(ndev);
 	if (!ret)
+		ret = npu_reset_init(ndev);
+	if (!ret)
 		ret = npu_rings_init(ndev);
 	if (!ret)
 		ret = npu_irqs_init(ndev);
@@ -229,13 +282,45 @@ static const struct pci_device_id npu_pci_ids[] = {
 };
 MODULE_DEVICE_TABLE(pci, npu_pci_ids);
 
+/* A reset from outside (sysfs "reset", the PCI core) is a recovery too. */
+static const struct pci_error_handlers npu_err_handlers = {
+	.reset_prepare = npu_reset_prepare,
+	.reset_done = npu_reset_done,
+};
+
 static struct pci_driver npu_pci_driver = {
 	.name = "npu",
 	.id_table = npu_pci_ids,
 	.probe = npu_probe,
 	.remove = npu_remove,
+	.err_handler = &npu_err_handlers,
 };
-module_pci_driver(npu_pci_driver);
+
+static int __init npu_init(void)
+{
+	int ret;
+
+	npu_wq = alloc_workqueue("npu", WQ_UNBOUND, 0);
+	if (!npu_wq)
+		return -ENOMEM;
+	ret = pci_register_driver(&npu_pci_driver);
+	if (ret)
+		destroy_workqueue(npu_wq);
+	return ret;
+}
+module_init(npu_init);
+
+/*
+ * Files are closed (they hold the module), but their jobs and contexts may
+ * still be on their way out: wait for every job, then every teardown.
+ */
+static void __exit npu_exit(void)
+{
+	pci_unregister_driver(&npu_pci_driver);
+	npu_jobs_wait_idle();
+	destroy_workqueue(npu_wq);
+}
+module_exit(npu_exit);
 
 MODULE_DESCRIPTION("DRM accel driver for the open NPU");
 MODULE_LICENSE("Dual MIT/GPL");

@@ -19,9 +19,12 @@
 #define NPU_DRV_H
 
 #include <linux/io.h>
+#include <linux/iosys-map.h>
+#include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
@@ -42,7 +45,58 @@
 #define NPU_MAX_SYNCS_PER_JOB	64
 #define NPU_BOOT_TIMEOUT_MS	10000
 
-struct npu_job;
+struct npu_file;
+struct npu_ring;
+struct seq_file;
+
+/**
+ * struct npu_job - one submitted job.
+ * @base: the scheduler's job.
+ * @ring: the ring it runs on.
+ * @nfile: its file's context, a reference (the context lives while it does).
+ * @ctx, @cmd_va, @cmd_size: what the descriptor says.
+ * @seqno: submission number on the ring (the uAPI's seqno).
+ * @hw_fence: signalled when the device is done with it; its seqno is
+ *	given in run_job(), in ring order.
+ * @hw_fence_init: @hw_fence holds the job's memory (see npu_free_job()).
+ * @tdr_beat, @tdr_progress: FW_HEARTBEAT and FW_PROGRESS when it started,
+ *	or when its timeout last found the device moving.
+ * @extensions: timeouts it survived by the device moving.
+ * @cmd_bo, @bos, @bo_count: BOs it holds.
+ * @status_bo, @status_map, @status_offset: where its result goes.
+ * @out_count, @out_syncobj, @out_chain, @out_point: what it signals.
+ */
+struct npu_job {
+	struct drm_sched_job base;
+	struct npu_ring *ring;
+	struct npu_file *nfile;
+	u32 ctx;
+	u64 cmd_va;
+	u32 cmd_size;
+	u64 seqno;
+	struct dma_fence hw_fence;
+	bool hw_fence_init;
+	u32 tdr_beat, tdr_progress;
+	unsigned int extensions;
+
+	struct drm_gem_object *cmd_bo;
+	struct drm_gem_object **bos;
+	u32 bo_count;
+
+	struct drm_gem_object *status_bo;
+	struct iosys_map status_map;
+	u32 status_offset;
+
+	u32 out_count;
+	struct drm_syncobj **out_syncobj;
+	struct dma_fence_chain **out_chain;
+	u64 *out_point;
+};
+
+static inline struct npu_job *to_npu_job(struct drm_sched_job *j)
+{
+	return container_of(j, struct npu_job, base);
+}
 
 /* One page table of the device MMU, and the tables below it. */
 struct npu_pt {
@@ -65,11 +119,33 @@ struct npu_ring {
 	u32 tail;			/* next entry the driver fills */
 	u32 head;			/* next entry the driver retires */
 	u64 fence_context;
-	atomic64_t seqno;
+	u64 fence_seqno;		/* last hardware fence, under lock */
+	atomic64_t seqno;		/* submissions, the uAPI's seqno */
 	struct drm_gpu_scheduler sched;
 	bool sched_ready;
-	u32 tdr_head, tdr_beat;		/* progress seen at the last timeout */
+	struct npu_job *replay[NPU_RING_ENTRIES];	/* recovery, reset_lock */
+	u32 replay_count;
 	char name[16];
+};
+
+/**
+ * struct npu_recovery_stats - what recovery did, for debugfs "recovery".
+ * @timeouts: jobs whose time ran out.
+ * @extended: of those, jobs given more time because the device moved on.
+ * @found_done: of those, jobs found done (a lost interrupt, or a recovery
+ *	for another job's timeout ended them).
+ * @engine_resets: recoveries by aborting the running job (stage 1).
+ * @fw_reboots: recoveries by rebooting the firmware (stage 2).
+ * @flrs: recoveries by a function level reset (stage 3).
+ * @wedged: times every stage failed (stage 4).
+ * @fw_crashes: firmware crash interrupts.
+ * @banned: contexts banned for hanging again and again.
+ * @replayed: jobs put back on the device after a reboot.
+ */
+struct npu_recovery_stats {
+	atomic_t timeouts, extended, found_done;
+	atomic_t engine_resets, fw_reboots, flrs, wedged;
+	atomic_t fw_crashes, banned, replayed;
 };
 
 struct npu_device {
@@ -98,10 +174,35 @@ struct npu_device {
 
 	struct npu_ring ring[NPU_NUM_RINGS];
 	struct mutex reset_lock;	/* one recovery at a time */
+	struct workqueue_struct *tdr_wq; /* ordered: the rings' timeouts */
+	/*
+	 * Recovery state, under reset_lock: the job being aborted (retire
+	 * reports it TIMEOUT), whether pci_reset_function() is ours, and the
+	 * wedged state (read without the lock: READ_ONCE).
+	 */
+	struct npu_job *tdr_culprit;
+	bool in_recovery;
+	u32 fail_boots;			/* debugfs: fail the next boots */
+	bool wedged;
+	struct npu_recovery_stats stats;
+	/* The last recovery's dump, handed to devcoredump from a work item. */
+	struct work_struct coredump_work;
+	void *coredump;
+	size_t coredump_len;
+	spinlock_t coredump_lock;	/* coredump, coredump_len */
 };
 
+/*
+ * A file's context. Jobs hold references (@ref): closing the file drops
+ * its own and returns at once; the context (its MMU context, page tables
+ * and mappings) goes with the last job.
+ */
 struct npu_file {
 	struct npu_device *ndev;
+	struct kref ref;
+	struct work_struct free_work;	/* the teardown, out of fence paths */
+	atomic_t hangs;			/* its jobs timed out in a row */
+	bool banned;			/* too many: submits fail -ECANCELED */
 	u32 ctx;
 	struct list_head dev_link;	/* in npu_device.files */
 	struct mutex mmu_lock;		/* root, va */
@@ -109,8 +210,7 @@ struct npu_file {
 	struct drm_mm va;
 	struct list_head maps;		/* npu_bo_map.file_link, under map_lock */
 	struct drm_sched_entity entity[NPU_NUM_RINGS];
-	struct mutex fence_lock;	/* last_fence */
-	struct dma_fence *last_fence[NPU_NUM_RINGS];
+	struct mutex submit_lock;	/* job arm and push in one order */
 };
 
 /* A buffer object; mapped once per file that holds a handle to it. */
@@ -178,6 +278,10 @@ void npu_gem_unbind_all(struct npu_device *ndev);
 int npu_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);
 int npu_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file);
 
+/* npu_drv.c */
+void npu_file_put(struct npu_file *nfile);
+extern struct workqueue_struct *npu_wq;
+
 /* npu_job.c */
 int npu_rings_init(struct npu_device *ndev);
 void npu_rings_hw_init(struct npu_device *ndev);
@@ -186,5 +290,26 @@ int npu_file_entities_init(struct npu_file *nfile);
 void npu_file_entities_fini(struct npu_file *nfile);
 irqreturn_t npu_ring_irq(int irq, void *arg);
 int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file);
+void npu_ring_retire_all(struct npu_device *ndev);
+void npu_ring_post(struct npu_ring *ring, struct npu_job *job);
+void npu_job_fail(struct npu_job *job, u32 status);
+void npu_jobs_wait_idle(void);
+int npu_jobs_live(void);
+
+/* npu_reset.c */
+enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job);
+int npu_reset_init(struct npu_device *ndev);
+void npu_reset_unplug(struct npu_device *ndev);
+void npu_reset_prepare(struct pci_dev *pdev);
+void npu_reset_done(struct pci_dev *pdev);
+void npu_recovery_debugfs(struct seq_file *m, struct npu_device *ndev);
+void npu_scheds_stop(struct npu_device *ndev, struct drm_sched_job *bad);
+void npu_scheds_start(struct npu_device *ndev);
+
+/* The device gave up: every ioctl but QUERY fails with -EIO. */
+static inline bool npu_wedged(struct npu_device *ndev)
+{
+	return READ_ONCE(ndev->wedged);
+}
 
 #endif /* NPU_DRV_H */

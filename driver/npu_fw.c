@@ -116,6 +116,13 @@ int npu_fw_boot(struct npu_device *ndev)
 	u32 st, boot, fwst, api, ver;
 	bool settled;
 
+	if (ndev->fail_boots) {	/* debugfs fault injection */
+		ndev->fail_boots--;
+		dev_warn(dev, "failing this firmware boot (debugfs fail_boots)\n");
+		npu_fw_stop(ndev);
+		return -EIO;
+	}
+
 	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
 	npu_mmu_hw_init(ndev);
 	npu_rings_hw_init(ndev);
@@ -196,12 +203,20 @@ irqreturn_t npu_fw_irq(int irq, void *arg)
 	if (!(npu_rd(ndev, NPU_REG_IRQ_STATUS) & BIT(NPU_IRQ_FW)))
 		return IRQ_NONE;
 	npu_wr(ndev, NPU_REG_IRQ_STATUS, BIT(NPU_IRQ_FW));
-	if (npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED)
+	if (npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED) {
+		int r;
+
 		dev_err_ratelimited(&ndev->pdev->dev,
 				    "firmware crashed: fault %u at pc %#x\n",
 				    npu_rd(ndev, NPU_REG_CORE_FAULT),
 				    npu_rd(ndev, NPU_REG_CORE_FAULT_PC));
-	else if (npu_rd(ndev, NPU_REG_FW_ERROR))
+		atomic_inc(&ndev->stats.fw_crashes);
+		/* Recover now rather than when a job's time runs out. */
+		for (r = 0; r < NPU_NUM_RINGS; r++)
+			drm_sched_fault(&ndev->ring[r].sched);
+		return IRQ_HANDLED;
+	}
+	if (npu_rd(ndev, NPU_REG_FW_ERROR))
 		dev_warn_ratelimited(&ndev->pdev->dev, "firmware reports error %u\n",
 				     npu_rd(ndev, NPU_REG_FW_ERROR));
 	return IRQ_HANDLED;
@@ -222,6 +237,35 @@ static int npu_fw_log_show(struct seq_file *m, void *data)
 	for (i = 0; i < n; i++)
 		seq_putc(m, ndev->log[(wptr - n + i) & (NPU_LOG_SIZE - 1)]);
 	drm_dev_exit(idx);
+	return 0;
+}
+
+/* What the driver holds: all zero once every file and job is gone. */
+static int npu_objects_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct npu_device *ndev = to_npu(entry->dev);
+	struct npu_file *nfile;
+	struct npu_bo *bo;
+	int files = 0, bos = 0;
+
+	mutex_lock(&ndev->ctx_lock);
+	list_for_each_entry(nfile, &ndev->files, dev_link)
+		files++;
+	mutex_unlock(&ndev->ctx_lock);
+	mutex_lock(&ndev->map_lock);
+	list_for_each_entry(bo, &ndev->bos, dev_link)
+		bos++;
+	mutex_unlock(&ndev->map_lock);
+	seq_printf(m, "jobs %d\ncontexts %d\nmapped_bos %d\n", npu_jobs_live(), files, bos);
+	return 0;
+}
+
+static int npu_recovery_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+
+	npu_recovery_debugfs(m, to_npu(entry->dev));
 	return 0;
 }
 
@@ -336,6 +380,9 @@ void npu_debugfs_init(struct npu_device *ndev)
 {
 	drm_debugfs_add_file(&ndev->drm, "fw_log", npu_fw_log_show, NULL);
 	drm_debugfs_add_file(&ndev->drm, "status", npu_status_show, NULL);
+	drm_debugfs_add_file(&ndev->drm, "recovery", npu_recovery_show, NULL);
+	drm_debugfs_add_file(&ndev->drm, "objects", npu_objects_show, NULL);
+	debugfs_create_u32("fail_boots", 0600, ndev->drm.debugfs_root, &ndev->fail_boots);
 	debugfs_create_file("hang", 0200, ndev->drm.debugfs_root, ndev, &npu_hang_fops);
 	debugfs_create_file("inject", 0200, ndev->drm.debugfs_root, ndev, &npu_inject_fops);
 }

@@ -201,6 +201,10 @@ int npu_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *fil
 		return args->size ? -E2BIG : -EINVAL;
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
+	if (npu_wedged(to_npu(drm))) {
+		ret = -EIO;
+		goto out;
+	}
 	shmem = drm_gem_shmem_create(drm, PAGE_ALIGN(args->size));
 	if (IS_ERR(shmem)) {
 		ret = PTR_ERR(shmem);
@@ -226,6 +230,10 @@ int npu_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file)
 		return -EINVAL;
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
+	if (npu_wedged(to_npu(drm))) {
+		ret = -EIO;
+		goto out;
+	}
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj) {
 		ret = -ENOENT;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
  * npu_job.c - job submission: one drm_sched scheduler per hardware ring,
- * one entity per ring per file, syncobj dependencies and signals, the
- * ring interrupt that retires jobs, and timeouts.
+ * one entity per ring per file, syncobj dependencies and signals, and the
+ * ring interrupt that retires jobs. Timeouts and recovery: npu_reset.c.
  *
  * Dma-fence rules: everything a job needs (its hardware fence, BO
  * references, the vmap of its status buffer, syncobj and chain nodes) is
@@ -25,33 +25,21 @@ module_param(job_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "time without progress before a job is declared hung (default 10000)");
 
-struct npu_job {
-	struct drm_sched_job base;
-	struct npu_ring *ring;
-	u32 ctx;
-	u64 cmd_va;
-	u32 cmd_size;
-	u64 seqno;
-	struct dma_fence hw_fence;
-	bool hw_fence_init;
+/*
+ * Jobs alive anywhere (queued, on the device, being freed): the module may
+ * not go before the last one, whose free runs module code.
+ */
+static atomic_t npu_live_jobs = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(npu_jobs_wq);
 
-	struct drm_gem_object *cmd_bo;
-	struct drm_gem_object **bos;
-	u32 bo_count;
-
-	struct drm_gem_object *status_bo;
-	struct iosys_map status_map;
-	u32 status_offset;
-
-	u32 out_count;
-	struct drm_syncobj **out_syncobj;
-	struct dma_fence_chain **out_chain;
-	u64 *out_point;
-};
-
-static struct npu_job *to_npu_job(struct drm_sched_job *j)
+void npu_jobs_wait_idle(void)
 {
-	return container_of(j, struct npu_job, base);
+	wait_event(npu_jobs_wq, !atomic_read(&npu_live_jobs));
+}
+
+int npu_jobs_live(void)
+{
+	return atomic_read(&npu_live_jobs);
 }
 
 static const char *npu_fence_driver_name(struct dma_fence *f)
@@ -108,42 +96,97 @@ static void npu_job_write_result(struct npu_job *job, const struct drm_npu_job_r
 		iosys_map_memcpy_to(&job->status_map, job->status_offset, res, sizeof(*res));
 }
 
+/*
+ * Write @job's descriptor at TAIL and ring the doorbell. Caller holds
+ * ring->lock, and a reference to the hardware fence for the ring's slot.
+ */
+void npu_ring_post(struct npu_ring *ring, struct npu_job *job)
+{
+	struct npu_device *ndev = ring->ndev;
+	u32 idx = ring->tail % NPU_RING_ENTRIES;
+	struct npu_job_desc *d = &ring->desc[idx];
+
+	lockdep_assert_held(&ring->lock);
+	memset(d, 0, sizeof(*d));
+	d->job_id = cpu_to_le64(job->hw_fence.seqno);
+	d->cmd_va = cpu_to_le64(job->cmd_va);
+	d->cmd_size = cpu_to_le32(job->cmd_size);
+	d->ctx_id = cpu_to_le32(job->ctx);
+	ring->slot[idx] = job;
+	ring->tail++;
+	dma_wmb();
+	npu_wr(ndev, NPU_RING_REG(ring->idx, NPU_RING_TAIL), ring->tail);
+}
+
 static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 {
 	struct npu_job *job = to_npu_job(sched_job);
 	struct npu_ring *ring = job->ring;
 	struct npu_device *ndev = ring->ndev;
-	struct npu_job_desc *d;
 	unsigned long flags;
 	int dev_idx;
-	u32 idx;
 
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;	/* cancelled before it ran */
 	if (!drm_dev_enter(&ndev->drm, &dev_idx))
 		return ERR_PTR(-ENODEV);	/* unplugged: fail, touch nothing */
-
-	dma_fence_init(&job->hw_fence, &npu_fence_ops, &ring->fence_lock,
-		       ring->fence_context, job->seqno);
-	job->hw_fence_init = true;
+	if (npu_wedged(ndev)) {
+		drm_dev_exit(dev_idx);
+		return ERR_PTR(-EIO);
+	}
+	/* Progress is judged against the device as the job found it. */
+	job->tdr_beat = npu_rd(ndev, NPU_REG_FW_HEARTBEAT);
+	job->tdr_progress = npu_rd(ndev, NPU_REG_FW_PROGRESS);
 
 	spin_lock_irqsave(&ring->lock, flags);
-	idx = ring->tail % NPU_RING_ENTRIES;
-	d = &ring->desc[idx];
-	memset(d, 0, sizeof(*d));
-	d->job_id = cpu_to_le64(job->seqno);
-	d->cmd_va = cpu_to_le64(job->cmd_va);
-	d->cmd_size = cpu_to_le32(job->cmd_size);
-	d->ctx_id = cpu_to_le32(job->ctx);
-	ring->slot[idx] = job;
+	/* Seqnos of the ring's fence context in the order jobs reach it. */
+	dma_fence_init(&job->hw_fence, &npu_fence_ops, &ring->fence_lock,
+		       ring->fence_context, ++ring->fence_seqno);
+	job->hw_fence_init = true;
 	dma_fence_get(&job->hw_fence);	/* the ring's reference */
-	ring->tail++;
-	dma_wmb();
-	npu_wr(ndev, NPU_RING_REG(ring->idx, NPU_RING_TAIL), ring->tail);
+	npu_ring_post(ring, job);
 	spin_unlock_irqrestore(&ring->lock, flags);
 	drm_dev_exit(dev_idx);
 
 	return dma_fence_get(&job->hw_fence);
+}
+
+static unsigned int hang_limit = 8;
+module_param(hang_limit, uint, 0444);
+MODULE_PARM_DESC(hang_limit,
+		 "jobs of one context that may time out in a row before it is banned (default 8)");
+
+/* Count a context's hangs in a row; too many and it is banned. */
+static void npu_job_account(struct npu_job *job, u32 status)
+{
+	struct npu_file *nfile = job->nfile;
+
+	if (status == DRM_NPU_JOB_OK) {
+		atomic_set(&nfile->hangs, 0);
+	} else if (status == DRM_NPU_JOB_TIMEOUT &&
+		   atomic_inc_return(&nfile->hangs) >= max(hang_limit, 1u) &&
+		   !READ_ONCE(nfile->banned)) {
+		WRITE_ONCE(nfile->banned, true);
+		atomic_inc(&job->ring->ndev->stats.banned);
+		dev_warn(&job->ring->ndev->pdev->dev,
+			 "context %u banned: %u jobs in a row timed out\n",
+			 nfile->ctx, atomic_read(&nfile->hangs));
+	}
+}
+
+/*
+ * End @job (off the ring already) with @status, signalling its fence and
+ * dropping the ring's reference.
+ */
+void npu_job_fail(struct npu_job *job, u32 status)
+{
+	struct drm_npu_job_result res = { .status = status, .seqno = job->seqno };
+
+	npu_job_write_result(job, &res);
+	npu_job_account(job, status);
+	dma_fence_set_error(&job->hw_fence, npu_status_errno(status));
+	dma_fence_signal(&job->hw_fence);
+	dma_fence_put(&job->hw_fence);
 }
 
 /* Retire every job the firmware has completed. Called with ring->lock. */
@@ -166,8 +209,11 @@ static void npu_ring_retire(struct npu_ring *ring)
 			continue;
 		res.status = st < ARRAY_SIZE(npu_status_map) ? npu_status_map[st]
 							     : DRM_NPU_JOB_BUS_ERROR;
-		if (le64_to_cpu(c->job_id) != job->seqno)
+		if (le64_to_cpu(c->job_id) != job->hw_fence.seqno)
 			res.status = DRM_NPU_JOB_BUS_ERROR;	/* not ours: trust nothing */
+		/* Aborted by the engine reset of a recovery: its time ran out. */
+		if (job == READ_ONCE(ndev->tdr_culprit))
+			res.status = DRM_NPU_JOB_TIMEOUT;
 		res.error_offset = le32_to_cpu(c->error_offset);
 		res.fault_va = le64_to_cpu(c->fault_va);
 		res.start_ns = le64_to_cpu(c->start_ns);
@@ -176,10 +222,23 @@ static void npu_ring_retire(struct npu_ring *ring)
 		res.bytes = le64_to_cpu(c->bytes);
 		res.seqno = job->seqno;
 		npu_job_write_result(job, &res);
+		npu_job_account(job, res.status);
 		if (res.status != DRM_NPU_JOB_OK)
 			dma_fence_set_error(&job->hw_fence, npu_status_errno(res.status));
 		dma_fence_signal(&job->hw_fence);
 		dma_fence_put(&job->hw_fence);
+	}
+}
+
+void npu_ring_retire_all(struct npu_device *ndev)
+{
+	unsigned long flags;
+	int r;
+
+	for (r = 0; r < NPU_NUM_RINGS; r++) {
+		spin_lock_irqsave(&ndev->ring[r].lock, flags);
+		npu_ring_retire(&ndev->ring[r]);
+		spin_unlock_irqrestore(&ndev->ring[r].lock, flags);
 	}
 }
 
@@ -188,21 +247,23 @@ irqreturn_t npu_ring_irq(int irq, void *arg)
 	struct npu_ring *ring = arg;
 	struct npu_device *ndev = ring->ndev;
 	unsigned long flags;
+	bool cookie;
 
 	if (!(npu_rd(ndev, NPU_REG_IRQ_STATUS) & BIT(NPU_IRQ_RING(ring->idx))))
 		return IRQ_NONE;
 	/* Clear first: completions after this read raise a new interrupt. */
 	npu_wr(ndev, NPU_REG_IRQ_STATUS, BIT(NPU_IRQ_RING(ring->idx)));
+	cookie = dma_fence_begin_signalling();
 	spin_lock_irqsave(&ring->lock, flags);
 	npu_ring_retire(ring);
 	spin_unlock_irqrestore(&ring->lock, flags);
+	dma_fence_end_signalling(cookie);
 	return IRQ_HANDLED;
 }
 
 /* Fail every job still on the hardware of @ring. Caller holds reset_lock. */
-static void npu_ring_fail_all(struct npu_ring *ring, struct npu_job *bad)
+static void npu_ring_fail_all(struct npu_ring *ring)
 {
-	struct drm_npu_job_result res = {};
 	unsigned long flags;
 
 	spin_lock_irqsave(&ring->lock, flags);
@@ -211,14 +272,8 @@ static void npu_ring_fail_all(struct npu_ring *ring, struct npu_job *bad)
 		struct npu_job *j = ring->slot[idx];
 
 		ring->slot[idx] = NULL;
-		if (!j)
-			continue;
-		res.seqno = j->seqno;
-		res.status = j == bad ? DRM_NPU_JOB_TIMEOUT : DRM_NPU_JOB_ABORTED;
-		npu_job_write_result(j, &res);
-		dma_fence_set_error(&j->hw_fence, npu_status_errno(res.status));
-		dma_fence_signal(&j->hw_fence);
-		dma_fence_put(&j->hw_fence);
+		if (j)
+			npu_job_fail(j, DRM_NPU_JOB_ABORTED);
 	}
 	ring->head = 0;
 	ring->tail = 0;
@@ -230,71 +285,14 @@ static void npu_ring_fail_all(struct npu_ring *ring, struct npu_job *bad)
  * the device (soft reset), then fail what was still on it. Caller holds
  * reset_lock.
  */
-static void npu_rings_quiesce(struct npu_device *ndev, struct npu_job *bad)
+static void npu_rings_quiesce(struct npu_device *ndev)
 {
-	unsigned long flags;
 	int r;
 
-	for (r = 0; r < NPU_NUM_RINGS; r++) {
-		spin_lock_irqsave(&ndev->ring[r].lock, flags);
-		npu_ring_retire(&ndev->ring[r]);
-		spin_unlock_irqrestore(&ndev->ring[r].lock, flags);
-	}
+	npu_ring_retire_all(ndev);
 	npu_fw_stop(ndev);
 	for (r = 0; r < NPU_NUM_RINGS; r++)
-		npu_ring_fail_all(&ndev->ring[r], bad);
-}
-
-/*
- * Timeouts act on progress: if the firmware's heartbeat and this ring's
- * HEAD both moved since the last check, the device is slow, not hung, and
- * the job gets more time. Otherwise the whole device is recovered: every
- * scheduler stopped, every job on the hardware failed (TIMEOUT for the
- * culprit, ABORTED for the others), the device reset and the firmware
- * rebooted, the schedulers restarted.
- */
-static enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
-{
-	struct npu_job *job = to_npu_job(sched_job);
-	struct npu_ring *ring = job->ring;
-	struct npu_device *ndev = ring->ndev;
-	u32 head, beat;
-	unsigned long flags;
-	int r, idx;
-
-	if (!drm_dev_enter(&ndev->drm, &idx))
-		return DRM_GPU_SCHED_STAT_ENODEV;
-	drm_dev_exit(idx);	/* unplug waits for reset_lock below, not for us */
-	spin_lock_irqsave(&ring->lock, flags);
-	npu_ring_retire(ring);		/* maybe only an interrupt was lost */
-	spin_unlock_irqrestore(&ring->lock, flags);
-	if (dma_fence_is_signaled(&job->hw_fence))
-		return DRM_GPU_SCHED_STAT_NOMINAL;
-
-	head = npu_rd(ndev, NPU_RING_REG(ring->idx, NPU_RING_HEAD));
-	beat = npu_rd(ndev, NPU_REG_FW_HEARTBEAT);
-	if (npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_RUNNING &&
-	    beat != ring->tdr_beat && head != ring->tdr_head) {
-		ring->tdr_beat = beat;
-		ring->tdr_head = head;
-		return DRM_GPU_SCHED_STAT_NOMINAL;
-	}
-
-	dev_err(&ndev->pdev->dev, "%s: job %llu timed out; resetting the device\n",
-		ring->name, job->seqno);
-	mutex_lock(&ndev->reset_lock);
-	for (r = 0; r < NPU_NUM_RINGS; r++)
-		drm_sched_stop(&ndev->ring[r].sched, r == ring->idx ? sched_job : NULL);
-	npu_rings_quiesce(ndev, job);
-	if (npu_fw_boot(ndev))
-		dev_err(&ndev->pdev->dev, "firmware reboot after a timeout failed\n");
-	for (r = 0; r < NPU_NUM_RINGS; r++) {
-		ndev->ring[r].tdr_head = 0;
-		ndev->ring[r].tdr_beat = 0;
-		drm_sched_start(&ndev->ring[r].sched);
-	}
-	mutex_unlock(&ndev->reset_lock);
-	return DRM_GPU_SCHED_STAT_NOMINAL;
+		npu_ring_fail_all(&ndev->ring[r]);
 }
 
 static void npu_job_put_resources(struct npu_job *job)
@@ -322,16 +320,39 @@ static void npu_job_put_resources(struct npu_job *job)
 	kfree(job->out_point);
 }
 
+/* One job fewer; the module's exit waits for none. */
+static void npu_job_count_put(void)
+{
+	/* Under RCU: module unload waits for a grace period before it frees our code. */
+	rcu_read_lock();
+	if (atomic_dec_and_test(&npu_live_jobs))
+		wake_up_all(&npu_jobs_wq);
+	rcu_read_unlock();
+}
+
 static void npu_free_job(struct drm_sched_job *sched_job)
 {
 	struct npu_job *job = to_npu_job(sched_job);
+	struct npu_file *nfile = job->nfile;
+	struct dma_fence *parent = NULL;
 
+	/*
+	 * The scheduler's fence keeps its parent, our hardware fence, until
+	 * it is itself released, maybe by a syncobj long after this module
+	 * is gone. Take it back now: no fence with our ops outlives its job.
+	 */
+	if (sched_job->s_fence)
+		parent = xchg(&sched_job->s_fence->parent, NULL);
 	drm_sched_job_cleanup(sched_job);
+	dma_fence_put(parent);
 	npu_job_put_resources(job);
 	if (job->hw_fence_init)
 		dma_fence_put(&job->hw_fence);	/* the last put frees the job */
 	else
 		kfree(job);
+	if (nfile)
+		npu_file_put(nfile);
+	npu_job_count_put();
 }
 
 static void npu_rings_release(struct drm_device *drm, void *unused);
@@ -348,8 +369,13 @@ int npu_rings_init(struct npu_device *ndev)
 	int r, ret;
 
 	ret = drmm_mutex_init(&ndev->drm, &ndev->reset_lock);
-	if (!ret)
-		ret = drmm_add_action_or_reset(&ndev->drm, npu_rings_release, NULL);
+	if (ret)
+		return ret;
+	/* One recovery at a time for the rings that share the device. */
+	ndev->tdr_wq = alloc_ordered_workqueue("npu-tdr", 0);
+	if (!ndev->tdr_wq)
+		return -ENOMEM;
+	ret = drmm_add_action_or_reset(&ndev->drm, npu_rings_release, NULL);
 	if (ret)
 		return ret;
 	for (r = 0; r < NPU_NUM_RINGS; r++) {
@@ -360,6 +386,7 @@ int npu_rings_init(struct npu_device *ndev)
 			.credit_limit = NPU_RING_ENTRIES,
 			.hang_limit = 0,
 			.timeout = msecs_to_jiffies(max(job_timeout_ms, 100u)),
+			.timeout_wq = ndev->tdr_wq,
 			.name = ring->name,
 			.dev = dev,
 		};
@@ -376,6 +403,7 @@ int npu_rings_init(struct npu_device *ndev)
 		if (!ring->desc || !ring->cmpl)
 			return -ENOMEM;
 		ring->fence_context = dma_fence_context_alloc(1);
+		ring->fence_seqno = 0;
 		atomic64_set(&ring->seqno, 0);
 		ret = drm_sched_init(&ring->sched, &args);
 		if (ret) {
@@ -418,6 +446,7 @@ static void npu_rings_release(struct drm_device *drm, void *unused)
 			drm_sched_fini(&ndev->ring[r].sched);
 		ndev->ring[r].sched_ready = false;
 	}
+	destroy_workqueue(ndev->tdr_wq);
 }
 
 /*
@@ -427,15 +456,12 @@ static void npu_rings_release(struct drm_device *drm, void *unused)
  */
 void npu_rings_unplug(struct npu_device *ndev)
 {
-	int r;
-
 	mutex_lock(&ndev->reset_lock);
-	for (r = 0; r < NPU_NUM_RINGS; r++)
-		drm_sched_stop(&ndev->ring[r].sched, NULL);
-	npu_rings_quiesce(ndev, NULL);
-	for (r = 0; r < NPU_NUM_RINGS; r++)
-		drm_sched_start(&ndev->ring[r].sched);
+	npu_scheds_stop(ndev, NULL);
+	npu_rings_quiesce(ndev);
+	npu_scheds_start(ndev);
 	mutex_unlock(&ndev->reset_lock);
+	npu_reset_unplug(ndev);
 }
 
 int npu_file_entities_init(struct npu_file *nfile)
@@ -456,22 +482,18 @@ int npu_file_entities_init(struct npu_file *nfile)
 	return 0;
 }
 
-/* Wait for the file's jobs; after this nothing runs in its context. */
+/*
+ * The file is closing: its queued jobs get a moment to reach the device
+ * (the scheduler's wait is killable), the rest are cancelled. Jobs on the
+ * device keep the context alive by their references, so nothing waits
+ * for them here.
+ */
 void npu_file_entities_fini(struct npu_file *nfile)
 {
 	int r;
 
 	for (r = 0; r < NPU_NUM_RINGS; r++)
 		drm_sched_entity_destroy(&nfile->entity[r]);
-	mutex_lock(&nfile->fence_lock);
-	for (r = 0; r < NPU_NUM_RINGS; r++) {
-		if (nfile->last_fence[r]) {
-			dma_fence_wait(nfile->last_fence[r], false);
-			dma_fence_put(nfile->last_fence[r]);
-			nfile->last_fence[r] = NULL;
-		}
-	}
-	mutex_unlock(&nfile->fence_lock);
 }
 
 static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
@@ -624,19 +646,31 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 	ring = &ndev->ring[args->ring];
+	if (npu_wedged(ndev)) {
+		ret = -EIO;
+		goto out;
+	}
+	if (READ_ONCE(nfile->banned)) {
+		ret = -ECANCELED;
+		goto out;
+	}
 
 	job = kzalloc(sizeof(*job), GFP_KERNEL);
 	if (!job) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	atomic_inc(&npu_live_jobs);
 	job->ring = ring;
 	job->ctx = nfile->ctx;
 	ret = drm_sched_job_init(&job->base, &nfile->entity[args->ring], 1, nfile, 0);
 	if (ret) {
 		kfree(job);
+		npu_job_count_put();
 		goto out;
 	}
+	kref_get(&nfile->ref);
+	job->nfile = nfile;
 	ret = npu_job_cmd(job, file, args);
 	if (!ret)
 		ret = npu_job_lookup_bos(job, file, args);
@@ -649,7 +683,7 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	if (ret)
 		goto err_job;
 
-	mutex_lock(&nfile->fence_lock);
+	mutex_lock(&nfile->submit_lock);
 	drm_sched_job_arm(&job->base);
 	job->seqno = atomic64_inc_return(&ring->seqno);
 	finished = dma_fence_get(&job->base.s_fence->finished);
@@ -662,11 +696,9 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 			drm_syncobj_replace_fence(job->out_syncobj[i], finished);
 		}
 	}
-	dma_fence_put(nfile->last_fence[args->ring]);
-	nfile->last_fence[args->ring] = dma_fence_get(finished);
 	args->seqno = job->seqno;
 	drm_sched_entity_push_job(&job->base);
-	mutex_unlock(&nfile->fence_lock);
+	mutex_unlock(&nfile->submit_lock);
 	dma_fence_put(finished);
 	goto out;
 
@@ -674,6 +706,8 @@ err_job:
 	drm_sched_job_cleanup(&job->base);
 	npu_job_put_resources(job);
 	kfree(job);
+	npu_file_put(nfile);
+	npu_job_count_put();
 out:
 	drm_dev_exit(idx);
 	return ret;

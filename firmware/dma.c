@@ -23,8 +23,6 @@ uint32_t engine_wait(uint32_t status_reg)
 			__asm__ volatile("wfi");
 	}
 	ctl_write(NPU_CTL_WAKE_MASK, ~0u);
-	/* What the host's timeout handler reads as "still moving". */
-	reg_write(NPU_REG_FW_PROGRESS, reg_read(NPU_REG_FW_PROGRESS) + 1);
 	return st;
 }
 

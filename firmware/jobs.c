@@ -27,6 +27,16 @@ struct job {
 	uint32_t win_len;	/* valid bytes in window */
 };
 
+/*
+ * A job's command (or a chunk of a long copy or fill) has ended: what the
+ * host's timeout handler reads as "still moving". The fetches around a
+ * job do not count, so a hung command shows no movement at all.
+ */
+static void progress(void)
+{
+	reg_write(NPU_REG_FW_PROGRESS, reg_read(NPU_REG_FW_PROGRESS) + 1);
+}
+
 static uint32_t rd32(const uint8_t *p)
 {
 	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
@@ -92,6 +102,7 @@ static uint32_t cmd_copy(const uint8_t *c, uint32_t size, uint32_t ctx)
 
 		st = dma_status_to_job(dma_copy(NPU_DMA_SPACE_VA, src, NPU_DMA_SPACE_VA,
 						dst, n, ctx));
+		progress();
 		src += n;
 		dst += n;
 		len -= n;
@@ -111,6 +122,7 @@ static uint32_t cmd_fill(const uint8_t *c, uint32_t size, uint32_t ctx)
 		uint32_t n = len < DMA_CHUNK ? (uint32_t)len : DMA_CHUNK;
 
 		st = dma_status_to_job(dma_fill(dst, n, rd32(c + 24), ctx));
+		progress();
 		dst += n;
 		len -= n;
 	}
@@ -206,6 +218,7 @@ static uint32_t run_commands(const struct npu_job_desc *d)
 		case NPU_CMD_XENT_F32:
 		case NPU_CMD_OPTIM_F32:
 			st = cmd_tensor(c, d->ctx_id);
+			progress();
 			break;
 		default:
 			st = NPU_JOB_INVALID_CMD;

@@ -134,7 +134,7 @@
 #define  NPU_FW_CURRENT_VALID	(1u << 31)
 #define  NPU_FW_CURRENT_RING(v)	(((v) >> 16) & 0xff)	/* its ring */
 #define  NPU_FW_CURRENT_IDX(v)	((v) & 0xffff)		/* HEAD when it started */
-#define NPU_REG_FW_PROGRESS	0x0224	/* engine operations ended, wraps */
+#define NPU_REG_FW_PROGRESS	0x0224	/* job commands (chunks) ended, wraps */
 #define NPU_REG_FW_LAST		NPU_REG_FW_PROGRESS
 
 /* ------------------------------------------------------------------ */

@@ -30,6 +30,9 @@ struct npu_core;
  * @engine_done: optional; called on the engine thread when an operation has
  *	ended, so the embedder runs the core soon (npu_core_runnable() is then
  *	true). Must not call into the core.
+ * @thread_start, @thread_stop: optional; called on the engine thread when
+ *	it starts and before it ends (QEMU registers it with its RCU, which
+ *	its DMA accesses use).
  */
 struct npu_core_ops {
 	int (*dma_read)(void *opaque, uint64_t addr, void *buf, size_t len);
@@ -37,6 +40,8 @@ struct npu_core_ops {
 	void (*msi)(void *opaque, unsigned int vector);
 	uint64_t (*now_ns)(void *opaque);
 	void (*engine_done)(void *opaque);
+	void (*thread_start)(void *opaque);
+	void (*thread_stop)(void *opaque);
 };
 
 /**
@@ -53,8 +58,8 @@ struct npu_core_ops {
  *	(int8 inference only: the training ops are not in the hardware).
  * @cmd_mem_mib: host memory one command may use for its temporaries, MiB
  *	(1..4096); a command that needs more fails with NPU_DMA_ERR_LIMIT.
- * @cmd_max_gmacs: multiply-accumulates one command may ask for, in units
- *	of 10^9 (1..8); more fails with NPU_DMA_ERR_LIMIT.
+ * @cmd_max_mmacs: multiply-accumulates one command may ask for, in units
+ *	of 10^6 (1..8000); more fails with NPU_DMA_ERR_LIMIT.
  * @engine_inline: run each engine operation to its end inside the store
  *	that starts it, on the caller's thread (deterministic: for fuzzing).
  */
@@ -69,7 +74,7 @@ struct npu_core_config {
 	uint32_t tensor_sram_kib;
 	uint32_t profile;
 	uint32_t cmd_mem_mib;
-	uint32_t cmd_max_gmacs;
+	uint32_t cmd_max_mmacs;
 	bool engine_inline;
 };
 #define NPU_PROFILE_FULL	0

@@ -15,7 +15,7 @@
  *
  * Each command is charged the host memory of its temporaries
  * (npu_eng_alloc) and its multiply-accumulates, whether it ends well or
- * not; over cmd_mem_mib or cmd_max_gmacs it fails with NPU_DMA_ERR_LIMIT.
+ * not; over cmd_mem_mib or cmd_max_mmacs it fails with NPU_DMA_ERR_LIMIT.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -67,6 +67,8 @@ static void *engine_thread(void *opaque)
 	struct npu_core *core = opaque;
 	struct npu_engine *e = &core->eng;
 
+	if (core->ops->thread_start)
+		core->ops->thread_start(core->opaque);
 	pthread_mutex_lock(&e->lock);
 	for (;;) {
 		bool live;
@@ -94,6 +96,8 @@ static void *engine_thread(void *opaque)
 		}
 	}
 	pthread_mutex_unlock(&e->lock);
+	if (core->ops->thread_stop)
+		core->ops->thread_stop(core->opaque);
 	return NULL;
 }
 
@@ -299,7 +303,7 @@ void *npu_eng_calloc(struct npu_core *core, uint64_t count, uint64_t size)
 bool npu_eng_charge_macs(struct npu_core *core, uint64_t macs)
 {
 	struct npu_eng_req *r = &core->eng.run;
-	uint64_t limit = (uint64_t)core->cfg.cmd_max_gmacs * 1000000000ull;
+	uint64_t limit = (uint64_t)core->cfg.cmd_max_mmacs * 1000000ull;
 
 	if (macs > limit || r->macs_used > limit - macs) {
 		r->macs_used = limit + 1;
@@ -316,7 +320,7 @@ uint32_t npu_eng_status(struct npu_core *core, uint32_t st)
 	if (st == NPU_DMA_OK)
 		return st;
 	if (r->mem_used > (uint64_t)core->cfg.cmd_mem_mib << 20 ||
-	    r->macs_used > (uint64_t)core->cfg.cmd_max_gmacs * 1000000000ull)
+	    r->macs_used > (uint64_t)core->cfg.cmd_max_mmacs * 1000000ull)
 		return NPU_DMA_ERR_LIMIT;
 	if (npu_eng_stop(core))
 		return NPU_DMA_ERR_ABORTED;

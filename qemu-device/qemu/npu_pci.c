@@ -21,6 +21,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
+#include "qemu/rcu.h"
 #include "qemu/timer.h"
 #include "qemu/module.h"
 #include "qapi/error.h"
@@ -90,12 +91,25 @@ static void npu_engine_done(void *opaque)
     qemu_bh_schedule(s->bh);
 }
 
+/* The engine thread's DMA goes through address spaces read under RCU. */
+static void npu_thread_start(void *opaque)
+{
+    rcu_register_thread();
+}
+
+static void npu_thread_stop(void *opaque)
+{
+    rcu_unregister_thread();
+}
+
 static const struct npu_core_ops npu_ops = {
     .dma_read = npu_dma_read,
     .dma_write = npu_dma_write,
     .msi = npu_msi,
     .now_ns = npu_now_ns,
     .engine_done = npu_engine_done,
+    .thread_start = npu_thread_start,
+    .thread_stop = npu_thread_stop,
 };
 
 static void npu_kick(NPUState *s)
@@ -193,7 +207,7 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
                    "multiple of 4 KiB up to 16 MiB; clock, DMA rate, MAC "
                    "array and tensor SRAM non-zero, MAC array at most 4096 a "
                    "side, tensor SRAM at most 1 GiB, cmd-mem-mib 1 to 4096, "
-                   "cmd-max-gmacs 1 to 8)");
+                   "cmd-max-mmacs 1 to 8000)");
         return;
     }
     if (s->fw_coverage) {
@@ -240,13 +254,14 @@ static void npu_exit(PCIDevice *pdev)
 {
     NPUState *s = NPU(pdev);
 
+    /* First the engine thread, which may still schedule the bottom half. */
+    npu_core_free(s->core);
+    s->core = NULL;
     qemu_del_vm_change_state_handler(s->vmstate_change);
     qemu_bh_delete(s->bh);
     timer_free(s->timer);
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
-    npu_core_free(s->core);
-    s->core = NULL;
 }
 
 /* Device reset and FLR: the core goes back to power-on state. */
@@ -277,7 +292,7 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("engine-threads", NPUState, cfg.engine_threads, 0),
     DEFINE_PROP_UINT32("tensor-sram-kib", NPUState, cfg.tensor_sram_kib, 1024),
     DEFINE_PROP_UINT32("cmd-mem-mib", NPUState, cfg.cmd_mem_mib, 256),
-    DEFINE_PROP_UINT32("cmd-max-gmacs", NPUState, cfg.cmd_max_gmacs, 8),
+    DEFINE_PROP_UINT32("cmd-max-mmacs", NPUState, cfg.cmd_max_mmacs, 8000),
     DEFINE_PROP_STRING("profile", NPUState, profile),
     DEFINE_PROP_STRING("fw-coverage", NPUState, fw_coverage),
 };

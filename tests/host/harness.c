@@ -90,13 +90,18 @@ static void h_lock_init(struct harness *h)
 
 void h_init_cfg(struct harness *h, const struct npu_core_config *cfg)
 {
+	h_init_ram(h, cfg, H_RAM_SIZE);
+}
+
+void h_init_ram(struct harness *h, const struct npu_core_config *cfg, uint64_t ram_size)
+{
 	const char *cov;
 
 	memset(h, 0, sizeof(*h));
 	h_lock_init(h);
-	h->ram = calloc(1, H_RAM_SIZE);
+	h->ram = calloc(1, ram_size);
 	h->ram_base = H_RAM_BASE;
-	h->ram_size = H_RAM_SIZE;
+	h->ram_size = ram_size;
 	h->brk = H_RAM_BASE + NPU_PAGE_SIZE;	/* bus address 0 of RAM unused */
 	h->now = 1000000;
 	h->core = npu_core_new(cfg, &h_ops, h);

@@ -56,6 +56,8 @@ struct harness {
 
 void h_init(struct harness *h);
 void h_init_cfg(struct harness *h, const struct npu_core_config *cfg);
+/* The same with @ram_size bytes of host memory instead of H_RAM_SIZE. */
+void h_init_ram(struct harness *h, const struct npu_core_config *cfg, uint64_t ram_size);
 void h_init_device(struct harness *h, volatile uint32_t *bar, void *ram,
 		   uint64_t ram_base, uint64_t ram_size);
 void h_fini(struct harness *h);

@@ -223,14 +223,15 @@ static void test_engine_hang_waits_for_engine_reset(void)
 	start_job(&c, sizeof(c));
 	h_run(&h);
 	beat = h_rd(&h, NPU_REG_FW_HEARTBEAT);
+	progress = h_rd(&h, NPU_REG_FW_PROGRESS);
 	h_advance(&h, 50 * 1000000ull);
 	/* The job never ends, but the firmware is alive: its heartbeat goes on. */
 	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), 0);
 	CHECK(h_rd(&h, NPU_REG_FW_HEARTBEAT) >= beat + 3);
 	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_RUNNING);
-	/* The firmware says which job it is stuck in: ring 0, entry 0. */
+	/* It says which job it is stuck in (ring 0, entry 0), which does not move. */
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_CURRENT), NPU_FW_CURRENT_VALID | 0u << 16 | 0);
-	progress = h_rd(&h, NPU_REG_FW_PROGRESS);
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_PROGRESS), progress);
 	/* An engine reset ends the hung op: the job fails ABORTED, alone. */
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_ENGINE_RESET);
 	h_run(&h);
@@ -238,8 +239,8 @@ static void test_engine_hang_waits_for_engine_reset(void)
 	CHECK_EQ(h_cmpl(&h, 0, 0)->status, NPU_JOB_ABORTED);
 	CHECK_EQ(h_cmpl(&h, 0, 0)->job_id, 77);
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_CURRENT), 0);
-	CHECK(h_rd(&h, NPU_REG_FW_PROGRESS) > progress);	/* the aborted op ended */
 	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+	CHECK(h_rd(&h, NPU_REG_FW_PROGRESS) > progress);	/* a command ended */
 	CHECK(copied());
 }
 
@@ -307,13 +308,13 @@ static void test_resets_stop_a_running_op(void)
 }
 
 /* A device with small per-command budgets. */
-static void setup_budget(uint32_t mem_mib, uint32_t gmacs)
+static void setup_budget(uint32_t mem_mib, uint32_t mmacs)
 {
 	struct npu_core_config cfg;
 
 	npu_core_default_config(&cfg);
 	cfg.cmd_mem_mib = mem_mib;
-	cfg.cmd_max_gmacs = gmacs;
+	cfg.cmd_max_mmacs = mmacs;
 	h_fini(&h);
 	h_init_cfg(&h, &cfg);
 	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
@@ -342,7 +343,7 @@ static void test_command_over_budget_fails_limit(void)
 	struct npu_cmd_gemm_i8 wide = gemm_cmd(1024, 1024, 1024, 0x40000000);
 	struct npu_job_cmpl c;
 
-	setup_budget(2, 1);
+	setup_budget(2, 1000);
 	c = h_run_cmds(&h, 0, CMD, &big, sizeof(big));
 	CHECK_EQ(c.status, NPU_JOB_LIMIT);
 	c = h_run_cmds(&h, 0, CMD, &wide, sizeof(wide));

@@ -6,6 +6,8 @@
 #         kernel was told to reserve: NPU_VM_RESERVED_BASE, NPU_VM_RESERVED_MIB.
 #   edge  on an edge NPU (-global npu.profile=edge): the profile, and graphs
 #         split between the NPU and OpenCL.
+#   fuzz  make fuzz: a million random ioctls.
+#   soak  make soak: many processes and jobs, kills, module reloads.
 # Each program is checked by tests/tap-lib.sh: its exit status, its plan, its
 # results; a missing or crashed program is a failure.
 set -u
@@ -79,6 +81,10 @@ suite_full() {
 	# libnpu, and the example program built against the installed library.
 	tap_run libnpu_test build/tests/libnpu_test
 	tap examples "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy
+	# Random ioctls from processes sharing a file, dma-bufs and syncobjs
+	# (make fuzz: a million); a short soak with workers killed mid-job.
+	tap_run npu_fuzz build/tests/npu_fuzz 20000 1
+	tap_run npu_soak build/tests/npu_soak 4 200 2
 	tap driver "npu.ko unloads after the uAPI and libnpu tests" scripts/npu-load unload
 
 	# Failure paths: a hung firmware and its recovery, rmmod under an open
@@ -87,10 +93,51 @@ suite_full() {
 	tap_run npu_reset_test build/tests/npu_reset_test
 	tap driver "npu.ko unloads after device removal and rescan" scripts/npu-load unload
 
+	# Every branch of the timeout handler and the staged recovery, faults
+	# injected through debugfs (a short timeout; bans after two hangs).
+	tap driver "npu.ko loads with a 1 s job timeout and hang_limit=2" \
+		scripts/npu-load job_timeout_ms=1000 hang_limit=2
+	tap_run npu_recovery_test build/tests/npu_recovery_test
+	tap driver "npu.ko unloads after the recovery tests" scripts/npu-load unload
+
 	# Hostile firmware images, each refused with its reason; then the real one.
 	tap_run npu_fw_test build/tests/npu_fw_test
 	tap driver "npu.ko loads with the real firmware after refusing bad ones" scripts/npu-load
 	tap driver "npu.ko unloads" scripts/npu-load unload
+}
+
+# make fuzz: a million random ioctls (a new seed each run, printed).
+suite_fuzz() {
+	tap driver "npu.ko loads" scripts/npu-load
+	tap_run npu_fuzz build/tests/npu_fuzz "${NPU_FUZZ_IOCTLS:-1000000}" "$(date +%s)" 4
+	tap driver "npu.ko unloads after the fuzzer" scripts/npu-load unload
+}
+
+# make soak: 16 processes x 10,000 checked jobs with workers killed in the
+# middle, then 100 module reloads with work in between, the object counts
+# back at zero before each unload.
+suite_soak() {
+	local i bad=0
+
+	tap driver "npu.ko loads" scripts/npu-load
+	tap_run npu_soak build/tests/npu_soak "${NPU_SOAK_PROCS:-16}" "${NPU_SOAK_JOBS:-10000}" 8
+	tap driver "npu.ko unloads after the soak" scripts/npu-load unload
+	for i in $(seq "${NPU_SOAK_RELOADS:-100}"); do
+		if ! scripts/npu-load >/tmp/reload.out 2>&1 ||
+		   ! build/tests/npu_soak 2 50 0 >>/tmp/reload.out 2>&1 ||
+		   ! grep -qx 'jobs 0' /sys/kernel/debug/accel/*/objects ||
+		   ! scripts/npu-load unload >>/tmp/reload.out 2>&1; then
+			bad=$i
+			break
+		fi
+	done
+	if [ "$bad" = 0 ]; then
+		tap_ok driver "${NPU_SOAK_RELOADS:-100} module reloads with checked work in between"
+	else
+		tap_not_ok driver "${NPU_SOAK_RELOADS:-100} module reloads with checked work in between"
+		sed 's/^/# /' /tmp/reload.out
+		scripts/npu-load unload 2>/dev/null
+	fi
 }
 
 suite_edge() {
@@ -102,7 +149,9 @@ suite_edge() {
 case ${1:-} in
 full) suite_full ;;
 edge) suite_edge ;;
-*) echo "usage: $0 full|edge" >&2; exit 2 ;;
+fuzz) suite_fuzz ;;
+soak) suite_soak ;;
+*) echo "usage: $0 full|edge|fuzz|soak" >&2; exit 2 ;;
 esac
 # With kmemleak in the kernel (make check-debug): a scan finds nothing.
 if [ -w /sys/kernel/debug/kmemleak ]; then

@@ -11,6 +11,7 @@
 #include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -75,6 +76,23 @@ static inline void bo_free(int fd, struct bo *bo)
 
 	munmap(bo->map, bo->size);
 	ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+/* Write @s to @path in one write(); 0, or -errno (-EIO if short). */
+static inline int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), ret = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0)
+		ret = -errno;
+	else if (n != (ssize_t)strlen(s))
+		ret = -EIO;
+	close(fd);
+	return ret;
 }
 
 #endif /* NPU_TEST_UTIL_H */

@@ -180,7 +180,7 @@ struct drm_npu_job_result {
  * @DRM_NPU_JOB_ABORTED: the job was cancelled (reset, file closed).
  * @DRM_NPU_JOB_TIMEOUT: the job did not finish in time and was stopped.
  * @DRM_NPU_JOB_LIMIT: a command asked for more host memory or compute than
- *	the device gives one command (its cmd-mem-mib and cmd-max-gmacs
+ *	the device gives one command (its cmd-mem-mib and cmd-max-mmacs
  *	properties).
  */
 enum drm_npu_job_status {
@@ -212,6 +212,11 @@ enum drm_npu_job_status {
  * @status_handle: BO to write &struct drm_npu_job_result into, or 0.
  * @status_offset: byte offset in it, 8-byte aligned.
  * @seqno: out: the job's sequence number on its queue.
+ *
+ * Besides the errors of malformed arguments, the submit fails with -EIO
+ * once the device is wedged (every recovery failed) and with -ECANCELED
+ * once the file's context is banned (its jobs timed out hang_limit times
+ * in a row).
  */
 struct drm_npu_submit {
 	__u32 cmd_handle;
