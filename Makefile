@@ -73,7 +73,8 @@ build: firmware tools tests qemu driver libnpu examples
 firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
 	$(BUILD)/tools/hold-bench \
-	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench
+	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench \
+	$(BUILD)/tools/stall-bench
 tests: $(TESTS) $(VM_TESTS) $(BUILD)/fuzz/fuzz_core
 host-tests: $(TESTS)
 
@@ -168,7 +169,7 @@ $(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/ha
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/npu-fwboot.c tests/host/harness.c $(CORE_SRCS) -lm
 
-$(BUILD)/tools/npu-bench $(BUILD)/tools/backend-bench: $(BUILD)/tools/%: tools/%.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
+$(BUILD)/tools/npu-bench $(BUILD)/tools/backend-bench $(BUILD)/tools/stall-bench: $(BUILD)/tools/%: tools/%.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -Itests/vm -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm

@@ -177,11 +177,13 @@ struct npu_device {
 	struct workqueue_struct *tdr_wq; /* ordered: the rings' timeouts */
 	/*
 	 * Recovery state, under reset_lock: the job being aborted (retire
-	 * reports it TIMEOUT), whether pci_reset_function() is ours, and the
-	 * wedged state (read without the lock: READ_ONCE).
+	 * reports it TIMEOUT), whether pci_reset_function() is ours, whether
+	 * a reset from outside is under way, and the wedged state (read
+	 * without the lock: READ_ONCE).
 	 */
 	struct npu_job *tdr_culprit;
 	bool in_recovery;
+	bool resetting;			/* between reset_prepare and reset_done */
 	u32 fail_boots;			/* debugfs: fail the next boots */
 	bool wedged;
 	struct npu_recovery_stats stats;

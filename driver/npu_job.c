@@ -146,6 +146,9 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	dma_fence_get(&job->hw_fence);	/* the ring's reference */
 	npu_ring_post(ring, job);
 	spin_unlock_irqrestore(&ring->lock, flags);
+	/* A crash with no job pending: recover now, not at the timeout. */
+	if (unlikely(npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED))
+		drm_sched_fault(&ring->sched);
 	drm_dev_exit(dev_idx);
 
 	return dma_fence_get(&job->hw_fence);

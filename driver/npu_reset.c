@@ -202,10 +202,13 @@ static void npu_rings_replay(struct npu_device *ndev, bool post)
 /*
  * Stage 3: a function level reset, then a boot. The PCI core's reset path
  * restores MSI-X under a mutex that is also held while allocating memory,
- * so it cannot run inside a fence-signalling section: the section is left
- * for the reset (*@cookie says where it stands). A reset that waits on
- * reclaim which waits on our fences could deadlock: the last stage before
- * wedging takes that risk, as a GPU driver's full reset does.
+ * so neither reset_lock nor the fence-signalling section may be held
+ * across it: both are left for the reset (*@cookie says where the section
+ * stands). Nothing else can recover meanwhile: other timeouts queue behind
+ * this one on tdr_wq, and a reset from outside or a removal needs the
+ * device lock the reset holds. A reset that waits on reclaim which waits
+ * on our fences could still deadlock: the last stage before wedging takes
+ * that risk, as a GPU driver's full reset does.
  */
 static int npu_flr_and_boot(struct npu_device *ndev, bool *cookie)
 {
@@ -213,7 +216,9 @@ static int npu_flr_and_boot(struct npu_device *ndev, bool *cookie)
 
 	ndev->in_recovery = true;	/* our reset_prepare/done stay out */
 	dma_fence_end_signalling(*cookie);
+	mutex_unlock(&ndev->reset_lock);
 	ret = pci_try_reset_function(ndev->pdev);
+	mutex_lock(&ndev->reset_lock);
 	*cookie = dma_fence_begin_signalling();
 	ndev->in_recovery = false;
 	if (ret) {
@@ -422,9 +427,23 @@ enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 		mutex_unlock(&ndev->reset_lock);
 		return DRM_GPU_SCHED_STAT_NOMINAL;
 	}
-	cookie = dma_fence_begin_signalling();
 	mutex_lock(&ndev->reset_lock);
+	if (ndev->resetting) {
+		/*
+		 * A reset from outside is under way, the schedulers stopped:
+		 * the job goes back on its list; reset_done() restarts all.
+		 */
+		spin_lock(&sched_job->sched->job_list_lock);
+		list_add(&sched_job->list, &sched_job->sched->pending_list);
+		spin_unlock(&sched_job->sched->job_list_lock);
+		goto out;
+	}
+	/*
+	 * Stopping flushes the schedulers' work, which signals fences: it is
+	 * not part of the signalling section that follows.
+	 */
 	npu_scheds_stop(ndev, sched_job);
+	cookie = dma_fence_begin_signalling();
 	atomic_inc(&ndev->stats.timeouts);
 	npu_ring_retire_all(ndev);
 	if (npu_job_done(job)) {
@@ -440,9 +459,10 @@ enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 		stage = npu_recover(ndev, &cookie);
 		dev_info(&ndev->pdev->dev, "recovered by %s\n", npu_stage_names[stage]);
 	}
-	npu_scheds_start(ndev);
-	mutex_unlock(&ndev->reset_lock);
 	dma_fence_end_signalling(cookie);
+	npu_scheds_start(ndev);
+out:
+	mutex_unlock(&ndev->reset_lock);
 	if (stage != NPU_STAGE_NONE)
 		npu_coredump_post(ndev, dump, dump_len, stage);
 	drm_dev_exit(idx);
@@ -451,20 +471,26 @@ enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 
 /* ---- resets from outside ------------------------------------------------ */
 
-/* A reset is coming (sysfs "reset", the PCI core): stop, keep the jobs. */
+/*
+ * A reset is coming (sysfs "reset", the PCI core): stop, keep the jobs.
+ * reset_lock is not held across the reset (see npu_flr_and_boot()):
+ * "resetting" tells a timeout meanwhile to leave everything be.
+ */
 void npu_reset_prepare(struct pci_dev *pdev)
 {
 	struct npu_device *ndev = pci_get_drvdata(pdev);
 	struct npu_job *culprit;
 
 	if (!ndev || ndev->in_recovery)
-		return;		/* our own stage 3 already holds everything */
+		return;		/* our own stage 3 */
 	mutex_lock(&ndev->reset_lock);
 	npu_scheds_stop(ndev, NULL);
 	npu_ring_retire_all(ndev);
 	culprit = npu_running_job(ndev);
 	npu_fw_stop(ndev);
 	npu_rings_take_back(ndev, culprit, DRM_NPU_JOB_ABORTED);
+	ndev->resetting = true;
+	mutex_unlock(&ndev->reset_lock);
 }
 
 void npu_reset_done(struct pci_dev *pdev)
@@ -473,6 +499,8 @@ void npu_reset_done(struct pci_dev *pdev)
 
 	if (!ndev || ndev->in_recovery)
 		return;
+	mutex_lock(&ndev->reset_lock);
+	ndev->resetting = false;
 	if (!npu_wedged(ndev) && !npu_fw_boot(ndev)) {
 		npu_rings_replay(ndev, true);
 		atomic_inc(&ndev->stats.flrs);

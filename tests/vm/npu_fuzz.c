@@ -77,11 +77,15 @@ static void do_ioctl(struct state *s, int fd, unsigned long req, void *arg)
 	s->ioctls++;
 }
 
+/* A new BO in slot @i, mapped; the slot's old mapping goes first. */
 static void bo_make(struct state *s, int i)
 {
 	struct drm_npu_bo_create c = { .size = 4096 * (1 + rnd() % 4) };
 	struct drm_npu_bo_info info = {};
 
+	if (s->map[i])
+		munmap(s->map[i], s->size[i]);
+	s->map[i] = NULL;
 	if (ioctl(s->fd, DRM_IOCTL_NPU_BO_CREATE, &c))
 		return;
 	s->bos[i] = c.handle;
@@ -198,11 +202,7 @@ static void one(struct state *s)
 		struct drm_gem_close gc = { .handle = s->bos[i] };
 
 		do_ioctl(s, s->fd, DRM_IOCTL_GEM_CLOSE, &gc);
-		if (rnd() % 2 && s->map[i]) {
-			munmap(s->map[i], s->size[i]);
-			s->map[i] = NULL;
-		}
-		bo_make(s, i);
+		bo_make(s, i);	/* the old mapping keeps the old BO until now */
 		break;
 	}
 	case 4: case 5: case 6:
@@ -331,8 +331,14 @@ int main(int argc, char **argv)
 	for (int p = 0; p < procs; p++) {
 		int st;
 
-		if (wait(&st) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		pid_t pid = wait(&st);
+
+		if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 			failed = 1;
+			printf("# process %d: %s %d\n", (int)pid,
+			       pid >= 0 && WIFSIGNALED(st) ? "killed by signal" : "exit status",
+			       pid < 0 ? -1 : WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		}
 	}
 	/* The parent's file closes with whatever the children left queued. */
 	close(s.fd);
