@@ -66,6 +66,8 @@ static uint64_t some_size(void)
 struct state {
 	int fd, fd2;			/* a second file of the same process */
 	uint32_t bos[POOL], syncs[POOL];
+	uint32_t kept[POOL];		/* extra BOs, closed oldest first */
+	unsigned int next_kept;
 	uint64_t va[POOL], size[POOL];
 	void *map[POOL];
 	unsigned long ioctls;
@@ -184,10 +186,12 @@ static void one(struct state *s)
 					       .flags = rnd() % 8 ? 0 : (uint32_t)rnd() };
 
 		do_ioctl(s, s->fd, DRM_IOCTL_NPU_BO_CREATE, &c);
-		if (c.handle && rnd() % 2) {	/* keep some, drop others */
-			struct drm_gem_close gc = { .handle = c.handle };
+		if (c.handle) {	/* kept a while: the oldest kept goes */
+			struct drm_gem_close gc = { .handle = s->kept[s->next_kept % POOL] };
 
-			do_ioctl(s, s->fd, DRM_IOCTL_GEM_CLOSE, &gc);
+			if (gc.handle)
+				do_ioctl(s, s->fd, DRM_IOCTL_GEM_CLOSE, &gc);
+			s->kept[s->next_kept++ % POOL] = c.handle;
 		}
 		break;
 	}
