@@ -92,16 +92,6 @@ static void submit(const void *cmd, size_t len)
 	wr(NPU_RING_REG(0, NPU_RING_TAIL), h.tail[0]);
 }
 
-static struct npu_cmd_pool_i8 heavy_pool(uint64_t in, uint64_t out)
-{
-	return (struct npu_cmd_pool_i8){
-		.hdr = { NPU_CMD_POOL_I8, sizeof(struct npu_cmd_pool_i8) },
-		.in = in, .out = out, .batch = 1, .in_h = 256, .in_w = 256, .c = 32,
-		.out_h = 209, .out_w = 209, .k_h = 48, .k_w = 48, .stride_h = 1, .stride_w = 1,
-		.act_min = -128, .act_max = 127, .flags = NPU_POOL_AVG,
-	};
-}
-
 struct result {
 	const char *name;
 	double worst_ms, total_ms;
@@ -129,7 +119,7 @@ static struct result run(const char *name, void (*fn)(void))
 
 static void pool_mapped(void)
 {
-	struct npu_cmd_pool_i8 p = heavy_pool(0x4000000, 0x5000000);
+	struct npu_cmd_pool_i8 p = h_heavy_pool(0x4000000, 0x5000000);
 
 	h_map(&h, 0, p.in, 256 * 256 * 32, NPU_PTE_R, 0);
 	h_map(&h, 0, p.out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
@@ -143,7 +133,7 @@ static void pool_faulting_output(void)
 
 	h_map(&h, 0, 0x4000000, 256 * 256 * 32, NPU_PTE_R, 0);
 	for (int i = 0; i < 4; i++)	/* the output is never mapped */
-		p[i] = heavy_pool(0x4000000, 0x5000000);
+		p[i] = h_heavy_pool(0x4000000, 0x5000000);
 	submit(p, sizeof(p));		/* the first fails the job, after its compute */
 	loop(1, 0, 0);
 }
@@ -186,7 +176,7 @@ static void fill_aliased_1g(void)
 
 static void pool_engine_reset(void)
 {
-	struct npu_cmd_pool_i8 p = heavy_pool(0x4000000, 0x5000000);
+	struct npu_cmd_pool_i8 p = h_heavy_pool(0x4000000, 0x5000000);
 
 	h_map(&h, 0, p.in, 256 * 256 * 32, NPU_PTE_R, 0);
 	h_map(&h, 0, p.out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
@@ -197,7 +187,7 @@ static void pool_engine_reset(void)
 
 static void pool_device_reset(void)
 {
-	struct npu_cmd_pool_i8 p = heavy_pool(0x4000000, 0x5000000);
+	struct npu_cmd_pool_i8 p = h_heavy_pool(0x4000000, 0x5000000);
 
 	h_map(&h, 0, p.in, 256 * 256 * 32, NPU_PTE_R, 0);
 	h_map(&h, 0, p.out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);

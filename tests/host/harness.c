@@ -494,3 +494,13 @@ const char *h_log(struct harness *h)
 	buf[n] = 0;
 	return buf;
 }
+
+struct npu_cmd_pool_i8 h_heavy_pool(uint64_t in, uint64_t out)
+{
+	return (struct npu_cmd_pool_i8){
+		.hdr = { NPU_CMD_POOL_I8, sizeof(struct npu_cmd_pool_i8) },
+		.in = in, .out = out, .batch = 1, .in_h = 256, .in_w = 256, .c = 32,
+		.out_h = 209, .out_w = 209, .k_h = 48, .k_w = 48, .stride_h = 1, .stride_w = 1,
+		.act_min = -128, .act_max = 127, .flags = NPU_POOL_AVG,
+	};
+}

@@ -130,4 +130,10 @@ const char *h_log(struct harness *h);
 /* Copy bytes at device VA of @ctx (through our own walk of the tables). */
 void *h_va(struct harness *h, unsigned int ctx, uint64_t va);
 
+/*
+ * The heaviest average pool the default budgets allow: 256x256x32 int8 at
+ * @in over 48x48 windows into 209x209x32 at @out (3.2e9 adds, seconds).
+ */
+struct npu_cmd_pool_i8 h_heavy_pool(uint64_t in, uint64_t out);
+
 #endif /* HARNESS_H */

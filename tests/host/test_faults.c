@@ -15,12 +15,28 @@ static struct harness h;
 #define DST 0x800000ull
 #define CMD 0x10000ull
 
-static void setup(void)
+/* The source and destination of copy_job(). */
+static void map_buffers(void)
 {
-	h_start(&h, 1, 16);
 	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
 	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
 	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+}
+
+static void setup(void)
+{
+	h_start(&h, 1, 16);
+	map_buffers();
+}
+
+/* After a reset (or on a new device): boot, one context, ring 0, buffers. */
+static void reboot(void)
+{
+	h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	map_buffers();
 }
 
 static void inject(enum npu_fault kind)
@@ -153,13 +169,7 @@ static void test_fw_crash_traps_the_core(void)
 	CHECK_EQ(copy_job().status, 0xdead);	/* nothing serves the ring */
 	/* A reset and a boot bring it back. */
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
-	h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
-	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
-	h_mmu_setup(&h, 1);
-	h_ring_setup(&h, 0, 16);
-	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
-	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
-	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+	reboot();
 	CHECK_EQ(copy_job().status, NPU_JOB_OK);
 	CHECK(copied());
 }
@@ -190,17 +200,6 @@ static void test_fw_hang_stops_heartbeat_and_jobs(void)
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_STATUS), NPU_FW_STATE_READY);
 	h_ring_setup(&h, 0, 16);
 	CHECK_EQ(copy_job().status, NPU_JOB_OK);
-}
-
-/* A heavy pool: 256x256x32 int8 averaged over 48x48 windows (3.2e9 adds). */
-static struct npu_cmd_pool_i8 heavy_pool(uint64_t in, uint64_t out)
-{
-	return (struct npu_cmd_pool_i8){
-		.hdr = { NPU_CMD_POOL_I8, sizeof(struct npu_cmd_pool_i8) },
-		.in = in, .out = out, .batch = 1, .in_h = 256, .in_w = 256, .c = 32,
-		.out_h = 209, .out_w = 209, .k_h = 48, .k_w = 48, .stride_h = 1, .stride_w = 1,
-		.act_min = -128, .act_max = 127, .flags = NPU_POOL_AVG,
-	};
 }
 
 /* Queue @cmd in a job of its own on ring 0 and ring it; no waiting. */
@@ -256,13 +255,7 @@ static void test_engine_hang_cleared_by_device_reset(void)
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
 	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
 	CHECK_EQ(h_rd(&h, NPU_REG_FAULT_INJECT), 0);
-	h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
-	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
-	h_mmu_setup(&h, 1);
-	h_ring_setup(&h, 0, 16);
-	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
-	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
-	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+	reboot();
 	CHECK_EQ(copy_job().status, NPU_JOB_OK);
 	CHECK(copied());
 }
@@ -280,7 +273,7 @@ static void test_resets_stop_a_running_op(void)
 	setup();
 	h_map(&h, 0, in, 256 * 256 * 32, NPU_PTE_R, 0);
 	h_map(&h, 0, out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
-	p = heavy_pool(in, out);
+	p = h_heavy_pool(in, out);
 	start_job(&p, sizeof(p));
 	h_step_engine(&h, 2);		/* descriptor and command fetched */
 	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
@@ -296,13 +289,7 @@ static void test_resets_stop_a_running_op(void)
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
 	npu_core_engine_wait(h.core);
 	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
-	h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
-	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
-	h_mmu_setup(&h, 1);
-	h_ring_setup(&h, 0, 16);
-	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
-	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
-	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+	reboot();
 	CHECK_EQ(copy_job().status, NPU_JOB_OK);
 	CHECK(copied());
 }
@@ -317,12 +304,7 @@ static void setup_budget(uint32_t mem_mib, uint32_t mmacs)
 	cfg.cmd_max_mmacs = mmacs;
 	h_fini(&h);
 	h_init_cfg(&h, &cfg);
-	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
-	h_mmu_setup(&h, 1);
-	h_ring_setup(&h, 0, 16);
-	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
-	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
-	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+	reboot();
 }
 
 static struct npu_cmd_gemm_i8 gemm_cmd(uint32_t m, uint32_t n, uint32_t k, uint64_t base)

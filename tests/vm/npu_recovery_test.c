@@ -523,11 +523,7 @@ TEST(wedged_until_rebound)
 	snprintf(path, sizeof(path), "%s", strrchr(pcidev, '/') + 1);
 	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/npu/unbind", path));
 	ASSERT_EQ(0, write_file("/sys/bus/pci/drivers/npu/bind", path));
-	for (int i = 0; i < 100 && fd2 < 0; i++) {
-		fd2 = open_npu();
-		if (fd2 < 0)
-			usleep(100000);
-	}
+	fd2 = open_npu_wait();
 	ASSERT_GE(fd2, 0);
 	close(fd2);
 	ASSERT_EQ(0, ctx_open(&c));
@@ -568,11 +564,7 @@ TEST(timeout_racing_unplug)
 	munmap(c.dst.map, c.dst.size);
 	close(c.fd);
 	ASSERT_EQ(0, write_file("/sys/bus/pci/rescan", "1"));
-	for (int i = 0; i < 100 && fd2 < 0; i++) {
-		fd2 = open_npu();
-		if (fd2 < 0)
-			usleep(100000);
-	}
+	fd2 = open_npu_wait();
 	ASSERT_GE(fd2, 0);
 	close(fd2);
 	coredump_has("");

@@ -169,11 +169,7 @@ TEST(unplug_with_buffers_open_then_rescan)
 
 	/* A rescan finds the device again; the driver probes it and it works. */
 	ASSERT_EQ(0, write_file("/sys/bus/pci/rescan", "1"));
-	for (int i = 0; i < 100 && fd2 < 0; i++) {
-		fd2 = open_npu();
-		if (fd2 < 0)
-			usleep(100000);
-	}
+	fd2 = open_npu_wait();
 	ASSERT_GE(fd2, 0);
 	ASSERT_EQ(0, bo_new(fd2, 4096, &cmd));
 	ASSERT_EQ(0, bo_new(fd2, 4096, &st));

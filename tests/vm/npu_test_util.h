@@ -46,6 +46,19 @@ static inline int open_npu(void)
 	return open_npu_node(NULL, 0);
 }
 
+/* Open the device once it is there again (a rescan, a bind): up to 10 s. */
+static inline int open_npu_wait(void)
+{
+	int fd = -1;
+
+	for (int i = 0; i < 100 && fd < 0; i++) {
+		fd = open_npu();
+		if (fd < 0)
+			usleep(100000);
+	}
+	return fd;
+}
+
 struct bo {
 	uint32_t handle;
 	uint64_t va, size;
