@@ -40,7 +40,7 @@ TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_ge
 	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_recovery_test $(BUILD)/tests/npu_fuzz $(BUILD)/tests/npu_soak \
-	$(BUILD)/tests/npu_reset_test $(BUILD)/tests/npu_fw_test
+	$(BUILD)/tests/npu_reset_test $(BUILD)/tests/npu_fw_test $(BUILD)/tests/npu_fault_workload
 KSELFTEST := $(NPU_CACHE)/linux-src-extract
 
 KREL = $(shell cat $(NPU_CACHE)/kernel/release 2>/dev/null)
@@ -124,6 +124,14 @@ $(BUILD)/examples/npu-copy: examples/npu-copy.c $(LIBNPU) libnpu/libnpu.pc.in
 	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< \
+		$$(PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs libnpu) \
+		-Wl,-rpath,$(EXAMPLE_PREFIX)/lib
+
+# An application under injected faults, also against the installed libnpu.
+$(BUILD)/tests/npu_fault_workload: tests/vm/npu_fault_workload.c $(LIBNPU) libnpu/libnpu.pc.in
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $< \
 		$$(PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs libnpu) \
 		-Wl,-rpath,$(EXAMPLE_PREFIX)/lib
 

@@ -138,7 +138,7 @@ struct npu_ring {
  * @fw_reboots: recoveries by rebooting the firmware (stage 2).
  * @flrs: recoveries by a function level reset (stage 3).
  * @wedged: times every stage failed (stage 4).
- * @fw_crashes: firmware crash interrupts.
+ * @fw_crashes: firmware crashes recovered.
  * @banned: contexts banned for hanging again and again.
  * @replayed: jobs put back on the device after a reboot.
  */

@@ -210,7 +210,6 @@ irqreturn_t npu_fw_irq(int irq, void *arg)
 				    "firmware crashed: fault %u at pc %#x\n",
 				    npu_rd(ndev, NPU_REG_CORE_FAULT),
 				    npu_rd(ndev, NPU_REG_CORE_FAULT_PC));
-		atomic_inc(&ndev->stats.fw_crashes);
 		/* Recover now rather than when a job's time runs out. */
 		for (r = 0; r < NPU_NUM_RINGS; r++)
 			drm_sched_fault(&ndev->ring[r].sched);
@@ -375,9 +374,27 @@ static const struct file_operations npu_inject_fops = {
 	.llseek = noop_llseek,
 };
 
-/* Called before drm_dev_register(), which creates the files. */
+static void npu_debugfs_unlink(void *link)
+{
+	debugfs_remove(link);
+}
+
+/*
+ * Called before drm_dev_register(), which creates the files. Since 6.9 the
+ * accel debugfs folder is named after the PCI device; a link named by the
+ * minor, as older kernels named it (accel/0/inject), keeps both paths.
+ */
 void npu_debugfs_init(struct npu_device *ndev)
 {
+	struct dentry *root = ndev->drm.debugfs_root, *link;
+	char name[16];
+
+	if (!IS_ERR_OR_NULL(root) && ndev->drm.accel) {
+		snprintf(name, sizeof(name), "%d", ndev->drm.accel->index);
+		link = debugfs_create_symlink(name, root->d_parent, dev_name(ndev->drm.dev));
+		if (!IS_ERR(link))
+			devm_add_action_or_reset(ndev->drm.dev, npu_debugfs_unlink, link);
+	}
 	drm_debugfs_add_file(&ndev->drm, "fw_log", npu_fw_log_show, NULL);
 	drm_debugfs_add_file(&ndev->drm, "status", npu_status_show, NULL);
 	drm_debugfs_add_file(&ndev->drm, "recovery", npu_recovery_show, NULL);

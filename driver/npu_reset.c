@@ -259,7 +259,13 @@ static enum npu_stage npu_recover(struct npu_device *ndev, bool *cookie)
 		atomic_inc(&ndev->stats.engine_resets);
 		return NPU_STAGE_ENGINE;
 	}
-	/* Dead or deaf: stop it; only the job it was running is lost. */
+	/*
+	 * Dead or deaf: stop it; only the job it was running is lost. A crash
+	 * is counted here, where it is recovered, whether its interrupt or a
+	 * submit found it (the reboot's reset may clear the interrupt first).
+	 */
+	if (crashed)
+		atomic_inc(&ndev->stats.fw_crashes);
 	npu_ring_retire_all(ndev);
 	culprit = npu_running_job(ndev);
 	npu_fw_stop(ndev);

@@ -295,6 +295,11 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("cmd-max-mmacs", NPUState, cfg.cmd_max_mmacs, 8000),
     DEFINE_PROP_STRING("profile", NPUState, profile),
     DEFINE_PROP_STRING("fw-coverage", NPUState, fw_coverage),
+    /*
+     * Engines run inside the control core's store, not on their thread:
+     * for QEMU's fuzzer, whose fork per input leaves the thread behind.
+     */
+    DEFINE_PROP_BOOL("x-engine-inline", NPUState, cfg.engine_inline, false),
 };
 
 /* The firmware's state lives in the device core: migration is not supported. */

@@ -62,17 +62,20 @@ suite_full() {
 	tap driver "npu.ko loads, boots the firmware and creates /dev/accel/accel0" scripts/npu-load
 	tap driver "the driver reports the firmware version in the kernel log" \
 		sh -c 'dmesg | grep -q "npu 0000:.*: firmware 1.1.0 (API 1.1) ready"'
+	tap driver "debugfs accel/0 (the minor) links to the folder named after the PCI device" \
+		sh -c 'd=$(readlink /sys/kernel/debug/accel/0) && [ -d "/sys/kernel/debug/accel/$d" ] &&
+			[ -e "/sys/bus/pci/devices/$d/accel/accel0" ]'
 	tap driver "debugfs shows the firmware log" \
-		sh -c 'grep -q "npu-fw 1.1.0 (api 1.1) ready" /sys/kernel/debug/accel/*/fw_log'
+		sh -c 'grep -q "npu-fw 1.1.0 (api 1.1) ready" /sys/kernel/debug/accel/0/fw_log'
 	# STATUS RUNNING (1), BOOT_STATUS OK (1), FW_STATUS READY (2), four rings.
 	tap driver "debugfs status shows the core running, the firmware ready and four rings" \
-		sh -c 'f=$(echo /sys/kernel/debug/accel/*/status);
+		sh -c 'f=/sys/kernel/debug/accel/0/status;
 			grep -q "^status 1 boot 1 fw_status 2 fw_error 0 heartbeat " $f &&
 			[ "$(grep -c "^ring [0-3]: head " $f)" = 4 ] && grep -q "^mmu fault status " $f'
 	tap driver "debugfs hang takes a boolean: 0 does nothing, a non-boolean is refused" \
-		sh -c 'h=$(echo /sys/kernel/debug/accel/*/hang); echo 0 > $h &&
+		sh -c 'h=/sys/kernel/debug/accel/0/hang; echo 0 > $h &&
 			! echo maybe > $h 2>/dev/null &&
-			grep -q "^status 1 " /sys/kernel/debug/accel/*/status'
+			grep -q "^status 1 " /sys/kernel/debug/accel/0/status'
 	tap driver "npu.ko unloads" scripts/npu-load unload
 	tap driver "npu.ko loads again after unloading" scripts/npu-load
 
@@ -90,6 +93,10 @@ suite_full() {
 	# Failure paths: a hung firmware and its recovery, rmmod under an open
 	# file, removal of the device with buffers open and a rescan.
 	tap driver "npu.ko loads with a 1 s job timeout" scripts/npu-load job_timeout_ms=1000
+	# An app's one-call ops, every result checked, while every fault kind
+	# is injected three times; then 100 clean calls (built like an outside
+	# app: the installed libnpu, pkg-config).
+	tap_run npu_fault_workload build/tests/npu_fault_workload -r 3 -n 100
 	tap_run npu_reset_test build/tests/npu_reset_test
 	tap driver "npu.ko unloads after device removal and rescan" scripts/npu-load unload
 
@@ -121,11 +128,14 @@ suite_soak() {
 
 	tap driver "npu.ko loads" scripts/npu-load
 	tap_run npu_soak build/tests/npu_soak "${NPU_SOAK_PROCS:-16}" "${NPU_SOAK_JOBS:-10000}" 8
+	# Every fault kind three times under checked one-call ops, with the
+	# driver's default (10 s) job timeout, as an outside app would see it.
+	tap_run npu_fault_workload build/tests/npu_fault_workload -r 3 -n 100 -w 2
 	tap driver "npu.ko unloads after the soak" scripts/npu-load unload
 	for i in $(seq "${NPU_SOAK_RELOADS:-100}"); do
 		if ! scripts/npu-load >/tmp/reload.out 2>&1 ||
 		   ! build/tests/npu_soak 2 50 0 >>/tmp/reload.out 2>&1 ||
-		   ! grep -qx 'jobs 0' /sys/kernel/debug/accel/*/objects ||
+		   ! grep -qx 'jobs 0' /sys/kernel/debug/accel/0/objects ||
 		   ! scripts/npu-load unload >>/tmp/reload.out 2>&1; then
 			bad=$i
 			break
