@@ -5,6 +5,7 @@
  */
 #include <linux/crc32.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/firmware.h>
 #include <linux/iopoll.h>
@@ -295,6 +296,39 @@ static int npu_status_show(struct seq_file *m, void *data)
 }
 
 /*
+ * Enter the device for a fault injection, between recoveries: with
+ * drm_dev_enter held and reset_lock taken. Under reset_lock no boot is
+ * under way (a fault armed in one would fail it and take recovery a stage
+ * further than the fault asked for); waiting out a recovery in progress
+ * (its FLR runs without reset_lock) keeps the reset that ends it from
+ * disarming the new fault. A fault written while the device is dead but
+ * before its recovery begins is disarmed by that recovery.
+ */
+static int npu_inject_enter(struct npu_device *ndev, int *idx)
+{
+	for (;;) {
+		if (!drm_dev_enter(&ndev->drm, idx))
+			return -ENODEV;
+		if (mutex_lock_interruptible(&ndev->reset_lock)) {
+			drm_dev_exit(*idx);
+			return -ERESTARTSYS;
+		}
+		if (!ndev->in_recovery && !ndev->resetting)
+			return 0;
+		mutex_unlock(&ndev->reset_lock);
+		drm_dev_exit(*idx);
+		if (msleep_interruptible(10))
+			return -ERESTARTSYS;
+	}
+}
+
+static void npu_inject_exit(struct npu_device *ndev, int idx)
+{
+	mutex_unlock(&ndev->reset_lock);
+	drm_dev_exit(idx);
+}
+
+/*
  * Fault injection for tests: writing 1 to "hang" halts the control core, as
  * a firmware hang would; the next job then times out and the driver's
  * recovery (reset, firmware reboot) must bring the device back.
@@ -311,11 +345,12 @@ static ssize_t npu_hang_write(struct file *f, const char __user *buf, size_t len
 		return ret;
 	if (!hang)
 		return len;
-	if (!drm_dev_enter(&ndev->drm, &idx))
-		return -ENODEV;
+	ret = npu_inject_enter(ndev, &idx);
+	if (ret)
+		return ret;
 	dev_warn(&ndev->pdev->dev, "halting the firmware (debugfs fault injection)\n");
 	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_HALT);
-	drm_dev_exit(idx);
+	npu_inject_exit(ndev, idx);
 	return len;
 }
 
@@ -340,14 +375,15 @@ static const char *const npu_fault_names[] = {
 /*
  * Fault injection for tests: one word per write arms that fault in the
  * device (NPU_REG_FAULT_INJECT, Documentation/hardware.rst), where it
- * happens once; an unknown word is refused with -EINVAL.
+ * happens once; an unknown word is refused with -EINVAL. A write waits
+ * for a recovery under way to end (npu_inject_enter()).
  */
 static ssize_t npu_inject_write(struct file *f, const char __user *ubuf, size_t len,
 				loff_t *pos)
 {
 	struct npu_device *ndev = f->private_data;
 	char buf[32];
-	int kind, idx;
+	int kind, idx, ret;
 
 	if (len >= sizeof(buf))
 		return -EINVAL;
@@ -359,11 +395,12 @@ static ssize_t npu_inject_write(struct file *f, const char __user *ubuf, size_t 
 			break;
 	if (kind == ARRAY_SIZE(npu_fault_names))
 		return -EINVAL;
-	if (!drm_dev_enter(&ndev->drm, &idx))
-		return -ENODEV;
+	ret = npu_inject_enter(ndev, &idx);
+	if (ret)
+		return ret;
 	dev_warn(&ndev->pdev->dev, "injecting %s (debugfs)\n", npu_fault_names[kind]);
 	npu_wr(ndev, NPU_REG_FAULT_INJECT, kind);
-	drm_dev_exit(idx);
+	npu_inject_exit(ndev, idx);
 	return len;
 }
 
@@ -391,7 +428,7 @@ void npu_debugfs_init(struct npu_device *ndev)
 
 	if (!IS_ERR_OR_NULL(root) && ndev->drm.accel) {
 		snprintf(name, sizeof(name), "%d", ndev->drm.accel->index);
-		link = debugfs_create_symlink(name, root->d_parent, dev_name(ndev->drm.dev));
+		link = debugfs_create_symlink(name, root->d_parent, ndev->drm.unique);
 		if (!IS_ERR(link))
 			devm_add_action_or_reset(ndev->drm.dev, npu_debugfs_unlink, link);
 	}

@@ -262,8 +262,10 @@ static enum npu_stage npu_recover(struct npu_device *ndev, bool *cookie)
 	/*
 	 * Dead or deaf: stop it; only the job it was running is lost. A crash
 	 * is counted here, where it is recovered, whether its interrupt or a
-	 * submit found it (the reboot's reset may clear the interrupt first).
+	 * submit found it (the reboot's reset may clear the interrupt first);
+	 * the core may have crashed since the first look.
 	 */
+	crashed = crashed || npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED;
 	if (crashed)
 		atomic_inc(&ndev->stats.fw_crashes);
 	npu_ring_retire_all(ndev);

@@ -52,14 +52,29 @@ static const char *const all_kinds[] = {
 static npu_device *dev;
 static char dbgdir[128];
 
-/* Per-phase bookkeeping, written by the workers, read by the main thread. */
+/*
+ * The opcodes of the ops used (Documentation/command-stream.rst): bits of
+ * npu_device_info.cmd_caps. Without them libnpu would run the CPU
+ * reference, and nothing here would test the device.
+ */
+enum { OP_GEMM_I8 = 16, OP_CONV2D_I8 = 17, OP_POOL_I8 = 18, OP_TRANSPOSE = 22 };
+
+/*
+ * Bookkeeping per phase (one per injection), written by the workers, read
+ * by the main thread: a slot per phase, so a call that ends after the next
+ * phase began still counts for the phase it started in.
+ */
+struct phase_slot {
+	atomic_uint ok_after;		/* good calls started after the write */
+	atomic_uint failed;		/* failed calls ended in the phase */
+	atomic_llong first_ok_ns;	/* end of the first of those good calls */
+	atomic_llong armed_ns;		/* when the write returned */
+};
+#define SLOTS 4
+static struct phase_slot slots[SLOTS];
 static atomic_uint phase;		/* bumped at each injection */
-static atomic_uint ok_after;		/* good calls started in this phase */
-static atomic_uint failed;		/* failed calls ended in this phase */
 static atomic_uint wrong;		/* results that differ: never allowed */
 static atomic_uint bad_code;		/* failures other than NPU_EJOB */
-static atomic_llong first_ok_ns;	/* end of this phase's first good call */
-static atomic_llong armed_ns = INT64_MAX;	/* when this phase's write returned */
 static atomic_bool stop;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -262,18 +277,19 @@ static int one_call(uint64_t *s)
 	int err = ops[rnd(s) % 4](s);
 
 	if (err) {
-		atomic_fetch_add(&failed, 1);
+		atomic_fetch_add(&slots[atomic_load(&phase) % SLOTS].failed, 1);
 		if (err != NPU_EJOB) {
 			atomic_fetch_add(&bad_code, 1);
 			pthread_mutex_lock(&log_lock);
 			printf("# a call failed with %d (%s), not NPU_EJOB\n", err, npu_strerror(err));
 			pthread_mutex_unlock(&log_lock);
 		}
-	} else if (started == atomic_load(&phase) && t0 > atomic_load(&armed_ns)) {
+	} else if (t0 > atomic_load(&slots[started % SLOTS].armed_ns)) {
+		struct phase_slot *sl = &slots[started % SLOTS];
 		long long zero = 0;
 
-		atomic_fetch_add(&ok_after, 1);
-		atomic_compare_exchange_strong(&first_ok_ns, &zero, now_ns());
+		atomic_compare_exchange_strong(&sl->first_ok_ns, &zero, now_ns());
+		atomic_fetch_add(&sl->ok_after, 1);
 	}
 	return err;
 }
@@ -378,6 +394,8 @@ static void inject_kind(const char *kind, int reps, int workers)
 
 	read_counters(&before);
 	for (int r = 0; r < reps; r++) {
+		unsigned int p = atomic_load(&phase) + 1;
+		struct phase_slot *sl = &slots[p % SLOTS];
 		int64_t t0, deadline;
 		int err;
 
@@ -385,14 +403,14 @@ static void inject_kind(const char *kind, int reps, int workers)
 		 * A new phase: failures from now count for it; good calls count
 		 * once started after the write returned (the fault armed).
 		 */
-		atomic_store(&armed_ns, INT64_MAX);
-		atomic_store(&ok_after, 0);
-		atomic_store(&failed, 0);
-		atomic_store(&first_ok_ns, 0);
-		atomic_fetch_add(&phase, 1);
+		atomic_store(&sl->armed_ns, INT64_MAX);
+		atomic_store(&sl->ok_after, 0);
+		atomic_store(&sl->failed, 0);
+		atomic_store(&sl->first_ok_ns, 0);
+		atomic_store(&phase, p);
 		t0 = now_ns();
 		err = write_word("inject", kind);
-		atomic_store(&armed_ns, now_ns());
+		atomic_store(&sl->armed_ns, now_ns());
 		if (err) {
 			snprintf(why, sizeof(why), "writing %s to inject: %s", kind, strerror(-err));
 			break;
@@ -404,18 +422,18 @@ static void inject_kind(const char *kind, int reps, int workers)
 		 */
 		deadline = t0 + (int64_t)SETTLE_S * 1000000000;
 		while (now_ns() < deadline &&
-		       (!atomic_load(&ok_after) || (must_fail && !atomic_load(&failed))))
+		       (!atomic_load(&sl->ok_after) || (must_fail && !atomic_load(&sl->failed))))
 			usleep(2000);
-		if (!atomic_load(&ok_after) || (must_fail && !atomic_load(&failed))) {
+		if (!atomic_load(&sl->ok_after) || (must_fail && !atomic_load(&sl->failed))) {
 			unrecovered++;
 			continue;
 		}
-		ms[r % 16] = (atomic_load(&first_ok_ns) - t0) / 1000000;
-		while (atomic_load(&ok_after) < 2u * workers && now_ns() < deadline)
+		ms[r % 16] = (atomic_load(&sl->first_ok_ns) - t0) / 1000000;
+		while (atomic_load(&sl->ok_after) < 2u * workers && now_ns() < deadline)
 			usleep(2000);
-		fails += atomic_load(&failed);
-		too_many += atomic_load(&failed) > 1 || (!may_fail && atomic_load(&failed));
-		too_few += must_fail && !atomic_load(&failed);
+		fails += atomic_load(&sl->failed);
+		too_many += atomic_load(&sl->failed) > 1 || (!may_fail && atomic_load(&sl->failed));
+		too_few += must_fail && !atomic_load(&sl->failed);
 	}
 	read_counters(&after);
 
@@ -515,6 +533,12 @@ int main(int argc, char **argv)
 		printf("# npu_open: %s\n", npu_strerror(err));
 		return 1;
 	}
+	if (!(info.cmd_caps & (1u << OP_GEMM_I8)) || !(info.cmd_caps & (1u << OP_CONV2D_I8)) ||
+	    !(info.cmd_caps & (1u << OP_POOL_I8)) || !(info.cmd_caps & (1u << OP_TRANSPOSE))) {
+		printf("# the NPU (cmd_caps %#x) lacks an op of the workload: it would run "
+		       "on the CPU\n", info.cmd_caps);
+		return 1;
+	}
 	minor = strrchr(info.node, 'l');	/* /dev/accel/accelN */
 	snprintf(dbgdir, sizeof(dbgdir), "/sys/kernel/debug/accel/%s", minor ? minor + 1 : "0");
 	printf("# %s, debugfs %s, %d worker(s), seed %llu\n", info.node, dbgdir, workers, seed);
@@ -534,7 +558,6 @@ int main(int argc, char **argv)
 	/* The device serves clean jobs as if nothing had happened. */
 	read_counters(&before);
 	s = seed ^ 0x9e3779b97f4a7c15ull;
-	atomic_store(&failed, 0);
 	for (int i = 0; i < clean; i++)
 		bad += one_call(&s) != 0;
 	read_counters(&after);

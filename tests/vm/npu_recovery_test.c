@@ -421,6 +421,68 @@ TEST(failed_reboot_falls_back_to_flr)
 	ctx_close(&c);
 }
 
+/*
+ * Faults written while a recovery runs wait for it to end. A child arms
+ * fw_crash as fast as it can, from before a job's timeout until its
+ * recovery (a reboot that fails, then an FLR and a boot) is over: armed
+ * during a boot, a crash would fail it and wedge the device. Instead they
+ * land after the recovery, where the first costs one more reboot; then a
+ * new context's jobs run.
+ */
+TEST(inject_during_recovery_waits_for_it)
+{
+	int wedged = counter("wedged"), flrs = counter("flrs"), st, ret = -1, go[2];
+	int crashes = counter("fw_crashes");
+	struct ctx c, c2;
+	pid_t pid;
+
+	ASSERT_EQ(0, ctx_open(&c));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, write_file(dbg("fail_boots"), "1"));
+	ASSERT_EQ(0, inject("fw_hang"));
+	usleep(100000);
+	ASSERT_EQ(0, submit_fill(&c, 0, 0, 0x1c1c1c1c));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct pollfd p = { .fd = go[0], .events = POLLIN };
+
+		close(go[1]);
+		while (!poll(&p, 1, 0))		/* until the parent says stop */
+			if (inject("fw_crash"))
+				_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	ret = wait_job(&c, 0);
+	EXPECT_TRUE(ret == DRM_NPU_JOB_OK || ret == DRM_NPU_JOB_TIMEOUT ||
+		    ret == DRM_NPU_JOB_ABORTED) TH_LOG("job 0: %d", ret);
+	for (int i = 0; i < 600 && counter("flrs") == flrs; i++)
+		usleep(100000);
+	usleep(100000);			/* a few more injections after it */
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	EXPECT_EQ(flrs + 1, counter("flrs"));
+	EXPECT_EQ(wedged, counter("wedged"));
+	/* The last crash may still take one job; the next must run. */
+	ASSERT_EQ(0, ctx_open(&c2));
+	for (int i = 0; i < 3; i++) {
+		ret = run_fill(&c2, i, 0, 0x1d1d1d1d);
+		if (ret == DRM_NPU_JOB_OK) {
+			EXPECT_TRUE(filled(&c2, i, 0x1d1d1d1d));
+			break;
+		}
+		EXPECT_EQ(DRM_NPU_JOB_ABORTED, ret);
+	}
+	EXPECT_EQ(DRM_NPU_JOB_OK, ret);
+	EXPECT_EQ(wedged, counter("wedged"));
+	EXPECT_LT(crashes, counter("fw_crashes"));	/* the injections did land */
+	coredump_has("");
+	ctx_close(&c2);
+	ctx_close(&c);
+}
+
 /* Two hangs in a row (hang_limit=2): the context is banned, others are not. */
 TEST(context_that_keeps_hanging_is_banned)
 {
