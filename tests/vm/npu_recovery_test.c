@@ -213,8 +213,8 @@ static bool uevent_seen(int s, int timeout_ms)
 
 /*
  * Read and delete the devcoredumps; whether one held @what. A kernel
- * without CONFIG_DEV_COREDUMP (the debug kernel of make check-debug) has
- * no such class: there is nothing to check, and we say so.
+ * without CONFIG_DEV_COREDUMP has no such class: there is nothing to
+ * check, and we say so.
  */
 static bool coredump_has(const char *what)
 {
