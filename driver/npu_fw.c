@@ -348,7 +348,7 @@ static ssize_t npu_hang_write(struct file *f, const char __user *buf, size_t len
 	ret = npu_inject_enter(ndev, &idx);
 	if (ret)
 		return ret;
-	dev_warn(&ndev->pdev->dev, "halting the firmware (debugfs fault injection)\n");
+	dev_warn_ratelimited(&ndev->pdev->dev, "halting the firmware (debugfs fault injection)\n");
 	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_HALT);
 	npu_inject_exit(ndev, idx);
 	return len;
@@ -398,7 +398,9 @@ static ssize_t npu_inject_write(struct file *f, const char __user *ubuf, size_t 
 	ret = npu_inject_enter(ndev, &idx);
 	if (ret)
 		return ret;
-	dev_warn(&ndev->pdev->dev, "injecting %s (debugfs)\n", npu_fault_names[kind]);
+	/* Ratelimited: a script writing in a loop must not flood the log. */
+	dev_warn_ratelimited(&ndev->pdev->dev, "injecting %s (debugfs)\n",
+			     npu_fault_names[kind]);
 	npu_wr(ndev, NPU_REG_FAULT_INJECT, kind);
 	npu_inject_exit(ndev, idx);
 	return len;
