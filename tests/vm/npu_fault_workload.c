@@ -32,6 +32,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +323,17 @@ struct counters {
 	int timeouts, found_done, engine_resets, fw_reboots, flrs, wedged, fw_crashes, banned;
 };
 
+/* The lines of debugfs "recovery" that are read, by name. */
+static const struct {
+	const char *name;
+	size_t off;
+} counter_keys[] = {
+#define KEY(n) { #n, offsetof(struct counters, n) }
+	KEY(timeouts), KEY(found_done), KEY(engine_resets), KEY(fw_reboots), KEY(flrs),
+	KEY(wedged), KEY(fw_crashes), KEY(banned),
+#undef KEY
+};
+
 static int read_counters(struct counters *c)
 {
 	char path[192], key[64];
@@ -333,24 +345,10 @@ static int read_counters(struct counters *c)
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	while (fscanf(f, "%63s %d", key, &v) == 2) {
-		if (!strcmp(key, "timeouts"))
-			c->timeouts = v;
-		else if (!strcmp(key, "found_done"))
-			c->found_done = v;
-		else if (!strcmp(key, "engine_resets"))
-			c->engine_resets = v;
-		else if (!strcmp(key, "fw_reboots"))
-			c->fw_reboots = v;
-		else if (!strcmp(key, "flrs"))
-			c->flrs = v;
-		else if (!strcmp(key, "wedged"))
-			c->wedged = v;
-		else if (!strcmp(key, "fw_crashes"))
-			c->fw_crashes = v;
-		else if (!strcmp(key, "banned"))
-			c->banned = v;
-	}
+	while (fscanf(f, "%63s %d", key, &v) == 2)
+		for (size_t i = 0; i < sizeof(counter_keys) / sizeof(counter_keys[0]); i++)
+			if (!strcmp(key, counter_keys[i].name))
+				*(int *)((char *)c + counter_keys[i].off) = v;
 	fclose(f);
 	return 0;
 }
