@@ -32,7 +32,7 @@
 #define WIN_VA		0x100000ull	/* job memory: the same VA in both contexts */
 #define WIN_SIZE	(256 * 1024)
 #define RING_ENTRIES	16
-#define MAX_INSNS	2000000		/* per input: bounded, whatever it asks */
+#define MAX_INSNS	250000		/* per input: bounded, whatever it asks */
 
 #define RAM_SIZE	(4u << 20)
 
