@@ -37,7 +37,8 @@ TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_faults test_rob
 	test_tensor test_train
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
-	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement
+	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement \
+	$(BUILD)/tests/test_backend
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_recovery_test $(BUILD)/tests/npu_fuzz $(BUILD)/tests/npu_soak \
 	$(BUILD)/tests/npu_reset_test $(BUILD)/tests/npu_fw_test $(BUILD)/tests/npu_fault_workload
@@ -47,15 +48,21 @@ KREL = $(shell cat $(NPU_CACHE)/kernel/release 2>/dev/null)
 KDIR = $(NPU_CACHE)/kernel/root/usr/src/linux-headers-$(KREL)
 KMOD_SRCS := Kbuild $(wildcard driver/*.[ch]) $(wildcard include/*.h) $(wildcard uapi/drm/*.h)
 
-LIBNPU_VERSION := 0.1.0
-LIBNPU_SRCS := $(wildcard libnpu/src/*.c)
+# libnpu's version (npu.h's NPU_VERSION_*) and soname: Documentation/libnpu.rst, "ABI policy".
+LIBNPU_VERSION := 1.0.0
+LIBNPU_SOVERSION := 1
+# libnpu/src is laid out by stage: base ref device ir import passes place plan exec api,
+# and backends/ (npu, opencl, cpu) behind one interface.
+LIBNPU_SRCS := $(sort $(shell find libnpu/src -name '*.c'))
+LIBNPU_PRIV_HDRS := $(shell find libnpu/src -name '*.h')
 LIBNPU_HDRS := $(wildcard libnpu/include/*.h)
 LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS)) \
 	$(BUILD)/libnpu/ocl_program.o
+LIBNPU_REF_SRCS := $(wildcard libnpu/src/ref/*.c)
 # The OpenCL program: npu_quant.h's arithmetic, then the kernels.
-OCL_SOURCES := include/npu_quant.h $(sort $(wildcard libnpu/src/kernels/*.cl))
-LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Iinclude -Iuapi \
-	$(COV_FLAGS)
+OCL_SOURCES := include/npu_quant.h $(sort $(wildcard libnpu/src/backends/opencl/kernels/*.cl))
+LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Ilibnpu/src \
+	-Iinclude -Iuapi $(COV_FLAGS)
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
 
@@ -90,15 +97,15 @@ $(BUILD)/libnpu/ocl_program.c: scripts/embed-text $(OCL_SOURCES)
 $(BUILD)/libnpu/ocl_program.o: $(BUILD)/libnpu/ocl_program.c
 	$(CC) $(LIBNPU_CFLAGS) -c -o $@ $<
 
-$(BUILD)/libnpu/%.o: libnpu/src/%.c $(wildcard libnpu/src/*.h) $(LIBNPU_HDRS) $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+$(BUILD)/libnpu/%.o: libnpu/src/%.c $(LIBNPU_PRIV_HDRS) $(LIBNPU_HDRS) $(wildcard uapi/drm/*.h) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(LIBNPU_CFLAGS) $$(pkg-config --cflags libdrm) -c -o $@ $<
 
 $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION): $(LIBNPU_OBJS) libnpu/libnpu.map
-	$(CC) $(COV_FLAGS) -shared -Wl,-soname,libnpu.so.0 -Wl,--version-script=libnpu/libnpu.map \
+	$(CC) $(COV_FLAGS) -shared -Wl,-soname,libnpu.so.$(LIBNPU_SOVERSION) -Wl,--version-script=libnpu/libnpu.map \
 		-Wl,--no-undefined -o $@ $(LIBNPU_OBJS) $$(pkg-config --libs libdrm) -lm
-	ln -sf libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.so.0
-	ln -sf libnpu.so.0 $(BUILD)/libnpu/libnpu.so
+	ln -sf libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.so.$(LIBNPU_SOVERSION)
+	ln -sf libnpu.so.$(LIBNPU_SOVERSION) $(BUILD)/libnpu/libnpu.so
 
 $(BUILD)/libnpu/libnpu.a: $(LIBNPU_OBJS)
 	rm -f $@
@@ -109,8 +116,8 @@ install: libnpu
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 $(LIBNPU_HDRS) $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so.0
-	ln -sf libnpu.so.0 $(DESTDIR)$(PREFIX)/lib/libnpu.so
+	ln -sf libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so.$(LIBNPU_SOVERSION)
+	ln -sf libnpu.so.$(LIBNPU_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so
 	install -m 644 $(BUILD)/libnpu/libnpu.a $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIBNPU_VERSION)|' libnpu/libnpu.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libnpu.pc
@@ -241,22 +248,22 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(FASHIO
 		$$(pkg-config --libs libdrm zlib) -lm
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
-$(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(wildcard libnpu/src/ref_*.c) libnpu/src/pack.c libnpu/src/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(LIBNPU_REF_SRCS) libnpu/src/device/pack.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
-		libnpu/src/ref_*.c libnpu/src/pack.c \
+		$(LIBNPU_REF_SRCS) libnpu/src/device/pack.c \
 		tests/host/harness.c $(CORE_SRCS) -lm
 
 # The training commands on the device core against libnpu's CPU reference.
-$(BUILD)/tests/test_train: tests/host/test_train.c $(wildcard libnpu/src/ref_*.c) libnpu/src/pack_train.c libnpu/src/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_train: tests/host/test_train.c $(LIBNPU_REF_SRCS) libnpu/src/device/pack_train.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
-		libnpu/src/ref_*.c libnpu/src/pack_train.c \
+		$(LIBNPU_REF_SRCS) libnpu/src/device/pack_train.c \
 		tests/host/harness.c $(CORE_SRCS) -lm -lpthread
 
 # libnpu's OpenCL backend, on whatever OpenCL the host has (PoCL here).
 $(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement: \
-		$(BUILD)/tests/%: tests/host/%.c libnpu/src/graph_priv.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) libnpu/src/ocl_priv.h libnpu/src/ocl_api.h tests/host/tap.h
+		$(BUILD)/tests/%: tests/host/%.c $(LIBNPU_PRIV_HDRS) $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -Iuapi $$(pkg-config --cflags libdrm) -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
@@ -272,6 +279,12 @@ $(BUILD)/tests/test_idx: tests/host/test_idx.c examples/fashion/idx.c examples/f
 $(BUILD)/tests/test_graph_train: tests/host/test_graph_train.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Wl,--wrap=malloc -o $@ $< \
+		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
+
+# The backend interface from an application's side: a toy backend of the test's own.
+$(BUILD)/tests/test_backend: tests/host/test_backend.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
 # libnpu's graph API on its CPU backend (the static library, with libdrm).

@@ -62,7 +62,7 @@ static double time_graph(int (*build)(npu_graph *, int *, int *), npu_device *de
 			 enum npu_backend backend, const int8_t *x, int8_t *y, char *why,
 			 size_t len)
 {
-	const struct npu_compile_opts opts = { backend, 1 };
+	const struct npu_compile_opts opts = { .backend = backend, .strict = 1 };
 	npu_graph *g = npu_graph_new();
 	npu_plan *plan;
 	double t0, t = 0;

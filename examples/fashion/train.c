@@ -116,7 +116,7 @@ out:
 }
 
 /* What the int8 results are checked by, wherever libnpu placed the ops. */
-static const struct npu_compile_opts cpu_ref = { NPU_BACKEND_CPU, 0 };
+static const struct npu_compile_opts cpu_ref = { .backend = NPU_BACKEND_CPU, .strict = 0 };
 
 /*
  * The int8 graph as placed (@qdev: the NPU, OpenCL) and on the CPU

@@ -4,9 +4,20 @@
  *
  * The core: find NPUs, read what they are, allocate buffers the NPU and
  * the CPU share, build command buffers, submit jobs with dependencies,
- * wait for them and read their status. Every function returns 0 or a
- * negative NPU_E* code; npu_strerror() turns a code into a message.
- * Objects are not thread-safe; use one per thread or lock around them.
+ * wait for them and read their status; graphs compiled into plans that
+ * run on the NPU, OpenCL, the CPU or an application's backend. Every
+ * function returns 0 or a negative NPU_E* code; npu_strerror() turns a
+ * code into a message, and npu_last_error() (or npu_graph_error(),
+ * npu_plan_error()) says what exactly went wrong. Objects are not
+ * thread-safe; use one per thread or lock around them.
+ *
+ * ABI (Documentation/libnpu.rst, "ABI policy"): structs the caller
+ * allocates are passed with their size: a function taking one is a macro
+ * over a *_v function whose first argument is the struct's sizeof as the
+ * caller was built, so that a struct may grow at its end without
+ * breaking programs built against an older npu.h. Initialize structs by
+ * field name. The soname (libnpu.so.N) changes only when an existing
+ * symbol changes meaning.
  */
 #ifndef NPU_H
 #define NPU_H
@@ -18,8 +29,10 @@
 extern "C" {
 #endif
 
-#define NPU_LIB_VERSION_MAJOR 0
-#define NPU_LIB_VERSION_MINOR 1
+/* The version this header belongs to; npu_version() says the library's. */
+#define NPU_VERSION_MAJOR 1	/* the soname: libnpu.so.1 */
+#define NPU_VERSION_MINOR 0	/* additions */
+#define NPU_VERSION_PATCH 0
 
 /** Error codes (negative return values). */
 enum npu_error {
@@ -38,6 +51,17 @@ enum npu_error {
 
 /** Returns a static, human-readable message for an npu_error code. */
 const char *npu_strerror(int err);
+/**
+ * What the calling thread's last failed libnpu call said, in detail
+ * ("conv2d: the filter [8][3][3][4] must be [out_c 8][k_h][k_w][in_c 3]"),
+ * or "" if none failed yet.
+ */
+const char *npu_last_error(void);
+/** The library's version at run time: major << 16 | minor << 8 | patch. */
+uint32_t npu_version(void);
+
+/* Words of npu_device_info.cmd_caps: more bits than the opcode space. */
+#define NPU_CMD_CAPS_WORDS 4
 
 typedef struct npu_device npu_device;
 typedef struct npu_buffer npu_buffer;
@@ -64,13 +88,17 @@ struct npu_device_info {
 	uint32_t hw_version;	/* major << 16 | minor */
 	uint32_t fw_version;	/* major << 16 | minor << 8 | patch */
 	uint32_t fw_api;	/* major << 16 | minor */
-	uint32_t cmd_caps;	/* bit n: command opcode n supported */
 	uint32_t num_rings;
 	uint32_t sram_size;
-	uint64_t max_buffer_size;
 	uint32_t max_cmd_size;
+	uint64_t max_buffer_size;
+	/* bit n % 64 of word n / 64: command opcode n supported; see npu_device_has_command */
+	uint64_t cmd_caps[NPU_CMD_CAPS_WORDS];
 };
-int npu_device_info(npu_device *dev, struct npu_device_info *info);
+int npu_device_info_v(size_t size, npu_device *dev, struct npu_device_info *info);
+#define npu_device_info(...) npu_device_info_v(sizeof(struct npu_device_info), __VA_ARGS__)
+/** Whether the device's firmware runs command opcode @opcode (npu_cmd.h): 1 or 0. */
+int npu_device_has_command(const npu_device *dev, uint32_t opcode);
 
 /* ---------------------------------------------------------------- */
 /* Buffers: memory the CPU maps and the NPU addresses by device VA.  */
@@ -331,17 +359,70 @@ struct npu_tensor_desc {
 
 enum npu_activation { NPU_ACT_NONE = 0, NPU_ACT_RELU = 1, NPU_ACT_RELU6 = 2 };
 
+/**
+ * A graph is data: tensors and ops, checked as they are added (a refused
+ * op's reason is in npu_graph_error). Compiling it makes a plan, which
+ * holds everything a run needs; a graph may have many plans at once (for
+ * different devices or backends), and cannot change while one is alive.
+ */
 npu_graph *npu_graph_new(void);
-/** Free the graph, and its compiled plan if one is alive. */
+/** Free the graph and every plan compiled from it that is still alive. */
 void npu_graph_free(npu_graph *g);
 /** Add a tensor; returns its id (>= 0) or a negative error. */
-int npu_graph_tensor(npu_graph *g, const struct npu_tensor_desc *t);
+int npu_graph_tensor_v(size_t size, npu_graph *g, const struct npu_tensor_desc *t);
+#define npu_graph_tensor(...) npu_graph_tensor_v(sizeof(struct npu_tensor_desc), __VA_ARGS__)
+/** What the last failed call on @g said ("" if none did). */
+const char *npu_graph_error(const npu_graph *g);
+/**
+ * Declare the graph's inputs and outputs (activation ids, in order), as
+ * npu_plan_execute binds them and an importer or exporter reads them.
+ */
+int npu_graph_inputs(npu_graph *g, const int *ids, uint32_t n);
+int npu_graph_outputs(npu_graph *g, const int *ids, uint32_t n);
 
 /* Ops; each returns 0 or an error. Shapes are checked as ops are added. */
+
+/**
+ * struct npu_conv2d_attrs - a convolution's attributes.
+ * @stride: height, width (1-64).
+ * @dilation: height, width (1-64; 0 reads as 1).
+ * @pad: top, left, bottom, right (0-255): zero-point padding, so
+ *	out_h = (in_h + top + bottom - dil_h * (k_h - 1) - 1) / stride_h + 1.
+ * @depthwise: the filter is [1][k_h][k_w][out_c], out_c a multiple of in_c
+ *	(TFLite DepthwiseConv2D; ONNX Conv with group = in_c).
+ * @act: the activation fused after it.
+ */
+struct npu_conv2d_attrs {
+	uint32_t stride[2];
+	uint32_t dilation[2];
+	uint32_t pad[4];
+	int depthwise;
+	enum npu_activation act;
+};
+int npu_graph_conv2d_ex_v(size_t size, npu_graph *g, int in, int filter, int bias, int out,
+			  const struct npu_conv2d_attrs *a);
+#define npu_graph_conv2d_ex(...) \
+	npu_graph_conv2d_ex_v(sizeof(struct npu_conv2d_attrs), __VA_ARGS__)
+/** npu_graph_conv2d_ex with one stride and the same padding on every side. */
 int npu_graph_conv2d(npu_graph *g, int in, int filter, int bias, int out, uint32_t stride,
 		     uint32_t pad, int depthwise, enum npu_activation act);
 int npu_graph_fully_connected(npu_graph *g, int in, int weights, int bias, int out,
 			      enum npu_activation act);
+/**
+ * struct npu_pool_attrs - a pooling's attributes: @kernel and @stride
+ * (height, width: 1-64), @pad (top, left, bottom, right; int8 only), max
+ * or @average.
+ */
+struct npu_pool_attrs {
+	uint32_t kernel[2];
+	uint32_t stride[2];
+	uint32_t pad[4];
+	int average;
+};
+int npu_graph_pool_ex_v(size_t size, npu_graph *g, int in, int out,
+			const struct npu_pool_attrs *a);
+#define npu_graph_pool_ex(...) npu_graph_pool_ex_v(sizeof(struct npu_pool_attrs), __VA_ARGS__)
+/** npu_graph_pool_ex with a square window, one stride and no padding. */
 int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, int average);
 int npu_graph_add(npu_graph *g, int a, int b, int out, enum npu_activation act);
 int npu_graph_softmax(npu_graph *g, int in, int out, float beta);
@@ -378,41 +459,54 @@ enum npu_backend {
 	NPU_BACKEND_OPENCL = 2,
 	NPU_BACKEND_CPU = 3,	/* libnpu's reference: the results others are checked by */
 	NPU_BACKEND_NONE = 4,	/* nothing runs (a reshape: a view) */
+	NPU_BACKEND_CUSTOM = 5,	/* a backend an application registered (npu_backend.h) */
 };
 
 /**
  * struct npu_compile_opts - how npu_graph_compile_opts places ops.
- * @backend: NPU_BACKEND_AUTO places each op on the NPU when the firmware's
- *	capabilities cover it (the command, so its dtype and shape limits,
- *	and the profile's), else on OpenCL when a device is there, else on
- *	the CPU. Naming a backend starts the same chain there (the CPU ends
- *	it). With AUTO the environment may name one: NPU_BACKEND=npu,
- *	opencl, cpu or auto, for testing an app unchanged.
- * @strict: fail with NPU_ENOTSUP, the op and the reason in the report,
- *	instead of falling back from the first backend of the chain (the
+ * @backend: NPU_BACKEND_AUTO lets every backend claim every op and picks
+ *	the cheapest placement, counting the crossings between backends;
+ *	backends are asked in order (the NPU if there is a device, OpenCL,
+ *	an application's, the CPU reference), a later one only for ops the
+ *	earlier ones cannot run. Naming a backend starts there. With AUTO the
+ *	environment may name one: NPU_BACKEND=npu, opencl, cpu, auto or an
+ *	application's backend, for testing an app unchanged.
+ * @strict: fail with NPU_ENOTSUP, the op and the reason in the report and
+ *	npu_graph_error, instead of falling back from the first backend (the
  *	NPU if there is a device, else OpenCL). NPU_STRICT=1 sets it too.
+ * @backend_name: a backend by name (an application's), instead of @backend.
+ * @pin: @npin backend names, one per op in the order added (NULL entries
+ *	and ops past @npin are placed freely): op i runs on @pin[i] or the
+ *	compile fails, saying why. For tests and for comparing backends.
  */
 struct npu_compile_opts {
 	enum npu_backend backend;
 	int strict;
+	const char *backend_name;
+	const char *const *pin;
+	uint32_t npin;
 };
 
 /**
- * Compile: place each op (see struct npu_compile_opts; @opts may be NULL),
- * allocate the tensors (device buffers shared with the CPU; OpenCL
- * buffers that wrap host memory where the device shares it), upload
- * constants, derive multipliers and clamps. Consecutive ops on one
- * backend run as one submission, and data moves only where a tensor
- * crosses from one backend to another.
+ * Compile: lower the ops, place them (see struct npu_compile_opts; @opts
+ * may be NULL), allocate the tensors (device buffers shared with the CPU;
+ * OpenCL buffers that wrap host memory where the device shares it),
+ * upload constants, compile each backend's partitions (maximal runs of
+ * consecutive ops placed on it). A run submits each partition once and
+ * moves data only where a tensor crosses from one backend to another.
  */
-int npu_graph_compile_opts(npu_graph *g, npu_device *dev, const struct npu_compile_opts *opts,
-			   npu_plan **plan);
-/** npu_graph_compile_opts with @opts NULL: AUTO, or what NPU_BACKEND says. */
+int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
+			     const struct npu_compile_opts *opts, npu_plan **plan);
+#define npu_graph_compile_opts(...) \
+	npu_graph_compile_opts_v(sizeof(struct npu_compile_opts), __VA_ARGS__)
+/** Compile with the default options: AUTO, or what NPU_BACKEND says. */
 int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **plan);
 /** The last compile's placement report, also when it failed (strict mode says why). */
 const char *npu_graph_report(const npu_graph *g);
-/** Where op @op (in the order added) runs, or a negative error. */
+/** Where op @op (in the order added) runs (enum npu_backend), or a negative error. */
 int npu_plan_op_backend(const npu_plan *plan, int op);
+/** The name of the backend op @op runs on ("none" for a view), or NULL. */
+const char *npu_plan_node_backend(const npu_plan *plan, int op);
 /**
  * Run with one input and one output activation tensor (by id), their data
  * packed in the tensors' dtypes: int8_t, or float for NPU_DT_FLOAT32.
@@ -420,13 +514,31 @@ int npu_plan_op_backend(const npu_plan *plan, int op);
  */
 int npu_plan_run(npu_plan *plan, int in, const void *in_data, int out, void *out_data);
 /**
+ * Run the graph's declared inputs (@in[i] holds input i's bytes) into its
+ * declared outputs (@out[i]).
+ */
+int npu_plan_execute(npu_plan *plan, const void *const *in, void *const *out);
+/**
  * The placement report: one line per op (where it runs, and why), the
  * OpenCL device if one is used, and the submissions per run. Valid until
  * the plan is freed.
  */
 const char *npu_plan_report(const npu_plan *plan);
-/** Modeled NPU cycles of the last run (0 on the CPU). */
+/** What the last failed call on @plan said ("" if none did). */
+const char *npu_plan_error(const npu_plan *plan);
+/** Modeled NPU cycles of the last run (0 off the NPU). */
 uint64_t npu_plan_cycles(const npu_plan *plan);
+
+/** What a plan's runs cost in crossings, counted since it was compiled. */
+struct npu_plan_stats {
+	uint64_t runs;			/* forward and training runs */
+	uint64_t partitions;		/* partitions executed */
+	uint64_t copies_in, bytes_in;	/* host -> a backend's own memory */
+	uint64_t copies_out, bytes_out;	/* a backend's own memory -> host */
+	uint64_t cycles;		/* modeled NPU cycles of the last run */
+};
+int npu_plan_stats_v(size_t size, const npu_plan *plan, struct npu_plan_stats *s);
+#define npu_plan_stats(...) npu_plan_stats_v(sizeof(struct npu_plan_stats), __VA_ARGS__)
 void npu_plan_free(npu_plan *plan);
 
 /* ---------------------------------------------------------------- */
@@ -488,5 +600,6 @@ const char *npu_job_state_name(enum npu_job_state s);
 
 #include "npu_train.h"	/* the training operations */
 #include "npu_ocl.h"	/* the OpenCL backend */
+#include "npu_backend.h"	/* writing a backend */
 
 #endif /* NPU_H */

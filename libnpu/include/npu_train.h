@@ -201,7 +201,8 @@ int npu_graph_grad(const npu_graph *g, int id);
  * hyper-parameters; count and step are filled in). Adam's step counts the
  * plan's training runs; its state starts at zero.
  */
-int npu_graph_optimizer(npu_graph *g, const struct npu_optim_f32 *opt);
+int npu_graph_optimizer_v(size_t size, npu_graph *g, const struct npu_optim_f32 *opt);
+#define npu_graph_optimizer(...) npu_graph_optimizer_v(sizeof(struct npu_optim_f32), __VA_ARGS__)
 
 enum npu_exec_mode {
 	NPU_EXEC_FORWARD = 0,	/* the forward ops only (inference, evaluation) */
@@ -210,8 +211,12 @@ enum npu_exec_mode {
 
 /** Copy @bytes (exactly the tensor's size) into tensor @id of the plan. */
 int npu_plan_write(npu_plan *plan, int id, const void *data, size_t bytes);
-/** Copy tensor @id (exactly @bytes) out of the plan: outputs, parameters, gradients. */
-int npu_plan_read(const npu_plan *plan, int id, void *data, size_t bytes);
+/**
+ * Copy tensor @id (exactly @bytes) out of the plan: outputs, parameters,
+ * gradients. Not const: it may wait for the plan's work and move the
+ * tensor's current copy to the host.
+ */
+int npu_plan_read(npu_plan *plan, int id, void *data, size_t bytes);
 /** Change the optimizer's learning rate for the next training runs (a schedule). */
 int npu_plan_set_lr(npu_plan *plan, float lr);
 /** Run the plan on the data its tensors hold. */
@@ -233,10 +238,10 @@ int npu_plan_observe(npu_plan *plan);
  * output channel, activations asymmetric per tensor over their observed
  * range, int32 biases, ReLU fused as the clamp (Documentation/training.rst).
  * The new graph (*@qg, the caller frees it) takes fp32 in tensor *@q_in and
- * gives fp32 out *@q_out. A standalone fp32 ReLU has no int8 form.
+ * gives fp32 out *@q_out, its declared input and output. A standalone
+ * fp32 ReLU has no int8 form.
  */
-int npu_plan_quantize(const npu_plan *plan, int in, int out, npu_graph **qg, int *q_in,
-		      int *q_out);
+int npu_plan_quantize(npu_plan *plan, int in, int out, npu_graph **qg, int *q_in, int *q_out);
 
 #ifdef __cplusplus
 }

@@ -128,7 +128,8 @@ static void test_shape_errors(void)
 	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, go, 1, 0, 0, NPU_ACT_NONE), 0);
 	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
 	/* A compiled graph takes no more ops; running with wrong ids is refused. */
-	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, go, 1, 0, 0, NPU_ACT_NONE), NPU_EINVAL);
+	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, go, 1, 0, 0, NPU_ACT_NONE), NPU_EBUSY);
+	CHECK(strstr(npu_graph_error(g), "the graph is compiled") != NULL);
 	CHECK_EQ(npu_plan_run(plan, wt, (const int8_t *)w, go, (int8_t *)&plan), NPU_EINVAL);
 	npu_plan_free(plan);
 	npu_graph_free(g);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "npu.h"
-#include "ocl_priv.h"
+#include "backends/opencl/ocl_priv.h"
 #include "tap.h"
 
 static char cache[] = "/tmp/test_ocl.XXXXXX";

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "npu.h"
-#include "npu_ref.h"
-#include "ocl_priv.h"
+#include "ref/npu_ref.h"
+#include "backends/opencl/ocl_priv.h"
 #include "tap.h"
 
 static npu_ocl *ocl;

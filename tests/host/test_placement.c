@@ -3,9 +3,9 @@
  * test_placement.c - placing a graph's ops without an NPU (the host): the
  * chain OpenCL -> CPU and what the report says; NPU_BACKEND and the
  * options naming a backend; strict mode refusing, with the reason; no
- * OpenCL at all. Then graphs whose ops are split between OpenCL and the
- * CPU, op by op, with copies (no zero-copy), give the CPU reference's
- * results: the tensors cross at each boundary, and only there.
+ * OpenCL at all. Then plans whose ops are pinned, op by op, to OpenCL or
+ * the CPU, with copies (no zero-copy), give the CPU reference's results:
+ * the tensors cross at each boundary, and only there (the plan's stats).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_priv.h"
+#include "npu.h"
 #include "tap.h"
 
 static uint64_t seed = 5;
@@ -73,7 +73,14 @@ static npu_graph *int8_net(int *in, int *out)
 	return g;
 }
 
-static const struct npu_compile_opts on_cpu = { NPU_BACKEND_CPU, 0 };
+static const struct npu_compile_opts on_cpu = { .backend = NPU_BACKEND_CPU, .strict = 0 };
+
+static int is_view(const npu_graph *g, int op)
+{
+	struct npu_node_info info;
+
+	return !npu_graph_node_info(g, op, &info) && !strcmp(info.op, "reshape");
+}
 
 /* With no NPU, ops go to OpenCL; the report says where and why. */
 static void test_default_chain_without_npu(void)
@@ -87,9 +94,12 @@ static void test_default_chain_without_npu(void)
 	unsetenv("NPU_STRICT");
 	CHECK_EQ(npu_graph_compile(g, NULL, &p), 0);
 	printf("%s", npu_plan_report(p));
-	for (int i = 0; i < g->nops; i++)
-		CHECK_EQ(npu_plan_op_backend(p, i), g->ops[i].kind == OP_RESHAPE ?
-			 NPU_BACKEND_NONE : NPU_BACKEND_OPENCL);
+	CHECK_EQ(npu_graph_node_count(g), 6);
+	for (int i = 0; i < npu_graph_node_count(g); i++) {
+		CHECK_EQ(npu_plan_op_backend(p, i), is_view(g, i) ? NPU_BACKEND_NONE :
+			 NPU_BACKEND_OPENCL);
+		CHECK(!strcmp(npu_plan_node_backend(p, i), is_view(g, i) ? "none" : "opencl"));
+	}
 	CHECK(strstr(npu_plan_report(p), " 1 conv2d            opencl (no NPU device)"));
 	CHECK(strstr(npu_plan_report(p), "1 OpenCL submission(s), 0 CPU run(s)"));
 	CHECK_EQ(npu_plan_op_backend(p, 99), NPU_EINVAL);
@@ -113,7 +123,7 @@ static void test_backend_named_by_env_or_options(void)
 	CHECK_EQ(npu_graph_compile_opts(g, NULL, &on_cpu, &p), 0);
 	CHECK_EQ(npu_plan_op_backend(p, 1), NPU_BACKEND_CPU);
 	npu_plan_free(p);
-	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ 7, 0 }, &p),
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ .backend = 7, .strict = 0 }, &p),
 		 NPU_EINVAL);
 	unsetenv("NPU_BACKEND");
 	npu_graph_free(g);
@@ -122,7 +132,7 @@ static void test_backend_named_by_env_or_options(void)
 /* Strict: the NPU was asked for and there is none; then no OpenCL either. */
 static void test_strict_refuses_with_the_reason(void)
 {
-	const struct npu_compile_opts npu_strict = { NPU_BACKEND_NPU, 1 };
+	const struct npu_compile_opts npu_strict = { .backend = NPU_BACKEND_NPU, .strict = 1 };
 	int in, out;
 	npu_graph *g = int8_net(&in, &out);
 	npu_plan *p = NULL;
@@ -133,7 +143,7 @@ static void test_strict_refuses_with_the_reason(void)
 	CHECK(p == NULL);
 	CHECK(strstr(npu_graph_report(g), " 0 quantize          none   (no NPU device)"));
 	/* Not strict: the chain goes on, through OpenCL. */
-	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ NPU_BACKEND_NPU, 0 },
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ .backend = NPU_BACKEND_NPU, .strict = 0 },
 					&p), 0);
 	CHECK(strstr(npu_plan_report(p), " 0 quantize          opencl (no NPU device)"));
 	npu_plan_free(p);
@@ -159,13 +169,37 @@ static void test_strict_refuses_with_the_reason(void)
 	npu_graph_free(g);
 }
 
-/* Op i on OpenCL when bit i of @mask is set, else on the CPU. */
-static void split(npu_plan *p, unsigned int mask)
+/*
+ * A plan of @g with op i pinned to OpenCL when bit i of @mask is set, else
+ * to the CPU; every crossing a copy.
+ */
+static npu_plan *split(npu_graph *g, unsigned int mask)
 {
-	for (int i = 0; i < p->g->nops; i++)
-		if (p->g->ops[i].backend != NPU_BACKEND_NONE)
-			p->g->ops[i].backend = mask & (1u << i) ? NPU_BACKEND_OPENCL :
-								   NPU_BACKEND_CPU;
+	const char *pin[32];
+	int n = npu_graph_node_count(g);
+	npu_plan *p = NULL;
+
+	for (int i = 0; i < n; i++)
+		pin[i] = is_view(g, i) ? NULL : mask & (1u << i) ? "opencl" : "cpu";
+	setenv("NPU_OCL_NO_ZERO_COPY", "1", 1);
+	if (npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){
+			.backend = NPU_BACKEND_OPENCL, .pin = pin, .npin = (uint32_t)n }, &p))
+		printf("#   %s\n", npu_graph_error(g));
+	unsetenv("NPU_OCL_NO_ZERO_COPY");
+	return p;
+}
+
+/* Copies in and out since the last call. */
+static void crossings(const npu_plan *p, uint64_t *in, uint64_t *out)
+{
+	static uint64_t last_in, last_out;
+	struct npu_plan_stats s;
+
+	CHECK_EQ(npu_plan_stats(p, &s), 0);
+	*in = s.copies_in - last_in;
+	*out = s.copies_out - last_out;
+	last_in = s.copies_in;
+	last_out = s.copies_out;
 }
 
 static void test_int8_graph_split_between_opencl_and_cpu(void)
@@ -174,35 +208,57 @@ static void test_int8_graph_split_between_opencl_and_cpu(void)
 	npu_graph *g = int8_net(&in, &out), *r = int8_net(&in2, &out2);
 	npu_plan *p, *ref;
 	float x[192], y[10], want[10];
+	uint64_t cin, cout;
 
 	setenv("NPU_OCL_NO_ZERO_COPY", "1", 1);	/* every crossing a copy */
-	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ NPU_BACKEND_OPENCL, 1 },
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ .backend = NPU_BACKEND_OPENCL, .strict = 1 },
 					&p), 0);
 	unsetenv("NPU_OCL_NO_ZERO_COPY");
 	CHECK_EQ(npu_graph_compile_opts(r, NULL, &on_cpu, &ref), 0);
-	CHECK(!p->ocl->unified);
+	CHECK(strstr(npu_plan_report(p), "copies at boundaries") != NULL);
 	/* All on OpenCL: after the first run (which uploads the constants), a
 	 * run copies its input in and its output out, nothing else. */
 	for (int i = 0; i < 192; i++)
 		x[i] = frnd();
 	CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
-	p->ocl->to_device = p->ocl->to_host = 0;
+	crossings(p, &cin, &cout);
 	CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
-	CHECK(p->ocl->to_device == 1 && p->ocl->to_host == 1);
+	crossings(p, &cin, &cout);
+	CHECK(cin == 1 && cout == 1);
+	npu_plan_free(p);
 	/* The pool on the CPU: its input comes out, its output goes back in. */
-	split(p, ~(1u << 2));
-	p->ocl->to_device = p->ocl->to_host = 0;
+	p = split(g, ~(1u << 2));
+	CHECK(p != NULL);
+	CHECK(strstr(npu_plan_report(p), " 2 max_pool          cpu    (pinned)") != NULL);
 	CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
-	CHECK(p->ocl->to_device == 2 && p->ocl->to_host == 2);
-	for (unsigned int mask = 0; mask < 64; mask++) {
-		for (int i = 0; i < 192; i++)
+	crossings(p, &cin, &cout);
+	CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
+	crossings(p, &cin, &cout);
+	CHECK(cin == 2 && cout == 2);
+	npu_plan_free(p);
+	/* Several plans of one graph at once: each mask its own. */
+	for (unsigned int mask = 0; mask < 64; mask += 2) {
+		npu_plan *a = split(g, mask), *b = split(g, mask | 1);
+
+		CHECK(a && b);
+		for (int i = 0; a && b && i < 192; i++)
 			x[i] = frnd() * 2.0f - 0.5f;
-		split(p, mask);
-		CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
 		CHECK_EQ(npu_plan_run(ref, in2, x, out2, want), 0);
+		CHECK_EQ(npu_plan_run(a, in, x, out, y), 0);
 		CHECK(!memcmp(y, want, sizeof(y)));
+		CHECK_EQ(npu_plan_run(b, in, x, out, y), 0);
+		CHECK(!memcmp(y, want, sizeof(y)));
+		npu_plan_free(a);
+		npu_plan_free(b);
 	}
-	npu_graph_free(g);
+	/* A pin that cannot hold is refused with the reason. */
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){
+			.pin = (const char *const[]){ "npu" }, .npin = 1 }, &p), NPU_ENOTSUP);
+	CHECK(strstr(npu_graph_error(g), "pinned to npu: no NPU device") != NULL);
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){
+			.pin = (const char *const[]){ "gpu" }, .npin = 1 }, &p), NPU_EINVAL);
+	CHECK(strstr(npu_graph_error(g), "pinned to gpu: no such backend") != NULL);
+	npu_graph_free(g);	/* and the plan still alive with it */
 	npu_graph_free(r);
 }
 
@@ -236,38 +292,50 @@ static npu_graph *mlp(int *in, int *labels, int *loss, int *w1)
 	return g;
 }
 
+/* Twelve SGD steps of @g's plan @p on the same data each time; w1 after them. */
+static int train12(npu_plan *p, int in, int lab, int w1, float *w)
+{
+	uint64_t s = 77;
+	float x[240];
+	int32_t labels[30];
+	int err = 0;
+
+	for (int i = 0; i < 30; i++)
+		labels[i] = i % 3;
+	for (int step = 0; step < 12 && !err; step++) {
+		for (int i = 0; i < 240; i++) {
+			s = s * 6364136223846793005ull + 1442695040888963407ull;
+			x[i] = (float)(i % 8 % 3 == labels[i / 8]) * 2.0f +
+			       (float)((int32_t)(s >> 40) % 1000) / 1000.0f;
+		}
+		err = npu_plan_write(p, in, x, sizeof(x));
+		err = err ? err : npu_plan_write(p, lab, labels, sizeof(labels));
+		err = err ? err : npu_plan_exec(p, NPU_EXEC_TRAIN);
+	}
+	return err ? err : npu_plan_read(p, w1, w, sizeof(float) * 128);
+}
+
 static void test_training_split_between_opencl_and_cpu(void)
 {
 	int in, lab, loss, w1, in2, lab2, loss2, w1b;
 	npu_graph *g = mlp(&in, &lab, &loss, &w1), *r = mlp(&in2, &lab2, &loss2, &w1b);
 	npu_plan *p, *ref;
-	float x[240], wa[128], wb[128], worst = 0;
-	int32_t labels[30];
+	float wa[128], wb[128], worst = 0;
 
 	CHECK(g && r);
-	setenv("NPU_OCL_NO_ZERO_COPY", "1", 1);
-	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ NPU_BACKEND_OPENCL, 1 },
-					&p), 0);
-	unsetenv("NPU_OCL_NO_ZERO_COPY");
 	CHECK_EQ(npu_graph_compile_opts(r, NULL, &on_cpu, &ref), 0);
-	for (int i = 0; i < 30; i++)
-		labels[i] = i % 3;
-	for (int step = 0; step < 12; step++) {
-		for (int i = 0; i < 240; i++)
-			x[i] = (float)(i % 8 % 3 == labels[i / 8]) * 2.0f + frnd();
-		split(p, (unsigned int)(step * 2654435761u >> 7));
-		CHECK_EQ(npu_plan_write(p, in, x, sizeof(x)), 0);
-		CHECK_EQ(npu_plan_write(p, lab, labels, sizeof(labels)), 0);
-		CHECK_EQ(npu_plan_exec(p, NPU_EXEC_TRAIN), 0);
-		CHECK_EQ(npu_plan_write(ref, in2, x, sizeof(x)), 0);
-		CHECK_EQ(npu_plan_write(ref, lab2, labels, sizeof(labels)), 0);
-		CHECK_EQ(npu_plan_exec(ref, NPU_EXEC_TRAIN), 0);
+	CHECK_EQ(train12(ref, in2, lab2, w1b, wb), 0);
+	for (unsigned int m = 0; m < 6; m++) {
+		unsigned int mask = m * 2654435761u >> 7;
+
+		p = split(g, mask);
+		CHECK(p != NULL);
+		CHECK_EQ(train12(p, in, lab, w1, wa), 0);
+		/* The same arithmetic but OpenCL's exp and log in the cross-entropy. */
+		for (int i = 0; i < 128; i++)
+			worst = fmaxf(worst, fabsf(wa[i] - wb[i]));
+		npu_plan_free(p);
 	}
-	CHECK_EQ(npu_plan_read(p, w1, wa, sizeof(wa)), 0);
-	CHECK_EQ(npu_plan_read(ref, w1b, wb, sizeof(wb)), 0);
-	/* The same arithmetic but OpenCL's exp and log in the cross-entropy. */
-	for (int i = 0; i < 128; i++)
-		worst = fmaxf(worst, fabsf(wa[i] - wb[i]));
 	printf("#   after 12 steps, weights differ by at most %g\n", worst);
 	CHECK(worst < 1e-5f);
 	npu_graph_free(g);

@@ -13,7 +13,7 @@
 #include "harness.h"
 #include "npu.h"
 #include "npu_gemm.h"
-#include "npu_pack.h"
+#include "device/npu_pack.h"
 #include "npu_quant.h"
 #include "tap.h"
 

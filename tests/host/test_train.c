@@ -13,8 +13,8 @@
 
 #include "harness.h"
 #include "npu.h"
-#include "npu_pack.h"
-#include "npu_ref.h"
+#include "device/npu_pack.h"
+#include "ref/npu_ref.h"
 #include "npu_train_math.h"
 #include "tap.h"
 

@@ -54,9 +54,9 @@ static npu_device *dev;
 static char dbgdir[128];
 
 /*
- * The opcodes of the ops used (Documentation/command-stream.rst): bits of
- * npu_device_info.cmd_caps. Without them libnpu would run the CPU
- * reference, and nothing here would test the device.
+ * The opcodes of the ops used (Documentation/command-stream.rst), as
+ * npu_device_has_command takes them. Without them libnpu would place the
+ * ops on OpenCL or the CPU, and nothing here would test the device.
  */
 enum { OP_GEMM_I8 = 16, OP_CONV2D_I8 = 17, OP_POOL_I8 = 18, OP_TRANSPOSE = 22 };
 
@@ -531,10 +531,10 @@ int main(int argc, char **argv)
 		printf("# npu_open: %s\n", npu_strerror(err));
 		return 1;
 	}
-	if (!(info.cmd_caps & (1u << OP_GEMM_I8)) || !(info.cmd_caps & (1u << OP_CONV2D_I8)) ||
-	    !(info.cmd_caps & (1u << OP_POOL_I8)) || !(info.cmd_caps & (1u << OP_TRANSPOSE))) {
-		printf("# the NPU (cmd_caps %#x) lacks an op of the workload: it would run "
-		       "on the CPU\n", info.cmd_caps);
+	if (!npu_device_has_command(dev, OP_GEMM_I8) || !npu_device_has_command(dev, OP_CONV2D_I8) ||
+	    !npu_device_has_command(dev, OP_POOL_I8) || !npu_device_has_command(dev, OP_TRANSPOSE)) {
+		printf("# the NPU (commands %#llx) lacks an op of the workload: libnpu would "
+		       "run it elsewhere\n", (unsigned long long)info.cmd_caps[0]);
 		return 1;
 	}
 	minor = strrchr(info.node, 'l');	/* /dev/accel/accelN */

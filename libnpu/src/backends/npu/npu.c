@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu.c - the NPU backend: a node is the NPU's when the firmware has the
+ * command of each of its kernels (the device's capabilities, which also
+ * carry the profile), at the cost the device's performance model gives
+ * (docs: performance-model.rst). Tensors live in the NPU's buffers, which
+ * the host maps, so nothing is ever copied. A partition's kernels become
+ * one command buffer and one job, left in flight until libnpu waits on it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend.h"
+#include "device/npu_priv.h"
+#include "passes/lower.h"
+
+/* The device's defaults (qemu-device/core/npu_core.c): a 32 x 32 MAC array
+ * at 1 GHz, DMA at 32 bytes a cycle; and the firmware's dispatch. */
+#define NPU_MACS_PER_CYCLE	(32.0 * 32.0)
+#define NPU_BYTES_PER_CYCLE	32.0
+#define NPU_CYCLES_PER_CMD	500.0
+#define NPU_NS_PER_CYCLE	1.0
+
+struct npu_be {
+	npu_device *dev;
+	const npu_graph *g;
+	const struct lowered *low;
+	npu_cmdbuf *cb;
+	npu_job *job;			/* the job in flight */
+	uint64_t seq;			/* fences: one per job */
+	uint64_t *cycles;		/* where the job's cycles go */
+};
+
+struct npu_exe {
+	uint32_t count;
+	npu_buffer **qbuf;		/* per node: npu_quant_ch[] of its int8 kernel */
+	int nodes[];
+};
+
+static int npu_be_open(void *ctx, const struct npu_backend_env *env, void **be, char *why,
+		       size_t len)
+{
+	struct npu_be *n;
+	int err;
+
+	(void)ctx;
+	if (!env->dev) {
+		snprintf(why, len, "no NPU device");
+		return NPU_ENODEV;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return NPU_ENOMEM;
+	n->dev = env->dev;
+	n->g = env->graph;
+	n->low = env->internal;
+	err = npu_cmdbuf_new(n->dev, 65536, &n->cb);
+	if (err) {
+		snprintf(why, len, "no command buffer: %s", npu_strerror(err));
+		free(n);
+		return err;
+	}
+	*be = n;
+	return 0;
+}
+
+/* Wait for the job in flight, if any: its outcome, and its cycles counted. */
+static int finish_job(struct npu_be *n)
+{
+	struct npu_job_result res;
+	int err;
+
+	if (!n->job)
+		return 0;
+	err = npu_job_wait(n->job, 600ll * 1000000000);
+	if (!err)
+		err = npu_job_result(n->job, &res);
+	if (!err && res.state != NPU_JOB_STATE_DONE)
+		err = NPU_EJOB;
+	if (!err && n->cycles)
+		*n->cycles += res.cycles;
+	npu_job_free(n->job);
+	n->job = NULL;
+	return err;
+}
+
+static void npu_be_close(void *be)
+{
+	struct npu_be *n = be;
+
+	finish_job(n);
+	npu_cmdbuf_free(n->cb);
+	free(n);
+}
+
+static int npu_be_claim(void *be, int node, struct npu_claim *c)
+{
+	struct npu_be *n = be;
+	const struct lnode *l = &n->low->n[node];
+	double cycles = 0;
+
+	if (n->g->n[node].op == IR_CUSTOM) {
+		strcpy(c->reason, "not an NPU op");
+		return 0;
+	}
+	for (int i = 0; i < l->nk; i++) {
+		double compute = (double)kern_work(&l->k[i]) / NPU_MACS_PER_CYCLE;
+		double move = (double)kern_bytes(n->g, &l->k[i]) / NPU_BYTES_PER_CYCLE;
+
+		if (!npu_device_has_command(n->dev, kern_desc(l->k[i].kind)->cmd)) {
+			strcpy(c->reason, "not in the firmware's capabilities");
+			return 0;
+		}
+		cycles += NPU_CYCLES_PER_CMD + (compute > move ? compute : move);
+	}
+	c->cost_ns = cycles * NPU_NS_PER_CYCLE;
+	strcpy(c->reason, "supported by the firmware");
+	return 1;
+}
+
+static int npu_be_alloc(void *be, size_t bytes, void **host, void **mem)
+{
+	struct npu_be *n = be;
+	npu_buffer *b;
+	int err = npu_buffer_alloc(n->dev, bytes, &b);
+
+	if (err)
+		return err;
+	*host = npu_buffer_map(b);
+	if (!*host) {
+		npu_buffer_free(b);
+		return NPU_ENOMEM;
+	}
+	*mem = b;
+	return 0;
+}
+
+static void npu_be_free_mem(void *be, void *mem)
+{
+	(void)be;
+	npu_buffer_free(mem);
+}
+
+static void npu_be_release(void *be, void *exe)
+{
+	struct npu_exe *e = exe;
+
+	(void)be;
+	for (uint32_t i = 0; e->qbuf && i < e->count; i++)
+		npu_buffer_free(e->qbuf[i]);
+	free(e->qbuf);
+	free(e);
+}
+
+/* The multipliers of the nodes' int8 kernels, as the device's npu_quant_ch[]. */
+static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe, char *why,
+			  size_t len)
+{
+	struct npu_be *n = be;
+	struct npu_exe *e = calloc(1, sizeof(*e) + sizeof(int) * count);
+	int err = 0;
+
+	if (!e || !(e->qbuf = calloc(count, sizeof(*e->qbuf)))) {
+		free(e);
+		return NPU_ENOMEM;
+	}
+	e->count = count;
+	memcpy(e->nodes, nodes, sizeof(int) * count);
+	for (uint32_t i = 0; i < count && !err; i++) {
+		const struct lnode *l = &n->low->n[nodes[i]];
+
+		for (int s = 0; s < l->nk && !err; s++) {
+			const struct kern *k = &l->k[s];
+			int32_t *q;
+
+			if (!k->mult)
+				continue;
+			err = npu_buffer_alloc(n->dev, 8ull * k->nq, &e->qbuf[i]);
+			q = err ? NULL : npu_buffer_map(e->qbuf[i]);
+			if (!err && !q)
+				err = NPU_ENOMEM;
+			for (uint32_t c = 0; !err && c < k->nq; c++) {
+				q[2 * c] = k->mult[c];
+				q[2 * c + 1] = k->shift[c];
+			}
+		}
+	}
+	if (err) {
+		snprintf(why, len, "no buffer for the multipliers: %s", npu_strerror(err));
+		npu_be_release(be, e);
+		return err;
+	}
+	*exe = e;
+	return 0;
+}
+
+static uint64_t va(const struct npu_run_args *a, int id)
+{
+	return id < 0 || !a->mem[id] ? 0 : npu_buffer_va(a->mem[id]);
+}
+
+static int emit(npu_cmdbuf *cb, const struct kern *k, const struct npu_run_args *a,
+		npu_buffer *qbuf)
+{
+	uint64_t v[KERN_MAX_T], q = qbuf ? npu_buffer_va(qbuf) : 0;
+
+	for (int i = 0; i < k->nt; i++)
+		v[i] = va(a, k->t[i]);
+	switch (k->kind) {
+	case K_GEMM_I8:
+		return npu_cmd_gemm_i8(cb, &k->p.gemm, v[0], v[1], v[2], q, v[3]);
+	case K_CONV_I8:
+		return npu_cmd_conv2d_i8(cb, &k->p.conv, v[0], v[1], v[2], q, v[3]);
+	case K_POOL_I8:
+		return npu_cmd_pool_i8(cb, &k->p.pool, v[0], v[1]);
+	case K_ELT_I8:
+		return npu_cmd_eltwise_i8(cb, &k->p.elt, v[0], v[1], v[2]);
+	case K_SOFTMAX_I8:
+		return npu_cmd_softmax_i8(cb, &k->p.sm, v[0], v[1]);
+	case K_QUANTIZE:
+		return npu_cmd_quantize(cb, &k->p.q, v[0], v[1]);
+	case K_PAD:
+		return npu_cmd_pad(cb, &k->p.pad, v[0], v[1]);
+	case K_TRANSPOSE:
+		return npu_cmd_transpose(cb, &k->p.tr, v[0], v[1]);
+	case K_CONCAT:
+		return npu_cmd_concat(cb, &k->p.cat, v, v[k->nt - 1]);
+	case K_GEMM_F32:
+		return npu_cmd_gemm_f32(cb, &k->p.fgemm, v[0], v[1], v[2]);
+	case K_CONV_F32:
+		return npu_cmd_conv2d_f32(cb, &k->p.fconv.p, k->p.fconv.pass, v[0], v[1], v[2]);
+	case K_POOL_F32:
+		return npu_cmd_pool_f32(cb, &k->p.fpool, v[0], v[1], v[2]);
+	case K_ELT_F32:
+		return npu_cmd_eltwise_f32(cb, &k->p.felt, v[0], v[1], v[2]);
+	case K_REDUCE_F32:
+		return npu_cmd_reduce_f32(cb, &k->p.red, v[0], v[1]);
+	case K_XENT_F32:
+		return npu_cmd_xent_f32(cb, &k->p.xent, v[0], v[1], v[2], v[3]);
+	case K_OPTIM_F32: {
+		struct npu_optim_f32 o = kern_optim_now(k, a->train_step, a->lr_set, a->lr);
+
+		return npu_cmd_optim_f32(cb, &o, v[0], v[1], v[2], v[3]);
+	}
+	case K_NUM:
+		break;
+	}
+	return NPU_EINVAL;
+}
+
+/* Submit what the command buffer holds as one job, left in flight. */
+static int submit(struct npu_be *n)
+{
+	int err;
+
+	if (!npu_cmdbuf_used(n->cb))
+		return 0;
+	err = npu_submit(n->dev, n->cb, NULL, &n->job);
+	if (err)
+		n->job = NULL;
+	return err;
+}
+
+static int npu_be_execute(void *be, void *exe, const struct npu_run_args *a, uint64_t *signal)
+{
+	struct npu_be *n = be;
+	struct npu_exe *e = exe;
+	int err = finish_job(n);	/* the command buffer is free again */
+
+	n->cycles = a->cycles;
+	/* Commands left from a run that failed part-way must not run again. */
+	if (!err)
+		err = npu_cmdbuf_reset(n->cb);
+	for (uint32_t i = 0; i < e->count && !err; i++) {
+		const struct lnode *l = &n->low->n[e->nodes[i]];
+
+		for (int s = 0; s < l->nk && !err; s++) {
+			err = emit(n->cb, &l->k[s], a, e->qbuf[i]);
+			if (err != NPU_ENOSPC)
+				continue;
+			/* Full: run what it holds, then go on in an empty one. */
+			err = submit(n);
+			if (!err)
+				err = finish_job(n);
+			if (!err)
+				err = npu_cmdbuf_reset(n->cb);
+			if (!err)
+				err = emit(n->cb, &l->k[s], a, e->qbuf[i]);
+		}
+	}
+	if (!err)
+		err = submit(n);
+	*signal = ++n->seq;
+	return err;
+}
+
+static int npu_be_wait(void *be, uint64_t fence)
+{
+	struct npu_be *n = be;
+
+	(void)fence;	/* one job in flight at a time: it is the fence's */
+	return finish_job(n);
+}
+
+const struct npu_backend_ops backend_npu_ops = {
+	.name = "npu",
+	.title = "NPU",
+	.unit = "job",
+	.flags = NPU_BACKEND_F_HOST_MEMORY,
+	.open = npu_be_open,
+	.close = npu_be_close,
+	.claim = npu_be_claim,
+	.compile = npu_be_compile,
+	.alloc = npu_be_alloc,
+	.free_mem = npu_be_free_mem,
+	.execute = npu_be_execute,
+	.wait = npu_be_wait,
+	.release = npu_be_release,
+};

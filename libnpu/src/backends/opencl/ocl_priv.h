@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ocl_priv.h - the OpenCL backend inside libnpu: the device and its one
+ * program (ocl.c), and each op enqueued on buffers already on the device
+ * (ocl_ops.c), which the graph (graph_ocl.c) and the one-call helpers use.
+ */
+#ifndef OCL_PRIV_H
+#define OCL_PRIV_H
+
+#include "npu.h"
+#include "backends/opencl/ocl_api.h"
+
+/* Internal to libnpu: kept out of libnpu.so's exported symbols. */
+#pragma GCC visibility push(hidden)
+
+#define OCL_MAX_KERNELS	32
+
+struct npu_ocl {
+	struct ocl_api api;
+	cl_device_id device;
+	cl_context ctx;
+	cl_command_queue queue;
+	cl_program prog;			/* every kernel of libnpu, built once */
+	struct {
+		const char *name;
+		cl_kernel k;
+	} kern[OCL_MAX_KERNELS];
+	int nkern;
+	cl_mem flag;		/* set by a kernel that met bad data; read by ocl_finish */
+	cl_mem dummy;		/* bound where an op has no such operand */
+	int unified;		/* the device works in host memory: buffers wrap it */
+	int fp64;		/* cl_khr_fp64: dequantize can round as the reference */
+	int exact_div;		/* correctly rounded fp32 division and sqrt */
+	cl_ulong max_alloc;
+	char name[128], driver[64];
+	int no_zero_copy;	/* NPU_OCL_NO_ZERO_COPY=1 */
+	char cache_dir[448];	/* the binary cache (ocl_cache.c); "" for none */
+	char cache_note[512];	/* where it is, or why there is none */
+	unsigned int builds, cache_hits;	/* programs built from source, loaded */
+	unsigned long to_device, to_host;	/* crossings: ocl_to_device/to_host calls */
+	char why[8192];				/* the last error, with a build log */
+};
+
+/* The OpenCL C source of every kernel (generated from libnpu/src/kernels). */
+extern const char ocl_program_src[];
+
+/*
+ * Build @src for the device, from the binary cache when it has it; on a
+ * compile error, NPU_EIO with the compiler's log in @why.
+ */
+int ocl_build(struct npu_ocl *o, const char *src, const char *opts, cl_program *out,
+	      char *why, size_t len);
+/* ocl_cache.c: choose and check the cache folder (at open). */
+void ocl_cache_open(struct npu_ocl *o);
+/* The program built from @src with @opts, from the cache, or NULL. */
+cl_program ocl_cache_load(struct npu_ocl *o, const char *src, const char *opts);
+/* Keep @prog's binary for next time. */
+void ocl_cache_store(struct npu_ocl *o, cl_program prog, const char *src, const char *opts);
+/* The kernel called @name, building the program on first use. */
+int ocl_kernel(struct npu_ocl *o, const char *name, cl_kernel *k);
+
+/* One kernel argument: @size bytes at @val (a cl_mem's address for buffers). */
+struct karg {
+	size_t size;
+	const void *val;
+};
+
+#define KMEM(m)	{ sizeof(cl_mem), &(m) }
+#define KVAL(v)	{ sizeof(v), &(v) }
+
+/* Enqueue kernel @name over @n work-items (@dims 1) or @global[2]; 0 or NPU_EIO. */
+int ocl_enqueue(struct npu_ocl *o, const char *name, const struct karg *args, cl_uint nargs,
+		cl_uint dims, const size_t *global);
+/*
+ * A buffer of @size bytes. With @host on a device that shares host
+ * memory, the buffer is @host itself (no copies); otherwise device memory,
+ * filled from @host when @copy.
+ */
+cl_mem ocl_buffer(struct npu_ocl *o, size_t size, void *host, int copy);
+int ocl_write(struct npu_ocl *o, cl_mem m, size_t size, const void *src);
+int ocl_read(struct npu_ocl *o, cl_mem m, size_t size, void *dst);
+/*
+ * Make buffer @m (from ocl_buffer with @host) current on the device, or
+ * @host current from it: a copy, or on a buffer that wraps @host, a map
+ * and unmap, which is how OpenCL hands wrapped memory between the two.
+ */
+int ocl_to_device(struct npu_ocl *o, cl_mem m, size_t size, const void *host);
+int ocl_to_host(struct npu_ocl *o, cl_mem m, size_t size, void *host);
+/* Wait for what is queued; NPU_EINVAL if a kernel flagged bad data. */
+int ocl_finish(struct npu_ocl *o);
+void ocl_release(struct npu_ocl *o, cl_mem *m, size_t n);
+
+/* ocl_ops.c: each op on device buffers (NULL: no such operand), validated first. */
+int ocl_gemm_i8(struct npu_ocl *o, const struct npu_gemm_i8 *p, cl_mem a, cl_mem b,
+		cl_mem bias, cl_mem mult, cl_mem shift, cl_mem out);
+int ocl_conv2d_i8(struct npu_ocl *o, const struct npu_conv2d_i8 *p, cl_mem in, cl_mem filter,
+		  cl_mem bias, cl_mem mult, cl_mem shift, cl_mem out);
+int ocl_pool_i8(struct npu_ocl *o, const struct npu_pool_i8 *p, cl_mem in, cl_mem out);
+int ocl_eltwise_i8(struct npu_ocl *o, const struct npu_eltwise_i8 *p, cl_mem a, cl_mem b,
+		   cl_mem out);
+int ocl_softmax_i8(struct npu_ocl *o, const struct npu_softmax_i8 *p, cl_mem in, cl_mem out);
+int ocl_quantize(struct npu_ocl *o, const struct npu_quantize *p, cl_mem in, cl_mem out);
+int ocl_pad(struct npu_ocl *o, const struct npu_pad *p, cl_mem in, cl_mem out);
+int ocl_transpose(struct npu_ocl *o, const struct npu_transpose *p, cl_mem in, cl_mem out);
+int ocl_concat(struct npu_ocl *o, const struct npu_concat *p, const cl_mem *in, cl_mem out);
+int ocl_gemm_f32(struct npu_ocl *o, const struct npu_gemm_f32 *p, cl_mem a, cl_mem b,
+		 cl_mem c);
+int ocl_conv2d_f32(struct npu_ocl *o, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass,
+		   cl_mem x, cl_mem w, cl_mem y);
+int ocl_pool_f32(struct npu_ocl *o, const struct npu_pool_f32 *p, cl_mem x, cl_mem y,
+		 cl_mem dx);
+int ocl_eltwise_f32(struct npu_ocl *o, const struct npu_eltwise_f32 *p, cl_mem a, cl_mem b,
+		    cl_mem out);
+int ocl_reduce_f32(struct npu_ocl *o, const struct npu_reduce_f32 *p, cl_mem in, cl_mem out);
+int ocl_xent_f32(struct npu_ocl *o, const struct npu_xent_f32 *p, cl_mem logits,
+		 cl_mem labels, cl_mem loss, cl_mem dlogits);
+int ocl_optim_f32(struct npu_ocl *o, const struct npu_optim_f32 *p, cl_mem w, cl_mem g,
+		  cl_mem m, cl_mem v);
+
+#pragma GCC visibility pop
+
+#endif /* OCL_PRIV_H */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * base.h - what every layer of libnpu uses: the environment, errno
+ * translation and error messages kept per object. The lowest layer: it
+ * includes nothing of libnpu's but the public header.
+ */
+#ifndef NPU_BASE_H
+#define NPU_BASE_H
+
+#include <stddef.h>
+
+#include "npu.h"
+
+/* Internal to libnpu: kept out of libnpu.so's exported symbols. */
+#pragma GCC visibility push(hidden)
+
+/* $@name through secure_getenv(), or NULL (env.c). */
+const char *npu_env(const char *name);
+/*
+ * Boolean $@name: *@val is 0 when unset, empty or "0", 1 when "1";
+ * NPU_EINVAL (and *@val 0) for any other value.
+ */
+int npu_env_bool(const char *name, int *val);
+
+/* Map errno of a failed ioctl to an npu_error code. */
+int npu_errno(int err);
+
+/* The longest error message an object keeps. */
+#define NPU_ERRMSG_LEN	512
+
+/*
+ * Record @err's message (printf-style) in @buf (NPU_ERRMSG_LEN bytes, an
+ * object's own; may be NULL) and in the calling thread's last error;
+ * returns @err so that a failure reads "return npu_fail(...)".
+ */
+int npu_fail(char *buf, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * Copy an extensible struct in from a caller built against another
+ * version of npu.h: @usize bytes at @src into @dst (@ksize bytes), the
+ * rest zeroed. A larger struct from a newer caller is accepted only if
+ * the part this library does not know is zero (Linux's
+ * copy_struct_from_user()); NPU_E2BIG otherwise, NPU_EINVAL for a size
+ * too small to be real.
+ */
+int npu_struct_in(void *dst, size_t ksize, const void *src, size_t usize);
+/* Copy out: at most @usize bytes of @src (@ksize) to @dst. */
+void npu_struct_out(void *dst, size_t usize, const void *src, size_t ksize);
+
+#pragma GCC visibility pop
+
+#endif /* NPU_BASE_H */

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exec.c - running a plan (exec.h), and the plan API that moves data in
+ * and out. Each root tensor has a bit set for each place its current copy
+ * is (the host's storage, a backend's own buffer). Before a partition runs,
+ * the work of every other backend is waited for (its fence), what the
+ * partition reads is made current where its backend works, and afterwards
+ * what it wrote is current there only.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/exec.h"
+
+static int host_memory(const npu_plan *p, int b)
+{
+	return (p->pb[b].e.ops.flags & NPU_BACKEND_F_HOST_MEMORY) != 0;
+}
+
+static int wait_backend(npu_plan *p, int b)
+{
+	int err = 0;
+
+	if (p->b[b].pending) {
+		p->b[b].pending = 0;
+		if (p->pb[b].e.ops.wait)
+			err = p->pb[b].e.ops.wait(p->pb[b].be, p->b[b].fence);
+		if (err)
+			plan_fail(p, err, "%s: the work failed: %s", p->pb[b].e.ops.name,
+				  npu_strerror(err));
+	}
+	return err;
+}
+
+static int wait_others(npu_plan *p, int keep)
+{
+	int err = 0;
+
+	for (int b = 0; b < p->nb && !err; b++)
+		if (b != keep)
+			err = wait_backend(p, b);
+	return err;
+}
+
+/* Root @r's host copy current: from the backend that has it. */
+static int to_host(npu_plan *p, int r)
+{
+	int err = 0;
+
+	if (p->valid[r] & VALID_HOST)
+		return 0;
+	for (int b = 0; b < p->nb; b++)
+		if (p->valid[r] & (2u << b)) {
+			err = wait_backend(p, b);
+			if (!err)
+				err = p->pb[b].e.ops.copy(p->pb[b].be, p->b[b].mem[r], p->host[r],
+							  p->g->t[r].bytes, 1);
+			if (err)
+				return plan_fail(p, err, "%s: copying tensor %d back failed",
+						 p->pb[b].e.ops.name, r);
+			p->valid[r] |= VALID_HOST;
+			p->stats.copies_out++;
+			p->stats.bytes_out += p->g->t[r].bytes;
+			return 0;
+		}
+	return 0;
+}
+
+/* Root @r current where backend @b works. */
+static int to_backend(npu_plan *p, int b, int r)
+{
+	int err = to_host(p, r);
+
+	if (err || host_memory(p, b) || (p->valid[r] & (2u << b)))
+		return err;
+	err = p->pb[b].e.ops.copy(p->pb[b].be, p->b[b].mem[r], p->host[r], p->g->t[r].bytes, 0);
+	if (err)
+		return plan_fail(p, err, "%s: copying tensor %d in failed", p->pb[b].e.ops.name, r);
+	p->valid[r] |= 2u << b;
+	p->stats.copies_in++;
+	p->stats.bytes_in += p->g->t[r].bytes;
+	return 0;
+}
+
+int exec_run(npu_plan *p, int train)
+{
+	int err = 0;
+
+	p->cycles = 0;
+	p->stats.runs++;
+	if (train)
+		p->train_steps++;
+	for (int k = 0; k < p->pl.nparts && !err; k++) {
+		const struct place_part *part = &p->pl.parts[k];
+		const struct plan_io *io = &p->io[k];
+		int b = part->backend;
+		struct npu_run_args args = {
+			.graph = p->g, .host = p->host,
+			.mem = p->store_b == b ? p->store : p->b[b].mem,
+			.train_step = p->train_steps, .lr = p->lr, .lr_set = p->lr_set,
+			.train = train, .cycles = &p->cycles,
+		};
+
+		if (part->backward && !train)
+			continue;	/* training only */
+		/* Leaving a backend: what it has in flight finishes first. */
+		err = wait_others(p, b);
+		for (int i = 0; i < io->nrd && !err; i++)
+			err = to_backend(p, b, io->rd[i]);
+		if (err)
+			break;
+		err = p->pb[b].e.ops.execute(p->pb[b].be, p->exe[k], &args, &p->b[b].fence);
+		if (err) {
+			plan_fail(p, err, "%s: running nodes %d-%d failed: %s", p->pb[b].e.ops.name,
+				  part->nodes[0], part->nodes[part->count - 1], npu_strerror(err));
+			break;
+		}
+		p->b[b].pending = 1;
+		p->stats.partitions++;
+		for (int i = 0; i < io->nwr; i++)
+			p->valid[io->wr[i]] = host_memory(p, b) ? VALID_HOST : 2u << b;
+	}
+	/* Everything ends before the run returns (also after an error). */
+	for (int b = 0; b < p->nb; b++) {
+		int e = wait_backend(p, b);
+
+		err = err ? err : e;
+	}
+	return err;
+}
+
+int exec_sync_host(npu_plan *p, int id)
+{
+	int err = wait_others(p, -1);
+
+	return err ? err : to_host(p, ir_root(p->g, id));
+}
+
+void exec_host_written(npu_plan *p, int id)
+{
+	p->valid[ir_root(p->g, id)] = VALID_HOST;
+}
+
+int npu_plan_stats_v(size_t size, const npu_plan *p, struct npu_plan_stats *s)
+{
+	struct npu_plan_stats k;
+
+	if (!p || !s || size < sizeof(uint64_t))
+		return npu_fail(NULL, NPU_EINVAL, "npu_plan_stats: no plan or no room");
+	k = p->stats;
+	k.cycles = p->cycles;
+	npu_struct_out(s, size, &k, sizeof(k));
+	return 0;
+}
+
+/* ---- the plan API -------------------------------------------------------- */
+
+static int check_id(npu_plan *p, int id, size_t bytes, const void *data, const char *what)
+{
+	if (!p)
+		return npu_fail(NULL, NPU_EINVAL, "%s: no plan", what);
+	if (!data || !ir_valid_id(p->g, id))
+		return plan_fail(p, NPU_EINVAL, "%s: no tensor %d, or no data", what, id);
+	if (bytes != p->g->t[id].bytes)
+		return plan_fail(p, NPU_EINVAL, "%s: tensor %d holds %zu bytes, not %zu", what, id,
+				 p->g->t[id].bytes, bytes);
+	return 0;
+}
+
+int npu_plan_write(npu_plan *p, int id, const void *data, size_t bytes)
+{
+	int err = check_id(p, id, bytes, data, "npu_plan_write");
+
+	if (err)
+		return err;
+	/* The host copy is written whole: every other copy is stale. */
+	memcpy(p->host[id], data, bytes);
+	exec_host_written(p, id);
+	return 0;
+}
+
+int npu_plan_read(npu_plan *p, int id, void *data, size_t bytes)
+{
+	int err = check_id(p, id, bytes, data, "npu_plan_read");
+
+	if (!err)
+		err = exec_sync_host(p, id);
+	if (!err)
+		memcpy(data, p->host[id], bytes);
+	return err;
+}
+
+int npu_plan_exec(npu_plan *p, enum npu_exec_mode mode)
+{
+	if (!p)
+		return npu_fail(NULL, NPU_EINVAL, "npu_plan_exec: no plan");
+	if (mode != NPU_EXEC_FORWARD && mode != NPU_EXEC_TRAIN)
+		return plan_fail(p, NPU_EINVAL, "npu_plan_exec: mode %d", mode);
+	if (mode == NPU_EXEC_TRAIN && !p->g->has_backward)
+		return plan_fail(p, NPU_EINVAL, "npu_plan_exec: training a graph without a backward "
+				 "graph");
+	return exec_run(p, mode == NPU_EXEC_TRAIN);
+}
+
+int npu_plan_set_lr(npu_plan *p, float lr)
+{
+	if (!p || !isfinite(lr) || lr < 0.0f)
+		return npu_fail(p ? p->err : NULL, NPU_EINVAL, "npu_plan_set_lr: %g", lr);
+	p->lr = lr;
+	p->lr_set = 1;
+	return 0;
+}
+
+int npu_plan_run(npu_plan *p, int in, const void *in_data, int out, void *out_data)
+{
+	npu_graph *g;
+	int err;
+
+	if (!p || !in_data || !out_data)
+		return npu_fail(p ? p->err : NULL, NPU_EINVAL, "npu_plan_run: no plan or no data");
+	g = p->g;
+	if (!ir_valid_id(g, in) || !ir_valid_id(g, out) || ir_is_const(g, in) ||
+	    ir_is_const(g, out) || g->t[in].d.dtype == NPU_DT_INT32 ||
+	    g->t[out].d.dtype == NPU_DT_INT32)
+		return plan_fail(p, NPU_EINVAL, "npu_plan_run: %d and %d must be int8 or fp32 "
+				 "activations", in, out);
+	err = npu_plan_write(p, in, in_data, g->t[in].bytes);
+	if (!err)
+		err = exec_run(p, 0);
+	if (!err)
+		err = npu_plan_read(p, out, out_data, g->t[out].bytes);
+	return err;
+}
+
+int npu_plan_execute(npu_plan *p, const void *const *in, void *const *out)
+{
+	npu_graph *g;
+	int err = 0;
+
+	if (!p || !in || !out)
+		return npu_fail(p ? p->err : NULL, NPU_EINVAL, "npu_plan_execute: no plan or data");
+	g = p->g;
+	if (!g->ninputs || !g->noutputs)
+		return plan_fail(p, NPU_EINVAL, "npu_plan_execute: the graph declares no inputs "
+				 "or outputs (npu_graph_inputs, npu_graph_outputs)");
+	for (uint32_t i = 0; i < g->ninputs && !err; i++)
+		err = npu_plan_write(p, g->inputs[i], in[i], g->t[g->inputs[i]].bytes);
+	if (!err)
+		err = exec_run(p, 0);
+	for (uint32_t i = 0; i < g->noutputs && !err; i++)
+		err = npu_plan_read(p, g->outputs[i], out[i], g->t[g->outputs[i]].bytes);
+	return err;
+}

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * graph.c - the IR's storage: tensors and nodes appended in order (a
+ * node's inputs exist before it, so the order is a topological one), the
+ * declared inputs and outputs, the error message of the last failure, and
+ * the objects whose life is the graph's (its plans).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/kernel.h"
+
+npu_graph *npu_graph_new(void)
+{
+	return calloc(1, sizeof(npu_graph));
+}
+
+void npu_graph_free(npu_graph *g)
+{
+	if (!g)
+		return;
+	/* Last attached first: a plan may refer to nothing attached after it. */
+	while (g->nattached > 0) {
+		struct ir_attached a = g->attached[g->nattached - 1];
+
+		a.free(a.obj);	/* detaches itself */
+		if (g->nattached > 0 && g->attached[g->nattached - 1].obj == a.obj)
+			g->nattached--;
+	}
+	for (int i = 0; i < g->nt; i++) {
+		free(g->t[i].cscales);
+		free(g->t[i].cdata);
+	}
+	for (int i = 0; i < g->nn; i++)
+		ir_node_release(&g->n[i]);
+	free(g->attached);
+	free(g->inputs);
+	free(g->outputs);
+	free(g->t);
+	free(g->n);
+	free(g);
+}
+
+int ir_attach(npu_graph *g, void *obj, void (*fn)(void *obj))
+{
+	struct ir_attached *a = realloc(g->attached, sizeof(*a) * (size_t)(g->nattached + 1));
+
+	if (!a)
+		return NPU_ENOMEM;
+	g->attached = a;
+	a[g->nattached++] = (struct ir_attached){ obj, fn };
+	return 0;
+}
+
+void ir_detach(npu_graph *g, void *obj)
+{
+	for (int i = 0; i < g->nattached; i++)
+		if (g->attached[i].obj == obj) {
+			memmove(&g->attached[i], &g->attached[i + 1],
+				sizeof(*g->attached) * (size_t)(g->nattached - i - 1));
+			g->nattached--;
+			return;
+		}
+}
+
+int ir_fail(npu_graph *g, int err, const char *fmt, ...)
+{
+	char msg[NPU_ERRMSG_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return npu_fail(g ? g->err : NULL, err, "%s", msg);
+}
+
+const char *npu_graph_error(const npu_graph *g)
+{
+	return g ? g->err : "";
+}
+
+int ir_mutable(npu_graph *g)
+{
+	if (!g)
+		return npu_fail(NULL, NPU_EINVAL, "no graph");
+	if (g->frozen)
+		return ir_fail(g, NPU_EBUSY, "the graph is compiled: it cannot change any more");
+	return 0;
+}
+
+size_t ir_elem_size(enum npu_dtype dt)
+{
+	return dt == NPU_DT_INT8 ? 1 : 4;
+}
+
+int ir_valid_id(const npu_graph *g, int id)
+{
+	return g && id >= 0 && id < g->nt;
+}
+
+int ir_is_const(const npu_graph *g, int id)
+{
+	return ir_valid_id(g, id) && g->t[id].cdata != NULL;
+}
+
+int ir_act_of(const npu_graph *g, int id, enum npu_dtype dt)
+{
+	return ir_valid_id(g, id) && !g->t[id].cdata && g->t[id].d.dtype == dt;
+}
+
+uint64_t ir_count(const npu_graph *g, int id)
+{
+	return g->t[id].bytes / ir_elem_size(g->t[id].d.dtype);
+}
+
+int ir_root(const npu_graph *g, int id)
+{
+	return g->t[id].alias >= 0 ? g->t[id].alias : id;
+}
+
+void ir_node_init(struct ir_node *n, enum ir_op op)
+{
+	memset(n, 0, sizeof(*n));
+	n->op = op;
+	for (int i = 0; i < IR_MAX_IN; i++)
+		n->in[i] = -1;
+	for (int i = 0; i < IR_MAX_OUT; i++) {
+		n->out[i] = -1;
+		n->a.acc[i] = -1;
+	}
+	n->a.stride[0] = n->a.stride[1] = 1;
+	n->a.dilation[0] = n->a.dilation[1] = 1;
+}
+
+void ir_node_release(struct ir_node *n)
+{
+	if (n->a.kn) {
+		free(n->a.kn->mult);
+		free(n->a.kn->shift);
+		free(n->a.kn->axis_dims);
+		free(n->a.kn);
+		n->a.kn = NULL;
+	}
+	free(n->a.custom);
+	free(n->a.blob);
+	n->a.custom = NULL;
+	n->a.blob = NULL;
+}
+
+int ir_add_node(npu_graph *g, struct ir_node *n)
+{
+	const struct ir_op_desc *d = ir_op(n->op);
+	struct ir_node *nn;
+	int err;
+
+	err = ir_mutable(g);
+	if (err)
+		return err;
+	if (!d)
+		return ir_fail(g, NPU_EINVAL, "op %d is not in the registry", (int)n->op);
+	if (n->nin < d->min_in || n->nin > d->max_in || n->nout < d->min_out ||
+	    n->nout > d->max_out)
+		return ir_fail(g, NPU_EINVAL, "%s: %u inputs and %u outputs (wants %u-%u and %u-%u)",
+			       d->name, n->nin, n->nout, d->min_in, d->max_in, d->min_out,
+			       d->max_out);
+	for (uint32_t i = 0; i < n->nout; i++)
+		if (n->out[i] >= 0 && ir_is_const(g, n->out[i]) && !(d->flags & IR_F_INPLACE))
+			return ir_fail(g, NPU_EINVAL, "%s: output %u (tensor %d) is a constant",
+				       d->name, i, n->out[i]);
+	err = d->verify(g, n);
+	if (err)
+		return err;
+	nn = realloc(g->n, sizeof(*g->n) * (size_t)(g->nn + 1));
+	if (!nn)
+		return ir_fail(g, NPU_ENOMEM, "out of memory adding a node");
+	g->n = nn;
+	g->n[g->nn++] = *n;
+	return 0;
+}
+
+int ir_add_raw(npu_graph *g, size_t bytes, const void *data)
+{
+	struct ir_tensor *nt, *t;
+
+	nt = realloc(g->t, sizeof(*g->t) * (size_t)(g->nt + 1));
+	if (!nt)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	g->t = nt;
+	t = &g->t[g->nt];
+	memset(t, 0, sizeof(*t));
+	t->alias = -1;
+	t->grad = -1;
+	t->bytes = bytes;
+	t->d = (struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 1, .scale = 1.0f,
+					 .dims = { bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes } };
+	if (data) {
+		t->cdata = malloc(bytes ? bytes : 1);
+		if (!t->cdata)
+			return ir_fail(g, NPU_ENOMEM, "out of memory");
+		memcpy(t->cdata, data, bytes);
+		t->d.data = t->cdata;
+	}
+	return g->nt++;
+}
+
+int ir_add_tensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, const uint32_t *dims)
+{
+	struct npu_tensor_desc d = { .dtype = dt, .rank = rank, .scale = 1.0f };
+
+	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
+	return npu_graph_tensor(g, &d);
+}
+
+/* ---- the declared inputs and outputs ----------------------------------- */
+
+static int set_ids(npu_graph *g, const int *ids, uint32_t n, int **dst, uint32_t *ndst,
+		   const char *what)
+{
+	int *copy;
+	int err = ir_mutable(g);
+
+	if (err)
+		return err;
+	if (!ids || !n || n > (uint32_t)g->nt)
+		return ir_fail(g, NPU_EINVAL, "graph %s: %u ids", what, n);
+	for (uint32_t i = 0; i < n; i++) {
+		if (!ir_valid_id(g, ids[i]) || ir_is_const(g, ids[i]))
+			return ir_fail(g, NPU_EINVAL, "graph %s: %d is not an activation tensor",
+				       what, ids[i]);
+		for (uint32_t k = 0; k < i; k++)
+			if (ids[k] == ids[i])
+				return ir_fail(g, NPU_EINVAL, "graph %s: tensor %d named twice",
+					       what, ids[i]);
+	}
+	copy = malloc(sizeof(int) * n);
+	if (!copy)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	memcpy(copy, ids, sizeof(int) * n);
+	free(*dst);
+	*dst = copy;
+	*ndst = n;
+	return 0;
+}
+
+int npu_graph_inputs(npu_graph *g, const int *ids, uint32_t n)
+{
+	return set_ids(g, ids, n, &g->inputs, &g->ninputs, "inputs");
+}
+
+int npu_graph_outputs(npu_graph *g, const int *ids, uint32_t n)
+{
+	return set_ids(g, ids, n, &g->outputs, &g->noutputs, "outputs");
+}
+
+/* ---- reading the graph (custom backends, tools) ----------------------- */
+
+int npu_graph_tensor_count(const npu_graph *g)
+{
+	return g ? g->nt : NPU_EINVAL;
+}
+
+int npu_graph_node_count(const npu_graph *g)
+{
+	return g ? g->nn : NPU_EINVAL;
+}
+
+int npu_graph_tensor_info_v(size_t size, const npu_graph *g, int id, struct npu_tensor_desc *d)
+{
+	if (!ir_valid_id(g, id) || !d)
+		return npu_fail(NULL, NPU_EINVAL, "npu_graph_tensor_info: no tensor %d", id);
+	npu_struct_out(d, size, &g->t[id].d, sizeof(g->t[id].d));
+	return 0;
+}
+
+int npu_graph_node_info_v(size_t size, const npu_graph *g, int node, struct npu_node_info *info)
+{
+	struct npu_node_info k = { 0 };
+	const struct ir_node *n;
+
+	if (!g || node < 0 || node >= g->nn || !info)
+		return npu_fail(NULL, NPU_EINVAL, "npu_graph_node_info: no node %d", node);
+	n = &g->n[node];
+	k.op = n->op == IR_CUSTOM ? n->a.custom : ir_op(n->op)->name;
+	k.label = ir_node_label(g, n);
+	k.ninputs = n->nin;
+	k.inputs = n->in;
+	k.noutputs = n->nout;
+	k.outputs = n->out;
+	k.attr = n->a.blob;
+	k.attr_len = n->a.blob_len;
+	k.training = n->backward;
+	npu_struct_out(info, size, &k, sizeof(k));
+	return 0;
+}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/* kernel.c - the kernel registry (kernel.h) and what every kernel shares. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_cmd.h"
+#include "ir/kernel.h"
+#include "ref/npu_ref.h"
+
+/* ---- the kernel registry --------------------------------------------------- */
+
+static const struct kern_desc kerns[K_NUM] = {
+	[K_GEMM_I8] = { "gemm_i8", NPU_CMD_GEMM_I8 },
+	[K_CONV_I8] = { "conv2d_i8", NPU_CMD_CONV2D_I8 },
+	[K_POOL_I8] = { "pool_i8", NPU_CMD_POOL_I8 },
+	[K_ELT_I8] = { "eltwise_i8", NPU_CMD_ELTWISE_I8 },
+	[K_SOFTMAX_I8] = { "softmax_i8", NPU_CMD_SOFTMAX_I8 },
+	[K_QUANTIZE] = { "quantize", NPU_CMD_QUANTIZE },
+	[K_PAD] = { "pad", NPU_CMD_PAD },
+	[K_TRANSPOSE] = { "transpose", NPU_CMD_TRANSPOSE },
+	[K_CONCAT] = { "concat", NPU_CMD_CONCAT },
+	[K_GEMM_F32] = { "gemm_f32", NPU_CMD_GEMM_F32 },
+	[K_CONV_F32] = { "conv2d_f32", NPU_CMD_CONV2D_F32 },
+	[K_POOL_F32] = { "pool_f32", NPU_CMD_POOL_F32 },
+	[K_ELT_F32] = { "eltwise_f32", NPU_CMD_ELTWISE_F32 },
+	[K_REDUCE_F32] = { "reduce_f32", NPU_CMD_REDUCE_F32 },
+	[K_XENT_F32] = { "xent_f32", NPU_CMD_XENT_F32 },
+	[K_OPTIM_F32] = { "optim_f32", NPU_CMD_OPTIM_F32 },
+};
+
+const struct kern_desc *kern_desc(enum kern_kind kind)
+{
+	return (unsigned int)kind < K_NUM ? &kerns[kind] : NULL;
+}
+
+static void add_id(int *list, int *n, int id)
+{
+	if (id >= 0)
+		list[(*n)++] = id;
+}
+
+void kern_io(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr)
+{
+	const int *t = k->t;
+
+	*nrd = *nwr = 0;
+	switch (k->kind) {
+	case K_GEMM_F32:	/* C read too when beta adds it in */
+		add_id(rd, nrd, t[0]);
+		add_id(rd, nrd, t[1]);
+		if (k->p.fgemm.beta != 0.0f)
+			add_id(rd, nrd, t[2]);
+		add_id(wr, nwr, t[2]);
+		return;
+	case K_CONV_F32: {	/* the pass's output is the one not read */
+		int out = k->p.fconv.pass == NPU_CONV_FORWARD ? 2 :
+			  k->p.fconv.pass == NPU_CONV_BACKWARD_DATA ? 0 : 1;
+
+		for (int i = 0; i < 3; i++)
+			add_id(i == out ? wr : rd, i == out ? nwr : nrd, t[i]);
+		return;
+	}
+	case K_POOL_F32:	/* t: x, y (dy backward), dx */
+		if (k->p.fpool.mode == NPU_FPOOL_MAX || k->p.fpool.mode == NPU_FPOOL_AVG) {
+			add_id(rd, nrd, t[0]);
+			add_id(wr, nwr, t[1]);
+		} else {
+			if (k->p.fpool.mode == NPU_FPOOL_MAX_BACKWARD)
+				add_id(rd, nrd, t[0]);
+			add_id(rd, nrd, t[1]);
+			add_id(wr, nwr, t[2]);
+		}
+		return;
+	case K_REDUCE_F32:
+		add_id(rd, nrd, t[0]);
+		if (k->p.red.accumulate)
+			add_id(rd, nrd, t[1]);
+		add_id(wr, nwr, t[1]);
+		return;
+	case K_XENT_F32:
+		add_id(rd, nrd, t[0]);
+		add_id(rd, nrd, t[1]);
+		add_id(wr, nwr, t[2]);
+		add_id(wr, nwr, t[3]);
+		return;
+	case K_OPTIM_F32:	/* weights and state updated in place */
+		for (int i = 0; i < 4; i++) {
+			add_id(rd, nrd, t[i]);
+			if (i != 1)
+				add_id(wr, nwr, t[i]);
+		}
+		return;
+	default:		/* the last tensor is written, the others read */
+		for (int i = 0; i < k->nt - 1; i++)
+			add_id(rd, nrd, t[i]);
+		add_id(wr, nwr, t[k->nt - 1]);
+		return;
+	}
+}
+
+uint64_t kern_work(const struct kern *k)
+{
+	const struct npu_conv2d_i8 *c = &k->p.conv;
+	const struct npu_conv2d_f32 *f = &k->p.fconv.p;
+
+	switch (k->kind) {
+	case K_GEMM_I8:
+		return (uint64_t)k->p.gemm.m * k->p.gemm.n * k->p.gemm.k;
+	case K_CONV_I8:
+		return (uint64_t)c->batch * c->out_h * c->out_w * c->out_c * c->k_h * c->k_w *
+		       (c->depthwise ? 1 : c->in_c);
+	case K_POOL_I8:
+		return (uint64_t)k->p.pool.batch * k->p.pool.out_h * k->p.pool.out_w *
+		       k->p.pool.c * k->p.pool.k_h * k->p.pool.k_w;
+	case K_ELT_I8:
+		return k->p.elt.count;
+	case K_SOFTMAX_I8:
+		return 4ull * k->p.sm.rows * k->p.sm.depth;
+	case K_QUANTIZE:
+		return k->p.q.count;
+	case K_GEMM_F32:
+		return (uint64_t)k->p.fgemm.m * k->p.fgemm.n * k->p.fgemm.k;
+	case K_CONV_F32:
+		return (uint64_t)f->batch * f->out_h * f->out_w * f->out_c * f->k_h * f->k_w *
+		       f->in_c;
+	case K_POOL_F32:
+		return (uint64_t)k->p.fpool.batch * k->p.fpool.out_h * k->p.fpool.out_w *
+		       k->p.fpool.c * k->p.fpool.k_h * k->p.fpool.k_w;
+	case K_ELT_F32:
+		return k->p.felt.count;
+	case K_REDUCE_F32:
+		return (uint64_t)k->p.red.rows * k->p.red.cols;
+	case K_XENT_F32:
+		return 4ull * k->p.xent.rows * k->p.xent.classes;
+	case K_OPTIM_F32:
+		return 4ull * k->p.opt.count;
+	default:		/* layout: the bytes moved */
+		return 0;
+	}
+}
+
+uint64_t kern_bytes(const npu_graph *g, const struct kern *k)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i < k->nt; i++)
+		if (k->t[i] >= 0)
+			sum += g->t[k->t[i]].bytes;
+	return sum;
+}
+
+struct npu_optim_f32 kern_optim_now(const struct kern *k, uint32_t train_step, int lr_set,
+				    float lr)
+{
+	struct npu_optim_f32 o = k->p.opt;
+
+	if (o.algo != NPU_OPTIM_SGD)
+		o.step = train_step ? train_step : 1;
+	if (lr_set)
+		o.lr = lr;
+	return o;
+}
+
+
+int kern_valid(const struct kern *k)
+{
+	switch (k->kind) {
+	case K_GEMM_I8:
+		return npu_gemm_i8_valid(&k->p.gemm);
+	case K_CONV_I8:
+		return npu_conv2d_i8_valid(&k->p.conv);
+	case K_POOL_I8:
+		return npu_pool_i8_valid(&k->p.pool);
+	case K_ELT_I8:
+		return npu_eltwise_i8_valid(&k->p.elt);
+	case K_SOFTMAX_I8:
+		return npu_softmax_i8_valid(&k->p.sm);
+	case K_QUANTIZE:
+		return npu_quantize_valid(&k->p.q);
+	case K_PAD:
+		return npu_pad_valid(&k->p.pad);
+	case K_TRANSPOSE:
+		return npu_transpose_valid(&k->p.tr);
+	case K_CONCAT:
+		return npu_concat_valid(&k->p.cat);
+	default:	/* the training kernels come from nodes, not one-call ops */
+		return 0;
+	}
+}
+
+int ir_add_kernel(npu_graph *g, const struct kern *k)
+{
+	struct kern_node *kn;
+	struct ir_node n;
+	int err;
+
+	if (!kern_valid(k) || k->nt < 2 || k->nt > KERN_MAX_T)
+		return ir_fail(g, NPU_EINVAL, "%s: invalid parameters",
+			       kern_desc(k->kind) ? kern_desc(k->kind)->name : "kernel");
+	kn = calloc(1, sizeof(*kn));
+	if (!kn)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	kn->k = *k;
+	if (k->mult) {
+		kn->mult = malloc(sizeof(int32_t) * k->nq);
+		kn->shift = malloc(sizeof(int32_t) * k->nq);
+		if (kn->mult && kn->shift) {
+			memcpy(kn->mult, k->mult, sizeof(int32_t) * k->nq);
+			memcpy(kn->shift, k->shift, sizeof(int32_t) * k->nq);
+		}
+		kn->k.mult = kn->mult;
+		kn->k.shift = kn->shift;
+	}
+	if (k->kind == K_CONCAT) {
+		kn->axis_dims = malloc(sizeof(uint32_t) * k->p.cat.count);
+		if (kn->axis_dims)
+			memcpy(kn->axis_dims, k->p.cat.axis_dims, sizeof(uint32_t) * k->p.cat.count);
+		kn->k.p.cat.axis_dims = kn->axis_dims;
+	}
+	ir_node_init(&n, IR_KERNEL);
+	n.a.kn = kn;
+	if ((k->mult && (!kn->mult || !kn->shift)) || (k->kind == K_CONCAT && !kn->axis_dims)) {
+		ir_node_release(&n);
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	}
+	for (int i = 0; i < k->nt - 1; i++)
+		n.in[i] = k->t[i];
+	n.nin = (uint32_t)k->nt - 1;
+	n.out[0] = k->t[k->nt - 1];
+	n.nout = 1;
+	err = ir_add_node(g, &n);
+	if (err)
+		ir_node_release(&n);
+	return err;
+}

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lower.c - nodes into kernels (lower.h). Int8 nodes take their command
+ * parameters from their tensors' quantization as TFLite does
+ * (QuantizeMultiplier of in * w / out, activation ranges from the output's
+ * scale and zero point); fp32 nodes become training commands; a gradient
+ * written to a temporary (its tensor feeds several ops) is added into the
+ * gradient it belongs to.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_cmd.h"
+#include "npu_quant.h"
+#include "passes/lower.h"
+
+/* ---- building kernels ------------------------------------------------------ */
+
+#define MAX_KERNS 8
+
+static struct kern *kern(struct lnode *l, enum kern_kind kind, int nt, const int *t)
+{
+	struct kern *k = &l->k[l->nk++];
+
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->nt = nt;
+	for (int i = 0; i < KERN_MAX_T; i++)
+		k->t[i] = i < nt ? t[i] : -1;
+	return k;
+}
+
+#define KERN(l, kind, ...) \
+	kern((l), (kind), (int)(sizeof((int[]){ __VA_ARGS__ }) / sizeof(int)), (int[]){ __VA_ARGS__ })
+
+static const struct npu_tensor_desc *D(const npu_graph *g, int id)
+{
+	return &g->t[id].d;
+}
+
+/* TFLite's CalculateActivationRangeQuantized. */
+static void act_range(enum npu_activation act, const struct npu_tensor_desc *y, int32_t *lo,
+		      int32_t *hi)
+{
+	int32_t q0 = y->zero_point + (int32_t)roundf(0.0f / y->scale);
+	int32_t q6 = y->zero_point + (int32_t)fminf(roundf(6.0f / y->scale), 1e6f);
+
+	*lo = -128;
+	*hi = 127;
+	if (act != NPU_ACT_NONE)
+		*lo = q0 > -128 ? q0 : -128;
+	if (act == NPU_ACT_RELU6)
+		*hi = q6 < 127 ? q6 : 127;
+}
+
+/* Per-channel multipliers for in * w[c] / out; one for per-tensor weights. */
+static int channel_quant(npu_graph *g, struct lnode *l, int in, int w, int out,
+			 uint32_t channels)
+{
+	const struct ir_tensor *wt = &g->t[w];
+	uint32_t n = wt->cscales ? channels : 1;
+
+	if (wt->cscales && wt->d.dims[wt->d.quant_dim] != channels)
+		return ir_fail(g, NPU_EINVAL, "tensor %d: %u per-channel scales along dimension %u "
+			       "for %u output channels", w, wt->d.dims[wt->d.quant_dim],
+			       wt->d.quant_dim, channels);
+	l->mult = calloc(n, sizeof(int32_t));
+	l->shift = calloc(n, sizeof(int32_t));
+	if (!l->mult || !l->shift)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	for (uint32_t c = 0; c < n; c++) {
+		double ws = wt->cscales ? wt->cscales[c] : wt->d.scale;
+		int sh;
+
+		if (!(ws > 0) || npu_quantize_multiplier((double)D(g, in)->scale * ws /
+							 D(g, out)->scale, &l->mult[c], &sh))
+			return ir_fail(g, NPU_EINVAL, "tensor %d: weight scale %g of channel %u "
+				       "gives no requantization multiplier", w, ws, c);
+		l->shift[c] = sh;
+	}
+	return (int)n;
+}
+
+static int lower_conv_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
+{
+	int x = n->in[0], w = n->in[1], y = n->out[0];
+	const struct npu_tensor_desc *in = D(g, x), *f = D(g, w), *out = D(g, y);
+	int32_t lo, hi;
+	int nq = channel_quant(g, l, x, w, y, out->dims[3]);
+	struct kern *k;
+
+	if (nq < 0)
+		return nq;
+	act_range(n->a.act, out, &lo, &hi);
+	k = KERN(l, K_CONV_I8, x, w, n->in[2], y);
+	k->p.conv = (struct npu_conv2d_i8){
+		in->dims[0], in->dims[1], in->dims[2], in->dims[3],
+		out->dims[1], out->dims[2], out->dims[3],
+		f->dims[1], f->dims[2], n->a.stride[0], n->a.stride[1],
+		n->a.dilation[0], n->a.dilation[1], n->a.pad[0], n->a.pad[1],
+		in->zero_point, out->zero_point, lo, hi, nq == 1, n->a.depthwise,
+	};
+	k->mult = l->mult;
+	k->shift = l->shift;
+	k->nq = (uint32_t)nq;
+	return 0;
+}
+
+static int lower_fc_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
+{
+	int x = n->in[0], w = n->in[1], y = n->out[0];
+	const struct npu_tensor_desc *wd = D(g, w), *out = D(g, y);
+	int32_t lo, hi;
+	int nq = channel_quant(g, l, x, w, y, wd->dims[0]);
+	struct kern *k;
+
+	if (nq < 0)
+		return nq;
+	act_range(n->a.act, out, &lo, &hi);
+	k = KERN(l, K_GEMM_I8, x, w, n->in[2], y);
+	k->p.gemm = (struct npu_gemm_i8){ out->dims[0], wd->dims[0], wd->dims[1],
+					  D(g, x)->zero_point, out->zero_point, lo, hi, nq == 1 };
+	k->mult = l->mult;
+	k->shift = l->shift;
+	k->nq = (uint32_t)nq;
+	return 0;
+}
+
+static int lower_add_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
+{
+	const struct npu_tensor_desc *a = D(g, n->in[0]), *b = D(g, n->in[1]), *y = D(g, n->out[0]);
+	struct npu_eltwise_i8 *e = &KERN(l, K_ELT_I8, n->in[0], n->in[1], n->out[0])->p.elt;
+	double twice_max = 2.0 * fmax(a->scale, b->scale);
+	int sa, sb, so;
+
+	e->count = (uint32_t)g->t[n->out[0]].bytes;
+	e->a_zero = a->zero_point;
+	e->b_zero = b->zero_point;
+	e->out_zero = y->zero_point;
+	act_range(n->a.act, y, &e->act_min, &e->act_max);
+	e->left_shift = 20;
+	if (npu_quantize_multiplier(a->scale / twice_max, &e->a_mult, &sa) ||
+	    npu_quantize_multiplier(b->scale / twice_max, &e->b_mult, &sb) ||
+	    npu_quantize_multiplier(twice_max / ((1 << 20) * (double)y->scale), &e->out_mult, &so))
+		return ir_fail(g, NPU_EINVAL, "add: the scales give no requantization multiplier");
+	e->a_shift = sa;
+	e->b_shift = sb;
+	e->out_shift = so;
+	return 0;
+}
+
+static int lower_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
+{
+	int x = n->in[0], y = n->out[0];
+	const struct npu_tensor_desc *in = D(g, x);
+	struct kern *k;
+
+	switch (n->op) {
+	case IR_POOL:
+		KERN(l, K_POOL_I8, x, y)->p.pool = (struct npu_pool_i8){
+			in->dims[0], in->dims[1], in->dims[2], in->dims[3],
+			D(g, y)->dims[1], D(g, y)->dims[2], n->a.kernel[0], n->a.kernel[1],
+			n->a.stride[0], n->a.stride[1], n->a.pad[0], n->a.pad[1], -128, 127,
+			n->a.average,
+		};
+		return 0;
+	case IR_SOFTMAX:	/* over the last dimension */
+		k = KERN(l, K_SOFTMAX_I8, x, y);
+		k->p.sm.depth = in->dims[in->rank - 1];
+		k->p.sm.rows = (uint32_t)(g->t[x].bytes / k->p.sm.depth);
+		if (npu_softmax_params(in->scale, n->a.beta, &k->p.sm))
+			return ir_fail(g, NPU_EINVAL, "softmax: input scale %g and beta %g give no "
+				       "parameters", in->scale, n->a.beta);
+		return 0;
+	case IR_PAD:
+		k = KERN(l, K_PAD, x, y);
+		k->p.pad = (struct npu_pad){ .rank = in->rank, .value = in->zero_point };
+		memcpy(k->p.pad.dims, in->dims, sizeof(uint32_t) * in->rank);
+		memcpy(k->p.pad.before, n->a.before, sizeof(uint32_t) * in->rank);
+		memcpy(k->p.pad.after, n->a.after, sizeof(uint32_t) * in->rank);
+		return 0;
+	case IR_TRANSPOSE:
+		k = KERN(l, K_TRANSPOSE, x, y);
+		k->p.tr = (struct npu_transpose){ .rank = in->rank, .elem_size = 1 };
+		memcpy(k->p.tr.dims, in->dims, sizeof(uint32_t) * in->rank);
+		memcpy(k->p.tr.perm, n->a.perm, sizeof(uint32_t) * in->rank);
+		return 0;
+	case IR_QUANTIZE:
+	case IR_DEQUANTIZE: {
+		int deq = n->op == IR_DEQUANTIZE;	/* the int8 side's quantization */
+		const struct npu_tensor_desc *q = deq ? in : D(g, y);
+
+		KERN(l, K_QUANTIZE, x, y)->p.q = (struct npu_quantize){
+			.count = (uint32_t)ir_count(g, y), .dequantize = deq, .scale = q->scale,
+			.zero_point = q->zero_point };
+		return 0;
+	}
+	case IR_CONCAT: {
+		const struct npu_tensor_desc *o = D(g, y);
+
+		l->axis_dims = malloc(sizeof(uint32_t) * n->nin);
+		if (!l->axis_dims)
+			return ir_fail(g, NPU_ENOMEM, "out of memory");
+		k = kern(l, K_CONCAT, (int)n->nin + 1, n->in);
+		k->t[n->nin] = y;
+		for (uint32_t i = 0; i < n->nin; i++)
+			l->axis_dims[i] = D(g, n->in[i])->dims[n->a.axis];
+		k->p.cat = (struct npu_concat){ .rank = o->rank, .elem_size = 1, .axis = n->a.axis,
+						.count = n->nin, .axis_dims = l->axis_dims };
+		for (uint32_t d = 0; d < o->rank; d++)
+			k->p.cat.dims[d] = d == n->a.axis ? 0 : o->dims[d];
+		return 0;
+	}
+	default:
+		return ir_fail(g, NPU_EINVAL, "%s: no int8 lowering", ir_node_label(g, n));
+	}
+}
+
+/* ---- fp32 ------------------------------------------------------------------ */
+
+static void elt(struct lnode *l, enum npu_eltwise_f32_op op, int a, int b, int out,
+		uint64_t count, uint32_t cols)
+{
+	KERN(l, K_ELT_F32, a, b, out)->p.felt =
+		(struct npu_eltwise_f32){ (uint32_t)count, op, cols, 0.0f };
+}
+
+static void gemm(struct lnode *l, int a, int b, int c, uint32_t m, uint32_t n, uint32_t k,
+		 int ta, int tb)
+{
+	KERN(l, K_GEMM_F32, a, b, c)->p.fgemm = (struct npu_gemm_f32){ m, n, k, ta, tb, 0, 1.0f,
+								       0.0f };
+}
+
+static struct npu_conv2d_f32 conv_params(const npu_graph *g, const struct ir_node *n)
+{
+	const struct npu_tensor_desc *i = D(g, n->in[0]), *f = D(g, n->in[1]);
+	const struct npu_tensor_desc *y = D(g, n->op == IR_CONV2D ? n->out[0] : n->in[3]);
+
+	return (struct npu_conv2d_f32){
+		i->dims[0], i->dims[1], i->dims[2], i->dims[3], y->dims[1], y->dims[2], y->dims[3],
+		f->dims[1], f->dims[2], n->a.stride[0], n->a.stride[1], 1, 1, n->a.pad[0],
+		n->a.pad[1], 0,
+	};
+}
+
+static void conv(struct lnode *l, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass,
+		 int x, int w, int y)
+{
+	struct kern *k = KERN(l, K_CONV_F32, x, w, y);
+
+	k->p.fconv.p = *p;
+	k->p.fconv.pass = pass;
+}
+
+static void pool(const npu_graph *g, const struct ir_node *n, struct lnode *l,
+		 enum npu_pool_f32_mode mode, int x, int y, int dx)
+{
+	const struct npu_tensor_desc *i = D(g, n->in[0]);
+	const struct npu_tensor_desc *o = D(g, n->op == IR_POOL ? n->out[0] : n->in[1]);
+
+	KERN(l, K_POOL_F32, x, y, dx)->p.fpool = (struct npu_pool_f32){
+		i->dims[0], i->dims[1], i->dims[2], i->dims[3], o->dims[1], o->dims[2],
+		n->a.kernel[0], n->a.kernel[1], n->a.stride[0], n->a.stride[1], mode };
+}
+
+static int lower_f32(npu_graph *g, const struct ir_node *n, struct lnode *l)
+{
+	int fc = n->op == IR_FC || n->op == IR_FC_GRAD;
+	int layer = fc || n->op == IR_CONV2D || n->op == IR_CONV2D_GRAD;
+	/* The layer's output y: the node's, or (a gradient) its input 3. */
+	int y = n->op == IR_FC_GRAD || n->op == IR_CONV2D_GRAD ? n->in[3] : n->out[0];
+	uint64_t n_out = layer ? ir_count(g, y) : 0;
+	uint32_t cols = !layer ? 0 : fc ? D(g, y)->dims[1] : D(g, y)->dims[3];
+	uint32_t rows = cols ? (uint32_t)(n_out / cols) : 0;
+	uint32_t k = fc ? D(g, n->in[1])->dims[1] : 0;
+	int relu = n->a.act == NPU_ACT_RELU;
+	struct npu_conv2d_f32 cp;
+	struct kern *kp;
+
+	switch (n->op) {
+	case IR_FC:		/* out = in w^T (+ b) (ReLU) */
+		gemm(l, n->in[0], n->in[1], y, rows, cols, k, 0, 1);
+		break;
+	case IR_CONV2D:
+		cp = conv_params(g, n);
+		conv(l, &cp, NPU_CONV_FORWARD, n->in[0], n->in[1], y);
+		break;
+	case IR_POOL:
+		pool(g, n, l, n->a.average ? NPU_FPOOL_AVG : NPU_FPOOL_MAX, n->in[0], n->out[0], -1);
+		return 0;
+	case IR_RELU:
+		elt(l, NPU_EF_RELU, n->in[0], -1, n->out[0], ir_count(g, n->out[0]), 0);
+		return 0;
+	case IR_XENT: {
+		uint32_t r = D(g, n->in[0])->dims[0];
+
+		kp = KERN(l, K_XENT_F32, n->in[0], n->in[1], n->out[0], n->out[1]);
+		kp->p.xent = (struct npu_xent_f32){ r, D(g, n->in[0])->dims[1], 1.0f / (float)r };
+		return 0;
+	}
+	case IR_OPTIM:
+		KERN(l, K_OPTIM_F32, n->in[0], n->in[1], n->in[2], n->in[3])->p.opt = n->a.opt;
+		return 0;
+	case IR_FC_GRAD:
+	case IR_CONV2D_GRAD: {
+		int dy = n->in[4], dx = n->out[0], dw = n->out[1], db = n->out[2];
+
+		if (relu)	/* through the ReLU first: y > 0 exactly where x > 0 */
+			elt(l, NPU_EF_RELU_BACKWARD, y, dy, dy, n_out, 0);
+		if (fc) {
+			if (dw >= 0)		/* dw = dy^T x */
+				gemm(l, dy, n->in[0], dw, cols, k, rows, 1, 0);
+			if (dx >= 0)		/* dx = dy w */
+				gemm(l, dy, n->in[1], dx, rows, k, cols, 0, 0);
+		} else {
+			cp = conv_params(g, n);
+			if (dw >= 0)
+				conv(l, &cp, NPU_CONV_BACKWARD_FILTER, n->in[0], dw, dy);
+			if (dx >= 0)
+				conv(l, &cp, NPU_CONV_BACKWARD_DATA, dx, n->in[1], dy);
+		}
+		if (db >= 0) {		/* db = sum over rows of dy */
+			kp = KERN(l, K_REDUCE_F32, dy, db);
+			kp->p.red = (struct npu_reduce_f32){ rows, cols, 0, 0 };
+		}
+		break;
+	}
+	case IR_POOL_GRAD:
+		pool(g, n, l, n->a.average ? NPU_FPOOL_AVG_BACKWARD : NPU_FPOOL_MAX_BACKWARD,
+		     n->in[0], n->in[2], n->out[0]);
+		break;
+	case IR_RELU_GRAD:
+		elt(l, NPU_EF_RELU_BACKWARD, n->in[1], n->in[2], n->out[0], ir_count(g, n->in[0]), 0);
+		break;
+	default:
+		return ir_fail(g, NPU_EINVAL, "%s: no fp32 lowering", ir_node_label(g, n));
+	}
+	if (n->op == IR_FC || n->op == IR_CONV2D) {
+		if (n->in[2] >= 0)
+			elt(l, NPU_EF_BIAS, y, n->in[2], y, n_out, cols);
+		if (relu)
+			elt(l, NPU_EF_RELU, y, -1, y, n_out, 0);
+		return 0;
+	}
+	/* Gradients that went to temporaries are added where they belong. */
+	for (uint32_t i = 0; i < n->nout; i++)
+		if (n->a.acc[i] >= 0 && n->out[i] >= 0)
+			elt(l, NPU_EF_ADD, n->a.acc[i], n->out[i], n->a.acc[i],
+			    ir_count(g, n->a.acc[i]), 0);
+	return 0;
+}
+
+static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
+{
+	l->k = calloc(MAX_KERNS, sizeof(*l->k));
+	if (!l->k)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	switch (n->op) {
+	case IR_KERNEL:		/* one kernel already: as it is */
+		l->k[l->nk++] = n->a.kn->k;
+		return 0;
+	case IR_RESHAPE:	/* a view: nothing runs */
+	case IR_CUSTOM:		/* the backend that claims it runs it whole */
+		return 0;
+	case IR_CONV2D:
+		return g->t[n->in[0]].d.dtype == NPU_DT_FLOAT32 ? lower_f32(g, n, l) :
+								  lower_conv_i8(g, n, l);
+	case IR_FC:
+		return g->t[n->in[0]].d.dtype == NPU_DT_FLOAT32 ? lower_f32(g, n, l) :
+								  lower_fc_i8(g, n, l);
+	case IR_POOL:
+		return g->t[n->in[0]].d.dtype == NPU_DT_FLOAT32 ? lower_f32(g, n, l) :
+								  lower_i8(g, n, l);
+	case IR_ADD:
+		return lower_add_i8(g, n, l);
+	case IR_SOFTMAX:
+	case IR_PAD:
+	case IR_TRANSPOSE:
+	case IR_QUANTIZE:
+	case IR_DEQUANTIZE:
+	case IR_CONCAT:
+		return lower_i8(g, n, l);
+	case IR_RELU:
+	case IR_XENT:
+	case IR_CONV2D_GRAD:
+	case IR_FC_GRAD:
+	case IR_POOL_GRAD:
+	case IR_RELU_GRAD:
+	case IR_OPTIM:
+		return lower_f32(g, n, l);
+	case IR_NUM_OPS:
+		break;
+	}
+	return ir_fail(g, NPU_EINVAL, "node op %d has no lowering", (int)n->op);
+}
+
+int lower_graph(npu_graph *g, struct lowered *l)
+{
+	l->nn = g->nn;
+	l->n = calloc((size_t)g->nn + 1, sizeof(*l->n));
+	if (!l->n)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	for (int i = 0; i < g->nn; i++) {
+		int err = lower_node(g, &g->n[i], &l->n[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void lower_free(struct lowered *l)
+{
+	for (int i = 0; l->n && i < l->nn; i++) {
+		free(l->n[i].k);
+		free(l->n[i].mult);
+		free(l->n[i].shift);
+		free(l->n[i].axis_dims);
+	}
+	free(l->n);
+	l->n = NULL;
+	l->nn = 0;
+}

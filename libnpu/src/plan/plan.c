@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT
+/*
+ * plan.c - compiling a graph into a plan: the options (and NPU_BACKEND,
+ * NPU_STRICT), the lowering pass, placement, the tensors' storage (the
+ * first placed backend that allocates memory both sides see, the NPU's
+ * shared buffers, else page-aligned host memory), the constants copied in,
+ * the partitions compiled by their backends and the report.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan.h"
+
+int plan_fail(npu_plan *p, int err, const char *fmt, ...)
+{
+	char msg[NPU_ERRMSG_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return npu_fail(p ? p->err : NULL, err, "%s", msg);
+}
+
+const char *npu_plan_error(const npu_plan *p)
+{
+	return p ? p->err : "";
+}
+
+int plan_backend_of(const npu_plan *p, enum npu_backend id)
+{
+	for (int i = 0; i < p->nb; i++)
+		if (p->pb[i].e.id == id)
+			return i;
+	return -1;
+}
+
+static const char *title(const struct backend_entry *e)
+{
+	return e->ops.title ? e->ops.title : e->ops.name;
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static const char *const builtin_name[] = {
+	[NPU_BACKEND_AUTO] = "auto", [NPU_BACKEND_NPU] = "npu",
+	[NPU_BACKEND_OPENCL] = "opencl", [NPU_BACKEND_CPU] = "cpu",
+};
+
+/*
+ * Where the chain starts (struct place_opts) from the app's options, or
+ * from NPU_BACKEND and NPU_STRICT when it left them to the environment.
+ */
+static int resolve_opts(npu_graph *g, const struct npu_compile_opts *opts, npu_device *dev,
+			const struct backend_entry *e, int n, struct place_opts *o, char *why,
+			size_t len)
+{
+	const char *want = NULL, *env = npu_env("NPU_BACKEND");
+	int strict, from_env = 0;
+
+	memset(o, 0, sizeof(*o));
+	if ((int)opts->backend < NPU_BACKEND_AUTO || opts->backend > NPU_BACKEND_CPU)
+		return ir_fail(g, NPU_EINVAL, "compile: backend %d is not auto, npu, opencl or cpu "
+			       "(name an application's backend by backend_name)", opts->backend);
+	if (opts->backend_name)
+		want = opts->backend_name;
+	else if (opts->backend != NPU_BACKEND_AUTO)
+		want = builtin_name[opts->backend];
+	else if (env && *env && strcmp(env, "auto")) {
+		want = env;
+		from_env = 1;
+	}
+	if (npu_env_bool("NPU_STRICT", &strict))	/* not 0 or 1: no silent default */
+		return ir_fail(g, NPU_EINVAL, "NPU_STRICT=%s: not a boolean (unset, empty, 0 or 1)",
+			       npu_env("NPU_STRICT"));
+	o->strict = opts->strict || strict;
+	if (!want) {		/* AUTO: the NPU if there is one, else the next */
+		o->first = dev ? 0 : 1;
+		o->miss = dev ? NULL : "no NPU device";
+		return 0;
+	}
+	for (o->first = 0; o->first < n; o->first++)
+		if (!strcmp(e[o->first].ops.name, want))
+			break;
+	if (o->first == n)	/* a typo must not quietly test the wrong thing */
+		return ir_fail(g, NPU_EINVAL, "%s%s: no such backend (auto, npu, opencl, cpu or one "
+			       "an application registered)", from_env ? "NPU_BACKEND=" : "backend ",
+			       want);
+	snprintf(why, len, "%s%s", from_env ? "NPU_BACKEND=" : "", from_env ? want : "asked for");
+	o->first_why = why;
+	return 0;
+}
+
+/* The backend index each op is pinned to (-1: free), from the names in @opts. */
+static int resolve_pins(npu_graph *g, const struct npu_compile_opts *opts,
+			const struct backend_entry *e, int n, int **pin)
+{
+	*pin = NULL;
+	if (!opts->pin || !opts->npin)
+		return 0;
+	if (opts->npin > (uint32_t)g->nn)
+		return ir_fail(g, NPU_EINVAL, "compile: %u pins for %d ops", opts->npin, g->nn);
+	*pin = malloc(sizeof(int) * (size_t)g->nn);
+	if (!*pin)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	for (int i = 0; i < g->nn; i++) {
+		const char *name = (uint32_t)i < opts->npin ? opts->pin[i] : NULL;
+
+		(*pin)[i] = -1;
+		for (int k = 0; name && k < n && (*pin)[i] < 0; k++)
+			if (!strcmp(e[k].ops.name, name))
+				(*pin)[i] = k;
+		if (name && (*pin)[i] < 0) {
+			free(*pin);
+			*pin = NULL;
+			return ir_fail(g, NPU_EINVAL, "compile: op %d pinned to %s: no such backend",
+				       i, name);
+		}
+	}
+	return 0;
+}
+
+/* ---- storage -------------------------------------------------------------- */
+
+static int storage(npu_plan *p)
+{
+	npu_graph *g = p->g;
+
+	p->store_b = -1;
+	for (int i = 0; i < p->nb && p->store_b < 0; i++)
+		if (p->pb[i].up && p->pb[i].e.ops.alloc)
+			p->store_b = i;
+	for (int i = 0; i < g->nt; i++) {
+		struct ir_tensor *t = &g->t[i];
+
+		p->valid[i] = VALID_HOST;
+		if (t->alias >= 0)
+			continue;	/* a view: its root's storage */
+		if (p->store_b >= 0) {
+			struct place_backend *b = &p->pb[p->store_b];
+			int err = b->e.ops.alloc(b->be, t->bytes, &p->host[i], &p->store[i]);
+
+			if (err)
+				return plan_fail(p, err, "%s: cannot allocate %zu bytes for tensor %d",
+						 title(&b->e), t->bytes, i);
+		} else {
+			/* Page-aligned: OpenCL can then use it in place. */
+			size_t n = (t->bytes + 4095) / 4096 * 4096;
+
+			if (posix_memalign(&p->host[i], 4096, n))
+				return plan_fail(p, NPU_ENOMEM, "out of memory for tensor %d", i);
+			memset(p->host[i], 0, n);
+		}
+		if (t->cdata)
+			memcpy(p->host[i], t->cdata, t->bytes);
+	}
+	for (int i = 0; i < g->nt; i++)
+		if (g->t[i].alias >= 0) {
+			p->host[i] = p->host[g->t[i].alias];
+			p->store[i] = p->store[g->t[i].alias];
+		}
+	return 0;
+}
+
+/* ---- partitions ------------------------------------------------------------ */
+
+static void add_unique(int *list, int *n, int id)
+{
+	for (int i = 0; i < *n; i++)
+		if (list[i] == id)
+			return;
+	list[(*n)++] = id;
+}
+
+/* What partition @k reads before writing, and writes (root tensors). */
+static int part_io(npu_plan *p, int k)
+{
+	const struct place_part *part = &p->pl.parts[k];
+	struct plan_io *io = &p->io[k];
+	npu_graph *g = p->g;
+	size_t cap = (size_t)g->nt;
+
+	io->rd = malloc(sizeof(int) * cap);
+	io->wr = malloc(sizeof(int) * cap);
+	if (!io->rd || !io->wr)
+		return NPU_ENOMEM;
+	for (uint32_t i = 0; i < part->count; i++) {
+		const struct ir_node *n = &g->n[part->nodes[i]];
+		const struct lnode *l = &p->low.n[part->nodes[i]];
+		int rd[KERN_MAX_IO], wr[KERN_MAX_IO], nrd, nwr;
+
+		for (int s = 0; s < (n->op == IR_CUSTOM ? 1 : l->nk); s++) {
+			if (n->op == IR_CUSTOM) {
+				nrd = nwr = 0;
+				for (uint32_t j = 0; j < n->nin; j++)
+					if (n->in[j] >= 0)
+						rd[nrd++] = n->in[j];
+				for (uint32_t j = 0; j < n->nout; j++)
+					if (n->out[j] >= 0)
+						wr[nwr++] = n->out[j];
+			} else {
+				kern_io(&l->k[s], rd, &nrd, wr, &nwr);
+			}
+			for (int j = 0; j < nrd; j++) {
+				int r = ir_root(g, rd[j]), seen = 0;
+
+				for (int w = 0; w < io->nwr; w++)
+					seen |= io->wr[w] == r;
+				if (!seen)
+					add_unique(io->rd, &io->nrd, r);
+			}
+			for (int j = 0; j < nwr; j++)
+				add_unique(io->wr, &io->nwr, ir_root(g, wr[j]));
+		}
+	}
+	return 0;
+}
+
+/* Buffers of their own for the tensors a partition on @b touches. */
+static int import(npu_plan *p, int bi, const struct plan_io *io)
+{
+	struct plan_backend *b = &p->b[bi];
+	struct place_backend *pb = &p->pb[bi];
+	npu_graph *g = p->g;
+
+	for (int j = 0; j < io->nrd + io->nwr; j++) {
+		int r = j < io->nrd ? io->rd[j] : io->wr[j - io->nrd];
+		int err;
+
+		if (b->mem[r])
+			continue;
+		err = pb->e.ops.import(pb->be, p->host[r], g->t[r].bytes, &b->mem[r]);
+		if (err)
+			return plan_fail(p, err, "%s: cannot make a buffer of %zu bytes for tensor %d",
+					 title(&pb->e), g->t[r].bytes, r);
+		for (int i = 0; i < g->nt; i++)
+			if (g->t[i].alias == r)
+				b->mem[i] = b->mem[r];
+	}
+	return 0;
+}
+
+static int compile_parts(npu_plan *p)
+{
+	p->exe = calloc((size_t)p->pl.nparts + 1, sizeof(*p->exe));
+	p->io = calloc((size_t)p->pl.nparts + 1, sizeof(*p->io));
+	if (!p->exe || !p->io)
+		return plan_fail(p, NPU_ENOMEM, "out of memory");
+	for (int k = 0; k < p->pl.nparts; k++) {
+		const struct place_part *part = &p->pl.parts[k];
+		struct place_backend *b = &p->pb[part->backend];
+		char why[256] = "";
+		int err = part_io(p, k);
+
+		if (err)
+			return plan_fail(p, err, "out of memory");
+		if (!(b->e.ops.flags & NPU_BACKEND_F_HOST_MEMORY)) {
+			err = import(p, part->backend, &p->io[k]);
+			if (err)
+				return err;
+		}
+		err = b->e.ops.compile(b->be, part->nodes, part->count, &p->exe[k], why,
+				       sizeof(why));
+		if (err)
+			return plan_fail(p, err, "%s could not compile nodes %d-%d: %s",
+					 title(&b->e), part->nodes[0], part->nodes[part->count - 1],
+					 why[0] ? why : npu_strerror(err));
+	}
+	return 0;
+}
+
+/* ---- the report ------------------------------------------------------------- */
+
+static void report_tail(npu_plan *p, size_t *used)
+{
+	char *r = p->g->report;
+	size_t len = sizeof(p->g->report);
+
+	for (int i = 0; i < p->nb; i++) {
+		struct place_backend *b = &p->pb[i];
+		const char *d;
+
+		if (!b->tried || b->absent)
+			continue;
+		if (!b->up) {
+			report_add(r, len, used, "%s unavailable: %s\n", title(&b->e), b->why);
+			continue;
+		}
+		d = b->e.ops.describe ? b->e.ops.describe(b->be) : NULL;
+		if (d && *d)
+			report_add(r, len, used, "%s\n", d);
+	}
+	report_add(r, len, used, "forward pass:");
+	for (int i = 0; i < p->nb; i++) {
+		const struct backend_entry *e = &p->pb[i].e;
+		int runs = 0;
+
+		for (int k = 0; k < p->pl.nparts; k++)
+			runs += p->pl.parts[k].backend == i && !p->pl.parts[k].backward;
+		if (e->id == NPU_BACKEND_CUSTOM && !runs)
+			continue;
+		report_add(r, len, used, "%s %d %s %s(s)", i ? "," : "", runs, title(e),
+			   e->ops.unit ? e->ops.unit : "run");
+	}
+	report_add(r, len, used, "\n");
+}
+
+/* ---- compile ------------------------------------------------------------------ */
+
+static void plan_free_cb(void *p)
+{
+	npu_plan_free(p);
+}
+
+int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
+			     const struct npu_compile_opts *uo, npu_plan **out)
+{
+	struct backend_entry e[BACKENDS_MAX];
+	struct npu_compile_opts opts = { .backend = NPU_BACKEND_AUTO };
+	struct place_opts po;
+	struct npu_backend_env env;
+	char first_why[96];
+	size_t used = 0;
+	int *pin = NULL;
+	npu_plan *p;
+	int n, err;
+
+	if (!g || !out)
+		return npu_fail(g ? g->err : NULL, NPU_EINVAL, "compile: no graph or no plan pointer");
+	*out = NULL;
+	if (!g->nn)
+		return ir_fail(g, NPU_EINVAL, "compile: the graph has no nodes");
+	if (uo) {
+		err = npu_struct_in(&opts, sizeof(opts), uo, size);
+		if (err)
+			return ir_fail(g, err, "compile: a struct npu_compile_opts of %zu bytes", size);
+	}
+	n = backends_snapshot(e, BACKENDS_MAX);
+	err = resolve_opts(g, &opts, dev, e, n, &po, first_why, sizeof(first_why));
+	if (!err)
+		err = resolve_pins(g, &opts, e, n, &pin);
+	if (err)
+		return err;
+	po.pin = pin;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		free(pin);
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	}
+	p->g = g;
+	p->dev = dev;
+	p->nb = n;
+	p->store_b = -1;
+	p->b = calloc((size_t)n, sizeof(*p->b));
+	p->pb = calloc((size_t)n, sizeof(*p->pb));
+	p->host = calloc((size_t)g->nt, sizeof(*p->host));
+	p->store = calloc((size_t)g->nt, sizeof(*p->store));
+	p->valid = calloc((size_t)g->nt, sizeof(*p->valid));
+	if (!p->b || !p->pb || !p->host || !p->store || !p->valid ||
+	    ir_attach(g, p, plan_free_cb)) {
+		free(pin);
+		free(p->b);
+		free(p->pb);
+		free(p->host);
+		free(p->store);
+		free(p->valid);
+		free(p);
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	}
+	g->frozen++;
+	g->report[0] = 0;
+	for (int i = 0; i < n; i++) {
+		p->pb[i].e = e[i];
+		p->b[i].mem = calloc((size_t)g->nt, sizeof(void *));
+		if (!p->b[i].mem)
+			err = ir_fail(g, NPU_ENOMEM, "out of memory");
+		if (e[i].id == NPU_BACKEND_NPU && !dev) {
+			p->pb[i].absent = 1;
+			snprintf(p->pb[i].miss, sizeof(p->pb[i].miss), "no NPU device");
+		}
+	}
+	if (!err)
+		err = lower_graph(g, &p->low);
+	env = (struct npu_backend_env){ .dev = dev, .graph = g, .internal = &p->low };
+	if (!err)
+		err = place_graph(g, p->pb, n, &po, &env, &p->pl, g->report,
+				  sizeof(g->report), &used);
+	if (!err) {
+		err = storage(p);
+		if (!err)
+			err = compile_parts(p);
+		if (err)
+			ir_fail(g, err, "%s", p->err);
+	}
+	free(pin);
+	report_tail(p, &used);
+	memcpy(p->report, g->report, sizeof(p->report));
+	if (err) {
+		npu_plan_free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **plan)
+{
+	return npu_graph_compile_opts_v(0, g, dev, NULL, plan);
+}
+
+const char *npu_graph_report(const npu_graph *g)
+{
+	return g ? g->report : "";
+}
+
+const char *npu_plan_report(const npu_plan *p)
+{
+	return p ? p->report : "";
+}
+
+int npu_plan_op_backend(const npu_plan *p, int op)
+{
+	if (!p || op < 0 || op >= p->g->nn)
+		return NPU_EINVAL;
+	return p->pl.node[op] < 0 ? NPU_BACKEND_NONE : (int)p->pb[p->pl.node[op]].e.id;
+}
+
+const char *npu_plan_node_backend(const npu_plan *p, int node)
+{
+	if (!p || node < 0 || node >= p->g->nn)
+		return NULL;
+	return p->pl.node[node] < 0 ? "none" : p->pb[p->pl.node[node]].e.ops.name;
+}
+
+uint64_t npu_plan_cycles(const npu_plan *p)
+{
+	return p ? p->cycles : 0;
+}
+
+void npu_plan_free(npu_plan *p)
+{
+	npu_graph *g;
+
+	if (!p)
+		return;
+	g = p->g;
+	/* Nothing may still run on what is freed below. */
+	for (int i = 0; i < p->nb; i++)
+		if (p->b[i].pending && p->pb[i].e.ops.wait)
+			p->pb[i].e.ops.wait(p->pb[i].be, p->b[i].fence);
+	for (int k = 0; p->exe && k < p->pl.nparts; k++) {
+		struct place_backend *b = &p->pb[p->pl.parts[k].backend];
+
+		if (p->exe[k])
+			b->e.ops.release(b->be, p->exe[k]);
+	}
+	for (int k = 0; p->io && k < p->pl.nparts; k++) {
+		free(p->io[k].rd);
+		free(p->io[k].wr);
+	}
+	for (int i = 0; i < p->nb; i++) {
+		struct plan_backend *b = &p->b[i];
+
+		for (int t = 0; b->mem && t < g->nt; t++)
+			if (b->mem[t] && g->t[t].alias < 0)
+				p->pb[i].e.ops.free_mem(p->pb[i].be, b->mem[t]);
+		free(b->mem);
+	}
+	for (int t = 0; t < g->nt; t++) {
+		if (g->t[t].alias >= 0)
+			continue;
+		if (p->store_b >= 0 && p->store[t])
+			p->pb[p->store_b].e.ops.free_mem(p->pb[p->store_b].be, p->store[t]);
+		else if (p->store_b < 0)
+			free(p->host[t]);
+	}
+	for (int i = 0; i < p->nb; i++)
+		if (p->pb[i].up && p->pb[i].e.ops.close)
+			p->pb[i].e.ops.close(p->pb[i].be);
+	lower_free(&p->low);
+	place_free(&p->pl);
+	free(p->exe);
+	free(p->io);
+	free(p->b);
+	free(p->pb);
+	free(p->host);
+	free(p->store);
+	free(p->valid);
+	free(p->lo);
+	free(p->hi);
+	ir_detach(g, p);
+	g->frozen--;
+	free(p);
+}

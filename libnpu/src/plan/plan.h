@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.h - a plan: one compile of a graph for a device and a choice of
+ * backends. It holds everything compiling and running need and the graph
+ * does not: the lowered kernels, the backends' instances, the placement
+ * and its compiled partitions, the tensors' storage and where each
+ * tensor's current copy is. A graph may have many plans at once.
+ */
+#ifndef NPU_PLAN_H
+#define NPU_PLAN_H
+
+#include "ir/ir.h"
+#include "passes/lower.h"
+#include "place/place.h"
+
+/* Internal to libnpu: kept out of libnpu.so's exported symbols. */
+#pragma GCC visibility push(hidden)
+
+/* A backend of the plan: its buffers, its work in flight (its instance: pb[]). */
+struct plan_backend {
+	void **mem;			/* per root tensor: its buffer there (import), or NULL */
+	uint64_t fence;			/* the last partition's, when @pending */
+	int pending;
+};
+
+#define VALID_HOST	1u		/* bit 0: the host copy; bit 1 + b: backend b's */
+
+struct npu_plan {
+	npu_graph *g;
+	npu_device *dev;
+	struct lowered low;
+	struct place_backend *pb;	/* the backends, as placement opened them */
+	struct plan_backend *b;		/* and as runs use them */
+	int nb;
+	struct placement pl;
+	void **exe;			/* per partition: what its backend compiled */
+	struct plan_io {		/* per partition: root tensors read before */
+		int *rd, *wr;		/* written, and written */
+		int nrd, nwr;
+	} *io;
+	/* storage, per tensor id (a view's host points into its root's) */
+	void **host;
+	void **store;			/* per root: the storage backend's handle */
+	int store_b;			/* the backend that allocated storage, or -1 (malloc) */
+	unsigned int *valid;		/* per root: VALID_HOST | 2 << b */
+	/* running */
+	struct npu_plan_stats stats;
+	uint64_t cycles;
+	uint32_t train_steps;		/* training runs so far: Adam's step */
+	float lr;
+	int lr_set;
+	float *lo, *hi;			/* observed ranges per tensor (calibrate.c) */
+	int observed;
+	char report[8192];
+	char err[NPU_ERRMSG_LEN];
+};
+
+/* Record @err with a message in the plan (and the thread's last error). */
+int plan_fail(npu_plan *p, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The backend index of enum npu_backend @id in the plan, or -1. */
+int plan_backend_of(const npu_plan *p, enum npu_backend id);
+
+#pragma GCC visibility pop
+
+#endif /* NPU_PLAN_H */

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ref_gemm.c - the CPU reference of the int8 GEMM: the definition written
+ * out as plainly as possible. Accumulation is int32; where a sum would not
+ * fit, it wraps modulo 2^32 (done here in 64 bits, then truncated), which
+ * is what the tensor engine does too.
+ */
+#include "npu.h"
+#include "ref/npu_ref.h"
+#include "npu_quant.h"
+
+bool npu_gemm_i8_valid(const struct npu_gemm_i8 *p)
+{
+	return p && p->m && p->n && p->k && p->m <= 65536 && p->n <= 65536 && p->k <= 65536 &&
+	       p->a_zero >= -128 && p->a_zero <= 127 && p->out_zero >= -128 &&
+	       p->out_zero <= 127 && p->act_min >= -128 && p->act_min <= p->act_max &&
+	       p->act_max <= 127;
+}
+
+bool npu_shifts_valid(const int32_t *shift, uint32_t n)
+{
+	for (uint32_t c = 0; c < n; c++)
+		if (shift[c] < -31 || shift[c] > 30)
+			return false;
+	return true;
+}
+
+int npu_ref_gemm_i8(const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
+		    const int32_t *bias, const int32_t *mult, const int32_t *shift,
+		    int8_t *out)
+{
+	if (!npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out ||
+	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->n))
+		return NPU_EINVAL;
+
+	for (uint32_t m = 0; m < p->m; m++) {
+		for (uint32_t n = 0; n < p->n; n++) {
+			uint32_t c = p->per_tensor ? 0 : n;
+			int64_t acc = bias ? bias[n] : 0;
+
+			for (uint32_t k = 0; k < p->k; k++)
+				acc += (int64_t)(a[(size_t)m * p->k + k] - p->a_zero) *
+				       b[(size_t)n * p->k + k];
+			out[(size_t)m * p->n + n] =
+				npu_requant_i8((int32_t)(uint32_t)acc, mult[c], shift[c],
+					       p->out_zero, p->act_min, p->act_max);
+		}
+	}
+	return NPU_OK;
+}
