@@ -251,14 +251,14 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(FASHIO
 $(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(LIBNPU_REF_SRCS) libnpu/src/device/pack.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
-		$(LIBNPU_REF_SRCS) libnpu/src/device/pack.c \
+		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack.c \
 		tests/host/harness.c $(CORE_SRCS) -lm
 
 # The training commands on the device core against libnpu's CPU reference.
 $(BUILD)/tests/test_train: tests/host/test_train.c $(LIBNPU_REF_SRCS) libnpu/src/device/pack_train.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
-		$(LIBNPU_REF_SRCS) libnpu/src/device/pack_train.c \
+		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack_train.c \
 		tests/host/harness.c $(CORE_SRCS) -lm -lpthread
 
 # libnpu's OpenCL backend, on whatever OpenCL the host has (PoCL here).

@@ -156,17 +156,19 @@ struct npu_gemm_i8 {
 };
 
 /** Append a GEMM on device buffers (by VA); @quant_va: npu_quant_ch[]. */
-int npu_cmd_gemm_i8(npu_cmdbuf *cb, const struct npu_gemm_i8 *p, uint64_t a_va,
+int npu_cmd_gemm_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_gemm_i8 *p, uint64_t a_va,
 		    uint64_t b_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va);
+#define npu_cmd_gemm_i8(...) npu_cmd_gemm_i8_v(sizeof(struct npu_gemm_i8), __VA_ARGS__)
 
 /**
  * The CPU reference: plain, obviously correct C, the oracle every other
  * implementation is compared with. @bias may be NULL; @mult and @shift
  * have n entries (1 with per_tensor).
  */
-int npu_ref_gemm_i8(const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
+int npu_ref_gemm_i8_v(size_t size, const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
 		    const int32_t *bias, const int32_t *mult, const int32_t *shift,
 		    int8_t *out);
+#define npu_ref_gemm_i8(...) npu_ref_gemm_i8_v(sizeof(struct npu_gemm_i8), __VA_ARGS__)
 
 /**
  * An int8 2-D convolution, NHWC (TFLite Conv2D / DepthwiseConv2D int8):
@@ -184,12 +186,14 @@ struct npu_conv2d_i8 {
 	int per_tensor, depthwise;
 };
 
-int npu_cmd_conv2d_i8(npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in_va,
+int npu_cmd_conv2d_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in_va,
 		      uint64_t filter_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va);
+#define npu_cmd_conv2d_i8(...) npu_cmd_conv2d_i8_v(sizeof(struct npu_conv2d_i8), __VA_ARGS__)
 /** The CPU reference of the convolution (see npu_ref_gemm_i8). */
-int npu_ref_conv2d_i8(const struct npu_conv2d_i8 *p, const int8_t *in, const int8_t *filter,
+int npu_ref_conv2d_i8_v(size_t size, const struct npu_conv2d_i8 *p, const int8_t *in, const int8_t *filter,
 		      const int32_t *bias, const int32_t *mult, const int32_t *shift,
 		      int8_t *out);
+#define npu_ref_conv2d_i8(...) npu_ref_conv2d_i8_v(sizeof(struct npu_conv2d_i8), __VA_ARGS__)
 
 /**
  * Int8 max or average pooling, NHWC (TFLite MaxPool2D / AveragePool2D):
@@ -202,9 +206,11 @@ struct npu_pool_i8 {
 	int average;
 };
 
-int npu_cmd_pool_i8(npu_cmdbuf *cb, const struct npu_pool_i8 *p, uint64_t in_va,
+int npu_cmd_pool_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_pool_i8 *p, uint64_t in_va,
 		    uint64_t out_va);
-int npu_ref_pool_i8(const struct npu_pool_i8 *p, const int8_t *in, int8_t *out);
+#define npu_cmd_pool_i8(...) npu_cmd_pool_i8_v(sizeof(struct npu_pool_i8), __VA_ARGS__)
+int npu_ref_pool_i8_v(size_t size, const struct npu_pool_i8 *p, const int8_t *in, int8_t *out);
+#define npu_ref_pool_i8(...) npu_ref_pool_i8_v(sizeof(struct npu_pool_i8), __VA_ARGS__)
 
 /** Int8 elementwise add or mul (TFLite Add / Mul, same shapes). */
 struct npu_eltwise_i8 {
@@ -216,10 +222,12 @@ struct npu_eltwise_i8 {
 	uint32_t left_shift;		/* add only; TFLite uses 20 */
 };
 
-int npu_cmd_eltwise_i8(npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t a_va,
+int npu_cmd_eltwise_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t a_va,
 		       uint64_t b_va, uint64_t out_va);
-int npu_ref_eltwise_i8(const struct npu_eltwise_i8 *p, const int8_t *a, const int8_t *b,
+#define npu_cmd_eltwise_i8(...) npu_cmd_eltwise_i8_v(sizeof(struct npu_eltwise_i8), __VA_ARGS__)
+int npu_ref_eltwise_i8_v(size_t size, const struct npu_eltwise_i8 *p, const int8_t *a, const int8_t *b,
 		       int8_t *out);
+#define npu_ref_eltwise_i8(...) npu_ref_eltwise_i8_v(sizeof(struct npu_eltwise_i8), __VA_ARGS__)
 
 /**
  * fp32 <-> int8 (TFLite Quantize / Dequantize): q = clamp(round(x / scale)
@@ -234,9 +242,11 @@ struct npu_quantize {
 	int32_t zero_point;
 };
 
-int npu_cmd_quantize(npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_va,
+int npu_cmd_quantize_v(size_t size, npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_va,
 		     uint64_t out_va);
-int npu_ref_quantize(const struct npu_quantize *p, const void *in, void *out);
+#define npu_cmd_quantize(...) npu_cmd_quantize_v(sizeof(struct npu_quantize), __VA_ARGS__)
+int npu_ref_quantize_v(size_t size, const struct npu_quantize *p, const void *in, void *out);
+#define npu_ref_quantize(...) npu_ref_quantize_v(sizeof(struct npu_quantize), __VA_ARGS__)
 
 /**
  * Int8 softmax over the last dimension (TFLite Softmax, int8 in, int8 out
@@ -249,10 +259,13 @@ struct npu_softmax_i8 {
 	int32_t beta_mult, beta_left_shift, diff_min;
 };
 
-int npu_softmax_params(double input_scale, double beta, struct npu_softmax_i8 *p);
-int npu_cmd_softmax_i8(npu_cmdbuf *cb, const struct npu_softmax_i8 *p, uint64_t in_va,
+int npu_softmax_params_v(size_t size, double input_scale, double beta, struct npu_softmax_i8 *p);
+#define npu_softmax_params(...) npu_softmax_params_v(sizeof(struct npu_softmax_i8), __VA_ARGS__)
+int npu_cmd_softmax_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_softmax_i8 *p, uint64_t in_va,
 		       uint64_t out_va);
-int npu_ref_softmax_i8(const struct npu_softmax_i8 *p, const int8_t *in, int8_t *out);
+#define npu_cmd_softmax_i8(...) npu_cmd_softmax_i8_v(sizeof(struct npu_softmax_i8), __VA_ARGS__)
+int npu_ref_softmax_i8_v(size_t size, const struct npu_softmax_i8 *p, const int8_t *in, int8_t *out);
+#define npu_ref_softmax_i8(...) npu_ref_softmax_i8_v(sizeof(struct npu_softmax_i8), __VA_ARGS__)
 
 /** Permute the dimensions of a packed tensor: out dim i = in dim perm[i]. */
 struct npu_transpose {
@@ -261,9 +274,11 @@ struct npu_transpose {
 	uint32_t dims[4], perm[4];	/* entries past rank zero */
 };
 
-int npu_cmd_transpose(npu_cmdbuf *cb, const struct npu_transpose *p, uint64_t in_va,
+int npu_cmd_transpose_v(size_t size, npu_cmdbuf *cb, const struct npu_transpose *p, uint64_t in_va,
 		      uint64_t out_va);
-int npu_ref_transpose(const struct npu_transpose *p, const void *in, void *out);
+#define npu_cmd_transpose(...) npu_cmd_transpose_v(sizeof(struct npu_transpose), __VA_ARGS__)
+int npu_ref_transpose_v(size_t size, const struct npu_transpose *p, const void *in, void *out);
+#define npu_ref_transpose(...) npu_ref_transpose_v(sizeof(struct npu_transpose), __VA_ARGS__)
 
 /** Pad an int8 tensor with a constant (the zero point, for TFLite Pad). */
 struct npu_pad {
@@ -272,8 +287,10 @@ struct npu_pad {
 	int32_t value;
 };
 
-int npu_cmd_pad(npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_t out_va);
-int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out);
+int npu_cmd_pad_v(size_t size, npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_t out_va);
+#define npu_cmd_pad(...) npu_cmd_pad_v(sizeof(struct npu_pad), __VA_ARGS__)
+int npu_ref_pad_v(size_t size, const struct npu_pad *p, const int8_t *in, int8_t *out);
+#define npu_ref_pad(...) npu_ref_pad_v(sizeof(struct npu_pad), __VA_ARGS__)
 
 #define NPU_CONCAT_MAX_INPUTS	64
 
@@ -295,9 +312,11 @@ struct npu_concat {
 };
 
 /* One NPU command per input; @in_va holds @count addresses. */
-int npu_cmd_concat(npu_cmdbuf *cb, const struct npu_concat *p, const uint64_t *in_va,
+int npu_cmd_concat_v(size_t size, npu_cmdbuf *cb, const struct npu_concat *p, const uint64_t *in_va,
 		   uint64_t out_va);
-int npu_ref_concat(const struct npu_concat *p, const void *const *in, void *out);
+#define npu_cmd_concat(...) npu_cmd_concat_v(sizeof(struct npu_concat), __VA_ARGS__)
+int npu_ref_concat_v(size_t size, const struct npu_concat *p, const void *const *in, void *out);
+#define npu_ref_concat(...) npu_ref_concat_v(sizeof(struct npu_concat), __VA_ARGS__)
 
 /*
  * One-call helpers: one op on host arrays, on @dev's NPU when its firmware
@@ -306,25 +325,34 @@ int npu_ref_concat(const struct npu_concat *p, const void *const *in, void *out)
  * parameters on either path. Buffers are made per call; NPU_ENOMEM when
  * a size does not fit.
  */
-int npu_run_gemm_i8(npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *a,
+int npu_run_gemm_i8_v(size_t size, npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *a,
 		    const int8_t *b, const int32_t *bias, const int32_t *mult,
 		    const int32_t *shift, int8_t *out);
-int npu_run_conv2d_i8(npu_device *dev, const struct npu_conv2d_i8 *p, const int8_t *in,
+#define npu_run_gemm_i8(...) npu_run_gemm_i8_v(sizeof(struct npu_gemm_i8), __VA_ARGS__)
+int npu_run_conv2d_i8_v(size_t size, npu_device *dev, const struct npu_conv2d_i8 *p, const int8_t *in,
 		      const int8_t *filter, const int32_t *bias, const int32_t *mult,
 		      const int32_t *shift, int8_t *out);
-int npu_run_pool_i8(npu_device *dev, const struct npu_pool_i8 *p, const int8_t *in,
+#define npu_run_conv2d_i8(...) npu_run_conv2d_i8_v(sizeof(struct npu_conv2d_i8), __VA_ARGS__)
+int npu_run_pool_i8_v(size_t size, npu_device *dev, const struct npu_pool_i8 *p, const int8_t *in,
 		    int8_t *out);
-int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const int8_t *in,
+#define npu_run_pool_i8(...) npu_run_pool_i8_v(sizeof(struct npu_pool_i8), __VA_ARGS__)
+int npu_run_softmax_i8_v(size_t size, npu_device *dev, const struct npu_softmax_i8 *p, const int8_t *in,
 		       int8_t *out);
-int npu_run_eltwise_i8(npu_device *dev, const struct npu_eltwise_i8 *p, const int8_t *a,
+#define npu_run_softmax_i8(...) npu_run_softmax_i8_v(sizeof(struct npu_softmax_i8), __VA_ARGS__)
+int npu_run_eltwise_i8_v(size_t size, npu_device *dev, const struct npu_eltwise_i8 *p, const int8_t *a,
 		       const int8_t *b, int8_t *out);
-int npu_run_quantize(npu_device *dev, const struct npu_quantize *p, const void *in,
+#define npu_run_eltwise_i8(...) npu_run_eltwise_i8_v(sizeof(struct npu_eltwise_i8), __VA_ARGS__)
+int npu_run_quantize_v(size_t size, npu_device *dev, const struct npu_quantize *p, const void *in,
 		     void *out);
-int npu_run_transpose(npu_device *dev, const struct npu_transpose *p, const void *in,
+#define npu_run_quantize(...) npu_run_quantize_v(sizeof(struct npu_quantize), __VA_ARGS__)
+int npu_run_transpose_v(size_t size, npu_device *dev, const struct npu_transpose *p, const void *in,
 		      void *out);
-int npu_run_pad(npu_device *dev, const struct npu_pad *p, const int8_t *in, int8_t *out);
-int npu_run_concat(npu_device *dev, const struct npu_concat *p, const void *const *in,
+#define npu_run_transpose(...) npu_run_transpose_v(sizeof(struct npu_transpose), __VA_ARGS__)
+int npu_run_pad_v(size_t size, npu_device *dev, const struct npu_pad *p, const int8_t *in, int8_t *out);
+#define npu_run_pad(...) npu_run_pad_v(sizeof(struct npu_pad), __VA_ARGS__)
+int npu_run_concat_v(size_t size, npu_device *dev, const struct npu_concat *p, const void *const *in,
 		   void *out);
+#define npu_run_concat(...) npu_run_concat_v(sizeof(struct npu_concat), __VA_ARGS__)
 
 /* ---------------------------------------------------------------- */
 /* Graphs: tensors and ops, compiled for a device (placement by the  */
@@ -342,13 +370,15 @@ typedef struct npu_plan npu_plan;
  * quantized_dimension) or @scale for all.
  * Int32 bias constants use dtype NPU_DT_INT32 and scale in * weight.
  * NPU_DT_FLOAT32 activations (no scale or zero point) enter and leave the
- * int8 part of a graph through quantize and dequantize ops.
+ * int8 part of a graph through quantize and dequantize ops. An activation
+ * of rank 0 has its shape inferred by the op that writes it (dtype and
+ * quantization stay as given); npu_graph_tensor_info reads it back.
  */
 enum npu_dtype { NPU_DT_INT8 = 1, NPU_DT_INT32 = 2, NPU_DT_FLOAT32 = 3 };
 
 struct npu_tensor_desc {
 	enum npu_dtype dtype;
-	uint32_t rank;			/* 1..4 */
+	uint32_t rank;			/* 1..4; 0: inferred by the op that writes it */
 	uint32_t dims[4];
 	float scale;
 	int32_t zero_point;
@@ -560,8 +590,9 @@ struct npu_submit_opts {
  * returns NPU_EBUSY only when every one is held.
  */
 #define NPU_JOBS_MAX 4096
-int npu_submit(npu_device *dev, npu_cmdbuf *cb, const struct npu_submit_opts *opts,
-	       npu_job **job);
+int npu_submit_v(size_t size, npu_device *dev, npu_cmdbuf *cb,
+		 const struct npu_submit_opts *opts, npu_job **job);
+#define npu_submit(...) npu_submit_v(sizeof(struct npu_submit_opts), __VA_ARGS__)
 
 /** Wait up to @timeout_ns (negative: forever); NPU_ETIMEDOUT if not done. */
 int npu_job_wait(npu_job *job, int64_t timeout_ns);
@@ -587,7 +618,8 @@ struct npu_job_result {
 };
 
 /** The job's outcome (state NPU_JOB_STATE_PENDING while it runs); returns 0. */
-int npu_job_result(npu_job *job, struct npu_job_result *res);
+int npu_job_result_v(size_t size, npu_job *job, struct npu_job_result *res);
+#define npu_job_result(...) npu_job_result_v(sizeof(struct npu_job_result), __VA_ARGS__)
 /** Free the job (waits for nothing: a running job keeps running). */
 void npu_job_free(npu_job *job);
 

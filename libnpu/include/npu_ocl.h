@@ -37,10 +37,12 @@ const char *npu_ocl_device_name(const npu_ocl *ocl);
 const char *npu_ocl_error(const npu_ocl *ocl);
 
 /** The int8 GEMM of npu_ref_gemm_i8 on OpenCL: the same bytes. */
-int npu_ocl_gemm_i8(npu_ocl *ocl, const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
+int npu_ocl_gemm_i8_v(size_t size, npu_ocl *ocl, const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
 		    const int32_t *bias, const int32_t *mult, const int32_t *shift, int8_t *out);
+#define npu_ocl_gemm_i8(...) npu_ocl_gemm_i8_v(sizeof(struct npu_gemm_i8), __VA_ARGS__)
 /** npu_ref_pool_i8 on OpenCL: the same bytes, NPU_EINVAL for an empty window. */
-int npu_ocl_pool_i8(npu_ocl *ocl, const struct npu_pool_i8 *p, const int8_t *in, int8_t *out);
+int npu_ocl_pool_i8_v(size_t size, npu_ocl *ocl, const struct npu_pool_i8 *p, const int8_t *in, int8_t *out);
+#define npu_ocl_pool_i8(...) npu_ocl_pool_i8_v(sizeof(struct npu_pool_i8), __VA_ARGS__)
 
 #ifdef __cplusplus
 }

@@ -30,9 +30,11 @@ struct npu_gemm_f32 {
 	float alpha, beta;
 };
 
-int npu_cmd_gemm_f32(npu_cmdbuf *cb, const struct npu_gemm_f32 *p, uint64_t a_va,
+int npu_cmd_gemm_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_gemm_f32 *p, uint64_t a_va,
 		     uint64_t b_va, uint64_t c_va);
-int npu_ref_gemm_f32(const struct npu_gemm_f32 *p, const void *a, const void *b, float *c);
+#define npu_cmd_gemm_f32(...) npu_cmd_gemm_f32_v(sizeof(struct npu_gemm_f32), __VA_ARGS__)
+int npu_ref_gemm_f32_v(size_t size, const struct npu_gemm_f32 *p, const void *a, const void *b, float *c);
+#define npu_ref_gemm_f32(...) npu_ref_gemm_f32_v(sizeof(struct npu_gemm_f32), __VA_ARGS__)
 
 /** Which tensor a convolution writes from the other two. */
 enum npu_conv_pass {
@@ -56,11 +58,13 @@ struct npu_conv2d_f32 {
 	int bf16;
 };
 
-int npu_cmd_conv2d_f32(npu_cmdbuf *cb, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass,
+int npu_cmd_conv2d_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass,
 		       uint64_t x_va, uint64_t w_va, uint64_t y_va);
+#define npu_cmd_conv2d_f32(...) npu_cmd_conv2d_f32_v(sizeof(struct npu_conv2d_f32), __VA_ARGS__)
 /** The pass's output argument is written, the others read. */
-int npu_ref_conv2d_f32(const struct npu_conv2d_f32 *p, enum npu_conv_pass pass, void *x,
+int npu_ref_conv2d_f32_v(size_t size, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass, void *x,
 		       void *w, void *y);
+#define npu_ref_conv2d_f32(...) npu_ref_conv2d_f32_v(sizeof(struct npu_conv2d_f32), __VA_ARGS__)
 
 enum npu_pool_f32_mode {
 	NPU_FPOOL_MAX = 1,		/* y = max over each window */
@@ -80,10 +84,12 @@ struct npu_pool_f32 {
 	enum npu_pool_f32_mode mode;
 };
 
-int npu_cmd_pool_f32(npu_cmdbuf *cb, const struct npu_pool_f32 *p, uint64_t x_va,
+int npu_cmd_pool_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_pool_f32 *p, uint64_t x_va,
 		     uint64_t y_va, uint64_t dx_va);
+#define npu_cmd_pool_f32(...) npu_cmd_pool_f32_v(sizeof(struct npu_pool_f32), __VA_ARGS__)
 /** Forward: x in, y out (dx NULL). Backward: x (unused for AVG) and dy in, dx out. */
-int npu_ref_pool_f32(const struct npu_pool_f32 *p, const float *x, float *y, float *dx);
+int npu_ref_pool_f32_v(size_t size, const struct npu_pool_f32 *p, const float *x, float *y, float *dx);
+#define npu_ref_pool_f32(...) npu_ref_pool_f32_v(sizeof(struct npu_pool_f32), __VA_ARGS__)
 
 enum npu_eltwise_f32_op {
 	NPU_EF_ADD = 1,		/* a + b */
@@ -106,10 +112,12 @@ struct npu_eltwise_f32 {
 	float alpha;
 };
 
-int npu_cmd_eltwise_f32(npu_cmdbuf *cb, const struct npu_eltwise_f32 *p, uint64_t a_va,
+int npu_cmd_eltwise_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_eltwise_f32 *p, uint64_t a_va,
 			uint64_t b_va, uint64_t out_va);
-int npu_ref_eltwise_f32(const struct npu_eltwise_f32 *p, const void *a, const float *b,
+#define npu_cmd_eltwise_f32(...) npu_cmd_eltwise_f32_v(sizeof(struct npu_eltwise_f32), __VA_ARGS__)
+int npu_ref_eltwise_f32_v(size_t size, const struct npu_eltwise_f32 *p, const void *a, const float *b,
 			void *out);
+#define npu_ref_eltwise_f32(...) npu_ref_eltwise_f32_v(sizeof(struct npu_eltwise_f32), __VA_ARGS__)
 
 /**
  * Sums of a rows x cols matrix: over rows (out[c], a bias gradient) or
@@ -121,9 +129,11 @@ struct npu_reduce_f32 {
 	int accumulate;
 };
 
-int npu_cmd_reduce_f32(npu_cmdbuf *cb, const struct npu_reduce_f32 *p, uint64_t in_va,
+int npu_cmd_reduce_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_reduce_f32 *p, uint64_t in_va,
 		       uint64_t out_va);
-int npu_ref_reduce_f32(const struct npu_reduce_f32 *p, const float *in, float *out);
+#define npu_cmd_reduce_f32(...) npu_cmd_reduce_f32_v(sizeof(struct npu_reduce_f32), __VA_ARGS__)
+int npu_ref_reduce_f32_v(size_t size, const struct npu_reduce_f32 *p, const float *in, float *out);
+#define npu_ref_reduce_f32(...) npu_ref_reduce_f32_v(sizeof(struct npu_reduce_f32), __VA_ARGS__)
 
 /**
  * Softmax cross-entropy of logits [rows][classes] with int32 labels:
@@ -136,10 +146,12 @@ struct npu_xent_f32 {
 	float grad_scale;
 };
 
-int npu_cmd_xent_f32(npu_cmdbuf *cb, const struct npu_xent_f32 *p, uint64_t logits_va,
+int npu_cmd_xent_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_xent_f32 *p, uint64_t logits_va,
 		     uint64_t labels_va, uint64_t loss_va, uint64_t dlogits_va);
-int npu_ref_xent_f32(const struct npu_xent_f32 *p, const float *logits, const int32_t *labels,
+#define npu_cmd_xent_f32(...) npu_cmd_xent_f32_v(sizeof(struct npu_xent_f32), __VA_ARGS__)
+int npu_ref_xent_f32_v(size_t size, const struct npu_xent_f32 *p, const float *logits, const int32_t *labels,
 		     float *loss, float *dlogits);
+#define npu_ref_xent_f32(...) npu_ref_xent_f32_v(sizeof(struct npu_xent_f32), __VA_ARGS__)
 
 enum npu_optim_algo {
 	NPU_OPTIM_SGD = 1,	/* momentum = beta1 (0: plain SGD, no state) */
@@ -160,10 +172,12 @@ struct npu_optim_f32 {
 	uint32_t step;
 };
 
-int npu_cmd_optim_f32(npu_cmdbuf *cb, const struct npu_optim_f32 *p, uint64_t w_va,
+int npu_cmd_optim_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_optim_f32 *p, uint64_t w_va,
 		      uint64_t g_va, uint64_t m_va, uint64_t v_va);
-int npu_ref_optim_f32(const struct npu_optim_f32 *p, float *w, const float *g, float *m,
+#define npu_cmd_optim_f32(...) npu_cmd_optim_f32_v(sizeof(struct npu_optim_f32), __VA_ARGS__)
+int npu_ref_optim_f32_v(size_t size, const struct npu_optim_f32 *p, float *w, const float *g, float *m,
 		      float *v);
+#define npu_ref_optim_f32(...) npu_ref_optim_f32_v(sizeof(struct npu_optim_f32), __VA_ARGS__)
 
 /* ---------------------------------------------------------------- */
 /* Training graphs: fp32 layers, the backward graph, optimizers      */

@@ -379,6 +379,27 @@ static void test_structs_of_older_and_newer_callers(void)
 	CHECK_EQ(npu_graph_tensor_v(sizeof(big), g, (void *)big), NPU_E2BIG);
 	CHECK(strstr(npu_graph_error(g), "npu_graph_tensor") != NULL);
 	CHECK_EQ(npu_graph_tensor_v(2, g, &d), NPU_EINVAL);
+	/* The op structs too: a pooling of a caller that knew no average is max. */
+	{
+		struct npu_pool_i8 pool = { .batch = 1, .in_h = 2, .in_w = 2, .c = 1,
+					    .out_h = 1, .out_w = 1, .k_h = 2, .k_w = 2,
+					    .stride_h = 1, .stride_w = 1, .act_min = -128,
+					    .act_max = 127, .average = 1 };
+		const int8_t x[4] = { 1, 9, 3, 5 };
+		int8_t y = 0;
+
+		CHECK_EQ(npu_ref_pool_i8(&pool, x, &y), 0);
+		CHECK_EQ(y, 5);		/* (1 + 9 + 3 + 5) / 4, rounded half away */
+		CHECK_EQ(npu_ref_pool_i8_v(offsetof(struct npu_pool_i8, average), &pool, x, &y), 0);
+		CHECK_EQ(y, 9);
+		{
+			unsigned char newer[sizeof(pool) + 8] = { 0 };
+
+			memcpy(newer, &pool, sizeof(pool));
+			newer[sizeof(pool) + 2] = 1;	/* a field this library lacks, set */
+			CHECK_EQ(npu_ref_pool_i8_v(sizeof(newer), (void *)newer, x, &y), NPU_E2BIG);
+		}
+	}
 	/* Out: an older caller's smaller struct gets only what it has room for. */
 	memset(big, 0xee, sizeof(big));
 	CHECK_EQ(npu_graph_tensor_info_v(8, g, id, (void *)big), 0);

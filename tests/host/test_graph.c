@@ -285,6 +285,112 @@ static void test_reshape(void)
 	npu_graph_free(g);
 }
 
+/*
+ * Shapes left to the ops (rank 0): a TF-style SAME convolution with stride
+ * 2 on an even input (padding 0 above and left, 1 below and right), then a
+ * depthwise one with a channel multiplier of 2. Scales make the
+ * requantization exactly x1 (0.5 * 0.25 / 0.125), so the reference run with
+ * multiplier 2^30 and shift 1 is the oracle.
+ */
+static void test_shape_inference(void)
+{
+	static int8_t w[4 * 3 * 3 * 2], dw[3 * 3 * 8], x[8 * 8 * 2], y[4 * 4 * 8], want[4 * 4 * 8];
+	static int8_t mid[4 * 4 * 4];
+	npu_graph *g = npu_graph_new();
+	struct npu_tensor_desc d;
+	npu_plan *plan;
+	int in, wt, c, dwt, out, loose, r;
+	const int32_t mult = 1 << 30, shift = 1;
+
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = (int8_t)((int)(i * 7 % 11) - 5);
+	for (size_t i = 0; i < sizeof(dw); i++)
+		dw[i] = (int8_t)((int)(i * 5 % 7) - 3);
+	for (size_t i = 0; i < sizeof(x); i++)
+		x[i] = (int8_t)((int)(i * 13 % 31) - 15);
+	in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 1, 8, 8, 2 }, .scale = 0.5f });
+	wt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 4, 3, 3, 2 }, .scale = 0.25f, .data = w });
+	c = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+			     .scale = 0.125f });
+	dwt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			       .dims = { 1, 3, 3, 8 }, .scale = 2.0f, .data = dw });
+	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+			       .scale = 0.25f });
+	loose = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+				 .scale = 1.0f });
+	CHECK(in >= 0 && wt >= 0 && c >= 0 && dwt >= 0 && out >= 0 && loose >= 0);
+	/* A refused op leaves its output without a shape. */
+	CHECK_EQ(npu_graph_conv2d_ex(g, in, dwt, -1, c, &(struct npu_conv2d_attrs){
+			.stride = { 2, 2 }, .pad = { 0, 0, 1, 1 } }), NPU_EINVAL);
+	CHECK_EQ(npu_graph_tensor_info(g, c, &d), 0);
+	CHECK_EQ(d.rank, 0);
+	CHECK_EQ(npu_graph_conv2d_ex(g, in, wt, -1, c, &(struct npu_conv2d_attrs){
+			.stride = { 2, 2 }, .pad = { 0, 0, 1, 1 } }), 0);
+	CHECK_EQ(npu_graph_tensor_info(g, c, &d), 0);
+	CHECK(d.rank == 4 && d.dims[0] == 1 && d.dims[1] == 4 && d.dims[2] == 4 && d.dims[3] == 4);
+	CHECK(d.scale == 0.125f);
+	CHECK_EQ(npu_graph_conv2d_ex(g, c, dwt, -1, out, &(struct npu_conv2d_attrs){
+			.stride = { 1, 1 }, .pad = { 1, 1, 1, 1 }, .depthwise = 1 }), 0);
+	CHECK_EQ(npu_graph_tensor_info(g, out, &d), 0);
+	CHECK(d.rank == 4 && d.dims[1] == 4 && d.dims[2] == 4 && d.dims[3] == 8);
+	/* A reshape's shape is the caller's to give. */
+	r = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .scale = 0.25f });
+	CHECK_EQ(npu_graph_reshape(g, out, r), NPU_EINVAL);
+	CHECK(strstr(npu_graph_error(g), "reshape: the output's shape") != NULL);
+	/* A tensor nothing writes keeps no shape: the compile says which. */
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), NPU_EINVAL);
+	CHECK(strstr(npu_graph_error(g), "has no shape") != NULL);
+	CHECK_EQ(npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+				  .scale = 1.0f, .data = x }), NPU_EINVAL);
+	npu_graph_free(g);
+	(void)loose;
+
+	/* Again without the loose tensors, run against the reference. */
+	g = npu_graph_new();
+	in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 1, 8, 8, 2 }, .scale = 0.5f });
+	wt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 4, 3, 3, 2 }, .scale = 0.25f, .data = w });
+	c = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+			     .scale = 0.125f });
+	dwt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			       .dims = { 1, 3, 3, 8 }, .scale = 2.0f, .data = dw });
+	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+			       .scale = 0.25f });
+	CHECK_EQ(npu_graph_conv2d_ex(g, in, wt, -1, c, &(struct npu_conv2d_attrs){
+			.stride = { 2, 2 }, .pad = { 0, 0, 1, 1 } }), 0);
+	CHECK_EQ(npu_graph_conv2d_ex(g, c, dwt, -1, out, &(struct npu_conv2d_attrs){
+			.stride = { 1, 1 }, .pad = { 1, 1, 1, 1 }, .depthwise = 1 }), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
+	/* 0.125 * 2.0 / 0.25 = 1: the same multiplier for the second one. */
+	CHECK_EQ(npu_ref_conv2d_i8(&(struct npu_conv2d_i8){
+			.batch = 1, .in_h = 8, .in_w = 8, .in_c = 2, .out_h = 4, .out_w = 4,
+			.out_c = 4, .k_h = 3, .k_w = 3, .stride_h = 2, .stride_w = 2,
+			.dil_h = 1, .dil_w = 1, .act_min = -128, .act_max = 127,
+			.per_tensor = 1 }, x, w, NULL, &mult, &shift, mid), 0);
+	CHECK_EQ(npu_ref_conv2d_i8(&(struct npu_conv2d_i8){
+			.batch = 1, .in_h = 4, .in_w = 4, .in_c = 4, .out_h = 4, .out_w = 4,
+			.out_c = 8, .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1,
+			.dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1, .act_min = -128,
+			.act_max = 127, .per_tensor = 1, .depthwise = 1 }, mid, dw, NULL, &mult,
+			&shift, want), 0);
+	CHECK(!memcmp(y, want, sizeof(y)));
+	/* By hand: the first output of the first conv sees rows 0-2, columns 0-2. */
+	{
+		int32_t acc = 0;
+
+		for (int ky = 0; ky < 3; ky++)
+			for (int kx = 0; kx < 3; kx++)
+				for (int ci = 0; ci < 2; ci++)
+					acc += x[(ky * 8 + kx) * 2 + ci] * w[(ky * 3 + kx) * 2 + ci];
+		CHECK_EQ(mid[0], acc > 127 ? 127 : acc < -128 ? -128 : acc);
+	}
+	npu_graph_free(g);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_fc_params_and_result),
 	TAP_ENTRY(test_relu6_range),
@@ -294,4 +400,5 @@ TAP_MAIN(
 	TAP_ENTRY(test_pad_transpose),
 	TAP_ENTRY(test_quantize_dequantize),
 	TAP_ENTRY(test_reshape),
+	TAP_ENTRY(test_shape_inference),
 )

@@ -78,10 +78,11 @@ static int fits(const size_t *sz, int n)
 	return 1;
 }
 
-int npu_run_gemm_i8(npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *a,
+int npu_run_gemm_i8_v(size_t size, npu_device *dev, const struct npu_gemm_i8 *p_in, const int8_t *a,
 		    const int8_t *b, const int32_t *bias, const int32_t *mult,
 		    const int32_t *shift, int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_gemm_i8, p, p_in, size);
 	struct kern k = { .kind = K_GEMM_I8 };
 	size_t sz[3];
 
@@ -99,10 +100,11 @@ int npu_run_gemm_i8(npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *
 			  (size_t)p->m * p->n);
 }
 
-int npu_run_conv2d_i8(npu_device *dev, const struct npu_conv2d_i8 *p, const int8_t *in,
+int npu_run_conv2d_i8_v(size_t size, npu_device *dev, const struct npu_conv2d_i8 *p_in, const int8_t *in,
 		      const int8_t *filter, const int32_t *bias, const int32_t *mult,
 		      const int32_t *shift, int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_conv2d_i8, p, p_in, size);
 	struct kern k = { .kind = K_CONV_I8 };
 	size_t sz[3], out_sz;
 
@@ -131,9 +133,10 @@ static int run_unary(npu_device *dev, struct kern *k, const void *in, size_t in_
 	return run_kernel(dev, k, 1, (const void *[]){ in }, &in_sz, out, out_sz);
 }
 
-int npu_run_pool_i8(npu_device *dev, const struct npu_pool_i8 *p, const int8_t *in,
+int npu_run_pool_i8_v(size_t size, npu_device *dev, const struct npu_pool_i8 *p_in, const int8_t *in,
 		    int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_pool_i8, p, p_in, size);
 	struct kern k = { .kind = K_POOL_I8 };
 
 	if (!p || !npu_pool_i8_valid(p) || !in || !out)
@@ -143,9 +146,10 @@ int npu_run_pool_i8(npu_device *dev, const struct npu_pool_i8 *p, const int8_t *
 			 out, prod((uint32_t[]){ p->batch, p->out_h, p->out_w, p->c }, 4, 1));
 }
 
-int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const int8_t *in,
+int npu_run_softmax_i8_v(size_t size, npu_device *dev, const struct npu_softmax_i8 *p_in, const int8_t *in,
 		       int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_softmax_i8, p, p_in, size);
 	struct kern k = { .kind = K_SOFTMAX_I8 };
 	size_t n;
 
@@ -156,9 +160,10 @@ int npu_run_softmax_i8(npu_device *dev, const struct npu_softmax_i8 *p, const in
 	return run_unary(dev, &k, in, n, out, n);
 }
 
-int npu_run_eltwise_i8(npu_device *dev, const struct npu_eltwise_i8 *p, const int8_t *a,
+int npu_run_eltwise_i8_v(size_t size, npu_device *dev, const struct npu_eltwise_i8 *p_in, const int8_t *a,
 		       const int8_t *b, int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_eltwise_i8, p, p_in, size);
 	struct kern k = { .kind = K_ELT_I8 };
 
 	if (!p || !npu_eltwise_i8_valid(p) || !a || !b || !out)
@@ -168,9 +173,10 @@ int npu_run_eltwise_i8(npu_device *dev, const struct npu_eltwise_i8 *p, const in
 			  (size_t[]){ p->count, p->count }, out, p->count);
 }
 
-int npu_run_quantize(npu_device *dev, const struct npu_quantize *p, const void *in,
+int npu_run_quantize_v(size_t size, npu_device *dev, const struct npu_quantize *p_in, const void *in,
 		     void *out)
 {
+	NPU_STRUCT_IN(struct npu_quantize, p, p_in, size);
 	struct kern k = { .kind = K_QUANTIZE };
 
 	if (!p || !npu_quantize_valid(p) || !in || !out)
@@ -180,9 +186,10 @@ int npu_run_quantize(npu_device *dev, const struct npu_quantize *p, const void *
 			 (size_t)p->count * (p->dequantize ? 4 : 1));
 }
 
-int npu_run_transpose(npu_device *dev, const struct npu_transpose *p, const void *in,
+int npu_run_transpose_v(size_t size, npu_device *dev, const struct npu_transpose *p_in, const void *in,
 		      void *out)
 {
+	NPU_STRUCT_IN(struct npu_transpose, p, p_in, size);
 	struct kern k = { .kind = K_TRANSPOSE };
 	size_t sz;
 
@@ -193,8 +200,9 @@ int npu_run_transpose(npu_device *dev, const struct npu_transpose *p, const void
 	return run_unary(dev, &k, in, sz, out, sz);
 }
 
-int npu_run_pad(npu_device *dev, const struct npu_pad *p, const int8_t *in, int8_t *out)
+int npu_run_pad_v(size_t size, npu_device *dev, const struct npu_pad *p_in, const int8_t *in, int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_pad, p, p_in, size);
 	struct kern k = { .kind = K_PAD };
 	uint32_t od[4];
 
@@ -207,9 +215,10 @@ int npu_run_pad(npu_device *dev, const struct npu_pad *p, const int8_t *in, int8
 			 prod(od, (int)p->rank, 1));
 }
 
-int npu_run_concat(npu_device *dev, const struct npu_concat *p, const void *const *in,
+int npu_run_concat_v(size_t size, npu_device *dev, const struct npu_concat *p_in, const void *const *in,
 		   void *out)
 {
+	NPU_STRUCT_IN(struct npu_concat, p, p_in, size);
 	struct kern k = { .kind = K_CONCAT };
 	struct npu_concat_rows r;
 	size_t sz[MAX_OPERANDS];

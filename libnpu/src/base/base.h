@@ -44,6 +44,22 @@ int npu_fail(char *buf, int err, const char *fmt, ...) __attribute__((format(pri
  * too small to be real.
  */
 int npu_struct_in(void *dst, size_t ksize, const void *src, size_t usize);
+/*
+ * The first statement of a function that takes a caller's struct: @name
+ * points at a copy of the @type at @src (@size bytes, see npu_struct_in);
+ * the function returns NPU_EINVAL for a NULL @src and the error of
+ * npu_struct_in for a struct it cannot take.
+ */
+#define NPU_STRUCT_IN(type, name, src, size)					\
+	type name##_copy__;							\
+	const type *name = &name##_copy__;					\
+	do {									\
+		int e__ = (src) ? npu_struct_in(&name##_copy__, sizeof(type),	\
+						(src), (size)) : NPU_EINVAL;	\
+		if (e__)							\
+			return e__;						\
+	} while (0)
+
 /* Copy out: at most @usize bytes of @src (@ksize) to @dst. */
 void npu_struct_out(void *dst, size_t usize, const void *src, size_t ksize);
 

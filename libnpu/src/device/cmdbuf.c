@@ -109,71 +109,79 @@ int npu_cmd_fill(npu_cmdbuf *cb, uint64_t dst_va, uint64_t len, uint32_t pattern
 	return npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
-int npu_cmd_gemm_i8(npu_cmdbuf *cb, const struct npu_gemm_i8 *p, uint64_t a_va,
+int npu_cmd_gemm_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_gemm_i8 *p_in, uint64_t a_va,
 		    uint64_t b_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va)
 {
+	NPU_STRUCT_IN(struct npu_gemm_i8, p, p_in, size);
 	struct npu_cmd_gemm_i8 c;
 	int err = npu_pack_gemm_i8(&c, p, a_va, b_va, bias_va, quant_va, out_va);
 
 	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
-int npu_cmd_conv2d_i8(npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in_va,
+int npu_cmd_conv2d_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_conv2d_i8 *p_in, uint64_t in_va,
 		      uint64_t filter_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va)
 {
+	NPU_STRUCT_IN(struct npu_conv2d_i8, p, p_in, size);
 	struct npu_cmd_conv2d_i8 c;
 	int err = npu_pack_conv2d_i8(&c, p, in_va, filter_va, bias_va, quant_va, out_va);
 
 	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
-int npu_cmd_pool_i8(npu_cmdbuf *cb, const struct npu_pool_i8 *p, uint64_t in_va,
+int npu_cmd_pool_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_pool_i8 *p_in, uint64_t in_va,
 		    uint64_t out_va)
 {
+	NPU_STRUCT_IN(struct npu_pool_i8, p, p_in, size);
 	struct npu_cmd_pool_i8 c;
 	int err = npu_pack_pool_i8(&c, p, in_va, out_va);
 
 	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
-int npu_cmd_eltwise_i8(npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t a_va,
+int npu_cmd_eltwise_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_eltwise_i8 *p_in, uint64_t a_va,
 		       uint64_t b_va, uint64_t out_va)
 {
+	NPU_STRUCT_IN(struct npu_eltwise_i8, p, p_in, size);
 	struct npu_cmd_eltwise_i8 c;
 	int err = npu_pack_eltwise_i8(&c, p, a_va, b_va, out_va);
 
 	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
-int npu_cmd_quantize(npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_va,
+int npu_cmd_quantize_v(size_t size, npu_cmdbuf *cb, const struct npu_quantize *p_in, uint64_t in_va,
 		     uint64_t out_va)
 {
+	NPU_STRUCT_IN(struct npu_quantize, p, p_in, size);
 	struct npu_cmd_quantize c;
 	int err = npu_pack_quantize(&c, p, in_va, out_va);
 
 	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
-int npu_cmd_softmax_i8(npu_cmdbuf *cb, const struct npu_softmax_i8 *p, uint64_t in_va,
+int npu_cmd_softmax_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_softmax_i8 *p_in, uint64_t in_va,
 		       uint64_t out_va)
 {
+	NPU_STRUCT_IN(struct npu_softmax_i8, p, p_in, size);
 	struct npu_cmd_softmax_i8 c;
 	int err = npu_pack_softmax_i8(&c, p, in_va, out_va);
 
 	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
-int npu_cmd_transpose(npu_cmdbuf *cb, const struct npu_transpose *p, uint64_t in_va,
+int npu_cmd_transpose_v(size_t size, npu_cmdbuf *cb, const struct npu_transpose *p_in, uint64_t in_va,
 		      uint64_t out_va)
 {
+	NPU_STRUCT_IN(struct npu_transpose, p, p_in, size);
 	struct npu_cmd_transpose c;
 	int err = npu_pack_transpose(&c, p, in_va, out_va);
 
 	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
-int npu_cmd_pad(npu_cmdbuf *cb, const struct npu_pad *p, uint64_t in_va, uint64_t out_va)
+int npu_cmd_pad_v(size_t size, npu_cmdbuf *cb, const struct npu_pad *p_in, uint64_t in_va, uint64_t out_va)
 {
+	NPU_STRUCT_IN(struct npu_pad, p, p_in, size);
 	struct npu_cmd_pad c;
 	int err = npu_pack_pad(&c, p, in_va, out_va);
 
@@ -189,9 +197,10 @@ int npu_cmd_timestamp(npu_cmdbuf *cb, uint64_t dst_va)
 	return npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
-int npu_cmd_concat(npu_cmdbuf *cb, const struct npu_concat *p, const uint64_t *in_va,
+int npu_cmd_concat_v(size_t size, npu_cmdbuf *cb, const struct npu_concat *p_in, const uint64_t *in_va,
 		   uint64_t out_va)
 {
+	NPU_STRUCT_IN(struct npu_concat, p, p_in, size);
 	struct npu_cmd_concat c;
 	size_t len;
 	int err = cb && npu_concat_valid(p) && in_va ? 0 : NPU_EINVAL;

@@ -110,10 +110,10 @@ static struct drm_npu_job_result *slot_result(npu_device *dev, unsigned int slot
 	return (struct drm_npu_job_result *)dev->status->map + slot;
 }
 
-int npu_submit(npu_device *dev, npu_cmdbuf *cb, const struct npu_submit_opts *opts,
-	       npu_job **out)
+int npu_submit_v(size_t size, npu_device *dev, npu_cmdbuf *cb,
+		 const struct npu_submit_opts *uopts, npu_job **out)
 {
-	static const struct npu_submit_opts none;
+	struct npu_submit_opts copy = { 0 }, *opts = &copy;
 	struct drm_npu_sync in[MAX_DEPS], outs[2];
 	uint32_t handles[MAX_BUFS];
 	struct drm_npu_submit s = {};
@@ -123,8 +123,8 @@ int npu_submit(npu_device *dev, npu_cmdbuf *cb, const struct npu_submit_opts *op
 	if (!dev || !cb || !out || cb->dev != dev)
 		return NPU_EINVAL;
 	*out = NULL;
-	if (!opts)
-		opts = &none;
+	if (uopts && npu_struct_in(&copy, sizeof(copy), uopts, size))
+		return NPU_EINVAL;	/* no options: the defaults */
 	if (!cb->used)
 		return NPU_EINVAL;
 	if (opts->ndeps > MAX_DEPS || opts->nbuffers > MAX_BUFS)
@@ -201,14 +201,14 @@ int npu_job_wait(npu_job *job, int64_t timeout_ns)
 	return 0;
 }
 
-int npu_job_result(npu_job *job, struct npu_job_result *res)
+int npu_job_result_v(size_t size, npu_job *job, struct npu_job_result *out)
 {
 	const volatile struct drm_npu_job_result *r;
+	struct npu_job_result k = { 0 }, *res = &k;
 
-	if (!job || !res)
+	if (!job || !out || size < sizeof(uint32_t))
 		return NPU_EINVAL;
 	r = slot_result(job->dev, job->slot);
-	memset(res, 0, sizeof(*res));
 	res->state = (enum npu_job_state)r->status;
 	if (res->state > NPU_JOB_STATE_OVER_LIMIT)
 		res->state = NPU_JOB_STATE_BUS_ERROR;
@@ -217,6 +217,7 @@ int npu_job_result(npu_job *job, struct npu_job_result *res)
 	res->device_ns = r->end_ns >= r->start_ns ? r->end_ns - r->start_ns : 0;
 	res->cycles = r->cycles;
 	res->bytes = r->bytes;
+	npu_struct_out(out, size, &k, sizeof(k));
 	return 0;
 }
 

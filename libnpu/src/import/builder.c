@@ -28,8 +28,11 @@ int npu_graph_tensor_v(size_t size, npu_graph *g, const struct npu_tensor_desc *
 	if (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32 && d->dtype != NPU_DT_FLOAT32)
 		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dtype %d is not int8, int32 or fp32",
 			       d->dtype);
-	if (d->rank < 1 || d->rank > IR_MAX_RANK)
-		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: rank %u (1-4)", d->rank);
+	if (d->rank > IR_MAX_RANK || (!d->rank && (d->data || d->channel_scales)))
+		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: rank %u (1-4, or 0 for an "
+			       "activation whose shape the op writing it infers)", d->rank);
+	if (!d->rank)
+		memset(d->dims, 0, sizeof(d->dims));
 	for (uint32_t i = 0; i < d->rank; i++) {
 		if (!d->dims[i] || d->dims[i] > 65536)
 			return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dimension %u is %u (1-65536)",
@@ -55,7 +58,7 @@ int npu_graph_tensor_v(size_t size, npu_graph *g, const struct npu_tensor_desc *
 	t->alias = -1;
 	t->grad = -1;
 	t->d = *d;
-	t->bytes = n * ir_elem_size(d->dtype);
+	t->bytes = d->rank ? n * ir_elem_size(d->dtype) : 0;
 	if (d->data) {
 		t->cdata = malloc(t->bytes);
 		if (!t->cdata)

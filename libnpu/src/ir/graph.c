@@ -149,11 +149,49 @@ void ir_node_release(struct ir_node *n)
 	n->a.blob = NULL;
 }
 
+/*
+ * Shape inference: output 0 left without a shape (rank 0) gets the one its
+ * op gives (*@inferred: its id, else -1). When the op cannot tell, the
+ * output keeps rank 0 and the op's check says what is wrong.
+ */
+static int infer_shape(npu_graph *g, const struct ir_op_desc *d, const struct ir_node *n,
+		       int *inferred)
+{
+	uint32_t dims[IR_MAX_RANK] = { 0 }, rank = 0;
+	struct ir_tensor *t;
+	uint64_t count = 1;
+
+	*inferred = -1;
+	if (n->nout < 1 || !ir_valid_id(g, n->out[0]) || g->t[n->out[0]].d.rank)
+		return 0;
+	t = &g->t[n->out[0]];
+	if (!d->shape)
+		return ir_fail(g, NPU_EINVAL, "%s: the output's shape (tensor %d) must be given",
+			       d->name, n->out[0]);
+	d->shape(g, n, dims, &rank);
+	for (uint32_t i = 0; i < rank; i++) {
+		if (!dims[i] || dims[i] > 65536)
+			return ir_fail(g, NPU_EINVAL, "%s: the output's dimension %u would be %u "
+				       "(1-65536)", d->name, i, dims[i]);
+		count *= dims[i];
+		if (count > (256u << 20))
+			return ir_fail(g, NPU_E2BIG, "%s: the output would have more than 2^28 "
+				       "elements", d->name);
+	}
+	if (!rank)
+		return 0;
+	memcpy(t->d.dims, dims, sizeof(dims));
+	t->d.rank = rank;
+	t->bytes = count * ir_elem_size(t->d.dtype);
+	*inferred = n->out[0];
+	return 0;
+}
+
 int ir_add_node(npu_graph *g, struct ir_node *n)
 {
 	const struct ir_op_desc *d = ir_op(n->op);
-	struct ir_node *nn;
-	int err;
+	struct ir_node *nn = NULL;
+	int err, inferred = -1;
 
 	err = ir_mutable(g);
 	if (err)
@@ -169,12 +207,22 @@ int ir_add_node(npu_graph *g, struct ir_node *n)
 		if (n->out[i] >= 0 && ir_is_const(g, n->out[i]) && !(d->flags & IR_F_INPLACE))
 			return ir_fail(g, NPU_EINVAL, "%s: output %u (tensor %d) is a constant",
 				       d->name, i, n->out[i]);
-	err = d->verify(g, n);
-	if (err)
+	err = infer_shape(g, d, n, &inferred);
+	if (!err)
+		err = d->verify(g, n);
+	if (!err) {
+		nn = realloc(g->n, sizeof(*g->n) * (size_t)(g->nn + 1));
+		if (!nn)
+			err = ir_fail(g, NPU_ENOMEM, "out of memory adding a node");
+	}
+	if (err) {
+		if (inferred >= 0) {	/* the node is refused: so is its shape */
+			g->t[inferred].d.rank = 0;
+			memset(g->t[inferred].d.dims, 0, sizeof(g->t[inferred].d.dims));
+			g->t[inferred].bytes = 0;
+		}
 		return err;
-	nn = realloc(g->n, sizeof(*g->n) * (size_t)(g->nn + 1));
-	if (!nn)
-		return ir_fail(g, NPU_ENOMEM, "out of memory adding a node");
+	}
 	g->n = nn;
 	g->n[g->nn++] = *n;
 	return 0;

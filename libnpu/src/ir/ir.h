@@ -128,6 +128,10 @@ enum {
  * @flags: IR_F_*.
  * @verify: checks a node against the tensors' shapes, dtypes and
  *	quantization; 0, or an error with a message in the graph.
+ * @shape: the dims (*@rank of them) of output 0 from the inputs and the
+ *	attributes, for an output whose shape is left to be inferred (rank
+ *	0); *@rank stays 0 when it cannot tell. NULL: the output's shape
+ *	must be given.
  * @label: a name that says more (depthwise, fp32), or NULL.
  * @grad: the op that computes its gradient (autodiff), or -1 for none.
  */
@@ -136,6 +140,7 @@ struct ir_op_desc {
 	uint32_t min_in, max_in, min_out, max_out;
 	unsigned int flags;
 	int (*verify)(npu_graph *g, const struct ir_node *n);
+	void (*shape)(const npu_graph *g, const struct ir_node *n, uint32_t *dims, uint32_t *rank);
 	const char *(*label)(const npu_graph *g, const struct ir_node *n);
 	int grad;
 };

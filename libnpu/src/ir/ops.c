@@ -2,8 +2,9 @@
 /*
  * ops.c - the registry of ops: for each, its name, how many inputs and
  * outputs it takes, the checks of a node against its tensors (shapes,
- * dtypes, quantization; each failure with its own message), the name a
- * report gives it and the op of its gradient. An op missing here cannot be
+ * dtypes, quantization; each failure with its own message), the shape of
+ * its output when the graph leaves it to be inferred, the name a report
+ * gives it and the op of its gradient. An op missing here cannot be
  * added to a graph, so no later stage meets an op it does not know.
  */
 #include <stdio.h>
@@ -433,6 +434,120 @@ static int verify_kernel(npu_graph *g, const struct ir_node *n)
 	return verify_ids(g, n);
 }
 
+/* ---- shape inference ---------------------------------------------------- */
+
+/*
+ * Each shape function gives the dims of output 0 from the inputs and the
+ * attributes, or leaves *rank 0 when the inputs are not what the op takes
+ * (its check then says why).
+ */
+static int rank_is(const npu_graph *g, int id, uint32_t rank)
+{
+	return ir_valid_id(g, id) && g->t[id].d.rank == rank;
+}
+
+/* One spatial output dimension, or 0 when the window does not fit. */
+static uint32_t window(uint32_t in, uint32_t lo, uint32_t hi, uint32_t k, uint32_t dil,
+		       uint32_t s)
+{
+	uint64_t span = (uint64_t)(dil ? dil : 1) * (k ? k - 1 : 0) + 1;
+	uint64_t padded = (uint64_t)in + lo + hi;
+
+	return k && s && padded >= span ? (uint32_t)((padded - span) / s + 1) : 0;
+}
+
+static void shape_conv(const npu_graph *g, const struct ir_node *n, uint32_t *d, uint32_t *rank)
+{
+	const struct npu_tensor_desc *x, *w;
+
+	if (!rank_is(g, n->in[0], 4) || !rank_is(g, n->in[1], 4))
+		return;
+	x = T(n->in[0]);
+	w = T(n->in[1]);
+	d[0] = x->dims[0];
+	d[1] = window(x->dims[1], n->a.pad[0], n->a.pad[2], w->dims[1], n->a.dilation[0],
+		      n->a.stride[0]);
+	d[2] = window(x->dims[2], n->a.pad[1], n->a.pad[3], w->dims[2], n->a.dilation[1],
+		      n->a.stride[1]);
+	d[3] = n->a.depthwise ? w->dims[3] : w->dims[0];
+	*rank = d[1] && d[2] ? 4 : 0;
+}
+
+static void shape_fc(const npu_graph *g, const struct ir_node *n, uint32_t *d, uint32_t *rank)
+{
+	if (!ir_valid_id(g, n->in[0]) || !rank_is(g, n->in[1], 2))
+		return;
+	d[0] = T(n->in[0])->dims[0];
+	d[1] = T(n->in[1])->dims[0];
+	*rank = 2;
+}
+
+static void shape_pool(const npu_graph *g, const struct ir_node *n, uint32_t *d, uint32_t *rank)
+{
+	const struct npu_tensor_desc *x;
+
+	if (!rank_is(g, n->in[0], 4))
+		return;
+	x = T(n->in[0]);
+	d[0] = x->dims[0];
+	d[1] = window(x->dims[1], n->a.pad[0], n->a.pad[2], n->a.kernel[0], 1, n->a.stride[0]);
+	d[2] = window(x->dims[2], n->a.pad[1], n->a.pad[3], n->a.kernel[1], 1, n->a.stride[1]);
+	d[3] = x->dims[3];
+	*rank = d[1] && d[2] ? 4 : 0;
+}
+
+/* The shape of input 0, unchanged (elementwise ops, quantize, softmax). */
+static void shape_same(const npu_graph *g, const struct ir_node *n, uint32_t *d, uint32_t *rank)
+{
+	if (!ir_valid_id(g, n->in[0]) || !T(n->in[0])->rank)
+		return;
+	memcpy(d, T(n->in[0])->dims, sizeof(uint32_t) * IR_MAX_RANK);
+	*rank = T(n->in[0])->rank;
+}
+
+static void shape_concat(const npu_graph *g, const struct ir_node *n, uint32_t *d,
+			 uint32_t *rank)
+{
+	uint64_t sum = 0;
+
+	shape_same(g, n, d, rank);
+	if (!*rank || n->a.axis >= *rank)
+		return;
+	for (uint32_t i = 0; i < n->nin; i++) {
+		if (!ir_valid_id(g, n->in[i]) || T(n->in[i])->rank != *rank)
+			return;
+		sum += T(n->in[i])->dims[n->a.axis];
+	}
+	d[n->a.axis] = sum <= 65536 ? (uint32_t)sum : 0;
+	*rank = sum <= 65536 ? *rank : 0;
+}
+
+static void shape_pad(const npu_graph *g, const struct ir_node *n, uint32_t *d, uint32_t *rank)
+{
+	shape_same(g, n, d, rank);
+	for (uint32_t i = 0; i < *rank; i++) {
+		uint64_t v = (uint64_t)d[i] + n->a.before[i] + n->a.after[i];
+
+		d[i] = v <= 65536 ? (uint32_t)v : 0;
+	}
+}
+
+static void shape_transpose(const npu_graph *g, const struct ir_node *n, uint32_t *d,
+			    uint32_t *rank)
+{
+	shape_same(g, n, d, rank);
+	for (uint32_t i = 0; i < *rank; i++)
+		d[i] = n->a.perm[i] < *rank ? T(n->in[0])->dims[n->a.perm[i]] : 0;
+}
+
+static void shape_xent(const npu_graph *g, const struct ir_node *n, uint32_t *d, uint32_t *rank)
+{
+	if (!rank_is(g, n->in[0], 2))
+		return;
+	d[0] = T(n->in[0])->dims[0];
+	*rank = 1;
+}
+
 /* ---- names in reports ------------------------------------------------- */
 
 static int is_f32(const npu_graph *g, const struct ir_node *n)
@@ -483,28 +598,50 @@ static const char *label_custom(const npu_graph *g, const struct ir_node *n)
 
 /* ---- the registry -------------------------------------------------------- */
 
+#define OP(nm, in_lo, in_hi, out_lo, out_hi) \
+	.name = (nm), .min_in = (in_lo), .max_in = (in_hi), .min_out = (out_lo), .max_out = (out_hi)
+
 static const struct ir_op_desc registry[IR_NUM_OPS] = {
-	[IR_CONV2D] = { "conv2d", 2, 3, 1, 1, 0, verify_conv, label_conv, IR_CONV2D_GRAD },
-	[IR_FC] = { "fully_connected", 2, 3, 1, 1, 0, verify_fc, label_fc, IR_FC_GRAD },
-	[IR_POOL] = { "pool", 1, 1, 1, 1, 0, verify_pool, label_pool, IR_POOL_GRAD },
-	[IR_ADD] = { "add", 2, 2, 1, 1, 0, verify_add, NULL, -1 },
-	[IR_SOFTMAX] = { "softmax", 1, 1, 1, 1, 0, verify_softmax, NULL, -1 },
-	[IR_CONCAT] = { "concatenation", 1, IR_MAX_IN, 1, 1, 0, verify_concat, NULL, -1 },
-	[IR_PAD] = { "pad", 1, 1, 1, 1, 0, verify_pad, NULL, -1 },
-	[IR_TRANSPOSE] = { "transpose", 1, 1, 1, 1, 0, verify_transpose, NULL, -1 },
-	[IR_QUANTIZE] = { "quantize", 1, 1, 1, 1, 0, verify_quantize, NULL, -1 },
-	[IR_DEQUANTIZE] = { "dequantize", 1, 1, 1, 1, 0, verify_dequantize, NULL, -1 },
-	[IR_RESHAPE] = { "reshape", 1, 1, 1, 1, IR_F_VIEW, verify_reshape, NULL, IR_RESHAPE },
-	[IR_RELU] = { "relu (fp32)", 1, 1, 1, 1, 0, verify_relu, NULL, IR_RELU_GRAD },
-	[IR_XENT] = { "softmax_xent", 2, 2, 1, 2, IR_F_TRAIN, verify_xent, NULL, -1 },
-	[IR_CONV2D_GRAD] = { "conv2d grad", 5, 5, 3, 3, IR_F_TRAIN, verify_ids, NULL, -1 },
-	[IR_FC_GRAD] = { "dense grad", 5, 5, 3, 3, IR_F_TRAIN, verify_ids, NULL, -1 },
-	[IR_POOL_GRAD] = { "pool grad", 3, 3, 1, 1, IR_F_TRAIN, verify_ids, label_pool_grad, -1 },
-	[IR_RELU_GRAD] = { "relu grad", 3, 3, 1, 1, IR_F_TRAIN, verify_ids, NULL, -1 },
-	[IR_OPTIM] = { "optimizer step", 4, 4, 1, 1, IR_F_TRAIN | IR_F_INPLACE, verify_ids, label_optim, -1 },
-	[IR_CUSTOM] = { "custom", 0, IR_MAX_IN, 1, IR_MAX_OUT, 0, verify_custom, label_custom,
-			-1 },
-	[IR_KERNEL] = { "kernel", 1, IR_MAX_IN, 1, 1, 0, verify_kernel, label_kernel, -1 },
+	[IR_CONV2D] = { OP("conv2d", 2, 3, 1, 1), .verify = verify_conv, .shape = shape_conv,
+			.label = label_conv, .grad = IR_CONV2D_GRAD },
+	[IR_FC] = { OP("fully_connected", 2, 3, 1, 1), .verify = verify_fc, .shape = shape_fc,
+		    .label = label_fc, .grad = IR_FC_GRAD },
+	[IR_POOL] = { OP("pool", 1, 1, 1, 1), .verify = verify_pool, .shape = shape_pool,
+		      .label = label_pool, .grad = IR_POOL_GRAD },
+	[IR_ADD] = { OP("add", 2, 2, 1, 1), .verify = verify_add, .shape = shape_same, .grad = -1 },
+	[IR_SOFTMAX] = { OP("softmax", 1, 1, 1, 1), .verify = verify_softmax, .shape = shape_same,
+			 .grad = -1 },
+	[IR_CONCAT] = { OP("concatenation", 1, IR_MAX_IN, 1, 1), .verify = verify_concat,
+			.shape = shape_concat, .grad = -1 },
+	[IR_PAD] = { OP("pad", 1, 1, 1, 1), .verify = verify_pad, .shape = shape_pad, .grad = -1 },
+	[IR_TRANSPOSE] = { OP("transpose", 1, 1, 1, 1), .verify = verify_transpose,
+			   .shape = shape_transpose, .grad = -1 },
+	[IR_QUANTIZE] = { OP("quantize", 1, 1, 1, 1), .verify = verify_quantize,
+			  .shape = shape_same, .grad = -1 },
+	[IR_DEQUANTIZE] = { OP("dequantize", 1, 1, 1, 1), .verify = verify_dequantize,
+			    .shape = shape_same, .grad = -1 },
+	/* A reshape's output shape is the new shape: it must be given. */
+	[IR_RESHAPE] = { OP("reshape", 1, 1, 1, 1), .flags = IR_F_VIEW, .verify = verify_reshape,
+			 .grad = IR_RESHAPE },
+	[IR_RELU] = { OP("relu (fp32)", 1, 1, 1, 1), .verify = verify_relu, .shape = shape_same,
+		      .grad = IR_RELU_GRAD },
+	[IR_XENT] = { OP("softmax_xent", 2, 2, 1, 2), .flags = IR_F_TRAIN, .verify = verify_xent,
+		      .shape = shape_xent, .grad = -1 },
+	/* Autodiff makes these with their tensors: nothing to infer. */
+	[IR_CONV2D_GRAD] = { OP("conv2d grad", 5, 5, 3, 3), .flags = IR_F_TRAIN,
+			     .verify = verify_ids, .grad = -1 },
+	[IR_FC_GRAD] = { OP("dense grad", 5, 5, 3, 3), .flags = IR_F_TRAIN, .verify = verify_ids,
+			 .grad = -1 },
+	[IR_POOL_GRAD] = { OP("pool grad", 3, 3, 1, 1), .flags = IR_F_TRAIN, .verify = verify_ids,
+			   .label = label_pool_grad, .grad = -1 },
+	[IR_RELU_GRAD] = { OP("relu grad", 3, 3, 1, 1), .flags = IR_F_TRAIN, .verify = verify_ids,
+			   .grad = -1 },
+	[IR_OPTIM] = { OP("optimizer step", 4, 4, 1, 1), .flags = IR_F_TRAIN | IR_F_INPLACE,
+		       .verify = verify_ids, .label = label_optim, .grad = -1 },
+	[IR_CUSTOM] = { OP("custom", 0, IR_MAX_IN, 1, IR_MAX_OUT), .verify = verify_custom,
+			.label = label_custom, .grad = -1 },
+	[IR_KERNEL] = { OP("kernel", 1, IR_MAX_IN, 1, 1), .verify = verify_kernel,
+			.label = label_kernel, .grad = -1 },
 };
 
 const struct ir_op_desc *ir_op(enum ir_op op)

@@ -333,6 +333,10 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 	*out = NULL;
 	if (!g->nn)
 		return ir_fail(g, NPU_EINVAL, "compile: the graph has no nodes");
+	for (int i = 0; i < g->nt; i++)
+		if (!g->t[i].d.rank)
+			return ir_fail(g, NPU_EINVAL, "compile: tensor %d has no shape (no op "
+				       "writes it to infer one)", i);
 	if (uo) {
 		err = npu_struct_in(&opts, sizeof(opts), uo, size);
 		if (err)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "npu.h"
+#include "base/base.h"
 
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */
 #pragma GCC visibility push(hidden)

@@ -21,10 +21,11 @@ bool npu_conv2d_i8_valid(const struct npu_conv2d_i8 *p)
 	       p->act_max <= 127 && (!p->depthwise || p->out_c % p->in_c == 0);
 }
 
-int npu_ref_conv2d_i8(const struct npu_conv2d_i8 *p, const int8_t *in, const int8_t *filter,
+int npu_ref_conv2d_i8_v(size_t size, const struct npu_conv2d_i8 *p_in, const int8_t *in, const int8_t *filter,
 		      const int32_t *bias, const int32_t *mult, const int32_t *shift,
 		      int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_conv2d_i8, p, p_in, size);
 	if (!npu_conv2d_i8_valid(p) || !in || !filter || !mult || !shift || !out ||
 	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->out_c))
 		return NPU_EINVAL;

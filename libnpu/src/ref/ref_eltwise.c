@@ -21,9 +21,10 @@ bool npu_eltwise_i8_valid(const struct npu_eltwise_i8 *p)
 	       p->act_max <= 127;
 }
 
-int npu_ref_eltwise_i8(const struct npu_eltwise_i8 *p, const int8_t *a, const int8_t *b,
+int npu_ref_eltwise_i8_v(size_t size, const struct npu_eltwise_i8 *p_in, const int8_t *a, const int8_t *b,
 		       int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_eltwise_i8, p, p_in, size);
 	if (!npu_eltwise_i8_valid(p) || !a || !b || !out)
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < p->count; i++) {

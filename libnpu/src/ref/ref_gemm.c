@@ -25,10 +25,11 @@ bool npu_shifts_valid(const int32_t *shift, uint32_t n)
 	return true;
 }
 
-int npu_ref_gemm_i8(const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
+int npu_ref_gemm_i8_v(size_t size, const struct npu_gemm_i8 *p_in, const int8_t *a, const int8_t *b,
 		    const int32_t *bias, const int32_t *mult, const int32_t *shift,
 		    int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_gemm_i8, p, p_in, size);
 	if (!npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out ||
 	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->n))
 		return NPU_EINVAL;

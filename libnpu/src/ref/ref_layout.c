@@ -60,8 +60,9 @@ void npu_transpose_rank4(const struct npu_transpose *p, uint32_t *od, size_t *st
 	}
 }
 
-int npu_ref_transpose(const struct npu_transpose *p, const void *in, void *out)
+int npu_ref_transpose_v(size_t size, const struct npu_transpose *p_in, const void *in, void *out)
 {
+	NPU_STRUCT_IN(struct npu_transpose, p, p_in, size);
 	uint32_t od[4];
 	size_t step[4], o = 0;
 
@@ -103,8 +104,9 @@ void npu_pad_rank4(const struct npu_pad *p, uint32_t *d, uint32_t *bf, uint32_t 
 	}
 }
 
-int npu_ref_pad(const struct npu_pad *p, const int8_t *in, int8_t *out)
+int npu_ref_pad_v(size_t size, const struct npu_pad *p_in, const int8_t *in, int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_pad, p, p_in, size);
 	uint32_t d[4], bf[4], af[4];
 	size_t o = 0;
 
@@ -166,8 +168,9 @@ void npu_concat_rows(const struct npu_concat *p, struct npu_concat_rows *r)
 		r->axis_total += p->axis_dims[i];
 }
 
-int npu_ref_concat(const struct npu_concat *p, const void *const *in, void *out)
+int npu_ref_concat_v(size_t size, const struct npu_concat *p_in, const void *const *in, void *out)
 {
+	NPU_STRUCT_IN(struct npu_concat, p, p_in, size);
 	struct npu_concat_rows r;
 	uint64_t offset = 0;
 

@@ -16,8 +16,9 @@ bool npu_pool_i8_valid(const struct npu_pool_i8 *p)
 	       p->act_min <= p->act_max && p->act_max <= 127;
 }
 
-int npu_ref_pool_i8(const struct npu_pool_i8 *p, const int8_t *in, int8_t *out)
+int npu_ref_pool_i8_v(size_t size, const struct npu_pool_i8 *p_in, const int8_t *in, int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_pool_i8, p, p_in, size);
 	if (!npu_pool_i8_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	for (uint32_t b = 0; b < p->batch; b++)

@@ -11,8 +11,9 @@ bool npu_quantize_valid(const struct npu_quantize *p)
 	       p->zero_point >= -128 && p->zero_point <= 127;
 }
 
-int npu_ref_quantize(const struct npu_quantize *p, const void *in, void *out)
+int npu_ref_quantize_v(size_t size, const struct npu_quantize *p_in, const void *in, void *out)
 {
+	NPU_STRUCT_IN(struct npu_quantize, p, p_in, size);
 	if (!npu_quantize_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < p->count; i++) {

@@ -10,13 +10,17 @@
 #include "npu_quant.h"
 #include "ref/npu_ref.h"
 
-int npu_softmax_params(double input_scale, double beta, struct npu_softmax_i8 *p)
+int npu_softmax_params_v(size_t size, double input_scale, double beta,
+			 struct npu_softmax_i8 *out)
 {
+	struct npu_softmax_i8 k, *p = &k;
 	double real, radius;
 	int32_t mult;
 	int shift;
 
-	if (!p || !(input_scale > 0) || !(beta > 0) || isinf(input_scale * beta))
+	/* In and out: rows and depth are the caller's, the rest is filled in. */
+	if (!out || npu_struct_in(&k, sizeof(k), out, size) || !(input_scale > 0) ||
+	    !(beta > 0) || isinf(input_scale * beta))
 		return NPU_EINVAL;
 	/* PreprocessSoftmaxScaling(beta, input_scale, 5) */
 	real = fmin(beta * input_scale * (double)(1 << (31 - NPU_SOFTMAX_DIFF_INT_BITS)),
@@ -29,6 +33,7 @@ int npu_softmax_params(double input_scale, double beta, struct npu_softmax_i8 *p
 	p->beta_mult = mult;
 	p->beta_left_shift = shift;
 	p->diff_min = -(int32_t)floor(radius);
+	npu_struct_out(out, size, &k, sizeof(k));
 	return NPU_OK;
 }
 
@@ -38,8 +43,9 @@ bool npu_softmax_i8_valid(const struct npu_softmax_i8 *p)
 	       p->beta_left_shift <= 31 && p->diff_min <= 0;
 }
 
-int npu_ref_softmax_i8(const struct npu_softmax_i8 *p, const int8_t *in, int8_t *out)
+int npu_ref_softmax_i8_v(size_t size, const struct npu_softmax_i8 *p_in, const int8_t *in, int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_softmax_i8, p, p_in, size);
 	if (!npu_softmax_i8_valid(p) || !in || !out)
 		return NPU_EINVAL;
 	for (uint32_t r = 0; r < p->rows; r++)

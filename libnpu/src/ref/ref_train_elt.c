@@ -39,8 +39,9 @@ void npu_pool_f32_sizes(const struct npu_pool_f32 *p, uint64_t *x, uint64_t *y)
 	*y = (uint64_t)p->batch * p->out_h * p->out_w * p->c;
 }
 
-int npu_ref_pool_f32(const struct npu_pool_f32 *p, const float *x, float *y, float *dx)
+int npu_ref_pool_f32_v(size_t size, const struct npu_pool_f32 *p_in, const float *x, float *y, float *dx)
 {
+	NPU_STRUCT_IN(struct npu_pool_f32, p, p_in, size);
 	bool bwd = p && (p->mode == NPU_FPOOL_MAX_BACKWARD || p->mode == NPU_FPOOL_AVG_BACKWARD);
 	float area;
 	uint64_t nx, ny;
@@ -98,9 +99,10 @@ bool npu_eltwise_f32_valid(const struct npu_eltwise_f32 *p)
 	       (p->op == NPU_EF_AXPY || p->op == NPU_EF_SCALE || p->alpha == 0.0f);
 }
 
-int npu_ref_eltwise_f32(const struct npu_eltwise_f32 *p, const void *a, const float *b,
+int npu_ref_eltwise_f32_v(size_t size, const struct npu_eltwise_f32 *p_in, const void *a, const float *b,
 			void *out)
 {
+	NPU_STRUCT_IN(struct npu_eltwise_f32, p, p_in, size);
 	if (!npu_eltwise_f32_valid(p) || !a || !out || (two_inputs(p->op) && !b))
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < p->count; i++) {
@@ -132,8 +134,9 @@ bool npu_reduce_f32_valid(const struct npu_reduce_f32 *p)
 	return p && p->rows && p->cols && (uint64_t)p->rows * p->cols <= NPU_TRAIN_MAX_ELEMS;
 }
 
-int npu_ref_reduce_f32(const struct npu_reduce_f32 *p, const float *in, float *out)
+int npu_ref_reduce_f32_v(size_t size, const struct npu_reduce_f32 *p_in, const float *in, float *out)
 {
+	NPU_STRUCT_IN(struct npu_reduce_f32, p, p_in, size);
 	uint32_t n;
 
 	if (!npu_reduce_f32_valid(p) || !in || !out)
@@ -153,9 +156,10 @@ bool npu_xent_f32_valid(const struct npu_xent_f32 *p)
 	       (uint64_t)p->rows * p->classes <= NPU_TRAIN_MAX_ELEMS && isfinite(p->grad_scale);
 }
 
-int npu_ref_xent_f32(const struct npu_xent_f32 *p, const float *logits, const int32_t *labels,
+int npu_ref_xent_f32_v(size_t size, const struct npu_xent_f32 *p_in, const float *logits, const int32_t *labels,
 		     float *loss, float *dlogits)
 {
+	NPU_STRUCT_IN(struct npu_xent_f32, p, p_in, size);
 	if (!npu_xent_f32_valid(p) || !logits || !labels)
 		return NPU_EINVAL;
 	for (uint32_t r = 0; r < p->rows; r++)
@@ -184,9 +188,10 @@ bool npu_optim_f32_valid(const struct npu_optim_f32 *p)
 		     : p->step == 0);
 }
 
-int npu_ref_optim_f32(const struct npu_optim_f32 *p, float *w, const float *g, float *m,
+int npu_ref_optim_f32_v(size_t size, const struct npu_optim_f32 *p_in, float *w, const float *g, float *m,
 		      float *v)
 {
+	NPU_STRUCT_IN(struct npu_optim_f32, p, p_in, size);
 	bool adam = p && (p->algo == NPU_OPTIM_ADAM || p->algo == NPU_OPTIM_ADAMW);
 	struct npu_optim_step s;
 

@@ -40,8 +40,9 @@ static float load(const void *base, int bf16, size_t i)
 	return bf16 ? npu_bf16_to_f32(((const uint16_t *)base)[i]) : ((const float *)base)[i];
 }
 
-int npu_ref_gemm_f32(const struct npu_gemm_f32 *p, const void *a, const void *b, float *c)
+int npu_ref_gemm_f32_v(size_t size, const struct npu_gemm_f32 *p_in, const void *a, const void *b, float *c)
 {
+	NPU_STRUCT_IN(struct npu_gemm_f32, p, p_in, size);
 	if (!npu_gemm_f32_valid(p) || !a || !b || !c)
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < p->m; i++)
@@ -117,9 +118,10 @@ static float *widen(const void *src, uint64_t n, int bf16)
 	return f;
 }
 
-int npu_ref_conv2d_f32(const struct npu_conv2d_f32 *p, enum npu_conv_pass pass, void *xv,
+int npu_ref_conv2d_f32_v(size_t size, const struct npu_conv2d_f32 *p_in, enum npu_conv_pass pass, void *xv,
 		       void *wv, void *yv)
 {
+	NPU_STRUCT_IN(struct npu_conv2d_f32, p, p_in, size);
 	uint64_t nx, nw, ny;
 	float *x, *w, *y;
 	int err = NPU_OK;

@@ -396,9 +396,10 @@ int ocl_optim_f32(struct npu_ocl *o, const struct npu_optim_f32 *p, cl_mem w, cl
 
 /* ---- one-call helpers (npu_ocl.h): copy in, run, copy out ---------------- */
 
-int npu_ocl_gemm_i8(npu_ocl *o, const struct npu_gemm_i8 *p, const int8_t *a, const int8_t *b,
+int npu_ocl_gemm_i8_v(size_t size, npu_ocl *o, const struct npu_gemm_i8 *p_in, const int8_t *a, const int8_t *b,
 		    const int32_t *bias, const int32_t *mult, const int32_t *shift, int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_gemm_i8, p, p_in, size);
 	uint32_t nq = p && p->per_tensor ? 1 : p ? p->n : 0;
 	cl_mem m[6] = { NULL };
 	int e;
@@ -422,8 +423,9 @@ int npu_ocl_gemm_i8(npu_ocl *o, const struct npu_gemm_i8 *p, const int8_t *a, co
 	return e;
 }
 
-int npu_ocl_pool_i8(npu_ocl *o, const struct npu_pool_i8 *p, const int8_t *in, int8_t *out)
+int npu_ocl_pool_i8_v(size_t size, npu_ocl *o, const struct npu_pool_i8 *p_in, const int8_t *in, int8_t *out)
 {
+	NPU_STRUCT_IN(struct npu_pool_i8, p, p_in, size);
 	cl_mem m[2] = { NULL };
 	size_t n_in, n_out;
 	int e;
