@@ -34,11 +34,11 @@ static int build_gemm(npu_graph *g, int *in, int *out)
 {
 	static int8_t w[GEMM_N * GEMM_K];
 	static int32_t b[GEMM_N];
-	struct npu_tensor_desc di = { NPU_DT_INT8, 2, { GEMM_M, GEMM_K }, 0.05f, 1, NULL, NULL, 0 };
-	struct npu_tensor_desc dw = { NPU_DT_INT8, 2, { GEMM_N, GEMM_K }, 0.01f, 0, NULL, w, 0 };
-	struct npu_tensor_desc db = { NPU_DT_INT32, 1, { GEMM_N }, 0.0005f, 0, NULL, b, 0 };
+	struct npu_tensor_desc di = { NPU_DT_INT8, 2, { GEMM_M, GEMM_K }, 0.05f, 1, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 2, { GEMM_N, GEMM_K }, 0.01f, 0, NULL, w, 0, 0 };
+	struct npu_tensor_desc db = { NPU_DT_INT32, 1, { GEMM_N }, 0.0005f, 0, NULL, b, 0, 0 };
 	struct npu_tensor_desc dout = { NPU_DT_INT8, 2, { GEMM_M, GEMM_N }, 2.0f, -3, NULL, NULL,
-					0 };
+					0, 0 };
 
 	for (int i = 0; i < GEMM_N * GEMM_K; i++)
 		w[i] = (int8_t)(i * 31 % 255 - 127);

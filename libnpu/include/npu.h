@@ -240,6 +240,7 @@ struct npu_quantize {
 	int dequantize;		/* 0: fp32 -> int8, 1: int8 -> fp32 */
 	double scale;
 	int32_t zero_point;
+	uint32_t reserved;	/* zero: the struct has no tail padding to grow into */
 };
 
 int npu_cmd_quantize_v(size_t size, npu_cmdbuf *cb, const struct npu_quantize *p, uint64_t in_va,
@@ -319,11 +320,13 @@ int npu_ref_concat_v(size_t size, const struct npu_concat *p, const void *const 
 #define npu_ref_concat(...) npu_ref_concat_v(sizeof(struct npu_concat), __VA_ARGS__)
 
 /*
- * One-call helpers: one op on host arrays, on @dev's NPU when its firmware
- * has the op, otherwise (or with @dev NULL) on the CPU reference; same
- * arguments as the npu_ref_* functions, and the same NPU_EINVAL for bad
- * parameters on either path. Buffers are made per call; NPU_ENOMEM when
- * a size does not fit.
+ * One-call helpers: one op on host arrays, compiled as a one-node graph
+ * and placed like any graph: on @dev's NPU when its firmware has the op,
+ * otherwise on OpenCL, otherwise on the CPU reference, as NPU_BACKEND and
+ * NPU_STRICT say (strict with neither: NPU_ENOTSUP). Same arguments as
+ * the npu_ref_* functions, and the same NPU_EINVAL for bad parameters
+ * whatever runs them; NPU_EJOB for a failed NPU job. Buffers are made per
+ * call; NPU_ENOMEM when a size does not fit.
  */
 int npu_run_gemm_i8_v(size_t size, npu_device *dev, const struct npu_gemm_i8 *p, const int8_t *a,
 		    const int8_t *b, const int32_t *bias, const int32_t *mult,
@@ -385,6 +388,7 @@ struct npu_tensor_desc {
 	const float *channel_scales;	/* dims[quant_dim] entries (weights), or NULL */
 	const void *data;		/* constant contents, or NULL */
 	uint32_t quant_dim;		/* the channel dimension: 0, or 3 for depthwise */
+	uint32_t reserved;		/* zero: the struct has no tail padding to grow into */
 };
 
 enum npu_activation { NPU_ACT_NONE = 0, NPU_ACT_RELU = 1, NPU_ACT_RELU6 = 2 };
@@ -508,6 +512,11 @@ enum npu_backend {
  * @pin: @npin backend names, one per op in the order added (NULL entries
  *	and ops past @npin are placed freely): op i runs on @pin[i] or the
  *	compile fails, saying why. For tests and for comparing backends.
+ * @reuse_memory: intermediate activations (neither declared inputs or
+ *	outputs nor read before an op writes them) share storage when their
+ *	lifetimes do not overlap. The graph must declare its outputs; the
+ *	plan's own intermediates cannot then be read or written
+ *	(npu_plan_read, npu_plan_observe refuse them).
  */
 struct npu_compile_opts {
 	enum npu_backend backend;
@@ -515,6 +524,7 @@ struct npu_compile_opts {
 	const char *backend_name;
 	const char *const *pin;
 	uint32_t npin;
+	int reuse_memory;
 };
 
 /**
@@ -535,7 +545,10 @@ int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **plan);
 const char *npu_graph_report(const npu_graph *g);
 /** Where op @op (in the order added) runs (enum npu_backend), or a negative error. */
 int npu_plan_op_backend(const npu_plan *plan, int op);
-/** The name of the backend op @op runs on ("none" for a view), or NULL. */
+/**
+ * The name of the backend op @op runs on ("none" for a view, "folded" for
+ * an op computed from constants when the plan was compiled), or NULL.
+ */
 const char *npu_plan_node_backend(const npu_plan *plan, int op);
 /**
  * Run with one input and one output activation tensor (by id), their data
@@ -566,6 +579,8 @@ struct npu_plan_stats {
 	uint64_t copies_in, bytes_in;	/* host -> a backend's own memory */
 	uint64_t copies_out, bytes_out;	/* a backend's own memory -> host */
 	uint64_t cycles;		/* modeled NPU cycles of the last run */
+	uint64_t storage_bytes;		/* the tensors' storage, after any reuse */
+	uint64_t tensor_bytes;		/* what it would be without reuse */
 };
 int npu_plan_stats_v(size_t size, const npu_plan *plan, struct npu_plan_stats *s);
 #define npu_plan_stats(...) npu_plan_stats_v(sizeof(struct npu_plan_stats), __VA_ARGS__)

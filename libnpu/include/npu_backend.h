@@ -56,6 +56,7 @@ struct npu_run_args {
 /** Flags of struct npu_backend_ops. */
 enum {
 	NPU_BACKEND_F_HOST_MEMORY = 1 << 0,	/* runs on host memory in place: no copies */
+	NPU_BACKEND_F_DEVICE = 1 << 1,		/* runs only in a plan for an npu_device */
 };
 
 /**

@@ -119,6 +119,13 @@ static int toy_import(void *be, void *host, size_t bytes, void **mem)
 	return 0;
 }
 
+static int toy_alloc(void *be, size_t bytes, void **host, void **mem)
+{
+	(void)be;
+	*host = *mem = calloc(1, bytes);
+	return *host ? 0 : NPU_ENOMEM;
+}
+
 static int toy_copy(void *be, void *mem, void *host, size_t bytes, int to_host)
 {
 	struct toy_mem *m = mem;
@@ -342,6 +349,11 @@ static void test_registration_is_checked(void)
 	bad.name = "nothing";
 	bad.execute = NULL;
 	CHECK_EQ(npu_backend_register(&bad, NULL), NPU_EINVAL);
+	bad = toy_ops;
+	bad.name = "allocer";
+	bad.alloc = toy_alloc;		/* and no free_mem */
+	CHECK_EQ(npu_backend_register(&bad, NULL), NPU_EINVAL);
+	CHECK(strstr(npu_last_error(), "alloc is for memory the host maps") != NULL);
 	bad = toy_dev_ops;
 	bad.name = "halfdev";
 	bad.copy = NULL;	/* memory of its own, but no way to fill it */
@@ -379,6 +391,16 @@ static void test_structs_of_older_and_newer_callers(void)
 	CHECK_EQ(npu_graph_tensor_v(sizeof(big), g, (void *)big), NPU_E2BIG);
 	CHECK(strstr(npu_graph_error(g), "npu_graph_tensor") != NULL);
 	CHECK_EQ(npu_graph_tensor_v(2, g, &d), NPU_EINVAL);
+	{
+		static unsigned char wild[8192];	/* zero, but no struct is this large */
+
+		memcpy(wild, &d, sizeof(d));
+		CHECK_EQ(npu_graph_tensor_v(sizeof(wild), g, (void *)wild), NPU_E2BIG);
+	}
+	d.reserved = 1;
+	CHECK_EQ(npu_graph_tensor(g, &d), NPU_EINVAL);
+	CHECK(strstr(npu_graph_error(g), "reserved is 1, not 0") != NULL);
+	d.reserved = 0;
 	/* The op structs too: a pooling of a caller that knew no average is max. */
 	{
 		struct npu_pool_i8 pool = { .batch = 1, .in_h = 2, .in_w = 2, .c = 1,

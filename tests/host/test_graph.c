@@ -28,10 +28,10 @@ static void test_fc_params_and_result(void)
 {
 	const int8_t w[3 * 4] = { 1, 2, 3, 4, -1, -2, -3, -4, 10, 0, -10, 5 };
 	const int32_t b[3] = { 8, -8, 100 };
-	struct npu_tensor_desc din = { NPU_DT_INT8, 2, { 2, 4 }, 0.5f, 1, NULL, NULL, 0 };
-	struct npu_tensor_desc dw = { NPU_DT_INT8, 2, { 3, 4 }, 0.25f, 0, NULL, w, 0 };
-	struct npu_tensor_desc db = { NPU_DT_INT32, 1, { 3 }, 0, 0, NULL, b, 0 };
-	struct npu_tensor_desc dout = { NPU_DT_INT8, 2, { 2, 3 }, 1.0f, -2, NULL, NULL, 0 };
+	struct npu_tensor_desc din = { NPU_DT_INT8, 2, { 2, 4 }, 0.5f, 1, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 2, { 3, 4 }, 0.25f, 0, NULL, w, 0, 0 };
+	struct npu_tensor_desc db = { NPU_DT_INT32, 1, { 3 }, 0, 0, NULL, b, 0, 0 };
+	struct npu_tensor_desc dout = { NPU_DT_INT8, 2, { 2, 3 }, 1.0f, -2, NULL, NULL, 0, 0 };
 	const int8_t x[8] = { 9, 5, -3, 1, 127, -128, 0, 33 };
 	struct npu_gemm_i8 p = { 2, 3, 4, 1, -2, -2, 127, 1 };
 	int32_t mult = 1 << 30, shift = -2;
@@ -65,9 +65,9 @@ static void test_fc_params_and_result(void)
 static void test_relu6_range(void)
 {
 	static const int8_t w[4] = { 127, 127, 127, 127 };
-	struct npu_tensor_desc din = { NPU_DT_INT8, 2, { 1, 4 }, 1.0f, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc dw = { NPU_DT_INT8, 2, { 1, 4 }, 1.0f, 0, NULL, w, 0 };
-	struct npu_tensor_desc dout = { NPU_DT_INT8, 2, { 1, 1 }, 0.1f, -128, NULL, NULL, 0 };
+	struct npu_tensor_desc din = { NPU_DT_INT8, 2, { 1, 4 }, 1.0f, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 2, { 1, 4 }, 1.0f, 0, NULL, w, 0, 0 };
+	struct npu_tensor_desc dout = { NPU_DT_INT8, 2, { 1, 1 }, 0.1f, -128, NULL, NULL, 0, 0 };
 	const int8_t x[4] = { 100, 100, 100, 100 };
 	npu_graph *g = npu_graph_new();
 	npu_plan *plan;
@@ -87,9 +87,9 @@ static void test_relu6_range(void)
 /* Softmax normalises over the last dimension of a 4-D tensor. */
 static void test_softmax_last_dim(void)
 {
-	struct npu_tensor_desc din = { NPU_DT_INT8, 4, { 1, 2, 2, 3 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc din = { NPU_DT_INT8, 4, { 1, 2, 2, 3 }, 0.1f, 0, NULL, NULL, 0, 0 };
 	struct npu_tensor_desc dout = { NPU_DT_INT8, 4, { 1, 2, 2, 3 }, 1.0f / 256, -128, NULL,
-					NULL, 0 };
+					NULL, 0, 0 };
 	const int8_t x[12] = { 0, 0, 0, 10, 10, 10, 50, 0, 0, 1, 2, 3 };
 	npu_graph *g = npu_graph_new();
 	npu_plan *plan;
@@ -112,11 +112,11 @@ static void test_softmax_last_dim(void)
 static void test_shape_errors(void)
 {
 	static const int8_t w[8 * 3 * 3 * 2];
-	struct npu_tensor_desc din = { NPU_DT_INT8, 4, { 1, 8, 8, 2 }, 0.1f, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 8, 3, 3, 2 }, 0.1f, 0, NULL, w, 0 };
-	struct npu_tensor_desc bad_out = { NPU_DT_INT8, 4, { 1, 7, 7, 8 }, 0.1f, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc good_out = { NPU_DT_INT8, 4, { 1, 6, 6, 8 }, 0.1f, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc bad = { NPU_DT_INT8, 5, { 1 }, 0.1f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc din = { NPU_DT_INT8, 4, { 1, 8, 8, 2 }, 0.1f, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 8, 3, 3, 2 }, 0.1f, 0, NULL, w, 0, 0 };
+	struct npu_tensor_desc bad_out = { NPU_DT_INT8, 4, { 1, 7, 7, 8 }, 0.1f, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc good_out = { NPU_DT_INT8, 4, { 1, 6, 6, 8 }, 0.1f, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc bad = { NPU_DT_INT8, 5, { 1 }, 0.1f, 0, NULL, NULL, 0, 0 };
 	npu_graph *g = npu_graph_new();
 	int in = npu_graph_tensor(g, &din), wt = npu_graph_tensor(g, &dw);
 	int bo = npu_graph_tensor(g, &bad_out), go = npu_graph_tensor(g, &good_out);
@@ -139,10 +139,10 @@ static void test_shape_errors(void)
 static void test_concat(void)
 {
 	static const int8_t c[2 * 1 * 4] = { -1, -2, -3, -4, -5, -6, -7, -8 };
-	struct npu_tensor_desc din = { NPU_DT_INT8, 3, { 2, 3, 4 }, 0.5f, 3, NULL, NULL, 0 };
-	struct npu_tensor_desc dc = { NPU_DT_INT8, 3, { 2, 1, 4 }, 0.5f, 3, NULL, c, 0 };
-	struct npu_tensor_desc dout = { NPU_DT_INT8, 3, { 2, 7, 4 }, 0.5f, 3, NULL, NULL, 0 };
-	struct npu_tensor_desc dbad = { NPU_DT_INT8, 3, { 2, 7, 4 }, 0.25f, 3, NULL, NULL, 0 };
+	struct npu_tensor_desc din = { NPU_DT_INT8, 3, { 2, 3, 4 }, 0.5f, 3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dc = { NPU_DT_INT8, 3, { 2, 1, 4 }, 0.5f, 3, NULL, c, 0, 0 };
+	struct npu_tensor_desc dout = { NPU_DT_INT8, 3, { 2, 7, 4 }, 0.5f, 3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dbad = { NPU_DT_INT8, 3, { 2, 7, 4 }, 0.25f, 3, NULL, NULL, 0, 0 };
 	npu_graph *g = npu_graph_new();
 	int in = npu_graph_tensor(g, &din), k = npu_graph_tensor(g, &dc);
 	int out = npu_graph_tensor(g, &dout), bad = npu_graph_tensor(g, &dbad);
@@ -169,15 +169,155 @@ static void test_concat(void)
 	npu_graph_free(g);
 }
 
+/* The most inputs a concatenation takes: 64 constants and the input, by hand. */
+static void test_concat_of_the_most_inputs(void)
+{
+	static int8_t k[63][2];
+	npu_graph *g = npu_graph_new();
+	int ins[65], out;
+	int8_t x[2] = { 100, -100 }, y[128];
+	npu_plan *plan;
+
+	ins[0] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+				  .dims = { 1, 2 }, .scale = 1.0f });
+	for (int i = 0; i < 63; i++) {
+		k[i][0] = (int8_t)i;
+		k[i][1] = (int8_t)-i;
+		ins[i + 1] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+					      .rank = 2, .dims = { 1, 2 }, .scale = 1.0f,
+					      .data = k[i] });
+	}
+	ins[64] = ins[0];
+	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+			       .dims = { 1, 130 }, .scale = 1.0f });
+	CHECK_EQ(npu_graph_concat(g, ins, 65, out, 1), NPU_EINVAL);	/* one too many */
+	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+			       .dims = { 1, 128 }, .scale = 1.0f });
+	CHECK_EQ(npu_graph_concat(g, ins, 64, out, 1), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_run(plan, ins[0], x, out, y), 0);
+	CHECK(y[0] == 100 && y[1] == -100);
+	for (int i = 0; i < 63; i++)
+		CHECK(y[2 + 2 * i] == i && y[3 + 2 * i] == -i);
+	npu_graph_free(g);
+}
+
+/*
+ * Memory planning: a chain of pads whose intermediates share two buffers;
+ * the same bytes as without reuse; the intermediates are the plan's own.
+ */
+static void test_memory_reuse(void)
+{
+	static const uint32_t one[2] = { 0, 1 }, none[2] = { 0, 0 };
+	npu_graph *g = npu_graph_new();
+	int t[9], last;
+	int8_t x[4] = { 1, 2, 3, 4 }, y[12], want[12], mid[5];
+	npu_plan *a, *b;
+	struct npu_plan_stats sa, sb;
+
+	for (int i = 0; i < 9; i++)
+		t[i] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+					.rank = 2, .dims = { 1, 4 + (uint32_t)i }, .scale = 1.0f,
+					.zero_point = -7 });
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(npu_graph_pad(g, t[i], t[i + 1], none, one), 0);
+	last = t[8];
+	/* No declared outputs: nothing would be left to read. */
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ .reuse_memory = 1 },
+					&a), NPU_EINVAL);
+	CHECK(strstr(npu_graph_error(g), "reuse_memory needs the graph's outputs") != NULL);
+	CHECK_EQ(npu_graph_inputs(g, &t[0], 1), 0);
+	CHECK_EQ(npu_graph_outputs(g, &last, 1), 0);
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ .reuse_memory = 1 },
+					&a), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &b), 0);	/* two plans of one graph */
+	printf("%s", npu_plan_report(a));
+	CHECK(strstr(npu_plan_report(a), "memory: 72 bytes of tensors in 37 (reused)") != NULL);
+	for (int r = 0; r < 2; r++) {
+		x[0] = (int8_t)(x[0] + r);
+		CHECK_EQ(npu_plan_execute(a, (const void *[]){ x }, (void *[]){ y }), 0);
+		CHECK_EQ(npu_plan_execute(b, (const void *[]){ x }, (void *[]){ want }), 0);
+		CHECK(!memcmp(y, want, sizeof(y)));
+	}
+	/* By hand: the input, then the zero point -7 eight times. */
+	CHECK(y[0] == x[0] && y[3] == 4 && y[4] == -7 && y[11] == -7);
+	CHECK_EQ(npu_plan_stats(a, &sa), 0);
+	CHECK_EQ(npu_plan_stats(b, &sb), 0);
+	printf("#   storage %llu bytes with reuse, %llu without\n",
+	       (unsigned long long)sa.storage_bytes, (unsigned long long)sb.storage_bytes);
+	CHECK_EQ(sb.storage_bytes, 72);		/* 4 + 5 + ... + 12 */
+	CHECK_EQ(sa.tensor_bytes, 72);
+	/* In, out, and the intermediates 5..11 in two buffers of 11 and 10. */
+	CHECK_EQ(sa.storage_bytes, 4 + 12 + 11 + 10);
+	CHECK_EQ(npu_plan_read(a, t[1], mid, sizeof(mid)), NPU_EINVAL);
+	CHECK(strstr(npu_plan_error(a), "storage the plan reuses") != NULL);
+	CHECK_EQ(npu_plan_read(b, t[1], mid, sizeof(mid)), 0);
+	CHECK_EQ(npu_plan_observe(a), NPU_EINVAL);
+	npu_graph_free(g);
+}
+
+/*
+ * Constant folding: a constant transposed and padded (computed once, when
+ * compiled) added to the input. Writing the constant folds it again.
+ */
+static void test_constant_folding(void)
+{
+	static const uint32_t perm[2] = { 1, 0 };
+	int8_t k[6] = { 1, 2, 3, 4, 5, 6 }, x[8] = { 10, 20, 30, 40, 50, 60, 70, 80 }, y[8];
+	npu_graph *g = npu_graph_new();
+	struct npu_plan_stats st;
+	int c, kt, kp, in, out;
+	npu_plan *plan;
+
+	/* [2][3] -> transpose [3][2] -> pad one row below [4][2] -> + x. */
+	c = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+			     .dims = { 2, 3 }, .scale = 1.0f, .data = k });
+	kt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+			      .scale = 1.0f });
+	kp = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+			      .scale = 1.0f });
+	in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+			      .dims = { 4, 2 }, .scale = 1.0f });
+	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+			       .scale = 1.0f });
+	CHECK_EQ(npu_graph_transpose(g, c, kt, perm), 0);
+	CHECK_EQ(npu_graph_pad(g, kt, kp, (const uint32_t[]){ 0, 0 },
+			       (const uint32_t[]){ 1, 0 }), 0);
+	CHECK_EQ(npu_graph_add(g, in, kp, out, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	printf("%s", npu_plan_report(plan));
+	CHECK(strstr(npu_plan_report(plan), " 0 transpose         folded (constant inputs: "
+		     "computed once, when compiled)") != NULL);
+	CHECK(!strcmp(npu_plan_node_backend(plan, 1), "folded"));
+	CHECK_EQ(npu_plan_op_backend(plan, 2), want_backend());
+	for (int r = 0; r < 2; r++) {
+		CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
+		/* By hand: transpose { 1 4, 2 5, 3 6 }, then a row of zeros. */
+		CHECK(y[0] == 11 && y[1] == 24 && y[2] == 32 && y[3] == 45 && y[4] == 53 &&
+		      y[5] == 66 && y[6] == 70 && y[7] == 80);
+	}
+	CHECK_EQ(npu_plan_stats(plan, &st), 0);
+	CHECK_EQ(st.partitions, 2);	/* the add only, twice */
+	/* A new constant: folded again before the next run. */
+	k[0] = -1;
+	CHECK_EQ(npu_plan_write(plan, c, k, sizeof(k)), 0);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
+	CHECK(y[0] == 9 && y[1] == 24);
+	/* What folding computes is not the caller's to write. */
+	CHECK_EQ(npu_plan_write(plan, kt, k, sizeof(k)), NPU_EINVAL);
+	CHECK(strstr(npu_plan_error(plan), "folded") != NULL);
+	npu_graph_free(g);
+}
+
 /* Pad with the zero point, then transpose; and the shapes refused. */
 static void test_pad_transpose(void)
 {
 	static const uint32_t before[2] = { 1, 0 }, after[2] = { 0, 2 }, perm[2] = { 1, 0 };
 	static const uint32_t bad_perm[2] = { 1, 1 }, bad_before[2] = { 2, 0 };
-	struct npu_tensor_desc dx = { NPU_DT_INT8, 2, { 2, 3 }, 0.5f, -4, NULL, NULL, 0 };
-	struct npu_tensor_desc dp = { NPU_DT_INT8, 2, { 3, 5 }, 0.5f, -4, NULL, NULL, 0 };
-	struct npu_tensor_desc dy = { NPU_DT_INT8, 2, { 5, 3 }, 0.5f, -4, NULL, NULL, 0 };
-	struct npu_tensor_desc dq = { NPU_DT_INT8, 2, { 5, 3 }, 0.5f, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dx = { NPU_DT_INT8, 2, { 2, 3 }, 0.5f, -4, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dp = { NPU_DT_INT8, 2, { 3, 5 }, 0.5f, -4, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_INT8, 2, { 5, 3 }, 0.5f, -4, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dq = { NPU_DT_INT8, 2, { 5, 3 }, 0.5f, 0, NULL, NULL, 0, 0 };
 	const int8_t x[6] = { 1, 2, 3, 4, 5, 6 };
 	const int8_t want[15] = { -4, 1, 4, -4, 2, 5, -4, 3, 6, -4, -4, -4, -4, -4, -4 };
 	npu_graph *g = npu_graph_new();
@@ -207,11 +347,11 @@ static void test_pad_transpose(void)
  */
 static void test_quantize_dequantize(void)
 {
-	struct npu_tensor_desc dx = { NPU_DT_FLOAT32, 4, { 1, 2, 4, 1 }, 0, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc dq = { NPU_DT_INT8, 4, { 1, 2, 4, 1 }, 0.1f, -3, NULL, NULL, 0 };
-	struct npu_tensor_desc dp = { NPU_DT_INT8, 4, { 1, 1, 2, 1 }, 0.1f, -3, NULL, NULL, 0 };
-	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 4, { 1, 1, 2, 1 }, 0, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc dc = { NPU_DT_FLOAT32, 4, { 1, 1, 2, 1 }, 0, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dx = { NPU_DT_FLOAT32, 4, { 1, 2, 4, 1 }, 0, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dq = { NPU_DT_INT8, 4, { 1, 2, 4, 1 }, 0.1f, -3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dp = { NPU_DT_INT8, 4, { 1, 1, 2, 1 }, 0.1f, -3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 4, { 1, 1, 2, 1 }, 0, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dc = { NPU_DT_FLOAT32, 4, { 1, 1, 2, 1 }, 0, 0, NULL, NULL, 0, 0 };
 	const float x[8] = { 0.26f, -0.25f, 100.0f, NAN, -1.0f, -0.5f, -7.0f, -300.0f };
 	float y[2], c[2] = { 1, 2 };
 	npu_graph *g = npu_graph_new();
@@ -251,12 +391,12 @@ static void test_quantize_dequantize(void)
  */
 static void test_reshape(void)
 {
-	struct npu_tensor_desc dx = { NPU_DT_INT8, 4, { 1, 2, 2, 3 }, 0.1f, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc d1 = { NPU_DT_INT8, 2, { 3, 4 }, 0.1f, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc d2 = { NPU_DT_INT8, 2, { 2, 6 }, 0.1f, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc dz = { NPU_DT_INT8, 2, { 2, 6 }, 0.1f, 1, NULL, NULL, 0 };
-	struct npu_tensor_desc dn = { NPU_DT_INT8, 2, { 2, 5 }, 0.1f, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc dy = { NPU_DT_INT8, 2, { 2, 6 }, 1.0f / 256, -128, NULL, NULL, 0 };
+	struct npu_tensor_desc dx = { NPU_DT_INT8, 4, { 1, 2, 2, 3 }, 0.1f, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc d1 = { NPU_DT_INT8, 2, { 3, 4 }, 0.1f, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc d2 = { NPU_DT_INT8, 2, { 2, 6 }, 0.1f, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dz = { NPU_DT_INT8, 2, { 2, 6 }, 0.1f, 1, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dn = { NPU_DT_INT8, 2, { 2, 5 }, 0.1f, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_INT8, 2, { 2, 6 }, 1.0f / 256, -128, NULL, NULL, 0, 0 };
 	const int8_t x[12] = { 0, 0, 0, 10, 10, 10, 50, 0, 0, 1, 2, 3 };
 	npu_graph *g = npu_graph_new();
 	int in = npu_graph_tensor(g, &dx), r1 = npu_graph_tensor(g, &d1);
@@ -397,6 +537,9 @@ TAP_MAIN(
 	TAP_ENTRY(test_softmax_last_dim),
 	TAP_ENTRY(test_shape_errors),
 	TAP_ENTRY(test_concat),
+	TAP_ENTRY(test_concat_of_the_most_inputs),
+	TAP_ENTRY(test_memory_reuse),
+	TAP_ENTRY(test_constant_folding),
 	TAP_ENTRY(test_pad_transpose),
 	TAP_ENTRY(test_quantize_dequantize),
 	TAP_ENTRY(test_reshape),

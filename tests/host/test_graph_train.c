@@ -25,7 +25,7 @@ static double rnd(void)
 static int tensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, uint32_t d0, uint32_t d1,
 		  uint32_t d2, uint32_t d3, const void *data)
 {
-	struct npu_tensor_desc d = { dt, rank, { d0, d1, d2, d3 }, 1.0f, 0, NULL, data, 0 };
+	struct npu_tensor_desc d = { dt, rank, { d0, d1, d2, d3 }, 1.0f, 0, NULL, data, 0, 0 };
 
 	return npu_graph_tensor(g, &d);
 }

@@ -201,7 +201,7 @@ static void test_quantize(void)
 	for (int t = 0; t < 12; t++) {
 		uint32_t n = pick(1, 2000);
 		struct npu_quantize q = { n, 0, 0.001 + (rnd() % 1000) / 97.0,
-					  (int32_t)pick(0, 255) - 128 };
+					  (int32_t)pick(0, 255) - 128, 0 };
 		float *f = floats(n), *fw = malloc(4 * n), *fg = malloc(4 * n);
 		int8_t *want = malloc(n), *got = malloc(n);
 

@@ -27,7 +27,7 @@ static float frnd(void)
 static int tensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
 		  float scale, int32_t zp, const void *data)
 {
-	struct npu_tensor_desc d = { dt, rank, { 0 }, scale, zp, NULL, data, 0 };
+	struct npu_tensor_desc d = { dt, rank, { 0 }, scale, zp, NULL, data, 0, 0 };
 
 	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
 	return npu_graph_tensor(g, &d);
@@ -325,6 +325,33 @@ static void test_training_split_between_opencl_and_cpu(void)
 	CHECK(g && r);
 	CHECK_EQ(npu_graph_compile_opts(r, NULL, &on_cpu, &ref), 0);
 	CHECK_EQ(train12(ref, in2, lab2, w1b, wb), 0);
+	/*
+	 * All on OpenCL with copies: after the first step, a step copies in the
+	 * data and the labels, nothing else (what the backward pass reads is
+	 * there already), and copies nothing out.
+	 */
+	p = split(g, ~0u);
+	CHECK(p != NULL);
+	CHECK_EQ(train12(p, in, lab, w1, wa), 0);
+	{
+		uint64_t cin, cout;
+		float x[240] = { 0 };
+		int32_t labels[30] = { 0 };
+
+		crossings(p, &cin, &cout);
+		CHECK_EQ(npu_plan_write(p, in, x, sizeof(x)), 0);
+		CHECK_EQ(npu_plan_write(p, lab, labels, sizeof(labels)), 0);
+		CHECK_EQ(npu_plan_exec(p, NPU_EXEC_TRAIN), 0);
+		crossings(p, &cin, &cout);
+		CHECK(cin == 2 && cout == 0);
+	}
+	npu_plan_free(p);
+	/* Pins hold under NPU_STRICT too: a pinned op is not refused. */
+	setenv("NPU_STRICT", "1", 1);
+	p = split(g, 0x5);
+	CHECK(p != NULL);
+	unsetenv("NPU_STRICT");
+	npu_plan_free(p);
 	for (unsigned int m = 0; m < 6; m++) {
 		unsigned int mask = m * 2654435761u >> 7;
 

@@ -813,7 +813,7 @@ static void test_quantize_roundtrip(void)
 	static float x[n], back[n];
 	static int8_t want[n];
 	int8_t q_nan;
-	struct npu_quantize p = { n, 0, 0.05, -3 };
+	struct npu_quantize p = { n, 0, 0.05, -3, 0 };
 	struct npu_cmd_quantize c;
 	uint32_t nan_bits = 0x7fc00000;
 

@@ -444,13 +444,23 @@ TEST_F(lib, pool_and_eltwise_match_reference)
 TEST_F(lib, small_cnn_npu_matches_cpu_reference)
 {
 	npu_graph *gn = npu_graph_new(), *gc = npu_graph_new();
-	npu_plan *pn, *pc;
+	npu_plan *pn, *pc, *pr;
 	int in_n, out_n, in_c, out_c;
-	int8_t x[2 * 16 * 16], yn[20], yc[20];
+	int8_t x[2 * 16 * 16], yn[20], yc[20], yr[20];
+	struct npu_plan_stats st;
 
 	ASSERT_EQ(0, build_cnn(gn, &in_n, &out_n, 42));
 	ASSERT_EQ(0, build_cnn(gc, &in_c, &out_c, 42));
+	ASSERT_EQ(0, npu_graph_inputs(gn, &in_n, 1));
+	ASSERT_EQ(0, npu_graph_outputs(gn, &out_n, 1));
 	ASSERT_EQ(NPU_OK, npu_graph_compile(gn, self->dev, &pn));
+	/* A second plan of the same graph, its intermediates sharing buffers. */
+	ASSERT_EQ(NPU_OK, npu_graph_compile_opts(gn, self->dev, &(struct npu_compile_opts){
+			.reuse_memory = 1 }, &pr));
+	ASSERT_EQ(NPU_OK, npu_plan_stats(pr, &st));
+	TH_LOG("storage: %llu bytes with reuse, %llu without",
+	       (unsigned long long)st.storage_bytes, (unsigned long long)st.tensor_bytes);
+	EXPECT_LT(st.storage_bytes, st.tensor_bytes);
 	ASSERT_EQ(NPU_OK, npu_graph_compile_opts(gc, NULL, &cpu_ref, &pc));
 	TH_LOG("placement:\n%s", npu_plan_report(pn));
 	EXPECT_EQ(0, ops_off_npu(pn));	/* all on the NPU */
@@ -459,7 +469,9 @@ TEST_F(lib, small_cnn_npu_matches_cpu_reference)
 			x[i] = (int8_t)(i * 7 + round * 31);
 		ASSERT_EQ(NPU_OK, npu_plan_run(pn, in_n, x, out_n, yn));
 		ASSERT_EQ(NPU_OK, npu_plan_run(pc, in_c, x, out_c, yc));
+		ASSERT_EQ(NPU_OK, npu_plan_execute(pr, (const void *[]){ x }, (void *[]){ yr }));
 		EXPECT_EQ(0, memcmp(yn, yc, sizeof(yn)));
+		EXPECT_EQ(0, memcmp(yr, yc, sizeof(yr)));
 		EXPECT_GT(npu_plan_cycles(pn), 0u);
 		/* Not a degenerate network: the class probabilities differ. */
 		int lo = 127, hi = -128;
@@ -472,6 +484,7 @@ TEST_F(lib, small_cnn_npu_matches_cpu_reference)
 	}
 	npu_plan_free(pn);
 	npu_plan_free(pc);
+	npu_plan_free(pr);
 	npu_graph_free(gn);
 	npu_graph_free(gc);
 }
@@ -480,9 +493,9 @@ TEST_F(lib, small_cnn_npu_matches_cpu_reference)
 static int build_concat_graph(npu_graph *g, int *in, int *out)
 {
 	static int8_t w[4 * 1 * 1 * 4];
-	struct npu_tensor_desc dx = { NPU_DT_INT8, 4, { 2, 6, 6, 4 }, 0.05f, -3, NULL, NULL, 0 };
-	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 4, 1, 1, 4 }, 0.02f, 0, NULL, w, 0 };
-	struct npu_tensor_desc dy = { NPU_DT_INT8, 4, { 2, 6, 6, 12 }, 0.05f, -3, NULL, NULL, 0 };
+	struct npu_tensor_desc dx = { NPU_DT_INT8, 4, { 2, 6, 6, 4 }, 0.05f, -3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 4, 1, 1, 4 }, 0.02f, 0, NULL, w, 0, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_INT8, 4, { 2, 6, 6, 12 }, 0.05f, -3, NULL, NULL, 0, 0 };
 	int x, wt, a, ins[3];
 
 	for (size_t i = 0; i < sizeof(w); i++)
@@ -507,9 +520,9 @@ static int build_layout_graph(npu_graph *g, int *in, int *out)
 {
 	static const uint32_t before[4] = { 0, 1, 2, 0 }, after[4] = { 0, 1, 0, 0 };
 	static const uint32_t nchw[4] = { 0, 3, 1, 2 };
-	struct npu_tensor_desc dx = { NPU_DT_INT8, 4, { 2, 3, 4, 2 }, 0.1f, 9, NULL, NULL, 0 };
-	struct npu_tensor_desc dp = { NPU_DT_INT8, 4, { 2, 5, 6, 2 }, 0.1f, 9, NULL, NULL, 0 };
-	struct npu_tensor_desc dy = { NPU_DT_INT8, 4, { 2, 2, 5, 6 }, 0.1f, 9, NULL, NULL, 0 };
+	struct npu_tensor_desc dx = { NPU_DT_INT8, 4, { 2, 3, 4, 2 }, 0.1f, 9, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dp = { NPU_DT_INT8, 4, { 2, 5, 6, 2 }, 0.1f, 9, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_INT8, 4, { 2, 2, 5, 6 }, 0.1f, 9, NULL, NULL, 0, 0 };
 	int x = npu_graph_tensor(g, &dx), pd = npu_graph_tensor(g, &dp);
 
 	*out = npu_graph_tensor(g, &dy);
@@ -523,12 +536,12 @@ static int build_layout_graph(npu_graph *g, int *in, int *out)
 static int build_quantize_graph(npu_graph *g, int *in, int *out)
 {
 	static int8_t w[5 * 3 * 3 * 4];
-	struct npu_tensor_desc dx = { NPU_DT_FLOAT32, 4, { 2, 6, 6, 4 }, 0, 0, NULL, NULL, 0 };
-	struct npu_tensor_desc dq = { NPU_DT_INT8, 4, { 2, 6, 6, 4 }, 0.05f, 3, NULL, NULL, 0 };
-	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 5, 3, 3, 4 }, 0.02f, 0, NULL, w, 0 };
-	struct npu_tensor_desc dc = { NPU_DT_INT8, 4, { 2, 4, 4, 5 }, 0.1f, -7, NULL, NULL, 0 };
-	struct npu_tensor_desc dr = { NPU_DT_INT8, 2, { 2, 80 }, 0.1f, -7, NULL, NULL, 0 };
-	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 2, { 2, 80 }, 0, 0, NULL, NULL, 0 };
+	struct npu_tensor_desc dx = { NPU_DT_FLOAT32, 4, { 2, 6, 6, 4 }, 0, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dq = { NPU_DT_INT8, 4, { 2, 6, 6, 4 }, 0.05f, 3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_INT8, 4, { 5, 3, 3, 4 }, 0.02f, 0, NULL, w, 0, 0 };
+	struct npu_tensor_desc dc = { NPU_DT_INT8, 4, { 2, 4, 4, 5 }, 0.1f, -7, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dr = { NPU_DT_INT8, 2, { 2, 80 }, 0.1f, -7, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 2, { 2, 80 }, 0, 0, NULL, NULL, 0, 0 };
 	int q, f, c, r;
 
 	for (size_t i = 0; i < sizeof(w); i++)
@@ -636,7 +649,7 @@ struct train_net {
 static int ftensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, uint32_t d0, uint32_t d1,
 		   uint32_t d2, uint32_t d3, const void *data)
 {
-	struct npu_tensor_desc d = { dt, rank, { d0, d1, d2, d3 }, 1.0f, 0, NULL, data, 0 };
+	struct npu_tensor_desc d = { dt, rank, { d0, d1, d2, d3 }, 1.0f, 0, NULL, data, 0, 0 };
 
 	return npu_graph_tensor(g, &d);
 }
@@ -850,10 +863,10 @@ static int build_mixed(npu_graph *g, int *in, int *out)
 	static int8_t w2[16 * 32];
 	static int32_t b2[16];
 	const enum npu_dtype f = NPU_DT_FLOAT32;
-	struct npu_tensor_desc q = { NPU_DT_INT8, 2, { 4, 32 }, 0.05f, -3, NULL, NULL, 0 };
-	struct npu_tensor_desc qw = { NPU_DT_INT8, 2, { 16, 32 }, 0.02f, 0, NULL, w2, 0 };
-	struct npu_tensor_desc qb = { NPU_DT_INT32, 1, { 16 }, 0.001f, 0, NULL, b2, 0 };
-	struct npu_tensor_desc qo = { NPU_DT_INT8, 2, { 4, 16 }, 0.1f, 5, NULL, NULL, 0 };
+	struct npu_tensor_desc q = { NPU_DT_INT8, 2, { 4, 32 }, 0.05f, -3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc qw = { NPU_DT_INT8, 2, { 16, 32 }, 0.02f, 0, NULL, w2, 0, 0 };
+	struct npu_tensor_desc qb = { NPU_DT_INT32, 1, { 16 }, 0.001f, 0, NULL, b2, 0, 0 };
+	struct npu_tensor_desc qo = { NPU_DT_INT8, 2, { 4, 16 }, 0.1f, 5, NULL, NULL, 0, 0 };
 	int h, hq, zq, z;
 
 	for (int i = 0; i < 32 * 24; i++)

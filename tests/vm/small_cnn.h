@@ -30,28 +30,28 @@ static inline int build_cnn(npu_graph *g, int *in_id, int *out_id, uint32_t seed
 	for (int i = 0; i < 10; i++) bf[i] = (int32_t)(R() % 2000) - 1000;
 #undef R
 	struct npu_tensor_desc d[] = {
-		{ NPU_DT_INT8, 4, { 2, 16, 16, 1 }, 0.02f, -5, NULL, NULL, 0 },	/* x */
-		{ NPU_DT_INT8, 4, { 2, 16, 16, 8 }, 0.05f, -128, NULL, NULL, 0 },	/* conv1 */
-		{ NPU_DT_INT8, 4, { 2, 8, 8, 8 }, 0.05f, -128, NULL, NULL, 0 },	/* pool1 */
-		{ NPU_DT_INT8, 4, { 2, 8, 8, 8 }, 0.04f, -128, NULL, NULL, 0 },	/* dw */
-		{ NPU_DT_INT8, 4, { 2, 8, 8, 16 }, 0.1f, 3, NULL, NULL, 0 },	/* conv2 */
-		{ NPU_DT_INT8, 4, { 2, 4, 4, 16 }, 0.1f, 3, NULL, NULL, 0 },	/* pool2 */
-		{ NPU_DT_INT8, 2, { 2, 10 }, 0.2f, 0, NULL, NULL, 0 },		/* fc */
-		{ NPU_DT_INT8, 2, { 2, 10 }, 1.0f / 256, -128, NULL, NULL, 0 },	/* softmax */
+		{ NPU_DT_INT8, 4, { 2, 16, 16, 1 }, 0.02f, -5, NULL, NULL, 0, 0 },	/* x */
+		{ NPU_DT_INT8, 4, { 2, 16, 16, 8 }, 0.05f, -128, NULL, NULL, 0, 0 },	/* conv1 */
+		{ NPU_DT_INT8, 4, { 2, 8, 8, 8 }, 0.05f, -128, NULL, NULL, 0, 0 },	/* pool1 */
+		{ NPU_DT_INT8, 4, { 2, 8, 8, 8 }, 0.04f, -128, NULL, NULL, 0, 0 },	/* dw */
+		{ NPU_DT_INT8, 4, { 2, 8, 8, 16 }, 0.1f, 3, NULL, NULL, 0, 0 },	/* conv2 */
+		{ NPU_DT_INT8, 4, { 2, 4, 4, 16 }, 0.1f, 3, NULL, NULL, 0, 0 },	/* pool2 */
+		{ NPU_DT_INT8, 2, { 2, 10 }, 0.2f, 0, NULL, NULL, 0, 0 },		/* fc */
+		{ NPU_DT_INT8, 2, { 2, 10 }, 1.0f / 256, -128, NULL, NULL, 0, 0 },	/* softmax */
 	};
 	for (int i = 0; i < 8; i++)
 		if ((t[i] = npu_graph_tensor(g, &d[i])) < 0)
 			return t[i];
 	x = t[0]; c1 = t[1]; p1 = t[2]; d1 = t[3]; c2 = t[4]; p2 = t[5]; f = t[6]; sm = t[7];
-	struct npu_tensor_desc wd1 = { NPU_DT_INT8, 4, { 8, 3, 3, 1 }, 0, 0, s1, w1, 0 };
-	struct npu_tensor_desc bd1 = { NPU_DT_INT32, 1, { 8 }, 0, 0, NULL, b1, 0 };
-	struct npu_tensor_desc wdd = { NPU_DT_INT8, 4, { 1, 3, 3, 8 }, 0, 0, sd, wd, 3 };
-	struct npu_tensor_desc bdd = { NPU_DT_INT32, 1, { 8 }, 0, 0, NULL, bd, 0 };
-	struct npu_tensor_desc wd2 = { NPU_DT_INT8, 4, { 16, 1, 1, 8 }, 0, 0, s2, w2, 0 };
-	struct npu_tensor_desc bd2 = { NPU_DT_INT32, 1, { 16 }, 0, 0, NULL, b2, 0 };
+	struct npu_tensor_desc wd1 = { NPU_DT_INT8, 4, { 8, 3, 3, 1 }, 0, 0, s1, w1, 0, 0 };
+	struct npu_tensor_desc bd1 = { NPU_DT_INT32, 1, { 8 }, 0, 0, NULL, b1, 0, 0 };
+	struct npu_tensor_desc wdd = { NPU_DT_INT8, 4, { 1, 3, 3, 8 }, 0, 0, sd, wd, 3, 0 };
+	struct npu_tensor_desc bdd = { NPU_DT_INT32, 1, { 8 }, 0, 0, NULL, bd, 0, 0 };
+	struct npu_tensor_desc wd2 = { NPU_DT_INT8, 4, { 16, 1, 1, 8 }, 0, 0, s2, w2, 0, 0 };
+	struct npu_tensor_desc bd2 = { NPU_DT_INT32, 1, { 16 }, 0, 0, NULL, b2, 0, 0 };
 	/* FC weights per tensor: [10][4 * 4 * 16] */
-	struct npu_tensor_desc wdf = { NPU_DT_INT8, 2, { 10, 256 }, 0.01f, 0, NULL, wf, 0 };
-	struct npu_tensor_desc bdf = { NPU_DT_INT32, 1, { 10 }, 0, 0, NULL, bf, 0 };
+	struct npu_tensor_desc wdf = { NPU_DT_INT8, 2, { 10, 256 }, 0.01f, 0, NULL, wf, 0, 0 };
+	struct npu_tensor_desc bdf = { NPU_DT_INT32, 1, { 10 }, 0, 0, NULL, bf, 0, 0 };
 	int W1 = npu_graph_tensor(g, &wd1), B1 = npu_graph_tensor(g, &bd1);
 	int WD = npu_graph_tensor(g, &wdd), BD = npu_graph_tensor(g, &bdd);
 	int W2 = npu_graph_tensor(g, &wd2), B2 = npu_graph_tensor(g, &bd2);

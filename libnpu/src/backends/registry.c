@@ -65,6 +65,10 @@ int npu_backend_register_v(size_t size, const struct npu_backend_ops *ops, void 
 							   !e.ops.free_mem))
 		return npu_fail(NULL, NPU_EINVAL, "npu_backend_register: %s: a backend with memory "
 				"of its own needs import, copy and free_mem", e.ops.name);
+	if (e.ops.alloc && (!e.ops.free_mem || !(e.ops.flags & NPU_BACKEND_F_HOST_MEMORY)))
+		return npu_fail(NULL, NPU_EINVAL, "npu_backend_register: %s: alloc is for memory "
+				"the host maps (NPU_BACKEND_F_HOST_MEMORY), with free_mem",
+				e.ops.name);
 	pthread_mutex_lock(&lock);
 	if (name_taken(e.ops.name))
 		err = npu_fail(NULL, NPU_EBUSY, "npu_backend_register: %s is taken", e.ops.name);

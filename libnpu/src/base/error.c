@@ -42,6 +42,8 @@ int npu_struct_in(void *dst, size_t ksize, const void *src, size_t usize)
 
 	if (usize < sizeof(uint32_t))
 		return NPU_EINVAL;	/* no struct of libnpu's is this small */
+	if (usize > 4096)
+		return NPU_E2BIG;	/* nor ever this large: a wild size */
 	if (usize > ksize) {
 		/* A newer caller: what this library does not know must be unset. */
 		for (size_t i = 0; i < usize - ksize; i++)

@@ -58,6 +58,9 @@ int npu_plan_observe(npu_plan *p)
 	if (!p)
 		return npu_fail(NULL, NPU_EINVAL, "npu_plan_observe: no plan");
 	g = p->g;
+	if (p->reuse)
+		return plan_fail(p, NPU_EINVAL, "npu_plan_observe: the plan reuses its "
+				 "intermediates' storage (reuse_memory): compile one without");
 	if (!p->lo) {
 		/* Both or neither: a later call must not find one without the other. */
 		float *lo = malloc(sizeof(float) * (size_t)g->nt);

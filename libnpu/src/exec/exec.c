@@ -70,9 +70,12 @@ static int to_host(npu_plan *p, int r)
 /* Root @r current where backend @b works. */
 static int to_backend(npu_plan *p, int b, int r)
 {
-	int err = to_host(p, r);
+	int err;
 
-	if (err || host_memory(p, b) || (p->valid[r] & (2u << b)))
+	if (p->valid[r] & (2u << b))
+		return 0;	/* the backend has it already */
+	err = to_host(p, r);
+	if (err || host_memory(p, b))
 		return err;
 	err = p->pb[b].e.ops.copy(p->pb[b].be, p->b[b].mem[r], p->host[r], p->g->t[r].bytes, 0);
 	if (err)
@@ -89,6 +92,19 @@ int exec_run(npu_plan *p, int train)
 
 	p->cycles = 0;
 	p->stats.runs++;
+	if (p->refold) {	/* a constant changed: the folded nodes again, first */
+		err = wait_others(p, -1);
+		for (int t = 0; !err && t < p->g->nt; t++)
+			if (p->fixed[t])
+				err = to_host(p, t);
+		err = err ? err : fold_run(p->g, &p->low, p->folded, p->host);
+		if (err)
+			return plan_fail(p, err, "%s", p->g->err);
+		for (int t = 0; t < p->g->nt; t++)
+			if (p->fixed[t] && !p->g->t[t].cdata)
+				exec_host_written(p, t);
+		p->refold = 0;
+	}
 	if (train)
 		p->train_steps++;
 	for (int k = 0; k < p->pl.nparts && !err; k++) {
@@ -111,12 +127,12 @@ int exec_run(npu_plan *p, int train)
 		if (err)
 			break;
 		err = p->pb[b].e.ops.execute(p->pb[b].be, p->exe[k], &args, &p->b[b].fence);
+		p->b[b].pending = 1;	/* what it queued before failing ends before the run */
 		if (err) {
 			plan_fail(p, err, "%s: running nodes %d-%d failed: %s", p->pb[b].e.ops.name,
 				  part->nodes[0], part->nodes[part->count - 1], npu_strerror(err));
 			break;
 		}
-		p->b[b].pending = 1;
 		p->stats.partitions++;
 		for (int i = 0; i < io->nwr; i++)
 			p->valid[io->wr[i]] = host_memory(p, b) ? VALID_HOST : 2u << b;
@@ -165,6 +181,9 @@ static int check_id(npu_plan *p, int id, size_t bytes, const void *data, const c
 	if (bytes != p->g->t[id].bytes)
 		return plan_fail(p, NPU_EINVAL, "%s: tensor %d holds %zu bytes, not %zu", what, id,
 				 p->g->t[id].bytes, bytes);
+	if (p->planned[id])
+		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is an intermediate whose storage "
+				 "the plan reuses (reuse_memory): declare it an output", what, id);
 	return 0;
 }
 
@@ -174,9 +193,13 @@ int npu_plan_write(npu_plan *p, int id, const void *data, size_t bytes)
 
 	if (err)
 		return err;
+	if (p->fixed[id] && !p->g->t[id].cdata)
+		return plan_fail(p, NPU_EINVAL, "npu_plan_write: tensor %d is computed from "
+				 "constants when the plan is compiled (folded)", id);
 	/* The host copy is written whole: every other copy is stale. */
 	memcpy(p->host[id], data, bytes);
 	exec_host_written(p, id);
+	p->refold |= p->nfolded && p->fixed[id];	/* what it feeds is computed again */
 	return 0;
 }
 

@@ -228,6 +228,72 @@ int ir_add_node(npu_graph *g, struct ir_node *n)
 	return 0;
 }
 
+int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
+{
+	struct npu_tensor_desc copy = *desc, *d = &copy;
+	struct ir_tensor *t, *nt;
+	uint64_t n = 1;
+	int err = ir_mutable(g);
+
+	if (err)
+		return err;
+	if (d->reserved)
+		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: reserved is %u, not 0", d->reserved);
+	if (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32 && d->dtype != NPU_DT_FLOAT32)
+		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dtype %d is not int8, int32 or fp32",
+			       d->dtype);
+	if (d->rank > IR_MAX_RANK || (!d->rank && (d->data || d->channel_scales)))
+		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: rank %u (1-4, or 0 for an "
+			       "activation whose shape the op writing it infers)", d->rank);
+	if (!d->rank)
+		memset(d->dims, 0, sizeof(d->dims));
+	for (uint32_t i = 0; i < d->rank; i++) {
+		if (!d->dims[i] || d->dims[i] > 65536)
+			return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dimension %u is %u (1-65536)",
+				       i, d->dims[i]);
+		n *= d->dims[i];
+		if (n > (256u << 20))
+			return ir_fail(g, NPU_E2BIG, "npu_graph_tensor: more than 2^28 elements");
+	}
+	/* Activations: int8 with a quantization; fp32 and int32 without. */
+	if (!d->data && d->dtype == NPU_DT_INT8 &&
+	    (!(d->scale > 0) || d->zero_point < -128 || d->zero_point > 127))
+		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: an int8 activation needs a scale > 0 "
+			       "and a zero point in -128..127");
+	if (d->channel_scales && d->quant_dim >= d->rank)
+		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: quant_dim %u of a rank-%u tensor",
+			       d->quant_dim, d->rank);
+	nt = realloc(g->t, sizeof(*g->t) * (size_t)(g->nt + 1));
+	if (!nt)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	g->t = nt;
+	t = &g->t[g->nt];
+	memset(t, 0, sizeof(*t));
+	t->alias = -1;
+	t->grad = -1;
+	t->d = *d;
+	t->bytes = d->rank ? n * ir_elem_size(d->dtype) : 0;
+	if (d->data) {
+		t->cdata = malloc(t->bytes);
+		if (!t->cdata)
+			return ir_fail(g, NPU_ENOMEM, "out of memory");
+		memcpy(t->cdata, d->data, t->bytes);
+	}
+	if (d->channel_scales) {
+		size_t nc = d->dims[d->quant_dim];
+
+		t->cscales = malloc(sizeof(float) * nc);
+		if (!t->cscales) {
+			free(t->cdata);
+			return ir_fail(g, NPU_ENOMEM, "out of memory");
+		}
+		memcpy(t->cscales, d->channel_scales, sizeof(float) * nc);
+	}
+	t->d.data = t->cdata;
+	t->d.channel_scales = t->cscales;
+	return g->nt++;
+}
+
 int ir_add_raw(npu_graph *g, size_t bytes, const void *data)
 {
 	struct ir_tensor *nt, *t;
@@ -258,7 +324,7 @@ int ir_add_tensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, const uint32_t
 	struct npu_tensor_desc d = { .dtype = dt, .rank = rank, .scale = 1.0f };
 
 	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
-	return npu_graph_tensor(g, &d);
+	return ir_add_desc(g, &d);
 }
 
 /* ---- the declared inputs and outputs ----------------------------------- */

@@ -162,6 +162,8 @@ int ir_is_const(const npu_graph *g, int id);
 int ir_act_of(const npu_graph *g, int id, enum npu_dtype dt);
 /* Verify @n against the registry and append it; 0 or an error. */
 int ir_add_node(npu_graph *g, struct ir_node *n);
+/* Check a tensor's description and add it (npu_graph_tensor); its id, or an error. */
+int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *d);
 /*
  * A tensor of @bytes bytes with no shape (int8, rank 1): a kernel node's
  * operand, which its parameters describe. @data: its constant contents.

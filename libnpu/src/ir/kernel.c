@@ -233,3 +233,52 @@ int ir_add_kernel(npu_graph *g, const struct kern *k)
 		ir_node_release(&n);
 	return err;
 }
+
+int kern_run_ref(const struct kern *k, void *const *host, uint32_t train_step, int lr_set,
+		 float lr)
+{
+	void *h[KERN_MAX_T];
+
+	for (int i = 0; i < k->nt; i++)
+		h[i] = k->t[i] < 0 ? NULL : host[k->t[i]];
+	switch (k->kind) {
+	case K_GEMM_I8:
+		return npu_ref_gemm_i8(&k->p.gemm, h[0], h[1], h[2], k->mult, k->shift, h[3]);
+	case K_CONV_I8:
+		return npu_ref_conv2d_i8(&k->p.conv, h[0], h[1], h[2], k->mult, k->shift, h[3]);
+	case K_POOL_I8:
+		return npu_ref_pool_i8(&k->p.pool, h[0], h[1]);
+	case K_ELT_I8:
+		return npu_ref_eltwise_i8(&k->p.elt, h[0], h[1], h[2]);
+	case K_SOFTMAX_I8:
+		return npu_ref_softmax_i8(&k->p.sm, h[0], h[1]);
+	case K_QUANTIZE:
+		return npu_ref_quantize(&k->p.q, h[0], h[1]);
+	case K_PAD:
+		return npu_ref_pad(&k->p.pad, h[0], h[1]);
+	case K_TRANSPOSE:
+		return npu_ref_transpose(&k->p.tr, h[0], h[1]);
+	case K_CONCAT:
+		return npu_ref_concat(&k->p.cat, (const void *const *)h, h[k->nt - 1]);
+	case K_GEMM_F32:
+		return npu_ref_gemm_f32(&k->p.fgemm, h[0], h[1], h[2]);
+	case K_CONV_F32:
+		return npu_ref_conv2d_f32(&k->p.fconv.p, k->p.fconv.pass, h[0], h[1], h[2]);
+	case K_POOL_F32:
+		return npu_ref_pool_f32(&k->p.fpool, h[0], h[1], h[2]);
+	case K_ELT_F32:
+		return npu_ref_eltwise_f32(&k->p.felt, h[0], h[1], h[2]);
+	case K_REDUCE_F32:
+		return npu_ref_reduce_f32(&k->p.red, h[0], h[1]);
+	case K_XENT_F32:
+		return npu_ref_xent_f32(&k->p.xent, h[0], h[1], h[2], h[3]);
+	case K_OPTIM_F32: {
+		struct npu_optim_f32 o = kern_optim_now(k, train_step, lr_set, lr);
+
+		return npu_ref_optim_f32(&o, h[0], h[1], h[2], h[3]);
+	}
+	case K_NUM:
+		break;
+	}
+	return NPU_EINVAL;
+}

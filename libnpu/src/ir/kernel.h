@@ -98,6 +98,14 @@ int ir_add_kernel(npu_graph *g, const struct kern *k);
 /* Whether a kernel's parameters pass the reference's checks. */
 int kern_valid(const struct kern *k);
 
+/*
+ * Run kernel @k with the CPU reference on host storage @host (by tensor
+ * id): the CPU backend's work, and constant folding's. An optimizer step
+ * takes @train_step and, with @lr_set, @lr.
+ */
+int kern_run_ref(const struct kern *k, void *const *host, uint32_t train_step, int lr_set,
+		 float lr);
+
 /* Work (MACs or elements) and bytes of a kernel: what backends' costs start from. */
 uint64_t kern_work(const struct kern *k);
 uint64_t kern_bytes(const npu_graph *g, const struct kern *k);

@@ -202,8 +202,9 @@ static int lower_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 		l->axis_dims = malloc(sizeof(uint32_t) * n->nin);
 		if (!l->axis_dims)
 			return ir_fail(g, NPU_ENOMEM, "out of memory");
-		k = kern(l, K_CONCAT, (int)n->nin + 1, n->in);
+		k = kern(l, K_CONCAT, (int)n->nin, n->in);
 		k->t[n->nin] = y;
+		k->nt = (int)n->nin + 1;
 		for (uint32_t i = 0; i < n->nin; i++)
 			l->axis_dims[i] = D(g, n->in[i])->dims[n->a.axis];
 		k->p.cat = (struct npu_concat){ .rank = o->rank, .elem_size = 1, .axis = n->a.axis,

@@ -114,7 +114,7 @@ out:
 static int quantize_node(const struct ptq_in *p, const struct ir_node *o, npu_graph *q, int *map)
 {
 	const npu_graph *g = p->g;
-	int in = map[o->in[0]], y = o->out[0], out, w, b, err;
+	int in = o->nin && o->in[0] >= 0 ? map[o->in[0]] : -1, y = o->out[0], out, w, b, err;
 
 	if (o->op == IR_XENT)
 		return 0;	/* training only */
@@ -131,12 +131,19 @@ static int quantize_node(const struct ptq_in *p, const struct ir_node *o, npu_gr
 			return err;
 		err = o->op == IR_FC ?
 			npu_graph_fully_connected(q, in, w, b, out, o->a.act) :
-			npu_graph_conv2d(q, in, w, b, out, o->a.stride[0], o->a.pad[0], 0, o->a.act);
+			npu_graph_conv2d_ex(q, in, w, b, out, &(struct npu_conv2d_attrs){
+				.stride = { o->a.stride[0], o->a.stride[1] },
+				.dilation = { o->a.dilation[0], o->a.dilation[1] },
+				.pad = { o->a.pad[0], o->a.pad[1], o->a.pad[2], o->a.pad[3] },
+				.act = o->a.act });
 		break;
 	case IR_POOL:
 		out = same_quant_tensor(q, in, &g->t[y].d);
-		err = out < 0 ? out : npu_graph_pool(q, in, out, o->a.kernel[0], o->a.stride[0],
-						     o->a.average);
+		err = out < 0 ? out : npu_graph_pool_ex(q, in, out, &(struct npu_pool_attrs){
+				.kernel = { o->a.kernel[0], o->a.kernel[1] },
+				.stride = { o->a.stride[0], o->a.stride[1] },
+				.pad = { o->a.pad[0], o->a.pad[1], o->a.pad[2], o->a.pad[3] },
+				.average = o->a.average });
 		break;
 	case IR_RESHAPE:
 		out = same_quant_tensor(q, in, &g->t[y].d);

@@ -57,9 +57,16 @@ static double cross_cost(const struct place_backend *a, const struct place_backe
 
 struct claims {
 	int nb;
+	const unsigned char *folded;	/* per node, or NULL */
 	double *cost;			/* [node][backend]: INFINITY when declined */
 	char (*reason)[96];
 };
+
+/* Views and folded nodes take no backend. */
+static int no_backend(const npu_graph *g, const struct claims *cl, int n)
+{
+	return (ir_op(g->n[n].op)->flags & IR_F_VIEW) || (cl->folded && cl->folded[n]);
+}
 
 #define C(cl, n, b)	((cl)->cost[(size_t)(n) * (size_t)(cl)->nb + (size_t)(b)])
 #define R(cl, n, b)	((cl)->reason[(size_t)(n) * (size_t)(cl)->nb + (size_t)(b)])
@@ -70,7 +77,7 @@ static void ask(npu_graph *g, struct place_backend *b, int bi, struct claims *cl
 	for (int n = 0; n < g->nn; n++) {
 		struct npu_claim c = { 0 };
 
-		if (ir_op(g->n[n].op)->flags & IR_F_VIEW)
+		if (no_backend(g, cl, n))
 			continue;
 		if (!b->up) {
 			snprintf(R(cl, n, bi), sizeof(R(cl, n, bi)), "%s", b->miss);
@@ -93,7 +100,7 @@ static int all_claimed(const npu_graph *g, const struct claims *cl, int upto)
 	for (int n = 0; n < g->nn; n++) {
 		int any = 0;
 
-		if (ir_op(g->n[n].op)->flags & IR_F_VIEW)
+		if (no_backend(g, cl, n))
 			continue;
 		for (int b = 0; b <= upto && !any; b++)
 			any = isfinite(C(cl, n, b));
@@ -122,7 +129,7 @@ static void trace_back(const npu_graph *g, const struct claims *cl, const double
 						      best[last * nb + k]))
 			k = j;
 	for (int n = last; n >= 0 && k >= 0; n--) {
-		if (ir_op(g->n[n].op)->flags & IR_F_VIEW)
+		if (no_backend(g, cl, n))
 			continue;
 		pl->node[n] = k;
 		k = from[n * nb + k];
@@ -154,7 +161,7 @@ static void choose(const npu_graph *g, struct place_backend *b, const struct cla
 		double bytes;
 
 		pl->node[n] = -1;
-		if (ir_op(nd->op)->flags & IR_F_VIEW)
+		if (no_backend(g, cl, n))
 			continue;
 		bytes = input_bytes(g, nd);
 		/* Claimed by none (an error later): the search starts again after it. */
@@ -208,9 +215,11 @@ static const char *why_here(const struct claims *cl, const struct place_opts *o,
 		return "pinned";
 	if (R(cl, n, k)[0])
 		return R(cl, n, k);	/* the backend said why it fits */
-	for (int j = o->first; j < k; j++)
-		if (!isfinite(C(cl, n, j)))
-			miss = R(cl, n, j);
+	for (int j = o->first; j < k; j++) {
+		if (isfinite(C(cl, n, j)))
+			return "cheaper here, with the crossings";	/* it could have gone there */
+		miss = R(cl, n, j);
+	}
 	if (miss)
 		return miss;
 	if (k == o->first)
@@ -229,10 +238,16 @@ static int partition(const npu_graph *g, struct placement *pl)
 		if (pl->node[n] < 0)
 			continue;
 		if (!p || p->backend != pl->node[n] || p->backward != g->n[n].backward) {
+			int len = 0;
+
+			/* The run's length: its nodes up to the next change (views inside). */
+			for (int m = n; m < g->nn && (pl->node[m] < 0 ||
+			     (pl->node[m] == pl->node[n] && g->n[m].backward == g->n[n].backward)); m++)
+				len++;
 			p = &pl->parts[pl->nparts++];
 			p->backend = pl->node[n];
 			p->backward = g->n[n].backward;
-			p->nodes = malloc(sizeof(int) * (size_t)g->nn);
+			p->nodes = malloc(sizeof(int) * (size_t)len);
 			if (!p->nodes)
 				return NPU_ENOMEM;
 		}
@@ -266,7 +281,7 @@ int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct plac
 		const struct npu_backend_env *env, struct placement *pl, char *report, size_t len,
 		size_t *used)
 {
-	struct claims cl = { .nb = nb };
+	struct claims cl = { .nb = nb, .folded = o->folded };
 	int lo, hi, err = 0;
 
 	memset(pl, 0, sizeof(*pl));
@@ -287,7 +302,7 @@ int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct plac
 	for (hi = lo; hi < nb; hi++) {
 		open_backend(&b[hi], env);
 		ask(g, &b[hi], hi, &cl);
-		if (o->strict || (!o->pin && all_claimed(g, &cl, hi)))
+		if (!o->pin && (o->strict || all_claimed(g, &cl, hi)))
 			break;
 	}
 	if (hi == nb)
@@ -297,7 +312,7 @@ int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct plac
 		int pin = o->pin[n];
 
 		for (int k = 0; k < nb; k++)
-			if (pin >= 0 ? k != pin : k < o->first)
+			if (pin >= 0 ? k != pin : k < o->first || (o->strict && k != o->first))
 				C(&cl, n, k) = INFINITY;
 		if (pin >= 0 && !isfinite(C(&cl, n, pin))) {
 			char why[96];
@@ -316,6 +331,11 @@ int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct plac
 		if (ir_op(nd->op)->flags & IR_F_VIEW) {
 			report_add(report, len, used, "%2d %-17s %-6s (%s)\n", n, label, "none",
 				   "a view: no data moves");
+			continue;
+		}
+		if (o->folded && o->folded[n]) {
+			report_add(report, len, used, "%2d %-17s %-6s (%s)\n", n, label, "folded",
+				   "constant inputs: computed once, when compiled");
 			continue;
 		}
 		if (k >= 0) {

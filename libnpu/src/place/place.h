@@ -37,6 +37,8 @@ struct place_backend {
  * @miss: the reason to give when @first is used because another could
  *	not be (no NPU device), or NULL.
  * @pin: NULL, or per node the backend it must run on (-1: free).
+ * @folded: per node, whether constant folding computes it (it takes no
+ *	backend, as a view takes none).
  */
 struct place_opts {
 	int first;
@@ -44,6 +46,7 @@ struct place_opts {
 	const char *first_why;
 	const char *miss;
 	const int *pin;			/* per node: the backend it must run on, or -1 */
+	const unsigned char *folded;	/* per node: computed when compiled (no backend) */
 };
 
 struct placement {

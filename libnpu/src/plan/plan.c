@@ -45,10 +45,11 @@ static const char *title(const struct backend_entry *e)
 
 /* ---- options ------------------------------------------------------------ */
 
-static const char *const builtin_name[] = {
-	[NPU_BACKEND_AUTO] = "auto", [NPU_BACKEND_NPU] = "npu",
-	[NPU_BACKEND_OPENCL] = "opencl", [NPU_BACKEND_CPU] = "cpu",
-};
+/* A backend that needs an NPU, in a plan without one: it is not there. */
+static int absent(const struct backend_entry *e, const npu_device *dev)
+{
+	return (e->ops.flags & NPU_BACKEND_F_DEVICE) && !dev;
+}
 
 /*
  * Where the chain starts (struct place_opts) from the app's options, or
@@ -68,7 +69,8 @@ static int resolve_opts(npu_graph *g, const struct npu_compile_opts *opts, npu_d
 	if (opts->backend_name)
 		want = opts->backend_name;
 	else if (opts->backend != NPU_BACKEND_AUTO)
-		want = builtin_name[opts->backend];
+		for (int i = 0; i < n && !want; i++)
+			want = e[i].id == opts->backend ? e[i].ops.name : NULL;
 	else if (env && *env && strcmp(env, "auto")) {
 		want = env;
 		from_env = 1;
@@ -77,9 +79,9 @@ static int resolve_opts(npu_graph *g, const struct npu_compile_opts *opts, npu_d
 		return ir_fail(g, NPU_EINVAL, "NPU_STRICT=%s: not a boolean (unset, empty, 0 or 1)",
 			       npu_env("NPU_STRICT"));
 	o->strict = opts->strict || strict;
-	if (!want) {		/* AUTO: the NPU if there is one, else the next */
-		o->first = dev ? 0 : 1;
-		o->miss = dev ? NULL : "no NPU device";
+	if (!want) {		/* AUTO: the first backend that is there (the NPU's needs one) */
+		for (o->first = 0; o->first < n - 1 && absent(&e[o->first], dev); o->first++)
+			o->miss = "no NPU device";
 		return 0;
 	}
 	for (o->first = 0; o->first < n; o->first++)
@@ -125,30 +127,58 @@ static int resolve_pins(npu_graph *g, const struct npu_compile_opts *opts,
 
 /* ---- storage -------------------------------------------------------------- */
 
+/* Which tensors own storage, and how much (memory planning with reuse). */
+static int plan_memory(npu_plan *p)
+{
+	npu_graph *g = p->g;
+
+	p->owner = malloc(sizeof(*p->owner) * ((size_t)g->nt + 1));
+	p->alloc = malloc(sizeof(*p->alloc) * ((size_t)g->nt + 1));
+	p->planned = calloc((size_t)g->nt + 1, 1);
+	if (!p->owner || !p->alloc || !p->planned)
+		return plan_fail(p, NPU_ENOMEM, "out of memory");
+	if (p->reuse)
+		return memplan(g, &p->low, p->fixed, p->owner, p->alloc, p->planned) ?
+		       plan_fail(p, NPU_ENOMEM, "out of memory planning memory") : 0;
+	for (int t = 0; t < g->nt; t++) {
+		p->owner[t] = ir_root(g, t);
+		p->alloc[t] = g->t[t].bytes;
+	}
+	return 0;
+}
+
+static int owns_storage(const npu_plan *p, int t)
+{
+	return p->owner[t] == t && p->g->t[t].alias < 0;
+}
+
 static int storage(npu_plan *p)
 {
 	npu_graph *g = p->g;
 
 	p->store_b = -1;
 	for (int i = 0; i < p->nb && p->store_b < 0; i++)
-		if (p->pb[i].up && p->pb[i].e.ops.alloc)
+		if (p->pb[i].up && p->pb[i].e.ops.alloc &&
+		    (p->pb[i].e.ops.flags & NPU_BACKEND_F_HOST_MEMORY))
 			p->store_b = i;
 	for (int i = 0; i < g->nt; i++) {
 		struct ir_tensor *t = &g->t[i];
 
 		p->valid[i] = VALID_HOST;
-		if (t->alias >= 0)
-			continue;	/* a view: its root's storage */
+		p->stats.tensor_bytes += t->alias < 0 ? t->bytes : 0;
+		if (!owns_storage(p, i))
+			continue;	/* a view, or a tenant of another's storage */
+		p->stats.storage_bytes += p->alloc[i];
 		if (p->store_b >= 0) {
 			struct place_backend *b = &p->pb[p->store_b];
-			int err = b->e.ops.alloc(b->be, t->bytes, &p->host[i], &p->store[i]);
+			int err = b->e.ops.alloc(b->be, p->alloc[i], &p->host[i], &p->store[i]);
 
 			if (err)
 				return plan_fail(p, err, "%s: cannot allocate %zu bytes for tensor %d",
-						 title(&b->e), t->bytes, i);
+						 title(&b->e), p->alloc[i], i);
 		} else {
 			/* Page-aligned: OpenCL can then use it in place. */
-			size_t n = (t->bytes + 4095) / 4096 * 4096;
+			size_t n = (p->alloc[i] + 4095) / 4096 * 4096;
 
 			if (posix_memalign(&p->host[i], 4096, n))
 				return plan_fail(p, NPU_ENOMEM, "out of memory for tensor %d", i);
@@ -158,9 +188,9 @@ static int storage(npu_plan *p)
 			memcpy(p->host[i], t->cdata, t->bytes);
 	}
 	for (int i = 0; i < g->nt; i++)
-		if (g->t[i].alias >= 0) {
-			p->host[i] = p->host[g->t[i].alias];
-			p->store[i] = p->store[g->t[i].alias];
+		if (!owns_storage(p, i)) {
+			p->host[i] = p->host[p->owner[i]];
+			p->store[i] = p->store[p->owner[i]];
 		}
 	return 0;
 }
@@ -181,10 +211,20 @@ static int part_io(npu_plan *p, int k)
 	const struct place_part *part = &p->pl.parts[k];
 	struct plan_io *io = &p->io[k];
 	npu_graph *g = p->g;
-	size_t cap = (size_t)g->nt;
+	size_t cap = 0;
 
-	io->rd = malloc(sizeof(int) * cap);
-	io->wr = malloc(sizeof(int) * cap);
+	/* At most every tensor each kernel names, and at most the graph's. */
+	for (uint32_t i = 0; i < part->count; i++) {
+		const struct ir_node *n = &g->n[part->nodes[i]];
+		const struct lnode *l = &p->low.n[part->nodes[i]];
+
+		cap += n->op == IR_CUSTOM ? n->nin + n->nout : 0;
+		for (int s = 0; s < l->nk; s++)
+			cap += (size_t)l->k[s].nt + 1;
+	}
+	cap = cap < (size_t)g->nt ? cap : (size_t)g->nt;
+	io->rd = malloc(sizeof(int) * (cap + 1));
+	io->wr = malloc(sizeof(int) * (cap + 1));
 	if (!io->rd || !io->wr)
 		return NPU_ENOMEM;
 	for (uint32_t i = 0; i < part->count; i++) {
@@ -230,15 +270,20 @@ static int import(npu_plan *p, int bi, const struct plan_io *io)
 		int r = j < io->nrd ? io->rd[j] : io->wr[j - io->nrd];
 		int err;
 
+		int o = p->owner[r];
+
 		if (b->mem[r])
 			continue;
-		err = pb->e.ops.import(pb->be, p->host[r], g->t[r].bytes, &b->mem[r]);
-		if (err)
-			return plan_fail(p, err, "%s: cannot make a buffer of %zu bytes for tensor %d",
-					 title(&pb->e), g->t[r].bytes, r);
+		/* One buffer per storage: OpenCL leaves buffers over one host region undefined. */
+		if (!b->mem[o]) {
+			err = pb->e.ops.import(pb->be, p->host[o], p->alloc[o], &b->mem[o]);
+			if (err)
+				return plan_fail(p, err, "%s: cannot make a buffer of %zu bytes for "
+						 "tensor %d", title(&pb->e), p->alloc[o], o);
+		}
 		for (int i = 0; i < g->nt; i++)
-			if (g->t[i].alias == r)
-				b->mem[i] = b->mem[r];
+			if (p->owner[i] == o)
+				b->mem[i] = b->mem[o];
 	}
 	return 0;
 }
@@ -293,6 +338,10 @@ static void report_tail(npu_plan *p, size_t *used)
 		if (d && *d)
 			report_add(r, len, used, "%s\n", d);
 	}
+	if (p->reuse)
+		report_add(r, len, used, "memory: %llu bytes of tensors in %llu (reused)\n",
+			   (unsigned long long)p->stats.tensor_bytes,
+			   (unsigned long long)p->stats.storage_bytes);
 	report_add(r, len, used, "forward pass:");
 	for (int i = 0; i < p->nb; i++) {
 		const struct backend_entry *e = &p->pb[i].e;
@@ -381,19 +430,36 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 		p->b[i].mem = calloc((size_t)g->nt, sizeof(void *));
 		if (!p->b[i].mem)
 			err = ir_fail(g, NPU_ENOMEM, "out of memory");
-		if (e[i].id == NPU_BACKEND_NPU && !dev) {
+		if (absent(&e[i], dev)) {
 			p->pb[i].absent = 1;
 			snprintf(p->pb[i].miss, sizeof(p->pb[i].miss), "no NPU device");
 		}
 	}
+	p->reuse = opts.reuse_memory;
+	if (!err && p->reuse && !g->noutputs)
+		err = ir_fail(g, NPU_EINVAL, "compile: reuse_memory needs the graph's outputs "
+			      "declared (npu_graph_outputs)");
 	if (!err)
 		err = lower_graph(g, &p->low);
+	if (!err) {
+		p->folded = calloc((size_t)g->nn + 1, 1);
+		p->fixed = calloc((size_t)g->nt + 1, 1);
+		if (!p->folded || !p->fixed)
+			err = ir_fail(g, NPU_ENOMEM, "out of memory");
+		else
+			p->nfolded = fold_find(g, &p->low, p->folded, p->fixed);
+		po.folded = p->folded;
+	}
+	if (!err)
+		err = plan_memory(p);
 	env = (struct npu_backend_env){ .dev = dev, .graph = g, .internal = &p->low };
 	if (!err)
 		err = place_graph(g, p->pb, n, &po, &env, &p->pl, g->report,
 				  sizeof(g->report), &used);
 	if (!err) {
 		err = storage(p);
+		if (!err && p->nfolded)
+			err = fold_run(g, &p->low, p->folded, p->host);
 		if (!err)
 			err = compile_parts(p);
 		if (err)
@@ -436,6 +502,8 @@ const char *npu_plan_node_backend(const npu_plan *p, int node)
 {
 	if (!p || node < 0 || node >= p->g->nn)
 		return NULL;
+	if (p->folded && p->folded[node])
+		return "folded";
 	return p->pl.node[node] < 0 ? "none" : p->pb[p->pl.node[node]].e.ops.name;
 }
 
@@ -468,13 +536,13 @@ void npu_plan_free(npu_plan *p)
 	for (int i = 0; i < p->nb; i++) {
 		struct plan_backend *b = &p->b[i];
 
-		for (int t = 0; b->mem && t < g->nt; t++)
-			if (b->mem[t] && g->t[t].alias < 0)
+		for (int t = 0; b->mem && p->owner && t < g->nt; t++)
+			if (b->mem[t] && owns_storage(p, t))
 				p->pb[i].e.ops.free_mem(p->pb[i].be, b->mem[t]);
 		free(b->mem);
 	}
-	for (int t = 0; t < g->nt; t++) {
-		if (g->t[t].alias >= 0)
+	for (int t = 0; p->owner && t < g->nt; t++) {
+		if (!owns_storage(p, t))
 			continue;
 		if (p->store_b >= 0 && p->store[t])
 			p->pb[p->store_b].e.ops.free_mem(p->pb[p->store_b].be, p->store[t]);
@@ -490,6 +558,11 @@ void npu_plan_free(npu_plan *p)
 	free(p->io);
 	free(p->b);
 	free(p->pb);
+	free(p->owner);
+	free(p->alloc);
+	free(p->planned);
+	free(p->folded);
+	free(p->fixed);
 	free(p->host);
 	free(p->store);
 	free(p->valid);

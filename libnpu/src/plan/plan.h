@@ -11,6 +11,8 @@
 
 #include "ir/ir.h"
 #include "passes/lower.h"
+#include "passes/fold.h"
+#include "passes/memplan.h"
 #include "place/place.h"
 
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */
@@ -39,6 +41,13 @@ struct npu_plan {
 		int nrd, nwr;
 	} *io;
 	/* storage, per tensor id (a view's host points into its root's) */
+	int *owner;			/* the tensor whose storage it uses */
+	size_t *alloc;			/* an owner's bytes (its largest tenant's) */
+	unsigned char *planned;		/* an intermediate whose storage is shared */
+	int reuse;			/* compiled with reuse_memory */
+	unsigned char *folded;		/* per node: computed when compiled (fold.c) */
+	unsigned char *fixed;		/* per tensor: constant, or computed by folding */
+	int nfolded, refold;		/* refold: a constant was written since */
 	void **host;
 	void **store;			/* per root: the storage backend's handle */
 	int store_b;			/* the backend that allocated storage, or -1 (malloc) */

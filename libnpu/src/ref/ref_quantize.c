@@ -8,7 +8,7 @@
 bool npu_quantize_valid(const struct npu_quantize *p)
 {
 	return p && p->count && p->scale > 0 && p->scale <= 1e30 && (float)p->scale != 0 &&
-	       p->zero_point >= -128 && p->zero_point <= 127;
+	       p->zero_point >= -128 && p->zero_point <= 127 && !p->reserved;
 }
 
 int npu_ref_quantize_v(size_t size, const struct npu_quantize *p_in, const void *in, void *out)
