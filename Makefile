@@ -38,7 +38,7 @@ TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_faults test_rob
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
 	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement \
-	$(BUILD)/tests/test_backend
+	$(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_recovery_test $(BUILD)/tests/npu_fuzz $(BUILD)/tests/npu_soak \
 	$(BUILD)/tests/npu_reset_test $(BUILD)/tests/npu_fw_test $(BUILD)/tests/npu_fault_workload
@@ -281,8 +281,9 @@ $(BUILD)/tests/test_graph_train: tests/host/test_graph_train.c $(BUILD)/libnpu/l
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Wl,--wrap=malloc -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
 
-# The backend interface from an application's side: a toy backend of the test's own.
-$(BUILD)/tests/test_backend: tests/host/test_backend.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
+# The backend interface from an application's side: a toy backend of the test's
+# own; and the graph API fed garbage.
+$(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile: $(BUILD)/tests/%: tests/host/%.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm

@@ -309,6 +309,122 @@ static void test_constant_folding(void)
 	npu_graph_free(g);
 }
 
+/*
+ * A QDQ convolution (ONNX's quantizers write them): dequantize, a float
+ * conv2d on dequantized int8 weights (per channel) and int32 bias, then
+ * quantize. QDQ folding runs it as the int8 conv2d: the same bytes as the
+ * int8 graph written by hand. With a bias at another scale it does not fold.
+ */
+static int qdq_net(npu_graph *g, const int8_t *w, const int32_t *b, float bias_scale_skew,
+		   int qdq, int *in, int *out, int *mid, int relu_apart)
+{
+	static const float ws[4] = { 0.02f, 0.03f, 0.01f, 0.025f };
+	float bs[4];
+	int xq, wq, bq, wf, bf, xd, yf, yq;
+
+	for (int c = 0; c < 4; c++)
+		bs[c] = 0.05f * ws[c] * bias_scale_skew;
+	*in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32, .rank = 4,
+			       .dims = { 1, 6, 6, 2 } });
+	xq = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 1, 6, 6, 2 }, .scale = 0.05f, .zero_point = 3 });
+	wq = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 4, 3, 3, 2 }, .channel_scales = ws, .data = w });
+	bq = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT32, .rank = 1,
+			      .dims = { 4 }, .channel_scales = bs, .data = b });
+	yq = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 1, 4, 4, 4 }, .scale = 0.1f, .zero_point = -10 });
+	*out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32, .rank = 4,
+				.dims = { 1, 4, 4, 4 } });
+	if (npu_graph_quantize(g, *in, xq))
+		return -1;
+	if (qdq) {
+		xd = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32,
+				      .rank = 4, .dims = { 1, 6, 6, 2 } });
+		wf = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32,
+				      .rank = 4, .dims = { 4, 3, 3, 2 } });
+		bf = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32,
+				      .rank = 1, .dims = { 4 } });
+		yf = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32,
+				      .rank = 4, .dims = { 1, 4, 4, 4 } });
+		*mid = xd;
+		if (npu_graph_dequantize(g, xq, xd) || npu_graph_dequantize(g, wq, wf) ||
+		    npu_graph_dequantize(g, bq, bf) ||
+		    npu_graph_conv2d(g, xd, wf, bf, yf, 1, 0, 0,
+				     relu_apart ? NPU_ACT_NONE : NPU_ACT_RELU))
+			return -1;
+		if (relu_apart) {	/* Conv, then Relu, as ONNX writes them */
+			int rf = npu_graph_tensor(g, &(struct npu_tensor_desc){
+				.dtype = NPU_DT_FLOAT32, .rank = 4, .dims = { 1, 4, 4, 4 } });
+
+			if (npu_graph_relu(g, yf, rf))
+				return -1;
+			yf = rf;
+		}
+		if (npu_graph_quantize(g, yf, yq))
+			return -1;
+	} else if (npu_graph_conv2d(g, xq, wq, bq, yq, 1, 0, 0, NPU_ACT_RELU)) {
+		return -1;
+	}
+	return npu_graph_dequantize(g, yq, *out);
+}
+
+static void test_qdq_folding(void)
+{
+	static int8_t w[4 * 3 * 3 * 2];
+	static int32_t b[4] = { 100, -250, 0, 4000 };
+	static float x[72], y[64], want[64];
+	npu_graph *g = npu_graph_new(), *h = npu_graph_new(), *k = npu_graph_new();
+	int in, out, mid, in2, out2, in3, out3, mid3;
+	npu_plan *p, *ref, *nofold;
+	float dummy[72];
+
+	for (size_t i = 0; i < sizeof(w); i++)
+		w[i] = (int8_t)((int)(i * 11 % 23) - 11);
+	for (int i = 0; i < 72; i++)
+		x[i] = (float)((i * 7) % 19 - 9) * 0.3f;
+	CHECK_EQ(qdq_net(g, w, b, 1.0f, 1, &in, &out, &mid, 0), 0);
+	CHECK_EQ(qdq_net(h, w, b, 1.0f, 0, &in2, &out2, &mid, 0), 0);
+	CHECK_EQ(qdq_net(k, w, b, 1.5f, 1, &in3, &out3, &mid3, 0), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &p), 0);
+	CHECK_EQ(npu_graph_compile(h, NULL, &ref), 0);
+	CHECK_EQ(npu_graph_compile(k, NULL, &nofold), 0);
+	printf("%s", npu_plan_report(p));
+	CHECK(strstr(npu_plan_report(p), " 1 dequantize        fused  (QDQ: inside the int8 op it "
+		     "wraps)") != NULL);
+	CHECK(strstr(npu_plan_report(p), " 2 conv2d            ") != NULL);
+	CHECK(!strcmp(npu_plan_node_backend(p, 3), "fused"));
+	CHECK(strstr(npu_plan_report(nofold), "conv2d (fp32)") != NULL);
+	CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
+	CHECK_EQ(npu_plan_run(ref, in2, x, out2, want), 0);
+	CHECK(!memcmp(y, want, sizeof(y)));
+	/* Not every output is zero: the network computes something. */
+	{
+		int nonzero = 0;
+
+		for (int i = 0; i < 64; i++)
+			nonzero += y[i] != 0.0f;
+		CHECK(nonzero > 8);
+	}
+	/* The float tensor between dequantize and conv2d is never made. */
+	CHECK_EQ(npu_plan_read(p, mid, dummy, sizeof(dummy)), NPU_EINVAL);
+	CHECK(strstr(npu_plan_error(p), "folded away") != NULL);
+	/* Unfolded, it runs in float: close to the int8 result, not necessarily equal. */
+	CHECK_EQ(npu_plan_run(nofold, in3, x, out3, y), 0);
+	CHECK_EQ(npu_plan_read(nofold, mid3, dummy, sizeof(dummy)), 0);
+	npu_graph_free(g);
+	/* The ReLU as an op of its own: fused into the int8 op's clamp as well. */
+	g = npu_graph_new();
+	CHECK_EQ(qdq_net(g, w, b, 1.0f, 1, &in, &out, &mid, 1), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &p), 0);
+	CHECK(strstr(npu_plan_report(p), " 3 relu (fp32)       fused") != NULL);
+	CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
+	CHECK(!memcmp(y, want, sizeof(y)));
+	npu_graph_free(g);
+	npu_graph_free(h);
+	npu_graph_free(k);
+}
+
 /* Pad with the zero point, then transpose; and the shapes refused. */
 static void test_pad_transpose(void)
 {
@@ -426,6 +542,25 @@ static void test_reshape(void)
 }
 
 /*
+ * The tensors of test_shape_inference: input [1][8][8][2], filter 4x3x3x2,
+ * the conv's output and the depthwise one's left to inference.
+ */
+static void two_convs(npu_graph *g, const int8_t *w, const int8_t *dw, int *in, int *wt, int *c,
+		      int *dwt, int *out)
+{
+	*in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			       .dims = { 1, 8, 8, 2 }, .scale = 0.5f });
+	*wt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			       .dims = { 4, 3, 3, 2 }, .scale = 0.25f, .data = w });
+	*c = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+			      .scale = 0.125f });
+	*dwt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+				.dims = { 1, 3, 3, 8 }, .scale = 2.0f, .data = dw });
+	*out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+				.scale = 0.25f });
+}
+
+/*
  * Shapes left to the ops (rank 0): a TF-style SAME convolution with stride
  * 2 on an even input (padding 0 above and left, 1 below and right), then a
  * depthwise one with a channel multiplier of 2. Scales make the
@@ -448,16 +583,7 @@ static void test_shape_inference(void)
 		dw[i] = (int8_t)((int)(i * 5 % 7) - 3);
 	for (size_t i = 0; i < sizeof(x); i++)
 		x[i] = (int8_t)((int)(i * 13 % 31) - 15);
-	in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
-			      .dims = { 1, 8, 8, 2 }, .scale = 0.5f });
-	wt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
-			      .dims = { 4, 3, 3, 2 }, .scale = 0.25f, .data = w });
-	c = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
-			     .scale = 0.125f });
-	dwt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
-			       .dims = { 1, 3, 3, 8 }, .scale = 2.0f, .data = dw });
-	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
-			       .scale = 0.25f });
+	two_convs(g, w, dw, &in, &wt, &c, &dwt, &out);
 	loose = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
 				 .scale = 1.0f });
 	CHECK(in >= 0 && wt >= 0 && c >= 0 && dwt >= 0 && out >= 0 && loose >= 0);
@@ -489,16 +615,7 @@ static void test_shape_inference(void)
 
 	/* Again without the loose tensors, run against the reference. */
 	g = npu_graph_new();
-	in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
-			      .dims = { 1, 8, 8, 2 }, .scale = 0.5f });
-	wt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
-			      .dims = { 4, 3, 3, 2 }, .scale = 0.25f, .data = w });
-	c = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
-			     .scale = 0.125f });
-	dwt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
-			       .dims = { 1, 3, 3, 8 }, .scale = 2.0f, .data = dw });
-	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
-			       .scale = 0.25f });
+	two_convs(g, w, dw, &in, &wt, &c, &dwt, &out);
 	CHECK_EQ(npu_graph_conv2d_ex(g, in, wt, -1, c, &(struct npu_conv2d_attrs){
 			.stride = { 2, 2 }, .pad = { 0, 0, 1, 1 } }), 0);
 	CHECK_EQ(npu_graph_conv2d_ex(g, c, dwt, -1, out, &(struct npu_conv2d_attrs){
@@ -540,6 +657,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_concat_of_the_most_inputs),
 	TAP_ENTRY(test_memory_reuse),
 	TAP_ENTRY(test_constant_folding),
+	TAP_ENTRY(test_qdq_folding),
 	TAP_ENTRY(test_pad_transpose),
 	TAP_ENTRY(test_quantize_dequantize),
 	TAP_ENTRY(test_reshape),

@@ -87,7 +87,7 @@ int npu_plan_observe(npu_plan *p)
 			continue;
 		for (int k = 0; k < 2; k++) {
 			if (ids[k] < 0 || g->t[ids[k]].d.dtype != NPU_DT_FLOAT32 ||
-			    g->t[ids[k]].cdata)
+			    g->t[ids[k]].cdata || p->gone[ids[k]])
 				continue;
 			err = exec_sync_host(p, ids[k]);
 			if (err)

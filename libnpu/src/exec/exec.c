@@ -181,6 +181,9 @@ static int check_id(npu_plan *p, int id, size_t bytes, const void *data, const c
 	if (bytes != p->g->t[id].bytes)
 		return plan_fail(p, NPU_EINVAL, "%s: tensor %d holds %zu bytes, not %zu", what, id,
 				 p->g->t[id].bytes, bytes);
+	if (p->gone[id])
+		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is folded away: QDQ folding runs "
+				 "the int8 op around it instead", what, id);
 	if (p->planned[id])
 		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is an intermediate whose storage "
 				 "the plan reuses (reuse_memory): declare it an output", what, id);

@@ -194,10 +194,59 @@ int npu_graph_quantize(npu_graph *g, int in, int out)
 	return ir_add_node(g, &n);
 }
 
+/*
+ * A constant dequantized (ONNX's DequantizeLinear of weights or a bias):
+ * computed at once, as the reference dequantizes (in double, stored as
+ * float), per tensor or per channel along quant_dim. @out becomes an fp32
+ * constant that remembers its source, so that QDQ folding can run the
+ * int8 op on the source itself.
+ */
+static int dequantize_constant(npu_graph *g, int in, int out)
+{
+	const struct ir_tensor *x = &g->t[in];
+	struct ir_tensor *y = &g->t[out];
+	uint64_t n = ir_count(g, in), inner = 1;
+	uint32_t nc = 1;
+	float *f;
+
+	if ((x->d.dtype != NPU_DT_INT8 && x->d.dtype != NPU_DT_INT32) ||
+	    y->d.dtype != NPU_DT_FLOAT32 || y->cdata || y->d.rank != x->d.rank ||
+	    memcmp(y->d.dims, x->d.dims, sizeof(uint32_t) * x->d.rank))
+		return ir_fail(g, NPU_EINVAL, "dequantize: a constant int8 or int32 tensor into an "
+			       "fp32 activation of its shape");
+	if (!x->cscales && !(x->d.scale > 0))
+		return ir_fail(g, NPU_EINVAL, "dequantize: tensor %d has no scale", in);
+	if (x->cscales) {
+		nc = x->d.dims[x->d.quant_dim];
+		for (uint32_t d = x->d.quant_dim + 1; d < x->d.rank; d++)
+			inner *= x->d.dims[d];
+	}
+	f = malloc(sizeof(float) * n);
+	if (!f)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t c = x->cscales ? (uint32_t)(i / inner % nc) : 0;
+		double s = x->cscales ? x->cscales[c] : x->d.scale;
+		int64_t q = x->d.dtype == NPU_DT_INT8 ? ((const int8_t *)x->cdata)[i] :
+						       ((const int32_t *)x->cdata)[i];
+
+		f[i] = (float)(s * (double)(q - x->d.zero_point));
+	}
+	y->cdata = f;
+	y->d.data = f;
+	y->qsrc = in;
+	return 0;
+}
+
 int npu_graph_dequantize(npu_graph *g, int in, int out)
 {
 	struct ir_node n;
+	int err = ir_mutable(g);
 
+	if (err)
+		return err;
+	if (ir_is_const(g, in) && ir_valid_id(g, out))
+		return dequantize_constant(g, in, out);
 	unary(IR_DEQUANTIZE, in, out, &n);
 	return ir_add_node(g, &n);
 }

@@ -271,6 +271,7 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 	memset(t, 0, sizeof(*t));
 	t->alias = -1;
 	t->grad = -1;
+	t->qsrc = -1;
 	t->d = *d;
 	t->bytes = d->rank ? n * ir_elem_size(d->dtype) : 0;
 	if (d->data) {
@@ -306,6 +307,7 @@ int ir_add_raw(npu_graph *g, size_t bytes, const void *data)
 	memset(t, 0, sizeof(*t));
 	t->alias = -1;
 	t->grad = -1;
+	t->qsrc = -1;
 	t->bytes = bytes;
 	t->d = (struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 1, .scale = 1.0f,
 					 .dims = { bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes } };

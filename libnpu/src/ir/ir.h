@@ -92,6 +92,7 @@ struct ir_tensor {
 	int alias;			/* a reshape's output: the tensor whose storage it is, else -1 */
 	int param;			/* trained by the optimizer */
 	int grad;			/* its gradient tensor, else -1 */
+	int qsrc;			/* a dequantized constant: its int8 or int32 source, else -1 */
 };
 
 struct npu_graph {

@@ -397,15 +397,36 @@ static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	return ir_fail(g, NPU_EINVAL, "node op %d has no lowering", (int)n->op);
 }
 
-int lower_graph(npu_graph *g, struct lowered *l)
+/* A float op that QDQ folding runs as int8, on the int8 tensors around it. */
+static int lower_qdq(npu_graph *g, const struct ir_node *n, const struct qdq_node *q,
+		     struct lnode *l)
+{
+	struct ir_node i8 = *n;
+
+	l->k = calloc(MAX_KERNS, sizeof(*l->k));
+	if (!l->k)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	i8.in[0] = q->x;
+	i8.in[1] = q->w;
+	i8.in[2] = q->b;
+	i8.out[0] = q->y;
+	i8.a.act = q->act;
+	return n->op == IR_FC ? lower_fc_i8(g, &i8, l) : lower_conv_i8(g, &i8, l);
+}
+
+int lower_graph(npu_graph *g, const struct qdq_node *q, struct lowered *l)
 {
 	l->nn = g->nn;
 	l->n = calloc((size_t)g->nn + 1, sizeof(*l->n));
 	if (!l->n)
 		return ir_fail(g, NPU_ENOMEM, "out of memory");
 	for (int i = 0; i < g->nn; i++) {
-		int err = lower_node(g, &g->n[i], &l->n[i]);
+		int err;
 
+		if (q && q[i].role == QDQ_FUSED)
+			continue;	/* runs inside the int8 op: no kernels */
+		err = q && q[i].role == QDQ_OP ? lower_qdq(g, &g->n[i], &q[i], &l->n[i]) :
+						 lower_node(g, &g->n[i], &l->n[i]);
 		if (err)
 			return err;
 	}

@@ -9,6 +9,7 @@
 #define NPU_LOWER_H
 
 #include "ir/kernel.h"
+#include "passes/qdq.h"
 
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */
 #pragma GCC visibility push(hidden)
@@ -26,8 +27,11 @@ struct lowered {
 	int nn;
 };
 
-/* Lower every node of @g into @l; an error leaves a message in @g. */
-int lower_graph(npu_graph *g, struct lowered *l);
+/*
+ * Lower every node of @g into @l, the QDQ folding of @q (per node, or NULL)
+ * applied; an error leaves a message in @g.
+ */
+int lower_graph(npu_graph *g, const struct qdq_node *q, struct lowered *l);
 void lower_free(struct lowered *l);
 
 #pragma GCC visibility pop

@@ -57,7 +57,7 @@ static double cross_cost(const struct place_backend *a, const struct place_backe
 
 struct claims {
 	int nb;
-	const unsigned char *folded;	/* per node, or NULL */
+	const struct place_skip *skip;	/* per node, or NULL */
 	double *cost;			/* [node][backend]: INFINITY when declined */
 	char (*reason)[96];
 };
@@ -65,7 +65,7 @@ struct claims {
 /* Views and folded nodes take no backend. */
 static int no_backend(const npu_graph *g, const struct claims *cl, int n)
 {
-	return (ir_op(g->n[n].op)->flags & IR_F_VIEW) || (cl->folded && cl->folded[n]);
+	return (ir_op(g->n[n].op)->flags & IR_F_VIEW) || (cl->skip && cl->skip[n].as);
 }
 
 #define C(cl, n, b)	((cl)->cost[(size_t)(n) * (size_t)(cl)->nb + (size_t)(b)])
@@ -281,7 +281,7 @@ int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct plac
 		const struct npu_backend_env *env, struct placement *pl, char *report, size_t len,
 		size_t *used)
 {
-	struct claims cl = { .nb = nb, .folded = o->folded };
+	struct claims cl = { .nb = nb, .skip = o->skip };
 	int lo, hi, err = 0;
 
 	memset(pl, 0, sizeof(*pl));
@@ -325,7 +325,7 @@ int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct plac
 	choose(g, b, &cl, lo, hi, pl);
 	for (int n = 0; n < g->nn; n++) {
 		const struct ir_node *nd = &g->n[n];
-		const char *label = ir_node_label(g, nd);
+		const char *label = o->label && o->label[n] ? o->label[n] : ir_node_label(g, nd);
 		int k = pl->node[n];
 
 		if (ir_op(nd->op)->flags & IR_F_VIEW) {
@@ -333,9 +333,9 @@ int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct plac
 				   "a view: no data moves");
 			continue;
 		}
-		if (o->folded && o->folded[n]) {
-			report_add(report, len, used, "%2d %-17s %-6s (%s)\n", n, label, "folded",
-				   "constant inputs: computed once, when compiled");
+		if (o->skip && o->skip[n].as) {
+			report_add(report, len, used, "%2d %-17s %-6s (%s)\n", n, label,
+				   o->skip[n].as, o->skip[n].why);
 			continue;
 		}
 		if (k >= 0) {

@@ -37,8 +37,9 @@ struct place_backend {
  * @miss: the reason to give when @first is used because another could
  *	not be (no NPU device), or NULL.
  * @pin: NULL, or per node the backend it must run on (-1: free).
- * @folded: per node, whether constant folding computes it (it takes no
- *	backend, as a view takes none).
+ * @skip: per node, whether it takes no backend (as a view takes none):
+ *	what constant folding computes, what QDQ folding puts inside an op.
+ * @label: per node, a name for the report other than the op's, or NULL.
  */
 struct place_opts {
 	int first;
@@ -46,7 +47,11 @@ struct place_opts {
 	const char *first_why;
 	const char *miss;
 	const int *pin;			/* per node: the backend it must run on, or -1 */
-	const unsigned char *folded;	/* per node: computed when compiled (no backend) */
+	const struct place_skip {	/* per node, or NULL: */
+		const char *as;		/* set: it takes no backend; the report says this */
+		const char *why;	/* and why */
+	} *skip;
+	const char *const *label;	/* per node, or NULL: the report's name for it */
 };
 
 struct placement {

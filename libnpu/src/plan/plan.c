@@ -357,6 +357,52 @@ static void report_tail(npu_plan *p, size_t *used)
 	report_add(r, len, used, "\n");
 }
 
+/* ---- the passes ------------------------------------------------------------- */
+
+/*
+ * QDQ folding, lowering, constant folding; what they leave without a
+ * backend, and the names the report gives QDQ-folded ops.
+ */
+static int passes(npu_plan *p, struct place_opts *po)
+{
+	npu_graph *g = p->g;
+	int err;
+
+	p->qdq = calloc((size_t)g->nn + 1, sizeof(*p->qdq));
+	p->skip = calloc((size_t)g->nn + 1, sizeof(*p->skip));
+	p->label = calloc((size_t)g->nn + 1, sizeof(*p->label));
+	p->folded = calloc((size_t)g->nn + 1, 1);
+	p->fixed = calloc((size_t)g->nt + 1, 1);
+	p->gone = calloc((size_t)g->nt + 1, 1);
+	if (!p->qdq || !p->skip || !p->label || !p->folded || !p->fixed || !p->gone)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	qdq_find(g, p->qdq);
+	err = lower_graph(g, p->qdq, &p->low);
+	if (err)
+		return err;
+	p->nfolded = fold_find(g, &p->low, p->folded, p->fixed);
+	for (int i = 0; i < g->nn; i++) {
+		const struct ir_node *n = &g->n[i];
+
+		if (p->folded[i])
+			p->skip[i] = (struct place_skip){ "folded", "constant inputs: computed "
+							  "once, when compiled" };
+		if (p->qdq[i].role == QDQ_FUSED)
+			p->skip[i] = (struct place_skip){ "fused", "QDQ: inside the int8 op it "
+							  "wraps" };
+		if (p->qdq[i].role == QDQ_OP) {
+			p->label[i] = n->op == IR_FC ? "fully_connected" : "conv2d";
+			/* The float tensors around it are never made. */
+			p->gone[n->in[0]] = p->gone[n->out[0]] = 1;
+			if (p->qdq[i].gone >= 0)
+				p->gone[p->qdq[i].gone] = 1;
+		}
+	}
+	po->skip = p->skip;
+	po->label = p->label;
+	return 0;
+}
+
 /* ---- compile ------------------------------------------------------------------ */
 
 static void plan_free_cb(void *p)
@@ -440,16 +486,7 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 		err = ir_fail(g, NPU_EINVAL, "compile: reuse_memory needs the graph's outputs "
 			      "declared (npu_graph_outputs)");
 	if (!err)
-		err = lower_graph(g, &p->low);
-	if (!err) {
-		p->folded = calloc((size_t)g->nn + 1, 1);
-		p->fixed = calloc((size_t)g->nt + 1, 1);
-		if (!p->folded || !p->fixed)
-			err = ir_fail(g, NPU_ENOMEM, "out of memory");
-		else
-			p->nfolded = fold_find(g, &p->low, p->folded, p->fixed);
-		po.folded = p->folded;
-	}
+		err = passes(p, &po);
 	if (!err)
 		err = plan_memory(p);
 	env = (struct npu_backend_env){ .dev = dev, .graph = g, .internal = &p->low };
@@ -502,8 +539,8 @@ const char *npu_plan_node_backend(const npu_plan *p, int node)
 {
 	if (!p || node < 0 || node >= p->g->nn)
 		return NULL;
-	if (p->folded && p->folded[node])
-		return "folded";
+	if (p->skip && p->skip[node].as)
+		return p->skip[node].as;
 	return p->pl.node[node] < 0 ? "none" : p->pb[p->pl.node[node]].e.ops.name;
 }
 
@@ -563,6 +600,10 @@ void npu_plan_free(npu_plan *p)
 	free(p->planned);
 	free(p->folded);
 	free(p->fixed);
+	free(p->qdq);
+	free(p->skip);
+	free(p->label);
+	free(p->gone);
 	free(p->host);
 	free(p->store);
 	free(p->valid);

@@ -12,6 +12,7 @@
 #include "ir/ir.h"
 #include "passes/lower.h"
 #include "passes/fold.h"
+#include "passes/qdq.h"
 #include "passes/memplan.h"
 #include "place/place.h"
 
@@ -46,6 +47,10 @@ struct npu_plan {
 	unsigned char *planned;		/* an intermediate whose storage is shared */
 	int reuse;			/* compiled with reuse_memory */
 	unsigned char *folded;		/* per node: computed when compiled (fold.c) */
+	struct qdq_node *qdq;		/* per node: QDQ folding (qdq.c) */
+	struct place_skip *skip;	/* per node: folded or fused, without a backend */
+	const char **label;		/* per node: the report's name, or NULL */
+	unsigned char *gone;		/* per tensor: never made (QDQ folding) */
 	unsigned char *fixed;		/* per tensor: constant, or computed by folding */
 	int nfolded, refold;		/* refold: a constant was written since */
 	void **host;
