@@ -254,6 +254,25 @@ static void test_memory_reuse(void)
 	CHECK_EQ(npu_plan_read(b, t[1], mid, sizeof(mid)), 0);
 	CHECK_EQ(npu_plan_observe(a), NPU_EINVAL);
 	npu_graph_free(g);
+
+	/* A declared output that is a view: its storage is not reused. */
+	g = npu_graph_new();
+	for (int i = 0; i < 3; i++)
+		t[i] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+					.rank = 2, .dims = { 1, 4 + (uint32_t)i }, .scale = 1.0f,
+					.zero_point = -7 });
+	t[3] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 1,
+				.dims = { 6 }, .scale = 1.0f, .zero_point = -7 });
+	CHECK_EQ(npu_graph_pad(g, t[0], t[1], none, one), 0);
+	CHECK_EQ(npu_graph_pad(g, t[1], t[2], none, one), 0);
+	CHECK_EQ(npu_graph_reshape(g, t[2], t[3]), 0);
+	CHECK_EQ(npu_graph_inputs(g, &t[0], 1), 0);
+	CHECK_EQ(npu_graph_outputs(g, &t[3], 1), 0);
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){ .reuse_memory = 1 },
+					&a), 0);
+	CHECK_EQ(npu_plan_execute(a, (const void *[]){ x }, (void *[]){ y }), 0);
+	CHECK(y[0] == x[0] && y[3] == 4 && y[4] == -7 && y[5] == -7);
+	npu_graph_free(g);
 }
 
 /*
@@ -298,9 +317,15 @@ static void test_constant_folding(void)
 	}
 	CHECK_EQ(npu_plan_stats(plan, &st), 0);
 	CHECK_EQ(st.partitions, 2);	/* the add only, twice */
-	/* A new constant: folded again before the next run. */
+	/* A new constant: folded again before the next run, or read. */
 	k[0] = -1;
 	CHECK_EQ(npu_plan_write(plan, c, k, sizeof(k)), 0);
+	{
+		int8_t t6[6];
+
+		CHECK_EQ(npu_plan_read(plan, kt, t6, sizeof(t6)), 0);
+		CHECK(t6[0] == -1 && t6[1] == 4);
+	}
 	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
 	CHECK(y[0] == 9 && y[1] == 24);
 	/* What folding computes is not the caller's to write. */
@@ -601,6 +626,11 @@ static void test_shape_inference(void)
 			.stride = { 1, 1 }, .pad = { 1, 1, 1, 1 }, .depthwise = 1 }), 0);
 	CHECK_EQ(npu_graph_tensor_info(g, out, &d), 0);
 	CHECK(d.rank == 4 && d.dims[1] == 4 && d.dims[2] == 4 && d.dims[3] == 8);
+	/* An op cannot read a tensor before anything gives it a shape. */
+	r = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .scale = 1.0f / 256,
+			     .zero_point = -128 });
+	CHECK_EQ(npu_graph_softmax(g, loose, r, 1.0f), NPU_EINVAL);
+	CHECK(strstr(npu_graph_error(g), "has no shape yet") != NULL);
 	/* A reshape's shape is the caller's to give. */
 	r = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .scale = 0.25f });
 	CHECK_EQ(npu_graph_reshape(g, out, r), NPU_EINVAL);

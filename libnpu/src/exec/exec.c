@@ -86,25 +86,36 @@ static int to_backend(npu_plan *p, int b, int r)
 	return 0;
 }
 
+/* A constant changed since the folded nodes ran (npu_plan_write): again. */
+static int refold(npu_plan *p)
+{
+	int err;
+
+	if (!p->refold)
+		return 0;
+	err = wait_others(p, -1);
+	for (int t = 0; !err && t < p->g->nt; t++)
+		if (p->fixed[t])
+			err = to_host(p, t);
+	err = err ? err : fold_run(p->g, &p->low, p->folded, p->host);
+	if (err)
+		return plan_fail(p, err, "%s", p->g->err);
+	for (int t = 0; t < p->g->nt; t++)
+		if (p->fixed[t] && !p->g->t[t].cdata)
+			exec_host_written(p, t);
+	p->refold = 0;
+	return 0;
+}
+
 int exec_run(npu_plan *p, int train)
 {
 	int err = 0;
 
 	p->cycles = 0;
 	p->stats.runs++;
-	if (p->refold) {	/* a constant changed: the folded nodes again, first */
-		err = wait_others(p, -1);
-		for (int t = 0; !err && t < p->g->nt; t++)
-			if (p->fixed[t])
-				err = to_host(p, t);
-		err = err ? err : fold_run(p->g, &p->low, p->folded, p->host);
-		if (err)
-			return plan_fail(p, err, "%s", p->g->err);
-		for (int t = 0; t < p->g->nt; t++)
-			if (p->fixed[t] && !p->g->t[t].cdata)
-				exec_host_written(p, t);
-		p->refold = 0;
-	}
+	err = refold(p);
+	if (err)
+		return err;
 	if (train)
 		p->train_steps++;
 	for (int k = 0; k < p->pl.nparts && !err; k++) {
@@ -118,8 +129,8 @@ int exec_run(npu_plan *p, int train)
 			.train = train, .cycles = &p->cycles,
 		};
 
-		if (part->backward && !train)
-			continue;	/* training only */
+		if (part->set != train)
+			continue;	/* the other kind of run's */
 		/* Leaving a backend: what it has in flight finishes first. */
 		err = wait_others(p, b);
 		for (int i = 0; i < io->nrd && !err; i++)
@@ -148,7 +159,9 @@ int exec_run(npu_plan *p, int train)
 
 int exec_sync_host(npu_plan *p, int id)
 {
-	int err = wait_others(p, -1);
+	int err = refold(p);
+
+	err = err ? err : wait_others(p, -1);
 
 	return err ? err : to_host(p, ir_root(p->g, id));
 }
@@ -172,7 +185,8 @@ int npu_plan_stats_v(size_t size, const npu_plan *p, struct npu_plan_stats *s)
 
 /* ---- the plan API -------------------------------------------------------- */
 
-static int check_id(npu_plan *p, int id, size_t bytes, const void *data, const char *what)
+static int check_id(npu_plan *p, int id, size_t bytes, const void *data, const char *what,
+		    int write)
 {
 	if (!p)
 		return npu_fail(NULL, NPU_EINVAL, "%s: no plan", what);
@@ -181,9 +195,12 @@ static int check_id(npu_plan *p, int id, size_t bytes, const void *data, const c
 	if (bytes != p->g->t[id].bytes)
 		return plan_fail(p, NPU_EINVAL, "%s: tensor %d holds %zu bytes, not %zu", what, id,
 				 p->g->t[id].bytes, bytes);
-	if (p->gone[id])
+	if (p->gone[id] & GONE_MADE)
 		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is folded away: QDQ folding runs "
 				 "the int8 op around it instead", what, id);
+	if (write && (p->gone[id] & GONE_WRITE))
+		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is dequantized weights the QDQ-folded "
+				 "int8 op does not read: write their int8 source", what, id);
 	if (p->planned[id])
 		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is an intermediate whose storage "
 				 "the plan reuses (reuse_memory): declare it an output", what, id);
@@ -192,7 +209,7 @@ static int check_id(npu_plan *p, int id, size_t bytes, const void *data, const c
 
 int npu_plan_write(npu_plan *p, int id, const void *data, size_t bytes)
 {
-	int err = check_id(p, id, bytes, data, "npu_plan_write");
+	int err = check_id(p, id, bytes, data, "npu_plan_write", 1);
 
 	if (err)
 		return err;
@@ -208,7 +225,7 @@ int npu_plan_write(npu_plan *p, int id, const void *data, size_t bytes)
 
 int npu_plan_read(npu_plan *p, int id, void *data, size_t bytes)
 {
-	int err = check_id(p, id, bytes, data, "npu_plan_read");
+	int err = check_id(p, id, bytes, data, "npu_plan_read", 0);
 
 	if (!err)
 		err = exec_sync_host(p, id);

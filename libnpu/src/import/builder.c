@@ -201,6 +201,31 @@ int npu_graph_quantize(npu_graph *g, int in, int out)
  * constant that remembers its source, so that QDQ folding can run the
  * int8 op on the source itself.
  */
+/* A tensor nothing refers to yet: no node, no view, no declaration. */
+static int fresh(const npu_graph *g, int t)
+{
+	if (g->t[t].alias >= 0)
+		return 0;
+	for (int i = 0; i < g->nt; i++)
+		if (g->t[i].alias == t)
+			return 0;
+	for (int i = 0; i < g->nn; i++) {
+		for (uint32_t k = 0; k < g->n[i].nin; k++)
+			if (g->n[i].in[k] == t)
+				return 0;
+		for (uint32_t k = 0; k < g->n[i].nout; k++)
+			if (g->n[i].out[k] == t)
+				return 0;
+	}
+	for (uint32_t i = 0; i < g->ninputs; i++)
+		if (g->inputs[i] == t)
+			return 0;
+	for (uint32_t i = 0; i < g->noutputs; i++)
+		if (g->outputs[i] == t)
+			return 0;
+	return 1;
+}
+
 static int dequantize_constant(npu_graph *g, int in, int out)
 {
 	const struct ir_tensor *x = &g->t[in];
@@ -214,6 +239,10 @@ static int dequantize_constant(npu_graph *g, int in, int out)
 	    memcmp(y->d.dims, x->d.dims, sizeof(uint32_t) * x->d.rank))
 		return ir_fail(g, NPU_EINVAL, "dequantize: a constant int8 or int32 tensor into an "
 			       "fp32 activation of its shape");
+	if (!fresh(g, out))
+		return ir_fail(g, NPU_EINVAL, "dequantize: the output (tensor %d) of a constant's "
+			       "dequantize becomes a constant: no op may use it yet, and it may not "
+			       "be a view or declared", out);
 	if (!x->cscales && !(x->d.scale > 0))
 		return ir_fail(g, NPU_EINVAL, "dequantize: tensor %d has no scale", in);
 	if (x->cscales) {

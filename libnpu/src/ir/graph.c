@@ -207,6 +207,10 @@ int ir_add_node(npu_graph *g, struct ir_node *n)
 		if (n->out[i] >= 0 && ir_is_const(g, n->out[i]) && !(d->flags & IR_F_INPLACE))
 			return ir_fail(g, NPU_EINVAL, "%s: output %u (tensor %d) is a constant",
 				       d->name, i, n->out[i]);
+	for (uint32_t i = 0; i < n->nin; i++)
+		if (ir_valid_id(g, n->in[i]) && !g->t[n->in[i]].d.rank)
+			return ir_fail(g, NPU_EINVAL, "%s: input %u (tensor %d) has no shape yet: the op "
+				       "that writes it comes first", d->name, i, n->in[i]);
 	err = infer_shape(g, d, n, &inferred);
 	if (!err)
 		err = d->verify(g, n);

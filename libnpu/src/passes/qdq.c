@@ -14,7 +14,9 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "npu_quant.h"
 #include "passes/qdq.h"
 
 static int declared(const int *ids, uint32_t n, int t)
@@ -43,6 +45,45 @@ static int weights_ok(const npu_graph *g, int w)
 	       (!t->cscales || t->d.quant_dim == 0);
 }
 
+/* Every channel's requantization (x * w[c] / y) representable: else no folding. */
+static int multipliers_ok(const struct ir_tensor *wq, double sx, double sy)
+{
+	uint32_t n = wq->cscales ? wq->d.dims[0] : 1;
+
+	for (uint32_t c = 0; c < n; c++) {
+		double sw = scale_of(wq, c);
+		int32_t m;
+		int sh;
+
+		if (!(sw > 0) || !isfinite(sw) ||
+		    npu_quantize_multiplier(sx * sw / sy, &m, &sh))
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether a node strictly between @from and @to writes @t (or, with @reads, touches it). */
+static int touched(const npu_graph *g, int from, int to, int t, int reads)
+{
+	for (int k = from + 1; k < to; k++) {
+		const struct ir_node *n = &g->n[k];
+
+		for (uint32_t j = 0; j < n->nout; j++)
+			if (n->out[j] >= 0 && ir_root(g, n->out[j]) == ir_root(g, t))
+				return 1;
+		for (uint32_t j = 0; reads && j < n->nin; j++)
+			if (n->in[j] >= 0 && ir_root(g, n->in[j]) == ir_root(g, t))
+				return 1;
+	}
+	return 0;
+}
+
+static int same_shape(const npu_graph *g, int a, int b)
+{
+	return g->t[a].d.rank == g->t[b].d.rank &&
+	       !memcmp(g->t[a].d.dims, g->t[b].d.dims, sizeof(uint32_t) * g->t[a].d.rank);
+}
+
 /* An int32 bias at the input's scale times the weights', channel by channel. */
 static int bias_ok(const npu_graph *g, int b, double sx, const struct ir_tensor *wq,
 		   uint32_t channels)
@@ -54,7 +95,8 @@ static int bias_ok(const npu_graph *g, int b, double sx, const struct ir_tensor 
 	if (!g->t[b].cdata || g->t[b].qsrc < 0)
 		return 0;
 	t = &g->t[g->t[b].qsrc];
-	if (t->d.dtype != NPU_DT_INT32 || t->d.zero_point != 0 || ir_count(g, g->t[b].qsrc) != channels)
+	if (t->d.dtype != NPU_DT_INT32 || t->d.zero_point != 0 || ir_count(g, g->t[b].qsrc) != channels ||
+	    (t->cscales && t->d.dims[t->d.quant_dim] != channels))
 		return 0;
 	for (uint32_t c = 0; c < channels; c++) {
 		double want = sx * scale_of(wq, wq->cscales ? c : 0);
@@ -106,7 +148,8 @@ int qdq_find(const npu_graph *g, struct qdq_node *q)
 		d = producer[x];
 		qn = consumer[y];
 		/* A ReLU of its own between the op and the quantize: fused as the clamp. */
-		if (qn >= 0 && g->n[qn].op == IR_RELU && n->a.act == NPU_ACT_NONE && uses[y] == 1) {
+		if (qn >= 0 && g->n[qn].op == IR_RELU && n->a.act == NPU_ACT_NONE && uses[y] == 1 &&
+		    same_shape(g, y, g->n[qn].out[0])) {
 			relu = qn;
 			r = g->n[relu].out[0];
 			qn = uses[r] == 1 && !declared(g->outputs, g->noutputs, r) ? consumer[r] : -1;
@@ -120,7 +163,14 @@ int qdq_find(const npu_graph *g, struct qdq_node *q)
 			continue;
 		wq = &g->t[g->t[w].qsrc];
 		channels = wq->d.dims[0];
-		if (!bias_ok(g, b, g->t[g->n[d].in[0]].d.scale, wq, channels))
+		/*
+		 * The int8 op reads x_q where the dequantize did and writes y_q where
+		 * the quantize did: nothing in between may change x_q or see y_q.
+		 */
+		if (!(d < i && i < qn) || (relu >= 0 && !(i < relu && relu < qn)) ||
+		    touched(g, d, i, g->n[d].in[0], 0) || touched(g, i, qn, g->n[qn].out[0], 1) ||
+		    !bias_ok(g, b, g->t[g->n[d].in[0]].d.scale, wq, channels) ||
+		    !multipliers_ok(wq, g->t[g->n[d].in[0]].d.scale, g->t[g->n[qn].out[0]].d.scale))
 			continue;
 		q[d] = (struct qdq_node){ QDQ_FUSED, i, -1, -1, -1, -1, NPU_ACT_NONE, -1 };
 		q[qn] = q[d];

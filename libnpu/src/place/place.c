@@ -227,31 +227,55 @@ static const char *why_here(const struct claims *cl, const struct place_opts *o,
 	return "cheaper here, with the crossings";
 }
 
+/* Whether node @n runs in the runs of @set (0: forward, 1: training). */
+static int in_set(const npu_graph *g, const struct placement *pl, int n, int set)
+{
+	return pl->node[n] >= 0 && (set || !g->n[n].backward);
+}
+
+/*
+ * Partitions: maximal runs of consecutive nodes on one backend, once for
+ * forward runs (the training nodes left out) and, when there are training
+ * nodes, once for training runs (all of them, so that a training step on
+ * one backend is one submission).
+ */
 static int partition(const npu_graph *g, struct placement *pl)
 {
-	pl->parts = calloc((size_t)g->nn + 1, sizeof(*pl->parts));
+	int train = 0;
+
+	for (int n = 0; n < g->nn; n++)
+		train |= g->n[n].backward;
+	pl->parts = calloc(2 * (size_t)g->nn + 1, sizeof(*pl->parts));
 	if (!pl->parts)
 		return NPU_ENOMEM;
-	for (int n = 0; n < g->nn; n++) {
-		struct place_part *p = pl->nparts ? &pl->parts[pl->nparts - 1] : NULL;
+	for (int set = 0; set <= train; set++) {
+		struct place_part *p = NULL;
 
-		if (pl->node[n] < 0)
-			continue;
-		if (!p || p->backend != pl->node[n] || p->backward != g->n[n].backward) {
+		for (int n = 0; n < g->nn; n++) {
 			int len = 0;
 
-			/* The run's length: its nodes up to the next change (views inside). */
-			for (int m = n; m < g->nn && (pl->node[m] < 0 ||
-			     (pl->node[m] == pl->node[n] && g->n[m].backward == g->n[n].backward)); m++)
+			if (!in_set(g, pl, n, set))
+				continue;
+			if (p && p->backend == pl->node[n]) {
+				p->nodes[p->count++] = n;
+				continue;
+			}
+			/* A new run: its length, up to the next node of the set elsewhere. */
+			for (int m = n; m < g->nn; m++) {
+				if (!in_set(g, pl, m, set))
+					continue;
+				if (pl->node[m] != pl->node[n])
+					break;
 				len++;
+			}
 			p = &pl->parts[pl->nparts++];
 			p->backend = pl->node[n];
-			p->backward = g->n[n].backward;
+			p->set = set;
 			p->nodes = malloc(sizeof(int) * (size_t)len);
 			if (!p->nodes)
 				return NPU_ENOMEM;
+			p->nodes[p->count++] = n;
 		}
-		p->nodes[p->count++] = n;
 	}
 	return 0;
 }

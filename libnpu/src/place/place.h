@@ -58,7 +58,7 @@ struct placement {
 	int *node;			/* per node: the backend's index, -1 for none (a view) */
 	struct place_part {
 		int backend;
-		int backward;		/* training-only nodes */
+		int set;		/* 0: run by forward runs; 1: by training runs */
 		int *nodes;
 		uint32_t count;
 	} *parts;

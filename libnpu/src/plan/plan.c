@@ -135,14 +135,17 @@ static int plan_memory(npu_plan *p)
 	p->owner = malloc(sizeof(*p->owner) * ((size_t)g->nt + 1));
 	p->alloc = malloc(sizeof(*p->alloc) * ((size_t)g->nt + 1));
 	p->planned = calloc((size_t)g->nt + 1, 1);
+	if (p->owner)	/* whatever fails below, npu_plan_free reads it */
+		for (int t = 0; t < g->nt; t++)
+			p->owner[t] = ir_root(g, t);
 	if (!p->owner || !p->alloc || !p->planned)
 		return plan_fail(p, NPU_ENOMEM, "out of memory");
-	if (p->reuse)
-		return memplan(g, &p->low, p->fixed, p->owner, p->alloc, p->planned) ?
-		       plan_fail(p, NPU_ENOMEM, "out of memory planning memory") : 0;
-	for (int t = 0; t < g->nt; t++) {
-		p->owner[t] = ir_root(g, t);
+	for (int t = 0; t < g->nt; t++)
 		p->alloc[t] = g->t[t].bytes;
+	if (p->reuse && memplan(g, &p->low, p->fixed, p->owner, p->alloc, p->planned)) {
+		for (int t = 0; t < g->nt; t++)
+			p->owner[t] = ir_root(g, t);
+		return plan_fail(p, NPU_ENOMEM, "out of memory planning memory");
 	}
 	return 0;
 }
@@ -348,7 +351,7 @@ static void report_tail(npu_plan *p, size_t *used)
 		int runs = 0;
 
 		for (int k = 0; k < p->pl.nparts; k++)
-			runs += p->pl.parts[k].backend == i && !p->pl.parts[k].backward;
+			runs += p->pl.parts[k].backend == i && !p->pl.parts[k].set;
 		if (e->id == NPU_BACKEND_CUSTOM && !runs)
 			continue;
 		report_add(r, len, used, "%s %d %s %s(s)", i ? "," : "", runs, title(e),
@@ -393,9 +396,13 @@ static int passes(npu_plan *p, struct place_opts *po)
 		if (p->qdq[i].role == QDQ_OP) {
 			p->label[i] = n->op == IR_FC ? "fully_connected" : "conv2d";
 			/* The float tensors around it are never made. */
-			p->gone[n->in[0]] = p->gone[n->out[0]] = 1;
+			p->gone[n->in[0]] = p->gone[n->out[0]] = GONE_MADE;
+			/* Its float weights and bias: the int8 op reads their sources. */
+			p->gone[n->in[1]] |= GONE_WRITE;
+			if (n->in[2] >= 0)
+				p->gone[n->in[2]] |= GONE_WRITE;
 			if (p->qdq[i].gone >= 0)
-				p->gone[p->qdq[i].gone] = 1;
+				p->gone[p->qdq[i].gone] = GONE_MADE;
 		}
 	}
 	po->skip = p->skip;

@@ -28,6 +28,10 @@ struct plan_backend {
 
 #define VALID_HOST	1u		/* bit 0: the host copy; bit 1 + b: backend b's */
 
+/* What QDQ folding leaves of a tensor: */
+#define GONE_MADE	1u		/* never made: not read, not written */
+#define GONE_WRITE	2u		/* a float constant the int8 op does not read: not written */
+
 struct npu_plan {
 	npu_graph *g;
 	npu_device *dev;
@@ -50,7 +54,7 @@ struct npu_plan {
 	struct qdq_node *qdq;		/* per node: QDQ folding (qdq.c) */
 	struct place_skip *skip;	/* per node: folded or fused, without a backend */
 	const char **label;		/* per node: the report's name, or NULL */
-	unsigned char *gone;		/* per tensor: never made (QDQ folding) */
+	unsigned char *gone;		/* per tensor: GONE_* (QDQ folding) */
 	unsigned char *fixed;		/* per tensor: constant, or computed by folding */
 	int nfolded, refold;		/* refold: a constant was written since */
 	void **host;
