@@ -212,7 +212,15 @@ int npu_cmd_pool_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_pool_i8 *p, 
 int npu_ref_pool_i8_v(size_t size, const struct npu_pool_i8 *p, const int8_t *in, int8_t *out);
 #define npu_ref_pool_i8(...) npu_ref_pool_i8_v(sizeof(struct npu_pool_i8), __VA_ARGS__)
 
-/** Int8 elementwise add or mul (TFLite Add / Mul, same shapes). */
+/**
+ * Int8 elementwise add or mul (TFLite Add / Mul). With @rank 0 the three
+ * tensors have @count elements each. With @rank 1-4 the output is
+ * @out_dims (@count their product) and each input broadcasts to it as
+ * numpy does: its dims (@a_dims, @b_dims, aligned to the right, the
+ * missing ones 1) are 1 or the output's. The NPU's command has no
+ * broadcasting (npu_cmd_eltwise_i8 refuses @rank); the CPU reference and
+ * OpenCL have it.
+ */
 struct npu_eltwise_i8 {
 	uint32_t count;
 	int mul;			/* 0: add, 1: mul */
@@ -220,6 +228,8 @@ struct npu_eltwise_i8 {
 	int32_t a_mult, a_shift, b_mult, b_shift;	/* add only */
 	int32_t out_mult, out_shift;
 	uint32_t left_shift;		/* add only; TFLite uses 20 */
+	uint32_t rank;			/* 0: same shapes; 1-4: broadcasting */
+	uint32_t out_dims[4], a_dims[4], b_dims[4];
 };
 
 int npu_cmd_eltwise_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t a_va,
@@ -458,7 +468,13 @@ int npu_graph_pool_ex_v(size_t size, npu_graph *g, int in, int out,
 #define npu_graph_pool_ex(...) npu_graph_pool_ex_v(sizeof(struct npu_pool_attrs), __VA_ARGS__)
 /** npu_graph_pool_ex with a square window, one stride and no padding. */
 int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, int average);
+/*
+ * Int8 add and mul (TFLite Add / Mul), with numpy broadcasting: @out's
+ * shape is the one @a's and @b's broadcast to (rank 0: inferred). Only
+ * equal shapes run on the NPU; broadcasting runs on OpenCL or the CPU.
+ */
 int npu_graph_add(npu_graph *g, int a, int b, int out, enum npu_activation act);
+int npu_graph_mul(npu_graph *g, int a, int b, int out, enum npu_activation act);
 int npu_graph_softmax(npu_graph *g, int in, int out, float beta);
 /**
  * Concatenate @count int8 tensors (ids in @ins) along @axis into @out; all

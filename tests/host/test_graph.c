@@ -450,6 +450,66 @@ static void test_qdq_folding(void)
 	npu_graph_free(k);
 }
 
+/*
+ * Broadcasting: add [2][3][4] + [4] and mul [2][3][4] * [3][1], at scales
+ * that make the requantization exact (add: equal scales; mul: 0.5 * 0.5 /
+ * 0.25), so the results are the saturated integer sums and products.
+ */
+static void test_broadcasting(void)
+{
+	npu_graph *g = npu_graph_new();
+	int8_t x[24], y[24], z[24], bv[4] = { 100, -100, 7, 0 }, cv[3] = { 2, -1, 0 };
+	int a, b, c, s, m, bad;
+	npu_plan *plan;
+
+	for (int i = 0; i < 24; i++)
+		x[i] = (int8_t)(i * 9 - 100);
+	a = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 3,
+			     .dims = { 2, 3, 4 }, .scale = 0.5f });
+	b = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 1,
+			     .dims = { 4 }, .scale = 0.5f, .data = bv });
+	c = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+			     .dims = { 3, 1 }, .scale = 0.5f, .data = cv });
+	s = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .scale = 0.5f });
+	m = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .scale = 0.25f });
+	bad = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 1,
+			       .dims = { 3 }, .scale = 0.5f, .data = cv });
+	CHECK_EQ(npu_graph_add(g, a, bad, s, NPU_ACT_NONE), NPU_EINVAL);	/* 4 and 3 */
+	CHECK(strstr(npu_graph_error(g), "do not broadcast") != NULL);
+	CHECK_EQ(npu_graph_add(g, a, b, s, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_mul(g, a, c, m, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	printf("%s", npu_plan_report(plan));
+	CHECK_EQ(npu_plan_write(plan, a, x, sizeof(x)), 0);
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_FORWARD), 0);
+	CHECK_EQ(npu_plan_read(plan, s, y, sizeof(y)), 0);
+	CHECK_EQ(npu_plan_read(plan, m, z, sizeof(z)), 0);
+	for (int i = 0; i < 24; i++) {
+		int sum = x[i] + bv[i % 4], prod = x[i] * cv[i / 4 % 3];
+
+		CHECK_EQ(y[i], sum > 127 ? 127 : sum < -128 ? -128 : sum);
+		CHECK_EQ(z[i], prod > 127 ? 127 : prod < -128 ? -128 : prod);
+	}
+	npu_graph_free(g);
+	/* The one-call op broadcasts as well. */
+	{
+		struct npu_eltwise_i8 p = { .count = 24, .mul = 1, .out_mult = 1 << 30,
+					    .out_shift = 1, .act_min = -128, .act_max = 127,
+					    .rank = 3, .out_dims = { 2, 3, 4 },
+					    .a_dims = { 2, 3, 4 }, .b_dims = { 1, 3, 1 } };
+
+		CHECK_EQ(npu_run_eltwise_i8(NULL, &p, x, cv, z), 0);
+		for (int i = 0; i < 24; i++) {
+			int prod = x[i] * cv[i / 4 % 3];
+
+			CHECK_EQ(z[i], prod > 127 ? 127 : prod < -128 ? -128 : prod);
+		}
+		p.b_dims[0] = 2;	/* neither 1 nor the output's... it is: fine */
+		p.b_dims[2] = 3;	/* this one is neither */
+		CHECK_EQ(npu_run_eltwise_i8(NULL, &p, x, cv, z), NPU_EINVAL);
+	}
+}
+
 /* Pad with the zero point, then transpose; and the shapes refused. */
 static void test_pad_transpose(void)
 {
@@ -688,6 +748,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_memory_reuse),
 	TAP_ENTRY(test_constant_folding),
 	TAP_ENTRY(test_qdq_folding),
+	TAP_ENTRY(test_broadcasting),
 	TAP_ENTRY(test_pad_transpose),
 	TAP_ENTRY(test_quantize_dequantize),
 	TAP_ENTRY(test_reshape),

@@ -155,10 +155,12 @@ static void test_conv2d_i8(void)
 
 static void test_eltwise_softmax_i8(void)
 {
+	int broadcasts = 0;
+
 	for (int t = 0; t < 20; t++) {
 		struct npu_eltwise_i8 e = { pick(1, 3000), t & 1, (int32_t)pick(0, 255) - 128,
 					    (int32_t)pick(0, 255) - 128, (int32_t)pick(0, 255) - 128,
-					    -128, 127, 0, 0, 0, 0, 0, 0, 20 };
+					    -128, 127, 0, 0, 0, 0, 0, 0, 20, 0, { 0 }, { 0 }, { 0 } };
 		struct npu_softmax_i8 s;
 		uint32_t n = e.count;
 		int8_t *a = bytes(n), *b = bytes(n), *want = malloc(n), *got = malloc(n);
@@ -185,12 +187,33 @@ static void test_eltwise_softmax_i8(void)
 		CHECK_EQ(ocl_softmax_i8(ocl, &s, ma, mo), NPU_OK);
 		down(mo, got, (size_t)s.rows * s.depth);
 		CHECK(!memcmp(got, want, (size_t)s.rows * s.depth));
+		/* Broadcasting: random shapes, each input dim 1 or the output's. */
+		e.rank = 1 + (uint32_t)pick(0, 3);
+		e.count = 1;
+		for (uint32_t d = 0; d < e.rank; d++) {
+			e.out_dims[d] = (uint32_t)pick(1, 6);
+			e.a_dims[d] = rnd() % 3 ? e.out_dims[d] : 1;
+			e.b_dims[d] = rnd() % 3 ? e.out_dims[d] : 1;
+			e.count *= e.out_dims[d];
+		}
+		if (e.count <= n) {	/* the inputs hold at least as many */
+			cl_mem mc = up(NULL, e.count);
+
+			CHECK_EQ(npu_ref_eltwise_i8(&e, a, b, want), 0);
+			CHECK_EQ(ocl_eltwise_i8(ocl, &e, ma, mb, mc), NPU_OK);
+			down(mc, got, e.count);
+			CHECK(!memcmp(got, want, e.count));
+			broadcasts++;
+		}
+		e.rank = 0;
 		ocl_release(ocl, (cl_mem[]){ ma, mb }, 2);
 		free(a);
 		free(b);
 		free(want);
 		free(got);
 	}
+	printf("#   %d broadcasting eltwise ops, bit for bit\n", broadcasts);
+	CHECK(broadcasts > 5);
 }
 
 /* Quantize, edge values included (ties, NaN, huge); dequantize needs fp64 to round alike. */

@@ -733,8 +733,9 @@ static void test_eltwise_tflite_worked_values(void)
 {
 	static int8_t a[65536], b[65536], got[65536], ref[65536];
 	struct npu_eltwise_i8 add = { 65536, 0, 10, -20, 5, -128, 127,
-				      1 << 30, 0, 1 << 30, -1, 1 << 30, -19, 20 };
-	struct npu_eltwise_i8 mul = { 65536, 1, -3, 7, -1, -100, 120, 0, 0, 0, 0, 1 << 30, 1, 0 };
+				      1 << 30, 0, 1 << 30, -1, 1 << 30, -19, 20, 0, { 0 }, { 0 }, { 0 } };
+	struct npu_eltwise_i8 mul = { 65536, 1, -3, 7, -1, -100, 120, 0, 0, 0, 0, 1 << 30, 1, 0,
+				      0, { 0 }, { 0 }, { 0 } };
 	/* a * b (zero points 0) at multiplier 0.125: SRDHM halves (half up), RDBPOT / 4. */
 	static const struct { int8_t a, b, want; } m8[] = {
 		{ 3, 1, 1 },	/* 0.375: 3 -> 2 (1.5 up), 2 / 4 = 0.5 -> 1 */
@@ -747,7 +748,8 @@ static void test_eltwise_tflite_worked_values(void)
 		{ 100, 100, 127 },	/* 1250: saturates */
 		{ -128, 127, -128 },
 	};
-	struct npu_eltwise_i8 m = { 9, 1, 0, 0, 0, -128, 127, 0, 0, 0, 0, 1 << 30, -2, 0 };
+	struct npu_eltwise_i8 m = { 9, 1, 0, 0, 0, -128, 127, 0, 0, 0, 0, 1 << 30, -2, 0,
+				    0, { 0 }, { 0 }, { 0 } };
 
 	for (int i = 0; i < 65536; i++) {
 		a[i] = (int8_t)(i & 255);

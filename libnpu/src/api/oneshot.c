@@ -170,7 +170,8 @@ int npu_run_eltwise_i8_v(size_t size, npu_device *dev, const struct npu_eltwise_
 		return npu_fail(NULL, NPU_EINVAL, "npu_run_eltwise_i8: invalid parameters");
 	k.p.elt = *p;
 	return run_kernel(dev, &k, 2, (const void *[]){ a, b },
-			  (size_t[]){ p->count, p->count }, out, p->count);
+			  (size_t[]){ npu_eltwise_i8_in_count(p, 0), npu_eltwise_i8_in_count(p, 1) },
+			  out, p->count);
 }
 
 int npu_run_quantize_v(size_t size, npu_device *dev, const struct npu_quantize *p_in, const void *in,

@@ -125,6 +125,17 @@ int npu_graph_add(npu_graph *g, int a, int b, int out, enum npu_activation act)
 	return ir_add_node(g, &n);
 }
 
+int npu_graph_mul(npu_graph *g, int a, int b, int out, enum npu_activation act)
+{
+	struct ir_node n;
+
+	unary(IR_MUL, a, out, &n);
+	n.in[1] = b;
+	n.nin = 2;
+	n.a.act = act;
+	return ir_add_node(g, &n);
+}
+
 int npu_graph_softmax(npu_graph *g, int in, int out, float beta)
 {
 	struct ir_node n;

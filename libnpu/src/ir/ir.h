@@ -33,7 +33,8 @@ enum ir_op {
 	IR_CONV2D,		/* in: x, w, bias?; out: y. int8 or fp32 */
 	IR_FC,			/* in: x, w, bias?; out: y */
 	IR_POOL,		/* in: x; out: y */
-	IR_ADD,			/* in: a, b; out: y (int8) */
+	IR_ADD,			/* in: a, b; out: y (int8, numpy broadcasting) */
+	IR_MUL,			/* in: a, b; out: y (int8, numpy broadcasting) */
 	IR_SOFTMAX,		/* in: x; out: y (int8) */
 	IR_CONCAT,		/* in: x0..xn; out: y */
 	IR_PAD,			/* in: x; out: y */

@@ -211,17 +211,45 @@ static int verify_pool(npu_graph *g, const struct ir_node *n)
 	return check_out_dim(g, n, "width", o->dims[2], ow);
 }
 
-static int verify_add(npu_graph *g, const struct ir_node *n)
+/*
+ * The shape @a and @b broadcast to, numpy's way (dims aligned to the
+ * right, each 1 or the other's); 0 when they do not.
+ */
+static uint32_t broadcast(const npu_graph *g, int a, int b, uint32_t *dims)
 {
-	TRY(want_act(g, n, n->in[0], NPU_DT_INT8, "input a"));
-	TRY(want_act(g, n, n->in[1], NPU_DT_INT8, "input b"));
+	const struct npu_tensor_desc *x = T(a), *y = T(b);
+	uint32_t rank = x->rank > y->rank ? x->rank : y->rank;
+
+	for (uint32_t d = 0; d < rank; d++) {
+		uint32_t da = d + x->rank >= rank ? x->dims[d + x->rank - rank] : 1;
+		uint32_t db = d + y->rank >= rank ? y->dims[d + y->rank - rank] : 1;
+
+		if (da != db && da != 1 && db != 1)
+			return 0;
+		dims[d] = da > db ? da : db;
+	}
+	return rank;
+}
+
+static int verify_eltwise(npu_graph *g, const struct ir_node *n)
+{
+	const char *op = ir_op(n->op)->name;
+	uint32_t dims[IR_MAX_RANK], rank;
+
+	/* Either input may be a constant (a bias-like addend, a scale). */
+	for (int i = 0; i < 2; i++)
+		if (!ir_valid_id(g, n->in[i]) || T(n->in[i])->dtype != NPU_DT_INT8)
+			return ir_fail(g, NPU_EINVAL, "%s: input %c must be an int8 tensor", op,
+				       'a' + i);
 	TRY(want_act(g, n, n->out[0], NPU_DT_INT8, "output"));
-	if (g->t[n->in[0]].bytes != g->t[n->in[1]].bytes ||
-	    g->t[n->in[0]].bytes != g->t[n->out[0]].bytes)
-		return ir_fail(g, NPU_EINVAL, "add: %zu, %zu and %zu elements (no broadcasting)",
-			       g->t[n->in[0]].bytes, g->t[n->in[1]].bytes, g->t[n->out[0]].bytes);
+	rank = broadcast(g, n->in[0], n->in[1], dims);
+	if (!rank)
+		return ir_fail(g, NPU_EINVAL, "%s: inputs of shapes that do not broadcast", op);
+	if (T(n->out[0])->rank != rank || memcmp(T(n->out[0])->dims, dims, sizeof(uint32_t) * rank))
+		return ir_fail(g, NPU_EINVAL, "%s: the output's shape is not the inputs' broadcast "
+			       "one", op);
 	if (n->a.act != NPU_ACT_NONE && n->a.act != NPU_ACT_RELU && n->a.act != NPU_ACT_RELU6)
-		return ir_fail(g, NPU_EINVAL, "add: activation %d is not supported", n->a.act);
+		return ir_fail(g, NPU_EINVAL, "%s: activation %d is not supported", op, n->a.act);
 	return 0;
 }
 
@@ -540,6 +568,13 @@ static void shape_transpose(const npu_graph *g, const struct ir_node *n, uint32_
 		d[i] = n->a.perm[i] < *rank ? T(n->in[0])->dims[n->a.perm[i]] : 0;
 }
 
+static void shape_eltwise(const npu_graph *g, const struct ir_node *n, uint32_t *d,
+			  uint32_t *rank)
+{
+	if (ir_valid_id(g, n->in[0]) && ir_valid_id(g, n->in[1]))
+		*rank = broadcast(g, n->in[0], n->in[1], d);
+}
+
 static void shape_xent(const npu_graph *g, const struct ir_node *n, uint32_t *d, uint32_t *rank)
 {
 	if (!rank_is(g, n->in[0], 2))
@@ -608,7 +643,10 @@ static const struct ir_op_desc registry[IR_NUM_OPS] = {
 		    .label = label_fc, .grad = IR_FC_GRAD },
 	[IR_POOL] = { OP("pool", 1, 1, 1, 1), .verify = verify_pool, .shape = shape_pool,
 		      .label = label_pool, .grad = IR_POOL_GRAD },
-	[IR_ADD] = { OP("add", 2, 2, 1, 1), .verify = verify_add, .shape = shape_same, .grad = -1 },
+	[IR_ADD] = { OP("add", 2, 2, 1, 1), .verify = verify_eltwise, .shape = shape_eltwise,
+		     .grad = -1 },
+	[IR_MUL] = { OP("mul", 2, 2, 1, 1), .verify = verify_eltwise, .shape = shape_eltwise,
+		     .grad = -1 },
 	[IR_SOFTMAX] = { OP("softmax", 1, 1, 1, 1), .verify = verify_softmax, .shape = shape_same,
 			 .grad = -1 },
 	[IR_CONCAT] = { OP("concatenation", 1, IR_MAX_IN, 1, 1), .verify = verify_concat,

@@ -139,6 +139,27 @@ static int lower_add_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	e->b_zero = b->zero_point;
 	e->out_zero = y->zero_point;
 	act_range(n->a.act, y, &e->act_min, &e->act_max);
+	if (g->t[n->in[0]].bytes != e->count || g->t[n->in[1]].bytes != e->count ||
+	    a->rank != y->rank || b->rank != y->rank) {
+		/* Broadcasting: both inputs at the output's rank, 1s in front. */
+		e->rank = y->rank;
+		for (uint32_t d = 0; d < y->rank; d++) {
+			e->out_dims[d] = y->dims[d];
+			e->a_dims[d] = d + a->rank >= y->rank ? a->dims[d + a->rank - y->rank] : 1;
+			e->b_dims[d] = d + b->rank >= y->rank ? b->dims[d + b->rank - y->rank] : 1;
+		}
+	}
+	if (n->op == IR_MUL) {	/* TFLite Mul: x * y, requantized by in_a * in_b / out */
+		int so;
+
+		e->mul = 1;
+		if (npu_quantize_multiplier((double)a->scale * b->scale / y->scale, &e->out_mult,
+					    &so))
+			return ir_fail(g, NPU_EINVAL, "mul: the scales give no requantization "
+				       "multiplier");
+		e->out_shift = so;
+		return 0;
+	}
 	e->left_shift = 20;
 	if (npu_quantize_multiplier(a->scale / twice_max, &e->a_mult, &sa) ||
 	    npu_quantize_multiplier(b->scale / twice_max, &e->b_mult, &sb) ||
@@ -375,6 +396,7 @@ static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
 		return g->t[n->in[0]].d.dtype == NPU_DT_FLOAT32 ? lower_f32(g, n, l) :
 								  lower_i8(g, n, l);
 	case IR_ADD:
+	case IR_MUL:
 		return lower_add_i8(g, n, l);
 	case IR_SOFTMAX:
 	case IR_PAD:

@@ -20,6 +20,14 @@ bool npu_conv2d_i8_valid(const struct npu_conv2d_i8 *p);
 bool npu_pool_i8_valid(const struct npu_pool_i8 *p);
 bool npu_softmax_i8_valid(const struct npu_softmax_i8 *p);
 bool npu_eltwise_i8_valid(const struct npu_eltwise_i8 *p);
+/*
+ * A valid eltwise as rank 4: the output's dims and each input's element
+ * strides (0 along a broadcast dim); without broadcasting, [count][1][1][1].
+ */
+void npu_eltwise_i8_strides(const struct npu_eltwise_i8 *p, uint32_t *od, uint32_t *as,
+			    uint32_t *bs);
+/* Elements of input a (@b 0) or b (@b 1) of a valid eltwise. */
+uint64_t npu_eltwise_i8_in_count(const struct npu_eltwise_i8 *p, int b);
 bool npu_quantize_valid(const struct npu_quantize *p);
 bool npu_transpose_valid(const struct npu_transpose *p);
 bool npu_pad_valid(const struct npu_pad *p);

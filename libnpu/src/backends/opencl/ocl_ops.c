@@ -102,9 +102,17 @@ int ocl_eltwise_i8(struct npu_ocl *o, const struct npu_eltwise_i8 *p, cl_mem a, 
 			  p->act_min, p->act_max, !!p->mul } };
 	n = p->count;
 	{
-		const struct karg args[] = { KMEM(a), KMEM(b), KMEM(out), KVAL(q), KVAL(p->count) };
+		uint32_t od[4], as[4], bs[4];
+		cl_uint4 vod, vas, vbs;
 
-		return ocl_enqueue(o, "eltwise_i8", args, 5, 1, &n);
+		npu_eltwise_i8_strides(p, od, as, bs);
+		vod = (cl_uint4){ { od[0], od[1], od[2], od[3] } };
+		vas = (cl_uint4){ { as[0], as[1], as[2], as[3] } };
+		vbs = (cl_uint4){ { bs[0], bs[1], bs[2], bs[3] } };
+		const struct karg args[] = { KMEM(a), KMEM(b), KMEM(out), KVAL(q), KVAL(p->count),
+					     KVAL(vod), KVAL(vas), KVAL(vbs) };
+
+		return ocl_enqueue(o, "eltwise_i8", args, 8, 1, &n);
 	}
 }
 

@@ -105,17 +105,23 @@ kernel void pool_i8(global const char *in, global char *out, global int *bad,
 
 /* q: a_zero, b_zero, out_zero, left_shift, a_mult, a_shift, b_mult, b_shift,
  * out_mult, out_shift, act_min, act_max, mul */
+/* @od: the output's dims at rank 4; @as, @bs: each input's strides (0: broadcast). */
 kernel void eltwise_i8(global const char *a, global const char *b, global char *out,
-		       int16 qv, uint count)
+		       int16 qv, uint count, uint4 od, uint4 as, uint4 bs)
 {
 	int q[16] = UNPACK16(qv);
 	size_t i = get_global_id(0);
+	uint i3, i2, i1, i0;
 	int x, y, r;
 
 	if (i >= count)
 		return;
-	x = a[i] - q[0];
-	y = b[i] - q[1];
+	i3 = i % od.w;
+	i2 = i / od.w % od.z;
+	i1 = i / od.w / od.z % od.y;
+	i0 = i / od.w / od.z / od.y;
+	x = a[i0 * as.x + i1 * as.y + i2 * as.z + i3 * as.w] - q[0];
+	y = b[i0 * bs.x + i1 * bs.y + i2 * bs.z + i3 * bs.w] - q[1];
 	if (q[12]) {
 		r = x * y;
 	} else {
