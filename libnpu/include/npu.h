@@ -184,6 +184,8 @@ struct npu_conv2d_i8 {
 	uint32_t pad_top, pad_left;
 	int32_t in_zero, out_zero, act_min, act_max;
 	int per_tensor, depthwise;
+	uint32_t groups;	/* 0 or 1: none; G: G convolutions of in_c/G channels
+				 * each, filter [out_c][k_h][k_w][in_c/G] (not on the NPU) */
 };
 
 int npu_cmd_conv2d_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in_va,
@@ -389,6 +391,17 @@ typedef struct npu_plan npu_plan;
  */
 enum npu_dtype { NPU_DT_INT8 = 1, NPU_DT_INT32 = 2, NPU_DT_FLOAT32 = 3 };
 
+/**
+ * The order of a rank-4 tensor's dims. Ops work in NHWC (filters OHWI);
+ * an NCHW tensor (ONNX's; an OIHW filter) gives its dims in that order,
+ * and the graph converts it where an op meets it: a transpose is added
+ * into an NHWC twin of an input (once per tensor; a constant's twin is a
+ * transposed constant), and an op writes an NHWC twin of an NCHW output
+ * that a transpose then writes. Transpose, reshape and custom ops see
+ * the dims as given.
+ */
+enum npu_layout { NPU_LAYOUT_NHWC = 0, NPU_LAYOUT_NCHW = 1 };
+
 struct npu_tensor_desc {
 	enum npu_dtype dtype;
 	uint32_t rank;			/* 1..4; 0: inferred by the op that writes it */
@@ -398,7 +411,7 @@ struct npu_tensor_desc {
 	const float *channel_scales;	/* dims[quant_dim] entries (weights), or NULL */
 	const void *data;		/* constant contents, or NULL */
 	uint32_t quant_dim;		/* the channel dimension: 0, or 3 for depthwise */
-	uint32_t reserved;		/* zero: the struct has no tail padding to grow into */
+	uint32_t layout;		/* enum npu_layout: how a rank-4 tensor's dims go */
 };
 
 enum npu_activation { NPU_ACT_NONE = 0, NPU_ACT_RELU = 1, NPU_ACT_RELU6 = 2 };
@@ -435,6 +448,10 @@ int npu_graph_outputs(npu_graph *g, const int *ids, uint32_t n);
  * @depthwise: the filter is [1][k_h][k_w][out_c], out_c a multiple of in_c
  *	(TFLite DepthwiseConv2D; ONNX Conv with group = in_c).
  * @act: the activation fused after it.
+ * @groups: 0 or 1, or G (not with @depthwise): G convolutions, each of
+ *	in_c / G input channels into out_c / G outputs; the filter is
+ *	[out_c][k_h][k_w][in_c / G] (ONNX Conv's group; int8 only, and not
+ *	on the NPU).
  */
 struct npu_conv2d_attrs {
 	uint32_t stride[2];
@@ -442,6 +459,7 @@ struct npu_conv2d_attrs {
 	uint32_t pad[4];
 	int depthwise;
 	enum npu_activation act;
+	uint32_t groups;
 };
 int npu_graph_conv2d_ex_v(size_t size, npu_graph *g, int in, int filter, int bias, int out,
 			  const struct npu_conv2d_attrs *a);

@@ -397,10 +397,10 @@ static void test_structs_of_older_and_newer_callers(void)
 		memcpy(wild, &d, sizeof(d));
 		CHECK_EQ(npu_graph_tensor_v(sizeof(wild), g, (void *)wild), NPU_E2BIG);
 	}
-	d.reserved = 1;
+	d.layout = 7;
 	CHECK_EQ(npu_graph_tensor(g, &d), NPU_EINVAL);
-	CHECK(strstr(npu_graph_error(g), "reserved is 1, not 0") != NULL);
-	d.reserved = 0;
+	CHECK(strstr(npu_graph_error(g), "layout 7") != NULL);
+	d.layout = 0;
 	/* The op structs too: a pooling of a caller that knew no average is max. */
 	{
 		struct npu_pool_i8 pool = { .batch = 1, .in_h = 2, .in_w = 2, .c = 1,

@@ -510,6 +510,95 @@ static void test_broadcasting(void)
 	}
 }
 
+/*
+ * A grouped convolution (2 groups, 1x1): out[0] = in[0] * w00 + in[1] * w01,
+ * out[1] = in[2] * w10 + in[3] * w11, at scales that make it exact.
+ */
+static void test_grouped_conv(void)
+{
+	static const int8_t w[2 * 1 * 1 * 2] = { 2, -1, 3, 1 };
+	const int8_t x[4] = { 10, 20, -5, 7 };
+	int8_t y[2];
+	npu_graph *g = npu_graph_new();
+	int in, wt, out;
+	npu_plan *plan;
+
+	in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 1, 1, 1, 4 }, .scale = 0.5f });
+	wt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 2, 1, 1, 2 }, .scale = 0.25f, .data = w });
+	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+			       .scale = 0.125f });
+	CHECK_EQ(npu_graph_conv2d_ex(g, in, wt, -1, out, &(struct npu_conv2d_attrs){
+			.stride = { 1, 1 }, .groups = 3 }), NPU_EINVAL);	/* 3 does not divide 4 */
+	CHECK(strstr(npu_graph_error(g), "3 groups") != NULL);
+	CHECK_EQ(npu_graph_conv2d_ex(g, in, wt, -1, out, &(struct npu_conv2d_attrs){
+			.stride = { 1, 1 }, .groups = 2 }), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_run(plan, in, x, out, y), 0);
+	CHECK_EQ(y[0], 10 * 2 + 20 * -1);
+	CHECK_EQ(y[1], -5 * 3 + 7 * 1);
+	npu_graph_free(g);
+}
+
+/*
+ * NCHW tensors (ONNX's layout): an NCHW input, an OIHW filter and an NCHW
+ * output. The graph works in NHWC and converts where the op meets them;
+ * the oracle transposes by hand and runs the reference in NHWC.
+ */
+static void test_nchw_layout(void)
+{
+	static int8_t x[2 * 4 * 4], w[3 * 2 * 3 * 3], y[3 * 2 * 2];
+	static int8_t xh[4 * 4 * 2], wh[3 * 3 * 3 * 2], yh[2 * 2 * 3];
+	const int32_t mult = 1 << 30, shift = 1;	/* 0.5 * 0.25 / 0.125 = 1 */
+	npu_graph *g = npu_graph_new();
+	int in, wt, out;
+	npu_plan *plan;
+
+	for (int i = 0; i < 32; i++)
+		x[i] = (int8_t)(i * 5 % 23 - 11);
+	for (int i = 0; i < 54; i++)
+		w[i] = (int8_t)(i * 7 % 13 - 6);
+	in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 1, 2, 4, 4 }, .scale = 0.5f, .layout = NPU_LAYOUT_NCHW });
+	wt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			      .dims = { 3, 2, 3, 3 }, .scale = 0.25f, .data = w,
+			      .layout = NPU_LAYOUT_NCHW });
+	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+			       .dims = { 1, 3, 2, 2 }, .scale = 0.125f, .layout = NPU_LAYOUT_NCHW });
+	CHECK_EQ(npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+				  .dims = { 1, 2 }, .scale = 1.0f, .layout = NPU_LAYOUT_NCHW }),
+		 NPU_EINVAL);	/* NCHW is for rank 4 */
+	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, out, 1, 0, 0, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_inputs(g, &in, 1), 0);
+	CHECK_EQ(npu_graph_outputs(g, &out, 1), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	printf("%s", npu_plan_report(plan));
+	CHECK(strstr(npu_plan_report(plan), " 0 transpose ") != NULL);
+	CHECK(strstr(npu_plan_report(plan), " 2 transpose ") != NULL);
+	CHECK_EQ(npu_plan_execute(plan, (const void *[]){ x }, (void *[]){ y }), 0);
+	/* By hand: NCHW -> NHWC, OIHW -> OHWI; the reference; NHWC -> NCHW. */
+	for (int c = 0; c < 2; c++)
+		for (int h = 0; h < 4; h++)
+			for (int v = 0; v < 4; v++)
+				xh[(h * 4 + v) * 2 + c] = x[(c * 4 + h) * 4 + v];
+	for (int o = 0; o < 3; o++)
+		for (int c = 0; c < 2; c++)
+			for (int h = 0; h < 3; h++)
+				for (int v = 0; v < 3; v++)
+					wh[((o * 3 + h) * 3 + v) * 2 + c] = w[((o * 2 + c) * 3 + h) * 3 + v];
+	CHECK_EQ(npu_ref_conv2d_i8(&(struct npu_conv2d_i8){
+			.batch = 1, .in_h = 4, .in_w = 4, .in_c = 2, .out_h = 2, .out_w = 2,
+			.out_c = 3, .k_h = 3, .k_w = 3, .stride_h = 1, .stride_w = 1, .dil_h = 1,
+			.dil_w = 1, .act_min = -128, .act_max = 127, .per_tensor = 1 },
+			xh, wh, NULL, &mult, &shift, yh), 0);
+	for (int o = 0; o < 3; o++)
+		for (int h = 0; h < 2; h++)
+			for (int v = 0; v < 2; v++)
+				CHECK_EQ(y[(o * 2 + h) * 2 + v], yh[(h * 2 + v) * 3 + o]);
+	npu_graph_free(g);
+}
+
 /* Pad with the zero point, then transpose; and the shapes refused. */
 static void test_pad_transpose(void)
 {
@@ -749,6 +838,8 @@ TAP_MAIN(
 	TAP_ENTRY(test_constant_folding),
 	TAP_ENTRY(test_qdq_folding),
 	TAP_ENTRY(test_broadcasting),
+	TAP_ENTRY(test_grouped_conv),
+	TAP_ENTRY(test_nchw_layout),
 	TAP_ENTRY(test_pad_transpose),
 	TAP_ENTRY(test_quantize_dequantize),
 	TAP_ENTRY(test_reshape),

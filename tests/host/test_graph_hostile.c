@@ -60,6 +60,7 @@ static int add_tensor(npu_graph *g)
 			d.dims[i] = 1 + rnd(3);
 	}
 	d.scale = rnd(10) ? 0.01f * (float)(1 + rnd(50)) : rnd(2) ? NAN : -1.0f;
+	d.layout = rnd(8) ? NPU_LAYOUT_NHWC : rnd(4) ? NPU_LAYOUT_NCHW : rnd(9);
 	d.zero_point = rnd(10) ? (int32_t)rnd(256) - 128 : (int32_t)rnd(1000) - 500;
 	if (rnd(3) == 0) {
 		size_t n = 1;
@@ -187,8 +188,11 @@ static void compile_and_run(npu_graph *g, int nt)
 	}
 	err = npu_graph_compile_opts(g, NULL, &o, &p);
 	if (err) {
-		if (!*npu_graph_error(g))
+		if (!*npu_graph_error(g)) {
+			printf("#   seed %llu: %s, no message\n", (unsigned long long)seed,
+			       npu_strerror(err));
 			CHECK(!"a failed compile says why");
+		}
 		return;
 	}
 	for (int r = 0; r < 6; r++) {

@@ -102,10 +102,15 @@ static void test_conv2d_i8(void)
 					   0, pick(1, 3), pick(1, 3), pick(1, 2), pick(1, 2),
 					   pick(1, 2), pick(1, 2), 0, 0, (int32_t)pick(0, 255) - 128,
 					   (int32_t)pick(0, 255) - 128, -128, 127, t % 3 == 0,
-					   t % 4 == 1 };
+					   t % 4 == 1, 0 };
 		uint32_t span_h, span_w, nq;
 
 		p.out_c = p.depthwise ? p.in_c * pick(1, 2) : pick(1, 7);
+		if (t % 4 == 3) {	/* grouped: 2 or 3 groups of channels */
+			p.groups = (uint32_t)pick(2, 3);
+			p.in_c = p.groups * (uint32_t)pick(1, 2);
+			p.out_c = p.groups * (uint32_t)pick(1, 2);
+		}
 		p.pad_top = pick(0, p.k_h - 1);
 		p.pad_left = pick(0, p.k_w - 1);
 		span_h = p.dil_h * (p.k_h - 1) + 1;
@@ -123,7 +128,8 @@ static void test_conv2d_i8(void)
 		}
 		nq = p.per_tensor ? 1 : p.out_c;
 		size_t ni = (size_t)p.batch * p.in_h * p.in_w * p.in_c;
-		size_t nf = (size_t)p.out_c * p.k_h * p.k_w * (p.depthwise ? 1 : p.in_c);
+		size_t nf = (size_t)p.out_c * p.k_h * p.k_w *
+			    (p.depthwise ? 1 : p.in_c / (p.groups > 1 ? p.groups : 1));
 		size_t no = (size_t)p.batch * p.out_h * p.out_w * p.out_c;
 		int8_t *in = bytes(ni), *f = bytes(nf), *want = malloc(no), *got = malloc(no);
 		int32_t *bias = malloc(4 * p.out_c), mult[16], shift[16];
@@ -278,8 +284,9 @@ static void test_layout(void)
 			tr.perm[d] = tr.perm[j];
 			tr.perm[j] = x;
 		}
-		uint8_t *in = bytes((size_t)n * 16 + 16), *want = malloc((size_t)on * 4 + n * 16);
-		uint8_t *got = malloc((size_t)on * 4 + n * 16);
+		/* Room for the largest concat too: 4 inputs of 3 along the axis, 4 bytes. */
+		uint8_t *in = bytes((size_t)n * 16 + 16), *want = malloc((size_t)on * 4 + n * 48);
+		uint8_t *got = malloc((size_t)on * 4 + n * 48);
 
 		CHECK_EQ(npu_ref_transpose(&tr, in, want), 0);
 		cl_mem mi = up(in, (size_t)n * 4), mo = up(NULL, (size_t)n * tr.elem_size);

@@ -523,7 +523,7 @@ static void test_conv2d_edges(void)
 	setup();
 	CHECK(run_conv(&p));
 	p = (struct npu_conv2d_i8){ 2, 14, 14, 16, 14, 14, 24, 3, 3, 1, 1, 1, 1, 1, 1, 5, -3,
-				    -128, 127, 0, 0 };
+				    -128, 127, 0, 0, 0 };
 	setup();
 	CHECK(run_conv(&p));
 }

@@ -112,7 +112,8 @@ int npu_run_conv2d_i8_v(size_t size, npu_device *dev, const struct npu_conv2d_i8
 	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->out_c))
 		return npu_fail(NULL, NPU_EINVAL, "npu_run_conv2d_i8: invalid parameters");
 	sz[0] = prod((uint32_t[]){ p->batch, p->in_h, p->in_w, p->in_c }, 4, 1);
-	sz[1] = prod((uint32_t[]){ p->out_c, p->k_h, p->k_w, p->depthwise ? 1 : p->in_c }, 4, 1);
+	sz[1] = prod((uint32_t[]){ p->out_c, p->k_h, p->k_w,
+				   p->depthwise ? 1 : p->in_c / (p->groups > 1 ? p->groups : 1) }, 4, 1);
 	sz[2] = bias ? 4ull * p->out_c : 0;
 	out_sz = prod((uint32_t[]){ p->batch, p->out_h, p->out_w, p->out_c }, 4, 1);
 	if (!fits(sz, 2) || !out_sz)

@@ -45,8 +45,8 @@ int npu_pack_conv2d_i8(struct npu_cmd_conv2d_i8 *out, const struct npu_conv2d_i8
 {
 	struct npu_cmd_conv2d_i8 c;
 
-	if (!p || p->act_min > p->act_max)
-		return NPU_EINVAL;
+	if (!p || p->act_min > p->act_max || p->groups > 1)
+		return NPU_EINVAL;	/* the command has no groups */
 	memset(&c, 0, sizeof(c));
 	c.hdr.op = NPU_CMD_CONV2D_I8;
 	c.hdr.size = sizeof(c);

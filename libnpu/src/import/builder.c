@@ -58,6 +58,7 @@ int npu_graph_conv2d_ex_v(size_t size, npu_graph *g, int in, int filter, int bia
 		n.a.dilation[i] = n.a.dilation[i] ? n.a.dilation[i] : 1;
 	n.a.depthwise = a.depthwise;
 	n.a.act = a.act;
+	n.a.groups = a.groups ? a.groups : 1;
 	return ir_add_node(g, &n);
 }
 

@@ -132,6 +132,7 @@ void ir_node_init(struct ir_node *n, enum ir_op op)
 	}
 	n->a.stride[0] = n->a.stride[1] = 1;
 	n->a.dilation[0] = n->a.dilation[1] = 1;
+	n->a.groups = 1;
 }
 
 void ir_node_release(struct ir_node *n)
@@ -191,13 +192,16 @@ int ir_add_node(npu_graph *g, struct ir_node *n)
 {
 	const struct ir_op_desc *d = ir_op(n->op);
 	struct ir_node *nn = NULL;
-	int err, inferred = -1;
+	int err, inferred = -1, nchw_out = -1;
 
 	err = ir_mutable(g);
 	if (err)
 		return err;
 	if (!d)
 		return ir_fail(g, NPU_EINVAL, "op %d is not in the registry", (int)n->op);
+	err = layout_in(g, n, &nchw_out);
+	if (err)
+		return err;
 	if (n->nin < d->min_in || n->nin > d->max_in || n->nout < d->min_out ||
 	    n->nout > d->max_out)
 		return ir_fail(g, NPU_EINVAL, "%s: %u inputs and %u outputs (wants %u-%u and %u-%u)",
@@ -229,7 +233,7 @@ int ir_add_node(npu_graph *g, struct ir_node *n)
 	}
 	g->n = nn;
 	g->n[g->nn++] = *n;
-	return 0;
+	return layout_out(g, n, nchw_out);
 }
 
 int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
@@ -241,8 +245,9 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 
 	if (err)
 		return err;
-	if (d->reserved)
-		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: reserved is %u, not 0", d->reserved);
+	if (d->layout > NPU_LAYOUT_NCHW || (d->layout == NPU_LAYOUT_NCHW && d->rank != 4))
+		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: layout %u (NHWC 0, or NCHW 1 for a "
+			       "rank-4 tensor)", d->layout);
 	if (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32 && d->dtype != NPU_DT_FLOAT32)
 		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dtype %d is not int8, int32 or fp32",
 			       d->dtype);
@@ -276,6 +281,7 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 	t->alias = -1;
 	t->grad = -1;
 	t->qsrc = -1;
+	t->twin = -1;
 	t->d = *d;
 	t->bytes = d->rank ? n * ir_elem_size(d->dtype) : 0;
 	if (d->data) {
@@ -312,6 +318,7 @@ int ir_add_raw(npu_graph *g, size_t bytes, const void *data)
 	t->alias = -1;
 	t->grad = -1;
 	t->qsrc = -1;
+	t->twin = -1;
 	t->bytes = bytes;
 	t->d = (struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 1, .scale = 1.0f,
 					 .dims = { bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes } };

@@ -61,6 +61,7 @@ struct ir_attrs {
 	uint32_t dilation[2];		/* h, w */
 	uint32_t pad[4];		/* top, left, bottom, right */
 	int depthwise;			/* convolution: the filter is [1][k_h][k_w][out_c] */
+	uint32_t groups;		/* convolution: 1, or G groups of in_c / G channels */
 	enum npu_activation act;	/* fused after the op */
 	int average;			/* pooling: average, else max */
 	float beta;			/* softmax */
@@ -94,6 +95,7 @@ struct ir_tensor {
 	int param;			/* trained by the optimizer */
 	int grad;			/* its gradient tensor, else -1 */
 	int qsrc;			/* a dequantized constant: its int8 or int32 source, else -1 */
+	int twin;			/* an NCHW tensor: its NHWC twin (layout.c), else -1 */
 };
 
 struct npu_graph {
@@ -181,6 +183,13 @@ uint64_t ir_count(const npu_graph *g, int id);
 void ir_node_init(struct ir_node *n, enum ir_op op);
 /* Free what a node owns (a custom op's name and attributes). */
 void ir_node_release(struct ir_node *n);
+/*
+ * The layout pass (layout.c), as node @n is added: NCHW inputs replaced by
+ * their NHWC twins, an NCHW output by a twin (*@nchw_out: the NCHW tensor,
+ * else -1); after the node, layout_out adds the transpose that writes it.
+ */
+int layout_in(npu_graph *g, struct ir_node *n, int *nchw_out);
+int layout_out(npu_graph *g, const struct ir_node *n, int nchw);
 /* Tie @obj's life to the graph's (freed by @free with it), or untie it. */
 int ir_attach(npu_graph *g, void *obj, void (*free)(void *obj));
 void ir_detach(npu_graph *g, void *obj);

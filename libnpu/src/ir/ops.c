@@ -125,7 +125,17 @@ static int verify_conv(npu_graph *g, const struct ir_node *n)
 			       "and no depthwise filter");
 	if (i->dims[0] != o->dims[0])
 		return ir_fail(g, NPU_EINVAL, "conv2d: batch %u in, %u out", i->dims[0], o->dims[0]);
-	if (a->depthwise) {
+	if (a->groups != 1 && (f32 || a->depthwise || !a->groups || i->dims[3] % a->groups ||
+				o->dims[3] % a->groups))
+		return ir_fail(g, NPU_EINVAL, "conv2d: %u groups: int8, not depthwise, and dividing "
+			       "in_c (%u) and out_c (%u)", a->groups, i->dims[3], o->dims[3]);
+	if (a->groups > 1) {
+		if (f->dims[0] != o->dims[3] || f->dims[3] != i->dims[3] / a->groups)
+			return ir_fail(g, NPU_EINVAL, "conv2d: the grouped filter [%u][%u][%u][%u] must "
+				       "be [out_c %u][k_h][k_w][in_c / groups %u]", f->dims[0],
+				       f->dims[1], f->dims[2], f->dims[3], o->dims[3],
+				       i->dims[3] / a->groups);
+	} else if (a->depthwise) {
 		if (f->dims[0] != 1 || f->dims[3] != o->dims[3] || o->dims[3] % i->dims[3])
 			return ir_fail(g, NPU_EINVAL, "depthwise_conv2d: the filter must be [1][k_h]"
 				       "[k_w][out_c] with out_c (%u) a multiple of in_c (%u)",
@@ -339,8 +349,11 @@ static int verify_transpose(npu_graph *g, const struct ir_node *n)
 
 	if (!ir_valid_id(g, x))
 		return ir_fail(g, NPU_EINVAL, "transpose: no input tensor %d", x);
-	TRY(want_act(g, n, y, NPU_DT_INT8, "output"));
-	TRY(same_quant(g, n, x, y));
+	TRY(want_act(g, n, y, T(x)->dtype, "output"));	/* bytes move: any dtype */
+	if (T(x)->rank != T(y)->rank)
+		return ir_fail(g, NPU_EINVAL, "transpose: input and output differ in rank");
+	if (T(x)->dtype == NPU_DT_INT8)
+		TRY(same_quant(g, n, x, y));
 	for (uint32_t d = 0; d < T(x)->rank; d++) {
 		uint32_t p = n->a.perm[d];
 

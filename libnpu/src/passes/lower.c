@@ -100,6 +100,7 @@ static int lower_conv_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 		f->dims[1], f->dims[2], n->a.stride[0], n->a.stride[1],
 		n->a.dilation[0], n->a.dilation[1], n->a.pad[0], n->a.pad[1],
 		in->zero_point, out->zero_point, lo, hi, nq == 1, n->a.depthwise,
+		n->a.groups > 1 ? n->a.groups : 0,
 	};
 	k->mult = l->mult;
 	k->shift = l->shift;
@@ -203,7 +204,8 @@ static int lower_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 		return 0;
 	case IR_TRANSPOSE:
 		k = KERN(l, K_TRANSPOSE, x, y);
-		k->p.tr = (struct npu_transpose){ .rank = in->rank, .elem_size = 1 };
+		k->p.tr = (struct npu_transpose){ .rank = in->rank,
+						  .elem_size = (uint32_t)ir_elem_size(in->dtype) };
 		memcpy(k->p.tr.dims, in->dims, sizeof(uint32_t) * in->rank);
 		memcpy(k->p.tr.perm, n->a.perm, sizeof(uint32_t) * in->rank);
 		return 0;

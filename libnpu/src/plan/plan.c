@@ -494,8 +494,8 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 			      "declared (npu_graph_outputs)");
 	if (!err)
 		err = passes(p, &po);
-	if (!err)
-		err = plan_memory(p);
+	if (!err && plan_memory(p))
+		err = ir_fail(g, NPU_ENOMEM, "%s", p->err);
 	env = (struct npu_backend_env){ .dev = dev, .graph = g, .internal = &p->low };
 	if (!err)
 		err = place_graph(g, p->pb, n, &po, &env, &p->pl, g->report,
@@ -506,7 +506,7 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 			err = fold_run(g, &p->low, p->folded, p->host);
 		if (!err)
 			err = compile_parts(p);
-		if (err)
+		if (err && p->err[0])	/* a failure of the plan's: the graph's too */
 			ir_fail(g, err, "%s", p->err);
 	}
 	free(pin);

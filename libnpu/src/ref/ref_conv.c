@@ -18,7 +18,9 @@ bool npu_conv2d_i8_valid(const struct npu_conv2d_i8 *p)
 	       p->pad_top <= 255 && p->pad_left <= 255 &&
 	       p->in_zero >= -128 && p->in_zero <= 127 && p->out_zero >= -128 &&
 	       p->out_zero <= 127 && p->act_min >= -128 && p->act_min <= p->act_max &&
-	       p->act_max <= 127 && (!p->depthwise || p->out_c % p->in_c == 0);
+	       p->act_max <= 127 && (!p->depthwise || p->out_c % p->in_c == 0) &&
+	       (p->groups <= 1 || (!p->depthwise && p->groups <= p->in_c &&
+				   p->in_c % p->groups == 0 && p->out_c % p->groups == 0));
 }
 
 int npu_ref_conv2d_i8_v(size_t size, const struct npu_conv2d_i8 *p_in, const int8_t *in, const int8_t *filter,
@@ -26,9 +28,13 @@ int npu_ref_conv2d_i8_v(size_t size, const struct npu_conv2d_i8 *p_in, const int
 		      int8_t *out)
 {
 	NPU_STRUCT_IN(struct npu_conv2d_i8, p, p_in, size);
+	uint32_t groups, cg;
+
 	if (!npu_conv2d_i8_valid(p) || !in || !filter || !mult || !shift || !out ||
 	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->out_c))
 		return NPU_EINVAL;
+	groups = p->groups > 1 ? p->groups : 1;
+	cg = p->in_c / groups;
 
 	for (uint32_t b = 0; b < p->batch; b++)
 	for (uint32_t oy = 0; oy < p->out_h; oy++)
@@ -52,9 +58,11 @@ int npu_ref_conv2d_i8_v(size_t size, const struct npu_conv2d_i8 *p_in, const int
 				acc += (int64_t)(iv - p->in_zero) * fv;
 				continue;
 			}
-			for (uint32_t ic = 0; ic < p->in_c; ic++) {
-				int32_t iv = in[(((size_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c + ic];
-				int32_t fv = filter[(((size_t)oc * p->k_h + ky) * p->k_w + kx) * p->in_c + ic];
+			/* Groups: output channel oc reads its group's cg input channels. */
+			for (uint32_t ic = 0; ic < cg; ic++) {
+				int32_t iv = in[(((size_t)b * p->in_h + iy) * p->in_w + ix) * p->in_c +
+						(size_t)(oc / (p->out_c / groups)) * cg + ic];
+				int32_t fv = filter[(((size_t)oc * p->k_h + ky) * p->k_w + kx) * cg + ic];
 
 				acc += (int64_t)(iv - p->in_zero) * fv;
 			}

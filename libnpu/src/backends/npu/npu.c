@@ -116,6 +116,10 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 			strcpy(c->reason, "broadcasting: not in the firmware's eltwise");
 			return 0;
 		}
+		if (l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.groups > 1) {
+			strcpy(c->reason, "groups: not in the firmware's conv2d");
+			return 0;
+		}
 		cycles += NPU_CYCLES_PER_CMD + (compute > move ? compute : move);
 	}
 	c->cost_ns = cycles * NPU_NS_PER_CYCLE;

@@ -58,13 +58,14 @@ int ocl_conv2d_i8(struct npu_ocl *o, const struct npu_conv2d_i8 *p, cl_mem in, c
 			     p->pad_top, p->pad_left, !!p->depthwise } };
 	n = (size_t)p->batch * p->out_h * p->out_w * p->out_c;
 	{
+		cl_uint groups = p->groups > 1 ? p->groups : 1;
 		const struct karg args[] = {
 			KMEM(in), KMEM(filter), KMEM(bm), KVAL(hb), KMEM(mult), KMEM(shift),
 			KVAL(pt), KMEM(out), KVAL(geo), KVAL(p->in_zero), KVAL(p->out_zero),
-			KVAL(p->act_min), KVAL(p->act_max),
+			KVAL(p->act_min), KVAL(p->act_max), KVAL(groups),
 		};
 
-		return ocl_enqueue(o, "conv2d_i8", args, 13, 1, &n);
+		return ocl_enqueue(o, "conv2d_i8", args, 14, 1, &n);
 	}
 }
 

@@ -31,7 +31,7 @@ kernel void conv2d_i8(global const char *in, global const char *filter,
 		      global const int *bias, int has_bias, global const int *mult,
 		      global const int *shift, int per_tensor, global char *out,
 		      uint16 geo, int in_zero, int out_zero, int act_min,
-		      int act_max)
+		      int act_max, uint groups)
 {
 	uint g[16] = UNPACK16(geo);
 	size_t o = get_global_id(0);
@@ -60,9 +60,10 @@ kernel void conv2d_i8(global const char *in, global const char *filter,
 					      (int)filter[((size_t)ky * k_w + kx) * out_c + oc]);
 				continue;
 			}
-			for (uint ic = 0; ic < in_c; ic++)
-				acc += (uint)(((int)in[base + ic] - in_zero) *
-					      (int)filter[(((size_t)oc * k_h + ky) * k_w + kx) * in_c + ic]);
+			/* Groups: output channel oc reads its group's in_c / groups channels. */
+			for (uint cg = in_c / groups, ic = 0; ic < cg; ic++)
+				acc += (uint)(((int)in[base + oc / (out_c / groups) * cg + ic] - in_zero) *
+					      (int)filter[(((size_t)oc * k_h + ky) * k_w + kx) * cg + ic]);
 		}
 	out[o] = npu_requant_i8((int)acc, mult[c], shift[c], out_zero, act_min, act_max);
 }

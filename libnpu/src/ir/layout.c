@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/*
+ * layout.c - the layout pass, run as nodes are added: ops work in NHWC
+ * (filters OHWI), and an NCHW tensor (ONNX's, or an OIHW filter) is met
+ * by its NHWC twin. An input's twin is made once: a transposed constant,
+ * or an activation a transpose node writes from it. An op with an NCHW
+ * output writes a twin of it instead, and a transpose node then writes
+ * the NCHW tensor; its twin is then that same tensor, so a later op that
+ * reads it takes no round trip. Transpose, reshape, custom and kernel
+ * nodes see dims as they are given.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/ir.h"
+
+static const uint32_t to_nhwc[4] = { 0, 2, 3, 1 }, to_nchw[4] = { 0, 3, 1, 2 };
+
+static int exempt(enum ir_op op)
+{
+	return op == IR_TRANSPOSE || op == IR_RESHAPE || op == IR_CUSTOM || op == IR_KERNEL;
+}
+
+static int is_nchw(const npu_graph *g, int t)
+{
+	return ir_valid_id(g, t) && g->t[t].d.layout == NPU_LAYOUT_NCHW;
+}
+
+/* @d's NHWC twin description: dims permuted, its data (a constant's) in @buf. */
+static int twin_desc(const npu_graph *g, int t, struct npu_tensor_desc *d, void **buf)
+{
+	const struct ir_tensor *x = &g->t[t];
+	size_t es = ir_elem_size(x->d.dtype);
+	const uint32_t *dim = x->d.dims;
+
+	*d = x->d;
+	d->layout = NPU_LAYOUT_NHWC;
+	for (int i = 0; i < 4; i++)
+		d->dims[i] = dim[to_nhwc[i]];
+	if (x->cscales)		/* the scales' dimension, where it went */
+		for (uint32_t i = 0; i < 4; i++)
+			if (to_nhwc[i] == x->d.quant_dim)
+				d->quant_dim = i;
+	*buf = NULL;
+	d->data = NULL;
+	if (!x->cdata)
+		return 0;
+	*buf = malloc(x->bytes);
+	if (!*buf)
+		return NPU_ENOMEM;
+	/* out[n][h][w][c] = in[n][c][h][w] */
+	for (uint32_t n = 0; n < dim[0]; n++)
+		for (uint32_t c = 0; c < dim[1]; c++)
+			for (uint32_t h = 0; h < dim[2]; h++)
+				for (uint32_t w = 0; w < dim[3]; w++)
+					memcpy((char *)*buf + ((((size_t)n * dim[2] + h) * dim[3] + w) *
+							       dim[1] + c) * es,
+					       (const char *)x->cdata + ((((size_t)n * dim[1] + c) *
+									  dim[2] + h) * dim[3] + w) * es,
+					       es);
+	d->data = *buf;
+	return 0;
+}
+
+/* The NHWC twin of NCHW tensor @t, made the first time it is needed. */
+static int twin_of(npu_graph *g, int t)
+{
+	struct npu_tensor_desc d;
+	struct ir_node tr;
+	void *buf;
+	int id, err;
+
+	if (g->t[t].twin >= 0)
+		return g->t[t].twin;
+	err = twin_desc(g, t, &d, &buf);
+	if (err)
+		return ir_fail(g, err, "out of memory");
+	id = ir_add_desc(g, &d);
+	free(buf);
+	if (id < 0)
+		return id;
+	if (!g->t[t].cdata) {	/* an activation: a transpose makes it */
+		ir_node_init(&tr, IR_TRANSPOSE);
+		tr.in[0] = t;
+		tr.nin = 1;
+		tr.out[0] = id;
+		tr.nout = 1;
+		memcpy(tr.a.perm, to_nhwc, sizeof(to_nhwc));
+		err = ir_add_node(g, &tr);
+		if (err)
+			return err;
+	}
+	g->t[t].twin = id;
+	return id;
+}
+
+int layout_in(npu_graph *g, struct ir_node *n, int *nchw_out)
+{
+	*nchw_out = -1;
+	if (exempt(n->op))
+		return 0;
+	for (uint32_t k = 0; k < n->nin; k++)
+		if (is_nchw(g, n->in[k])) {
+			int id = twin_of(g, n->in[k]);
+
+			if (id < 0)
+				return id;
+			n->in[k] = id;
+		}
+	for (uint32_t k = 0; k < n->nout; k++) {
+		struct npu_tensor_desc d;
+		void *buf;
+		int id;
+
+		if (!is_nchw(g, n->out[k]) || g->t[n->out[k]].cdata)
+			continue;	/* a constant output is refused by the op's checks */
+		if (k || g->t[n->out[k]].twin >= 0)
+			return ir_fail(g, NPU_EINVAL, "%s: an NCHW output must be the op's first and "
+				       "written once", ir_op(n->op)->name);
+		twin_desc(g, n->out[k], &d, &buf);	/* an activation: no data */
+		free(buf);
+		id = ir_add_desc(g, &d);
+		if (id < 0)
+			return id;
+		*nchw_out = n->out[k];
+		n->out[k] = id;
+	}
+	return 0;
+}
+
+int layout_out(npu_graph *g, const struct ir_node *n, int nchw)
+{
+	struct ir_node tr;
+	int err;
+
+	if (nchw < 0)
+		return 0;
+	ir_node_init(&tr, IR_TRANSPOSE);
+	tr.in[0] = n->out[0];
+	tr.nin = 1;
+	tr.out[0] = nchw;
+	tr.nout = 1;
+	memcpy(tr.a.perm, to_nchw, sizeof(to_nchw));
+	err = ir_add_node(g, &tr);
+	if (!err)
+		g->t[nchw].twin = n->out[0];
+	return err;
+}
