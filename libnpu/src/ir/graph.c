@@ -236,10 +236,27 @@ int ir_add_node(npu_graph *g, struct ir_node *n)
 	return layout_out(g, n, nchw_out);
 }
 
+/* A slot for one more tensor, its links unset; counted by the caller. */
+static struct ir_tensor *new_tensor(npu_graph *g)
+{
+	struct ir_tensor *nt = realloc(g->t, sizeof(*g->t) * (size_t)(g->nt + 1)), *t;
+
+	if (!nt)
+		return NULL;
+	g->t = nt;
+	t = &g->t[g->nt];
+	memset(t, 0, sizeof(*t));
+	t->alias = -1;
+	t->grad = -1;
+	t->qsrc = -1;
+	t->twin = -1;
+	return t;
+}
+
 int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 {
 	struct npu_tensor_desc copy = *desc, *d = &copy;
-	struct ir_tensor *t, *nt;
+	struct ir_tensor *t;
 	uint64_t n = 1;
 	int err = ir_mutable(g);
 
@@ -272,16 +289,9 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 	if (d->channel_scales && d->quant_dim >= d->rank)
 		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: quant_dim %u of a rank-%u tensor",
 			       d->quant_dim, d->rank);
-	nt = realloc(g->t, sizeof(*g->t) * (size_t)(g->nt + 1));
-	if (!nt)
+	t = new_tensor(g);
+	if (!t)
 		return ir_fail(g, NPU_ENOMEM, "out of memory");
-	g->t = nt;
-	t = &g->t[g->nt];
-	memset(t, 0, sizeof(*t));
-	t->alias = -1;
-	t->grad = -1;
-	t->qsrc = -1;
-	t->twin = -1;
 	t->d = *d;
 	t->bytes = d->rank ? n * ir_elem_size(d->dtype) : 0;
 	if (d->data) {
@@ -307,18 +317,11 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 
 int ir_add_raw(npu_graph *g, size_t bytes, const void *data)
 {
-	struct ir_tensor *nt, *t;
+	struct ir_tensor *t;
 
-	nt = realloc(g->t, sizeof(*g->t) * (size_t)(g->nt + 1));
-	if (!nt)
+	t = new_tensor(g);
+	if (!t)
 		return ir_fail(g, NPU_ENOMEM, "out of memory");
-	g->t = nt;
-	t = &g->t[g->nt];
-	memset(t, 0, sizeof(*t));
-	t->alias = -1;
-	t->grad = -1;
-	t->qsrc = -1;
-	t->twin = -1;
 	t->bytes = bytes;
 	t->d = (struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 1, .scale = 1.0f,
 					 .dims = { bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)bytes } };

@@ -54,7 +54,10 @@ enum ir_op {
 	IR_NUM_OPS
 };
 
-/* An op's attributes: each op reads the ones its registry entry names. */
+/*
+ * An op's attributes, in one struct for every op: each op's verifier and
+ * lowering read the ones it has (ir_node_init sets their defaults).
+ */
 struct ir_attrs {
 	uint32_t kernel[2];		/* pooling window: h, w */
 	uint32_t stride[2];		/* h, w */
