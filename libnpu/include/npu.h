@@ -397,8 +397,10 @@ enum npu_dtype { NPU_DT_INT8 = 1, NPU_DT_INT32 = 2, NPU_DT_FLOAT32 = 3 };
  * and the graph converts it where an op meets it: a transpose is added
  * into an NHWC twin of an input (once per tensor; a constant's twin is a
  * transposed constant), and an op writes an NHWC twin of an NCHW output
- * that a transpose then writes. Transpose, reshape and custom ops see
- * the dims as given.
+ * that a transpose then writes. Only conv2d, pool, quantize, dequantize,
+ * relu, and add and mul on NCHW operands alone, convert; other ops refuse
+ * NCHW tensors (Documentation/libnpu.rst, "Layout"). Transpose, reshape
+ * and custom ops see the dims as given.
  */
 enum npu_layout { NPU_LAYOUT_NHWC = 0, NPU_LAYOUT_NCHW = 1 };
 

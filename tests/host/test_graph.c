@@ -433,7 +433,7 @@ static void test_qdq_folding(void)
 	}
 	/* The float tensor between dequantize and conv2d is never made. */
 	CHECK_EQ(npu_plan_read(p, mid, dummy, sizeof(dummy)), NPU_EINVAL);
-	CHECK(strstr(npu_plan_error(p), "folded away") != NULL);
+	CHECK(strstr(npu_plan_error(p), "never made") != NULL);
 	/* Unfolded, it runs in float: close to the int8 result, not necessarily equal. */
 	CHECK_EQ(npu_plan_run(nofold, in3, x, out3, y), 0);
 	CHECK_EQ(npu_plan_read(nofold, mid3, dummy, sizeof(dummy)), 0);
@@ -570,12 +570,29 @@ static void test_nchw_layout(void)
 				  .dims = { 1, 2 }, .scale = 1.0f, .layout = NPU_LAYOUT_NCHW }),
 		 NPU_EINVAL);	/* NCHW is for rank 4 */
 	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, out, 1, 0, 0, NPU_ACT_NONE), 0);
+	/* Ops whose attributes or dims mean NHWC refuse NCHW tensors; mixes too. */
+	{
+		int cat = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+					   .rank = 4, .dims = { 1, 4, 4, 4 }, .scale = 0.5f });
+		int sum = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+					   .rank = 4, .dims = { 1, 2, 4, 4 }, .scale = 0.5f });
+		int nhwc = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+					    .rank = 4, .dims = { 1, 2, 4, 4 }, .scale = 0.5f });
+
+		CHECK_EQ(npu_graph_concat(g, (const int[]){ in, in }, 2, cat, 1), NPU_EINVAL);
+		CHECK(strstr(npu_graph_error(g), "an NCHW tensor") != NULL);
+		CHECK_EQ(npu_graph_add(g, in, nhwc, sum, NPU_ACT_NONE), NPU_EINVAL);
+		CHECK(strstr(npu_graph_error(g), "in one layout") != NULL);
+	}
 	CHECK_EQ(npu_graph_inputs(g, &in, 1), 0);
 	CHECK_EQ(npu_graph_outputs(g, &out, 1), 0);
 	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
 	printf("%s", npu_plan_report(plan));
 	CHECK(strstr(npu_plan_report(plan), " 0 transpose ") != NULL);
 	CHECK(strstr(npu_plan_report(plan), " 2 transpose ") != NULL);
+	/* The conv reads the filter's NHWC twin: writing the OIHW one is refused. */
+	CHECK_EQ(npu_plan_write(plan, wt, w, sizeof(w)), NPU_EINVAL);
+	CHECK(strstr(npu_plan_error(plan), "copy made when the graph was built") != NULL);
 	CHECK_EQ(npu_plan_execute(plan, (const void *[]){ x }, (void *[]){ y }), 0);
 	/* By hand: NCHW -> NHWC, OIHW -> OHWI; the reference; NHWC -> NCHW. */
 	for (int c = 0; c < 2; c++)

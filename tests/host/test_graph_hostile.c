@@ -101,7 +101,8 @@ static void add_op(npu_graph *g, int nt)
 				    &(struct npu_conv2d_attrs){
 					.stride = { rnd(4), rnd(4) }, .dilation = { rnd(3), rnd(3) },
 					.pad = { rnd(300), rnd(3), rnd(3), rnd(3) },
-					.depthwise = (int)rnd(2), .act = (enum npu_activation)rnd(3) });
+					.depthwise = (int)rnd(2), .act = (enum npu_activation)rnd(3),
+					.groups = rnd(4) ? 1 : rnd(5) });
 		break;
 	case 2:
 		npu_graph_fully_connected(g, any_id(nt), any_id(nt), any_id(nt), any_id(nt),

@@ -196,11 +196,12 @@ static int check_id(npu_plan *p, int id, size_t bytes, const void *data, const c
 		return plan_fail(p, NPU_EINVAL, "%s: tensor %d holds %zu bytes, not %zu", what, id,
 				 p->g->t[id].bytes, bytes);
 	if (p->gone[id] & GONE_MADE)
-		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is folded away: QDQ folding runs "
-				 "the int8 op around it instead", what, id);
+		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is never made: QDQ folding runs the "
+				 "int8 op around it, or it is an NCHW copy nothing reads", what, id);
 	if (write && (p->gone[id] & GONE_WRITE))
-		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is dequantized weights the QDQ-folded "
-				 "int8 op does not read: write their int8 source", what, id);
+		return plan_fail(p, NPU_EINVAL, "%s: tensor %d: the ops read a copy made when the "
+				 "graph was built (QDQ folding's int8 source, or an NHWC twin): "
+				 "writing it would change nothing", what, id);
 	if (p->planned[id])
 		return plan_fail(p, NPU_EINVAL, "%s: tensor %d is an intermediate whose storage "
 				 "the plan reuses (reuse_memory): declare it an output", what, id);

@@ -199,14 +199,14 @@ int ir_add_node(npu_graph *g, struct ir_node *n)
 		return err;
 	if (!d)
 		return ir_fail(g, NPU_EINVAL, "op %d is not in the registry", (int)n->op);
-	err = layout_in(g, n, &nchw_out);
-	if (err)
-		return err;
 	if (n->nin < d->min_in || n->nin > d->max_in || n->nout < d->min_out ||
 	    n->nout > d->max_out)
 		return ir_fail(g, NPU_EINVAL, "%s: %u inputs and %u outputs (wants %u-%u and %u-%u)",
 			       d->name, n->nin, n->nout, d->min_in, d->max_in, d->min_out,
 			       d->max_out);
+	err = layout_in(g, n, &nchw_out);
+	if (err)
+		return err;
 	for (uint32_t i = 0; i < n->nout; i++)
 		if (n->out[i] >= 0 && ir_is_const(g, n->out[i]) && !(d->flags & IR_F_INPLACE))
 			return ir_fail(g, NPU_EINVAL, "%s: output %u (tensor %d) is a constant",
@@ -233,7 +233,10 @@ int ir_add_node(npu_graph *g, struct ir_node *n)
 	}
 	g->n = nn;
 	g->n[g->nn++] = *n;
-	return layout_out(g, n, nchw_out);
+	err = layout_out(g, n, nchw_out);
+	if (err)
+		g->nn--;	/* no writer of a twin that nothing turns back */
+	return err;
 }
 
 /* A slot for one more tensor, its links unset; counted by the caller. */

@@ -87,6 +87,7 @@ struct ir_node {
 	uint32_t nout;
 	struct ir_attrs a;
 	int backward;			/* added by autodiff: runs only when training */
+	int layout_out;			/* the layout pass's transpose back to NCHW */
 };
 
 struct ir_tensor {

@@ -108,7 +108,7 @@ uint64_t kern_work(const struct kern *k)
 		return (uint64_t)k->p.gemm.m * k->p.gemm.n * k->p.gemm.k;
 	case K_CONV_I8:
 		return (uint64_t)c->batch * c->out_h * c->out_w * c->out_c * c->k_h * c->k_w *
-		       (c->depthwise ? 1 : c->in_c);
+		       (c->depthwise ? 1 : c->in_c / (c->groups > 1 ? c->groups : 1));
 	case K_POOL_I8:
 		return (uint64_t)k->p.pool.batch * k->p.pool.out_h * k->p.pool.out_w *
 		       k->p.pool.c * k->p.pool.k_h * k->p.pool.k_w;

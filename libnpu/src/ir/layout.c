@@ -21,6 +21,19 @@ static int exempt(enum ir_op op)
 	return op == IR_TRANSPOSE || op == IR_RESHAPE || op == IR_CUSTOM || op == IR_KERNEL;
 }
 
+/*
+ * The ops that take an NHWC twin for an NCHW tensor and mean the same:
+ * their attributes are spatial (height, width) in both layouts, or they
+ * work element by element. An axis, per-dim padding, the last dim of a
+ * softmax or the flattening of a dense layer would change meaning: those
+ * ops refuse NCHW tensors rather than compute something else.
+ */
+static int converts(enum ir_op op)
+{
+	return op == IR_CONV2D || op == IR_POOL || op == IR_QUANTIZE || op == IR_DEQUANTIZE ||
+	       op == IR_RELU || op == IR_ADD || op == IR_MUL;
+}
+
 static int is_nchw(const npu_graph *g, int t)
 {
 	return ir_valid_id(g, t) && g->t[t].d.layout == NPU_LAYOUT_NCHW;
@@ -72,6 +85,8 @@ static int twin_of(npu_graph *g, int t)
 
 	if (g->t[t].twin >= 0)
 		return g->t[t].twin;
+	if (g->t[t].param)
+		return ir_fail(g, NPU_EINVAL, "tensor %d: a parameter in NCHW: train in NHWC", t);
 	err = twin_desc(g, t, &d, &buf);
 	if (err)
 		return ir_fail(g, err, "out of memory");
@@ -91,14 +106,39 @@ static int twin_of(npu_graph *g, int t)
 			return err;
 	}
 	g->t[t].twin = id;
+	if (g->t[t].qsrc >= 0) {	/* a dequantized constant: its source's twin too */
+		int q = twin_of(g, g->t[t].qsrc);
+
+		if (q < 0)
+			return q;
+		g->t[id].qsrc = q;
+	}
 	return id;
 }
 
 int layout_in(npu_graph *g, struct ir_node *n, int *nchw_out)
 {
+	int any = 0, all = 1;
+
 	*nchw_out = -1;
 	if (exempt(n->op))
 		return 0;
+	for (uint32_t k = 0; k < n->nin + n->nout; k++) {
+		int t = k < n->nin ? n->in[k] : n->out[k - n->nin];
+
+		if (!ir_valid_id(g, t))
+			continue;
+		any |= is_nchw(g, t);
+		all &= is_nchw(g, t);
+	}
+	if (!any)
+		return 0;
+	if (!converts(n->op))
+		return ir_fail(g, NPU_EINVAL, "%s: an NCHW tensor: this op's attributes or dims "
+			       "mean NHWC (transpose it first)", ir_op(n->op)->name);
+	if ((n->op == IR_ADD || n->op == IR_MUL) && !all)
+		return ir_fail(g, NPU_EINVAL, "%s: NCHW with NHWC or lower-rank operands: give "
+			       "them all in one layout", ir_op(n->op)->name);
 	for (uint32_t k = 0; k < n->nin; k++)
 		if (is_nchw(g, n->in[k])) {
 			int id = twin_of(g, n->in[k]);
@@ -141,6 +181,7 @@ int layout_out(npu_graph *g, const struct ir_node *n, int nchw)
 	tr.out[0] = nchw;
 	tr.nout = 1;
 	memcpy(tr.a.perm, to_nchw, sizeof(to_nchw));
+	tr.layout_out = 1;	/* dropped at compile when nothing reads it */
 	err = ir_add_node(g, &tr);
 	if (!err)
 		g->t[nchw].twin = n->out[0];

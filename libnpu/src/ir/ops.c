@@ -247,10 +247,17 @@ static int verify_eltwise(npu_graph *g, const struct ir_node *n)
 	uint32_t dims[IR_MAX_RANK], rank;
 
 	/* Either input may be a constant (a bias-like addend, a scale). */
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		if (!ir_valid_id(g, n->in[i]) || T(n->in[i])->dtype != NPU_DT_INT8)
 			return ir_fail(g, NPU_EINVAL, "%s: input %c must be an int8 tensor", op,
 				       'a' + i);
+		/* A constant operand is quantized as an activation is: one scale, a zero point. */
+		if (g->t[n->in[i]].cdata && (g->t[n->in[i]].cscales || !(T(n->in[i])->scale > 0) ||
+					      T(n->in[i])->zero_point < -128 ||
+					      T(n->in[i])->zero_point > 127))
+			return ir_fail(g, NPU_EINVAL, "%s: constant input %c needs one scale > 0 and "
+				       "a zero point in -128..127", op, 'a' + i);
+	}
 	TRY(want_act(g, n, n->out[0], NPU_DT_INT8, "output"));
 	rank = broadcast(g, n->in[0], n->in[1], dims);
 	if (!rank)

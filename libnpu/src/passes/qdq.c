@@ -108,7 +108,7 @@ static int bias_ok(const npu_graph *g, int b, double sx, const struct ir_tensor 
 	return 1;
 }
 
-int qdq_find(const npu_graph *g, struct qdq_node *q)
+int qdq_find(const npu_graph *g, const unsigned char *dead, struct qdq_node *q)
 {
 	int *uses = calloc((size_t)g->nt + 1, sizeof(int)), *producer, *consumer, count = 0;
 
@@ -123,7 +123,7 @@ int qdq_find(const npu_graph *g, struct qdq_node *q)
 	for (int i = 0; i < g->nn; i++) {
 		const struct ir_node *n = &g->n[i];
 
-		for (uint32_t k = 0; k < n->nin; k++)
+		for (uint32_t k = 0; k < n->nin && !(dead && dead[i]); k++)
 			if (n->in[k] >= 0) {
 				uses[n->in[k]]++;
 				consumer[n->in[k]] = i;

@@ -27,8 +27,11 @@ struct qdq_node {
 	int gone;			/* QDQ_OP: a float tensor between a fused ReLU and quantize */
 };
 
-/* Fill @q (one per node of @g) and return how many ops fold. */
-int qdq_find(const npu_graph *g, struct qdq_node *q);
+/*
+ * Fill @q (one per node of @g) and return how many ops fold; nodes marked
+ * in @dead (never run) do not count as readers.
+ */
+int qdq_find(const npu_graph *g, const unsigned char *dead, struct qdq_node *q);
 
 #pragma GCC visibility pop
 

@@ -363,6 +363,27 @@ static void report_tail(npu_plan *p, size_t *used)
 /* ---- the passes ------------------------------------------------------------- */
 
 /*
+ * The layout pass's transposes back to NCHW whose output nothing reads:
+ * in a graph that declares its outputs, one that is not among them is
+ * never needed.
+ */
+static void dead_layout_copies(const npu_graph *g, unsigned char *dead)
+{
+	for (int i = 0; i < g->nn; i++) {
+		int t = g->n[i].out[0], used = 0;
+
+		if (!g->n[i].layout_out || !g->noutputs)
+			continue;
+		for (uint32_t k = 0; k < g->noutputs; k++)
+			used |= ir_root(g, g->outputs[k]) == ir_root(g, t);
+		for (int j = 0; j < g->nn && !used; j++)
+			for (uint32_t k = 0; k < g->n[j].nin; k++)
+				used |= g->n[j].in[k] >= 0 && ir_root(g, g->n[j].in[k]) == ir_root(g, t);
+		dead[i] = !used;
+	}
+}
+
+/*
  * QDQ folding, lowering, constant folding; what they leave without a
  * backend, and the names the report gives QDQ-folded ops.
  */
@@ -377,16 +398,27 @@ static int passes(npu_plan *p, struct place_opts *po)
 	p->folded = calloc((size_t)g->nn + 1, 1);
 	p->fixed = calloc((size_t)g->nt + 1, 1);
 	p->gone = calloc((size_t)g->nt + 1, 1);
-	if (!p->qdq || !p->skip || !p->label || !p->folded || !p->fixed || !p->gone)
+	p->dead = calloc((size_t)g->nn + 1, 1);
+	if (!p->qdq || !p->skip || !p->label || !p->folded || !p->fixed || !p->gone || !p->dead)
 		return ir_fail(g, NPU_ENOMEM, "out of memory");
-	qdq_find(g, p->qdq);
+	dead_layout_copies(g, p->dead);
+	qdq_find(g, p->dead, p->qdq);
 	err = lower_graph(g, p->qdq, &p->low);
 	if (err)
 		return err;
 	p->nfolded = fold_find(g, &p->low, p->folded, p->fixed);
+	for (int t = 0; t < g->nt; t++)
+		if (g->t[t].cdata && g->t[t].twin >= 0)
+			p->gone[t] |= GONE_WRITE;	/* ops read its twin, made at build */
 	for (int i = 0; i < g->nn; i++) {
 		const struct ir_node *n = &g->n[i];
 
+		if (p->dead[i]) {	/* an NCHW copy nothing reads: never made */
+			p->low.n[i].nk = 0;
+			p->skip[i] = (struct place_skip){ "none", "an NCHW copy nothing reads" };
+			p->gone[n->out[0]] |= GONE_MADE;
+			continue;
+		}
 		if (p->folded[i])
 			p->skip[i] = (struct place_skip){ "folded", "constant inputs: computed "
 							  "once, when compiled" };
@@ -608,6 +640,7 @@ void npu_plan_free(npu_plan *p)
 	free(p->folded);
 	free(p->fixed);
 	free(p->qdq);
+	free(p->dead);
 	free(p->skip);
 	free(p->label);
 	free(p->gone);

@@ -52,6 +52,7 @@ struct npu_plan {
 	int reuse;			/* compiled with reuse_memory */
 	unsigned char *folded;		/* per node: computed when compiled (fold.c) */
 	struct qdq_node *qdq;		/* per node: QDQ folding (qdq.c) */
+	unsigned char *dead;		/* per node: a layout copy nothing reads */
 	struct place_skip *skip;	/* per node: folded or fused, without a backend */
 	const char **label;		/* per node: the report's name, or NULL */
 	unsigned char *gone;		/* per tensor: GONE_* (QDQ folding) */
