@@ -229,13 +229,7 @@ static int fresh(const npu_graph *g, int t)
 			if (g->n[i].out[k] == t)
 				return 0;
 	}
-	for (uint32_t i = 0; i < g->ninputs; i++)
-		if (g->inputs[i] == t)
-			return 0;
-	for (uint32_t i = 0; i < g->noutputs; i++)
-		if (g->outputs[i] == t)
-			return 0;
-	return 1;
+	return !ir_declared(g, t, 3);
 }
 
 static int dequantize_constant(npu_graph *g, int in, int out)

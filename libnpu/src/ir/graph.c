@@ -348,6 +348,17 @@ int ir_add_tensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, const uint32_t
 
 /* ---- the declared inputs and outputs ----------------------------------- */
 
+int ir_declared(const npu_graph *g, int t, int what)
+{
+	for (uint32_t i = 0; (what & 1) && i < g->ninputs; i++)
+		if (ir_root(g, g->inputs[i]) == ir_root(g, t))
+			return 1;
+	for (uint32_t i = 0; (what & 2) && i < g->noutputs; i++)
+		if (ir_root(g, g->outputs[i]) == ir_root(g, t))
+			return 1;
+	return 0;
+}
+
 static int set_ids(npu_graph *g, const int *ids, uint32_t n, int **dst, uint32_t *ndst,
 		   const char *what)
 {

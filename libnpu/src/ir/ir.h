@@ -168,6 +168,11 @@ int ir_valid_id(const npu_graph *g, int id);
 int ir_is_const(const npu_graph *g, int id);
 /* An activation (not a constant) of type @dt. */
 int ir_act_of(const npu_graph *g, int id, enum npu_dtype dt);
+/*
+ * Whether @t's storage is that of a declared input (@what 1), output (2)
+ * or either (3): @t itself, or a view of one, or one a view of it.
+ */
+int ir_declared(const npu_graph *g, int t, int what);
 /* Verify @n against the registry and append it; 0 or an error. */
 int ir_add_node(npu_graph *g, struct ir_node *n);
 /* Check a tensor's description and add it (npu_graph_tensor); its id, or an error. */

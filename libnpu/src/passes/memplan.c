@@ -60,15 +60,6 @@ static void lifetimes(const npu_graph *g, const struct lowered *low, struct life
 	}
 }
 
-/* Whether @t's storage is that of a declared input or output (or a view of one). */
-static int declared(const npu_graph *g, const int *ids, uint32_t n, int t)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (ir_root(g, ids[i]) == ir_root(g, t))
-			return 1;
-	return 0;
-}
-
 int memplan(const npu_graph *g, const struct lowered *low, const unsigned char *fixed,
 	    int *owner, size_t *size, unsigned char *planned)
 {
@@ -97,8 +88,7 @@ int memplan(const npu_graph *g, const struct lowered *low, const unsigned char *
 			int best = -1;
 
 			if (life[t].first != node || !life[t].first_is_write || x->alias >= 0 ||
-			    x->cdata || x->param || fixed[t] || declared(g, g->inputs, g->ninputs, t) ||
-			    declared(g, g->outputs, g->noutputs, t))
+			    x->cdata || x->param || fixed[t] || ir_declared(g, t, 3))
 				continue;
 			for (int b = 0; b < nbuf; b++) {
 				if (buf[b].busy_until >= node)

@@ -19,14 +19,6 @@
 #include "npu_quant.h"
 #include "passes/qdq.h"
 
-static int declared(const int *ids, uint32_t n, int t)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (ids[i] == t)
-			return 1;
-	return 0;
-}
-
 /* The constant's per-channel scale @c (or its one scale). */
 static double scale_of(const struct ir_tensor *t, uint32_t c)
 {
@@ -152,12 +144,11 @@ int qdq_find(const npu_graph *g, const unsigned char *dead, struct qdq_node *q)
 		    same_shape(g, y, g->n[qn].out[0])) {
 			relu = qn;
 			r = g->n[relu].out[0];
-			qn = uses[r] == 1 && !declared(g->outputs, g->noutputs, r) ? consumer[r] : -1;
+			qn = uses[r] == 1 && !ir_declared(g, r, 2) ? consumer[r] : -1;
 		}
 		if (d < 0 || g->n[d].op != IR_DEQUANTIZE || uses[x] != 1 || qn < 0 ||
 		    g->n[qn].op != IR_QUANTIZE || uses[y] != 1 || g->t[x].alias >= 0 ||
-		    g->t[y].alias >= 0 || declared(g->outputs, g->noutputs, x) ||
-		    declared(g->outputs, g->noutputs, y) || declared(g->inputs, g->ninputs, x) ||
+		    g->t[y].alias >= 0 || ir_declared(g, x, 3) || ir_declared(g, y, 2) ||
 		    q[d].role != QDQ_NONE || q[qn].role != QDQ_NONE || !weights_ok(g, w) ||
 		    (relu >= 0 && (q[relu].role != QDQ_NONE || g->t[r].alias >= 0)))
 			continue;

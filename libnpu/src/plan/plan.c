@@ -367,20 +367,26 @@ static void report_tail(npu_plan *p, size_t *used)
  * in a graph that declares its outputs, one that is not among them is
  * never needed.
  */
-static void dead_layout_copies(const npu_graph *g, unsigned char *dead)
+static int dead_layout_copies(const npu_graph *g, unsigned char *dead)
 {
-	for (int i = 0; i < g->nn; i++) {
-		int t = g->n[i].out[0], used = 0;
+	unsigned char *read;
 
-		if (!g->n[i].layout_out || !g->noutputs)
-			continue;
-		for (uint32_t k = 0; k < g->noutputs; k++)
-			used |= ir_root(g, g->outputs[k]) == ir_root(g, t);
-		for (int j = 0; j < g->nn && !used; j++)
-			for (uint32_t k = 0; k < g->n[j].nin; k++)
-				used |= g->n[j].in[k] >= 0 && ir_root(g, g->n[j].in[k]) == ir_root(g, t);
-		dead[i] = !used;
+	if (!g->noutputs)
+		return 0;	/* any tensor may be read: none is dead */
+	read = calloc((size_t)g->nt + 1, 1);
+	if (!read)
+		return NPU_ENOMEM;
+	for (int j = 0; j < g->nn; j++)
+		for (uint32_t k = 0; k < g->n[j].nin; k++)
+			if (g->n[j].in[k] >= 0)
+				read[ir_root(g, g->n[j].in[k])] = 1;
+	for (int i = 0; i < g->nn; i++) {
+		int t = g->n[i].out[0];
+
+		dead[i] = g->n[i].layout_out && !read[ir_root(g, t)] && !ir_declared(g, t, 2);
 	}
+	free(read);
+	return 0;
 }
 
 /*
@@ -401,7 +407,8 @@ static int passes(npu_plan *p, struct place_opts *po)
 	p->dead = calloc((size_t)g->nn + 1, 1);
 	if (!p->qdq || !p->skip || !p->label || !p->folded || !p->fixed || !p->gone || !p->dead)
 		return ir_fail(g, NPU_ENOMEM, "out of memory");
-	dead_layout_copies(g, p->dead);
+	if (dead_layout_copies(g, p->dead))
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
 	qdq_find(g, p->dead, p->qdq);
 	err = lower_graph(g, p->qdq, &p->low);
 	if (err)
