@@ -49,20 +49,24 @@ KDIR = $(NPU_CACHE)/kernel/root/usr/src/linux-headers-$(KREL)
 KMOD_SRCS := Kbuild $(wildcard driver/*.[ch]) $(wildcard include/*.h) $(wildcard uapi/drm/*.h)
 
 # libnpu's version (npu.h's NPU_VERSION_*) and soname: Documentation/libnpu.rst, "ABI policy".
-LIBNPU_VERSION := 1.0.0
-LIBNPU_SOVERSION := 1
+LIBNPU_VERSION := 2.0.0
+LIBNPU_SOVERSION := 2
 # libnpu/src is laid out by stage: base ref device ir import passes place plan exec api,
 # and backends/ (npu, opencl, cpu) behind one interface.
 LIBNPU_SRCS := $(sort $(shell find libnpu/src -name '*.c'))
 LIBNPU_PRIV_HDRS := $(shell find libnpu/src -name '*.h')
 LIBNPU_HDRS := $(wildcard libnpu/include/*.h)
 LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS)) \
-	$(BUILD)/libnpu/ocl_program.o
+	$(BUILD)/libnpu/ocl_program.o $(BUILD)/libnpu/gen/onnx.pb-c.o
+# ONNX's protobuf schema, as libonnx-dev ships it; protoc-c makes its C code.
+ONNX_PROTO := /usr/include/onnx/onnx.proto
+# What a program linked with libnpu.a needs besides it.
+LIBNPU_LIBS := $$(pkg-config --libs libdrm libprotobuf-c) -lm
 LIBNPU_REF_SRCS := $(wildcard libnpu/src/ref/*.c)
 # The OpenCL program: npu_quant.h's arithmetic, then the kernels.
 OCL_SOURCES := include/npu_quant.h $(sort $(wildcard libnpu/src/backends/opencl/kernels/*.cl))
 LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Ilibnpu/src \
-	-Iinclude -Iuapi $(COV_FLAGS)
+	-Iinclude -Iuapi -I$(BUILD)/libnpu/gen $(COV_FLAGS)
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
 
@@ -81,8 +85,8 @@ firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
 	$(BUILD)/tools/hold-bench \
 	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench \
-	$(BUILD)/tools/stall-bench
-tests: $(TESTS) $(VM_TESTS) $(BUILD)/fuzz/fuzz_core
+	$(BUILD)/tools/stall-bench $(BUILD)/tools/npu-run $(BUILD)/tools/npu-onnx-test
+tests: $(TESTS) $(VM_TESTS) $(BUILD)/fuzz/fuzz_core $(BUILD)/tests/npu-onnx-test-san
 host-tests: $(TESTS)
 
 qemu:
@@ -97,13 +101,20 @@ $(BUILD)/libnpu/ocl_program.c: scripts/embed-text $(OCL_SOURCES)
 $(BUILD)/libnpu/ocl_program.o: $(BUILD)/libnpu/ocl_program.c
 	$(CC) $(LIBNPU_CFLAGS) -c -o $@ $<
 
-$(BUILD)/libnpu/%.o: libnpu/src/%.c $(LIBNPU_PRIV_HDRS) $(LIBNPU_HDRS) $(wildcard uapi/drm/*.h) $(CORE_HDRS)
+$(BUILD)/libnpu/gen/onnx.pb-c.c $(BUILD)/libnpu/gen/onnx.pb-c.h &: $(ONNX_PROTO)
+	@mkdir -p $(@D)
+	protoc-c --c_out=$(@D) -I$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
+
+$(BUILD)/libnpu/gen/onnx.pb-c.o: $(BUILD)/libnpu/gen/onnx.pb-c.c
+	$(CC) $(LIBNPU_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libnpu/%.o: libnpu/src/%.c $(BUILD)/libnpu/gen/onnx.pb-c.h $(LIBNPU_PRIV_HDRS) $(LIBNPU_HDRS) $(wildcard uapi/drm/*.h) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(LIBNPU_CFLAGS) $$(pkg-config --cflags libdrm) -c -o $@ $<
 
 $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION): $(LIBNPU_OBJS) libnpu/libnpu.map
 	$(CC) $(COV_FLAGS) -shared -Wl,-soname,libnpu.so.$(LIBNPU_SOVERSION) -Wl,--version-script=libnpu/libnpu.map \
-		-Wl,--no-undefined -o $@ $(LIBNPU_OBJS) $$(pkg-config --libs libdrm) -lm
+		-Wl,--no-undefined -o $@ $(LIBNPU_OBJS) $(LIBNPU_LIBS)
 	ln -sf libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.so.$(LIBNPU_SOVERSION)
 	ln -sf libnpu.so.$(LIBNPU_SOVERSION) $(BUILD)/libnpu/libnpu.so
 
@@ -176,6 +187,20 @@ $(BUILD)/firmware/npu/npu-fw.bin: $(BUILD)/firmware/npu-fw.bin
 	@mkdir -p $(@D)
 	cp $< $@
 
+# The ONNX tools, against libnpu.a (no LD_LIBRARY_PATH to set).
+$(BUILD)/tools/npu-run $(BUILD)/tools/npu-onnx-test: $(BUILD)/tools/%: tools/%.c tools/onnx-tool.c tools/onnx-tool.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -I$(BUILD)/libnpu/gen -o $@ $< tools/onnx-tool.c \
+		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
+
+# npu-onnx-test with libnpu compiled in under ASan and UBSan: make check
+# runs ONNX's node tests and the malformed models through it.
+$(BUILD)/tests/npu-onnx-test-san: tools/npu-onnx-test.c tools/onnx-tool.c tools/onnx-tool.h $(LIBNPU_SRCS) $(LIBNPU_PRIV_HDRS) $(LIBNPU_HDRS) $(BUILD)/libnpu/gen/onnx.pb-c.c $(BUILD)/libnpu/ocl_program.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O1 -g -Wall -Wextra -Werror $(SAN_FLAGS) -Ilibnpu/include -Ilibnpu/src -Iinclude -Iuapi \
+		-I$(BUILD)/libnpu/gen $$(pkg-config --cflags libdrm) -o $@ tools/npu-onnx-test.c tools/onnx-tool.c \
+		$(LIBNPU_SRCS) $(BUILD)/libnpu/gen/onnx.pb-c.c $(BUILD)/libnpu/ocl_program.c $(LIBNPU_LIBS)
+
 $(BUILD)/tools/mkfwimage: tools/mkfwimage.c qemu-device/core/npu_crc32.c $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -o $@ tools/mkfwimage.c qemu-device/core/npu_crc32.c
@@ -187,7 +212,7 @@ $(BUILD)/tools/npu-fwboot: tools/npu-fwboot.c tests/host/harness.c tests/host/ha
 $(BUILD)/tools/npu-bench $(BUILD)/tools/backend-bench $(BUILD)/tools/stall-bench: $(BUILD)/tools/%: tools/%.c tests/vm/small_cnn.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -Itests/vm -o $@ $< \
-		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
+		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
 $(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-device/core/npu_split.c $(CORE_HDRS)
 	@mkdir -p $(@D)
@@ -245,7 +270,7 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(FASHIO
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
 		-Wno-misleading-indentation -Wno-clobbered -Werror -Ilibnpu/include -I$(KSELFTEST) \
 		-Iexamples/fashion -o $@ $< $(FASHION_LIB) $(BUILD)/libnpu/libnpu.a \
-		$$(pkg-config --libs libdrm zlib) -lm
+		$(LIBNPU_LIBS) $$(pkg-config --libs zlib)
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
 $(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(LIBNPU_REF_SRCS) libnpu/src/device/pack.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
@@ -266,7 +291,7 @@ $(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placemen
 		$(BUILD)/tests/%: tests/host/%.c $(LIBNPU_PRIV_HDRS) $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -Iuapi $$(pkg-config --cflags libdrm) -o $@ $< \
-		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
+		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
 # The demo's data set reader.
 $(BUILD)/tests/test_idx: tests/host/test_idx.c examples/fashion/idx.c examples/fashion/idx.h tests/host/tap.h
@@ -279,20 +304,20 @@ $(BUILD)/tests/test_idx: tests/host/test_idx.c examples/fashion/idx.c examples/f
 $(BUILD)/tests/test_graph_train: tests/host/test_graph_train.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Wl,--wrap=malloc -o $@ $< \
-		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
+		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
 # The backend interface from an application's side: a toy backend of the test's
 # own; and the graph API fed garbage.
 $(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile: $(BUILD)/tests/%: tests/host/%.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< \
-		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
+		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
 # libnpu's graph API on its CPU backend (the static library, with libdrm).
 $(BUILD)/tests/test_graph: tests/host/test_graph.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< \
-		$(BUILD)/libnpu/libnpu.a $$(pkg-config --libs libdrm) -lm
+		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
 # The arithmetic against gemmlowp itself (C++, Debian's libgemmlowp-dev).
 $(BUILD)/tests/test_quant_gemmlowp: tests/host/test_quant_gemmlowp.cc include/npu_quant.h

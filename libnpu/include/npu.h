@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* The version this header belongs to; npu_version() says the library's. */
-#define NPU_VERSION_MAJOR 1	/* the soname: libnpu.so.1 */
+#define NPU_VERSION_MAJOR 2	/* the soname: libnpu.so.2 */
 #define NPU_VERSION_MINOR 0	/* additions */
 #define NPU_VERSION_PATCH 0
 
@@ -389,7 +389,16 @@ typedef struct npu_plan npu_plan;
  * of rank 0 has its shape inferred by the op that writes it (dtype and
  * quantization stay as given); npu_graph_tensor_info reads it back.
  */
-enum npu_dtype { NPU_DT_INT8 = 1, NPU_DT_INT32 = 2, NPU_DT_FLOAT32 = 3 };
+/* The most dimensions a tensor has (ONNX's 3-D convolutions: N, C, D, H, W). */
+#define NPU_MAX_RANK	6
+
+enum npu_dtype {
+	NPU_DT_INT8 = 1,
+	NPU_DT_INT32 = 2,
+	NPU_DT_FLOAT32 = 3,
+	NPU_DT_UINT8 = 4,	/* ONNX's uint8: plain integers, or quantized ones */
+	NPU_DT_INT64 = 5,	/* constants only (ONNX shapes, pads, axes) */
+};
 
 /**
  * The order of a rank-4 tensor's dims. Ops work in NHWC (filters OHWI);
@@ -406,8 +415,8 @@ enum npu_layout { NPU_LAYOUT_NHWC = 0, NPU_LAYOUT_NCHW = 1 };
 
 struct npu_tensor_desc {
 	enum npu_dtype dtype;
-	uint32_t rank;			/* 1..4; 0: inferred by the op that writes it */
-	uint32_t dims[4];
+	uint32_t rank;			/* 1..NPU_MAX_RANK; 0: inferred by the op that writes it */
+	uint32_t dims[NPU_MAX_RANK];
 	float scale;
 	int32_t zero_point;
 	const float *channel_scales;	/* dims[quant_dim] entries (weights), or NULL */
@@ -621,6 +630,79 @@ struct npu_plan_stats {
 int npu_plan_stats_v(size_t size, const npu_plan *plan, struct npu_plan_stats *s);
 #define npu_plan_stats(...) npu_plan_stats_v(sizeof(struct npu_plan_stats), __VA_ARGS__)
 void npu_plan_free(npu_plan *plan);
+
+/* ---- models (ONNX) ----------------------------------------------- */
+
+/**
+ * struct npu_array - a tensor's values on the host, as an ONNX TensorProto
+ * file holds them (the test data of ONNX's test sets, npu-run's inputs and
+ * outputs).
+ * @name: the tensor's name ("" for none); owned by the array.
+ * @dtype: int8, uint8, int32, int64 or fp32.
+ * @rank, @dims: its shape (rank 0: a scalar, one element).
+ * @data: the elements, packed, row-major; owned by the array.
+ * @bytes: their size.
+ */
+struct npu_array {
+	char *name;
+	enum npu_dtype dtype;
+	uint32_t rank;
+	uint32_t dims[NPU_MAX_RANK];
+	void *data;
+	size_t bytes;
+};
+/** Read an ONNX TensorProto (file or memory); free it with npu_array_free. */
+int npu_array_load(const char *path, struct npu_array *a);
+int npu_array_load_mem(const void *buf, size_t len, struct npu_array *a);
+/** Write @a as an ONNX TensorProto file. */
+int npu_array_save(const char *path, const struct npu_array *a);
+void npu_array_free(struct npu_array *a);
+
+/**
+ * struct npu_model_opts - how npu_model_load reads a model.
+ * @fixed: @nfixed values of graph inputs known when the model is loaded,
+ *	each bound by its name (or, with an empty name, by its position
+ *	among the graph's inputs that are not initializers). A value is used
+ *	only where an op needs one at load time (a shape, pads, scales,
+ *	Clip's bounds); the input stays an input of the graph wherever an op
+ *	reads it as data.
+ */
+struct npu_model_opts {
+	const struct npu_array *fixed;
+	uint32_t nfixed;
+};
+
+/**
+ * Load an ONNX model (opsets 7-17, static shapes) into a new graph *@g,
+ * its inputs and outputs declared in the model's order (an input used
+ * only for its fixed value is not one). @opts may be NULL. On failure
+ * npu_last_error names the node, its op and what was refused; the error
+ * is NPU_ENOTSUP for what libnpu does not implement (an op, an attribute,
+ * a dtype), NPU_EINVAL for a malformed model. Documentation/onnx.rst
+ * lists the ops and their limits.
+ */
+int npu_model_load_v(size_t size, const char *path, const struct npu_model_opts *opts,
+		     npu_graph **g);
+#define npu_model_load(...) npu_model_load_v(sizeof(struct npu_model_opts), __VA_ARGS__)
+int npu_model_load_mem_v(size_t size, const void *buf, size_t len,
+			 const struct npu_model_opts *opts, npu_graph **g);
+#define npu_model_load_mem(...) npu_model_load_mem_v(sizeof(struct npu_model_opts), __VA_ARGS__)
+
+/** The @i-th ONNX op npu_model_load imports (from 0), or NULL past the last. */
+const char *npu_model_op(unsigned int i);
+
+/** A tensor's name (a model's, or set by npu_graph_tensor_name), or NULL. */
+const char *npu_graph_tensor_name(const npu_graph *g, int id);
+int npu_graph_set_tensor_name(npu_graph *g, int id, const char *name);
+/** The declared inputs (@output 0) or outputs (1): their count, or the id of the @i-th. */
+int npu_graph_io_count(const npu_graph *g, int output);
+int npu_graph_io(const npu_graph *g, int output, uint32_t i);
+/**
+ * An array shaped as declared input or output @i (name, dtype and shape,
+ * rank 0 for an ONNX scalar), its data zeroed: where to put an input's
+ * values, or to receive an output's. Free it with npu_array_free.
+ */
+int npu_graph_io_array(const npu_graph *g, int output, uint32_t i, struct npu_array *a);
 
 /* ---------------------------------------------------------------- */
 /* Jobs                                                              */

@@ -437,7 +437,7 @@ static void test_version_and_messages(void)
 
 	CHECK_EQ(npu_version(), (uint32_t)(NPU_VERSION_MAJOR << 16 | NPU_VERSION_MINOR << 8 |
 					   NPU_VERSION_PATCH));
-	CHECK(npu_version() >> 16 == 1);
+	CHECK(npu_version() >> 16 == 2);
 	w = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
 				     .dims = { 2, 4 }, .scale = 1.0f, .data = wd });
 	/* Each refusal says which rule it broke. */
@@ -447,7 +447,10 @@ static void test_version_and_messages(void)
 	CHECK(strstr(npu_graph_error(g), "fully_connected: output 0 (tensor 2) is a constant"));
 	CHECK_EQ(npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = 9, .rank = 1,
 				  .dims = { 1 } }), NPU_EINVAL);
-	CHECK(strstr(npu_graph_error(g), "dtype 9 is not int8, int32 or fp32"));
+	CHECK(strstr(npu_graph_error(g), "dtype 9 is not int8, uint8, int32, fp32"));
+	/* int64: constants only (a model's shapes) */
+	CHECK_EQ(npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT64, .rank = 1,
+				  .dims = { 1 } }), NPU_EINVAL);
 	CHECK_EQ(npu_graph_pool(g, x, y, 0, 1, 0), NPU_EINVAL);
 	CHECK(strstr(npu_graph_error(g), "pool: the input"));
 	CHECK(!strcmp(npu_last_error(), npu_graph_error(g)));

@@ -285,7 +285,7 @@ int npu_plan_execute(npu_plan *p, const void *const *in, void *const *out)
 	if (!p || !in || !out)
 		return npu_fail(p ? p->err : NULL, NPU_EINVAL, "npu_plan_execute: no plan or data");
 	g = p->g;
-	if (!g->ninputs || !g->noutputs)
+	if (!g->inputs || !g->noutputs)	/* declared: even as none (a graph of constants) */
 		return plan_fail(p, NPU_EINVAL, "npu_plan_execute: the graph declares no inputs "
 				 "or outputs (npu_graph_inputs, npu_graph_outputs)");
 	for (uint32_t i = 0; i < g->ninputs && !err; i++)

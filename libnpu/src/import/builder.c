@@ -189,13 +189,9 @@ int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm)
 int npu_graph_reshape(npu_graph *g, int in, int out)
 {
 	struct ir_node n;
-	int err;
 
 	unary(IR_RESHAPE, in, out, &n);
-	err = ir_add_node(g, &n);
-	if (!err)
-		g->t[out].alias = ir_root(g, in);
-	return err;
+	return ir_add_node(g, &n);
 }
 
 int npu_graph_quantize(npu_graph *g, int in, int out)

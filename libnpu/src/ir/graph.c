@@ -32,6 +32,7 @@ void npu_graph_free(npu_graph *g)
 	for (int i = 0; i < g->nt; i++) {
 		free(g->t[i].cscales);
 		free(g->t[i].cdata);
+		free(g->t[i].name);
 	}
 	for (int i = 0; i < g->nn; i++)
 		ir_node_release(&g->n[i]);
@@ -92,7 +93,7 @@ int ir_mutable(npu_graph *g)
 
 size_t ir_elem_size(enum npu_dtype dt)
 {
-	return dt == NPU_DT_INT8 ? 1 : 4;
+	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 ? 1 : dt == NPU_DT_INT64 ? 8 : 4;
 }
 
 int ir_valid_id(const npu_graph *g, int id)
@@ -233,6 +234,8 @@ int ir_add_node(npu_graph *g, struct ir_node *n)
 	}
 	g->n = nn;
 	g->n[g->nn++] = *n;
+	if (d->flags & IR_F_VIEW)	/* the output is another view of the input's storage */
+		g->t[n->out[0]].alias = ir_root(g, n->in[0]);
 	err = layout_out(g, n, nchw_out);
 	if (err)
 		g->nn--;	/* no writer of a twin that nothing turns back */
@@ -268,9 +271,10 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 	if (d->layout > NPU_LAYOUT_NCHW || (d->layout == NPU_LAYOUT_NCHW && d->rank != 4))
 		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: layout %u (NHWC 0, or NCHW 1 for a "
 			       "rank-4 tensor)", d->layout);
-	if (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32 && d->dtype != NPU_DT_FLOAT32)
-		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dtype %d is not int8, int32 or fp32",
-			       d->dtype);
+	if (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32 && d->dtype != NPU_DT_FLOAT32 &&
+	    d->dtype != NPU_DT_UINT8 && !(d->dtype == NPU_DT_INT64 && d->data))
+		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dtype %d is not int8, uint8, int32, "
+			       "fp32 or (a constant's) int64", d->dtype);
 	if (d->rank > IR_MAX_RANK || (!d->rank && (d->data || d->channel_scales)))
 		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: rank %u (1-4, or 0 for an "
 			       "activation whose shape the op writing it infers)", d->rank);
@@ -315,6 +319,24 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 	}
 	t->d.data = t->cdata;
 	t->d.channel_scales = t->cscales;
+	return g->nt++;
+}
+
+int ir_add_empty(npu_graph *g, enum npu_dtype dt, uint32_t rank, const uint32_t *dims)
+{
+	struct ir_tensor *t;
+	int err = ir_mutable(g);
+
+	if (err)
+		return err;
+	if (!rank || rank > IR_MAX_RANK)
+		return ir_fail(g, NPU_EINVAL, "an empty tensor of rank %u", rank);
+	t = new_tensor(g);
+	if (!t)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	t->d = (struct npu_tensor_desc){ .dtype = dt, .rank = rank, .scale = 1.0f };
+	memcpy(t->d.dims, dims, sizeof(uint32_t) * rank);
+	t->bytes = 0;
 	return g->nt++;
 }
 
@@ -367,7 +389,7 @@ static int set_ids(npu_graph *g, const int *ids, uint32_t n, int **dst, uint32_t
 
 	if (err)
 		return err;
-	if (!ids || !n || n > (uint32_t)g->nt)
+	if ((!ids && n) || n > (uint32_t)g->nt)
 		return ir_fail(g, NPU_EINVAL, "graph %s: %u ids", what, n);
 	for (uint32_t i = 0; i < n; i++) {
 		if (!ir_valid_id(g, ids[i]) || ir_is_const(g, ids[i]))
@@ -378,7 +400,7 @@ static int set_ids(npu_graph *g, const int *ids, uint32_t n, int **dst, uint32_t
 				return ir_fail(g, NPU_EINVAL, "graph %s: tensor %d named twice",
 					       what, ids[i]);
 	}
-	copy = malloc(sizeof(int) * n);
+	copy = malloc(sizeof(int) * n + 1);
 	if (!copy)
 		return ir_fail(g, NPU_ENOMEM, "out of memory");
 	memcpy(copy, ids, sizeof(int) * n);
@@ -400,6 +422,42 @@ int npu_graph_outputs(npu_graph *g, const int *ids, uint32_t n)
 
 /* ---- reading the graph (custom backends, tools) ----------------------- */
 
+const char *npu_graph_tensor_name(const npu_graph *g, int id)
+{
+	return ir_valid_id(g, id) ? g->t[id].name : NULL;
+}
+
+int npu_graph_set_tensor_name(npu_graph *g, int id, const char *name)
+{
+	char *copy;
+
+	if (!ir_valid_id(g, id))
+		return npu_fail(NULL, NPU_EINVAL, "npu_graph_set_tensor_name: no tensor %d", id);
+	copy = name ? malloc(strlen(name) + 1) : NULL;
+	if (name && !copy)
+		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	if (copy)
+		strcpy(copy, name);
+	free(g->t[id].name);
+	g->t[id].name = copy;
+	return 0;
+}
+
+int npu_graph_io_count(const npu_graph *g, int output)
+{
+	if (!g)
+		return NPU_EINVAL;
+	return (int)(output ? g->noutputs : g->ninputs);
+}
+
+int npu_graph_io(const npu_graph *g, int output, uint32_t i)
+{
+	if (!g || i >= (output ? g->noutputs : g->ninputs))
+		return npu_fail(NULL, NPU_EINVAL, "npu_graph_io: no %s %u", output ? "output" :
+				"input", i);
+	return output ? g->outputs[i] : g->inputs[i];
+}
+
 int npu_graph_tensor_count(const npu_graph *g)
 {
 	return g ? g->nt : NPU_EINVAL;
@@ -408,6 +466,31 @@ int npu_graph_tensor_count(const npu_graph *g)
 int npu_graph_node_count(const npu_graph *g)
 {
 	return g ? g->nn : NPU_EINVAL;
+}
+
+int npu_graph_io_array(const npu_graph *g, int output, uint32_t i, struct npu_array *a)
+{
+	const struct ir_tensor *t;
+	int id = npu_graph_io(g, output, i);
+
+	if (id < 0 || !a)
+		return id < 0 ? id : NPU_EINVAL;
+	t = &g->t[id];
+	memset(a, 0, sizeof(*a));
+	a->dtype = t->d.dtype;
+	a->rank = t->scalar ? 0 : t->d.rank;
+	memcpy(a->dims, t->d.dims, sizeof(a->dims));
+	a->bytes = t->bytes;
+	a->data = calloc(1, t->bytes ? t->bytes : 1);
+	if (t->name)
+		a->name = malloc(strlen(t->name) + 1);
+	if (!a->data || (t->name && !a->name)) {
+		npu_array_free(a);
+		return npu_fail(NULL, NPU_ENOMEM, "out of memory");
+	}
+	if (t->name)
+		strcpy(a->name, t->name);
+	return 0;
 }
 
 int npu_graph_tensor_info_v(size_t size, const npu_graph *g, int id, struct npu_tensor_desc *d)

@@ -18,13 +18,14 @@
 
 #include "npu.h"
 #include "base/base.h"
+#include "ref/ref_nd.h"
 
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */
 #pragma GCC visibility push(hidden)
 
 struct kern_node;
 
-#define IR_MAX_RANK	4
+#define IR_MAX_RANK	NPU_MAX_RANK
 #define IR_MAX_IN	NPU_CONCAT_MAX_INPUTS
 #define IR_MAX_OUT	3
 
@@ -49,6 +50,20 @@ enum ir_op {
 	IR_POOL_GRAD,		/* in: x, y, dy; out: dx */
 	IR_RELU_GRAD,		/* in: x, y, dy; out: dx */
 	IR_OPTIM,		/* in: w, g, m?, v?; out: w (m, v updated in place) */
+	/*
+	 * The N-dimensional ops of models (ONNX's semantics, NCHW as given),
+	 * each one kernel whose parameters (a.nd) the importer works out.
+	 */
+	IR_ND_BINARY,		/* in: a, b; out: y */
+	IR_ND_UNARY,		/* in: x; out: y */
+	IR_ND_MATMUL,		/* in: a, b, a_zp?, b_zp?; out: y */
+	IR_ND_CONV,		/* in: x, w, bias?, x_zp?, w_zp?; out: y */
+	IR_ND_POOL,		/* in: x; out: y */
+	IR_ND_SOFTMAX,		/* in: x; out: y */
+	IR_ND_LAYERNORM,	/* in: x, scale, bias?; out: y, mean?, inv_std_dev? */
+	IR_ND_PAD,		/* in: x; out: y */
+	IR_ND_RESIZE,		/* in: x; out: y */
+	IR_ND_QDQ,		/* in: x, scale, zp?; out: y */
 	IR_CUSTOM,		/* an app's op, run by a backend that claims it */
 	IR_KERNEL,		/* one kernel, its parameters given (a one-call op) */
 	IR_NUM_OPS
@@ -77,6 +92,18 @@ struct ir_attrs {
 	char *custom;			/* custom op: its name (owned) */
 	void *blob;			/* custom op: its attribute bytes (owned) */
 	size_t blob_len;
+	union {				/* the IR_ND_* ops: their kernel's parameters */
+		struct nd_binary bin;
+		struct nd_unary un;
+		struct nd_matmul mm;
+		struct nd_conv conv;
+		struct nd_pool pool;
+		struct nd_softmax sm;
+		struct nd_layernorm ln;
+		struct nd_pad pad;
+		struct nd_resize rs;
+		struct nd_qdq qdq;
+	} nd;
 };
 
 struct ir_node {
@@ -100,6 +127,8 @@ struct ir_tensor {
 	int grad;			/* its gradient tensor, else -1 */
 	int qsrc;			/* a dequantized constant: its int8 or int32 source, else -1 */
 	int twin;			/* an NCHW tensor: its NHWC twin (layout.c), else -1 */
+	char *name;			/* a model's name for it (owned), or NULL */
+	int scalar;			/* an ONNX scalar (rank 0), held as [1] */
 };
 
 struct npu_graph {
@@ -182,6 +211,12 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *d);
  * operand, which its parameters describe. @data: its constant contents.
  */
 int ir_add_raw(npu_graph *g, size_t bytes, const void *data);
+/*
+ * An activation of no elements (a dim of 0): a model's empty tensor. Only
+ * a reshape may read or write one (no other op's check takes a dim of 0),
+ * and a graph may declare it an input or output.
+ */
+int ir_add_empty(npu_graph *g, enum npu_dtype dt, uint32_t rank, const uint32_t *dims);
 /* A zero-filled activation of the graph's own (gradients, optimizer state). */
 int ir_add_tensor(npu_graph *g, enum npu_dtype dt, uint32_t rank, const uint32_t *dims);
 /* The tensor whose storage @id is (itself, or what its view aliases). */

@@ -26,6 +26,16 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_REDUCE_F32] = { "reduce_f32", NPU_CMD_REDUCE_F32 },
 	[K_XENT_F32] = { "xent_f32", NPU_CMD_XENT_F32 },
 	[K_OPTIM_F32] = { "optim_f32", NPU_CMD_OPTIM_F32 },
+	[K_ND_BINARY] = { "binary", 0, 2 },
+	[K_ND_UNARY] = { "unary", 0, 1 },
+	[K_ND_MATMUL] = { "matmul", 0, 4 },
+	[K_ND_CONV] = { "conv", 0, 5 },
+	[K_ND_POOL] = { "pool", 0, 1 },
+	[K_ND_SOFTMAX] = { "softmax", 0, 1 },
+	[K_ND_LAYERNORM] = { "layer_norm", 0, 3 },
+	[K_ND_PAD] = { "pad", 0, 1 },
+	[K_ND_RESIZE] = { "resize", 0, 1 },
+	[K_ND_QDQ] = { "qdq", 0, 3 },
 };
 
 const struct kern_desc *kern_desc(enum kern_kind kind)
@@ -90,7 +100,14 @@ void kern_io(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr)
 				add_id(wr, nwr, t[i]);
 		}
 		return;
-	default:		/* the last tensor is written, the others read */
+	default:
+		if (kerns[k->kind].nin) {	/* N-dimensional: inputs, then outputs */
+			for (int i = 0; i < k->nt; i++)
+				add_id(i < kerns[k->kind].nin ? rd : wr,
+				       i < kerns[k->kind].nin ? nrd : nwr, t[i]);
+			return;
+		}
+		/* the last tensor is written, the others read */
 		for (int i = 0; i < k->nt - 1; i++)
 			add_id(rd, nrd, t[i]);
 		add_id(wr, nwr, t[k->nt - 1]);
@@ -134,6 +151,27 @@ uint64_t kern_work(const struct kern *k)
 		return 4ull * k->p.xent.rows * k->p.xent.classes;
 	case K_OPTIM_F32:
 		return 4ull * k->p.opt.count;
+	case K_ND_BINARY:
+		return nd_binary_count(&k->p.bin, 2);
+	case K_ND_UNARY:
+		return k->p.un.count;
+	case K_ND_MATMUL: {
+		uint64_t b = 1;
+
+		for (uint32_t i = 0; i < k->p.mm.brank; i++)
+			b *= k->p.mm.ob[i];
+		return b * k->p.mm.m * k->p.mm.n * k->p.mm.k;
+	}
+	case K_ND_CONV:
+		return nd_conv_macs(&k->p.nconv);
+	case K_ND_POOL:
+		return nd_pool_taps(&k->p.npool);
+	case K_ND_SOFTMAX:
+		return 4 * k->p.nsm.outer * k->p.nsm.axis * k->p.nsm.inner;
+	case K_ND_LAYERNORM:
+		return 4 * k->p.ln.outer * k->p.ln.norm;
+	case K_ND_QDQ:
+		return k->p.qdq.outer * k->p.qdq.axis * k->p.qdq.inner;
 	default:		/* layout: the bytes moved */
 		return 0;
 	}
@@ -277,6 +315,26 @@ int kern_run_ref(const struct kern *k, void *const *host, uint32_t train_step, i
 
 		return npu_ref_optim_f32(&o, h[0], h[1], h[2], h[3]);
 	}
+	case K_ND_BINARY:
+		return ref_nd_binary(&k->p.bin, h[0], h[1], h[2]);
+	case K_ND_UNARY:
+		return ref_nd_unary(&k->p.un, h[0], h[1]);
+	case K_ND_MATMUL:
+		return ref_nd_matmul(&k->p.mm, h[0], h[1], h[2], h[3], h[4]);
+	case K_ND_CONV:
+		return ref_nd_conv(&k->p.nconv, h[0], h[1], h[2], h[3], h[4], h[5]);
+	case K_ND_POOL:
+		return ref_nd_pool(&k->p.npool, h[0], h[1]);
+	case K_ND_SOFTMAX:
+		return ref_nd_softmax(&k->p.nsm, h[0], h[1]);
+	case K_ND_LAYERNORM:
+		return ref_nd_layernorm(&k->p.ln, h[0], h[1], h[2], h[3], h[4], h[5]);
+	case K_ND_PAD:
+		return ref_nd_pad(&k->p.npad, h[0], h[1]);
+	case K_ND_RESIZE:
+		return ref_nd_resize(&k->p.rs, h[0], h[1]);
+	case K_ND_QDQ:
+		return ref_nd_qdq(&k->p.qdq, h[0], h[1], h[2], h[3]);
 	case K_NUM:
 		break;
 	}

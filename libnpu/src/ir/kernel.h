@@ -32,6 +32,17 @@ enum kern_kind {
 	K_REDUCE_F32,		/* t: in, out */
 	K_XENT_F32,		/* t: logits, labels, loss, dlogits */
 	K_OPTIM_F32,		/* t: w, g, m, v */
+	/* The N-dimensional kernels (ref/ref_nd.h): no NPU command. */
+	K_ND_BINARY,		/* t: a, b, y */
+	K_ND_UNARY,		/* t: x, y */
+	K_ND_MATMUL,		/* t: a, b, a_zp, b_zp, y */
+	K_ND_CONV,		/* t: x, w, bias, x_zp, w_zp, y */
+	K_ND_POOL,		/* t: x, y */
+	K_ND_SOFTMAX,		/* t: x, y */
+	K_ND_LAYERNORM,		/* t: x, scale, bias, y, mean, inv_std_dev */
+	K_ND_PAD,		/* t: x, y */
+	K_ND_RESIZE,		/* t: x, y */
+	K_ND_QDQ,		/* t: x, scale, zp, y */
 	K_NUM
 };
 
@@ -61,6 +72,16 @@ struct kern {
 		struct npu_reduce_f32 red;
 		struct npu_xent_f32 xent;
 		struct npu_optim_f32 opt;
+		struct nd_binary bin;
+		struct nd_unary un;
+		struct nd_matmul mm;
+		struct nd_conv nconv;
+		struct nd_pool npool;
+		struct nd_softmax nsm;
+		struct nd_layernorm ln;
+		struct nd_pad npad;
+		struct nd_resize rs;
+		struct nd_qdq qdq;
 	} p;
 	const int32_t *mult, *shift;	/* int8 GEMM and convolution: the node's */
 	uint32_t nq;			/* their entries */
@@ -69,11 +90,14 @@ struct kern {
 /*
  * struct kern_desc - one kind of kernel.
  * @name: for messages.
- * @cmd: the NPU command that runs it (npu_cmd.h).
+ * @cmd: the NPU command that runs it (npu_cmd.h), or 0 for none.
+ * @nin: for an N-dimensional kernel, how many tensors it reads (its node's
+ *	inputs, absent ones -1), the rest written; 0 for the others.
  */
 struct kern_desc {
 	const char *name;
 	uint32_t cmd;
+	int nin;
 };
 
 const struct kern_desc *kern_desc(enum kern_kind kind);

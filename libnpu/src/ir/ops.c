@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ir/kernel.h"
+#include "ir/ops_nd.h"
 
 #define T(id)	(&g->t[id].d)
 
@@ -63,6 +64,17 @@ static int want_rank(npu_graph *g, const struct ir_node *n, int id, uint32_t ran
 }
 
 #define TRY(x) do { int e_ = (x); if (e_) return e_; } while (0)
+
+/* The kernels of eltwise, concat, pad and transpose take at most 4 dims. */
+#define KERN_RANK	4
+
+static int want_kernel_rank(npu_graph *g, const struct ir_node *n, int id)
+{
+	if (T(id)->rank > KERN_RANK)
+		return ir_fail(g, NPU_ENOTSUP, "%s: rank %u (at most %d)", ir_op(n->op)->name,
+			       T(id)->rank, KERN_RANK);
+	return 0;
+}
 
 /*
  * One spatial dimension of a window op: @in padded by @lo + @hi, a window
@@ -259,6 +271,8 @@ static int verify_eltwise(npu_graph *g, const struct ir_node *n)
 				       "a zero point in -128..127", op, 'a' + i);
 	}
 	TRY(want_act(g, n, n->out[0], NPU_DT_INT8, "output"));
+	TRY(want_kernel_rank(g, n, n->in[0]));
+	TRY(want_kernel_rank(g, n, n->in[1]));
 	rank = broadcast(g, n->in[0], n->in[1], dims);
 	if (!rank)
 		return ir_fail(g, NPU_EINVAL, "%s: inputs of shapes that do not broadcast", op);
@@ -304,12 +318,16 @@ static int same_quant(npu_graph *g, const struct ir_node *n, int in, int out)
 	return 0;
 }
 
+/* Concatenation copies bytes: any dtype, int8 with one quantization. */
 static int verify_concat(npu_graph *g, const struct ir_node *n)
 {
 	int y = n->out[0];
 	uint64_t total = 0;
 
-	TRY(want_act(g, n, y, NPU_DT_INT8, "output"));
+	if (!ir_valid_id(g, y))
+		return ir_fail(g, NPU_EINVAL, "concatenation: no output tensor %d", y);
+	TRY(want_act(g, n, y, T(y)->dtype, "output"));
+	TRY(want_kernel_rank(g, n, y));
 	if (n->a.axis >= T(y)->rank)
 		return ir_fail(g, NPU_EINVAL, "concatenation: axis %u of a rank-%u output",
 			       n->a.axis, T(y)->rank);
@@ -318,7 +336,11 @@ static int verify_concat(npu_graph *g, const struct ir_node *n)
 
 		if (!ir_valid_id(g, x))
 			return ir_fail(g, NPU_EINVAL, "concatenation: input %u: no tensor %d", i, x);
-		TRY(same_quant(g, n, x, y));	/* copied, not rescaled */
+		if (T(y)->dtype == NPU_DT_INT8)
+			TRY(same_quant(g, n, x, y));	/* copied, not rescaled */
+		else if (T(x)->dtype != T(y)->dtype || T(x)->rank != T(y)->rank)
+			return ir_fail(g, NPU_EINVAL, "concatenation: input %u's dtype or rank is not "
+				       "the output's", i);
 		for (uint32_t d = 0; d < T(y)->rank; d++)
 			if (d != n->a.axis && T(x)->dims[d] != T(y)->dims[d])
 				return ir_fail(g, NPU_EINVAL, "concatenation: input %u differs from "
@@ -340,6 +362,7 @@ static int verify_pad(npu_graph *g, const struct ir_node *n)
 		return ir_fail(g, NPU_EINVAL, "pad: no input tensor %d", x);
 	TRY(want_act(g, n, y, NPU_DT_INT8, "output"));
 	TRY(same_quant(g, n, x, y));
+	TRY(want_kernel_rank(g, n, x));
 	for (uint32_t d = 0; d < T(x)->rank; d++)
 		if (n->a.before[d] > 65536 || n->a.after[d] > 65536 ||
 		    (uint64_t)n->a.before[d] + T(x)->dims[d] + n->a.after[d] != T(y)->dims[d])
@@ -359,6 +382,7 @@ static int verify_transpose(npu_graph *g, const struct ir_node *n)
 	TRY(want_act(g, n, y, T(x)->dtype, "output"));	/* bytes move: any dtype */
 	if (T(x)->rank != T(y)->rank)
 		return ir_fail(g, NPU_EINVAL, "transpose: input and output differ in rank");
+	TRY(want_kernel_rank(g, n, x));
 	if (T(x)->dtype == NPU_DT_INT8)
 		TRY(same_quant(g, n, x, y));
 	for (uint32_t d = 0; d < T(x)->rank; d++) {
@@ -696,6 +720,24 @@ static const struct ir_op_desc registry[IR_NUM_OPS] = {
 			   .grad = -1 },
 	[IR_OPTIM] = { OP("optimizer step", 4, 4, 1, 1), .flags = IR_F_TRAIN | IR_F_INPLACE,
 		       .verify = verify_ids, .label = label_optim, .grad = -1 },
+	[IR_ND_BINARY] = { OP("binary", 2, 2, 1, 1), .verify = verify_nd_binary,
+			   .label = label_nd, .grad = -1 },
+	[IR_ND_UNARY] = { OP("unary", 1, 1, 1, 1), .verify = verify_nd_unary, .label = label_nd,
+			  .grad = -1 },
+	[IR_ND_MATMUL] = { OP("matmul", 2, 4, 1, 1), .verify = verify_nd_matmul,
+			   .label = label_nd, .grad = -1 },
+	[IR_ND_CONV] = { OP("conv", 2, 5, 1, 1), .verify = verify_nd_conv, .label = label_nd,
+			 .grad = -1 },
+	[IR_ND_POOL] = { OP("pool", 1, 1, 1, 1), .verify = verify_nd_pool, .label = label_nd,
+			 .grad = -1 },
+	[IR_ND_SOFTMAX] = { OP("softmax", 1, 1, 1, 1), .verify = verify_nd_softmax,
+			    .label = label_nd, .grad = -1 },
+	[IR_ND_LAYERNORM] = { OP("layer_norm", 2, 3, 1, 3), .verify = verify_nd_layernorm,
+			      .grad = -1 },
+	[IR_ND_PAD] = { OP("pad", 1, 1, 1, 1), .verify = verify_nd_pad, .grad = -1 },
+	[IR_ND_RESIZE] = { OP("resize", 1, 1, 1, 1), .verify = verify_nd_resize, .grad = -1 },
+	[IR_ND_QDQ] = { OP("qdq", 2, 3, 1, 1), .verify = verify_nd_qdq, .label = label_nd,
+			.grad = -1 },
 	[IR_CUSTOM] = { OP("custom", 0, IR_MAX_IN, 1, IR_MAX_OUT), .verify = verify_custom,
 			.label = label_custom, .grad = -1 },
 	[IR_KERNEL] = { OP("kernel", 1, IR_MAX_IN, 1, 1), .verify = verify_kernel,

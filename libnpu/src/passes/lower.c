@@ -230,7 +230,9 @@ static int lower_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 		k->nt = (int)n->nin + 1;
 		for (uint32_t i = 0; i < n->nin; i++)
 			l->axis_dims[i] = D(g, n->in[i])->dims[n->a.axis];
-		k->p.cat = (struct npu_concat){ .rank = o->rank, .elem_size = 1, .axis = n->a.axis,
+		k->p.cat = (struct npu_concat){ .rank = o->rank,
+						.elem_size = (uint32_t)ir_elem_size(o->dtype),
+						.axis = n->a.axis,
 						.count = n->nin, .axis_dims = l->axis_dims };
 		for (uint32_t d = 0; d < o->rank; d++)
 			k->p.cat.dims[d] = d == n->a.axis ? 0 : o->dims[d];
@@ -376,6 +378,41 @@ static int lower_f32(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	return 0;
 }
 
+/* An N-dimensional op: one kernel, its parameters the node's. */
+static int lower_nd(const struct ir_node *n, struct lnode *l)
+{
+	static const enum kern_kind kinds[] = {
+		[IR_ND_BINARY] = K_ND_BINARY, [IR_ND_UNARY] = K_ND_UNARY,
+		[IR_ND_MATMUL] = K_ND_MATMUL, [IR_ND_CONV] = K_ND_CONV, [IR_ND_POOL] = K_ND_POOL,
+		[IR_ND_SOFTMAX] = K_ND_SOFTMAX, [IR_ND_LAYERNORM] = K_ND_LAYERNORM,
+		[IR_ND_PAD] = K_ND_PAD, [IR_ND_RESIZE] = K_ND_RESIZE, [IR_ND_QDQ] = K_ND_QDQ,
+	};
+	enum kern_kind kind = kinds[n->op];
+	int nin = kern_desc(kind)->nin, t[KERN_MAX_T];
+	struct kern *k;
+
+	for (int i = 0; i < nin; i++)
+		t[i] = (uint32_t)i < n->nin ? n->in[i] : -1;
+	for (uint32_t i = 0; i < n->nout; i++)
+		t[nin + (int)i] = n->out[i];
+	for (int i = nin + (int)n->nout; i < nin + (kind == K_ND_LAYERNORM ? 3 : 1); i++)
+		t[i] = -1;
+	k = kern(l, kind, nin + (kind == K_ND_LAYERNORM ? 3 : 1), t);
+	switch (kind) {
+	case K_ND_BINARY: k->p.bin = n->a.nd.bin; break;
+	case K_ND_UNARY: k->p.un = n->a.nd.un; break;
+	case K_ND_MATMUL: k->p.mm = n->a.nd.mm; break;
+	case K_ND_CONV: k->p.nconv = n->a.nd.conv; break;
+	case K_ND_POOL: k->p.npool = n->a.nd.pool; break;
+	case K_ND_SOFTMAX: k->p.nsm = n->a.nd.sm; break;
+	case K_ND_LAYERNORM: k->p.ln = n->a.nd.ln; break;
+	case K_ND_PAD: k->p.npad = n->a.nd.pad; break;
+	case K_ND_RESIZE: k->p.rs = n->a.nd.rs; break;
+	default: k->p.qdq = n->a.nd.qdq; break;
+	}
+	return 0;
+}
+
 static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
 {
 	l->k = calloc(MAX_KERNS, sizeof(*l->k));
@@ -415,6 +452,17 @@ static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	case IR_RELU_GRAD:
 	case IR_OPTIM:
 		return lower_f32(g, n, l);
+	case IR_ND_BINARY:
+	case IR_ND_UNARY:
+	case IR_ND_MATMUL:
+	case IR_ND_CONV:
+	case IR_ND_POOL:
+	case IR_ND_SOFTMAX:
+	case IR_ND_LAYERNORM:
+	case IR_ND_PAD:
+	case IR_ND_RESIZE:
+	case IR_ND_QDQ:
+		return lower_nd(n, l);
 	case IR_NUM_OPS:
 		break;
 	}

@@ -174,14 +174,16 @@ static int storage(npu_plan *p)
 		p->stats.storage_bytes += p->alloc[i];
 		if (p->store_b >= 0) {
 			struct place_backend *b = &p->pb[p->store_b];
-			int err = b->e.ops.alloc(b->be, p->alloc[i], &p->host[i], &p->store[i]);
+			/* An empty tensor (a view of a model's): a byte all the same. */
+			int err = b->e.ops.alloc(b->be, p->alloc[i] ? p->alloc[i] : 1, &p->host[i],
+						 &p->store[i]);
 
 			if (err)
 				return plan_fail(p, err, "%s: cannot allocate %zu bytes for tensor %d",
 						 title(&b->e), p->alloc[i], i);
 		} else {
 			/* Page-aligned: OpenCL can then use it in place. */
-			size_t n = (p->alloc[i] + 4095) / 4096 * 4096;
+			size_t n = (p->alloc[i] + 4096) / 4096 * 4096;
 
 			if (posix_memalign(&p->host[i], 4096, n))
 				return plan_fail(p, NPU_ENOMEM, "out of memory for tensor %d", i);

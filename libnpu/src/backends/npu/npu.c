@@ -108,6 +108,11 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 		double compute = (double)kern_work(&l->k[i]) / NPU_MACS_PER_CYCLE;
 		double move = (double)kern_bytes(n->g, &l->k[i]) / NPU_BYTES_PER_CYCLE;
 
+		if (!kern_desc(l->k[i].kind)->cmd) {
+			snprintf(c->reason, sizeof(c->reason), "no NPU command for %s",
+				 kern_desc(l->k[i].kind)->name);
+			return 0;
+		}
 		if (!npu_device_has_command(n->dev, kern_desc(l->k[i].kind)->cmd)) {
 			strcpy(c->reason, "not in the firmware's capabilities");
 			return 0;
@@ -251,6 +256,16 @@ static int emit(npu_cmdbuf *cb, const struct kern *k, const struct npu_run_args 
 
 		return npu_cmd_optim_f32(cb, &o, v[0], v[1], v[2], v[3]);
 	}
+	case K_ND_BINARY:
+	case K_ND_UNARY:
+	case K_ND_MATMUL:
+	case K_ND_CONV:
+	case K_ND_POOL:
+	case K_ND_SOFTMAX:
+	case K_ND_LAYERNORM:
+	case K_ND_PAD:
+	case K_ND_RESIZE:
+	case K_ND_QDQ:
 	case K_NUM:
 		break;
 	}

@@ -82,6 +82,11 @@ static int ocl_be_claim(void *be, int node, struct npu_claim *c)
 	for (int i = 0; i < l->nk; i++) {
 		const struct kern *k = &l->k[i];
 
+		if (kern_desc(k->kind)->nin) {
+			snprintf(c->reason, sizeof(c->reason), "no OpenCL kernel for %s",
+				 kern_desc(k->kind)->name);
+			return 0;
+		}
 		if (k->kind == K_QUANTIZE && k->p.q.dequantize && !o->ocl->fp64) {
 			snprintf(c->reason, sizeof(c->reason),
 				 "dequantize rounds in double: the OpenCL device has no fp64");
@@ -218,6 +223,16 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 
 		return ocl_optim_f32(o, &opt, m[0], m[1], m[2], m[3]);
 	}
+	case K_ND_BINARY:
+	case K_ND_UNARY:
+	case K_ND_MATMUL:
+	case K_ND_CONV:
+	case K_ND_POOL:
+	case K_ND_SOFTMAX:
+	case K_ND_LAYERNORM:
+	case K_ND_PAD:
+	case K_ND_RESIZE:
+	case K_ND_QDQ:
 	case K_NUM:
 		break;
 	}

@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: MIT
+/*
+ * onnx.c - npu_model_load: an ONNX model into a graph. The file is parsed
+ * by protobuf-c's code generated from libonnx-dev's onnx.proto; this reads
+ * the graph's initializers, inputs and nodes in order (ONNX requires them
+ * sorted: a node reading a name nothing defined yet is a cycle, or out of
+ * order, and is refused), hands each node to its op (onnx_ops.c) and
+ * declares the graph's inputs and outputs in the model's order.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/onnx.h"
+
+int onnx_fail(struct onnx *o, int err, const char *fmt, ...)
+{
+	char msg[NPU_ERRMSG_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (o->node)
+		return ir_fail(o->g, err, "node %d '%s' (%s): %s", o->node_index,
+			       o->node->name ? o->node->name : "", o->node->op_type, msg);
+	return ir_fail(o->g, err, "%s", msg);
+}
+
+/* ---- values by name ------------------------------------------------------ */
+
+static uint32_t hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+struct oval *onnx_find(struct onnx *o, const char *name)
+{
+	uint32_t mask = (1u << o->hbits) - 1, i;
+
+	if (!name || !*name || !o->hash)
+		return NULL;
+	for (i = hash(name) & mask; o->hash[i] >= 0; i = (i + 1) & mask)
+		if (!strcmp(o->v[o->hash[i]]->name, name))
+			return o->v[o->hash[i]];
+	return NULL;
+}
+
+static int rehash(struct onnx *o, unsigned int bits)
+{
+	int *h = malloc(sizeof(int) << bits);
+	uint32_t mask = (1u << bits) - 1;
+
+	if (!h)
+		return NPU_ENOMEM;
+	memset(h, 0xff, sizeof(int) << bits);
+	for (int k = 0; k < o->nv; k++) {
+		uint32_t i = hash(o->v[k]->name) & mask;
+
+		while (h[i] >= 0)
+			i = (i + 1) & mask;
+		h[i] = k;
+	}
+	free(o->hash);
+	o->hash = h;
+	o->hbits = bits;
+	return 0;
+}
+
+struct oval *onnx_add(struct onnx *o, const char *name, enum npu_dtype dt, uint32_t rank,
+		      const uint32_t *dims)
+{
+	struct oval *v, **nv;
+	size_t len;
+
+	if (!name || !*name) {
+		onnx_fail(o, NPU_EINVAL, "a value without a name");
+		return NULL;
+	}
+	if (onnx_find(o, name)) {
+		onnx_fail(o, NPU_EINVAL, "'%s' is defined twice", name);
+		return NULL;
+	}
+	if (rank > NPU_MAX_RANK) {
+		onnx_fail(o, NPU_ENOTSUP, "'%s' has rank %u (at most %d)", name, rank, NPU_MAX_RANK);
+		return NULL;
+	}
+	if ((unsigned int)(o->nv + 1) * 2 > (1u << o->hbits) &&
+	    rehash(o, o->hbits ? o->hbits + 1 : 6)) {
+		onnx_fail(o, NPU_ENOMEM, "out of memory");
+		return NULL;
+	}
+	nv = realloc(o->v, sizeof(*nv) * (size_t)(o->nv + 1));
+	if (!nv) {
+		onnx_fail(o, NPU_ENOMEM, "out of memory");
+		return NULL;
+	}
+	o->v = nv;
+	len = strlen(name);
+	v = calloc(1, sizeof(*v));
+	if (v)
+		v->name = malloc(len + 1);
+	if (!v || !v->name) {
+		free(v);
+		onnx_fail(o, NPU_ENOMEM, "out of memory");
+		return NULL;
+	}
+	o->v[o->nv] = v;
+	memcpy(v->name, name, len + 1);
+	v->id = -1;
+	v->input = -1;
+	v->dt = dt;
+	v->rank = rank;
+	v->count = 1;
+	for (uint32_t i = 0; i < rank; i++) {
+		v->dims[i] = dims[i];
+		v->count *= dims[i];
+	}
+	o->nv++;
+	if (rehash(o, o->hbits)) {
+		o->nv--;
+		free(v->name);
+		free(v);
+		onnx_fail(o, NPU_ENOMEM, "out of memory");
+		return NULL;
+	}
+	return v;
+}
+
+/* ---- tensors of the graph ---------------------------------------------------- */
+
+static int new_tensor(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
+		      const void *data, const char *name)
+{
+	struct npu_tensor_desc d = { .dtype = dt, .rank = rank ? rank : 1, .scale = 1.0f };
+	uint64_t count = 1;
+	int id;
+
+	for (uint32_t i = 0; i < rank; i++) {
+		d.dims[i] = dims[i];
+		count *= dims[i];
+	}
+	if (!rank)
+		d.dims[0] = 1;
+	if (!count && o->allow_empty && !data) {
+		id = ir_add_empty(o->g, dt, rank ? rank : 1, d.dims);
+		if (id < 0)
+			return onnx_fail(o, id, "%s", o->g->err);
+		if (name && npu_graph_set_tensor_name(o->g, id, name))
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		return id;
+	}
+	if (!count)
+		return onnx_fail(o, NPU_ENOTSUP, "'%s' has no elements: empty tensors only pass "
+				 "through reshapes", name ? name : "a tensor");
+	d.data = data;
+	id = ir_add_desc(o->g, &d);
+	if (id < 0)
+		return onnx_fail(o, id, "%s", o->g->err);
+	o->g->t[id].scalar = !rank;
+	if (name && npu_graph_set_tensor_name(o->g, id, name))
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	return id;
+}
+
+int onnx_tensor(struct onnx *o, struct oval *v)
+{
+	if (v->id >= 0)
+		return v->id;
+	if (v->input >= 0) {
+		/* A graph input read as data: an input tensor of the graph. */
+		if (v->dt == NPU_DT_INT64)
+			return onnx_fail(o, NPU_ENOTSUP, "input '%s' is int64: int64 inputs are "
+					 "only read for shapes, pads and axes", v->name);
+		v->id = new_tensor(o, v->dt, v->rank, v->dims, NULL, v->name);
+		return v->id;
+	}
+	if (!v->data)
+		return onnx_fail(o, NPU_EINVAL, "'%s' has no value here", v->name);
+	if (v->dt == NPU_DT_INT64)
+		return onnx_fail(o, NPU_ENOTSUP, "'%s' is int64: int64 tensors are only read for "
+				 "shapes, pads and axes", v->name);
+	v->id = new_tensor(o, v->dt, v->rank, v->dims, v->data, v->name);
+	return v->id;
+}
+
+int onnx_output(struct onnx *o, uint32_t i, enum npu_dtype dt, uint32_t rank,
+		const uint32_t *dims)
+{
+	struct oval *v;
+
+	if (i >= o->node->n_output || !*o->node->output[i])
+		return -1;
+	v = onnx_add(o, o->node->output[i], dt, rank, dims);
+	if (!v)
+		return o->g->err[0] ? NPU_EINVAL : NPU_ENOMEM;
+	v->id = new_tensor(o, dt, rank, dims, NULL, v->name);
+	return v->id;
+}
+
+int onnx_temp(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims)
+{
+	return new_tensor(o, dt, rank, dims, NULL, NULL);
+}
+
+int onnx_const(struct onnx *o, enum npu_dtype dt, uint64_t count, const void *data)
+{
+	uint32_t d = (uint32_t)count;
+
+	return new_tensor(o, dt, 1, &d, data, NULL);
+}
+
+int onnx_node(struct onnx *o, enum ir_op op, const int *in, uint32_t nin, const int *out,
+	      uint32_t nout, const struct ir_attrs *a)
+{
+	struct ir_node n;
+	int err;
+
+	ir_node_init(&n, op);
+	if (a) {
+		n.a = *a;
+	}
+	for (uint32_t i = 0; i < nin; i++)
+		n.in[i] = in[i];
+	n.nin = nin;
+	for (uint32_t i = 0; i < nout; i++)
+		n.out[i] = out[i];
+	n.nout = nout;
+	err = ir_add_node(o->g, &n);
+	if (err)
+		return onnx_fail(o, err, "%s", o->g->err);
+	return 0;
+}
+
+/* ---- the model ------------------------------------------------------------------ */
+
+/* The shape of a graph input or output from its type; static shapes only. */
+static int value_type(struct onnx *o, const Onnx__ValueInfoProto *vi, enum npu_dtype *dt,
+		      uint32_t *rank, uint32_t *dims, int need_shape)
+{
+	const Onnx__TypeProto__Tensor *tt;
+	struct npu_array probe = { 0 };
+	Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+	char why[128];
+
+	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+	    !vi->type->tensor_type)
+		return onnx_fail(o, NPU_ENOTSUP, "'%s' is not a tensor", vi->name);
+	tt = vi->type->tensor_type;
+	/* Reuse the element type check of tensors: an empty one of this type. */
+	t.has_data_type = 1;
+	t.data_type = tt->elem_type;
+	t.n_dims = 1;
+	t.dims = (int64_t[]){ 0 };
+	if (onnx_array(&t, &probe, why, sizeof(why)))
+		return onnx_fail(o, NPU_ENOTSUP, "'%s': %s", vi->name, why);
+	*dt = probe.dtype;
+	npu_array_free(&probe);
+	if (!tt->shape) {
+		*rank = 0;
+		return need_shape ? onnx_fail(o, NPU_ENOTSUP, "'%s' has no shape: static shapes "
+					      "only", vi->name) : 1;
+	}
+	if (tt->shape->n_dim > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "'%s' has rank %zu (at most %d)", vi->name,
+				 tt->shape->n_dim, NPU_MAX_RANK);
+	*rank = (uint32_t)tt->shape->n_dim;
+	for (uint32_t i = 0; i < *rank; i++) {
+		const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+
+		if (d->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+			if (!need_shape)
+				return 1;
+			return onnx_fail(o, NPU_ENOTSUP, "'%s': dimension %u is '%s': static "
+					 "shapes only", vi->name, i,
+					 d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+					 d->dim_param ? d->dim_param : "unknown");
+		}
+		if (d->dim_value < 0 || d->dim_value > (int64_t)ONNX_MAX_ELEMS)
+			return onnx_fail(o, NPU_EINVAL, "'%s': dimension %u is %lld", vi->name, i,
+					 (long long)d->dim_value);
+		dims[i] = (uint32_t)d->dim_value;
+	}
+	return 0;
+}
+
+static int is_initializer(const Onnx__GraphProto *gp, const char *name)
+{
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			return 1;
+	return 0;
+}
+
+/* A fixed value offered for graph input @name (@pos among the non-initializers). */
+static const struct npu_array *fixed_for(const struct npu_model_opts *opts, const char *name,
+					 uint32_t pos)
+{
+	for (uint32_t i = 0; opts && i < opts->nfixed; i++) {
+		const struct npu_array *a = &opts->fixed[i];
+
+		if (a->name && *a->name ? !strcmp(a->name, name) : i == pos)
+			return a;
+	}
+	return NULL;
+}
+
+static int read_initializers(struct onnx *o, const Onnx__GraphProto *gp)
+{
+	for (size_t i = 0; i < gp->n_initializer; i++) {
+		const Onnx__TensorProto *t = gp->initializer[i];
+		struct npu_array a;
+		struct oval *v;
+		char why[256] = "";
+		int err = onnx_array(t, &a, why, sizeof(why));
+
+		if (err)
+			return onnx_fail(o, err, "initializer '%s': %s", t->name ? t->name : "",
+					 why);
+		v = onnx_add(o, t->name, a.dtype, a.rank, a.dims);
+		if (!v) {
+			npu_array_free(&a);
+			return NPU_EINVAL;
+		}
+		v->data = a.data;
+		free(a.name);
+	}
+	return 0;
+}
+
+static int read_inputs(struct onnx *o, const Onnx__GraphProto *gp,
+		       const struct npu_model_opts *opts)
+{
+	uint32_t pos = 0;
+
+	for (size_t i = 0; i < gp->n_input; i++) {
+		const Onnx__ValueInfoProto *vi = gp->input[i];
+		const struct npu_array *fx;
+		uint32_t rank = 0, dims[NPU_MAX_RANK];
+		enum npu_dtype dt = NPU_DT_FLOAT32;
+		struct oval *v;
+		int err;
+
+		if (!vi->name || !*vi->name)
+			return onnx_fail(o, NPU_EINVAL, "graph input %zu has no name", i);
+		if (is_initializer(gp, vi->name))
+			continue;	/* an initializer's default: a constant */
+		fx = fixed_for(opts, vi->name, pos);
+		err = value_type(o, vi, &dt, &rank, dims, !fx);
+		if (err < 0)
+			return err;
+		if (fx) {
+			if (fx->dtype != dt || fx->rank > NPU_MAX_RANK)
+				return onnx_fail(o, NPU_EINVAL, "input '%s': the fixed value is %s, "
+						 "the input %s", vi->name,
+						 onnx_dtype_name(fx->dtype), onnx_dtype_name(dt));
+			if (!err && (fx->rank != rank ||
+				     memcmp(fx->dims, dims, sizeof(uint32_t) * rank)))
+				return onnx_fail(o, NPU_EINVAL, "input '%s': the fixed value's shape "
+						 "is not the input's", vi->name);
+			rank = fx->rank;
+			memcpy(dims, fx->dims, sizeof(dims));
+		}
+		v = onnx_add(o, vi->name, dt, rank, dims);
+		if (!v)
+			return NPU_EINVAL;
+		v->input = (int)pos++;
+		if (fx) {
+			v->data = malloc(fx->bytes ? fx->bytes : 1);
+			if (!v->data)
+				return onnx_fail(o, NPU_ENOMEM, "out of memory");
+			if (fx->bytes != v->count * onnx_elem_size(dt) || (fx->bytes && !fx->data))
+				return onnx_fail(o, NPU_EINVAL, "input '%s': the fixed value has %zu "
+						 "bytes", vi->name, fx->bytes);
+			memcpy(v->data, fx->data, fx->bytes);
+		}
+	}
+	return 0;
+}
+
+static int declare_io(struct onnx *o, const Onnx__GraphProto *gp)
+{
+	int *ids = malloc(sizeof(int) * (gp->n_input + gp->n_output + 1));
+	uint32_t n = 0;
+	int err = 0;
+
+	if (!ids)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	/* Inputs: those that became tensors (read as data), in the model's order. */
+	for (size_t i = 0; i < gp->n_input; i++) {
+		struct oval *v = onnx_find(o, gp->input[i]->name);
+
+		if (v && v->input >= 0 && v->id >= 0)
+			ids[n++] = v->id;
+	}
+	err = npu_graph_inputs(o->g, ids, n);
+	if (err)
+		err = onnx_fail(o, err, "%s", o->g->err);
+	n = 0;
+	for (size_t i = 0; !err && i < gp->n_output; i++) {
+		const char *name = gp->output[i]->name;
+		struct oval *v = onnx_find(o, name);
+		int id;
+
+		if (!v) {
+			err = onnx_fail(o, NPU_EINVAL, "graph output '%s' is not computed",
+					name ? name : "");
+			break;
+		}
+		id = v->id;
+		if (id < 0 || v->input >= 0 || o->g->t[id].cdata) {
+			/* A constant or an input as an output: copied into one of its own. */
+			struct ir_attrs a = { 0 };
+			int src = onnx_tensor(o, v), dst;
+
+			if (src < 0) {
+				err = src;
+				break;
+			}
+			dst = onnx_temp(o, v->dt, v->rank, v->dims);
+			if (dst < 0) {
+				err = dst;
+				break;
+			}
+			a.nd.pad = (struct nd_pad){ .rank = 1, .mode = ND_PAD_CONSTANT, .dtype = v->dt,
+						    .in = { (uint32_t)v->count },
+						    .out = { (uint32_t)v->count } };
+			err = onnx_node(o, IR_ND_PAD, &src, 1, &dst, 1, &a);
+			if (err)
+				break;
+			npu_graph_set_tensor_name(o->g, dst, name);
+			id = dst;
+		}
+		ids[n++] = id;
+	}
+	if (!err)
+		err = npu_graph_outputs(o->g, ids, n);
+	free(ids);
+	return err;
+}
+
+static int read_opset(struct onnx *o)
+{
+	o->opset = -1;
+	for (size_t i = 0; i < o->m->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *s = o->m->opset_import[i];
+
+		if (!s->domain || !*s->domain || !strcmp(s->domain, "ai.onnx"))
+			o->opset = s->version;
+	}
+	if (o->opset < 0 && !o->m->n_opset_import)
+		o->opset = 1;	/* IR version 1 models name no opset */
+	if (o->opset < ONNX_MIN_OPSET || o->opset > ONNX_MAX_OPSET)
+		return onnx_fail(o, NPU_ENOTSUP, "opset %lld of the default domain (%d-%d are "
+				 "supported)", (long long)o->opset, ONNX_MIN_OPSET, ONNX_MAX_OPSET);
+	return 0;
+}
+
+static void onnx_free(struct onnx *o)
+{
+	for (int i = 0; i < o->nv; i++) {
+		free(o->v[i]->name);
+		free(o->v[i]->data);
+		free(o->v[i]);
+	}
+	free(o->v);
+	free(o->hash);
+}
+
+static int load(const void *buf, size_t len, const struct npu_model_opts *opts, npu_graph **out)
+{
+	struct onnx o = { 0 };
+	const Onnx__GraphProto *gp;
+	Onnx__ModelProto *m;
+	int err;
+
+	m = onnx__model_proto__unpack(NULL, len, buf);
+	if (!m)
+		return npu_fail(NULL, NPU_EINVAL, "not an ONNX model: the protobuf does not parse "
+				"(%zu bytes)", len);
+	o.m = m;
+	o.g = npu_graph_new();
+	if (!o.g) {
+		onnx__model_proto__free_unpacked(m, NULL);
+		return npu_fail(NULL, NPU_ENOMEM, "out of memory");
+	}
+	gp = m->graph;
+	err = !gp ? onnx_fail(&o, NPU_EINVAL, "the model has no graph") : read_opset(&o);
+	if (!err && gp->n_sparse_initializer)
+		err = onnx_fail(&o, NPU_ENOTSUP, "sparse initializers are not supported");
+	if (!err)
+		err = read_initializers(&o, gp);
+	if (!err)
+		err = read_inputs(&o, gp, opts);
+	for (size_t i = 0; !err && i < gp->n_node; i++) {
+		o.node = gp->node[i];
+		o.node_index = (int)i;
+		err = onnx_import_node(&o);
+	}
+	o.node = NULL;
+	if (!err)
+		err = declare_io(&o, gp);
+	onnx_free(&o);
+	onnx__model_proto__free_unpacked(m, NULL);
+	if (err) {
+		char msg[NPU_ERRMSG_LEN];
+
+		snprintf(msg, sizeof(msg), "%s", o.g->err);
+		npu_graph_free(o.g);
+		return npu_fail(NULL, err, "%s", msg);
+	}
+	*out = o.g;
+	return 0;
+}
+
+int npu_model_load_mem_v(size_t size, const void *buf, size_t len,
+			 const struct npu_model_opts *opts_in, npu_graph **g)
+{
+	struct npu_model_opts opts = { 0 };
+
+	if (!g)
+		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: no graph pointer");
+	*g = NULL;
+	if (opts_in && npu_struct_in(&opts, sizeof(opts), opts_in, size))
+		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: options of an unknown size");
+	if (!buf)
+		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: no model");
+	if (opts.nfixed && !opts.fixed)
+		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: %u fixed values and no array",
+				opts.nfixed);
+	return load(buf, len, &opts, g);
+}
+
+int npu_model_load_v(size_t size, const char *path, const struct npu_model_opts *opts,
+		     npu_graph **g)
+{
+	size_t len;
+	void *buf;
+	int err;
+
+	if (!path || !g)
+		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: no path or graph pointer");
+	*g = NULL;
+	buf = onnx_read_file(path, &len);
+	if (!buf)
+		return NPU_EINVAL;
+	err = npu_model_load_mem_v(size, buf, len, opts, g);
+	free(buf);
+	if (err) {
+		char msg[NPU_ERRMSG_LEN];
+
+		snprintf(msg, sizeof(msg), "%s", npu_last_error());
+		npu_fail(NULL, err, "%s: %s", path, msg);
+	}
+	return err;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * onnx.h - the ONNX importer's shared state: the model being read (parsed
+ * by the protobuf-c code generated from libonnx-dev's onnx.proto), its
+ * values by name, and the helpers its op table (onnx_ops.c) builds with.
+ */
+#ifndef NPU_ONNX_H
+#define NPU_ONNX_H
+
+#include <stdint.h>
+
+#include "onnx.pb-c.h"
+#include "ir/ir.h"
+
+/* Internal to libnpu: kept out of libnpu.so's exported symbols. */
+#pragma GCC visibility push(hidden)
+
+#define ONNX_MIN_OPSET	1
+#define ONNX_MAX_OPSET	17
+#define ONNX_MAX_ELEMS	(256ull << 20)
+
+/*
+ * A value of the model, by name: a tensor of the graph (@id), a value
+ * known at load time (@data: an initializer, a Constant, a fixed input, or
+ * computed from them), or both. Its shape is ONNX's (@rank 0: a scalar).
+ */
+struct oval {
+	char *name;
+	int id;				/* IR tensor, or -1 (made when an op reads it as data) */
+	enum npu_dtype dt;
+	uint32_t rank;
+	uint32_t dims[NPU_MAX_RANK];
+	uint64_t count;
+	void *data;			/* static values (owned), or NULL */
+	int input;			/* a graph input not yet bound to a tensor: its index, else -1 */
+};
+
+struct onnx {
+	npu_graph *g;
+	const Onnx__ModelProto *m;
+	int64_t opset;
+	struct oval **v;		/* each allocated alone: pointers stay valid */
+	int nv;
+	int *hash;			/* open addressing over v, 2^hbits slots */
+	unsigned int hbits;
+	const Onnx__NodeProto *node;	/* the node being imported, for messages */
+	int node_index;
+	int allow_empty;		/* a reshape: its tensors may have no elements */
+};
+
+/* Fail with a message naming the node being imported (if any). */
+int onnx_fail(struct onnx *o, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The value named @name, or NULL (an empty name is an absent optional input). */
+struct oval *onnx_find(struct onnx *o, const char *name);
+/* Add a value; NULL on a duplicate name or no memory (with a message). */
+struct oval *onnx_add(struct onnx *o, const char *name, enum npu_dtype dt, uint32_t rank,
+		      const uint32_t *dims);
+
+/* A value's tensor, made now if it is static: its id, or an error. */
+int onnx_tensor(struct onnx *o, struct oval *v);
+/*
+ * A new activation for output @i of the node being imported (absent: -1
+ * and no tensor): its id, or an error.
+ */
+int onnx_output(struct onnx *o, uint32_t i, enum npu_dtype dt, uint32_t rank,
+		const uint32_t *dims);
+/* A new activation of the graph's own (an intermediate of an op): its id, or an error. */
+int onnx_temp(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims);
+/* A constant tensor of @count elements of @dt, shaped [count]; its id or an error. */
+int onnx_const(struct onnx *o, enum npu_dtype dt, uint64_t count, const void *data);
+/* Add a node of @op with its inputs, outputs and attributes; 0 or an error. */
+int onnx_node(struct onnx *o, enum ir_op op, const int *in, uint32_t nin, const int *out,
+	      uint32_t nout, const struct ir_attrs *a);
+
+/* A TensorProto's values: dtype, shape and a copy of the data (malloc'd). */
+int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_t len);
+size_t onnx_elem_size(enum npu_dtype dt);
+/* A whole file in memory (malloc'd), or NULL with a message. */
+void *onnx_read_file(const char *path, size_t *len);
+const char *onnx_dtype_name(enum npu_dtype dt);
+
+/* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
+int onnx_import_node(struct onnx *o);
+
+#pragma GCC visibility pop
+
+#endif /* NPU_ONNX_H */

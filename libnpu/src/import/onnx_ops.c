@@ -1,0 +1,1699 @@
+// SPDX-License-Identifier: MIT
+/*
+ * onnx_ops.c - the ONNX ops libnpu imports, one table: for each, the
+ * opsets it is read for, the attributes it understands (any other is
+ * refused, naming it) and the function that turns a node into IR nodes
+ * with ONNX's full semantics worked out here: broadcast shapes, auto_pad,
+ * ceil mode, per-opset axis rules, Reshape's 0 and -1. Values every
+ * input of an op knows at load time (shapes, pads, scales, Clip's bounds)
+ * are read as such; an op that needs one the model only has at run time
+ * is refused.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/onnx.h"
+
+#define TRY(x) do { int e_ = (x); if (e_) return e_; } while (0)
+#define N	(o->node)
+
+/* ---- attributes ------------------------------------------------------------ */
+
+static const Onnx__AttributeProto *attr(struct onnx *o, const char *name)
+{
+	for (size_t i = 0; i < N->n_attribute; i++)
+		if (N->attribute[i]->name && !strcmp(N->attribute[i]->name, name))
+			return N->attribute[i];
+	return NULL;
+}
+
+static int attr_i(struct onnx *o, const char *name, int64_t def, int64_t *v)
+{
+	const Onnx__AttributeProto *a = attr(o, name);
+
+	*v = def;
+	if (!a)
+		return 0;
+	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+		return onnx_fail(o, NPU_EINVAL, "attribute '%s' is not an int", name);
+	*v = a->i;
+	return 0;
+}
+
+static int attr_f(struct onnx *o, const char *name, float def, float *v)
+{
+	const Onnx__AttributeProto *a = attr(o, name);
+
+	*v = def;
+	if (!a)
+		return 0;
+	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
+		return onnx_fail(o, NPU_EINVAL, "attribute '%s' is not a float", name);
+	*v = a->f;
+	return 0;
+}
+
+/* A string attribute into @buf ("" if absent, or @def). */
+static int attr_s(struct onnx *o, const char *name, const char *def, char *buf, size_t len)
+{
+	const Onnx__AttributeProto *a = attr(o, name);
+
+	snprintf(buf, len, "%s", def);
+	if (!a)
+		return 0;
+	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING || a->s.len >= len)
+		return onnx_fail(o, NPU_EINVAL, "attribute '%s' is not a short string", name);
+	memcpy(buf, a->s.data, a->s.len);
+	buf[a->s.len] = 0;
+	return 0;
+}
+
+/* An ints attribute: *@n values (0 if absent), at most @max. */
+static int attr_ints(struct onnx *o, const char *name, int64_t *v, uint32_t max, uint32_t *n)
+{
+	const Onnx__AttributeProto *a = attr(o, name);
+
+	*n = 0;
+	if (!a)
+		return 0;
+	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
+		return onnx_fail(o, NPU_EINVAL, "attribute '%s' is not a list of ints", name);
+	if (a->n_ints > max)
+		return onnx_fail(o, NPU_EINVAL, "attribute '%s' has %zu values (at most %u)", name,
+				 a->n_ints, max);
+	memcpy(v, a->ints, sizeof(int64_t) * a->n_ints);
+	*n = (uint32_t)a->n_ints;
+	return 0;
+}
+
+/* ---- inputs ----------------------------------------------------------------------- */
+
+/* Input @i, or NULL when absent (past the list, or named ""). */
+static struct oval *in(struct onnx *o, uint32_t i)
+{
+	return i < N->n_input ? onnx_find(o, N->input[i]) : NULL;
+}
+
+static int has_in(struct onnx *o, uint32_t i)
+{
+	return i < N->n_input && N->input[i][0];
+}
+
+/* Input @i as a tensor of the graph: its id, or an error. */
+static int in_t(struct onnx *o, uint32_t i)
+{
+	struct oval *v = in(o, i);
+
+	if (!v)
+		return onnx_fail(o, NPU_EINVAL, "input %u is missing", i);
+	return onnx_tensor(o, v);
+}
+
+/* Input @i's values at load time; an error (naming it) if it has none. */
+static int in_static(struct onnx *o, uint32_t i, const char *role, struct oval **v)
+{
+	*v = in(o, i);
+	if (!*v)
+		return onnx_fail(o, NPU_EINVAL, "input %u (%s) is missing", i, role);
+	if (!(*v)->data)
+		return onnx_fail(o, NPU_ENOTSUP, "input %u (%s, '%s') must be known when the model "
+				 "is loaded (an initializer, a Constant or a fixed input)", i, role,
+				 (*v)->name);
+	return 0;
+}
+
+static int want_dt(struct onnx *o, struct oval *v, unsigned int mask, const char *role)
+{
+	if (!(mask & (1u << v->dt)))
+		return onnx_fail(o, NPU_ENOTSUP, "%s ('%s') is %s, which this op does not take",
+				 role, v->name, onnx_dtype_name(v->dt));
+	return 0;
+}
+
+#define F32	(1u << NPU_DT_FLOAT32)
+#define U8	(1u << NPU_DT_UINT8)
+#define I8	(1u << NPU_DT_INT8)
+#define I32	(1u << NPU_DT_INT32)
+#define I64	(1u << NPU_DT_INT64)
+
+static int64_t get_i(const struct oval *v, uint64_t i)
+{
+	switch (v->dt) {
+	case NPU_DT_INT64: return ((const int64_t *)v->data)[i];
+	case NPU_DT_INT32: return ((const int32_t *)v->data)[i];
+	case NPU_DT_INT8: return ((const int8_t *)v->data)[i];
+	case NPU_DT_UINT8: return ((const uint8_t *)v->data)[i];
+	default: return (int64_t)((const float *)v->data)[i];
+	}
+}
+
+static double get_f(const struct oval *v, uint64_t i)
+{
+	return v->dt == NPU_DT_FLOAT32 ? ((const float *)v->data)[i] : (double)get_i(v, i);
+}
+
+/* An axis attribute in [-rank, rank) (or [-rank, rank] with @plus1) made positive. */
+static int norm_axis(struct onnx *o, int64_t axis, uint32_t rank, int plus1, uint32_t *out)
+{
+	int64_t r = (int64_t)rank + (plus1 ? 1 : 0);
+
+	if (axis < -(int64_t)rank || axis >= r)
+		return onnx_fail(o, NPU_EINVAL, "axis %lld of a rank-%u tensor", (long long)axis,
+				 rank);
+	*out = (uint32_t)(axis < 0 ? axis + rank : axis);
+	return 0;
+}
+
+static uint64_t prod(const uint32_t *d, uint32_t a, uint32_t b)
+{
+	uint64_t r = 1;
+
+	for (uint32_t i = a; i < b; i++)
+		r *= d[i];
+	return r;
+}
+
+/* ---- elementwise ---------------------------------------------------------------- */
+
+/* Numpy's multidirectional broadcasting of @a and @b into *@out. */
+static int broadcast(struct onnx *o, const struct oval *a, const struct oval *b, uint32_t *rank,
+		     uint32_t *ad, uint32_t *bd, uint32_t *out)
+{
+	uint32_t r = a->rank > b->rank ? a->rank : b->rank;
+
+	for (uint32_t i = 0; i < r; i++) {
+		uint32_t x = i < r - a->rank ? 1 : a->dims[i - (r - a->rank)];
+		uint32_t y = i < r - b->rank ? 1 : b->dims[i - (r - b->rank)];
+
+		if (x != y && x != 1 && y != 1)
+			return onnx_fail(o, NPU_EINVAL, "shapes of '%s' and '%s' do not broadcast "
+					 "(dim %u: %u and %u)", a->name, b->name, i, x, y);
+		ad[i] = x;
+		bd[i] = y;
+		out[i] = x > y ? x : y;
+	}
+	*rank = r;
+	return 0;
+}
+
+static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
+{
+	struct oval *a = in(o, 0), *b = in(o, 1);
+	struct ir_attrs at = { 0 };
+	struct nd_binary *p = &at.nd.bin;
+	int t[2], y;
+
+	if (!a || !b)
+		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
+	TRY(want_dt(o, a, dts, "input 0"));
+	if (a->dt != b->dt)
+		return onnx_fail(o, NPU_EINVAL, "inputs of %s and %s", onnx_dtype_name(a->dt),
+				 onnx_dtype_name(b->dt));
+	TRY(broadcast(o, a, b, &p->rank, p->a, p->b, p->out));
+	p->fn = fn;
+	p->dtype = a->dt;
+	y = onnx_output(o, 0, a->dt, p->rank, p->out);
+	if (!p->rank) {		/* scalars: one element */
+		p->rank = 1;
+		p->a[0] = p->b[0] = p->out[0] = 1;
+	}
+	t[0] = in_t(o, 0);
+	t[1] = in_t(o, 1);
+	if (y < 0 || t[0] < 0 || t[1] < 0)
+		return y < 0 ? y : t[0] < 0 ? t[0] : t[1];
+	return onnx_node(o, IR_ND_BINARY, t, 2, &y, 1, &at);
+}
+
+static int op_add(struct onnx *o) { return binary(o, ND_ADD, F32 | U8 | I8 | I32); }
+static int op_sub(struct onnx *o) { return binary(o, ND_SUB, F32 | U8 | I8 | I32); }
+static int op_mul(struct onnx *o) { return binary(o, ND_MUL, F32 | U8 | I8 | I32); }
+static int op_div(struct onnx *o) { return binary(o, ND_DIV, F32 | U8 | I8 | I32); }
+
+/* A unary node from input @x into output @i (or tensor @y if >= 0). */
+static int unary_into(struct onnx *o, struct ir_attrs *at, int y)
+{
+	struct oval *x = in(o, 0);
+	struct nd_unary *p = &at->nd.un;
+	int t;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	p->dtype = x->dt;
+	p->count = x->count;
+	if (y < 0)
+		y = onnx_output(o, 0, x->dt, x->rank, x->dims);
+	t = in_t(o, 0);
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, at);
+}
+
+static int unary(struct onnx *o, enum nd_fn fn, float alpha)
+{
+	struct ir_attrs at = { 0 };
+	struct oval *x = in(o, 0);
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(want_dt(o, x, F32, "the input"));
+	at.nd.un.fn = fn;
+	at.nd.un.alpha = alpha;
+	return unary_into(o, &at, -1);
+}
+
+static int op_relu(struct onnx *o) { return unary(o, ND_RELU, 0); }
+static int op_sigmoid(struct onnx *o) { return unary(o, ND_SIGMOID, 0); }
+static int op_tanh(struct onnx *o) { return unary(o, ND_TANH, 0); }
+static int op_hardswish(struct onnx *o) { return unary(o, ND_HARD_SWISH, 0); }
+
+static int op_leakyrelu(struct onnx *o)
+{
+	float alpha;
+
+	TRY(attr_f(o, "alpha", 0.01f, &alpha));
+	return unary(o, ND_LEAKY_RELU, alpha);
+}
+
+static int op_clip(struct onnx *o)
+{
+	struct oval *x = in(o, 0), *b;
+	struct ir_attrs at = { 0 };
+	struct nd_unary *p = &at.nd.un;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
+	p->fn = ND_CLIP;
+	p->lo = -INFINITY;
+	p->hi = INFINITY;
+	p->ilo = x->dt == NPU_DT_INT8 ? -128 : x->dt == NPU_DT_UINT8 ? 0 : INT32_MIN;
+	p->ihi = x->dt == NPU_DT_INT8 ? 127 : x->dt == NPU_DT_UINT8 ? 255 : INT32_MAX;
+	if (o->opset < 11) {
+		TRY(attr_f(o, "min", -INFINITY, &p->lo));
+		TRY(attr_f(o, "max", INFINITY, &p->hi));
+	}
+	for (uint32_t i = 1; i <= 2 && o->opset >= 11; i++) {
+		if (!has_in(o, i))
+			continue;
+		TRY(in_static(o, i, i == 1 ? "min" : "max", &b));
+		if (b->dt != x->dt || b->count != 1)
+			return onnx_fail(o, NPU_EINVAL, "Clip's %s must be a scalar of the input's "
+					 "type", i == 1 ? "min" : "max");
+		if (x->dt == NPU_DT_FLOAT32)
+			*(i == 1 ? &p->lo : &p->hi) = (float)get_f(b, 0);
+		else
+			*(i == 1 ? &p->ilo : &p->ihi) = (int32_t)get_i(b, 0);
+	}
+	/* min > max: every value becomes max, as numpy.clip does. */
+	if (x->dt == NPU_DT_FLOAT32 && p->lo > p->hi)
+		p->lo = p->hi;
+	if (x->dt != NPU_DT_FLOAT32 && p->ilo > p->ihi)
+		p->ilo = p->ihi;
+	if (isnan(p->lo) || isnan(p->hi))
+		return onnx_fail(o, NPU_EINVAL, "Clip's bounds are NaN");
+	return unary_into(o, &at, -1);
+}
+
+static int op_softmax(struct onnx *o)
+{
+	struct oval *x = in(o, 0);
+	struct ir_attrs at = { 0 };
+	struct nd_softmax *p = &at.nd.sm;
+	uint32_t axis = 0;
+	int64_t a;
+	int t, y;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(want_dt(o, x, F32, "the input"));
+	TRY(attr_i(o, "axis", o->opset >= 13 ? -1 : 1, &a));
+	if (!x->rank)
+		return onnx_fail(o, NPU_EINVAL, "a scalar input");
+	TRY(norm_axis(o, a, x->rank, 0, &axis));
+	p->outer = prod(x->dims, 0, axis);
+	if (o->opset >= 13) {
+		p->axis = x->dims[axis];
+		p->inner = prod(x->dims, axis + 1, x->rank);
+	} else {	/* before opset 13: the input flattened to 2-D at the axis */
+		p->axis = prod(x->dims, axis, x->rank);
+		p->inner = 1;
+	}
+	y = onnx_output(o, 0, NPU_DT_FLOAT32, x->rank, x->dims);
+	t = in_t(o, 0);
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, IR_ND_SOFTMAX, &t, 1, &y, 1, &at);
+}
+
+/* ---- matrix products ------------------------------------------------------------- */
+
+/* A constant of @count floats (@data), shaped like @rank/@dims. */
+static int const_f32(struct onnx *o, uint32_t rank, const uint32_t *dims, const float *data)
+{
+	struct npu_tensor_desc d = { .dtype = NPU_DT_FLOAT32, .rank = rank ? rank : 1,
+				     .dims = { 1 }, .data = data };
+	int id;
+
+	for (uint32_t i = 0; i < rank; i++)
+		d.dims[i] = dims[i];
+	id = ir_add_desc(o->g, &d);
+	return id < 0 ? onnx_fail(o, id, "%s", o->g->err) : id;
+}
+
+/*
+ * op(A)[m][k] x op(B)[k][n] with batch dims broadcast: A and B given as
+ * values with their ONNX ranks (1-D operands as numpy's matmul treats
+ * them). *@y_out: the output tensor made by the caller, or -1 to make it
+ * as output 0, or -2 as a temporary; set to the tensor, its shape
+ * returned in *@yr, @yd (if not NULL).
+ */
+static int matmul(struct onnx *o, struct oval *a, struct oval *b, int ta, int tb, float alpha,
+		  int azp, int bzp, uint32_t azp_n, uint32_t bzp_n, int *y_out,
+		  enum npu_dtype ydt, uint32_t *yr_out, uint32_t *yd_out)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_matmul *p = &at.nd.mm;
+	uint32_t ar = a->rank, br = b->rank, adims[NPU_MAX_RANK + 1], bdims[NPU_MAX_RANK + 1];
+	uint32_t ydims[NPU_MAX_RANK + 1], yr = 0, k2;
+	int t[4] = { -1, -1, azp, bzp }, y;
+
+	if (!ar || !br)
+		return onnx_fail(o, NPU_EINVAL, "matmul of a scalar");
+	memcpy(adims, a->dims, sizeof(uint32_t) * ar);
+	memcpy(bdims, b->dims, sizeof(uint32_t) * br);
+	if (ar == 1) {		/* [k] -> [1][k] */
+		adims[1] = adims[0];
+		adims[0] = 1;
+		ar = 2;
+	}
+	if (br == 1) {		/* [k] -> [k][1] */
+		bdims[1] = 1;
+		br = 2;
+	}
+	p->m = ta ? adims[ar - 1] : adims[ar - 2];
+	p->k = ta ? adims[ar - 2] : adims[ar - 1];
+	k2 = tb ? bdims[br - 1] : bdims[br - 2];
+	p->n = tb ? bdims[br - 2] : bdims[br - 1];
+	if (p->k != k2)
+		return onnx_fail(o, NPU_EINVAL, "inner dimensions %u and %u differ", p->k, k2);
+	p->brank = (ar > br ? ar : br) - 2;
+	for (uint32_t i = 0; i < p->brank; i++) {
+		uint32_t x = i < p->brank - (ar - 2) ? 1 : adims[i - (p->brank - (ar - 2))];
+		uint32_t z = i < p->brank - (br - 2) ? 1 : bdims[i - (p->brank - (br - 2))];
+
+		if (x != z && x != 1 && z != 1)
+			return onnx_fail(o, NPU_EINVAL, "batch dims %u: %u and %u do not broadcast",
+					 i, x, z);
+		p->ab[i] = x;
+		p->bb[i] = z;
+		p->ob[i] = ydims[yr++] = x > z ? x : z;
+	}
+	if (a->rank > 1)
+		ydims[yr++] = p->m;
+	if (b->rank > 1)
+		ydims[yr++] = p->n;
+	p->trans_a = (uint32_t)ta;
+	p->trans_b = (uint32_t)tb;
+	p->alpha = alpha;
+	p->adt = a->dt;
+	p->bdt = b->dt;
+	p->azp_n = azp_n;
+	p->bzp_n = bzp_n;
+	if (yr > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "the output has rank %u (at most %d)", yr,
+				 NPU_MAX_RANK);
+	if (yr_out) {
+		*yr_out = yr;
+		memcpy(yd_out, ydims, sizeof(uint32_t) * yr);
+	}
+	y = *y_out >= 0 ? *y_out : *y_out == -2 ? onnx_temp(o, ydt, yr, ydims) :
+	    onnx_output(o, 0, ydt, yr, ydims);
+	t[0] = onnx_tensor(o, a);
+	t[1] = onnx_tensor(o, b);
+	if (y < 0 || t[0] < 0 || t[1] < 0)
+		return y < 0 ? y : t[0] < 0 ? t[0] : t[1];
+	*y_out = y;
+	return onnx_node(o, IR_ND_MATMUL, t, 4, &y, 1, &at);
+}
+
+static int op_matmul(struct onnx *o)
+{
+	struct oval *a = in(o, 0), *b = in(o, 1);
+	int y = -1;
+
+	if (!a || !b)
+		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
+	TRY(want_dt(o, a, F32, "A"));
+	TRY(want_dt(o, b, F32, "B"));
+	return matmul(o, a, b, 0, 0, 1.0f, -1, -1, 0, 0, &y, NPU_DT_FLOAT32, NULL, NULL);
+}
+
+/* A zero point input (@i) of a q8 operand: its tensor (or -1) and count. */
+static int zero_point(struct onnx *o, uint32_t i, const struct oval *of, uint32_t *count)
+{
+	struct oval *z = in(o, i);
+
+	*count = 1;
+	if (!z)
+		return -1;
+	if (z->dt != of->dt)
+		return onnx_fail(o, NPU_EINVAL, "zero point '%s' is %s, its operand %s", z->name,
+				 onnx_dtype_name(z->dt), onnx_dtype_name(of->dt));
+	*count = (uint32_t)z->count;
+	return onnx_tensor(o, z);
+}
+
+static int op_matmulinteger(struct onnx *o)
+{
+	struct oval *a = in(o, 0), *b = in(o, 1);
+	uint32_t na, nb;
+	int za, zb, y = -1;
+
+	if (!a || !b)
+		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
+	TRY(want_dt(o, a, U8 | I8, "A"));
+	TRY(want_dt(o, b, U8 | I8, "B"));
+	za = zero_point(o, 2, a, &na);
+	zb = zero_point(o, 3, b, &nb);
+	if ((has_in(o, 2) && za < 0) || (has_in(o, 3) && zb < 0))
+		return za < -1 ? za : zb;
+	return matmul(o, a, b, 0, 0, 1.0f, za, zb, na, nb, &y, NPU_DT_INT32, NULL, NULL);
+}
+
+static int op_gemm(struct onnx *o)
+{
+	struct oval *a = in(o, 0), *b = in(o, 1), *c = in(o, 2);
+	int64_t ta, tb;
+	float alpha, beta;
+	int y = -1, prodt;
+
+	if (!a || !b)
+		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
+	TRY(want_dt(o, a, F32, "A"));
+	TRY(want_dt(o, b, F32, "B"));
+	TRY(attr_i(o, "transA", 0, &ta));
+	TRY(attr_i(o, "transB", 0, &tb));
+	TRY(attr_f(o, "alpha", 1.0f, &alpha));
+	TRY(attr_f(o, "beta", 1.0f, &beta));
+	if (a->rank != 2 || b->rank != 2)
+		return onnx_fail(o, NPU_EINVAL, "A and B must be matrices");
+	if (!c || beta == 0.0f) {
+		return matmul(o, a, b, (int)ta, (int)tb, alpha, -1, -1, 0, 0, &y, NPU_DT_FLOAT32,
+			      NULL, NULL);
+	} else {
+		uint32_t ydims[2] = { ta ? a->dims[1] : a->dims[0], tb ? b->dims[0] : b->dims[1] };
+		struct oval yv = { .name = c->name, .dt = NPU_DT_FLOAT32, .rank = 2,
+				   .dims = { ydims[0], ydims[1] }, .count = (uint64_t)ydims[0] * ydims[1] };
+		struct ir_attrs at = { 0 };
+		struct nd_binary *p = &at.nd.bin;
+		int t[2], ct;
+
+		TRY(want_dt(o, c, F32, "C"));
+		prodt = onnx_temp(o, NPU_DT_FLOAT32, 2, ydims);
+		if (prodt < 0)
+			return prodt;
+		TRY(matmul(o, a, b, (int)ta, (int)tb, alpha, -1, -1, 0, 0, &prodt,
+			   NPU_DT_FLOAT32, NULL, NULL));
+		/* beta * C: scaled at load time if C is known, else by a node */
+		if (beta != 1.0f && c->data) {
+			float *s = malloc(sizeof(float) * (c->count ? c->count : 1));
+
+			if (!s)
+				return onnx_fail(o, NPU_ENOMEM, "out of memory");
+			for (uint64_t i = 0; i < c->count; i++)
+				s[i] = beta * ((const float *)c->data)[i];
+			ct = const_f32(o, c->rank, c->dims, s);
+			free(s);
+		} else {
+			ct = onnx_tensor(o, c);
+			if (ct >= 0 && beta != 1.0f) {
+				struct ir_attrs ua = { 0 };
+				int scaled = onnx_temp(o, NPU_DT_FLOAT32, c->rank, c->dims);
+
+				ua.nd.un = (struct nd_unary){ .fn = ND_AFFINE, .dtype = NPU_DT_FLOAT32,
+							      .count = c->count, .alpha = beta };
+				if (scaled < 0)
+					return scaled;
+				TRY(onnx_node(o, IR_ND_UNARY, &ct, 1, &scaled, 1, &ua));
+				ct = scaled;
+			}
+		}
+		if (ct < 0)
+			return ct;
+		/* C broadcasts to [M][N] (unidirectionally) */
+		if (c->rank > 2)
+			return onnx_fail(o, NPU_EINVAL, "C has rank %u", c->rank);
+		TRY(broadcast(o, &yv, c, &p->rank, p->a, p->b, p->out));
+		if (p->out[0] != ydims[0] || p->out[1] != ydims[1])
+			return onnx_fail(o, NPU_EINVAL, "C does not broadcast to [%u][%u]", ydims[0],
+					 ydims[1]);
+		p->fn = ND_ADD;
+		p->dtype = NPU_DT_FLOAT32;
+		y = onnx_output(o, 0, NPU_DT_FLOAT32, 2, ydims);
+		if (y < 0)
+			return y;
+		t[0] = prodt;
+		t[1] = ct;
+		return onnx_node(o, IR_ND_BINARY, t, 2, &y, 1, &at);
+	}
+}
+
+/* ---- convolution and pooling ----------------------------------------------------- */
+
+enum auto_pad { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
+
+struct window {
+	uint32_t nsp;
+	int64_t k[ND_MAX_SP], s[ND_MAX_SP], d[ND_MAX_SP], lo[ND_MAX_SP], hi[ND_MAX_SP];
+	enum auto_pad ap;
+};
+
+/* kernel_shape (or @kdef), strides, dilations, pads, auto_pad of a window op. */
+static int read_window(struct onnx *o, const struct oval *x, const uint32_t *kdef,
+		       struct window *w, int dilations)
+{
+	int64_t v[2 * ND_MAX_SP];
+	uint32_t n;
+	char ap[32];
+
+	if (x->rank < 3 || x->rank - 2 > ND_MAX_SP)
+		return onnx_fail(o, NPU_ENOTSUP, "input of rank %u (3 to %u: [N][C] and 1 to %u "
+				 "spatial dims)", x->rank, ND_MAX_SP + 2, ND_MAX_SP);
+	w->nsp = x->rank - 2;
+	TRY(attr_ints(o, "kernel_shape", w->k, ND_MAX_SP, &n));
+	if (n && n != w->nsp)
+		return onnx_fail(o, NPU_EINVAL, "kernel_shape has %u values for %u spatial dims", n,
+				 w->nsp);
+	if (!n) {
+		if (!kdef)
+			return onnx_fail(o, NPU_EINVAL, "kernel_shape is required");
+		for (uint32_t i = 0; i < w->nsp; i++)
+			w->k[i] = kdef[i];
+	}
+	TRY(attr_ints(o, "strides", w->s, ND_MAX_SP, &n));
+	if (n && n != w->nsp)
+		return onnx_fail(o, NPU_EINVAL, "strides has %u values", n);
+	for (uint32_t i = n; i < w->nsp; i++)
+		w->s[i] = 1;
+	n = 0;
+	if (dilations)
+		TRY(attr_ints(o, "dilations", w->d, ND_MAX_SP, &n));
+	if (n && n != w->nsp)
+		return onnx_fail(o, NPU_EINVAL, "dilations has %u values", n);
+	for (uint32_t i = n; i < w->nsp; i++)
+		w->d[i] = 1;
+	TRY(attr_ints(o, "pads", v, 2 * ND_MAX_SP, &n));
+	if (n && n != 2 * w->nsp)
+		return onnx_fail(o, NPU_EINVAL, "pads has %u values for %u spatial dims", n,
+				 w->nsp);
+	for (uint32_t i = 0; i < w->nsp; i++) {
+		w->lo[i] = n ? v[i] : 0;
+		w->hi[i] = n ? v[w->nsp + i] : 0;
+		if (w->k[i] < 1 || w->k[i] > 4096 || w->s[i] < 1 || w->s[i] > 4096 || w->d[i] < 1 ||
+		    w->d[i] > 4096 || w->lo[i] < 0 || w->hi[i] < 0 || w->lo[i] > 65536 ||
+		    w->hi[i] > 65536)
+			return onnx_fail(o, NPU_EINVAL, "spatial dim %u: kernel %lld, stride %lld, "
+					 "dilation %lld, pads %lld+%lld", i, (long long)w->k[i],
+					 (long long)w->s[i], (long long)w->d[i], (long long)w->lo[i],
+					 (long long)w->hi[i]);
+	}
+	TRY(attr_s(o, "auto_pad", "NOTSET", ap, sizeof(ap)));
+	if (!strcmp(ap, "NOTSET"))
+		w->ap = PAD_NOTSET;
+	else if (!strcmp(ap, "SAME_UPPER"))
+		w->ap = PAD_SAME_UPPER;
+	else if (!strcmp(ap, "SAME_LOWER"))
+		w->ap = PAD_SAME_LOWER;
+	else if (!strcmp(ap, "VALID"))
+		w->ap = PAD_VALID;
+	else
+		return onnx_fail(o, NPU_EINVAL, "auto_pad '%s'", ap);
+	return 0;
+}
+
+/*
+ * The output size of a window op along each spatial dim, and the padding
+ * auto_pad gives (ONNX's formulas; ceil mode as onnxruntime and PyTorch
+ * take it: no window starts in the padding after the input).
+ */
+static int window_out(struct onnx *o, const struct oval *x, struct window *w, int ceil_mode,
+		      uint32_t *out)
+{
+	for (uint32_t i = 0; i < w->nsp; i++) {
+		int64_t in = x->dims[2 + i], span = (w->k[i] - 1) * w->d[i] + 1, n;
+
+		if (w->ap == PAD_SAME_UPPER || w->ap == PAD_SAME_LOWER) {
+			int64_t total;
+
+			n = (in + w->s[i] - 1) / w->s[i];
+			total = (n - 1) * w->s[i] + span - in;
+			total = total < 0 ? 0 : total;
+			w->lo[i] = w->ap == PAD_SAME_UPPER ? total / 2 : total - total / 2;
+			w->hi[i] = total - w->lo[i];
+		} else {
+			int64_t padded;
+
+			if (w->ap == PAD_VALID)
+				w->lo[i] = w->hi[i] = 0;
+			padded = in + w->lo[i] + w->hi[i] - span;
+			if (padded < 0)
+				return onnx_fail(o, NPU_EINVAL, "spatial dim %u: the window (%lld) is "
+						 "larger than the padded input (%lld)", i,
+						 (long long)span, (long long)(padded + span));
+			n = ceil_mode ? (padded + w->s[i] - 1) / w->s[i] + 1 : padded / w->s[i] + 1;
+			if (ceil_mode && (n - 1) * w->s[i] >= in + w->lo[i])
+				n--;
+		}
+		if (n < 1 || n > (int64_t)ONNX_MAX_ELEMS)
+			return onnx_fail(o, NPU_EINVAL, "spatial dim %u: output size %lld", i,
+					 (long long)n);
+		out[i] = (uint32_t)n;
+	}
+	return 0;
+}
+
+static int op_pool(struct onnx *o, int average, int global)
+{
+	struct oval *x = in(o, 0);
+	struct ir_attrs at = { 0 };
+	struct nd_pool *p = &at.nd.pool;
+	struct window w = { 0 };
+	uint32_t ydims[NPU_MAX_RANK];
+	int64_t ceil_mode = 0, cip = 0, order = 0;
+	int t, y;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(want_dt(o, x, average ? F32 : F32 | U8 | I8, "the input"));
+	if (N->n_output > 1 && N->output[1][0])
+		return onnx_fail(o, NPU_ENOTSUP, "output 1 (Indices) is not supported");
+	if (global) {
+		if (x->rank < 3 || x->rank - 2 > ND_MAX_SP)
+			return onnx_fail(o, NPU_ENOTSUP, "input of rank %u", x->rank);
+		w.nsp = x->rank - 2;
+		for (uint32_t i = 0; i < w.nsp; i++) {
+			w.k[i] = x->dims[2 + i];
+			w.s[i] = w.d[i] = 1;
+		}
+	} else {
+		TRY(read_window(o, x, NULL, &w, !average));
+		TRY(attr_i(o, "ceil_mode", 0, &ceil_mode));
+		TRY(attr_i(o, "count_include_pad", 0, &cip));
+		TRY(attr_i(o, "storage_order", 0, &order));
+	}
+	TRY(window_out(o, x, &w, (int)ceil_mode, ydims + 2));
+	ydims[0] = x->dims[0];
+	ydims[1] = x->dims[1];
+	p->nsp = w.nsp;
+	p->batch = x->dims[0];
+	p->c = x->dims[1];
+	p->average = (uint32_t)average;
+	p->count_include_pad = cip != 0;
+	p->dtype = x->dt;
+	for (uint32_t i = 0; i < w.nsp; i++) {
+		p->in[i] = x->dims[2 + i];
+		p->out[i] = ydims[2 + i];
+		p->k[i] = (uint32_t)w.k[i];
+		p->s[i] = (uint32_t)w.s[i];
+		p->d[i] = (uint32_t)w.d[i];
+		p->lo[i] = (uint32_t)w.lo[i];
+		p->hi[i] = (uint32_t)w.hi[i];
+	}
+	y = onnx_output(o, 0, x->dt, x->rank, ydims);
+	t = in_t(o, 0);
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, IR_ND_POOL, &t, 1, &y, 1, &at);
+}
+
+static int op_maxpool(struct onnx *o) { return op_pool(o, 0, 0); }
+static int op_averagepool(struct onnx *o) { return op_pool(o, 1, 0); }
+static int op_globalaveragepool(struct onnx *o) { return op_pool(o, 1, 1); }
+
+/*
+ * Convolution, transposed or not: fp32 (Conv, ConvTranspose), integer
+ * into int32 (ConvInteger), or quantized (QLinearConv: the integer one,
+ * its int32 bias added, then requantized).
+ */
+enum conv_kind { CONV_F32, CONV_INTEGER, CONV_QLINEAR };
+
+static int qlinear_conv_out(struct onnx *o, int acc, uint32_t rank, const uint32_t *dims);
+
+static int conv(struct onnx *o, int transpose, enum conv_kind kind)
+{
+	static const uint32_t maps[][5] = {	/* x, w, x_zp, w_zp, bias */
+		[CONV_F32] = { 0, 1, 99, 99, 2 },
+		[CONV_INTEGER] = { 0, 1, 2, 3, 99 },
+		[CONV_QLINEAR] = { 0, 3, 2, 5, 8 },
+	};
+	const uint32_t *mp = maps[kind];
+	int integer = kind != CONV_F32;
+	struct oval *x = in(o, mp[0]), *wv = in(o, mp[1]);
+	struct ir_attrs at = { 0 };
+	struct nd_conv *p = &at.nd.conv;
+	struct window w = { 0 };
+	uint32_t ydims[NPU_MAX_RANK], kdef[ND_MAX_SP], oc;
+	int64_t group;
+	int t[5] = { -1, -1, -1, -1, -1 }, y;
+
+	if (!x || !wv)
+		return onnx_fail(o, NPU_EINVAL, "X and W are needed");
+	TRY(want_dt(o, x, integer ? U8 | I8 : F32, "X"));
+	TRY(want_dt(o, wv, integer ? U8 | I8 : F32, "W"));
+	if (wv->rank != x->rank || x->rank < 3)
+		return onnx_fail(o, NPU_EINVAL, "W has rank %u, X %u", wv->rank, x->rank);
+	for (uint32_t i = 2; i < wv->rank; i++)
+		kdef[i - 2] = wv->dims[i];
+	TRY(read_window(o, x, kdef, &w, 1));
+	for (uint32_t i = 0; i < w.nsp; i++)
+		if (w.k[i] != wv->dims[2 + i])
+			return onnx_fail(o, NPU_EINVAL, "kernel_shape disagrees with W");
+	TRY(attr_i(o, "group", 1, &group));
+	if (group < 1 || x->dims[1] % group)
+		return onnx_fail(o, NPU_EINVAL, "group %lld for %u input channels",
+				 (long long)group, x->dims[1]);
+	if (!transpose) {
+		oc = wv->dims[0];
+		if (wv->dims[1] * group != x->dims[1] || oc % group)
+			return onnx_fail(o, NPU_EINVAL, "W [%u][%u] for %u input channels in %lld "
+					 "groups", wv->dims[0], wv->dims[1], x->dims[1],
+					 (long long)group);
+		TRY(window_out(o, x, &w, 0, ydims + 2));
+	} else {
+		int64_t outpad[ND_MAX_SP] = { 0 }, oshape[NPU_MAX_RANK];
+		uint32_t nop, nos;
+
+		if (wv->dims[0] != x->dims[1])
+			return onnx_fail(o, NPU_EINVAL, "W's first dim %u, X's channels %u",
+					 wv->dims[0], x->dims[1]);
+		oc = wv->dims[1] * (uint32_t)group;
+		TRY(attr_ints(o, "output_padding", outpad, ND_MAX_SP, &nop));
+		TRY(attr_ints(o, "output_shape", oshape, NPU_MAX_RANK, &nos));
+		if ((nop && nop != w.nsp) || (nos && nos != w.nsp && nos != w.nsp + 2))
+			return onnx_fail(o, NPU_EINVAL, "output_padding or output_shape of the "
+					 "wrong length");
+		for (uint32_t i = 0; i < w.nsp; i++) {
+			int64_t in = x->dims[2 + i], span = (w.k[i] - 1) * w.d[i] + 1;
+			int64_t full = w.s[i] * (in - 1) + outpad[i] + span, out;
+
+			if (outpad[i] < 0 || outpad[i] >= (w.s[i] > w.d[i] ? w.s[i] : w.d[i]))
+				return onnx_fail(o, NPU_EINVAL, "output_padding %lld",
+						 (long long)outpad[i]);
+			if (nos || w.ap == PAD_SAME_UPPER || w.ap == PAD_SAME_LOWER) {
+				/* pads from the output's size (floor halves, as ONNX's numpy) */
+				int64_t total, half;
+
+				out = nos ? oshape[nos - w.nsp + i] : in * w.s[i];
+				total = full - out;
+				half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+				w.lo[i] = w.ap == PAD_SAME_UPPER ? half : total - half;
+			} else {
+				out = full - w.lo[i] - w.hi[i];
+			}
+			if (out < 1 || out > (int64_t)ONNX_MAX_ELEMS)
+				return onnx_fail(o, NPU_EINVAL, "spatial dim %u: output size %lld", i,
+						 (long long)out);
+			ydims[2 + i] = (uint32_t)out;
+		}
+	}
+	ydims[0] = x->dims[0];
+	ydims[1] = oc;
+	p->nsp = w.nsp;
+	p->batch = x->dims[0];
+	p->in_c = x->dims[1];
+	p->out_c = oc;
+	p->groups = (uint32_t)group;
+	p->transpose = (uint32_t)transpose;
+	p->xdt = x->dt;
+	p->wdt = wv->dt;
+	for (uint32_t i = 0; i < w.nsp; i++) {
+		p->in[i] = x->dims[2 + i];
+		p->out[i] = ydims[2 + i];
+		p->k[i] = (uint32_t)w.k[i];
+		p->s[i] = (uint32_t)w.s[i];
+		p->d[i] = (uint32_t)w.d[i];
+		p->pad[i] = (int32_t)w.lo[i];
+	}
+	if (integer) {
+		uint32_t nx;
+
+		t[3] = zero_point(o, mp[2], x, &nx);
+		t[4] = zero_point(o, mp[3], wv, &p->wzp_n);
+		if ((has_in(o, mp[2]) && t[3] < 0) || (has_in(o, mp[3]) && t[4] < 0))
+			return t[3] < -1 ? t[3] : t[4];
+		if (nx != 1)
+			return onnx_fail(o, NPU_EINVAL, "x_zero_point must be a scalar");
+		if (p->wzp_n != 1 && p->wzp_n != oc)
+			return onnx_fail(o, NPU_EINVAL, "%u w_zero_points for %u channels",
+					 p->wzp_n, oc);
+	} else if (has_in(o, mp[4])) {
+		struct oval *b = in(o, mp[4]);
+
+		if (!b)
+			return onnx_fail(o, NPU_EINVAL, "input B is not defined");
+		TRY(want_dt(o, b, F32, "B"));
+		t[2] = onnx_tensor(o, b);
+		if (t[2] < 0)
+			return t[2];
+	}
+	y = kind == CONV_QLINEAR ? onnx_temp(o, NPU_DT_INT32, x->rank, ydims) :
+	    onnx_output(o, 0, integer ? NPU_DT_INT32 : NPU_DT_FLOAT32, x->rank, ydims);
+	t[0] = in_t(o, mp[0]);
+	t[1] = in_t(o, mp[1]);
+	if (y < 0 || t[0] < 0 || t[1] < 0)
+		return y < 0 ? y : t[0] < 0 ? t[0] : t[1];
+	TRY(onnx_node(o, IR_ND_CONV, t, 5, &y, 1, &at));
+	return kind == CONV_QLINEAR ? qlinear_conv_out(o, y, x->rank, ydims) : 0;
+}
+
+static int op_conv(struct onnx *o) { return conv(o, 0, CONV_F32); }
+static int op_convtranspose(struct onnx *o) { return conv(o, 1, CONV_F32); }
+static int op_convinteger(struct onnx *o) { return conv(o, 0, CONV_INTEGER); }
+static int op_qlinearconv(struct onnx *o) { return conv(o, 0, CONV_QLINEAR); }
+
+/* ---- shapes and data movement ------------------------------------------------------ */
+
+/* Output 0 as a view of input 0 with a new shape (Reshape, Flatten, ...). */
+static int reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
+{
+	struct oval *x = in(o, 0);
+	uint64_t n = prod(dims, 0, rank);
+	int t, y;
+
+	if (n != x->count)
+		return onnx_fail(o, NPU_EINVAL, "%llu elements into %llu", (unsigned long long)x->count,
+				 (unsigned long long)n);
+	if (rank > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "rank %u (at most %d)", rank, NPU_MAX_RANK);
+	if (x->data && x->input < 0) {
+		/* a constant reshaped: a constant of the new shape */
+		struct oval *v = onnx_add(o, N->output[0], x->dt, rank, dims);
+
+		if (!v)
+			return NPU_EINVAL;
+		v->data = malloc(x->count * onnx_elem_size(x->dt) + 1);
+		if (!v->data)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		memcpy(v->data, x->data, x->count * onnx_elem_size(x->dt));
+		return 0;
+	}
+	o->allow_empty = 1;
+	t = in_t(o, 0);
+	y = t < 0 ? -1 : onnx_output(o, 0, x->dt, rank, dims);
+	o->allow_empty = 0;
+	if (y < 0 || t < 0)
+		return t < 0 ? t : y;
+	return onnx_node(o, IR_RESHAPE, &t, 1, &y, 1, NULL);
+}
+
+static int op_reshape(struct onnx *o)
+{
+	struct oval *x = in(o, 0), *s;
+	uint32_t dims[NPU_MAX_RANK + 1];
+	int64_t allowzero = 0, infer = -1;
+	uint64_t known = 1;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(in_static(o, 1, "shape", &s));
+	TRY(want_dt(o, s, I64, "shape"));
+	TRY(attr_i(o, "allowzero", 0, &allowzero));
+	if (s->rank != 1 || s->count > NPU_MAX_RANK)
+		return onnx_fail(o, s->count > NPU_MAX_RANK ? NPU_ENOTSUP : NPU_EINVAL,
+				 "shape has %llu values (at most %d)",
+				 (unsigned long long)s->count, NPU_MAX_RANK);
+	for (uint32_t i = 0; i < s->count; i++) {
+		int64_t d = get_i(s, i);
+
+		if (d == -1 && infer < 0) {
+			infer = i;
+			continue;
+		}
+		if (d == 0 && !allowzero) {
+			if (i >= x->rank)
+				return onnx_fail(o, NPU_EINVAL, "shape[%u] is 0 past the input's rank",
+						 i);
+			d = x->dims[i];
+		}
+		if (d < 0 || d > (int64_t)ONNX_MAX_ELEMS)
+			return onnx_fail(o, NPU_EINVAL, "shape[%u] is %lld", i, (long long)d);
+		dims[i] = (uint32_t)d;
+		known *= (uint64_t)d;
+	}
+	if (infer >= 0) {
+		if (!known || x->count % known)
+			return onnx_fail(o, NPU_EINVAL, "-1 cannot be inferred: %llu elements, %llu "
+					 "in the other dims", (unsigned long long)x->count,
+					 (unsigned long long)known);
+		dims[infer] = (uint32_t)(x->count / known);
+	}
+	return reshape_to(o, (uint32_t)s->count, dims);
+}
+
+static int op_flatten(struct onnx *o)
+{
+	struct oval *x = in(o, 0);
+	uint32_t axis = 0, dims[2];
+	int64_t a;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(attr_i(o, "axis", 1, &a));
+	TRY(norm_axis(o, a, x->rank, 1, &axis));
+	dims[0] = (uint32_t)prod(x->dims, 0, axis);
+	dims[1] = (uint32_t)prod(x->dims, axis, x->rank);
+	return reshape_to(o, 2, dims);
+}
+
+/* Identity, and Dropout at inference: the input as it is. */
+static int op_identity(struct onnx *o)
+{
+	struct oval *x = in(o, 0);
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	if (N->n_output > 1 && N->output[1][0])
+		return onnx_fail(o, NPU_ENOTSUP, "Dropout's mask output is not supported");
+	if (has_in(o, 2)) {	/* Dropout's training_mode: inference only */
+		struct oval *tm;
+
+		TRY(in_static(o, 2, "training_mode", &tm));
+		if (tm->count != 1 || get_i(tm, 0))
+			return onnx_fail(o, NPU_ENOTSUP, "Dropout in training mode is not supported");
+	}
+	return reshape_to(o, x->rank, x->dims);
+}
+
+static int op_transpose(struct onnx *o)
+{
+	struct oval *x = in(o, 0);
+	int64_t perm[NPU_MAX_RANK];
+	uint32_t n, seen = 0, ydims[NPU_MAX_RANK];
+	struct ir_attrs at = { 0 };
+	int t, y;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(attr_ints(o, "perm", perm, NPU_MAX_RANK, &n));
+	if (!n)
+		for (uint32_t i = 0; i < x->rank; i++)
+			perm[i] = x->rank - 1 - i;
+	else if (n != x->rank)
+		return onnx_fail(o, NPU_EINVAL, "perm has %u values for rank %u", n, x->rank);
+	for (uint32_t i = 0; i < x->rank; i++) {
+		if (perm[i] < 0 || perm[i] >= x->rank || (seen & (1u << perm[i])))
+			return onnx_fail(o, NPU_EINVAL, "perm is not a permutation");
+		seen |= 1u << perm[i];
+		ydims[i] = x->dims[perm[i]];
+		at.perm[i] = (uint32_t)perm[i];
+	}
+	if (x->rank <= 1)
+		return reshape_to(o, x->rank, x->dims);
+	y = onnx_output(o, 0, x->dt, x->rank, ydims);
+	t = in_t(o, 0);
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, IR_TRANSPOSE, &t, 1, &y, 1, &at);
+}
+
+static int op_concat(struct onnx *o)
+{
+	struct oval *x0 = in(o, 0);
+	uint32_t axis = 0, ydims[NPU_MAX_RANK];
+	int t[IR_MAX_IN], y;
+	struct ir_attrs at = { 0 };
+	int64_t a;
+
+	if (!x0)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	if (N->n_input > IR_MAX_IN)
+		return onnx_fail(o, NPU_ENOTSUP, "%zu inputs (at most %d)", N->n_input, IR_MAX_IN);
+	TRY(attr_i(o, "axis", o->opset < 4 ? 1 : INT64_MIN, &a));
+	if (a == INT64_MIN)
+		return onnx_fail(o, NPU_EINVAL, "attribute 'axis' is required");
+	TRY(norm_axis(o, a, x0->rank, 0, &axis));
+	memcpy(ydims, x0->dims, sizeof(ydims));
+	ydims[axis] = 0;
+	for (uint32_t i = 0; i < N->n_input; i++) {
+		struct oval *x = in(o, i);
+
+		if (!x)
+			return onnx_fail(o, NPU_EINVAL, "input %u is missing", i);
+		if (x->dt != x0->dt || x->rank != x0->rank)
+			return onnx_fail(o, NPU_EINVAL, "input %u's type or rank differs", i);
+		for (uint32_t d = 0; d < x->rank; d++)
+			if (d != axis && x->dims[d] != x0->dims[d])
+				return onnx_fail(o, NPU_EINVAL, "input %u's dim %u is %u, input 0's %u",
+						 i, d, x->dims[d], x0->dims[d]);
+		ydims[axis] += x->dims[axis];
+	}
+	at.axis = axis;
+	y = onnx_output(o, 0, x0->dt, x0->rank, ydims);
+	if (y < 0)
+		return y;
+	for (uint32_t i = 0; i < N->n_input; i++) {
+		t[i] = in_t(o, i);
+		if (t[i] < 0)
+			return t[i];
+	}
+	return onnx_node(o, IR_CONCAT, t, (uint32_t)N->n_input, &y, 1, &at);
+}
+
+static int op_pad(struct onnx *o)
+{
+	struct oval *x = in(o, 0), *pv, *cv;
+	struct ir_attrs at = { 0 };
+	struct nd_pad *p = &at.nd.pad;
+	int64_t pads[2 * NPU_MAX_RANK];
+	uint32_t np = 0, ydims[NPU_MAX_RANK];
+	char mode[16];
+	float value = 0;
+	int t, y;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
+	TRY(attr_s(o, "mode", "constant", mode, sizeof(mode)));
+	p->mode = !strcmp(mode, "constant") ? ND_PAD_CONSTANT : !strcmp(mode, "reflect") ?
+		  ND_PAD_REFLECT : !strcmp(mode, "edge") ? ND_PAD_EDGE : 99;
+	if (p->mode == 99)
+		return onnx_fail(o, NPU_ENOTSUP, "mode '%s'", mode);
+	if (o->opset < 11) {
+		TRY(attr_ints(o, "pads", pads, 2 * NPU_MAX_RANK, &np));
+		TRY(attr_f(o, "value", 0.0f, &value));
+		p->fval = value;
+		p->ival = (int32_t)value;
+	} else {
+		TRY(in_static(o, 1, "pads", &pv));
+		TRY(want_dt(o, pv, I64, "pads"));
+		if (pv->count > 2 * NPU_MAX_RANK)
+			return onnx_fail(o, NPU_EINVAL, "%llu pads", (unsigned long long)pv->count);
+		np = (uint32_t)pv->count;
+		for (uint32_t i = 0; i < np; i++)
+			pads[i] = get_i(pv, i);
+		if (has_in(o, 2)) {
+			TRY(in_static(o, 2, "constant_value", &cv));
+			if (cv->dt != x->dt || cv->count != 1)
+				return onnx_fail(o, NPU_EINVAL, "constant_value must be one value of "
+						 "the input's type");
+			p->fval = (float)get_f(cv, 0);
+			p->ival = (int32_t)get_i(cv, 0);
+		}
+	}
+	if (np != 2 * x->rank)
+		return onnx_fail(o, NPU_EINVAL, "%u pads for rank %u", np, x->rank);
+	if (!x->rank)
+		return reshape_to(o, 0, x->dims);
+	p->rank = x->rank;
+	p->dtype = x->dt;
+	for (uint32_t d = 0; d < x->rank; d++) {
+		int64_t out = (int64_t)x->dims[d] + pads[d] + pads[x->rank + d];
+
+		if (pads[d] < -(int64_t)ONNX_MAX_ELEMS || pads[d] > (int64_t)ONNX_MAX_ELEMS ||
+		    out < 1 || out > (int64_t)ONNX_MAX_ELEMS)
+			return onnx_fail(o, NPU_EINVAL, "dim %u: pads %lld and %lld", d,
+					 (long long)pads[d], (long long)pads[x->rank + d]);
+		if (p->mode == ND_PAD_REFLECT && (pads[d] >= x->dims[d] ||
+						  pads[x->rank + d] >= x->dims[d]))
+			return onnx_fail(o, NPU_EINVAL, "reflect pads of dim %u must be smaller "
+					 "than it", d);
+		p->in[d] = x->dims[d];
+		p->out[d] = ydims[d] = (uint32_t)out;
+		p->before[d] = (int32_t)pads[d];
+	}
+	y = onnx_output(o, 0, x->dt, x->rank, ydims);
+	t = in_t(o, 0);
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, IR_ND_PAD, &t, 1, &y, 1, &at);
+}
+
+static int op_resize(struct onnx *o)
+{
+	struct oval *x = in(o, 0), *roi = NULL, *sc = NULL, *sz = NULL;
+	struct ir_attrs at = { 0 };
+	struct nd_resize *p = &at.nd.rs;
+	char mode[16], coord[32], nearest[32];
+	uint32_t ydims[NPU_MAX_RANK], base = o->opset >= 11 ? 1 : 0;
+	int64_t excl;
+	int t, y;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
+	TRY(attr_s(o, "mode", "nearest", mode, sizeof(mode)));
+	TRY(attr_s(o, "coordinate_transformation_mode", o->opset >= 11 ? "half_pixel" :
+		   "asymmetric", coord, sizeof(coord)));
+	TRY(attr_s(o, "nearest_mode", o->opset >= 11 ? "round_prefer_floor" : "floor", nearest,
+		   sizeof(nearest)));
+	TRY(attr_f(o, "cubic_coeff_a", -0.75f, &p->cubic_a));
+	TRY(attr_i(o, "exclude_outside", 0, &excl));
+	TRY(attr_f(o, "extrapolation_value", 0.0f, &p->extrapolation));
+	p->mode = !strcmp(mode, "nearest") ? ND_RESIZE_NEAREST : !strcmp(mode, "linear") ?
+		  ND_RESIZE_LINEAR : !strcmp(mode, "cubic") ? ND_RESIZE_CUBIC : 99;
+	{
+		static const char *const coords[] = {
+			[ND_COORD_HALF_PIXEL] = "half_pixel", [ND_COORD_ASYMMETRIC] = "asymmetric",
+			[ND_COORD_PYTORCH_HALF_PIXEL] = "pytorch_half_pixel",
+			[ND_COORD_TF_HALF_PIXEL_FOR_NN] = "tf_half_pixel_for_nn",
+			[ND_COORD_ALIGN_CORNERS] = "align_corners",
+			[ND_COORD_TF_CROP_AND_RESIZE] = "tf_crop_and_resize",
+		};
+		static const char *const nearests[] = {
+			[ND_NEAREST_ROUND_PREFER_FLOOR] = "round_prefer_floor",
+			[ND_NEAREST_ROUND_PREFER_CEIL] = "round_prefer_ceil",
+			[ND_NEAREST_FLOOR] = "floor", [ND_NEAREST_CEIL] = "ceil",
+		};
+
+		p->coord = p->nearest = 99;
+		for (uint32_t i = 0; i < sizeof(coords) / sizeof(coords[0]); i++)
+			if (!strcmp(coord, coords[i]))
+				p->coord = i;
+		for (uint32_t i = 0; i < sizeof(nearests) / sizeof(nearests[0]); i++)
+			if (!strcmp(nearest, nearests[i]))
+				p->nearest = i;
+	}
+	if (p->mode == 99 || p->coord == 99 || p->nearest == 99)
+		return onnx_fail(o, NPU_ENOTSUP, "mode '%s', coordinate_transformation_mode '%s' "
+				 "or nearest_mode '%s'", mode, coord, nearest);
+	p->exclude_outside = excl != 0;
+	if (o->opset >= 11 && has_in(o, 1))
+		TRY(in_static(o, 1, "roi", &roi));
+	if (has_in(o, base + 1))
+		TRY(in_static(o, base + 1, "scales", &sc));
+	if (o->opset >= 11 && has_in(o, 3))
+		TRY(in_static(o, 3, "sizes", &sz));
+	if (sc && !sc->count)
+		sc = NULL;	/* an empty scales tensor: sizes says */
+	if (!!sc == !!sz)
+		return onnx_fail(o, NPU_EINVAL, "exactly one of scales and sizes is needed");
+	if ((sc && (sc->dt != NPU_DT_FLOAT32 || sc->count != x->rank)) ||
+	    (sz && (sz->dt != NPU_DT_INT64 || sz->count != x->rank)))
+		return onnx_fail(o, NPU_EINVAL, "scales or sizes must have one value per dim "
+				 "(%u)", x->rank);
+	if (!x->rank)
+		return onnx_fail(o, NPU_EINVAL, "a scalar input");
+	p->rank = x->rank;
+	p->dtype = x->dt;
+	for (uint32_t d = 0; d < x->rank; d++) {
+		double s, out;
+
+		if (sc) {
+			s = ((const float *)sc->data)[d];
+			out = floor(s * x->dims[d]);
+		} else {
+			out = (double)get_i(sz, d);
+			s = out / x->dims[d];
+		}
+		if (!(s > 0) || !(out >= 1) || out > (double)ONNX_MAX_ELEMS)
+			return onnx_fail(o, NPU_EINVAL, "dim %u: scale %g, output size %g", d, s, out);
+		p->in[d] = x->dims[d];
+		p->out[d] = ydims[d] = (uint32_t)out;
+		p->scale[d] = s;
+		p->roi_lo[d] = 0;
+		p->roi_hi[d] = 1;
+	}
+	if (p->coord == ND_COORD_TF_CROP_AND_RESIZE) {
+		if (!roi || roi->count != 2 * x->rank || roi->dt != NPU_DT_FLOAT32)
+			return onnx_fail(o, NPU_EINVAL, "tf_crop_and_resize needs an roi of %u floats",
+					 2 * x->rank);
+		for (uint32_t d = 0; d < x->rank; d++) {
+			p->roi_lo[d] = ((const float *)roi->data)[d];
+			p->roi_hi[d] = ((const float *)roi->data)[x->rank + d];
+		}
+	}
+	y = onnx_output(o, 0, x->dt, x->rank, ydims);
+	t = in_t(o, 0);
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, IR_ND_RESIZE, &t, 1, &y, 1, &at);
+}
+
+/* ---- normalization ------------------------------------------------------------------- */
+
+static int op_batchnorm(struct onnx *o)
+{
+	struct oval *x = in(o, 0), *sc, *b, *mean, *var;
+	struct ir_attrs at = { 0 };
+	struct nd_binary *p = &at.nd.bin;
+	float eps, *a, *c;
+	int64_t training = 0, spatial = 1;
+	uint32_t ch, cdims[NPU_MAX_RANK];
+	int t[2], mid, y;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(want_dt(o, x, F32, "X"));
+	TRY(attr_f(o, "epsilon", 1e-5f, &eps));
+	TRY(attr_i(o, "training_mode", 0, &training));
+	if (o->opset < 9)
+		TRY(attr_i(o, "spatial", 1, &spatial));
+	if (training || N->n_output > 1 || !spatial)
+		return onnx_fail(o, NPU_ENOTSUP, "training mode (or spatial 0) is not supported");
+	if (x->rank < 2)
+		return onnx_fail(o, NPU_EINVAL, "X has rank %u", x->rank);
+	ch = x->dims[1];
+	TRY(in_static(o, 1, "scale", &sc));
+	TRY(in_static(o, 2, "B", &b));
+	TRY(in_static(o, 3, "input_mean", &mean));
+	TRY(in_static(o, 4, "input_var", &var));
+	if (sc->count != ch || b->count != ch || mean->count != ch || var->count != ch ||
+	    sc->dt != NPU_DT_FLOAT32 || b->dt != NPU_DT_FLOAT32 || mean->dt != NPU_DT_FLOAT32 ||
+	    var->dt != NPU_DT_FLOAT32)
+		return onnx_fail(o, NPU_EINVAL, "scale, B, mean and var must be %u floats", ch);
+	/* y = x * a + c with a = scale / sqrt(var + eps), c = B - mean * a */
+	a = malloc(sizeof(float) * ch);
+	c = malloc(sizeof(float) * ch);
+	if (!a || !c) {
+		free(a);
+		free(c);
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < ch; i++) {
+		a[i] = ((const float *)sc->data)[i] / sqrtf(((const float *)var->data)[i] + eps);
+		c[i] = ((const float *)b->data)[i] - ((const float *)mean->data)[i] * a[i];
+	}
+	for (uint32_t i = 0; i < x->rank; i++)
+		cdims[i] = i == 1 ? ch : 1;
+	t[1] = const_f32(o, x->rank, cdims, a);
+	mid = onnx_temp(o, NPU_DT_FLOAT32, x->rank, x->dims);
+	y = t[1] < 0 || mid < 0 ? -1 : onnx_output(o, 0, NPU_DT_FLOAT32, x->rank, x->dims);
+	t[0] = in_t(o, 0);
+	if (t[1] < 0 || mid < 0 || y < 0 || t[0] < 0) {
+		free(a);
+		free(c);
+		return t[1] < 0 ? t[1] : mid < 0 ? mid : y < 0 ? y : t[0];
+	}
+	p->rank = x->rank;
+	p->dtype = NPU_DT_FLOAT32;
+	memcpy(p->a, x->dims, sizeof(uint32_t) * x->rank);
+	memcpy(p->b, cdims, sizeof(uint32_t) * x->rank);
+	memcpy(p->out, x->dims, sizeof(uint32_t) * x->rank);
+	p->fn = ND_MUL;
+	if (onnx_node(o, IR_ND_BINARY, t, 2, &mid, 1, &at)) {
+		free(a);
+		free(c);
+		return NPU_EINVAL;
+	}
+	t[0] = mid;
+	t[1] = const_f32(o, x->rank, cdims, c);
+	free(a);
+	free(c);
+	if (t[1] < 0)
+		return t[1];
+	p->fn = ND_ADD;
+	return onnx_node(o, IR_ND_BINARY, t, 2, &y, 1, &at);
+}
+
+static int op_layernorm(struct onnx *o)
+{
+	struct oval *x = in(o, 0), *sc = in(o, 1), *b = in(o, 2);
+	struct ir_attrs at = { 0 };
+	struct nd_layernorm *p = &at.nd.ln;
+	uint32_t axis = 0, sdims[NPU_MAX_RANK];
+	int64_t a, stash;
+	int t[3] = { -1, -1, -1 }, y[3] = { -1, -1, -1 };
+
+	if (!x || !sc)
+		return onnx_fail(o, NPU_EINVAL, "X and Scale are needed");
+	TRY(want_dt(o, x, F32, "X"));
+	TRY(want_dt(o, sc, F32, "Scale"));
+	TRY(attr_i(o, "axis", -1, &a));
+	TRY(attr_f(o, "epsilon", 1e-5f, &p->eps));
+	TRY(attr_i(o, "stash_type", 1, &stash));
+	if (stash != 1)
+		return onnx_fail(o, NPU_ENOTSUP, "stash_type %lld (1: fp32)", (long long)stash);
+	if (!x->rank)
+		return onnx_fail(o, NPU_EINVAL, "a scalar input");
+	TRY(norm_axis(o, a, x->rank, 0, &axis));
+	p->outer = prod(x->dims, 0, axis);
+	p->norm = prod(x->dims, axis, x->rank);
+	if (sc->count != p->norm || (b && (b->count != p->norm || b->dt != NPU_DT_FLOAT32)))
+		return onnx_fail(o, NPU_ENOTSUP, "Scale and B must have the normalized shape's "
+				 "%llu elements (broadcasting them is not supported)",
+				 (unsigned long long)p->norm);
+	for (uint32_t i = 0; i < x->rank; i++)
+		sdims[i] = i < axis ? x->dims[i] : 1;
+	y[0] = onnx_output(o, 0, NPU_DT_FLOAT32, x->rank, x->dims);
+	if (y[0] >= 0)
+		y[1] = onnx_output(o, 1, NPU_DT_FLOAT32, x->rank, sdims);
+	if (y[0] >= 0 && y[1] >= -1)
+		y[2] = onnx_output(o, 2, NPU_DT_FLOAT32, x->rank, sdims);
+	t[0] = in_t(o, 0);
+	t[1] = in_t(o, 1);
+	if (b)
+		t[2] = onnx_tensor(o, b);
+	if (y[0] < 0 || y[1] < -1 || y[2] < -1 || t[0] < 0 || t[1] < 0 || t[2] < -1)
+		return NPU_EINVAL;
+	return onnx_node(o, IR_ND_LAYERNORM, t, 3, y, 3, &at);
+}
+
+/* ---- quantization -------------------------------------------------------------------- */
+
+/* Per-tensor or per-axis parameters of x (scale @s, zero point @z). */
+static int qdq_shape(struct onnx *o, const struct oval *x, const struct oval *s, struct nd_qdq *p)
+{
+	int64_t a;
+	uint32_t axis = 0;
+
+	if (s->count == 1 && s->rank <= 1) {
+		p->outer = x->count ? x->count : 1;
+		p->axis = 1;
+		p->inner = 1;
+		return 0;
+	}
+	TRY(attr_i(o, "axis", 1, &a));
+	if (o->opset < 13 || s->rank != 1)
+		return onnx_fail(o, NPU_EINVAL, "the scale must be a scalar%s",
+				 o->opset < 13 ? " before opset 13" : " or 1-D");
+	TRY(norm_axis(o, a, x->rank, 0, &axis));
+	if (s->count != x->dims[axis])
+		return onnx_fail(o, NPU_EINVAL, "%llu scales for axis %u of %u",
+				 (unsigned long long)s->count, axis, x->dims[axis]);
+	p->outer = prod(x->dims, 0, axis);
+	p->axis = x->dims[axis];
+	p->inner = prod(x->dims, axis + 1, x->rank);
+	return 0;
+}
+
+static int qdq(struct onnx *o, int quantize)
+{
+	struct oval *x = in(o, 0), *s = in(o, 1), *z = in(o, 2);
+	struct ir_attrs at = { 0 };
+	struct nd_qdq *p = &at.nd.qdq;
+	enum npu_dtype qdt;
+	int t[3] = { -1, -1, -1 }, y;
+
+	if (!x || !s)
+		return onnx_fail(o, NPU_EINVAL, "x and its scale are needed");
+	TRY(want_dt(o, x, quantize ? F32 : U8 | I8 | I32, "x"));
+	TRY(want_dt(o, s, F32, "the scale"));
+	qdt = quantize ? (z ? z->dt : NPU_DT_UINT8) : x->dt;
+	if (z && (z->dt != qdt || z->count != s->count))
+		return onnx_fail(o, NPU_EINVAL, "the zero point must match the scale's shape and "
+				 "be %s", onnx_dtype_name(qdt));
+	if (quantize && qdt != NPU_DT_UINT8 && qdt != NPU_DT_INT8)
+		return onnx_fail(o, NPU_ENOTSUP, "quantizing to %s", onnx_dtype_name(qdt));
+	TRY(qdq_shape(o, x, s, p));
+	p->mode = quantize ? ND_QUANTIZE : ND_DEQUANTIZE;
+	p->qdtype = qdt;
+	y = onnx_output(o, 0, quantize ? qdt : NPU_DT_FLOAT32, x->rank, x->dims);
+	t[0] = in_t(o, 0);
+	t[1] = in_t(o, 1);
+	if (z)
+		t[2] = onnx_tensor(o, z);
+	if (y < 0 || t[0] < 0 || t[1] < 0 || t[2] < -1)
+		return y < 0 ? y : NPU_EINVAL;
+	return onnx_node(o, IR_ND_QDQ, t, 3, &y, 1, &at);
+}
+
+static int op_quantizelinear(struct onnx *o) { return qdq(o, 1); }
+static int op_dequantizelinear(struct onnx *o) { return qdq(o, 0); }
+
+/*
+ * Requantize the int32 accumulator @acc (shaped @rank/@dims, channels along
+ * @axis) into output 0: fp32 multipliers x_scale * w_scale / y_scale, as
+ * onnxruntime computes them, then rounded half to even (ONNX mode).
+ */
+static int requantize(struct onnx *o, int acc, uint32_t rank, const uint32_t *dims,
+		      uint32_t axis, const struct oval *xs, const struct oval *ws,
+		      const struct oval *ys, const struct oval *yz)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_qdq *p = &at.nd.qdq;
+	uint32_t nm = (uint32_t)ws->count;
+	float *m;
+	int t[3], y;
+
+	if (xs->count != 1 || ys->count != 1 || !yz || yz->count != 1)
+		return onnx_fail(o, NPU_EINVAL, "x_scale, y_scale and y_zero_point must be scalars");
+	if (!nm || (nm != 1 && (rank <= axis || nm != dims[axis])))
+		return onnx_fail(o, NPU_EINVAL, "%u weight scales", nm);
+	m = calloc(nm, sizeof(float));
+	if (!m)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < nm; i++) {
+		float x_w = ((const float *)xs->data)[0] * ((const float *)ws->data)[i];
+
+		m[i] = x_w / ((const float *)ys->data)[0];
+	}
+	t[1] = onnx_const(o, NPU_DT_FLOAT32, nm, m);
+	free(m);
+	if (t[1] < 0)
+		return t[1];
+	p->mode = ND_REQUANTIZE;
+	p->qdtype = yz->dt;
+	if (nm == 1) {
+		p->outer = prod(dims, 0, rank);
+		p->axis = p->inner = 1;
+	} else {
+		p->outer = prod(dims, 0, axis);
+		p->axis = nm;
+		p->inner = prod(dims, axis + 1, rank);
+	}
+	t[0] = acc;
+	t[2] = onnx_tensor(o, (struct oval *)yz);
+	y = onnx_output(o, 0, yz->dt, rank, dims);
+	if (y < 0 || t[2] < 0)
+		return y < 0 ? y : t[2];
+	return onnx_node(o, IR_ND_QDQ, t, 3, &y, 1, &at);
+}
+
+/*
+ * QLinearConv and QLinearMatMul: the integer op into an int32 accumulator
+ * (plus QLinearConv's int32 bias), then requantized. The scales must be
+ * known at load time.
+ */
+static int op_qlinearmatmul(struct onnx *o)
+{
+	struct oval *a = in(o, 0), *as, *az, *b = in(o, 3), *bs, *bz, *ys, *yz;
+	uint32_t na, nb;
+	int za, zb, acc = -1;
+
+	if (!a || !b)
+		return onnx_fail(o, NPU_EINVAL, "a and b are needed");
+	TRY(want_dt(o, a, U8 | I8, "a"));
+	TRY(want_dt(o, b, U8 | I8, "b"));
+	TRY(in_static(o, 1, "a_scale", &as));
+	TRY(in_static(o, 4, "b_scale", &bs));
+	TRY(in_static(o, 6, "y_scale", &ys));
+	az = in(o, 2);
+	bz = in(o, 5);
+	yz = in(o, 7);
+	if (!az || !bz || !yz)
+		return onnx_fail(o, NPU_EINVAL, "the zero points are needed");
+	za = zero_point(o, 2, a, &na);
+	zb = zero_point(o, 5, b, &nb);
+	if (za < 0 || zb < 0)
+		return za < 0 ? za : zb;
+	if (na != 1 || (nb != 1 && bs->count != nb))
+		return onnx_fail(o, NPU_EINVAL, "a's zero point must be a scalar, b's one per "
+				 "scale");
+	{
+		uint32_t rank, dims[NPU_MAX_RANK + 1];
+
+		acc = -2;
+		TRY(matmul(o, a, b, 0, 0, 1.0f, za, zb, na, nb, &acc, NPU_DT_INT32, &rank, dims));
+		if (bs->count != 1 && (b->rank < 2 || !rank))
+			return onnx_fail(o, NPU_EINVAL, "per-column scales of a vector");
+		return requantize(o, acc, rank, dims, rank ? rank - 1 : 0, as, bs, ys, yz);
+	}
+}
+
+
+/* QLinearConv after its integer convolution: + bias (int32), requantized per channel. */
+static int qlinear_conv_out(struct onnx *o, int acc, uint32_t rank, const uint32_t *dims)
+{
+	struct oval *xs, *ws, *ys, *yz = in(o, 7);
+
+	TRY(in_static(o, 1, "x_scale", &xs));
+	TRY(in_static(o, 4, "w_scale", &ws));
+	TRY(in_static(o, 6, "y_scale", &ys));
+	if (xs->dt != NPU_DT_FLOAT32 || ws->dt != NPU_DT_FLOAT32 || ys->dt != NPU_DT_FLOAT32)
+		return onnx_fail(o, NPU_EINVAL, "the scales must be floats");
+	if (!yz)
+		return onnx_fail(o, NPU_EINVAL, "y_zero_point is needed");
+	if (has_in(o, 8)) {
+		struct oval *b = in(o, 8);
+		struct ir_attrs at = { 0 };
+		struct nd_binary *p = &at.nd.bin;
+		int t[2], sum;
+
+		if (!b || b->dt != NPU_DT_INT32 || b->count != dims[1])
+			return onnx_fail(o, NPU_EINVAL, "B must be %u int32 values", dims[1]);
+		p->fn = ND_ADD;
+		p->dtype = NPU_DT_INT32;
+		p->rank = rank;
+		for (uint32_t i = 0; i < rank; i++) {
+			p->a[i] = p->out[i] = dims[i];
+			p->b[i] = i == 1 ? dims[1] : 1;
+		}
+		t[0] = acc;
+		t[1] = onnx_tensor(o, b);
+		sum = onnx_temp(o, NPU_DT_INT32, rank, dims);
+		if (t[1] < 0 || sum < 0)
+			return t[1] < 0 ? t[1] : sum;
+		TRY(onnx_node(o, IR_ND_BINARY, t, 2, &sum, 1, &at));
+		acc = sum;
+	}
+	return requantize(o, acc, rank, dims, 1, xs, ws, ys, yz);
+}
+
+/* ---- constants ------------------------------------------------------------------------- */
+
+static int op_constant(struct onnx *o)
+{
+	const Onnx__AttributeProto *a = N->n_attribute == 1 ? N->attribute[0] : NULL;
+	struct npu_array arr = { 0 };
+	struct oval *v;
+	char why[256] = "";
+	int err;
+
+	if (!a || !a->name)
+		return onnx_fail(o, NPU_EINVAL, "one attribute is needed");
+	if (!strcmp(a->name, "value") && a->t) {
+		err = onnx_array(a->t, &arr, why, sizeof(why));
+		if (err)
+			return onnx_fail(o, err, "value: %s", why);
+	} else if ((!strcmp(a->name, "value_float") || !strcmp(a->name, "value_int")) &&
+		   o->opset >= 12) {
+		int f = a->name[6] == 'f';
+
+		arr.dtype = f ? NPU_DT_FLOAT32 : NPU_DT_INT64;
+		arr.data = malloc(8);
+		if (!arr.data)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		if (f)
+			*(float *)arr.data = a->f;
+		else
+			*(int64_t *)arr.data = a->i;
+	} else if ((!strcmp(a->name, "value_floats") || !strcmp(a->name, "value_ints")) &&
+		   o->opset >= 12) {
+		int f = a->name[6] == 'f';
+		size_t n = f ? a->n_floats : a->n_ints;
+
+		if (n > ONNX_MAX_ELEMS)
+			return onnx_fail(o, NPU_E2BIG, "%zu values", n);
+		arr.dtype = f ? NPU_DT_FLOAT32 : NPU_DT_INT64;
+		arr.rank = 1;
+		arr.dims[0] = (uint32_t)n;
+		arr.data = malloc(n * 8 + 1);
+		if (!arr.data)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		memcpy(arr.data, f ? (void *)a->floats : (void *)a->ints, n * (f ? 4 : 8));
+	} else {
+		return onnx_fail(o, NPU_ENOTSUP, "attribute '%s' is not supported", a->name);
+	}
+	free(arr.name);
+	v = N->n_output ? onnx_add(o, N->output[0], arr.dtype, arr.rank, arr.dims) : NULL;
+	if (!v) {
+		free(arr.data);
+		return N->n_output ? NPU_EINVAL : onnx_fail(o, NPU_EINVAL, "no output");
+	}
+	v->data = arr.data;
+	return 0;
+}
+
+/* ---- the table ------------------------------------------------------------------------- */
+
+struct onnx_op {
+	const char *name;
+	int (*import)(struct onnx *o);
+	const char *attrs;		/* the attributes it reads, space-separated */
+	int min_opset;			/* first opset this import is true to */
+};
+
+static const struct onnx_op ops[] = {
+	{ "Add", op_add, "", 7 },
+	{ "Sub", op_sub, "", 7 },
+	{ "Mul", op_mul, "", 7 },
+	{ "Div", op_div, "", 7 },
+	{ "Relu", op_relu, "", 6 },
+	{ "LeakyRelu", op_leakyrelu, "alpha", 6 },
+	{ "Sigmoid", op_sigmoid, "", 6 },
+	{ "Tanh", op_tanh, "", 6 },
+	{ "HardSwish", op_hardswish, "", 14 },
+	{ "Clip", op_clip, "min max", 6 },
+	{ "Softmax", op_softmax, "axis", 1 },
+	{ "MatMul", op_matmul, "", 1 },
+	{ "MatMulInteger", op_matmulinteger, "", 10 },
+	{ "Gemm", op_gemm, "alpha beta transA transB", 7 },
+	{ "Conv", op_conv, "auto_pad dilations group kernel_shape pads strides", 1 },
+	{ "ConvTranspose", op_convtranspose,
+	  "auto_pad dilations group kernel_shape output_padding output_shape pads strides", 1 },
+	{ "ConvInteger", op_convinteger, "auto_pad dilations group kernel_shape pads strides", 10 },
+	{ "MaxPool", op_maxpool, "auto_pad ceil_mode dilations kernel_shape pads storage_order "
+	  "strides", 1 },
+	{ "AveragePool", op_averagepool, "auto_pad ceil_mode count_include_pad kernel_shape pads "
+	  "strides", 1 },
+	{ "GlobalAveragePool", op_globalaveragepool, "", 1 },
+	{ "Reshape", op_reshape, "allowzero", 5 },
+	{ "Flatten", op_flatten, "axis", 1 },
+	{ "Identity", op_identity, "", 1 },
+	{ "Dropout", op_identity, "ratio seed", 7 },
+	{ "Transpose", op_transpose, "perm", 1 },
+	{ "Concat", op_concat, "axis", 4 },
+	{ "Pad", op_pad, "mode pads value", 2 },
+	{ "Resize", op_resize, "coordinate_transformation_mode cubic_coeff_a exclude_outside "
+	  "extrapolation_value mode nearest_mode", 10 },
+	{ "BatchNormalization", op_batchnorm, "epsilon momentum spatial training_mode", 7 },
+	{ "LayerNormalization", op_layernorm, "axis epsilon stash_type", 17 },
+	{ "QuantizeLinear", op_quantizelinear, "axis", 10 },
+	{ "DequantizeLinear", op_dequantizelinear, "axis", 10 },
+	{ "QLinearConv", op_qlinearconv, "auto_pad dilations group kernel_shape pads strides", 10 },
+	{ "QLinearMatMul", op_qlinearmatmul, "", 10 },
+	{ "Constant", op_constant, "value value_float value_floats value_int value_ints", 1 },
+};
+
+const char *npu_model_op(unsigned int i)
+{
+	return i < sizeof(ops) / sizeof(ops[0]) ? ops[i].name : NULL;
+}
+
+static int known_attr(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ' ');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return 1;
+		p += len + (e ? 1 : 0);
+	}
+	return 0;
+}
+
+int onnx_import_node(struct onnx *o)
+{
+	const struct onnx_op *op = NULL;
+
+	if (!N->op_type)
+		return onnx_fail(o, NPU_EINVAL, "no op type");
+	if (N->domain && *N->domain && strcmp(N->domain, "ai.onnx"))
+		return onnx_fail(o, NPU_ENOTSUP, "domain '%s' is not supported", N->domain);
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(ops[i].name, N->op_type))
+			op = &ops[i];
+	if (!op)
+		return onnx_fail(o, NPU_ENOTSUP, "op %s is not supported", N->op_type);
+	if (o->opset < op->min_opset)
+		return onnx_fail(o, NPU_ENOTSUP, "%s before opset %d is not supported", op->name,
+				 op->min_opset);
+	for (size_t i = 0; i < N->n_attribute; i++) {
+		const char *a = N->attribute[i]->name ? N->attribute[i]->name : "";
+
+		if (!known_attr(op->attrs, a))
+			return onnx_fail(o, NPU_ENOTSUP, "attribute '%s' is not supported", a);
+		if (N->attribute[i]->ref_attr_name && *N->attribute[i]->ref_attr_name)
+			return onnx_fail(o, NPU_ENOTSUP, "attribute '%s' refers to a function's", a);
+	}
+	for (size_t i = 0; i < N->n_input; i++)
+		if (N->input[i][0] && !onnx_find(o, N->input[i]))
+			return onnx_fail(o, NPU_EINVAL, "input '%s' is not defined before this node "
+					 "(a cycle, or nodes out of order)", N->input[i]);
+	return op->import(o);
+}

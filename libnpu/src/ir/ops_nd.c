@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ops_nd.c - the registry's checks of the N-dimensional ops (IR_ND_*):
+ * a node carries its kernel's parameters, and these checks hold them to
+ * the tensors it names (dtypes, element counts, broadcast shapes), so that
+ * no implementation reads or writes outside a tensor whatever an importer
+ * or a hostile caller put there.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "ir/ops_nd.h"
+
+#define TRY(x) do { int e_ = (x); if (e_) return e_; } while (0)
+#define MAX_DIM	(1u << 24)
+
+static const char *name(const struct ir_node *n)
+{
+	return ir_op(n->op)->name;
+}
+
+static int want(npu_graph *g, const struct ir_node *n, int id, int dt, uint64_t count,
+		const char *role)
+{
+	if (!ir_valid_id(g, id))
+		return ir_fail(g, NPU_EINVAL, "%s: %s: no tensor %d", name(n), role, id);
+	if (dt >= 0 && g->t[id].d.dtype != (enum npu_dtype)dt)
+		return ir_fail(g, NPU_EINVAL, "%s: %s (tensor %d) has dtype %d, wants %d", name(n),
+			       role, id, g->t[id].d.dtype, dt);
+	if (ir_count(g, id) != count)
+		return ir_fail(g, NPU_EINVAL, "%s: %s (tensor %d) has %llu elements, the op %llu",
+			       name(n), role, id, (unsigned long long)ir_count(g, id),
+			       (unsigned long long)count);
+	return 0;
+}
+
+static int want_written(npu_graph *g, const struct ir_node *n, int id, int dt, uint64_t count,
+			const char *role)
+{
+	TRY(want(g, n, id, dt, count, role));
+	if (g->t[id].cdata)
+		return ir_fail(g, NPU_EINVAL, "%s: %s (tensor %d) is a constant", name(n), role,
+			       id);
+	return 0;
+}
+
+static int dims_ok(npu_graph *g, const struct ir_node *n, const uint32_t *d, uint32_t count,
+		   uint64_t *total)
+{
+	*total = 1;
+	for (uint32_t i = 0; i < count; i++) {
+		if (!d[i] || d[i] > MAX_DIM)
+			return ir_fail(g, NPU_EINVAL, "%s: dimension %u is %u", name(n), i, d[i]);
+		*total *= d[i];
+		if (*total > (1ull << 32))
+			return ir_fail(g, NPU_E2BIG, "%s: more than 2^32 elements", name(n));
+	}
+	return 0;
+}
+
+static int is_int_dt(int dt)
+{
+	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 || dt == NPU_DT_INT32;
+}
+
+static int is_q8(int dt)
+{
+	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8;
+}
+
+/* Broadcast operand @d against @out: each dim equal or 1. */
+static int bcast_ok(npu_graph *g, const struct ir_node *n, uint32_t rank, const uint32_t *d,
+		    const uint32_t *out, const char *role)
+{
+	for (uint32_t i = 0; i < rank; i++)
+		if (d[i] != out[i] && d[i] != 1)
+			return ir_fail(g, NPU_EINVAL, "%s: %s's dim %u is %u, the output's %u",
+				       name(n), role, i, d[i], out[i]);
+	return 0;
+}
+
+int verify_nd_binary(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_binary *p = &n->a.nd.bin;
+	uint64_t ca, cb, cy;
+
+	if (!p->rank || p->rank > ND_MAX_RANK || p->fn > ND_DIV)
+		return ir_fail(g, NPU_EINVAL, "%s: rank %u or function %u", name(n), p->rank, p->fn);
+	if (p->dtype != NPU_DT_FLOAT32 && !is_int_dt((int)p->dtype))
+		return ir_fail(g, NPU_EINVAL, "%s: dtype %u", name(n), p->dtype);
+	TRY(dims_ok(g, n, p->a, p->rank, &ca));
+	TRY(dims_ok(g, n, p->b, p->rank, &cb));
+	TRY(dims_ok(g, n, p->out, p->rank, &cy));
+	TRY(bcast_ok(g, n, p->rank, p->a, p->out, "a"));
+	TRY(bcast_ok(g, n, p->rank, p->b, p->out, "b"));
+	for (uint32_t i = 0; i < p->rank; i++)
+		if (p->out[i] != (p->a[i] > p->b[i] ? p->a[i] : p->b[i]))
+			return ir_fail(g, NPU_EINVAL, "%s: output dim %u is %u, not its operands'",
+				       name(n), i, p->out[i]);
+	TRY(want(g, n, n->in[0], (int)p->dtype, ca, "a"));
+	TRY(want(g, n, n->in[1], (int)p->dtype, cb, "b"));
+	return want_written(g, n, n->out[0], (int)p->dtype, cy, "the output");
+}
+
+int verify_nd_unary(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_unary *p = &n->a.nd.un;
+	int in_dt = (int)p->dtype, out_dt = (int)p->dtype;
+
+	if (p->fn < ND_RELU || p->fn >= ND_NUM_FN || !p->count || p->count > (1ull << 32))
+		return ir_fail(g, NPU_EINVAL, "%s: function %u or count", name(n), p->fn);
+	if (p->fn == ND_FLIP128) {
+		if (!is_q8(in_dt))
+			return ir_fail(g, NPU_EINVAL, "%s: int8 <-> uint8 only", name(n));
+		out_dt = in_dt == NPU_DT_INT8 ? NPU_DT_UINT8 : NPU_DT_INT8;
+	} else if (p->dtype != NPU_DT_FLOAT32 &&
+		   !(is_int_dt(in_dt) && (p->fn == ND_CLIP || p->fn == ND_RELU))) {
+		return ir_fail(g, NPU_EINVAL, "%s: %s of dtype %u", name(n),
+			       ir_node_label(g, n), p->dtype);
+	}
+	if (p->fn == ND_CLIP && (p->dtype == NPU_DT_FLOAT32 ? !(p->lo <= p->hi) || isnan(p->lo) :
+				 p->ilo > p->ihi))
+		return ir_fail(g, NPU_EINVAL, "%s: clip bounds out of order", name(n));
+	TRY(want(g, n, n->in[0], in_dt, p->count, "the input"));
+	return want_written(g, n, n->out[0], out_dt, p->count, "the output");
+}
+
+static int zp_ok(npu_graph *g, const struct ir_node *n, int id, int dt, uint32_t count,
+		 uint32_t many, const char *role)
+{
+	if (id < 0)
+		return 0;
+	if (count != 1 && count != many)
+		return ir_fail(g, NPU_EINVAL, "%s: %u zero points for %u", name(n), count, many);
+	return want(g, n, id, dt, count, role);
+}
+
+int verify_nd_matmul(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_matmul *p = &n->a.nd.mm;
+	uint64_t ba, bb, bo, m = p->m, k = p->k, nn = p->n;
+	int f32 = p->adt == NPU_DT_FLOAT32;
+
+	if (p->brank > ND_MAX_RANK || !m || !k || !nn || m > MAX_DIM || k > MAX_DIM ||
+	    nn > MAX_DIM)
+		return ir_fail(g, NPU_EINVAL, "%s: batch rank %u, m %u, n %u, k %u", name(n),
+			       p->brank, p->m, p->n, p->k);
+	if (f32 ? p->bdt != NPU_DT_FLOAT32 : !is_q8((int)p->adt) || !is_q8((int)p->bdt))
+		return ir_fail(g, NPU_EINVAL, "%s: fp32, or uint8/int8 operands", name(n));
+	if (f32 && (n->in[2] >= 0 || n->in[3] >= 0))
+		return ir_fail(g, NPU_EINVAL, "%s: zero points of fp32 operands", name(n));
+	TRY(dims_ok(g, n, p->ab, p->brank, &ba));
+	TRY(dims_ok(g, n, p->bb, p->brank, &bb));
+	TRY(dims_ok(g, n, p->ob, p->brank, &bo));
+	TRY(bcast_ok(g, n, p->brank, p->ab, p->ob, "a's batch"));
+	TRY(bcast_ok(g, n, p->brank, p->bb, p->ob, "b's batch"));
+	TRY(want(g, n, n->in[0], (int)p->adt, ba * m * k, "a"));
+	TRY(want(g, n, n->in[1], (int)p->bdt, bb * k * nn, "b"));
+	TRY(zp_ok(g, n, n->in[2], (int)p->adt, p->azp_n, p->m, "a's zero point"));
+	TRY(zp_ok(g, n, n->in[3], (int)p->bdt, p->bzp_n, p->n, "b's zero point"));
+	return want_written(g, n, n->out[0], f32 ? NPU_DT_FLOAT32 : NPU_DT_INT32, bo * m * nn,
+			    "the output");
+}
+
+int verify_nd_conv(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_conv *p = &n->a.nd.conv;
+	uint64_t isp, osp, ksp;
+	int f32 = p->xdt == NPU_DT_FLOAT32;
+
+	if (!p->nsp || p->nsp > ND_MAX_SP || !p->batch || !p->in_c || !p->out_c || !p->groups ||
+	    p->in_c % p->groups || p->out_c % p->groups || p->in_c > MAX_DIM || p->out_c > MAX_DIM)
+		return ir_fail(g, NPU_EINVAL, "%s: %u spatial dims, %u to %u channels in %u groups",
+			       name(n), p->nsp, p->in_c, p->out_c, p->groups);
+	for (uint32_t s = 0; s < p->nsp; s++)
+		if (!p->s[s] || !p->d[s] || p->s[s] > 4096 || p->d[s] > 4096 ||
+		    p->pad[s] > (int32_t)MAX_DIM || p->pad[s] < -(int32_t)MAX_DIM)
+			return ir_fail(g, NPU_EINVAL, "%s: stride %u, dilation %u, padding %u",
+				       name(n), p->s[s], p->d[s], p->pad[s]);
+	if (f32 ? p->wdt != NPU_DT_FLOAT32 : !is_q8((int)p->xdt) || !is_q8((int)p->wdt))
+		return ir_fail(g, NPU_EINVAL, "%s: fp32, or uint8/int8 operands", name(n));
+	if (f32 ? n->in[3] >= 0 || n->in[4] >= 0 : n->in[2] >= 0)
+		return ir_fail(g, NPU_EINVAL, "%s: fp32 has a bias, integers zero points",
+			       name(n));
+	TRY(dims_ok(g, n, p->in, p->nsp, &isp));
+	TRY(dims_ok(g, n, p->out, p->nsp, &osp));
+	TRY(dims_ok(g, n, p->k, p->nsp, &ksp));
+	TRY(want(g, n, n->in[0], (int)p->xdt, (uint64_t)p->batch * p->in_c * isp, "the input"));
+	TRY(want(g, n, n->in[1], (int)p->wdt, (p->transpose ? (uint64_t)p->in_c * (p->out_c /
+			p->groups) : (uint64_t)p->out_c * (p->in_c / p->groups)) * ksp,
+		 "the filter"));
+	if (n->in[2] >= 0)
+		TRY(want(g, n, n->in[2], NPU_DT_FLOAT32, p->out_c, "the bias"));
+	TRY(zp_ok(g, n, n->in[3], (int)p->xdt, 1, 1, "x's zero point"));
+	TRY(zp_ok(g, n, n->in[4], (int)p->wdt, p->wzp_n, p->out_c, "w's zero point"));
+	return want_written(g, n, n->out[0], f32 ? NPU_DT_FLOAT32 : NPU_DT_INT32,
+			    (uint64_t)p->batch * p->out_c * osp, "the output");
+}
+
+int verify_nd_pool(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_pool *p = &n->a.nd.pool;
+	uint64_t isp, osp, ksp;
+
+	if (!p->nsp || p->nsp > ND_MAX_SP || !p->batch || !p->c)
+		return ir_fail(g, NPU_EINVAL, "%s: %u spatial dims", name(n), p->nsp);
+	if (p->average ? p->dtype != NPU_DT_FLOAT32 :
+	    p->dtype != NPU_DT_FLOAT32 && !is_q8((int)p->dtype))
+		return ir_fail(g, NPU_EINVAL, "%s: dtype %u", name(n), p->dtype);
+	for (uint32_t s = 0; s < p->nsp; s++)
+		if (!p->s[s] || !p->d[s] || p->s[s] > 4096 || p->d[s] > 4096 || p->lo[s] > MAX_DIM ||
+		    p->hi[s] > MAX_DIM || (uint64_t)p->out[s] * p->s[s] > 2 * (uint64_t)MAX_DIM)
+			return ir_fail(g, NPU_EINVAL, "%s: stride %u, dilation %u, padding %u+%u",
+				       name(n), p->s[s], p->d[s], p->lo[s], p->hi[s]);
+	TRY(dims_ok(g, n, p->in, p->nsp, &isp));
+	TRY(dims_ok(g, n, p->out, p->nsp, &osp));
+	TRY(dims_ok(g, n, p->k, p->nsp, &ksp));
+	TRY(want(g, n, n->in[0], (int)p->dtype, (uint64_t)p->batch * p->c * isp, "the input"));
+	return want_written(g, n, n->out[0], (int)p->dtype, (uint64_t)p->batch * p->c * osp,
+			    "the output");
+}
+
+int verify_nd_softmax(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_softmax *p = &n->a.nd.sm;
+	uint64_t c = p->outer * p->axis * p->inner;
+
+	if (!p->outer || !p->axis || !p->inner || p->outer > MAX_DIM * 256ull ||
+	    p->axis > MAX_DIM * 256ull || p->inner > MAX_DIM * 256ull || c > (1ull << 32))
+		return ir_fail(g, NPU_EINVAL, "%s: shape", name(n));
+	TRY(want(g, n, n->in[0], NPU_DT_FLOAT32, c, "the input"));
+	return want_written(g, n, n->out[0], NPU_DT_FLOAT32, c, "the output");
+}
+
+int verify_nd_layernorm(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_layernorm *p = &n->a.nd.ln;
+	uint64_t c = p->outer * p->norm;
+
+	if (!p->outer || !p->norm || p->outer > (1ull << 32) || p->norm > (1ull << 32) ||
+	    c > (1ull << 32) || !(p->eps >= 0))
+		return ir_fail(g, NPU_EINVAL, "%s: shape or epsilon", name(n));
+	TRY(want(g, n, n->in[0], NPU_DT_FLOAT32, c, "the input"));
+	TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, p->norm, "the scale"));
+	if (n->in[2] >= 0)
+		TRY(want(g, n, n->in[2], NPU_DT_FLOAT32, p->norm, "the bias"));
+	TRY(want_written(g, n, n->out[0], NPU_DT_FLOAT32, c, "the output"));
+	if (n->nout > 1 && n->out[1] >= 0)
+		TRY(want_written(g, n, n->out[1], NPU_DT_FLOAT32, p->outer, "the mean"));
+	if (n->nout > 2 && n->out[2] >= 0)
+		TRY(want_written(g, n, n->out[2], NPU_DT_FLOAT32, p->outer, "the inverse deviation"));
+	return 0;
+}
+
+int verify_nd_pad(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_pad *p = &n->a.nd.pad;
+	uint64_t ci, co;
+
+	if (!p->rank || p->rank > ND_MAX_RANK || p->mode > ND_PAD_EDGE ||
+	    (p->dtype != NPU_DT_FLOAT32 && !is_int_dt((int)p->dtype)))
+		return ir_fail(g, NPU_EINVAL, "%s: rank %u, mode %u or dtype %u", name(n), p->rank,
+			       p->mode, p->dtype);
+	TRY(dims_ok(g, n, p->in, p->rank, &ci));
+	TRY(dims_ok(g, n, p->out, p->rank, &co));
+	for (uint32_t d = 0; d < p->rank; d++)
+		if (p->before[d] < -(int32_t)MAX_DIM || p->before[d] > (int32_t)MAX_DIM)
+			return ir_fail(g, NPU_EINVAL, "%s: padding %d", name(n), p->before[d]);
+	TRY(want(g, n, n->in[0], (int)p->dtype, ci, "the input"));
+	return want_written(g, n, n->out[0], (int)p->dtype, co, "the output");
+}
+
+int verify_nd_resize(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_resize *p = &n->a.nd.rs;
+	uint64_t ci, co;
+
+	if (!p->rank || p->rank > ND_MAX_RANK || p->mode > ND_RESIZE_CUBIC ||
+	    p->coord > ND_COORD_TF_CROP_AND_RESIZE || p->nearest > ND_NEAREST_CEIL ||
+	    (p->dtype != NPU_DT_FLOAT32 && !is_int_dt((int)p->dtype)))
+		return ir_fail(g, NPU_EINVAL, "%s: rank %u, mode %u, coordinates %u or dtype %u",
+			       name(n), p->rank, p->mode, p->coord, p->dtype);
+	for (uint32_t d = 0; d < p->rank; d++)
+		if (!(p->scale[d] > 0) || !isfinite(p->scale[d]) || !isfinite(p->roi_lo[d]) ||
+		    !isfinite(p->roi_hi[d]))
+			return ir_fail(g, NPU_EINVAL, "%s: scale %g of dim %u", name(n), p->scale[d],
+				       d);
+	TRY(dims_ok(g, n, p->in, p->rank, &ci));
+	TRY(dims_ok(g, n, p->out, p->rank, &co));
+	TRY(want(g, n, n->in[0], (int)p->dtype, ci, "the input"));
+	return want_written(g, n, n->out[0], (int)p->dtype, co, "the output");
+}
+
+int verify_nd_qdq(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_qdq *p = &n->a.nd.qdq;
+	uint64_t c = p->outer * p->axis * p->inner;
+
+	if (!p->outer || !p->axis || !p->inner || p->outer > (1ull << 32) ||
+	    p->axis > (1ull << 32) || p->inner > (1ull << 32) || c > (1ull << 32) ||
+	    !is_int_dt((int)p->qdtype) || p->mode > ND_REQUANTIZE ||
+	    (p->mode == ND_REQUANTIZE && !is_q8((int)p->qdtype)))
+		return ir_fail(g, NPU_EINVAL, "%s: shape, mode %u or dtype %u", name(n), p->mode,
+			       p->qdtype);
+	TRY(want(g, n, n->in[0], p->mode == ND_QUANTIZE ? NPU_DT_FLOAT32 : p->mode ==
+		 ND_REQUANTIZE ? NPU_DT_INT32 : (int)p->qdtype, c, "the input"));
+	TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, p->axis, "the scale"));
+	if (n->in[2] >= 0)
+		TRY(want(g, n, n->in[2], (int)p->qdtype, p->axis, "the zero point"));
+	return want_written(g, n, n->out[0], p->mode != ND_DEQUANTIZE ? (int)p->qdtype :
+			    NPU_DT_FLOAT32, c, "the output");
+}
+
+/* ---- names in reports ------------------------------------------------------ */
+
+static const char *const fn_names[ND_NUM_FN] = {
+	[ND_ADD] = "add", [ND_SUB] = "sub", [ND_MUL] = "mul", [ND_DIV] = "div",
+	[ND_RELU] = "relu", [ND_LEAKY_RELU] = "leaky_relu", [ND_SIGMOID] = "sigmoid",
+	[ND_TANH] = "tanh", [ND_CLIP] = "clip", [ND_HARD_SWISH] = "hard_swish",
+	[ND_AFFINE] = "scale", [ND_FLIP128] = "uint8 <-> int8",
+};
+
+const char *label_nd(const npu_graph *g, const struct ir_node *n)
+{
+	(void)g;
+	switch (n->op) {
+	case IR_ND_BINARY:
+		return n->a.nd.bin.fn < ND_NUM_FN ? fn_names[n->a.nd.bin.fn] : "?";
+	case IR_ND_UNARY:
+		return n->a.nd.un.fn < ND_NUM_FN && fn_names[n->a.nd.un.fn] ?
+		       fn_names[n->a.nd.un.fn] : "?";
+	case IR_ND_MATMUL:
+		return n->a.nd.mm.adt == NPU_DT_FLOAT32 ? "matmul" : "matmul_integer";
+	case IR_ND_CONV:
+		if (n->a.nd.conv.xdt != NPU_DT_FLOAT32)
+			return "conv_integer";
+		return n->a.nd.conv.transpose ? "conv_transpose" : "conv";
+	case IR_ND_POOL:
+		return n->a.nd.pool.average ? "average_pool" : "max_pool";
+	case IR_ND_SOFTMAX:
+		return n->a.nd.sm.log ? "log_softmax" : "softmax";
+	case IR_ND_QDQ:
+		return n->a.nd.qdq.mode == ND_QUANTIZE ? "quantize_linear" :
+		       n->a.nd.qdq.mode == ND_REQUANTIZE ? "requantize (onnx)" : "dequantize_linear";
+	default:
+		return ir_op(n->op)->name;
+	}
+}

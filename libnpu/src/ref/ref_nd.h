@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ref_nd.h - the references of the N-dimensional ops models bring, with
+ * ONNX's semantics: elementwise ops with numpy broadcasting, matrix
+ * products with batch broadcasting, convolution and its transpose in 1 to
+ * 3 spatial dimensions, pooling, softmax, layer normalization, padding,
+ * resizing, and ONNX's quantize and dequantize. Plain C over packed
+ * row-major arrays (NCHW, as ONNX lays them out); the oracle that every
+ * other implementation of these kernels is checked against.
+ *
+ * Each kernel takes its tensors in the order its struct kern lists them
+ * (kernel.h); -1 there, NULL here, for an absent optional one.
+ */
+#ifndef NPU_REF_ND_H
+#define NPU_REF_ND_H
+
+#include <stdint.h>
+
+#include "npu.h"
+
+/* Internal to libnpu: kept out of libnpu.so's exported symbols. */
+#pragma GCC visibility push(hidden)
+
+#define ND_MAX_RANK	NPU_MAX_RANK
+#define ND_MAX_SP	3	/* spatial dimensions of a window op */
+
+/* Elementwise functions: binary (two inputs), then unary. */
+enum nd_fn {
+	ND_ADD, ND_SUB, ND_MUL, ND_DIV,
+	ND_RELU, ND_LEAKY_RELU, ND_SIGMOID, ND_TANH, ND_CLIP, ND_HARD_SWISH,
+	ND_AFFINE,		/* alpha * x + beta */
+	ND_FLIP128,		/* uint8 <-> int8 with the zero point moved by 128 */
+	ND_NUM_FN
+};
+
+/* t: a, b, y. @a and @b: dims aligned to @rank (leading 1s), 1 to broadcast. */
+struct nd_binary {
+	uint32_t fn, dtype, rank;
+	uint32_t out[ND_MAX_RANK], a[ND_MAX_RANK], b[ND_MAX_RANK];
+};
+
+/* t: x, y. Clip's bounds: @lo, @hi for fp32, @ilo, @ihi for integers. */
+struct nd_unary {
+	uint32_t fn, dtype;
+	uint64_t count;
+	float alpha, beta, lo, hi;
+	int32_t ilo, ihi;
+};
+
+/*
+ * t: a, b, a_zp, b_zp, y. Batched: @brank batch dims of the output, and of
+ * each operand aligned to them (1 to broadcast); each batch is
+ * alpha * op(A)[m][k] * op(B)[k][n]. fp32, or uint8/int8 operands with
+ * zero points (per tensor, or per row of A / column of B) into int32.
+ */
+struct nd_matmul {
+	uint32_t brank;
+	uint32_t ob[ND_MAX_RANK], ab[ND_MAX_RANK], bb[ND_MAX_RANK];
+	uint32_t m, n, k, trans_a, trans_b;
+	uint32_t adt, bdt;
+	uint32_t azp_n, bzp_n;		/* zero points: 1, m (A's) or n (B's) */
+	float alpha;
+};
+
+/*
+ * t: x, w, bias, x_zp, w_zp, y. x [batch][in_c][in...], y [batch][out_c]
+ * [out...]; w [out_c][in_c/groups][k...], or for a transposed convolution
+ * [in_c][out_c/groups][k...]. @pad: the padding before each spatial dim
+ * (the output's size already says what is after).
+ * An int32 accumulator is requantized by a separate kernel (nd_qdq). fp32, or uint8/int8
+ * with zero points (w's per tensor or per output channel) into int32.
+ */
+struct nd_conv {
+	uint32_t nsp, batch, in_c, out_c, groups, transpose;
+	uint32_t in[ND_MAX_SP], out[ND_MAX_SP], k[ND_MAX_SP], s[ND_MAX_SP], d[ND_MAX_SP];
+	int32_t pad[ND_MAX_SP];		/* < 0: the output starts before the input */
+	uint32_t xdt, wdt;
+	uint32_t wzp_n;			/* w's zero points: 1 or out_c */
+};
+
+/*
+ * t: x, y. A window of @k taps @d apart, stride @s, the input padded by @lo
+ * before and @hi after (a window may reach past @hi: ceil mode). Average:
+ * over the taps inside the input, or with @count_include_pad over those
+ * inside the padded input.
+ */
+struct nd_pool {
+	uint32_t nsp, batch, c, average, count_include_pad, dtype;
+	uint32_t in[ND_MAX_SP], out[ND_MAX_SP], k[ND_MAX_SP], s[ND_MAX_SP], d[ND_MAX_SP];
+	uint32_t lo[ND_MAX_SP], hi[ND_MAX_SP];
+};
+
+/* t: x, y. [outer][axis][inner], normalised along axis; @log: log-softmax. */
+struct nd_softmax {
+	uint64_t outer, axis, inner;
+	uint32_t log;
+};
+
+/* t: x, scale, bias, y, mean, inv_std_dev. Rows of @norm elements. */
+struct nd_layernorm {
+	uint64_t outer, norm;
+	float eps;
+};
+
+enum nd_pad_mode { ND_PAD_CONSTANT, ND_PAD_REFLECT, ND_PAD_EDGE };
+
+/* t: x, y. @before < 0 crops. The constant: @fval (fp32) or @ival. */
+struct nd_pad {
+	uint32_t rank, mode, dtype;
+	uint32_t in[ND_MAX_RANK], out[ND_MAX_RANK];
+	int32_t before[ND_MAX_RANK];
+	float fval;
+	int32_t ival;
+};
+
+enum nd_resize_mode { ND_RESIZE_NEAREST, ND_RESIZE_LINEAR, ND_RESIZE_CUBIC };
+enum nd_resize_coord {
+	ND_COORD_HALF_PIXEL, ND_COORD_ASYMMETRIC, ND_COORD_PYTORCH_HALF_PIXEL,
+	ND_COORD_TF_HALF_PIXEL_FOR_NN, ND_COORD_ALIGN_CORNERS, ND_COORD_TF_CROP_AND_RESIZE,
+};
+enum nd_nearest {
+	ND_NEAREST_ROUND_PREFER_FLOOR, ND_NEAREST_ROUND_PREFER_CEIL, ND_NEAREST_FLOOR,
+	ND_NEAREST_CEIL,
+};
+
+/* t: x, y. ONNX Resize, every dimension with its own @scale. */
+struct nd_resize {
+	uint32_t rank, mode, coord, nearest, exclude_outside, dtype;
+	uint32_t in[ND_MAX_RANK], out[ND_MAX_RANK];
+	double scale[ND_MAX_RANK];
+	double roi_lo[ND_MAX_RANK], roi_hi[ND_MAX_RANK];
+	float cubic_a, extrapolation;
+};
+
+enum nd_qdq_mode {
+	ND_DEQUANTIZE,		/* (x - zp) * scale, in fp32 */
+	ND_QUANTIZE,		/* fp32 x / scale, rounded half to even, + zp, saturated */
+	ND_REQUANTIZE,		/* int32 x * scale (a multiplier), rounded likewise */
+};
+
+/*
+ * t: x, scale, zp, y. ONNX's QuantizeLinear and DequantizeLinear, and the
+ * requantization of an integer accumulator as onnxruntime's QLinearConv
+ * and QLinearMatMul do it (ONNX requantization: an fp32 multiplier
+ * x_scale * w_scale / y_scale, the product rounded half to even).
+ * [outer][axis][inner] with one scale and zero point per entry of the
+ * axis, or @axis 1 for per tensor.
+ */
+struct nd_qdq {
+	uint32_t mode, qdtype;
+	uint64_t outer, axis, inner;
+};
+
+int ref_nd_binary(const struct nd_binary *p, const void *a, const void *b, void *y);
+int ref_nd_unary(const struct nd_unary *p, const void *x, void *y);
+int ref_nd_matmul(const struct nd_matmul *p, const void *a, const void *b, const void *azp,
+		  const void *bzp, void *y);
+int ref_nd_conv(const struct nd_conv *p, const void *x, const void *w, const float *bias,
+		const void *xzp, const void *wzp, void *y);
+int ref_nd_pool(const struct nd_pool *p, const void *x, void *y);
+int ref_nd_softmax(const struct nd_softmax *p, const float *x, float *y);
+int ref_nd_layernorm(const struct nd_layernorm *p, const float *x, const float *scale,
+		     const float *bias, float *y, float *mean, float *inv_std);
+int ref_nd_pad(const struct nd_pad *p, const void *x, void *y);
+int ref_nd_resize(const struct nd_resize *p, const void *x, void *y);
+int ref_nd_qdq(const struct nd_qdq *p, const void *x, const float *scale, const void *zp,
+	       void *y);
+
+/* Elements of a binary op's operand (0: a, 1: b, 2: y). */
+uint64_t nd_binary_count(const struct nd_binary *p, int which);
+/* Work of each kernel, for costs: MACs or elements. */
+uint64_t nd_conv_macs(const struct nd_conv *p);
+uint64_t nd_pool_taps(const struct nd_pool *p);
+
+#pragma GCC visibility pop
+
+#endif /* NPU_REF_ND_H */

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# node-tests.sh [npu-onnx-test OPTIONS] - ONNX's own node tests (Debian's
+# libonnx-testdata) through build/tools/npu-onnx-test, as TAP: every case
+# whose ops libnpu imports, leaving out the _expanded ones (the same op
+# written as a function of others) and training mode. A case must pass;
+# only those below may be skipped, each for a type libnpu does not have.
+# The last line says the counts.
+set -u
+cd "$(dirname "$0")/../.."
+
+NODE=${NPU_ONNX_NODE_TESTS:-/usr/share/libonnx-testdata/data/node}
+TOOL=${NPU_ONNX_TEST:-build/tools/npu-onnx-test}
+cases=()
+for d in "$NODE"/test_*; do
+	case ${d##*/} in *_expanded | *training*) continue ;; esac
+	cases+=("$d")
+done
+if [ ${#cases[@]} = 0 ]; then
+	echo "not ok 1 - ONNX node tests found in $NODE"
+	echo "1..1"
+	exit 1
+fi
+# Allowed to be skipped (or to fail reading their data), and why.
+declare -A may_skip=(
+	[test_maxpool_with_argmax_2d_precomputed_pads]="MaxPool's Indices output (int64)"
+	[test_maxpool_with_argmax_2d_precomputed_strides]="MaxPool's Indices output (int64)"
+	[test_dropout_default_mask]="Dropout's mask output (bool)"
+	[test_dropout_default_mask_ratio]="Dropout's mask output (bool)"
+	[test_identity_opt]="an optional, not a tensor"
+	[test_identity_sequence]="a sequence, not a tensor"
+)
+out=$("$TOOL" "$@" --importable "${cases[@]}")
+rc=$?
+n=0 pass=0 fail=0 skip=0 summary=
+while IFS= read -r line; do
+	case $line in
+	"PASS "*)
+		n=$((n + 1)) pass=$((pass + 1))
+		echo "ok $n - ${line#PASS }" ;;
+	"SKIP "* | "FAIL "*)
+		n=$((n + 1)) name=${line#???? } name=${name%%:*}
+		if [ -n "${may_skip[$name]:-}" ]; then
+			skip=$((skip + 1))
+			echo "ok $n - $name # SKIP ${may_skip[$name]}"
+		else
+			fail=$((fail + 1))
+			echo "not ok $n - ${line#???? }"
+		fi ;;
+	"# not selected "*) ;;
+	*" passed, "*" failed, "*" skipped") summary=$line ;;
+	*) echo "# $line" ;;
+	esac
+done <<< "$out"
+# A tool that crashed, or never ran, fails here whatever it printed.
+if [ -z "$summary" ] || [ "$rc" -gt 1 ] || [ $((pass + skip)) = 0 ]; then
+	n=$((n + 1)) fail=$((fail + 1))
+	echo "not ok $n - $TOOL ran every case and exited 0 or 1 (status $rc)"
+fi
+echo "# ONNX node tests ($*): $pass passed, $fail failed, $skip skipped"
+echo "1..$n"
+[ "$fail" = 0 ]
