@@ -172,9 +172,9 @@ static int infer_shape(npu_graph *g, const struct ir_op_desc *d, const struct ir
 			       d->name, n->out[0]);
 	d->shape(g, n, dims, &rank);
 	for (uint32_t i = 0; i < rank; i++) {
-		if (!dims[i] || dims[i] > 65536)
+		if (!dims[i] || dims[i] > IR_MAX_DIM)
 			return ir_fail(g, NPU_EINVAL, "%s: the output's dimension %u would be %u "
-				       "(1-65536)", d->name, i, dims[i]);
+				       "(1-2^24)", d->name, i, dims[i]);
 		count *= dims[i];
 		if (count > (256u << 20))
 			return ir_fail(g, NPU_E2BIG, "%s: the output would have more than 2^28 "
@@ -281,8 +281,8 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 	if (!d->rank)
 		memset(d->dims, 0, sizeof(d->dims));
 	for (uint32_t i = 0; i < d->rank; i++) {
-		if (!d->dims[i] || d->dims[i] > 65536)
-			return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dimension %u is %u (1-65536)",
+		if (!d->dims[i] || d->dims[i] > IR_MAX_DIM)
+			return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dimension %u is %u (1-2^24)",
 				       i, d->dims[i]);
 		n *= d->dims[i];
 		if (n > (256u << 20))

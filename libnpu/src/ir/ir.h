@@ -26,6 +26,8 @@
 struct kern_node;
 
 #define IR_MAX_RANK	NPU_MAX_RANK
+/* A dim's largest size (a flattened image: 3 * 224 * 224); 2^28 elements in all. */
+#define IR_MAX_DIM	(1u << 24)
 #define IR_MAX_IN	NPU_CONCAT_MAX_INPUTS
 #define IR_MAX_OUT	3
 

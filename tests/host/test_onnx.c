@@ -1,0 +1,858 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_onnx - npu_model_load on models written here, byte by byte, with
+ * protobuf-c: what ONNX's node tests leave out (TF-style SAME padding with
+ * stride 2, depthwise with a multiplier, ceil-mode pooling, broadcasting
+ * shapes, a QDQ residual block), each against values worked out by hand
+ * or by plain loops here; and hostile files (truncated, wrong types,
+ * cycles, huge dimensions, random mutations) that must be refused with a
+ * message, never crash. libnpu is compiled into this test under ASan and
+ * UBSan.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu.h"
+#include "onnx.pb-c.h"
+#include "tap.h"
+
+#define tap_diag(...) do { printf("#   " __VA_ARGS__); printf("\n"); } while (0)
+
+/* ---- building models: everything allocated here is freed at once -------- */
+
+static void **arena;
+static size_t narena;
+
+static void *take(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+
+	arena = realloc(arena, sizeof(*arena) * (narena + 1));
+	if (!p || !arena)
+		abort();
+	arena[narena++] = p;
+	return p;
+}
+
+static void arena_free(void)
+{
+	for (size_t i = 0; i < narena; i++)
+		free(arena[i]);
+	free(arena);
+	arena = NULL;
+	narena = 0;
+}
+
+static char *str(const char *s)
+{
+	return strcpy(take(strlen(s) + 1), s);
+}
+
+static int64_t *i64s(int n, const int64_t *v)
+{
+	int64_t *p = take(sizeof(*p) * (size_t)n);
+
+	if (n)
+		memcpy(p, v, sizeof(*p) * (size_t)n);
+	return p;
+}
+
+#define DIMS(...) (sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), (int64_t[]){ __VA_ARGS__ }
+
+static Onnx__TensorProto *tensor(const char *name, int type, size_t rank, const int64_t *dims,
+				 const void *raw, size_t bytes)
+{
+	Onnx__TensorProto *t = take(sizeof(*t));
+
+	onnx__tensor_proto__init(t);
+	t->name = str(name);
+	t->n_dims = rank;
+	t->dims = i64s((int)rank, dims);
+	t->has_data_type = 1;
+	t->data_type = type;
+	t->has_raw_data = 1;
+	t->raw_data.len = bytes;
+	t->raw_data.data = take(bytes);
+	if (bytes)
+		memcpy(t->raw_data.data, raw, bytes);
+	return t;
+}
+
+static Onnx__ValueInfoProto *value(const char *name, int type, size_t rank, const int64_t *dims)
+{
+	Onnx__ValueInfoProto *v = take(sizeof(*v));
+	Onnx__TypeProto *tp = take(sizeof(*tp));
+	Onnx__TypeProto__Tensor *tt = take(sizeof(*tt));
+	Onnx__TensorShapeProto *sh = take(sizeof(*sh));
+
+	onnx__value_info_proto__init(v);
+	onnx__type_proto__init(tp);
+	onnx__type_proto__tensor__init(tt);
+	onnx__tensor_shape_proto__init(sh);
+	sh->n_dim = rank;
+	sh->dim = take(sizeof(*sh->dim) * (rank ? rank : 1));
+	for (size_t i = 0; i < rank; i++) {
+		Onnx__TensorShapeProto__Dimension *d = take(sizeof(*d));
+
+		onnx__tensor_shape_proto__dimension__init(d);
+		d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+		d->dim_value = dims[i];
+		sh->dim[i] = d;
+	}
+	tt->has_elem_type = 1;
+	tt->elem_type = type;
+	tt->shape = sh;
+	tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	tp->tensor_type = tt;
+	v->name = str(name);
+	v->type = tp;
+	return v;
+}
+
+/* Names separated by commas ("" for an absent optional input). */
+static size_t names(const char *list, char ***out)
+{
+	size_t n = 1;
+	char *copy = str(list), *p;
+
+	if (!*list) {
+		*out = NULL;
+		return 0;
+	}
+	for (const char *c = list; *c; c++)
+		n += *c == ',';
+	*out = take(sizeof(char *) * n);
+	n = 0;
+	for (p = copy;; p++) {
+		char *e = strchr(p, ',');
+
+		(*out)[n++] = p;
+		if (!e)
+			break;
+		*e = 0;
+		p = e;
+	}
+	return n;
+}
+
+static Onnx__NodeProto *node(const char *op, const char *in, const char *out)
+{
+	Onnx__NodeProto *n = take(sizeof(*n));
+
+	onnx__node_proto__init(n);
+	n->op_type = str(op);
+	n->name = str(op);
+	n->n_input = names(in, &n->input);
+	n->n_output = names(out, &n->output);
+	n->attribute = take(sizeof(*n->attribute) * 8);
+	return n;
+}
+
+static Onnx__AttributeProto *attr(Onnx__NodeProto *n, const char *name, int type)
+{
+	Onnx__AttributeProto *a = take(sizeof(*a));
+
+	onnx__attribute_proto__init(a);
+	a->name = str(name);
+	a->has_type = 1;
+	a->type = type;
+	n->attribute[n->n_attribute++] = a;
+	return a;
+}
+
+static void attr_i(Onnx__NodeProto *n, const char *name, int64_t v)
+{
+	Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+
+	a->has_i = 1;
+	a->i = v;
+}
+
+static void attr_ints(Onnx__NodeProto *n, const char *name, size_t count, const int64_t *v)
+{
+	Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+
+	a->n_ints = count;
+	a->ints = i64s((int)count, v);
+}
+
+static void attr_s(Onnx__NodeProto *n, const char *name, const char *s)
+{
+	Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+
+	a->has_s = 1;
+	a->s.len = strlen(s);
+	a->s.data = (uint8_t *)str(s);
+}
+
+struct model {
+	Onnx__NodeProto *node[16];
+	size_t nnode;
+	Onnx__TensorProto *init[16];
+	size_t ninit;
+	Onnx__ValueInfoProto *in[8], *out[8];
+	size_t nin, nout;
+	int64_t opset;
+};
+
+/* The model packed: its bytes (arena) and length. */
+static uint8_t *pack(const struct model *mb, size_t *len)
+{
+	Onnx__ModelProto *m = take(sizeof(*m));
+	Onnx__GraphProto *g = take(sizeof(*g));
+	Onnx__OperatorSetIdProto *os = take(sizeof(*os));
+	uint8_t *buf;
+
+	onnx__model_proto__init(m);
+	onnx__graph_proto__init(g);
+	onnx__operator_set_id_proto__init(os);
+	os->domain = str("");
+	os->has_version = 1;
+	os->version = mb->opset ? mb->opset : 13;
+	m->has_ir_version = 1;
+	m->ir_version = 8;
+	m->n_opset_import = 1;
+	m->opset_import = take(sizeof(*m->opset_import));
+	m->opset_import[0] = os;
+	m->graph = g;
+	g->name = str("test");
+	g->n_node = mb->nnode;
+	g->node = (Onnx__NodeProto **)mb->node;
+	g->n_initializer = mb->ninit;
+	g->initializer = (Onnx__TensorProto **)mb->init;
+	g->n_input = mb->nin;
+	g->input = (Onnx__ValueInfoProto **)mb->in;
+	g->n_output = mb->nout;
+	g->output = (Onnx__ValueInfoProto **)mb->out;
+	*len = onnx__model_proto__get_packed_size(m);
+	buf = take(*len);
+	onnx__model_proto__pack(m, buf);
+	return buf;
+}
+
+#define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+#define I8 ONNX__TENSOR_PROTO__DATA_TYPE__INT8
+#define I32 ONNX__TENSOR_PROTO__DATA_TYPE__INT32
+#define I64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+
+/* ---- running ------------------------------------------------------------------ */
+
+/*
+ * Load @buf, compile on the CPU reference, run with the inputs in the
+ * graph's order, read output 0 into @out (@bytes); 0 or the error.
+ */
+static int run(const uint8_t *buf, size_t len, const void *const *in, void *out, size_t bytes)
+{
+	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU, .strict = 1 };
+	npu_graph *g;
+	npu_plan *p = NULL;
+	int err = npu_model_load_mem(buf, len, NULL, &g);
+	void *outs[8] = { out };
+
+	if (err) {
+		tap_diag("load: %s", npu_last_error());
+		return err;
+	}
+	err = npu_graph_compile_opts(g, NULL, &co, &p);
+	if (!err && npu_graph_io_count(g, 1) != 1)
+		err = NPU_EINVAL;
+	if (!err) {
+		struct npu_array a;
+
+		err = npu_graph_io_array(g, 1, 0, &a);
+		if (!err && a.bytes != bytes)
+			err = NPU_EINVAL;
+		npu_array_free(&a);
+	}
+	if (!err)
+		err = npu_plan_execute(p, in, outs);
+	if (err)
+		tap_diag("run: %s", p ? npu_plan_error(p) : npu_graph_error(g));
+	npu_plan_free(p);
+	npu_graph_free(g);
+	return err;
+}
+
+static int near(const float *got, const float *want, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (fabsf(got[i] - want[i]) > 1e-5f + 1e-4f * fabsf(want[i])) {
+			tap_diag("element %d: %g, expected %g", i, got[i], want[i]);
+			return 0;
+		}
+	return 1;
+}
+
+/* A one-node conv model: X [1][c][h][w], W given, attributes set by @setup. */
+static const uint8_t *conv_model(int64_t c, int64_t h, int64_t w, int64_t oc, int64_t kc,
+				 const float *wdata, void (*setup)(Onnx__NodeProto *), size_t *len)
+{
+	struct model m = { .opset = 13 };
+	Onnx__NodeProto *n = node("Conv", "X,W", "Y");
+
+	setup(n);
+	m.node[m.nnode++] = n;
+	m.init[m.ninit++] = tensor("W", F32, DIMS(oc, kc, 3, 3), wdata,
+				   sizeof(float) * (size_t)(oc * kc * 9));
+	m.in[m.nin++] = value("X", F32, DIMS(1, c, h, w));
+	m.out[m.nout++] = value("Y", F32, 0, NULL);
+	return pack(&m, len);
+}
+
+static void same_upper_s2(Onnx__NodeProto *n)
+{
+	attr_s(n, "auto_pad", "SAME_UPPER");
+	attr_ints(n, "strides", DIMS(2, 2));
+}
+
+static void same_lower_s2(Onnx__NodeProto *n)
+{
+	attr_s(n, "auto_pad", "SAME_LOWER");
+	attr_ints(n, "strides", DIMS(2, 2));
+}
+
+/*
+ * TensorFlow's SAME padding with stride 2: out = ceil(in / 2), the odd
+ * pixel of padding after the input (SAME_UPPER, TF's) or before it
+ * (SAME_LOWER). Ones convolved with ones count the taps inside the input.
+ */
+static void test_same_padding_stride2(void)
+{
+	float ones[36], w9[9], y[9];
+	const void *in[1] = { ones };
+	size_t len;
+	const uint8_t *b;
+
+	for (int i = 0; i < 36; i++)
+		ones[i] = 1;
+	for (int i = 0; i < 9; i++)
+		w9[i] = 1;
+	/* 5x5: total padding 2, one each side */
+	b = conv_model(1, 5, 5, 1, 1, w9, same_upper_s2, &len);
+	CHECK_EQ(run(b, len, in, y, sizeof(y)), 0);
+	CHECK(near(y, (float[]){ 4, 6, 4, 6, 9, 6, 4, 6, 4 }, 9));
+	/* 6x6: total padding 1, after (UPPER) or before (LOWER) */
+	b = conv_model(1, 6, 6, 1, 1, w9, same_upper_s2, &len);
+	CHECK_EQ(run(b, len, in, y, sizeof(y)), 0);
+	CHECK(near(y, (float[]){ 9, 9, 6, 9, 9, 6, 6, 6, 4 }, 9));
+	b = conv_model(1, 6, 6, 1, 1, w9, same_lower_s2, &len);
+	CHECK_EQ(run(b, len, in, y, sizeof(y)), 0);
+	CHECK(near(y, (float[]){ 4, 6, 6, 6, 9, 9, 6, 9, 9 }, 9));
+	arena_free();
+}
+
+static void depthwise_x2(Onnx__NodeProto *n)
+{
+	attr_i(n, "group", 2);
+	attr_ints(n, "kernel_shape", DIMS(3, 3));
+}
+
+/* Depthwise with a channel multiplier of 2: group = in_c, out_c = 2 in_c. */
+static void test_depthwise_multiplier(void)
+{
+	float x[2 * 16], w[4 * 9], y[4 * 4];
+	const void *in[1] = { x };
+	float want[16];
+	size_t len;
+	const uint8_t *b;
+
+	for (int i = 0; i < 16; i++) {
+		x[i] = (float)i;		/* channel 0: 0..15 */
+		x[16 + i] = 2.0f;		/* channel 1: all 2 */
+	}
+	for (int i = 0; i < 9; i++) {
+		w[i] = 1;			/* out 0 <- channel 0: window sum */
+		w[9 + i] = i == 4 ? 1 : 0;	/* out 1 <- channel 0: the centre */
+		w[18 + i] = 0.5f;		/* out 2 <- channel 1: 9 */
+		w[27 + i] = i == 0 ? -1 : 0;	/* out 3 <- channel 1: -2 */
+	}
+	b = conv_model(2, 4, 4, 4, 1, w, depthwise_x2, &len);
+	CHECK_EQ(run(b, len, in, y, sizeof(y)), 0);
+	for (int r = 0; r < 2; r++)
+		for (int c = 0; c < 2; c++) {
+			float s = 0;
+
+			for (int i = 0; i < 3; i++)
+				for (int j = 0; j < 3; j++)
+					s += x[(r + i) * 4 + c + j];
+			want[r * 2 + c] = s;
+			want[4 + r * 2 + c] = x[(r + 1) * 4 + c + 1];
+			want[8 + r * 2 + c] = 9;
+			want[12 + r * 2 + c] = -2;
+		}
+	CHECK(near(y, want, 16));
+	arena_free();
+}
+
+/* Ceil mode: a last window that starts inside the input and runs past it. */
+static void test_ceil_pooling(void)
+{
+	float x[25], y[9];
+	const void *in[1] = { x };
+	const char *ops[2] = { "MaxPool", "AveragePool" };
+
+	for (int i = 0; i < 25; i++)
+		x[i] = (float)i;
+	for (int k = 0; k < 2; k++) {
+		struct model m = { .opset = 13 };
+		Onnx__NodeProto *n = node(ops[k], "X", "Y");
+		size_t len;
+		const uint8_t *b;
+
+		attr_ints(n, "kernel_shape", DIMS(2, 2));
+		attr_ints(n, "strides", DIMS(2, 2));
+		attr_i(n, "ceil_mode", 1);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("X", F32, DIMS(1, 1, 5, 5));
+		m.out[m.nout++] = value("Y", F32, 0, NULL);
+		b = pack(&m, &len);
+		CHECK_EQ(run(b, len, in, y, sizeof(y)), 0);
+		if (k == 0)
+			CHECK(near(y, (float[]){ 6, 8, 9, 16, 18, 19, 21, 23, 24 }, 9));
+		else	/* the mean of the taps inside the input */
+			CHECK(near(y, (float[]){ 3, 5, 6.5f, 13, 15, 16.5f, 20.5f, 22.5f, 24 }, 9));
+	}
+	arena_free();
+}
+
+/* Multidirectional broadcasting: [2][1][3] + [4][1] -> [2][4][3]; scalars. */
+static void test_broadcasting(void)
+{
+	float a[6], b[4], y[24], want[24], s = 0.5f, y2[6];
+	const void *in[2] = { a, b }, *in2[1] = { a };
+	struct model m = { .opset = 14 }, m2 = { .opset = 14 };
+	size_t len;
+	const uint8_t *buf;
+
+	for (int i = 0; i < 6; i++)
+		a[i] = (float)(i / 3 * 10 + i % 3);
+	for (int j = 0; j < 4; j++)
+		b[j] = (float)(j * 100);
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 4; j++)
+			for (int k = 0; k < 3; k++)
+				want[(i * 4 + j) * 3 + k] = a[i * 3 + k] - b[j];
+	m.node[m.nnode++] = node("Sub", "A,B", "Y");
+	m.in[m.nin++] = value("A", F32, DIMS(2, 1, 3));
+	m.in[m.nin++] = value("B", F32, DIMS(4, 1));
+	m.out[m.nout++] = value("Y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(run(buf, len, in, y, sizeof(y)), 0);
+	CHECK(near(y, want, 24));
+	/* a rank-0 initializer times [2][3] */
+	m2.node[m2.nnode++] = node("Mul", "S,A", "Y");
+	m2.init[m2.ninit++] = tensor("S", F32, 0, NULL, &s, sizeof(s));
+	m2.in[m2.nin++] = value("A", F32, DIMS(2, 3));
+	m2.out[m2.nout++] = value("Y", F32, 0, NULL);
+	buf = pack(&m2, &len);
+	CHECK_EQ(run(buf, len, in2, y2, sizeof(y2)), 0);
+	for (int i = 0; i < 6; i++)
+		want[i] = a[i] * 0.5f;
+	CHECK(near(y2, want, 6));
+	arena_free();
+}
+
+/* ---- a QDQ residual block ------------------------------------------------------ */
+
+/* ONNX's QuantizeLinear: round (half to even), then the zero point, saturated. */
+static int8_t q8(double v, int zp)
+{
+	double r = nearbyint(v) + zp;
+
+	return (int8_t)(r < -128 ? -128 : r > 127 ? 127 : r);
+}
+
+/*
+ * x -> Q -> DQ -> Conv (int8 weights per channel, int32 bias, both through
+ * DQ) -> Q -> DQ -> Add (with the dequantized x) -> Q: the int8 output
+ * against ONNX's arithmetic done here in loops. Scales are powers of two,
+ * so every fp32 step is exact and the expected integers are beyond doubt,
+ * ties (x.5, rounded to even) included.
+ */
+static void test_qdq_residual(void)
+{
+	enum { C = 2, H = 4, W = 4 };
+	const float xs = 0.25f, ys = 0.5f, zs = 0.5f, ws[C] = { 0.125f, 0.0625f };
+	const int8_t yzp = -3, zzp = 1;
+	int8_t w[C * C * 9], z[C * H * W], want[C * H * W];
+	int32_t bias[C] = { 8, -5 };
+	float x[C * H * W], wsc[C] = { ws[0], ws[1] }, bsc[C];
+	const void *in[1] = { x };
+	struct model m = { .opset = 13 };
+	Onnx__NodeProto *n;
+	size_t len;
+	const uint8_t *buf;
+	int8_t zero = 0;
+	float one_s[3] = { xs, ys, zs };
+	int8_t zps[3] = { 0, yzp, zzp };
+
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = (float)((i * 7) % 23 - 11) * 0.125f;	/* multiples of xs / 2: ties */
+	for (int i = 0; i < C * C * 9; i++)
+		w[i] = (int8_t)((i * 5) % 11 - 5);
+	for (int c = 0; c < C; c++)
+		bsc[c] = xs * ws[c];
+	/* the model */
+	m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &one_s[0], 4);
+	m.init[m.ninit++] = tensor("xz", I8, 0, NULL, &zps[0], 1);
+	m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &one_s[1], 4);
+	m.init[m.ninit++] = tensor("yz", I8, 0, NULL, &zps[1], 1);
+	m.init[m.ninit++] = tensor("zs", F32, 0, NULL, &one_s[2], 4);
+	m.init[m.ninit++] = tensor("zz", I8, 0, NULL, &zps[2], 1);
+	m.init[m.ninit++] = tensor("wq", I8, DIMS(C, C, 3, 3), w, sizeof(w));
+	m.init[m.ninit++] = tensor("ws", F32, DIMS(C), wsc, sizeof(wsc));
+	m.init[m.ninit++] = tensor("wz", I8, DIMS(C), (int8_t[]){ 0, 0 }, C);
+	m.init[m.ninit++] = tensor("bq", I32, DIMS(C), bias, sizeof(bias));
+	m.init[m.ninit++] = tensor("bs", F32, DIMS(C), bsc, sizeof(bsc));
+	m.init[m.ninit++] = tensor("bz", I32, DIMS(C), (int32_t[]){ 0, 0 }, 8);
+	(void)zero;
+	m.node[m.nnode++] = node("QuantizeLinear", "x,xs,xz", "xq");
+	m.node[m.nnode++] = node("DequantizeLinear", "xq,xs,xz", "xd");
+	n = node("DequantizeLinear", "wq,ws,wz", "wd");
+	attr_i(n, "axis", 0);
+	m.node[m.nnode++] = n;
+	n = node("DequantizeLinear", "bq,bs,bz", "bd");
+	attr_i(n, "axis", 0);
+	m.node[m.nnode++] = n;
+	n = node("Conv", "xd,wd,bd", "c");
+	attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("QuantizeLinear", "c,ys,yz", "cq");
+	m.node[m.nnode++] = node("DequantizeLinear", "cq,ys,yz", "cd");
+	m.node[m.nnode++] = node("Add", "cd,xd", "s");
+	m.node[m.nnode++] = node("QuantizeLinear", "s,zs,zz", "z");
+	m.in[m.nin++] = value("x", F32, DIMS(1, C, H, W));
+	m.out[m.nout++] = value("z", I8, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(run(buf, len, in, z, sizeof(z)), 0);
+	/* ONNX's arithmetic, in loops */
+	{
+		int8_t xq[C * H * W], cq[C * H * W];
+
+		for (int i = 0; i < C * H * W; i++)
+			xq[i] = q8(x[i] / xs, 0);
+		for (int oc = 0; oc < C; oc++)
+			for (int r = 0; r < H; r++)
+				for (int c = 0; c < W; c++) {
+					double acc = bias[oc] * (double)bsc[oc];
+
+					for (int ic = 0; ic < C; ic++)
+						for (int i = 0; i < 3; i++)
+							for (int j = 0; j < 3; j++) {
+								int rr = r + i - 1, cc = c + j - 1;
+
+								if (rr < 0 || rr >= H || cc < 0 || cc >= W)
+									continue;
+								acc += xq[(ic * H + rr) * W + cc] * (double)xs *
+								       (w[((oc * C + ic) * 3 + i) * 3 + j] *
+									(double)ws[oc]);
+							}
+					cq[(oc * H + r) * W + c] = q8(acc / ys, yzp);
+				}
+		for (int i = 0; i < C * H * W; i++) {
+			double s = (cq[i] - yzp) * (double)ys + xq[i] * (double)xs;
+
+			want[i] = q8(s / zs, zzp);
+		}
+	}
+	{
+		int bad = 0;
+
+		for (int i = 0; i < C * H * W; i++)
+			if (z[i] != want[i] && !bad++)
+				tap_diag("element %d: %d, expected %d", i, z[i], want[i]);
+		CHECK(!bad);
+	}
+	arena_free();
+}
+
+/* ---- hostile models ------------------------------------------------------------- */
+
+/* Loading must fail with @err, and with a message holding @msg. */
+static int refused(const uint8_t *buf, size_t len, int err, const char *msg)
+{
+	npu_graph *g = NULL;
+	int got = npu_model_load_mem(buf, len, NULL, &g);
+
+	if (got != err || g || !strstr(npu_last_error(), msg)) {
+		tap_diag("got %d (%s), expected %d with '%s'", got, npu_last_error(), err, msg);
+		npu_graph_free(g);
+		return 0;
+	}
+	return 1;
+}
+
+static const uint8_t *relu_model(size_t *len, int type, int64_t d0, int64_t d1)
+{
+	struct model m = { .opset = 13 };
+
+	m.node[m.nnode++] = node("Relu", "X", "Y");
+	m.in[m.nin++] = value("X", type, DIMS(d0, d1));
+	m.out[m.nout++] = value("Y", type, 0, NULL);
+	return pack(&m, len);
+}
+
+static void test_malformed(void)
+{
+	struct model m = { .opset = 13 };
+	Onnx__NodeProto *n;
+	const uint8_t *buf;
+	size_t len;
+	float f = 1;
+
+	/* not a protobuf at all */
+	CHECK(refused((const uint8_t *)"\xff\xff\xff\xff", 4, NPU_EINVAL, "not an ONNX model"));
+	/* wrong types: a string input, a double initializer, an int attribute as floats */
+	buf = relu_model(&len, ONNX__TENSOR_PROTO__DATA_TYPE__STRING, 1, 4);
+	CHECK(refused(buf, len, NPU_ENOTSUP, "element type string is not supported"));
+	m.node[m.nnode++] = node("Add", "X,D", "Y");
+	m.init[m.ninit++] = tensor("D", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE, DIMS(1), "\0\0\0\0"
+				   "\0\0\0\0", 8);
+	m.in[m.nin++] = value("X", F32, DIMS(1));
+	m.out[m.nout++] = value("Y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_ENOTSUP, "initializer 'D': element type double"));
+	memset(&m, 0, sizeof(m));
+	n = node("MaxPool", "X", "Y");
+	attr(n, "kernel_shape", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+	m.node[m.nnode++] = n;
+	m.in[m.nin++] = value("X", F32, DIMS(1, 1, 4, 4));
+	m.out[m.nout++] = value("Y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_EINVAL, "(MaxPool): attribute 'kernel_shape' is not a list of ints"));
+	/* an unknown op, an unknown attribute, an opset out of range */
+	m.node[0] = node("Frobnicate", "X", "Y");
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_ENOTSUP, "op Frobnicate is not supported"));
+	m.node[0] = node("Relu", "X", "Y");
+	attr_i(m.node[0], "colour", 3);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_ENOTSUP, "node 0 'Relu' (Relu): attribute 'colour' is not supported"));
+	m.node[0] = node("Relu", "X", "Y");
+	m.opset = 99;
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_ENOTSUP, "opset 99"));
+	m.opset = 13;
+	/* cycles: two nodes reading each other's output, and one its own */
+	m.node[0] = node("Relu", "B", "A");
+	m.node[m.nnode++] = node("Relu", "A", "B");
+	m.out[0] = value("B", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_EINVAL, "input 'B' is not defined before this node (a cycle"));
+	m.nnode = 1;
+	m.node[0] = node("Relu", "A", "A");
+	m.out[0] = value("A", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_EINVAL, "input 'A' is not defined before this node"));
+	/* a name defined twice; an output nothing computes */
+	m.node[0] = node("Relu", "X", "X");
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_EINVAL, "'X' is defined twice"));
+	m.node[0] = node("Relu", "X", "Y");
+	m.out[0] = value("Nowhere", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_EINVAL, "graph output 'Nowhere' is not computed"));
+	/* huge dimensions: an input, an initializer's shape, a reshape, a pad */
+	buf = relu_model(&len, F32, 1, 1ll << 40);
+	CHECK(refused(buf, len, NPU_EINVAL, "dimension 1 is 1099511627776"));
+	buf = relu_model(&len, F32, 1, 1ll << 25);
+	CHECK(refused(buf, len, NPU_EINVAL, "dimension 1 is 33554432 (1-2^24)"));
+	buf = relu_model(&len, F32, 64, 1ll << 23);
+	CHECK(refused(buf, len, NPU_E2BIG, "more than 2^28 elements"));
+	memset(&m, 0, sizeof(m));
+	m.node[m.nnode++] = node("Add", "X,K", "Y");
+	m.init[m.ninit++] = tensor("K", F32, DIMS(65536, 65536, 65536), &f, 4);
+	m.in[m.nin++] = value("X", F32, DIMS(1));
+	m.out[m.nout++] = value("Y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_E2BIG, "initializer 'K': more than 2^28 elements"));
+	m.init[0] = tensor("K", F32, DIMS(2), &f, 4);	/* 4 bytes for 2 floats */
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_EINVAL, "raw_data holds 4 bytes, the shape 8"));
+	m.node[0] = node("Reshape", "X,K", "Y");
+	m.init[0] = tensor("K", I64, DIMS(2), (int64_t[]){ 1ll << 20, 1ll << 20 }, 16);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_EINVAL, "1 elements into 1099511627776"));
+	m.node[0] = node("Pad", "X,K", "Y");
+	m.init[0] = tensor("K", I64, DIMS(2), (int64_t[]){ 0, 1ll << 40 }, 16);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_EINVAL, "dim 0: pads 0 and 1099511627776"));
+	m.node[0] = node("Reshape", "X,Y0", "Y");	/* a shape only known at run time */
+	m.in[m.nin++] = value("Y0", I64, DIMS(1));
+	m.ninit = 0;
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_ENOTSUP, "input 1 (shape, 'Y0') must be known when the model "
+		      "is loaded"));
+	arena_free();
+}
+
+/* A small model that exercises many importers, for truncation and mutation. */
+static const uint8_t *busy_model(size_t *len)
+{
+	struct model m = { .opset = 13 };
+	float w[2 * 1 * 9], s = 0.5f;
+	Onnx__NodeProto *n;
+
+	for (int i = 0; i < 18; i++)
+		w[i] = (float)(i % 5) - 2;
+	n = node("Conv", "X,W", "C");
+	attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Relu", "C", "R");
+	n = node("MaxPool", "R", "P");
+	attr_ints(n, "kernel_shape", DIMS(2, 2));
+	attr_ints(n, "strides", DIMS(2, 2));
+	attr_i(n, "ceil_mode", 1);
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Flatten", "P", "F");
+	m.node[m.nnode++] = node("Mul", "F,S", "M");
+	n = node("Softmax", "M", "Y");
+	attr_i(n, "axis", -1);
+	m.node[m.nnode++] = n;
+	m.init[m.ninit++] = tensor("W", F32, DIMS(2, 1, 3, 3), w, sizeof(w));
+	m.init[m.ninit++] = tensor("S", F32, 0, NULL, &s, 4);
+	m.in[m.nin++] = value("X", F32, DIMS(1, 1, 5, 5));
+	m.out[m.nout++] = value("Y", F32, 0, NULL);
+	return pack(&m, len);
+}
+
+/* A load that succeeded must compile and run on the CPU without harm. */
+static int load_and_run(const uint8_t *buf, size_t len)
+{
+	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU };
+	npu_graph *g;
+	npu_plan *p;
+	int err = npu_model_load_mem(buf, len, NULL, &g);
+
+	if (err)
+		return err;
+	if (!npu_graph_compile_opts(g, NULL, &co, &p)) {
+		int ni = npu_graph_io_count(g, 0), no = npu_graph_io_count(g, 1);
+		struct npu_array a[16] = { 0 };
+		const void *in[8];
+		void *out[8];
+
+		if (ni <= 8 && no <= 8) {
+			for (int i = 0; i < ni; i++) {
+				npu_graph_io_array(g, 0, (uint32_t)i, &a[i]);
+				in[i] = a[i].data;
+			}
+			for (int i = 0; i < no; i++) {
+				npu_graph_io_array(g, 1, (uint32_t)i, &a[8 + i]);
+				out[i] = a[8 + i].data;
+			}
+			npu_plan_execute(p, in, out);
+		}
+		for (int i = 0; i < 16; i++)
+			npu_array_free(&a[i]);
+		npu_plan_free(p);
+	}
+	npu_graph_free(g);
+	return 0;
+}
+
+/* Every prefix of a valid model: refused with a message, or loaded whole enough to run. */
+static void test_truncated(void)
+{
+	size_t len;
+	const uint8_t *buf = busy_model(&len);
+	int loaded = 0, refused_n = 0;
+
+	CHECK_EQ(load_and_run(buf, len), 0);
+	for (size_t n = 0; n < len; n++) {
+		uint8_t *cut = malloc(n + 1);
+
+		memcpy(cut, buf, n);
+		if (load_and_run(cut, n)) {
+			refused_n++;
+			CHECK(npu_last_error()[0]);
+		} else {
+			loaded++;
+		}
+		free(cut);
+	}
+	tap_diag("%zu prefixes: %d refused with a message, %d loaded (a prefix can be a "
+		 "smaller valid model)", len, refused_n, loaded);
+	CHECK(refused_n > (int)len / 2);
+	arena_free();
+}
+
+/* Random byte changes, insertions and deletions of a valid model. */
+static void test_mutations(void)
+{
+	size_t len;
+	const uint8_t *buf = busy_model(&len);
+	unsigned int seed = 12345, loaded = 0;
+	const int rounds = 20000;
+
+	for (int r = 0; r < rounds; r++) {
+		size_t n = len + 16;
+		uint8_t *b = malloc(n);
+		int edits = 1 + (int)(rand_r(&seed) % 4);
+
+		memcpy(b, buf, len);
+		n = len;
+		for (int e = 0; e < edits; e++) {
+			size_t at = rand_r(&seed) % n;
+
+			switch (rand_r(&seed) % 3) {
+			case 0:
+				b[at] = (uint8_t)rand_r(&seed);
+				break;
+			case 1:		/* a byte more */
+				memmove(b + at + 1, b + at, n - at);
+				b[at] = (uint8_t)rand_r(&seed);
+				n++;
+				break;
+			default:	/* a byte less */
+				memmove(b + at, b + at + 1, n - at - 1);
+				n--;
+				break;
+			}
+		}
+		if (!load_and_run(b, n))
+			loaded++;
+		free(b);
+	}
+	tap_diag("%d mutated models: %u loaded and ran, the rest refused", rounds, loaded);
+	CHECK(1);
+	arena_free();
+}
+
+/* TensorProto files: written, read back; short and lying ones refused. */
+static void test_arrays(void)
+{
+	struct npu_array a = { .name = "x", .dtype = NPU_DT_INT32, .rank = 2, .dims = { 2, 3 } }, b;
+	int32_t v[6] = { 1, -2, 3, -4, 5, -6 };
+	const char *path = "build/tests/test_onnx_array.pb";
+
+	a.data = v;
+	a.bytes = sizeof(v);
+	CHECK_EQ(npu_array_save(path, &a), 0);
+	CHECK_EQ(npu_array_load(path, &b), 0);
+	CHECK(b.name && !strcmp(b.name, "x"));
+	CHECK(b.dtype == NPU_DT_INT32 && b.rank == 2 && b.dims[0] == 2 && b.dims[1] == 3);
+	CHECK(b.bytes == sizeof(v) && !memcmp(b.data, v, sizeof(v)));
+	npu_array_free(&b);
+	a.bytes = 8;
+	CHECK_EQ(npu_array_save(path, &a), NPU_EINVAL);
+	CHECK_EQ(npu_array_load("/nonexistent/x.pb", &b), NPU_EINVAL);
+	CHECK(strstr(npu_last_error(), "cannot open /nonexistent/x.pb"));
+	{
+		Onnx__TensorProto *t = tensor("q", I8, DIMS(3), "\1\2", 2);
+		size_t n = onnx__tensor_proto__get_packed_size(t);
+		uint8_t *buf = take(n);
+
+		onnx__tensor_proto__pack(t, buf);
+		CHECK_EQ(npu_array_load_mem(buf, n, &b), NPU_EINVAL);
+		CHECK(strstr(npu_last_error(), "raw_data holds 2 bytes, the shape 3"));
+	}
+	arena_free();
+}
+
+TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_depthwise_multiplier),
+	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
+	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
+	 TAP_ENTRY(test_arrays))
