@@ -496,8 +496,8 @@ int ref_nd_pad(const struct nd_pad *p, const void *x, void *y)
  * first index *@first and their *@n weights. 0, or 1 when the coordinate
  * is outside the crop (tf_crop_and_resize: the extrapolation value).
  */
-static int resize_taps(const struct nd_resize *p, uint32_t d, uint32_t x, int64_t *first,
-		       double *w, int *n)
+int nd_resize_taps(const struct nd_resize *p, uint32_t d, uint32_t x, int64_t *first,
+		   double *w, int *n)
 {
 	double in = p->in[d], scale = p->scale[d], outw = scale * in, xo, ratio;
 	int64_t xi, left;
@@ -592,7 +592,7 @@ int ref_nd_resize(const struct nd_resize *p, const void *x, void *y)
 
 		unflat(o, p->out, p->rank, c);
 		for (uint32_t d = 0; d < p->rank; d++)
-			out_of_crop |= resize_taps(p, d, (uint32_t)c[d], &first[d], w[d], &taps[d]);
+			out_of_crop |= nd_resize_taps(p, d, (uint32_t)c[d], &first[d], w[d], &taps[d]);
 		if (out_of_crop) {
 			acc = p->extrapolation;
 		} else {

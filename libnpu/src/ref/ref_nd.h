@@ -166,6 +166,15 @@ int ref_nd_resize(const struct nd_resize *p, const void *x, void *y);
 int ref_nd_qdq(const struct nd_qdq *p, const void *x, const float *scale, const void *zp,
 	       void *y);
 
+/*
+ * Resize along dim @d at output coordinate @x: the first input index of
+ * its taps (*@first; edges repeat past the input), their weights @w and
+ * count *@n (at most 4). Returns 1 when the coordinate is outside
+ * tf_crop_and_resize's crop (the output is the extrapolation value).
+ * Every backend takes its taps from here.
+ */
+int nd_resize_taps(const struct nd_resize *p, uint32_t d, uint32_t x, int64_t *first,
+		   double *w, int *n);
 /* Elements of a binary op's operand (0: a, 1: b, 2: y). */
 uint64_t nd_binary_count(const struct nd_binary *p, int which);
 /* Work of each kernel, for costs: MACs or elements. */

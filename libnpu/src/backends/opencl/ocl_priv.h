@@ -9,6 +9,7 @@
 
 #include "npu.h"
 #include "backends/opencl/ocl_api.h"
+#include "ref/ref_nd.h"
 
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */
 #pragma GCC visibility push(hidden)
@@ -89,6 +90,26 @@ int ocl_to_host(struct npu_ocl *o, cl_mem m, size_t size, void *host);
 /* Wait for what is queued; NPU_EINVAL if a kernel flagged bad data. */
 int ocl_finish(struct npu_ocl *o);
 void ocl_release(struct npu_ocl *o, cl_mem *m, size_t n);
+
+/* ocl_nd.c: the N-dimensional ops (ref/ref_nd.h) on device buffers (NULL: absent). */
+int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y);
+int ocl_nd_unary(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_mem y);
+int ocl_nd_matmul(struct npu_ocl *o, const struct nd_matmul *p, cl_mem a, cl_mem b, cl_mem azp,
+		  cl_mem bzp, cl_mem y);
+int ocl_nd_conv(struct npu_ocl *o, const struct nd_conv *p, cl_mem x, cl_mem w, cl_mem bias,
+		cl_mem xzp, cl_mem wzp, cl_mem y);
+int ocl_nd_pool(struct npu_ocl *o, const struct nd_pool *p, cl_mem x, cl_mem y);
+int ocl_nd_softmax(struct npu_ocl *o, const struct nd_softmax *p, cl_mem x, cl_mem y);
+int ocl_nd_layernorm(struct npu_ocl *o, const struct nd_layernorm *p, cl_mem x, cl_mem scale,
+		     cl_mem bias, cl_mem y, cl_mem mean, cl_mem inv);
+int ocl_nd_pad(struct npu_ocl *o, const struct nd_pad *p, cl_mem x, cl_mem y);
+/* Resize reads a table of its taps, made once by the host (compile). */
+size_t ocl_nd_resize_table_bytes(const struct nd_resize *p);
+void ocl_nd_resize_table(const struct nd_resize *p, float *tab);
+int ocl_nd_resize(struct npu_ocl *o, const struct nd_resize *p, cl_mem x, cl_mem table,
+		  cl_mem y);
+int ocl_nd_qdq(struct npu_ocl *o, const struct nd_qdq *p, cl_mem x, cl_mem scale, cl_mem zp,
+	       cl_mem y);
 
 /* ocl_ops.c: each op on device buffers (NULL: no such operand), validated first. */
 int ocl_gemm_i8(struct npu_ocl *o, const struct npu_gemm_i8 *p, cl_mem a, cl_mem b,

@@ -82,11 +82,6 @@ static int ocl_be_claim(void *be, int node, struct npu_claim *c)
 	for (int i = 0; i < l->nk; i++) {
 		const struct kern *k = &l->k[i];
 
-		if (kern_desc(k->kind)->nin) {
-			snprintf(c->reason, sizeof(c->reason), "no OpenCL kernel for %s",
-				 kern_desc(k->kind)->name);
-			return 0;
-		}
 		if (k->kind == K_QUANTIZE && k->p.q.dequantize && !o->ocl->fp64) {
 			snprintf(c->reason, sizeof(c->reason),
 				 "dequantize rounds in double: the OpenCL device has no fp64");
@@ -116,7 +111,24 @@ static void ocl_be_release(void *be, void *exe)
 	free(e);
 }
 
-/* The multipliers of the nodes' int8 kernels, on the device once. */
+/* Resize's table of taps (ocl_nd.c), on the device once; NULL on failure. */
+static cl_mem resize_table(struct npu_ocl *o, const struct nd_resize *p)
+{
+	size_t n = ocl_nd_resize_table_bytes(p);
+	float *tab = malloc(n);
+	cl_mem m = NULL;
+
+	if (tab) {
+		ocl_nd_resize_table(p, tab);
+		m = ocl_buffer(o, n, NULL, 0);
+		if (m && ocl_write(o, m, n, tab))
+			ocl_release(o, &m, 1);
+	}
+	free(tab);
+	return m;
+}
+
+/* The multipliers of the nodes' int8 kernels, and Resize's tables, on the device once. */
 static int ocl_be_compile(void *be, const int *nodes, uint32_t count, void **exe, char *why,
 			  size_t len)
 {
@@ -137,6 +149,11 @@ static int ocl_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 			const struct kern *k = &l->k[s];
 			size_t n = 4ull * k->nq;
 
+			if (k->kind == K_ND_RESIZE) {
+				e->q[i][0] = resize_table(o->ocl, &k->p.rs);
+				err = e->q[i][0] ? 0 : NPU_ENOMEM;
+				continue;
+			}
 			if (!k->mult)
 				continue;
 			e->q[i][0] = ocl_buffer(o->ocl, n, (void *)k->mult, 1);
@@ -224,15 +241,25 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 		return ocl_optim_f32(o, &opt, m[0], m[1], m[2], m[3]);
 	}
 	case K_ND_BINARY:
+		return ocl_nd_binary(o, &k->p.bin, m[0], m[1], m[2]);
 	case K_ND_UNARY:
+		return ocl_nd_unary(o, &k->p.un, m[0], m[1]);
 	case K_ND_MATMUL:
+		return ocl_nd_matmul(o, &k->p.mm, m[0], m[1], m[2], m[3], m[4]);
 	case K_ND_CONV:
+		return ocl_nd_conv(o, &k->p.nconv, m[0], m[1], m[2], m[3], m[4], m[5]);
 	case K_ND_POOL:
+		return ocl_nd_pool(o, &k->p.npool, m[0], m[1]);
 	case K_ND_SOFTMAX:
+		return ocl_nd_softmax(o, &k->p.nsm, m[0], m[1]);
 	case K_ND_LAYERNORM:
+		return ocl_nd_layernorm(o, &k->p.ln, m[0], m[1], m[2], m[3], m[4], m[5]);
 	case K_ND_PAD:
+		return ocl_nd_pad(o, &k->p.npad, m[0], m[1]);
 	case K_ND_RESIZE:
+		return ocl_nd_resize(o, &k->p.rs, m[0], q[0], m[1]);
 	case K_ND_QDQ:
+		return ocl_nd_qdq(o, &k->p.qdq, m[0], m[1], m[2], m[3]);
 	case K_NUM:
 		break;
 	}

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ocl_nd.c - the N-dimensional ops (ref/ref_nd.h) on OpenCL: their
+ * parameters packed into the kernels' vectors (kernels/ops_nd.cl), one
+ * work-item per output element. The parameters were checked against the
+ * tensors when the node was added; here only that every tensor the kernel
+ * reads or writes is there.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/opencl/ocl_priv.h"
+
+static cl_mem or_dummy(const struct npu_ocl *o, cl_mem m)
+{
+	return m ? m : o->dummy;
+}
+
+static uint64_t prod(const uint32_t *d, uint32_t n)
+{
+	uint64_t r = 1;
+
+	for (uint32_t i = 0; i < n; i++)
+		r *= d[i];
+	return r;
+}
+
+/* Row-major element strides of @d, 0 along a dim broadcast to @out's. */
+static cl_uint8 strides(uint32_t rank, const uint32_t *d, const uint32_t *out)
+{
+	cl_uint8 v = { { 0 } };
+	uint64_t s = 1;
+
+	for (int i = (int)rank - 1; i >= 0; i--) {
+		v.s[i] = d[i] == out[i] ? (cl_uint)s : 0;
+		s *= d[i];
+	}
+	return v;
+}
+
+static cl_uint8 dims8(uint32_t rank, const uint32_t *d)
+{
+	cl_uint8 v = { { 1, 1, 1, 1, 1, 1, 1, 1 } };
+
+	for (uint32_t i = 0; i < rank && i < 8; i++)
+		v.s[i] = d[i];
+	return v;
+}
+
+int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y)
+{
+	cl_uint8 od, as, bs;
+	cl_int rank, fn, dt;
+	size_t n;
+
+	if (!a || !b || !y || !p->rank || p->rank > ND_MAX_RANK)
+		return NPU_EINVAL;
+	od = dims8(p->rank, p->out);
+	as = strides(p->rank, p->a, p->out);
+	bs = strides(p->rank, p->b, p->out);
+	rank = (cl_int)p->rank;
+	fn = (cl_int)p->fn;
+	dt = (cl_int)p->dtype;
+	n = nd_binary_count(p, 2);
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(a), KMEM(b), KMEM(y), KVAL(od), KVAL(as), KVAL(bs),
+					     KVAL(rank), KVAL(fn), KVAL(dt), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_binary", args, 10, 1, &n);
+	}
+}
+
+int ocl_nd_unary(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_mem y)
+{
+	cl_int fn = (cl_int)p->fn, dt = (cl_int)p->dtype;
+	cl_float4 f = { { p->alpha, p->beta, p->lo, p->hi } };
+	cl_int2 ib = { { p->ilo, p->ihi } };
+	size_t n = p->count;
+
+	if (!x || !y)
+		return NPU_EINVAL;
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(fn), KVAL(dt), KVAL(f),
+					     KVAL(ib), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_unary", args, 7, 1, &n);
+	}
+}
+
+int ocl_nd_matmul(struct npu_ocl *o, const struct nd_matmul *p, cl_mem a, cl_mem b, cl_mem azp,
+		  cl_mem bzp, cl_mem y)
+{
+	cl_uint16 g = { { p->brank, p->m, p->n, p->k, p->trans_a, p->trans_b, p->adt, p->bdt,
+			  p->azp_n, p->bzp_n, !!azp, !!bzp } };
+	cl_uint8 ob, as, bs;
+	cl_float alpha = p->alpha;
+	size_t n = prod(p->ob, p->brank) * p->m * p->n;
+
+	if (!a || !b || !y)
+		return NPU_EINVAL;
+	ob = dims8(p->brank, p->ob);
+	as = strides(p->brank, p->ab, p->ob);
+	bs = strides(p->brank, p->bb, p->ob);
+	azp = or_dummy(o, azp);
+	bzp = or_dummy(o, bzp);
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(a), KMEM(b), KMEM(azp), KMEM(bzp), KMEM(y), KVAL(g),
+					     KVAL(ob), KVAL(as), KVAL(bs), KVAL(alpha), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_matmul", args, 11, 1, &n);
+	}
+}
+
+int ocl_nd_conv(struct npu_ocl *o, const struct nd_conv *p, cl_mem x, cl_mem w, cl_mem bias,
+		cl_mem xzp, cl_mem wzp, cl_mem y)
+{
+	cl_uint16 g = { { p->nsp, p->batch, p->in_c, p->out_c, p->groups, p->transpose, p->xdt,
+			  p->wdt, p->wzp_n, !!bias, !!xzp, !!wzp } };
+	cl_uint16 sp = { { 0 } };
+	cl_int4 pad = { { 0 } };
+	size_t n = (size_t)p->batch * p->out_c * prod(p->out, p->nsp);
+
+	if (!x || !w || !y || !p->nsp || p->nsp > ND_MAX_SP)
+		return NPU_EINVAL;
+	for (uint32_t s = 0; s < p->nsp; s++) {
+		sp.s[s] = p->in[s];
+		sp.s[3 + s] = p->out[s];
+		sp.s[6 + s] = p->k[s];
+		sp.s[9 + s] = p->s[s];
+		sp.s[12 + s] = p->d[s];
+		pad.s[s] = p->pad[s];
+	}
+	for (uint32_t s = p->nsp; s < ND_MAX_SP; s++)
+		sp.s[s] = sp.s[3 + s] = sp.s[6 + s] = sp.s[9 + s] = sp.s[12 + s] = 1;
+	bias = or_dummy(o, bias);
+	xzp = or_dummy(o, xzp);
+	wzp = or_dummy(o, wzp);
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(x), KMEM(w), KMEM(bias), KMEM(xzp), KMEM(wzp),
+					     KMEM(y), KVAL(g), KVAL(sp), KVAL(pad), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_conv", args, 10, 1, &n);
+	}
+}
+
+int ocl_nd_pool(struct npu_ocl *o, const struct nd_pool *p, cl_mem x, cl_mem y)
+{
+	cl_uint8 g = { { p->nsp, p->batch, p->c, p->average, p->count_include_pad, p->dtype } };
+	cl_uint16 sp = { { 0 } };
+	cl_uint8 pads = { { 0 } };
+	size_t n = (size_t)p->batch * p->c * prod(p->out, p->nsp);
+
+	if (!x || !y || !p->nsp || p->nsp > ND_MAX_SP)
+		return NPU_EINVAL;
+	for (uint32_t s = 0; s < p->nsp; s++) {
+		sp.s[s] = p->in[s];
+		sp.s[3 + s] = p->out[s];
+		sp.s[6 + s] = p->k[s];
+		sp.s[9 + s] = p->s[s];
+		sp.s[12 + s] = p->d[s];
+		pads.s[s] = p->lo[s];
+		pads.s[3 + s] = p->hi[s];
+	}
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(g), KVAL(sp), KVAL(pads), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_pool", args, 6, 1, &n);
+	}
+}
+
+int ocl_nd_softmax(struct npu_ocl *o, const struct nd_softmax *p, cl_mem x, cl_mem y)
+{
+	cl_ulong axis = p->axis, inner = p->inner;
+	cl_int lg = (cl_int)p->log;
+	size_t n = p->outer * p->inner;
+
+	if (!x || !y)
+		return NPU_EINVAL;
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(axis), KVAL(inner), KVAL(lg), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_softmax", args, 6, 1, &n);
+	}
+}
+
+int ocl_nd_layernorm(struct npu_ocl *o, const struct nd_layernorm *p, cl_mem x, cl_mem scale,
+		     cl_mem bias, cl_mem y, cl_mem mean, cl_mem inv)
+{
+	cl_ulong norm = p->norm;
+	cl_float eps = p->eps;
+	cl_int flags = (bias ? 1 : 0) | (mean ? 2 : 0) | (inv ? 4 : 0);
+	size_t n = p->outer;
+
+	if (!x || !scale || !y)
+		return NPU_EINVAL;
+	bias = or_dummy(o, bias);
+	mean = or_dummy(o, mean);
+	inv = or_dummy(o, inv);
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(x), KMEM(scale), KMEM(bias), KMEM(y), KMEM(mean),
+					     KMEM(inv), KVAL(norm), KVAL(eps), KVAL(flags), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_layernorm", args, 10, 1, &n);
+	}
+}
+
+int ocl_nd_pad(struct npu_ocl *o, const struct nd_pad *p, cl_mem x, cl_mem y)
+{
+	cl_uint8 in, out;
+	cl_int8 before = { { 0 } };
+	cl_int rank = (cl_int)p->rank, mode = (cl_int)p->mode, dt = (cl_int)p->dtype;
+	cl_float fval = p->fval;
+	cl_int ival = p->ival;
+	size_t n = prod(p->out, p->rank);
+
+	if (!x || !y || !p->rank || p->rank > ND_MAX_RANK)
+		return NPU_EINVAL;
+	in = dims8(p->rank, p->in);
+	out = dims8(p->rank, p->out);
+	for (uint32_t d = 0; d < p->rank; d++)
+		before.s[d] = p->before[d];
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(in), KVAL(out), KVAL(before),
+					     KVAL(rank), KVAL(mode), KVAL(dt), KVAL(fval),
+					     KVAL(ival), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_pad", args, 11, 1, &n);
+	}
+}
+
+/* Resize's taps: one row of 10 floats per output coordinate of each dim (ops_nd.cl). */
+#define TAB_ROW	10
+
+size_t ocl_nd_resize_table_bytes(const struct nd_resize *p)
+{
+	size_t rows = 0;
+
+	for (uint32_t d = 0; d < p->rank; d++)
+		rows += p->out[d];
+	return sizeof(float) * TAB_ROW * rows;
+}
+
+void ocl_nd_resize_table(const struct nd_resize *p, float *tab)
+{
+	for (uint32_t d = 0; d < p->rank; d++)
+		for (uint32_t x = 0; x < p->out[d]; x++, tab += TAB_ROW) {
+			int64_t first;
+			double w[4];
+			int n;
+
+			memset(tab, 0, sizeof(float) * TAB_ROW);
+			if (nd_resize_taps(p, d, x, &first, w, &n))
+				continue;	/* 0 taps: outside the crop */
+			tab[0] = (float)n;
+			for (int i = 0; i < n; i++) {
+				int64_t k = first + i;
+
+				/* indexes below 2^24: exact as floats */
+				tab[1 + i] = (float)(k < 0 ? 0 : k >= p->in[d] ? p->in[d] - 1 : k);
+				tab[5 + i] = (float)w[i];
+			}
+		}
+}
+
+int ocl_nd_resize(struct npu_ocl *o, const struct nd_resize *p, cl_mem x, cl_mem table, cl_mem y)
+{
+	cl_uint8 out, ist = { { 0 } }, at = { { 0 } };
+	cl_int rank = (cl_int)p->rank, dt = (cl_int)p->dtype;
+	cl_float extrapolation = p->extrapolation;
+	size_t n = prod(p->out, p->rank);
+	uint64_t s = 1, rows = 0;
+
+	if (!x || !y || !table || !p->rank || p->rank > ND_MAX_RANK)
+		return NPU_EINVAL;
+	out = dims8(p->rank, p->out);
+	for (int d = (int)p->rank - 1; d >= 0; d--) {
+		ist.s[d] = (cl_uint)s;
+		s *= p->in[d];
+	}
+	for (uint32_t d = 0; d < p->rank; d++) {
+		at.s[d] = (cl_uint)rows;
+		rows += p->out[d];
+	}
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(x), KMEM(y), KMEM(table), KVAL(out), KVAL(ist),
+					     KVAL(at), KVAL(rank), KVAL(dt), KVAL(extrapolation), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_resize", args, 10, 1, &n);
+	}
+}
+
+int ocl_nd_qdq(struct npu_ocl *o, const struct nd_qdq *p, cl_mem x, cl_mem scale, cl_mem zp,
+	       cl_mem y)
+{
+	cl_ulong axis = p->axis, inner = p->inner;
+	cl_int mode = (cl_int)p->mode, qdt = (cl_int)p->qdtype, has_zp = !!zp;
+	size_t n = p->outer * p->axis * p->inner;
+
+	if (!x || !scale || !y)
+		return NPU_EINVAL;
+	zp = or_dummy(o, zp);
+	{
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(x), KMEM(scale), KMEM(zp), KMEM(y), KVAL(axis),
+					     KVAL(inner), KVAL(mode), KVAL(qdt), KVAL(has_zp), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_qdq", args, 10, 1, &n);
+	}
+}
