@@ -141,6 +141,12 @@ struct npu_cmd_gemm_i8 {
 	uint32_t reserved;
 };
 #define NPU_GEMM_PER_TENSOR	(1u << 0)	/* one npu_quant_ch for all channels */
+/*
+ * ONNX's requantization instead of TFLite's (npu_requant_onnx_i8): each
+ * npu_quant_ch's mult holds the bits of a finite fp32 multiplier >= 0 and
+ * its shift is 0. Devices with NPU_HW_CAP_REQUANT_ONNX only.
+ */
+#define NPU_GEMM_REQUANT_ONNX	(1u << 1)
 #define NPU_TENSOR_MAX_DIM	65536
 
 /**
@@ -192,6 +198,7 @@ struct npu_cmd_conv2d_i8 {
 };
 #define NPU_CONV_PER_TENSOR	(1u << 0)
 #define NPU_CONV_DEPTHWISE	(1u << 1)
+#define NPU_CONV_REQUANT_ONNX	(1u << 2)	/* as NPU_GEMM_REQUANT_ONNX */
 #define NPU_CONV_MAX_KERNEL	64
 #define NPU_CONV_MAX_PAD	255
 

@@ -91,6 +91,58 @@ static inline int8_t npu_requant_i8(int32_t acc, int32_t mult, int shift, int32_
 }
 
 /*
+ * ONNX's requantization, as onnxruntime computes QLinearConv and
+ * QLinearMatMul (Documentation/onnx.rst): @mult_bits holds the bits of an
+ * fp32 multiplier (in_scale * w_scale / out_scale, worked out in fp32);
+ * the accumulator is converted to fp32 and multiplied by it (one fp32
+ * rounding), rounded half to even, clamped, and the zero point added.
+ * Validators accept only finite multipliers >= 0 (npu_onnx_mult_valid).
+ */
+#ifdef __OPENCL_C_VERSION__
+#define npu_f32_from_bits(b)	as_float(b)
+#define npu_rintf(x)		rint(x)
+#else
+static inline float npu_f32_from_bits(int32_t b)
+{
+	union { int32_t i; float f; } u = { .i = b };
+
+	return u.f;
+}
+
+static inline int32_t npu_f32_bits(float f)
+{
+	union { int32_t i; float f; } u = { .f = f };
+
+	return u.i;
+}
+#define npu_rintf(x)		rintf(x)
+#endif
+
+static inline int npu_onnx_mult_valid(int32_t bits)
+{
+	/* sign 0, exponent not all ones: a finite number >= 0 */
+	return bits >= 0 && ((bits >> 23) & 0xff) != 0xff;
+}
+
+static inline int8_t npu_requant_onnx_i8(int32_t acc, int32_t mult_bits, int32_t zp_out,
+					 int32_t act_min, int32_t act_max)
+{
+	float v = npu_rintf((float)acc * npu_f32_from_bits(mult_bits));
+	float lo = (float)(act_min - zp_out), hi = (float)(act_max - zp_out);
+
+	v = v < lo ? lo : v > hi ? hi : v;
+	return (int8_t)((int32_t)v + zp_out);
+}
+
+/* Either requantization: @onnx selects ONNX's, else TFLite's. */
+static inline int8_t npu_requant_q8(int onnx, int32_t acc, int32_t mult, int shift,
+				    int32_t zp_out, int32_t act_min, int32_t act_max)
+{
+	return onnx ? npu_requant_onnx_i8(acc, mult, zp_out, act_min, act_max) :
+		      npu_requant_i8(acc, mult, shift, zp_out, act_min, act_max);
+}
+
+/*
  * TFLite's QuantizeMultiplier: split a real multiplier into a Q31 value and
  * a power-of-two shift, so that real ~= mult * 2^(shift - 31). Returns -1
  * for multipliers this arithmetic cannot represent (negative, not finite,

@@ -74,7 +74,11 @@ int main(int argc, char **argv)
 		int8_t *a = malloc((size_t)m * k), *b = malloc((size_t)n * k), *out = malloc((size_t)m * n);
 		int32_t *dst = malloc(sizeof(int32_t) * m * n);
 		struct npu_quant_ch q = { 1 << 30, -10 };
-		struct npu_gemm_args g = { a, b, NULL, &q, out, m, n, k, 3, -2, -128, 127, 1, threads, NULL, NULL };
+		struct npu_gemm_args g = {
+			.a = a, .b = b, .q = &q, .out = out, .m = m, .n = n, .k = k, .a_zero = 3,
+			.out_zero = -2, .act_min = -128, .act_max = 127, .per_tensor = 1,
+			.threads = threads,
+		};
 		dnnl_memory_desc_t smd, wmd, dmd;
 		dnnl_matmul_desc_t md;
 		dnnl_primitive_desc_t pd;

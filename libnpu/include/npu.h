@@ -94,6 +94,8 @@ struct npu_device_info {
 	uint64_t max_buffer_size;
 	/* bit n % 64 of word n / 64: command opcode n supported; see npu_device_has_command */
 	uint64_t cmd_caps[NPU_CMD_CAPS_WORDS];
+	uint32_t fw_caps;	/* NPU_FW_CAP_* (npu_fw.h): e.g. ONNX's requantization */
+	uint32_t reserved;	/* zero */
 };
 int npu_device_info_v(size_t size, npu_device *dev, struct npu_device_info *info);
 #define npu_device_info(...) npu_device_info_v(sizeof(struct npu_device_info), __VA_ARGS__)
@@ -148,11 +150,20 @@ int npu_cmd_barrier(npu_cmdbuf *cb);
  * row-major and packed; per output channel multiplier and shift (or one
  * for all with @per_tensor).
  */
+/**
+ * How an int8 op's accumulator becomes int8 (Documentation/onnx.rst,
+ * "Requantization: two modes"): TFLite's Q31 multiplier and shift, or
+ * ONNX's fp32 multiplier rounded half to even, whose bits then stand in
+ * the multiplier array (npu_f32 bits) and whose shifts are 0.
+ */
+enum npu_requant { NPU_REQUANT_TFLITE = 0, NPU_REQUANT_ONNX = 1 };
+
 struct npu_gemm_i8 {
 	uint32_t m, n, k;
 	int32_t a_zero, out_zero;
 	int32_t act_min, act_max;
 	int per_tensor;
+	uint32_t requant;	/* enum npu_requant */
 };
 
 /** Append a GEMM on device buffers (by VA); @quant_va: npu_quant_ch[]. */
@@ -186,6 +197,7 @@ struct npu_conv2d_i8 {
 	int per_tensor, depthwise;
 	uint32_t groups;	/* 0 or 1: none; G: G convolutions of in_c/G channels
 				 * each, filter [out_c][k_h][k_w][in_c/G] (not on the NPU) */
+	uint32_t requant;	/* enum npu_requant */
 };
 
 int npu_cmd_conv2d_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_conv2d_i8 *p, uint64_t in_va,

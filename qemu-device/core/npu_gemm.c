@@ -57,12 +57,16 @@ struct kernel {
 struct requant_cols {
 	int32_t *add, *mult, *lshift, *rshift;
 	int32_t zero, lo, hi;
+	int onnx;	/* ONNX's: mult holds fp32 bits (npu_requant_onnx_i8) */
 };
 
 static void requant_c(const struct requant_cols *rq, const int32_t *c, int8_t *out,
 		      uint32_t count)
 {
-	for (uint32_t n = 0; n < count; n++) {
+	for (uint32_t n = 0; n < count && rq->onnx; n++)
+		out[n] = npu_requant_onnx_i8((int32_t)((uint32_t)c[n] + (uint32_t)rq->add[n]),
+					     rq->mult[n], rq->zero, rq->lo, rq->hi);
+	for (uint32_t n = 0; n < count && !rq->onnx; n++) {
 		int32_t x = (int32_t)((uint32_t)c[n] + (uint32_t)rq->add[n]);
 		int32_t v = npu_rdbpot(npu_srdhm((int32_t)((uint32_t)x << rq->lshift[n]),
 						 rq->mult[n]), rq->rshift[n]);
@@ -176,7 +180,7 @@ static void requant_avx2(const struct requant_cols *rq, const int32_t *c, int8_t
 	const __m256i hi = _mm256_set1_epi32(rq->hi - rq->zero);
 	uint32_t n = 0;
 
-	for (; n + 8 <= count; n += 8) {
+	for (; n + 8 <= count && !rq->onnx; n += 8) {	/* ONNX's: all in requant_c */
 		__m256i x = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + n)),
 					     _mm256_loadu_si256((const __m256i *)(rq->add + n)));
 		__m256i mult = _mm256_loadu_si256((const __m256i *)(rq->mult + n));
@@ -206,7 +210,7 @@ static void requant_avx2(const struct requant_cols *rq, const int32_t *c, int8_t
 		}
 	}
 	requant_c(&(struct requant_cols){ rq->add + n, rq->mult + n, rq->lshift + n,
-					  rq->rshift + n, rq->zero, rq->lo, rq->hi },
+					  rq->rshift + n, rq->zero, rq->lo, rq->hi, rq->onnx },
 		  c + n, out + n, count - n);
 }
 
@@ -338,6 +342,7 @@ static void requant_setup(const struct npu_gemm_args *g, const uint32_t *bsum,
 	rq->zero = g->out_zero;
 	rq->lo = g->act_min;
 	rq->hi = g->act_max;
+	rq->onnx = g->onnx;
 }
 
 static void *gemm_range(struct part *p);

@@ -27,6 +27,7 @@ struct npu_gemm_args {
 	uint32_t m, n, k;
 	int32_t a_zero, out_zero, act_min, act_max;
 	int per_tensor;
+	int onnx;		/* ONNX's requantization (NPU_GEMM_REQUANT_ONNX) */
 	unsigned int threads;
 	bool (*stop)(void *arg);
 	void *stop_arg;

@@ -88,8 +88,21 @@ static bool gemm_valid(const struct npu_cmd_gemm_i8 *g)
 	       g->a_zero >= -128 && g->a_zero <= 127 &&
 	       g->out_zero >= -128 && g->out_zero <= 127 &&
 	       g->act_min >= -128 && g->act_min <= g->act_max && g->act_max <= 127 &&
-	       !(g->flags & ~NPU_GEMM_PER_TENSOR) && !g->reserved &&
+	       !(g->flags & ~(NPU_GEMM_PER_TENSOR | NPU_GEMM_REQUANT_ONNX)) && !g->reserved &&
 	       !(g->bias & 3) && !(g->quant & 3);
+}
+
+/*
+ * The requantizations a command reads: TFLite's shifts in range, or ONNX's
+ * fp32 multipliers finite and >= 0 with shifts of 0.
+ */
+static bool quant_ok(const struct npu_quant_ch *q, uint32_t n, bool onnx)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (onnx ? q[i].shift || !npu_onnx_mult_valid(q[i].mult) :
+		    q[i].shift < -31 || q[i].shift > 30)
+			return false;
+	return true;
 }
 
 /* Gather @rows rows of @cols bytes, @ld apart, into a packed buffer. */
@@ -138,6 +151,7 @@ static int gemm_compute(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
 		.a_zero = g->a_zero, .out_zero = g->out_zero,
 		.act_min = g->act_min, .act_max = g->act_max,
 		.per_tensor = !!(g->flags & NPU_GEMM_PER_TENSOR),
+		.onnx = !!(g->flags & NPU_GEMM_REQUANT_ONNX),
 		.threads = core->cfg.engine_threads,
 		.stop = npu_eng_stop_cb, .stop_arg = core,
 	};
@@ -179,11 +193,9 @@ static uint32_t gemm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		st = npu_va_rw(core, ctx, g.quant, q, sizeof(*q) * (uint64_t)nq, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
-	for (uint32_t i = 0; i < nq; i++) {
-		if (q[i].shift < -31 || q[i].shift > 30) {
-			st = NPU_DMA_ERR_ARGS;
-			goto out;
-		}
+	if (!quant_ok(q, nq, g.flags & NPU_GEMM_REQUANT_ONNX)) {
+		st = NPU_DMA_ERR_ARGS;
+		goto out;
 	}
 	if (gemm_compute(core, &g, a, b, bias, q, out)) {
 		st = NPU_DMA_ERR_ARGS;	/* host memory ran out */
@@ -263,7 +275,7 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
 	    v->pad_top > NPU_CONV_MAX_PAD || v->pad_left > NPU_CONV_MAX_PAD ||
 	    v->in_zero < -128 || v->in_zero > 127 || v->out_zero < -128 || v->out_zero > 127 ||
 	    v->act_min < -128 || v->act_min > v->act_max || v->act_max > 127 ||
-	    (v->flags & ~(NPU_CONV_PER_TENSOR | NPU_CONV_DEPTHWISE)) ||
+	    (v->flags & ~(NPU_CONV_PER_TENSOR | NPU_CONV_DEPTHWISE | NPU_CONV_REQUANT_ONNX)) ||
 	    v->reserved[0] || v->reserved[1] || (v->bias & 3) || (v->quant & 3) ||
 	    (dw && v->out_c % v->in_c))
 		return false;
@@ -296,7 +308,8 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 		.m = v->out_w, .n = v->out_c, .k = kd, .lda = kd, .ldb = kd, .ldc = v->out_c,
 		.a_zero = v->in_zero, .out_zero = v->out_zero,
 		.act_min = v->act_min, .act_max = v->act_max,
-		.flags = v->flags & NPU_CONV_PER_TENSOR ? NPU_GEMM_PER_TENSOR : 0,
+		.flags = (v->flags & NPU_CONV_PER_TENSOR ? NPU_GEMM_PER_TENSOR : 0) |
+			 (v->flags & NPU_CONV_REQUANT_ONNX ? NPU_GEMM_REQUANT_ONNX : 0),
 	};
 
 	/* Output rows (b, y) are consecutive in memory: gather several at once. */
@@ -380,7 +393,8 @@ static int dwconv_compute(struct npu_core *core, const struct conv *v, const int
 						}
 					}
 					out[(((size_t)b * v->out_h + y) * v->out_w + x) * v->out_c + o] =
-						npu_requant_i8((int32_t)acc, qc->mult, qc->shift,
+						npu_requant_q8(!!(v->flags & NPU_CONV_REQUANT_ONNX),
+							       (int32_t)acc, qc->mult, qc->shift,
 							       v->out_zero, v->act_min, v->act_max);
 				}
 		}
@@ -429,11 +443,9 @@ static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		st = npu_va_rw(core, ctx, v.quant, q, sizeof(*q) * (uint64_t)nq, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
-	for (uint32_t i = 0; i < nq; i++) {
-		if (q[i].shift < -31 || q[i].shift > 30) {
-			st = NPU_DMA_ERR_ARGS;
-			goto out;
-		}
+	if (!quant_ok(q, nq, v.flags & NPU_CONV_REQUANT_ONNX)) {
+		st = NPU_DMA_ERR_ARGS;
+		goto out;
 	}
 	if (dw ? dwconv_compute(core, &v, in, f, bias, q, out)
 	       : conv_compute(core, &v, in, f, bias, q, out, patch)) {

@@ -33,7 +33,8 @@ static void test_fc_params_and_result(void)
 	struct npu_tensor_desc db = { NPU_DT_INT32, 1, { 3 }, 0, 0, NULL, b, 0, 0 };
 	struct npu_tensor_desc dout = { NPU_DT_INT8, 2, { 2, 3 }, 1.0f, -2, NULL, NULL, 0, 0 };
 	const int8_t x[8] = { 9, 5, -3, 1, 127, -128, 0, 33 };
-	struct npu_gemm_i8 p = { 2, 3, 4, 1, -2, -2, 127, 1 };
+	struct npu_gemm_i8 p = { .m = 2, .n = 3, .k = 4, .a_zero = 1, .out_zero = -2, .act_min = -2,
+				 .act_max = 127, .per_tensor = 1 };
 	int32_t mult = 1 << 30, shift = -2;
 	int8_t got[6], want[6];
 	npu_graph *g = npu_graph_new();

@@ -42,9 +42,11 @@ static void test_gemm_i8_matches_reference(void)
 	CHECK_EQ(npu_ocl_open(&o, why, sizeof(why)), NPU_OK);
 	printf("#   device: %s\n", npu_ocl_device_name(o));
 	for (int t = 0; t < 24; t++) {
-		struct npu_gemm_i8 p = { 1 + rnd() % 40, 1 + rnd() % 40, 1 + rnd() % 300,
-					 t % 3 ? (int32_t)(rnd() % 256) - 128 : 127,
-					 (int32_t)(rnd() % 256) - 128, -128, 127, t & 1 };
+		struct npu_gemm_i8 p = { .m = 1 + rnd() % 40, .n = 1 + rnd() % 40,
+					 .k = 1 + rnd() % 300,
+					 .a_zero = t % 3 ? (int32_t)(rnd() % 256) - 128 : 127,
+					 .out_zero = (int32_t)(rnd() % 256) - 128, .act_min = -128,
+					 .act_max = 127, .per_tensor = t & 1 };
 		uint32_t nq = p.per_tensor ? 1 : p.n;
 		int8_t *a = malloc((size_t)p.m * p.k), *b = malloc((size_t)p.n * p.k);
 		int8_t *got = malloc((size_t)p.m * p.n), *want = malloc((size_t)p.m * p.n);
@@ -76,7 +78,8 @@ static void test_gemm_i8_matches_reference(void)
 		free(shift);
 	}
 	{	/* the checks of the reference */
-		struct npu_gemm_i8 bad = { 0, 1, 1, 0, 0, -128, 127, 1 };
+		struct npu_gemm_i8 bad = { .m = 0, .n = 1, .k = 1, .act_min = -128, .act_max = 127,
+				   .per_tensor = 1 };
 		int8_t x = 0;
 		int32_t m = 1 << 30, s = 0;
 
@@ -138,7 +141,8 @@ static void test_pool_i8_matches_reference(void)
 /* The second open loads the binary the first one built; a damaged one is rebuilt. */
 static void test_program_binaries_are_cached(void)
 {
-	struct npu_gemm_i8 p = { 2, 2, 2, 0, 0, -128, 127, 1 };
+	struct npu_gemm_i8 p = { .m = 2, .n = 2, .k = 2, .act_min = -128, .act_max = 127,
+				 .per_tensor = 1 };
 	int8_t a[4] = { 1, 2, 3, 4 }, out[4];
 	int32_t m = 1 << 30, s = 0;
 	char why[512], cmd[128];

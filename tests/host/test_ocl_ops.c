@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "npu.h"
+#include "npu_quant.h"
 #include "ref/npu_ref.h"
 #include "backends/opencl/ocl_priv.h"
 #include "tap.h"
@@ -87,9 +88,18 @@ static void open_device(void)
 	       ocl->exact_div);
 }
 
-static void requant(uint32_t n, int32_t *mult, int32_t *shift)
+/* TFLite's Q31 multipliers and shifts, or (@onnx) ONNX's fp32 ones, ties often. */
+static void requant(uint32_t n, int32_t *mult, int32_t *shift, int onnx)
 {
 	for (uint32_t i = 0; i < n; i++) {
+		if (onnx) {
+			float m = i % 2 ? 1.0f / (float)(1 << pick(0, 12)) :
+					  (float)pick(1, 1000) / 65536.0f;
+
+			mult[i] = npu_f32_bits(m);
+			shift[i] = 0;
+			continue;
+		}
 		mult[i] = (int32_t)(0x40000000u + rnd() % 0x40000000u);
 		shift[i] = -(int32_t)pick(0, 12);
 	}
@@ -98,11 +108,14 @@ static void requant(uint32_t n, int32_t *mult, int32_t *shift)
 static void test_conv2d_i8(void)
 {
 	for (int t = 0; t < 24; t++) {
-		struct npu_conv2d_i8 p = { pick(1, 2), pick(1, 9), pick(1, 9), pick(1, 6), 0, 0,
-					   0, pick(1, 3), pick(1, 3), pick(1, 2), pick(1, 2),
-					   pick(1, 2), pick(1, 2), 0, 0, (int32_t)pick(0, 255) - 128,
-					   (int32_t)pick(0, 255) - 128, -128, 127, t % 3 == 0,
-					   t % 4 == 1, 0 };
+		struct npu_conv2d_i8 p = { .batch = pick(1, 2), .in_h = pick(1, 9), .in_w = pick(1, 9),
+					   .in_c = pick(1, 6), .k_h = pick(1, 3), .k_w = pick(1, 3),
+					   .stride_h = pick(1, 2), .stride_w = pick(1, 2),
+					   .dil_h = pick(1, 2), .dil_w = pick(1, 2),
+					   .in_zero = (int32_t)pick(0, 255) - 128,
+					   .out_zero = (int32_t)pick(0, 255) - 128, .act_min = -128,
+					   .act_max = 127, .per_tensor = t % 3 == 0,
+					   .depthwise = t % 4 == 1 };
 		uint32_t span_h, span_w, nq;
 
 		p.out_c = p.depthwise ? p.in_c * pick(1, 2) : pick(1, 7);
@@ -136,7 +149,8 @@ static void test_conv2d_i8(void)
 
 		for (uint32_t i = 0; i < p.out_c; i++)
 			bias[i] = (int32_t)pick(0, 20000) - 10000;
-		requant(nq, mult, shift);
+		p.requant = t % 6 == 5 || t % 6 == 2 ? NPU_REQUANT_ONNX : NPU_REQUANT_TFLITE;
+		requant(nq, mult, shift, p.requant == NPU_REQUANT_ONNX);
 		CHECK_EQ(npu_ref_conv2d_i8(&p, in, f, t & 1 ? bias : NULL, mult, shift, want), 0);
 		cl_mem mi = up(in, ni), mf = up(f, nf), mb = up(bias, 4 * p.out_c);
 		cl_mem mm = up(mult, 4 * nq), ms = up(shift, 4 * nq), mo = up(NULL, no);
@@ -171,9 +185,9 @@ static void test_eltwise_softmax_i8(void)
 		uint32_t n = e.count;
 		int8_t *a = bytes(n), *b = bytes(n), *want = malloc(n), *got = malloc(n);
 
-		requant(1, &e.a_mult, &e.a_shift);
-		requant(1, &e.b_mult, &e.b_shift);
-		requant(1, &e.out_mult, &e.out_shift);
+		requant(1, &e.a_mult, &e.a_shift, 0);
+		requant(1, &e.b_mult, &e.b_shift, 0);
+		requant(1, &e.out_mult, &e.out_shift, 0);
 		if (e.mul)
 			e.left_shift = 0;
 		e.out_shift = -(int32_t)pick(e.mul ? 6 : 18, e.mul ? 10 : 22);

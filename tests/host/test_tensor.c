@@ -287,8 +287,12 @@ static void test_gemm_kernel_blocks_threads_and_requant_corners(void)
 			q[j].shift = (int32_t)(rnd() % 62) - 31;
 		}
 		for (unsigned int threads = 1; threads <= 2; threads++) {
-			struct npu_gemm_args g = { a, b, bias, q, out, m, n, k, (int32_t)(rnd() % 256) - 128,
-						   (int32_t)(rnd() % 256) - 128, -128, 127, 0, threads, NULL, NULL };
+			struct npu_gemm_args g = {
+				.a = a, .b = b, .bias = bias, .q = q, .out = out, .m = m, .n = n,
+				.k = k, .a_zero = (int32_t)(rnd() % 256) - 128,
+				.out_zero = (int32_t)(rnd() % 256) - 128, .act_min = -128,
+				.act_max = 127, .threads = threads,
+			};
 			int bad = 0;
 
 			g.act_min = -100 + (int32_t)(rnd() % 50);
@@ -332,7 +336,7 @@ static void test_gemm_malformed(void)
 	struct npu_quant_ch q[4] = { { 1 << 30, 0 }, { 1 << 30, 0 }, { 1 << 30, 0 }, { 1 << 30, 0 } };
 	struct npu_job_cmpl cm;
 
-	for (int i = 0; i < 13; i++) {
+	for (int i = 0; i < 16; i++) {
 		struct npu_cmd_gemm_i8 c = good_cmd();
 		uint32_t want = NPU_JOB_INVALID_CMD;
 
@@ -345,13 +349,26 @@ static void test_gemm_malformed(void)
 		case 3: c.a_zero = 128; break;
 		case 4: c.out_zero = -129; break;
 		case 5: c.act_min = 10; c.act_max = 9; break;
-		case 6: c.flags = 2; break;
+		case 6: c.flags = 4; break;
 		case 7: c.reserved = 1; break;
 		case 8: c.bias = VA_BIAS + 2; break;
 		case 9: c.m = 65537; break;
 		case 10: c.m = 65536; c.k = 65536; c.lda = 65536; break;	/* 4 GiB of A */
 		case 11: ((struct npu_quant_ch *)h_va(&h, 0, VA_Q))[2].shift = 31; break;
 		case 12: c.b = 0x7000000ull; want = NPU_JOB_MMU_FAULT; break;
+		/* ONNX's requantization: a shift, a NaN or a negative multiplier */
+		case 13: c.flags = NPU_GEMM_REQUANT_ONNX | NPU_GEMM_PER_TENSOR;
+			((struct npu_quant_ch *)h_va(&h, 0, VA_Q))[0] =
+				(struct npu_quant_ch){ 0x3f000000, 3 };
+			break;
+		case 14: c.flags = NPU_GEMM_REQUANT_ONNX | NPU_GEMM_PER_TENSOR;
+			((struct npu_quant_ch *)h_va(&h, 0, VA_Q))[0] =
+				(struct npu_quant_ch){ 0x7fc00000, 0 };
+			break;
+		case 15: c.flags = NPU_GEMM_REQUANT_ONNX | NPU_GEMM_PER_TENSOR;
+			((struct npu_quant_ch *)h_va(&h, 0, VA_Q))[0] =
+				(struct npu_quant_ch){ (int32_t)0xbf800000, 0 };
+			break;
 		}
 		cm = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
 		if (cm.status != want)
@@ -402,8 +419,16 @@ static int run_conv(const struct npu_conv2d_i8 *p)
 	for (uint32_t i = 0; i < p->out_c; i++)
 		bias[i] = (int32_t)(rnd() % 20001) - 10000;
 	for (uint32_t i = 0; i < nq; i++) {
-		npu_quantize_multiplier((1 + rnd() % 1000) / (20000.0 + 64.0 * p->k_h * p->k_w *
-				     (p->depthwise ? 1 : p->in_c)), &mult[i], &shift[i]);
+		double real = (1 + rnd() % 1000) / (20000.0 + 64.0 * p->k_h * p->k_w *
+						   (p->depthwise ? 1 : p->in_c));
+
+		if (p->requant == NPU_REQUANT_ONNX) {
+			/* fp32 multipliers; every third a power of two, so that ties are many */
+			mult[i] = npu_f32_bits(i % 3 ? (float)real : 1.0f / (float)(2 << rnd() % 8));
+			shift[i] = 0;
+		} else {
+			npu_quantize_multiplier(real, &mult[i], &shift[i]);
+		}
 		q[i].mult = mult[i];
 		q[i].shift = shift[i];
 	}
@@ -506,6 +531,18 @@ static void test_depthwise_random(void)
 	}
 }
 
+/* ONNX's requantization (fp32 multiplier, ties to even) on the engine, as the reference. */
+static void test_conv2d_requant_onnx(void)
+{
+	for (int t = 0; t < 40; t++) {
+		struct npu_conv2d_i8 p = random_conv(t % 2);
+
+		p.requant = NPU_REQUANT_ONNX;
+		setup();
+		CHECK(run_conv(&p));
+	}
+}
+
 static void test_conv2d_edges(void)
 {
 	/* Extreme zero points, a clamp, and a larger layer (3x3, 16 -> 24). */
@@ -522,8 +559,10 @@ static void test_conv2d_edges(void)
 	p.act_max = -100;
 	setup();
 	CHECK(run_conv(&p));
-	p = (struct npu_conv2d_i8){ 2, 14, 14, 16, 14, 14, 24, 3, 3, 1, 1, 1, 1, 1, 1, 5, -3,
-				    -128, 127, 0, 0, 0 };
+	p = (struct npu_conv2d_i8){ .batch = 2, .in_h = 14, .in_w = 14, .in_c = 16, .out_h = 14,
+				    .out_w = 14, .out_c = 24, .k_h = 3, .k_w = 3, .stride_h = 1,
+				    .stride_w = 1, .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
+				    .in_zero = 5, .out_zero = -3, .act_min = -128, .act_max = 127 };
 	setup();
 	CHECK(run_conv(&p));
 }
@@ -551,7 +590,7 @@ static void test_conv2d_malformed(void)
 		case 2: c.flags = NPU_CONV_DEPTHWISE; c.out_c = 3; break;
 		case 3: c.reserved[1] = 1; break;
 		case 4: c.pad_left = 256; break;
-		case 5: c.flags = 4; break;
+		case 5: c.flags = 8; break;
 		case 6: c.in_zero = -129; break;
 		case 7: c.batch = 65536; c.in_h = 65536; c.in_w = 65536; break;
 		/* 2^64 output bytes would wrap to 0 in a plain 64-bit product. */
@@ -1156,6 +1195,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_gemm_via_libnpu_builder_layout),
 	TAP_ENTRY(test_conv2d_random),
 	TAP_ENTRY(test_depthwise_random),
+	TAP_ENTRY(test_conv2d_requant_onnx),
 	TAP_ENTRY(test_conv2d_edges),
 	TAP_ENTRY(test_conv2d_malformed),
 	TAP_ENTRY(test_pool_random),

@@ -87,7 +87,7 @@ int npu_run_gemm_i8_v(size_t size, npu_device *dev, const struct npu_gemm_i8 *p_
 	size_t sz[3];
 
 	if (!p || !npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out ||
-	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->n))
+	    !npu_quant_valid(p->requant, mult, shift, p->per_tensor ? 1 : p->n))
 		return npu_fail(NULL, NPU_EINVAL, "npu_run_gemm_i8: invalid parameters");
 	sz[0] = (size_t)p->m * p->k;
 	sz[1] = (size_t)p->n * p->k;
@@ -109,7 +109,7 @@ int npu_run_conv2d_i8_v(size_t size, npu_device *dev, const struct npu_conv2d_i8
 	size_t sz[3], out_sz;
 
 	if (!p || !npu_conv2d_i8_valid(p) || !in || !filter || !mult || !shift || !out ||
-	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->out_c))
+	    !npu_quant_valid(p->requant, mult, shift, p->per_tensor ? 1 : p->out_c))
 		return npu_fail(NULL, NPU_EINVAL, "npu_run_conv2d_i8: invalid parameters");
 	sz[0] = prod((uint32_t[]){ p->batch, p->in_h, p->in_w, p->in_c }, 4, 1);
 	sz[1] = prod((uint32_t[]){ p->out_c, p->k_h, p->k_w,

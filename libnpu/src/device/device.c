@@ -132,6 +132,7 @@ int npu_device_info_v(size_t size, npu_device *dev, struct npu_device_info *out)
 	info.fw_api = dev->info.fw_api;
 	/* The uAPI reports opcodes 0-31 today; the bitmap has room for 256. */
 	info.cmd_caps[0] = dev->info.cmd_caps;
+	info.fw_caps = dev->info.fw_caps;
 	info.num_rings = dev->info.num_rings;
 	info.sram_size = dev->info.sram_size;
 	info.max_buffer_size = dev->info.max_bo_size;

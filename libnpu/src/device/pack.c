@@ -31,7 +31,8 @@ int npu_pack_gemm_i8(struct npu_cmd_gemm_i8 *out, const struct npu_gemm_i8 *p, u
 	c.out_zero = p->out_zero;
 	c.act_min = p->act_min;
 	c.act_max = p->act_max;
-	c.flags = p->per_tensor ? NPU_GEMM_PER_TENSOR : 0;
+	c.flags = (p->per_tensor ? NPU_GEMM_PER_TENSOR : 0) |
+		  (p->requant == NPU_REQUANT_ONNX ? NPU_GEMM_REQUANT_ONNX : 0);
 	/* The device checks everything again; catch the obvious here. */
 	if (!c.m || !c.n || !c.k || c.m > NPU_TENSOR_MAX_DIM || c.n > NPU_TENSOR_MAX_DIM ||
 	    c.k > NPU_TENSOR_MAX_DIM || c.act_min > c.act_max)
@@ -74,7 +75,8 @@ int npu_pack_conv2d_i8(struct npu_cmd_conv2d_i8 *out, const struct npu_conv2d_i8
 	c.out_zero = p->out_zero;
 	c.act_min = p->act_min;
 	c.act_max = p->act_max;
-	c.flags = (p->per_tensor ? NPU_CONV_PER_TENSOR : 0) | (p->depthwise ? NPU_CONV_DEPTHWISE : 0);
+	c.flags = (p->per_tensor ? NPU_CONV_PER_TENSOR : 0) | (p->depthwise ? NPU_CONV_DEPTHWISE : 0) |
+		  (p->requant == NPU_REQUANT_ONNX ? NPU_CONV_REQUANT_ONNX : 0);
 	*out = c;
 	return 0;
 }

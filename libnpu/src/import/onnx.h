@@ -80,6 +80,38 @@ size_t onnx_elem_size(enum npu_dtype dt);
 void *onnx_read_file(const char *path, size_t *len);
 const char *onnx_dtype_name(enum npu_dtype dt);
 
+/* ---- reading the node being imported (onnx_util.c) ---------------------- */
+
+#define TRY(x) do { int e_ = (x); if (e_) return e_; } while (0)
+
+/* dtype masks for onnx_want_dt */
+#define F32	(1u << NPU_DT_FLOAT32)
+#define U8	(1u << NPU_DT_UINT8)
+#define I8	(1u << NPU_DT_INT8)
+#define I32	(1u << NPU_DT_INT32)
+#define I64	(1u << NPU_DT_INT64)
+
+const Onnx__AttributeProto *onnx_attr(struct onnx *o, const char *name);
+/* Typed attributes: the default when absent, an error when of another type. */
+int onnx_attr_i(struct onnx *o, const char *name, int64_t def, int64_t *v);
+int onnx_attr_f(struct onnx *o, const char *name, float def, float *v);
+int onnx_attr_s(struct onnx *o, const char *name, const char *def, char *buf, size_t len);
+int onnx_attr_ints(struct onnx *o, const char *name, int64_t *v, uint32_t max, uint32_t *n);
+/* Input @i's value, or NULL when absent (past the list, or named ""). */
+struct oval *onnx_in(struct onnx *o, uint32_t i);
+int onnx_has_in(struct onnx *o, uint32_t i);
+/* Input @i as a tensor of the graph: its id, or an error. */
+int onnx_in_t(struct onnx *o, uint32_t i);
+/* Input @i's values at load time; an error (naming it and @role) without. */
+int onnx_in_static(struct onnx *o, uint32_t i, const char *role, struct oval **v);
+int onnx_want_dt(struct onnx *o, struct oval *v, unsigned int mask, const char *role);
+/* Element @i of a static value, as an integer or a double. */
+int64_t onnx_get_i(const struct oval *v, uint64_t i);
+double onnx_get_f(const struct oval *v, uint64_t i);
+/* An axis in [-rank, rank) (or [-rank, rank] with @plus1) made positive. */
+int onnx_norm_axis(struct onnx *o, int64_t axis, uint32_t rank, int plus1, uint32_t *out);
+uint64_t onnx_prod(const uint32_t *d, uint32_t a, uint32_t b);
+
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);
 

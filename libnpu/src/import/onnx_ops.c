@@ -16,164 +16,7 @@
 
 #include "import/onnx.h"
 
-#define TRY(x) do { int e_ = (x); if (e_) return e_; } while (0)
 #define N	(o->node)
-
-/* ---- attributes ------------------------------------------------------------ */
-
-static const Onnx__AttributeProto *attr(struct onnx *o, const char *name)
-{
-	for (size_t i = 0; i < N->n_attribute; i++)
-		if (N->attribute[i]->name && !strcmp(N->attribute[i]->name, name))
-			return N->attribute[i];
-	return NULL;
-}
-
-static int attr_i(struct onnx *o, const char *name, int64_t def, int64_t *v)
-{
-	const Onnx__AttributeProto *a = attr(o, name);
-
-	*v = def;
-	if (!a)
-		return 0;
-	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
-		return onnx_fail(o, NPU_EINVAL, "attribute '%s' is not an int", name);
-	*v = a->i;
-	return 0;
-}
-
-static int attr_f(struct onnx *o, const char *name, float def, float *v)
-{
-	const Onnx__AttributeProto *a = attr(o, name);
-
-	*v = def;
-	if (!a)
-		return 0;
-	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT)
-		return onnx_fail(o, NPU_EINVAL, "attribute '%s' is not a float", name);
-	*v = a->f;
-	return 0;
-}
-
-/* A string attribute into @buf ("" if absent, or @def). */
-static int attr_s(struct onnx *o, const char *name, const char *def, char *buf, size_t len)
-{
-	const Onnx__AttributeProto *a = attr(o, name);
-
-	snprintf(buf, len, "%s", def);
-	if (!a)
-		return 0;
-	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING || a->s.len >= len)
-		return onnx_fail(o, NPU_EINVAL, "attribute '%s' is not a short string", name);
-	memcpy(buf, a->s.data, a->s.len);
-	buf[a->s.len] = 0;
-	return 0;
-}
-
-/* An ints attribute: *@n values (0 if absent), at most @max. */
-static int attr_ints(struct onnx *o, const char *name, int64_t *v, uint32_t max, uint32_t *n)
-{
-	const Onnx__AttributeProto *a = attr(o, name);
-
-	*n = 0;
-	if (!a)
-		return 0;
-	if (a->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS)
-		return onnx_fail(o, NPU_EINVAL, "attribute '%s' is not a list of ints", name);
-	if (a->n_ints > max)
-		return onnx_fail(o, NPU_EINVAL, "attribute '%s' has %zu values (at most %u)", name,
-				 a->n_ints, max);
-	memcpy(v, a->ints, sizeof(int64_t) * a->n_ints);
-	*n = (uint32_t)a->n_ints;
-	return 0;
-}
-
-/* ---- inputs ----------------------------------------------------------------------- */
-
-/* Input @i, or NULL when absent (past the list, or named ""). */
-static struct oval *in(struct onnx *o, uint32_t i)
-{
-	return i < N->n_input ? onnx_find(o, N->input[i]) : NULL;
-}
-
-static int has_in(struct onnx *o, uint32_t i)
-{
-	return i < N->n_input && N->input[i][0];
-}
-
-/* Input @i as a tensor of the graph: its id, or an error. */
-static int in_t(struct onnx *o, uint32_t i)
-{
-	struct oval *v = in(o, i);
-
-	if (!v)
-		return onnx_fail(o, NPU_EINVAL, "input %u is missing", i);
-	return onnx_tensor(o, v);
-}
-
-/* Input @i's values at load time; an error (naming it) if it has none. */
-static int in_static(struct onnx *o, uint32_t i, const char *role, struct oval **v)
-{
-	*v = in(o, i);
-	if (!*v)
-		return onnx_fail(o, NPU_EINVAL, "input %u (%s) is missing", i, role);
-	if (!(*v)->data)
-		return onnx_fail(o, NPU_ENOTSUP, "input %u (%s, '%s') must be known when the model "
-				 "is loaded (an initializer, a Constant or a fixed input)", i, role,
-				 (*v)->name);
-	return 0;
-}
-
-static int want_dt(struct onnx *o, struct oval *v, unsigned int mask, const char *role)
-{
-	if (!(mask & (1u << v->dt)))
-		return onnx_fail(o, NPU_ENOTSUP, "%s ('%s') is %s, which this op does not take",
-				 role, v->name, onnx_dtype_name(v->dt));
-	return 0;
-}
-
-#define F32	(1u << NPU_DT_FLOAT32)
-#define U8	(1u << NPU_DT_UINT8)
-#define I8	(1u << NPU_DT_INT8)
-#define I32	(1u << NPU_DT_INT32)
-#define I64	(1u << NPU_DT_INT64)
-
-static int64_t get_i(const struct oval *v, uint64_t i)
-{
-	switch (v->dt) {
-	case NPU_DT_INT64: return ((const int64_t *)v->data)[i];
-	case NPU_DT_INT32: return ((const int32_t *)v->data)[i];
-	case NPU_DT_INT8: return ((const int8_t *)v->data)[i];
-	case NPU_DT_UINT8: return ((const uint8_t *)v->data)[i];
-	default: return (int64_t)((const float *)v->data)[i];
-	}
-}
-
-static double get_f(const struct oval *v, uint64_t i)
-{
-	return v->dt == NPU_DT_FLOAT32 ? ((const float *)v->data)[i] : (double)get_i(v, i);
-}
-
-/* An axis attribute in [-rank, rank) (or [-rank, rank] with @plus1) made positive. */
-static int norm_axis(struct onnx *o, int64_t axis, uint32_t rank, int plus1, uint32_t *out)
-{
-	int64_t r = (int64_t)rank + (plus1 ? 1 : 0);
-
-	if (axis < -(int64_t)rank || axis >= r)
-		return onnx_fail(o, NPU_EINVAL, "axis %lld of a rank-%u tensor", (long long)axis,
-				 rank);
-	*out = (uint32_t)(axis < 0 ? axis + rank : axis);
-	return 0;
-}
-
-static uint64_t prod(const uint32_t *d, uint32_t a, uint32_t b)
-{
-	uint64_t r = 1;
-
-	for (uint32_t i = a; i < b; i++)
-		r *= d[i];
-	return r;
-}
 
 /* ---- elementwise ---------------------------------------------------------------- */
 
@@ -200,14 +43,14 @@ static int broadcast(struct onnx *o, const struct oval *a, const struct oval *b,
 
 static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
 {
-	struct oval *a = in(o, 0), *b = in(o, 1);
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1);
 	struct ir_attrs at = { 0 };
 	struct nd_binary *p = &at.nd.bin;
 	int t[2], y;
 
 	if (!a || !b)
 		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
-	TRY(want_dt(o, a, dts, "input 0"));
+	TRY(onnx_want_dt(o, a, dts, "input 0"));
 	if (a->dt != b->dt)
 		return onnx_fail(o, NPU_EINVAL, "inputs of %s and %s", onnx_dtype_name(a->dt),
 				 onnx_dtype_name(b->dt));
@@ -219,8 +62,8 @@ static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
 		p->rank = 1;
 		p->a[0] = p->b[0] = p->out[0] = 1;
 	}
-	t[0] = in_t(o, 0);
-	t[1] = in_t(o, 1);
+	t[0] = onnx_in_t(o, 0);
+	t[1] = onnx_in_t(o, 1);
 	if (y < 0 || t[0] < 0 || t[1] < 0)
 		return y < 0 ? y : t[0] < 0 ? t[0] : t[1];
 	return onnx_node(o, IR_ND_BINARY, t, 2, &y, 1, &at);
@@ -234,7 +77,7 @@ static int op_div(struct onnx *o) { return binary(o, ND_DIV, F32 | U8 | I8 | I32
 /* A unary node from input @x into output @i (or tensor @y if >= 0). */
 static int unary_into(struct onnx *o, struct ir_attrs *at, int y)
 {
-	struct oval *x = in(o, 0);
+	struct oval *x = onnx_in(o, 0);
 	struct nd_unary *p = &at->nd.un;
 	int t;
 
@@ -244,7 +87,7 @@ static int unary_into(struct onnx *o, struct ir_attrs *at, int y)
 	p->count = x->count;
 	if (y < 0)
 		y = onnx_output(o, 0, x->dt, x->rank, x->dims);
-	t = in_t(o, 0);
+	t = onnx_in_t(o, 0);
 	if (y < 0 || t < 0)
 		return y < 0 ? y : t;
 	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, at);
@@ -253,11 +96,11 @@ static int unary_into(struct onnx *o, struct ir_attrs *at, int y)
 static int unary(struct onnx *o, enum nd_fn fn, float alpha)
 {
 	struct ir_attrs at = { 0 };
-	struct oval *x = in(o, 0);
+	struct oval *x = onnx_in(o, 0);
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(want_dt(o, x, F32, "the input"));
+	TRY(onnx_want_dt(o, x, F32, "the input"));
 	at.nd.un.fn = fn;
 	at.nd.un.alpha = alpha;
 	return unary_into(o, &at, -1);
@@ -272,39 +115,39 @@ static int op_leakyrelu(struct onnx *o)
 {
 	float alpha;
 
-	TRY(attr_f(o, "alpha", 0.01f, &alpha));
+	TRY(onnx_attr_f(o, "alpha", 0.01f, &alpha));
 	return unary(o, ND_LEAKY_RELU, alpha);
 }
 
 static int op_clip(struct onnx *o)
 {
-	struct oval *x = in(o, 0), *b;
+	struct oval *x = onnx_in(o, 0), *b;
 	struct ir_attrs at = { 0 };
 	struct nd_unary *p = &at.nd.un;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
+	TRY(onnx_want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
 	p->fn = ND_CLIP;
 	p->lo = -INFINITY;
 	p->hi = INFINITY;
 	p->ilo = x->dt == NPU_DT_INT8 ? -128 : x->dt == NPU_DT_UINT8 ? 0 : INT32_MIN;
 	p->ihi = x->dt == NPU_DT_INT8 ? 127 : x->dt == NPU_DT_UINT8 ? 255 : INT32_MAX;
 	if (o->opset < 11) {
-		TRY(attr_f(o, "min", -INFINITY, &p->lo));
-		TRY(attr_f(o, "max", INFINITY, &p->hi));
+		TRY(onnx_attr_f(o, "min", -INFINITY, &p->lo));
+		TRY(onnx_attr_f(o, "max", INFINITY, &p->hi));
 	}
 	for (uint32_t i = 1; i <= 2 && o->opset >= 11; i++) {
-		if (!has_in(o, i))
+		if (!onnx_has_in(o, i))
 			continue;
-		TRY(in_static(o, i, i == 1 ? "min" : "max", &b));
+		TRY(onnx_in_static(o, i, i == 1 ? "min" : "max", &b));
 		if (b->dt != x->dt || b->count != 1)
 			return onnx_fail(o, NPU_EINVAL, "Clip's %s must be a scalar of the input's "
 					 "type", i == 1 ? "min" : "max");
 		if (x->dt == NPU_DT_FLOAT32)
-			*(i == 1 ? &p->lo : &p->hi) = (float)get_f(b, 0);
+			*(i == 1 ? &p->lo : &p->hi) = (float)onnx_get_f(b, 0);
 		else
-			*(i == 1 ? &p->ilo : &p->ihi) = (int32_t)get_i(b, 0);
+			*(i == 1 ? &p->ilo : &p->ihi) = (int32_t)onnx_get_i(b, 0);
 	}
 	/* min > max: every value becomes max, as numpy.clip does. */
 	if (x->dt == NPU_DT_FLOAT32 && p->lo > p->hi)
@@ -318,7 +161,7 @@ static int op_clip(struct onnx *o)
 
 static int op_softmax(struct onnx *o)
 {
-	struct oval *x = in(o, 0);
+	struct oval *x = onnx_in(o, 0);
 	struct ir_attrs at = { 0 };
 	struct nd_softmax *p = &at.nd.sm;
 	uint32_t axis = 0;
@@ -327,21 +170,21 @@ static int op_softmax(struct onnx *o)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(want_dt(o, x, F32, "the input"));
-	TRY(attr_i(o, "axis", o->opset >= 13 ? -1 : 1, &a));
+	TRY(onnx_want_dt(o, x, F32, "the input"));
+	TRY(onnx_attr_i(o, "axis", o->opset >= 13 ? -1 : 1, &a));
 	if (!x->rank)
 		return onnx_fail(o, NPU_EINVAL, "a scalar input");
-	TRY(norm_axis(o, a, x->rank, 0, &axis));
-	p->outer = prod(x->dims, 0, axis);
+	TRY(onnx_norm_axis(o, a, x->rank, 0, &axis));
+	p->outer = onnx_prod(x->dims, 0, axis);
 	if (o->opset >= 13) {
 		p->axis = x->dims[axis];
-		p->inner = prod(x->dims, axis + 1, x->rank);
+		p->inner = onnx_prod(x->dims, axis + 1, x->rank);
 	} else {	/* before opset 13: the input flattened to 2-D at the axis */
-		p->axis = prod(x->dims, axis, x->rank);
+		p->axis = onnx_prod(x->dims, axis, x->rank);
 		p->inner = 1;
 	}
 	y = onnx_output(o, 0, NPU_DT_FLOAT32, x->rank, x->dims);
-	t = in_t(o, 0);
+	t = onnx_in_t(o, 0);
 	if (y < 0 || t < 0)
 		return y < 0 ? y : t;
 	return onnx_node(o, IR_ND_SOFTMAX, &t, 1, &y, 1, &at);
@@ -440,20 +283,20 @@ static int matmul(struct onnx *o, struct oval *a, struct oval *b, int ta, int tb
 
 static int op_matmul(struct onnx *o)
 {
-	struct oval *a = in(o, 0), *b = in(o, 1);
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1);
 	int y = -1;
 
 	if (!a || !b)
 		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
-	TRY(want_dt(o, a, F32, "A"));
-	TRY(want_dt(o, b, F32, "B"));
+	TRY(onnx_want_dt(o, a, F32, "A"));
+	TRY(onnx_want_dt(o, b, F32, "B"));
 	return matmul(o, a, b, 0, 0, 1.0f, -1, -1, 0, 0, &y, NPU_DT_FLOAT32, NULL, NULL);
 }
 
 /* A zero point input (@i) of a q8 operand: its tensor (or -1) and count. */
 static int zero_point(struct onnx *o, uint32_t i, const struct oval *of, uint32_t *count)
 {
-	struct oval *z = in(o, i);
+	struct oval *z = onnx_in(o, i);
 
 	*count = 1;
 	if (!z)
@@ -467,36 +310,36 @@ static int zero_point(struct onnx *o, uint32_t i, const struct oval *of, uint32_
 
 static int op_matmulinteger(struct onnx *o)
 {
-	struct oval *a = in(o, 0), *b = in(o, 1);
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1);
 	uint32_t na, nb;
 	int za, zb, y = -1;
 
 	if (!a || !b)
 		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
-	TRY(want_dt(o, a, U8 | I8, "A"));
-	TRY(want_dt(o, b, U8 | I8, "B"));
+	TRY(onnx_want_dt(o, a, U8 | I8, "A"));
+	TRY(onnx_want_dt(o, b, U8 | I8, "B"));
 	za = zero_point(o, 2, a, &na);
 	zb = zero_point(o, 3, b, &nb);
-	if ((has_in(o, 2) && za < 0) || (has_in(o, 3) && zb < 0))
+	if ((onnx_has_in(o, 2) && za < 0) || (onnx_has_in(o, 3) && zb < 0))
 		return za < -1 ? za : zb;
 	return matmul(o, a, b, 0, 0, 1.0f, za, zb, na, nb, &y, NPU_DT_INT32, NULL, NULL);
 }
 
 static int op_gemm(struct onnx *o)
 {
-	struct oval *a = in(o, 0), *b = in(o, 1), *c = in(o, 2);
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), *c = onnx_in(o, 2);
 	int64_t ta, tb;
 	float alpha, beta;
 	int y = -1, prodt;
 
 	if (!a || !b)
 		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
-	TRY(want_dt(o, a, F32, "A"));
-	TRY(want_dt(o, b, F32, "B"));
-	TRY(attr_i(o, "transA", 0, &ta));
-	TRY(attr_i(o, "transB", 0, &tb));
-	TRY(attr_f(o, "alpha", 1.0f, &alpha));
-	TRY(attr_f(o, "beta", 1.0f, &beta));
+	TRY(onnx_want_dt(o, a, F32, "A"));
+	TRY(onnx_want_dt(o, b, F32, "B"));
+	TRY(onnx_attr_i(o, "transA", 0, &ta));
+	TRY(onnx_attr_i(o, "transB", 0, &tb));
+	TRY(onnx_attr_f(o, "alpha", 1.0f, &alpha));
+	TRY(onnx_attr_f(o, "beta", 1.0f, &beta));
 	if (a->rank != 2 || b->rank != 2)
 		return onnx_fail(o, NPU_EINVAL, "A and B must be matrices");
 	if (!c || beta == 0.0f) {
@@ -510,7 +353,7 @@ static int op_gemm(struct onnx *o)
 		struct nd_binary *p = &at.nd.bin;
 		int t[2], ct;
 
-		TRY(want_dt(o, c, F32, "C"));
+		TRY(onnx_want_dt(o, c, F32, "C"));
 		prodt = onnx_temp(o, NPU_DT_FLOAT32, 2, ydims);
 		if (prodt < 0)
 			return prodt;
@@ -582,7 +425,7 @@ static int read_window(struct onnx *o, const struct oval *x, const uint32_t *kde
 		return onnx_fail(o, NPU_ENOTSUP, "input of rank %u (3 to %u: [N][C] and 1 to %u "
 				 "spatial dims)", x->rank, ND_MAX_SP + 2, ND_MAX_SP);
 	w->nsp = x->rank - 2;
-	TRY(attr_ints(o, "kernel_shape", w->k, ND_MAX_SP, &n));
+	TRY(onnx_attr_ints(o, "kernel_shape", w->k, ND_MAX_SP, &n));
 	if (n && n != w->nsp)
 		return onnx_fail(o, NPU_EINVAL, "kernel_shape has %u values for %u spatial dims", n,
 				 w->nsp);
@@ -592,19 +435,19 @@ static int read_window(struct onnx *o, const struct oval *x, const uint32_t *kde
 		for (uint32_t i = 0; i < w->nsp; i++)
 			w->k[i] = kdef[i];
 	}
-	TRY(attr_ints(o, "strides", w->s, ND_MAX_SP, &n));
+	TRY(onnx_attr_ints(o, "strides", w->s, ND_MAX_SP, &n));
 	if (n && n != w->nsp)
 		return onnx_fail(o, NPU_EINVAL, "strides has %u values", n);
 	for (uint32_t i = n; i < w->nsp; i++)
 		w->s[i] = 1;
 	n = 0;
 	if (dilations)
-		TRY(attr_ints(o, "dilations", w->d, ND_MAX_SP, &n));
+		TRY(onnx_attr_ints(o, "dilations", w->d, ND_MAX_SP, &n));
 	if (n && n != w->nsp)
 		return onnx_fail(o, NPU_EINVAL, "dilations has %u values", n);
 	for (uint32_t i = n; i < w->nsp; i++)
 		w->d[i] = 1;
-	TRY(attr_ints(o, "pads", v, 2 * ND_MAX_SP, &n));
+	TRY(onnx_attr_ints(o, "pads", v, 2 * ND_MAX_SP, &n));
 	if (n && n != 2 * w->nsp)
 		return onnx_fail(o, NPU_EINVAL, "pads has %u values for %u spatial dims", n,
 				 w->nsp);
@@ -619,7 +462,7 @@ static int read_window(struct onnx *o, const struct oval *x, const uint32_t *kde
 					 (long long)w->s[i], (long long)w->d[i], (long long)w->lo[i],
 					 (long long)w->hi[i]);
 	}
-	TRY(attr_s(o, "auto_pad", "NOTSET", ap, sizeof(ap)));
+	TRY(onnx_attr_s(o, "auto_pad", "NOTSET", ap, sizeof(ap)));
 	if (!strcmp(ap, "NOTSET"))
 		w->ap = PAD_NOTSET;
 	else if (!strcmp(ap, "SAME_UPPER"))
@@ -676,7 +519,7 @@ static int window_out(struct onnx *o, const struct oval *x, struct window *w, in
 
 static int op_pool(struct onnx *o, int average, int global)
 {
-	struct oval *x = in(o, 0);
+	struct oval *x = onnx_in(o, 0);
 	struct ir_attrs at = { 0 };
 	struct nd_pool *p = &at.nd.pool;
 	struct window w = { 0 };
@@ -686,7 +529,7 @@ static int op_pool(struct onnx *o, int average, int global)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(want_dt(o, x, average ? F32 : F32 | U8 | I8, "the input"));
+	TRY(onnx_want_dt(o, x, average ? F32 : F32 | U8 | I8, "the input"));
 	if (N->n_output > 1 && N->output[1][0])
 		return onnx_fail(o, NPU_ENOTSUP, "output 1 (Indices) is not supported");
 	if (global) {
@@ -699,9 +542,9 @@ static int op_pool(struct onnx *o, int average, int global)
 		}
 	} else {
 		TRY(read_window(o, x, NULL, &w, !average));
-		TRY(attr_i(o, "ceil_mode", 0, &ceil_mode));
-		TRY(attr_i(o, "count_include_pad", 0, &cip));
-		TRY(attr_i(o, "storage_order", 0, &order));
+		TRY(onnx_attr_i(o, "ceil_mode", 0, &ceil_mode));
+		TRY(onnx_attr_i(o, "count_include_pad", 0, &cip));
+		TRY(onnx_attr_i(o, "storage_order", 0, &order));
 	}
 	TRY(window_out(o, x, &w, (int)ceil_mode, ydims + 2));
 	ydims[0] = x->dims[0];
@@ -722,7 +565,7 @@ static int op_pool(struct onnx *o, int average, int global)
 		p->hi[i] = (uint32_t)w.hi[i];
 	}
 	y = onnx_output(o, 0, x->dt, x->rank, ydims);
-	t = in_t(o, 0);
+	t = onnx_in_t(o, 0);
 	if (y < 0 || t < 0)
 		return y < 0 ? y : t;
 	return onnx_node(o, IR_ND_POOL, &t, 1, &y, 1, &at);
@@ -750,7 +593,7 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 	};
 	const uint32_t *mp = maps[kind];
 	int integer = kind != CONV_F32;
-	struct oval *x = in(o, mp[0]), *wv = in(o, mp[1]);
+	struct oval *x = onnx_in(o, mp[0]), *wv = onnx_in(o, mp[1]);
 	struct ir_attrs at = { 0 };
 	struct nd_conv *p = &at.nd.conv;
 	struct window w = { 0 };
@@ -760,8 +603,8 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 
 	if (!x || !wv)
 		return onnx_fail(o, NPU_EINVAL, "X and W are needed");
-	TRY(want_dt(o, x, integer ? U8 | I8 : F32, "X"));
-	TRY(want_dt(o, wv, integer ? U8 | I8 : F32, "W"));
+	TRY(onnx_want_dt(o, x, integer ? U8 | I8 : F32, "X"));
+	TRY(onnx_want_dt(o, wv, integer ? U8 | I8 : F32, "W"));
 	if (wv->rank != x->rank || x->rank < 3)
 		return onnx_fail(o, NPU_EINVAL, "W has rank %u, X %u", wv->rank, x->rank);
 	for (uint32_t i = 2; i < wv->rank; i++)
@@ -770,7 +613,7 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 	for (uint32_t i = 0; i < w.nsp; i++)
 		if (w.k[i] != wv->dims[2 + i])
 			return onnx_fail(o, NPU_EINVAL, "kernel_shape disagrees with W");
-	TRY(attr_i(o, "group", 1, &group));
+	TRY(onnx_attr_i(o, "group", 1, &group));
 	if (group < 1 || x->dims[1] % group)
 		return onnx_fail(o, NPU_EINVAL, "group %lld for %u input channels",
 				 (long long)group, x->dims[1]);
@@ -789,8 +632,8 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 			return onnx_fail(o, NPU_EINVAL, "W's first dim %u, X's channels %u",
 					 wv->dims[0], x->dims[1]);
 		oc = wv->dims[1] * (uint32_t)group;
-		TRY(attr_ints(o, "output_padding", outpad, ND_MAX_SP, &nop));
-		TRY(attr_ints(o, "output_shape", oshape, NPU_MAX_RANK, &nos));
+		TRY(onnx_attr_ints(o, "output_padding", outpad, ND_MAX_SP, &nop));
+		TRY(onnx_attr_ints(o, "output_shape", oshape, NPU_MAX_RANK, &nos));
 		if ((nop && nop != w.nsp) || (nos && nos != w.nsp && nos != w.nsp + 2))
 			return onnx_fail(o, NPU_EINVAL, "output_padding or output_shape of the "
 					 "wrong length");
@@ -841,27 +684,27 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 
 		t[3] = zero_point(o, mp[2], x, &nx);
 		t[4] = zero_point(o, mp[3], wv, &p->wzp_n);
-		if ((has_in(o, mp[2]) && t[3] < 0) || (has_in(o, mp[3]) && t[4] < 0))
+		if ((onnx_has_in(o, mp[2]) && t[3] < 0) || (onnx_has_in(o, mp[3]) && t[4] < 0))
 			return t[3] < -1 ? t[3] : t[4];
 		if (nx != 1)
 			return onnx_fail(o, NPU_EINVAL, "x_zero_point must be a scalar");
 		if (p->wzp_n != 1 && p->wzp_n != oc)
 			return onnx_fail(o, NPU_EINVAL, "%u w_zero_points for %u channels",
 					 p->wzp_n, oc);
-	} else if (has_in(o, mp[4])) {
-		struct oval *b = in(o, mp[4]);
+	} else if (onnx_has_in(o, mp[4])) {
+		struct oval *b = onnx_in(o, mp[4]);
 
 		if (!b)
 			return onnx_fail(o, NPU_EINVAL, "input B is not defined");
-		TRY(want_dt(o, b, F32, "B"));
+		TRY(onnx_want_dt(o, b, F32, "B"));
 		t[2] = onnx_tensor(o, b);
 		if (t[2] < 0)
 			return t[2];
 	}
 	y = kind == CONV_QLINEAR ? onnx_temp(o, NPU_DT_INT32, x->rank, ydims) :
 	    onnx_output(o, 0, integer ? NPU_DT_INT32 : NPU_DT_FLOAT32, x->rank, ydims);
-	t[0] = in_t(o, mp[0]);
-	t[1] = in_t(o, mp[1]);
+	t[0] = onnx_in_t(o, mp[0]);
+	t[1] = onnx_in_t(o, mp[1]);
 	if (y < 0 || t[0] < 0 || t[1] < 0)
 		return y < 0 ? y : t[0] < 0 ? t[0] : t[1];
 	TRY(onnx_node(o, IR_ND_CONV, t, 5, &y, 1, &at));
@@ -878,8 +721,8 @@ static int op_qlinearconv(struct onnx *o) { return conv(o, 0, CONV_QLINEAR); }
 /* Output 0 as a view of input 0 with a new shape (Reshape, Flatten, ...). */
 static int reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
 {
-	struct oval *x = in(o, 0);
-	uint64_t n = prod(dims, 0, rank);
+	struct oval *x = onnx_in(o, 0);
+	uint64_t n = onnx_prod(dims, 0, rank);
 	int t, y;
 
 	if (n != x->count)
@@ -900,7 +743,7 @@ static int reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
 		return 0;
 	}
 	o->allow_empty = 1;
-	t = in_t(o, 0);
+	t = onnx_in_t(o, 0);
 	y = t < 0 ? -1 : onnx_output(o, 0, x->dt, rank, dims);
 	o->allow_empty = 0;
 	if (y < 0 || t < 0)
@@ -910,22 +753,22 @@ static int reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
 
 static int op_reshape(struct onnx *o)
 {
-	struct oval *x = in(o, 0), *s;
+	struct oval *x = onnx_in(o, 0), *s;
 	uint32_t dims[NPU_MAX_RANK + 1];
 	int64_t allowzero = 0, infer = -1;
 	uint64_t known = 1;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(in_static(o, 1, "shape", &s));
-	TRY(want_dt(o, s, I64, "shape"));
-	TRY(attr_i(o, "allowzero", 0, &allowzero));
+	TRY(onnx_in_static(o, 1, "shape", &s));
+	TRY(onnx_want_dt(o, s, I64, "shape"));
+	TRY(onnx_attr_i(o, "allowzero", 0, &allowzero));
 	if (s->rank != 1 || s->count > NPU_MAX_RANK)
 		return onnx_fail(o, s->count > NPU_MAX_RANK ? NPU_ENOTSUP : NPU_EINVAL,
 				 "shape has %llu values (at most %d)",
 				 (unsigned long long)s->count, NPU_MAX_RANK);
 	for (uint32_t i = 0; i < s->count; i++) {
-		int64_t d = get_i(s, i);
+		int64_t d = onnx_get_i(s, i);
 
 		if (d == -1 && infer < 0) {
 			infer = i;
@@ -954,33 +797,33 @@ static int op_reshape(struct onnx *o)
 
 static int op_flatten(struct onnx *o)
 {
-	struct oval *x = in(o, 0);
+	struct oval *x = onnx_in(o, 0);
 	uint32_t axis = 0, dims[2];
 	int64_t a;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(attr_i(o, "axis", 1, &a));
-	TRY(norm_axis(o, a, x->rank, 1, &axis));
-	dims[0] = (uint32_t)prod(x->dims, 0, axis);
-	dims[1] = (uint32_t)prod(x->dims, axis, x->rank);
+	TRY(onnx_attr_i(o, "axis", 1, &a));
+	TRY(onnx_norm_axis(o, a, x->rank, 1, &axis));
+	dims[0] = (uint32_t)onnx_prod(x->dims, 0, axis);
+	dims[1] = (uint32_t)onnx_prod(x->dims, axis, x->rank);
 	return reshape_to(o, 2, dims);
 }
 
 /* Identity, and Dropout at inference: the input as it is. */
 static int op_identity(struct onnx *o)
 {
-	struct oval *x = in(o, 0);
+	struct oval *x = onnx_in(o, 0);
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
 	if (N->n_output > 1 && N->output[1][0])
 		return onnx_fail(o, NPU_ENOTSUP, "Dropout's mask output is not supported");
-	if (has_in(o, 2)) {	/* Dropout's training_mode: inference only */
+	if (onnx_has_in(o, 2)) {	/* Dropout's training_mode: inference only */
 		struct oval *tm;
 
-		TRY(in_static(o, 2, "training_mode", &tm));
-		if (tm->count != 1 || get_i(tm, 0))
+		TRY(onnx_in_static(o, 2, "training_mode", &tm));
+		if (tm->count != 1 || onnx_get_i(tm, 0))
 			return onnx_fail(o, NPU_ENOTSUP, "Dropout in training mode is not supported");
 	}
 	return reshape_to(o, x->rank, x->dims);
@@ -988,7 +831,7 @@ static int op_identity(struct onnx *o)
 
 static int op_transpose(struct onnx *o)
 {
-	struct oval *x = in(o, 0);
+	struct oval *x = onnx_in(o, 0);
 	int64_t perm[NPU_MAX_RANK];
 	uint32_t n, seen = 0, ydims[NPU_MAX_RANK];
 	struct ir_attrs at = { 0 };
@@ -996,7 +839,7 @@ static int op_transpose(struct onnx *o)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(attr_ints(o, "perm", perm, NPU_MAX_RANK, &n));
+	TRY(onnx_attr_ints(o, "perm", perm, NPU_MAX_RANK, &n));
 	if (!n)
 		for (uint32_t i = 0; i < x->rank; i++)
 			perm[i] = x->rank - 1 - i;
@@ -1012,7 +855,7 @@ static int op_transpose(struct onnx *o)
 	if (x->rank <= 1)
 		return reshape_to(o, x->rank, x->dims);
 	y = onnx_output(o, 0, x->dt, x->rank, ydims);
-	t = in_t(o, 0);
+	t = onnx_in_t(o, 0);
 	if (y < 0 || t < 0)
 		return y < 0 ? y : t;
 	return onnx_node(o, IR_TRANSPOSE, &t, 1, &y, 1, &at);
@@ -1020,7 +863,7 @@ static int op_transpose(struct onnx *o)
 
 static int op_concat(struct onnx *o)
 {
-	struct oval *x0 = in(o, 0);
+	struct oval *x0 = onnx_in(o, 0);
 	uint32_t axis = 0, ydims[NPU_MAX_RANK];
 	int t[IR_MAX_IN], y;
 	struct ir_attrs at = { 0 };
@@ -1030,14 +873,14 @@ static int op_concat(struct onnx *o)
 		return onnx_fail(o, NPU_EINVAL, "no input");
 	if (N->n_input > IR_MAX_IN)
 		return onnx_fail(o, NPU_ENOTSUP, "%zu inputs (at most %d)", N->n_input, IR_MAX_IN);
-	TRY(attr_i(o, "axis", o->opset < 4 ? 1 : INT64_MIN, &a));
+	TRY(onnx_attr_i(o, "axis", o->opset < 4 ? 1 : INT64_MIN, &a));
 	if (a == INT64_MIN)
 		return onnx_fail(o, NPU_EINVAL, "attribute 'axis' is required");
-	TRY(norm_axis(o, a, x0->rank, 0, &axis));
+	TRY(onnx_norm_axis(o, a, x0->rank, 0, &axis));
 	memcpy(ydims, x0->dims, sizeof(ydims));
 	ydims[axis] = 0;
 	for (uint32_t i = 0; i < N->n_input; i++) {
-		struct oval *x = in(o, i);
+		struct oval *x = onnx_in(o, i);
 
 		if (!x)
 			return onnx_fail(o, NPU_EINVAL, "input %u is missing", i);
@@ -1054,7 +897,7 @@ static int op_concat(struct onnx *o)
 	if (y < 0)
 		return y;
 	for (uint32_t i = 0; i < N->n_input; i++) {
-		t[i] = in_t(o, i);
+		t[i] = onnx_in_t(o, i);
 		if (t[i] < 0)
 			return t[i];
 	}
@@ -1063,7 +906,7 @@ static int op_concat(struct onnx *o)
 
 static int op_pad(struct onnx *o)
 {
-	struct oval *x = in(o, 0), *pv, *cv;
+	struct oval *x = onnx_in(o, 0), *pv, *cv;
 	struct ir_attrs at = { 0 };
 	struct nd_pad *p = &at.nd.pad;
 	int64_t pads[2 * NPU_MAX_RANK];
@@ -1074,32 +917,32 @@ static int op_pad(struct onnx *o)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
-	TRY(attr_s(o, "mode", "constant", mode, sizeof(mode)));
+	TRY(onnx_want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
+	TRY(onnx_attr_s(o, "mode", "constant", mode, sizeof(mode)));
 	p->mode = !strcmp(mode, "constant") ? ND_PAD_CONSTANT : !strcmp(mode, "reflect") ?
 		  ND_PAD_REFLECT : !strcmp(mode, "edge") ? ND_PAD_EDGE : 99;
 	if (p->mode == 99)
 		return onnx_fail(o, NPU_ENOTSUP, "mode '%s'", mode);
 	if (o->opset < 11) {
-		TRY(attr_ints(o, "pads", pads, 2 * NPU_MAX_RANK, &np));
-		TRY(attr_f(o, "value", 0.0f, &value));
+		TRY(onnx_attr_ints(o, "pads", pads, 2 * NPU_MAX_RANK, &np));
+		TRY(onnx_attr_f(o, "value", 0.0f, &value));
 		p->fval = value;
 		p->ival = (int32_t)value;
 	} else {
-		TRY(in_static(o, 1, "pads", &pv));
-		TRY(want_dt(o, pv, I64, "pads"));
+		TRY(onnx_in_static(o, 1, "pads", &pv));
+		TRY(onnx_want_dt(o, pv, I64, "pads"));
 		if (pv->count > 2 * NPU_MAX_RANK)
 			return onnx_fail(o, NPU_EINVAL, "%llu pads", (unsigned long long)pv->count);
 		np = (uint32_t)pv->count;
 		for (uint32_t i = 0; i < np; i++)
-			pads[i] = get_i(pv, i);
-		if (has_in(o, 2)) {
-			TRY(in_static(o, 2, "constant_value", &cv));
+			pads[i] = onnx_get_i(pv, i);
+		if (onnx_has_in(o, 2)) {
+			TRY(onnx_in_static(o, 2, "constant_value", &cv));
 			if (cv->dt != x->dt || cv->count != 1)
 				return onnx_fail(o, NPU_EINVAL, "constant_value must be one value of "
 						 "the input's type");
-			p->fval = (float)get_f(cv, 0);
-			p->ival = (int32_t)get_i(cv, 0);
+			p->fval = (float)onnx_get_f(cv, 0);
+			p->ival = (int32_t)onnx_get_i(cv, 0);
 		}
 	}
 	if (np != 2 * x->rank)
@@ -1124,7 +967,7 @@ static int op_pad(struct onnx *o)
 		p->before[d] = (int32_t)pads[d];
 	}
 	y = onnx_output(o, 0, x->dt, x->rank, ydims);
-	t = in_t(o, 0);
+	t = onnx_in_t(o, 0);
 	if (y < 0 || t < 0)
 		return y < 0 ? y : t;
 	return onnx_node(o, IR_ND_PAD, &t, 1, &y, 1, &at);
@@ -1132,7 +975,7 @@ static int op_pad(struct onnx *o)
 
 static int op_resize(struct onnx *o)
 {
-	struct oval *x = in(o, 0), *roi = NULL, *sc = NULL, *sz = NULL;
+	struct oval *x = onnx_in(o, 0), *roi = NULL, *sc = NULL, *sz = NULL;
 	struct ir_attrs at = { 0 };
 	struct nd_resize *p = &at.nd.rs;
 	char mode[16], coord[32], nearest[32];
@@ -1142,15 +985,15 @@ static int op_resize(struct onnx *o)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
-	TRY(attr_s(o, "mode", "nearest", mode, sizeof(mode)));
-	TRY(attr_s(o, "coordinate_transformation_mode", o->opset >= 11 ? "half_pixel" :
+	TRY(onnx_want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
+	TRY(onnx_attr_s(o, "mode", "nearest", mode, sizeof(mode)));
+	TRY(onnx_attr_s(o, "coordinate_transformation_mode", o->opset >= 11 ? "half_pixel" :
 		   "asymmetric", coord, sizeof(coord)));
-	TRY(attr_s(o, "nearest_mode", o->opset >= 11 ? "round_prefer_floor" : "floor", nearest,
+	TRY(onnx_attr_s(o, "nearest_mode", o->opset >= 11 ? "round_prefer_floor" : "floor", nearest,
 		   sizeof(nearest)));
-	TRY(attr_f(o, "cubic_coeff_a", -0.75f, &p->cubic_a));
-	TRY(attr_i(o, "exclude_outside", 0, &excl));
-	TRY(attr_f(o, "extrapolation_value", 0.0f, &p->extrapolation));
+	TRY(onnx_attr_f(o, "cubic_coeff_a", -0.75f, &p->cubic_a));
+	TRY(onnx_attr_i(o, "exclude_outside", 0, &excl));
+	TRY(onnx_attr_f(o, "extrapolation_value", 0.0f, &p->extrapolation));
 	p->mode = !strcmp(mode, "nearest") ? ND_RESIZE_NEAREST : !strcmp(mode, "linear") ?
 		  ND_RESIZE_LINEAR : !strcmp(mode, "cubic") ? ND_RESIZE_CUBIC : 99;
 	{
@@ -1179,12 +1022,12 @@ static int op_resize(struct onnx *o)
 		return onnx_fail(o, NPU_ENOTSUP, "mode '%s', coordinate_transformation_mode '%s' "
 				 "or nearest_mode '%s'", mode, coord, nearest);
 	p->exclude_outside = excl != 0;
-	if (o->opset >= 11 && has_in(o, 1))
-		TRY(in_static(o, 1, "roi", &roi));
-	if (has_in(o, base + 1))
-		TRY(in_static(o, base + 1, "scales", &sc));
-	if (o->opset >= 11 && has_in(o, 3))
-		TRY(in_static(o, 3, "sizes", &sz));
+	if (o->opset >= 11 && onnx_has_in(o, 1))
+		TRY(onnx_in_static(o, 1, "roi", &roi));
+	if (onnx_has_in(o, base + 1))
+		TRY(onnx_in_static(o, base + 1, "scales", &sc));
+	if (o->opset >= 11 && onnx_has_in(o, 3))
+		TRY(onnx_in_static(o, 3, "sizes", &sz));
 	if (sc && !sc->count)
 		sc = NULL;	/* an empty scales tensor: sizes says */
 	if (!!sc == !!sz)
@@ -1204,7 +1047,7 @@ static int op_resize(struct onnx *o)
 			s = ((const float *)sc->data)[d];
 			out = floor(s * x->dims[d]);
 		} else {
-			out = (double)get_i(sz, d);
+			out = (double)onnx_get_i(sz, d);
 			s = out / x->dims[d];
 		}
 		if (!(s > 0) || !(out >= 1) || out > (double)ONNX_MAX_ELEMS)
@@ -1225,7 +1068,7 @@ static int op_resize(struct onnx *o)
 		}
 	}
 	y = onnx_output(o, 0, x->dt, x->rank, ydims);
-	t = in_t(o, 0);
+	t = onnx_in_t(o, 0);
 	if (y < 0 || t < 0)
 		return y < 0 ? y : t;
 	return onnx_node(o, IR_ND_RESIZE, &t, 1, &y, 1, &at);
@@ -1235,7 +1078,7 @@ static int op_resize(struct onnx *o)
 
 static int op_batchnorm(struct onnx *o)
 {
-	struct oval *x = in(o, 0), *sc, *b, *mean, *var;
+	struct oval *x = onnx_in(o, 0), *sc, *b, *mean, *var;
 	struct ir_attrs at = { 0 };
 	struct nd_binary *p = &at.nd.bin;
 	float eps, *a, *c;
@@ -1245,20 +1088,20 @@ static int op_batchnorm(struct onnx *o)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(want_dt(o, x, F32, "X"));
-	TRY(attr_f(o, "epsilon", 1e-5f, &eps));
-	TRY(attr_i(o, "training_mode", 0, &training));
+	TRY(onnx_want_dt(o, x, F32, "X"));
+	TRY(onnx_attr_f(o, "epsilon", 1e-5f, &eps));
+	TRY(onnx_attr_i(o, "training_mode", 0, &training));
 	if (o->opset < 9)
-		TRY(attr_i(o, "spatial", 1, &spatial));
+		TRY(onnx_attr_i(o, "spatial", 1, &spatial));
 	if (training || N->n_output > 1 || !spatial)
 		return onnx_fail(o, NPU_ENOTSUP, "training mode (or spatial 0) is not supported");
 	if (x->rank < 2)
 		return onnx_fail(o, NPU_EINVAL, "X has rank %u", x->rank);
 	ch = x->dims[1];
-	TRY(in_static(o, 1, "scale", &sc));
-	TRY(in_static(o, 2, "B", &b));
-	TRY(in_static(o, 3, "input_mean", &mean));
-	TRY(in_static(o, 4, "input_var", &var));
+	TRY(onnx_in_static(o, 1, "scale", &sc));
+	TRY(onnx_in_static(o, 2, "B", &b));
+	TRY(onnx_in_static(o, 3, "input_mean", &mean));
+	TRY(onnx_in_static(o, 4, "input_var", &var));
 	if (sc->count != ch || b->count != ch || mean->count != ch || var->count != ch ||
 	    sc->dt != NPU_DT_FLOAT32 || b->dt != NPU_DT_FLOAT32 || mean->dt != NPU_DT_FLOAT32 ||
 	    var->dt != NPU_DT_FLOAT32)
@@ -1280,7 +1123,7 @@ static int op_batchnorm(struct onnx *o)
 	t[1] = const_f32(o, x->rank, cdims, a);
 	mid = onnx_temp(o, NPU_DT_FLOAT32, x->rank, x->dims);
 	y = t[1] < 0 || mid < 0 ? -1 : onnx_output(o, 0, NPU_DT_FLOAT32, x->rank, x->dims);
-	t[0] = in_t(o, 0);
+	t[0] = onnx_in_t(o, 0);
 	if (t[1] < 0 || mid < 0 || y < 0 || t[0] < 0) {
 		free(a);
 		free(c);
@@ -1309,7 +1152,7 @@ static int op_batchnorm(struct onnx *o)
 
 static int op_layernorm(struct onnx *o)
 {
-	struct oval *x = in(o, 0), *sc = in(o, 1), *b = in(o, 2);
+	struct oval *x = onnx_in(o, 0), *sc = onnx_in(o, 1), *b = onnx_in(o, 2);
 	struct ir_attrs at = { 0 };
 	struct nd_layernorm *p = &at.nd.ln;
 	uint32_t axis = 0, sdims[NPU_MAX_RANK];
@@ -1318,18 +1161,18 @@ static int op_layernorm(struct onnx *o)
 
 	if (!x || !sc)
 		return onnx_fail(o, NPU_EINVAL, "X and Scale are needed");
-	TRY(want_dt(o, x, F32, "X"));
-	TRY(want_dt(o, sc, F32, "Scale"));
-	TRY(attr_i(o, "axis", -1, &a));
-	TRY(attr_f(o, "epsilon", 1e-5f, &p->eps));
-	TRY(attr_i(o, "stash_type", 1, &stash));
+	TRY(onnx_want_dt(o, x, F32, "X"));
+	TRY(onnx_want_dt(o, sc, F32, "Scale"));
+	TRY(onnx_attr_i(o, "axis", -1, &a));
+	TRY(onnx_attr_f(o, "epsilon", 1e-5f, &p->eps));
+	TRY(onnx_attr_i(o, "stash_type", 1, &stash));
 	if (stash != 1)
 		return onnx_fail(o, NPU_ENOTSUP, "stash_type %lld (1: fp32)", (long long)stash);
 	if (!x->rank)
 		return onnx_fail(o, NPU_EINVAL, "a scalar input");
-	TRY(norm_axis(o, a, x->rank, 0, &axis));
-	p->outer = prod(x->dims, 0, axis);
-	p->norm = prod(x->dims, axis, x->rank);
+	TRY(onnx_norm_axis(o, a, x->rank, 0, &axis));
+	p->outer = onnx_prod(x->dims, 0, axis);
+	p->norm = onnx_prod(x->dims, axis, x->rank);
 	if (sc->count != p->norm || (b && (b->count != p->norm || b->dt != NPU_DT_FLOAT32)))
 		return onnx_fail(o, NPU_ENOTSUP, "Scale and B must have the normalized shape's "
 				 "%llu elements (broadcasting them is not supported)",
@@ -1341,8 +1184,8 @@ static int op_layernorm(struct onnx *o)
 		y[1] = onnx_output(o, 1, NPU_DT_FLOAT32, x->rank, sdims);
 	if (y[0] >= 0 && y[1] >= -1)
 		y[2] = onnx_output(o, 2, NPU_DT_FLOAT32, x->rank, sdims);
-	t[0] = in_t(o, 0);
-	t[1] = in_t(o, 1);
+	t[0] = onnx_in_t(o, 0);
+	t[1] = onnx_in_t(o, 1);
 	if (b)
 		t[2] = onnx_tensor(o, b);
 	if (y[0] < 0 || y[1] < -1 || y[2] < -1 || t[0] < 0 || t[1] < 0 || t[2] < -1)
@@ -1364,23 +1207,23 @@ static int qdq_shape(struct onnx *o, const struct oval *x, const struct oval *s,
 		p->inner = 1;
 		return 0;
 	}
-	TRY(attr_i(o, "axis", 1, &a));
+	TRY(onnx_attr_i(o, "axis", 1, &a));
 	if (o->opset < 13 || s->rank != 1)
 		return onnx_fail(o, NPU_EINVAL, "the scale must be a scalar%s",
 				 o->opset < 13 ? " before opset 13" : " or 1-D");
-	TRY(norm_axis(o, a, x->rank, 0, &axis));
+	TRY(onnx_norm_axis(o, a, x->rank, 0, &axis));
 	if (s->count != x->dims[axis])
 		return onnx_fail(o, NPU_EINVAL, "%llu scales for axis %u of %u",
 				 (unsigned long long)s->count, axis, x->dims[axis]);
-	p->outer = prod(x->dims, 0, axis);
+	p->outer = onnx_prod(x->dims, 0, axis);
 	p->axis = x->dims[axis];
-	p->inner = prod(x->dims, axis + 1, x->rank);
+	p->inner = onnx_prod(x->dims, axis + 1, x->rank);
 	return 0;
 }
 
 static int qdq(struct onnx *o, int quantize)
 {
-	struct oval *x = in(o, 0), *s = in(o, 1), *z = in(o, 2);
+	struct oval *x = onnx_in(o, 0), *s = onnx_in(o, 1), *z = onnx_in(o, 2);
 	struct ir_attrs at = { 0 };
 	struct nd_qdq *p = &at.nd.qdq;
 	enum npu_dtype qdt;
@@ -1388,8 +1231,8 @@ static int qdq(struct onnx *o, int quantize)
 
 	if (!x || !s)
 		return onnx_fail(o, NPU_EINVAL, "x and its scale are needed");
-	TRY(want_dt(o, x, quantize ? F32 : U8 | I8 | I32, "x"));
-	TRY(want_dt(o, s, F32, "the scale"));
+	TRY(onnx_want_dt(o, x, quantize ? F32 : U8 | I8 | I32, "x"));
+	TRY(onnx_want_dt(o, s, F32, "the scale"));
 	qdt = quantize ? (z ? z->dt : NPU_DT_UINT8) : x->dt;
 	if (z && (z->dt != qdt || z->count != s->count))
 		return onnx_fail(o, NPU_EINVAL, "the zero point must match the scale's shape and "
@@ -1400,8 +1243,8 @@ static int qdq(struct onnx *o, int quantize)
 	p->mode = quantize ? ND_QUANTIZE : ND_DEQUANTIZE;
 	p->qdtype = qdt;
 	y = onnx_output(o, 0, quantize ? qdt : NPU_DT_FLOAT32, x->rank, x->dims);
-	t[0] = in_t(o, 0);
-	t[1] = in_t(o, 1);
+	t[0] = onnx_in_t(o, 0);
+	t[1] = onnx_in_t(o, 1);
 	if (z)
 		t[2] = onnx_tensor(o, z);
 	if (y < 0 || t[0] < 0 || t[1] < 0 || t[2] < -1)
@@ -1446,12 +1289,12 @@ static int requantize(struct onnx *o, int acc, uint32_t rank, const uint32_t *di
 	p->mode = ND_REQUANTIZE;
 	p->qdtype = yz->dt;
 	if (nm == 1) {
-		p->outer = prod(dims, 0, rank);
+		p->outer = onnx_prod(dims, 0, rank);
 		p->axis = p->inner = 1;
 	} else {
-		p->outer = prod(dims, 0, axis);
+		p->outer = onnx_prod(dims, 0, axis);
 		p->axis = nm;
-		p->inner = prod(dims, axis + 1, rank);
+		p->inner = onnx_prod(dims, axis + 1, rank);
 	}
 	t[0] = acc;
 	t[2] = onnx_tensor(o, (struct oval *)yz);
@@ -1468,20 +1311,20 @@ static int requantize(struct onnx *o, int acc, uint32_t rank, const uint32_t *di
  */
 static int op_qlinearmatmul(struct onnx *o)
 {
-	struct oval *a = in(o, 0), *as, *az, *b = in(o, 3), *bs, *bz, *ys, *yz;
+	struct oval *a = onnx_in(o, 0), *as, *az, *b = onnx_in(o, 3), *bs, *bz, *ys, *yz;
 	uint32_t na, nb;
 	int za, zb, acc = -1;
 
 	if (!a || !b)
 		return onnx_fail(o, NPU_EINVAL, "a and b are needed");
-	TRY(want_dt(o, a, U8 | I8, "a"));
-	TRY(want_dt(o, b, U8 | I8, "b"));
-	TRY(in_static(o, 1, "a_scale", &as));
-	TRY(in_static(o, 4, "b_scale", &bs));
-	TRY(in_static(o, 6, "y_scale", &ys));
-	az = in(o, 2);
-	bz = in(o, 5);
-	yz = in(o, 7);
+	TRY(onnx_want_dt(o, a, U8 | I8, "a"));
+	TRY(onnx_want_dt(o, b, U8 | I8, "b"));
+	TRY(onnx_in_static(o, 1, "a_scale", &as));
+	TRY(onnx_in_static(o, 4, "b_scale", &bs));
+	TRY(onnx_in_static(o, 6, "y_scale", &ys));
+	az = onnx_in(o, 2);
+	bz = onnx_in(o, 5);
+	yz = onnx_in(o, 7);
 	if (!az || !bz || !yz)
 		return onnx_fail(o, NPU_EINVAL, "the zero points are needed");
 	za = zero_point(o, 2, a, &na);
@@ -1506,17 +1349,17 @@ static int op_qlinearmatmul(struct onnx *o)
 /* QLinearConv after its integer convolution: + bias (int32), requantized per channel. */
 static int qlinear_conv_out(struct onnx *o, int acc, uint32_t rank, const uint32_t *dims)
 {
-	struct oval *xs, *ws, *ys, *yz = in(o, 7);
+	struct oval *xs, *ws, *ys, *yz = onnx_in(o, 7);
 
-	TRY(in_static(o, 1, "x_scale", &xs));
-	TRY(in_static(o, 4, "w_scale", &ws));
-	TRY(in_static(o, 6, "y_scale", &ys));
+	TRY(onnx_in_static(o, 1, "x_scale", &xs));
+	TRY(onnx_in_static(o, 4, "w_scale", &ws));
+	TRY(onnx_in_static(o, 6, "y_scale", &ys));
 	if (xs->dt != NPU_DT_FLOAT32 || ws->dt != NPU_DT_FLOAT32 || ys->dt != NPU_DT_FLOAT32)
 		return onnx_fail(o, NPU_EINVAL, "the scales must be floats");
 	if (!yz)
 		return onnx_fail(o, NPU_EINVAL, "y_zero_point is needed");
-	if (has_in(o, 8)) {
-		struct oval *b = in(o, 8);
+	if (onnx_has_in(o, 8)) {
+		struct oval *b = onnx_in(o, 8);
 		struct ir_attrs at = { 0 };
 		struct nd_binary *p = &at.nd.bin;
 		int t[2], sum;

@@ -54,9 +54,13 @@ static void act_range(enum npu_activation act, const struct npu_tensor_desc *y, 
 		*hi = q6 < 127 ? q6 : 127;
 }
 
-/* Per-channel multipliers for in * w[c] / out; one for per-tensor weights. */
+/*
+ * Per-channel multipliers for in * w[c] / out; one for per-tensor weights.
+ * ONNX's requantization: the fp32 product in * w, divided by out in fp32,
+ * its bits in mult and a shift of 0 (onnxruntime's QLinearConv).
+ */
 static int channel_quant(npu_graph *g, struct lnode *l, int in, int w, int out,
-			 uint32_t channels)
+			 uint32_t channels, uint32_t requant)
 {
 	const struct ir_tensor *wt = &g->t[w];
 	uint32_t n = wt->cscales ? channels : 1;
@@ -73,6 +77,15 @@ static int channel_quant(npu_graph *g, struct lnode *l, int in, int w, int out,
 		double ws = wt->cscales ? wt->cscales[c] : wt->d.scale;
 		int sh;
 
+		if (requant == NPU_REQUANT_ONNX) {
+			float m = D(g, in)->scale * (float)ws / D(g, out)->scale;
+
+			l->mult[c] = npu_f32_bits(m);
+			if (!(ws > 0) || !npu_onnx_mult_valid(l->mult[c]))
+				return ir_fail(g, NPU_EINVAL, "tensor %d: weight scale %g of channel "
+					       "%u gives no fp32 multiplier", w, ws, c);
+			continue;
+		}
 		if (!(ws > 0) || npu_quantize_multiplier((double)D(g, in)->scale * ws /
 							 D(g, out)->scale, &l->mult[c], &sh))
 			return ir_fail(g, NPU_EINVAL, "tensor %d: weight scale %g of channel %u "
@@ -87,7 +100,7 @@ static int lower_conv_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	int x = n->in[0], w = n->in[1], y = n->out[0];
 	const struct npu_tensor_desc *in = D(g, x), *f = D(g, w), *out = D(g, y);
 	int32_t lo, hi;
-	int nq = channel_quant(g, l, x, w, y, out->dims[3]);
+	int nq = channel_quant(g, l, x, w, y, out->dims[3], n->a.requant);
 	struct kern *k;
 
 	if (nq < 0)
@@ -95,12 +108,15 @@ static int lower_conv_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	act_range(n->a.act, out, &lo, &hi);
 	k = KERN(l, K_CONV_I8, x, w, n->in[2], y);
 	k->p.conv = (struct npu_conv2d_i8){
-		in->dims[0], in->dims[1], in->dims[2], in->dims[3],
-		out->dims[1], out->dims[2], out->dims[3],
-		f->dims[1], f->dims[2], n->a.stride[0], n->a.stride[1],
-		n->a.dilation[0], n->a.dilation[1], n->a.pad[0], n->a.pad[1],
-		in->zero_point, out->zero_point, lo, hi, nq == 1, n->a.depthwise,
-		n->a.groups > 1 ? n->a.groups : 0,
+		.batch = in->dims[0], .in_h = in->dims[1], .in_w = in->dims[2],
+		.in_c = in->dims[3], .out_h = out->dims[1], .out_w = out->dims[2],
+		.out_c = out->dims[3], .k_h = f->dims[1], .k_w = f->dims[2],
+		.stride_h = n->a.stride[0], .stride_w = n->a.stride[1],
+		.dil_h = n->a.dilation[0], .dil_w = n->a.dilation[1],
+		.pad_top = n->a.pad[0], .pad_left = n->a.pad[1],
+		.in_zero = in->zero_point, .out_zero = out->zero_point, .act_min = lo,
+		.act_max = hi, .per_tensor = nq == 1, .depthwise = n->a.depthwise,
+		.groups = n->a.groups > 1 ? n->a.groups : 0, .requant = n->a.requant,
 	};
 	k->mult = l->mult;
 	k->shift = l->shift;
@@ -113,15 +129,18 @@ static int lower_fc_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	int x = n->in[0], w = n->in[1], y = n->out[0];
 	const struct npu_tensor_desc *wd = D(g, w), *out = D(g, y);
 	int32_t lo, hi;
-	int nq = channel_quant(g, l, x, w, y, wd->dims[0]);
+	int nq = channel_quant(g, l, x, w, y, wd->dims[0], n->a.requant);
 	struct kern *k;
 
 	if (nq < 0)
 		return nq;
 	act_range(n->a.act, out, &lo, &hi);
 	k = KERN(l, K_GEMM_I8, x, w, n->in[2], y);
-	k->p.gemm = (struct npu_gemm_i8){ out->dims[0], wd->dims[0], wd->dims[1],
-					  D(g, x)->zero_point, out->zero_point, lo, hi, nq == 1 };
+	k->p.gemm = (struct npu_gemm_i8){
+		.m = out->dims[0], .n = wd->dims[0], .k = wd->dims[1],
+		.a_zero = D(g, x)->zero_point, .out_zero = out->zero_point, .act_min = lo,
+		.act_max = hi, .per_tensor = nq == 1, .requant = n->a.requant,
+	};
 	k->mult = l->mult;
 	k->shift = l->shift;
 	k->nq = (uint32_t)nq;

@@ -61,8 +61,11 @@ void npu_concat_rows(const struct npu_concat *p, struct npu_concat_rows *r);
  */
 void npu_pad_rank4(const struct npu_pad *p, uint32_t *d, uint32_t *before, uint32_t *after);
 void npu_transpose_rank4(const struct npu_transpose *p, uint32_t *out_dims, size_t *step);
-/* Requantization shifts in the range npu_quant.h defines, for @n channels. */
-bool npu_shifts_valid(const int32_t *shift, uint32_t n);
+/*
+ * @n channels' requantization in the range npu_quant.h defines: TFLite's
+ * shifts, or ONNX's fp32 multipliers (finite, >= 0) with shifts of 0.
+ */
+bool npu_quant_valid(uint32_t requant, const int32_t *mult, const int32_t *shift, uint32_t n);
 
 #pragma GCC visibility pop
 

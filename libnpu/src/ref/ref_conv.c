@@ -19,6 +19,7 @@ bool npu_conv2d_i8_valid(const struct npu_conv2d_i8 *p)
 	       p->in_zero >= -128 && p->in_zero <= 127 && p->out_zero >= -128 &&
 	       p->out_zero <= 127 && p->act_min >= -128 && p->act_min <= p->act_max &&
 	       p->act_max <= 127 && (!p->depthwise || p->out_c % p->in_c == 0) &&
+	       p->requant <= NPU_REQUANT_ONNX &&
 	       (p->groups <= 1 || (!p->depthwise && p->groups <= p->in_c &&
 				   p->in_c % p->groups == 0 && p->out_c % p->groups == 0));
 }
@@ -31,7 +32,7 @@ int npu_ref_conv2d_i8_v(size_t size, const struct npu_conv2d_i8 *p_in, const int
 	uint32_t groups, cg;
 
 	if (!npu_conv2d_i8_valid(p) || !in || !filter || !mult || !shift || !out ||
-	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->out_c))
+	    !npu_quant_valid(p->requant, mult, shift, p->per_tensor ? 1 : p->out_c))
 		return NPU_EINVAL;
 	groups = p->groups > 1 ? p->groups : 1;
 	cg = p->in_c / groups;
@@ -68,8 +69,8 @@ int npu_ref_conv2d_i8_v(size_t size, const struct npu_conv2d_i8 *p_in, const int
 			}
 		}
 		out[(((size_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c + oc] =
-			npu_requant_i8((int32_t)(uint32_t)acc, mult[c], shift[c], p->out_zero,
-				       p->act_min, p->act_max);
+			npu_requant_q8(p->requant == NPU_REQUANT_ONNX, (int32_t)(uint32_t)acc,
+				       mult[c], shift[c], p->out_zero, p->act_min, p->act_max);
 	}
 	return NPU_OK;
 }

@@ -14,13 +14,14 @@ bool npu_gemm_i8_valid(const struct npu_gemm_i8 *p)
 	return p && p->m && p->n && p->k && p->m <= 65536 && p->n <= 65536 && p->k <= 65536 &&
 	       p->a_zero >= -128 && p->a_zero <= 127 && p->out_zero >= -128 &&
 	       p->out_zero <= 127 && p->act_min >= -128 && p->act_min <= p->act_max &&
-	       p->act_max <= 127;
+	       p->act_max <= 127 && p->requant <= NPU_REQUANT_ONNX;
 }
 
-bool npu_shifts_valid(const int32_t *shift, uint32_t n)
+bool npu_quant_valid(uint32_t requant, const int32_t *mult, const int32_t *shift, uint32_t n)
 {
 	for (uint32_t c = 0; c < n; c++)
-		if (shift[c] < -31 || shift[c] > 30)
+		if (requant == NPU_REQUANT_ONNX ? shift[c] || !npu_onnx_mult_valid(mult[c]) :
+		    shift[c] < -31 || shift[c] > 30)
 			return false;
 	return true;
 }
@@ -31,7 +32,7 @@ int npu_ref_gemm_i8_v(size_t size, const struct npu_gemm_i8 *p_in, const int8_t 
 {
 	NPU_STRUCT_IN(struct npu_gemm_i8, p, p_in, size);
 	if (!npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out ||
-	    !npu_shifts_valid(shift, p->per_tensor ? 1 : p->n))
+	    !npu_quant_valid(p->requant, mult, shift, p->per_tensor ? 1 : p->n))
 		return NPU_EINVAL;
 
 	for (uint32_t m = 0; m < p->m; m++) {
@@ -43,7 +44,8 @@ int npu_ref_gemm_i8_v(size_t size, const struct npu_gemm_i8 *p_in, const int8_t 
 				acc += (int64_t)(a[(size_t)m * p->k + k] - p->a_zero) *
 				       b[(size_t)n * p->k + k];
 			out[(size_t)m * p->n + n] =
-				npu_requant_i8((int32_t)(uint32_t)acc, mult[c], shift[c],
+				npu_requant_q8(p->requant == NPU_REQUANT_ONNX,
+					       (int32_t)(uint32_t)acc, mult[c], shift[c],
 					       p->out_zero, p->act_min, p->act_max);
 		}
 	}

@@ -13,6 +13,7 @@
 
 #include "backends/backend.h"
 #include "device/npu_priv.h"
+#include "npu_fw.h"
 #include "passes/lower.h"
 
 /* The device's defaults (qemu-device/core/npu_core.c): a 32 x 32 MAC array
@@ -120,6 +121,13 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 		if (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.rank) {
 			strcpy(c->reason, "broadcasting: not in the firmware's eltwise");
 			return 0;
+		}
+		if ((l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.requant == NPU_REQUANT_ONNX) ||
+		    (l->k[i].kind == K_GEMM_I8 && l->k[i].p.gemm.requant == NPU_REQUANT_ONNX)) {
+			if (!(n->dev->info.fw_caps & NPU_FW_CAP_REQUANT_ONNX)) {
+				strcpy(c->reason, "ONNX requantization: not in this device");
+				return 0;
+			}
 		}
 		if (l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.groups > 1) {
 			strcpy(c->reason, "groups: not in the firmware's conv2d");

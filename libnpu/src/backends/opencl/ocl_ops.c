@@ -4,7 +4,7 @@
  * parameters as the CPU reference does, then enqueues its kernel
  * (libnpu/src/kernels) on buffers already on the device; nothing waits. The
  * requantization arrays (@mult, @shift) are the caller's to have checked
- * (npu_shifts_valid), as they live on the device. At the end, the
+ * (npu_quant_valid), as they live on the device. At the end, the
  * one-call helpers of npu_ocl.h.
  */
 #include <string.h>
@@ -27,7 +27,8 @@ int ocl_gemm_i8(struct npu_ocl *o, const struct npu_gemm_i8 *p, cl_mem a, cl_mem
 
 	if (!npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out)
 		return NPU_EINVAL;
-	pt = !!p->per_tensor;
+	/* bit 0: one requantization for all channels; bit 1: ONNX's */
+	pt = (p->per_tensor ? 1 : 0) | (p->requant == NPU_REQUANT_ONNX ? 2 : 0);
 	bm = or_dummy(o, bias);
 	{
 		size_t g[2] = { p->n, p->m };
@@ -51,7 +52,7 @@ int ocl_conv2d_i8(struct npu_ocl *o, const struct npu_conv2d_i8 *p, cl_mem in, c
 
 	if (!npu_conv2d_i8_valid(p) || !in || !filter || !mult || !shift || !out)
 		return NPU_EINVAL;
-	pt = !!p->per_tensor;
+	pt = (p->per_tensor ? 1 : 0) | (p->requant == NPU_REQUANT_ONNX ? 2 : 0);
 	bm = or_dummy(o, bias);
 	geo = (cl_uint16){ { p->batch, p->in_h, p->in_w, p->in_c, p->out_h, p->out_w, p->out_c,
 			     p->k_h, p->k_w, p->stride_h, p->stride_w, p->dil_h, p->dil_w,
@@ -414,7 +415,7 @@ int npu_ocl_gemm_i8_v(size_t size, npu_ocl *o, const struct npu_gemm_i8 *p_in, c
 	int e;
 
 	if (!o || !npu_gemm_i8_valid(p) || !a || !b || !mult || !shift || !out ||
-	    !npu_shifts_valid(shift, nq))
+	    !npu_quant_valid(p->requant, mult, shift, nq))
 		return NPU_EINVAL;
 	m[0] = ocl_buffer(o, (size_t)p->m * p->k, (void *)a, 1);
 	m[1] = ocl_buffer(o, (size_t)p->n * p->k, (void *)b, 1);

@@ -20,8 +20,9 @@ kernel void gemm_i8(global const char *a, global const char *b, global const int
 	acc = has_bias ? (uint)bias[j] : 0u;
 	for (uint x = 0; x < k; x++)
 		acc += (uint)(((int)a[(size_t)i * k + x] - a_zero) * (int)b[(size_t)j * k + x]);
-	c = per_tensor ? 0 : j;
-	out[(size_t)i * n + j] = npu_requant_i8((int)acc, mult[c], shift[c], out_zero, act_min,
+	c = (per_tensor & 1) ? 0 : j;
+	out[(size_t)i * n + j] = npu_requant_q8(per_tensor >> 1, (int)acc, mult[c], shift[c],
+						out_zero, act_min,
 						act_max);
 }
 
@@ -38,7 +39,7 @@ kernel void conv2d_i8(global const char *in, global const char *filter,
 	uint in_h = g[1], in_w = g[2], in_c = g[3], out_h = g[4], out_w = g[5];
 	uint out_c = g[6], k_h = g[7], k_w = g[8];
 	uint oc = o % out_c, ox = (o / out_c) % out_w, oy = (o / out_c / out_w) % out_h;
-	uint b = o / out_c / out_w / out_h, c = per_tensor ? 0 : oc;
+	uint b = o / out_c / out_w / out_h, c = (per_tensor & 1) ? 0 : oc;
 	uint acc;
 
 	if (b >= g[0])
@@ -65,7 +66,8 @@ kernel void conv2d_i8(global const char *in, global const char *filter,
 				acc += (uint)(((int)in[base + oc / (out_c / groups) * cg + ic] - in_zero) *
 					      (int)filter[(((size_t)oc * k_h + ky) * k_w + kx) * cg + ic]);
 		}
-	out[o] = npu_requant_i8((int)acc, mult[c], shift[c], out_zero, act_min, act_max);
+	out[o] = npu_requant_q8(per_tensor >> 1, (int)acc, mult[c], shift[c], out_zero, act_min,
+				act_max);
 }
 
 /* An empty window sets *bad, which the caller turns into NPU_EINVAL. */
