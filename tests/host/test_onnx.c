@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "npu.h"
+#include "npu_backend.h"
 #include "onnx.pb-c.h"
 #include "tap.h"
 
@@ -243,9 +244,11 @@ static uint8_t *pack(const struct model *mb, size_t *len)
  * Load @buf, compile on the CPU reference, run with the inputs in the
  * graph's order, read output 0 into @out (@bytes); 0 or the error.
  */
+static enum npu_backend backend = NPU_BACKEND_CPU;
+
 static int run(const uint8_t *buf, size_t len, const void *const *in, void *out, size_t bytes)
 {
-	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU, .strict = 1 };
+	struct npu_compile_opts co = { .backend = backend, .strict = 1 };
 	npu_graph *g;
 	npu_plan *p = NULL;
 	int err = npu_model_load_mem(buf, len, NULL, &g);
@@ -526,6 +529,27 @@ static void test_qdq_residual(void)
 	m.in[m.nin++] = value("x", F32, DIMS(1, C, H, W));
 	m.out[m.nout++] = value("z", I8, 0, NULL);
 	buf = pack(&m, &len);
+	if (getenv("TEST_ONNX_DUMP")) {
+		FILE *f = fopen(getenv("TEST_ONNX_DUMP"), "wb");
+
+		fwrite(buf, 1, len, f);
+		fclose(f);
+	}
+	/* DQ -> Conv -> Q is one int8 convolution (QDQ folding); the Add stays fp32 */
+	{
+		npu_graph *g;
+		struct npu_node_info ni;
+		int convs = 0, floats = 0;
+
+		CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+		for (int i = 0; i < npu_graph_node_count(g); i++) {
+			CHECK_EQ(npu_graph_node_info(g, i, &ni), 0);
+			convs += !strcmp(ni.label, "conv2d");
+			floats += !strcmp(ni.label, "conv");
+		}
+		npu_graph_free(g);
+		CHECK(convs == 1 && floats == 0);
+	}
 	CHECK_EQ(run(buf, len, in, z, sizeof(z)), 0);
 	/* ONNX's arithmetic, in loops */
 	{
@@ -565,6 +589,14 @@ static void test_qdq_residual(void)
 				tap_diag("element %d: %d, expected %d", i, z[i], want[i]);
 		CHECK(!bad);
 	}
+	/* the same on OpenCL, nothing falling back, where the host has it */
+	backend = NPU_BACKEND_OPENCL;
+	memset(z, 0, sizeof(z));
+	if (run(buf, len, in, z, sizeof(z)) == 0)
+		CHECK(!memcmp(z, want, sizeof(z)));
+	else
+		tap_diag("no OpenCL here: the CPU reference only");
+	backend = NPU_BACKEND_CPU;
 	arena_free();
 }
 

@@ -114,6 +114,7 @@ struct oval *onnx_add(struct onnx *o, const char *name, enum npu_dtype dt, uint3
 	memcpy(v->name, name, len + 1);
 	v->id = -1;
 	v->input = -1;
+	v->i8 = -1;
 	v->dt = dt;
 	v->rank = rank;
 	v->count = 1;
@@ -168,10 +169,42 @@ static int new_tensor(struct onnx *o, enum npu_dtype dt, uint32_t rank, const ui
 	return id;
 }
 
+/* @v's tensor of dtype @dt, written by a node of @op from @in with @a; its id or an error. */
+static int derive(struct onnx *o, struct oval *v, enum npu_dtype dt, enum ir_op op,
+		  const int *in, uint32_t nin, struct ir_attrs *a)
+{
+	int id = new_tensor(o, dt, v->rank, v->dims, NULL, v->name);
+
+	if (id < 0)
+		return id;
+	return onnx_node(o, op, in, nin, &id, 1, a) ? NPU_EINVAL : id;
+}
+
 int onnx_tensor(struct onnx *o, struct oval *v)
 {
 	if (v->id >= 0)
 		return v->id;
+	if (v->dq_x) {
+		/* a DequantizeLinear read as floats after all: made here, once */
+		struct ir_attrs a = { 0 };
+		int in[3] = { onnx_tensor(o, v->dq_x), onnx_tensor(o, v->dq_s),
+			      v->dq_z ? onnx_tensor(o, v->dq_z) : -1 };
+
+		if (in[0] < 0 || in[1] < 0 || (v->dq_z && in[2] < 0))
+			return in[0] < 0 ? in[0] : in[1] < 0 ? in[1] : in[2];
+		a.nd.qdq = v->dq;
+		v->id = derive(o, v, NPU_DT_FLOAT32, IR_ND_QDQ, in, 3, &a);
+		return v->id;
+	}
+	if (v->i8 >= 0) {
+		/* a uint8 value an int8 op made: its bytes flipped back */
+		struct ir_attrs a = { 0 };
+
+		a.nd.un = (struct nd_unary){ .fn = ND_FLIP128, .dtype = NPU_DT_INT8,
+					     .count = v->count ? v->count : 1 };
+		v->id = derive(o, v, NPU_DT_UINT8, IR_ND_UNARY, &v->i8, 1, &a);
+		return v->id;
+	}
 	if (v->input >= 0) {
 		/* A graph input read as data: an input tensor of the graph. */
 		if (v->dt == NPU_DT_INT64)
@@ -412,7 +445,11 @@ static int declare_io(struct onnx *o, const Onnx__GraphProto *gp)
 					name ? name : "");
 			break;
 		}
-		id = v->id;
+		id = v->id >= 0 || v->input >= 0 || v->data ? v->id : onnx_tensor(o, v);
+		if (id < 0 && v->input < 0 && !v->data) {
+			err = id;
+			break;
+		}
 		if (id < 0 || v->input >= 0 || o->g->t[id].cdata) {
 			/* A constant or an input as an output: copied into one of its own. */
 			struct ir_attrs a = { 0 };
@@ -470,6 +507,7 @@ static void onnx_free(struct onnx *o)
 	}
 	free(o->v);
 	free(o->hash);
+	free(o->done);
 }
 
 static int load(const void *buf, size_t len, const struct npu_model_opts *opts, npu_graph **out)
@@ -497,7 +535,13 @@ static int load(const void *buf, size_t len, const struct npu_model_opts *opts, 
 		err = read_initializers(&o, gp);
 	if (!err)
 		err = read_inputs(&o, gp, opts);
+	o.gp = gp;
+	o.done = gp ? calloc(gp->n_node + 1, 1) : NULL;
+	if (!err && !o.done)
+		err = onnx_fail(&o, NPU_ENOMEM, "out of memory");
 	for (size_t i = 0; !err && i < gp->n_node; i++) {
+		if (o.done[i])
+			continue;	/* folded into an op before it */
 		o.node = gp->node[i];
 		o.node_index = (int)i;
 		err = onnx_import_node(&o);

@@ -33,6 +33,14 @@ struct oval {
 	uint64_t count;
 	void *data;			/* static values (owned), or NULL */
 	int input;			/* a graph input not yet bound to a tensor: its index, else -1 */
+	/*
+	 * A DequantizeLinear's output is made only when an op reads it as
+	 * floats (onnx_tensor): an int8 op folded from DQ -> op -> Q reads
+	 * @dq_x itself. @dq: the dequantization's parameters.
+	 */
+	struct oval *dq_x, *dq_s, *dq_z;
+	struct nd_qdq dq;
+	int i8;				/* the int8 tensor int8 ops read (uint8 values flipped), or -1 */
 };
 
 struct onnx {
@@ -46,6 +54,8 @@ struct onnx {
 	const Onnx__NodeProto *node;	/* the node being imported, for messages */
 	int node_index;
 	int allow_empty;		/* a reshape: its tensors may have no elements */
+	const Onnx__GraphProto *gp;
+	char *done;			/* per node: imported already (folded into another's) */
 };
 
 /* Fail with a message naming the node being imported (if any). */
@@ -111,6 +121,27 @@ double onnx_get_f(const struct oval *v, uint64_t i);
 /* An axis in [-rank, rank) (or [-rank, rank] with @plus1) made positive. */
 int onnx_norm_axis(struct onnx *o, int64_t axis, uint32_t rank, int plus1, uint32_t *out);
 uint64_t onnx_prod(const uint32_t *d, uint32_t a, uint32_t b);
+
+/* A window op's geometry (onnx_ops.c works it out from the attributes). */
+enum auto_pad { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
+
+struct window {
+	uint32_t nsp;
+	int64_t k[ND_MAX_SP], s[ND_MAX_SP], d[ND_MAX_SP], lo[ND_MAX_SP], hi[ND_MAX_SP];
+	enum auto_pad ap;
+};
+
+/*
+ * QDQ folding (onnx_qdq.c): the node being imported (a Conv of geometry
+ * @w, @group and output dims @ydims; or a Gemm or MatMul) whose inputs are
+ * dequantized int8 or uint8 values and whose output a QuantizeLinear (after
+ * a Relu, perhaps) alone reads, imported as libnpu's int8 op with ONNX's
+ * requantization. 1 when folded, 0 when the pattern does not hold (the
+ * float op is imported), or an error.
+ */
+int onnx_fold_conv(struct onnx *o, const struct window *w, uint32_t group,
+		   const uint32_t *ydims);
+int onnx_fold_gemm(struct onnx *o, int trans_b);
 
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);

@@ -290,6 +290,12 @@ static int op_matmul(struct onnx *o)
 		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
 	TRY(onnx_want_dt(o, a, F32, "A"));
 	TRY(onnx_want_dt(o, b, F32, "B"));
+	{	/* DQ -> MatMul -> Q: int8 */
+		int r = onnx_fold_gemm(o, 0);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	return matmul(o, a, b, 0, 0, 1.0f, -1, -1, 0, 0, &y, NPU_DT_FLOAT32, NULL, NULL);
 }
 
@@ -342,6 +348,12 @@ static int op_gemm(struct onnx *o)
 	TRY(onnx_attr_f(o, "beta", 1.0f, &beta));
 	if (a->rank != 2 || b->rank != 2)
 		return onnx_fail(o, NPU_EINVAL, "A and B must be matrices");
+	if (alpha == 1.0f && (beta == 1.0f || !c) && !ta) {	/* DQ -> Gemm -> Q: int8 */
+		int r = onnx_fold_gemm(o, (int)tb);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	if (!c || beta == 0.0f) {
 		return matmul(o, a, b, (int)ta, (int)tb, alpha, -1, -1, 0, 0, &y, NPU_DT_FLOAT32,
 			      NULL, NULL);
@@ -405,13 +417,6 @@ static int op_gemm(struct onnx *o)
 
 /* ---- convolution and pooling ----------------------------------------------------- */
 
-enum auto_pad { PAD_NOTSET, PAD_SAME_UPPER, PAD_SAME_LOWER, PAD_VALID };
-
-struct window {
-	uint32_t nsp;
-	int64_t k[ND_MAX_SP], s[ND_MAX_SP], d[ND_MAX_SP], lo[ND_MAX_SP], hi[ND_MAX_SP];
-	enum auto_pad ap;
-};
 
 /* kernel_shape (or @kdef), strides, dilations, pads, auto_pad of a window op. */
 static int read_window(struct onnx *o, const struct oval *x, const uint32_t *kdef,
@@ -624,6 +629,16 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 					 "groups", wv->dims[0], wv->dims[1], x->dims[1],
 					 (long long)group);
 		TRY(window_out(o, x, &w, 0, ydims + 2));
+		if (kind == CONV_F32) {	/* DQ -> Conv -> Q: an int8 convolution */
+			int r;
+
+			ydims[0] = x->dims[0];
+			ydims[1] = oc;
+			r = onnx_fold_conv(o, &w, (uint32_t)group, ydims);
+
+			if (r)
+				return r < 0 ? r : 0;
+		}
 	} else {
 		int64_t outpad[ND_MAX_SP] = { 0 }, oshape[NPU_MAX_RANK];
 		uint32_t nop, nos;
@@ -1242,6 +1257,18 @@ static int qdq(struct onnx *o, int quantize)
 	TRY(qdq_shape(o, x, s, p));
 	p->mode = quantize ? ND_QUANTIZE : ND_DEQUANTIZE;
 	p->qdtype = qdt;
+	if (!quantize && s->data && (!z || z->data) && N->n_output && N->output[0][0]) {
+		/* made only if read as floats: an int8 op may read x instead (onnx_qdq.c) */
+		struct oval *v = onnx_add(o, N->output[0], NPU_DT_FLOAT32, x->rank, x->dims);
+
+		if (!v)
+			return NPU_EINVAL;
+		v->dq_x = x;
+		v->dq_s = s;
+		v->dq_z = z;
+		v->dq = *p;
+		return 0;
+	}
 	y = onnx_output(o, 0, quantize ? qdt : NPU_DT_FLOAT32, x->rank, x->dims);
 	t[0] = onnx_in_t(o, 0);
 	t[1] = onnx_in_t(o, 1);

@@ -6,8 +6,8 @@
  * or an activation a transpose node writes from it. An op with an NCHW
  * output writes a twin of it instead, and a transpose node then writes
  * the NCHW tensor; its twin is then that same tensor, so a later op that
- * reads it takes no round trip. Transpose, reshape, custom and kernel
- * nodes see dims as they are given.
+ * reads it takes no round trip. Transpose, reshape, custom, kernel and the
+ * N-dimensional (IR_ND_*) nodes see dims as they are given.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +16,11 @@
 
 static const uint32_t to_nhwc[4] = { 0, 2, 3, 1 }, to_nchw[4] = { 0, 3, 1, 2 };
 
+/* Ops that see dims as given: an NCHW tensor is an N-dimensional array to them. */
 static int exempt(enum ir_op op)
 {
-	return op == IR_TRANSPOSE || op == IR_RESHAPE || op == IR_CUSTOM || op == IR_KERNEL;
+	return op == IR_TRANSPOSE || op == IR_RESHAPE || op == IR_CUSTOM || op == IR_KERNEL ||
+	       (op >= IR_ND_BINARY && op <= IR_ND_QDQ);
 }
 
 /*

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * onnx_qdq.c - QDQ folding as a model is read: DequantizeLinear -> Conv,
+ * Gemm or MatMul (-> Relu) -> QuantizeLinear, the form onnxruntime's
+ * quantizer writes, becomes libnpu's int8 convolution or fully connected
+ * op with ONNX's requantization (an fp32 multiplier x_scale * w_scale /
+ * y_scale, ties to even), which is how onnxruntime runs it too
+ * (QLinearConv). The NPU, OpenCL and the CPU reference then all run it in
+ * int8. uint8 activations run as int8 with the zero point moved by 128
+ * (x - zp = (x ^ 0x80) - (zp - 128), exactly); uint8 weights with zero
+ * point 128 likewise become symmetric int8 ones.
+ *
+ * Nothing here is required for correctness: whenever a condition does not
+ * hold, the float op is imported and the dequantized values are made.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/onnx.h"
+
+#define N	(o->node)
+
+/* A per-tensor static scale and zero point of a dequantized value, or 0. */
+static int per_tensor(const struct oval *v, float *scale, int32_t *zp)
+{
+	if (!v || !v->dq_x || v->dq.axis != 1 || !v->dq_s->data || v->dq_s->count != 1)
+		return 0;
+	*scale = ((const float *)v->dq_s->data)[0];
+	*zp = v->dq_z ? (int32_t)onnx_get_i(v->dq_z, 0) : 0;
+	return *scale > 0 && isfinite(*scale);
+}
+
+/* The nodes after the current one that read @name, and the last of them; -1 if an output. */
+static int readers(struct onnx *o, const char *name, int *last)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < o->gp->n_output; i++)
+		if (o->gp->output[i]->name && !strcmp(o->gp->output[i]->name, name))
+			return -1;
+	for (size_t j = (size_t)o->node_index + 1; j < o->gp->n_node; j++) {
+		const Onnx__NodeProto *m = o->gp->node[j];
+
+		for (size_t k = 0; k < m->n_input; k++)
+			if (!strcmp(m->input[k], name)) {
+				n++;
+				*last = (int)j;
+			}
+	}
+	return n;
+}
+
+/*
+ * The QuantizeLinear that alone reads the current node's output (through
+ * a Relu alone, *@relu), per tensor with static parameters: its index, or
+ * -1. *@ys, *@yz, *@ydt: its scale, zero point and type.
+ */
+static int sole_quantize(struct onnx *o, int *relu, float *ys, int32_t *yz, enum npu_dtype *ydt)
+{
+	const Onnx__NodeProto *q;
+	const char *name = N->n_output == 1 ? N->output[0] : NULL;
+	int j = -1;
+
+	*relu = -1;
+	if (!name || readers(o, name, &j) != 1)
+		return -1;
+	if (!strcmp(o->gp->node[j]->op_type, "Relu") && o->gp->node[j]->n_output == 1 &&
+	    !o->gp->node[j]->n_attribute) {
+		*relu = j;
+		if (readers(o, o->gp->node[j]->output[0], &j) != 1)
+			return -1;
+	}
+	q = o->gp->node[j];
+	if (strcmp(q->op_type, "QuantizeLinear") || (q->domain && *q->domain) || q->n_input < 2 ||
+	    q->n_output != 1 || q->n_attribute > 1 ||
+	    strcmp(q->input[0], *relu >= 0 ? o->gp->node[*relu]->output[0] : name))
+		return -1;
+	{
+		struct oval *s = onnx_find(o, q->input[1]);
+		struct oval *z = q->n_input > 2 ? onnx_find(o, q->input[2]) : NULL;
+
+		if (!s || !s->data || s->dt != NPU_DT_FLOAT32 || s->count != 1 ||
+		    (q->n_input > 2 && q->input[2][0] && (!z || !z->data || z->count != 1)))
+			return -1;
+		*ys = ((const float *)s->data)[0];
+		*ydt = z ? z->dt : NPU_DT_UINT8;
+		*yz = z ? (int32_t)onnx_get_i(z, 0) : 0;
+		if (!(*ys > 0) || !isfinite(*ys) || (*ydt != NPU_DT_INT8 && *ydt != NPU_DT_UINT8))
+			return -1;
+	}
+	return j;
+}
+
+/*
+ * The int8 tensor libnpu's int8 ops read for quantized value @v, its
+ * quantization (@scale, @zp of @v's type) set, NCHW when @nchw: @v's own
+ * tensor (int8), or a flipped copy (uint8). -1 when @v already has an int8
+ * tensor of another quantization, or is a constant; else an error.
+ */
+static int q8_tensor(struct onnx *o, struct oval *v, float scale, int32_t zp, int nchw)
+{
+	int32_t zp8 = v->dt == NPU_DT_UINT8 ? zp - 128 : zp;
+	struct npu_tensor_desc *d;
+	int t;
+
+	if (v->i8 >= 0) {
+		d = &o->g->t[v->i8].d;
+		return d->scale == scale && d->zero_point == zp8 &&
+		       (d->layout == NPU_LAYOUT_NCHW) == !!nchw ? v->i8 : -1;
+	}
+	if ((v->dt != NPU_DT_INT8 && v->dt != NPU_DT_UINT8) || (v->data && v->input < 0) ||
+	    zp8 < -128 || zp8 > 127 || (nchw && v->rank != 4))
+		return -1;
+	t = onnx_tensor(o, v);
+	if (t < 0)
+		return t;
+	if (v->dt == NPU_DT_UINT8) {
+		struct ir_attrs a = { 0 };
+		int u = t;
+
+		t = onnx_temp(o, NPU_DT_INT8, v->rank, v->dims);
+		if (t < 0)
+			return t;
+		a.nd.un = (struct nd_unary){ .fn = ND_FLIP128, .dtype = NPU_DT_UINT8,
+					     .count = v->count };
+		TRY(onnx_node(o, IR_ND_UNARY, &u, 1, &t, 1, &a));
+	}
+	/* an int8 activation's quantization is what its dequantization says */
+	d = &o->g->t[t].d;
+	d->scale = scale;
+	d->zero_point = zp8;
+	d->layout = nchw ? NPU_LAYOUT_NCHW : NPU_LAYOUT_NHWC;
+	v->i8 = t;
+	return t;
+}
+
+/* The folded op's output: int8 (or uint8 flipped), named as the QuantizeLinear's. */
+static int q8_output(struct onnx *o, int qnode, enum npu_dtype ydt, float ys, int32_t yz,
+		     uint32_t rank, const uint32_t *dims, int nchw, struct oval **out)
+{
+	struct npu_tensor_desc d = { .dtype = NPU_DT_INT8, .rank = rank, .scale = ys,
+				     .zero_point = ydt == NPU_DT_UINT8 ? yz - 128 : yz,
+				     .layout = nchw ? NPU_LAYOUT_NCHW : NPU_LAYOUT_NHWC };
+	struct oval *v;
+	int id;
+
+	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
+	id = ir_add_desc(o->g, &d);
+	if (id < 0)
+		return onnx_fail(o, id, "%s", o->g->err);
+	v = onnx_add(o, o->gp->node[qnode]->output[0], ydt, rank, dims);
+	if (!v)
+		return NPU_EINVAL;
+	v->i8 = id;
+	if (ydt == NPU_DT_INT8) {
+		v->id = id;
+		npu_graph_set_tensor_name(o->g, id, v->name);
+	}
+	*out = v;
+	return id;
+}
+
+/* Weights: a constant int8 (or uint8 with zero points of 128), per tensor or per @axis. */
+struct qweights {
+	int8_t *w;		/* as int8, symmetric (malloc'd) */
+	float *scales;		/* @n of them */
+	uint32_t n;
+};
+
+static int q8_weights(const struct oval *v, uint32_t axis, uint32_t channels, struct qweights *q)
+{
+	const struct oval *x = v->dq_x;
+	int flip = x && x->dt == NPU_DT_UINT8;
+
+	memset(q, 0, sizeof(*q));
+	if (!x || !x->data || x->input >= 0 || (x->dt != NPU_DT_INT8 && x->dt != NPU_DT_UINT8) ||
+	    !v->dq_s->data)
+		return 0;
+	q->n = (uint32_t)v->dq_s->count;
+	if (q->n != 1 && (q->n != channels || v->dq.axis != channels || v->dq.axis == 1 ||
+			  (axis == 0 ? v->dq.outer != 1 : v->dq.inner != 1)))
+		return 0;
+	for (uint32_t c = 0; c < q->n; c++) {
+		float s = ((const float *)v->dq_s->data)[c];
+		int64_t z = v->dq_z ? onnx_get_i(v->dq_z, c) : 0;
+
+		if (!(s > 0) || !isfinite(s) || z != (flip ? 128 : 0))
+			return 0;
+	}
+	q->w = malloc(x->count);
+	q->scales = malloc(sizeof(float) * q->n);
+	if (!q->w || !q->scales) {
+		free(q->w);
+		free(q->scales);
+		return -1;
+	}
+	for (uint64_t i = 0; i < x->count; i++)
+		q->w[i] = (int8_t)(((const uint8_t *)x->data)[i] ^ (flip ? 0x80 : 0));
+	memcpy(q->scales, v->dq_s->data, sizeof(float) * q->n);
+	return 1;
+}
+
+/* An int32 bias dequantized with the scales x_scale * w_scale (onnxruntime's). */
+static int q8_bias(struct onnx *o, const struct oval *b, float xs, const struct qweights *w,
+		   uint32_t channels, int *id)
+{
+	const struct oval *x = b ? b->dq_x : NULL;
+	struct npu_tensor_desc d = { .dtype = NPU_DT_INT32, .rank = 1, .dims = { channels } };
+
+	*id = -1;
+	if (!b)
+		return 1;
+	if (!x || !x->data || x->input >= 0 || x->dt != NPU_DT_INT32 || x->count != channels ||
+	    !b->dq_s->data)
+		return 0;
+	for (uint32_t c = 0; c < channels; c++) {
+		float s = ((const float *)b->dq_s->data)[b->dq_s->count == 1 ? 0 : c];
+		float want = xs * w->scales[w->n == 1 ? 0 : c];
+
+		if ((b->dq_z && onnx_get_i(b->dq_z, b->dq_z->count == 1 ? 0 : c)) ||
+		    fabsf(s - want) > 1e-6f * want)
+			return 0;
+	}
+	d.scale = xs * w->scales[0];
+	d.data = x->data;
+	*id = ir_add_desc(o->g, &d);
+	return *id < 0 ? onnx_fail(o, *id, "%s", o->g->err) : 1;
+}
+
+/* Mark the Relu and QuantizeLinear the folded op took in as done. */
+static void took(struct onnx *o, int relu, int qnode)
+{
+	if (relu >= 0)
+		o->done[relu] = 1;
+	o->done[qnode] = 1;
+}
+
+int onnx_fold_conv(struct onnx *o, const struct window *w, uint32_t group, const uint32_t *ydims)
+{
+	struct oval *x = onnx_in(o, 0), *wv = onnx_in(o, 1);
+	struct oval *b = onnx_has_in(o, 2) ? onnx_in(o, 2) : NULL, *y;
+	struct npu_tensor_desc fd = { .dtype = NPU_DT_INT8, .rank = 4 };
+	struct ir_attrs a = { 0 };
+	struct qweights q;
+	float xs, ys;
+	int32_t xz, yz;
+	enum npu_dtype ydt;
+	uint32_t oc = ydims[1], ic, kh, kw, icg;
+	int relu, qn, depthwise, t[3], yt, r;
+
+	if (w->nsp != 2 || !per_tensor(x, &xs, &xz) || !wv || !wv->dq_x || (b && !b->dq_x))
+		return 0;
+	for (int i = 0; i < 2; i++)
+		if (w->k[i] > 64 || w->s[i] > 64 || w->d[i] > 64 || w->lo[i] > 255 || w->hi[i] > 255)
+			return 0;
+	qn = sole_quantize(o, &relu, &ys, &yz, &ydt);
+	if (qn < 0)
+		return 0;
+	ic = x->dims[1];
+	kh = wv->dims[2];
+	kw = wv->dims[3];
+	icg = ic / group;
+	depthwise = group > 1 && group == ic;
+	r = q8_weights(wv, 0, oc, &q);
+	if (r <= 0)
+		return r < 0 ? onnx_fail(o, NPU_ENOMEM, "out of memory") : 0;
+	r = q8_bias(o, b, xs, &q, oc, &t[2]);
+	if (r > 0)
+		t[0] = q8_tensor(o, x->dq_x, xs, xz, 1);
+	if (r <= 0 || t[0] < 0) {
+		free(q.w);
+		free(q.scales);
+		return r < 0 ? r : t[0] < -1 ? t[0] : 0;
+	}
+	/* the filter as libnpu's: OHWI, or [1][k_h][k_w][out_c] depthwise */
+	{
+		int8_t *f = malloc((size_t)oc * icg * kh * kw);
+
+		if (!f) {
+			free(q.w);
+			free(q.scales);
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		}
+		for (uint32_t m = 0; m < oc; m++)
+			for (uint32_t c = 0; c < icg; c++)
+				for (uint32_t i = 0; i < kh; i++)
+					for (uint32_t j = 0; j < kw; j++) {
+						int8_t v = q.w[(((size_t)m * icg + c) * kh + i) * kw + j];
+
+						if (depthwise)
+							f[((size_t)i * kw + j) * oc + m] = v;
+						else
+							f[(((size_t)m * kh + i) * kw + j) * icg + c] = v;
+					}
+		fd.dims[0] = depthwise ? 1 : oc;
+		fd.dims[1] = kh;
+		fd.dims[2] = kw;
+		fd.dims[3] = depthwise ? oc : icg;
+		fd.data = f;
+		fd.scale = q.scales[0];
+		fd.channel_scales = q.n > 1 ? q.scales : NULL;
+		fd.quant_dim = depthwise ? 3 : 0;
+		t[1] = ir_add_desc(o->g, &fd);
+		free(f);
+	}
+	free(q.w);
+	free(q.scales);
+	if (t[1] < 0)
+		return onnx_fail(o, t[1], "%s", o->g->err);
+	yt = q8_output(o, qn, ydt, ys, yz, 4, ydims, 1, &y);
+	if (yt < 0)
+		return yt;
+	a.stride[0] = (uint32_t)w->s[0];
+	a.stride[1] = (uint32_t)w->s[1];
+	a.dilation[0] = (uint32_t)w->d[0];
+	a.dilation[1] = (uint32_t)w->d[1];
+	a.pad[0] = (uint32_t)w->lo[0];
+	a.pad[1] = (uint32_t)w->lo[1];
+	a.pad[2] = (uint32_t)w->hi[0];
+	a.pad[3] = (uint32_t)w->hi[1];
+	a.depthwise = depthwise;
+	a.groups = depthwise ? 1 : group;
+	a.act = relu >= 0 ? NPU_ACT_RELU : NPU_ACT_NONE;
+	a.requant = NPU_REQUANT_ONNX;
+	TRY(onnx_node(o, IR_CONV2D, t, 3, &yt, 1, &a));
+	took(o, relu, qn);
+	return 1;
+}
+
+int onnx_fold_gemm(struct onnx *o, int trans_b)
+{
+	struct oval *x = onnx_in(o, 0), *wv = onnx_in(o, 1);
+	struct oval *b = onnx_has_in(o, 2) ? onnx_in(o, 2) : NULL, *y;
+	struct npu_tensor_desc wd = { .dtype = NPU_DT_INT8, .rank = 2 };
+	struct ir_attrs a = { 0 };
+	struct qweights q;
+	float xs, ys;
+	int32_t xz, yz;
+	enum npu_dtype ydt;
+	uint32_t k, n, ydims[2];
+	int relu, qn, t[3], yt, r;
+
+	if (!per_tensor(x, &xs, &xz) || x->rank != 2 || !wv || !wv->dq_x || wv->rank != 2 ||
+	    (b && !b->dq_x) || (b && b->rank > 2))
+		return 0;
+	k = x->dims[1];
+	n = trans_b ? wv->dims[0] : wv->dims[1];
+	if ((trans_b ? wv->dims[1] : wv->dims[0]) != k || (b && b->count != n))
+		return 0;
+	qn = sole_quantize(o, &relu, &ys, &yz, &ydt);
+	if (qn < 0)
+		return 0;
+	/* per column of B [k][n] (axis 1), or per row of B^T [n][k] (axis 0) */
+	r = q8_weights(wv, trans_b ? 0 : 1, n, &q);
+	if (r <= 0)
+		return r < 0 ? onnx_fail(o, NPU_ENOMEM, "out of memory") : 0;
+	r = q8_bias(o, b, xs, &q, n, &t[2]);
+	if (r > 0)
+		t[0] = q8_tensor(o, x->dq_x, xs, xz, 0);
+	if (r <= 0 || t[0] < 0) {
+		free(q.w);
+		free(q.scales);
+		return r < 0 ? r : t[0] < -1 ? t[0] : 0;
+	}
+	{
+		int8_t *f = malloc((size_t)n * k);
+
+		if (!f) {
+			free(q.w);
+			free(q.scales);
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		}
+		for (uint32_t i = 0; i < n; i++)
+			for (uint32_t j = 0; j < k; j++)
+				f[(size_t)i * k + j] = trans_b ? q.w[(size_t)i * k + j] :
+								 q.w[(size_t)j * n + i];
+		wd.dims[0] = n;
+		wd.dims[1] = k;
+		wd.data = f;
+		wd.scale = q.scales[0];
+		wd.channel_scales = q.n > 1 ? q.scales : NULL;
+		t[1] = ir_add_desc(o->g, &wd);
+		free(f);
+	}
+	free(q.w);
+	free(q.scales);
+	if (t[1] < 0)
+		return onnx_fail(o, t[1], "%s", o->g->err);
+	ydims[0] = x->dims[0];
+	ydims[1] = n;
+	yt = q8_output(o, qn, ydt, ys, yz, 2, ydims, 0, &y);
+	if (yt < 0)
+		return yt;
+	a.act = relu >= 0 ? NPU_ACT_RELU : NPU_ACT_NONE;
+	a.requant = NPU_REQUANT_ONNX;
+	TRY(onnx_node(o, IR_FC, t, 3, &yt, 1, &a));
+	took(o, relu, qn);
+	return 1;
+}
