@@ -142,6 +142,10 @@ struct window {
 int onnx_fold_conv(struct onnx *o, const struct window *w, uint32_t group,
 		   const uint32_t *ydims);
 int onnx_fold_gemm(struct onnx *o, int trans_b);
+/* QLinearConv and QLinearMatMul as those int8 ops; 1, 0 (not possible) or an error. */
+int onnx_fold_qlinearconv(struct onnx *o, const struct window *w, uint32_t group,
+			  const uint32_t *ydims);
+int onnx_fold_qlinearmatmul(struct onnx *o);
 
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);

@@ -629,12 +629,13 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 					 "groups", wv->dims[0], wv->dims[1], x->dims[1],
 					 (long long)group);
 		TRY(window_out(o, x, &w, 0, ydims + 2));
-		if (kind == CONV_F32) {	/* DQ -> Conv -> Q: an int8 convolution */
+		if (kind != CONV_INTEGER) {	/* DQ -> Conv -> Q, QLinearConv: int8 */
 			int r;
 
 			ydims[0] = x->dims[0];
 			ydims[1] = oc;
-			r = onnx_fold_conv(o, &w, (uint32_t)group, ydims);
+			r = kind == CONV_F32 ? onnx_fold_conv(o, &w, (uint32_t)group, ydims) :
+			    onnx_fold_qlinearconv(o, &w, (uint32_t)group, ydims);
 
 			if (r)
 				return r < 0 ? r : 0;
@@ -1361,6 +1362,12 @@ static int op_qlinearmatmul(struct onnx *o)
 	if (na != 1 || (nb != 1 && bs->count != nb))
 		return onnx_fail(o, NPU_EINVAL, "a's zero point must be a scalar, b's one per "
 				 "scale");
+	{
+		int r = onnx_fold_qlinearmatmul(o);	/* an int8 fully connected op */
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	{
 		uint32_t rank, dims[NPU_MAX_RANK + 1];
 

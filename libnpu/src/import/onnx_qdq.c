@@ -136,7 +136,7 @@ static int q8_tensor(struct onnx *o, struct oval *v, float scale, int32_t zp, in
 }
 
 /* The folded op's output: int8 (or uint8 flipped), named as the QuantizeLinear's. */
-static int q8_output(struct onnx *o, int qnode, enum npu_dtype ydt, float ys, int32_t yz,
+static int q8_output(struct onnx *o, const char *name, enum npu_dtype ydt, float ys, int32_t yz,
 		     uint32_t rank, const uint32_t *dims, int nchw, struct oval **out)
 {
 	struct npu_tensor_desc d = { .dtype = NPU_DT_INT8, .rank = rank, .scale = ys,
@@ -149,7 +149,7 @@ static int q8_output(struct onnx *o, int qnode, enum npu_dtype ydt, float ys, in
 	id = ir_add_desc(o->g, &d);
 	if (id < 0)
 		return onnx_fail(o, id, "%s", o->g->err);
-	v = onnx_add(o, o->gp->node[qnode]->output[0], ydt, rank, dims);
+	v = onnx_add(o, name, ydt, rank, dims);
 	if (!v)
 		return NPU_EINVAL;
 	v->i8 = id;
@@ -212,9 +212,9 @@ static int q8_bias(struct onnx *o, const struct oval *b, float xs, const struct 
 	if (!b)
 		return 1;
 	if (!x || !x->data || x->input >= 0 || x->dt != NPU_DT_INT32 || x->count != channels ||
-	    !b->dq_s->data)
+	    (b->dq_s && !b->dq_s->data))
 		return 0;
-	for (uint32_t c = 0; c < channels; c++) {
+	for (uint32_t c = 0; c < channels && b->dq_s; c++) {	/* QLinearConv's: implied */
 		float s = ((const float *)b->dq_s->data)[b->dq_s->count == 1 ? 0 : c];
 		float want = xs * w->scales[w->n == 1 ? 0 : c];
 
@@ -233,30 +233,37 @@ static void took(struct onnx *o, int relu, int qnode)
 {
 	if (relu >= 0)
 		o->done[relu] = 1;
-	o->done[qnode] = 1;
+	if (qnode >= 0)
+		o->done[qnode] = 1;
 }
 
-int onnx_fold_conv(struct onnx *o, const struct window *w, uint32_t group, const uint32_t *ydims)
+/* Where a folded op's result goes: a name, its quantization, the nodes it took in. */
+struct qout {
+	const char *name;
+	float ys;
+	int32_t yz;
+	enum npu_dtype ydt;
+	int relu, qn;		/* node indexes, or -1 */
+};
+
+static int fold_conv(struct onnx *o, struct oval *x, struct oval *wv, struct oval *b,
+		     const struct window *w, uint32_t group, const uint32_t *ydims,
+		     const struct qout *qo)
 {
-	struct oval *x = onnx_in(o, 0), *wv = onnx_in(o, 1);
-	struct oval *b = onnx_has_in(o, 2) ? onnx_in(o, 2) : NULL, *y;
 	struct npu_tensor_desc fd = { .dtype = NPU_DT_INT8, .rank = 4 };
 	struct ir_attrs a = { 0 };
 	struct qweights q;
-	float xs, ys;
-	int32_t xz, yz;
-	enum npu_dtype ydt;
+	struct oval *y;
+	float xs;
+	int32_t xz;
 	uint32_t oc = ydims[1], ic, kh, kw, icg;
-	int relu, qn, depthwise, t[3], yt, r;
+	int depthwise, t[3], yt, r;
 
 	if (w->nsp != 2 || !per_tensor(x, &xs, &xz) || !wv || !wv->dq_x || (b && !b->dq_x))
 		return 0;
 	for (int i = 0; i < 2; i++)
 		if (w->k[i] > 64 || w->s[i] > 64 || w->d[i] > 64 || w->lo[i] > 255 || w->hi[i] > 255)
 			return 0;
-	qn = sole_quantize(o, &relu, &ys, &yz, &ydt);
-	if (qn < 0)
-		return 0;
 	ic = x->dims[1];
 	kh = wv->dims[2];
 	kw = wv->dims[3];
@@ -308,7 +315,7 @@ int onnx_fold_conv(struct onnx *o, const struct window *w, uint32_t group, const
 	free(q.scales);
 	if (t[1] < 0)
 		return onnx_fail(o, t[1], "%s", o->g->err);
-	yt = q8_output(o, qn, ydt, ys, yz, 4, ydims, 1, &y);
+	yt = q8_output(o, qo->name, qo->ydt, qo->ys, qo->yz, 4, ydims, 1, &y);
 	if (yt < 0)
 		return yt;
 	a.stride[0] = (uint32_t)w->s[0];
@@ -321,25 +328,39 @@ int onnx_fold_conv(struct onnx *o, const struct window *w, uint32_t group, const
 	a.pad[3] = (uint32_t)w->hi[1];
 	a.depthwise = depthwise;
 	a.groups = depthwise ? 1 : group;
-	a.act = relu >= 0 ? NPU_ACT_RELU : NPU_ACT_NONE;
+	a.act = qo->relu >= 0 ? NPU_ACT_RELU : NPU_ACT_NONE;
 	a.requant = NPU_REQUANT_ONNX;
 	TRY(onnx_node(o, IR_CONV2D, t, 3, &yt, 1, &a));
-	took(o, relu, qn);
+	took(o, qo->relu, qo->qn);
 	return 1;
 }
 
-int onnx_fold_gemm(struct onnx *o, int trans_b)
+int onnx_fold_conv(struct onnx *o, const struct window *w, uint32_t group, const uint32_t *ydims)
 {
+	struct qout qo;
 	struct oval *x = onnx_in(o, 0), *wv = onnx_in(o, 1);
-	struct oval *b = onnx_has_in(o, 2) ? onnx_in(o, 2) : NULL, *y;
+
+	if (!x || !x->dq_x || !wv || !wv->dq_x)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0)
+		return 0;
+	qo.name = o->gp->node[qo.qn]->output[0];
+	return fold_conv(o, x, wv, onnx_has_in(o, 2) ? onnx_in(o, 2) : NULL, w, group, ydims,
+			 &qo);
+}
+
+static int fold_gemm(struct onnx *o, struct oval *x, struct oval *wv, struct oval *b,
+		     int trans_b, const struct qout *qo)
+{
 	struct npu_tensor_desc wd = { .dtype = NPU_DT_INT8, .rank = 2 };
 	struct ir_attrs a = { 0 };
 	struct qweights q;
-	float xs, ys;
-	int32_t xz, yz;
-	enum npu_dtype ydt;
+	struct oval *y;
+	float xs;
+	int32_t xz;
 	uint32_t k, n, ydims[2];
-	int relu, qn, t[3], yt, r;
+	int t[3], yt, r;
 
 	if (!per_tensor(x, &xs, &xz) || x->rank != 2 || !wv || !wv->dq_x || wv->rank != 2 ||
 	    (b && !b->dq_x) || (b && b->rank > 2))
@@ -347,9 +368,6 @@ int onnx_fold_gemm(struct onnx *o, int trans_b)
 	k = x->dims[1];
 	n = trans_b ? wv->dims[0] : wv->dims[1];
 	if ((trans_b ? wv->dims[1] : wv->dims[0]) != k || (b && b->count != n))
-		return 0;
-	qn = sole_quantize(o, &relu, &ys, &yz, &ydt);
-	if (qn < 0)
 		return 0;
 	/* per column of B [k][n] (axis 1), or per row of B^T [n][k] (axis 0) */
 	r = q8_weights(wv, trans_b ? 0 : 1, n, &q);
@@ -389,12 +407,108 @@ int onnx_fold_gemm(struct onnx *o, int trans_b)
 		return onnx_fail(o, t[1], "%s", o->g->err);
 	ydims[0] = x->dims[0];
 	ydims[1] = n;
-	yt = q8_output(o, qn, ydt, ys, yz, 2, ydims, 0, &y);
+	yt = q8_output(o, qo->name, qo->ydt, qo->ys, qo->yz, 2, ydims, 0, &y);
 	if (yt < 0)
 		return yt;
-	a.act = relu >= 0 ? NPU_ACT_RELU : NPU_ACT_NONE;
+	a.act = qo->relu >= 0 ? NPU_ACT_RELU : NPU_ACT_NONE;
 	a.requant = NPU_REQUANT_ONNX;
 	TRY(onnx_node(o, IR_FC, t, 3, &yt, 1, &a));
-	took(o, relu, qn);
+	took(o, qo->relu, qo->qn);
 	return 1;
+}
+
+int onnx_fold_gemm(struct onnx *o, int trans_b)
+{
+	struct qout qo;
+	struct oval *x = onnx_in(o, 0), *wv = onnx_in(o, 1);
+
+	if (!x || !x->dq_x || !wv || !wv->dq_x)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0)
+		return 0;
+	qo.name = o->gp->node[qo.qn]->output[0];
+	return fold_gemm(o, x, wv, onnx_has_in(o, 2) ? onnx_in(o, 2) : NULL, trans_b, &qo);
+}
+
+/*
+ * QLinearConv and QLinearMatMul are QDQ folded already: their operands
+ * stand in for dequantized values (scales and zero points given), their
+ * output is the quantized one. @xi, @wi, @yi: the inputs where x, w and y
+ * begin (each followed by its scale and zero point); @bi: the bias's, or -1.
+ */
+static int qlinear_operand(struct onnx *o, uint32_t i, struct oval *fake)
+{
+	struct oval *x = onnx_in(o, i), *s = onnx_in(o, i + 1), *z = onnx_in(o, i + 2);
+
+	memset(fake, 0, sizeof(*fake));
+	if (!x || !s || !s->data || s->dt != NPU_DT_FLOAT32 || (z && (!z->data || z->dt != x->dt ||
+								     z->count != s->count)))
+		return 0;
+	fake->name = x->name;
+	fake->dt = NPU_DT_FLOAT32;
+	fake->rank = x->rank;
+	memcpy(fake->dims, x->dims, sizeof(x->dims));
+	fake->count = x->count;
+	fake->id = fake->i8 = fake->input = -1;
+	fake->dq_x = x;
+	fake->dq_s = s;
+	fake->dq_z = z;
+	fake->dq.mode = ND_DEQUANTIZE;
+	fake->dq.qdtype = x->dt;
+	if (s->count == 1) {
+		fake->dq.outer = x->count;
+		fake->dq.axis = fake->dq.inner = 1;
+	} else {	/* per output channel: W's first dim, or B's last (columns) */
+		uint32_t axis = i == 3 && x->rank == 4 ? 0 : x->rank - 1;
+
+		if (!x->rank || s->count != x->dims[axis])
+			return 0;
+		fake->dq.outer = onnx_prod(x->dims, 0, axis);
+		fake->dq.axis = x->dims[axis];
+		fake->dq.inner = onnx_prod(x->dims, axis + 1, x->rank);
+	}
+	return 1;
+}
+
+static int qlinear_out(struct onnx *o, uint32_t i, struct qout *qo)
+{
+	struct oval *s = onnx_in(o, i), *z = onnx_in(o, i + 1);
+
+	if (!s || !s->data || s->count != 1 || s->dt != NPU_DT_FLOAT32 || !z || !z->data ||
+	    z->count != 1 || (z->dt != NPU_DT_INT8 && z->dt != NPU_DT_UINT8) || !N->n_output)
+		return 0;
+	qo->name = N->output[0];
+	qo->ys = ((const float *)s->data)[0];
+	qo->yz = (int32_t)onnx_get_i(z, 0);
+	qo->ydt = z->dt;
+	qo->relu = qo->qn = -1;
+	return qo->ys > 0 && isfinite(qo->ys);
+}
+
+int onnx_fold_qlinearconv(struct onnx *o, const struct window *w, uint32_t group,
+			  const uint32_t *ydims)
+{
+	struct oval x, wv, b, *bq = onnx_has_in(o, 8) ? onnx_in(o, 8) : NULL;
+	struct qout qo;
+
+	if (!qlinear_operand(o, 0, &x) || !qlinear_operand(o, 3, &wv) || !qlinear_out(o, 6, &qo))
+		return 0;
+	if (bq) {	/* int32, its scales implied: x_scale * w_scale */
+		memset(&b, 0, sizeof(b));
+		b.dq_x = bq;
+		b.count = bq->count;
+		b.rank = bq->rank;
+	}
+	return fold_conv(o, &x, &wv, bq ? &b : NULL, w, group, ydims, &qo);
+}
+
+int onnx_fold_qlinearmatmul(struct onnx *o)
+{
+	struct oval a, b;
+	struct qout qo;
+
+	if (!qlinear_operand(o, 0, &a) || !qlinear_operand(o, 3, &b) || !qlinear_out(o, 6, &qo))
+		return 0;
+	return fold_gemm(o, &a, &b, NULL, 0, &qo);
 }
