@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npu.h"
 #include "npu_backend.h"
@@ -457,6 +458,38 @@ static void test_broadcasting(void)
 	arena_free();
 }
 
+/* ---- ONNX test cases for the guest ------------------------------------------------ */
+
+/*
+ * Write a model and one data set as an ONNX test case under
+ * build/tests/onnx-cases/NAME (npu-onnx-test's layout), so that the guest
+ * runs the same case on the NPU (tests/vm/guest-tests.sh).
+ */
+static void write_case(const char *name, const uint8_t *model, size_t len,
+		       const struct npu_array *in, int nin, const struct npu_array *out, int nout)
+{
+	char path[512];
+	FILE *f;
+
+	mkdir("build/tests/onnx-cases", 0777);
+	snprintf(path, sizeof(path), "build/tests/onnx-cases/%s", name);
+	mkdir(path, 0777);
+	snprintf(path, sizeof(path), "build/tests/onnx-cases/%s/test_data_set_0", name);
+	mkdir(path, 0777);
+	snprintf(path, sizeof(path), "build/tests/onnx-cases/%s/model.onnx", name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(model, 1, len, f) != len)
+		tap_diag("cannot write %s", path);
+	if (f)
+		fclose(f);
+	for (int i = 0; i < nin + nout; i++) {
+		snprintf(path, sizeof(path), "build/tests/onnx-cases/%s/test_data_set_0/%s_%d.pb",
+			 name, i < nin ? "input" : "output", i < nin ? i : i - nin);
+		if (npu_array_save(path, i < nin ? &in[i] : &out[i - nin]))
+			tap_diag("%s", npu_last_error());
+	}
+}
+
 /* ---- a QDQ residual block ------------------------------------------------------ */
 
 /* ONNX's QuantizeLinear: round (half to even), then the zero point, saturated. */
@@ -476,18 +509,18 @@ static int8_t q8(double v, int zp)
  */
 static void test_qdq_residual(void)
 {
-	enum { C = 2, H = 4, W = 4 };
-	const float xs = 0.25f, ys = 0.5f, zs = 0.5f, ws[C] = { 0.125f, 0.0625f };
+	/* large enough that the NPU is where placement puts the convolution */
+	enum { C = 8, H = 16, W = 16 };
+	const float xs = 0.25f, ys = 0.5f, zs = 0.5f;
 	const int8_t yzp = -3, zzp = 1;
-	int8_t w[C * C * 9], z[C * H * W], want[C * H * W];
-	int32_t bias[C] = { 8, -5 };
-	float x[C * H * W], wsc[C] = { ws[0], ws[1] }, bsc[C];
+	int8_t w[C * C * 9], z[C * H * W], want[C * H * W], wz[C] = { 0 };
+	int32_t bias[C], bz[C] = { 0 };
+	float x[C * H * W], ws[C], wsc[C], bsc[C];
 	const void *in[1] = { x };
 	struct model m = { .opset = 13 };
 	Onnx__NodeProto *n;
 	size_t len;
 	const uint8_t *buf;
-	int8_t zero = 0;
 	float one_s[3] = { xs, ys, zs };
 	int8_t zps[3] = { 0, yzp, zzp };
 
@@ -495,8 +528,11 @@ static void test_qdq_residual(void)
 		x[i] = (float)((i * 7) % 23 - 11) * 0.125f;	/* multiples of xs / 2: ties */
 	for (int i = 0; i < C * C * 9; i++)
 		w[i] = (int8_t)((i * 5) % 11 - 5);
-	for (int c = 0; c < C; c++)
+	for (int c = 0; c < C; c++) {
+		ws[c] = wsc[c] = 1.0f / (float)(8 << (c % 3));
+		bias[c] = c * 7 - 20;
 		bsc[c] = xs * ws[c];
+	}
 	/* the model */
 	m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &one_s[0], 4);
 	m.init[m.ninit++] = tensor("xz", I8, 0, NULL, &zps[0], 1);
@@ -506,11 +542,10 @@ static void test_qdq_residual(void)
 	m.init[m.ninit++] = tensor("zz", I8, 0, NULL, &zps[2], 1);
 	m.init[m.ninit++] = tensor("wq", I8, DIMS(C, C, 3, 3), w, sizeof(w));
 	m.init[m.ninit++] = tensor("ws", F32, DIMS(C), wsc, sizeof(wsc));
-	m.init[m.ninit++] = tensor("wz", I8, DIMS(C), (int8_t[]){ 0, 0 }, C);
+	m.init[m.ninit++] = tensor("wz", I8, DIMS(C), wz, sizeof(wz));
 	m.init[m.ninit++] = tensor("bq", I32, DIMS(C), bias, sizeof(bias));
 	m.init[m.ninit++] = tensor("bs", F32, DIMS(C), bsc, sizeof(bsc));
-	m.init[m.ninit++] = tensor("bz", I32, DIMS(C), (int32_t[]){ 0, 0 }, 8);
-	(void)zero;
+	m.init[m.ninit++] = tensor("bz", I32, DIMS(C), bz, sizeof(bz));
 	m.node[m.nnode++] = node("QuantizeLinear", "x,xs,xz", "xq");
 	m.node[m.nnode++] = node("DequantizeLinear", "xq,xs,xz", "xd");
 	n = node("DequantizeLinear", "wq,ws,wz", "wd");
@@ -589,6 +624,11 @@ static void test_qdq_residual(void)
 				tap_diag("element %d: %d, expected %d", i, z[i], want[i]);
 		CHECK(!bad);
 	}
+	write_case("test_qdq_residual", buf, len,
+		   &(struct npu_array){ .name = "x", .dtype = NPU_DT_FLOAT32, .rank = 4,
+					.dims = { 1, C, H, W }, .data = x, .bytes = sizeof(x) }, 1,
+		   &(struct npu_array){ .name = "z", .dtype = NPU_DT_INT8, .rank = 4,
+					.dims = { 1, C, H, W }, .data = want, .bytes = sizeof(want) }, 1);
 	/* the same on OpenCL, nothing falling back, where the host has it */
 	backend = NPU_BACKEND_OPENCL;
 	memset(z, 0, sizeof(z));
@@ -597,6 +637,95 @@ static void test_qdq_residual(void)
 	else
 		tap_diag("no OpenCL here: the CPU reference only");
 	backend = NPU_BACKEND_CPU;
+	arena_free();
+}
+
+/*
+ * QLinearConv with constant int8 weights per channel and uint8 activations
+ * (run as int8, the zero points moved by 128): against onnxruntime's
+ * arithmetic in loops (the fp32 multiplier x_scale * w_scale / y_scale,
+ * the accumulator times it rounded half to even).
+ */
+static void test_qlinearconv_uint8(void)
+{
+	enum { C = 8, H = 17, W = 17, OC = 8, OH = 9, OW = 9 };
+	uint8_t x[C * H * W], y[OC * OH * OW], want[OC * OH * OW];
+	int8_t w[OC * C * 9], wz[OC] = { 0 };
+	int32_t bias[OC];
+	float xs = 0.02f, ws[OC], ys = 0.043f;
+	uint8_t xz = 131, yz = 97;
+	const void *in[1] = { x };
+	struct model m = { .opset = 13 };
+	Onnx__NodeProto *n;
+	size_t len;
+	const uint8_t *buf;
+
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = (uint8_t)((i * 37 + 11) % 256);
+	for (int i = 0; i < OC * C * 9; i++)
+		w[i] = (int8_t)((i * 29) % 255 - 127);
+	for (int c = 0; c < OC; c++) {
+		ws[c] = 0.0011f + 0.0007f * (float)c;
+		bias[c] = (c * 331) % 500 - 250;
+	}
+	m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &xs, 4);
+	m.init[m.ninit++] = tensor("xz", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 0, NULL, &xz, 1);
+	m.init[m.ninit++] = tensor("w", I8, DIMS(OC, C, 3, 3), w, sizeof(w));
+	m.init[m.ninit++] = tensor("ws", F32, DIMS(OC), ws, sizeof(ws));
+	m.init[m.ninit++] = tensor("wz", I8, DIMS(OC), wz, sizeof(wz));
+	m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &ys, 4);
+	m.init[m.ninit++] = tensor("yz", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 0, NULL, &yz, 1);
+	m.init[m.ninit++] = tensor("b", I32, DIMS(OC), bias, sizeof(bias));
+	n = node("QLinearConv", "x,xs,xz,w,ws,wz,ys,yz,b", "y");
+	attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+	attr_ints(n, "strides", DIMS(2, 2));
+	m.node[m.nnode++] = n;
+	m.in[m.nin++] = value("x", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, DIMS(1, C, H, W));
+	m.out[m.nout++] = value("y", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 0, NULL);
+	buf = pack(&m, &len);
+	for (int oc = 0; oc < OC; oc++) {
+		float mult = xs * ws[oc] / ys;
+
+		for (int r = 0; r < OH; r++)
+			for (int c = 0; c < OW; c++) {
+				int32_t acc = bias[oc];
+				float v;
+
+				for (int ic = 0; ic < C; ic++)
+					for (int i = 0; i < 3; i++)
+						for (int j = 0; j < 3; j++) {
+							int rr = r * 2 + i - 1, cc = c * 2 + j - 1;
+
+							if (rr < 0 || rr >= H || cc < 0 || cc >= W)
+								continue;
+							acc += (x[(ic * H + rr) * W + cc] - xz) *
+							       w[((oc * C + ic) * 3 + i) * 3 + j];
+						}
+				v = rintf((float)acc * mult) + yz;
+				want[(oc * OH + r) * OW + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+			}
+	}
+	{
+		npu_graph *g;
+		struct npu_node_info ni;
+		int convs = 0;
+
+		CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+		for (int i = 0; i < npu_graph_node_count(g); i++) {
+			CHECK_EQ(npu_graph_node_info(g, i, &ni), 0);
+			convs += !strcmp(ni.label, "conv2d");
+		}
+		npu_graph_free(g);
+		CHECK_EQ(convs, 1);
+	}
+	CHECK_EQ(run(buf, len, in, y, sizeof(y)), 0);
+	CHECK(!memcmp(y, want, sizeof(y)));
+	write_case("test_qlinearconv_uint8", buf, len,
+		   &(struct npu_array){ .name = "x", .dtype = NPU_DT_UINT8, .rank = 4,
+					.dims = { 1, C, H, W }, .data = x, .bytes = sizeof(x) }, 1,
+		   &(struct npu_array){ .name = "y", .dtype = NPU_DT_UINT8, .rank = 4,
+					.dims = { 1, OC, OH, OW }, .data = want, .bytes = sizeof(want) },
+		   1);
 	arena_free();
 }
 
@@ -886,5 +1015,6 @@ static void test_arrays(void)
 
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
+	 TAP_ENTRY(test_qlinearconv_uint8),
 	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
 	 TAP_ENTRY(test_arrays))

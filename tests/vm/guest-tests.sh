@@ -89,6 +89,7 @@ suite_full() {
 	# libnpu, and the example program built against the installed library.
 	tap_run libnpu_test build/tests/libnpu_test
 	tap examples "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy
+	onnx_on_npu
 	# Random ioctls from processes sharing a file, dma-bufs and syncobjs
 	# (make fuzz: a million); a short soak with workers killed mid-job.
 	tap_run npu_fuzz build/tests/npu_fuzz 20000 1
@@ -116,6 +117,26 @@ suite_full() {
 	tap_run npu_fw_test build/tests/npu_fw_test
 	tap driver "npu.ko loads with the real firmware after refusing bad ones" scripts/npu-load
 	tap driver "npu.ko unloads" scripts/npu-load unload
+}
+
+# ONNX through npu-onnx-test with the NPU asked for: ONNX's node tests
+# (what the NPU has no command for falls back to the CPU reference: the
+# guest's OpenCL is left out, as PoCL would build its program cold in the
+# emulated guest), and test_onnx's int8 cases (its host run writes them),
+# whose convolutions must then have run on the NPU.
+onnx_on_npu() { # [cases]: only test_onnx's cases
+	local cases=build/tests/onnx-cases run=build/tools/npu-run c
+
+	[ "${1:-}" = cases ] ||
+		tap_run onnx_node_npu env NPU_OPENCL_LIB=/nonexistent tests/onnx/node-tests.sh --backend npu
+	tap_run onnx_cases_npu env NPU_OPENCL_LIB=/nonexistent NPU_ONNX_NODE_TESTS=$cases \
+		tests/onnx/node-tests.sh --backend npu
+	for c in test_qdq_residual test_qlinearconv_uint8; do
+		tap onnx "$c: its int8 convolution (ONNX requantization) runs on the NPU" \
+			sh -c "NPU_OPENCL_LIB=/nonexistent $run $cases/$c/model.onnx --backend npu \
+				--report --input $cases/$c/test_data_set_0/input_0.pb |
+				grep -E '^ *[0-9]+ conv2d +npu'"
+	done
 }
 
 # make fuzz: a million random ioctls (a new seed each run, printed).
@@ -158,6 +179,7 @@ suite_soak() {
 suite_edge() {
 	tap driver "npu.ko loads on an edge NPU" scripts/npu-load
 	tap_run libnpu_test build/tests/libnpu_test -r lib.npu_profile -r lib.mixed_graph_npu_opencl
+	onnx_on_npu cases
 	tap driver "npu.ko unloads" scripts/npu-load unload
 }
 

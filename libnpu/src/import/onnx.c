@@ -416,6 +416,11 @@ static int read_inputs(struct onnx *o, const Onnx__GraphProto *gp,
 	return 0;
 }
 
+/*
+ * The graph's outputs, then its inputs, in the model's order: the outputs
+ * first, as making one may make a tensor of an input (a dequantization
+ * nothing read before).
+ */
 static int declare_io(struct onnx *o, const Onnx__GraphProto *gp)
 {
 	int *ids = malloc(sizeof(int) * (gp->n_input + gp->n_output + 1));
@@ -424,17 +429,6 @@ static int declare_io(struct onnx *o, const Onnx__GraphProto *gp)
 
 	if (!ids)
 		return onnx_fail(o, NPU_ENOMEM, "out of memory");
-	/* Inputs: those that became tensors (read as data), in the model's order. */
-	for (size_t i = 0; i < gp->n_input; i++) {
-		struct oval *v = onnx_find(o, gp->input[i]->name);
-
-		if (v && v->input >= 0 && v->id >= 0)
-			ids[n++] = v->id;
-	}
-	err = npu_graph_inputs(o->g, ids, n);
-	if (err)
-		err = onnx_fail(o, err, "%s", o->g->err);
-	n = 0;
 	for (size_t i = 0; !err && i < gp->n_output; i++) {
 		const char *name = gp->output[i]->name;
 		struct oval *v = onnx_find(o, name);
@@ -473,10 +467,22 @@ static int declare_io(struct onnx *o, const Onnx__GraphProto *gp)
 			npu_graph_set_tensor_name(o->g, dst, name);
 			id = dst;
 		}
-		ids[n++] = id;
+		ids[gp->n_input + n++] = id;
 	}
 	if (!err)
-		err = npu_graph_outputs(o->g, ids, n);
+		err = npu_graph_outputs(o->g, ids + gp->n_input, n);
+	/* Inputs: those that became tensors (read as data). */
+	n = 0;
+	for (size_t i = 0; !err && i < gp->n_input; i++) {
+		struct oval *v = onnx_find(o, gp->input[i]->name);
+
+		if (v && v->input >= 0 && v->id >= 0)
+			ids[n++] = v->id;
+	}
+	if (!err)
+		err = npu_graph_inputs(o->g, ids, n);
+	if (err && !o->g->err[0])
+		err = onnx_fail(o, err, "declaring the graph's inputs and outputs");
 	free(ids);
 	return err;
 }
