@@ -190,9 +190,9 @@ static void attr_s(Onnx__NodeProto *n, const char *name, const char *s)
 }
 
 struct model {
-	Onnx__NodeProto *node[16];
+	Onnx__NodeProto *node[32];
 	size_t nnode;
-	Onnx__TensorProto *init[16];
+	Onnx__TensorProto *init[32];
 	size_t ninit;
 	Onnx__ValueInfoProto *in[8], *out[8];
 	size_t nin, nout;
@@ -729,6 +729,172 @@ static void test_qlinearconv_uint8(void)
 	arena_free();
 }
 
+/* How many nodes of @g carry each label: int8 ops and float ones. */
+static int count_label(const uint8_t *buf, size_t len, const char *label)
+{
+	npu_graph *g;
+	struct npu_node_info ni;
+	int n = 0;
+
+	if (npu_model_load_mem(buf, len, NULL, &g))
+		return -1;
+	for (int i = 0; i < npu_graph_node_count(g); i++)
+		if (!npu_graph_node_info(g, i, &ni) && !strcmp(ni.label, label))
+			n++;
+	npu_graph_free(g);
+	return n;
+}
+
+/*
+ * A QDQ CNN as onnxruntime's quantizer writes one: Conv -> Relu, MaxPool,
+ * Flatten, Gemm, each between DequantizeLinear and QuantizeLinear. Every
+ * op folds into libnpu's int8 ops (the dequantized values are never
+ * made); the result against ONNX's arithmetic in loops, exact as the
+ * scales are powers of two.
+ */
+static void test_qdq_cnn(void)
+{
+	enum { C = 4, H = 8, OC = 8, PH = 4, K = OC * PH * PH, NO = 10 };
+	static float x[C * H * H], wsc[OC], bsc[OC], wgs[NO], bgs[NO], y[NO], want[NO];
+	static int8_t w[OC * C * 9], wg[K * NO], wz[OC], wgz[NO];
+	static int32_t b[OC], bg[NO], bz[OC], bgz[NO];
+	const float xs = 0.25f, cs = 0.5f, ys = 0.25f;
+	const int8_t xz = 0, cz = -5, yz = 3;
+	const void *in[1] = { x };
+	struct model m = { .opset = 13 };
+	Onnx__NodeProto *n;
+	size_t len;
+	const uint8_t *buf;
+
+	for (int i = 0; i < C * H * H; i++)
+		x[i] = (float)((i * 13) % 41 - 20) * 0.125f;
+	for (int i = 0; i < OC * C * 9; i++)
+		w[i] = (int8_t)((i * 7) % 23 - 11);
+	for (int i = 0; i < K * NO; i++)
+		wg[i] = (int8_t)((i * 11) % 31 - 15);
+	for (int c = 0; c < OC; c++) {
+		wsc[c] = 1.0f / (float)(16 << (c % 3));
+		bsc[c] = xs * wsc[c];
+		b[c] = c * 9 - 30;
+	}
+	for (int c = 0; c < NO; c++) {
+		wgs[c] = 1.0f / (float)(64 << (c % 2));
+		bgs[c] = cs * wgs[c];
+		bg[c] = c * 50 - 200;
+	}
+	m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &xs, 4);
+	m.init[m.ninit++] = tensor("xz", I8, 0, NULL, &xz, 1);
+	m.init[m.ninit++] = tensor("cs", F32, 0, NULL, &cs, 4);
+	m.init[m.ninit++] = tensor("cz", I8, 0, NULL, &cz, 1);
+	m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &ys, 4);
+	m.init[m.ninit++] = tensor("yz", I8, 0, NULL, &yz, 1);
+	m.init[m.ninit++] = tensor("w", I8, DIMS(OC, C, 3, 3), w, sizeof(w));
+	m.init[m.ninit++] = tensor("ws", F32, DIMS(OC), wsc, sizeof(wsc));
+	m.init[m.ninit++] = tensor("wz", I8, DIMS(OC), wz, sizeof(wz));
+	m.init[m.ninit++] = tensor("b", I32, DIMS(OC), b, sizeof(b));
+	m.init[m.ninit++] = tensor("bs", F32, DIMS(OC), bsc, sizeof(bsc));
+	m.init[m.ninit++] = tensor("bz", I32, DIMS(OC), bz, sizeof(bz));
+	m.init[m.ninit++] = tensor("wg", I8, DIMS(K, NO), wg, sizeof(wg));
+	m.init[m.ninit++] = tensor("wgs", F32, DIMS(NO), wgs, sizeof(wgs));
+	m.init[m.ninit++] = tensor("wgz", I8, DIMS(NO), wgz, sizeof(wgz));
+	m.init[m.ninit++] = tensor("bg", I32, DIMS(NO), bg, sizeof(bg));
+	m.init[m.ninit++] = tensor("bgs", F32, DIMS(NO), bgs, sizeof(bgs));
+	m.init[m.ninit++] = tensor("bgz", I32, DIMS(NO), bgz, sizeof(bgz));
+	m.node[m.nnode++] = node("QuantizeLinear", "x,xs,xz", "xq");
+	m.node[m.nnode++] = node("DequantizeLinear", "xq,xs,xz", "xd");
+	n = node("DequantizeLinear", "w,ws,wz", "wd");
+	attr_i(n, "axis", 0);
+	m.node[m.nnode++] = n;
+	n = node("DequantizeLinear", "b,bs,bz", "bd");
+	attr_i(n, "axis", 0);
+	m.node[m.nnode++] = n;
+	n = node("Conv", "xd,wd,bd", "c");
+	attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Relu", "c", "r");
+	m.node[m.nnode++] = node("QuantizeLinear", "r,cs,cz", "rq");
+	m.node[m.nnode++] = node("DequantizeLinear", "rq,cs,cz", "rd");
+	n = node("MaxPool", "rd", "p");
+	attr_ints(n, "kernel_shape", DIMS(2, 2));
+	attr_ints(n, "strides", DIMS(2, 2));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("QuantizeLinear", "p,cs,cz", "pq");
+	m.node[m.nnode++] = node("DequantizeLinear", "pq,cs,cz", "pd");
+	m.node[m.nnode++] = node("Flatten", "pd", "f");
+	n = node("DequantizeLinear", "wg,wgs,wgz", "wgd");
+	attr_i(n, "axis", 1);
+	m.node[m.nnode++] = n;
+	n = node("DequantizeLinear", "bg,bgs,bgz", "bgd");
+	attr_i(n, "axis", 0);
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Gemm", "f,wgd,bgd", "g");
+	m.node[m.nnode++] = node("QuantizeLinear", "g,ys,yz", "gq");
+	m.node[m.nnode++] = node("DequantizeLinear", "gq,ys,yz", "y");
+	m.in[m.nin++] = value("x", F32, DIMS(1, C, H, H));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	/* every op an int8 one of libnpu's; no float conv, pool or matmul */
+	CHECK_EQ(count_label(buf, len, "conv2d"), 1);
+	CHECK_EQ(count_label(buf, len, "max_pool"), 1);
+	CHECK_EQ(count_label(buf, len, "fully_connected"), 1);
+	CHECK_EQ(count_label(buf, len, "conv") + count_label(buf, len, "matmul") +
+		 count_label(buf, len, "max_pool (nd)") + count_label(buf, len, "dequantize_linear"),
+		 1);	/* the output's dequantization alone */
+	CHECK_EQ(run(buf, len, in, y, sizeof(y)), 0);
+	{
+		static int8_t xq[C * H * H], rq[OC * H * H], pq[K];
+
+		for (int i = 0; i < C * H * H; i++)
+			xq[i] = q8(x[i] / xs, xz);
+		for (int oc = 0; oc < OC; oc++)
+			for (int r = 0; r < H; r++)
+				for (int c = 0; c < H; c++) {
+					double acc = b[oc] * (double)bsc[oc];
+
+					for (int ic = 0; ic < C; ic++)
+						for (int i = 0; i < 3; i++)
+							for (int j = 0; j < 3; j++) {
+								int rr = r + i - 1, cc = c + j - 1;
+
+								if (rr < 0 || rr >= H || cc < 0 || cc >= H)
+									continue;
+								acc += (xq[(ic * H + rr) * H + cc] - xz) *
+								       (double)xs *
+								       w[((oc * C + ic) * 3 + i) * 3 + j] *
+								       (double)wsc[oc];
+							}
+					rq[(oc * H + r) * H + c] = q8((acc > 0 ? acc : 0) / cs, cz);
+				}
+		for (int oc = 0; oc < OC; oc++)	/* max pool, then flattened c, h, w */
+			for (int r = 0; r < PH; r++)
+				for (int c = 0; c < PH; c++) {
+					int8_t mx = -128;
+
+					for (int i = 0; i < 2; i++)
+						for (int j = 0; j < 2; j++) {
+							int8_t v = rq[(oc * H + 2 * r + i) * H + 2 * c + j];
+
+							mx = v > mx ? v : mx;
+						}
+					pq[(oc * PH + r) * PH + c] = mx;
+				}
+		for (int o = 0; o < NO; o++) {
+			double acc = bg[o] * (double)bgs[o];
+
+			for (int k = 0; k < K; k++)
+				acc += (pq[k] - cz) * (double)cs * wg[k * NO + o] * (double)wgs[o];
+			want[o] = (float)((q8(acc / ys, yz) - yz) * (double)ys);
+		}
+	}
+	CHECK(!memcmp(y, want, sizeof(y)));
+	write_case("test_qdq_cnn", buf, len,
+		   &(struct npu_array){ .name = "x", .dtype = NPU_DT_FLOAT32, .rank = 4,
+					.dims = { 1, C, H, H }, .data = x, .bytes = sizeof(x) }, 1,
+		   &(struct npu_array){ .name = "y", .dtype = NPU_DT_FLOAT32, .rank = 2,
+					.dims = { 1, NO }, .data = want, .bytes = sizeof(want) }, 1);
+	arena_free();
+}
+
 /* ---- hostile models ------------------------------------------------------------- */
 
 /* Loading must fail with @err, and with a message holding @msg. */
@@ -1015,6 +1181,6 @@ static void test_arrays(void)
 
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
-	 TAP_ENTRY(test_qlinearconv_uint8),
+	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn),
 	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
 	 TAP_ENTRY(test_arrays))

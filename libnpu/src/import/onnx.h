@@ -146,6 +146,12 @@ int onnx_fold_gemm(struct onnx *o, int trans_b);
 int onnx_fold_qlinearconv(struct onnx *o, const struct window *w, uint32_t group,
 			  const uint32_t *ydims);
 int onnx_fold_qlinearmatmul(struct onnx *o);
+/* DQ -> MaxPool -> Q (same quantization): libnpu's int8 max pool. */
+int onnx_fold_maxpool(struct onnx *o, const struct window *w, const uint32_t *ydims);
+/* A reshape of a value dequantized per tensor: the quantized value reshaped. */
+int onnx_fold_reshape(struct onnx *o, uint32_t rank, const uint32_t *dims);
+/* Q of a DQ of the same quantization: the quantized value itself. */
+int onnx_fold_requantize(struct onnx *o);
 
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);

@@ -554,6 +554,12 @@ static int op_pool(struct onnx *o, int average, int global)
 	TRY(window_out(o, x, &w, (int)ceil_mode, ydims + 2));
 	ydims[0] = x->dims[0];
 	ydims[1] = x->dims[1];
+	if (!average && !global && !order) {	/* DQ -> MaxPool -> Q: an int8 max pool */
+		int r = onnx_fold_maxpool(o, &w, ydims);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	p->nsp = w.nsp;
 	p->batch = x->dims[0];
 	p->c = x->dims[1];
@@ -757,6 +763,12 @@ static int reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
 			return onnx_fail(o, NPU_ENOMEM, "out of memory");
 		memcpy(v->data, x->data, x->count * onnx_elem_size(x->dt));
 		return 0;
+	}
+	{	/* DQ -> reshape: the quantized value reshaped, dequantized lazily */
+		int r = onnx_fold_reshape(o, rank, dims);
+
+		if (r)
+			return r < 0 ? r : 0;
 	}
 	o->allow_empty = 1;
 	t = onnx_in_t(o, 0);
@@ -1258,6 +1270,12 @@ static int qdq(struct onnx *o, int quantize)
 	TRY(qdq_shape(o, x, s, p));
 	p->mode = quantize ? ND_QUANTIZE : ND_DEQUANTIZE;
 	p->qdtype = qdt;
+	if (quantize) {		/* Q(DQ(q)) of one quantization: q */
+		int r = onnx_fold_requantize(o);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	if (!quantize && s->data && (!z || z->data) && N->n_output && N->output[0][0]) {
 		/* made only if read as floats: an int8 op may read x instead (onnx_qdq.c) */
 		struct oval *v = onnx_add(o, N->output[0], NPU_DT_FLOAT32, x->rank, x->dims);

@@ -14,6 +14,7 @@
  * hold, the float op is imported and the dequantized values are made.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -511,4 +512,128 @@ int onnx_fold_qlinearmatmul(struct onnx *o)
 	if (!qlinear_operand(o, 0, &a) || !qlinear_operand(o, 3, &b) || !qlinear_out(o, 6, &qo))
 		return 0;
 	return fold_gemm(o, &a, &b, NULL, 0, &qo);
+}
+
+/*
+ * DequantizeLinear -> MaxPool -> QuantizeLinear of the same scale and zero
+ * point is libnpu's int8 max pool: the maximum commutes with both, and
+ * quantizing a dequantized int8 value gives it back exactly (|q| <= 255:
+ * two fp32 roundings stay far below half a step). Ceil mode becomes more
+ * padding after the input, which an int8 pool skips as ONNX does.
+ */
+int onnx_fold_maxpool(struct onnx *o, const struct window *w, const uint32_t *ydims)
+{
+	struct oval *x = onnx_in(o, 0), *y;
+	struct ir_attrs a = { 0 };
+	struct qout qo;
+	float xs;
+	int32_t xz;
+	int t, yt;
+
+	if (!x || w->nsp != 2 || !per_tensor(x, &xs, &xz) || N->n_output != 1)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0 || qo.relu >= 0 || qo.ys != xs || qo.yz != xz || qo.ydt != x->dq_x->dt)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		int64_t in = x->dims[2 + i];
+		/* the padding after the input that gives ceil mode's last window */
+		int64_t hi = (int64_t)(ydims[2 + i] - 1) * w->s[i] + w->k[i] - in - w->lo[i];
+
+		if (w->d[i] != 1 || w->k[i] > 64 || w->s[i] > 64 || w->lo[i] >= w->k[i] ||
+		    hi >= w->k[i] || w->lo[i] > 255)
+			return 0;
+		a.kernel[i] = (uint32_t)w->k[i];
+		a.stride[i] = (uint32_t)w->s[i];
+		a.pad[i] = (uint32_t)w->lo[i];
+		a.pad[2 + i] = (uint32_t)(hi > 0 ? hi : 0);
+	}
+	t = q8_tensor(o, x->dq_x, xs, xz, 1);
+	if (t < 0)
+		return t < -1 ? t : 0;
+	qo.name = o->gp->node[qo.qn]->output[0];
+	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, 4, ydims, 1, &y);
+	if (yt < 0)
+		return yt;
+	TRY(onnx_node(o, IR_POOL, &t, 1, &yt, 1, &a));
+	took(o, -1, qo.qn);
+	return 1;
+}
+
+/*
+ * QuantizeLinear of a value dequantized per tensor with the same scale,
+ * zero point and type: the quantized value itself (exact, as above).
+ * 1 when so, else 0.
+ */
+int onnx_fold_requantize(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *s = onnx_in(o, 1), *z = onnx_in(o, 2), *q, *v;
+	float xs;
+	int32_t xz;
+
+	if (!x || !per_tensor(x, &xs, &xz) || !s || !s->data || s->count != 1 ||
+	    s->dt != NPU_DT_FLOAT32 || ((const float *)s->data)[0] != xs ||
+	    (z ? !z->data || z->count != 1 || z->dt != x->dq_x->dt || onnx_get_i(z, 0) != xz :
+		 x->dq_x->dt != NPU_DT_UINT8 || xz) || N->n_output != 1)
+		return 0;
+	q = x->dq_x;
+	if (q->data && q->input < 0)
+		return 0;	/* a constant: the plain path folds it */
+	if (q->id < 0 && q->i8 < 0 && onnx_tensor(o, q) < 0)
+		return NPU_EINVAL;
+	v = onnx_add(o, N->output[0], q->dt, q->rank, q->dims);
+	if (!v)
+		return NPU_EINVAL;
+	v->id = q->id;
+	v->i8 = q->i8;
+	return 1;
+}
+
+/*
+ * A reshape (Reshape, Flatten) of a value dequantized per tensor: the
+ * quantized value is reshaped (a view: nothing moves) and the result is a
+ * lazy dequantization of that, so that an int8 op after it still reads
+ * int8 (DQ -> Flatten -> Gemm -> Q). 1 when so, else 0 or an error.
+ */
+int onnx_fold_reshape(struct onnx *o, uint32_t rank, const uint32_t *dims)
+{
+	struct oval *x = onnx_in(o, 0), *q, *hidden, *v;
+	struct npu_tensor_desc d = { .dtype = NPU_DT_INT8, .rank = rank };
+	char name[512];
+	float xs;
+	int32_t xz;
+	int src, view;
+
+	if (!x || x->id >= 0 || !per_tensor(x, &xs, &xz) || N->n_output != 1 || !rank ||
+	    strlen(N->output[0]) > 400)
+		return 0;
+	q = x->dq_x;
+	if (q->data && q->input < 0)
+		return 0;
+	src = q8_tensor(o, q, xs, xz, q->i8 >= 0 ? o->g->t[q->i8].d.layout == NPU_LAYOUT_NCHW :
+				      q->rank == 4);
+	if (src < 0)
+		return src < -1 ? src : 0;
+	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
+	d.scale = o->g->t[src].d.scale;
+	d.zero_point = o->g->t[src].d.zero_point;
+	d.layout = rank == 4 ? NPU_LAYOUT_NCHW : NPU_LAYOUT_NHWC;
+	view = ir_add_desc(o->g, &d);
+	if (view < 0)
+		return onnx_fail(o, view, "%s", o->g->err);
+	TRY(onnx_node(o, IR_RESHAPE, &src, 1, &view, 1, NULL));
+	/* the reshaped quantized value: a name no model can give (a control character) */
+	snprintf(name, sizeof(name), "%s\x1fquantized", N->output[0]);
+	hidden = onnx_add(o, name, q->dt, rank, dims);
+	v = hidden ? onnx_add(o, N->output[0], NPU_DT_FLOAT32, rank, dims) : NULL;
+	if (!v)
+		return NPU_EINVAL;
+	hidden->i8 = view;
+	hidden->id = q->dt == NPU_DT_INT8 ? view : -1;
+	v->dq_x = hidden;
+	v->dq_s = x->dq_s;
+	v->dq_z = x->dq_z;
+	v->dq = x->dq;
+	v->dq.outer = v->count;
+	return 1;
 }

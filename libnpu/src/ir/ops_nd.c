@@ -336,7 +336,7 @@ const char *label_nd(const npu_graph *g, const struct ir_node *n)
 			return "conv_integer";
 		return n->a.nd.conv.transpose ? "conv_transpose" : "conv";
 	case IR_ND_POOL:
-		return n->a.nd.pool.average ? "average_pool" : "max_pool";
+		return n->a.nd.pool.average ? "average_pool (nd)" : "max_pool (nd)";
 	case IR_ND_SOFTMAX:
 		return n->a.nd.sm.log ? "log_softmax" : "softmax";
 	case IR_ND_QDQ:
