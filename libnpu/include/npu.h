@@ -700,6 +700,17 @@ int npu_model_load_mem_v(size_t size, const void *buf, size_t len,
 			 const struct npu_model_opts *opts, npu_graph **g);
 #define npu_model_load_mem(...) npu_model_load_mem_v(sizeof(struct npu_model_opts), __VA_ARGS__)
 
+/**
+ * Write @g (its inputs and outputs declared) as an ONNX model (opset 13) at
+ * @path: int8 layers in QDQ form, which npu_model_load folds back into
+ * int8 ops and onnxruntime runs as QLinearConv and the like; the model's
+ * inputs and outputs in the graph's shapes (NHWC). Its arithmetic is
+ * ONNX's: quantization rounds ties to even and requantization is ONNX's,
+ * so a value on a tie may differ by one step from the graph's (TFLite's).
+ * NPU_ENOTSUP names an op it cannot write. Documentation/onnx.rst.
+ */
+int npu_model_save(const npu_graph *g, const char *path);
+
 /** The @i-th ONNX op npu_model_load imports (from 0), or NULL past the last. */
 const char *npu_model_op(unsigned int i);
 

@@ -895,6 +895,128 @@ static void test_qdq_cnn(void)
 	arena_free();
 }
 
+/* Run graph @g on the CPU reference: input @x into output @y (@n floats). */
+static int run_graph(npu_graph *g, const float *x, float *y, size_t n)
+{
+	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU, .strict = 1 };
+	npu_plan *p;
+	int err = npu_graph_compile_opts(g, NULL, &co, &p);
+	struct npu_array a;
+
+	if (err)
+		return err;
+	err = npu_graph_io_array(g, 1, 0, &a);
+	if (!err && a.bytes != n * sizeof(float))
+		err = NPU_EINVAL;
+	npu_array_free(&a);
+	if (!err)
+		err = npu_plan_execute(p, (const void *[]){ x }, (void *[]){ y });
+	npu_plan_free(p);
+	return err;
+}
+
+/*
+ * npu_model_save: an int8 CNN built with libnpu's builders (NHWC, TFLite's
+ * requantization), written as ONNX QDQ, read back: every layer folds into
+ * an int8 op again, and the outputs agree except where a value falls on a
+ * rounding tie, which ONNX breaks to even (at most one step, rarely).
+ */
+static void test_save_roundtrip(void)
+{
+	enum { N = 2, H = 8, C = 3, OC = 6, PH = 4, K = PH * PH * OC, NO = 5 };
+	static int8_t w[OC * 3 * 3 * C], wf[NO * K];
+	static int32_t b[OC], bf[NO];
+	static float cs[OC], fs[NO], x[N * H * H * C], y0[N * NO], y1[N * NO];
+	const char *path = "build/tests/test_onnx_saved.onnx";
+	npu_graph *g = npu_graph_new(), *l = NULL;
+	int t[12], mism = 0;
+	float step = 0.05f;
+
+	for (int i = 0; i < OC * 9 * C; i++)
+		w[i] = (int8_t)((i * 37) % 255 - 127);
+	for (int i = 0; i < NO * K; i++)
+		wf[i] = (int8_t)((i * 53) % 255 - 127);
+	for (int i = 0; i < OC; i++) {
+		cs[i] = 0.002f + 0.001f * (float)i;
+		b[i] = i * 40 - 100;
+	}
+	for (int i = 0; i < NO; i++) {
+		fs[i] = 0.001f + 0.0005f * (float)i;
+		bf[i] = i * 300 - 600;
+	}
+	for (int i = 0; i < N * H * H * C; i++)
+		x[i] = sinf((float)i * 0.7f) * 3.0f;
+	t[0] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32, .rank = 4,
+							     .dims = { N, H, H, C } });
+	t[1] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+							     .dims = { N, H, H, C },
+							     .scale = 1.0f / 32, .zero_point = 2 });
+	t[2] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+							     .dims = { OC, 3, 3, C }, .data = w,
+							     .channel_scales = cs, .scale = 1 });
+	t[3] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT32, .rank = 1,
+							     .dims = { OC }, .data = b, .scale = 1 });
+	t[4] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+							     .dims = { N, H, H, OC }, .scale = 0.1f,
+							     .zero_point = -7 });
+	t[5] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 4,
+							     .dims = { N, PH, PH, OC }, .scale = 0.1f,
+							     .zero_point = -7 });
+	t[6] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+							     .dims = { N, K }, .scale = 0.1f,
+							     .zero_point = -7 });
+	t[7] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+							     .dims = { NO, K }, .data = wf,
+							     .channel_scales = fs, .scale = 1 });
+	t[8] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT32, .rank = 1,
+							     .dims = { NO }, .data = bf, .scale = 1 });
+	t[9] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+							     .dims = { N, NO }, .scale = step,
+							     .zero_point = 1 });
+	t[10] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32, .rank = 2,
+							      .dims = { N, NO } });
+	for (int i = 0; i <= 10; i++)
+		CHECK(t[i] >= 0);
+	CHECK_EQ(npu_graph_quantize(g, t[0], t[1]), 0);
+	CHECK_EQ(npu_graph_conv2d_ex(g, t[1], t[2], t[3], t[4], &(struct npu_conv2d_attrs){
+		.stride = { 1, 1 }, .dilation = { 1, 1 }, .pad = { 1, 1, 1, 1 },
+		.act = NPU_ACT_RELU }), 0);
+	CHECK_EQ(npu_graph_pool(g, t[4], t[5], 2, 2, 0), 0);
+	CHECK_EQ(npu_graph_reshape(g, t[5], t[6]), 0);
+	CHECK_EQ(npu_graph_fully_connected(g, t[6], t[7], t[8], t[9], NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_dequantize(g, t[9], t[10]), 0);
+	CHECK_EQ(npu_graph_inputs(g, &t[0], 1), 0);
+	CHECK_EQ(npu_graph_outputs(g, &t[10], 1), 0);
+	CHECK_EQ(run_graph(g, x, y0, N * NO), 0);
+	CHECK_EQ(npu_model_save(g, path), 0);
+	npu_graph_free(g);
+	CHECK_EQ(npu_model_load(path, NULL, &l), 0);
+	{
+		struct npu_node_info ni;
+		int int8_ops = 0;
+
+		for (int i = 0; i < npu_graph_node_count(l); i++) {
+			CHECK_EQ(npu_graph_node_info(l, i, &ni), 0);
+			int8_ops += !strcmp(ni.label, "conv2d") || !strcmp(ni.label, "max_pool") ||
+				    !strcmp(ni.label, "fully_connected");
+		}
+		CHECK_EQ(int8_ops, 3);
+	}
+	CHECK_EQ(run_graph(l, x, y1, N * NO), 0);
+	npu_graph_free(l);
+	for (int i = 0; i < N * NO; i++) {
+		CHECK(fabsf(y0[i] - y1[i]) <= step * 1.01f);
+		mism += y0[i] != y1[i];
+	}
+	tap_diag("%d of %d outputs differ (by one step: a tie broken to even)", mism, N * NO);
+	CHECK(mism <= N * NO / 2);
+	/* refused: an op it does not write, and a graph without inputs */
+	g = npu_graph_new();
+	CHECK_EQ(npu_model_save(g, path), NPU_EINVAL);
+	CHECK(strstr(npu_last_error(), "declares no inputs"));
+	npu_graph_free(g);
+}
+
 /* ---- hostile models ------------------------------------------------------------- */
 
 /* Loading must fail with @err, and with a message holding @msg. */
@@ -1181,6 +1303,6 @@ static void test_arrays(void)
 
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
-	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn),
+	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_save_roundtrip),
 	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
 	 TAP_ENTRY(test_arrays))

@@ -740,6 +740,20 @@ static int op_qlinearconv(struct onnx *o) { return conv(o, 0, CONV_QLINEAR); }
 
 /* ---- shapes and data movement ------------------------------------------------------ */
 
+/*
+ * Byte-moving ops keep an int8 tensor's quantization: an int8 op may have
+ * given @in one (QDQ folding), and the op's checks want it on @out too.
+ */
+static void same_quant(struct onnx *o, int in, int out)
+{
+	struct npu_tensor_desc *a = &o->g->t[in].d, *b = &o->g->t[out].d;
+
+	if (a->dtype == NPU_DT_INT8 && b->dtype == NPU_DT_INT8) {
+		b->scale = a->scale;
+		b->zero_point = a->zero_point;
+	}
+}
+
 /* Output 0 as a view of input 0 with a new shape (Reshape, Flatten, ...). */
 static int reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
 {
@@ -776,6 +790,7 @@ static int reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
 	o->allow_empty = 0;
 	if (y < 0 || t < 0)
 		return t < 0 ? t : y;
+	same_quant(o, t, y);
 	return onnx_node(o, IR_RESHAPE, &t, 1, &y, 1, NULL);
 }
 
@@ -886,6 +901,7 @@ static int op_transpose(struct onnx *o)
 	t = onnx_in_t(o, 0);
 	if (y < 0 || t < 0)
 		return y < 0 ? y : t;
+	same_quant(o, t, y);
 	return onnx_node(o, IR_TRANSPOSE, &t, 1, &y, 1, &at);
 }
 
