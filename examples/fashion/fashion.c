@@ -8,7 +8,12 @@
  * images per second, modeled NPU cycles); the curves go to a PNG.
  *
  *   npu-fashion [--full] [--model mlp|cnn|both] [--epochs N] [--train N]
- *               [--cpu] [--data DIR] [--plot FILE]
+ *               [--cpu] [--data DIR] [--plot FILE] [--save-onnx PREFIX]
+ *   npu-fashion --eval-onnx MODEL.onnx... [--cpu] [--data DIR]
+ *
+ * --save-onnx writes each int8 model as ONNX (QDQ) at PREFIX-mlp.onnx and
+ * PREFIX-cnn.onnx; --eval-onnx runs such models (trained elsewhere: the
+ * host's OpenCL) on the test set, on the NPU where there is one.
  *
  * The default is the small setting (12,000 training images, a few epochs:
  * minutes in the VM); --full trains on all 60,000 for longer.
@@ -26,7 +31,8 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: npu-fashion [--full] [--model mlp|cnn|both] [--epochs N] "
-		"[--train N] [--cpu] [--data DIR] [--plot FILE]\n");
+		"[--train N] [--cpu] [--data DIR] [--plot FILE] [--save-onnx PREFIX]\n"
+		"       npu-fashion --eval-onnx MODEL.onnx... [--cpu] [--data DIR]\n");
 	exit(2);
 }
 
@@ -43,6 +49,9 @@ static uint32_t number(const char *s)
 int main(int argc, char **argv)
 {
 	const char *data = "/usr/share/datasets/fashion-mnist", *plot = "fashion-curves.png";
+	const char *save = NULL, *eval[8];
+	int neval = 0;
+	char save_path[2][512];
 	int full = 0, cpu = 0, which = 3, nres = 0, failed = 0;
 	uint32_t epochs = 0, train_n = 0;
 	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 1e-3f, .beta1 = 0.9f,
@@ -68,6 +77,10 @@ int main(int argc, char **argv)
 			data = argv[++i];
 		else if (!strcmp(argv[i], "--plot") && i + 1 < argc)
 			plot = argv[++i];
+		else if (!strcmp(argv[i], "--save-onnx") && i + 1 < argc)
+			save = argv[++i];
+		else if (!strcmp(argv[i], "--eval-onnx") && i + 1 < argc && neval < 8)
+			eval[neval++] = argv[++i];
 		else
 			usage();
 	}
@@ -98,6 +111,22 @@ int main(int argc, char **argv)
 			dev = NULL;
 		}
 	}
+	if (neval) {	/* models trained elsewhere, saved as ONNX: the test set */
+		for (int i = 0; i < neval && !failed; i++) {
+			double acc = 0, ips = 0;
+			uint64_t cyc = 0;
+
+			failed = eval_onnx(eval[i], &test, dev, &acc, &cyc, &ips) != 0;
+			if (!failed)
+				printf("%s: int8 test accuracy %.2f%% on %u images, %.0f images/s, "
+				       "%llu modeled NPU cycles/image\n\n", eval[i], acc * 100,
+				       test.count, ips, (unsigned long long)cyc);
+		}
+		idx_free(&train);
+		idx_free(&test);
+		npu_close(dev);
+		return failed;
+	}
 	printf("Fashion-MNIST: %u training and %u test images; %s setting; %s; "
 	       "NPU_BACKEND=%s\n", train.count, test.count, full ? "full" : "small",
 	       dev ? "with the NPU" : "no NPU",
@@ -115,6 +144,11 @@ int main(int argc, char **argv)
 
 		if (!(which & (1 << k)))
 			continue;
+		if (save) {
+			snprintf(save_path[k], sizeof(save_path[k]), "%s-%s.onnx", save,
+				 kind == MODEL_MLP ? "mlp" : "cnn");
+			o.save_onnx = save_path[k];
+		}
 		e = model_build(&m, kind, 64, 1234 + k, &adam, dev);
 		if (e) {
 			fprintf(stderr, "npu-fashion: building the %s failed: %s\n",

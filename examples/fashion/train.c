@@ -266,6 +266,13 @@ int train_model(struct model *m, const struct idx_set *train, const struct idx_s
 		r->int8_ips = test->count / (now() - t1);
 		r->int8_cycles /= test->count;
 	}
+	if (!err && o->save_onnx) {
+		err = npu_model_save(q, o->save_onnx);
+		if (err)
+			fprintf(stderr, "npu-fashion: %s\n", npu_last_error());
+		else
+			printf("  int8 model saved as ONNX (QDQ): %s\n", o->save_onnx);
+	}
 	if (!err && o->check_images) {
 		npu_graph *qc = NULL;
 		npu_plan *cplan;
@@ -284,6 +291,55 @@ out:
 	free(loss);
 	free(z);
 	free(labels);
+	return err;
+}
+
+int eval_onnx(const char *path, const struct idx_set *test, npu_device *dev, double *acc,
+	      uint64_t *cycles, double *ips)
+{
+	npu_graph *g;
+	npu_plan *plan = NULL;
+	struct npu_array in, out;
+	uint32_t batch;
+	double t0;
+	int err = npu_model_load(path, NULL, &g);
+
+	if (err) {
+		fprintf(stderr, "npu-fashion: %s\n", npu_last_error());
+		return err;
+	}
+	err = npu_graph_io_count(g, 0) == 1 && npu_graph_io_count(g, 1) == 1 ? 0 : NPU_EINVAL;
+	err = err ? err : npu_graph_io_array(g, 0, 0, &in);
+	if (!err) {
+		batch = in.dims[0];
+		/* [batch][28][28][1] or [batch][784] floats in, [batch][10] out */
+		err = in.dtype != NPU_DT_FLOAT32 || in.bytes != sizeof(float) * 784 * batch ||
+		      batch > 512 ? NPU_EINVAL : npu_graph_io_array(g, 1, 0, &out);
+		npu_array_free(&in);
+		if (!err && (out.dtype != NPU_DT_FLOAT32 || out.bytes != sizeof(float) * 10 * batch))
+			err = NPU_EINVAL;
+		if (!err)
+			npu_array_free(&out);
+		if (err)
+			fprintf(stderr, "npu-fashion: %s: expected one input of batch x 784 floats "
+				"and one output of batch x 10\n", path);
+	}
+	if (!err) {
+		err = npu_graph_compile(g, dev, &plan);
+		if (err)
+			fprintf(stderr, "npu-fashion: %s: %s\n", path, npu_graph_error(g)[0] ?
+				npu_graph_error(g) : npu_strerror(err));
+	}
+	if (!err) {
+		printf("%s: batch %u; placement:\n%s", path, batch, npu_plan_report(plan));
+		*cycles = 0;
+		t0 = now();
+		err = evaluate(plan, npu_graph_io(g, 0, 0), npu_graph_io(g, 1, 0), 1, batch, test,
+			       acc, cycles, NULL);
+		*ips = test->count / (now() - t0);
+		*cycles /= test->count;
+	}
+	npu_graph_free(g);
 	return err;
 }
 

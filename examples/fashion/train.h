@@ -17,6 +17,7 @@ struct train_opts {
 	uint32_t check_images;		/* int8: NPU against the CPU reference on these */
 	uint64_t seed;
 	float lr;			/* the optimizer's, decayed to 0 along a cosine */
+	const char *save_onnx;		/* where to write the int8 model as ONNX, or NULL */
 };
 
 /* One point of the training curves. */
@@ -45,5 +46,13 @@ struct train_result {
 int train_model(struct model *m, const struct idx_set *train, const struct idx_set *test,
 		const struct train_opts *o, npu_device *dev, struct train_result *r);
 void train_result_free(struct train_result *r);
+
+/*
+ * An int8 model saved as ONNX (--save-onnx), loaded and run on @dev (NULL:
+ * OpenCL, else the CPU) over @test: its accuracy, modeled NPU cycles per
+ * image and images per second. 0 or an error (said on stderr).
+ */
+int eval_onnx(const char *path, const struct idx_set *test, npu_device *dev, double *acc,
+	      uint64_t *cycles, double *ips);
 
 #endif /* TRAIN_H */
