@@ -1010,6 +1010,22 @@ static void test_save_roundtrip(void)
 	}
 	tap_diag("%d of %d outputs differ (by one step: a tie broken to even)", mism, N * NO);
 	CHECK(mism <= N * NO / 2);
+	/* for the guest: the saved model on the NPU gives the CPU reference's bytes */
+	{
+		FILE *f = fopen(path, "rb");
+		static uint8_t model[1 << 16];
+		size_t len = f ? fread(model, 1, sizeof(model), f) : 0;
+
+		if (f)
+			fclose(f);
+		CHECK(len > 0 && len < sizeof(model));
+		write_case("test_saved_cnn", model, len,
+			   &(struct npu_array){ .name = "t0_in", .dtype = NPU_DT_FLOAT32, .rank = 4,
+						.dims = { N, H, H, C }, .data = x, .bytes = sizeof(x) },
+			   1, &(struct npu_array){ .name = "t10", .dtype = NPU_DT_FLOAT32, .rank = 2,
+						   .dims = { N, NO }, .data = y1,
+						   .bytes = sizeof(y1) }, 1);
+	}
 	/* refused: an op it does not write, and a graph without inputs */
 	g = npu_graph_new();
 	CHECK_EQ(npu_model_save(g, path), NPU_EINVAL);

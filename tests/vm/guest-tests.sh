@@ -131,7 +131,7 @@ onnx_on_npu() { # [cases]: only test_onnx's cases
 		tap_run onnx_node_npu env NPU_OPENCL_LIB=/nonexistent tests/onnx/node-tests.sh --backend npu
 	tap_run onnx_cases_npu env NPU_OPENCL_LIB=/nonexistent NPU_ONNX_NODE_TESTS=$cases \
 		tests/onnx/node-tests.sh --backend npu
-	for c in test_qdq_residual test_qlinearconv_uint8 test_qdq_cnn; do
+	for c in test_qdq_residual test_qlinearconv_uint8 test_qdq_cnn test_saved_cnn; do
 		tap onnx "$c: its int8 convolution (ONNX requantization) runs on the NPU" \
 			sh -c "NPU_OPENCL_LIB=/nonexistent $run $cases/$c/model.onnx --backend npu \
 				--report --input $cases/$c/test_data_set_0/input_0.pb |

@@ -522,6 +522,19 @@ static int window_out(struct onnx *o, const struct oval *x, struct window *w, in
 	return 0;
 }
 
+/* A window op's kernel geometry: spatial input and output sizes, kernel, strides, dilations. */
+static void window_params(const struct window *w, const struct oval *x, const uint32_t *ydims,
+			  uint32_t *in, uint32_t *out, uint32_t *k, uint32_t *st, uint32_t *d)
+{
+	for (uint32_t i = 0; i < w->nsp; i++) {
+		in[i] = x->dims[2 + i];
+		out[i] = ydims[2 + i];
+		k[i] = (uint32_t)w->k[i];
+		st[i] = (uint32_t)w->s[i];
+		d[i] = (uint32_t)w->d[i];
+	}
+}
+
 static int op_pool(struct onnx *o, int average, int global)
 {
 	struct oval *x = onnx_in(o, 0);
@@ -566,12 +579,8 @@ static int op_pool(struct onnx *o, int average, int global)
 	p->average = (uint32_t)average;
 	p->count_include_pad = cip != 0;
 	p->dtype = x->dt;
+	window_params(&w, x, ydims, p->in, p->out, p->k, p->s, p->d);
 	for (uint32_t i = 0; i < w.nsp; i++) {
-		p->in[i] = x->dims[2 + i];
-		p->out[i] = ydims[2 + i];
-		p->k[i] = (uint32_t)w.k[i];
-		p->s[i] = (uint32_t)w.s[i];
-		p->d[i] = (uint32_t)w.d[i];
 		p->lo[i] = (uint32_t)w.lo[i];
 		p->hi[i] = (uint32_t)w.hi[i];
 	}
@@ -693,14 +702,9 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 	p->transpose = (uint32_t)transpose;
 	p->xdt = x->dt;
 	p->wdt = wv->dt;
-	for (uint32_t i = 0; i < w.nsp; i++) {
-		p->in[i] = x->dims[2 + i];
-		p->out[i] = ydims[2 + i];
-		p->k[i] = (uint32_t)w.k[i];
-		p->s[i] = (uint32_t)w.s[i];
-		p->d[i] = (uint32_t)w.d[i];
+	window_params(&w, x, ydims, p->in, p->out, p->k, p->s, p->d);
+	for (uint32_t i = 0; i < w.nsp; i++)
 		p->pad[i] = (int32_t)w.lo[i];
-	}
 	if (integer) {
 		uint32_t nx;
 
@@ -897,10 +901,23 @@ static int op_transpose(struct onnx *o)
 	}
 	if (x->rank <= 1)
 		return reshape_to(o, x->rank, x->dims);
-	y = onnx_output(o, 0, x->dt, x->rank, ydims);
 	t = onnx_in_t(o, 0);
-	if (y < 0 || t < 0)
-		return y < 0 ? y : t;
+	if (t < 0)
+		return t;
+	if (x->rank == 4 && at.perm[0] == 0 && at.perm[1] == 2 && at.perm[2] == 3 &&
+	    at.perm[3] == 1 && o->g->t[t].d.layout == NPU_LAYOUT_NCHW && o->g->t[t].twin >= 0) {
+		/* NCHW to NHWC of a tensor an int8 op wrote in NHWC: its twin, as a view */
+		int twin = o->g->t[t].twin;
+
+		y = onnx_output(o, 0, x->dt, x->rank, ydims);
+		if (y < 0)
+			return y;
+		same_quant(o, twin, y);
+		return onnx_node(o, IR_RESHAPE, &twin, 1, &y, 1, NULL);
+	}
+	y = onnx_output(o, 0, x->dt, x->rank, ydims);
+	if (y < 0)
+		return y;
 	same_quant(o, t, y);
 	return onnx_node(o, IR_TRANSPOSE, &t, 1, &y, 1, &at);
 }

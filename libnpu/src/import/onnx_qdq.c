@@ -229,6 +229,31 @@ static int q8_bias(struct onnx *o, const struct oval *b, float xs, const struct 
 	return *id < 0 ? onnx_fail(o, *id, "%s", o->g->err) : 1;
 }
 
+/*
+ * A folded op's int8 operands: x's int8 tensor (t[0]; NCHW when @nchw),
+ * the weights (*@q, per output channel along @axis, @channels of them)
+ * and the bias tensor (t[2]). 1, 0 when one of them does not fold (*@q
+ * then freed), or an error.
+ */
+static int fold_operands(struct onnx *o, struct oval *x, float xs, int32_t xz,
+			 const struct oval *wv, const struct oval *b, uint32_t axis,
+			 uint32_t channels, int nchw, struct qweights *q, int *t)
+{
+	int r = q8_weights(wv, axis, channels, q);
+
+	if (r <= 0)
+		return r < 0 ? onnx_fail(o, NPU_ENOMEM, "out of memory") : 0;
+	r = q8_bias(o, b, xs, q, channels, &t[2]);
+	if (r > 0)
+		t[0] = q8_tensor(o, x->dq_x, xs, xz, nchw);
+	if (r <= 0 || t[0] < 0) {
+		free(q->w);
+		free(q->scales);
+		return r < 0 ? r : t[0] < -1 ? t[0] : 0;
+	}
+	return 1;
+}
+
 /* Mark the Relu and QuantizeLinear the folded op took in as done. */
 static void took(struct onnx *o, int relu, int qnode)
 {
@@ -270,17 +295,9 @@ static int fold_conv(struct onnx *o, struct oval *x, struct oval *wv, struct ova
 	kw = wv->dims[3];
 	icg = ic / group;
 	depthwise = group > 1 && group == ic;
-	r = q8_weights(wv, 0, oc, &q);
+	r = fold_operands(o, x, xs, xz, wv, b, 0, oc, 1, &q, t);
 	if (r <= 0)
-		return r < 0 ? onnx_fail(o, NPU_ENOMEM, "out of memory") : 0;
-	r = q8_bias(o, b, xs, &q, oc, &t[2]);
-	if (r > 0)
-		t[0] = q8_tensor(o, x->dq_x, xs, xz, 1);
-	if (r <= 0 || t[0] < 0) {
-		free(q.w);
-		free(q.scales);
-		return r < 0 ? r : t[0] < -1 ? t[0] : 0;
-	}
+		return r;
 	/* the filter as libnpu's: OHWI, or [1][k_h][k_w][out_c] depthwise */
 	{
 		int8_t *f = malloc((size_t)oc * icg * kh * kw);
@@ -371,17 +388,9 @@ static int fold_gemm(struct onnx *o, struct oval *x, struct oval *wv, struct ova
 	if ((trans_b ? wv->dims[1] : wv->dims[0]) != k || (b && b->count != n))
 		return 0;
 	/* per column of B [k][n] (axis 1), or per row of B^T [n][k] (axis 0) */
-	r = q8_weights(wv, trans_b ? 0 : 1, n, &q);
+	r = fold_operands(o, x, xs, xz, wv, b, trans_b ? 0 : 1, n, 0, &q, t);
 	if (r <= 0)
-		return r < 0 ? onnx_fail(o, NPU_ENOMEM, "out of memory") : 0;
-	r = q8_bias(o, b, xs, &q, n, &t[2]);
-	if (r > 0)
-		t[0] = q8_tensor(o, x->dq_x, xs, xz, 0);
-	if (r <= 0 || t[0] < 0) {
-		free(q.w);
-		free(q.scales);
-		return r < 0 ? r : t[0] < -1 ? t[0] : 0;
-	}
+		return r;
 	{
 		int8_t *f = malloc((size_t)n * k);
 

@@ -115,27 +115,37 @@ int ocl_nd_matmul(struct npu_ocl *o, const struct nd_matmul *p, cl_mem a, cl_mem
 	}
 }
 
+/* A window op's geometry as the kernels take it: in, out, k, s, d (3 each; 1 past @nsp). */
+static cl_uint16 geometry(uint32_t nsp, const uint32_t *in, const uint32_t *out,
+			  const uint32_t *k, const uint32_t *st, const uint32_t *d)
+{
+	cl_uint16 g;
+
+	for (uint32_t s = 0; s < ND_MAX_SP; s++) {
+		g.s[s] = s < nsp ? in[s] : 1;
+		g.s[3 + s] = s < nsp ? out[s] : 1;
+		g.s[6 + s] = s < nsp ? k[s] : 1;
+		g.s[9 + s] = s < nsp ? st[s] : 1;
+		g.s[12 + s] = s < nsp ? d[s] : 1;
+	}
+	g.s[15] = 0;
+	return g;
+}
+
 int ocl_nd_conv(struct npu_ocl *o, const struct nd_conv *p, cl_mem x, cl_mem w, cl_mem bias,
 		cl_mem xzp, cl_mem wzp, cl_mem y)
 {
 	cl_uint16 g = { { p->nsp, p->batch, p->in_c, p->out_c, p->groups, p->transpose, p->xdt,
 			  p->wdt, p->wzp_n, !!bias, !!xzp, !!wzp } };
-	cl_uint16 sp = { { 0 } };
+	cl_uint16 sp;
 	cl_int4 pad = { { 0 } };
 	size_t n = (size_t)p->batch * p->out_c * prod(p->out, p->nsp);
 
 	if (!x || !w || !y || !p->nsp || p->nsp > ND_MAX_SP)
 		return NPU_EINVAL;
-	for (uint32_t s = 0; s < p->nsp; s++) {
-		sp.s[s] = p->in[s];
-		sp.s[3 + s] = p->out[s];
-		sp.s[6 + s] = p->k[s];
-		sp.s[9 + s] = p->s[s];
-		sp.s[12 + s] = p->d[s];
+	sp = geometry(p->nsp, p->in, p->out, p->k, p->s, p->d);
+	for (uint32_t s = 0; s < p->nsp; s++)
 		pad.s[s] = p->pad[s];
-	}
-	for (uint32_t s = p->nsp; s < ND_MAX_SP; s++)
-		sp.s[s] = sp.s[3 + s] = sp.s[6 + s] = sp.s[9 + s] = sp.s[12 + s] = 1;
 	bias = or_dummy(o, bias);
 	xzp = or_dummy(o, xzp);
 	wzp = or_dummy(o, wzp);
@@ -151,18 +161,14 @@ int ocl_nd_conv(struct npu_ocl *o, const struct nd_conv *p, cl_mem x, cl_mem w, 
 int ocl_nd_pool(struct npu_ocl *o, const struct nd_pool *p, cl_mem x, cl_mem y)
 {
 	cl_uint8 g = { { p->nsp, p->batch, p->c, p->average, p->count_include_pad, p->dtype } };
-	cl_uint16 sp = { { 0 } };
+	cl_uint16 sp;
 	cl_uint8 pads = { { 0 } };
 	size_t n = (size_t)p->batch * p->c * prod(p->out, p->nsp);
 
 	if (!x || !y || !p->nsp || p->nsp > ND_MAX_SP)
 		return NPU_EINVAL;
+	sp = geometry(p->nsp, p->in, p->out, p->k, p->s, p->d);
 	for (uint32_t s = 0; s < p->nsp; s++) {
-		sp.s[s] = p->in[s];
-		sp.s[3 + s] = p->out[s];
-		sp.s[6 + s] = p->k[s];
-		sp.s[9 + s] = p->s[s];
-		sp.s[12 + s] = p->d[s];
 		pads.s[s] = p->lo[s];
 		pads.s[3 + s] = p->hi[s];
 	}
