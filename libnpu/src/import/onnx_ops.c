@@ -18,6 +18,17 @@
 
 #define N	(o->node)
 
+/* A node of @op from input 0 into output 0 (made of @dt, @rank, @dims). */
+static int one_in_one_out(struct onnx *o, enum ir_op op, enum npu_dtype dt, uint32_t rank,
+			  const uint32_t *dims, struct ir_attrs *at)
+{
+	int y = onnx_output(o, 0, dt, rank, dims), t = onnx_in_t(o, 0);
+
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, op, &t, 1, &y, 1, at);
+}
+
 /* ---- elementwise ---------------------------------------------------------------- */
 
 /* Numpy's multidirectional broadcasting of @a and @b into *@out. */
@@ -166,7 +177,6 @@ static int op_softmax(struct onnx *o)
 	struct nd_softmax *p = &at.nd.sm;
 	uint32_t axis = 0;
 	int64_t a;
-	int t, y;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
@@ -183,11 +193,7 @@ static int op_softmax(struct onnx *o)
 		p->axis = onnx_prod(x->dims, axis, x->rank);
 		p->inner = 1;
 	}
-	y = onnx_output(o, 0, NPU_DT_FLOAT32, x->rank, x->dims);
-	t = onnx_in_t(o, 0);
-	if (y < 0 || t < 0)
-		return y < 0 ? y : t;
-	return onnx_node(o, IR_ND_SOFTMAX, &t, 1, &y, 1, &at);
+	return one_in_one_out(o, IR_ND_SOFTMAX, NPU_DT_FLOAT32, x->rank, x->dims, &at);
 }
 
 /* ---- matrix products ------------------------------------------------------------- */
@@ -543,7 +549,6 @@ static int op_pool(struct onnx *o, int average, int global)
 	struct window w = { 0 };
 	uint32_t ydims[NPU_MAX_RANK];
 	int64_t ceil_mode = 0, cip = 0, order = 0;
-	int t, y;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
@@ -584,11 +589,7 @@ static int op_pool(struct onnx *o, int average, int global)
 		p->lo[i] = (uint32_t)w.lo[i];
 		p->hi[i] = (uint32_t)w.hi[i];
 	}
-	y = onnx_output(o, 0, x->dt, x->rank, ydims);
-	t = onnx_in_t(o, 0);
-	if (y < 0 || t < 0)
-		return y < 0 ? y : t;
-	return onnx_node(o, IR_ND_POOL, &t, 1, &y, 1, &at);
+	return one_in_one_out(o, IR_ND_POOL, x->dt, x->rank, ydims, &at);
 }
 
 static int op_maxpool(struct onnx *o) { return op_pool(o, 0, 0); }
@@ -974,7 +975,6 @@ static int op_pad(struct onnx *o)
 	uint32_t np = 0, ydims[NPU_MAX_RANK];
 	char mode[16];
 	float value = 0;
-	int t, y;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
@@ -1027,11 +1027,7 @@ static int op_pad(struct onnx *o)
 		p->out[d] = ydims[d] = (uint32_t)out;
 		p->before[d] = (int32_t)pads[d];
 	}
-	y = onnx_output(o, 0, x->dt, x->rank, ydims);
-	t = onnx_in_t(o, 0);
-	if (y < 0 || t < 0)
-		return y < 0 ? y : t;
-	return onnx_node(o, IR_ND_PAD, &t, 1, &y, 1, &at);
+	return one_in_one_out(o, IR_ND_PAD, x->dt, x->rank, ydims, &at);
 }
 
 static int op_resize(struct onnx *o)
@@ -1042,7 +1038,6 @@ static int op_resize(struct onnx *o)
 	char mode[16], coord[32], nearest[32];
 	uint32_t ydims[NPU_MAX_RANK], base = o->opset >= 11 ? 1 : 0;
 	int64_t excl;
-	int t, y;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
@@ -1128,11 +1123,7 @@ static int op_resize(struct onnx *o)
 			p->roi_hi[d] = ((const float *)roi->data)[x->rank + d];
 		}
 	}
-	y = onnx_output(o, 0, x->dt, x->rank, ydims);
-	t = onnx_in_t(o, 0);
-	if (y < 0 || t < 0)
-		return y < 0 ? y : t;
-	return onnx_node(o, IR_ND_RESIZE, &t, 1, &y, 1, &at);
+	return one_in_one_out(o, IR_ND_RESIZE, x->dt, x->rank, ydims, &at);
 }
 
 /* ---- normalization ------------------------------------------------------------------- */

@@ -353,17 +353,30 @@ static int fold_conv(struct onnx *o, struct oval *x, struct oval *wv, struct ova
 	return 1;
 }
 
+/*
+ * The current node's x and w (inputs 0 and 1) dequantized, and the
+ * QuantizeLinear after it: 1, or 0 when the pattern is not there.
+ */
+static int qdq_pattern(struct onnx *o, struct oval **x, struct oval **wv, struct qout *qo)
+{
+	*x = onnx_in(o, 0);
+	*wv = onnx_in(o, 1);
+	if (!*x || !(*x)->dq_x || !*wv || !(*wv)->dq_x)
+		return 0;
+	qo->qn = sole_quantize(o, &qo->relu, &qo->ys, &qo->yz, &qo->ydt);
+	if (qo->qn < 0)
+		return 0;
+	qo->name = o->gp->node[qo->qn]->output[0];
+	return 1;
+}
+
 int onnx_fold_conv(struct onnx *o, const struct window *w, uint32_t group, const uint32_t *ydims)
 {
 	struct qout qo;
-	struct oval *x = onnx_in(o, 0), *wv = onnx_in(o, 1);
+	struct oval *x, *wv;
 
-	if (!x || !x->dq_x || !wv || !wv->dq_x)
+	if (!qdq_pattern(o, &x, &wv, &qo))
 		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
-	if (qo.qn < 0)
-		return 0;
-	qo.name = o->gp->node[qo.qn]->output[0];
 	return fold_conv(o, x, wv, onnx_has_in(o, 2) ? onnx_in(o, 2) : NULL, w, group, ydims,
 			 &qo);
 }
@@ -430,14 +443,10 @@ static int fold_gemm(struct onnx *o, struct oval *x, struct oval *wv, struct ova
 int onnx_fold_gemm(struct onnx *o, int trans_b)
 {
 	struct qout qo;
-	struct oval *x = onnx_in(o, 0), *wv = onnx_in(o, 1);
+	struct oval *x, *wv;
 
-	if (!x || !x->dq_x || !wv || !wv->dq_x)
+	if (!qdq_pattern(o, &x, &wv, &qo))
 		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
-	if (qo.qn < 0)
-		return 0;
-	qo.name = o->gp->node[qo.qn]->output[0];
 	return fold_gemm(o, x, wv, onnx_has_in(o, 2) ? onnx_in(o, 2) : NULL, trans_b, &qo);
 }
 
