@@ -247,6 +247,10 @@ struct npu_cmd_pool_i8 {
  * @a_mult, @a_shift, @b_mult, @b_shift: input rescaling (add only).
  * @out_mult, @out_shift: output requantization.
  * @left_shift: 0..20, headroom before rescaling (add; TFLite uses 20).
+ * With @op NPU_ELT_ADD_ONNX or NPU_ELT_MUL_ONNX the arithmetic is ONNX's
+ * (npu_eltwise_onnx_i8): @a_mult, @b_mult and @out_mult hold the bits of
+ * finite fp32 scales > 0, every shift and @left_shift are 0. Devices with
+ * NPU_HW_CAP_REQUANT_ONNX only.
  */
 struct npu_cmd_eltwise_i8 {
 	struct npu_cmd_hdr hdr;
@@ -263,6 +267,8 @@ struct npu_cmd_eltwise_i8 {
 };
 #define NPU_ELT_ADD		1
 #define NPU_ELT_MUL		2
+#define NPU_ELT_ADD_ONNX	3
+#define NPU_ELT_MUL_ONNX	4
 
 /**
  * struct npu_cmd_quantize - fp32 to int8 or back, TFLite semantics:

@@ -134,6 +134,26 @@ static inline int8_t npu_requant_onnx_i8(int32_t acc, int32_t mult_bits, int32_t
 	return (int8_t)((int32_t)v + zp_out);
 }
 
+/*
+ * ONNX's DequantizeLinear -> Add (or Mul) -> QuantizeLinear in one, the
+ * ONNX reference's arithmetic bit for bit: @x and @y (their zero points
+ * taken off) times their fp32 scales, added or multiplied in fp32,
+ * divided by the output scale in fp32 (a correctly rounded division),
+ * rounded half to even, clamped, the zero point added. Scales as fp32
+ * bits, finite and > 0.
+ */
+static inline int8_t npu_eltwise_onnx_i8(int mul, int32_t x, int32_t y, int32_t sa, int32_t sb,
+					 int32_t so, int32_t zp_out, int32_t act_min,
+					 int32_t act_max)
+{
+	float fa = (float)x * npu_f32_from_bits(sa), fb = (float)y * npu_f32_from_bits(sb);
+	float v = npu_rintf((mul ? fa * fb : fa + fb) / npu_f32_from_bits(so));
+	float lo = (float)(act_min - zp_out), hi = (float)(act_max - zp_out);
+
+	v = v < lo ? lo : v > hi ? hi : v;
+	return (int8_t)((int32_t)v + zp_out);
+}
+
 /* Either requantization: @onnx selects ONNX's, else TFLite's. */
 static inline int8_t npu_requant_q8(int onnx, int32_t acc, int32_t mult, int shift,
 				    int32_t zp_out, int32_t act_min, int32_t act_max)

@@ -244,6 +244,12 @@ struct npu_eltwise_i8 {
 	uint32_t left_shift;		/* add only; TFLite uses 20 */
 	uint32_t rank;			/* 0: same shapes; 1-4: broadcasting */
 	uint32_t out_dims[4], a_dims[4], b_dims[4];
+	/*
+	 * enum npu_requant: ONNX's (DQ -> Add / Mul -> Q in fp32, ties to
+	 * even), the mults then the bits of the fp32 scales of a, b and the
+	 * output, shifts and left_shift 0.
+	 */
+	uint32_t requant;
 };
 
 int npu_cmd_eltwise_i8_v(size_t size, npu_cmdbuf *cb, const struct npu_eltwise_i8 *p, uint64_t a_va,

@@ -587,6 +587,7 @@ static uint32_t eltwise_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	struct npu_cmd_eltwise_i8 e;
 	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx;
 	int8_t *a = NULL, *b = NULL, *out = NULL;
+	bool onnx;
 
 	if (size != sizeof(e))
 		return NPU_DMA_ERR_ARGS;
@@ -607,8 +608,13 @@ static uint32_t eltwise_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	e.out_mult = (int32_t)npu_rd32(c + 76);
 	e.out_shift = (int32_t)npu_rd32(c + 80);
 	e.left_shift = npu_rd32(c + 84);
+	onnx = e.op == NPU_ELT_ADD_ONNX || e.op == NPU_ELT_MUL_ONNX;
+	if (onnx && (e.a_shift || e.b_shift || e.out_shift || e.left_shift ||
+		     !npu_onnx_mult_valid(e.a_mult) || !npu_onnx_mult_valid(e.b_mult) ||
+		     !npu_onnx_mult_valid(e.out_mult) || !e.out_mult))
+		return NPU_DMA_ERR_ARGS;
 	if (!e.count || e.count > NPU_TENSOR_MAX_BYTES ||
-	    (e.op != NPU_ELT_ADD && e.op != NPU_ELT_MUL) ||
+	    (e.op != NPU_ELT_ADD && e.op != NPU_ELT_MUL && !onnx) ||
 	    e.a_zero < -128 || e.a_zero > 127 || e.b_zero < -128 || e.b_zero > 127 ||
 	    e.out_zero < -128 || e.out_zero > 127 ||
 	    e.act_min < -128 || e.act_min > e.act_max || e.act_max > 127 ||
@@ -628,6 +634,12 @@ static uint32_t eltwise_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	for (uint32_t i = 0; i < e.count; i++) {
 		int32_t x = a[i] - e.a_zero, y = b[i] - e.b_zero, r;
 
+		if (onnx) {
+			out[i] = npu_eltwise_onnx_i8(e.op == NPU_ELT_MUL_ONNX, x, y, e.a_mult,
+						     e.b_mult, e.out_mult, e.out_zero, e.act_min,
+						     e.act_max);
+			continue;
+		}
 		if (e.op == NPU_ELT_ADD) {
 			int32_t sx = npu_requant_scale((int32_t)((uint32_t)x << e.left_shift),
 						       e.a_mult, e.a_shift);

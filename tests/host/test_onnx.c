@@ -490,6 +490,22 @@ static void write_case(const char *name, const uint8_t *model, size_t len,
 	}
 }
 
+/* How many nodes of @g carry each label: int8 ops and float ones. */
+static int count_label(const uint8_t *buf, size_t len, const char *label)
+{
+	npu_graph *g;
+	struct npu_node_info ni;
+	int n = 0;
+
+	if (npu_model_load_mem(buf, len, NULL, &g))
+		return -1;
+	for (int i = 0; i < npu_graph_node_count(g); i++)
+		if (!npu_graph_node_info(g, i, &ni) && !strcmp(ni.label, label))
+			n++;
+	npu_graph_free(g);
+	return n;
+}
+
 /* ---- a QDQ residual block ------------------------------------------------------ */
 
 /* ONNX's QuantizeLinear: round (half to even), then the zero point, saturated. */
@@ -584,6 +600,9 @@ static void test_qdq_residual(void)
 		}
 		npu_graph_free(g);
 		CHECK(convs == 1 && floats == 0);
+		/* the residual add too: int8, ONNX's arithmetic */
+		CHECK_EQ(count_label(buf, len, "add"), 1);
+		CHECK_EQ(count_label(buf, len, "add (nd)"), 0);
 	}
 	CHECK_EQ(run(buf, len, in, z, sizeof(z)), 0);
 	/* ONNX's arithmetic, in loops */
@@ -727,22 +746,6 @@ static void test_qlinearconv_uint8(void)
 					.dims = { 1, OC, OH, OW }, .data = want, .bytes = sizeof(want) },
 		   1);
 	arena_free();
-}
-
-/* How many nodes of @g carry each label: int8 ops and float ones. */
-static int count_label(const uint8_t *buf, size_t len, const char *label)
-{
-	npu_graph *g;
-	struct npu_node_info ni;
-	int n = 0;
-
-	if (npu_model_load_mem(buf, len, NULL, &g))
-		return -1;
-	for (int i = 0; i < npu_graph_node_count(g); i++)
-		if (!npu_graph_node_info(g, i, &ni) && !strcmp(ni.label, label))
-			n++;
-	npu_graph_free(g);
-	return n;
 }
 
 /*

@@ -683,12 +683,13 @@ static void test_pool_empty_window_is_malformed(void)
 
 static void test_eltwise_random(void)
 {
-	for (int i = 0; i < 40; i++) {
+	for (int i = 0; i < 60; i++) {
 		struct npu_eltwise_i8 p = { 0 };
 		struct npu_cmd_eltwise_i8 c;
 		double sa = (1 + rnd() % 100) / 1000.0, sb = (1 + rnd() % 100) / 1000.0;
 		double so = (1 + rnd() % 100) / 500.0;
 		int8_t *a, *b, *want;
+		uint32_t op;
 
 		p.count = 1 + rnd() % 5000;
 		p.mul = i % 2;
@@ -697,7 +698,12 @@ static void test_eltwise_random(void)
 		p.out_zero = (int32_t)(rnd() % 256) - 128;
 		p.act_min = -128;
 		p.act_max = 127;
-		if (p.mul) {
+		if (i >= 40) {	/* ONNX's arithmetic: the fp32 scales (powers of two: ties) */
+			p.requant = NPU_REQUANT_ONNX;
+			p.a_mult = npu_f32_bits(i % 3 ? (float)sa : 1.0f / (float)(1 << rnd() % 8));
+			p.b_mult = npu_f32_bits(i % 3 ? (float)sb : 1.0f / (float)(1 << rnd() % 8));
+			p.out_mult = npu_f32_bits(i % 3 ? (float)so : 1.0f / (float)(1 << rnd() % 4));
+		} else if (p.mul) {
 			npu_quantize_multiplier(sa * sb / so, &p.out_mult, &p.out_shift);
 		} else {	/* TFLite's Add preparation */
 			double twice_max = 2 * (sa > sb ? sa : sb);
@@ -715,6 +721,8 @@ static void test_eltwise_random(void)
 			b[j] = (int8_t)rnd();
 		}
 		CHECK_EQ(npu_ref_eltwise_i8(&p, a, b, want), NPU_OK);
+		op = p.requant ? (p.mul ? NPU_ELT_MUL_ONNX : NPU_ELT_ADD_ONNX) :
+		     p.mul ? NPU_ELT_MUL : NPU_ELT_ADD;
 		setup();
 		h_map(&h, 0, VA_A, p.count, NPU_PTE_R, 0);
 		h_map(&h, 0, VA_B, p.count, NPU_PTE_R, 0);
@@ -722,7 +730,7 @@ static void test_eltwise_random(void)
 		memcpy(h_va(&h, 0, VA_A), a, p.count);
 		memcpy(h_va(&h, 0, VA_B), b, p.count);
 		c = (struct npu_cmd_eltwise_i8){ { NPU_CMD_ELTWISE_I8, sizeof(c) }, VA_A, VA_B, VA_OUT,
-			p.count, p.mul ? NPU_ELT_MUL : NPU_ELT_ADD, p.a_zero, p.b_zero, p.out_zero,
+			p.count, op, p.a_zero, p.b_zero, p.out_zero,
 			p.act_min, p.act_max, p.a_mult, p.a_shift, p.b_mult, p.b_shift,
 			p.out_mult, p.out_shift, p.left_shift };
 		CHECK(run_cmd_compare(&c, sizeof(c), want, p.count));
@@ -771,10 +779,13 @@ static int round_away(double x)
 static void test_eltwise_tflite_worked_values(void)
 {
 	static int8_t a[65536], b[65536], got[65536], ref[65536];
-	struct npu_eltwise_i8 add = { 65536, 0, 10, -20, 5, -128, 127,
-				      1 << 30, 0, 1 << 30, -1, 1 << 30, -19, 20, 0, { 0 }, { 0 }, { 0 } };
-	struct npu_eltwise_i8 mul = { 65536, 1, -3, 7, -1, -100, 120, 0, 0, 0, 0, 1 << 30, 1, 0,
-				      0, { 0 }, { 0 }, { 0 } };
+	struct npu_eltwise_i8 add = { .count = 65536, .a_zero = 10, .b_zero = -20, .out_zero = 5,
+				      .act_min = -128, .act_max = 127, .a_mult = 1 << 30,
+				      .b_mult = 1 << 30, .b_shift = -1, .out_mult = 1 << 30,
+				      .out_shift = -19, .left_shift = 20 };
+	struct npu_eltwise_i8 mul = { .count = 65536, .mul = 1, .a_zero = -3, .b_zero = 7,
+				      .out_zero = -1, .act_min = -100, .act_max = 120,
+				      .out_mult = 1 << 30, .out_shift = 1 };
 	/* a * b (zero points 0) at multiplier 0.125: SRDHM halves (half up), RDBPOT / 4. */
 	static const struct { int8_t a, b, want; } m8[] = {
 		{ 3, 1, 1 },	/* 0.375: 3 -> 2 (1.5 up), 2 / 4 = 0.5 -> 1 */
@@ -787,8 +798,8 @@ static void test_eltwise_tflite_worked_values(void)
 		{ 100, 100, 127 },	/* 1250: saturates */
 		{ -128, 127, -128 },
 	};
-	struct npu_eltwise_i8 m = { 9, 1, 0, 0, 0, -128, 127, 0, 0, 0, 0, 1 << 30, -2, 0,
-				    0, { 0 }, { 0 }, { 0 } };
+	struct npu_eltwise_i8 m = { .count = 9, .mul = 1, .act_min = -128, .act_max = 127,
+				    .out_mult = 1 << 30, .out_shift = -2 };
 
 	for (int i = 0; i < 65536; i++) {
 		a[i] = (int8_t)(i & 255);

@@ -126,7 +126,8 @@ int npu_pack_eltwise_i8(struct npu_cmd_eltwise_i8 *out, const struct npu_eltwise
 	c.b = b_va;
 	c.out = out_va;
 	c.count = p->count;
-	c.op = p->mul ? NPU_ELT_MUL : NPU_ELT_ADD;
+	c.op = p->requant == NPU_REQUANT_ONNX ? (p->mul ? NPU_ELT_MUL_ONNX : NPU_ELT_ADD_ONNX) :
+	       p->mul ? NPU_ELT_MUL : NPU_ELT_ADD;
 	c.a_zero = p->a_zero;
 	c.b_zero = p->b_zero;
 	c.out_zero = p->out_zero;

@@ -150,6 +150,8 @@ int onnx_fold_qlinearmatmul(struct onnx *o);
 int onnx_fold_maxpool(struct onnx *o, const struct window *w, const uint32_t *ydims);
 /* A reshape of a value dequantized per tensor: the quantized value reshaped. */
 int onnx_fold_reshape(struct onnx *o, uint32_t rank, const uint32_t *dims);
+/* DQ(a), DQ(b) -> Add / Mul -> Q: libnpu's int8 add or mul, ONNX's arithmetic. */
+int onnx_fold_eltwise(struct onnx *o, int mul);
 /* Q of a DQ of the same quantization: the quantized value itself. */
 int onnx_fold_requantize(struct onnx *o);
 

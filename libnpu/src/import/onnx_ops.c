@@ -61,6 +61,12 @@ static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
 
 	if (!a || !b)
 		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
+	if (fn == ND_ADD || fn == ND_MUL) {	/* DQ -> Add / Mul -> Q: int8 */
+		int r = onnx_fold_eltwise(o, fn == ND_MUL);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	TRY(onnx_want_dt(o, a, dts, "input 0"));
 	if (a->dt != b->dt)
 		return onnx_fail(o, NPU_EINVAL, "inputs of %s and %s", onnx_dtype_name(a->dt),

@@ -655,3 +655,47 @@ int onnx_fold_reshape(struct onnx *o, uint32_t rank, const uint32_t *dims)
 	v->dq.outer = v->count;
 	return 1;
 }
+
+/*
+ * DQ(a) and DQ(b) -> Add or Mul (-> Relu) -> Q: libnpu's int8 add or mul
+ * with ONNX's arithmetic (npu_eltwise_onnx_i8: the fp32 steps of the
+ * unfolded ops, bit for bit). Both operands activations of one rank (NCHW
+ * at rank 4), per-tensor quantized; broadcasting runs on OpenCL or the
+ * CPU. 1 when folded, else 0 or an error.
+ */
+int onnx_fold_eltwise(struct onnx *o, int mul)
+{
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), *y;
+	struct ir_attrs at = { 0 };
+	struct qout qo;
+	uint32_t ydims[NPU_MAX_RANK];
+	float as, bs;
+	int32_t az, bz;
+	int t[2], yt, nchw;
+
+	if (!a || !b || !per_tensor(a, &as, &az) || !per_tensor(b, &bs, &bz) ||
+	    a->rank != b->rank || !a->rank)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0)
+		return 0;
+	for (uint32_t d = 0; d < a->rank; d++) {
+		if (a->dims[d] != b->dims[d] && a->dims[d] != 1 && b->dims[d] != 1)
+			return 0;
+		ydims[d] = a->dims[d] > b->dims[d] ? a->dims[d] : b->dims[d];
+	}
+	nchw = a->rank == 4;
+	t[0] = q8_tensor(o, a->dq_x, as, az, nchw);
+	t[1] = t[0] < 0 ? t[0] : q8_tensor(o, b->dq_x, bs, bz, nchw);
+	if (t[0] < 0 || t[1] < 0)
+		return t[0] < -1 ? t[0] : t[1] < -1 ? t[1] : 0;
+	qo.name = o->gp->node[qo.qn]->output[0];
+	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, a->rank, ydims, nchw, &y);
+	if (yt < 0)
+		return yt;
+	at.act = qo.relu >= 0 ? NPU_ACT_RELU : NPU_ACT_NONE;
+	at.requant = NPU_REQUANT_ONNX;
+	TRY(onnx_node(o, mul ? IR_MUL : IR_ADD, t, 2, &yt, 1, &at));
+	took(o, qo.relu, qo.qn);
+	return 1;
+}

@@ -314,7 +314,7 @@ int verify_nd_qdq(npu_graph *g, const struct ir_node *n)
 /* ---- names in reports ------------------------------------------------------ */
 
 static const char *const fn_names[ND_NUM_FN] = {
-	[ND_ADD] = "add", [ND_SUB] = "sub", [ND_MUL] = "mul", [ND_DIV] = "div",
+	[ND_ADD] = "add (nd)", [ND_SUB] = "sub (nd)", [ND_MUL] = "mul (nd)", [ND_DIV] = "div (nd)",
 	[ND_RELU] = "relu", [ND_LEAKY_RELU] = "leaky_relu", [ND_SIGMOID] = "sigmoid",
 	[ND_TANH] = "tanh", [ND_CLIP] = "clip", [ND_HARD_SWISH] = "hard_swish",
 	[ND_AFFINE] = "scale", [ND_FLIP128] = "uint8 <-> int8",
@@ -338,7 +338,7 @@ const char *label_nd(const npu_graph *g, const struct ir_node *n)
 	case IR_ND_POOL:
 		return n->a.nd.pool.average ? "average_pool (nd)" : "max_pool (nd)";
 	case IR_ND_SOFTMAX:
-		return n->a.nd.sm.log ? "log_softmax" : "softmax";
+		return n->a.nd.sm.log ? "log_softmax (nd)" : "softmax (nd)";
 	case IR_ND_QDQ:
 		return n->a.nd.qdq.mode == ND_QUANTIZE ? "quantize_linear" :
 		       n->a.nd.qdq.mode == ND_REQUANTIZE ? "requantize (onnx)" : "dequantize_linear";

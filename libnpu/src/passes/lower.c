@@ -169,6 +169,14 @@ static int lower_add_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 			e->b_dims[d] = d + b->rank >= y->rank ? b->dims[d + b->rank - y->rank] : 1;
 		}
 	}
+	if (n->a.requant == NPU_REQUANT_ONNX) {	/* ONNX's: the three fp32 scales */
+		e->requant = NPU_REQUANT_ONNX;
+		e->mul = n->op == IR_MUL;
+		e->a_mult = npu_f32_bits(a->scale);
+		e->b_mult = npu_f32_bits(b->scale);
+		e->out_mult = npu_f32_bits(y->scale);
+		return 0;
+	}
 	if (n->op == IR_MUL) {	/* TFLite Mul: x * y, requantized by in_a * in_b / out */
 		int so;
 

@@ -40,7 +40,12 @@ bool npu_eltwise_i8_valid(const struct npu_eltwise_i8 *p)
 	       p->b_zero >= -128 && p->b_zero <= 127 && p->out_zero >= -128 &&
 	       p->out_zero <= 127 && shift_ok(p->a_shift) && shift_ok(p->b_shift) &&
 	       shift_ok(p->out_shift) && p->act_min >= -128 && p->act_min <= p->act_max &&
-	       p->act_max <= 127 && broadcast_ok(p);
+	       p->act_max <= 127 && broadcast_ok(p) &&
+	       (p->requant == NPU_REQUANT_TFLITE ||
+		(p->requant == NPU_REQUANT_ONNX && !p->a_shift && !p->b_shift && !p->out_shift &&
+		 !p->left_shift && npu_onnx_mult_valid(p->a_mult) &&
+		 npu_onnx_mult_valid(p->b_mult) && npu_onnx_mult_valid(p->out_mult) &&
+		 p->out_mult));
 }
 
 void npu_eltwise_i8_strides(const struct npu_eltwise_i8 *p, uint32_t *od, uint32_t *as,
@@ -99,6 +104,11 @@ int npu_ref_eltwise_i8_v(size_t size, const struct npu_eltwise_i8 *p_in, const i
 			idx[d] = 0;
 		}
 
+		if (p->requant == NPU_REQUANT_ONNX) {
+			out[i] = npu_eltwise_onnx_i8(p->mul, x, y, p->a_mult, p->b_mult, p->out_mult,
+						     p->out_zero, p->act_min, p->act_max);
+			continue;
+		}
 		if (p->mul) {
 			r = x * y;
 		} else {

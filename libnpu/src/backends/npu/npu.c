@@ -123,7 +123,8 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 			return 0;
 		}
 		if ((l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.requant == NPU_REQUANT_ONNX) ||
-		    (l->k[i].kind == K_GEMM_I8 && l->k[i].p.gemm.requant == NPU_REQUANT_ONNX)) {
+		    (l->k[i].kind == K_GEMM_I8 && l->k[i].p.gemm.requant == NPU_REQUANT_ONNX) ||
+		    (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.requant == NPU_REQUANT_ONNX)) {
 			if (!(n->dev->info.fw_caps & NPU_FW_CAP_REQUANT_ONNX)) {
 				strcpy(c->reason, "ONNX requantization: not in this device");
 				return 0;
