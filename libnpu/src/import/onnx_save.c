@@ -437,6 +437,32 @@ static int save_node(struct saver *s, int i)
 		}
 		return 0;
 	}
+	case IR_ADD:
+	case IR_MUL: {		/* int8: DQ, DQ -> Add / Mul -> Q (broadcasting as numpy) */
+		const char *in[2], *v;
+		int b = n->in[1];
+
+		if (D(s, b)->rank != D(s, x)->rank)
+			return fail(s, NPU_ENOTSUP, "add or mul of operands of two ranks", i);
+		in[0] = deq(s, x);
+		in[1] = s->g->t[b].cdata ? NULL : deq(s, b);
+		if (!in[1])
+			return fail(s, NPU_ENOTSUP, "add or mul of a constant", i);
+		v = name(s, "%s_elt", s->val[y], 0);
+		node(s, n->op == IR_ADD ? "Add" : "Mul", in, 2, v);
+		activate_quant(s, v, n->a.act, y);
+		return 0;
+	}
+	case IR_SOFTMAX: {	/* int8, over the last dim: DQ -> Softmax -> Q */
+		const char *in[1] = { D(s, x)->rank == 4 ? NULL : deq(s, x) }, *v;
+
+		if (!in[0])
+			return fail(s, NPU_ENOTSUP, "softmax of a rank-4 tensor", i);
+		v = name(s, "%s_softmax", s->val[y], 0);
+		ATTR_I(s, node(s, "Softmax", in, 1, v), "axis", -1);
+		quant(s, v, y);
+		return 0;
+	}
 	case IR_RELU: {
 		const char *in[1] = { s->val[x] };
 
@@ -446,8 +472,9 @@ static int save_node(struct saver *s, int i)
 	default: {
 		char why[200];
 
-		snprintf(why, sizeof(why), "%s is not saved (int8 conv2d, fully_connected and "
-			 "pool; reshape, quantize, dequantize, fp32 relu and pool are)",
+		snprintf(why, sizeof(why), "%s is not saved (int8 conv2d, fully_connected, pool, "
+			 "add, mul and softmax; reshape, quantize, dequantize, fp32 relu and pool "
+			 "are)",
 			 ir_node_label(s->g, n));
 		return fail(s, NPU_ENOTSUP, why, i);
 	}
