@@ -1029,6 +1029,43 @@ static void test_save_roundtrip(void)
 						   .dims = { N, NO }, .data = y1,
 						   .bytes = sizeof(y1) }, 1);
 	}
+	/* int8 add and softmax: DQ -> op -> Q, read back as int8 ops and fp32 softmax */
+	{
+		float xs[16], a0[16], a1[16];
+		int u[6];
+
+		g = npu_graph_new();
+		u[0] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32,
+								     .rank = 2, .dims = { 2, 8 } });
+		u[1] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+								     .dims = { 2, 8 }, .scale = 0.05f,
+								     .zero_point = 3 });
+		u[2] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+								     .dims = { 2, 8 }, .scale = 0.1f,
+								     .zero_point = -2 });
+		u[3] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8, .rank = 2,
+								     .dims = { 2, 8 }, .scale = 1.0f / 256,
+								     .zero_point = -128 });
+		u[4] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32,
+								     .rank = 2, .dims = { 2, 8 } });
+		for (int i = 0; i < 16; i++)
+			xs[i] = (float)(i - 7) * 0.173f;
+		CHECK_EQ(npu_graph_quantize(g, u[0], u[1]), 0);
+		CHECK_EQ(npu_graph_add(g, u[1], u[1], u[2], NPU_ACT_NONE), 0);
+		CHECK_EQ(npu_graph_softmax(g, u[2], u[3], 1.0f), 0);
+		CHECK_EQ(npu_graph_dequantize(g, u[3], u[4]), 0);
+		CHECK_EQ(npu_graph_inputs(g, &u[0], 1), 0);
+		CHECK_EQ(npu_graph_outputs(g, &u[4], 1), 0);
+		CHECK_EQ(run_graph(g, xs, a0, 16), 0);
+		CHECK_EQ(npu_model_save(g, path), 0);
+		npu_graph_free(g);
+		CHECK_EQ(npu_model_load(path, NULL, &l), 0);
+		CHECK_EQ(run_graph(l, xs, a1, 16), 0);
+		npu_graph_free(l);
+		/* softmax's int8 (TFLite's fixed point) and fp32 ones: within two steps */
+		for (int i = 0; i < 16; i++)
+			CHECK(fabsf(a0[i] - a1[i]) <= 2.0f / 256);
+	}
 	/* refused: an op it does not write, and a graph without inputs */
 	g = npu_graph_new();
 	CHECK_EQ(npu_model_save(g, path), NPU_EINVAL);
