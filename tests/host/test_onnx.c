@@ -897,6 +897,139 @@ static void test_qdq_cnn(void)
 					.dims = { 1, NO }, .data = want, .bytes = sizeof(want) }, 1);
 	arena_free();
 }
+/* ---- an fp32 CNN as libnpu's layer ops ----------------------------------------- */
+
+/*
+ * fp32 Conv (padded), Relu, MaxPool, a 1x1 Conv, Concat of the two,
+ * GlobalAveragePool, Flatten, Gemm (transB, a bias) and Relu: imported as
+ * libnpu's conv2d, relu, pool and fully_connected (the NPU's fp32
+ * commands) in NCHW met by NHWC twins, with the concat and the flatten
+ * reading those tensors as the arrays ONNX says; against plain fp64 loops
+ * here. The guest runs the same case on the NPU.
+ */
+static void test_fp32_cnn(void)
+{
+	enum { C = 2, H = 6, O1 = 4, O2 = 2, P = 3, CC = O1 + O2, NO = 5 };
+	static float x[C * H * H], w1[O1 * C * 9], b1[O1], w2[O2 * O1], w3[NO * CC], b3[NO];
+	static float y[NO], want[NO];
+	static double r1[O1 * H * H], p1[O1 * P * P], cat[CC * P * P];
+	const void *in[1] = { x };
+	struct model m = { .opset = 13 };
+	Onnx__NodeProto *n;
+	size_t len;
+	const uint8_t *buf;
+
+	for (int i = 0; i < C * H * H; i++)
+		x[i] = (float)((i * 7) % 19 - 9) * 0.125f;
+	for (int i = 0; i < O1 * C * 9; i++)
+		w1[i] = (float)((i * 5) % 13 - 6) * 0.0625f;
+	for (int i = 0; i < O1; i++)
+		b1[i] = (float)i * 0.25f - 0.5f;
+	for (int i = 0; i < O2 * O1; i++)
+		w2[i] = (float)((i * 3) % 7 - 3) * 0.5f;
+	for (int i = 0; i < NO * CC; i++)
+		w3[i] = (float)((i * 11) % 17 - 8) * 0.125f;
+	for (int i = 0; i < NO; i++)
+		b3[i] = (float)i * 0.5f - 1.0f;
+	m.init[m.ninit++] = tensor("w1", F32, DIMS(O1, C, 3, 3), w1, sizeof(w1));
+	m.init[m.ninit++] = tensor("b1", F32, DIMS(O1), b1, sizeof(b1));
+	m.init[m.ninit++] = tensor("w2", F32, DIMS(O2, O1, 1, 1), w2, sizeof(w2));
+	m.init[m.ninit++] = tensor("w3", F32, DIMS(NO, CC), w3, sizeof(w3));
+	m.init[m.ninit++] = tensor("b3", F32, DIMS(NO), b3, sizeof(b3));
+	n = node("Conv", "x,w1,b1", "c1");
+	attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Relu", "c1", "r1");
+	n = node("MaxPool", "r1", "p1");
+	attr_ints(n, "kernel_shape", DIMS(2, 2));
+	attr_ints(n, "strides", DIMS(2, 2));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Conv", "p1,w2", "c2");
+	n = node("Concat", "p1,c2", "cat");
+	attr_i(n, "axis", 1);
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("GlobalAveragePool", "cat", "gap");
+	m.node[m.nnode++] = node("Flatten", "gap", "f");
+	n = node("Gemm", "f,w3,b3", "g");
+	attr_i(n, "transB", 1);
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Relu", "g", "y");
+	m.in[m.nin++] = value("x", F32, DIMS(1, C, H, H));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+
+	/* the oracle: fp64 loops over ONNX's NCHW arrays */
+	for (int o = 0; o < O1; o++)
+		for (int r = 0; r < H; r++)
+			for (int c = 0; c < H; c++) {
+				double acc = b1[o];
+
+				for (int i = 0; i < C; i++)
+					for (int kr = 0; kr < 3; kr++)
+						for (int kc = 0; kc < 3; kc++) {
+							int rr = r + kr - 1, cc = c + kc - 1;
+
+							if (rr >= 0 && rr < H && cc >= 0 && cc < H)
+								acc += (double)x[(i * H + rr) * H + cc] *
+								       w1[((o * C + i) * 3 + kr) * 3 + kc];
+						}
+				r1[(o * H + r) * H + c] = acc > 0 ? acc : 0;
+			}
+	for (int o = 0; o < O1; o++)
+		for (int r = 0; r < P; r++)
+			for (int c = 0; c < P; c++) {
+				double mx = -INFINITY;
+
+				for (int i = 0; i < 2; i++)
+					for (int j = 0; j < 2; j++)
+						mx = fmax(mx, r1[(o * H + 2 * r + i) * H + 2 * c + j]);
+				p1[(o * P + r) * P + c] = mx;
+				cat[(o * P + r) * P + c] = mx;
+			}
+	for (int o = 0; o < O2; o++)
+		for (int i = 0; i < P * P; i++) {
+			double acc = 0;
+
+			for (int k = 0; k < O1; k++)
+				acc += p1[k * P * P + i] * w2[o * O1 + k];
+			cat[(O1 + o) * P * P + i] = acc;
+		}
+	for (int o = 0; o < NO; o++) {
+		double acc = b3[o];
+
+		for (int k = 0; k < CC; k++) {
+			double mean = 0;
+
+			for (int i = 0; i < P * P; i++)
+				mean += cat[k * P * P + i];
+			acc += mean / (P * P) * w3[o * CC + k];
+		}
+		want[o] = (float)(acc > 0 ? acc : 0);
+	}
+	CHECK(want[0] > 0 || want[1] > 0 || want[2] > 0);	/* not all clamped away */
+
+	CHECK_EQ(count_label(buf, len, "conv2d (fp32)"), 2);
+	CHECK_EQ(count_label(buf, len, "relu (fp32)"), 2);
+	CHECK_EQ(count_label(buf, len, "max_pool (fp32)"), 1);
+	CHECK_EQ(count_label(buf, len, "average_pool (fp32)"), 1);
+	CHECK_EQ(count_label(buf, len, "dense (fp32)"), 1);
+	CHECK_EQ(run(buf, len, in, y, sizeof(y)), 0);
+	CHECK(near(y, want, NO));
+	write_case("test_fp32_cnn", buf, len,
+		   &(struct npu_array){ .name = "x", .dtype = NPU_DT_FLOAT32, .rank = 4,
+					.dims = { 1, C, H, H }, .data = x, .bytes = sizeof(x) }, 1,
+		   &(struct npu_array){ .name = "y", .dtype = NPU_DT_FLOAT32, .rank = 2,
+					.dims = { 1, NO }, .data = want, .bytes = sizeof(want) }, 1);
+	backend = NPU_BACKEND_OPENCL;
+	memset(y, 0, sizeof(y));
+	if (run(buf, len, in, y, sizeof(y)) == 0)
+		CHECK(near(y, want, NO));
+	else
+		tap_diag("no OpenCL here: the CPU reference only");
+	backend = NPU_BACKEND_CPU;
+	arena_free();
+}
+
 
 /* Run graph @g on the CPU reference: input @x into output @y (@n floats). */
 static int run_graph(npu_graph *g, const float *x, float *y, size_t n)
@@ -1359,6 +1492,7 @@ static void test_arrays(void)
 
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
-	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_save_roundtrip),
+	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),
+	 TAP_ENTRY(test_save_roundtrip),
 	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
 	 TAP_ENTRY(test_arrays))

@@ -119,12 +119,23 @@ suite_full() {
 	tap driver "npu.ko unloads" scripts/npu-load unload
 }
 
+# The report of the fp32 CNN on the NPU: its five fp32 layers placed there.
+fp32_layers_on_npu() { # case
+	local r
+
+	r=$(NPU_OPENCL_LIB=/nonexistent build/tools/npu-run "$1/model.onnx" --backend npu \
+		--report --input "$1/test_data_set_0/input_0.pb") || return
+	echo "$r"
+	[ "$(echo "$r" | grep -cE '^ *[0-9]+ (conv2d|max_pool|average_pool|dense) \(fp32\) +npu')" = 5 ]
+}
+
 # ONNX through npu-onnx-test with the NPU asked for: ONNX's node tests
 # (what the NPU has no command for falls back to the CPU reference: the
 # guest's OpenCL is left out, as PoCL would build its program cold in the
-# emulated guest), and test_onnx's int8 cases (its host run writes them),
-# whose convolutions must then have run on the NPU.
-onnx_on_npu() { # [cases]: only test_onnx's cases
+# emulated guest), and test_onnx's cases (its host run writes them), whose
+# convolutions must then have run on the NPU: the int8 ones on both
+# profiles, the fp32 CNN's on the full one (the edge NPU has no fp32).
+onnx_on_npu() { # [cases]: only test_onnx's cases (the edge profile)
 	local cases=build/tests/onnx-cases run=build/tools/npu-run c
 
 	[ "${1:-}" = cases ] ||
@@ -137,6 +148,9 @@ onnx_on_npu() { # [cases]: only test_onnx's cases
 				--report --input $cases/$c/test_data_set_0/input_0.pb |
 				grep -E '^ *[0-9]+ conv2d +npu'"
 	done
+	[ "${1:-}" = cases ] ||
+		tap onnx "test_fp32_cnn: its fp32 convolutions, pooling and dense layer run on the NPU" \
+			fp32_layers_on_npu $cases/test_fp32_cnn
 }
 
 # make fuzz: a million random ioctls (a new seed each run, printed).

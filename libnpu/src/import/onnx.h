@@ -155,6 +155,19 @@ int onnx_fold_eltwise(struct onnx *o, int mul);
 /* Q of a DQ of the same quantization: the quantized value itself. */
 int onnx_fold_requantize(struct onnx *o);
 
+/*
+ * fp32 layers (onnx_layers.c): the node being imported as libnpu's conv2d,
+ * relu, pool or fully_connected, which have NPU commands. 1 when imported
+ * so, 0 when its attributes do not fit (the N-dimensional op is imported),
+ * or an error.
+ */
+int onnx_layer_conv(struct onnx *o, const struct window *w, uint32_t group,
+		    const uint32_t *ydims);
+int onnx_layer_relu(struct onnx *o);
+int onnx_layer_pool(struct onnx *o, const struct window *w, const uint32_t *ydims, int average);
+/* Gemm (alpha 1, beta 1, A not transposed, C a row) or MatMul of constant B. */
+int onnx_layer_gemm(struct onnx *o, int trans_b);
+
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);
 

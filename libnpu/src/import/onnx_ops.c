@@ -123,7 +123,13 @@ static int unary(struct onnx *o, enum nd_fn fn, float alpha)
 	return unary_into(o, &at, -1);
 }
 
-static int op_relu(struct onnx *o) { return unary(o, ND_RELU, 0); }
+static int op_relu(struct onnx *o)
+{
+	int r = onnx_layer_relu(o);	/* fp32: the NPU's relu */
+
+	return r ? (r < 0 ? r : 0) : unary(o, ND_RELU, 0);
+}
+
 static int op_sigmoid(struct onnx *o) { return unary(o, ND_SIGMOID, 0); }
 static int op_tanh(struct onnx *o) { return unary(o, ND_TANH, 0); }
 static int op_hardswish(struct onnx *o) { return unary(o, ND_HARD_SWISH, 0); }
@@ -305,6 +311,8 @@ static int op_matmul(struct onnx *o)
 	{	/* DQ -> MatMul -> Q: int8 */
 		int r = onnx_fold_gemm(o, 0);
 
+		if (!r)		/* fp32 by constant weights: a dense layer */
+			r = onnx_layer_gemm(o, 0);
 		if (r)
 			return r < 0 ? r : 0;
 	}
@@ -363,6 +371,8 @@ static int op_gemm(struct onnx *o)
 	if (alpha == 1.0f && (beta == 1.0f || !c) && !ta) {	/* DQ -> Gemm -> Q: int8 */
 		int r = onnx_fold_gemm(o, (int)tb);
 
+		if (!r)		/* fp32 by constant weights: a dense layer */
+			r = onnx_layer_gemm(o, (int)tb);
 		if (r)
 			return r < 0 ? r : 0;
 	}
@@ -584,6 +594,12 @@ static int op_pool(struct onnx *o, int average, int global)
 		if (r)
 			return r < 0 ? r : 0;
 	}
+	{	/* fp32 without padding: the NPU's pool */
+		int r = onnx_layer_pool(o, &w, ydims, average);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	p->nsp = w.nsp;
 	p->batch = x->dims[0];
 	p->c = x->dims[1];
@@ -658,6 +674,8 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 			ydims[1] = oc;
 			r = kind == CONV_F32 ? onnx_fold_conv(o, &w, (uint32_t)group, ydims) :
 			    onnx_fold_qlinearconv(o, &w, (uint32_t)group, ydims);
+			if (!r && kind == CONV_F32)	/* fp32: the NPU's conv2d where it fits */
+				r = onnx_layer_conv(o, &w, (uint32_t)group, ydims);
 
 			if (r)
 				return r < 0 ? r : 0;
@@ -961,6 +979,7 @@ static int op_concat(struct onnx *o)
 		ydims[axis] += x->dims[axis];
 	}
 	at.axis = axis;
+	at.as_given = 1;	/* ONNX's axis: of the dims as given, whatever a tensor's tag */
 	y = onnx_output(o, 0, x0->dt, x0->rank, ydims);
 	if (y < 0)
 		return y;

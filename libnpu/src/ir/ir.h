@@ -87,6 +87,7 @@ struct ir_attrs {
 	int average;			/* pooling: average, else max */
 	float beta;			/* softmax */
 	uint32_t axis;			/* concat */
+	int as_given;			/* concat: an NCHW tensor is the array its dims say (ONNX's) */
 	uint32_t perm[IR_MAX_RANK];	/* transpose: out dim d = in dim perm[d] */
 	uint32_t before[IR_MAX_RANK], after[IR_MAX_RANK];	/* pad */
 	struct npu_optim_f32 opt;	/* optimizer */

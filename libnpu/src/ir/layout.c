@@ -7,7 +7,8 @@
  * output writes a twin of it instead, and a transpose node then writes
  * the NCHW tensor; its twin is then that same tensor, so a later op that
  * reads it takes no round trip. Transpose, reshape, custom, kernel and the
- * N-dimensional (IR_ND_*) nodes see dims as they are given.
+ * N-dimensional (IR_ND_*) nodes, and a concat that asks (an ONNX model's),
+ * see dims as they are given.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +124,7 @@ int layout_in(npu_graph *g, struct ir_node *n, int *nchw_out)
 	int any = 0, all = 1;
 
 	*nchw_out = -1;
-	if (exempt(n->op))
+	if (exempt(n->op) || (n->op == IR_CONCAT && n->a.as_given))
 		return 0;
 	for (uint32_t k = 0; k < n->nin + n->nout; k++) {
 		int t = k < n->nin ? n->in[k] : n->out[k - n->nin];
