@@ -71,6 +71,7 @@ LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
 
 .PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples check fuzz soak \
+	docs \
 	check-debug debug-kernel coverage demo bench clean
 
 all: deps
@@ -339,6 +340,14 @@ $(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests
 check: all
 	@scripts/run-checks $(TESTS)
 
+# The documentation as HTML (Debian's python3-sphinx), every warning an error.
+docs:
+	@scripts/setup-deps --docs
+	@rm -rf $(BUILD)/docs/html
+	@sphinx-build -W --keep-going -q -b html -d $(BUILD)/docs/doctrees Documentation \
+		$(BUILD)/docs/html
+	@echo "docs: $(BUILD)/docs/html/index.html"
+
 # Long runs: the fuzzers (scripts/fuzz) and the soak.
 fuzz: all
 	@mkdir -p $(BUILD)/fuzz/qemu-corpus
@@ -374,8 +383,17 @@ coverage: all debug-kernel
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/cov COVERAGE=1 host-tests >/dev/null
 	@$(DEBUG_VM_ENV) scripts/coverage $(patsubst $(BUILD)/%,$(BUILD)/cov/%,$(TESTS))
 
+# With NPU_BACKEND=opencl or cpu the demo runs on the host alone: only
+# libnpu and the examples are built (no QEMU, no guest kernel, no driver).
+ifneq ($(filter opencl cpu,$(NPU_BACKEND)),)
+demo:
+	@scripts/setup-deps --host
+	@$(MAKE) --no-print-directory libnpu examples
+	@scripts/demo
+else
 demo: all
 	@scripts/demo
+endif
 
 # Measurements, not tests: a table on the terminal, JSON in build/bench/.
 bench: all
