@@ -56,6 +56,9 @@ LIBNPU_SOVERSION := 2
 LIBNPU_SRCS := $(sort $(shell find libnpu/src -name '*.c'))
 LIBNPU_PRIV_HDRS := $(shell find libnpu/src -name '*.h')
 LIBNPU_HDRS := $(wildcard libnpu/include/*.h)
+# The command stream's definitions, which command-buffer apps write with
+# (npu.h points to them): installed beside libnpu's headers.
+CMD_HDRS := include/npu_cmd.h include/npu_cmd_train.h include/npu_types.h include/npu_quant.h
 LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS)) \
 	$(BUILD)/libnpu/ocl_program.o $(BUILD)/libnpu/gen/onnx.pb-c.o
 # ONNX's protobuf schema, as libonnx-dev ships it; protoc-c makes its C code.
@@ -123,10 +126,10 @@ $(BUILD)/libnpu/libnpu.a: $(LIBNPU_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIBNPU_OBJS)
 
-# make install PREFIX=/somewhere: header, shared and static library, pkg-config.
+# make install PREFIX=/somewhere: headers, shared and static library, pkg-config.
 install: libnpu
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 $(LIBNPU_HDRS) $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIBNPU_HDRS) $(CMD_HDRS) $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so.$(LIBNPU_SOVERSION)
 	ln -sf libnpu.so.$(LIBNPU_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so

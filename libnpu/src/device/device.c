@@ -71,7 +71,10 @@ int npu_open(int index, npu_device **out)
 		return NPU_EINVAL;
 	*out = NULL;
 	if (index < 0 || index >= n)
-		return NPU_ENODEV;
+		return n ? npu_fail(NULL, NPU_ENODEV, "npu_open: no NPU %d (there are %d)",
+				    index, n) :
+			   npu_fail(NULL, NPU_ENODEV, "npu_open: no NPU: no accel device is driven "
+				    "by npu.ko (is it loaded? it runs only in the guest)");
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return NPU_ENOMEM;
