@@ -140,9 +140,11 @@ install: libnpu
 # The example builds against an installed libnpu, found through pkg-config,
 # exactly as an application outside this tree would.
 EXAMPLE_PREFIX := $(abspath $(BUILD)/prefix)
-examples: $(BUILD)/examples/npu-copy $(BUILD)/examples/npu-fashion
+examples: $(BUILD)/examples/npu-copy $(BUILD)/examples/npu-fashion \
+	$(BUILD)/examples/first-graph $(BUILD)/examples/first-cmdbuf
 
-$(BUILD)/examples/npu-copy: examples/npu-copy.c $(LIBNPU) libnpu/libnpu.pc.in
+# One-file examples: npu-copy, and Documentation/getting-started.rst's two.
+$(BUILD)/examples/%: examples/%.c $(LIBNPU) libnpu/libnpu.pc.in
 	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< \

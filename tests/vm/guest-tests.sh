@@ -89,6 +89,12 @@ suite_full() {
 	# libnpu, and the example program built against the installed library.
 	tap_run libnpu_test build/tests/libnpu_test
 	tap examples "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy
+	# Documentation/getting-started.rst's programs, as the page runs them.
+	tap examples "examples/first-cmdbuf: its int8 GEMM on the NPU equals the CPU reference" \
+		sh -c 'build/examples/first-cmdbuf | tee /dev/stderr | grep -q "same as the CPU reference"'
+	tap examples "examples/first-graph: its dense layer and ReLU run on the NPU" \
+		sh -c 'build/examples/first-graph | tee /dev/stderr |
+			grep -Eq "^ *1 relu \(fp32\) +npu"'
 	onnx_on_npu
 	# Random ioctls from processes sharing a file, dma-bufs and syncobjs
 	# (make fuzz: a million); a short soak with workers killed mid-job.
