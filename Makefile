@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The NPU stack: `make` builds everything, `make check` runs every test,
 # `make demo` runs the demo. Dependencies are fetched by scripts/setup-deps
 # into $(NPU_CACHE) (default ~/.cache/npu), never into the clone.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # test_tap_lib.sh - tests/tap-lib.sh, which counts every other test, on
 # programs that go wrong in each way it must catch. TAP on stdout.
 cd "$(dirname "$0")/../.."

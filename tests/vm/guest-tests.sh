@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # guest-tests.sh SUITE - runs inside the guest (scripts/run-checks starts it
 # through scripts/npu-vm): every guest test of SUITE, as one TAP stream on
 # stdout with its plan at the end; exits 1 if anything failed.
