@@ -36,6 +36,87 @@ static void usage(void)
 	exit(2);
 }
 
+/* A figure of the table, or "n/a" where there is none (@have 0). */
+static const char *fig(char *buf, size_t len, int have, double v)
+{
+	if (!have)
+		return "n/a";
+	snprintf(buf, len, "%.0f", v);
+	return buf;
+}
+
+/*
+ * The results in 80 columns: accuracy; this run's wall clock (inside the
+ * guest, an emulated NPU's, not a hardware speed); and the performance
+ * model's cycles, which exist only on the NPU.
+ */
+static void print_table(const struct train_result *res, int n, int npu)
+{
+	char b[4][32];
+
+	printf("\n%-5s %7s %3s  %-15s  %-21s  %s\n", "", "", "", "test accuracy",
+	       "wall clock", "NPU cycles/image");
+	printf("%-5s %7s %3s  %6s  %7s  %7s %6s %6s  %8s %8s\n", "model", "params", "ep",
+	       "fp32", "int8", "train s", "img/s", "int8/s", "train", "int8");
+	for (int i = 0; i < n; i++)
+		printf("%-5s %7zu %3d  %5.2f%%  %6.2f%%  %7.1f %6.0f %6.0f  %8s %8s\n",
+		       res[i].name, res[i].params, res[i].epochs, res[i].float_acc * 100,
+		       res[i].int8_acc * 100, res[i].train_s, res[i].train_ips, res[i].int8_ips,
+		       fig(b[0], sizeof(b[0]), npu, (double)res[i].train_cycles),
+		       fig(b[1], sizeof(b[1]), npu, (double)res[i].int8_cycles));
+	printf("wall clock: training time, then images/s training and in int8 inference,\n"
+	       "  %s\n", npu ? "measured in the emulated guest: QEMU's speed, not a hardware one" :
+	       "measured on the host");
+	printf("NPU cycles/image: the device's performance model%s\n", npu ? "" :
+	       " (n/a: no NPU)");
+}
+
+/* An --eval-onnx model's results, labelled as the table's are. */
+static void print_eval(const char *path, double acc, uint32_t images, double ips,
+		       uint64_t cycles, int npu)
+{
+	char b[32];
+
+	printf("%s: int8 test accuracy %.2f%% on %u images\n", path, acc * 100, images);
+	printf("  %.0f images/s (wall clock%s), %s NPU cycles/image (modeled)\n\n", ips,
+	       npu ? ", emulated" : "", fig(b, sizeof(b), npu, (double)cycles));
+}
+
+/* A model that did not build or compile: why, and where each op would have gone. */
+static void build_failed(const struct model *m, const char *name, int err)
+{
+	const char *why = m->g && *npu_graph_error(m->g) ? npu_graph_error(m->g) :
+			  npu_last_error();
+	const char *report = m->g ? npu_graph_report(m->g) : "";
+
+	fprintf(stderr, "npu-fashion: building the %s failed: %s%s%s\n", name,
+		npu_strerror(err), *why ? ": " : "", why);
+	if (report && *report)
+		fprintf(stderr, "placement tried:\n%s", report);
+}
+
+/* The int8 results as placed differed from the CPU reference's: say how. */
+static void print_mismatch(const struct train_result *r)
+{
+	int i = r->int8_first_diff;
+
+	fprintf(stderr, "npu-fashion: %s: int8 as placed differs from the CPU reference on "
+		"%d of %d test images\n", r->name, r->int8_checked - r->int8_same,
+		r->int8_checked);
+	if (i < 0)
+		return;
+	fprintf(stderr, "  first: test image %d; its logits as placed, then the reference's:\n",
+		i);
+	for (int k = 0; k < 2; k++) {
+		const float *z = k ? r->int8_diff_want : r->int8_diff_got;
+
+		fprintf(stderr, "   ");
+		for (int c = 0; c < 10; c++)
+			fprintf(stderr, " %6.3f", z[c]);
+		fprintf(stderr, "\n");
+	}
+}
+
 static uint32_t number(const char *s)
 {
 	char *end;
@@ -53,7 +134,7 @@ int main(int argc, char **argv)
 	int neval = 0;
 	char save_path[2][512];
 	int full = 0, cpu = 0, which = 3, nres = 0, failed = 0;
-	uint32_t epochs = 0, train_n = 0;
+	uint32_t epochs = 0, train_n = 0, train_images;
 	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 1e-3f, .beta1 = 0.9f,
 				      .beta2 = 0.999f, .eps = 1e-8f };
 	struct train_result res[2];
@@ -106,8 +187,8 @@ int main(int argc, char **argv)
 		int e = npu_open(0, &dev);
 
 		if (e) {
-			printf("npu-fashion: no NPU (%s): libnpu places the ops on OpenCL, "
-			       "else the CPU\n", npu_strerror(e));
+			printf("npu-fashion: no NPU (%s): the ops go to OpenCL, else the CPU\n",
+			       npu_strerror(e));
 			dev = NULL;
 		}
 	}
@@ -118,25 +199,26 @@ int main(int argc, char **argv)
 
 			failed = eval_onnx(eval[i], &test, dev, &acc, &cyc, &ips) != 0;
 			if (!failed)
-				printf("%s: int8 test accuracy %.2f%% on %u images, %.0f images/s, "
-				       "%llu modeled NPU cycles/image\n\n", eval[i], acc * 100,
-				       test.count, ips, (unsigned long long)cyc);
+				print_eval(eval[i], acc, test.count, ips, cyc, dev != NULL);
 		}
 		idx_free(&train);
 		idx_free(&test);
 		npu_close(dev);
 		return failed;
 	}
-	printf("Fashion-MNIST: %u training and %u test images; %s setting; %s; "
-	       "NPU_BACKEND=%s\n", train.count, test.count, full ? "full" : "small",
-	       dev ? "with the NPU" : "no NPU",
+	train_images = train_n ? train_n : full ? 60000 : 12000;
+	if (train_images > train.count)
+		train_images = train.count;
+	printf("Fashion-MNIST, %s setting: training on %u of the %u training images,\n"
+	       "testing on %u; %s; NPU_BACKEND=%s\n", full ? "full" : "small", train_images,
+	       train.count, test.count, dev ? "with the NPU" : "no NPU",
 	       getenv("NPU_BACKEND") ? getenv("NPU_BACKEND") : "(auto)");
 
 	for (int k = 0; k < 2; k++) {
 		enum model_kind kind = k ? MODEL_CNN : MODEL_MLP;
 		struct train_opts o = {
 			.epochs = epochs ? epochs : kind == MODEL_MLP ? (full ? 15 : 3) : (full ? 8 : 2),
-			.train_images = train_n ? train_n : full ? 60000 : 12000,
+			.train_images = train_images,
 			.calib_batches = 16, .check_images = 256, .seed = 42, .lr = adam.lr,
 		};
 		struct model m;
@@ -151,8 +233,8 @@ int main(int argc, char **argv)
 		}
 		e = model_build(&m, kind, 64, 1234 + k, &adam, dev);
 		if (e) {
-			fprintf(stderr, "npu-fashion: building the %s failed: %s\n",
-				kind == MODEL_MLP ? "MLP" : "CNN", npu_strerror(e));
+			build_failed(&m, kind == MODEL_MLP ? "MLP" : "CNN", e);
+			model_free(&m);
 			return 1;
 		}
 		printf("\n%s: %zu parameters, batch %u, Adam (lr %g, cosine decay); "
@@ -161,37 +243,30 @@ int main(int argc, char **argv)
 		e = train_model(&m, &train, &test, &o, dev, &res[nres]);
 		model_free(&m);
 		if (e) {
-			fprintf(stderr, "npu-fashion: %s: %s\n", res[nres].name ? res[nres].name : "",
-				npu_strerror(e));
+			fprintf(stderr, "npu-fashion: %s: %s: %s\n", res[nres].name ? res[nres].name : "",
+				npu_strerror(e), npu_last_error());
 			failed = 1;
 			break;
 		}
 		printf("  int8: test accuracy %.2f%%", res[nres].int8_acc * 100);
 		if (res[nres].int8_checked)
-			printf("; int8 as placed = CPU reference on %d/%d test images",
-			       res[nres].int8_same,
-			       res[nres].int8_checked);
+			printf("; as placed = CPU reference on %d/%d images",
+			       res[nres].int8_same, res[nres].int8_checked);
 		printf("\n");
 		nres++;
 	}
 	if (nres) {
-		printf("\n%-5s %9s %7s %10s %10s %12s %9s %9s %10s %12s\n", "model", "params",
-		       "epochs", "train s", "train i/s", "cycles/img", "fp32 acc", "int8 acc",
-		       "int8 i/s", "int8 cyc/img");
-		for (int i = 0; i < nres; i++)
-			printf("%-5s %9zu %7d %10.1f %10.0f %12llu %8.2f%% %8.2f%% %10.0f %12llu\n",
-			       res[i].name, res[i].params, res[i].epochs, res[i].train_s,
-			       res[i].train_ips, (unsigned long long)res[i].train_cycles,
-			       res[i].float_acc * 100, res[i].int8_acc * 100, res[i].int8_ips,
-			       (unsigned long long)res[i].int8_cycles);
+		print_table(res, nres, dev != NULL);
 		if (plot_curves(plot, res, nres))
 			perror(plot);
 		else
 			printf("\ncurves: %s\n", plot);
 	}
 	for (int i = 0; i < nres; i++) {
-		if (res[i].int8_checked && res[i].int8_same != res[i].int8_checked)
+		if (res[i].int8_checked && res[i].int8_same != res[i].int8_checked) {
+			print_mismatch(&res[i]);
 			failed = 1;	/* the NPU must match the reference bit for bit */
+		}
 		train_result_free(&res[i]);
 	}
 	idx_free(&train);

@@ -65,12 +65,12 @@ static uint32_t argmax10(const float *z)
 static void progress(const char *name, uint32_t epoch, uint32_t epochs, uint32_t done,
 		     uint32_t total, double loss, double acc)
 {
-	char bar[31];
-	uint32_t fill = total ? done * 30 / total : 30;
+	char bar[21];	/* the line fits 80 columns, even at "epoch 15/15" */
+	uint32_t fill = total ? done * 20 / total : 20;
 
-	for (uint32_t i = 0; i < 30; i++)
+	for (uint32_t i = 0; i < 20; i++)
 		bar[i] = i < fill ? '#' : '-';
-	bar[30] = 0;
+	bar[20] = 0;
 	printf("\r  %s epoch %u/%u [%s] %3u%%  loss %.4f  accuracy %5.1f%%", name, epoch, epochs,
 	       bar, total ? done * 100 / total : 100, loss, acc * 100);
 	fflush(stdout);
@@ -137,8 +137,17 @@ static int check_int8(npu_plan *qdev, const int *dev_io, npu_plan *qcpu, const i
 		err = npu_plan_run(qdev, dev_io[0], x, dev_io[1], zd);
 		err = err ? err : npu_plan_run(qcpu, cpu_io[0], x, cpu_io[1], zc);
 		for (uint32_t b = 0; !err && b < batch && first + b < images; b++) {
+			int same = !memcmp(zd + 10 * b, zc + 10 * b, sizeof(float) * 10);
+
 			r->int8_checked++;
-			r->int8_same += !memcmp(zd + 10 * b, zc + 10 * b, sizeof(float) * 10);
+			r->int8_same += same;
+			if (!same && r->int8_first_diff < 0) {	/* what differed, to say so */
+				r->int8_first_diff = (int)(first + b);
+				for (int c = 0; c < 10; c++) {
+					r->int8_diff_got[c] = zd[10 * b + c];
+					r->int8_diff_want[c] = zc[10 * b + c];
+				}
+			}
 		}
 	}
 	free(x);
@@ -165,6 +174,7 @@ int train_model(struct model *m, const struct idx_set *train, const struct idx_s
 	double t0;
 
 	memset(r, 0, sizeof(*r));
+	r->int8_first_diff = -1;
 	r->name = m->name;
 	r->params = m->params;
 	r->epochs = (int)o->epochs;
