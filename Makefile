@@ -92,7 +92,7 @@ tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-be
 	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench \
 	$(BUILD)/tools/stall-bench $(BUILD)/tools/npu-run $(BUILD)/tools/npu-onnx-test
 tests: $(TESTS) $(VM_TESTS) $(BUILD)/fuzz/fuzz_core $(BUILD)/tests/npu-onnx-test-san
-host-tests: $(TESTS)
+host-tests: firmware $(TESTS)
 
 qemu:
 	@scripts/build-qemu >/dev/null
@@ -178,7 +178,17 @@ $(BUILD)/kmod/npu.ko: $(KMOD_SRCS)
 	@cp -p --parents $(KMOD_SRCS) $(BUILD)/kmod/
 	$(MAKE) -C $(KDIR) M=$(abspath $(BUILD)/kmod) KCFLAGS=-Werror modules
 
-$(BUILD)/firmware/npu-fw.elf: $(FW_SRCS) firmware/fw.h firmware/npu-fw.ld $(wildcard include/*.h)
+# The version the image is built with, rewritten only when it changes, so
+# that a new FW_VERSION alone rebuilds the image.
+$(BUILD)/firmware/version: FORCE
+	@mkdir -p $(@D)
+	@echo $(FW_VERSION) | cmp -s - $@ || echo $(FW_VERSION) > $@
+
+.PHONY: FORCE
+FORCE:
+
+$(BUILD)/firmware/npu-fw.elf: $(FW_SRCS) $(wildcard firmware/*.h) firmware/npu-fw.ld \
+		$(wildcard include/*.h) $(BUILD)/firmware/version
 	@mkdir -p $(@D)
 	$(FW_CC) $(FW_CFLAGS) $(FW_LDFLAGS) -o $@ $(FW_SRCS) -lgcc
 
