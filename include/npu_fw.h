@@ -120,14 +120,18 @@ enum npu_fw_error {
 #define NPU_FW_CAP_LOG		(1u << 0)
 #define NPU_FW_CAP_HEARTBEAT	(1u << 1)
 #define NPU_FW_CAP_TIMESTAMPS	(1u << 2)
-/* GEMM_I8 and CONV2D_I8 take *_REQUANT_ONNX (the hardware's NPU_HW_CAP_REQUANT_ONNX) */
+/*
+ * GEMM_I8 and CONV2D_I8 take *_REQUANT_ONNX, ELTWISE_I8 NPU_ELT_*_ONNX
+ * (the hardware's NPU_HW_CAP_REQUANT_ONNX)
+ */
 #define NPU_FW_CAP_REQUANT_ONNX	(1u << 3)
 
 /*
  * Log buffer: a byte ring in host memory. The firmware writes text lines
- * ("[time_us] message\n"); NPU_REG_FW_LOG_WPTR counts every byte ever
- * written (mod 2^32). The valid text is the last min(WPTR, log_size) bytes
- * before WPTR; older text is overwritten.
+ * ("[sssss.uuuuuu] message\n": device time, seconds and microseconds);
+ * NPU_REG_FW_LOG_WPTR counts every byte ever written (mod 2^32). The
+ * valid text is the last min(WPTR, log_size) bytes before WPTR; older text
+ * is overwritten.
  */
 
 /* ------------------------------------------------------------------ */

@@ -44,7 +44,7 @@
 /* ------------------------------------------------------------------ */
 /* MSI-X vectors; IRQ_STATUS bit n is delivered on vector n             */
 /* ------------------------------------------------------------------ */
-#define NPU_IRQ_FW		0	/* firmware ready, boot error, crash, log */
+#define NPU_IRQ_FW		0	/* fw ready/failed, boot error or BUSY, crash, ring stopped */
 #define NPU_IRQ_MMU		1	/* an MMU fault was latched */
 #define NPU_IRQ_RING(r)		(2 + (r)) /* ring r completed jobs */
 #define NPU_NUM_VECTORS		(2 + NPU_NUM_RINGS)
@@ -62,12 +62,13 @@
 #define  NPU_HW_CAP_FLR		(1u << 2)
 #define  NPU_HW_CAP_INT8	(1u << 3)	/* tensor engine: int8 inference ops */
 #define  NPU_HW_CAP_TRAIN	(1u << 4)	/* tensor engine: fp32/bf16 training ops */
-#define  NPU_HW_CAP_REQUANT_ONNX (1u << 5)	/* int8 GEMM and conv2d: ONNX's requantization */
+#define  NPU_HW_CAP_REQUANT_ONNX (1u << 5)	/* int8 GEMM, conv2d, eltwise: ONNX's requantization */
 #define NPU_REG_NUM_RINGS	0x000c	/* RO */
 #define NPU_REG_MAX_CONTEXTS	0x0010	/* RO */
 #define NPU_REG_SRAM_SIZE	0x0014	/* RO: bytes of control-core SRAM */
 
-#define NPU_REG_CTRL		0x0020	/* WO: one command bit per write */
+#define NPU_REG_CTRL		0x0020	/* WO: command bits; several act in the order
+				 * SOFT_RESET, HALT, ENGINE_RESET, BOOT */
 #define  NPU_CTRL_BOOT		(1u << 0) /* load firmware, start the core */
 #define  NPU_CTRL_HALT		(1u << 1) /* stop the control core */
 #define  NPU_CTRL_ENGINE_RESET	(1u << 2) /* abort the running job's engine work */
@@ -118,7 +119,7 @@
 #define NPU_REG_MMU_FAULT_VA_LO	0x0118	/* RO */
 #define NPU_REG_MMU_FAULT_VA_HI	0x011c
 #define NPU_REG_MMU_FAULT_INFO	0x0120	/* RO: reason | access << 8 */
-#define NPU_REG_MMU_FAULT_ACK	0x0124	/* WO: any value clears the record */
+#define NPU_REG_MMU_FAULT_ACK	0x0124	/* WO: any value clears the record and count */
 
 /* ------------------------------------------------------------------ */
 /* BAR0 registers: written by firmware, read by the host                */
@@ -135,7 +136,8 @@
 #define  NPU_FW_CURRENT_VALID	(1u << 31)
 #define  NPU_FW_CURRENT_RING(v)	(((v) >> 16) & 0xff)	/* its ring */
 #define  NPU_FW_CURRENT_IDX(v)	((v) & 0xffff)		/* HEAD when it started */
-#define NPU_REG_FW_PROGRESS	0x0224	/* job commands (chunks) ended, wraps */
+#define NPU_REG_FW_PROGRESS	0x0224	/* tensor commands and 4 MiB copy/fill
+					 * pieces ended, wraps */
 #define NPU_REG_FW_LAST		NPU_REG_FW_PROGRESS
 
 /* ------------------------------------------------------------------ */
@@ -149,7 +151,7 @@
 #define NPU_RING_CMPL_LO	0x08	/* RW: bus address of completions */
 #define NPU_RING_CMPL_HI	0x0c
 #define NPU_RING_SIZE		0x10	/* RW: entries (power of 2), 0 = off;
-					 * writing it zeroes HEAD and TAIL */
+					 * writing it zeroes HEAD, TAIL and STATUS */
 #define NPU_RING_TAIL		0x14	/* RW: producer index; the doorbell */
 #define NPU_RING_HEAD		0x18	/* RO: consumer index (firmware) */
 #define NPU_RING_STATUS		0x1c	/* RO: NPU_RING_ERR_* (firmware) */
@@ -170,7 +172,8 @@
  * @cmd_va: device virtual address of the command buffer, 8-byte aligned.
  * @cmd_size: bytes of commands, a non-zero multiple of 8,
  *	at most NPU_MAX_CMDBUF_SIZE.
- * @ctx_id: address space the job runs in (index into the context table).
+ * @ctx_id: address space the job runs in (index into the context table,
+ *	below NPU_REG_MMU_CTX_COUNT).
  * @flags: NPU_JOB_F_*; unknown bits make the job fail with INVALID_DESC.
  * @reserved: must be zero.
  */
@@ -182,7 +185,7 @@ struct npu_job_desc {
 	uint32_t flags;
 	uint32_t reserved[9];
 };
-#define NPU_JOB_F_NO_IRQ	(1u << 0) /* no interrupt for this job alone */
+#define NPU_JOB_F_NO_IRQ	(1u << 0) /* no interrupt for this job alone, unless it fails */
 #define NPU_JOB_F_ALL		NPU_JOB_F_NO_IRQ
 #define NPU_MAX_CMDBUF_SIZE	(1u << 20)
 
@@ -204,7 +207,7 @@ enum npu_job_status {
  * @job_id: copied from the descriptor.
  * @status: enum npu_job_status.
  * @error_offset: byte offset in the command buffer of the failing command
- *	(INVALID_CMD, MMU_FAULT, BUS_ERROR, ABORTED); 0 otherwise.
+ *	(INVALID_CMD, MMU_FAULT, BUS_ERROR, ABORTED, LIMIT); 0 otherwise.
  * @fault_va: the address that failed, for MMU_FAULT (a device VA) and for
  *	BUS_ERROR (the VA being accessed, or 0 for the descriptor); 0 otherwise.
  * @start_ns: device time when the job started.
@@ -231,10 +234,10 @@ struct npu_job_cmpl {
 /*
  * Three-level page tables of 512 64-bit entries each, 4 KiB pages, 39-bit
  * device virtual addresses: VA[38:30] indexes level 2 (the root), VA[29:21]
- * level 1, VA[20:12] level 0. An entry with R or W set is a leaf: at level 2
- * it maps 1 GiB, at level 1 2 MiB, at level 0 4 KiB, and its address must be
- * aligned to that size. An entry with V set and R, W clear points to the
- * next level table. Reserved bits must be zero.
+ * level 1, VA[20:12] level 0. An entry with V and R or W set is a leaf: at
+ * level 2 it maps 1 GiB, at level 1 2 MiB, at level 0 4 KiB, and its address
+ * must be aligned to that size. An entry with V set and R, W clear points to
+ * the next level table. Reserved bits must be zero.
  */
 #define NPU_VA_BITS		39
 #define NPU_PAGE_SHIFT		12
@@ -267,7 +270,7 @@ enum npu_mmu_fault_reason {
 	NPU_MMU_FAULT_NOT_PRESENT = 1,	/* an entry on the walk has V clear */
 	NPU_MMU_FAULT_PERMISSION = 2,	/* leaf lacks R (read) or W (write) */
 	NPU_MMU_FAULT_BAD_CONTEXT = 3,	/* ctx >= count or entry not valid */
-	NPU_MMU_FAULT_BAD_ENTRY = 4,	/* reserved bits, misaligned leaf */
+	NPU_MMU_FAULT_BAD_ENTRY = 4,	/* reserved bits, misaligned leaf, table at level 0 */
 	NPU_MMU_FAULT_RANGE = 5,	/* VA beyond NPU_VA_BITS */
 	NPU_MMU_FAULT_BUS = 6,		/* reading a table failed */
 	NPU_MMU_FAULT_INJECTED = 7,	/* NPU_FAULT_MMU_FAULT */
