@@ -141,20 +141,24 @@ install: libnpu
 # The example builds against an installed libnpu, found through pkg-config,
 # exactly as an application outside this tree would.
 EXAMPLE_PREFIX := $(abspath $(BUILD)/prefix)
+# The install they build against, made once (its pkg-config file stands
+# for it), so that parallel builds of the examples do not install at once.
+EXAMPLE_PC := $(EXAMPLE_PREFIX)/lib/pkgconfig/libnpu.pc
+$(EXAMPLE_PC): $(LIBNPU) $(LIBNPU_HDRS) $(CMD_HDRS) libnpu/libnpu.pc.in
+	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+
 examples: $(BUILD)/examples/npu-copy $(BUILD)/examples/npu-fashion \
 	$(BUILD)/examples/first-graph $(BUILD)/examples/first-cmdbuf
 
 # One-file examples: npu-copy, and Documentation/getting-started.rst's two.
-$(BUILD)/examples/%: examples/%.c $(LIBNPU) libnpu/libnpu.pc.in
-	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+$(BUILD)/examples/%: examples/%.c $(EXAMPLE_PC)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $< \
 		$$(PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs libnpu) \
 		-Wl,-rpath,$(EXAMPLE_PREFIX)/lib
 
 # An application under injected faults, also against the installed libnpu.
-$(BUILD)/tests/npu_fault_workload: tests/vm/npu_fault_workload.c $(LIBNPU) libnpu/libnpu.pc.in
-	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+$(BUILD)/tests/npu_fault_workload: tests/vm/npu_fault_workload.c $(EXAMPLE_PC)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $< \
 		$$(PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs libnpu) \
@@ -162,8 +166,7 @@ $(BUILD)/tests/npu_fault_workload: tests/vm/npu_fault_workload.c $(LIBNPU) libnp
 
 # The Fashion-MNIST demo, also against the installed libnpu (and zlib, libpng).
 FASHION_SRCS := $(wildcard examples/fashion/*.c)
-$(BUILD)/examples/npu-fashion: $(FASHION_SRCS) $(wildcard examples/fashion/*.h) $(LIBNPU) libnpu/libnpu.pc.in
-	@$(MAKE) --no-print-directory install PREFIX=$(EXAMPLE_PREFIX) DESTDIR= >/dev/null
+$(BUILD)/examples/npu-fashion: $(FASHION_SRCS) $(wildcard examples/fashion/*.h) $(EXAMPLE_PC)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $(FASHION_SRCS) \
 		$$(PKG_CONFIG_PATH=$(EXAMPLE_PREFIX)/lib/pkgconfig pkg-config --cflags --libs libnpu) \
@@ -359,8 +362,8 @@ check: all
 # The documentation as HTML (Debian's python3-sphinx), every warning an error.
 docs:
 	@scripts/setup-deps --docs
-	@rm -rf $(BUILD)/docs/html
-	@sphinx-build -W --keep-going -q -b html -d $(BUILD)/docs/doctrees Documentation \
+	@rm -rf $(BUILD)/docs	# no cache: a page's warnings come back on every build
+	@sphinx-build -W --keep-going -q -E -b html -d $(BUILD)/docs/doctrees Documentation \
 		$(BUILD)/docs/html
 	@echo "docs: $(BUILD)/docs/html/index.html"
 

@@ -19,7 +19,7 @@ enum { OFF_A = 0, OFF_B = 64, OFF_BIAS = 128, OFF_QUANT = 192, OFF_OUT = 256 };
 
 static int fail(const char *what, int err)
 {
-	fprintf(stderr, "first-cmdbuf: %s: %s %s\n", what, npu_strerror(err), npu_last_error());
+	fprintf(stderr, "first-cmdbuf: %s: %s (%s)\n", what, npu_strerror(err), npu_last_error());
 	return 1;
 }
 
@@ -96,11 +96,15 @@ int main(void)
 	}
 	/* Wait up to 10 s; a finished job may still have failed: read its state. */
 	err = npu_job_wait(job, 10 * 1000000000LL);
-	if (!err)
-		err = npu_job_result(job, &res);
+	if (err) {
+		npu_job_free(job);
+		fail("npu_job_wait", err);
+		goto out;
+	}
+	err = npu_job_result(job, &res);
 	npu_job_free(job);
 	if (err) {
-		fail("npu_job_wait", err);
+		fail("npu_job_result", err);
 		goto out;
 	}
 	if (res.state != NPU_JOB_STATE_DONE) {

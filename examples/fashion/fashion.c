@@ -50,36 +50,42 @@ static const char *fig(char *buf, size_t len, int have, double v)
  * guest, an emulated NPU's, not a hardware speed); and the performance
  * model's cycles, which exist only on the NPU.
  */
-static void print_table(const struct train_result *res, int n, int npu)
+static void print_table(const struct train_result *res, int n, int guest)
 {
 	char b[4][32];
+	int modeled = 0;
 
 	printf("\n%-5s %7s %3s  %-15s  %-21s  %s\n", "", "", "", "test accuracy",
 	       "wall clock", "NPU cycles/image");
 	printf("%-5s %7s %3s  %6s  %7s  %7s %6s %6s  %8s %8s\n", "model", "params", "ep",
 	       "fp32", "int8", "train s", "img/s", "int8/s", "train", "int8");
-	for (int i = 0; i < n; i++)
+	/* cycles only where the NPU ran something: n/a on OpenCL or the CPU */
+	for (int i = 0; i < n; i++) {
+		modeled |= res[i].train_cycles || res[i].int8_cycles;
 		printf("%-5s %7zu %3d  %5.2f%%  %6.2f%%  %7.1f %6.0f %6.0f  %8s %8s\n",
 		       res[i].name, res[i].params, res[i].epochs, res[i].float_acc * 100,
 		       res[i].int8_acc * 100, res[i].train_s, res[i].train_ips, res[i].int8_ips,
-		       fig(b[0], sizeof(b[0]), npu, (double)res[i].train_cycles),
-		       fig(b[1], sizeof(b[1]), npu, (double)res[i].int8_cycles));
+		       fig(b[0], sizeof(b[0]), res[i].train_cycles != 0,
+			   (double)res[i].train_cycles),
+		       fig(b[1], sizeof(b[1]), res[i].int8_cycles != 0,
+			   (double)res[i].int8_cycles));
+	}
 	printf("wall clock: training time, then images/s training and in int8 inference,\n"
-	       "  %s\n", npu ? "measured in the emulated guest: QEMU's speed, not a hardware one" :
+	       "  %s\n", guest ? "measured in the emulated guest: QEMU's speed, not a hardware one" :
 	       "measured on the host");
-	printf("NPU cycles/image: the device's performance model%s\n", npu ? "" :
-	       " (n/a: no NPU)");
+	printf("NPU cycles/image: the device's performance model%s\n", modeled ? "" :
+	       " (n/a: nothing ran on an NPU)");
 }
 
 /* An --eval-onnx model's results, labelled as the table's are. */
 static void print_eval(const char *path, double acc, uint32_t images, double ips,
-		       uint64_t cycles, int npu)
+		       uint64_t cycles, int guest)
 {
 	char b[32];
 
 	printf("%s: int8 test accuracy %.2f%% on %u images\n", path, acc * 100, images);
 	printf("  %.0f images/s (wall clock%s), %s NPU cycles/image (modeled)\n\n", ips,
-	       npu ? ", emulated" : "", fig(b, sizeof(b), npu, (double)cycles));
+	       guest ? ", emulated" : "", fig(b, sizeof(b), cycles != 0, (double)cycles));
 }
 
 /* A model that did not build or compile: why, and where each op would have gone. */
@@ -91,8 +97,10 @@ static void build_failed(const struct model *m, const char *name, int err)
 
 	fprintf(stderr, "npu-fashion: building the %s failed: %s%s%s\n", name,
 		npu_strerror(err), *why ? ": " : "", why);
-	if (report && *report)
-		fprintf(stderr, "placement tried:\n%s", report);
+	if (report && *report) {
+		fprintf(stderr, "placement tried:\n");
+		print_wrapped(stderr, report);
+	}
 }
 
 /* The int8 results as placed differed from the CPU reference's: say how. */
@@ -209,9 +217,9 @@ int main(int argc, char **argv)
 	train_images = train_n ? train_n : full ? 60000 : 12000;
 	if (train_images > train.count)
 		train_images = train.count;
-	printf("Fashion-MNIST, %s setting: training on %u of the %u training images,\n"
-	       "testing on %u; %s; NPU_BACKEND=%s\n", full ? "full" : "small", train_images,
-	       train.count, test.count, dev ? "with the NPU" : "no NPU",
+	printf("Fashion-MNIST, %s setting: %u training and %u test images;\n"
+	       "%s; NPU_BACKEND=%s\n", full ? "full" : "small", train.count, test.count,
+	       dev ? "with the NPU" : "no NPU",
 	       getenv("NPU_BACKEND") ? getenv("NPU_BACKEND") : "(auto)");
 
 	for (int k = 0; k < 2; k++) {
@@ -237,9 +245,12 @@ int main(int argc, char **argv)
 			model_free(&m);
 			return 1;
 		}
-		printf("\n%s: %zu parameters, batch %u, Adam (lr %g, cosine decay); "
-		       "placement:\n%s", m.name, m.params, m.batch, adam.lr,
-		       npu_plan_report(m.plan));
+		/* what train_model runs: whole batches of the first train_images */
+		printf("\n%s: %zu parameters; %u epoch%s of %u training images (%u batches "
+		       "of %u);\nAdam (lr %g, cosine decay); placement:\n", m.name, m.params,
+		       o.epochs, o.epochs == 1 ? "" : "s", train_images / m.batch * m.batch,
+		       train_images / m.batch, m.batch, adam.lr);
+		print_wrapped(stdout, npu_plan_report(m.plan));
 		e = train_model(&m, &train, &test, &o, dev, &res[nres]);
 		model_free(&m);
 		if (e) {

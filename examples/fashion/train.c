@@ -76,6 +76,30 @@ static void progress(const char *name, uint32_t epoch, uint32_t epochs, uint32_t
 	fflush(stdout);
 }
 
+void print_wrapped(FILE *f, const char *text)
+{
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t len = nl ? (size_t)(nl - text) : strlen(text), indent = 0;
+
+		/* a long line goes on indented, broken at a space */
+		while (len + indent > 80) {
+			size_t cut = 80 - indent;
+
+			while (cut > 20 && text[cut] != ' ')
+				cut--;
+			if (text[cut] != ' ')
+				break;	/* no space to break at: printed whole */
+			fprintf(f, "%*s%.*s\n", (int)indent, "", (int)cut, text);
+			text += cut + 1;
+			len -= cut + 1;
+			indent = 4;
+		}
+		fprintf(f, "%*s%.*s\n", (int)indent, "", (int)len, text);
+		text += len + (nl ? 1 : 0);
+	}
+}
+
 /* Accuracy of a plan's forward pass on @s; adds modeled cycles to *@cycles. */
 static int evaluate(npu_plan *plan, int in, int out, int use_run, uint32_t batch,
 		    const struct idx_set *s, double *acc, uint64_t *cycles, int8_t *pred)
@@ -266,8 +290,10 @@ int train_model(struct model *m, const struct idx_set *train, const struct idx_s
 	}
 	err = err ? err : npu_plan_quantize(m->plan, m->in, m->logits, &q, &qin, &qout);
 	err = err ? err : npu_graph_compile(q, dev, &qplan);
-	if (!err)
-		printf("  int8 placement:\n%s", npu_plan_report(qplan));
+	if (!err) {
+		printf("  int8 placement:\n");
+		print_wrapped(stdout, npu_plan_report(qplan));
+	}
 	if (!err) {
 		double t1 = now();
 
@@ -341,7 +367,8 @@ int eval_onnx(const char *path, const struct idx_set *test, npu_device *dev, dou
 				npu_graph_error(g) : npu_strerror(err));
 	}
 	if (!err) {
-		printf("%s: batch %u; placement:\n%s", path, batch, npu_plan_report(plan));
+		printf("%s: batch %u; placement:\n", path, batch);
+		print_wrapped(stdout, npu_plan_report(plan));
 		*cycles = 0;
 		t0 = now();
 		err = evaluate(plan, npu_graph_io(g, 0, 0), npu_graph_io(g, 1, 0), 1, batch, test,

@@ -7,6 +7,8 @@
 #ifndef TRAIN_H
 #define TRAIN_H
 
+#include <stdio.h>
+
 #include "idx.h"
 #include "models.h"
 
@@ -56,5 +58,8 @@ void train_result_free(struct train_result *r);
  */
 int eval_onnx(const char *path, const struct idx_set *test, npu_device *dev, double *acc,
 	      uint64_t *cycles, double *ips);
+
+/* @text on @f, each line longer than 80 columns broken at spaces, indented. */
+void print_wrapped(FILE *f, const char *text);
 
 #endif /* TRAIN_H */

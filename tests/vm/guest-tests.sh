@@ -92,10 +92,9 @@ suite_full() {
 	tap examples "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy
 	# Documentation/getting-started.rst's programs, as the page runs them.
 	tap examples "examples/first-cmdbuf: its int8 GEMM on the NPU equals the CPU reference" \
-		sh -c 'build/examples/first-cmdbuf | tee /dev/stderr | grep -q "same as the CPU reference"'
+		output_has build/examples/first-cmdbuf "same as the CPU reference"
 	tap examples "examples/first-graph: its dense layer and ReLU run on the NPU" \
-		sh -c 'build/examples/first-graph | tee /dev/stderr |
-			grep -Eq "^ *1 relu \(fp32\) +npu"'
+		output_has build/examples/first-graph "^ *1 relu \(fp32\) +npu"
 	onnx_on_npu
 	# Random ioctls from processes sharing a file, dma-bufs and syncobjs
 	# (make fuzz: a million); a short soak with workers killed mid-job.
@@ -124,6 +123,16 @@ suite_full() {
 	tap_run npu_fw_test build/tests/npu_fw_test
 	tap driver "npu.ko loads with the real firmware after refusing bad ones" scripts/npu-load
 	tap driver "npu.ko unloads" scripts/npu-load unload
+}
+
+# PROGRAM exits 0 and prints a line matching REGEX (all it printed is shown).
+output_has() { # program regex
+	local out rc=0
+
+	out=$("$1" 2>&1) || rc=$?
+	echo "$out"
+	[ $rc = 0 ] || { echo "$1 exited $rc"; return 1; }
+	echo "$out" | grep -Eq "$2"
 }
 
 # The report of the fp32 CNN on the NPU: its five fp32 layers placed there.
