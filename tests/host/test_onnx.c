@@ -1490,9 +1490,95 @@ static void test_arrays(void)
 	arena_free();
 }
 
+/*
+ * PyTorch's x.view(x.size(0), -1): Shape -> Gather -> Unsqueeze -> Concat
+ * with [-1] -> Reshape, computed as the model is loaded (opset 13: axes as
+ * an input; opset 11: an attribute), then Squeeze and Unsqueeze of a value
+ * known only at run time as views. Gather of such a value is refused.
+ */
+static void test_shape_arithmetic(void)
+{
+	static const int64_t minus1 = -1, zero = 0, axes0 = 0, axes13[2] = { 1, 3 };
+	float x[2 * 3 * 2 * 2], y[2 * 12], want[2 * 12];
+	const void *in[1] = { x };
+
+	for (int i = 0; i < 24; i++) {
+		x[i] = (float)(i % 7) - 3.0f;
+		want[i] = x[i] > 0 ? x[i] : 0;	/* flattened in order, then ReLU */
+	}
+	for (int opset = 11; opset <= 13; opset += 2) {
+		struct model m = { .opset = opset };
+		Onnx__NodeProto *n;
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("zero", I64, 0, NULL, &zero, 8);
+		m.init[m.ninit++] = tensor("minus1", I64, DIMS(1), &minus1, 8);
+		m.node[m.nnode++] = node("Shape", "x", "s");
+		m.node[m.nnode++] = node("Gather", "s,zero", "b");
+		if (opset >= 13) {
+			m.init[m.ninit++] = tensor("ax0", I64, DIMS(1), &axes0, 8);
+			m.node[m.nnode++] = node("Unsqueeze", "b,ax0", "b1");
+		} else {
+			n = node("Unsqueeze", "b", "b1");
+			attr_ints(n, "axes", DIMS(0));
+			m.node[m.nnode++] = n;
+		}
+		n = node("Concat", "b1,minus1", "shape");
+		attr_i(n, "axis", 0);
+		m.node[m.nnode++] = n;
+		m.node[m.nnode++] = node("Reshape", "x,shape", "f");
+		/* [2][12] -> [2][1][12][1] -> [2][12]: views of a run-time value */
+		if (opset >= 13) {
+			m.init[m.ninit++] = tensor("ax13", I64, DIMS(2), axes13, 16);
+			m.node[m.nnode++] = node("Unsqueeze", "f,ax13", "u");
+			m.node[m.nnode++] = node("Squeeze", "u,ax13", "q");
+		} else {
+			n = node("Unsqueeze", "f", "u");
+			attr_ints(n, "axes", DIMS(1, 3));
+			m.node[m.nnode++] = n;
+			n = node("Squeeze", "u", "q");
+			attr_ints(n, "axes", DIMS(-1, 1));
+			m.node[m.nnode++] = n;
+		}
+		m.node[m.nnode++] = node("Relu", "q", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(2, 3, 2, 2));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		memset(y, 0, sizeof(y));
+		CHECK_EQ(run(buf, len, in, y, sizeof(y)), 0);
+		CHECK(!memcmp(y, want, sizeof(y)));
+	}
+	{	/* Gather of a value only the run gives */
+		struct model m = { .opset = 13 };
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("zero", I64, 0, NULL, &zero, 8);
+		m.node[m.nnode++] = node("Gather", "x,zero", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(4));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK(refused(buf, len, NPU_ENOTSUP, "must be known when the model is loaded"));
+	}
+	{	/* Squeeze of a dim that is not 1 */
+		struct model m = { .opset = 13 };
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("ax0", I64, DIMS(1), &axes0, 8);
+		m.node[m.nnode++] = node("Squeeze", "x,ax0", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(2, 1));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK(refused(buf, len, NPU_EINVAL, "axis 0 has 2 values, not 1"));
+	}
+	arena_free();
+}
+
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
 	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),
 	 TAP_ENTRY(test_save_roundtrip),
 	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
-	 TAP_ENTRY(test_arrays))
+	 TAP_ENTRY(test_arrays), TAP_ENTRY(test_shape_arithmetic))

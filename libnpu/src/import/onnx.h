@@ -168,6 +168,21 @@ int onnx_layer_pool(struct onnx *o, const struct window *w, const uint32_t *ydim
 /* Gemm (alpha 1, beta 1, A not transposed, C a row) or MatMul of constant B. */
 int onnx_layer_gemm(struct onnx *o, int trans_b);
 
+/* Output 0 as a view of input 0 with a new shape (a constant: a constant). */
+int onnx_reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims);
+
+/*
+ * Shape arithmetic at load time (onnx_shape.c): Shape, Gather (of values
+ * known then), Unsqueeze, Squeeze and ConstantOfShape; 0 or an error.
+ */
+int onnx_op_shape(struct onnx *o);
+int onnx_op_gather(struct onnx *o);
+int onnx_op_unsqueeze(struct onnx *o);
+int onnx_op_squeeze(struct onnx *o);
+int onnx_op_constantofshape(struct onnx *o);
+/* Concat of constants along @axis into @dims: 1 when done, 0 when not all are, or an error. */
+int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32_t *dims);
+
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);
 

@@ -784,7 +784,7 @@ static void same_quant(struct onnx *o, int in, int out)
 }
 
 /* Output 0 as a view of input 0 with a new shape (Reshape, Flatten, ...). */
-static int reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
+int onnx_reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
 {
 	struct oval *x = onnx_in(o, 0);
 	uint64_t n = onnx_prod(dims, 0, rank);
@@ -864,7 +864,7 @@ static int op_reshape(struct onnx *o)
 					 (unsigned long long)known);
 		dims[infer] = (uint32_t)(x->count / known);
 	}
-	return reshape_to(o, (uint32_t)s->count, dims);
+	return onnx_reshape_to(o, (uint32_t)s->count, dims);
 }
 
 static int op_flatten(struct onnx *o)
@@ -879,7 +879,7 @@ static int op_flatten(struct onnx *o)
 	TRY(onnx_norm_axis(o, a, x->rank, 1, &axis));
 	dims[0] = (uint32_t)onnx_prod(x->dims, 0, axis);
 	dims[1] = (uint32_t)onnx_prod(x->dims, axis, x->rank);
-	return reshape_to(o, 2, dims);
+	return onnx_reshape_to(o, 2, dims);
 }
 
 /* Identity, and Dropout at inference: the input as it is. */
@@ -898,7 +898,7 @@ static int op_identity(struct onnx *o)
 		if (tm->count != 1 || onnx_get_i(tm, 0))
 			return onnx_fail(o, NPU_ENOTSUP, "Dropout in training mode is not supported");
 	}
-	return reshape_to(o, x->rank, x->dims);
+	return onnx_reshape_to(o, x->rank, x->dims);
 }
 
 static int op_transpose(struct onnx *o)
@@ -925,7 +925,7 @@ static int op_transpose(struct onnx *o)
 		at.perm[i] = (uint32_t)perm[i];
 	}
 	if (x->rank <= 1)
-		return reshape_to(o, x->rank, x->dims);
+		return onnx_reshape_to(o, x->rank, x->dims);
 	t = onnx_in_t(o, 0);
 	if (t < 0)
 		return t;
@@ -977,6 +977,12 @@ static int op_concat(struct onnx *o)
 				return onnx_fail(o, NPU_EINVAL, "input %u's dim %u is %u, input 0's %u",
 						 i, d, x->dims[d], x0->dims[d]);
 		ydims[axis] += x->dims[axis];
+	}
+	{	/* constants (shape arithmetic): a constant */
+		int r = onnx_const_concat(o, axis, x0->rank, ydims);
+
+		if (r)
+			return r < 0 ? r : 0;
 	}
 	at.axis = axis;
 	at.as_given = 1;	/* ONNX's axis: of the dims as given, whatever a tensor's tag */
@@ -1034,7 +1040,7 @@ static int op_pad(struct onnx *o)
 	if (np != 2 * x->rank)
 		return onnx_fail(o, NPU_EINVAL, "%u pads for rank %u", np, x->rank);
 	if (!x->rank)
-		return reshape_to(o, 0, x->dims);
+		return onnx_reshape_to(o, 0, x->dims);
 	p->rank = x->rank;
 	p->dtype = x->dt;
 	for (uint32_t d = 0; d < x->rank; d++) {
@@ -1576,6 +1582,11 @@ static const struct onnx_op ops[] = {
 	{ "Reshape", op_reshape, "allowzero", 5 },
 	{ "Flatten", op_flatten, "axis", 1 },
 	{ "Identity", op_identity, "", 1 },
+	{ "Shape", onnx_op_shape, "start end", 1 },
+	{ "Gather", onnx_op_gather, "axis", 1 },
+	{ "Unsqueeze", onnx_op_unsqueeze, "axes", 1 },
+	{ "Squeeze", onnx_op_squeeze, "axes", 1 },
+	{ "ConstantOfShape", onnx_op_constantofshape, "value", 9 },
 	{ "Dropout", op_identity, "ratio seed", 7 },
 	{ "Transpose", op_transpose, "perm", 1 },
 	{ "Concat", op_concat, "axis", 4 },

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * onnx_shape.c - the shape arithmetic of exported models, done as the
+ * model is loaded: Shape, Gather, ConstantOfShape, and Concat of constants
+ * compute constants; Unsqueeze and Squeeze are reshapes. PyTorch writes
+ * x.view(x.size(0), -1) as Shape -> Gather -> Unsqueeze -> Concat ->
+ * Reshape: with static shapes that chain is constants, and the Reshape
+ * gets its shape. Gather of a value known only at run time is refused.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/onnx.h"
+
+#define N	(o->node)
+
+/* Output 0 as a constant of @dt and @dims, zeroed: its value, or NULL (said). */
+static struct oval *const_out(struct onnx *o, enum npu_dtype dt, uint32_t rank,
+			      const uint32_t *dims)
+{
+	uint64_t n = onnx_prod(dims, 0, rank);
+	struct oval *v;
+
+	if (n > ONNX_MAX_ELEMS) {
+		onnx_fail(o, NPU_E2BIG, "an output of %llu elements", (unsigned long long)n);
+		return NULL;
+	}
+	if (!N->n_output) {
+		onnx_fail(o, NPU_EINVAL, "no output");
+		return NULL;
+	}
+	v = onnx_add(o, N->output[0], dt, rank, dims);
+	if (!v)
+		return NULL;
+	v->data = calloc(n * onnx_elem_size(dt) + 1, 1);
+	if (!v->data)
+		onnx_fail(o, NPU_ENOMEM, "out of memory");
+	return v->data ? v : NULL;
+}
+
+/* A constant: known when the model is loaded, and not a graph input. */
+static int is_const(const struct oval *v)
+{
+	return v && v->data && v->input < 0;
+}
+
+int onnx_op_shape(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *v;
+	int64_t start, end, r;
+	uint32_t n;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	r = x->rank;
+	TRY(onnx_attr_i(o, "start", 0, &start));
+	TRY(onnx_attr_i(o, "end", r, &end));
+	/* negative: from the end; then clamped to [0, rank] (opset 15) */
+	start = start < 0 ? start + r : start;
+	end = end < 0 ? end + r : end;
+	start = start < 0 ? 0 : start > r ? r : start;
+	end = end < start ? start : end > r ? r : end;
+	n = (uint32_t)(end - start);
+	v = const_out(o, NPU_DT_INT64, 1, &n);
+	if (!v)
+		return NPU_EINVAL;
+	for (uint32_t i = 0; i < n; i++)
+		((int64_t *)v->data)[i] = x->dims[start + i];
+	return 0;
+}
+
+int onnx_op_gather(struct onnx *o)
+{
+	struct oval *x, *idx, *v;
+	uint32_t axis, rank, dims[NPU_MAX_RANK], ax;
+	uint64_t outer, inner, k = 0;
+	size_t es;
+	int64_t a;
+
+	TRY(onnx_in_static(o, 0, "data", &x));
+	TRY(onnx_in_static(o, 1, "indices", &idx));
+	TRY(onnx_want_dt(o, idx, I32 | I64, "indices"));
+	TRY(onnx_attr_i(o, "axis", 0, &a));
+	TRY(onnx_norm_axis(o, a, x->rank, 0, &axis));
+	rank = x->rank - 1 + idx->rank;
+	if (rank > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "an output of rank %u (at most %d)", rank,
+				 NPU_MAX_RANK);
+	/* data's dims before the axis, the indices' dims, data's after it */
+	memcpy(dims, x->dims, sizeof(uint32_t) * axis);
+	memcpy(dims + axis, idx->dims, sizeof(uint32_t) * idx->rank);
+	memcpy(dims + axis + idx->rank, x->dims + axis + 1,
+	       sizeof(uint32_t) * (x->rank - axis - 1));
+	v = const_out(o, x->dt, rank, dims);
+	if (!v)
+		return NPU_EINVAL;
+	ax = x->dims[axis];
+	outer = onnx_prod(x->dims, 0, axis);
+	inner = onnx_prod(x->dims, axis + 1, x->rank);
+	es = onnx_elem_size(x->dt);
+	for (uint64_t i = 0; i < idx->count; i++) {
+		int64_t j = onnx_get_i(idx, i);
+
+		if (j < -(int64_t)ax || j >= (int64_t)ax)
+			return onnx_fail(o, NPU_EINVAL, "index %lld for a dim of %u", (long long)j, ax);
+	}
+	for (uint64_t p = 0; p < outer; p++)
+		for (uint64_t i = 0; i < idx->count; i++, k++) {
+			int64_t j = onnx_get_i(idx, i);
+
+			j += j < 0 ? ax : 0;
+			memcpy((char *)v->data + k * inner * es,
+			       (const char *)x->data + ((p * ax + (uint64_t)j) * inner) * es,
+			       inner * es);
+		}
+	return 0;
+}
+
+/*
+ * The axes of Unsqueeze or Squeeze (an attribute before opset 13, input 1
+ * from it), made positive against @rank, each once: their count, or an
+ * error. None given: 0.
+ */
+static int read_axes(struct onnx *o, uint32_t rank, uint32_t *axes, uint32_t *n)
+{
+	int64_t a[NPU_MAX_RANK + 1];
+	uint32_t k = 0;
+
+	*n = 0;
+	if (o->opset < 13) {
+		TRY(onnx_attr_ints(o, "axes", a, NPU_MAX_RANK + 1, &k));
+	} else if (onnx_has_in(o, 1)) {
+		struct oval *v;
+
+		TRY(onnx_in_static(o, 1, "axes", &v));
+		TRY(onnx_want_dt(o, v, I64, "axes"));
+		if (v->count > NPU_MAX_RANK + 1)
+			return onnx_fail(o, NPU_ENOTSUP, "%llu axes", (unsigned long long)v->count);
+		k = (uint32_t)v->count;
+		for (uint32_t i = 0; i < k; i++)
+			a[i] = onnx_get_i(v, i);
+	}
+	for (uint32_t i = 0; i < k; i++) {
+		TRY(onnx_norm_axis(o, a[i], rank, 0, &axes[i]));
+		for (uint32_t j = 0; j < i; j++)
+			if (axes[j] == axes[i])
+				return onnx_fail(o, NPU_EINVAL, "axis %lld given twice",
+						 (long long)a[i]);
+	}
+	*n = k;
+	return 0;
+}
+
+int onnx_op_unsqueeze(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0);
+	uint32_t axes[NPU_MAX_RANK + 1], n, rank, dims[NPU_MAX_RANK + 1], k = 0;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	/* an axis counts in the output: rank + the number of axes */
+	{
+		int64_t a[NPU_MAX_RANK + 1];
+		uint32_t m = 0;
+
+		if (o->opset < 13) {
+			TRY(onnx_attr_ints(o, "axes", a, NPU_MAX_RANK + 1, &m));
+		} else {
+			struct oval *v;
+
+			TRY(onnx_in_static(o, 1, "axes", &v));
+			m = v->count <= NPU_MAX_RANK ? (uint32_t)v->count : NPU_MAX_RANK + 1;
+		}
+		rank = x->rank + m;
+	}
+	if (rank > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "an output of rank %u (at most %d)", rank,
+				 NPU_MAX_RANK);
+	TRY(read_axes(o, rank, axes, &n));
+	if (!n)
+		return onnx_fail(o, NPU_EINVAL, "no axes");
+	for (uint32_t d = 0; d < rank; d++) {
+		int at = 0;
+
+		for (uint32_t i = 0; i < n; i++)
+			at |= axes[i] == d;
+		dims[d] = at ? 1 : x->dims[k++];
+	}
+	return onnx_reshape_to(o, rank, dims);
+}
+
+int onnx_op_squeeze(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0);
+	uint32_t axes[NPU_MAX_RANK + 1], n, dims[NPU_MAX_RANK], rank = 0;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(read_axes(o, x->rank, axes, &n));
+	for (uint32_t d = 0; d < x->rank; d++) {
+		int drop = !n && x->dims[d] == 1;	/* no axes: every dim of 1 */
+
+		for (uint32_t i = 0; i < n; i++)
+			if (axes[i] == d) {
+				if (x->dims[d] != 1)
+					return onnx_fail(o, NPU_EINVAL, "axis %u has %u values, not 1",
+							 d, x->dims[d]);
+				drop = 1;
+			}
+		if (!drop)
+			dims[rank++] = x->dims[d];
+	}
+	return onnx_reshape_to(o, rank, dims);
+}
+
+int onnx_op_constantofshape(struct onnx *o)
+{
+	const Onnx__AttributeProto *attr = onnx_attr(o, "value");
+	struct npu_array val = { .dtype = NPU_DT_FLOAT32 };
+	struct oval *s, *v;
+	uint32_t dims[NPU_MAX_RANK];
+	float zero = 0;
+	char why[256];
+	size_t es;
+
+	TRY(onnx_in_static(o, 0, "input", &s));
+	TRY(onnx_want_dt(o, s, I64, "input"));
+	if (s->rank > 1 || s->count > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "a shape of %llu dims (at most %d)",
+				 (unsigned long long)s->count, NPU_MAX_RANK);
+	for (uint32_t i = 0; i < s->count; i++) {
+		int64_t d = onnx_get_i(s, i);
+
+		if (d < 0 || d > (int64_t)ONNX_MAX_ELEMS)
+			return onnx_fail(o, NPU_EINVAL, "dim %u is %lld", i, (long long)d);
+		dims[i] = (uint32_t)d;
+	}
+	if (attr) {
+		if (attr->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR || !attr->t)
+			return onnx_fail(o, NPU_EINVAL, "attribute 'value' is not a tensor");
+		if (onnx_array(attr->t, &val, why, sizeof(why)))
+			return onnx_fail(o, NPU_ENOTSUP, "attribute 'value': %s", why);
+		if (val.bytes != onnx_elem_size(val.dtype)) {
+			npu_array_free(&val);
+			return onnx_fail(o, NPU_EINVAL, "attribute 'value' must hold one value");
+		}
+	}
+	v = const_out(o, val.dtype, (uint32_t)s->count, dims);
+	es = onnx_elem_size(val.dtype);
+	for (uint64_t i = 0; v && i < v->count; i++)
+		memcpy((char *)v->data + i * es, attr ? val.data : (const void *)&zero, es);
+	if (attr)
+		npu_array_free(&val);
+	return v ? 0 : NPU_EINVAL;
+}
+
+int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32_t *dims)
+{
+	struct oval *v;
+	uint64_t outer = onnx_prod(dims, 0, axis), inner = onnx_prod(dims, axis + 1, rank);
+	size_t es, off = 0;
+
+	for (uint32_t i = 0; i < N->n_input; i++)
+		if (!is_const(onnx_in(o, i)))
+			return 0;
+	v = const_out(o, onnx_in(o, 0)->dt, rank, dims);
+	if (!v)
+		return NPU_EINVAL;
+	es = onnx_elem_size(v->dt);
+	for (uint64_t p = 0; p < outer; p++)
+		for (uint32_t i = 0; i < N->n_input; i++) {
+			const struct oval *x = onnx_in(o, i);
+			size_t len = (size_t)x->dims[axis] * inner * es;
+
+			memcpy((char *)v->data + off, (const char *)x->data + p * len, len);
+			off += len;
+		}
+	return 1;
+}
