@@ -118,10 +118,10 @@ int onnx_op_gather(struct onnx *o)
 
 /*
  * The axes of Unsqueeze or Squeeze (an attribute before opset 13, input 1
- * from it), made positive against @rank, each once: their count, or an
- * error. None given: 0.
+ * from it; none given: 0 of them), made positive against @rank (which for
+ * Unsqueeze counts them: @extra), each once: 0 or an error.
  */
-static int read_axes(struct onnx *o, uint32_t rank, uint32_t *axes, uint32_t *n)
+static int read_axes(struct onnx *o, uint32_t rank, int extra, uint32_t *axes, uint32_t *n)
 {
 	int64_t a[NPU_MAX_RANK + 1];
 	uint32_t k = 0;
@@ -140,6 +140,11 @@ static int read_axes(struct onnx *o, uint32_t rank, uint32_t *axes, uint32_t *n)
 		for (uint32_t i = 0; i < k; i++)
 			a[i] = onnx_get_i(v, i);
 	}
+	if (extra)
+		rank += k;
+	if (rank > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "an output of rank %u (at most %d)", rank,
+				 NPU_MAX_RANK);
 	for (uint32_t i = 0; i < k; i++) {
 		TRY(onnx_norm_axis(o, a[i], rank, 0, &axes[i]));
 		for (uint32_t j = 0; j < i; j++)
@@ -158,27 +163,11 @@ int onnx_op_unsqueeze(struct onnx *o)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	/* an axis counts in the output: rank + the number of axes */
-	{
-		int64_t a[NPU_MAX_RANK + 1];
-		uint32_t m = 0;
-
-		if (o->opset < 13) {
-			TRY(onnx_attr_ints(o, "axes", a, NPU_MAX_RANK + 1, &m));
-		} else {
-			struct oval *v;
-
-			TRY(onnx_in_static(o, 1, "axes", &v));
-			m = v->count <= NPU_MAX_RANK ? (uint32_t)v->count : NPU_MAX_RANK + 1;
-		}
-		rank = x->rank + m;
-	}
-	if (rank > NPU_MAX_RANK)
-		return onnx_fail(o, NPU_ENOTSUP, "an output of rank %u (at most %d)", rank,
-				 NPU_MAX_RANK);
-	TRY(read_axes(o, rank, axes, &n));
+	/* an axis counts in the output: the input's rank and the axes */
+	TRY(read_axes(o, x->rank, 1, axes, &n));
 	if (!n)
 		return onnx_fail(o, NPU_EINVAL, "no axes");
+	rank = x->rank + n;
 	for (uint32_t d = 0; d < rank; d++) {
 		int at = 0;
 
@@ -196,7 +185,7 @@ int onnx_op_squeeze(struct onnx *o)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(read_axes(o, x->rank, axes, &n));
+	TRY(read_axes(o, x->rank, 0, axes, &n));
 	for (uint32_t d = 0; d < x->rank; d++) {
 		int drop = !n && x->dims[d] == 1;	/* no axes: every dim of 1 */
 

@@ -147,6 +147,15 @@ kernel void nd_matmul(global const uchar *a, global const uchar *b, global const
 	}
 }
 
+/* The coordinates of linear index @t over @nsp dims @d, the last fastest. */
+static void nd_coords(size_t t, const uint *d, uint nsp, int *c)
+{
+	for (int s = (int)nsp - 1; s >= 0; s--) {
+		c[s] = (int)(t % d[s]);
+		t /= d[s];
+	}
+}
+
 /*
  * g: nsp, batch, in_c, out_c, groups, transpose, xdt, wdt, wzp_n, has_bias, has_xzp, has_wzp;
  * sp: in[3], out[3], k[3], s[3], d[3]; pad: before each spatial dim (may be < 0).
@@ -175,21 +184,14 @@ kernel void nd_conv(global const uchar *x, global const uchar *w, global const f
 	int oc_[3];
 	float acc = g[9] ? bias[oc] : 0.0f;
 	long iacc = 0;
-	size_t t = o;
 
-	for (int s = (int)nsp - 1; s >= 0; s--) {
-		oc_[s] = (int)(t % sp[3 + s]);
-		t /= sp[3 + s];
-	}
+	nd_coords(o, sp + 3, nsp, oc_);
 	for (uint ic = 0; ic < icg; ic++) {
 		for (size_t kk = 0; kk < ksp; kk++) {
-			size_t off = 0, kt = kk;
+			size_t off = 0;
 			int kc[3], inside = 1;
 
-			for (int s = (int)nsp - 1; s >= 0; s--) {
-				kc[s] = (int)(kt % sp[6 + s]);
-				kt /= sp[6 + s];
-			}
+			nd_coords(kk, sp + 6, nsp, kc);
 			for (uint s = 0; s < nsp && inside; s++) {
 				long v;
 
@@ -239,15 +241,12 @@ kernel void nd_pool(global const uchar *x, global uchar *y, uint8 gv, uint16 spv
 		osp *= sp[3 + s];
 		ksp *= sp[6 + s];
 	}
-	size_t o = e % osp, nc = e / osp, t = o;
+	size_t o = e % osp, nc = e / osp;
 	int oc[3];
 	float sum = 0.0f, best = -INFINITY;
 	ulong taps = 0, padded = 1;
 
-	for (int s = (int)nsp - 1; s >= 0; s--) {
-		oc[s] = (int)(t % sp[3 + s]);
-		t /= sp[3 + s];
-	}
+	nd_coords(o, sp + 3, nsp, oc);
 	for (uint s = 0; s < nsp; s++) {
 		long start = (long)oc[s] * sp[9 + s] - pd[s];
 		long end = start + (long)(sp[6 + s] - 1) * sp[12 + s] + 1;
@@ -256,13 +255,10 @@ kernel void nd_pool(global const uchar *x, global uchar *y, uint8 gv, uint16 spv
 		padded *= (ulong)((end < lim ? end : lim) - start);
 	}
 	for (size_t kk = 0; kk < ksp; kk++) {
-		size_t off = 0, kt = kk;
+		size_t off = 0;
 		int kc[3], inside = 1;
 
-		for (int s = (int)nsp - 1; s >= 0; s--) {
-			kc[s] = (int)(kt % sp[6 + s]);
-			kt /= sp[6 + s];
-		}
+		nd_coords(kk, sp + 6, nsp, kc);
 		for (uint s = 0; s < nsp; s++) {
 			long v = (long)oc[s] * sp[9 + s] + (long)kc[s] * sp[12 + s] - pd[s];
 
