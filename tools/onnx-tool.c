@@ -131,18 +131,27 @@ static double value(const struct npu_array *a, size_t i)
 	switch (a->dtype) {
 	case NPU_DT_FLOAT32: return ((const float *)a->data)[i];
 	case NPU_DT_INT8: return ((const int8_t *)a->data)[i];
-	case NPU_DT_UINT8: return ((const uint8_t *)a->data)[i];
+	case NPU_DT_UINT8: case NPU_DT_BOOL: return ((const uint8_t *)a->data)[i];
 	case NPU_DT_INT32: return ((const int32_t *)a->data)[i];
 	case NPU_DT_INT64: return (double)((const int64_t *)a->data)[i];
 	}
 	return 0;
 }
 
+static size_t elem_size(enum npu_dtype dt)
+{
+	switch (dt) {
+	case NPU_DT_INT8: case NPU_DT_UINT8: case NPU_DT_BOOL: return 1;
+	case NPU_DT_INT32: case NPU_DT_FLOAT32: return 4;
+	case NPU_DT_INT64: return 8;
+	}
+	return 1;
+}
+
 int tool_compare(const struct npu_array *got, const struct npu_array *want, char *why,
 		 size_t len)
 {
-	size_t esz = got->dtype == NPU_DT_INT8 || got->dtype == NPU_DT_UINT8 ? 1 :
-		     got->dtype == NPU_DT_INT64 ? 8 : 4, n;
+	size_t esz = elem_size(got->dtype), n;
 
 	if (got->dtype != want->dtype) {
 		snprintf(why, len, "dtype %d, expected %d", got->dtype, want->dtype);
@@ -161,8 +170,9 @@ int tool_compare(const struct npu_array *got, const struct npu_array *want, char
 		if (got->dtype == NPU_DT_FLOAT32) {
 			if ((isnan(g) && isnan(w)) || g == w || fabs(g - w) <= 1e-5 + 1e-3 * fabs(w))
 				continue;
-		} else if (g == w) {
-			continue;
+		} else if (!memcmp((const char *)got->data + i * esz,
+				   (const char *)want->data + i * esz, esz)) {
+			continue;	/* integers: bit for bit */
 		}
 		snprintf(why, len, "element %zu is %.9g, expected %.9g", i, g, w);
 		return 0;

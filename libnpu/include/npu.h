@@ -415,7 +415,8 @@ enum npu_dtype {
 	NPU_DT_INT32 = 2,
 	NPU_DT_FLOAT32 = 3,
 	NPU_DT_UINT8 = 4,	/* ONNX's uint8: plain integers, or quantized ones */
-	NPU_DT_INT64 = 5,	/* constants only (ONNX shapes, pads, axes) */
+	NPU_DT_INT64 = 5,	/* ONNX's shapes, indexes and token ids */
+	NPU_DT_BOOL = 6,	/* one byte, 0 or 1: ONNX's masks and comparisons */
 };
 
 /**

@@ -447,10 +447,12 @@ static void test_version_and_messages(void)
 	CHECK(strstr(npu_graph_error(g), "fully_connected: output 0 (tensor 2) is a constant"));
 	CHECK_EQ(npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = 9, .rank = 1,
 				  .dims = { 1 } }), NPU_EINVAL);
-	CHECK(strstr(npu_graph_error(g), "dtype 9 is not int8, uint8, int32, fp32"));
-	/* int64: constants only (a model's shapes) */
-	CHECK_EQ(npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT64, .rank = 1,
-				  .dims = { 1 } }), NPU_EINVAL);
+	CHECK(strstr(npu_graph_error(g), "dtype 9 is not int8, uint8, int32, int64, fp32 or bool"));
+	/* int64 and bool activations: a model's indices and masks */
+	CHECK(npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT64, .rank = 1,
+				.dims = { 1 } }) >= 0);
+	CHECK(npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_BOOL, .rank = 1,
+				.dims = { 3 } }) >= 0);
 	CHECK_EQ(npu_graph_pool(g, x, y, 0, 1, 0), NPU_EINVAL);
 	CHECK(strstr(npu_graph_error(g), "pool: the input"));
 	CHECK(!strcmp(npu_last_error(), npu_graph_error(g)));

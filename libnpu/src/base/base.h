@@ -21,6 +21,11 @@ const char *npu_env(const char *name);
  * NPU_EINVAL (and *@val 0) for any other value.
  */
 int npu_env_bool(const char *name, int *val);
+/*
+ * A decimal number in [@lo, @hi] (*@val: @def when unset or empty); any
+ * other text is an error, *@val left at @def.
+ */
+int npu_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t *val);
 
 /* Map errno of a failed ioctl to an npu_error code. */
 int npu_errno(int err);

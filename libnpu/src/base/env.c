@@ -8,6 +8,7 @@
  * typo is reported rather than read as false.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,23 @@
 const char *npu_env(const char *name)
 {
 	return secure_getenv(name);
+}
+
+int npu_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t *val)
+{
+	const char *v = npu_env(name);
+	char *end;
+	unsigned long long n;
+
+	*val = def;
+	if (!v || !*v)
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || *v == '-' || n < lo || n > hi)
+		return NPU_EINVAL;
+	*val = n;
+	return 0;
 }
 
 int npu_env_bool(const char *name, int *val)

@@ -95,12 +95,17 @@ struct oval *onnx_add(struct onnx *o, const char *name, enum npu_dtype dt, uint3
 		onnx_fail(o, NPU_ENOMEM, "out of memory");
 		return NULL;
 	}
-	nv = realloc(o->v, sizeof(*nv) * (size_t)(o->nv + 1));
-	if (!nv) {
-		onnx_fail(o, NPU_ENOMEM, "out of memory");
-		return NULL;
+	if (o->nv == o->cap) {	/* doubling: loading stays linear in the values */
+		int cap = o->cap ? 2 * o->cap : 64;
+
+		nv = realloc(o->v, sizeof(*nv) * (size_t)cap);
+		if (!nv) {
+			onnx_fail(o, NPU_ENOMEM, "out of memory");
+			return NULL;
+		}
+		o->v = nv;
+		o->cap = cap;
 	}
-	o->v = nv;
 	len = strlen(name);
 	v = calloc(1, sizeof(*v));
 	if (v)
@@ -122,18 +127,27 @@ struct oval *onnx_add(struct onnx *o, const char *name, enum npu_dtype dt, uint3
 		v->dims[i] = dims[i];
 		v->count *= dims[i];
 	}
+	/* into the table as it is: it has room (the check above) */
+	for (uint32_t mask = (1u << o->hbits) - 1, i = hash(name) & mask;; i = (i + 1) & mask)
+		if (o->hash[i] < 0) {
+			o->hash[i] = o->nv;
+			break;
+		}
 	o->nv++;
-	if (rehash(o, o->hbits)) {
-		o->nv--;
-		free(v->name);
-		free(v);
-		onnx_fail(o, NPU_ENOMEM, "out of memory");
-		return NULL;
-	}
 	return v;
 }
 
 /* ---- tensors of the graph ---------------------------------------------------- */
+
+int onnx_charge(struct onnx *o, uint64_t bytes)
+{
+	if (bytes > o->budget - o->used)
+		return onnx_fail(o, NPU_E2BIG, "the model asks for more than its memory budget "
+				 "(%llu MiB; NPU_MODEL_MAX_MIB sets it)",
+				 (unsigned long long)(o->budget >> 20));
+	o->used += bytes;
+	return 0;
+}
 
 static int new_tensor(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
 		      const void *data, const char *name)
@@ -159,6 +173,7 @@ static int new_tensor(struct onnx *o, enum npu_dtype dt, uint32_t rank, const ui
 	if (!count)
 		return onnx_fail(o, NPU_ENOTSUP, "'%s' has no elements: empty tensors only pass "
 				 "through reshapes", name ? name : "a tensor");
+	TRY(onnx_charge(o, count * ir_elem_size(dt)));
 	d.data = data;
 	id = ir_add_desc(o->g, &d);
 	if (id < 0)
@@ -207,17 +222,11 @@ int onnx_tensor(struct onnx *o, struct oval *v)
 	}
 	if (v->input >= 0) {
 		/* A graph input read as data: an input tensor of the graph. */
-		if (v->dt == NPU_DT_INT64)
-			return onnx_fail(o, NPU_ENOTSUP, "input '%s' is int64: int64 inputs are "
-					 "only read for shapes, pads and axes", v->name);
 		v->id = new_tensor(o, v->dt, v->rank, v->dims, NULL, v->name);
 		return v->id;
 	}
 	if (!v->data)
 		return onnx_fail(o, NPU_EINVAL, "'%s' has no value here", v->name);
-	if (v->dt == NPU_DT_INT64)
-		return onnx_fail(o, NPU_ENOTSUP, "'%s' is int64: int64 tensors are only read for "
-				 "shapes, pads and axes", v->name);
 	v->id = new_tensor(o, v->dt, v->rank, v->dims, v->data, v->name);
 	return v->id;
 }
@@ -458,10 +467,10 @@ static int declare_io(struct onnx *o, const Onnx__GraphProto *gp)
 				err = dst;
 				break;
 			}
-			a.nd.pad = (struct nd_pad){ .rank = 1, .mode = ND_PAD_CONSTANT, .dtype = v->dt,
-						    .in = { (uint32_t)v->count },
-						    .out = { (uint32_t)v->count } };
-			err = onnx_node(o, IR_ND_PAD, &src, 1, &dst, 1, &a);
+			a.nd.cp = (struct nd_copy){ .rank = 1, .dtype = v->dt,
+						    .dims = { (uint32_t)(v->count ? v->count : 1) },
+						    .st = { 1 } };
+			err = onnx_node(o, IR_ND_COPY, &src, 1, &dst, 1, &a);
 			if (err)
 				break;
 			npu_graph_set_tensor_name(o->g, dst, name);
@@ -534,7 +543,12 @@ static int load(const void *buf, size_t len, const struct npu_model_opts *opts, 
 		return npu_fail(NULL, NPU_ENOMEM, "out of memory");
 	}
 	gp = m->graph;
-	err = !gp ? onnx_fail(&o, NPU_EINVAL, "the model has no graph") : read_opset(&o);
+	err = npu_env_u64("NPU_MODEL_MAX_MIB", 1, 1u << 20, 4096, &o.budget) ?
+	      onnx_fail(&o, NPU_EINVAL, "NPU_MODEL_MAX_MIB is not a number of MiB (1 to 1048576)") :
+	      0;
+	o.budget <<= 20;
+	if (!err)
+		err = !gp ? onnx_fail(&o, NPU_EINVAL, "the model has no graph") : read_opset(&o);
 	if (!err && gp->n_sparse_initializer)
 		err = onnx_fail(&o, NPU_ENOTSUP, "sparse initializers are not supported");
 	if (!err)
@@ -550,7 +564,7 @@ static int load(const void *buf, size_t len, const struct npu_model_opts *opts, 
 			continue;	/* folded into an op before it */
 		o.node = gp->node[i];
 		o.node_index = (int)i;
-		err = onnx_import_node(&o);
+		err = onnx_import_eval(&o);
 	}
 	o.node = NULL;
 	if (!err)

@@ -48,7 +48,7 @@ struct onnx {
 	const Onnx__ModelProto *m;
 	int64_t opset;
 	struct oval **v;		/* each allocated alone: pointers stay valid */
-	int nv;
+	int nv, cap;
 	int *hash;			/* open addressing over v, 2^hbits slots */
 	unsigned int hbits;
 	const Onnx__NodeProto *node;	/* the node being imported, for messages */
@@ -56,6 +56,7 @@ struct onnx {
 	int allow_empty;		/* a reshape: its tensors may have no elements */
 	const Onnx__GraphProto *gp;
 	char *done;			/* per node: imported already (folded into another's) */
+	uint64_t budget, used;		/* bytes the model may ask for, and has */
 };
 
 /* Fail with a message naming the node being imported (if any). */
@@ -172,19 +173,56 @@ int onnx_layer_gemm(struct onnx *o, int trans_b);
 int onnx_reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims);
 
 /*
- * Shape arithmetic at load time (onnx_shape.c): Shape, Gather (of values
- * known then), Unsqueeze, Squeeze and ConstantOfShape; 0 or an error.
+ * Shape arithmetic at load time (onnx_shape.c): Shape, Unsqueeze, Squeeze
+ * and ConstantOfShape; 0 or an error.
  */
 int onnx_op_shape(struct onnx *o);
-int onnx_op_gather(struct onnx *o);
+/* Output @i as a value known at load time, zeroed (charged to the budget); NULL said why. */
+struct oval *onnx_static_out(struct onnx *o, uint32_t i, enum npu_dtype dt, uint32_t rank,
+			     const uint32_t *dims);
+/*
+ * Charge @bytes to the model's memory budget (NPU_MODEL_MAX_MIB, 4096 MiB
+ * by default): 0, or an error naming the node that asked for too much.
+ */
+int onnx_charge(struct onnx *o, uint64_t bytes);
+/* Output 0 as input 0 transposed by @perm, any rank and dtype (onnx_data.c). */
+int onnx_transpose_nd(struct onnx *o, const uint32_t *perm);
 int onnx_op_unsqueeze(struct onnx *o);
 int onnx_op_squeeze(struct onnx *o);
 int onnx_op_constantofshape(struct onnx *o);
 /* Concat of constants along @axis into @dims: 1 when done, 0 when not all are, or an error. */
 int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32_t *dims);
 
+/* Numpy's multidirectional broadcasting of @a and @b into *@out (onnx_elt.c). */
+int onnx_broadcast(struct onnx *o, const struct oval *a, const struct oval *b, uint32_t *rank,
+		   uint32_t *ad, uint32_t *bd, uint32_t *out);
+
+/*
+ * The imports of the op table's entries (onnx_ops.c) that live beside
+ * their kind: elementwise (onnx_elt.c), data movement (onnx_data.c),
+ * reductions (onnx_reduce.c). Each imports the node being imported.
+ */
+#define ONNX_IMPORTS(X) \
+	X(add) X(sub) X(mul) X(div) X(pow) X(mod) X(max) X(min) X(sum) X(mean) \
+	X(equal) X(less) X(greater) X(less_equal) X(greater_equal) X(and) X(or) X(xor) \
+	X(not) X(where) X(relu) X(sigmoid) X(tanh) X(hardswish) X(leakyrelu) X(clip) \
+	X(hardsigmoid) X(erf) X(exp) X(log) X(sqrt) X(reciprocal) X(floor) X(ceil) X(round) \
+	X(neg) X(abs) X(sign) X(cast) \
+	X(slice) X(split) X(expand) X(tile) X(gather) X(gather_elements) X(range) \
+	X(reduce_sum) X(reduce_mean) X(reduce_max) X(reduce_min) X(reduce_prod) \
+	X(reduce_sum_square) X(reduce_l1) X(reduce_l2) X(reduce_log_sum) \
+	X(reduce_log_sum_exp) X(argmax) X(argmin)
+#define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
+ONNX_IMPORTS(ONNX_DECLARE)
+#undef ONNX_DECLARE
+
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);
+/*
+ * Import it, and when every input is a constant, compute it now
+ * (onnx_eval.c): its outputs become constants, its IR nodes go. 0 or an error.
+ */
+int onnx_import_eval(struct onnx *o);
 
 #pragma GCC visibility pop
 

@@ -29,160 +29,7 @@ static int one_in_one_out(struct onnx *o, enum ir_op op, enum npu_dtype dt, uint
 	return onnx_node(o, op, &t, 1, &y, 1, at);
 }
 
-/* ---- elementwise ---------------------------------------------------------------- */
-
-/* Numpy's multidirectional broadcasting of @a and @b into *@out. */
-static int broadcast(struct onnx *o, const struct oval *a, const struct oval *b, uint32_t *rank,
-		     uint32_t *ad, uint32_t *bd, uint32_t *out)
-{
-	uint32_t r = a->rank > b->rank ? a->rank : b->rank;
-
-	for (uint32_t i = 0; i < r; i++) {
-		uint32_t x = i < r - a->rank ? 1 : a->dims[i - (r - a->rank)];
-		uint32_t y = i < r - b->rank ? 1 : b->dims[i - (r - b->rank)];
-
-		if (x != y && x != 1 && y != 1)
-			return onnx_fail(o, NPU_EINVAL, "shapes of '%s' and '%s' do not broadcast "
-					 "(dim %u: %u and %u)", a->name, b->name, i, x, y);
-		ad[i] = x;
-		bd[i] = y;
-		out[i] = x > y ? x : y;
-	}
-	*rank = r;
-	return 0;
-}
-
-static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
-{
-	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1);
-	struct ir_attrs at = { 0 };
-	struct nd_binary *p = &at.nd.bin;
-	int t[2], y;
-
-	if (!a || !b)
-		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
-	if (fn == ND_ADD || fn == ND_MUL) {	/* DQ -> Add / Mul -> Q: int8 */
-		int r = onnx_fold_eltwise(o, fn == ND_MUL);
-
-		if (r)
-			return r < 0 ? r : 0;
-	}
-	TRY(onnx_want_dt(o, a, dts, "input 0"));
-	if (a->dt != b->dt)
-		return onnx_fail(o, NPU_EINVAL, "inputs of %s and %s", onnx_dtype_name(a->dt),
-				 onnx_dtype_name(b->dt));
-	TRY(broadcast(o, a, b, &p->rank, p->a, p->b, p->out));
-	p->fn = fn;
-	p->dtype = a->dt;
-	y = onnx_output(o, 0, a->dt, p->rank, p->out);
-	if (!p->rank) {		/* scalars: one element */
-		p->rank = 1;
-		p->a[0] = p->b[0] = p->out[0] = 1;
-	}
-	t[0] = onnx_in_t(o, 0);
-	t[1] = onnx_in_t(o, 1);
-	if (y < 0 || t[0] < 0 || t[1] < 0)
-		return y < 0 ? y : t[0] < 0 ? t[0] : t[1];
-	return onnx_node(o, IR_ND_BINARY, t, 2, &y, 1, &at);
-}
-
-static int op_add(struct onnx *o) { return binary(o, ND_ADD, F32 | U8 | I8 | I32); }
-static int op_sub(struct onnx *o) { return binary(o, ND_SUB, F32 | U8 | I8 | I32); }
-static int op_mul(struct onnx *o) { return binary(o, ND_MUL, F32 | U8 | I8 | I32); }
-static int op_div(struct onnx *o) { return binary(o, ND_DIV, F32 | U8 | I8 | I32); }
-
-/* A unary node from input @x into output @i (or tensor @y if >= 0). */
-static int unary_into(struct onnx *o, struct ir_attrs *at, int y)
-{
-	struct oval *x = onnx_in(o, 0);
-	struct nd_unary *p = &at->nd.un;
-	int t;
-
-	if (!x)
-		return onnx_fail(o, NPU_EINVAL, "no input");
-	p->dtype = x->dt;
-	p->count = x->count;
-	if (y < 0)
-		y = onnx_output(o, 0, x->dt, x->rank, x->dims);
-	t = onnx_in_t(o, 0);
-	if (y < 0 || t < 0)
-		return y < 0 ? y : t;
-	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, at);
-}
-
-static int unary(struct onnx *o, enum nd_fn fn, float alpha)
-{
-	struct ir_attrs at = { 0 };
-	struct oval *x = onnx_in(o, 0);
-
-	if (!x)
-		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(onnx_want_dt(o, x, F32, "the input"));
-	at.nd.un.fn = fn;
-	at.nd.un.alpha = alpha;
-	return unary_into(o, &at, -1);
-}
-
-static int op_relu(struct onnx *o)
-{
-	int r = onnx_layer_relu(o);	/* fp32: the NPU's relu */
-
-	return r ? (r < 0 ? r : 0) : unary(o, ND_RELU, 0);
-}
-
-static int op_sigmoid(struct onnx *o) { return unary(o, ND_SIGMOID, 0); }
-static int op_tanh(struct onnx *o) { return unary(o, ND_TANH, 0); }
-static int op_hardswish(struct onnx *o) { return unary(o, ND_HARD_SWISH, 0); }
-
-static int op_leakyrelu(struct onnx *o)
-{
-	float alpha;
-
-	TRY(onnx_attr_f(o, "alpha", 0.01f, &alpha));
-	return unary(o, ND_LEAKY_RELU, alpha);
-}
-
-static int op_clip(struct onnx *o)
-{
-	struct oval *x = onnx_in(o, 0), *b;
-	struct ir_attrs at = { 0 };
-	struct nd_unary *p = &at.nd.un;
-
-	if (!x)
-		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(onnx_want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
-	p->fn = ND_CLIP;
-	p->lo = -INFINITY;
-	p->hi = INFINITY;
-	p->ilo = x->dt == NPU_DT_INT8 ? -128 : x->dt == NPU_DT_UINT8 ? 0 : INT32_MIN;
-	p->ihi = x->dt == NPU_DT_INT8 ? 127 : x->dt == NPU_DT_UINT8 ? 255 : INT32_MAX;
-	if (o->opset < 11) {
-		TRY(onnx_attr_f(o, "min", -INFINITY, &p->lo));
-		TRY(onnx_attr_f(o, "max", INFINITY, &p->hi));
-	}
-	for (uint32_t i = 1; i <= 2 && o->opset >= 11; i++) {
-		if (!onnx_has_in(o, i))
-			continue;
-		TRY(onnx_in_static(o, i, i == 1 ? "min" : "max", &b));
-		if (b->dt != x->dt || b->count != 1)
-			return onnx_fail(o, NPU_EINVAL, "Clip's %s must be a scalar of the input's "
-					 "type", i == 1 ? "min" : "max");
-		if (x->dt == NPU_DT_FLOAT32)
-			*(i == 1 ? &p->lo : &p->hi) = (float)onnx_get_f(b, 0);
-		else
-			*(i == 1 ? &p->ilo : &p->ihi) = (int32_t)onnx_get_i(b, 0);
-	}
-	/* min > max: every value becomes max, as numpy.clip does. */
-	if (x->dt == NPU_DT_FLOAT32 && p->lo > p->hi)
-		p->lo = p->hi;
-	if (x->dt != NPU_DT_FLOAT32 && p->ilo > p->ihi)
-		p->ilo = p->ihi;
-	if (isnan(p->lo) || isnan(p->hi))
-		return onnx_fail(o, NPU_EINVAL, "Clip's bounds are NaN");
-	return unary_into(o, &at, -1);
-}
-
-static int op_softmax(struct onnx *o)
+static int softmax(struct onnx *o, int log)
 {
 	struct oval *x = onnx_in(o, 0);
 	struct ir_attrs at = { 0 };
@@ -190,6 +37,7 @@ static int op_softmax(struct onnx *o)
 	uint32_t axis = 0;
 	int64_t a;
 
+	p->log = (uint32_t)log;
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
 	TRY(onnx_want_dt(o, x, F32, "the input"));
@@ -207,6 +55,9 @@ static int op_softmax(struct onnx *o)
 	}
 	return one_in_one_out(o, IR_ND_SOFTMAX, NPU_DT_FLOAT32, x->rank, x->dims, &at);
 }
+
+static int op_softmax(struct onnx *o) { return softmax(o, 0); }
+static int op_logsoftmax(struct onnx *o) { return softmax(o, 1); }
 
 /* ---- matrix products ------------------------------------------------------------- */
 
@@ -422,7 +273,7 @@ static int op_gemm(struct onnx *o)
 		/* C broadcasts to [M][N] (unidirectionally) */
 		if (c->rank > 2)
 			return onnx_fail(o, NPU_EINVAL, "C has rank %u", c->rank);
-		TRY(broadcast(o, &yv, c, &p->rank, p->a, p->b, p->out));
+		TRY(onnx_broadcast(o, &yv, c, &p->rank, p->a, p->b, p->out));
 		if (p->out[0] != ydims[0] || p->out[1] != ydims[1])
 			return onnx_fail(o, NPU_EINVAL, "C does not broadcast to [%u][%u]", ydims[0],
 					 ydims[1]);
@@ -889,8 +740,14 @@ static int op_identity(struct onnx *o)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	if (N->n_output > 1 && N->output[1][0])
-		return onnx_fail(o, NPU_ENOTSUP, "Dropout's mask output is not supported");
+	if (N->n_output > 1 && N->output[1][0]) {
+		/* Dropout's mask at inference: every element kept */
+		struct oval *m = onnx_static_out(o, 1, NPU_DT_BOOL, x->rank, x->dims);
+
+		if (!m)
+			return NPU_EINVAL;
+		memset(m->data, 1, m->count);
+	}
 	if (onnx_has_in(o, 2)) {	/* Dropout's training_mode: inference only */
 		struct oval *tm;
 
@@ -926,6 +783,8 @@ static int op_transpose(struct onnx *o)
 	}
 	if (x->rank <= 1)
 		return onnx_reshape_to(o, x->rank, x->dims);
+	if (x->rank > 4 || onnx_elem_size(x->dt) > 4)	/* past the NPU's transpose */
+		return onnx_transpose_nd(o, at.perm);
 	t = onnx_in_t(o, 0);
 	if (t < 0)
 		return t;
@@ -1556,17 +1415,47 @@ struct onnx_op {
 };
 
 static const struct onnx_op ops[] = {
-	{ "Add", op_add, "", 7 },
-	{ "Sub", op_sub, "", 7 },
-	{ "Mul", op_mul, "", 7 },
-	{ "Div", op_div, "", 7 },
-	{ "Relu", op_relu, "", 6 },
-	{ "LeakyRelu", op_leakyrelu, "alpha", 6 },
-	{ "Sigmoid", op_sigmoid, "", 6 },
-	{ "Tanh", op_tanh, "", 6 },
-	{ "HardSwish", op_hardswish, "", 14 },
-	{ "Clip", op_clip, "min max", 6 },
+	{ "Add", onnx_op_add, "", 7 },
+	{ "Sub", onnx_op_sub, "", 7 },
+	{ "Mul", onnx_op_mul, "", 7 },
+	{ "Div", onnx_op_div, "", 7 },
+	{ "Relu", onnx_op_relu, "", 6 },
+	{ "LeakyRelu", onnx_op_leakyrelu, "alpha", 6 },
+	{ "Sigmoid", onnx_op_sigmoid, "", 6 },
+	{ "Tanh", onnx_op_tanh, "", 6 },
+	{ "HardSwish", onnx_op_hardswish, "", 14 },
+	{ "Clip", onnx_op_clip, "min max", 6 },
+	{ "Pow", onnx_op_pow, "", 7 },
+	{ "Mod", onnx_op_mod, "fmod", 10 },
+	{ "Max", onnx_op_max, "", 8 },
+	{ "Min", onnx_op_min, "", 8 },
+	{ "Sum", onnx_op_sum, "", 8 },
+	{ "Mean", onnx_op_mean, "", 8 },
+	{ "Equal", onnx_op_equal, "", 7 },
+	{ "Less", onnx_op_less, "", 7 },
+	{ "Greater", onnx_op_greater, "", 7 },
+	{ "LessOrEqual", onnx_op_less_equal, "", 12 },
+	{ "GreaterOrEqual", onnx_op_greater_equal, "", 12 },
+	{ "And", onnx_op_and, "", 7 },
+	{ "Or", onnx_op_or, "", 7 },
+	{ "Xor", onnx_op_xor, "", 7 },
+	{ "Not", onnx_op_not, "", 1 },
+	{ "Where", onnx_op_where, "", 9 },
+	{ "HardSigmoid", onnx_op_hardsigmoid, "alpha beta", 6 },
+	{ "Erf", onnx_op_erf, "", 9 },
+	{ "Exp", onnx_op_exp, "", 6 },
+	{ "Log", onnx_op_log, "", 6 },
+	{ "Sqrt", onnx_op_sqrt, "", 6 },
+	{ "Reciprocal", onnx_op_reciprocal, "", 6 },
+	{ "Floor", onnx_op_floor, "", 6 },
+	{ "Ceil", onnx_op_ceil, "", 6 },
+	{ "Round", onnx_op_round, "", 11 },
+	{ "Neg", onnx_op_neg, "", 6 },
+	{ "Abs", onnx_op_abs, "", 6 },
+	{ "Sign", onnx_op_sign, "", 9 },
+	{ "Cast", onnx_op_cast, "to", 6 },
 	{ "Softmax", op_softmax, "axis", 1 },
+	{ "LogSoftmax", op_logsoftmax, "axis", 1 },
 	{ "MatMul", op_matmul, "", 1 },
 	{ "MatMulInteger", op_matmulinteger, "", 10 },
 	{ "Gemm", op_gemm, "alpha beta transA transB", 7 },
@@ -1584,6 +1473,24 @@ static const struct onnx_op ops[] = {
 	{ "Identity", op_identity, "", 1 },
 	{ "Shape", onnx_op_shape, "start end", 1 },
 	{ "Gather", onnx_op_gather, "axis", 1 },
+	{ "GatherElements", onnx_op_gather_elements, "axis", 11 },
+	{ "Slice", onnx_op_slice, "starts ends axes", 1 },
+	{ "Split", onnx_op_split, "axis split", 2 },
+	{ "Expand", onnx_op_expand, "", 8 },
+	{ "Tile", onnx_op_tile, "", 6 },
+	{ "Range", onnx_op_range, "", 11 },
+	{ "ReduceSum", onnx_op_reduce_sum, "axes keepdims noop_with_empty_axes", 1 },
+	{ "ReduceMean", onnx_op_reduce_mean, "axes keepdims", 1 },
+	{ "ReduceMax", onnx_op_reduce_max, "axes keepdims", 1 },
+	{ "ReduceMin", onnx_op_reduce_min, "axes keepdims", 1 },
+	{ "ReduceProd", onnx_op_reduce_prod, "axes keepdims", 1 },
+	{ "ReduceSumSquare", onnx_op_reduce_sum_square, "axes keepdims", 1 },
+	{ "ReduceL1", onnx_op_reduce_l1, "axes keepdims", 1 },
+	{ "ReduceL2", onnx_op_reduce_l2, "axes keepdims", 1 },
+	{ "ReduceLogSum", onnx_op_reduce_log_sum, "axes keepdims", 1 },
+	{ "ReduceLogSumExp", onnx_op_reduce_log_sum_exp, "axes keepdims", 1 },
+	{ "ArgMax", onnx_op_argmax, "axis keepdims select_last_index", 1 },
+	{ "ArgMin", onnx_op_argmin, "axis keepdims select_last_index", 1 },
 	{ "Unsqueeze", onnx_op_unsqueeze, "axes", 1 },
 	{ "Squeeze", onnx_op_squeeze, "axes", 1 },
 	{ "ConstantOfShape", onnx_op_constantofshape, "value", 9 },

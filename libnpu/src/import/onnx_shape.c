@@ -4,8 +4,9 @@
  * model is loaded: Shape, Gather, ConstantOfShape, and Concat of constants
  * compute constants; Unsqueeze and Squeeze are reshapes. PyTorch writes
  * x.view(x.size(0), -1) as Shape -> Gather -> Unsqueeze -> Concat ->
- * Reshape: with static shapes that chain is constants, and the Reshape
- * gets its shape. Gather of a value known only at run time is refused.
+ * Reshape: with static shapes that chain is constants (the Gather, and
+ * any other op of constants, computed by onnx_eval.c), and the Reshape
+ * gets its shape.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,8 @@
 
 #define N	(o->node)
 
-/* Output 0 as a constant of @dt and @dims, zeroed: its value, or NULL (said). */
-static struct oval *const_out(struct onnx *o, enum npu_dtype dt, uint32_t rank,
-			      const uint32_t *dims)
+struct oval *onnx_static_out(struct onnx *o, uint32_t i, enum npu_dtype dt, uint32_t rank,
+			     const uint32_t *dims)
 {
 	uint64_t n = onnx_prod(dims, 0, rank);
 	struct oval *v;
@@ -25,11 +25,13 @@ static struct oval *const_out(struct onnx *o, enum npu_dtype dt, uint32_t rank,
 		onnx_fail(o, NPU_E2BIG, "an output of %llu elements", (unsigned long long)n);
 		return NULL;
 	}
-	if (!N->n_output) {
-		onnx_fail(o, NPU_EINVAL, "no output");
+	if (i >= N->n_output || !*N->output[i]) {
+		onnx_fail(o, NPU_EINVAL, "no output %u", i);
 		return NULL;
 	}
-	v = onnx_add(o, N->output[0], dt, rank, dims);
+	if (onnx_charge(o, n * onnx_elem_size(dt)))
+		return NULL;
+	v = onnx_add(o, N->output[i], dt, rank, dims);
 	if (!v)
 		return NULL;
 	v->data = calloc(n * onnx_elem_size(dt) + 1, 1);
@@ -61,58 +63,11 @@ int onnx_op_shape(struct onnx *o)
 	start = start < 0 ? 0 : start > r ? r : start;
 	end = end < start ? start : end > r ? r : end;
 	n = (uint32_t)(end - start);
-	v = const_out(o, NPU_DT_INT64, 1, &n);
+	v = onnx_static_out(o, 0, NPU_DT_INT64, 1, &n);
 	if (!v)
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < n; i++)
 		((int64_t *)v->data)[i] = x->dims[start + i];
-	return 0;
-}
-
-int onnx_op_gather(struct onnx *o)
-{
-	struct oval *x, *idx, *v;
-	uint32_t axis, rank, dims[NPU_MAX_RANK], ax;
-	uint64_t outer, inner, k = 0;
-	size_t es;
-	int64_t a;
-
-	TRY(onnx_in_static(o, 0, "data", &x));
-	TRY(onnx_in_static(o, 1, "indices", &idx));
-	TRY(onnx_want_dt(o, idx, I32 | I64, "indices"));
-	TRY(onnx_attr_i(o, "axis", 0, &a));
-	TRY(onnx_norm_axis(o, a, x->rank, 0, &axis));
-	rank = x->rank - 1 + idx->rank;
-	if (rank > NPU_MAX_RANK)
-		return onnx_fail(o, NPU_ENOTSUP, "an output of rank %u (at most %d)", rank,
-				 NPU_MAX_RANK);
-	/* data's dims before the axis, the indices' dims, data's after it */
-	memcpy(dims, x->dims, sizeof(uint32_t) * axis);
-	memcpy(dims + axis, idx->dims, sizeof(uint32_t) * idx->rank);
-	memcpy(dims + axis + idx->rank, x->dims + axis + 1,
-	       sizeof(uint32_t) * (x->rank - axis - 1));
-	v = const_out(o, x->dt, rank, dims);
-	if (!v)
-		return NPU_EINVAL;
-	ax = x->dims[axis];
-	outer = onnx_prod(x->dims, 0, axis);
-	inner = onnx_prod(x->dims, axis + 1, x->rank);
-	es = onnx_elem_size(x->dt);
-	for (uint64_t i = 0; i < idx->count; i++) {
-		int64_t j = onnx_get_i(idx, i);
-
-		if (j < -(int64_t)ax || j >= (int64_t)ax)
-			return onnx_fail(o, NPU_EINVAL, "index %lld for a dim of %u", (long long)j, ax);
-	}
-	for (uint64_t p = 0; p < outer; p++)
-		for (uint64_t i = 0; i < idx->count; i++, k++) {
-			int64_t j = onnx_get_i(idx, i);
-
-			j += j < 0 ? ax : 0;
-			memcpy((char *)v->data + k * inner * es,
-			       (const char *)x->data + ((p * ax + (uint64_t)j) * inner) * es,
-			       inner * es);
-		}
 	return 0;
 }
 
@@ -234,7 +189,7 @@ int onnx_op_constantofshape(struct onnx *o)
 			return onnx_fail(o, NPU_EINVAL, "attribute 'value' must hold one value");
 		}
 	}
-	v = const_out(o, val.dtype, (uint32_t)s->count, dims);
+	v = onnx_static_out(o, 0, val.dtype, (uint32_t)s->count, dims);
 	es = onnx_elem_size(val.dtype);
 	for (uint64_t i = 0; v && i < v->count; i++)
 		memcpy((char *)v->data + i * es, attr ? val.data : (const void *)&zero, es);
@@ -252,7 +207,7 @@ int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32
 	for (uint32_t i = 0; i < N->n_input; i++)
 		if (!is_const(onnx_in(o, i)))
 			return 0;
-	v = const_out(o, onnx_in(o, 0)->dt, rank, dims);
+	v = onnx_static_out(o, 0, onnx_in(o, 0)->dt, rank, dims);
 	if (!v)
 		return NPU_EINVAL;
 	es = onnx_elem_size(v->dt);

@@ -13,7 +13,7 @@
 
 size_t onnx_elem_size(enum npu_dtype dt)
 {
-	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 ? 1 : dt == NPU_DT_INT64 ? 8 : 4;
+	return ir_elem_size(dt);
 }
 
 const char *onnx_dtype_name(enum npu_dtype dt)
@@ -24,6 +24,7 @@ const char *onnx_dtype_name(enum npu_dtype dt)
 	case NPU_DT_INT32: return "int32";
 	case NPU_DT_INT64: return "int64";
 	case NPU_DT_FLOAT32: return "float";
+	case NPU_DT_BOOL: return "bool";
 	}
 	return "?";
 }
@@ -42,6 +43,7 @@ static enum npu_dtype from_onnx(int32_t t)
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: return NPU_DT_INT8;
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return NPU_DT_INT32;
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return NPU_DT_INT64;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return NPU_DT_BOOL;
 	default: return 0;
 	}
 }
@@ -54,6 +56,7 @@ static int32_t to_onnx(enum npu_dtype dt)
 	case NPU_DT_INT8: return ONNX__TENSOR_PROTO__DATA_TYPE__INT8;
 	case NPU_DT_INT32: return ONNX__TENSOR_PROTO__DATA_TYPE__INT32;
 	case NPU_DT_INT64: return ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+	case NPU_DT_BOOL: return ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
 	}
 	return 0;
 }
@@ -67,7 +70,7 @@ int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_
 	memset(a, 0, sizeof(*a));
 	if (!dt) {
 		snprintf(why, len, "element type %s is not supported (float, uint8, int8, int32, "
-			 "int64)", t->data_type >= 0 && t->data_type <= 16 ?
+			 "int64, bool)", t->data_type >= 0 && t->data_type <= 16 ?
 			 onnx_types[t->data_type] : "unknown");
 		return NPU_ENOTSUP;
 	}
@@ -119,7 +122,7 @@ int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_
 		if (a->bytes)
 			memcpy(a->data, t->int64_data, a->bytes);
 	} else {
-		/* int8, uint8 and int32 are all held in int32_data */
+		/* int8, uint8, int32 and bool are all held in int32_data */
 		if (t->n_int32_data != count)
 			goto count;
 		for (uint64_t i = 0; i < count; i++) {
@@ -128,7 +131,8 @@ int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_
 			if (dt == NPU_DT_INT32)
 				((int32_t *)a->data)[i] = v;
 			else if ((dt == NPU_DT_INT8 && (v < -128 || v > 127)) ||
-				 (dt == NPU_DT_UINT8 && (v < 0 || v > 255))) {
+				 (dt == NPU_DT_UINT8 && (v < 0 || v > 255)) ||
+				 (dt == NPU_DT_BOOL && (v < 0 || v > 1))) {
 				snprintf(why, len, "value %d out of range for %s", v,
 					 onnx_dtype_name(dt));
 				goto bad;

@@ -132,7 +132,7 @@ int64_t onnx_get_i(const struct oval *v, uint64_t i)
 	case NPU_DT_INT64: return ((const int64_t *)v->data)[i];
 	case NPU_DT_INT32: return ((const int32_t *)v->data)[i];
 	case NPU_DT_INT8: return ((const int8_t *)v->data)[i];
-	case NPU_DT_UINT8: return ((const uint8_t *)v->data)[i];
+	case NPU_DT_UINT8: case NPU_DT_BOOL: return ((const uint8_t *)v->data)[i];
 	default: return (int64_t)((const float *)v->data)[i];
 	}
 }

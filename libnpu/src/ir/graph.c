@@ -93,7 +93,7 @@ int ir_mutable(npu_graph *g)
 
 size_t ir_elem_size(enum npu_dtype dt)
 {
-	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 ? 1 : dt == NPU_DT_INT64 ? 8 : 4;
+	return nd_elem_size(dt);
 }
 
 int ir_valid_id(const npu_graph *g, int id)
@@ -271,10 +271,9 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 	if (d->layout > NPU_LAYOUT_NCHW || (d->layout == NPU_LAYOUT_NCHW && d->rank != 4))
 		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: layout %u (NHWC 0, or NCHW 1 for a "
 			       "rank-4 tensor)", d->layout);
-	if (d->dtype != NPU_DT_INT8 && d->dtype != NPU_DT_INT32 && d->dtype != NPU_DT_FLOAT32 &&
-	    d->dtype != NPU_DT_UINT8 && !(d->dtype == NPU_DT_INT64 && d->data))
+	if (!nd_elem_size(d->dtype))
 		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: dtype %d is not int8, uint8, int32, "
-			       "fp32 or (a constant's) int64", d->dtype);
+			       "int64, fp32 or bool", d->dtype);
 	if (d->rank > IR_MAX_RANK || (!d->rank && (d->data || d->channel_scales)))
 		return ir_fail(g, NPU_EINVAL, "npu_graph_tensor: rank %u (1-4, or 0 for an "
 			       "activation whose shape the op writing it infers)", d->rank);

@@ -66,6 +66,10 @@ enum ir_op {
 	IR_ND_PAD,		/* in: x; out: y */
 	IR_ND_RESIZE,		/* in: x; out: y */
 	IR_ND_QDQ,		/* in: x, scale, zp?; out: y */
+	IR_ND_WHERE,		/* in: cond, a, b; out: y */
+	IR_ND_COPY,		/* in: x; out: y (strided: transpose, slice, expand, tile) */
+	IR_ND_GATHER,		/* in: x, indices; out: y */
+	IR_ND_REDUCE,		/* in: x; out: y */
 	IR_CUSTOM,		/* an app's op, run by a backend that claims it */
 	IR_KERNEL,		/* one kernel, its parameters given (a one-call op) */
 	IR_NUM_OPS
@@ -107,6 +111,10 @@ struct ir_attrs {
 		struct nd_pad pad;
 		struct nd_resize rs;
 		struct nd_qdq qdq;
+		struct nd_where wh;
+		struct nd_copy cp;
+		struct nd_gather ga;
+		struct nd_reduce rd;
 	} nd;
 };
 

@@ -36,6 +36,10 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_ND_PAD] = { "pad", 0, 1 },
 	[K_ND_RESIZE] = { "resize", 0, 1 },
 	[K_ND_QDQ] = { "qdq", 0, 3 },
+	[K_ND_WHERE] = { "where", 0, 3 },
+	[K_ND_COPY] = { "copy", 0, 1 },
+	[K_ND_GATHER] = { "gather", 0, 2 },
+	[K_ND_REDUCE] = { "reduce", 0, 1 },
 };
 
 const struct kern_desc *kern_desc(enum kern_kind kind)
@@ -172,6 +176,10 @@ uint64_t kern_work(const struct kern *k)
 		return 4 * k->p.ln.outer * k->p.ln.norm;
 	case K_ND_QDQ:
 		return k->p.qdq.outer * k->p.qdq.axis * k->p.qdq.inner;
+	case K_ND_WHERE:
+		return nd_where_count(&k->p.wh, 3);
+	case K_ND_REDUCE:
+		return nd_reduce_count(&k->p.rd, 0);
 	default:		/* layout: the bytes moved */
 		return 0;
 	}
@@ -335,6 +343,14 @@ int kern_run_ref(const struct kern *k, void *const *host, uint32_t train_step, i
 		return ref_nd_resize(&k->p.rs, h[0], h[1]);
 	case K_ND_QDQ:
 		return ref_nd_qdq(&k->p.qdq, h[0], h[1], h[2], h[3]);
+	case K_ND_WHERE:
+		return ref_nd_where(&k->p.wh, h[0], h[1], h[2], h[3]);
+	case K_ND_COPY:
+		return ref_nd_copy(&k->p.cp, h[0], h[1]);
+	case K_ND_GATHER:
+		return ref_nd_gather(&k->p.ga, h[0], h[1], h[2]);
+	case K_ND_REDUCE:
+		return ref_nd_reduce(&k->p.rd, h[0], h[1]);
 	case K_NUM:
 		break;
 	}

@@ -43,6 +43,10 @@ enum kern_kind {
 	K_ND_PAD,		/* t: x, y */
 	K_ND_RESIZE,		/* t: x, y */
 	K_ND_QDQ,		/* t: x, scale, zp, y */
+	K_ND_WHERE,		/* t: cond, a, b, y */
+	K_ND_COPY,		/* t: x, y */
+	K_ND_GATHER,		/* t: x, indices, y */
+	K_ND_REDUCE,		/* t: x, y */
 	K_NUM
 };
 
@@ -82,6 +86,10 @@ struct kern {
 		struct nd_pad npad;
 		struct nd_resize rs;
 		struct nd_qdq qdq;
+		struct nd_where wh;
+		struct nd_copy cp;
+		struct nd_gather ga;
+		struct nd_reduce rd;
 	} p;
 	const int32_t *mult, *shift;	/* int8 GEMM and convolution: the node's */
 	uint32_t nq;			/* their entries */

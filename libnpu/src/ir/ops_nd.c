@@ -60,7 +60,18 @@ static int dims_ok(npu_graph *g, const struct ir_node *n, const uint32_t *d, uin
 
 static int is_int_dt(int dt)
 {
+	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 || dt == NPU_DT_INT32 || dt == NPU_DT_INT64;
+}
+
+/* The integers of the quantized and resampling kernels: 8 and 32 bits. */
+static int is_int32_dt(int dt)
+{
 	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 || dt == NPU_DT_INT32;
+}
+
+static int any_dt(int dt)
+{
+	return nd_elem_size((uint32_t)dt) != 0;
 }
 
 static int is_q8(int dt)
@@ -84,10 +95,15 @@ int verify_nd_binary(npu_graph *g, const struct ir_node *n)
 	const struct nd_binary *p = &n->a.nd.bin;
 	uint64_t ca, cb, cy;
 
-	if (!p->rank || p->rank > ND_MAX_RANK || p->fn > ND_DIV)
+	int logic = p->fn >= ND_AND && p->fn <= ND_XOR;
+
+	if (!p->rank || p->rank > ND_MAX_RANK || p->fn >= ND_NUM_BINARY)
 		return ir_fail(g, NPU_EINVAL, "%s: rank %u or function %u", name(n), p->rank, p->fn);
-	if (p->dtype != NPU_DT_FLOAT32 && !is_int_dt((int)p->dtype))
-		return ir_fail(g, NPU_EINVAL, "%s: dtype %u", name(n), p->dtype);
+	if (logic ? p->dtype != NPU_DT_BOOL :
+	    (p->dtype != NPU_DT_FLOAT32 && !is_int_dt((int)p->dtype)) ||
+	    (p->fn == ND_MOD && p->dtype == NPU_DT_FLOAT32))
+		return ir_fail(g, NPU_EINVAL, "%s: %s of dtype %u", name(n), ir_node_label(g, n),
+			       p->dtype);
 	TRY(dims_ok(g, n, p->a, p->rank, &ca));
 	TRY(dims_ok(g, n, p->b, p->rank, &cb));
 	TRY(dims_ok(g, n, p->out, p->rank, &cy));
@@ -99,25 +115,30 @@ int verify_nd_binary(npu_graph *g, const struct ir_node *n)
 				       name(n), i, p->out[i]);
 	TRY(want(g, n, n->in[0], (int)p->dtype, ca, "a"));
 	TRY(want(g, n, n->in[1], (int)p->dtype, cb, "b"));
-	return want_written(g, n, n->out[0], (int)p->dtype, cy, "the output");
+	return want_written(g, n, n->out[0], (int)nd_binary_out_dt(p->fn, p->dtype), cy,
+			    "the output");
 }
 
 int verify_nd_unary(npu_graph *g, const struct ir_node *n)
 {
 	const struct nd_unary *p = &n->a.nd.un;
-	int in_dt = (int)p->dtype, out_dt = (int)p->dtype;
+	int in_dt = (int)p->dtype, out_dt, ok;
 
-	if (p->fn < ND_RELU || p->fn >= ND_NUM_FN || !p->count || p->count > (1ull << 32))
+	if (p->fn < ND_NUM_BINARY || p->fn >= ND_NUM_FN || !p->count || p->count > (1ull << 32))
 		return ir_fail(g, NPU_EINVAL, "%s: function %u or count", name(n), p->fn);
-	if (p->fn == ND_FLIP128) {
-		if (!is_q8(in_dt))
-			return ir_fail(g, NPU_EINVAL, "%s: int8 <-> uint8 only", name(n));
-		out_dt = in_dt == NPU_DT_INT8 ? NPU_DT_UINT8 : NPU_DT_INT8;
-	} else if (p->dtype != NPU_DT_FLOAT32 &&
-		   !(is_int_dt(in_dt) && (p->fn == ND_CLIP || p->fn == ND_RELU))) {
+	switch (p->fn) {
+	case ND_FLIP128: ok = is_q8(in_dt); break;
+	case ND_CAST: ok = any_dt(in_dt) && any_dt((int)p->odtype); break;
+	case ND_NOT: ok = in_dt == NPU_DT_BOOL; break;
+	case ND_CLIP: case ND_RELU: case ND_NEG: case ND_ABS: case ND_SIGN:
+		ok = in_dt == NPU_DT_FLOAT32 || is_int_dt(in_dt);
+		break;
+	default: ok = in_dt == NPU_DT_FLOAT32; break;
+	}
+	if (!ok || (p->fn != ND_CAST && p->odtype))
 		return ir_fail(g, NPU_EINVAL, "%s: %s of dtype %u", name(n),
 			       ir_node_label(g, n), p->dtype);
-	}
+	out_dt = (int)nd_unary_out_dt(p);
 	if (p->fn == ND_CLIP && (p->dtype == NPU_DT_FLOAT32 ? !(p->lo <= p->hi) || isnan(p->lo) :
 				 p->ilo > p->ihi))
 		return ir_fail(g, NPU_EINVAL, "%s: clip bounds out of order", name(n));
@@ -277,7 +298,7 @@ int verify_nd_resize(npu_graph *g, const struct ir_node *n)
 
 	if (!p->rank || p->rank > ND_MAX_RANK || p->mode > ND_RESIZE_CUBIC ||
 	    p->coord > ND_COORD_TF_CROP_AND_RESIZE || p->nearest > ND_NEAREST_CEIL ||
-	    (p->dtype != NPU_DT_FLOAT32 && !is_int_dt((int)p->dtype)))
+	    (p->dtype != NPU_DT_FLOAT32 && !is_int32_dt((int)p->dtype)))
 		return ir_fail(g, NPU_EINVAL, "%s: rank %u, mode %u, coordinates %u or dtype %u",
 			       name(n), p->rank, p->mode, p->coord, p->dtype);
 	for (uint32_t d = 0; d < p->rank; d++)
@@ -298,7 +319,7 @@ int verify_nd_qdq(npu_graph *g, const struct ir_node *n)
 
 	if (!p->outer || !p->axis || !p->inner || p->outer > (1ull << 32) ||
 	    p->axis > (1ull << 32) || p->inner > (1ull << 32) || c > (1ull << 32) ||
-	    !is_int_dt((int)p->qdtype) || p->mode > ND_REQUANTIZE ||
+	    !is_int32_dt((int)p->qdtype) || p->mode > ND_REQUANTIZE ||
 	    (p->mode == ND_REQUANTIZE && !is_q8((int)p->qdtype)))
 		return ir_fail(g, NPU_EINVAL, "%s: shape, mode %u or dtype %u", name(n), p->mode,
 			       p->qdtype);
@@ -311,13 +332,120 @@ int verify_nd_qdq(npu_graph *g, const struct ir_node *n)
 			    NPU_DT_FLOAT32, c, "the output");
 }
 
+int verify_nd_where(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_where *p = &n->a.nd.wh;
+	const uint32_t *d[3] = { p->c, p->a, p->b };
+	static const char *const role[3] = { "the condition", "a", "b" };
+	uint64_t c[4];
+
+	if (!p->rank || p->rank > ND_MAX_RANK || !any_dt((int)p->dtype))
+		return ir_fail(g, NPU_EINVAL, "%s: rank %u or dtype %u", name(n), p->rank, p->dtype);
+	TRY(dims_ok(g, n, p->out, p->rank, &c[3]));
+	for (int i = 0; i < 3; i++) {
+		TRY(dims_ok(g, n, d[i], p->rank, &c[i]));
+		TRY(bcast_ok(g, n, p->rank, d[i], p->out, role[i]));
+		TRY(want(g, n, n->in[i], i ? (int)p->dtype : NPU_DT_BOOL, c[i], role[i]));
+	}
+	return want_written(g, n, n->out[0], (int)p->dtype, c[3], "the output");
+}
+
+int verify_nd_copy(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_copy *p = &n->a.nd.cp;
+	int64_t lo = p->off, hi = p->off;
+	uint64_t count;
+
+	if (!p->rank || p->rank > ND_COPY_RANK || !any_dt((int)p->dtype))
+		return ir_fail(g, NPU_EINVAL, "%s: rank %u or dtype %u", name(n), p->rank, p->dtype);
+	TRY(dims_ok(g, n, p->dims, p->rank, &count));
+	/* the lowest and highest element read, each stride within the input */
+	for (uint32_t d = 0; d < p->rank; d++) {
+		if (p->st[d] > (int64_t)(1ull << 32) || p->st[d] < -(int64_t)(1ull << 32))
+			return ir_fail(g, NPU_EINVAL, "%s: stride %lld", name(n),
+				       (long long)p->st[d]);
+		if (p->st[d] > 0)
+			hi += p->st[d] * (int64_t)(p->dims[d] - 1);
+		else
+			lo += p->st[d] * (int64_t)(p->dims[d] - 1);
+	}
+	if (!ir_valid_id(g, n->in[0]) || g->t[n->in[0]].d.dtype != p->dtype || lo < 0 ||
+	    (uint64_t)hi >= ir_count(g, n->in[0]))
+		return ir_fail(g, NPU_EINVAL, "%s: reads elements %lld to %lld of its input",
+			       name(n), (long long)lo, (long long)hi);
+	return want_written(g, n, n->out[0], (int)p->dtype, count, "the output");
+}
+
+int verify_nd_gather(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_gather *p = &n->a.nd.ga;
+	uint64_t cx, cy;
+
+	if (!any_dt((int)p->dtype) || (p->idt != NPU_DT_INT32 && p->idt != NPU_DT_INT64))
+		return ir_fail(g, NPU_EINVAL, "%s: dtype %u, indices %u", name(n), p->dtype, p->idt);
+	if (!p->elements) {
+		if (!p->outer || !p->axis || !p->inner || p->outer > MAX_DIM * 256ull ||
+		    p->axis > MAX_DIM || p->inner > MAX_DIM * 256ull || p->nidx > (1ull << 32) ||
+		    p->outer * p->axis * p->inner > (1ull << 32) ||
+		    p->outer * p->nidx * p->inner > (1ull << 32))
+			return ir_fail(g, NPU_EINVAL, "%s: shape", name(n));
+		TRY(want(g, n, n->in[0], (int)p->dtype, p->outer * p->axis * p->inner, "the data"));
+		TRY(want(g, n, n->in[1], (int)p->idt, p->nidx, "the indices"));
+		return want_written(g, n, n->out[0], (int)p->dtype, p->outer * p->nidx * p->inner,
+				    "the output");
+	}
+	if (!p->rank || p->rank > ND_MAX_RANK || p->ax >= p->rank)
+		return ir_fail(g, NPU_EINVAL, "%s: rank %u, axis %u", name(n), p->rank, p->ax);
+	TRY(dims_ok(g, n, p->xd, p->rank, &cx));
+	TRY(dims_ok(g, n, p->id, p->rank, &cy));
+	for (uint32_t d = 0; d < p->rank; d++)
+		if (d != p->ax && p->id[d] > p->xd[d])
+			return ir_fail(g, NPU_EINVAL, "%s: indices' dim %u is %u, the data's %u",
+				       name(n), d, p->id[d], p->xd[d]);
+	TRY(want(g, n, n->in[0], (int)p->dtype, cx, "the data"));
+	TRY(want(g, n, n->in[1], (int)p->idt, cy, "the indices"));
+	return want_written(g, n, n->out[0], (int)p->dtype, cy, "the output");
+}
+
+int verify_nd_reduce(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_reduce *p = &n->a.nd.rd;
+	int arg = p->fn == ND_R_ARGMAX || p->fn == ND_R_ARGMIN;
+	uint64_t c;
+
+	if (!p->rank || p->rank > ND_MAX_RANK || p->fn >= ND_R_NUM || p->mask >> p->rank ||
+	    (p->dtype != NPU_DT_FLOAT32 && !is_int_dt((int)p->dtype)))
+		return ir_fail(g, NPU_EINVAL, "%s: rank %u, function %u, axes %#x or dtype %u",
+			       name(n), p->rank, p->fn, p->mask, p->dtype);
+	TRY(dims_ok(g, n, p->in, p->rank, &c));
+	TRY(want(g, n, n->in[0], (int)p->dtype, c, "the input"));
+	return want_written(g, n, n->out[0], arg ? NPU_DT_INT64 : (int)p->dtype,
+			    nd_reduce_count(p, 1), "the output");
+}
+
 /* ---- names in reports ------------------------------------------------------ */
 
 static const char *const fn_names[ND_NUM_FN] = {
 	[ND_ADD] = "add (nd)", [ND_SUB] = "sub (nd)", [ND_MUL] = "mul (nd)", [ND_DIV] = "div (nd)",
+	[ND_POW] = "pow", [ND_MOD] = "mod", [ND_FMOD] = "fmod", [ND_MAX] = "max", [ND_MIN] = "min",
+	[ND_EQUAL] = "equal", [ND_LESS] = "less", [ND_GREATER] = "greater",
+	[ND_LESS_EQUAL] = "less_or_equal", [ND_GREATER_EQUAL] = "greater_or_equal",
+	[ND_AND] = "and", [ND_OR] = "or", [ND_XOR] = "xor",
 	[ND_RELU] = "relu", [ND_LEAKY_RELU] = "leaky_relu", [ND_SIGMOID] = "sigmoid",
 	[ND_TANH] = "tanh", [ND_CLIP] = "clip", [ND_HARD_SWISH] = "hard_swish",
-	[ND_AFFINE] = "scale", [ND_FLIP128] = "uint8 <-> int8",
+	[ND_AFFINE] = "scale", [ND_FLIP128] = "uint8 <-> int8", [ND_HARD_SIGMOID] = "hard_sigmoid",
+	[ND_ERF] = "erf", [ND_GELU] = "gelu", [ND_EXP] = "exp", [ND_LOG] = "log",
+	[ND_SQRT] = "sqrt", [ND_RECIPROCAL] = "reciprocal", [ND_NEG] = "neg", [ND_ABS] = "abs",
+	[ND_SIGN] = "sign", [ND_FLOOR] = "floor", [ND_CEIL] = "ceil", [ND_ROUND] = "round",
+	[ND_NOT] = "not", [ND_CAST] = "cast",
+};
+
+static const char *const reduce_names[ND_R_NUM] = {
+	[ND_R_SUM] = "reduce_sum", [ND_R_MEAN] = "reduce_mean", [ND_R_MAX] = "reduce_max",
+	[ND_R_MIN] = "reduce_min", [ND_R_PROD] = "reduce_prod",
+	[ND_R_SUM_SQUARE] = "reduce_sum_square", [ND_R_L1] = "reduce_l1", [ND_R_L2] = "reduce_l2",
+	[ND_R_LOG_SUM] = "reduce_log_sum", [ND_R_LOG_SUM_EXP] = "reduce_log_sum_exp",
+	[ND_R_ARGMAX] = "arg_max", [ND_R_ARGMIN] = "arg_min",
 };
 
 const char *label_nd(const npu_graph *g, const struct ir_node *n)
@@ -342,6 +470,12 @@ const char *label_nd(const npu_graph *g, const struct ir_node *n)
 	case IR_ND_QDQ:
 		return n->a.nd.qdq.mode == ND_QUANTIZE ? "quantize_linear" :
 		       n->a.nd.qdq.mode == ND_REQUANTIZE ? "requantize (onnx)" : "dequantize_linear";
+	case IR_ND_COPY:
+		return "copy (transpose, slice, expand)";
+	case IR_ND_GATHER:
+		return n->a.nd.ga.elements ? "gather_elements" : "gather";
+	case IR_ND_REDUCE:
+		return n->a.nd.rd.fn < ND_R_NUM ? reduce_names[n->a.nd.rd.fn] : "?";
 	default:
 		return ir_op(n->op)->name;
 	}

@@ -18,6 +18,10 @@ int verify_nd_layernorm(npu_graph *g, const struct ir_node *n);
 int verify_nd_pad(npu_graph *g, const struct ir_node *n);
 int verify_nd_resize(npu_graph *g, const struct ir_node *n);
 int verify_nd_qdq(npu_graph *g, const struct ir_node *n);
+int verify_nd_where(npu_graph *g, const struct ir_node *n);
+int verify_nd_copy(npu_graph *g, const struct ir_node *n);
+int verify_nd_gather(npu_graph *g, const struct ir_node *n);
+int verify_nd_reduce(npu_graph *g, const struct ir_node *n);
 const char *label_nd(const npu_graph *g, const struct ir_node *n);
 
 #pragma GCC visibility pop

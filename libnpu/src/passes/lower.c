@@ -413,6 +413,8 @@ static int lower_nd(const struct ir_node *n, struct lnode *l)
 		[IR_ND_MATMUL] = K_ND_MATMUL, [IR_ND_CONV] = K_ND_CONV, [IR_ND_POOL] = K_ND_POOL,
 		[IR_ND_SOFTMAX] = K_ND_SOFTMAX, [IR_ND_LAYERNORM] = K_ND_LAYERNORM,
 		[IR_ND_PAD] = K_ND_PAD, [IR_ND_RESIZE] = K_ND_RESIZE, [IR_ND_QDQ] = K_ND_QDQ,
+		[IR_ND_WHERE] = K_ND_WHERE, [IR_ND_COPY] = K_ND_COPY, [IR_ND_GATHER] = K_ND_GATHER,
+		[IR_ND_REDUCE] = K_ND_REDUCE,
 	};
 	enum kern_kind kind = kinds[n->op];
 	int nin = kern_desc(kind)->nin, t[KERN_MAX_T];
@@ -435,7 +437,13 @@ static int lower_nd(const struct ir_node *n, struct lnode *l)
 	case K_ND_LAYERNORM: k->p.ln = n->a.nd.ln; break;
 	case K_ND_PAD: k->p.npad = n->a.nd.pad; break;
 	case K_ND_RESIZE: k->p.rs = n->a.nd.rs; break;
-	default: k->p.qdq = n->a.nd.qdq; break;
+	case K_ND_QDQ: k->p.qdq = n->a.nd.qdq; break;
+	case K_ND_WHERE: k->p.wh = n->a.nd.wh; break;
+	case K_ND_COPY: k->p.cp = n->a.nd.cp; break;
+	case K_ND_GATHER: k->p.ga = n->a.nd.ga; break;
+	case K_ND_REDUCE: k->p.rd = n->a.nd.rd; break;
+	default:
+		return NPU_EINVAL;	/* an N-d op with no kernel: never silently nothing */
 	}
 	return 0;
 }
@@ -489,6 +497,10 @@ static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	case IR_ND_PAD:
 	case IR_ND_RESIZE:
 	case IR_ND_QDQ:
+	case IR_ND_WHERE:
+	case IR_ND_COPY:
+	case IR_ND_GATHER:
+	case IR_ND_REDUCE:
 		return lower_nd(n, l);
 	case IR_NUM_OPS:
 		break;
@@ -532,14 +544,25 @@ int lower_graph(npu_graph *g, const struct qdq_node *q, struct lowered *l)
 	return 0;
 }
 
+int lower_one(npu_graph *g, int i, struct lnode *l)
+{
+	memset(l, 0, sizeof(*l));
+	return lower_node(g, &g->n[i], l);
+}
+
+void lower_node_free(struct lnode *l)
+{
+	free(l->k);
+	free(l->mult);
+	free(l->shift);
+	free(l->axis_dims);
+	memset(l, 0, sizeof(*l));
+}
+
 void lower_free(struct lowered *l)
 {
-	for (int i = 0; l->n && i < l->nn; i++) {
-		free(l->n[i].k);
-		free(l->n[i].mult);
-		free(l->n[i].shift);
-		free(l->n[i].axis_dims);
-	}
+	for (int i = 0; l->n && i < l->nn; i++)
+		lower_node_free(&l->n[i]);
 	free(l->n);
 	l->n = NULL;
 	l->nn = 0;

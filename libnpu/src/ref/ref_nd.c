@@ -8,48 +8,16 @@
 #include <math.h>
 #include <string.h>
 
-#include "ref/ref_nd.h"
+#include "ref/nd_elem.h"
 
-/* ---- elements of any dtype ------------------------------------------------ */
-
-static double ld(const void *p, uint32_t dt, uint64_t i)
+size_t nd_elem_size(uint32_t dt)
 {
 	switch (dt) {
-	case NPU_DT_FLOAT32: return ((const float *)p)[i];
-	case NPU_DT_INT8: return ((const int8_t *)p)[i];
-	case NPU_DT_UINT8: return ((const uint8_t *)p)[i];
-	case NPU_DT_INT32: return ((const int32_t *)p)[i];
-	case NPU_DT_INT64: return (double)((const int64_t *)p)[i];
+	case NPU_DT_INT8: case NPU_DT_UINT8: case NPU_DT_BOOL: return 1;
+	case NPU_DT_INT32: case NPU_DT_FLOAT32: return 4;
+	case NPU_DT_INT64: return 8;
 	default: return 0;
 	}
-}
-
-static int64_t ldi(const void *p, uint32_t dt, uint64_t i)
-{
-	switch (dt) {
-	case NPU_DT_INT8: return ((const int8_t *)p)[i];
-	case NPU_DT_UINT8: return ((const uint8_t *)p)[i];
-	case NPU_DT_INT32: return ((const int32_t *)p)[i];
-	case NPU_DT_INT64: return ((const int64_t *)p)[i];
-	default: return (int64_t)((const float *)p)[i];
-	}
-}
-
-/* Store an integer, wrapping as two's complement does (numpy's integers). */
-static void sti(void *p, uint32_t dt, uint64_t i, int64_t v)
-{
-	switch (dt) {
-	case NPU_DT_INT8: ((int8_t *)p)[i] = (int8_t)(uint8_t)v; break;
-	case NPU_DT_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-	case NPU_DT_INT32: ((int32_t *)p)[i] = (int32_t)(uint32_t)v; break;
-	case NPU_DT_INT64: ((int64_t *)p)[i] = v; break;
-	default: ((float *)p)[i] = (float)v; break;
-	}
-}
-
-static int is_int(uint32_t dt)
-{
-	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 || dt == NPU_DT_INT32 || dt == NPU_DT_INT64;
 }
 
 /* ---- elementwise ------------------------------------------------------------ */
@@ -75,30 +43,111 @@ static void bcast_strides(uint32_t rank, const uint32_t *d, const uint32_t *out,
 	}
 }
 
+uint32_t nd_binary_out_dt(uint32_t fn, uint32_t dt)
+{
+	return fn >= ND_EQUAL && fn <= ND_GREATER_EQUAL ? NPU_DT_BOOL : dt;
+}
+
+/* x to the power z in integers: exact (wrapping), 0 for a negative z but of 1 and -1. */
+static int64_t ipow(int64_t x, int64_t z)
+{
+	uint64_t r = 1, b = (uint64_t)x;
+
+	if (z < 0)
+		return x == 1 ? 1 : x == -1 ? (z & 1 ? -1 : 1) : 0;
+	for (; z; z >>= 1, b *= b)
+		if (z & 1)
+			r *= b;
+	return (int64_t)r;
+}
+
+static float binary_f32(uint32_t fn, float x, float z)
+{
+	switch ((enum nd_fn)fn) {
+	case ND_ADD: return x + z;
+	case ND_SUB: return x - z;
+	case ND_MUL: return x * z;
+	case ND_DIV: return x / z;
+	case ND_POW: return (float)pow((double)x, (double)z);
+	case ND_MOD: return (float)(fmod(x, z) != 0 && (fmod(x, z) < 0) != (z < 0) ?
+				    fmod(x, z) + z : fmod(x, z));
+	case ND_FMOD: return fmodf(x, z);
+	case ND_MAX: return isnan(x) || isnan(z) ? NAN : x > z ? x : z;
+	case ND_MIN: return isnan(x) || isnan(z) ? NAN : x < z ? x : z;
+	case ND_EQUAL: return x == z;
+	case ND_LESS: return x < z;
+	case ND_GREATER: return x > z;
+	case ND_LESS_EQUAL: return x <= z;
+	case ND_GREATER_EQUAL: return x >= z;
+	case ND_AND: return x != 0 && z != 0;
+	case ND_OR: return x != 0 || z != 0;
+	case ND_XOR: return (x != 0) != (z != 0);
+	case ND_NUM_BINARY: case ND_LEAKY_RELU: case ND_SIGMOID: case ND_TANH: case ND_CLIP:
+	case ND_HARD_SWISH: case ND_AFFINE: case ND_FLIP128: case ND_HARD_SIGMOID: case ND_ERF:
+	case ND_GELU: case ND_EXP: case ND_LOG: case ND_SQRT: case ND_RECIPROCAL: case ND_NEG:
+	case ND_ABS: case ND_SIGN: case ND_FLOOR: case ND_CEIL: case ND_ROUND: case ND_NOT:
+	case ND_CAST: case ND_NUM_FN:
+		break;
+	}
+	return NAN;
+}
+
+/* Wrapping arithmetic in 64 bits, then truncated by the store: numpy's. */
+static int64_t binary_int(uint32_t fn, int64_t x, int64_t z)
+{
+	switch ((enum nd_fn)fn) {
+	case ND_ADD: return (int64_t)((uint64_t)x + (uint64_t)z);
+	case ND_SUB: return (int64_t)((uint64_t)x - (uint64_t)z);
+	case ND_MUL: return (int64_t)((uint64_t)x * (uint64_t)z);
+	/* C's division, truncating (onnxruntime's); by 0: 0 */
+	case ND_DIV: return z && !(z == -1 && x == INT64_MIN) ? x / z : z ? x : 0;
+	case ND_POW: return ipow(x, z);
+	case ND_MOD:
+	case ND_FMOD: {
+		int64_t r = z && z != -1 ? x % z : 0;
+
+		return fn == ND_MOD && r && (r < 0) != (z < 0) ? r + z : r;
+	}
+	case ND_MAX: return x > z ? x : z;
+	case ND_MIN: return x < z ? x : z;
+	case ND_EQUAL: return x == z;
+	case ND_LESS: return x < z;
+	case ND_GREATER: return x > z;
+	case ND_LESS_EQUAL: return x <= z;
+	case ND_GREATER_EQUAL: return x >= z;
+	case ND_AND: return x && z;
+	case ND_OR: return x || z;
+	case ND_XOR: return !x != !z;
+	case ND_NUM_BINARY: case ND_LEAKY_RELU: case ND_SIGMOID: case ND_TANH: case ND_CLIP:
+	case ND_HARD_SWISH: case ND_AFFINE: case ND_FLIP128: case ND_HARD_SIGMOID: case ND_ERF:
+	case ND_GELU: case ND_EXP: case ND_LOG: case ND_SQRT: case ND_RECIPROCAL: case ND_NEG:
+	case ND_ABS: case ND_SIGN: case ND_FLOOR: case ND_CEIL: case ND_ROUND: case ND_NOT:
+	case ND_CAST: case ND_NUM_FN:
+		break;
+	}
+	return 0;
+}
+
 int ref_nd_binary(const struct nd_binary *p, const void *a, const void *b, void *y)
 {
 	uint64_t as[ND_MAX_RANK], bs[ND_MAX_RANK], idx[ND_MAX_RANK] = { 0 };
 	uint64_t n = nd_binary_count(p, 2), ai = 0, bi = 0;
+	uint32_t odt = nd_binary_out_dt(p->fn, p->dtype);
 
-	if (!p->rank || p->rank > ND_MAX_RANK || p->fn > ND_DIV)
+	if (!p->rank || p->rank > ND_MAX_RANK || p->fn >= ND_NUM_BINARY)
 		return NPU_EINVAL;
 	bcast_strides(p->rank, p->a, p->out, as);
 	bcast_strides(p->rank, p->b, p->out, bs);
 	for (uint64_t o = 0; o < n; o++) {
 		if (p->dtype == NPU_DT_FLOAT32) {
-			float x = ((const float *)a)[ai], z = ((const float *)b)[bi];
+			float v = binary_f32(p->fn, ((const float *)a)[ai], ((const float *)b)[bi]);
 
-			((float *)y)[o] = p->fn == ND_ADD ? x + z : p->fn == ND_SUB ? x - z :
-					  p->fn == ND_MUL ? x * z : x / z;
+			if (odt == NPU_DT_FLOAT32)
+				((float *)y)[o] = v;
+			else
+				((uint8_t *)y)[o] = v != 0;
 		} else {
-			int64_t x = ldi(a, p->dtype, ai), z = ldi(b, p->dtype, bi);
-
-			/* Wrapping arithmetic in 64 bits, then truncated: numpy's. */
-			sti(y, p->dtype, o, p->fn == ND_ADD ? (int64_t)((uint64_t)x + (uint64_t)z) :
-				p->fn == ND_SUB ? (int64_t)((uint64_t)x - (uint64_t)z) :
-				p->fn == ND_MUL ? (int64_t)((uint64_t)x * (uint64_t)z) :
-				/* C's division, truncating (onnxruntime's); by 0: 0 */
-				z ? x / z : 0);
+			sti(y, odt, o, binary_int(p->fn, ldi(a, p->dtype, ai), ldi(b, p->dtype, bi)));
 		}
 		/* Step the output index, and the operands' offsets with it. */
 		for (int d = (int)p->rank - 1; d >= 0; d--) {
@@ -114,43 +163,117 @@ int ref_nd_binary(const struct nd_binary *p, const void *a, const void *b, void 
 	return 0;
 }
 
-static float unary_f32(const struct nd_unary *p, float x)
+uint32_t nd_unary_out_dt(const struct nd_unary *p)
 {
-	switch (p->fn) {
-	case ND_RELU: return x > 0 ? x : 0.0f;
-	case ND_LEAKY_RELU: return x >= 0 ? x : p->alpha * x;
-	case ND_SIGMOID: return (float)(1.0 / (1.0 + exp(-(double)x)));
-	case ND_TANH: return (float)tanh((double)x);
-	case ND_CLIP: return x < p->lo ? p->lo : x > p->hi ? p->hi : x;
-	case ND_HARD_SWISH: {
-		/* x * max(0, min(1, x / 6 + 1 / 2)), as ONNX writes it */
-		double h = (double)x / 6.0 + 0.5;
+	if (p->fn == ND_CAST)
+		return p->odtype;
+	if (p->fn == ND_FLIP128)
+		return p->dtype == NPU_DT_INT8 ? NPU_DT_UINT8 : NPU_DT_INT8;
+	return p->dtype;
+}
 
-		return (float)((double)x * (h < 0 ? 0 : h > 1 ? 1 : h));
+/* Round half to even, whatever the rounding mode. */
+static double round_even(double x)
+{
+	double r = floor(x + 0.5);
+
+	return r - x == 0.5 && fmod(r, 2.0) != 0 ? r - 1 : r;
+}
+
+/* Each function in double, rounded once to fp32. */
+static float unary_f32(const struct nd_unary *p, float xf)
+{
+	double x = xf, h;
+
+	switch ((enum nd_fn)p->fn) {
+	case ND_RELU: return xf > 0 ? xf : 0.0f;
+	case ND_LEAKY_RELU: return xf >= 0 ? xf : p->alpha * xf;
+	case ND_SIGMOID: return (float)(1.0 / (1.0 + exp(-x)));
+	case ND_TANH: return (float)tanh(x);
+	case ND_CLIP: return xf < p->lo ? p->lo : xf > p->hi ? p->hi : xf;
+	case ND_HARD_SWISH:
+		/* x * max(0, min(1, x / 6 + 1 / 2)), as ONNX writes it */
+		h = x / 6.0 + 0.5;
+		return (float)(x * (h < 0 ? 0 : h > 1 ? 1 : h));
+	case ND_AFFINE: return p->alpha * xf + p->beta;
+	case ND_HARD_SIGMOID:
+		h = (double)p->alpha * x + (double)p->beta;
+		return (float)(h < 0 ? 0 : h > 1 ? 1 : h);
+	case ND_ERF: return (float)erf(x);
+	case ND_GELU: return (float)(0.5 * x * (1.0 + erf(x / sqrt(2.0))));
+	case ND_EXP: return (float)exp(x);
+	case ND_LOG: return (float)log(x);
+	case ND_SQRT: return (float)sqrt(x);
+	case ND_RECIPROCAL: return 1.0f / xf;
+	case ND_NEG: return -xf;
+	case ND_ABS: return fabsf(xf);
+	case ND_SIGN: return xf > 0 ? 1.0f : xf < 0 ? -1.0f : xf;	/* NaN stays */
+	case ND_FLOOR: return floorf(xf);
+	case ND_CEIL: return ceilf(xf);
+	case ND_ROUND: return isfinite(xf) ? (float)round_even(x) : xf;
+	case ND_ADD: case ND_SUB: case ND_MUL: case ND_DIV: case ND_POW: case ND_MOD: case ND_FMOD:
+	case ND_MAX: case ND_MIN: case ND_EQUAL: case ND_LESS: case ND_GREATER:
+	case ND_LESS_EQUAL: case ND_GREATER_EQUAL: case ND_AND: case ND_OR: case ND_XOR:
+	case ND_FLIP128: case ND_NOT: case ND_CAST: case ND_NUM_FN:
+		break;
 	}
-	case ND_AFFINE: return p->alpha * x + p->beta;
-	default: return x;
+	return NAN;
+}
+
+static int64_t unary_int(const struct nd_unary *p, int64_t v)
+{
+	switch ((enum nd_fn)p->fn) {
+	case ND_CLIP: return v < p->ilo ? p->ilo : v > p->ihi ? p->ihi : v;
+	case ND_RELU: return v > 0 ? v : 0;
+	case ND_NEG: return (int64_t)(0 - (uint64_t)v);
+	case ND_ABS: return v < 0 ? (int64_t)(0 - (uint64_t)v) : v;
+	case ND_SIGN: return (v > 0) - (v < 0);
+	case ND_NOT: return !v;
+	default: return v;	/* the checks let no other function reach integers */
+	}
+}
+
+/*
+ * ONNX's Cast of one element: integers wrap as two's complement; a float
+ * into an integer is truncated toward zero and saturated to the type
+ * (NaN is 0), as onnxruntime's conversion gives on x86 for values in
+ * range; anything into bool is whether it is not 0.
+ */
+static void cast_one(const struct nd_unary *p, const void *x, void *y, uint64_t i)
+{
+	if (p->odtype == NPU_DT_FLOAT32) {
+		((float *)y)[i] = p->dtype == NPU_DT_FLOAT32 ? ((const float *)x)[i] :
+				  (float)ldi(x, p->dtype, i);
+	} else if (p->dtype != NPU_DT_FLOAT32) {
+		sti(y, p->odtype, i, ldi(x, p->dtype, i));
+	} else {
+		double v = ((const float *)x)[i], lo, hi;
+
+		switch (p->odtype) {
+		case NPU_DT_BOOL: sti(y, p->odtype, i, v != 0); return;
+		case NPU_DT_INT8: lo = -128; hi = 127; break;
+		case NPU_DT_UINT8: lo = 0; hi = 255; break;
+		case NPU_DT_INT32: lo = -2147483648.0; hi = 2147483647.0; break;
+		default: lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
+		}
+		v = isnan(v) ? 0 : trunc(v);
+		sti(y, p->odtype, i, (int64_t)(v < lo ? lo : v > hi ? hi : v));
 	}
 }
 
 int ref_nd_unary(const struct nd_unary *p, const void *x, void *y)
 {
-	if (p->fn < ND_RELU || p->fn >= ND_NUM_FN)
+	if (p->fn < ND_NUM_BINARY || p->fn >= ND_NUM_FN)
 		return NPU_EINVAL;
 	for (uint64_t i = 0; i < p->count; i++) {
-		if (p->fn == ND_FLIP128) {
+		if (p->fn == ND_FLIP128)
 			((uint8_t *)y)[i] = ((const uint8_t *)x)[i] ^ 0x80;
-		} else if (p->dtype == NPU_DT_FLOAT32) {
+		else if (p->fn == ND_CAST)
+			cast_one(p, x, y, i);
+		else if (p->dtype == NPU_DT_FLOAT32)
 			((float *)y)[i] = unary_f32(p, ((const float *)x)[i]);
-		} else {
-			int64_t v = ldi(x, p->dtype, i);
-
-			if (p->fn == ND_CLIP)
-				v = v < p->ilo ? p->ilo : v > p->ihi ? p->ihi : v;
-			else if (p->fn == ND_RELU)
-				v = v > 0 ? v : 0;
-			sti(y, p->dtype, i, v);
-		}
+		else
+			sti(y, p->dtype, i, unary_int(p, ldi(x, p->dtype, i)));
 	}
 	return 0;
 }
@@ -460,8 +583,7 @@ static int64_t pad_src(const struct nd_pad *p, uint32_t d, int64_t o)
 
 int ref_nd_pad(const struct nd_pad *p, const void *x, void *y)
 {
-	uint64_t n = prod(p->out, p->rank), esz = p->dtype == NPU_DT_INT8 ||
-						 p->dtype == NPU_DT_UINT8 ? 1 : 4;
+	uint64_t n = prod(p->out, p->rank), esz = nd_elem_size(p->dtype);
 
 	if (!p->rank || p->rank > ND_MAX_RANK)
 		return NPU_EINVAL;

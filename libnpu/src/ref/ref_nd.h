@@ -14,9 +14,11 @@
 #ifndef NPU_REF_ND_H
 #define NPU_REF_ND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "npu.h"
+#include "ref/nd_fn.h"
 
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */
 #pragma GCC visibility push(hidden)
@@ -24,24 +26,24 @@
 #define ND_MAX_RANK	NPU_MAX_RANK
 #define ND_MAX_SP	3	/* spatial dimensions of a window op */
 
-/* Elementwise functions: binary (two inputs), then unary. */
-enum nd_fn {
-	ND_ADD, ND_SUB, ND_MUL, ND_DIV,
-	ND_RELU, ND_LEAKY_RELU, ND_SIGMOID, ND_TANH, ND_CLIP, ND_HARD_SWISH,
-	ND_AFFINE,		/* alpha * x + beta */
-	ND_FLIP128,		/* uint8 <-> int8 with the zero point moved by 128 */
-	ND_NUM_FN
-};
+/* A copy's rank: a tile splits each of the tensor's dims in two. */
+#define ND_COPY_RANK	(2 * ND_MAX_RANK)
 
-/* t: a, b, y. @a and @b: dims aligned to @rank (leading 1s), 1 to broadcast. */
+/*
+ * t: a, b, y. @a and @b: dims aligned to @rank (leading 1s), 1 to broadcast.
+ * The output is of @dtype, or bool for a comparison (nd_binary_out_dt).
+ */
 struct nd_binary {
 	uint32_t fn, dtype, rank;
 	uint32_t out[ND_MAX_RANK], a[ND_MAX_RANK], b[ND_MAX_RANK];
 };
 
-/* t: x, y. Clip's bounds: @lo, @hi for fp32, @ilo, @ihi for integers. */
+/*
+ * t: x, y. Clip's bounds: @lo, @hi for fp32, @ilo, @ihi for integers. The
+ * output is of @dtype; a cast's of @odtype (0 for the others).
+ */
 struct nd_unary {
-	uint32_t fn, dtype;
+	uint32_t fn, dtype, odtype;
 	uint64_t count;
 	float alpha, beta, lo, hi;
 	int32_t ilo, ihi;
@@ -132,6 +134,49 @@ struct nd_resize {
 	float cubic_a, extrapolation;
 };
 
+/* t: cond (bool), a, b, y: y = cond ? a : b, each operand broadcast to @out. */
+struct nd_where {
+	uint32_t rank, dtype;
+	uint32_t out[ND_MAX_RANK], c[ND_MAX_RANK], a[ND_MAX_RANK], b[ND_MAX_RANK];
+};
+
+/*
+ * t: x, y. y, packed row-major over @dims, is x at element offset @off +
+ * sum(index[d] * @st[d]); a stride may be 0 (a broadcast) or negative (a
+ * reversed slice). Transpose, Slice, Expand, Tile and Split are this.
+ */
+struct nd_copy {
+	uint32_t rank, dtype;
+	uint32_t dims[ND_COPY_RANK];
+	int64_t off, st[ND_COPY_RANK];
+};
+
+/*
+ * t: x, indices (int32 or int64), y.
+ * Gather (@elements 0): x [outer][axis][inner], y [outer][nidx][inner].
+ * GatherElements (1): x of @rank dims @xd, indices and y of dims @id; y's
+ * element at index i is x's at i with i[@ax] replaced by the index there.
+ * A negative index counts from the end; one out of range gives 0 (ONNX
+ * says it is an error: no backend reads outside x).
+ */
+struct nd_gather {
+	uint32_t elements, dtype, idt;
+	uint64_t outer, axis, inner, nidx;
+	uint32_t rank, ax;
+	uint32_t xd[ND_MAX_RANK], id[ND_MAX_RANK];
+};
+
+/*
+ * t: x, y. enum nd_reduce_fn over the dims of @in set in @mask (bit d: dim
+ * d), y shaped as @in with those dims 1. Floats sum in double; integers
+ * wrap as numpy's do; the arg reductions give int64, the first index of
+ * the extreme (the last with @select_last).
+ */
+struct nd_reduce {
+	uint32_t fn, dtype, rank, mask, select_last;
+	uint32_t in[ND_MAX_RANK];
+};
+
 enum nd_qdq_mode {
 	ND_DEQUANTIZE,		/* (x - zp) * scale, in fp32 */
 	ND_QUANTIZE,		/* fp32 x / scale, rounded half to even, + zp, saturated */
@@ -165,6 +210,10 @@ int ref_nd_pad(const struct nd_pad *p, const void *x, void *y);
 int ref_nd_resize(const struct nd_resize *p, const void *x, void *y);
 int ref_nd_qdq(const struct nd_qdq *p, const void *x, const float *scale, const void *zp,
 	       void *y);
+int ref_nd_where(const struct nd_where *p, const void *c, const void *a, const void *b, void *y);
+int ref_nd_copy(const struct nd_copy *p, const void *x, void *y);
+int ref_nd_gather(const struct nd_gather *p, const void *x, const void *idx, void *y);
+int ref_nd_reduce(const struct nd_reduce *p, const void *x, void *y);
 
 /*
  * Resize along dim @d at output coordinate @x: the first input index of
@@ -175,6 +224,16 @@ int ref_nd_qdq(const struct nd_qdq *p, const void *x, const float *scale, const 
  */
 int nd_resize_taps(const struct nd_resize *p, uint32_t d, uint32_t x, int64_t *first,
 		   double *w, int *n);
+/* A binary op's output dtype: bool for a comparison, else its inputs'. */
+uint32_t nd_binary_out_dt(uint32_t fn, uint32_t dt);
+/* A unary op's output dtype. */
+uint32_t nd_unary_out_dt(const struct nd_unary *p);
+/* The element counts of a copy's output, a where's output, a reduction's output. */
+uint64_t nd_copy_count(const struct nd_copy *p);
+uint64_t nd_where_count(const struct nd_where *p, int which);
+uint64_t nd_reduce_count(const struct nd_reduce *p, int out);
+/* The element size of a dtype (ir_elem_size's, for the references). */
+size_t nd_elem_size(uint32_t dt);
 /* Elements of a binary op's operand (0: a, 1: b, 2: y). */
 uint64_t nd_binary_count(const struct nd_binary *p, int which);
 /* Work of each kernel, for costs: MACs or elements. */

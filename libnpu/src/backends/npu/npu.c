@@ -275,6 +275,10 @@ static int emit(npu_cmdbuf *cb, const struct kern *k, const struct npu_run_args 
 	case K_ND_PAD:
 	case K_ND_RESIZE:
 	case K_ND_QDQ:
+	case K_ND_WHERE:
+	case K_ND_COPY:
+	case K_ND_GATHER:
+	case K_ND_REDUCE:
 	case K_NUM:
 		break;
 	}

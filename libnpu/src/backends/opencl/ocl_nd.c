@@ -51,7 +51,7 @@ static cl_uint8 dims8(uint32_t rank, const uint32_t *d)
 int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y)
 {
 	cl_uint8 od, as, bs;
-	cl_int rank, fn, dt;
+	cl_int rank, fn, dt, odt;
 	size_t n;
 
 	if (!a || !b || !y || !p->rank || p->rank > ND_MAX_RANK)
@@ -62,19 +62,20 @@ int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem
 	rank = (cl_int)p->rank;
 	fn = (cl_int)p->fn;
 	dt = (cl_int)p->dtype;
+	odt = (cl_int)nd_binary_out_dt(p->fn, p->dtype);
 	n = nd_binary_count(p, 2);
 	{
 		cl_ulong cnt = n;
 		const struct karg args[] = { KMEM(a), KMEM(b), KMEM(y), KVAL(od), KVAL(as), KVAL(bs),
-					     KVAL(rank), KVAL(fn), KVAL(dt), KVAL(cnt) };
+					     KVAL(rank), KVAL(fn), KVAL(dt), KVAL(odt), KVAL(cnt) };
 
-		return ocl_enqueue(o, "nd_binary", args, 10, 1, &n);
+		return ocl_enqueue(o, "nd_binary", args, 11, 1, &n);
 	}
 }
 
 int ocl_nd_unary(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_mem y)
 {
-	cl_int fn = (cl_int)p->fn, dt = (cl_int)p->dtype;
+	cl_int fn = (cl_int)p->fn, dt = (cl_int)p->dtype, odt = (cl_int)nd_unary_out_dt(p);
 	cl_float4 f = { { p->alpha, p->beta, p->lo, p->hi } };
 	cl_int2 ib = { { p->ilo, p->ihi } };
 	size_t n = p->count;
@@ -83,10 +84,10 @@ int ocl_nd_unary(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_mem y
 		return NPU_EINVAL;
 	{
 		cl_ulong cnt = n;
-		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(fn), KVAL(dt), KVAL(f),
-					     KVAL(ib), KVAL(cnt) };
+		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(fn), KVAL(dt), KVAL(odt),
+					     KVAL(f), KVAL(ib), KVAL(cnt) };
 
-		return ocl_enqueue(o, "nd_unary", args, 7, 1, &n);
+		return ocl_enqueue(o, "nd_unary", args, 8, 1, &n);
 	}
 }
 
@@ -321,5 +322,83 @@ int ocl_nd_qdq(struct npu_ocl *o, const struct nd_qdq *p, cl_mem x, cl_mem scale
 					     KVAL(inner), KVAL(mode), KVAL(qdt), KVAL(has_zp), KVAL(cnt) };
 
 		return ocl_enqueue(o, "nd_qdq", args, 10, 1, &n);
+	}
+}
+
+int ocl_nd_where(struct npu_ocl *o, const struct nd_where *p, cl_mem c, cl_mem a, cl_mem b,
+		 cl_mem y)
+{
+	cl_uint8 od = dims8(p->rank, p->out), cd = dims8(p->rank, p->c), ad = dims8(p->rank, p->a);
+	cl_uint8 bd = dims8(p->rank, p->b);
+	cl_uint rank = p->rank, es = (cl_uint)nd_elem_size(p->dtype);
+	size_t n = nd_where_count(p, 3);
+	cl_ulong cnt = n;
+
+	if (!c || !a || !b || !y)
+		return NPU_EINVAL;
+	{
+		const struct karg args[] = { KMEM(c), KMEM(a), KMEM(b), KMEM(y), KVAL(od), KVAL(cd),
+					     KVAL(ad), KVAL(bd), KVAL(rank), KVAL(es), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_where", args, 11, 1, &n);
+	}
+}
+
+int ocl_nd_copy(struct npu_ocl *o, const struct nd_copy *p, cl_mem x, cl_mem y)
+{
+	cl_uint16 d = { { 0 } };
+	cl_long16 st = { { 0 } };
+	cl_long off = p->off;
+	cl_uint rank = p->rank, es = (cl_uint)nd_elem_size(p->dtype);
+	size_t n = nd_copy_count(p);
+	cl_ulong cnt = n;
+
+	if (!x || !y || p->rank > 16)
+		return NPU_EINVAL;
+	for (uint32_t i = 0; i < p->rank; i++) {
+		d.s[i] = p->dims[i];
+		st.s[i] = p->st[i];
+	}
+	{
+		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(d), KVAL(st), KVAL(off),
+					     KVAL(rank), KVAL(es), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_copy", args, 8, 1, &n);
+	}
+}
+
+int ocl_nd_gather(struct npu_ocl *o, const struct nd_gather *p, cl_mem x, cl_mem idx, cl_mem y)
+{
+	cl_uint8 g = { { p->elements, p->idt, (cl_uint)nd_elem_size(p->dtype), p->rank, p->ax } };
+	cl_ulong4 s = { { p->outer, p->axis, p->inner, p->nidx } };
+	cl_uint8 xd = dims8(p->rank, p->xd), id = dims8(p->rank, p->id);
+	size_t n = p->elements ? prod(p->id, p->rank) : p->outer * p->nidx * p->inner;
+	cl_ulong cnt = n;
+
+	if (!x || !idx || !y)
+		return NPU_EINVAL;
+	if (!n)
+		return 0;
+	{
+		const struct karg args[] = { KMEM(x), KMEM(idx), KMEM(y), KVAL(g), KVAL(s),
+					     KVAL(xd), KVAL(id), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_gather", args, 8, 1, &n);
+	}
+}
+
+int ocl_nd_reduce(struct npu_ocl *o, const struct nd_reduce *p, cl_mem x, cl_mem y)
+{
+	cl_uint8 g = { { p->fn, p->dtype, p->rank, p->mask, p->select_last } };
+	cl_uint8 in = dims8(p->rank, p->in);
+	size_t n = nd_reduce_count(p, 1);
+	cl_ulong cnt = n;
+
+	if (!x || !y)
+		return NPU_EINVAL;
+	{
+		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(g), KVAL(in), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_reduce", args, 5, 1, &n);
 	}
 }

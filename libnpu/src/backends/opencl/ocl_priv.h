@@ -110,6 +110,11 @@ int ocl_nd_resize(struct npu_ocl *o, const struct nd_resize *p, cl_mem x, cl_mem
 		  cl_mem y);
 int ocl_nd_qdq(struct npu_ocl *o, const struct nd_qdq *p, cl_mem x, cl_mem scale, cl_mem zp,
 	       cl_mem y);
+int ocl_nd_where(struct npu_ocl *o, const struct nd_where *p, cl_mem c, cl_mem a, cl_mem b,
+		 cl_mem y);
+int ocl_nd_copy(struct npu_ocl *o, const struct nd_copy *p, cl_mem x, cl_mem y);
+int ocl_nd_gather(struct npu_ocl *o, const struct nd_gather *p, cl_mem x, cl_mem idx, cl_mem y);
+int ocl_nd_reduce(struct npu_ocl *o, const struct nd_reduce *p, cl_mem x, cl_mem y);
 
 /* ocl_ops.c: each op on device buffers (NULL: no such operand), validated first. */
 int ocl_gemm_i8(struct npu_ocl *o, const struct npu_gemm_i8 *p, cl_mem a, cl_mem b,

@@ -260,6 +260,14 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 		return ocl_nd_resize(o, &k->p.rs, m[0], q[0], m[1]);
 	case K_ND_QDQ:
 		return ocl_nd_qdq(o, &k->p.qdq, m[0], m[1], m[2], m[3]);
+	case K_ND_WHERE:
+		return ocl_nd_where(o, &k->p.wh, m[0], m[1], m[2], m[3]);
+	case K_ND_COPY:
+		return ocl_nd_copy(o, &k->p.cp, m[0], m[1]);
+	case K_ND_GATHER:
+		return ocl_nd_gather(o, &k->p.ga, m[0], m[1], m[2]);
+	case K_ND_REDUCE:
+		return ocl_nd_reduce(o, &k->p.rd, m[0], m[1]);
 	case K_NUM:
 		break;
 	}

@@ -6,7 +6,8 @@
  * fp32 (a GPU need not have fp64), within ONNX's tolerance of the
  * reference's double sums. Resize's taps come from a table the host
  * works out in double, so that every backend picks the same pixels.
- * dtypes: 1 int8, 2 int32, 3 fp32, 4 uint8 (enum npu_dtype). Work-groups
+ * dtypes: 1 int8, 2 int32, 3 fp32, 4 uint8, 5 int64, 6 bool (enum
+ * npu_dtype); functions: enum nd_fn (ref/nd_fn.h, embedded before this). Work-groups
  * are whole (ocl_enqueue): each kernel's last argument is how many
  * work-items are real.
  */
@@ -16,7 +17,8 @@ float nd_ldf(global const uchar *p, int dt, size_t i)
 	switch (dt) {
 	case 1: return (float)((global const char *)p)[i];
 	case 2: return (float)((global const int *)p)[i];
-	case 4: return (float)p[i];
+	case 4: case 6: return (float)p[i];
+	case 5: return (float)((global const long *)p)[i];
 	default: return ((global const float *)p)[i];
 	}
 }
@@ -26,7 +28,8 @@ long nd_ldi(global const uchar *p, int dt, size_t i)
 	switch (dt) {
 	case 1: return ((global const char *)p)[i];
 	case 2: return ((global const int *)p)[i];
-	case 4: return p[i];
+	case 4: case 6: return p[i];
+	case 5: return ((global const long *)p)[i];
 	default: return (long)((global const float *)p)[i];
 	}
 }
@@ -38,6 +41,8 @@ void nd_sti(global uchar *p, int dt, size_t i, long v)
 	case 1: ((global char *)p)[i] = (char)v; break;
 	case 2: ((global int *)p)[i] = (int)v; break;
 	case 4: p[i] = (uchar)v; break;
+	case 5: ((global long *)p)[i] = v; break;
+	case 6: p[i] = v != 0; break;
 	default: ((global float *)p)[i] = (float)v; break;
 	}
 }
@@ -54,9 +59,75 @@ size_t nd_offset(size_t o, uint rank, const uint *d, const uint *st)
 	return off;
 }
 
-/* fn: 0 add, 1 sub, 2 mul, 3 div (enum nd_fn) */
+float nd_binary_f(int fn, float x, float z)
+{
+	switch (fn) {
+	case ND_ADD: return x + z;
+	case ND_SUB: return x - z;
+	case ND_MUL: return x * z;
+	case ND_DIV: return x / z;
+	case ND_POW: return pow(x, z);
+	case ND_MOD: {
+		float r = fmod(x, z);
+
+		return r != 0 && (r < 0) != (z < 0) ? r + z : r;
+	}
+	case ND_FMOD: return fmod(x, z);
+	case ND_MAX: return isnan(x) || isnan(z) ? NAN : fmax(x, z);
+	case ND_MIN: return isnan(x) || isnan(z) ? NAN : fmin(x, z);
+	case ND_EQUAL: return x == z;
+	case ND_LESS: return x < z;
+	case ND_GREATER: return x > z;
+	case ND_LESS_EQUAL: return x <= z;
+	case ND_GREATER_EQUAL: return x >= z;
+	default: return NAN;	/* the checks let no other function here */
+	}
+}
+
+long nd_ipow(long x, long z)
+{
+	ulong r = 1, b = (ulong)x;
+
+	if (z < 0)
+		return x == 1 ? 1 : x == -1 ? (z & 1 ? -1 : 1) : 0;
+	for (; z; z >>= 1, b *= b)
+		if (z & 1)
+			r *= b;
+	return (long)r;
+}
+
+long nd_binary_i(int fn, long x, long z)
+{
+	switch (fn) {
+	case ND_ADD: return (long)((ulong)x + (ulong)z);
+	case ND_SUB: return (long)((ulong)x - (ulong)z);
+	case ND_MUL: return (long)((ulong)x * (ulong)z);
+	case ND_DIV: return z && !(z == -1 && x == LONG_MIN) ? x / z : z ? x : 0;
+	case ND_POW: return nd_ipow(x, z);
+	case ND_MOD:
+	case ND_FMOD: {
+		long r = z && z != -1 ? x % z : 0;
+
+		return fn == ND_MOD && r && (r < 0) != (z < 0) ? r + z : r;
+	}
+	case ND_MAX: return x > z ? x : z;
+	case ND_MIN: return x < z ? x : z;
+	case ND_EQUAL: return x == z;
+	case ND_LESS: return x < z;
+	case ND_GREATER: return x > z;
+	case ND_LESS_EQUAL: return x <= z;
+	case ND_GREATER_EQUAL: return x >= z;
+	case ND_AND: return x && z;
+	case ND_OR: return x || z;
+	case ND_XOR: return !x != !z;
+	default: return 0;
+	}
+}
+
+/* odt: the output's dtype (bool for a comparison) */
 kernel void nd_binary(global const uchar *a, global const uchar *b, global uchar *y,
-		      uint8 odv, uint8 asv, uint8 bsv, int rank, int fn, int dt, ulong count)
+		      uint8 odv, uint8 asv, uint8 bsv, int rank, int fn, int dt, int odt,
+		      ulong count)
 {
 	if (get_global_id(0) >= count)
 		return;
@@ -64,50 +135,298 @@ kernel void nd_binary(global const uchar *a, global const uchar *b, global uchar
 	size_t o = get_global_id(0), ai = nd_offset(o, rank, od, as), bi = nd_offset(o, rank, od, bs);
 
 	if (dt == 3) {
-		float x = ((global const float *)a)[ai], z = ((global const float *)b)[bi];
+		float v = nd_binary_f(fn, ((global const float *)a)[ai],
+				      ((global const float *)b)[bi]);
 
-		((global float *)y)[o] = fn == 0 ? x + z : fn == 1 ? x - z : fn == 2 ? x * z :
-					 x / z;
+		if (odt == 3)
+			((global float *)y)[o] = v;
+		else
+			y[o] = v != 0;
 	} else {
-		long x = nd_ldi(a, dt, ai), z = nd_ldi(b, dt, bi);
-
-		nd_sti(y, dt, o, fn == 0 ? (long)((ulong)x + (ulong)z) :
-			      fn == 1 ? (long)((ulong)x - (ulong)z) :
-			      fn == 2 ? (long)((ulong)x * (ulong)z) : z ? x / z : 0);
+		nd_sti(y, odt, o, nd_binary_i(fn, nd_ldi(a, dt, ai), nd_ldi(b, dt, bi)));
 	}
 }
 
-/* fn: 4 relu, 5 leaky relu, 6 sigmoid, 7 tanh, 8 clip, 9 hard swish, 10 affine, 11 flip128 */
-kernel void nd_unary(global const uchar *x, global uchar *y, int fn, int dt, float4 f, int2 ib, ulong count)
+float nd_unary_f(int fn, float v, float4 f)
+{
+	float h;
+
+	switch (fn) {
+	case ND_RELU: return v > 0 ? v : 0.0f;
+	case ND_LEAKY_RELU: return v >= 0 ? v : f.s0 * v;
+	case ND_SIGMOID: return 1.0f / (1.0f + exp(-v));
+	case ND_TANH: return tanh(v);
+	case ND_CLIP: return v < f.s2 ? f.s2 : v > f.s3 ? f.s3 : v;
+	case ND_HARD_SWISH: return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
+	case ND_AFFINE: return f.s0 * v + f.s1;
+	case ND_HARD_SIGMOID:
+		h = f.s0 * v + f.s1;
+		return h < 0 ? 0.0f : h > 1 ? 1.0f : h;
+	case ND_ERF: return erf(v);
+	case ND_GELU: return 0.5f * v * (1.0f + erf(v * M_SQRT1_2_F));
+	case ND_EXP: return exp(v);
+	case ND_LOG: return log(v);
+	case ND_SQRT: return sqrt(v);
+	case ND_RECIPROCAL: return 1.0f / v;
+	case ND_NEG: return -v;
+	case ND_ABS: return fabs(v);
+	case ND_SIGN: return v > 0 ? 1.0f : v < 0 ? -1.0f : v;
+	case ND_FLOOR: return floor(v);
+	case ND_CEIL: return ceil(v);
+	case ND_ROUND: return rint(v);
+	default: return NAN;	/* the checks let no other function here */
+	}
+}
+
+long nd_unary_i(int fn, long v, int2 ib)
+{
+	switch (fn) {
+	case ND_CLIP: return v < ib.s0 ? ib.s0 : v > ib.s1 ? ib.s1 : v;
+	case ND_RELU: return v > 0 ? v : 0;
+	case ND_NEG: return (long)(0 - (ulong)v);
+	case ND_ABS: return v < 0 ? (long)(0 - (ulong)v) : v;
+	case ND_SIGN: return (v > 0) - (v < 0);
+	case ND_NOT: return !v;
+	default: return v;
+	}
+}
+
+/* ONNX's Cast as the reference does it: a float truncated and saturated, NaN 0. */
+void nd_cast(global const uchar *x, global uchar *y, int dt, int odt, size_t i)
+{
+	if (odt == 3) {
+		((global float *)y)[i] = dt == 3 ? ((global const float *)x)[i] :
+				      convert_float(nd_ldi(x, dt, i));
+	} else if (dt != 3) {
+		nd_sti(y, odt, i, nd_ldi(x, dt, i));
+	} else {
+		float v = ((global const float *)x)[i];
+		long r = convert_long_sat_rtz(v);
+
+		switch (odt) {
+		case 6: r = v != 0; break;
+		case 1: r = clamp(r, -128L, 127L); break;
+		case 4: r = clamp(r, 0L, 255L); break;
+		case 2: r = clamp(r, (long)INT_MIN, (long)INT_MAX); break;
+		}
+		nd_sti(y, odt, i, isnan(v) && odt != 6 ? 0 : r);
+	}
+}
+
+kernel void nd_unary(global const uchar *x, global uchar *y, int fn, int dt, int odt, float4 f,
+		     int2 ib, ulong count)
 {
 	if (get_global_id(0) >= count)
 		return;
 	size_t i = get_global_id(0);
 
-	if (fn == 11) {
+	if (fn == ND_FLIP128)
 		y[i] = x[i] ^ 0x80;
-	} else if (dt == 3) {
-		float v = ((global const float *)x)[i], r;
+	else if (fn == ND_CAST)
+		nd_cast(x, y, dt, odt, i);
+	else if (dt == 3)
+		((global float *)y)[i] = nd_unary_f(fn, ((global const float *)x)[i], f);
+	else
+		nd_sti(y, dt, i, nd_unary_i(fn, nd_ldi(x, dt, i), ib));
+}
+
+/* Element @o of dims @d broadcast from an operand of dims @od (1: broadcast). */
+size_t nd_bcast_at(size_t o, uint rank, const uint *out, const uint *d)
+{
+	size_t off = 0, s = 1;
+
+	for (int i = (int)rank - 1; i >= 0; i--) {
+		size_t k = o % out[i];
+
+		o /= out[i];
+		off += (d[i] == 1 ? 0 : k) * s;
+		s *= d[i];
+	}
+	return off;
+}
+
+void nd_copy_elem(global uchar *y, size_t yi, global const uchar *x, size_t xi, uint es)
+{
+	for (uint b = 0; b < es; b++)
+		y[yi * es + b] = x[xi * es + b];
+}
+
+/* es: the element size; y = cond ? a : b */
+kernel void nd_where(global const uchar *c, global const uchar *a, global const uchar *b,
+		     global uchar *y, uint8 odv, uint8 cdv, uint8 adv, uint8 bdv, uint rank,
+		     uint es, ulong count)
+{
+	if (get_global_id(0) >= count)
+		return;
+	uint od[8] = UNPACK8(odv), cd[8] = UNPACK8(cdv), ad[8] = UNPACK8(adv), bd[8] = UNPACK8(bdv);
+	size_t o = get_global_id(0);
+
+	if (c[nd_bcast_at(o, rank, od, cd)])
+		nd_copy_elem(y, o, a, nd_bcast_at(o, rank, od, ad), es);
+	else
+		nd_copy_elem(y, o, b, nd_bcast_at(o, rank, od, bd), es);
+}
+
+/* y[o] = x[off + sum(index[d] * st[d])], y packed over dims (rank <= 16) */
+kernel void nd_copy(global const uchar *x, global uchar *y, uint16 dv, long16 sv, long off,
+		    uint rank, uint es, ulong count)
+{
+	if (get_global_id(0) >= count)
+		return;
+	uint d[16] = UNPACK16(dv);
+	long st[16] = UNPACK16(sv), src = off;
+	size_t o = get_global_id(0), r = o;
+
+	for (int i = (int)rank - 1; i >= 0; i--) {
+		src += (long)(r % d[i]) * st[i];
+		r /= d[i];
+	}
+	nd_copy_elem(y, o, x, (size_t)src, es);
+}
+
+long nd_index(global const uchar *idx, int idt, size_t i, ulong n)
+{
+	long j = nd_ldi(idx, idt, i);
+
+	j += j < 0 ? (long)n : 0;
+	return j >= 0 && (ulong)j < n ? j : -1;
+}
+
+/*
+ * g: elements, idt, es, rank, ax; s: outer, axis, inner, nidx;
+ * xd, id: GatherElements' dims. One work-item per output element.
+ */
+kernel void nd_gather(global const uchar *x, global const uchar *idx, global uchar *y, uint8 gv,
+		      ulong4 s, uint8 xdv, uint8 idv, ulong count)
+{
+	if (get_global_id(0) >= count)
+		return;
+	uint g[8] = UNPACK8(gv), xd[8] = UNPACK8(xdv), id[8] = UNPACK8(idv);
+	size_t e = get_global_id(0), src = 0;
+	long j;
+
+	if (!g[0]) {
+		size_t inner = s.s2, i = (e / inner) % s.s3, outer = e / inner / s.s3;
+
+		j = nd_index(idx, (int)g[1], i, s.s1);
+		src = (outer * s.s1 + (size_t)(j < 0 ? 0 : j)) * inner + e % inner;
+	} else {
+		size_t r = e, st = 1;
+
+		j = nd_index(idx, (int)g[1], e, xd[g[4]]);
+		for (int d = (int)g[3] - 1; d >= 0; d--) {
+			size_t k = r % id[d];
+
+			r /= id[d];
+			src += (d == (int)g[4] ? (size_t)(j < 0 ? 0 : j) : k) * st;
+			st *= xd[d];
+		}
+	}
+	if (j < 0)
+		for (uint b = 0; b < g[2]; b++)
+			y[e * g[2] + b] = 0;
+	else
+		nd_copy_elem(y, e, x, src, g[2]);
+}
+
+/*
+ * g: fn, dtype, rank, mask, select_last; in: the input's dims. One
+ * work-item per output element, reducing in the reference's order.
+ */
+kernel void nd_reduce(global const uchar *x, global uchar *y, uint8 gv, uint8 inv, ulong count)
+{
+	if (get_global_id(0) >= count)
+		return;
+	uint g[8] = UNPACK8(gv), in[8] = UNPACK8(inv), sz[8];
+	size_t st[8], base = 0, s = 1, o = get_global_id(0), nred = 1, best_at = 0;
+	int fn = (int)g[0], dt = (int)g[1], k = 0, f32 = dt == 3;
+	int maxf = fn == ND_R_MAX || fn == ND_R_ARGMAX;
+	float acc = fn == ND_R_PROD ? 1.0f : 0.0f, best = 0.0f;
+	long iacc = fn == ND_R_PROD ? 1 : 0, ibest = 0;
+
+	for (int d = (int)g[2] - 1; d >= 0; d--) {
+		if (g[3] >> d & 1) {
+			st[k] = s;
+			sz[k++] = in[d];
+			nred *= in[d];
+		} else {
+			base += (o % in[d]) * s;
+			o /= in[d];
+		}
+		s *= in[d];
+	}
+	for (size_t r = 0; r < nred; r++) {
+		size_t at = base, q = r;
+
+		for (int i = 0; i < k; i++) {
+			at += (q % sz[i]) * st[i];
+			q /= sz[i];
+		}
+		float v = nd_ldf(x, dt, at);
+		long iv = nd_ldi(x, dt, at);
 
 		switch (fn) {
-		case 4: r = v > 0 ? v : 0.0f; break;
-		case 5: r = v >= 0 ? v : f.s0 * v; break;
-		case 6: r = 1.0f / (1.0f + exp(-v)); break;
-		case 7: r = tanh(v); break;
-		case 8: r = v < f.s2 ? f.s2 : v > f.s3 ? f.s3 : v; break;
-		case 9: r = v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f); break;
-		default: r = f.s0 * v + f.s1; break;
-		}
-		((global float *)y)[i] = r;
-	} else {
-		long v = nd_ldi(x, dt, i);
+		case ND_R_SUM: case ND_R_MEAN:
+			acc += v;
+			iacc = (long)((ulong)iacc + (ulong)iv);
+			break;
+		case ND_R_PROD:
+			acc *= v;
+			iacc = (long)((ulong)iacc * (ulong)iv);
+			break;
+		case ND_R_SUM_SQUARE: case ND_R_L2:
+			acc += v * v;
+			iacc = (long)((ulong)iacc + (ulong)iv * (ulong)iv);
+			break;
+		case ND_R_L1:
+			acc += fabs(v);
+			iacc = (long)((ulong)iacc + (ulong)(iv < 0 ? -iv : iv));
+			break;
+		case ND_R_LOG_SUM: acc += v; break;
+		case ND_R_LOG_SUM_EXP: acc += exp(v); break;
+		default: {
+			int better;
 
-		if (fn == 8)
-			v = v < ib.s0 ? ib.s0 : v > ib.s1 ? ib.s1 : v;
-		else if (fn == 4)
-			v = v > 0 ? v : 0;
-		nd_sti(y, dt, i, v);
+			if (!r)
+				better = 1;
+			else if (!f32)
+				better = maxf ? iv > ibest || (g[4] && iv == ibest) :
+						iv < ibest || (g[4] && iv == ibest);
+			else if (isnan(v) || isnan(best))
+				better = !isnan(best);
+			else
+				better = maxf ? v > best || (g[4] && v == best) :
+						v < best || (g[4] && v == best);
+			if (better) {
+				best = v;
+				ibest = iv;
+				best_at = r;
+			}
+		}
+		}
 	}
+	o = get_global_id(0);
+	switch (fn) {
+	case ND_R_ARGMAX: case ND_R_ARGMIN:
+		((global long *)y)[o] = (long)best_at;
+		return;
+	case ND_R_MAX: case ND_R_MIN:
+		if (f32)
+			((global float *)y)[o] = best;
+		else
+			nd_sti(y, dt, o, ibest);
+		return;
+	case ND_R_MEAN:
+		acc /= (float)nred;
+		iacc /= (long)nred;
+		break;
+	case ND_R_L2: acc = sqrt(acc); iacc = (long)sqrt((float)iacc); break;
+	case ND_R_LOG_SUM: case ND_R_LOG_SUM_EXP: acc = log(acc); iacc = (long)acc; break;
+	}
+	if (f32)
+		((global float *)y)[o] = acc;
+	else
+		nd_sti(y, dt, o, iacc);
 }
 
 /*

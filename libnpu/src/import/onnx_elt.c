@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: MIT
+/*
+ * onnx_elt.c - ONNX's elementwise ops: arithmetic, comparisons and logic
+ * with numpy's broadcasting (variadic Max, Min, Sum and Mean as chains of
+ * two-input nodes), the unary functions, Cast and Where. Each is one
+ * N-dimensional node (ref/ref_nd.h) with its dtypes checked here; an
+ * exponent or operand of another type is cast first, as ONNX's Pow allows.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "import/onnx.h"
+
+#define N	(o->node)
+
+/* ---- broadcasting ---------------------------------------------------------------- */
+
+int onnx_broadcast(struct onnx *o, const struct oval *a, const struct oval *b, uint32_t *rank,
+		   uint32_t *ad, uint32_t *bd, uint32_t *out)
+{
+	uint32_t r = a->rank > b->rank ? a->rank : b->rank;
+
+	for (uint32_t i = 0; i < r; i++) {
+		uint32_t x = i < r - a->rank ? 1 : a->dims[i - (r - a->rank)];
+		uint32_t y = i < r - b->rank ? 1 : b->dims[i - (r - b->rank)];
+
+		if (x != y && x != 1 && y != 1)
+			return onnx_fail(o, NPU_EINVAL, "shapes of '%s' and '%s' do not broadcast "
+					 "(dim %u: %u and %u)", a->name, b->name, i, x, y);
+		ad[i] = x;
+		bd[i] = y;
+		out[i] = x > y ? x : y;
+	}
+	*rank = r;
+	return 0;
+}
+
+/*
+ * A value made inside one node's import (a cast operand, a chain's partial
+ * result): it has a tensor and a shape, and no name in the model.
+ */
+static void temp_val(struct oval *v, int id, enum npu_dtype dt, uint32_t rank,
+		     const uint32_t *dims)
+{
+	memset(v, 0, sizeof(*v));
+	v->name = (char *)"(intermediate)";
+	v->id = id;
+	v->dt = dt;
+	v->rank = rank;
+	v->count = 1;
+	v->input = -1;
+	v->i8 = -1;
+	for (uint32_t i = 0; i < rank; i++) {
+		v->dims[i] = dims[i];
+		v->count *= dims[i];
+	}
+}
+
+/* @x cast to @dt: *@out a value of the node's own. */
+static int cast_to(struct onnx *o, struct oval *x, enum npu_dtype dt, struct oval *out)
+{
+	struct ir_attrs at = { 0 };
+	int t = onnx_tensor(o, x), y;
+
+	if (t < 0)
+		return t;
+	y = onnx_temp(o, dt, x->rank, x->dims);
+	if (y < 0)
+		return y;
+	at.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = x->dt, .odtype = dt,
+				      .count = x->count ? x->count : 1 };
+	TRY(onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &at));
+	temp_val(out, y, dt, x->rank, x->dims);
+	return 0;
+}
+
+/*
+ * @fn of @a and @b (one dtype) into output 0, or with @res into a value
+ * of the node's own (a chain's partial result).
+ */
+static int binary_of(struct onnx *o, enum nd_fn fn, struct oval *a, struct oval *b,
+		     struct oval *res)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_binary *p = &at.nd.bin;
+	enum npu_dtype odt;
+	int t[2], y;
+
+	if (a->dt != b->dt)
+		return onnx_fail(o, NPU_EINVAL, "inputs of %s and %s", onnx_dtype_name(a->dt),
+				 onnx_dtype_name(b->dt));
+	TRY(onnx_broadcast(o, a, b, &p->rank, p->a, p->b, p->out));
+	p->fn = fn;
+	p->dtype = a->dt;
+	odt = (enum npu_dtype)nd_binary_out_dt(fn, a->dt);
+	y = res ? onnx_temp(o, odt, p->rank, p->out) : onnx_output(o, 0, odt, p->rank, p->out);
+	if (res && y >= 0)
+		temp_val(res, y, odt, p->rank, p->out);
+	if (!p->rank) {		/* scalars: one element */
+		p->rank = 1;
+		p->a[0] = p->b[0] = p->out[0] = 1;
+	}
+	t[0] = onnx_tensor(o, a);
+	t[1] = t[0] < 0 ? t[0] : onnx_tensor(o, b);
+	if (y < 0 || t[0] < 0 || t[1] < 0)
+		return y < 0 ? y : t[0] < 0 ? t[0] : t[1];
+	return onnx_node(o, IR_ND_BINARY, t, 2, &y, 1, &at);
+}
+
+static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
+{
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1);
+
+	if (!a || !b)
+		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
+	if (fn == ND_ADD || fn == ND_MUL) {	/* DQ -> Add / Mul -> Q: int8 */
+		int r = onnx_fold_eltwise(o, fn == ND_MUL);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
+	TRY(onnx_want_dt(o, a, dts, "input 0"));
+	return binary_of(o, fn, a, b, NULL);
+}
+
+#define NUM	(F32 | U8 | I8 | I32 | I64)
+#define INTS	(U8 | I8 | I32 | I64)
+#define BOOL	(1u << NPU_DT_BOOL)
+
+int onnx_op_add(struct onnx *o) { return binary(o, ND_ADD, NUM); }
+int onnx_op_sub(struct onnx *o) { return binary(o, ND_SUB, NUM); }
+int onnx_op_mul(struct onnx *o) { return binary(o, ND_MUL, NUM); }
+int onnx_op_div(struct onnx *o) { return binary(o, ND_DIV, NUM); }
+int onnx_op_equal(struct onnx *o) { return binary(o, ND_EQUAL, NUM | BOOL); }
+int onnx_op_less(struct onnx *o) { return binary(o, ND_LESS, NUM); }
+int onnx_op_greater(struct onnx *o) { return binary(o, ND_GREATER, NUM); }
+int onnx_op_less_equal(struct onnx *o) { return binary(o, ND_LESS_EQUAL, NUM); }
+int onnx_op_greater_equal(struct onnx *o) { return binary(o, ND_GREATER_EQUAL, NUM); }
+int onnx_op_and(struct onnx *o) { return binary(o, ND_AND, BOOL); }
+int onnx_op_or(struct onnx *o) { return binary(o, ND_OR, BOOL); }
+int onnx_op_xor(struct onnx *o) { return binary(o, ND_XOR, BOOL); }
+
+int onnx_op_mod(struct onnx *o)
+{
+	struct oval *a = onnx_in(o, 0);
+	int64_t fmod_;
+
+	TRY(onnx_attr_i(o, "fmod", 0, &fmod_));
+	if (a && a->dt == NPU_DT_FLOAT32 && !fmod_)
+		return onnx_fail(o, NPU_EINVAL, "Mod of floats needs fmod=1");
+	return binary(o, fmod_ ? ND_FMOD : ND_MOD, NUM);
+}
+
+/* Pow: an exponent of another numeric type is cast to the base's first. */
+int onnx_op_pow(struct onnx *o)
+{
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), cb;
+
+	if (!a || !b)
+		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
+	TRY(onnx_want_dt(o, a, F32 | I32 | I64, "the base"));
+	TRY(onnx_want_dt(o, b, NUM, "the exponent"));
+	if (b->dt != a->dt) {
+		TRY(cast_to(o, b, a->dt, &cb));
+		b = &cb;
+	}
+	return binary_of(o, ND_POW, a, b, NULL);
+}
+
+/* Max, Min, Sum and Mean of any number of inputs: a chain of two-input nodes. */
+static int variadic(struct onnx *o, enum nd_fn fn, unsigned int dts, int mean)
+{
+	struct oval acc, next, *a = onnx_in(o, 0);
+
+	if (!a || !N->n_input)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, a, dts, "input 0"));
+	for (uint32_t i = 1; i < N->n_input; i++)
+		if (!onnx_in(o, i))
+			return onnx_fail(o, NPU_EINVAL, "input %u is missing", i);
+	if (N->n_input == 1 && !mean)
+		return onnx_reshape_to(o, a->rank, a->dims);
+	for (uint32_t i = 1; i < N->n_input; i++) {
+		int last = i + 1 == N->n_input && !mean;
+
+		TRY(binary_of(o, fn, a, onnx_in(o, i), last ? NULL : &next));
+		acc = next;
+		a = &acc;
+	}
+	if (mean) {	/* the sum divided by the count, as onnxruntime's Mean */
+		float n = (float)N->n_input;
+		struct oval c;
+		int id = onnx_const(o, NPU_DT_FLOAT32, 1, &n);
+
+		if (id < 0)
+			return id;
+		temp_val(&c, id, NPU_DT_FLOAT32, 0, NULL);
+		return binary_of(o, ND_DIV, a, &c, NULL);
+	}
+	return 0;
+}
+
+int onnx_op_max(struct onnx *o) { return variadic(o, ND_MAX, NUM, 0); }
+int onnx_op_min(struct onnx *o) { return variadic(o, ND_MIN, NUM, 0); }
+int onnx_op_sum(struct onnx *o) { return variadic(o, ND_ADD, F32, 0); }
+int onnx_op_mean(struct onnx *o) { return variadic(o, ND_ADD, F32, 1); }
+
+/* ---- Where ---------------------------------------------------------------------- */
+
+int onnx_op_where(struct onnx *o)
+{
+	struct oval *c = onnx_in(o, 0), *a = onnx_in(o, 1), *b = onnx_in(o, 2);
+	struct ir_attrs at = { 0 };
+	struct nd_where *p = &at.nd.wh;
+	uint32_t r1, r2, t1[NPU_MAX_RANK], t2[NPU_MAX_RANK], ab[NPU_MAX_RANK];
+	struct oval abv;
+	int t[3], y;
+
+	if (!c || !a || !b)
+		return onnx_fail(o, NPU_EINVAL, "three inputs are needed");
+	TRY(onnx_want_dt(o, c, BOOL, "the condition"));
+	if (a->dt != b->dt)
+		return onnx_fail(o, NPU_EINVAL, "inputs of %s and %s", onnx_dtype_name(a->dt),
+				 onnx_dtype_name(b->dt));
+	/* the three shapes broadcast together: a with b, then with the condition */
+	TRY(onnx_broadcast(o, a, b, &r1, t1, t2, ab));
+	temp_val(&abv, -1, a->dt, r1, ab);
+	abv.name = a->name;
+	TRY(onnx_broadcast(o, c, &abv, &r2, p->c, t1, p->out));
+	p->rank = r2;
+	p->dtype = a->dt;
+	for (uint32_t i = 0; i < r2; i++) {
+		p->a[i] = i < r2 - a->rank ? 1 : a->dims[i - (r2 - a->rank)];
+		p->b[i] = i < r2 - b->rank ? 1 : b->dims[i - (r2 - b->rank)];
+	}
+	y = onnx_output(o, 0, a->dt, r2, p->out);
+	if (!p->rank) {
+		p->rank = 1;
+		p->a[0] = p->b[0] = p->c[0] = p->out[0] = 1;
+	}
+	for (int i = 0; i < 3 && y >= 0; i++) {
+		t[i] = onnx_in_t(o, (uint32_t)i);
+		if (t[i] < 0)
+			return t[i];
+	}
+	return y < 0 ? y : onnx_node(o, IR_ND_WHERE, t, 3, &y, 1, &at);
+}
+
+/* ---- unary functions ------------------------------------------------------------- */
+
+/* A unary node from input @x into output @i (or tensor @y if >= 0). */
+static int unary_into(struct onnx *o, struct ir_attrs *at, int y)
+{
+	struct oval *x = onnx_in(o, 0);
+	struct nd_unary *p = &at->nd.un;
+	int t;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	p->dtype = x->dt;
+	p->count = x->count;
+	if (y < 0)
+		y = onnx_output(o, 0, x->dt, x->rank, x->dims);
+	t = onnx_in_t(o, 0);
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, at);
+}
+
+static int unary(struct onnx *o, enum nd_fn fn, float alpha)
+{
+	struct ir_attrs at = { 0 };
+	struct oval *x = onnx_in(o, 0);
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, F32, "the input"));
+	at.nd.un.fn = fn;
+	at.nd.un.alpha = alpha;
+	return unary_into(o, &at, -1);
+}
+
+int onnx_op_relu(struct onnx *o)
+{
+	int r = onnx_layer_relu(o);	/* fp32: the NPU's relu */
+
+	return r ? (r < 0 ? r : 0) : unary(o, ND_RELU, 0);
+}
+
+int onnx_op_sigmoid(struct onnx *o) { return unary(o, ND_SIGMOID, 0); }
+int onnx_op_tanh(struct onnx *o) { return unary(o, ND_TANH, 0); }
+int onnx_op_hardswish(struct onnx *o) { return unary(o, ND_HARD_SWISH, 0); }
+
+int onnx_op_leakyrelu(struct onnx *o)
+{
+	float alpha;
+
+	TRY(onnx_attr_f(o, "alpha", 0.01f, &alpha));
+	return unary(o, ND_LEAKY_RELU, alpha);
+}
+
+int onnx_op_clip(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *b;
+	struct ir_attrs at = { 0 };
+	struct nd_unary *p = &at.nd.un;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
+	p->fn = ND_CLIP;
+	p->lo = -INFINITY;
+	p->hi = INFINITY;
+	p->ilo = x->dt == NPU_DT_INT8 ? -128 : x->dt == NPU_DT_UINT8 ? 0 : INT32_MIN;
+	p->ihi = x->dt == NPU_DT_INT8 ? 127 : x->dt == NPU_DT_UINT8 ? 255 : INT32_MAX;
+	if (o->opset < 11) {
+		TRY(onnx_attr_f(o, "min", -INFINITY, &p->lo));
+		TRY(onnx_attr_f(o, "max", INFINITY, &p->hi));
+	}
+	for (uint32_t i = 1; i <= 2 && o->opset >= 11; i++) {
+		if (!onnx_has_in(o, i))
+			continue;
+		TRY(onnx_in_static(o, i, i == 1 ? "min" : "max", &b));
+		if (b->dt != x->dt || b->count != 1)
+			return onnx_fail(o, NPU_EINVAL, "Clip's %s must be a scalar of the input's "
+					 "type", i == 1 ? "min" : "max");
+		if (x->dt == NPU_DT_FLOAT32)
+			*(i == 1 ? &p->lo : &p->hi) = (float)onnx_get_f(b, 0);
+		else
+			*(i == 1 ? &p->ilo : &p->ihi) = (int32_t)onnx_get_i(b, 0);
+	}
+	/* min > max: every value becomes max, as numpy.clip does. */
+	if (x->dt == NPU_DT_FLOAT32 && p->lo > p->hi)
+		p->lo = p->hi;
+	if (x->dt != NPU_DT_FLOAT32 && p->ilo > p->ihi)
+		p->ilo = p->ihi;
+	if (isnan(p->lo) || isnan(p->hi))
+		return onnx_fail(o, NPU_EINVAL, "Clip's bounds are NaN");
+	return unary_into(o, &at, -1);
+}
+
+
+int onnx_op_erf(struct onnx *o) { return unary(o, ND_ERF, 0); }
+int onnx_op_exp(struct onnx *o) { return unary(o, ND_EXP, 0); }
+int onnx_op_log(struct onnx *o) { return unary(o, ND_LOG, 0); }
+int onnx_op_sqrt(struct onnx *o) { return unary(o, ND_SQRT, 0); }
+int onnx_op_reciprocal(struct onnx *o) { return unary(o, ND_RECIPROCAL, 0); }
+int onnx_op_floor(struct onnx *o) { return unary(o, ND_FLOOR, 0); }
+int onnx_op_ceil(struct onnx *o) { return unary(o, ND_CEIL, 0); }
+int onnx_op_round(struct onnx *o) { return unary(o, ND_ROUND, 0); }
+
+/* Neg, Abs and Sign: floats and signed or unsigned integers. */
+static int unary_num(struct onnx *o, enum nd_fn fn, unsigned int dts)
+{
+	struct ir_attrs at = { 0 };
+	struct oval *x = onnx_in(o, 0);
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, dts, "the input"));
+	at.nd.un.fn = fn;
+	return unary_into(o, &at, -1);
+}
+
+int onnx_op_neg(struct onnx *o) { return unary_num(o, ND_NEG, F32 | I8 | I32 | I64); }
+int onnx_op_abs(struct onnx *o) { return unary_num(o, ND_ABS, NUM); }
+int onnx_op_sign(struct onnx *o) { return unary_num(o, ND_SIGN, NUM); }
+int onnx_op_not(struct onnx *o) { return unary_num(o, ND_NOT, BOOL); }
+
+int onnx_op_hardsigmoid(struct onnx *o)
+{
+	struct ir_attrs at = { 0 };
+	struct oval *x = onnx_in(o, 0);
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, F32, "the input"));
+	at.nd.un.fn = ND_HARD_SIGMOID;
+	TRY(onnx_attr_f(o, "alpha", 0.2f, &at.nd.un.alpha));
+	TRY(onnx_attr_f(o, "beta", 0.5f, &at.nd.un.beta));
+	return unary_into(o, &at, -1);
+}
+
+/* ONNX's type numbers to libnpu's, for Cast's 'to' (0: one libnpu has not). */
+static enum npu_dtype onnx_type(int64_t t)
+{
+	switch (t) {
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return NPU_DT_FLOAT32;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: return NPU_DT_UINT8;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: return NPU_DT_INT8;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return NPU_DT_INT32;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return NPU_DT_INT64;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return NPU_DT_BOOL;
+	default: return 0;
+	}
+}
+
+int onnx_op_cast(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0);
+	struct ir_attrs at = { 0 };
+	enum npu_dtype dt;
+	int64_t to;
+	int t, y;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_attr_i(o, "to", -1, &to));
+	dt = onnx_type(to);
+	if (!dt)
+		return onnx_fail(o, NPU_ENOTSUP, "a cast to ONNX type %lld (float, uint8, int8, "
+				 "int32, int64 and bool are supported)", (long long)to);
+	if (dt == x->dt)
+		return onnx_reshape_to(o, x->rank, x->dims);
+	at.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = x->dt, .odtype = dt,
+				      .count = x->count ? x->count : 1 };
+	y = onnx_output(o, 0, dt, x->rank, x->dims);
+	t = y < 0 ? y : onnx_in_t(o, 0);
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &at);
+}
