@@ -75,6 +75,7 @@ LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
 
 .PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples check fuzz soak \
+	check-models \
 	docs \
 	check-debug debug-kernel coverage demo bench clean
 
@@ -358,6 +359,14 @@ $(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests
 
 check: all
 	@scripts/run-checks $(TESTS)
+
+# The whole model zoo (tests/models): each network against onnxruntime on
+# the host (cpu, opencl), then on the NPU in the guest.
+check-models: all
+	@tests/models/zoo.sh
+	@NPU_VM_MEM=2048 scripts/npu-vm -- sh -c "scripts/npu-load >/dev/null && \
+		NPU_OPENCL_LIB=/nonexistent /usr/bin/python3 tests/models/check.py --backend npu \
+		--runs 1 $${NPU_ZOO:-$${NPU_CACHE:-$$HOME/.cache/npu}/models}/*/"
 
 # The documentation as HTML (Debian's python3-sphinx), every warning an error.
 docs:

@@ -112,8 +112,8 @@ static void free_arrays(struct npu_array *a, int n)
 static int run_set(const char *model, const char *set, char *why, size_t len)
 {
 	struct npu_array in[MAX_IO], want[MAX_IO], *out = NULL;
-	const void *bound[MAX_IO];
-	void *outp[MAX_IO];
+	const void **bound = NULL;
+	void **outp = NULL;
 	struct tool_model m;
 	unsigned int nout = 0;
 	int nin, nwant, err, ret = 1;
@@ -132,15 +132,13 @@ static int run_set(const char *model, const char *set, char *why, size_t len)
 		free_arrays(want, nwant);
 		return err == NPU_ENOTSUP ? 2 : 1;
 	}
-	if (tool_bind(&m, in, (unsigned int)nin, bound, why, len) ||
-	    tool_outputs(&m, &out, &nout))
+	if (tool_bind(&m, in, (unsigned int)nin, &bound, why, len) ||
+	    tool_outputs(&m, &out, &outp, &nout))
 		goto done;
 	if ((int)nout != nwant) {
 		snprintf(why, len, "%u outputs, %d expected", nout, nwant);
 		goto done;
 	}
-	for (unsigned int i = 0; i < nout; i++)
-		outp[i] = out[i].data;
 	err = npu_plan_execute(m.plan, bound, outp);
 	if (err) {
 		snprintf(why, len, "run: %s", npu_plan_error(m.plan));
@@ -160,6 +158,8 @@ done:
 	for (unsigned int i = 0; out && i < nout; i++)
 		npu_array_free(&out[i]);
 	free(out);
+	free(outp);
+	free(bound);
 	tool_unload(&m);
 	free_arrays(in, nin);
 	free_arrays(want, nwant);

@@ -78,8 +78,8 @@ static void summary(const struct tool_model *m)
 int main(int argc, char **argv)
 {
 	struct npu_array in[MAX_IO], *out = NULL;
-	const void *bound[MAX_IO];
-	void *outp[MAX_IO];
+	const void **bound = NULL;
+	void **outp = NULL;
 	const char *model = NULL, *outdir = NULL;
 	enum npu_backend backend = NPU_BACKEND_AUTO;
 	int strict = 0, report = 0, iterations = 10, nin = 0, err;
@@ -145,13 +145,14 @@ int main(int argc, char **argv)
 		printf("%s", npu_plan_report(m.plan));
 	else
 		summary(&m);
-	if (tool_bind(&m, in, (unsigned int)nin, bound, why, sizeof(why)) ||
-	    tool_outputs(&m, &out, &nout)) {
+	if (tool_bind(&m, in, (unsigned int)nin, &bound, why, sizeof(why))) {
 		fprintf(stderr, "npu-run: %s\n", why);
 		return 1;
 	}
-	for (unsigned int i = 0; i < nout; i++)
-		outp[i] = out[i].data;
+	if (tool_outputs(&m, &out, &outp, &nout)) {
+		fprintf(stderr, "npu-run: %s\n", npu_last_error());
+		return 1;
+	}
 	lat = calloc((size_t)iterations, sizeof(double));
 	if (!lat)
 		return 1;
@@ -194,6 +195,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nin; i++)
 		npu_array_free(&in[i]);
 	free(out);
+	free(outp);
+	free(bound);
 	free(lat);
 	tool_unload(&m);
 	return 0;

@@ -68,10 +68,16 @@ void tool_unload(struct tool_model *m)
 }
 
 int tool_bind(struct tool_model *m, const struct npu_array *in, unsigned int nin,
-	      const void **bound, char *why, size_t len)
+	      const void ***boundp, char *why, size_t len)
 {
 	int n = npu_graph_io_count(m->g, 0);
+	const void **bound = calloc((size_t)n + 1, sizeof(*bound));
 
+	*boundp = bound;
+	if (!bound) {
+		snprintf(why, len, "out of memory");
+		return NPU_ENOMEM;
+	}
 	for (int i = 0; i < n; i++) {
 		struct npu_array want;
 		const struct npu_array *a = NULL;
@@ -109,12 +115,14 @@ int tool_bind(struct tool_model *m, const struct npu_array *in, unsigned int nin
 	return 0;
 }
 
-int tool_outputs(struct tool_model *m, struct npu_array **out, unsigned int *nout)
+int tool_outputs(struct tool_model *m, struct npu_array **out, void ***ptrs, unsigned int *nout)
 {
 	int n = npu_graph_io_count(m->g, 1);
 
+	*nout = 0;
 	*out = calloc(n > 0 ? (size_t)n : 1, sizeof(**out));
-	if (!*out)
+	*ptrs = calloc(n > 0 ? (size_t)n : 1, sizeof(**ptrs));
+	if (!*out || !*ptrs)
 		return NPU_ENOMEM;
 	*nout = (unsigned int)n;
 	for (int i = 0; i < n; i++) {
@@ -122,6 +130,7 @@ int tool_outputs(struct tool_model *m, struct npu_array **out, unsigned int *nou
 
 		if (err)
 			return err;
+		(*ptrs)[i] = (*out)[i].data;
 	}
 	return 0;
 }

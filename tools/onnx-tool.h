@@ -29,14 +29,18 @@ int tool_load(struct tool_model *m, const char *path, const struct npu_array *fi
 void tool_unload(struct tool_model *m);
 
 /*
- * Run the plan once with the arrays @in (@nin of them, bound to the
- * graph's inputs by name, or by position when an array has no name) into
- * @out (npu_graph_io_array shapes, one per output, allocated here). 0, or
- * an error with the message in @why.
+ * Bind the arrays @in (@nin of them) to the graph's inputs, by name, or by
+ * position when an array has no name: *@bound, one pointer per input of
+ * the graph however many it has (allocated here, free() it). 0, or an
+ * error with the message in @why.
  */
 int tool_bind(struct tool_model *m, const struct npu_array *in, unsigned int nin,
-	      const void **bound, char *why, size_t len);
-int tool_outputs(struct tool_model *m, struct npu_array **out, unsigned int *nout);
+	      const void ***bound, char *why, size_t len);
+/*
+ * The graph's outputs: *@out (npu_graph_io_array shapes, one per output)
+ * and *@ptrs their data pointers, both allocated here, however many there are.
+ */
+int tool_outputs(struct tool_model *m, struct npu_array **out, void ***ptrs, unsigned int *nout);
 
 /*
  * Whether @got matches @want: same dtype and shape, integers exactly,

@@ -167,6 +167,11 @@ onnx_on_npu() { # [cases]: only test_onnx's cases (the edge profile)
 	[ "${1:-}" = cases ] ||
 		tap onnx "test_fp32_cnn: its fp32 convolutions, pooling and dense layer run on the NPU" \
 			fp32_layers_on_npu $cases/test_fp32_cnn
+	# the zoo's networks make check runs (the host made them and onnxruntime's outputs)
+	[ "${1:-}" = cases ] || [ -z "${NPU_ZOO_CHECK:-}" ] ||
+		tap_run models_npu env NPU_OPENCL_LIB=/nonexistent /usr/bin/python3 \
+			tests/models/check.py --tap --backend npu --runs 1 \
+			$(for n in $NPU_ZOO_CHECK; do echo "$NPU_ZOO/$n"; done)
 }
 
 # make fuzz: a million random ioctls (a new seed each run, printed).

@@ -1282,6 +1282,12 @@ static int op_qlinearmatmul(struct onnx *o)
 	TRY(onnx_in_static(o, 1, "a_scale", &as));
 	TRY(onnx_in_static(o, 4, "b_scale", &bs));
 	TRY(onnx_in_static(o, 6, "y_scale", &ys));
+	/* read as floats below and by the fold: anything else would be read past */
+	TRY(onnx_want_dt(o, as, F32, "a_scale"));
+	TRY(onnx_want_dt(o, bs, F32, "b_scale"));
+	TRY(onnx_want_dt(o, ys, F32, "y_scale"));
+	if (as->count != 1 || ys->count != 1)
+		return onnx_fail(o, NPU_EINVAL, "a_scale and y_scale must be scalars");
 	az = onnx_in(o, 2);
 	bz = onnx_in(o, 5);
 	yz = onnx_in(o, 7);

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""check.py [--backend B]... [--runs N] [--tap] CASE... - the zoo's networks
+through npu-run, compared with onnxruntime's outputs (ort-run.js wrote them
+as test_data_set_0/output_N.pb). Per network and backend it prints: pass or
+FAIL, the largest difference (relative to the largest expected value for
+fp32; in output steps for a network whose output is dequantized int8),
+whether the top-1 class agrees, the median latency (and onnxruntime's on
+the same host), and how many ops each backend ran.
+
+The bar (the issue's): fp32 within 1e-3 of onnxruntime relative to the
+largest value; int8 within 2 output steps; top-1 unchanged. With --tap the
+rows are TAP lines, for make check; the exit status says whether all passed.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def output_step(model):
+    """The scale of the DequantizeLinear that writes output 0, or None (fp32)."""
+    out = model.graph.output[0].name
+    inits = {t.name: t for t in model.graph.initializer}
+    consts = {n.output[0]: n for n in model.graph.node if n.op_type == "Constant"}
+    for n in model.graph.node:
+        if out in n.output and n.op_type == "DequantizeLinear":
+            s = n.input[1]
+            if s in inits:
+                return float(numpy_helper.to_array(inits[s]).max())
+            if s in consts:
+                return float(numpy_helper.to_array(consts[s].attribute[0].t).max())
+    return None
+
+
+def run(case, backend, runs, tool):
+    model = os.path.join(case, "model.onnx")
+    inputs = sorted(f for f in os.listdir(os.path.join(case, "test_data_set_0"))
+                    if f.startswith("input_"))
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [tool, model, "--backend", backend, "--report", "--iterations", str(runs),
+               "--output-dir", tmp]
+        for f in inputs:
+            cmd += ["--input", os.path.join(case, "test_data_set_0", f)]
+        env = dict(os.environ)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if p.returncode:
+            return None, (p.stderr.strip() or p.stdout.strip()).splitlines()[-1:], p.stdout
+        outs = []
+        for i in range(64):
+            path = os.path.join(tmp, "output_%d.pb" % i)
+            if not os.path.exists(path):
+                break
+            outs.append(numpy_helper.to_array(onnx.load_tensor(path)))
+        return outs, None, p.stdout
+
+
+def compare(got, case, step):
+    worst, top1 = 0.0, True
+    for i, g in enumerate(got):
+        path = os.path.join(case, "test_data_set_0", "output_%d.pb" % i)
+        w = numpy_helper.to_array(onnx.load_tensor(path))
+        if g.shape != w.shape:
+            return None, False, "output %d: shape %s, expected %s" % (i, g.shape, w.shape)
+        d = np.abs(g.astype(np.float64) - w.astype(np.float64)).max() if g.size else 0.0
+        if step:
+            d /= step
+        else:
+            d /= max(np.abs(w.astype(np.float64)).max(), 1e-30)
+        worst = max(worst, float(d))
+        if i == 0 and w.ndim >= 1 and w.size > 1:
+            top1 = bool((g.reshape(-1, w.shape[-1]).argmax(1) ==
+                         w.reshape(-1, w.shape[-1]).argmax(1)).all())
+    return worst, top1, None
+
+
+def placement(report):
+    """Ops per backend, from the report's summary line (or its per-op lines)."""
+    m = re.search(r"^ops per backend: (.*)$", report, re.M)
+    if m:
+        return m.group(1)
+    counts = {}
+    for line in report.splitlines():
+        f = re.match(r"\s*\d+ .*?\s(npu|opencl|cpu|none)\s+\(", line)
+        if f and f.group(1) != "none":
+            counts[f.group(1)] = counts.get(f.group(1), 0) + 1
+    return " ".join("%s %d" % kv for kv in sorted(counts.items()))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--backend", action="append")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--tap", action="store_true")
+    ap.add_argument("--npu-run", default=os.path.join(REPO, "build/tools/npu-run"))
+    ap.add_argument("cases", nargs="+")
+    args = ap.parse_args()
+    backends = args.backend or ["cpu", "opencl"]
+    n = failed = 0
+    if not args.tap:
+        print("%-26s %-7s %-5s %-12s %-5s %11s %11s  %s" % (
+            "network", "backend", "", "max diff", "top-1", "latency ms", "ort ms", "ops per backend"))
+    for case in args.cases:
+        name = os.path.basename(case.rstrip("/"))
+        if not os.path.exists(os.path.join(case, "test_data_set_0", "output_0.pb")):
+            print("%s: no expected outputs (ort-run.js makes them)" % name, file=sys.stderr)
+            n += 1
+            failed += 1
+            if args.tap:
+                print("not ok %d - %s: no expected outputs" % (n, name))
+            continue
+        step = output_step(onnx.load(os.path.join(case, "model.onnx"), load_external_data=False))
+        ort = ""
+        lat_file = os.path.join(case, "ort-latency-us")
+        if os.path.exists(lat_file):
+            ort = "%.2f" % (float(open(lat_file).read()) / 1000)
+        for b in backends:
+            n += 1
+            got, err, out = run(case, b, args.runs, args.npu_run)
+            if got is None:
+                ok, diff, top1, why = False, "-", "-", "; ".join(err)
+            else:
+                worst, top1, why = compare(got, case, step)
+                ok = why is None and top1 and (worst <= 2.0 + 1e-3 if step else worst <= 1e-3)
+                diff = "-" if worst is None else ("%.2f steps" % worst if step else
+                                                  "%.2e" % worst)
+                top1 = "yes" if top1 else "NO"
+            lat = re.search(r"latency: p50 ([0-9.]+) us", out or "")
+            lat = "%.2f" % (float(lat.group(1)) / 1000) if lat else "-"
+            ops = placement(out or "")
+            failed += not ok
+            if args.tap:
+                print("%s %d - %s on %s: %s, top-1 %s, %s ms (onnxruntime %s ms), %s%s" % (
+                    "ok" if ok else "not ok", n, name, b, diff, top1, lat, ort or "-", ops,
+                    "" if ok or not why else ": " + why))
+            else:
+                print("%-26s %-7s %-5s %-12s %-5s %11s %11s  %s%s" % (
+                    name, b, "pass" if ok else "FAIL", diff, top1, lat, ort or "-", ops,
+                    "" if ok or not why else "  (" + why + ")"))
+            sys.stdout.flush()
+    if args.tap:
+        print("1..%d" % n)
+    else:
+        print("%d passed, %d failed" % (n - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""gen.py [--out DIR] [--only NAME,...] - the model zoo: networks made with
+Debian's python3-torch and python3-torchvision (random weights, fixed
+seeds), exported by torch.onnx.export (opset 13) unchanged, each in ONNX's
+test-case layout: DIR/NAME/model.onnx and DIR/NAME/test_data_set_0/input_N.pb.
+The expected outputs are not made here: ort-run.js runs each model with
+onnxruntime (npm's onnxruntime-node), which shares no code with libnpu.
+
+int8 networks come two ways, as people make them:
+  - torch's own: torchvision's quantizable models, prepared, calibrated and
+    converted with the qnnpack engine, then exported (QDQ around torch's
+    quantized ops, Cast and ConstantOfShape around scales and zero points);
+  - quantize.py's static QDQ quantization of the fp32 export, written as
+    onnxruntime's quantize_static writes it, and its dynamic quantization
+    of transformers (DynamicQuantizeLinear -> MatMulInteger).
+A model already made is kept (the cache); delete its folder to remake it.
+"""
+import argparse
+import os
+import shutil
+import sys
+import warnings
+
+warnings.filterwarnings("ignore")
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torchvision  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+
+torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+tv = torchvision.models
+
+
+class Bert(torch.nn.Module):
+    """A BERT-style encoder: token and position embeddings, an attention
+    mask from the input (1 keep, 0 pad) as Hugging Face's models take it,
+    layer norm, GELU feed-forward, a classifier on the first token."""
+
+    def __init__(self, vocab=1000, seq=16, dim=64, heads=4, layers=2, classes=10):
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, dim)
+        self.pos = torch.nn.Embedding(seq, dim)
+        self.norm = torch.nn.LayerNorm(dim)
+        layer = torch.nn.TransformerEncoderLayer(dim, heads, 2 * dim, dropout=0.0,
+                                                 activation="gelu", batch_first=True)
+        self.enc = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.cls = torch.nn.Linear(dim, classes)
+
+    def forward(self, input_ids, attention_mask):
+        pos = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
+        x = self.norm(self.tok(input_ids) + self.pos(pos))
+        x = self.enc(x, src_key_padding_mask=attention_mask == 0)
+        return self.cls(x[:, 0])
+
+
+def vit():
+    return tv.vision_transformer.VisionTransformer(
+        image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
+        num_classes=10)
+
+
+def image(n=224):
+    return (torch.rand(1, 3, n, n) * 2 - 1,)
+
+
+def tokens():
+    g = torch.Generator().manual_seed(7)
+    ids = torch.randint(1, 1000, (1, 16), generator=g)
+    mask = torch.ones(1, 16, dtype=torch.int64)
+    mask[0, 12:] = 0          # the last four tokens are padding
+    return (ids, mask)
+
+
+# name: (constructor, inputs, input names)
+FP32 = {
+    "resnet50": (lambda: tv.resnet50(), image, ["input"]),
+    "mobilenet_v2": (lambda: tv.mobilenet_v2(), image, ["input"]),
+    "mobilenet_v3_small": (lambda: tv.mobilenet_v3_small(), image, ["input"]),
+    "efficientnet_b0": (lambda: tv.efficientnet_b0(), image, ["input"]),
+    "shufflenet_v2": (lambda: tv.shufflenet_v2_x1_0(), image, ["input"]),
+    "squeezenet": (lambda: tv.squeezenet1_1(), image, ["input"]),
+    "vit": (vit, lambda: image(32), ["input"]),
+    "bert": (Bert, tokens, ["input_ids", "attention_mask"]),
+}
+
+# torchvision's quantizable models, quantized by torch (qnnpack)
+TORCH_INT8 = {
+    "resnet18_int8_torch": lambda: tv.quantization.resnet18(quantize=False),
+    "mobilenet_v2_int8_torch": lambda: tv.quantization.mobilenet_v2(quantize=False),
+    "resnet50_int8_torch": lambda: tv.quantization.resnet50(quantize=False),
+    # (torch 1.13 cannot export its quantized ShuffleNetV2: chunk of a quantized tensor)
+}
+
+
+def save_case(folder, model_fn, inputs, names, dynamic=False):
+    case = os.path.join(folder, "test_data_set_0")
+    os.makedirs(case, exist_ok=True)
+    path = os.path.join(folder, "model.onnx")
+    # with gradients on, as a script exports: torch's fused attention (its
+    # inference fast path) has no ONNX form
+    model_fn(path)
+    for i, (name, x) in enumerate(zip(names, inputs)):
+        t = numpy_helper.from_array(x.numpy(), name)
+        with open(os.path.join(case, "input_%d.pb" % i), "wb") as f:
+            f.write(t.SerializeToString())
+
+
+def export(model, inputs, names):
+    def write(path):
+        torch.onnx.export(model, inputs, path, opset_version=13, input_names=names,
+                          output_names=["output"], do_constant_folding=True)
+    return write
+
+
+def make_fp32(name, out):
+    ctor, inp, names = FP32[name]
+    torch.manual_seed(0)
+    model = ctor().eval()
+    inputs = inp()
+    save_case(os.path.join(out, name), export(model, inputs, names), inputs, names)
+
+
+def make_torch_int8(name, out):
+    torch.manual_seed(0)
+    torch.backends.quantized.engine = "qnnpack"
+    model = TORCH_INT8[name]().eval()
+    model.fuse_model()
+    model.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
+    torch.ao.quantization.prepare(model, inplace=True)
+    with torch.no_grad():
+        for s in range(4):         # calibration on random images
+            torch.manual_seed(100 + s)
+            model(image()[0])
+    torch.ao.quantization.convert(model, inplace=True)
+    inputs = image()
+    save_case(os.path.join(out, name), export(model, inputs, ["input"]), inputs, ["input"])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(os.environ.get(
+        "NPU_CACHE", os.path.expanduser("~/.cache/npu")), "models"))
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    only = [n for n in args.only.split(",") if n]
+    failed = False
+    for name in list(FP32) + list(TORCH_INT8):
+        if only and name not in only:
+            continue
+        if os.path.exists(os.path.join(args.out, name, "test_data_set_0", "input_0.pb")):
+            continue
+        print("gen.py: %s" % name, file=sys.stderr)
+        try:
+            (make_fp32 if name in FP32 else make_torch_int8)(name, args.out)
+        except Exception as e:      # the others are still made; this one is said
+            shutil.rmtree(os.path.join(args.out, name), ignore_errors=True)
+            print("gen.py: %s: %s" % (name, str(e).splitlines()[0]), file=sys.stderr)
+            failed = True
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
