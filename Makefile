@@ -39,7 +39,8 @@ TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_faults test_rob
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
 	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement \
-	$(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile $(BUILD)/tests/test_onnx
+	$(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile $(BUILD)/tests/test_onnx \
+	$(BUILD)/tests/test_onnx_nets
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_recovery_test $(BUILD)/tests/npu_fuzz $(BUILD)/tests/npu_soak \
 	$(BUILD)/tests/npu_reset_test $(BUILD)/tests/npu_fw_test $(BUILD)/tests/npu_fault_workload
@@ -224,10 +225,10 @@ $(BUILD)/tests/npu-onnx-test-san: tools/npu-onnx-test.c tools/onnx-tool.c tools/
 
 # libnpu's ONNX importer on models written byte by byte, and hostile ones:
 # libnpu compiled in under ASan and UBSan, as for npu-onnx-test-san.
-$(BUILD)/tests/test_onnx: tests/host/test_onnx.c tests/host/tap.h $(LIBNPU_SRCS) $(LIBNPU_PRIV_HDRS) $(LIBNPU_HDRS) $(BUILD)/libnpu/gen/onnx.pb-c.c $(BUILD)/libnpu/ocl_program.c
+$(BUILD)/tests/test_onnx $(BUILD)/tests/test_onnx_nets: $(BUILD)/tests/%: tests/host/%.c tests/host/onnx_build.c tests/host/onnx_build.h tests/host/tap.h $(LIBNPU_SRCS) $(LIBNPU_PRIV_HDRS) $(LIBNPU_HDRS) $(BUILD)/libnpu/gen/onnx.pb-c.c $(BUILD)/libnpu/ocl_program.c
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -O1 $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -Iinclude -Iuapi \
-		-I$(BUILD)/libnpu/gen $$(pkg-config --cflags libdrm) -o $@ $< \
+		-I$(BUILD)/libnpu/gen $$(pkg-config --cflags libdrm) -o $@ $< tests/host/onnx_build.c \
 		$(LIBNPU_SRCS) $(BUILD)/libnpu/gen/onnx.pb-c.c $(BUILD)/libnpu/ocl_program.c $(LIBNPU_LIBS)
 
 $(BUILD)/tools/mkfwimage: tools/mkfwimage.c qemu-device/core/npu_crc32.c $(CORE_HDRS)

@@ -84,9 +84,11 @@ def compare(got, case, step):
 
 def placement(report):
     """Ops per backend, from the report's summary line (or its per-op lines)."""
-    m = re.search(r"^ops per backend: (.*)$", report, re.M)
+    m = re.search(r"^ops per backend: (.*?)(?: \(|$)", report, re.M)
     if m:
-        return m.group(1)
+        j = re.search(r"^per inference: (\d+) NPU job\(s\), (\d+) crossing", report, re.M)
+        extra = "; %s NPU job(s), %s crossing(s)" % j.groups() if j else ""
+        return m.group(1) + extra
     counts = {}
     for line in report.splitlines():
         f = re.match(r"\s*\d+ .*?\s(npu|opencl|cpu|none)\s+\(", line)

@@ -27,6 +27,22 @@ int npu_env_bool(const char *name, int *val);
  */
 int npu_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t *val);
 
+/*
+ * A text that grows as it is written (text.c): reports of any length. Out
+ * of memory, what was written stays and ends with "...".
+ */
+struct npu_text {
+	char *buf;			/* NUL-terminated, or NULL while empty */
+	size_t len, cap;
+};
+
+void npu_text_add(struct npu_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *npu_text_str(const struct npu_text *t);
+void npu_text_clear(struct npu_text *t);
+void npu_text_free(struct npu_text *t);
+/* @dst becomes a copy of @src (0, or NPU_ENOMEM with @dst emptied). */
+int npu_text_copy(struct npu_text *dst, const struct npu_text *src);
+
 /* Map errno of a failed ioctl to an npu_error code. */
 int npu_errno(int err);
 

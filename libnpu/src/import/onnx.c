@@ -22,6 +22,7 @@ int onnx_fail(struct onnx *o, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	o->err = err;
 	if (o->node)
 		return ir_fail(o->g, err, "node %d '%s' (%s): %s", o->node_index,
 			       o->node->name ? o->node->name : "", o->node->op_type, msg);
@@ -234,11 +235,16 @@ int onnx_tensor(struct onnx *o, struct oval *v)
 int onnx_output(struct onnx *o, uint32_t i, enum npu_dtype dt, uint32_t rank,
 		const uint32_t *dims)
 {
-	struct oval *v;
-
 	if (i >= o->node->n_output || !*o->node->output[i])
 		return -1;
-	v = onnx_add(o, o->node->output[i], dt, rank, dims);
+	return onnx_output_named(o, o->node->output[i], dt, rank, dims);
+}
+
+int onnx_output_named(struct onnx *o, const char *name, enum npu_dtype dt, uint32_t rank,
+		      const uint32_t *dims)
+{
+	struct oval *v = onnx_add(o, name, dt, rank, dims);
+
 	if (!v)
 		return o->g->err[0] ? NPU_EINVAL : NPU_ENOMEM;
 	v->id = new_tensor(o, dt, rank, dims, NULL, v->name);
@@ -565,6 +571,9 @@ static int load(const void *buf, size_t len, const struct npu_model_opts *opts, 
 		o.node = gp->node[i];
 		o.node_index = (int)i;
 		err = onnx_import_eval(&o);
+		if (err && !o.g->err[0])	/* never a refusal without a reason */
+			err = onnx_fail(&o, err < 0 && err != NPU_ENODEV ? err : NPU_EINVAL,
+					"cannot be imported (error %d)", err);
 	}
 	o.node = NULL;
 	if (!err)

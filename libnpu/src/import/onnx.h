@@ -57,6 +57,7 @@ struct onnx {
 	const Onnx__GraphProto *gp;
 	char *done;			/* per node: imported already (folded into another's) */
 	uint64_t budget, used;		/* bytes the model may ask for, and has */
+	int err;			/* the last failure's code (onnx_fail) */
 };
 
 /* Fail with a message naming the node being imported (if any). */
@@ -76,6 +77,9 @@ int onnx_tensor(struct onnx *o, struct oval *v);
  */
 int onnx_output(struct onnx *o, uint32_t i, enum npu_dtype dt, uint32_t rank,
 		const uint32_t *dims);
+/* The same for the value @name (a fused pattern's last node's output). */
+int onnx_output_named(struct onnx *o, const char *name, enum npu_dtype dt, uint32_t rank,
+		      const uint32_t *dims);
 /* A new activation of the graph's own (an intermediate of an op): its id, or an error. */
 int onnx_temp(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims);
 /* A constant tensor of @count elements of @dt, shaped [count]; its id or an error. */
@@ -185,6 +189,16 @@ struct oval *onnx_static_out(struct onnx *o, uint32_t i, enum npu_dtype dt, uint
  * by default): 0, or an error naming the node that asked for too much.
  */
 int onnx_charge(struct onnx *o, uint64_t bytes);
+/*
+ * Patterns exporters write for one op (onnx_fuse.c), recognised at the
+ * node being imported, at any opset: the decomposed layer normalization
+ * (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) and GELU
+ * of Erf (Div, Erf, Add, Mul, Mul) become one op. 1 when fused (the
+ * pattern's other nodes marked done), 0 when the pattern does not hold,
+ * or an error.
+ */
+int onnx_fuse_layernorm(struct onnx *o);
+int onnx_fuse_gelu(struct onnx *o);
 /* Output 0 as input 0 transposed by @perm, any rank and dtype (onnx_data.c). */
 int onnx_transpose_nd(struct onnx *o, const uint32_t *perm);
 int onnx_op_unsqueeze(struct onnx *o);

@@ -401,7 +401,7 @@ int onnx_op_range(struct onnx *o)
 	count = (uint32_t)n;
 	v = onnx_static_out(o, 0, s->dt, 1, &count);
 	if (!v)
-		return NPU_EINVAL;
+		return o->err;
 	es = onnx_elem_size(s->dt);
 	for (uint32_t i = 0; i < count; i++) {
 		if (s->dt == NPU_DT_FLOAT32) {	/* as onnxruntime: delta added on in fp32 */

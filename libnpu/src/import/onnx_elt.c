@@ -130,7 +130,12 @@ static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
 int onnx_op_add(struct onnx *o) { return binary(o, ND_ADD, NUM); }
 int onnx_op_sub(struct onnx *o) { return binary(o, ND_SUB, NUM); }
 int onnx_op_mul(struct onnx *o) { return binary(o, ND_MUL, NUM); }
-int onnx_op_div(struct onnx *o) { return binary(o, ND_DIV, NUM); }
+int onnx_op_div(struct onnx *o)
+{
+	int r = onnx_fuse_gelu(o);	/* x / sqrt 2 -> Erf -> ...: GELU */
+
+	return r ? (r < 0 ? r : 0) : binary(o, ND_DIV, NUM);
+}
 int onnx_op_equal(struct onnx *o) { return binary(o, ND_EQUAL, NUM | BOOL); }
 int onnx_op_less(struct onnx *o) { return binary(o, ND_LESS, NUM); }
 int onnx_op_greater(struct onnx *o) { return binary(o, ND_GREATER, NUM); }
@@ -225,7 +230,7 @@ int onnx_op_where(struct onnx *o)
 	/* the three shapes broadcast together: a with b, then with the condition */
 	TRY(onnx_broadcast(o, a, b, &r1, t1, t2, ab));
 	temp_val(&abv, -1, a->dt, r1, ab);
-	abv.name = a->name;
+	abv.name = (char *)"the values";
 	TRY(onnx_broadcast(o, c, &abv, &r2, p->c, t1, p->out));
 	p->rank = r2;
 	p->dtype = a->dt;

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "import/onnx.h"
-#include "passes/lower.h"
+#include "ir/kernel.h"
 
 #define N	(o->node)
 
@@ -69,24 +69,20 @@ static int run(struct onnx *o, int nn0, int nt0, void **host)
 			host[t] = host[r];
 	}
 	for (int i = nn0; i < g->nn; i++) {
-		struct lnode l;
-		int err = lower_one(g, i, &l);
+		int rd[KERN_MAX_IO], wr[KERN_MAX_IO], nrd, nwr, err;
+		struct kern k;
 
-		for (int k = 0; !err && k < l.nk; k++) {
-			int rd[KERN_MAX_IO], wr[KERN_MAX_IO], nrd, nwr;
-
-			kern_io(&l.k[k], rd, &nrd, wr, &nwr);
-			for (int j = 0; j < nrd && !err; j++)
-				if (!host[rd[j]])
-					err = onnx_fail(o, NPU_EINVAL, "a load-time value has no data");
-			if (!err)
-				err = kern_run_ref(&l.k[k], host, 0, 0, 0);
-			if (err && !g->err[0])
-				onnx_fail(o, err, "computing it when the model loads");
-		}
-		lower_node_free(&l);
+		if (g->n[i].op == IR_RESHAPE)
+			continue;	/* a view: its storage is its input's */
+		if (kern_of_nd(&g->n[i], &k))
+			return onnx_fail(o, NPU_EINVAL, "node %d has no kernel", i);
+		kern_io(&k, rd, &nrd, wr, &nwr);
+		for (int j = 0; j < nrd; j++)
+			if (!host[rd[j]])
+				return onnx_fail(o, NPU_EINVAL, "a load-time value has no data");
+		err = kern_run_ref(&k, host, 0, 0, 0);
 		if (err)
-			return err;
+			return onnx_fail(o, err, "computing it when the model loads");
 	}
 	return 0;
 }

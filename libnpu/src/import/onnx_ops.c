@@ -745,7 +745,7 @@ static int op_identity(struct onnx *o)
 		struct oval *m = onnx_static_out(o, 1, NPU_DT_BOOL, x->rank, x->dims);
 
 		if (!m)
-			return NPU_EINVAL;
+			return o->err;
 		memset(m->data, 1, m->count);
 	}
 	if (onnx_has_in(o, 2)) {	/* Dropout's training_mode: inference only */
@@ -1215,6 +1215,93 @@ static int qdq(struct onnx *o, int quantize)
 static int op_quantizelinear(struct onnx *o) { return qdq(o, 1); }
 static int op_dequantizelinear(struct onnx *o) { return qdq(o, 0); }
 
+/* A node of one input and one output, of the N-dimensional ops; 0 or an error. */
+static int nd1(struct onnx *o, enum ir_op op, int x, int y, const struct ir_attrs *at)
+{
+	return onnx_node(o, op, &x, 1, &y, 1, at);
+}
+
+/* @fn of scalar tensors @a and @b (one element each) into @y. */
+static int scalar_op(struct onnx *o, enum nd_fn fn, int a, int b, int y)
+{
+	struct ir_attrs at = { 0 };
+	int t[2] = { a, b };
+
+	at.nd.bin = (struct nd_binary){ .fn = fn, .dtype = NPU_DT_FLOAT32, .rank = 1,
+					.out = { 1 }, .a = { 1 }, .b = { 1 } };
+	return onnx_node(o, IR_ND_BINARY, t, 2, &y, 1, &at);
+}
+
+/*
+ * DynamicQuantizeLinear (onnxruntime's dynamic quantization feeds
+ * MatMulInteger and ConvInteger with it): uint8 with a scale and zero point
+ * from the input's range at run time, as ONNX defines it and onnxruntime
+ * computes it, in fp32: the range widened to hold 0, scale = (max - min) /
+ * 255, zero point = round half to even of clamp(0 - min / scale, 0, 255),
+ * then QuantizeLinear. Made of the N-dimensional ops, so it runs wherever
+ * they do.
+ */
+static int op_dynamicquantizelinear(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0);
+	struct ir_attrs at = { 0 };
+	const float zero = 0.0f, q255 = 255.0f;
+	uint32_t one = 1;
+	int t[3], mn, mx, c0, c255, scale, zp, zf, y, in;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, F32, "x"));
+	if (N->n_output != 3)
+		return onnx_fail(o, NPU_EINVAL, "three outputs are needed");
+	in = onnx_in_t(o, 0);
+	y = in < 0 ? in : onnx_output(o, 0, NPU_DT_UINT8, x->rank, x->dims);
+	scale = y < 0 ? y : onnx_output(o, 1, NPU_DT_FLOAT32, 0, NULL);
+	zp = scale < 0 ? scale : onnx_output(o, 2, NPU_DT_UINT8, 0, NULL);
+	if (zp < 0)
+		return zp == -1 ? onnx_fail(o, NPU_EINVAL, "an output is unnamed") : zp;
+	mn = onnx_temp(o, NPU_DT_FLOAT32, 1, &one);
+	mx = onnx_temp(o, NPU_DT_FLOAT32, 1, &one);
+	zf = onnx_temp(o, NPU_DT_FLOAT32, 1, &one);
+	c0 = onnx_const(o, NPU_DT_FLOAT32, 1, &zero);
+	c255 = onnx_const(o, NPU_DT_FLOAT32, 1, &q255);
+	if (mn < 0 || mx < 0 || zf < 0 || c0 < 0 || c255 < 0)
+		return NPU_EINVAL;
+	/* the range, widened to hold 0 */
+	at.nd.rd = (struct nd_reduce){ .fn = ND_R_MIN, .dtype = NPU_DT_FLOAT32,
+				       .rank = x->rank ? x->rank : 1,
+				       .mask = x->rank ? (1u << x->rank) - 1 : 1 };
+	memcpy(at.nd.rd.in, x->dims, sizeof(uint32_t) * x->rank);
+	if (!x->rank)
+		at.nd.rd.in[0] = 1;
+	TRY(nd1(o, IR_ND_REDUCE, in, mn, &at));
+	at.nd.rd.fn = ND_R_MAX;
+	TRY(nd1(o, IR_ND_REDUCE, in, mx, &at));
+	TRY(scalar_op(o, ND_MIN, mn, c0, mn));
+	TRY(scalar_op(o, ND_MAX, mx, c0, mx));
+	/* scale = (max - min) / 255; zero point = rint(clamp(0 - min / scale, 0, 255)) */
+	TRY(scalar_op(o, ND_SUB, mx, mn, scale));
+	TRY(scalar_op(o, ND_DIV, scale, c255, scale));
+	TRY(scalar_op(o, ND_DIV, mn, scale, zf));
+	TRY(scalar_op(o, ND_SUB, c0, zf, zf));
+	memset(&at, 0, sizeof(at));
+	at.nd.un = (struct nd_unary){ .fn = ND_CLIP, .dtype = NPU_DT_FLOAT32, .count = 1,
+				      .lo = 0, .hi = 255 };
+	TRY(nd1(o, IR_ND_UNARY, zf, zf, &at));
+	at.nd.un = (struct nd_unary){ .fn = ND_ROUND, .dtype = NPU_DT_FLOAT32, .count = 1 };
+	TRY(nd1(o, IR_ND_UNARY, zf, zf, &at));
+	at.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_FLOAT32,
+				      .odtype = NPU_DT_UINT8, .count = 1 };
+	TRY(nd1(o, IR_ND_UNARY, zf, zp, &at));
+	memset(&at, 0, sizeof(at));
+	at.nd.qdq = (struct nd_qdq){ .mode = ND_QUANTIZE, .qdtype = NPU_DT_UINT8,
+				     .outer = 1, .axis = 1, .inner = x->count ? x->count : 1 };
+	t[0] = in;
+	t[1] = scale;
+	t[2] = zp;
+	return onnx_node(o, IR_ND_QDQ, t, 3, &y, 1, &at);
+}
+
 /*
  * Requantize the int32 accumulator @acc (shaped @rank/@dims, channels along
  * @axis) into output 0: fp32 multipliers x_scale * w_scale / y_scale, as
@@ -1257,7 +1344,21 @@ static int requantize(struct onnx *o, int acc, uint32_t rank, const uint32_t *di
 		p->inner = onnx_prod(dims, axis + 1, rank);
 	}
 	t[0] = acc;
-	t[2] = onnx_tensor(o, (struct oval *)yz);
+	if (nm == 1) {
+		t[2] = onnx_tensor(o, (struct oval *)yz);
+	} else if (yz->data) {
+		/* per-channel multipliers: the one zero point given for each channel */
+		uint8_t *z = malloc(nm);
+
+		if (!z)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		memset(z, *(const uint8_t *)yz->data, nm);
+		t[2] = onnx_const(o, yz->dt, nm, z);
+		free(z);
+	} else {
+		return onnx_fail(o, NPU_ENOTSUP, "y_zero_point must be known when the model is "
+				 "loaded");
+	}
 	y = onnx_output(o, 0, yz->dt, rank, dims);
 	if (y < 0 || t[2] < 0)
 		return y < 0 ? y : t[2];
@@ -1510,6 +1611,7 @@ static const struct onnx_op ops[] = {
 	{ "LayerNormalization", op_layernorm, "axis epsilon stash_type", 17 },
 	{ "QuantizeLinear", op_quantizelinear, "axis", 10 },
 	{ "DequantizeLinear", op_dequantizelinear, "axis", 10 },
+	{ "DynamicQuantizeLinear", op_dynamicquantizelinear, "", 11 },
 	{ "QLinearConv", op_qlinearconv, "auto_pad dilations group kernel_shape pads strides", 10 },
 	{ "QLinearMatMul", op_qlinearmatmul, "", 10 },
 	{ "Constant", op_constant, "value value_float value_floats value_int value_ints", 1 },
@@ -1559,6 +1661,9 @@ int onnx_import_node(struct onnx *o)
 		if (N->attribute[i]->ref_attr_name && *N->attribute[i]->ref_attr_name)
 			return onnx_fail(o, NPU_ENOTSUP, "attribute '%s' refers to a function's", a);
 	}
+	/* every op's first output is required (the later ones may be optional) */
+	if (!N->n_output || !N->output[0][0])
+		return onnx_fail(o, NPU_EINVAL, "output 0 has no name");
 	for (size_t i = 0; i < N->n_input; i++)
 		if (N->input[i][0] && !onnx_find(o, N->input[i]))
 			return onnx_fail(o, NPU_EINVAL, "input '%s' is not defined before this node "

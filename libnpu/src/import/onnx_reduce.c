@@ -85,7 +85,12 @@ static int reduce(struct onnx *o, enum nd_reduce_fn fn)
 }
 
 int onnx_op_reduce_sum(struct onnx *o) { return reduce(o, ND_R_SUM); }
-int onnx_op_reduce_mean(struct onnx *o) { return reduce(o, ND_R_MEAN); }
+int onnx_op_reduce_mean(struct onnx *o)
+{
+	int r = onnx_fuse_layernorm(o);	/* a decomposed LayerNormalization */
+
+	return r ? (r < 0 ? r : 0) : reduce(o, ND_R_MEAN);
+}
 int onnx_op_reduce_max(struct onnx *o) { return reduce(o, ND_R_MAX); }
 int onnx_op_reduce_min(struct onnx *o) { return reduce(o, ND_R_MIN); }
 int onnx_op_reduce_prod(struct onnx *o) { return reduce(o, ND_R_PROD); }

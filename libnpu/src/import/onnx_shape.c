@@ -65,7 +65,7 @@ int onnx_op_shape(struct onnx *o)
 	n = (uint32_t)(end - start);
 	v = onnx_static_out(o, 0, NPU_DT_INT64, 1, &n);
 	if (!v)
-		return NPU_EINVAL;
+		return o->err;
 	for (uint32_t i = 0; i < n; i++)
 		((int64_t *)v->data)[i] = x->dims[start + i];
 	return 0;
@@ -195,7 +195,7 @@ int onnx_op_constantofshape(struct onnx *o)
 		memcpy((char *)v->data + i * es, attr ? val.data : (const void *)&zero, es);
 	if (attr)
 		npu_array_free(&val);
-	return v ? 0 : NPU_EINVAL;
+	return v ? 0 : o->err;
 }
 
 int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32_t *dims)
@@ -209,7 +209,7 @@ int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32
 			return 0;
 	v = onnx_static_out(o, 0, onnx_in(o, 0)->dt, rank, dims);
 	if (!v)
-		return NPU_EINVAL;
+		return o->err;
 	es = onnx_elem_size(v->dt);
 	for (uint64_t p = 0; p < outer; p++)
 		for (uint32_t i = 0; i < N->n_input; i++) {

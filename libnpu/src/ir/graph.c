@@ -36,6 +36,7 @@ void npu_graph_free(npu_graph *g)
 	}
 	for (int i = 0; i < g->nn; i++)
 		ir_node_release(&g->n[i]);
+	npu_text_free(&g->report);
 	free(g->attached);
 	free(g->inputs);
 	free(g->outputs);

@@ -158,7 +158,7 @@ struct npu_graph {
 		void (*free)(void *obj);
 	} *attached;
 	int nattached;
-	char report[8192];		/* the last compile's placement report */
+	struct npu_text report;		/* the last compile's placement report */
 	char err[NPU_ERRMSG_LEN];	/* the last failure's message */
 };
 

@@ -42,6 +42,54 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_ND_REDUCE] = { "reduce", 0, 1 },
 };
 
+int kern_of_nd(const struct ir_node *n, struct kern *k)
+{
+	static const enum kern_kind kinds[IR_NUM_OPS] = {
+		[IR_ND_BINARY] = K_ND_BINARY, [IR_ND_UNARY] = K_ND_UNARY,
+		[IR_ND_MATMUL] = K_ND_MATMUL, [IR_ND_CONV] = K_ND_CONV, [IR_ND_POOL] = K_ND_POOL,
+		[IR_ND_SOFTMAX] = K_ND_SOFTMAX, [IR_ND_LAYERNORM] = K_ND_LAYERNORM,
+		[IR_ND_PAD] = K_ND_PAD, [IR_ND_RESIZE] = K_ND_RESIZE, [IR_ND_QDQ] = K_ND_QDQ,
+		[IR_ND_WHERE] = K_ND_WHERE, [IR_ND_COPY] = K_ND_COPY, [IR_ND_GATHER] = K_ND_GATHER,
+		[IR_ND_REDUCE] = K_ND_REDUCE,
+	};
+	enum kern_kind kind;
+	int nin, nt;
+
+	if ((unsigned int)n->op >= IR_NUM_OPS || !kinds[n->op])
+		return NPU_EINVAL;
+	kind = kinds[n->op];
+	nin = kerns[kind].nin;
+	nt = nin + (kind == K_ND_LAYERNORM ? 3 : 1);
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->nt = nt;
+	for (int i = 0; i < KERN_MAX_T; i++)
+		k->t[i] = -1;
+	for (int i = 0; i < nin; i++)
+		k->t[i] = (uint32_t)i < n->nin ? n->in[i] : -1;
+	for (uint32_t i = 0; i < n->nout && nin + (int)i < nt; i++)
+		k->t[nin + (int)i] = n->out[i];
+	switch (kind) {
+	case K_ND_BINARY: k->p.bin = n->a.nd.bin; break;
+	case K_ND_UNARY: k->p.un = n->a.nd.un; break;
+	case K_ND_MATMUL: k->p.mm = n->a.nd.mm; break;
+	case K_ND_CONV: k->p.nconv = n->a.nd.conv; break;
+	case K_ND_POOL: k->p.npool = n->a.nd.pool; break;
+	case K_ND_SOFTMAX: k->p.nsm = n->a.nd.sm; break;
+	case K_ND_LAYERNORM: k->p.ln = n->a.nd.ln; break;
+	case K_ND_PAD: k->p.npad = n->a.nd.pad; break;
+	case K_ND_RESIZE: k->p.rs = n->a.nd.rs; break;
+	case K_ND_QDQ: k->p.qdq = n->a.nd.qdq; break;
+	case K_ND_WHERE: k->p.wh = n->a.nd.wh; break;
+	case K_ND_COPY: k->p.cp = n->a.nd.cp; break;
+	case K_ND_GATHER: k->p.ga = n->a.nd.ga; break;
+	case K_ND_REDUCE: k->p.rd = n->a.nd.rd; break;
+	default:
+		return NPU_EINVAL;
+	}
+	return 0;
+}
+
 const struct kern_desc *kern_desc(enum kern_kind kind)
 {
 	return (unsigned int)kind < K_NUM ? &kerns[kind] : NULL;

@@ -127,6 +127,12 @@ struct kern_node {
  * concat's axis_dims are copied. The reference's checks run first.
  */
 int ir_add_kernel(npu_graph *g, const struct kern *k);
+/*
+ * The kernel of an N-dimensional node (IR_ND_*): its tensors in the order
+ * its kernel takes them, its parameters the node's. 0, or NPU_EINVAL for
+ * a node that is not one (an op forgotten here fails, never runs as nothing).
+ */
+int kern_of_nd(const struct ir_node *n, struct kern *k);
 /* Whether a kernel's parameters pass the reference's checks. */
 int kern_valid(const struct kern *k);
 

@@ -405,47 +405,15 @@ static int lower_f32(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	return 0;
 }
 
-/* An N-dimensional op: one kernel, its parameters the node's. */
+/* An N-dimensional op: one kernel, its parameters the node's (kern_of_nd). */
 static int lower_nd(const struct ir_node *n, struct lnode *l)
 {
-	static const enum kern_kind kinds[] = {
-		[IR_ND_BINARY] = K_ND_BINARY, [IR_ND_UNARY] = K_ND_UNARY,
-		[IR_ND_MATMUL] = K_ND_MATMUL, [IR_ND_CONV] = K_ND_CONV, [IR_ND_POOL] = K_ND_POOL,
-		[IR_ND_SOFTMAX] = K_ND_SOFTMAX, [IR_ND_LAYERNORM] = K_ND_LAYERNORM,
-		[IR_ND_PAD] = K_ND_PAD, [IR_ND_RESIZE] = K_ND_RESIZE, [IR_ND_QDQ] = K_ND_QDQ,
-		[IR_ND_WHERE] = K_ND_WHERE, [IR_ND_COPY] = K_ND_COPY, [IR_ND_GATHER] = K_ND_GATHER,
-		[IR_ND_REDUCE] = K_ND_REDUCE,
-	};
-	enum kern_kind kind = kinds[n->op];
-	int nin = kern_desc(kind)->nin, t[KERN_MAX_T];
-	struct kern *k;
+	struct kern *k = &l->k[l->nk];
+	int err = kern_of_nd(n, k);
 
-	for (int i = 0; i < nin; i++)
-		t[i] = (uint32_t)i < n->nin ? n->in[i] : -1;
-	for (uint32_t i = 0; i < n->nout; i++)
-		t[nin + (int)i] = n->out[i];
-	for (int i = nin + (int)n->nout; i < nin + (kind == K_ND_LAYERNORM ? 3 : 1); i++)
-		t[i] = -1;
-	k = kern(l, kind, nin + (kind == K_ND_LAYERNORM ? 3 : 1), t);
-	switch (kind) {
-	case K_ND_BINARY: k->p.bin = n->a.nd.bin; break;
-	case K_ND_UNARY: k->p.un = n->a.nd.un; break;
-	case K_ND_MATMUL: k->p.mm = n->a.nd.mm; break;
-	case K_ND_CONV: k->p.nconv = n->a.nd.conv; break;
-	case K_ND_POOL: k->p.npool = n->a.nd.pool; break;
-	case K_ND_SOFTMAX: k->p.nsm = n->a.nd.sm; break;
-	case K_ND_LAYERNORM: k->p.ln = n->a.nd.ln; break;
-	case K_ND_PAD: k->p.npad = n->a.nd.pad; break;
-	case K_ND_RESIZE: k->p.rs = n->a.nd.rs; break;
-	case K_ND_QDQ: k->p.qdq = n->a.nd.qdq; break;
-	case K_ND_WHERE: k->p.wh = n->a.nd.wh; break;
-	case K_ND_COPY: k->p.cp = n->a.nd.cp; break;
-	case K_ND_GATHER: k->p.ga = n->a.nd.ga; break;
-	case K_ND_REDUCE: k->p.rd = n->a.nd.rd; break;
-	default:
-		return NPU_EINVAL;	/* an N-d op with no kernel: never silently nothing */
-	}
-	return 0;
+	if (!err)
+		l->nk++;
+	return err;
 }
 
 static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
@@ -542,12 +510,6 @@ int lower_graph(npu_graph *g, const struct qdq_node *q, struct lowered *l)
 			return err;
 	}
 	return 0;
-}
-
-int lower_one(npu_graph *g, int i, struct lnode *l)
-{
-	memset(l, 0, sizeof(*l));
-	return lower_node(g, &g->n[i], l);
 }
 
 void lower_node_free(struct lnode *l)

@@ -33,8 +33,6 @@ struct lowered {
  */
 int lower_graph(npu_graph *g, const struct qdq_node *q, struct lowered *l);
 void lower_free(struct lowered *l);
-/* Lower node @i of @g alone into @l (free it with lower_node_free): what load-time evaluation runs. */
-int lower_one(npu_graph *g, int i, struct lnode *l);
 void lower_node_free(struct lnode *l);
 
 #pragma GCC visibility pop

@@ -18,23 +18,6 @@
 #define SYNC_NS		1000.0		/* one backend waiting for another */
 #define COPY_BYTES_PER_NS 8.0		/* host <-> device copies, about PCIe 3 x8 */
 
-void report_add(char *report, size_t len, size_t *used, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (*used >= len - 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(report + *used, len - *used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*used += (size_t)n;
-	if (*used >= len - 1) {		/* truncated: say so */
-		memcpy(report + len - 5, "...\n", 5);
-		*used = len - 1;
-	}
-}
 
 /* Bytes of @n's activation inputs: what a change of backend before it moves. */
 static double input_bytes(const npu_graph *g, const struct ir_node *n)
@@ -302,8 +285,7 @@ static void open_backend(struct place_backend *b, const struct npu_backend_env *
 }
 
 int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct place_opts *o,
-		const struct npu_backend_env *env, struct placement *pl, char *report, size_t len,
-		size_t *used)
+		const struct npu_backend_env *env, struct placement *pl, struct npu_text *report)
 {
 	struct claims cl = { .nb = nb, .skip = o->skip };
 	int lo, hi, err = 0;
@@ -353,22 +335,22 @@ int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct plac
 		int k = pl->node[n];
 
 		if (ir_op(nd->op)->flags & IR_F_VIEW) {
-			report_add(report, len, used, "%2d %-17s %-6s (%s)\n", n, label, "none",
+			npu_text_add(report, "%2d %-17s %-6s (%s)\n", n, label, "none",
 				   "a view: no data moves");
 			continue;
 		}
 		if (o->skip && o->skip[n].as) {
-			report_add(report, len, used, "%2d %-17s %-6s (%s)\n", n, label,
+			npu_text_add(report, "%2d %-17s %-6s (%s)\n", n, label,
 				   o->skip[n].as, o->skip[n].why);
 			continue;
 		}
 		if (k >= 0) {
-			report_add(report, len, used, "%2d %-17s %-6s (%s)\n", n, label,
+			npu_text_add(report, "%2d %-17s %-6s (%s)\n", n, label,
 				   b[k].e.ops.name, why_here(&cl, o, n, k));
 			continue;
 		}
 		/* Claimed by none: the last reason heard is why. */
-		report_add(report, len, used, "%2d %-17s %-6s (%s)\n", n, label, "none",
+		npu_text_add(report, "%2d %-17s %-6s (%s)\n", n, label, "none",
 			   R(&cl, n, hi));
 		if (!err)
 			err = ir_fail(g, NPU_ENOTSUP, "%s (node %d) cannot run on %s: %s%s", label, n,

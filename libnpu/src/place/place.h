@@ -67,18 +67,14 @@ struct placement {
 
 /*
  * Place @g's nodes on @b (@nb); fills @pl and appends one report line per
- * node to @report (@len bytes, at *@used). NPU_ENOTSUP in strict mode
+ * node to @report. NPU_ENOTSUP in strict mode
  * (and for a node no backend claims), the reason in the report and in
  * @g's error.
  */
 int place_graph(npu_graph *g, struct place_backend *b, int nb, const struct place_opts *o,
-		const struct npu_backend_env *env, struct placement *pl, char *report, size_t len,
-		size_t *used);
+		const struct npu_backend_env *env, struct placement *pl, struct npu_text *report);
 void place_free(struct placement *pl);
 
-/* Append to a report, marking a truncation. */
-void report_add(char *report, size_t len, size_t *used, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 #pragma GCC visibility pop
 

@@ -324,10 +324,69 @@ static int compile_parts(npu_plan *p)
 
 /* ---- the report ------------------------------------------------------------- */
 
-static void report_tail(npu_plan *p, size_t *used)
+/* Multiply-accumulates of a node's kernels (a matrix product's or a convolution's). */
+static uint64_t node_macs(const npu_plan *p, int i)
 {
-	char *r = p->g->report;
-	size_t len = sizeof(p->g->report);
+	uint64_t m = 0;
+
+	for (int k = 0; k < p->low.n[i].nk; k++)
+		switch (p->low.n[i].k[k].kind) {
+		case K_GEMM_I8: case K_CONV_I8: case K_GEMM_F32: case K_CONV_F32:
+		case K_ND_MATMUL: case K_ND_CONV:
+			m += kern_work(&p->low.n[i].k[k]);
+			break;
+		default:
+			break;
+		}
+	return m;
+}
+
+/*
+ * The summary at the end of the report: ops and MACs per backend, the
+ * NPU's jobs per inference and the crossings from one backend to another
+ * in a forward pass.
+ */
+static void report_summary(npu_plan *p, struct npu_text *r)
+{
+	int ops[16] = { 0 }, none = 0, cross = 0, last = -1, npu_jobs = 0;
+	uint64_t macs[16] = { 0 };
+
+	for (int i = 0; i < p->g->nn && i < p->low.nn; i++) {
+		int b = p->pl.node ? p->pl.node[i] : -1;
+
+		if (b < 0 || b >= 16 || p->g->n[i].backward) {
+			none += b < 0;
+			continue;
+		}
+		ops[b]++;
+		macs[b] += node_macs(p, i);
+	}
+	npu_text_add(r, "ops per backend:");
+	for (int b = 0; b < p->nb && b < 16; b++)
+		if (ops[b])
+			npu_text_add(r, " %s %d", title(&p->pb[b].e), ops[b]);
+	npu_text_add(r, " (%d more take none: views, folded or fused)\n", none);
+	npu_text_add(r, "MACs per backend:");
+	for (int b = 0; b < p->nb && b < 16; b++)
+		if (ops[b])
+			npu_text_add(r, " %s %.3g M", title(&p->pb[b].e), (double)macs[b] / 1e6);
+	npu_text_add(r, "\n");
+	for (int k = 0; k < p->pl.nparts; k++) {
+		const struct place_part *pt = &p->pl.parts[k];
+
+		if (pt->set)
+			continue;
+		npu_jobs += p->pb[pt->backend].e.id == NPU_BACKEND_NPU;
+		cross += last >= 0 && pt->backend != last;
+		last = pt->backend;
+	}
+	npu_text_add(r, "per inference: %d NPU job(s), %d crossing(s) between backends\n",
+		     npu_jobs, cross);
+}
+
+static void report_tail(npu_plan *p)
+{
+	struct npu_text *r = &p->g->report;
 
 	for (int i = 0; i < p->nb; i++) {
 		struct place_backend *b = &p->pb[i];
@@ -336,18 +395,18 @@ static void report_tail(npu_plan *p, size_t *used)
 		if (!b->tried || b->absent)
 			continue;
 		if (!b->up) {
-			report_add(r, len, used, "%s unavailable: %s\n", title(&b->e), b->why);
+			npu_text_add(r, "%s unavailable: %s\n", title(&b->e), b->why);
 			continue;
 		}
 		d = b->e.ops.describe ? b->e.ops.describe(b->be) : NULL;
 		if (d && *d)
-			report_add(r, len, used, "%s\n", d);
+			npu_text_add(r, "%s\n", d);
 	}
 	if (p->reuse)
-		report_add(r, len, used, "memory: %llu bytes of tensors in %llu (reused)\n",
+		npu_text_add(r, "memory: %llu bytes of tensors in %llu (reused)\n",
 			   (unsigned long long)p->stats.tensor_bytes,
 			   (unsigned long long)p->stats.storage_bytes);
-	report_add(r, len, used, "forward pass:");
+	npu_text_add(r, "forward pass:");
 	for (int i = 0; i < p->nb; i++) {
 		const struct backend_entry *e = &p->pb[i].e;
 		int runs = 0;
@@ -356,10 +415,12 @@ static void report_tail(npu_plan *p, size_t *used)
 			runs += p->pl.parts[k].backend == i && !p->pl.parts[k].set;
 		if (e->id == NPU_BACKEND_CUSTOM && !runs)
 			continue;
-		report_add(r, len, used, "%s %d %s %s(s)", i ? "," : "", runs, title(e),
+		npu_text_add(r, "%s %d %s %s(s)", i ? "," : "", runs, title(e),
 			   e->ops.unit ? e->ops.unit : "run");
 	}
-	report_add(r, len, used, "\n");
+	npu_text_add(r, "\n");
+	if (p->pl.node)
+		report_summary(p, r);
 }
 
 /* ---- the passes ------------------------------------------------------------- */
@@ -466,7 +527,6 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 	struct place_opts po;
 	struct npu_backend_env env;
 	char first_why[96];
-	size_t used = 0;
 	int *pin = NULL;
 	npu_plan *p;
 	int n, err;
@@ -518,7 +578,7 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 		return ir_fail(g, NPU_ENOMEM, "out of memory");
 	}
 	g->frozen++;
-	g->report[0] = 0;
+	npu_text_clear(&g->report);
 	for (int i = 0; i < n; i++) {
 		p->pb[i].e = e[i];
 		p->b[i].mem = calloc((size_t)g->nt, sizeof(void *));
@@ -539,8 +599,7 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 		err = ir_fail(g, NPU_ENOMEM, "%s", p->err);
 	env = (struct npu_backend_env){ .dev = dev, .graph = g, .internal = &p->low };
 	if (!err)
-		err = place_graph(g, p->pb, n, &po, &env, &p->pl, g->report,
-				  sizeof(g->report), &used);
+		err = place_graph(g, p->pb, n, &po, &env, &p->pl, &g->report);
 	if (!err) {
 		err = storage(p);
 		if (!err && p->nfolded)
@@ -551,8 +610,9 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 			ir_fail(g, err, "%s", p->err);
 	}
 	free(pin);
-	report_tail(p, &used);
-	memcpy(p->report, g->report, sizeof(p->report));
+	report_tail(p);
+	if (npu_text_copy(&p->report, &g->report) && !err)
+		err = ir_fail(g, NPU_ENOMEM, "out of memory");
 	if (err) {
 		npu_plan_free(p);
 		return err;
@@ -568,12 +628,12 @@ int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **plan)
 
 const char *npu_graph_report(const npu_graph *g)
 {
-	return g ? g->report : "";
+	return g ? npu_text_str(&g->report) : "";
 }
 
 const char *npu_plan_report(const npu_plan *p)
 {
-	return p ? p->report : "";
+	return p ? npu_text_str(&p->report) : "";
 }
 
 int npu_plan_op_backend(const npu_plan *p, int op)
@@ -658,6 +718,7 @@ void npu_plan_free(npu_plan *p)
 	free(p->valid);
 	free(p->lo);
 	free(p->hi);
+	npu_text_free(&p->report);
 	ir_detach(g, p);
 	g->frozen--;
 	free(p);

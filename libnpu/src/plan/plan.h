@@ -70,7 +70,7 @@ struct npu_plan {
 	int lr_set;
 	float *lo, *hi;			/* observed ranges per tensor (calibrate.c) */
 	int observed;
-	char report[8192];
+	struct npu_text report;
 	char err[NPU_ERRMSG_LEN];
 };
 

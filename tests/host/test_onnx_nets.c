@@ -1,0 +1,767 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_onnx_nets - what exporters write around whole networks, on models
+ * written byte by byte: shape arithmetic computed when the model loads
+ * (the ViT's class-token chain), int64 token ids through an embedding,
+ * bool masks, data movement of any rank (Slice with negative steps, Tile,
+ * ShuffleNet's rank-5 channel shuffle), reductions and ArgMax, Cast's
+ * rounding and saturation, the decomposed LayerNormalization and GELU
+ * fused into one op each; and what a hostile model asks for (the memory
+ * budget, wrong scale types), a report of any length, any number of
+ * outputs, random mutations of a model of these ops. Every expected value
+ * is worked out by hand or by plain loops in double here; runs are on the
+ * CPU reference and on OpenCL, with nothing allowed to fall back. libnpu
+ * is compiled in under ASan and UBSan.
+ */
+#define _POSIX_C_SOURCE 200809L	/* setenv, rand_r */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu.h"
+#include "onnx.pb-c.h"
+#include "onnx_build.h"
+#include "tap.h"
+
+static const enum npu_backend backends[] = { NPU_BACKEND_CPU, NPU_BACKEND_OPENCL };
+#define NB	(int)(sizeof(backends) / sizeof(backends[0]))
+
+/*
+ * Load @buf, compile on @b alone, run with @in (the graph's inputs in
+ * order) into @out (@nout outputs of @bytes each, checked); 0 or the error.
+ */
+static int run_on(enum npu_backend b, const uint8_t *buf, size_t len, const void *const *in,
+		  void *const *out, const size_t *bytes, int nout)
+{
+	struct npu_compile_opts co = { .backend = b, .strict = 1 };
+	npu_graph *g;
+	npu_plan *p = NULL;
+	int err = npu_model_load_mem(buf, len, NULL, &g);
+
+	if (err) {
+		tap_diag("load: %s", npu_last_error());
+		return err;
+	}
+	err = npu_graph_compile_opts(g, NULL, &co, &p);
+	if (!err && npu_graph_io_count(g, 1) != nout)
+		err = NPU_EINVAL;
+	for (int i = 0; !err && i < nout; i++) {
+		struct npu_array a;
+
+		err = npu_graph_io_array(g, 1, (uint32_t)i, &a);
+		if (!err && a.bytes != bytes[i]) {
+			tap_diag("output %d: %zu bytes, expected %zu", i, a.bytes, bytes[i]);
+			err = NPU_EINVAL;
+		}
+		npu_array_free(&a);
+	}
+	if (!err)
+		err = npu_plan_execute(p, in, (void **)out);
+	if (err)
+		tap_diag("run on backend %d: %s", b, p ? npu_plan_error(p) : npu_graph_error(g));
+	npu_plan_free(p);
+	npu_graph_free(g);
+	return err;
+}
+
+/* One output of @bytes on every backend, each compared with @want bit for bit. */
+static void check_all(const uint8_t *buf, size_t len, const void *const *in, const void *want,
+		      size_t bytes)
+{
+	void *got = malloc(bytes);
+
+	for (int b = 0; b < NB; b++) {
+		memset(got, 0x5a, bytes);
+		CHECK_EQ(run_on(backends[b], buf, len, in, &got, &bytes, 1), 0);
+		if (memcmp(got, want, bytes))
+			tap_diag("backend %d: the output differs", backends[b]);
+		CHECK(!memcmp(got, want, bytes));
+	}
+	free(got);
+}
+
+static Onnx__TensorProto *scalar_tensor(int type, const void *v, size_t bytes)
+{
+	return tensor("", type, DIMS(1), v, bytes);
+}
+
+static void value_attr(Onnx__NodeProto *n, Onnx__TensorProto *t)
+{
+	attr(n, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR)->t = t;
+}
+
+/* ---- shape arithmetic at load time ---------------------------------------------- */
+
+/*
+ * torchvision's ViT expands its class token to the batch with this chain
+ * (ConstantOfShape -> Mul -> Equal -> Where -> Expand): all of it known
+ * when the model loads, so the graph holds no node for it but the copy
+ * into the graph's output.
+ */
+static void test_load_time_chain(void)
+{
+	struct model m = { .opset = 13 };
+	const int64_t three = 3, one = 1, minus1 = -1, shape[3] = { 2, 1, 4 };
+	const float tok[4] = { 1, 2, 3, 4 }, want[8] = { 1, 2, 3, 4, 1, 2, 3, 4 };
+	Onnx__NodeProto *n;
+	size_t len;
+	const uint8_t *buf;
+	npu_graph *g;
+
+	m.init[m.ninit++] = tensor("n3", I64, DIMS(1), &three, 8);
+	m.init[m.ninit++] = tensor("m1", I64, 0, NULL, &minus1, 8);
+	m.init[m.ninit++] = tensor("shape", I64, DIMS(3), shape, sizeof(shape));
+	m.init[m.ninit++] = tensor("tok", F32, DIMS(1, 1, 4), tok, sizeof(tok));
+	n = node("ConstantOfShape", "n3", "ones");
+	value_attr(n, scalar_tensor(I64, &one, 8));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Mul", "ones,m1", "neg");
+	m.node[m.nnode++] = node("Equal", "shape,neg", "eq");
+	m.node[m.nnode++] = node("Where", "eq,ones,shape", "w");
+	m.node[m.nnode++] = node("Expand", "tok,w", "y");
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+	/* only the copy of the constant into the output is left */
+	CHECK_EQ(npu_graph_node_count(g), 1);
+	npu_graph_free(g);
+	check_all(buf, len, (const void *[]){ NULL }, want, sizeof(want));
+	arena_free();
+}
+
+/* ---- int64 token ids, bool masks --------------------------------------------------- */
+
+/* An embedding: int64 ids known only at run time, negative ones from the end. */
+static void test_embedding(void)
+{
+	struct model m = { .opset = 13 };
+	float table[10];
+	const int64_t ids[4] = { 0, 4, -1, 7 };
+	/* row 0, row 4, the last row, and 0s for an index out of range */
+	const float want[8] = { 0, 1, 40, 41, 40, 41, 0, 0 };
+	const void *in[] = { ids };
+	size_t len;
+	const uint8_t *buf;
+
+	for (int i = 0; i < 10; i++)
+		table[i] = (float)(i / 2 * 10 + i % 2);
+	m.init[m.ninit++] = tensor("table", F32, DIMS(5, 2), table, sizeof(table));
+	m.node[m.nnode++] = node("Gather", "table,ids", "y");
+	m.in[m.nin++] = value("ids", I64, DIMS(1, 4));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	check_all(buf, len, in, want, sizeof(want));
+	arena_free();
+}
+
+/* An attention mask: bool from the input, broadcast over the rows, masked to -1e4. */
+static void test_bool_mask(void)
+{
+	struct model m = { .opset = 13 };
+	const int64_t mask[4] = { 1, 1, 0, 1 }, zero = 0;
+	const float x[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, big = -1e4f;
+	const float want[8] = { 1, 2, -1e4f, 4, 5, 6, -1e4f, 8 };
+	const void *in[] = { x, mask };
+	size_t len;
+	const uint8_t *buf;
+
+	m.init[m.ninit++] = tensor("zero", I64, 0, NULL, &zero, 8);
+	m.init[m.ninit++] = tensor("big", F32, 0, NULL, &big, 4);
+	m.node[m.nnode++] = node("Equal", "mask,zero", "pad");
+	m.node[m.nnode++] = node("Where", "pad,big,x", "y");
+	m.in[m.nin++] = value("x", F32, DIMS(2, 4));
+	m.in[m.nin++] = value("mask", I64, DIMS(1, 4));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	check_all(buf, len, in, want, sizeof(want));
+	arena_free();
+}
+
+/* ---- data movement of any rank -------------------------------------------------------- */
+
+static void test_slice_tile_shuffle(void)
+{
+	const float x6[6] = { 1, 2, 3, 4, 5, 6 };
+	const void *in6[] = { x6 };
+
+	{	/* x[::-2]: the start past the end is clamped, the end before the start too */
+		struct model m = { .opset = 13 };
+		const int64_t st = -1, en = INT64_MIN, ax = 0, step = -2;
+		const float want[3] = { 6, 4, 2 };
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("st", I64, DIMS(1), &st, 8);
+		m.init[m.ninit++] = tensor("en", I64, DIMS(1), &en, 8);
+		m.init[m.ninit++] = tensor("ax", I64, DIMS(1), &ax, 8);
+		m.init[m.ninit++] = tensor("step", I64, DIMS(1), &step, 8);
+		m.node[m.nnode++] = node("Slice", "x,st,en,ax,step", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(6));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, in6, want, sizeof(want));
+		arena_free();
+	}
+	{	/* Tile [2][3] by (2, 1) */
+		struct model m = { .opset = 13 };
+		const int64_t rep[2] = { 2, 1 };
+		const float want[12] = { 1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6 };
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("rep", I64, DIMS(2), rep, sizeof(rep));
+		m.node[m.nnode++] = node("Tile", "x,rep", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(2, 3));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, in6, want, sizeof(want));
+		arena_free();
+	}
+	{	/* ShuffleNet's channel shuffle: 6 channels in 2 groups, a rank-5 transpose */
+		struct model m = { .opset = 13 };
+		const int64_t s5[5] = { 1, 2, 3, 1, 1 }, s4[4] = { 1, 6, 1, 1 };
+		const float want[6] = { 1, 4, 2, 5, 3, 6 };
+		Onnx__NodeProto *n;
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("s5", I64, DIMS(5), s5, sizeof(s5));
+		m.init[m.ninit++] = tensor("s4", I64, DIMS(4), s4, sizeof(s4));
+		m.node[m.nnode++] = node("Reshape", "x,s5", "r5");
+		n = node("Transpose", "r5", "t5");
+		attr_ints(n, "perm", DIMS(0, 2, 1, 3, 4));
+		m.node[m.nnode++] = n;
+		m.node[m.nnode++] = node("Reshape", "t5,s4", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(1, 6, 1, 1));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, in6, want, sizeof(want));
+		arena_free();
+	}
+}
+
+/* ---- reductions, Cast ------------------------------------------------------------------ */
+
+static void test_reduce_argmax_cast(void)
+{
+	{	/* ReduceMean over axis 1, not kept; ArgMax of ties, the last one */
+		struct model m = { .opset = 13 };
+		const float x[6] = { 1, 5, 5, -2, -2, 0.5f };
+		const float mean[2] = { 11.0f / 3, -3.5f / 3 };
+		const int64_t am[2] = { 2, 2 };
+		const void *in[] = { x };
+		Onnx__NodeProto *n;
+		float got_mean[2];
+		int64_t got_am[2];
+		void *out[] = { got_mean, got_am };
+		const size_t bytes[] = { sizeof(got_mean), sizeof(got_am) };
+		size_t len;
+		const uint8_t *buf;
+
+		n = node("ReduceMean", "x", "mean");
+		attr_ints(n, "axes", DIMS(1));
+		attr_i(n, "keepdims", 0);
+		m.node[m.nnode++] = n;
+		n = node("ArgMax", "x", "am");
+		attr_i(n, "axis", -1);
+		attr_i(n, "keepdims", 0);
+		attr_i(n, "select_last_index", 1);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", F32, DIMS(2, 3));
+		m.out[m.nout++] = value("mean", F32, 0, NULL);
+		m.out[m.nout++] = value("am", I64, 0, NULL);
+		buf = pack(&m, &len);
+		for (int b = 0; b < NB; b++) {
+			CHECK_EQ(run_on(backends[b], buf, len, in, out, bytes, 2), 0);
+			CHECK(fabsf(got_mean[0] - mean[0]) < 1e-6f &&
+			      fabsf(got_mean[1] - mean[1]) < 1e-6f);
+			CHECK(!memcmp(got_am, am, sizeof(am)));
+		}
+		arena_free();
+	}
+	{	/* float to int32: toward zero, saturated, NaN 0 */
+		struct model m = { .opset = 13 };
+		const float x[6] = { -2.7f, 2.7f, 3e10f, -3e10f, NAN, 0.5f };
+		const int32_t want[6] = { -2, 2, INT32_MAX, INT32_MIN, 0, 0 };
+		const void *in[] = { x };
+		Onnx__NodeProto *n = node("Cast", "x", "y");
+		size_t len;
+		const uint8_t *buf;
+
+		attr_i(n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__INT32);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", F32, DIMS(6));
+		m.out[m.nout++] = value("y", I32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, in, want, sizeof(want));
+		arena_free();
+	}
+	{	/* int64 to int32 wraps; to bool is whether it is 0 */
+		struct model m = { .opset = 13 };
+		const int64_t x[3] = { 4294967301ll, -1, 0 };
+		const int32_t want[3] = { 5, -1, 0 };
+		const uint8_t wantb[3] = { 1, 1, 0 };
+		const void *in[] = { x };
+		Onnx__NodeProto *n = node("Cast", "x", "y");
+		size_t len;
+		const uint8_t *buf;
+
+		attr_i(n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__INT32);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", I64, DIMS(3));
+		m.out[m.nout++] = value("y", I32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, in, want, sizeof(want));
+		n->attribute[0]->i = ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+		m.out[0] = value("y", BOOLT, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, in, wantb, sizeof(wantb));
+		arena_free();
+	}
+}
+
+/* ---- fusions ----------------------------------------------------------------------------- */
+
+/* PyTorch's nn.LayerNorm before opset 17, over the last dim, with scale and bias. */
+static void test_layernorm_fused(void)
+{
+	struct model m = { .opset = 13 };
+	const float two = 2, eps = 1e-5f, scale[4] = { 1, 2, 0.5f, -1 }, bias[4] = { 0, 1, 2, 3 };
+	const float x[8] = { 1, 2, 3, 4, -1, 0.5f, 7, 2 };
+	float want[8], got[8];
+	const void *in[] = { x };
+	void *out[] = { got };
+	const size_t bytes[] = { sizeof(got) };
+	Onnx__NodeProto *n;
+	size_t len;
+	const uint8_t *buf;
+
+	for (int r = 0; r < 2; r++) {	/* fp64 */
+		double mu = 0, var = 0;
+
+		for (int i = 0; i < 4; i++)
+			mu += x[r * 4 + i] / 4.0;
+		for (int i = 0; i < 4; i++)
+			var += (x[r * 4 + i] - mu) * (x[r * 4 + i] - mu) / 4.0;
+		for (int i = 0; i < 4; i++)
+			want[r * 4 + i] = (float)((x[r * 4 + i] - mu) / sqrt(var + 1e-5) * scale[i] +
+						  bias[i]);
+	}
+	m.init[m.ninit++] = tensor("two", F32, 0, NULL, &two, 4);
+	m.init[m.ninit++] = tensor("eps", F32, 0, NULL, &eps, 4);
+	m.init[m.ninit++] = tensor("w", F32, DIMS(4), scale, sizeof(scale));
+	m.init[m.ninit++] = tensor("b", F32, DIMS(4), bias, sizeof(bias));
+	n = node("ReduceMean", "x", "mu");
+	attr_ints(n, "axes", DIMS(-1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Sub", "x,mu", "d");
+	m.node[m.nnode++] = node("Pow", "d,two", "p");
+	n = node("ReduceMean", "p", "var");
+	attr_ints(n, "axes", DIMS(-1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Add", "var,eps", "ve");
+	m.node[m.nnode++] = node("Sqrt", "ve", "s");
+	m.node[m.nnode++] = node("Div", "d,s", "nrm");
+	m.node[m.nnode++] = node("Mul", "nrm,w", "sc");
+	m.node[m.nnode++] = node("Add", "sc,b", "y");
+	m.in[m.nin++] = value("x", F32, DIMS(2, 4));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(count_label(buf, len, "layer_norm"), 1);
+	CHECK_EQ(count_label(buf, len, "reduce_mean"), 0);
+	for (int b = 0; b < NB; b++) {
+		CHECK_EQ(run_on(backends[b], buf, len, in, out, bytes, 1), 0);
+		for (int i = 0; i < 8; i++)
+			CHECK(fabsf(got[i] - want[i]) < 1e-5f);
+	}
+	/* d read by a third node: not the pattern, the nodes as written, the same values */
+	m.node[m.nnode++] = node("Neg", "d", "z");
+	m.out[m.nout++] = value("z", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(count_label(buf, len, "layer_norm"), 0);
+	CHECK_EQ(count_label(buf, len, "reduce_mean"), 2);
+	arena_free();
+}
+
+/* Exact GELU as PyTorch writes it: x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5. */
+static void test_gelu_fused(void)
+{
+	struct model m = { .opset = 13 };
+	const float r2 = 1.4142135f, one = 1, half = 0.5f;
+	const float x[5] = { -3, -0.5f, 0, 0.7f, 2.5f };
+	float want[5];
+	const void *in[] = { x };
+	size_t len;
+	const uint8_t *buf;
+
+	for (int i = 0; i < 5; i++)	/* fp64 */
+		want[i] = (float)(0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0))));
+	m.init[m.ninit++] = tensor("r2", F32, 0, NULL, &r2, 4);
+	m.init[m.ninit++] = tensor("one", F32, 0, NULL, &one, 4);
+	m.init[m.ninit++] = tensor("half", F32, 0, NULL, &half, 4);
+	m.node[m.nnode++] = node("Div", "x,r2", "a");
+	m.node[m.nnode++] = node("Erf", "a", "e");
+	m.node[m.nnode++] = node("Add", "e,one", "c");
+	m.node[m.nnode++] = node("Mul", "x,c", "d");
+	m.node[m.nnode++] = node("Mul", "d,half", "y");
+	m.in[m.nin++] = value("x", F32, DIMS(5));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(count_label(buf, len, "gelu"), 1);
+	CHECK_EQ(count_label(buf, len, "erf"), 0);
+	for (int b = 0; b < NB; b++) {
+		float got[5];
+		void *out[] = { got };
+		const size_t bytes[] = { sizeof(got) };
+
+		CHECK_EQ(run_on(backends[b], buf, len, in, out, bytes, 1), 0);
+		for (int i = 0; i < 5; i++)
+			CHECK(fabsf(got[i] - want[i]) < 1e-6f);
+	}
+	arena_free();
+}
+
+/* ---- hostile models ----------------------------------------------------------------------- */
+
+static void test_memory_budget(void)
+{
+	const float one = 1;
+
+	{	/* 2^27 floats (512 MiB) from 16 bytes: over a 256 MiB budget */
+		struct model m = { .opset = 13 };
+		const int64_t shape[2] = { 1 << 14, 1 << 13 };
+		Onnx__NodeProto *n = node("ConstantOfShape", "s", "y");
+		size_t len;
+		const uint8_t *buf;
+
+		value_attr(n, scalar_tensor(F32, &one, 4));
+		m.init[m.ninit++] = tensor("s", I64, DIMS(2), shape, sizeof(shape));
+		m.node[m.nnode++] = n;
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		setenv("NPU_MODEL_MAX_MIB", "256", 1);
+		CHECK(refused(buf, len, NPU_E2BIG, "node 0 'ConstantOfShape' (ConstantOfShape): the "
+			      "model asks for more than its memory budget (256 MiB"));
+		setenv("NPU_MODEL_MAX_MIB", "lots", 1);
+		CHECK(refused(buf, len, NPU_EINVAL, "NPU_MODEL_MAX_MIB is not a number"));
+		unsetenv("NPU_MODEL_MAX_MIB");
+		arena_free();
+	}
+	{	/* Expand and Tile of a value known only at run time, too big */
+		struct model m = { .opset = 13 };
+		const int64_t shape[3] = { 1 << 12, 1 << 12, 1 << 4 }, rep[2] = { 1 << 12, 1 << 12 };
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("s", I64, DIMS(3), shape, sizeof(shape));
+		m.node[m.nnode++] = node("Expand", "x,s", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(1));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		setenv("NPU_MODEL_MAX_MIB", "512", 1);
+		CHECK(refused(buf, len, NPU_E2BIG, "(Expand): the model asks for more than its "
+			      "memory budget"));
+		m.init[0] = tensor("s", I64, DIMS(2), rep, sizeof(rep));
+		m.node[0] = node("Tile", "x,s", "y");
+		m.in[0] = value("x", F32, DIMS(16, 16));
+		buf = pack(&m, &len);
+		CHECK(refused(buf, len, NPU_E2BIG, "(Tile): the model asks for more than its "
+			      "memory budget"));
+		unsetenv("NPU_MODEL_MAX_MIB");
+		arena_free();
+	}
+	{	/* Range of a billion values */
+		struct model m = { .opset = 13 };
+		const float s = 0, l = 1e9f, d = 1;
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("s", F32, 0, NULL, &s, 4);
+		m.init[m.ninit++] = tensor("l", F32, 0, NULL, &l, 4);
+		m.init[m.ninit++] = tensor("d", F32, 0, NULL, &d, 4);
+		m.node[m.nnode++] = node("Range", "s,l,d", "y");
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK(refused(buf, len, NPU_E2BIG, "(Range): a range of 1000000000 values"));
+		arena_free();
+	}
+}
+
+/* QLinearMatMul's scales are read as floats: any other type is refused, never read. */
+static void test_scale_types(void)
+{
+	struct model m = { .opset = 13 };
+	const int64_t s64 = 1;
+	const float s = 0.5f;
+	const uint8_t z = 0, w[4] = { 1, 2, 3, 4 };
+	size_t len;
+	const uint8_t *buf;
+
+	m.init[m.ninit++] = tensor("as", I64, 0, NULL, &s64, 8);
+	m.init[m.ninit++] = tensor("s", F32, 0, NULL, &s, 4);
+	m.init[m.ninit++] = tensor("z", U8, 0, NULL, &z, 1);
+	m.init[m.ninit++] = tensor("w", U8, DIMS(2, 2), w, 4);
+	m.node[m.nnode++] = node("QLinearMatMul", "a,as,z,w,s,z,s,z", "y");
+	m.in[m.nin++] = value("a", U8, DIMS(2, 2));
+	m.out[m.nout++] = value("y", U8, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK(refused(buf, len, NPU_ENOTSUP, "a_scale ('as') is int64, which this op does not take"));
+	arena_free();
+}
+
+/*
+ * QLinearMatMul with uint8 weights, per-column scales and a zero point of 7
+ * (not 128: no int8 fold): onnxruntime's arithmetic, by a plain loop here:
+ * the fp32 multiplier a_scale * b_scale[j] / y_scale, the accumulator times
+ * it in fp32, rounded half to even, + y's zero point, saturated.
+ */
+static void test_qlinear_per_column(void)
+{
+	struct model m = { .opset = 13 };
+	const float as = 0.05f, bs[3] = { 0.01f, 0.02f, 0.03f }, ys = 0.1f;
+	const uint8_t az = 128, bz[3] = { 7, 7, 7 }, yz = 100;
+	const uint8_t a[4] = { 0, 128, 200, 255 }, b[6] = { 0, 7, 255, 30, 100, 9 };
+	const void *in[] = { a };
+	uint8_t want[6];
+	size_t len;
+	const uint8_t *buf;
+
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 3; j++) {
+			int32_t acc = 0;
+			float mult = as * bs[j] / ys, v;
+
+			for (int k = 0; k < 2; k++)
+				acc += (a[i * 2 + k] - az) * (b[k * 3 + j] - bz[j]);
+			v = rintf((float)acc * mult) + yz;
+			want[i * 3 + j] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+		}
+	m.init[m.ninit++] = tensor("as", F32, 0, NULL, &as, 4);
+	m.init[m.ninit++] = tensor("az", U8, 0, NULL, &az, 1);
+	m.init[m.ninit++] = tensor("b", U8, DIMS(2, 3), b, sizeof(b));
+	m.init[m.ninit++] = tensor("bs", F32, DIMS(3), bs, sizeof(bs));
+	m.init[m.ninit++] = tensor("bz", U8, DIMS(3), bz, sizeof(bz));
+	m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &ys, 4);
+	m.init[m.ninit++] = tensor("yz", U8, 0, NULL, &yz, 1);
+	m.node[m.nnode++] = node("QLinearMatMul", "a,as,az,b,bs,bz,ys,yz", "y");
+	m.in[m.nin++] = value("a", U8, DIMS(2, 2));
+	m.out[m.nout++] = value("y", U8, 0, NULL);
+	buf = pack(&m, &len);
+	check_all(buf, len, in, want, sizeof(want));
+	arena_free();
+}
+
+/* A report of 600 ops is whole (no fixed size), and ends with the summary. */
+static void test_long_report(void)
+{
+	struct model m = { .opset = 13 };
+	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU };
+	char a[16], b[16];
+	npu_graph *g;
+	npu_plan *p;
+	const char *r;
+	size_t len;
+	const uint8_t *buf;
+
+	for (int i = 0; i < 600; i++) {
+		snprintf(a, sizeof(a), i ? "t%d" : "x", i);
+		snprintf(b, sizeof(b), i == 599 ? "y" : "t%d", i + 1);
+		m.node[m.nnode++] = node("Neg", str(a), str(b));
+		m.node[m.nnode - 1]->input[0] = str(a);
+		m.node[m.nnode - 1]->output[0] = str(b);
+	}
+	m.in[m.nin++] = value("x", F32, DIMS(4));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &co, &p), 0);
+	r = npu_plan_report(p);
+	tap_diag("report of %zu bytes", strlen(r));
+	CHECK(strlen(r) > 20000);
+	CHECK(strstr(r, "599 neg"));
+	CHECK(strstr(r, "ops per backend: CPU 600"));
+	CHECK(strstr(r, "per inference: 0 NPU job(s), 0 crossing(s) between backends"));
+	CHECK(!strcmp(r, npu_graph_report(g)));
+	npu_plan_free(p);
+	npu_graph_free(g);
+	arena_free();
+}
+
+/* 100 outputs: nothing is held in an array of a fixed size. */
+static void test_many_outputs(void)
+{
+	struct model m = { .opset = 13 };
+	const float x[2] = { 1.5f, -2 };
+	const void *in[] = { x };
+	float got[100][2];
+	void *out[100];
+	size_t bytes[100], len;
+	const uint8_t *buf;
+	char name[16];
+
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "y%d", i);
+		m.node[m.nnode++] = node(i % 2 ? "Neg" : "Abs", "x", name);
+		m.out[m.nout++] = value(name, F32, 0, NULL);
+		out[i] = got[i];
+		bytes[i] = sizeof(got[i]);
+	}
+	m.in[m.nin++] = value("x", F32, DIMS(2));
+	buf = pack(&m, &len);
+	CHECK_EQ(run_on(NPU_BACKEND_CPU, buf, len, in, out, bytes, 100), 0);
+	for (int i = 0; i < 100; i++)
+		CHECK(got[i][0] == (i % 2 ? -1.5f : 1.5f) && got[i][1] == (i % 2 ? 2.0f : 2.0f));
+	arena_free();
+}
+
+/* ---- mutations ------------------------------------------------------------------------------- */
+
+/* A model of the new ops: ids -> Gather -> LayerNorm pattern -> Where -> Slice -> Cast -> ReduceSum. */
+static const uint8_t *busy_model(size_t *len)
+{
+	static struct model m;
+	const float two = 2, eps = 1e-5f, big = -1;
+	static float table[12];
+	const int64_t zero = 0, st = 1, en = 4, one = 1, last = -1;
+	Onnx__NodeProto *n;
+
+	memset(&m, 0, sizeof(m));
+	m.opset = 13;
+	for (int i = 0; i < 12; i++)
+		table[i] = (float)i / 3;
+	m.init[m.ninit++] = tensor("table", F32, DIMS(3, 4), table, sizeof(table));
+	m.init[m.ninit++] = tensor("two", F32, 0, NULL, &two, 4);
+	m.init[m.ninit++] = tensor("eps", F32, 0, NULL, &eps, 4);
+	m.init[m.ninit++] = tensor("big", F32, 0, NULL, &big, 4);
+	m.init[m.ninit++] = tensor("zero", I64, 0, NULL, &zero, 8);
+	m.init[m.ninit++] = tensor("st", I64, DIMS(1), &st, 8);
+	m.init[m.ninit++] = tensor("en", I64, DIMS(1), &en, 8);
+	m.init[m.ninit++] = tensor("one", I64, DIMS(1), &one, 8);
+	m.init[m.ninit++] = tensor("last", I64, DIMS(1), &last, 8);
+	m.node[m.nnode++] = node("Gather", "table,ids", "e");
+	n = node("ReduceMean", "e", "mu");
+	attr_ints(n, "axes", DIMS(-1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Sub", "e,mu", "d");
+	m.node[m.nnode++] = node("Pow", "d,two", "p");
+	n = node("ReduceMean", "p", "var");
+	attr_ints(n, "axes", DIMS(-1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Add", "var,eps", "ve");
+	m.node[m.nnode++] = node("Sqrt", "ve", "s");
+	m.node[m.nnode++] = node("Div", "d,s", "nrm");
+	m.node[m.nnode++] = node("Equal", "ids,zero", "pad");
+	m.node[m.nnode++] = node("Unsqueeze", "pad,last", "pad3");
+	m.node[m.nnode++] = node("Where", "pad3,big,nrm", "w");
+	m.node[m.nnode++] = node("Slice", "w,st,en,one", "sl");
+	n = node("Cast", "sl", "c");
+	attr_i(n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__INT32);
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("ReduceSum", "c", "y");
+	m.in[m.nin++] = value("ids", I64, DIMS(1, 5));
+	m.out[m.nout++] = value("y", I32, 0, NULL);
+	return pack(&m, len);
+}
+
+/* A load that succeeded must compile and run on the CPU without harm. */
+static int load_and_run(const uint8_t *buf, size_t len)
+{
+	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU };
+	npu_graph *g;
+	npu_plan *p;
+	int err = npu_model_load_mem(buf, len, NULL, &g);
+
+	if (err)
+		return err;
+	if (!npu_graph_compile_opts(g, NULL, &co, &p)) {
+		int ni = npu_graph_io_count(g, 0), no = npu_graph_io_count(g, 1);
+		struct npu_array *a = calloc((size_t)(ni + no) + 1, sizeof(*a));
+		const void **in = calloc((size_t)ni + 1, sizeof(*in));
+		void **out = calloc((size_t)no + 1, sizeof(*out));
+
+		for (int i = 0; i < ni + no; i++) {
+			npu_graph_io_array(g, i >= ni, (uint32_t)(i >= ni ? i - ni : i), &a[i]);
+			if (i < ni)
+				in[i] = a[i].data;
+			else
+				out[i - ni] = a[i].data;
+		}
+		npu_plan_execute(p, in, out);
+		for (int i = 0; i < ni + no; i++)
+			npu_array_free(&a[i]);
+		free(a);
+		free(in);
+		free(out);
+		npu_plan_free(p);
+	}
+	npu_graph_free(g);
+	return 0;
+}
+
+static void test_mutations(void)
+{
+	size_t len;
+	const uint8_t *buf = busy_model(&len);
+	unsigned int seed = 4242, loaded = 0;
+	const int rounds = 10000;
+
+	if (load_and_run(buf, len))
+		tap_diag("%s", npu_last_error());
+	CHECK_EQ(load_and_run(buf, len), 0);
+	CHECK_EQ(count_label(buf, len, "layer_norm"), 1);
+	for (int r = 0; r < rounds; r++) {
+		size_t n = len + 16;
+		uint8_t *b = malloc(n);
+		int edits = 1 + (int)(rand_r(&seed) % 4), err;
+
+		memcpy(b, buf, len);
+		n = len;
+		for (int e = 0; e < edits; e++) {
+			size_t at = rand_r(&seed) % n;
+
+			switch (rand_r(&seed) % 3) {
+			case 0:
+				b[at] = (uint8_t)rand_r(&seed);
+				break;
+			case 1:
+				memmove(b + at + 1, b + at, n - at);
+				b[at] = (uint8_t)rand_r(&seed);
+				n++;
+				break;
+			default:
+				memmove(b + at, b + at + 1, n - at - 1);
+				n--;
+				break;
+			}
+		}
+		err = load_and_run(b, n);
+		if (!err) {
+			loaded++;
+		} else if (!npu_last_error()[0]) {
+			tap_diag("round %d: refused (%d) with no message", r, err);
+			if (getenv("TEST_ONNX_DUMP")) {
+				FILE *f = fopen(getenv("TEST_ONNX_DUMP"), "wb");
+
+				if (f) {
+					fwrite(b, 1, n, f);
+					fclose(f);
+				}
+			}
+			free(b);
+			CHECK(0);
+		}
+		free(b);
+	}
+	tap_diag("%d mutated models: %u loaded and ran, the rest refused with a message", rounds,
+		 loaded);
+	CHECK(loaded > 0);
+	arena_free();
+}
+
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_bool_mask),
+	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_reduce_argmax_cast),
+	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),
+	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_scale_types),
+	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_long_report),
+	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))
