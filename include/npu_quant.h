@@ -101,6 +101,9 @@ static inline int8_t npu_requant_i8(int32_t acc, int32_t mult, int shift, int32_
 #ifdef __OPENCL_C_VERSION__
 #define npu_f32_from_bits(b)	as_float(b)
 #define npu_rintf(x)		rint(x)
+#define npu_fmaf(a, b, c)	fma(a, b, c)
+/* a * b + c is two roundings here, as in C (-std=c11): never a fused one */
+#pragma OPENCL FP_CONTRACT OFF
 #else
 static inline float npu_f32_from_bits(int32_t b)
 {
@@ -116,6 +119,7 @@ static inline int32_t npu_f32_bits(float f)
 	return u.i;
 }
 #define npu_rintf(x)		rintf(x)
+#define npu_fmaf(a, b, c)	fmaf(a, b, c)
 #endif
 
 static inline int npu_onnx_mult_valid(int32_t bits)
@@ -152,6 +156,42 @@ static inline int8_t npu_eltwise_onnx_i8(int mul, int32_t x, int32_t y, int32_t 
 
 	v = v < lo ? lo : v > hi ? hi : v;
 	return (int8_t)((int32_t)v + zp_out);
+}
+
+/*
+ * DequantizeLinear -> Add -> QuantizeLinear as onnxruntime runs it once it
+ * has fused the three into its QLinearAdd (MLAS's x86 kernel, AVX2 with
+ * FMA): in the model's own values (@x, @y as stored plus @off: 128 for
+ * uint8 values stored as int8, else 0), with @rac and @rbc the bits of
+ * a_scale / c_scale and b_scale / c_scale and @fixed those of zp_c -
+ * (rac * zp_a + rbc * zp_b), all worked out in fp32:
+ *   @mode 0 (both vectors): t = fma(a, rac, fma(b, rbc, fixed));
+ *   @mode 1 (b one value for the span): t = fma(a, rac, fixed + b * rbc);
+ *   @mode 2 (a one value): t = fma(b, rbc, fixed + a * rac);
+ * rounded half to even, saturated to the model's type, stored back, then
+ * clamped to [@act_min, @act_max]. The ONNX reference's steps (above) can
+ * differ from it in the last bit: through a deep network such bits add up
+ * to several output steps, which is why it is kept apart.
+ */
+static inline int8_t npu_eltwise_ort_add_i8(int32_t x, int32_t y, int32_t off, int32_t rac,
+					    int32_t rbc, int32_t fixed, int32_t mode,
+					    int32_t act_min, int32_t act_max)
+{
+	float a = (float)(x + off), b = (float)(y + off), ra = npu_f32_from_bits(rac);
+	float rb = npu_f32_from_bits(rbc), f = npu_f32_from_bits(fixed), t;
+	float lo = off ? 0.0f : -128.0f, hi = off ? 255.0f : 127.0f;
+	int32_t v;
+
+	if (mode == 1)
+		t = npu_fmaf(a, ra, f + b * rb);
+	else if (mode == 2)
+		t = npu_fmaf(b, rb, f + a * ra);
+	else
+		t = npu_fmaf(a, ra, npu_fmaf(b, rb, f));
+	t = npu_rintf(t);
+	t = t < lo ? lo : t > hi ? hi : t;	/* NaN stays: it cannot come from valid bits */
+	v = (int32_t)t - off;
+	return (int8_t)(v < act_min ? act_min : v > act_max ? act_max : v);
 }
 
 /* Either requantization: @onnx selects ONNX's, else TFLite's. */

@@ -156,7 +156,11 @@ int npu_cmd_barrier(npu_cmdbuf *cb);
  * ONNX's fp32 multiplier rounded half to even, whose bits then stand in
  * the multiplier array (npu_f32 bits) and whose shifts are 0.
  */
-enum npu_requant { NPU_REQUANT_TFLITE = 0, NPU_REQUANT_ONNX = 1 };
+enum npu_requant {
+	NPU_REQUANT_TFLITE = 0,
+	NPU_REQUANT_ONNX = 1,
+	NPU_REQUANT_ORT = 2,	/* eltwise add only: onnxruntime's QLinearAdd (npu_quant.h) */
+};
 
 struct npu_gemm_i8 {
 	uint32_t m, n, k;
@@ -247,7 +251,12 @@ struct npu_eltwise_i8 {
 	/*
 	 * enum npu_requant: ONNX's (DQ -> Add / Mul -> Q in fp32, ties to
 	 * even), the mults then the bits of the fp32 scales of a, b and the
-	 * output, shifts and left_shift 0.
+	 * output, shifts and left_shift 0. onnxruntime's QLinearAdd (add
+	 * only; npu_eltwise_ort_add_i8): a_mult, b_mult and out_mult the bits
+	 * of a_scale / c_scale, b_scale / c_scale and the fixed part,
+	 * a_shift the values' offset (0, or 128 for uint8 stored as int8),
+	 * b_shift its mode (0 both vectors, 1 b, 2 a one value per span),
+	 * out_shift and left_shift 0. The CPU reference and OpenCL only.
 	 */
 	uint32_t requant;
 };

@@ -113,6 +113,27 @@ def export(model, inputs, names):
     return write
 
 
+def calibrate_bn(model, inp):
+    """Batch norm statistics measured on random inputs, as training would
+    leave them: with torchvision's defaults (mean 0, variance 1) the
+    activations of a deep random network shrink to nothing (EfficientNet's
+    logits were 1e-14), and a comparison of such outputs says nothing."""
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None           # a cumulative average over the batches
+    model.train()
+    g = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        for _ in range(4):
+            x = inp()
+            model(*[torch.rand(t.shape, generator=g) * 2 - 1 if t.is_floating_point() else t
+                    for t in x])
+    model.eval()
+
+
 def make_fp32(name, out):
     ctor, inp, names = FP32[name]
     torch.manual_seed(0)
@@ -123,6 +144,7 @@ def make_fp32(name, out):
         for p in model.parameters():
             if p.dim() >= 2 and not p.any():
                 torch.nn.init.normal_(p, std=0.05)
+    calibrate_bn(model, inp)
     inputs = inp()
     save_case(os.path.join(out, name), export(model, inputs, names), inputs, names)
 
@@ -131,6 +153,7 @@ def make_torch_int8(name, out):
     torch.manual_seed(0)
     torch.backends.quantized.engine = "qnnpack"
     model = TORCH_INT8[name]().eval()
+    calibrate_bn(model, image)
     model.fuse_model()
     model.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
     torch.ao.quantization.prepare(model, inplace=True)

@@ -2,7 +2,10 @@
 // ort-run.js CASE... - the expected outputs of each ONNX test case (a folder
 // with model.onnx and test_data_set_0/input_N.pb): the model run by
 // onnxruntime's CPU execution provider (npm's onnxruntime-node, which shares
-// no code with libnpu), written as test_data_set_0/output_N.pb. TensorProto
+// no code with libnpu), written as test_data_set_0/output_N.pb; and, as
+// ONNX defines the ops (onnxruntime's basic optimization level, which fuses
+// no DequantizeLinear -> op -> QuantizeLinear into its own quantized
+// kernels), as output_N.basic.pb for check.py's int8 comparisons. TensorProto
 // is read and written here with the few fields numpy_helper and ONNX's
 // test data use (dims, data_type, name, raw_data).
 'use strict';
@@ -87,7 +90,7 @@ async function main() {
   for (const dir of process.argv.slice(2)) {
     const set = path.join(dir, 'test_data_set_0');
     const sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
-      { intraOpNumThreads: 2, graphOptimizationLevel: 'all' });
+      { intraOpNumThreads: 2, graphOptimizationLevel: process.env.ORT_OPT || 'all' });
     const feeds = {};
     sess.inputNames.forEach((n, i) => {
       const t = readTensor(path.join(set, `input_${i}.pb`));
@@ -95,6 +98,11 @@ async function main() {
     });
     const res = await sess.run(feeds);
     sess.outputNames.forEach((n, i) => writeTensor(path.join(set, `output_${i}.pb`), n, res[n]));
+    const basic = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
+      { intraOpNumThreads: 2, graphOptimizationLevel: 'basic' });
+    const rb = await basic.run(feeds);
+    basic.outputNames.forEach((n, i) =>
+      writeTensor(path.join(set, `output_${i}.basic.pb`), n, rb[n]));
     // onnxruntime's own latency, for the table: the median of 10 runs
     const times = [];
     for (let r = 0; r < 10; r++) {

@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # zoo.sh [--tap] [--backend B]... [--runs N] [NAME...] - the model zoo: makes
-# the networks that are missing (gen.py, Debian's torch and torchvision) and
-# their expected outputs (ort-run.js, npm's onnxruntime-node, which
-# setup-deps installs), in $NPU_ZOO (default $NPU_CACHE/models, outside the
-# clone), then checks NAME... (all by default) with check.py on each
-# backend (cpu and opencl by default). Exits non-zero if any failed.
+# the networks that are missing (gen.py, Debian's torch and torchvision; the
+# int8 variants NAME_int8_qdq and NAME_int8_dynamic of an fp32 one by
+# quantize.py) and their expected outputs (ort-run.js, npm's
+# onnxruntime-node, which setup-deps installs), in $NPU_ZOO (default
+# $NPU_CACHE/models, outside the clone), then checks NAME... (all by
+# default) with check.py on each backend (cpu and opencl by default).
+# Exits non-zero if any failed.
 #   zoo.sh --make-only [NAME...]   make them, check nothing
 set -u
 cd "$(dirname "$0")/../.."
@@ -25,18 +27,34 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+# onnxruntime's quantizer's forms of the fp32 networks (quantize.py)
+QDQ="resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 shufflenet_v2 squeezenet vit bert"
+DYNAMIC="vit bert"
 only=$(IFS=,; echo "${names[*]:-}")
+base=$(for n in "${names[@]}"; do echo "${n%_int8_qdq}" | sed 's/_int8_dynamic$//'; done |
+	sort -u | paste -sd,)
 mkdir -p "$ZOO"
-"$PY" tests/models/gen.py --out "$ZOO" ${only:+--only "$only"} || gen_failed=1
+export NODE_PATH=$ORT/node_modules
+"$PY" tests/models/gen.py --out "$ZOO" ${base:+--only "$base"} || gen_failed=1
+quantize() { # MODE NAME SUFFIX
+	local out=$ZOO/$2_int8_$3
+	[ -f "$out/model.onnx" ] || [ ! -f "$ZOO/$2/model.onnx" ] && return 0
+	[ -n "$only" ] && [[ ",$only," != *",${out##*/},"* ]] && return 0
+	[ -f "$ORT/.done" ] || { echo "zoo.sh: $ORT missing: run scripts/setup-deps" >&2; exit 1; }
+	echo "zoo.sh: ${out##*/}" >&2
+	"$PY" tests/models/quantize.py "$1" "$ZOO/$2" "$out" || { rm -rf "$out"; gen_failed=1; }
+}
+for n in $QDQ; do quantize static "$n" qdq; done
+for n in $DYNAMIC; do quantize dynamic "$n" dynamic; done
 cases=()
 for d in "$ZOO"/*/; do
 	d=${d%/} n=${d##*/}
 	[ -n "$only" ] && [[ ",$only," != *",$n,"* ]] && continue
 	[ -f "$d/model.onnx" ] || continue
 	cases+=("$d")
-	[ -f "$d/test_data_set_0/output_0.pb" ] && continue
+	[ -f "$d/test_data_set_0/output_0.basic.pb" ] && continue
 	[ -f "$ORT/.done" ] || { echo "zoo.sh: $ORT missing: run scripts/setup-deps" >&2; exit 1; }
-	NODE_PATH=$ORT/node_modules node tests/models/ort-run.js "$d" || exit 1
+	node tests/models/ort-run.js "$d" 2>/dev/null || { echo "zoo.sh: ort-run.js $d failed" >&2; exit 1; }
 done
 [ -n "$make_only" ] && exit ${gen_failed:-0}
 [ ${#cases[@]} -gt 0 ] || { echo "zoo.sh: no networks in $ZOO" >&2; exit 1; }

@@ -117,8 +117,8 @@ int npu_pack_eltwise_i8(struct npu_cmd_eltwise_i8 *out, const struct npu_eltwise
 {
 	struct npu_cmd_eltwise_i8 c;
 
-	if (!p || p->rank)
-		return NPU_EINVAL;	/* the command has no broadcasting */
+	if (!p || p->rank || p->requant == NPU_REQUANT_ORT)
+		return NPU_EINVAL;	/* no broadcasting, no onnxruntime arithmetic */
 	memset(&c, 0, sizeof(c));
 	c.hdr.op = NPU_CMD_ELTWISE_I8;
 	c.hdr.size = sizeof(c);

@@ -695,6 +695,17 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
 		return yt;
 	at.act = qo.relu >= 0 ? NPU_ACT_RELU : NPU_ACT_NONE;
 	at.requant = NPU_REQUANT_ONNX;
+	/*
+	 * An add of one 8-bit type that onnxruntime fuses into its QLinearAdd
+	 * (a Relu between only when the output's zero point is the type's
+	 * least value, where onnxruntime drops it): its arithmetic, so that
+	 * deep residual networks agree with onnxruntime's to the bit.
+	 */
+	if (!mul && a->dq_x->dt == qo.ydt && b->dq_x->dt == qo.ydt &&
+	    (qo.relu < 0 || qo.yz == (qo.ydt == NPU_DT_UINT8 ? 0 : -128))) {
+		at.requant = NPU_REQUANT_ORT;
+		at.offset = qo.ydt == NPU_DT_UINT8 ? 128 : 0;
+	}
 	TRY(onnx_node(o, mul ? IR_MUL : IR_ADD, t, 2, &yt, 1, &at));
 	took(o, qo.relu, qo.qn);
 	return 1;

@@ -87,7 +87,8 @@ struct ir_attrs {
 	int depthwise;			/* convolution: the filter is [1][k_h][k_w][out_c] */
 	uint32_t groups;		/* convolution: 1, or G groups of in_c / G channels */
 	enum npu_activation act;	/* fused after the op */
-	uint32_t requant;		/* int8 conv2d and dense: enum npu_requant */
+	uint32_t requant;		/* int8 conv2d, dense, add, mul: enum npu_requant */
+	int32_t offset;			/* add, onnxruntime's arithmetic: 128 for uint8 values */
 	int average;			/* pooling: average, else max */
 	float beta;			/* softmax */
 	uint32_t axis;			/* concat */

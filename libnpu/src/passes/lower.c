@@ -14,6 +14,7 @@
 #include "npu_cmd.h"
 #include "npu_quant.h"
 #include "passes/lower.h"
+#include "ref/npu_ref.h"
 
 /* ---- building kernels ------------------------------------------------------ */
 
@@ -168,6 +169,28 @@ static int lower_add_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 			e->a_dims[d] = d + a->rank >= y->rank ? a->dims[d + a->rank - y->rank] : 1;
 			e->b_dims[d] = d + b->rank >= y->rank ? b->dims[d + b->rank - y->rank] : 1;
 		}
+	}
+	if (n->a.requant == NPU_REQUANT_ORT && n->op == IR_ADD) {
+		/* onnxruntime's QLinearAdd: its fp32 ratios and fixed part, worked out as it does */
+		float rac = a->scale / y->scale, rbc = b->scale / y->scale;
+		int32_t off = n->a.offset;
+		float fixed = (float)(y->zero_point + off) -
+			      (rac * (float)(a->zero_point + off) + rbc * (float)(b->zero_point + off));
+		uint32_t last = e->rank ? e->rank - 1 : 0;
+
+		e->requant = NPU_REQUANT_ORT;
+		e->a_mult = npu_f32_bits(rac);
+		e->b_mult = npu_f32_bits(rbc);
+		e->out_mult = npu_f32_bits(fixed);
+		e->a_shift = off;
+		/* one operand broadcast along the innermost dim: its one value per span */
+		e->b_shift = e->rank && e->b_dims[last] == 1 && e->out_dims[last] > 1 ? 1 :
+			     e->rank && e->a_dims[last] == 1 && e->out_dims[last] > 1 ? 2 : 0;
+		e->left_shift = 0;
+		if (!npu_eltwise_i8_valid(e))
+			return ir_fail(g, NPU_EINVAL, "add: the scales give no onnxruntime "
+				       "arithmetic");
+		return 0;
 	}
 	if (n->a.requant == NPU_REQUANT_ONNX) {	/* ONNX's: the three fp32 scales */
 		e->requant = NPU_REQUANT_ONNX;

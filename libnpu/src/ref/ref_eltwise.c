@@ -36,16 +36,25 @@ static bool broadcast_ok(const struct npu_eltwise_i8 *p)
 
 bool npu_eltwise_i8_valid(const struct npu_eltwise_i8 *p)
 {
-	return p && p->count && p->left_shift <= 20 && p->a_zero >= -128 && p->a_zero <= 127 &&
-	       p->b_zero >= -128 && p->b_zero <= 127 && p->out_zero >= -128 &&
-	       p->out_zero <= 127 && shift_ok(p->a_shift) && shift_ok(p->b_shift) &&
-	       shift_ok(p->out_shift) && p->act_min >= -128 && p->act_min <= p->act_max &&
-	       p->act_max <= 127 && broadcast_ok(p) &&
-	       (p->requant == NPU_REQUANT_TFLITE ||
-		(p->requant == NPU_REQUANT_ONNX && !p->a_shift && !p->b_shift && !p->out_shift &&
-		 !p->left_shift && npu_onnx_mult_valid(p->a_mult) &&
-		 npu_onnx_mult_valid(p->b_mult) && npu_onnx_mult_valid(p->out_mult) &&
-		 p->out_mult));
+	if (!p || !p->count || p->left_shift > 20 || p->a_zero < -128 || p->a_zero > 127 ||
+	    p->b_zero < -128 || p->b_zero > 127 || p->out_zero < -128 || p->out_zero > 127 ||
+	    p->act_min < -128 || p->act_min > p->act_max || p->act_max > 127 || !broadcast_ok(p))
+		return false;
+	switch (p->requant) {
+	case NPU_REQUANT_TFLITE:
+		return shift_ok(p->a_shift) && shift_ok(p->b_shift) && shift_ok(p->out_shift);
+	case NPU_REQUANT_ONNX:
+		return !p->a_shift && !p->b_shift && !p->out_shift && !p->left_shift &&
+		       npu_onnx_mult_valid(p->a_mult) && npu_onnx_mult_valid(p->b_mult) &&
+		       npu_onnx_mult_valid(p->out_mult) && p->out_mult;
+	case NPU_REQUANT_ORT:	/* the fixed part may be negative, never inf or NaN */
+		return !p->mul && (p->a_shift == 0 || p->a_shift == 128) && p->b_shift >= 0 &&
+		       p->b_shift <= 2 && !p->out_shift && !p->left_shift &&
+		       npu_onnx_mult_valid(p->a_mult) && npu_onnx_mult_valid(p->b_mult) &&
+		       ((p->out_mult >> 23) & 0xff) != 0xff;
+	default:
+		return false;
+	}
 }
 
 void npu_eltwise_i8_strides(const struct npu_eltwise_i8 *p, uint32_t *od, uint32_t *as,
@@ -93,6 +102,11 @@ int npu_ref_eltwise_i8_v(size_t size, const struct npu_eltwise_i8 *p_in, const i
 	for (uint32_t i = 0; i < p->count; i++) {
 		int32_t x = a[ia] - p->a_zero, y = b[ib] - p->b_zero, r;
 
+		if (p->requant == NPU_REQUANT_ORT)	/* the stored values themselves */
+			out[i] = npu_eltwise_ort_add_i8(a[ia], b[ib], p->a_shift, p->a_mult,
+							p->b_mult, p->out_mult, p->b_shift,
+							p->act_min, p->act_max);
+
 		/* The next output element: its inputs' offsets follow their strides. */
 		for (int d = 3; d >= 0; d--) {
 			ia += as[d];
@@ -104,6 +118,8 @@ int npu_ref_eltwise_i8_v(size_t size, const struct npu_eltwise_i8 *p_in, const i
 			idx[d] = 0;
 		}
 
+		if (p->requant == NPU_REQUANT_ORT)
+			continue;
 		if (p->requant == NPU_REQUANT_ONNX) {
 			out[i] = npu_eltwise_onnx_i8(p->mul, x, y, p->a_mult, p->b_mult, p->out_mult,
 						     p->out_zero, p->act_min, p->act_max);

@@ -118,6 +118,10 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 			strcpy(c->reason, "not in the firmware's capabilities");
 			return 0;
 		}
+		if (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.requant == NPU_REQUANT_ORT) {
+			strcpy(c->reason, "onnxruntime's QLinearAdd: no NPU command yet");
+			return 0;
+		}
 		if (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.rank) {
 			strcpy(c->reason, "broadcasting: not in the firmware's eltwise");
 			return 0;

@@ -101,7 +101,7 @@ int ocl_eltwise_i8(struct npu_ocl *o, const struct npu_eltwise_i8 *p, cl_mem a, 
 		return NPU_EINVAL;
 	q = (cl_int16){ { p->a_zero, p->b_zero, p->out_zero, (cl_int)p->left_shift, p->a_mult,
 			  p->a_shift, p->b_mult, p->b_shift, p->out_mult, p->out_shift,
-			  p->act_min, p->act_max, !!p->mul, p->requant == NPU_REQUANT_ONNX } };
+			  p->act_min, p->act_max, !!p->mul, (cl_int)p->requant } };
 	n = p->count;
 	{
 		uint32_t od[4], as[4], bs[4];

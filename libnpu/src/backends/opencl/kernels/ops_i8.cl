@@ -125,6 +125,11 @@ kernel void eltwise_i8(global const char *a, global const char *b, global char *
 	i0 = i / od.w / od.z / od.y;
 	x = a[i0 * as.x + i1 * as.y + i2 * as.z + i3 * as.w] - q[0];
 	y = b[i0 * bs.x + i1 * bs.y + i2 * bs.z + i3 * bs.w] - q[1];
+	if (q[13] == 2) {	/* onnxruntime's QLinearAdd: the stored values themselves */
+		out[i] = npu_eltwise_ort_add_i8(x + q[0], y + q[1], q[5], q[4], q[6], q[8], q[7],
+						q[10], q[11]);
+		return;
+	}
 	if (q[13]) {	/* ONNX's arithmetic: q[4], q[6], q[8] the scales' bits */
 		out[i] = npu_eltwise_onnx_i8(q[12], x, y, q[4], q[6], q[8], q[2], q[10], q[11]);
 		return;

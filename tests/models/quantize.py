@@ -1,0 +1,244 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""quantize.py static|dynamic FP32_CASE OUT_CASE - int8 versions of a zoo
+network as onnxruntime's quantizer writes them, written here with the onnx
+package (onnxruntime's Python quantizer is not in Debian):
+
+static: quantize_static's QDQ format, per_channel=True - activations uint8
+  (asymmetric, the range observed by running the fp32 model through
+  onnxruntime on the case's input: ort-run.js), weights of Conv, Gemm and
+  MatMul int8 symmetric per output channel, biases int32 at x_scale *
+  w_scale; QuantizeLinear -> DequantizeLinear on every float input and
+  output of Conv, Gemm, MatMul (of two activations too), Add, Mul, Concat,
+  MaxPool, AveragePool, GlobalAveragePool, Resize and Softmax. A tensor
+  keeps its name as the DequantizeLinear's output, so graph outputs stay.
+dynamic: quantize_dynamic's form for MatMul by a constant:
+  DynamicQuantizeLinear(A) -> MatMulInteger(A, B int8, A's zero point, 0)
+  -> Cast to float -> Mul by A's scale * B's.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper, shape_inference
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+QOPS = {"Conv", "Gemm", "MatMul", "Add", "Mul", "Concat", "MaxPool", "AveragePool",
+        "GlobalAveragePool", "Resize", "Softmax"}
+
+
+def float_tensors(model):
+    m = shape_inference.infer_shapes(model)
+    types = {}
+    for v in list(m.graph.value_info) + list(m.graph.input) + list(m.graph.output):
+        types[v.name] = v.type.tensor_type.elem_type
+    return types
+
+
+def ranges(case, model, names):
+    """min and max of each tensor in @names, run by onnxruntime on the case's input."""
+    aug = onnx.ModelProto()
+    aug.CopyFrom(model)
+    del aug.graph.output[:]
+    for n in names:
+        aug.graph.output.append(helper.make_tensor_value_info(n, TensorProto.FLOAT, None))
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "test_data_set_0"))
+        onnx.save(aug, os.path.join(tmp, "model.onnx"))
+        src = os.path.join(case, "test_data_set_0")
+        for f in os.listdir(src):
+            if f.startswith("input_"):
+                shutil.copy(os.path.join(src, f), os.path.join(tmp, "test_data_set_0", f))
+        env = dict(os.environ)
+        env.setdefault("NODE_PATH", os.path.join(os.environ.get(
+            "NPU_CACHE", os.path.expanduser("~/.cache/npu")), "npm",
+            "onnxruntime-node-1.20.1", "node_modules"))
+        subprocess.run(["node", os.path.join(HERE, "ort-run.js"), tmp], check=True,
+                       stderr=subprocess.DEVNULL, env=env)
+        out = {}
+        for i, n in enumerate(names):
+            a = numpy_helper.to_array(onnx.load_tensor(
+                os.path.join(tmp, "test_data_set_0", "output_%d.pb" % i)))
+            a = a[np.isfinite(a)]       # an attention mask's -inf: not a range
+            out[n] = (float(a.min()), float(a.max())) if a.size else (0.0, 0.0)
+        return out
+
+
+def act_params(lo, hi):
+    """onnxruntime's uint8 asymmetric parameters: the range widened to hold 0."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    scale = (hi - lo) / 255.0 if hi > lo else 1.0
+    zp = int(np.clip(np.rint(-lo / scale), 0, 255))
+    return np.float32(scale), np.uint8(zp)
+
+
+def weight_q(w, axis):
+    """int8 symmetric per channel along @axis: values and scales."""
+    moved = np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)
+    scale = np.abs(moved).max(1) / 127.0
+    scale[scale == 0] = 1.0
+    shape = [1] * w.ndim
+    shape[axis] = -1
+    q = np.clip(np.rint(w / scale.reshape(shape)), -127, 127).astype(np.int8)
+    return q, scale.astype(np.float32)
+
+
+def static(case, out):
+    model = onnx.load(os.path.join(case, "model.onnx"))
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    types = float_tensors(model)
+    weights = {}        # name -> (node, input index, axis)
+    acts = []
+    for n in g.node:
+        if n.op_type not in QOPS:
+            continue
+        for i, name in enumerate(n.input):
+            if not name:
+                continue
+            if name in inits:
+                if n.op_type == "Conv" and i == 1:
+                    weights[name] = (n, 0)
+                elif n.op_type == "Gemm" and i == 1 and inits[name].dims.__len__() == 2:
+                    trans = any(a.name == "transB" and a.i for a in n.attribute)
+                    weights[name] = (n, 0 if trans else 1)
+                elif n.op_type == "MatMul" and i == 1 and len(inits[name].dims) == 2:
+                    weights[name] = (n, 1)
+                continue
+            if types.get(name) == TensorProto.FLOAT and name not in acts:
+                acts.append(name)
+        for name in n.output:
+            if types.get(name) == TensorProto.FLOAT and name not in acts:
+                acts.append(name)
+    rng = ranges(case, model, acts)
+    new_inits, pre, post = [], {}, []
+    params = {}
+    for name in acts:
+        s, z = act_params(*rng[name])
+        params[name] = s
+        new_inits += [numpy_helper.from_array(np.array(s), name + "_scale"),
+                      numpy_helper.from_array(np.array(z), name + "_zero_point")]
+    graph_inputs = {i.name for i in g.input}
+    rename = {}
+    for name in acts:
+        src = name
+        if name in graph_inputs:
+            rename[name] = name + "_dq"     # consumers read the dequantized input
+            dst = name + "_dq"
+        else:
+            src = name + "_f"               # the producer writes _f, DQ writes the name
+            dst = name
+        q = helper.make_node("QuantizeLinear", [src, name + "_scale", name + "_zero_point"],
+                             [name + "_q"], name=name + "_Q")
+        dq = helper.make_node("DequantizeLinear", [name + "_q", name + "_scale",
+                                                   name + "_zero_point"], [dst], name=name + "_DQ")
+        pre.setdefault(name, []).extend([q, dq])
+    # weights and biases
+    drop = set()
+    for wname, (n, axis) in weights.items():
+        w = numpy_helper.to_array(inits[wname]).astype(np.float32)
+        q, s = weight_q(w, axis)
+        new_inits += [numpy_helper.from_array(q, wname + "_quantized"),
+                      numpy_helper.from_array(s, wname + "_scale"),
+                      numpy_helper.from_array(np.zeros(s.shape, np.int8), wname + "_zero_point")]
+        post.append(helper.make_node("DequantizeLinear", [wname + "_quantized", wname + "_scale",
+                                                          wname + "_zero_point"], [wname + "_dq"],
+                                     name=wname + "_DQ", axis=axis))
+        drop.add(wname)
+        for i, x in enumerate(n.input):
+            if x == wname:
+                n.input[i] = wname + "_dq"
+        bias = n.input[2] if len(n.input) > 2 and n.op_type in ("Conv", "Gemm") else ""
+        if bias in inits and n.input[0] in params and len(s) > 1:
+            b = numpy_helper.to_array(inits[bias]).astype(np.float64)
+            bs = (params[n.input[0]] * s).astype(np.float32)
+            if b.shape == bs.shape:
+                bq = np.rint(b / bs).astype(np.int32)
+                new_inits += [numpy_helper.from_array(bq, bias + "_quantized"),
+                              numpy_helper.from_array(bs, bias + "_scale"),
+                              numpy_helper.from_array(np.zeros(bs.shape, np.int32),
+                                                      bias + "_zero_point")]
+                post.append(helper.make_node("DequantizeLinear", [bias + "_quantized",
+                                                                  bias + "_scale",
+                                                                  bias + "_zero_point"],
+                                             [bias + "_dq"], name=bias + "_DQ", axis=0))
+                n.input[2] = bias + "_dq"
+    # the nodes, in order, each quantized output right after its producer
+    nodes = list(post)
+    for name in acts:
+        if name in graph_inputs:
+            nodes += pre[name]
+    for n in g.node:
+        for i, x in enumerate(n.input):
+            if x in rename:
+                n.input[i] = rename[x]
+        outs = [o for o in n.output if o in pre and o not in graph_inputs]
+        for i, o in enumerate(n.output):
+            if o in outs:
+                n.output[i] = o + "_f"
+        nodes.append(n)
+        for o in outs:
+            nodes += pre[o]
+    del g.node[:]
+    g.node.extend(nodes)
+    read = {x for n in g.node for x in n.input}
+    keep = [t for t in g.initializer if t.name in read]
+    del g.initializer[:]
+    g.initializer.extend(keep + new_inits)
+    save(model, case, out)
+
+
+def dynamic(case, out):
+    model = onnx.load(os.path.join(case, "model.onnx"))
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    nodes, new_inits = [], []
+    for n in g.node:
+        b = n.input[1] if n.op_type == "MatMul" else ""
+        if b not in inits or len(inits[b].dims) != 2:
+            nodes.append(n)
+            continue
+        w = numpy_helper.to_array(inits[b]).astype(np.float32)
+        s = np.float32(max(np.abs(w).max(), 1e-8) / 127.0)
+        p = n.name or n.output[0]
+        new_inits += [numpy_helper.from_array(np.clip(np.rint(w / s), -127, 127).astype(np.int8),
+                                              b + "_quantized"),
+                      numpy_helper.from_array(np.array(s), b + "_scale"),
+                      numpy_helper.from_array(np.array(0, np.int8), b + "_zero_point")]
+        a = n.input[0]
+        nodes += [
+            helper.make_node("DynamicQuantizeLinear", [a], [p + "_aq", p + "_as", p + "_az"],
+                             name=p + "_QuantizeLinear"),
+            helper.make_node("MatMulInteger", [p + "_aq", b + "_quantized", p + "_az",
+                                               b + "_zero_point"], [p + "_acc"],
+                             name=p + "_MatMulInteger"),
+            helper.make_node("Cast", [p + "_acc"], [p + "_accf"], to=TensorProto.FLOAT,
+                             name=p + "_Cast"),
+            helper.make_node("Mul", [p + "_as", b + "_scale"], [p + "_s"], name=p + "_Scale"),
+            helper.make_node("Mul", [p + "_accf", p + "_s"], [n.output[0]], name=p + "_Mul"),
+        ]
+    del g.node[:]
+    g.node.extend(nodes)
+    g.initializer.extend(new_inits)
+    save(model, case, out)
+
+
+def save(model, case, out):
+    os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
+    del model.graph.value_info[:]
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(out, "model.onnx"))
+    src = os.path.join(case, "test_data_set_0")
+    for f in os.listdir(src):
+        if f.startswith("input_"):
+            shutil.copy(os.path.join(src, f), os.path.join(out, "test_data_set_0", f))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] not in ("static", "dynamic"):
+        sys.exit(__doc__)
+    (static if sys.argv[1] == "static" else dynamic)(sys.argv[2], sys.argv[3])
