@@ -52,4 +52,7 @@ int refused(const uint8_t *buf, size_t len, int err, const char *msg);
 /* How many nodes of the loaded model have the report's name @label (-1: not loaded). */
 int count_label(const uint8_t *buf, size_t len, const char *label);
 
+/* Load @buf; if it loads, compile and run it on the CPU with zeroed inputs: 0, or the load's error. */
+int load_and_run(const uint8_t *buf, size_t len);
+
 #endif /* NPU_TEST_ONNX_BUILD_H */

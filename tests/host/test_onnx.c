@@ -1117,41 +1117,6 @@ static const uint8_t *busy_model(size_t *len)
 	return pack(&m, len);
 }
 
-/* A load that succeeded must compile and run on the CPU without harm. */
-static int load_and_run(const uint8_t *buf, size_t len)
-{
-	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU };
-	npu_graph *g;
-	npu_plan *p;
-	int err = npu_model_load_mem(buf, len, NULL, &g);
-
-	if (err)
-		return err;
-	if (!npu_graph_compile_opts(g, NULL, &co, &p)) {
-		int ni = npu_graph_io_count(g, 0), no = npu_graph_io_count(g, 1);
-		struct npu_array a[16] = { 0 };
-		const void *in[8];
-		void *out[8];
-
-		if (ni <= 8 && no <= 8) {
-			for (int i = 0; i < ni; i++) {
-				npu_graph_io_array(g, 0, (uint32_t)i, &a[i]);
-				in[i] = a[i].data;
-			}
-			for (int i = 0; i < no; i++) {
-				npu_graph_io_array(g, 1, (uint32_t)i, &a[8 + i]);
-				out[i] = a[8 + i].data;
-			}
-			npu_plan_execute(p, in, out);
-		}
-		for (int i = 0; i < 16; i++)
-			npu_array_free(&a[i]);
-		npu_plan_free(p);
-	}
-	npu_graph_free(g);
-	return 0;
-}
-
 /* Every prefix of a valid model: refused with a message, or loaded whole enough to run. */
 static void test_truncated(void)
 {

@@ -664,41 +664,6 @@ static const uint8_t *busy_model(size_t *len)
 	return pack(&m, len);
 }
 
-/* A load that succeeded must compile and run on the CPU without harm. */
-static int load_and_run(const uint8_t *buf, size_t len)
-{
-	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU };
-	npu_graph *g;
-	npu_plan *p;
-	int err = npu_model_load_mem(buf, len, NULL, &g);
-
-	if (err)
-		return err;
-	if (!npu_graph_compile_opts(g, NULL, &co, &p)) {
-		int ni = npu_graph_io_count(g, 0), no = npu_graph_io_count(g, 1);
-		struct npu_array *a = calloc((size_t)(ni + no) + 1, sizeof(*a));
-		const void **in = calloc((size_t)ni + 1, sizeof(*in));
-		void **out = calloc((size_t)no + 1, sizeof(*out));
-
-		for (int i = 0; i < ni + no; i++) {
-			npu_graph_io_array(g, i >= ni, (uint32_t)(i >= ni ? i - ni : i), &a[i]);
-			if (i < ni)
-				in[i] = a[i].data;
-			else
-				out[i - ni] = a[i].data;
-		}
-		npu_plan_execute(p, in, out);
-		for (int i = 0; i < ni + no; i++)
-			npu_array_free(&a[i]);
-		free(a);
-		free(in);
-		free(out);
-		npu_plan_free(p);
-	}
-	npu_graph_free(g);
-	return 0;
-}
-
 static void test_mutations(void)
 {
 	size_t len;

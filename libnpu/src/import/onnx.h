@@ -91,6 +91,8 @@ int onnx_node(struct onnx *o, enum ir_op op, const int *in, uint32_t nin, const 
 /* A TensorProto's values: dtype, shape and a copy of the data (malloc'd). */
 int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_t len);
 size_t onnx_elem_size(enum npu_dtype dt);
+/* ONNX's element type number as libnpu's dtype, or 0 for one libnpu does not take. */
+enum npu_dtype onnx_dtype_from(int64_t t);
 /* A whole file in memory (malloc'd), or NULL with a message. */
 void *onnx_read_file(const char *path, size_t *len);
 const char *onnx_dtype_name(enum npu_dtype dt);

@@ -386,20 +386,6 @@ int onnx_op_hardsigmoid(struct onnx *o)
 	return unary_into(o, &at, -1);
 }
 
-/* ONNX's type numbers to libnpu's, for Cast's 'to' (0: one libnpu has not). */
-static enum npu_dtype onnx_type(int64_t t)
-{
-	switch (t) {
-	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return NPU_DT_FLOAT32;
-	case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: return NPU_DT_UINT8;
-	case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: return NPU_DT_INT8;
-	case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return NPU_DT_INT32;
-	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return NPU_DT_INT64;
-	case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return NPU_DT_BOOL;
-	default: return 0;
-	}
-}
-
 int onnx_op_cast(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0);
@@ -411,7 +397,7 @@ int onnx_op_cast(struct onnx *o)
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
 	TRY(onnx_attr_i(o, "to", -1, &to));
-	dt = onnx_type(to);
+	dt = onnx_dtype_from(to);
 	if (!dt)
 		return onnx_fail(o, NPU_ENOTSUP, "a cast to ONNX type %lld (float, uint8, int8, "
 				 "int32, int64 and bool are supported)", (long long)to);

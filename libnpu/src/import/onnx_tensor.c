@@ -34,8 +34,7 @@ static const char *const onnx_types[] = {
 	"bool", "float16", "double", "uint32", "uint64", "complex64", "complex128", "bfloat16",
 };
 
-/* ONNX's element type to ours, or 0 for one libnpu does not take. */
-static enum npu_dtype from_onnx(int32_t t)
+enum npu_dtype onnx_dtype_from(int64_t t)
 {
 	switch (t) {
 	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: return NPU_DT_FLOAT32;
@@ -65,7 +64,7 @@ int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_
 {
 	uint64_t count = 1;
 	size_t esz;
-	enum npu_dtype dt = from_onnx(t->data_type);
+	enum npu_dtype dt = onnx_dtype_from(t->data_type);
 
 	memset(a, 0, sizeof(*a));
 	if (!dt) {
