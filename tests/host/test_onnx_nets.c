@@ -218,6 +218,21 @@ static void test_slice_tile_shuffle(void)
 		check_all(buf, len, in6, want, sizeof(want));
 		arena_free();
 	}
+	{	/* a rank-5 concatenation along dim 3: [1][1][2][1][3] twice */
+		struct model m = { .opset = 13 };
+		const float want[12] = { 1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6 };
+		Onnx__NodeProto *n = node("Concat", "x,x", "y");
+		size_t len;
+		const uint8_t *buf;
+
+		attr_i(n, "axis", -2);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", F32, DIMS(1, 1, 2, 1, 3));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, in6, want, sizeof(want));
+		arena_free();
+	}
 	{	/* ShuffleNet's channel shuffle: 6 channels in 2 groups, a rank-5 transpose */
 		struct model m = { .opset = 13 };
 		const int64_t s5[5] = { 1, 2, 3, 1, 1 }, s4[4] = { 1, 6, 1, 1 };

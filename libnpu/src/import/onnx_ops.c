@@ -845,6 +845,9 @@ static int op_concat(struct onnx *o)
 	}
 	at.axis = axis;
 	at.as_given = 1;	/* ONNX's axis: of the dims as given, whatever a tensor's tag */
+	if (onnx_elem_size(x0->dt) > 4)
+		return onnx_fail(o, NPU_ENOTSUP, "a concatenation of %s values known only at run "
+				 "time", onnx_dtype_name(x0->dt));
 	y = onnx_output(o, 0, x0->dt, x0->rank, ydims);
 	if (y < 0)
 		return y;
@@ -852,6 +855,33 @@ static int op_concat(struct onnx *o)
 		t[i] = onnx_in_t(o, i);
 		if (t[i] < 0)
 			return t[i];
+	}
+	if (x0->rank > 4) {
+		/*
+		 * Past the kernel's rank: the same bytes as [outer][axis][inner],
+		 * each input a view so shaped, the output a view of the result.
+		 */
+		uint32_t d3[3] = { (uint32_t)onnx_prod(ydims, 0, axis), 0,
+				   (uint32_t)onnx_prod(ydims, axis + 1, x0->rank) };
+		int cat;
+
+		for (uint32_t i = 0; i < N->n_input; i++) {
+			int v;
+
+			d3[1] = onnx_in(o, i)->dims[axis];
+			v = onnx_temp(o, x0->dt, 3, d3);
+			if (v < 0)
+				return v;
+			TRY(onnx_node(o, IR_RESHAPE, &t[i], 1, &v, 1, NULL));
+			t[i] = v;
+		}
+		d3[1] = ydims[axis];
+		cat = onnx_temp(o, x0->dt, 3, d3);
+		if (cat < 0)
+			return cat;
+		at.axis = 1;
+		TRY(onnx_node(o, IR_CONCAT, t, (uint32_t)N->n_input, &cat, 1, &at));
+		return onnx_node(o, IR_RESHAPE, &cat, 1, &y, 1, NULL);
 	}
 	return onnx_node(o, IR_CONCAT, t, (uint32_t)N->n_input, &y, 1, &at);
 }
