@@ -256,6 +256,40 @@ static void test_slice_tile_shuffle(void)
 	}
 }
 
+/* MaxPool's Indices: the maximum's place in the input, row-major or (storage_order 1) not. */
+static void test_maxpool_indices(void)
+{
+	const float x[8] = { 1, 4, 3, 2, 5, 6, 8, 7 };	/* two channels of 2 x 2 */
+	const void *in[] = { x };
+
+	for (int order = 0; order < 2; order++) {
+		struct model m = { .opset = 13 };
+		/* 4 at (0, 1), 8 at (1, 0) of the second channel (offset 4) */
+		const int64_t want[2][2] = { { 1, 6 }, { 2, 5 } };
+		Onnx__NodeProto *n = node("MaxPool", "x", "y,i");
+		float y[2];
+		int64_t got[2];
+		void *out[] = { y, got };
+		const size_t bytes[] = { sizeof(y), sizeof(got) };
+		size_t len;
+		const uint8_t *buf;
+
+		attr_ints(n, "kernel_shape", DIMS(2, 2));
+		attr_i(n, "storage_order", order);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", F32, DIMS(1, 2, 2, 2));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		m.out[m.nout++] = value("i", I64, 0, NULL);
+		buf = pack(&m, &len);
+		for (int b = 0; b < NB; b++) {
+			CHECK_EQ(run_on(backends[b], buf, len, in, out, bytes, 2), 0);
+			CHECK(y[0] == 4 && y[1] == 8);
+			CHECK(got[0] == want[order][0] && got[1] == want[order][1]);
+		}
+		arena_free();
+	}
+}
+
 /* ---- reductions, Cast ------------------------------------------------------------------ */
 
 static void test_reduce_argmax_cast(void)
@@ -740,7 +774,8 @@ static void test_mutations(void)
 }
 
 TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_bool_mask),
-	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_reduce_argmax_cast),
+	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
+	 TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),
 	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_scale_types),
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_long_report),

@@ -26,8 +26,6 @@ if [ ${#cases[@]} = 0 ]; then
 fi
 # Allowed to be skipped (or to fail reading their data), and why.
 declare -A may_skip=(
-	[test_maxpool_with_argmax_2d_precomputed_pads]="MaxPool's Indices output (int64)"
-	[test_maxpool_with_argmax_2d_precomputed_strides]="MaxPool's Indices output (int64)"
 	[test_identity_opt]="an optional, not a tensor"
 	[test_identity_sequence]="a sequence, not a tensor"
 	# libnpu has no empty tensor but a reshape's

@@ -416,12 +416,13 @@ static int op_pool(struct onnx *o, int average, int global)
 	struct window w = { 0 };
 	uint32_t ydims[NPU_MAX_RANK];
 	int64_t ceil_mode = 0, cip = 0, order = 0;
+	int indices = N->n_output > 1 && N->output[1][0], t, y[2];
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
 	TRY(onnx_want_dt(o, x, average ? F32 : F32 | U8 | I8, "the input"));
-	if (N->n_output > 1 && N->output[1][0])
-		return onnx_fail(o, NPU_ENOTSUP, "output 1 (Indices) is not supported");
+	if (indices && (average || global))
+		return onnx_fail(o, NPU_EINVAL, "output 1 (Indices) of an average");
 	if (global) {
 		if (x->rank < 3 || x->rank - 2 > ND_MAX_SP)
 			return onnx_fail(o, NPU_ENOTSUP, "input of rank %u", x->rank);
@@ -439,13 +440,13 @@ static int op_pool(struct onnx *o, int average, int global)
 	TRY(window_out(o, x, &w, (int)ceil_mode, ydims + 2));
 	ydims[0] = x->dims[0];
 	ydims[1] = x->dims[1];
-	if (!average && !global && !order) {	/* DQ -> MaxPool -> Q: an int8 max pool */
+	if (!average && !global && !order && !indices) {	/* DQ -> MaxPool -> Q: int8 */
 		int r = onnx_fold_maxpool(o, &w, ydims);
 
 		if (r)
 			return r < 0 ? r : 0;
 	}
-	{	/* fp32 without padding: the NPU's pool */
+	if (!indices) {	/* fp32 without padding: the NPU's pool */
 		int r = onnx_layer_pool(o, &w, ydims, average);
 
 		if (r)
@@ -462,7 +463,16 @@ static int op_pool(struct onnx *o, int average, int global)
 		p->lo[i] = (uint32_t)w.lo[i];
 		p->hi[i] = (uint32_t)w.hi[i];
 	}
-	return one_in_one_out(o, IR_ND_POOL, x->dt, x->rank, ydims, &at);
+	if (!indices)
+		return one_in_one_out(o, IR_ND_POOL, x->dt, x->rank, ydims, &at);
+	/* MaxPool's Indices: each maximum's place in the input flattened */
+	p->col_major = order != 0;
+	y[0] = onnx_output(o, 0, x->dt, x->rank, ydims);
+	y[1] = y[0] < 0 ? y[0] : onnx_output(o, 1, NPU_DT_INT64, x->rank, ydims);
+	t = y[1] < 0 ? y[1] : onnx_in_t(o, 0);
+	if (t < 0)
+		return t;
+	return onnx_node(o, IR_ND_POOL, &t, 1, y, 2, &at);
 }
 
 static int op_maxpool(struct onnx *o) { return op_pool(o, 0, 0); }

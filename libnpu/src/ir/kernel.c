@@ -59,7 +59,7 @@ int kern_of_nd(const struct ir_node *n, struct kern *k)
 		return NPU_EINVAL;
 	kind = kinds[n->op];
 	nin = kerns[kind].nin;
-	nt = nin + (kind == K_ND_LAYERNORM ? 3 : 1);
+	nt = nin + (kind == K_ND_LAYERNORM ? 3 : kind == K_ND_POOL ? 2 : 1);
 	memset(k, 0, sizeof(*k));
 	k->kind = kind;
 	k->nt = nt;
@@ -380,7 +380,7 @@ int kern_run_ref(const struct kern *k, void *const *host, uint32_t train_step, i
 	case K_ND_CONV:
 		return ref_nd_conv(&k->p.nconv, h[0], h[1], h[2], h[3], h[4], h[5]);
 	case K_ND_POOL:
-		return ref_nd_pool(&k->p.npool, h[0], h[1]);
+		return ref_nd_pool(&k->p.npool, h[0], h[1], k->nt > 2 ? h[2] : NULL);
 	case K_ND_SOFTMAX:
 		return ref_nd_softmax(&k->p.nsm, h[0], h[1]);
 	case K_ND_LAYERNORM:

@@ -728,7 +728,7 @@ static const struct ir_op_desc registry[IR_NUM_OPS] = {
 			   .label = label_nd, .grad = -1 },
 	[IR_ND_CONV] = { OP("conv", 2, 5, 1, 1), .verify = verify_nd_conv, .label = label_nd,
 			 .grad = -1 },
-	[IR_ND_POOL] = { OP("pool", 1, 1, 1, 1), .verify = verify_nd_pool, .label = label_nd,
+	[IR_ND_POOL] = { OP("pool", 1, 1, 1, 2), .verify = verify_nd_pool, .label = label_nd,
 			 .grad = -1 },
 	[IR_ND_SOFTMAX] = { OP("softmax", 1, 1, 1, 1), .verify = verify_nd_softmax,
 			    .label = label_nd, .grad = -1 },

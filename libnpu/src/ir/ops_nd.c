@@ -237,6 +237,12 @@ int verify_nd_pool(npu_graph *g, const struct ir_node *n)
 	TRY(dims_ok(g, n, p->out, p->nsp, &osp));
 	TRY(dims_ok(g, n, p->k, p->nsp, &ksp));
 	TRY(want(g, n, n->in[0], (int)p->dtype, (uint64_t)p->batch * p->c * isp, "the input"));
+	if (n->nout > 1 && n->out[1] >= 0) {
+		if (p->average)
+			return ir_fail(g, NPU_EINVAL, "%s: indices of an average", name(n));
+		TRY(want_written(g, n, n->out[1], NPU_DT_INT64, (uint64_t)p->batch * p->c * osp,
+				 "the indices"));
+	}
 	return want_written(g, n, n->out[0], (int)p->dtype, (uint64_t)p->batch * p->c * osp,
 			    "the output");
 }

@@ -454,7 +454,7 @@ uint64_t nd_pool_taps(const struct nd_pool *p)
 	return (uint64_t)p->batch * p->c * prod(p->out, p->nsp) * prod(p->k, p->nsp);
 }
 
-int ref_nd_pool(const struct nd_pool *p, const void *x, void *y)
+int ref_nd_pool(const struct nd_pool *p, const void *x, void *y, int64_t *idx)
 {
 	uint64_t isp = prod(p->in, p->nsp), osp = prod(p->out, p->nsp), ksp = prod(p->k, p->nsp);
 
@@ -464,7 +464,7 @@ int ref_nd_pool(const struct nd_pool *p, const void *x, void *y)
 		for (uint64_t o = 0; o < osp; o++) {
 			int64_t oc[ND_MAX_SP], kc[ND_MAX_SP];
 			double sum = 0, best = -INFINITY;
-			uint64_t count = 0, padded = 1;
+			uint64_t count = 0, padded = 1, best_at = 0;
 
 			unflat(o, p->out, p->nsp, oc);
 			/* The divisor with the padding counted: taps inside in + lo + hi. */
@@ -476,7 +476,7 @@ int ref_nd_pool(const struct nd_pool *p, const void *x, void *y)
 				padded *= (uint64_t)((end < lim ? end : lim) - start);
 			}
 			for (uint64_t kk = 0; kk < ksp; kk++) {
-				uint64_t off = 0;
+				uint64_t off = 0, coff = 0, cs = 1;
 				int inside = 1;
 
 				unflat(kk, p->k, p->nsp, kc);
@@ -486,13 +486,18 @@ int ref_nd_pool(const struct nd_pool *p, const void *x, void *y)
 					if (v < 0 || v >= p->in[s])
 						inside = 0;
 					off = off * p->in[s] + (uint64_t)(v < 0 ? 0 : v);
+					coff += (uint64_t)(v < 0 ? 0 : v) * cs;	/* column-major */
+					cs *= p->in[s];
 				}
 				if (!inside)
 					continue;
 				double v = ld(x, p->dtype, nc * isp + off);
 
 				sum += v;
-				best = v > best ? v : best;
+				if (v > best || !count) {
+					best = v;
+					best_at = nc * isp + (p->col_major ? coff : off);
+				}
 				count++;
 			}
 			if (p->average) {
@@ -504,6 +509,8 @@ int ref_nd_pool(const struct nd_pool *p, const void *x, void *y)
 			} else {
 				sti(y, p->dtype, nc * osp + o, count ? (int64_t)best : 0);
 			}
+			if (idx && !p->average)
+				idx[nc * osp + o] = (int64_t)best_at;
 		}
 	}
 	return 0;

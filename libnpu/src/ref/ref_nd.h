@@ -81,13 +81,16 @@ struct nd_conv {
 };
 
 /*
- * t: x, y. A window of @k taps @d apart, stride @s, the input padded by @lo
- * before and @hi after (a window may reach past @hi: ceil mode). Average:
- * over the taps inside the input, or with @count_include_pad over those
- * inside the padded input.
+ * t: x, y, indices. A window of @k taps @d apart, stride @s, the input
+ * padded by @lo before and @hi after (a window may reach past @hi: ceil
+ * mode). Average: over the taps inside the input, or with
+ * @count_include_pad over those inside the padded input. Max may also
+ * write each maximum's index (int64, the first of equal ones) into the
+ * whole input flattened, its spatial dims in reverse with @col_major
+ * (ONNX's storage_order 1).
  */
 struct nd_pool {
-	uint32_t nsp, batch, c, average, count_include_pad, dtype;
+	uint32_t nsp, batch, c, average, count_include_pad, dtype, col_major;
 	uint32_t in[ND_MAX_SP], out[ND_MAX_SP], k[ND_MAX_SP], s[ND_MAX_SP], d[ND_MAX_SP];
 	uint32_t lo[ND_MAX_SP], hi[ND_MAX_SP];
 };
@@ -202,7 +205,7 @@ int ref_nd_matmul(const struct nd_matmul *p, const void *a, const void *b, const
 		  const void *bzp, void *y);
 int ref_nd_conv(const struct nd_conv *p, const void *x, const void *w, const float *bias,
 		const void *xzp, const void *wzp, void *y);
-int ref_nd_pool(const struct nd_pool *p, const void *x, void *y);
+int ref_nd_pool(const struct nd_pool *p, const void *x, void *y, int64_t *idx);
 int ref_nd_softmax(const struct nd_softmax *p, const float *x, float *y);
 int ref_nd_layernorm(const struct nd_layernorm *p, const float *x, const float *scale,
 		     const float *bias, float *y, float *mean, float *inv_std);

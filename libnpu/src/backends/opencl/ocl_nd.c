@@ -159,9 +159,10 @@ int ocl_nd_conv(struct npu_ocl *o, const struct nd_conv *p, cl_mem x, cl_mem w, 
 	}
 }
 
-int ocl_nd_pool(struct npu_ocl *o, const struct nd_pool *p, cl_mem x, cl_mem y)
+int ocl_nd_pool(struct npu_ocl *o, const struct nd_pool *p, cl_mem x, cl_mem y, cl_mem idx)
 {
-	cl_uint8 g = { { p->nsp, p->batch, p->c, p->average, p->count_include_pad, p->dtype } };
+	cl_uint8 g = { { p->nsp, p->batch, p->c, p->average, p->count_include_pad, p->dtype,
+			 !!idx, p->col_major } };
 	cl_uint16 sp;
 	cl_uint8 pads = { { 0 } };
 	size_t n = (size_t)p->batch * p->c * prod(p->out, p->nsp);
@@ -175,9 +176,11 @@ int ocl_nd_pool(struct npu_ocl *o, const struct nd_pool *p, cl_mem x, cl_mem y)
 	}
 	{
 		cl_ulong cnt = n;
-		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(g), KVAL(sp), KVAL(pads), KVAL(cnt) };
+		cl_mem im = or_dummy(o, idx);
+		const struct karg args[] = { KMEM(x), KMEM(y), KMEM(im), KVAL(g), KVAL(sp), KVAL(pads),
+					     KVAL(cnt) };
 
-		return ocl_enqueue(o, "nd_pool", args, 6, 1, &n);
+		return ocl_enqueue(o, "nd_pool", args, 7, 1, &n);
 	}
 }
 

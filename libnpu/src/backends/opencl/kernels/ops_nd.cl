@@ -547,7 +547,9 @@ kernel void nd_conv(global const uchar *x, global const uchar *w, global const f
 }
 
 /* g: nsp, batch, c, average, count_include_pad, dtype; sp: in, out, k, s, d; pads: lo[3], hi[3] */
-kernel void nd_pool(global const uchar *x, global uchar *y, uint8 gv, uint16 spv, uint8 padv, ulong count)
+/* g: nsp, batch, c, average, count_include_pad, dtype, has_idx, col_major */
+kernel void nd_pool(global const uchar *x, global uchar *y, global long *idx, uint8 gv,
+		    uint16 spv, uint8 padv, ulong count)
 {
 	if (get_global_id(0) >= count)
 		return;
@@ -563,7 +565,7 @@ kernel void nd_pool(global const uchar *x, global uchar *y, uint8 gv, uint16 spv
 	size_t o = e % osp, nc = e / osp;
 	int oc[3];
 	float sum = 0.0f, best = -INFINITY;
-	ulong taps = 0, padded = 1;
+	ulong taps = 0, padded = 1, best_at = 0;
 
 	nd_coords(o, sp + 3, nsp, oc);
 	for (uint s = 0; s < nsp; s++) {
@@ -574,7 +576,7 @@ kernel void nd_pool(global const uchar *x, global uchar *y, uint8 gv, uint16 spv
 		padded *= (ulong)((end < lim ? end : lim) - start);
 	}
 	for (size_t kk = 0; kk < ksp; kk++) {
-		size_t off = 0;
+		size_t off = 0, coff = 0, cs = 1;
 		int kc[3], inside = 1;
 
 		nd_coords(kk, sp + 6, nsp, kc);
@@ -584,13 +586,18 @@ kernel void nd_pool(global const uchar *x, global uchar *y, uint8 gv, uint16 spv
 			if (v < 0 || v >= sp[s])
 				inside = 0;
 			off = off * sp[s] + (size_t)(v < 0 ? 0 : v);
+			coff += (size_t)(v < 0 ? 0 : v) * cs;
+			cs *= sp[s];
 		}
 		if (!inside)
 			continue;
 		float v = nd_ldf(x, g[5], nc * isp + off);
 
 		sum += v;
-		best = v > best ? v : best;
+		if (v > best || !taps) {
+			best = v;
+			best_at = nc * isp + (g[7] ? coff : off);
+		}
 		taps++;
 	}
 	if (g[3]) {
@@ -602,6 +609,8 @@ kernel void nd_pool(global const uchar *x, global uchar *y, uint8 gv, uint16 spv
 	} else {
 		nd_sti(y, g[5], e, taps ? (long)best : 0);
 	}
+	if (g[6] && !g[3])
+		idx[e] = (long)best_at;
 }
 
 kernel void nd_softmax(global const float *x, global float *y, ulong axis, ulong inner, int lg, ulong count)
