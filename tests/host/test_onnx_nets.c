@@ -290,6 +290,76 @@ static void test_maxpool_indices(void)
 	}
 }
 
+/* Einsum: attention's Q K^T, its ellipsis form, a sum over a dropped label; a diagonal refused. */
+static void test_einsum(void)
+{
+	float q[2 * 3 * 4], kk[2 * 5 * 4];
+	const void *in[] = { q, kk };
+
+	for (int i = 0; i < 24; i++)
+		q[i] = (float)((i * 7) % 11) - 5;
+	for (int i = 0; i < 40; i++)
+		kk[i] = (float)((i * 5) % 9) * 0.5f - 2;
+	for (int form = 0; form < 2; form++) {
+		struct model m = { .opset = 13 };
+		Onnx__NodeProto *n = node("Einsum", "q,k", "y");
+		float want[2 * 3 * 5], got[2 * 3 * 5];
+		void *out[] = { got };
+		const size_t bytes[] = { sizeof(got) };
+		size_t len;
+		const uint8_t *buf;
+
+		attr_s(n, "equation", form ? "...id, ...jd" : "bid,bjd->bij");
+		for (int b = 0; b < 2; b++)	/* in double, by the definition */
+			for (int i = 0; i < 3; i++)
+				for (int j = 0; j < 5; j++) {
+					double s = 0;
+
+					for (int d = 0; d < 4; d++)
+						s += (double)q[(b * 3 + i) * 4 + d] * kk[(b * 5 + j) * 4 + d];
+					want[(b * 3 + i) * 5 + j] = (float)s;
+				}
+		if (form) {	/* implicit output: the ellipsis, then i and j: the same */
+			n->attribute[0]->s.data = (uint8_t *)str("...id,...jd");
+			n->attribute[0]->s.len = strlen("...id,...jd");
+		}
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("q", F32, DIMS(2, 3, 4));
+		m.in[m.nin++] = value("k", F32, DIMS(2, 5, 4));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		for (int b = 0; b < NB; b++) {
+			CHECK_EQ(run_on(backends[b], buf, len, in, out, bytes, 1), 0);
+			for (int i = 0; i < 30; i++)
+				CHECK(fabsf(got[i] - want[i]) <= 1e-5f * (1 + fabsf(want[i])));
+		}
+		arena_free();
+	}
+	{	/* ij->i: the dropped label summed */
+		struct model m = { .opset = 13 };
+		Onnx__NodeProto *n = node("Einsum", "q", "y");
+		float want[6] = { 0 };
+		size_t len;
+		const uint8_t *buf;
+
+		for (int i = 0; i < 24; i++)
+			want[i / 4] += q[i];
+		attr_s(n, "equation", "ij->i");
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("q", F32, DIMS(6, 4));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, in, want, sizeof(want));
+		attr_s(n, "equation", "ii->i");
+		n->attribute[0] = n->attribute[1];
+		n->n_attribute = 1;
+		m.in[0] = value("q", F32, DIMS(4, 4));
+		buf = pack(&m, &len);
+		CHECK(refused(buf, len, NPU_ENOTSUP, "label 'i' twice in one term (a diagonal)"));
+		arena_free();
+	}
+}
+
 /* ---- reductions, Cast ------------------------------------------------------------------ */
 
 static void test_reduce_argmax_cast(void)
@@ -775,7 +845,7 @@ static void test_mutations(void)
 
 TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
-	 TAP_ENTRY(test_reduce_argmax_cast),
+	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),
 	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_scale_types),
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_long_report),

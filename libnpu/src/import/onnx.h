@@ -227,7 +227,7 @@ int onnx_broadcast(struct onnx *o, const struct oval *a, const struct oval *b, u
 	X(slice) X(split) X(expand) X(tile) X(gather) X(gather_elements) X(range) \
 	X(reduce_sum) X(reduce_mean) X(reduce_max) X(reduce_min) X(reduce_prod) \
 	X(reduce_sum_square) X(reduce_l1) X(reduce_l2) X(reduce_log_sum) \
-	X(reduce_log_sum_exp) X(argmax) X(argmin)
+	X(reduce_log_sum_exp) X(argmax) X(argmin) X(einsum)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

@@ -1638,6 +1638,7 @@ static const struct onnx_op ops[] = {
 	{ "ReduceLogSumExp", onnx_op_reduce_log_sum_exp, "axes keepdims", 1 },
 	{ "ArgMax", onnx_op_argmax, "axis keepdims select_last_index", 1 },
 	{ "ArgMin", onnx_op_argmin, "axis keepdims select_last_index", 1 },
+	{ "Einsum", onnx_op_einsum, "equation", 12 },
 	{ "Unsqueeze", onnx_op_unsqueeze, "axes", 1 },
 	{ "Squeeze", onnx_op_squeeze, "axes", 1 },
 	{ "ConstantOfShape", onnx_op_constantofshape, "value", 9 },
