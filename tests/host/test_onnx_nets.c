@@ -607,6 +607,41 @@ static void test_memory_budget(void)
 	}
 }
 
+/*
+ * Graphs nested in attributes (If's branches) 100 deep are refused before
+ * protobuf-c recurses into them (a few MB nested a million deep would
+ * overflow the stack); 10 deep reaches the importer, which names the op.
+ */
+static void test_nesting(void)
+{
+	for (int deep = 10; deep <= 100; deep += 90) {
+		struct model m = { .opset = 13 };
+		Onnx__GraphProto *inner = NULL;
+		size_t len;
+		const uint8_t *buf;
+
+		for (int d = 0; d < deep; d++) {
+			Onnx__GraphProto *g = take(sizeof(*g));
+			Onnx__NodeProto *n = node("If", "c", "y");
+
+			onnx__graph_proto__init(g);
+			if (inner)
+				attr(n, "then_branch", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)->g = inner;
+			g->n_node = 1;
+			g->node = take(sizeof(*g->node));
+			g->node[0] = n;
+			inner = g;
+		}
+		m.node[m.nnode++] = inner->node[0];
+		m.in[m.nin++] = value("c", BOOLT, DIMS(1));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK(refused(buf, len, deep > 64 ? NPU_EINVAL : NPU_ENOTSUP,
+			      deep > 64 ? "nest more than 64 deep" : "op If is not supported"));
+		arena_free();
+	}
+}
+
 /* QLinearMatMul's scales are read as floats: any other type is refused, never read. */
 static void test_scale_types(void)
 {
@@ -847,6 +882,6 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),
-	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_scale_types),
+	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_scale_types),
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

@@ -531,6 +531,88 @@ static void onnx_free(struct onnx *o)
 	free(o->done);
 }
 
+/*
+ * How deep a model's messages nest, before protobuf-c unpacks them: it
+ * recurses once per level, and a file of a few MB can nest graphs in
+ * attributes in graphs a million deep, past any thread's stack. Only the
+ * fields through which ONNX's messages contain themselves are followed
+ * (graphs in attributes, functions, training graphs, types in types);
+ * everything else is skipped by its wire type.
+ */
+enum pb_kind { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_FUNC, PB_TRAIN, PB_VALUE, PB_TYPE,
+	       PB_TYPE_ELEM, PB_TYPE_MAP, PB_NONE };
+#define ONNX_MAX_NESTING	64
+
+static enum pb_kind pb_child(enum pb_kind k, uint64_t field)
+{
+	static const struct { enum pb_kind k; uint8_t field; enum pb_kind child; } edges[] = {
+		{ PB_MODEL, 7, PB_GRAPH }, { PB_MODEL, 25, PB_FUNC }, { PB_MODEL, 20, PB_TRAIN },
+		{ PB_TRAIN, 1, PB_GRAPH }, { PB_TRAIN, 2, PB_GRAPH },
+		{ PB_GRAPH, 1, PB_NODE }, { PB_GRAPH, 11, PB_VALUE }, { PB_GRAPH, 12, PB_VALUE },
+		{ PB_GRAPH, 13, PB_VALUE }, { PB_NODE, 5, PB_ATTR },
+		{ PB_ATTR, 6, PB_GRAPH }, { PB_ATTR, 11, PB_GRAPH }, { PB_ATTR, 14, PB_TYPE },
+		{ PB_ATTR, 15, PB_TYPE }, { PB_FUNC, 7, PB_NODE }, { PB_FUNC, 11, PB_ATTR },
+		{ PB_VALUE, 2, PB_TYPE }, { PB_TYPE, 4, PB_TYPE_ELEM }, { PB_TYPE, 9, PB_TYPE_ELEM },
+		{ PB_TYPE, 5, PB_TYPE_MAP }, { PB_TYPE_ELEM, 1, PB_TYPE }, { PB_TYPE_MAP, 2, PB_TYPE },
+	};
+
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+		if (edges[i].k == k && edges[i].field == field)
+			return edges[i].child;
+	return PB_NONE;
+}
+
+static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int s = 0; s < 64 && *p < end; s += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << s;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/* 0, 1 when deeper than ONNX_MAX_NESTING, -1 when malformed (protobuf-c refuses it). */
+static int pb_depth_ok(const uint8_t *p, const uint8_t *end, enum pb_kind k, int depth)
+{
+	if (depth > ONNX_MAX_NESTING)
+		return 1;
+	while (p < end) {
+		uint64_t key, v;
+		enum pb_kind child;
+		int r;
+
+		if (pb_varint(&p, end, &key))
+			return -1;
+		switch (key & 7) {
+		case 0:
+			if (pb_varint(&p, end, &v))
+				return -1;
+			break;
+		case 1:
+		case 5:
+			if ((size_t)(end - p) < ((key & 7) == 1 ? 8u : 4u))
+				return -1;
+			p += (key & 7) == 1 ? 8 : 4;
+			break;
+		case 2:
+			if (pb_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return -1;
+			child = pb_child(k, key >> 3);
+			if (child != PB_NONE && (r = pb_depth_ok(p, p + v, child, depth + 1)))
+				return r;
+			p += v;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int load(const void *buf, size_t len, const struct npu_model_opts *opts, npu_graph **out)
 {
 	struct onnx o = { 0 };
@@ -538,6 +620,9 @@ static int load(const void *buf, size_t len, const struct npu_model_opts *opts, 
 	Onnx__ModelProto *m;
 	int err;
 
+	if (pb_depth_ok(buf, (const uint8_t *)buf + len, PB_MODEL, 0) == 1)
+		return npu_fail(NULL, NPU_EINVAL, "not an ONNX model libnpu reads: its graphs and "
+				"types nest more than %d deep", ONNX_MAX_NESTING);
 	m = onnx__model_proto__unpack(NULL, len, buf);
 	if (!m)
 		return npu_fail(NULL, NPU_EINVAL, "not an ONNX model: the protobuf does not parse "
