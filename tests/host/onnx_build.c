@@ -5,6 +5,7 @@
  * infos, nodes and their attributes, a model packed. Everything allocated
  * here lives in one arena, freed at once.
  */
+#define _POSIX_C_SOURCE 200809L	/* rand_r */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,4 +275,35 @@ int load_and_run(const uint8_t *buf, size_t len)
 	}
 	npu_graph_free(g);
 	return 0;
+}
+
+uint8_t *mutate(const uint8_t *buf, size_t len, unsigned int *seed, size_t *len_out)
+{
+	uint8_t *b = malloc(len + 16);
+	size_t n = len;
+	int edits = 1 + (int)(rand_r(seed) % 4);
+
+	if (!b)
+		abort();
+	memcpy(b, buf, len);
+	for (int e = 0; e < edits; e++) {
+		size_t at = rand_r(seed) % n;
+
+		switch (rand_r(seed) % 3) {
+		case 0:
+			b[at] = (uint8_t)rand_r(seed);
+			break;
+		case 1:		/* a byte more */
+			memmove(b + at + 1, b + at, n - at);
+			b[at] = (uint8_t)rand_r(seed);
+			n++;
+			break;
+		default:	/* a byte less */
+			memmove(b + at, b + at + 1, n - at - 1);
+			n--;
+			break;
+		}
+	}
+	*len_out = n;
+	return b;
 }

@@ -52,6 +52,11 @@ int refused(const uint8_t *buf, size_t len, int err, const char *msg);
 /* How many nodes of the loaded model have the report's name @label (-1: not loaded). */
 int count_label(const uint8_t *buf, size_t len, const char *label);
 
+/*
+ * A copy of @buf (malloc'd) with 1 to 4 random byte changes, insertions
+ * and deletions drawn from *@seed; its length in *@len_out.
+ */
+uint8_t *mutate(const uint8_t *buf, size_t len, unsigned int *seed, size_t *len_out);
 /* Load @buf; if it loads, compile and run it on the CPU with zeroed inputs: 0, or the load's error. */
 int load_and_run(const uint8_t *buf, size_t len);
 

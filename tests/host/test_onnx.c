@@ -1152,30 +1152,8 @@ static void test_mutations(void)
 	const int rounds = 20000;
 
 	for (int r = 0; r < rounds; r++) {
-		size_t n = len + 16;
-		uint8_t *b = malloc(n);
-		int edits = 1 + (int)(rand_r(&seed) % 4);
-
-		memcpy(b, buf, len);
-		n = len;
-		for (int e = 0; e < edits; e++) {
-			size_t at = rand_r(&seed) % n;
-
-			switch (rand_r(&seed) % 3) {
-			case 0:
-				b[at] = (uint8_t)rand_r(&seed);
-				break;
-			case 1:		/* a byte more */
-				memmove(b + at + 1, b + at, n - at);
-				b[at] = (uint8_t)rand_r(&seed);
-				n++;
-				break;
-			default:	/* a byte less */
-				memmove(b + at, b + at + 1, n - at - 1);
-				n--;
-				break;
-			}
-		}
+		size_t n;
+		uint8_t *b = mutate(buf, len, &seed, &n);
 		if (!load_and_run(b, n))
 			loaded++;
 		free(b);

@@ -830,31 +830,9 @@ static void test_mutations(void)
 	CHECK_EQ(load_and_run(buf, len), 0);
 	CHECK_EQ(count_label(buf, len, "layer_norm"), 1);
 	for (int r = 0; r < rounds; r++) {
-		size_t n = len + 16;
-		uint8_t *b = malloc(n);
-		int edits = 1 + (int)(rand_r(&seed) % 4), err;
-
-		memcpy(b, buf, len);
-		n = len;
-		for (int e = 0; e < edits; e++) {
-			size_t at = rand_r(&seed) % n;
-
-			switch (rand_r(&seed) % 3) {
-			case 0:
-				b[at] = (uint8_t)rand_r(&seed);
-				break;
-			case 1:
-				memmove(b + at + 1, b + at, n - at);
-				b[at] = (uint8_t)rand_r(&seed);
-				n++;
-				break;
-			default:
-				memmove(b + at, b + at + 1, n - at - 1);
-				n--;
-				break;
-			}
-		}
-		err = load_and_run(b, n);
+		size_t n;
+		uint8_t *b = mutate(buf, len, &seed, &n);
+		int err = load_and_run(b, n);
 		if (!err) {
 			loaded++;
 		} else if (!npu_last_error()[0]) {

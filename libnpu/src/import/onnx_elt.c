@@ -272,17 +272,23 @@ static int unary_into(struct onnx *o, struct ir_attrs *at, int y)
 	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, at);
 }
 
-static int unary(struct onnx *o, enum nd_fn fn, float alpha)
+/* @fn of input 0, of one of the dtypes in @dts, into output 0. */
+static int unary_dt(struct onnx *o, enum nd_fn fn, unsigned int dts, float alpha)
 {
 	struct ir_attrs at = { 0 };
 	struct oval *x = onnx_in(o, 0);
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(onnx_want_dt(o, x, F32, "the input"));
+	TRY(onnx_want_dt(o, x, dts, "the input"));
 	at.nd.un.fn = fn;
 	at.nd.un.alpha = alpha;
 	return unary_into(o, &at, -1);
+}
+
+static int unary(struct onnx *o, enum nd_fn fn, float alpha)
+{
+	return unary_dt(o, fn, F32, alpha);
 }
 
 int onnx_op_relu(struct onnx *o)
@@ -354,23 +360,11 @@ int onnx_op_floor(struct onnx *o) { return unary(o, ND_FLOOR, 0); }
 int onnx_op_ceil(struct onnx *o) { return unary(o, ND_CEIL, 0); }
 int onnx_op_round(struct onnx *o) { return unary(o, ND_ROUND, 0); }
 
-/* Neg, Abs and Sign: floats and signed or unsigned integers. */
-static int unary_num(struct onnx *o, enum nd_fn fn, unsigned int dts)
-{
-	struct ir_attrs at = { 0 };
-	struct oval *x = onnx_in(o, 0);
-
-	if (!x)
-		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(onnx_want_dt(o, x, dts, "the input"));
-	at.nd.un.fn = fn;
-	return unary_into(o, &at, -1);
-}
-
-int onnx_op_neg(struct onnx *o) { return unary_num(o, ND_NEG, F32 | I8 | I32 | I64); }
-int onnx_op_abs(struct onnx *o) { return unary_num(o, ND_ABS, NUM); }
-int onnx_op_sign(struct onnx *o) { return unary_num(o, ND_SIGN, NUM); }
-int onnx_op_not(struct onnx *o) { return unary_num(o, ND_NOT, BOOL); }
+/* Neg, Abs and Sign: floats and signed or unsigned integers; Not: bool. */
+int onnx_op_neg(struct onnx *o) { return unary_dt(o, ND_NEG, F32 | I8 | I32 | I64, 0); }
+int onnx_op_abs(struct onnx *o) { return unary_dt(o, ND_ABS, NUM, 0); }
+int onnx_op_sign(struct onnx *o) { return unary_dt(o, ND_SIGN, NUM, 0); }
+int onnx_op_not(struct onnx *o) { return unary_dt(o, ND_NOT, BOOL, 0); }
 
 int onnx_op_hardsigmoid(struct onnx *o)
 {
