@@ -6,7 +6,8 @@
  * bool masks, data movement of any rank (Slice with negative steps, Tile,
  * ShuffleNet's rank-5 channel shuffle), reductions and ArgMax, Cast's
  * rounding and saturation, the decomposed LayerNormalization and GELU
- * fused into one op each; and what a hostile model asks for (the memory
+ * fused into one op each; onnxruntime's fused int8 arithmetic (QLinearAdd,
+ * QLinearGlobalAveragePool); and what a hostile model asks for (the memory
  * budget, wrong scale types), a report of any length, any number of
  * outputs, random mutations of a model of these ops. Every expected value
  * is worked out by hand or by plain loops in double here; runs are on the
@@ -75,7 +76,8 @@ static void check_all(const uint8_t *buf, size_t len, const void *const *in, con
 		memset(got, 0x5a, bytes);
 		CHECK_EQ(run_on(backends[b], buf, len, in, &got, &bytes, 1), 0);
 		if (memcmp(got, want, bytes))
-			tap_diag("backend %d: the output differs", backends[b]);
+			tap_diag("backend %d: the output differs (first byte %u, expected %u)",
+				 backends[b], ((uint8_t *)got)[0], ((const uint8_t *)want)[0]);
 		CHECK(!memcmp(got, want, bytes));
 	}
 	free(got);
@@ -706,6 +708,123 @@ static void test_qlinear_per_column(void)
 	arena_free();
 }
 
+/* ---- onnxruntime's fused int8 kernels ------------------------------------------------ */
+
+/*
+ * DQ -> Add -> Q folds into onnxruntime's QLinearAdd arithmetic, each way
+ * it broadcasts: both operands whole, b one value per span, a one value
+ * per span (onnxruntime swaps the operands). Each case is a pair of
+ * values where the fp32 steps round apart unless contracted exactly as
+ * onnxruntime's x86-64 build contracts them; the expected value is what
+ * onnxruntime-node 1.20.1 computed for it (its AVX2 kernel). Q's scale
+ * and zero point are Constant nodes written after the Add, as torch
+ * writes them: the fold must see them all the same.
+ */
+static void test_ort_qlinear_add(void)
+{
+	static const struct {
+		float sa, sb, sc;
+		uint8_t za, zb, zc, a, b, want, mode;
+	} cases[] = {
+		{ 0.03932008519768715f, 0.061827488243579865f, 0.010628906078636646f,
+		  223, 169, 99, 187, 209, 199, 0 },
+		{ 0.0610492117702961f, 0.062480345368385315f, 0.06560967862606049f,
+		  250, 140, 173, 162, 111, 63, 0 },
+		{ 0.06438407301902771f, 0.09023530781269073f, 0.07869014143943787f,
+		  213, 57, 14, 218, 237, 225, 1 },
+		{ 0.05946660786867142f, 0.037306465208530426f, 0.030794838443398476f,
+		  242, 22, 243, 78, 231, 179, 1 },
+		{ 0.06438407301902771f, 0.09023530781269073f, 0.07869014143943787f,
+		  213, 57, 14, 103, 224, 116, 2 },
+		{ 0.0641070231795311f, 0.09895121306180954f, 0.02545432560145855f,
+		  216, 41, 219, 59, 104, 68, 2 },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct model m = { .opset = 13 };
+		uint8_t a[8], b[8], want[8];
+		Onnx__NodeProto *n;
+		size_t len;
+		const uint8_t *buf;
+		int mode = cases[c].mode;
+
+		memset(a, cases[c].a, sizeof(a));
+		memset(b, cases[c].b, sizeof(b));
+		memset(want, cases[c].want, sizeof(want));
+		m.init[m.ninit++] = tensor("sa", F32, 0, NULL, &cases[c].sa, 4);
+		m.init[m.ninit++] = tensor("za", U8, 0, NULL, &cases[c].za, 1);
+		m.init[m.ninit++] = tensor("sb", F32, 0, NULL, &cases[c].sb, 4);
+		m.init[m.ninit++] = tensor("zb", U8, 0, NULL, &cases[c].zb, 1);
+		m.node[m.nnode++] = node("DequantizeLinear", "a,sa,za", "fa");
+		m.node[m.nnode++] = node("DequantizeLinear", "b,sb,zb", "fb");
+		m.node[m.nnode++] = node("Add", "fa,fb", "s");
+		n = node("Constant", "", "sc");
+		value_attr(n, tensor("", F32, 0, NULL, &cases[c].sc, 4));
+		m.node[m.nnode++] = n;
+		n = node("Constant", "", "zc");
+		value_attr(n, tensor("", U8, 0, NULL, &cases[c].zc, 1));
+		m.node[m.nnode++] = n;
+		m.node[m.nnode++] = node("QuantizeLinear", "s,sc,zc", "y");
+		m.in[m.nin++] = mode == 2 ? value("a", U8, DIMS(1, 1, 2, 1)) :
+					    value("a", U8, DIMS(1, 1, 2, 4));
+		m.in[m.nin++] = mode == 1 ? value("b", U8, DIMS(1, 1, 2, 1)) :
+					    value("b", U8, DIMS(1, 1, 2, 4));
+		m.out[m.nout++] = value("y", U8, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK_EQ(count_label(buf, len, "add"), 1);
+		CHECK_EQ(count_label(buf, len, "add (nd)"), 0);
+		check_all(buf, len, (const void *[]){ a, b }, want, sizeof(want));
+		arena_free();
+	}
+}
+
+/*
+ * DQ -> GlobalAveragePool -> Q folds into onnxruntime's
+ * QLinearGlobalAveragePool arithmetic, worked out here by a plain loop:
+ * the int32 sum less zero point x pixels, times the fp32 multiplier
+ * x_scale / (y_scale * pixels), rounded half to even, + y's zero point,
+ * saturated; uint8 and int8.
+ */
+static void test_ort_global_average(void)
+{
+	for (int s8 = 0; s8 < 2; s8++) {
+		struct model m = { .opset = 13 };
+		const float xs = 0.047f, ys = 0.0213f;
+		const int32_t xz = s8 ? -5 : 131, yz = s8 ? 17 : 200;
+		const uint8_t xzb = (uint8_t)xz, yzb = (uint8_t)yz;
+		uint8_t x[3 * 7], want[3];
+		size_t len;
+		const uint8_t *buf;
+
+		for (int i = 0; i < 21; i++)
+			x[i] = (uint8_t)(i * 97 + 13);
+		for (int c = 0; c < 3; c++) {
+			int32_t acc = -xz * 7;
+			float mult = xs / (ys * 7.0f), v;
+
+			for (int i = 0; i < 7; i++)
+				acc += s8 ? (int8_t)x[c * 7 + i] : x[c * 7 + i];
+			v = rintf((float)acc * mult) + (float)yz;
+			v = v < (s8 ? -128 : 0) ? (s8 ? -128 : 0) : v > (s8 ? 127 : 255) ? (s8 ? 127 : 255) : v;
+			want[c] = (uint8_t)(int)v;
+		}
+		m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &xs, 4);
+		m.init[m.ninit++] = tensor("xz", s8 ? I8 : U8, 0, NULL, &xzb, 1);
+		m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &ys, 4);
+		m.init[m.ninit++] = tensor("yz", s8 ? I8 : U8, 0, NULL, &yzb, 1);
+		m.node[m.nnode++] = node("DequantizeLinear", "x,xs,xz", "d");
+		m.node[m.nnode++] = node("GlobalAveragePool", "d", "p");
+		m.node[m.nnode++] = node("QuantizeLinear", "p,ys,yz", "y");
+		m.in[m.nin++] = value("x", s8 ? I8 : U8, DIMS(1, 3, 1, 7));
+		m.out[m.nout++] = value("y", s8 ? I8 : U8, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK_EQ(count_label(buf, len, "average_pool (nd)"), 0);
+		CHECK_EQ(count_label(buf, len, "dequantize_linear"), 0);
+		check_all(buf, len, (const void *[]){ x }, want, sizeof(want));
+		arena_free();
+	}
+}
+
 /* A report of 600 ops is whole (no fixed size), and ends with the summary. */
 static void test_long_report(void)
 {
@@ -861,5 +980,6 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),
 	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_scale_types),
-	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_long_report),
+	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_ort_qlinear_add),
+	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

@@ -613,6 +613,13 @@ static int pb_depth_ok(const uint8_t *p, const uint8_t *end, enum pb_kind k, int
 	return 0;
 }
 
+/* A Constant node: no inputs, its value in an attribute. */
+static int is_constant(const Onnx__NodeProto *n)
+{
+	return n->op_type && !strcmp(n->op_type, "Constant") && !n->n_input &&
+	       (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"));
+}
+
 static int load(const void *buf, size_t len, const struct npu_model_opts *opts, npu_graph **out)
 {
 	struct onnx o = { 0 };
@@ -650,16 +657,23 @@ static int load(const void *buf, size_t len, const struct npu_model_opts *opts, 
 	o.done = gp ? calloc(gp->n_node + 1, 1) : NULL;
 	if (!err && !o.done)
 		err = onnx_fail(&o, NPU_ENOMEM, "out of memory");
-	for (size_t i = 0; !err && i < gp->n_node; i++) {
-		if (o.done[i])
-			continue;	/* folded into an op before it */
-		o.node = gp->node[i];
-		o.node_index = (int)i;
-		err = onnx_import_eval(&o);
-		if (err && !o.g->err[0])	/* never a refusal without a reason */
-			err = onnx_fail(&o, err < 0 && err != NPU_ENODEV ? err : NPU_EINVAL,
-					"cannot be imported (error %d)", err);
-	}
+	/*
+	 * Constant nodes first: exporters write a pattern's constants among
+	 * its nodes (torch's QuantizeLinear after a Conv reads Constants
+	 * written after the Conv), and a fold looking ahead must see them.
+	 */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; !err && i < gp->n_node; i++) {
+			if (o.done[i] || is_constant(gp->node[i]) != !pass)
+				continue;	/* folded into an op before it */
+			o.node = gp->node[i];
+			o.node_index = (int)i;
+			err = onnx_import_eval(&o);
+			if (err && !o.g->err[0])	/* never a refusal without a reason */
+				err = onnx_fail(&o, err < 0 && err != NPU_ENODEV ? err : NPU_EINVAL,
+						"cannot be imported (error %d)", err);
+			o.done[i] |= !pass;
+		}
 	o.node = NULL;
 	if (!err)
 		err = declare_io(&o, gp);

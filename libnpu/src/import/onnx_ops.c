@@ -446,6 +446,12 @@ static int op_pool(struct onnx *o, int average, int global)
 		if (r)
 			return r < 0 ? r : 0;
 	}
+	if (average && global) {	/* DQ -> GlobalAveragePool -> Q: onnxruntime's */
+		int r = onnx_fold_global_average(o, ydims);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	if (!indices) {	/* fp32 without padding: the NPU's pool */
 		int r = onnx_layer_pool(o, &w, ydims, average);
 

@@ -579,6 +579,91 @@ int onnx_fold_maxpool(struct onnx *o, const struct window *w, const uint32_t *yd
 }
 
 /*
+ * DQ -> GlobalAveragePool -> Q, as onnxruntime fuses it into its
+ * QLinearGlobalAveragePool (MLAS): the int32 sum of each channel's values
+ * less zero point x image size, times one fp32 multiplier x_scale /
+ * (y_scale * (float)image size), rounded half to even, plus y's zero
+ * point, saturated. The fp32 mean of the unfolded ops rounds differently
+ * near halves, and a network's last layers magnify a step there. Made of
+ * the N-dimensional ops (cast, sum, add, requantize), integers exact.
+ * Where onnxruntime refuses the parameters (a multiplier outside
+ * [2^-32, 256), 2^24 pixels or more), the float ops are imported. 1 when
+ * folded, else 0 or an error.
+ */
+int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
+{
+	struct oval *x = onnx_in(o, 0), *y;
+	struct ir_attrs a = { 0 };
+	struct qout qo;
+	uint64_t n;
+	int32_t xz, bias;
+	float xs, m;
+	int t, wide, sum, c[3], yt, nchw;
+
+	if (!x || x->rank < 3 || x->rank > ND_MAX_RANK || !per_tensor(x, &xs, &xz) ||
+	    N->n_output != 1)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	n = onnx_prod(x->dims, 2, x->rank);
+	if (qo.qn < 0 || qo.relu >= 0 || qo.ydt != x->dq_x->dt || !n || n >= (1u << 24))
+		return 0;
+	m = xs / (qo.ys * (float)n);
+	if (!(m >= 0x1p-32f && m < 256.0f))
+		return 0;
+	nchw = x->rank == 4;
+	t = q8_tensor(o, x->dq_x, xs, xz, x->dq_x->i8 >= 0 ?
+		      o->g->t[x->dq_x->i8].d.layout == NPU_LAYOUT_NCHW : nchw);
+	if (t < 0)
+		return t < -1 ? t : 0;
+	/* the int8 tensor's zero point (uint8's moved by 128) */
+	bias = -o->g->t[t].d.zero_point * (int32_t)n;
+	wide = onnx_temp(o, NPU_DT_INT32, x->rank, x->dims);
+	sum = onnx_temp(o, NPU_DT_INT32, x->rank, ydims);
+	c[0] = onnx_const(o, NPU_DT_INT32, 1, &bias);
+	c[1] = onnx_const(o, NPU_DT_FLOAT32, 1, &m);
+	qo.name = o->gp->node[qo.qn]->output[0];
+	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, x->rank, ydims, nchw, &y);
+	if (wide < 0 || sum < 0 || c[0] < 0 || c[1] < 0 || yt < 0)
+		return yt < 0 ? yt : NPU_EINVAL;
+	{
+		int8_t yz8 = (int8_t)o->g->t[yt].d.zero_point;	/* copied: g->t may move */
+
+		c[2] = onnx_const(o, NPU_DT_INT8, 1, &yz8);
+	}
+	if (c[2] < 0)
+		return c[2];
+	a.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_INT8,
+				     .odtype = NPU_DT_INT32, .count = x->count };
+	TRY(onnx_node(o, IR_ND_UNARY, &t, 1, &wide, 1, &a));
+	memset(&a, 0, sizeof(a));
+	a.nd.rd = (struct nd_reduce){ .fn = ND_R_SUM, .dtype = NPU_DT_INT32, .rank = x->rank,
+				      .mask = ((1u << x->rank) - 1) & ~3u };
+	memcpy(a.nd.rd.in, x->dims, sizeof(uint32_t) * x->rank);
+	TRY(onnx_node(o, IR_ND_REDUCE, &wide, 1, &sum, 1, &a));
+	memset(&a, 0, sizeof(a));
+	a.nd.bin = (struct nd_binary){ .fn = ND_ADD, .dtype = NPU_DT_INT32, .rank = x->rank };
+	for (uint32_t i = 0; i < x->rank; i++) {
+		a.nd.bin.out[i] = a.nd.bin.a[i] = ydims[i];
+		a.nd.bin.b[i] = 1;
+	}
+	{
+		int in[2] = { sum, c[0] };
+
+		TRY(onnx_node(o, IR_ND_BINARY, in, 2, &sum, 1, &a));
+	}
+	memset(&a, 0, sizeof(a));
+	a.nd.qdq = (struct nd_qdq){ .mode = ND_REQUANTIZE, .qdtype = NPU_DT_INT8, .outer = 1,
+				    .axis = 1, .inner = y->count };
+	{
+		int in[3] = { sum, c[1], c[2] };
+
+		TRY(onnx_node(o, IR_ND_QDQ, in, 3, &yt, 1, &a));
+	}
+	took(o, -1, qo.qn);
+	return 1;
+}
+
+/*
  * QuantizeLinear of a value dequantized per tensor with the same scale,
  * zero point and type: the quantized value itself (exact, as above).
  * 1 when so, else 0.
@@ -703,8 +788,18 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
 	 */
 	if (!mul && a->dq_x->dt == qo.ydt && b->dq_x->dt == qo.ydt &&
 	    (qo.relu < 0 || qo.yz == (qo.ydt == NPU_DT_UINT8 ? 0 : -128))) {
+		int d = (int)a->rank - 1;
+
 		at.requant = NPU_REQUANT_ORT;
 		at.offset = qo.ydt == NPU_DT_UINT8 ? 128 : 0;
+		/*
+		 * onnxruntime swaps the operands where a is one value for each
+		 * span of the innermost dimension that is more than 1 (its
+		 * broadcasting in the model's shapes, NCHW; npu_quant.h).
+		 */
+		while (d > 0 && ydims[d] == 1)
+			d--;
+		at.ort_swap = ydims[d] > 1 && a->dims[d] == 1 && b->dims[d] > 1;
 	}
 	TRY(onnx_node(o, mul ? IR_MUL : IR_ADD, t, 2, &yt, 1, &at));
 	took(o, qo.relu, qo.qn);

@@ -89,6 +89,7 @@ struct ir_attrs {
 	enum npu_activation act;	/* fused after the op */
 	uint32_t requant;		/* int8 conv2d, dense, add, mul: enum npu_requant */
 	int32_t offset;			/* add, onnxruntime's arithmetic: 128 for uint8 values */
+	int32_t ort_swap;		/* ... and a one value per span: operands swapped */
 	int average;			/* pooling: average, else max */
 	float beta;			/* softmax */
 	uint32_t axis;			/* concat */

@@ -174,18 +174,18 @@ static int lower_add_i8(npu_graph *g, const struct ir_node *n, struct lnode *l)
 		/* onnxruntime's QLinearAdd: its fp32 ratios and fixed part, worked out as it does */
 		float rac = a->scale / y->scale, rbc = b->scale / y->scale;
 		int32_t off = n->a.offset;
-		float fixed = (float)(y->zero_point + off) -
-			      (rac * (float)(a->zero_point + off) + rbc * (float)(b->zero_point + off));
-		uint32_t last = e->rank ? e->rank - 1 : 0;
+		float za = (float)(a->zero_point + off), zb = (float)(b->zero_point + off);
+		float zc = (float)(y->zero_point + off);
 
 		e->requant = NPU_REQUANT_ORT;
 		e->a_mult = npu_f32_bits(rac);
 		e->b_mult = npu_f32_bits(rbc);
-		e->out_mult = npu_f32_bits(fixed);
 		e->a_shift = off;
-		/* one operand broadcast along the innermost dim: its one value per span */
-		e->b_shift = e->rank && e->b_dims[last] == 1 && e->out_dims[last] > 1 ? 1 :
-			     e->rank && e->a_dims[last] == 1 && e->out_dims[last] > 1 ? 2 : 0;
+		/* a one value per span in the model's shapes (whatever the layout): swapped */
+		e->b_shift = n->a.ort_swap ? 2 : 0;
+		/* the fixed part, contracted as onnxruntime's build does (npu_quant.h) */
+		e->out_mult = npu_f32_bits(e->b_shift == 2 ? zc - fmaf(rbc, zb, rac * za) :
+					   zc - fmaf(rac, za, rbc * zb));
 		e->left_shift = 0;
 		if (!npu_eltwise_i8_valid(e))
 			return ir_fail(g, NPU_EINVAL, "add: the scales give no onnxruntime "
