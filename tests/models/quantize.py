@@ -91,6 +91,18 @@ def static(case, out):
     model = onnx.load(os.path.join(case, "model.onnx"))
     g = model.graph
     inits = {t.name: t for t in g.initializer}
+    # onnxruntime's quantizer reads a model its optimizer has cleaned: an
+    # Identity of an initializer (torch writes one where two layers' biases
+    # are equal) is that initializer, and a bias stays int32
+    outputs = {o.name for o in g.output}
+    alias = {n.output[0]: n.input[0] for n in g.node
+             if n.op_type == "Identity" and n.input[0] in inits and n.output[0] not in outputs}
+    kept = [n for n in g.node if not (n.op_type == "Identity" and n.output[0] in alias)]
+    for n in kept:
+        for i, x in enumerate(n.input):
+            n.input[i] = alias.get(x, x)
+    del g.node[:]
+    g.node.extend(kept)
     types = float_tensors(model)
     weights = {}        # name -> (node, input index, axis)
     acts = []
@@ -139,6 +151,7 @@ def static(case, out):
         pre.setdefault(name, []).extend([q, dq])
     # weights and biases
     drop = set()
+    quantized = set()
     for wname, (n, axis) in weights.items():
         w = numpy_helper.to_array(inits[wname]).astype(np.float32)
         q, s = weight_q(w, axis)
@@ -158,6 +171,12 @@ def static(case, out):
             bs = (params[n.input[0]] * s).astype(np.float32)
             if b.shape == bs.shape:
                 bq = np.rint(b / bs).astype(np.int32)
+                # one int32 bias for each layer, though they share the floats
+                name, k = bias, 1
+                while name + "_quantized" in quantized:
+                    name, k = "%s_%d" % (bias, k), k + 1
+                quantized.add(name + "_quantized")
+                bias = name
                 new_inits += [numpy_helper.from_array(bq, bias + "_quantized"),
                               numpy_helper.from_array(bs, bias + "_scale"),
                               numpy_helper.from_array(np.zeros(bs.shape, np.int32),
