@@ -6,7 +6,7 @@
  * bool masks, data movement of any rank (Slice with negative steps, Tile,
  * ShuffleNet's rank-5 channel shuffle), reductions and ArgMax, Cast's
  * rounding and saturation, the decomposed LayerNormalization and GELU
- * fused into one op each; onnxruntime's fused int8 arithmetic (QLinearAdd,
+ * fused into one op each; opset 18's forms; onnxruntime's fused int8 arithmetic (QLinearAdd,
  * QLinearGlobalAveragePool); and what a hostile model asks for (the memory
  * budget, wrong scale types), a report of any length, any number of
  * outputs, random mutations of a model of these ops. Every expected value
@@ -708,6 +708,87 @@ static void test_qlinear_per_column(void)
 	arena_free();
 }
 
+/* ---- opset 18 --------------------------------------------------------------------------- */
+
+/*
+ * What opset 18 changed: a reduction's axes as an input (and
+ * noop_with_empty_axes), Split into num_outputs parts of ceil(n / k), the
+ * last what is left, Pad's pads for the axes named. Hand-worked values.
+ */
+static void test_opset18(void)
+{
+	const float x[6] = { 1, 2, 3, 4, 5, 6 };
+	const int64_t ax1 = 1, pads[2] = { 1, 2 };
+	size_t len;
+	const uint8_t *buf;
+
+	{	/* ReduceMean over axis 1 of [2, 3], keepdims 0 */
+		struct model m = { .opset = 18 };
+		const float want[2] = { 2, 5 };
+		Onnx__NodeProto *n;
+
+		m.init[m.ninit++] = tensor("axes", I64, DIMS(1), &ax1, 8);
+		n = node("ReduceMean", "x,axes", "y");
+		attr_i(n, "keepdims", 0);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", F32, DIMS(2, 3));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ x }, want, sizeof(want));
+		arena_free();
+	}
+	{	/* ReduceMax without axes, told so: the input as it is */
+		struct model m = { .opset = 18 };
+		Onnx__NodeProto *n = node("ReduceMax", "x", "y");
+
+		attr_i(n, "noop_with_empty_axes", 1);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", F32, DIMS(2, 3));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ x }, x, sizeof(x));
+		arena_free();
+	}
+	{	/* Split of 5 values into 3 outputs: 2, 2, 1 */
+		struct model m = { .opset = 18 };
+		Onnx__NodeProto *n = node("Split", "x", "a,b,c");
+		float a[2], b[2], c[1];
+		void *out[] = { a, b, c };
+		const size_t bytes[] = { sizeof(a), sizeof(b), sizeof(c) };
+
+		attr_i(n, "num_outputs", 3);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", F32, DIMS(5));
+		m.out[m.nout++] = value("a", F32, 0, NULL);
+		m.out[m.nout++] = value("b", F32, 0, NULL);
+		m.out[m.nout++] = value("c", F32, 0, NULL);
+		buf = pack(&m, &len);
+		for (int be = 0; be < NB; be++) {
+			CHECK_EQ(run_on(backends[be], buf, len, (const void *[]){ x }, out, bytes, 3), 0);
+			CHECK(a[0] == 1 && a[1] == 2 && b[0] == 3 && b[1] == 4 && c[0] == 5);
+		}
+		/* and num_outputs must say how many there are */
+		m.node[0] = node("Split", "x", "a,b,c");
+		attr_i(m.node[0], "num_outputs", 2);
+		buf = pack(&m, &len);
+		CHECK(refused(buf, len, NPU_EINVAL, "num_outputs is 2 for 3 outputs"));
+		arena_free();
+	}
+	{	/* Pad of axis 1 of [1, 2] by 1 before and 2 after */
+		struct model m = { .opset = 18 };
+		const float want[5] = { 0, 1, 2, 0, 0 };
+
+		m.init[m.ninit++] = tensor("pads", I64, DIMS(2), pads, sizeof(pads));
+		m.init[m.ninit++] = tensor("axes", I64, DIMS(1), &ax1, 8);
+		m.node[m.nnode++] = node("Pad", "x,pads,,axes", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(1, 2));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ x }, want, sizeof(want));
+		arena_free();
+	}
+}
+
 /* ---- onnxruntime's fused int8 kernels ------------------------------------------------ */
 
 /*
@@ -980,6 +1061,7 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),
 	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_scale_types),
-	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_ort_qlinear_add),
+	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18),
+	 TAP_ENTRY(test_ort_qlinear_add),
 	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

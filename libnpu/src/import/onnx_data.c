@@ -179,6 +179,23 @@ int onnx_op_split(struct onnx *o)
 	} else {
 		TRY(ints_in(o, 1, "split", parts, IR_MAX_IN, &n, &given));
 	}
+	if (!given && o->opset >= 18) {
+		/* num_outputs parts of ceil(dim / num_outputs), the last what is left */
+		int64_t k, each;
+
+		TRY(onnx_attr_i(o, "num_outputs", 0, &k));
+		if (k != nout)
+			return onnx_fail(o, NPU_EINVAL, "num_outputs is %lld for %u outputs",
+					 (long long)k, nout);
+		each = (x->dims[axis] + k - 1) / k;
+		for (uint32_t i = 0; i < nout; i++) {
+			int64_t left = (int64_t)x->dims[axis] - each * i;
+
+			parts[i] = left < each ? left : each;
+		}
+		given = 1;
+		n = nout;
+	}
 	if (!given) {	/* equal parts */
 		if (x->dims[axis] % nout)
 			return onnx_fail(o, NPU_EINVAL, "%u values do not split in %u equal parts",

@@ -902,6 +902,36 @@ static int op_concat(struct onnx *o)
 	return onnx_node(o, IR_CONCAT, t, (uint32_t)N->n_input, &y, 1, &at);
 }
 
+/*
+ * Pad's axes (opset 18): the @np pads given are begins then ends of those
+ * axes; made the 2 x @rank pads of every axis, 0 for the others.
+ */
+static int pads_for_axes(struct onnx *o, uint32_t rank, int64_t *pads, uint32_t *np)
+{
+	int64_t full[2 * NPU_MAX_RANK] = { 0 };
+	uint32_t seen = 0;
+	struct oval *a;
+
+	TRY(onnx_in_static(o, 3, "axes", &a));
+	TRY(onnx_want_dt(o, a, I32 | I64, "axes"));
+	if (a->count > rank || *np != 2 * a->count)
+		return onnx_fail(o, NPU_EINVAL, "%u pads for %llu axes of rank %u", *np,
+				 (unsigned long long)a->count, rank);
+	for (uint32_t i = 0; i < a->count; i++) {
+		uint32_t ax;
+
+		TRY(onnx_norm_axis(o, onnx_get_i(a, i), rank, 0, &ax));
+		if (seen & (1u << ax))
+			return onnx_fail(o, NPU_EINVAL, "axis %u given twice", ax);
+		seen |= 1u << ax;
+		full[ax] = pads[i];
+		full[rank + ax] = pads[a->count + i];
+	}
+	memcpy(pads, full, sizeof(int64_t) * 2 * rank);
+	*np = 2 * rank;
+	return 0;
+}
+
 static int op_pad(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *pv, *cv;
@@ -933,6 +963,8 @@ static int op_pad(struct onnx *o)
 		np = (uint32_t)pv->count;
 		for (uint32_t i = 0; i < np; i++)
 			pads[i] = onnx_get_i(pv, i);
+		if (onnx_has_in(o, 3))	/* opset 18: the axes the pads are for */
+			TRY(pads_for_axes(o, x->rank, pads, &np));
 		if (onnx_has_in(o, 2)) {
 			TRY(onnx_in_static(o, 2, "constant_value", &cv));
 			if (cv->dt != x->dt || cv->count != 1)
@@ -1628,20 +1660,20 @@ static const struct onnx_op ops[] = {
 	{ "Gather", onnx_op_gather, "axis", 1 },
 	{ "GatherElements", onnx_op_gather_elements, "axis", 11 },
 	{ "Slice", onnx_op_slice, "starts ends axes", 1 },
-	{ "Split", onnx_op_split, "axis split", 2 },
+	{ "Split", onnx_op_split, "axis split num_outputs", 2 },
 	{ "Expand", onnx_op_expand, "", 8 },
 	{ "Tile", onnx_op_tile, "", 6 },
 	{ "Range", onnx_op_range, "", 11 },
 	{ "ReduceSum", onnx_op_reduce_sum, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceMean", onnx_op_reduce_mean, "axes keepdims", 1 },
-	{ "ReduceMax", onnx_op_reduce_max, "axes keepdims", 1 },
-	{ "ReduceMin", onnx_op_reduce_min, "axes keepdims", 1 },
-	{ "ReduceProd", onnx_op_reduce_prod, "axes keepdims", 1 },
-	{ "ReduceSumSquare", onnx_op_reduce_sum_square, "axes keepdims", 1 },
-	{ "ReduceL1", onnx_op_reduce_l1, "axes keepdims", 1 },
-	{ "ReduceL2", onnx_op_reduce_l2, "axes keepdims", 1 },
-	{ "ReduceLogSum", onnx_op_reduce_log_sum, "axes keepdims", 1 },
-	{ "ReduceLogSumExp", onnx_op_reduce_log_sum_exp, "axes keepdims", 1 },
+	{ "ReduceMean", onnx_op_reduce_mean, "axes keepdims noop_with_empty_axes", 1 },
+	{ "ReduceMax", onnx_op_reduce_max, "axes keepdims noop_with_empty_axes", 1 },
+	{ "ReduceMin", onnx_op_reduce_min, "axes keepdims noop_with_empty_axes", 1 },
+	{ "ReduceProd", onnx_op_reduce_prod, "axes keepdims noop_with_empty_axes", 1 },
+	{ "ReduceSumSquare", onnx_op_reduce_sum_square, "axes keepdims noop_with_empty_axes", 1 },
+	{ "ReduceL1", onnx_op_reduce_l1, "axes keepdims noop_with_empty_axes", 1 },
+	{ "ReduceL2", onnx_op_reduce_l2, "axes keepdims noop_with_empty_axes", 1 },
+	{ "ReduceLogSum", onnx_op_reduce_log_sum, "axes keepdims noop_with_empty_axes", 1 },
+	{ "ReduceLogSumExp", onnx_op_reduce_log_sum_exp, "axes keepdims noop_with_empty_axes", 1 },
 	{ "ArgMax", onnx_op_argmax, "axis keepdims select_last_index", 1 },
 	{ "ArgMin", onnx_op_argmin, "axis keepdims select_last_index", 1 },
 	{ "Einsum", onnx_op_einsum, "equation", 12 },

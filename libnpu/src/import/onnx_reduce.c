@@ -46,7 +46,7 @@ static int reduce(struct onnx *o, enum nd_reduce_fn fn)
 	int64_t axes[NPU_MAX_RANK + 1], keepdims, noop = 0;
 	uint32_t n = 0, mask = 0;
 	/* ReduceSum reads its axes from an input from opset 13, the others from 18 */
-	int from_input = fn == ND_R_SUM && o->opset >= 13;
+	int from_input = (fn == ND_R_SUM && o->opset >= 13) || o->opset >= 18;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
