@@ -7,7 +7,7 @@
  * ShuffleNet's rank-5 channel shuffle), reductions and ArgMax, Cast's
  * rounding and saturation, the decomposed LayerNormalization and GELU
  * fused into one op each; opset 18's forms; onnxruntime's fused int8 arithmetic (QLinearAdd,
- * QLinearGlobalAveragePool); and what a hostile model asks for (the memory
+ * QLinearGlobalAveragePool, QLinearSoftmax); and what a hostile model asks for (the memory
  * budget, wrong scale types), a report of any length, any number of
  * outputs, random mutations of a model of these ops. Every expected value
  * is worked out by hand or by plain loops in double here; runs are on the
@@ -906,6 +906,52 @@ static void test_ort_global_average(void)
 	}
 }
 
+/*
+ * DQ -> Softmax -> Q folds into onnxruntime's QLinearSoftmax arithmetic (a
+ * table of fp32 exponentials, an fp32 sum in order, floor(1 / y_scale)).
+ * The expected values are what onnxruntime-node 1.20.1 computed; in the
+ * uint8 case ONNX's fp32 steps give 253 where it gives 252 (twice).
+ */
+static void test_ort_softmax(void)
+{
+	static const struct {
+		int s8;
+		float xs, ys;
+		int8_t xz, yz;
+		uint8_t x[12], want[12];
+	} cases[] = {
+		{ 0, 0.11f, 1.0f / 255, (int8_t)128, 0,
+		  { 34, 32, 204, 127, 151, 153, 182, 7, 124, 37, 102, 237 },
+		  { 0, 0, 252, 0, 1, 1, 1, 0, 0, 0, 0, 253 } },
+		{ 1, 0.07f, 1.0f / 256, -3, -128,
+		  { 83, 256 - 74, 4, 85, 256 - 70, 256 - 60, 108, 96, 114, 256 - 96, 93, 29 },
+		  { 256 - 9, 128, 128, 9, 128, 128, 256 - 51, 256 - 95, 256 - 10, 128, 256 - 101,
+		    128 } },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct model m = { .opset = 13 };
+		int type = cases[c].s8 ? I8 : U8;
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &cases[c].xs, 4);
+		m.init[m.ninit++] = tensor("xz", type, 0, NULL, &cases[c].xz, 1);
+		m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &cases[c].ys, 4);
+		m.init[m.ninit++] = tensor("yz", type, 0, NULL, &cases[c].yz, 1);
+		m.node[m.nnode++] = node("DequantizeLinear", "x,xs,xz", "d");
+		m.node[m.nnode++] = node("Softmax", "d", "p");
+		m.node[m.nnode++] = node("QuantizeLinear", "p,ys,yz", "y");
+		m.in[m.nin++] = value("x", type, DIMS(2, 6));
+		m.out[m.nout++] = value("y", type, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK_EQ(count_label(buf, len, "softmax (nd)"), 0);
+		CHECK_EQ(count_label(buf, len, "reduce_sum (fp32)"), 1);
+		check_all(buf, len, (const void *[]){ cases[c].x }, cases[c].want, 12);
+		arena_free();
+	}
+}
+
 /* A report of 600 ops is whole (no fixed size), and ends with the summary. */
 static void test_long_report(void)
 {
@@ -1063,5 +1109,6 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_scale_types),
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18),
 	 TAP_ENTRY(test_ort_qlinear_add),
-	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_long_report),
+	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax),
+	 TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

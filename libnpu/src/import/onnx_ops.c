@@ -53,6 +53,12 @@ static int softmax(struct onnx *o, int log)
 		p->axis = onnx_prod(x->dims, axis, x->rank);
 		p->inner = 1;
 	}
+	if (!log && p->inner == 1) {	/* DQ -> Softmax -> Q: onnxruntime's */
+		int r = onnx_fold_softmax(o, axis);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	return one_in_one_out(o, IR_ND_SOFTMAX, NPU_DT_FLOAT32, x->rank, x->dims, &at);
 }
 

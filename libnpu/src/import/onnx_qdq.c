@@ -13,6 +13,7 @@
  * Nothing here is required for correctness: whenever a condition does not
  * hold, the float op is imported and the dequantized values are made.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -656,6 +657,128 @@ int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
 				    .axis = 1, .inner = y->count };
 	{
 		int in[3] = { sum, c[1], c[2] };
+
+		TRY(onnx_node(o, IR_ND_QDQ, in, 3, &yt, 1, &a));
+	}
+	took(o, -1, qo.qn);
+	return 1;
+}
+
+/* An N-d binary op of two tensors of @rank dims (@ad, @bd) into one of @yd. */
+static int nd_bin(struct onnx *o, enum nd_fn fn, enum npu_dtype dt, uint32_t rank,
+		  const uint32_t *ad, const uint32_t *bd, const uint32_t *yd, int a, int b, int y)
+{
+	struct ir_attrs at = { 0 };
+	int in[2] = { a, b };
+
+	at.nd.bin = (struct nd_binary){ .fn = fn, .dtype = dt, .rank = rank };
+	memcpy(at.nd.bin.out, yd, sizeof(uint32_t) * rank);
+	memcpy(at.nd.bin.a, ad, sizeof(uint32_t) * rank);
+	memcpy(at.nd.bin.b, bd, sizeof(uint32_t) * rank);
+	return onnx_node(o, IR_ND_BINARY, in, 2, &y, 1, &at);
+}
+
+/* A reduction @fn of tensor @x (@rank dims @dims, of @dt) over the axes in @mask into @y. */
+static int nd_red(struct onnx *o, enum nd_reduce_fn fn, enum npu_dtype dt, uint32_t rank,
+		  const uint32_t *dims, uint32_t mask, int x, int y)
+{
+	struct ir_attrs at = { 0 };
+
+	at.nd.rd = (struct nd_reduce){ .fn = fn, .dtype = dt, .rank = rank, .mask = mask };
+	memcpy(at.nd.rd.in, dims, sizeof(uint32_t) * rank);
+	return onnx_node(o, IR_ND_REDUCE, &x, 1, &y, 1, &at);
+}
+
+/*
+ * DQ -> Softmax over the trailing @d values (from @axis on) -> Q, as
+ * onnxruntime fuses it into its QLinearSoftmax: a table of 256 fp32
+ * exponentials e(k) = exp((k + s) * x_scale), k = x - max(x) of each row
+ * and s = max(0, ln(FLT_MAX / d) - 5) / x_scale worked out in double; the
+ * row's sum of them in fp32 in order; each e(k) * floor(1 / y_scale) / sum
+ * in fp32, rounded half to even, plus y's zero point. The same for int8
+ * and uint8 (k is a difference of stored values). Made of the N-d ops:
+ * cast, max, sub, add, gather from the table, an fp32 sum, mul, div and a
+ * quantize with scale 1. 1 when folded, else 0 or an error.
+ */
+int onnx_fold_softmax(struct onnx *o, uint32_t axis)
+{
+	struct oval *x = onnx_in(o, 0), *y;
+	struct ir_attrs a = { 0 };
+	struct qout qo;
+	uint32_t rank, rd[ND_MAX_RANK], all[ND_MAX_RANK], mask = 0;
+	uint64_t d;
+	float xs, table[256], ysf, unit = 1.0f;
+	int32_t xz, c255 = 255;
+	double s;
+	int t, wide, mx, idx, vt, sum, c[5], yt;
+
+	if (!x || !x->rank || x->rank > ND_MAX_RANK || !per_tensor(x, &xs, &xz) ||
+	    N->n_output != 1)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0 || qo.relu >= 0 || qo.ydt != x->dq_x->dt)
+		return 0;
+	rank = x->rank;
+	d = onnx_prod(x->dims, axis, rank);
+	ysf = floorf(1.0f / qo.ys);
+	if (!d || d > (1u << 24) || !(ysf >= 1.0f && ysf < 0x1p24f))
+		return 0;
+	s = fmax(0.0, log((double)(FLT_MAX / (float)d)) - 5.0) / (double)xs;
+	for (int i = 0; i < 256; i++)
+		table[i] = (float)exp(((double)i - 255 + s) * (double)xs);
+	t = q8_tensor(o, x->dq_x, xs, xz, x->dq_x->i8 >= 0 ?
+		      o->g->t[x->dq_x->i8].d.layout == NPU_LAYOUT_NCHW : rank == 4);
+	if (t < 0)
+		return t < -1 ? t : 0;
+	for (uint32_t i = 0; i < rank; i++) {
+		rd[i] = i < axis ? x->dims[i] : 1;
+		all[i] = 1;
+		mask |= i >= axis ? 1u << i : 0;
+	}
+	wide = onnx_temp(o, NPU_DT_INT32, rank, x->dims);
+	mx = onnx_temp(o, NPU_DT_INT32, rank, rd);
+	idx = onnx_temp(o, NPU_DT_INT32, rank, x->dims);
+	vt = onnx_temp(o, NPU_DT_FLOAT32, rank, x->dims);
+	sum = onnx_temp(o, NPU_DT_FLOAT32, rank, rd);
+	c[0] = onnx_const(o, NPU_DT_INT32, 1, &c255);
+	c[1] = onnx_const(o, NPU_DT_FLOAT32, 256, table);
+	c[2] = onnx_const(o, NPU_DT_FLOAT32, 1, &ysf);
+	c[3] = onnx_const(o, NPU_DT_FLOAT32, 1, &unit);
+	qo.name = o->gp->node[qo.qn]->output[0];
+	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, rank, x->dims, rank == 4, &y);
+	if (wide < 0 || mx < 0 || idx < 0 || vt < 0 || sum < 0 || c[0] < 0 || c[1] < 0 ||
+	    c[2] < 0 || c[3] < 0 || yt < 0)
+		return yt < 0 ? yt : NPU_EINVAL;
+	{
+		int8_t yz8 = (int8_t)o->g->t[yt].d.zero_point;	/* copied: g->t may move */
+
+		c[4] = onnx_const(o, NPU_DT_INT8, 1, &yz8);
+	}
+	if (c[4] < 0)
+		return c[4];
+	/* k = x - max(x) + 255: the index of e(k) in the table */
+	a.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_INT8,
+				     .odtype = NPU_DT_INT32, .count = x->count };
+	TRY(onnx_node(o, IR_ND_UNARY, &t, 1, &wide, 1, &a));
+	TRY(nd_red(o, ND_R_MAX, NPU_DT_INT32, rank, x->dims, mask, wide, mx));
+	TRY(nd_bin(o, ND_SUB, NPU_DT_INT32, rank, x->dims, rd, x->dims, wide, mx, idx));
+	TRY(nd_bin(o, ND_ADD, NPU_DT_INT32, rank, x->dims, all, x->dims, idx, c[0], idx));
+	memset(&a, 0, sizeof(a));
+	a.nd.ga = (struct nd_gather){ .dtype = NPU_DT_FLOAT32, .idt = NPU_DT_INT32, .outer = 1,
+				      .axis = 256, .inner = 1, .nidx = x->count };
+	{
+		int in[2] = { c[1], idx };
+
+		TRY(onnx_node(o, IR_ND_GATHER, in, 2, &vt, 1, &a));
+	}
+	TRY(nd_red(o, ND_R_SUM_F32, NPU_DT_FLOAT32, rank, x->dims, mask, vt, sum));
+	TRY(nd_bin(o, ND_MUL, NPU_DT_FLOAT32, rank, x->dims, all, x->dims, vt, c[2], vt));
+	TRY(nd_bin(o, ND_DIV, NPU_DT_FLOAT32, rank, x->dims, rd, x->dims, vt, sum, vt));
+	memset(&a, 0, sizeof(a));
+	a.nd.qdq = (struct nd_qdq){ .mode = ND_QUANTIZE, .qdtype = NPU_DT_INT8, .outer = 1,
+				    .axis = 1, .inner = x->count };
+	{
+		int in[3] = { vt, c[3], c[4] };
 
 		TRY(onnx_node(o, IR_ND_QDQ, in, 3, &yt, 1, &a));
 	}

@@ -420,7 +420,8 @@ int verify_nd_reduce(npu_graph *g, const struct ir_node *n)
 	uint64_t c;
 
 	if (!p->rank || p->rank > ND_MAX_RANK || p->fn >= ND_R_NUM || p->mask >> p->rank ||
-	    (p->dtype != NPU_DT_FLOAT32 && !is_int_dt((int)p->dtype)))
+	    (p->dtype != NPU_DT_FLOAT32 && !is_int_dt((int)p->dtype)) ||
+	    (p->fn == ND_R_SUM_F32 && p->dtype != NPU_DT_FLOAT32))
 		return ir_fail(g, NPU_EINVAL, "%s: rank %u, function %u, axes %#x or dtype %u",
 			       name(n), p->rank, p->fn, p->mask, p->dtype);
 	TRY(dims_ok(g, n, p->in, p->rank, &c));
@@ -451,6 +452,7 @@ static const char *const reduce_names[ND_R_NUM] = {
 	[ND_R_MIN] = "reduce_min", [ND_R_PROD] = "reduce_prod",
 	[ND_R_SUM_SQUARE] = "reduce_sum_square", [ND_R_L1] = "reduce_l1", [ND_R_L2] = "reduce_l2",
 	[ND_R_LOG_SUM] = "reduce_log_sum", [ND_R_LOG_SUM_EXP] = "reduce_log_sum_exp",
+	[ND_R_SUM_F32] = "reduce_sum (fp32)",
 	[ND_R_ARGMAX] = "arg_max", [ND_R_ARGMIN] = "arg_min",
 };
 

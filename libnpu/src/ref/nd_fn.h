@@ -37,6 +37,7 @@ enum nd_fn {
 enum nd_reduce_fn {
 	ND_R_SUM, ND_R_MEAN, ND_R_MAX, ND_R_MIN, ND_R_PROD, ND_R_SUM_SQUARE, ND_R_L1, ND_R_L2,
 	ND_R_LOG_SUM, ND_R_LOG_SUM_EXP,
+	ND_R_SUM_F32,		/* fp32 only, summed in fp32 in index order (onnxruntime's) */
 	ND_R_ARGMAX, ND_R_ARGMIN,	/* into int64 indexes */
 	ND_R_NUM
 };

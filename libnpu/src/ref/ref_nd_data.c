@@ -188,6 +188,7 @@ int ref_nd_reduce(const struct nd_reduce *p, const void *x, void *y)
 	for (uint64_t o = 0; o < nout; o++) {
 		uint64_t base, best_at = 0;
 		double acc = p->fn == ND_R_PROD ? 1 : 0, best = 0;
+		float facc = 0;
 		int64_t iacc = p->fn == ND_R_PROD ? 1 : 0, ibest = 0;
 
 		reduce_geometry(p, o, &base, st, sz, &nr);
@@ -222,6 +223,7 @@ int ref_nd_reduce(const struct nd_reduce *p, const void *x, void *y)
 				break;
 			case ND_R_LOG_SUM: acc += v; break;
 			case ND_R_LOG_SUM_EXP: acc += exp(v); break;
+			case ND_R_SUM_F32: facc += (float)v; break;
 			case ND_R_MAX: case ND_R_ARGMAX:
 			case ND_R_MIN: case ND_R_ARGMIN: {
 				int max = p->fn == ND_R_MAX || p->fn == ND_R_ARGMAX, better;
@@ -265,6 +267,9 @@ int ref_nd_reduce(const struct nd_reduce *p, const void *x, void *y)
 		case ND_R_L2: acc = sqrt(acc); iacc = (int64_t)sqrt((double)iacc); break;
 		case ND_R_LOG_SUM: acc = log(acc); iacc = (int64_t)acc; break;
 		case ND_R_LOG_SUM_EXP: acc = log(acc); iacc = (int64_t)acc; break;
+		case ND_R_SUM_F32:
+			((float *)y)[o] = facc;
+			continue;
 		case ND_R_SUM: case ND_R_PROD: case ND_R_SUM_SQUARE: case ND_R_L1: case ND_R_NUM:
 			break;
 		}

@@ -366,7 +366,7 @@ kernel void nd_reduce(global const uchar *x, global uchar *y, uint8 gv, uint8 in
 		long iv = nd_ldi(x, dt, at);
 
 		switch (fn) {
-		case ND_R_SUM: case ND_R_MEAN:
+		case ND_R_SUM: case ND_R_MEAN: case ND_R_SUM_F32:
 			acc += v;
 			iacc = (long)((ulong)iacc + (ulong)iv);
 			break;
