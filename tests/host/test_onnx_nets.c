@@ -1064,17 +1064,48 @@ static const uint8_t *busy_model(size_t *len)
 	return pack(&m, len);
 }
 
-static void test_mutations(void)
+/*
+ * The int8 folds onnxruntime's kernels decide (DQ -> GlobalAveragePool ->
+ * Q, a broadcast DQ + DQ -> Add -> Q, DQ -> Softmax -> Q), Q's scale and
+ * zero point in Constant nodes written after the op as torch writes them.
+ */
+static const uint8_t *busy_qdq_model(size_t *len)
 {
-	size_t len;
-	const uint8_t *buf = busy_model(&len);
-	unsigned int seed = 4242, loaded = 0;
-	const int rounds = 10000;
+	static struct model m;
+	const float xs = 0.05f, ys = 0.02f, ss = 1.0f / 256;
+	const uint8_t xz = 120, yz = 3, sz = 0;
+	Onnx__NodeProto *n;
 
-	if (load_and_run(buf, len))
-		tap_diag("%s", npu_last_error());
-	CHECK_EQ(load_and_run(buf, len), 0);
-	CHECK_EQ(count_label(buf, len, "layer_norm"), 1);
+	memset(&m, 0, sizeof(m));
+	m.opset = 13;
+	m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &xs, 4);
+	m.init[m.ninit++] = tensor("xz", U8, 0, NULL, &xz, 1);
+	m.init[m.ninit++] = tensor("ss", F32, 0, NULL, &ss, 4);
+	m.init[m.ninit++] = tensor("sz", U8, 0, NULL, &sz, 1);
+	m.node[m.nnode++] = node("DequantizeLinear", "x,xs,xz", "d");
+	m.node[m.nnode++] = node("GlobalAveragePool", "d", "g");
+	n = node("Constant", "", "ys");
+	value_attr(n, tensor("", F32, 0, NULL, &ys, 4));
+	m.node[m.nnode++] = n;
+	n = node("Constant", "", "yz");
+	value_attr(n, tensor("", U8, 0, NULL, &yz, 1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("QuantizeLinear", "g,ys,yz", "gq");
+	m.node[m.nnode++] = node("DequantizeLinear", "gq,ys,yz", "gd");
+	m.node[m.nnode++] = node("Add", "gd,d", "a");
+	m.node[m.nnode++] = node("QuantizeLinear", "a,xs,xz", "aq");
+	m.node[m.nnode++] = node("DequantizeLinear", "aq,xs,xz", "ad");
+	m.node[m.nnode++] = node("Softmax", "ad", "sm");
+	m.node[m.nnode++] = node("QuantizeLinear", "sm,ss,sz", "y");
+	m.in[m.nin++] = value("x", U8, DIMS(1, 3, 2, 4));
+	m.out[m.nout++] = value("y", U8, 0, NULL);
+	return pack(&m, len);
+}
+
+static void mutations_of(const uint8_t *buf, size_t len, int rounds)
+{
+	unsigned int seed = 4242, loaded = 0;
+
 	for (int r = 0; r < rounds; r++) {
 		size_t n;
 		uint8_t *b = mutate(buf, len, &seed, &n);
@@ -1099,6 +1130,26 @@ static void test_mutations(void)
 	tap_diag("%d mutated models: %u loaded and ran, the rest refused with a message", rounds,
 		 loaded);
 	CHECK(loaded > 0);
+}
+
+static void test_mutations(void)
+{
+	size_t len;
+	const uint8_t *buf = busy_model(&len);
+
+	if (load_and_run(buf, len))
+		tap_diag("%s", npu_last_error());
+	CHECK_EQ(load_and_run(buf, len), 0);
+	CHECK_EQ(count_label(buf, len, "layer_norm"), 1);
+	mutations_of(buf, len, 10000);
+	arena_free();
+	buf = busy_qdq_model(&len);
+	CHECK_EQ(load_and_run(buf, len), 0);
+	/* all three folded: no fp32 pool, add or softmax left */
+	CHECK_EQ(count_label(buf, len, "average_pool (nd)"), 0);
+	CHECK_EQ(count_label(buf, len, "add"), 1);
+	CHECK_EQ(count_label(buf, len, "softmax (nd)"), 0);
+	mutations_of(buf, len, 5000);
 	arena_free();
 }
 
