@@ -9,8 +9,10 @@ static: quantize_static's QDQ format, per_channel=True - activations uint8
   onnxruntime on the case's input: ort-run.js), weights of Conv, Gemm and
   MatMul int8 symmetric per output channel, biases int32 at x_scale *
   w_scale; QuantizeLinear -> DequantizeLinear on every float input and
-  output of Conv, Gemm, MatMul (of two activations too), Add, Mul, Concat,
-  MaxPool, AveragePool, GlobalAveragePool, Resize and Softmax. A tensor
+  output of the ops in QOPS (Conv, Gemm, MatMul of two activations too,
+  Add, Mul, Concat, pools, Resize, Softmax, activations, data movement);
+  data movement's output quantized as its input; a Relu or Clip alone
+  reading an op's output removed (the output's range clamps). A tensor
   keeps its name as the DequantizeLinear's output, so graph outputs stay.
 dynamic: quantize_dynamic's form for MatMul by a constant:
   DynamicQuantizeLinear(A) -> MatMulInteger(A, B int8, A's zero point, 0)
@@ -27,8 +29,16 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper, shape_inference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# the ops quantize_static quantizes by default (its QLinearOps and QDQ registries)
 QOPS = {"Conv", "Gemm", "MatMul", "Add", "Mul", "Concat", "MaxPool", "AveragePool",
-        "GlobalAveragePool", "Resize", "Softmax"}
+        "GlobalAveragePool", "Resize", "Softmax", "Relu", "Clip", "LeakyRelu", "Sigmoid",
+        "Split", "Pad", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Gather",
+        "GatherElements", "Where"}
+# its Direct8BitOp and kin: the output quantized as the input
+SAME = {"Reshape", "Squeeze", "Unsqueeze", "Transpose", "Slice", "AveragePool", "MaxPool",
+        "Resize", "Split", "Gather", "GatherElements"}
+# its QDQRemovableActivation: removed where it alone reads its input
+REMOVABLE = {"Relu", "Clip"}
 
 
 def float_tensors(model):
@@ -127,10 +137,36 @@ def static(case, out):
             if types.get(name) == TensorProto.FLOAT and name not in acts:
                 acts.append(name)
     rng = ranges(case, model, acts)
+    qp = {name: act_params(*rng[name]) for name in acts}
+    # a Relu or Clip alone reading an op's output goes: the op writes the
+    # activation's output, whose range (quantized, so clamped) does its work
+    graph_outputs = {o.name for o in g.output}
+    readers = {}
+    for n in g.node:
+        for x in n.input:
+            readers[x] = readers.get(x, 0) + 1
+    producer = {o: n for n in g.node for o in n.output}
+    removed = []
+    for n in g.node:
+        u = n.input[0] if n.op_type in REMOVABLE and n.input else ""
+        up = producer.get(u)
+        if (up is not None and up.op_type in QOPS and readers.get(u) == 1 and
+                u not in graph_outputs and u in qp and n.output[0] in qp):
+            up.output[list(up.output).index(u)] = n.output[0]
+            removed.append(n)
+            acts.remove(u)
+            del qp[u]
+    for n in removed:
+        g.node.remove(n)
+    for n in g.node:
+        if n.op_type in SAME and n.input and n.input[0] in qp:
+            for o in n.output:
+                if o in qp:
+                    qp[o] = qp[n.input[0]]
     new_inits, pre, post = [], {}, []
     params = {}
     for name in acts:
-        s, z = act_params(*rng[name])
+        s, z = qp[name]
         params[name] = s
         new_inits += [numpy_helper.from_array(np.array(s), name + "_scale"),
                       numpy_helper.from_array(np.array(z), name + "_zero_point")]
