@@ -6,7 +6,7 @@
  * bool masks, data movement of any rank (Slice with negative steps, Tile,
  * ShuffleNet's rank-5 channel shuffle), reductions and ArgMax, Cast's
  * rounding and saturation, the decomposed LayerNormalization and GELU
- * fused into one op each; opset 18's forms; onnxruntime's fused int8 arithmetic (QLinearAdd,
+ * fused into one op each; opset 18's forms, opset 20's Gelu; onnxruntime's fused int8 arithmetic (QLinearAdd,
  * QLinearGlobalAveragePool, QLinearSoftmax); and what a hostile model asks for (the memory
  * budget, wrong scale types), a report of any length, any number of
  * outputs, random mutations of a model of these ops. Every expected value
@@ -789,6 +789,61 @@ static void test_opset18(void)
 	}
 }
 
+/*
+ * Gelu (opset 20), exact and tanh's approximation, against the formulas in
+ * double; within 2e-6 of the largest value (OpenCL's erf and tanh are not
+ * correctly rounded).
+ */
+static void test_gelu_op(void)
+{
+	const float x[8] = { -3, -1, -0.5f, 0, 0.5f, 1, 2, 4 };
+
+	for (int tanh_form = 0; tanh_form < 2; tanh_form++) {
+		struct model m = { .opset = 20 };
+		Onnx__NodeProto *n = node("Gelu", "x", "y");
+		float want[8], got[8];
+		void *out[] = { got };
+		const size_t bytes[] = { sizeof(got) };
+		size_t len;
+		const uint8_t *buf;
+
+		for (int i = 0; i < 8; i++) {
+			double v = x[i];
+
+			want[i] = (float)(tanh_form ?
+				0.5 * v * (1 + tanh(sqrt(2 / 3.14159265358979323846) *
+						    (v + 0.044715 * v * v * v))) :
+				0.5 * v * (1 + erf(v / sqrt(2.0))));
+		}
+		if (tanh_form)
+			attr_s(n, "approximate", "tanh");
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", F32, DIMS(8));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		for (int b = 0; b < NB; b++) {
+			CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ x }, out, bytes, 1), 0);
+			for (int i = 0; i < 8; i++)
+				CHECK(fabsf(got[i] - want[i]) <= 2e-6f * 4);
+		}
+		arena_free();
+	}
+	{	/* an approximation Gelu does not have */
+		struct model m = { .opset = 20 };
+		Onnx__NodeProto *n = node("Gelu", "x", "y");
+		size_t len;
+		const uint8_t *buf;
+
+		attr_s(n, "approximate", "fast");
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", F32, DIMS(8));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK(refused(buf, len, NPU_EINVAL, "approximate 'fast'"));
+		arena_free();
+	}
+}
+
 /* ---- onnxruntime's fused int8 kernels ------------------------------------------------ */
 
 /*
@@ -1158,7 +1213,7 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),
 	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_scale_types),
-	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18),
+	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18), TAP_ENTRY(test_gelu_op),
 	 TAP_ENTRY(test_ort_qlinear_add),
 	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax),
 	 TAP_ENTRY(test_long_report),

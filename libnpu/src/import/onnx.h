@@ -16,7 +16,7 @@
 #pragma GCC visibility push(hidden)
 
 #define ONNX_MIN_OPSET	1
-#define ONNX_MAX_OPSET	18
+#define ONNX_MAX_OPSET	21
 #define ONNX_MAX_ELEMS	(256ull << 20)
 
 /*
@@ -226,7 +226,7 @@ int onnx_broadcast(struct onnx *o, const struct oval *a, const struct oval *b, u
 	X(add) X(sub) X(mul) X(div) X(pow) X(mod) X(max) X(min) X(sum) X(mean) \
 	X(equal) X(less) X(greater) X(less_equal) X(greater_equal) X(and) X(or) X(xor) \
 	X(not) X(where) X(relu) X(sigmoid) X(tanh) X(hardswish) X(leakyrelu) X(clip) \
-	X(hardsigmoid) X(erf) X(exp) X(log) X(sqrt) X(reciprocal) X(floor) X(ceil) X(round) \
+	X(hardsigmoid) X(erf) X(gelu) X(exp) X(log) X(sqrt) X(reciprocal) X(floor) X(ceil) X(round) \
 	X(neg) X(abs) X(sign) X(cast) \
 	X(slice) X(split) X(expand) X(tile) X(gather) X(gather_elements) X(range) \
 	X(reduce_sum) X(reduce_mean) X(reduce_max) X(reduce_min) X(reduce_prod) \

@@ -352,6 +352,17 @@ int onnx_op_clip(struct onnx *o)
 
 
 int onnx_op_erf(struct onnx *o) { return unary(o, ND_ERF, 0); }
+
+/* Gelu (opset 20): exact, or tanh's approximation. */
+int onnx_op_gelu(struct onnx *o)
+{
+	char approx[8];
+
+	TRY(onnx_attr_s(o, "approximate", "none", approx, sizeof(approx)));
+	if (strcmp(approx, "none") && strcmp(approx, "tanh"))
+		return onnx_fail(o, NPU_EINVAL, "approximate '%s' (none or tanh)", approx);
+	return unary(o, strcmp(approx, "tanh") ? ND_GELU : ND_GELU_TANH, 0);
+}
 int onnx_op_exp(struct onnx *o) { return unary(o, ND_EXP, 0); }
 int onnx_op_log(struct onnx *o) { return unary(o, ND_LOG, 0); }
 int onnx_op_sqrt(struct onnx *o) { return unary(o, ND_SQRT, 0); }

@@ -1634,6 +1634,7 @@ static const struct onnx_op ops[] = {
 	{ "Where", onnx_op_where, "", 9 },
 	{ "HardSigmoid", onnx_op_hardsigmoid, "alpha beta", 6 },
 	{ "Erf", onnx_op_erf, "", 9 },
+	{ "Gelu", onnx_op_gelu, "approximate", 20 },
 	{ "Exp", onnx_op_exp, "", 6 },
 	{ "Log", onnx_op_log, "", 6 },
 	{ "Sqrt", onnx_op_sqrt, "", 6 },

@@ -441,7 +441,7 @@ static const char *const fn_names[ND_NUM_FN] = {
 	[ND_RELU] = "relu", [ND_LEAKY_RELU] = "leaky_relu", [ND_SIGMOID] = "sigmoid",
 	[ND_TANH] = "tanh", [ND_CLIP] = "clip", [ND_HARD_SWISH] = "hard_swish",
 	[ND_AFFINE] = "scale", [ND_FLIP128] = "uint8 <-> int8", [ND_HARD_SIGMOID] = "hard_sigmoid",
-	[ND_ERF] = "erf", [ND_GELU] = "gelu", [ND_EXP] = "exp", [ND_LOG] = "log",
+	[ND_ERF] = "erf", [ND_GELU] = "gelu", [ND_GELU_TANH] = "gelu (tanh)", [ND_EXP] = "exp", [ND_LOG] = "log",
 	[ND_SQRT] = "sqrt", [ND_RECIPROCAL] = "reciprocal", [ND_NEG] = "neg", [ND_ABS] = "abs",
 	[ND_SIGN] = "sign", [ND_FLOOR] = "floor", [ND_CEIL] = "ceil", [ND_ROUND] = "round",
 	[ND_NOT] = "not", [ND_CAST] = "cast",

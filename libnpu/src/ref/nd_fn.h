@@ -25,6 +25,7 @@ enum nd_fn {
 	ND_FLIP128,		/* uint8 <-> int8 with the zero point moved by 128 */
 	ND_HARD_SIGMOID,	/* max(0, min(1, alpha * x + beta)) */
 	ND_ERF, ND_GELU,	/* GELU: x / 2 * (1 + erf(x / sqrt 2)) */
+	ND_GELU_TANH,		/* x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) */
 	ND_EXP, ND_LOG, ND_SQRT, ND_RECIPROCAL,
 	ND_NEG, ND_ABS, ND_SIGN,	/* also integers (wrapping) */
 	ND_FLOOR, ND_CEIL, ND_ROUND,	/* ROUND: half to even */

@@ -84,7 +84,8 @@ static float binary_f32(uint32_t fn, float x, float z)
 	case ND_XOR: return (x != 0) != (z != 0);
 	case ND_NUM_BINARY: case ND_LEAKY_RELU: case ND_SIGMOID: case ND_TANH: case ND_CLIP:
 	case ND_HARD_SWISH: case ND_AFFINE: case ND_FLIP128: case ND_HARD_SIGMOID: case ND_ERF:
-	case ND_GELU: case ND_EXP: case ND_LOG: case ND_SQRT: case ND_RECIPROCAL: case ND_NEG:
+	case ND_GELU: case ND_GELU_TANH: case ND_EXP: case ND_LOG: case ND_SQRT:
+	case ND_RECIPROCAL: case ND_NEG:
 	case ND_ABS: case ND_SIGN: case ND_FLOOR: case ND_CEIL: case ND_ROUND: case ND_NOT:
 	case ND_CAST: case ND_NUM_FN:
 		break;
@@ -120,7 +121,8 @@ static int64_t binary_int(uint32_t fn, int64_t x, int64_t z)
 	case ND_XOR: return !x != !z;
 	case ND_NUM_BINARY: case ND_LEAKY_RELU: case ND_SIGMOID: case ND_TANH: case ND_CLIP:
 	case ND_HARD_SWISH: case ND_AFFINE: case ND_FLIP128: case ND_HARD_SIGMOID: case ND_ERF:
-	case ND_GELU: case ND_EXP: case ND_LOG: case ND_SQRT: case ND_RECIPROCAL: case ND_NEG:
+	case ND_GELU: case ND_GELU_TANH: case ND_EXP: case ND_LOG: case ND_SQRT:
+	case ND_RECIPROCAL: case ND_NEG:
 	case ND_ABS: case ND_SIGN: case ND_FLOOR: case ND_CEIL: case ND_ROUND: case ND_NOT:
 	case ND_CAST: case ND_NUM_FN:
 		break;
@@ -201,6 +203,8 @@ static float unary_f32(const struct nd_unary *p, float xf)
 		return (float)(h < 0 ? 0 : h > 1 ? 1 : h);
 	case ND_ERF: return (float)erf(x);
 	case ND_GELU: return (float)(0.5 * x * (1.0 + erf(x / sqrt(2.0))));
+	case ND_GELU_TANH:
+		return (float)(0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
 	case ND_EXP: return (float)exp(x);
 	case ND_LOG: return (float)log(x);
 	case ND_SQRT: return (float)sqrt(x);

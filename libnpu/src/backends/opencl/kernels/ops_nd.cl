@@ -164,6 +164,8 @@ float nd_unary_f(int fn, float v, float4 f)
 		return h < 0 ? 0.0f : h > 1 ? 1.0f : h;
 	case ND_ERF: return erf(v);
 	case ND_GELU: return 0.5f * v * (1.0f + erf(v * M_SQRT1_2_F));
+	case ND_GELU_TANH:
+		return 0.5f * v * (1.0f + tanh(sqrt(2.0f / M_PI_F) * (v + 0.044715f * v * v * v)));
 	case ND_EXP: return exp(v);
 	case ND_LOG: return log(v);
 	case ND_SQRT: return sqrt(v);
