@@ -579,91 +579,6 @@ int onnx_fold_maxpool(struct onnx *o, const struct window *w, const uint32_t *yd
 	return 1;
 }
 
-/*
- * DQ -> GlobalAveragePool -> Q, as onnxruntime fuses it into its
- * QLinearGlobalAveragePool (MLAS): the int32 sum of each channel's values
- * less zero point x image size, times one fp32 multiplier x_scale /
- * (y_scale * (float)image size), rounded half to even, plus y's zero
- * point, saturated. The fp32 mean of the unfolded ops rounds differently
- * near halves, and a network's last layers magnify a step there. Made of
- * the N-dimensional ops (cast, sum, add, requantize), integers exact.
- * Where onnxruntime refuses the parameters (a multiplier outside
- * [2^-32, 256), 2^24 pixels or more), the float ops are imported. 1 when
- * folded, else 0 or an error.
- */
-int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
-{
-	struct oval *x = onnx_in(o, 0), *y;
-	struct ir_attrs a = { 0 };
-	struct qout qo;
-	uint64_t n;
-	int32_t xz, bias;
-	float xs, m;
-	int t, wide, sum, c[3], yt, nchw;
-
-	if (!x || x->rank < 3 || x->rank > ND_MAX_RANK || !per_tensor(x, &xs, &xz) ||
-	    N->n_output != 1)
-		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
-	n = onnx_prod(x->dims, 2, x->rank);
-	if (qo.qn < 0 || qo.relu >= 0 || qo.ydt != x->dq_x->dt || !n || n >= (1u << 24))
-		return 0;
-	m = xs / (qo.ys * (float)n);
-	if (!(m >= 0x1p-32f && m < 256.0f))
-		return 0;
-	nchw = x->rank == 4;
-	t = q8_tensor(o, x->dq_x, xs, xz, x->dq_x->i8 >= 0 ?
-		      o->g->t[x->dq_x->i8].d.layout == NPU_LAYOUT_NCHW : nchw);
-	if (t < 0)
-		return t < -1 ? t : 0;
-	/* the int8 tensor's zero point (uint8's moved by 128) */
-	bias = -o->g->t[t].d.zero_point * (int32_t)n;
-	wide = onnx_temp(o, NPU_DT_INT32, x->rank, x->dims);
-	sum = onnx_temp(o, NPU_DT_INT32, x->rank, ydims);
-	c[0] = onnx_const(o, NPU_DT_INT32, 1, &bias);
-	c[1] = onnx_const(o, NPU_DT_FLOAT32, 1, &m);
-	qo.name = o->gp->node[qo.qn]->output[0];
-	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, x->rank, ydims, nchw, &y);
-	if (wide < 0 || sum < 0 || c[0] < 0 || c[1] < 0 || yt < 0)
-		return yt < 0 ? yt : NPU_EINVAL;
-	{
-		int8_t yz8 = (int8_t)o->g->t[yt].d.zero_point;	/* copied: g->t may move */
-
-		c[2] = onnx_const(o, NPU_DT_INT8, 1, &yz8);
-	}
-	if (c[2] < 0)
-		return c[2];
-	a.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_INT8,
-				     .odtype = NPU_DT_INT32, .count = x->count };
-	TRY(onnx_node(o, IR_ND_UNARY, &t, 1, &wide, 1, &a));
-	memset(&a, 0, sizeof(a));
-	a.nd.rd = (struct nd_reduce){ .fn = ND_R_SUM, .dtype = NPU_DT_INT32, .rank = x->rank,
-				      .mask = ((1u << x->rank) - 1) & ~3u };
-	memcpy(a.nd.rd.in, x->dims, sizeof(uint32_t) * x->rank);
-	TRY(onnx_node(o, IR_ND_REDUCE, &wide, 1, &sum, 1, &a));
-	memset(&a, 0, sizeof(a));
-	a.nd.bin = (struct nd_binary){ .fn = ND_ADD, .dtype = NPU_DT_INT32, .rank = x->rank };
-	for (uint32_t i = 0; i < x->rank; i++) {
-		a.nd.bin.out[i] = a.nd.bin.a[i] = ydims[i];
-		a.nd.bin.b[i] = 1;
-	}
-	{
-		int in[2] = { sum, c[0] };
-
-		TRY(onnx_node(o, IR_ND_BINARY, in, 2, &sum, 1, &a));
-	}
-	memset(&a, 0, sizeof(a));
-	a.nd.qdq = (struct nd_qdq){ .mode = ND_REQUANTIZE, .qdtype = NPU_DT_INT8, .outer = 1,
-				    .axis = 1, .inner = y->count };
-	{
-		int in[3] = { sum, c[1], c[2] };
-
-		TRY(onnx_node(o, IR_ND_QDQ, in, 3, &yt, 1, &a));
-	}
-	took(o, -1, qo.qn);
-	return 1;
-}
-
 /* An N-d binary op of two tensors of @rank dims (@ad, @bd) into one of @yd. */
 static int nd_bin(struct onnx *o, enum nd_fn fn, enum npu_dtype dt, uint32_t rank,
 		  const uint32_t *ad, const uint32_t *bd, const uint32_t *yd, int a, int b, int y)
@@ -687,6 +602,100 @@ static int nd_red(struct onnx *o, enum nd_reduce_fn fn, enum npu_dtype dt, uint3
 	at.nd.rd = (struct nd_reduce){ .fn = fn, .dtype = dt, .rank = rank, .mask = mask };
 	memcpy(at.nd.rd.in, dims, sizeof(uint32_t) * rank);
 	return onnx_node(o, IR_ND_REDUCE, &x, 1, &y, 1, &at);
+}
+
+/* @v's int8 tensor (quantized @scale, @zp), NCHW where it already is or at rank 4. */
+static int q8_in(struct onnx *o, struct oval *v, float scale, int32_t zp)
+{
+	return q8_tensor(o, v, scale, zp, v->i8 >= 0 ?
+			 o->g->t[v->i8].d.layout == NPU_LAYOUT_NCHW : v->rank == 4);
+}
+
+/* A constant of int8 tensor @t's zero point (uint8's moved by 128). */
+static int q8_zero_const(struct onnx *o, int t)
+{
+	int8_t z = (int8_t)o->g->t[t].d.zero_point;	/* copied: g->t may move */
+
+	return onnx_const(o, NPU_DT_INT8, 1, &z);
+}
+
+/* int8 tensor @t of @count values widened into int32 tensor @wide. */
+static int widen(struct onnx *o, int t, uint64_t count, int wide)
+{
+	struct ir_attrs a = { 0 };
+
+	a.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_INT8,
+				     .odtype = NPU_DT_INT32, .count = count };
+	return onnx_node(o, IR_ND_UNARY, &t, 1, &wide, 1, &a);
+}
+
+/* @x quantized (or an int32 @x requantized) per tensor into int8 tensor @y: @count values. */
+static int quantize_into(struct onnx *o, enum nd_qdq_mode mode, int x, int scale, int zp,
+			 uint64_t count, int y)
+{
+	struct ir_attrs a = { 0 };
+	int in[3] = { x, scale, zp };
+
+	a.nd.qdq = (struct nd_qdq){ .mode = mode, .qdtype = NPU_DT_INT8, .outer = 1, .axis = 1,
+				    .inner = count };
+	return onnx_node(o, IR_ND_QDQ, in, 3, &y, 1, &a);
+}
+
+/*
+ * DQ -> GlobalAveragePool -> Q, as onnxruntime fuses it into its
+ * QLinearGlobalAveragePool (MLAS): the int32 sum of each channel's values
+ * less zero point x image size, times one fp32 multiplier x_scale /
+ * (y_scale * (float)image size), rounded half to even, plus y's zero
+ * point, saturated. The fp32 mean of the unfolded ops rounds differently
+ * near halves, and a network's last layers magnify a step there. Made of
+ * the N-dimensional ops (cast, sum, add, requantize), integers exact.
+ * Where onnxruntime refuses the parameters (a multiplier outside
+ * [2^-32, 256), 2^24 pixels or more), the float ops are imported. 1 when
+ * folded, else 0 or an error.
+ */
+int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
+{
+	struct oval *x = onnx_in(o, 0), *y;
+	struct qout qo;
+	uint32_t ones[ND_MAX_RANK];
+	uint64_t n;
+	int32_t xz, bias;
+	float xs, m;
+	int t, wide, sum, c[3], yt;
+
+	if (!x || x->rank < 3 || x->rank > ND_MAX_RANK || !per_tensor(x, &xs, &xz) ||
+	    N->n_output != 1)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	n = onnx_prod(x->dims, 2, x->rank);
+	if (qo.qn < 0 || qo.relu >= 0 || qo.ydt != x->dq_x->dt || !n || n >= (1u << 24))
+		return 0;
+	m = xs / (qo.ys * (float)n);
+	if (!(m >= 0x1p-32f && m < 256.0f))
+		return 0;
+	t = q8_in(o, x->dq_x, xs, xz);
+	if (t < 0)
+		return t < -1 ? t : 0;
+	/* the int8 tensor's zero point (uint8's moved by 128) */
+	bias = -o->g->t[t].d.zero_point * (int32_t)n;
+	for (uint32_t i = 0; i < x->rank; i++)
+		ones[i] = 1;
+	wide = onnx_temp(o, NPU_DT_INT32, x->rank, x->dims);
+	sum = onnx_temp(o, NPU_DT_INT32, x->rank, ydims);
+	c[0] = onnx_const(o, NPU_DT_INT32, 1, &bias);
+	c[1] = onnx_const(o, NPU_DT_FLOAT32, 1, &m);
+	qo.name = o->gp->node[qo.qn]->output[0];
+	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, x->rank, ydims, x->rank == 4, &y);
+	c[2] = yt < 0 ? yt : q8_zero_const(o, yt);
+	if (wide < 0 || sum < 0 || c[0] < 0 || c[1] < 0 || c[2] < 0)
+		return c[2] < 0 ? c[2] : NPU_EINVAL;
+	TRY(widen(o, t, x->count, wide));
+	TRY(nd_red(o, ND_R_SUM, NPU_DT_INT32, x->rank, x->dims, ((1u << x->rank) - 1) & ~3u,
+		   wide, sum));
+	TRY(nd_bin(o, ND_ADD, NPU_DT_INT32, x->rank, ydims, ones, ydims, sum, c[0], sum));
+	TRY(quantize_into(o, ND_REQUANTIZE, sum, c[1], c[2], y->count, yt));
+	took(o, -1, qo.qn);
+	return 1;
 }
 
 /*
@@ -726,8 +735,7 @@ int onnx_fold_softmax(struct onnx *o, uint32_t axis)
 	s = fmax(0.0, log((double)(FLT_MAX / (float)d)) - 5.0) / (double)xs;
 	for (int i = 0; i < 256; i++)
 		table[i] = (float)exp(((double)i - 255 + s) * (double)xs);
-	t = q8_tensor(o, x->dq_x, xs, xz, x->dq_x->i8 >= 0 ?
-		      o->g->t[x->dq_x->i8].d.layout == NPU_LAYOUT_NCHW : rank == 4);
+	t = q8_in(o, x->dq_x, xs, xz);
 	if (t < 0)
 		return t < -1 ? t : 0;
 	for (uint32_t i = 0; i < rank; i++) {
@@ -746,20 +754,12 @@ int onnx_fold_softmax(struct onnx *o, uint32_t axis)
 	c[3] = onnx_const(o, NPU_DT_FLOAT32, 1, &unit);
 	qo.name = o->gp->node[qo.qn]->output[0];
 	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, rank, x->dims, rank == 4, &y);
+	c[4] = yt < 0 ? yt : q8_zero_const(o, yt);
 	if (wide < 0 || mx < 0 || idx < 0 || vt < 0 || sum < 0 || c[0] < 0 || c[1] < 0 ||
-	    c[2] < 0 || c[3] < 0 || yt < 0)
-		return yt < 0 ? yt : NPU_EINVAL;
-	{
-		int8_t yz8 = (int8_t)o->g->t[yt].d.zero_point;	/* copied: g->t may move */
-
-		c[4] = onnx_const(o, NPU_DT_INT8, 1, &yz8);
-	}
-	if (c[4] < 0)
-		return c[4];
+	    c[2] < 0 || c[3] < 0 || c[4] < 0)
+		return c[4] < 0 ? c[4] : NPU_EINVAL;
 	/* k = x - max(x) + 255: the index of e(k) in the table */
-	a.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_INT8,
-				     .odtype = NPU_DT_INT32, .count = x->count };
-	TRY(onnx_node(o, IR_ND_UNARY, &t, 1, &wide, 1, &a));
+	TRY(widen(o, t, x->count, wide));
 	TRY(nd_red(o, ND_R_MAX, NPU_DT_INT32, rank, x->dims, mask, wide, mx));
 	TRY(nd_bin(o, ND_SUB, NPU_DT_INT32, rank, x->dims, rd, x->dims, wide, mx, idx));
 	TRY(nd_bin(o, ND_ADD, NPU_DT_INT32, rank, x->dims, all, x->dims, idx, c[0], idx));
@@ -774,14 +774,7 @@ int onnx_fold_softmax(struct onnx *o, uint32_t axis)
 	TRY(nd_red(o, ND_R_SUM_F32, NPU_DT_FLOAT32, rank, x->dims, mask, vt, sum));
 	TRY(nd_bin(o, ND_MUL, NPU_DT_FLOAT32, rank, x->dims, all, x->dims, vt, c[2], vt));
 	TRY(nd_bin(o, ND_DIV, NPU_DT_FLOAT32, rank, x->dims, rd, x->dims, vt, sum, vt));
-	memset(&a, 0, sizeof(a));
-	a.nd.qdq = (struct nd_qdq){ .mode = ND_QUANTIZE, .qdtype = NPU_DT_INT8, .outer = 1,
-				    .axis = 1, .inner = x->count };
-	{
-		int in[3] = { vt, c[3], c[4] };
-
-		TRY(onnx_node(o, IR_ND_QDQ, in, 3, &yt, 1, &a));
-	}
+	TRY(quantize_into(o, ND_QUANTIZE, vt, c[3], c[4], x->count, yt));
 	took(o, -1, qo.qn);
 	return 1;
 }
@@ -836,8 +829,7 @@ int onnx_fold_reshape(struct onnx *o, uint32_t rank, const uint32_t *dims)
 	q = x->dq_x;
 	if (q->data && q->input < 0)
 		return 0;
-	src = q8_tensor(o, q, xs, xz, q->i8 >= 0 ? o->g->t[q->i8].d.layout == NPU_LAYOUT_NCHW :
-				      q->rank == 4);
+	src = q8_in(o, q, xs, xz);
 	if (src < 0)
 		return src < -1 ? src : 0;
 	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
