@@ -40,7 +40,7 @@ TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_ge
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
 	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement \
 	$(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile $(BUILD)/tests/test_onnx \
-	$(BUILD)/tests/test_onnx_nets
+	$(BUILD)/tests/test_onnx_nets $(BUILD)/tests/test_registry
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_recovery_test $(BUILD)/tests/npu_fuzz $(BUILD)/tests/npu_soak \
 	$(BUILD)/tests/npu_reset_test $(BUILD)/tests/npu_fw_test $(BUILD)/tests/npu_fault_workload
@@ -317,7 +317,8 @@ $(BUILD)/tests/test_train: tests/host/test_train.c $(LIBNPU_REF_SRCS) libnpu/src
 		tests/host/harness.c $(CORE_SRCS) -lm -lpthread
 
 # libnpu's OpenCL backend, on whatever OpenCL the host has (PoCL here).
-$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement: \
+$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement \
+		$(BUILD)/tests/test_registry: \
 		$(BUILD)/tests/%: tests/host/%.c $(LIBNPU_PRIV_HDRS) $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -Iuapi $$(pkg-config --cflags libdrm) -o $@ $< \

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* kernel.c - the kernel registry (kernel.h) and what every kernel shares. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,61 +8,279 @@
 #include "ir/kernel.h"
 #include "ref/npu_ref.h"
 
-/* ---- the kernel registry --------------------------------------------------- */
+/* ---- each kind's pieces ------------------------------------------------------ */
+
+/* The CPU reference of each kind, on @h (the kernel's tensors in its order). */
+#define REF(name, call)								\
+	static int run_##name(const struct kern *k, void *const *h,		\
+			      const struct kern_step *s)			\
+	{									\
+		(void)s;							\
+		return call;							\
+	}
+REF(gemm_i8, npu_ref_gemm_i8(&k->p.gemm, h[0], h[1], h[2], k->mult, k->shift, h[3]))
+REF(conv_i8, npu_ref_conv2d_i8(&k->p.conv, h[0], h[1], h[2], k->mult, k->shift, h[3]))
+REF(pool_i8, npu_ref_pool_i8(&k->p.pool, h[0], h[1]))
+REF(elt_i8, npu_ref_eltwise_i8(&k->p.elt, h[0], h[1], h[2]))
+REF(softmax_i8, npu_ref_softmax_i8(&k->p.sm, h[0], h[1]))
+REF(quantize, npu_ref_quantize(&k->p.q, h[0], h[1]))
+REF(pad, npu_ref_pad(&k->p.pad, h[0], h[1]))
+REF(transpose, npu_ref_transpose(&k->p.tr, h[0], h[1]))
+REF(concat, npu_ref_concat(&k->p.cat, (const void *const *)h, h[k->nt - 1]))
+REF(gemm_f32, npu_ref_gemm_f32(&k->p.fgemm, h[0], h[1], h[2]))
+REF(conv_f32, npu_ref_conv2d_f32(&k->p.fconv.p, k->p.fconv.pass, h[0], h[1], h[2]))
+REF(pool_f32, npu_ref_pool_f32(&k->p.fpool, h[0], h[1], h[2]))
+REF(elt_f32, npu_ref_eltwise_f32(&k->p.felt, h[0], h[1], h[2]))
+REF(reduce_f32, npu_ref_reduce_f32(&k->p.red, h[0], h[1]))
+REF(xent_f32, npu_ref_xent_f32(&k->p.xent, h[0], h[1], h[2], h[3]))
+REF(nd_binary, ref_nd_binary(&k->p.bin, h[0], h[1], h[2]))
+REF(nd_unary, ref_nd_unary(&k->p.un, h[0], h[1]))
+REF(nd_matmul, ref_nd_matmul(&k->p.mm, h[0], h[1], h[2], h[3], h[4]))
+REF(nd_conv, ref_nd_conv(&k->p.nconv, h[0], h[1], h[2], h[3], h[4], h[5]))
+REF(nd_pool, ref_nd_pool(&k->p.npool, h[0], h[1], k->nt > 2 ? h[2] : NULL))
+REF(nd_softmax, ref_nd_softmax(&k->p.nsm, h[0], h[1]))
+REF(nd_layernorm, ref_nd_layernorm(&k->p.ln, h[0], h[1], h[2], h[3], h[4], h[5]))
+REF(nd_pad, ref_nd_pad(&k->p.npad, h[0], h[1]))
+REF(nd_resize, ref_nd_resize(&k->p.rs, h[0], h[1]))
+REF(nd_qdq, ref_nd_qdq(&k->p.qdq, h[0], h[1], h[2], h[3]))
+REF(nd_where, ref_nd_where(&k->p.wh, h[0], h[1], h[2], h[3]))
+REF(nd_copy, ref_nd_copy(&k->p.cp, h[0], h[1]))
+REF(nd_gather, ref_nd_gather(&k->p.ga, h[0], h[1], h[2]))
+REF(nd_reduce, ref_nd_reduce(&k->p.rd, h[0], h[1]))
+#undef REF
+
+static int run_optim_f32(const struct kern *k, void *const *h, const struct kern_step *s)
+{
+	struct npu_optim_f32 o = kern_optim_now(k, s->train_step, s->lr_set, s->lr);
+
+	return npu_ref_optim_f32(&o, h[0], h[1], h[2], h[3]);
+}
+
+/* The work of each kind (MACs or elements): what backends' costs start from. */
+#define WORK(name, expr)							\
+	static uint64_t work_##name(const struct kern *k)			\
+	{									\
+		return (uint64_t)(expr);					\
+	}
+WORK(gemm_i8, (uint64_t)k->p.gemm.m * k->p.gemm.n * k->p.gemm.k)
+WORK(conv_i8, (uint64_t)k->p.conv.batch * k->p.conv.out_h * k->p.conv.out_w *
+	      k->p.conv.out_c * k->p.conv.k_h * k->p.conv.k_w *
+	      (k->p.conv.depthwise ? 1 : k->p.conv.in_c /
+	       (k->p.conv.groups > 1 ? k->p.conv.groups : 1)))
+WORK(pool_i8, (uint64_t)k->p.pool.batch * k->p.pool.out_h * k->p.pool.out_w * k->p.pool.c *
+	      k->p.pool.k_h * k->p.pool.k_w)
+WORK(elt_i8, k->p.elt.count)
+WORK(softmax_i8, 4ull * k->p.sm.rows * k->p.sm.depth)
+WORK(quantize, k->p.q.count)
+WORK(gemm_f32, (uint64_t)k->p.fgemm.m * k->p.fgemm.n * k->p.fgemm.k)
+WORK(conv_f32, (uint64_t)k->p.fconv.p.batch * k->p.fconv.p.out_h * k->p.fconv.p.out_w *
+	       k->p.fconv.p.out_c * k->p.fconv.p.k_h * k->p.fconv.p.k_w * k->p.fconv.p.in_c)
+WORK(pool_f32, (uint64_t)k->p.fpool.batch * k->p.fpool.out_h * k->p.fpool.out_w *
+	       k->p.fpool.c * k->p.fpool.k_h * k->p.fpool.k_w)
+WORK(elt_f32, k->p.felt.count)
+WORK(reduce_f32, (uint64_t)k->p.red.rows * k->p.red.cols)
+WORK(xent_f32, 4ull * k->p.xent.rows * k->p.xent.classes)
+WORK(optim_f32, 4ull * k->p.opt.count)
+WORK(nd_binary, nd_binary_count(&k->p.bin, 2))
+WORK(nd_unary, k->p.un.count)
+WORK(nd_conv, nd_conv_macs(&k->p.nconv))
+WORK(nd_pool, nd_pool_taps(&k->p.npool))
+WORK(nd_softmax, 4 * k->p.nsm.outer * k->p.nsm.axis * k->p.nsm.inner)
+WORK(nd_layernorm, 4 * k->p.ln.outer * k->p.ln.norm)
+WORK(nd_qdq, k->p.qdq.outer * k->p.qdq.axis * k->p.qdq.inner)
+WORK(nd_where, nd_where_count(&k->p.wh, 3))
+WORK(nd_gather, k->p.ga.outer * k->p.ga.nidx * k->p.ga.inner)
+WORK(nd_reduce, nd_reduce_count(&k->p.rd, 0))
+#undef WORK
+
+/* layout: the bytes moved are costed apart */
+static uint64_t work_none(const struct kern *k)
+{
+	(void)k;
+	return 0;
+}
+
+static uint64_t work_nd_matmul(const struct kern *k)
+{
+	uint64_t b = 1;
+
+	for (uint32_t i = 0; i < k->p.mm.brank; i++)
+		b *= k->p.mm.ob[i];
+	return b * k->p.mm.m * k->p.mm.n * k->p.mm.k;
+}
+
+/* The one-call ops' checks (the reference's); the others come from nodes only. */
+#define VALID(name, call)							\
+	static int valid_##name(const struct kern *k)				\
+	{									\
+		return call;							\
+	}
+VALID(gemm_i8, npu_gemm_i8_valid(&k->p.gemm))
+VALID(conv_i8, npu_conv2d_i8_valid(&k->p.conv))
+VALID(pool_i8, npu_pool_i8_valid(&k->p.pool))
+VALID(elt_i8, npu_eltwise_i8_valid(&k->p.elt))
+VALID(softmax_i8, npu_softmax_i8_valid(&k->p.sm))
+VALID(quantize, npu_quantize_valid(&k->p.q))
+VALID(pad, npu_pad_valid(&k->p.pad))
+VALID(transpose, npu_transpose_valid(&k->p.tr))
+VALID(concat, npu_concat_valid(&k->p.cat))
+#undef VALID
+
+static void add_id(int *list, int *n, int id)
+{
+	if (id >= 0)
+		list[(*n)++] = id;
+}
+
+/* The tensors read and written where it is not the rule (kern_io). */
+static void io_gemm_f32(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr)
+{
+	add_id(rd, nrd, k->t[0]);
+	add_id(rd, nrd, k->t[1]);
+	if (k->p.fgemm.beta != 0.0f)	/* C read too when beta adds it in */
+		add_id(rd, nrd, k->t[2]);
+	add_id(wr, nwr, k->t[2]);
+}
+
+static void io_conv_f32(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr)
+{
+	/* the pass's output is the one not read */
+	int out = k->p.fconv.pass == NPU_CONV_FORWARD ? 2 :
+		  k->p.fconv.pass == NPU_CONV_BACKWARD_DATA ? 0 : 1;
+
+	for (int i = 0; i < 3; i++)
+		add_id(i == out ? wr : rd, i == out ? nwr : nrd, k->t[i]);
+}
+
+static void io_pool_f32(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr)
+{
+	/* t: x, y (dy backward), dx */
+	if (k->p.fpool.mode == NPU_FPOOL_MAX || k->p.fpool.mode == NPU_FPOOL_AVG) {
+		add_id(rd, nrd, k->t[0]);
+		add_id(wr, nwr, k->t[1]);
+		return;
+	}
+	if (k->p.fpool.mode == NPU_FPOOL_MAX_BACKWARD)
+		add_id(rd, nrd, k->t[0]);
+	add_id(rd, nrd, k->t[1]);
+	add_id(wr, nwr, k->t[2]);
+}
+
+static void io_reduce_f32(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr)
+{
+	add_id(rd, nrd, k->t[0]);
+	if (k->p.red.accumulate)
+		add_id(rd, nrd, k->t[1]);
+	add_id(wr, nwr, k->t[1]);
+}
+
+static void io_xent_f32(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr)
+{
+	add_id(rd, nrd, k->t[0]);
+	add_id(rd, nrd, k->t[1]);
+	add_id(wr, nwr, k->t[2]);
+	add_id(wr, nwr, k->t[3]);
+}
+
+static void io_optim_f32(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr)
+{
+	for (int i = 0; i < 4; i++) {	/* weights and state updated in place */
+		add_id(rd, nrd, k->t[i]);
+		if (i != 1)
+			add_id(wr, nwr, k->t[i]);
+	}
+}
+
+/* ---- the kernel registry: one line per kind ------------------------------------ */
+
+/* A kind the NPU runs: its command; a one-call op has @valid too. */
+#define CMD(name, cmd_, ...)							\
+	{ #name, cmd_, .run_ref = run_##name, .work = work_##name, __VA_ARGS__ }
+/* An N-dimensional kind: its IR op, tensors read, tensors written. */
+#define ND(name, label, op, nin_, nout_, ...)					\
+	{ label, 0, nin_, .nout = nout_, .nd_op = op, .run_ref = run_##name,	\
+	  .work = work_##name, __VA_ARGS__ }
 
 static const struct kern_desc kerns[K_NUM] = {
-	[K_GEMM_I8] = { "gemm_i8", NPU_CMD_GEMM_I8 },
-	[K_CONV_I8] = { "conv2d_i8", NPU_CMD_CONV2D_I8 },
-	[K_POOL_I8] = { "pool_i8", NPU_CMD_POOL_I8 },
-	[K_ELT_I8] = { "eltwise_i8", NPU_CMD_ELTWISE_I8 },
-	[K_SOFTMAX_I8] = { "softmax_i8", NPU_CMD_SOFTMAX_I8 },
-	[K_QUANTIZE] = { "quantize", NPU_CMD_QUANTIZE },
-	[K_PAD] = { "pad", NPU_CMD_PAD },
-	[K_TRANSPOSE] = { "transpose", NPU_CMD_TRANSPOSE },
-	[K_CONCAT] = { "concat", NPU_CMD_CONCAT },
-	[K_GEMM_F32] = { "gemm_f32", NPU_CMD_GEMM_F32 },
-	[K_CONV_F32] = { "conv2d_f32", NPU_CMD_CONV2D_F32 },
-	[K_POOL_F32] = { "pool_f32", NPU_CMD_POOL_F32 },
-	[K_ELT_F32] = { "eltwise_f32", NPU_CMD_ELTWISE_F32 },
-	[K_REDUCE_F32] = { "reduce_f32", NPU_CMD_REDUCE_F32 },
-	[K_XENT_F32] = { "xent_f32", NPU_CMD_XENT_F32 },
-	[K_OPTIM_F32] = { "optim_f32", NPU_CMD_OPTIM_F32 },
-	[K_ND_BINARY] = { "binary", 0, 2 },
-	[K_ND_UNARY] = { "unary", 0, 1 },
-	[K_ND_MATMUL] = { "matmul", 0, 4 },
-	[K_ND_CONV] = { "conv", 0, 5 },
-	[K_ND_POOL] = { "pool", 0, 1 },
-	[K_ND_SOFTMAX] = { "softmax", 0, 1 },
-	[K_ND_LAYERNORM] = { "layer_norm", 0, 3 },
-	[K_ND_PAD] = { "pad", 0, 1 },
-	[K_ND_RESIZE] = { "resize", 0, 1 },
-	[K_ND_QDQ] = { "qdq", 0, 3 },
-	[K_ND_WHERE] = { "where", 0, 3 },
-	[K_ND_COPY] = { "copy", 0, 1 },
-	[K_ND_GATHER] = { "gather", 0, 2 },
-	[K_ND_REDUCE] = { "reduce", 0, 1 },
+	[K_GEMM_I8] = CMD(gemm_i8, NPU_CMD_GEMM_I8, .valid = valid_gemm_i8, .macs = 1),
+	[K_CONV_I8] = { "conv2d_i8", NPU_CMD_CONV2D_I8, .run_ref = run_conv_i8,
+			.work = work_conv_i8, .valid = valid_conv_i8, .macs = 1 },
+	[K_POOL_I8] = CMD(pool_i8, NPU_CMD_POOL_I8, .valid = valid_pool_i8),
+	[K_ELT_I8] = { "eltwise_i8", NPU_CMD_ELTWISE_I8, .run_ref = run_elt_i8,
+		       .work = work_elt_i8, .valid = valid_elt_i8 },
+	[K_SOFTMAX_I8] = CMD(softmax_i8, NPU_CMD_SOFTMAX_I8, .valid = valid_softmax_i8),
+	[K_QUANTIZE] = CMD(quantize, NPU_CMD_QUANTIZE, .valid = valid_quantize),
+	[K_PAD] = { "pad", NPU_CMD_PAD, .run_ref = run_pad, .work = work_none,
+		    .valid = valid_pad },
+	[K_TRANSPOSE] = { "transpose", NPU_CMD_TRANSPOSE, .run_ref = run_transpose,
+			  .work = work_none, .valid = valid_transpose },
+	[K_CONCAT] = { "concat", NPU_CMD_CONCAT, .run_ref = run_concat, .work = work_none,
+		       .valid = valid_concat },
+	[K_GEMM_F32] = CMD(gemm_f32, NPU_CMD_GEMM_F32, .io = io_gemm_f32, .macs = 1),
+	[K_CONV_F32] = { "conv2d_f32", NPU_CMD_CONV2D_F32, .run_ref = run_conv_f32,
+			 .work = work_conv_f32, .io = io_conv_f32, .macs = 1 },
+	[K_POOL_F32] = CMD(pool_f32, NPU_CMD_POOL_F32, .io = io_pool_f32),
+	[K_ELT_F32] = { "eltwise_f32", NPU_CMD_ELTWISE_F32, .run_ref = run_elt_f32,
+			.work = work_elt_f32 },
+	[K_REDUCE_F32] = CMD(reduce_f32, NPU_CMD_REDUCE_F32, .io = io_reduce_f32),
+	[K_XENT_F32] = CMD(xent_f32, NPU_CMD_XENT_F32, .io = io_xent_f32),
+	[K_OPTIM_F32] = CMD(optim_f32, NPU_CMD_OPTIM_F32, .io = io_optim_f32),
+	[K_ND_BINARY] = ND(nd_binary, "binary", IR_ND_BINARY, 2, 1),
+	[K_ND_UNARY] = ND(nd_unary, "unary", IR_ND_UNARY, 1, 1),
+	[K_ND_MATMUL] = ND(nd_matmul, "matmul", IR_ND_MATMUL, 4, 1, .macs = 1),
+	[K_ND_CONV] = ND(nd_conv, "conv", IR_ND_CONV, 5, 1, .macs = 1),
+	[K_ND_POOL] = ND(nd_pool, "pool", IR_ND_POOL, 1, 2),	/* MaxPool's indices too */
+	[K_ND_SOFTMAX] = ND(nd_softmax, "softmax", IR_ND_SOFTMAX, 1, 1),
+	[K_ND_LAYERNORM] = ND(nd_layernorm, "layer_norm", IR_ND_LAYERNORM, 3, 3),
+	[K_ND_PAD] = { "pad", 0, 1, .nout = 1, .nd_op = IR_ND_PAD, .run_ref = run_nd_pad,
+		       .work = work_none },
+	[K_ND_RESIZE] = { "resize", 0, 1, .nout = 1, .nd_op = IR_ND_RESIZE,
+			  .run_ref = run_nd_resize, .work = work_none },
+	[K_ND_QDQ] = ND(nd_qdq, "qdq", IR_ND_QDQ, 3, 1),
+	[K_ND_WHERE] = ND(nd_where, "where", IR_ND_WHERE, 3, 1),
+	[K_ND_COPY] = { "copy", 0, 1, .nout = 1, .nd_op = IR_ND_COPY, .run_ref = run_nd_copy,
+			.work = work_none },
+	[K_ND_GATHER] = ND(nd_gather, "gather", IR_ND_GATHER, 2, 1),
+	[K_ND_REDUCE] = ND(nd_reduce, "reduce", IR_ND_REDUCE, 1, 1),
 };
+#undef CMD
+#undef ND
+
+int kern_registry_check(char *why, size_t len)
+{
+	for (int i = 0; i < K_NUM; i++) {
+		const struct kern_desc *d = &kerns[i];
+		const char *miss = !d->name ? "a name" : !d->run_ref ? "a reference" :
+				   !d->work ? "a cost" : d->nin && !d->nout ? "outputs" :
+				   !d->nin && !d->cmd ? "a command or an IR op" : NULL;
+
+		for (int j = 0; !miss && d->nin && j < i; j++)
+			if (kerns[j].nin && kerns[j].nd_op == d->nd_op)
+				miss = "an IR op of its own";
+		if (miss) {
+			snprintf(why, len, "kernel kind %d (%s) has no %s", i,
+				 d->name ? d->name : "?", miss);
+			return NPU_EINVAL;
+		}
+	}
+	return 0;
+}
 
 int kern_of_nd(const struct ir_node *n, struct kern *k)
 {
-	static const enum kern_kind kinds[IR_NUM_OPS] = {
-		[IR_ND_BINARY] = K_ND_BINARY, [IR_ND_UNARY] = K_ND_UNARY,
-		[IR_ND_MATMUL] = K_ND_MATMUL, [IR_ND_CONV] = K_ND_CONV, [IR_ND_POOL] = K_ND_POOL,
-		[IR_ND_SOFTMAX] = K_ND_SOFTMAX, [IR_ND_LAYERNORM] = K_ND_LAYERNORM,
-		[IR_ND_PAD] = K_ND_PAD, [IR_ND_RESIZE] = K_ND_RESIZE, [IR_ND_QDQ] = K_ND_QDQ,
-		[IR_ND_WHERE] = K_ND_WHERE, [IR_ND_COPY] = K_ND_COPY, [IR_ND_GATHER] = K_ND_GATHER,
-		[IR_ND_REDUCE] = K_ND_REDUCE,
-	};
-	enum kern_kind kind;
-	int nin, nt;
+	int kind = -1, nin, nt;
 
-	if ((unsigned int)n->op >= IR_NUM_OPS || !kinds[n->op])
+	/* its parameters are the node's: the unions' members match, each at offset 0 */
+	_Static_assert(sizeof(k->p) >= sizeof(n->a.nd), "a kernel holds an N-d node's parameters");
+	for (int i = 0; i < K_NUM && kind < 0; i++)
+		if (kerns[i].nin && kerns[i].nd_op == n->op)
+			kind = i;
+	if (kind < 0)
 		return NPU_EINVAL;
-	kind = kinds[n->op];
 	nin = kerns[kind].nin;
-	nt = nin + (kind == K_ND_LAYERNORM ? 3 : kind == K_ND_POOL ? 2 : 1);
+	nt = nin + kerns[kind].nout;
 	memset(k, 0, sizeof(*k));
-	k->kind = kind;
+	k->kind = (enum kern_kind)kind;
 	k->nt = nt;
 	for (int i = 0; i < KERN_MAX_T; i++)
 		k->t[i] = -1;
@@ -69,24 +288,7 @@ int kern_of_nd(const struct ir_node *n, struct kern *k)
 		k->t[i] = (uint32_t)i < n->nin ? n->in[i] : -1;
 	for (uint32_t i = 0; i < n->nout && nin + (int)i < nt; i++)
 		k->t[nin + (int)i] = n->out[i];
-	switch (kind) {
-	case K_ND_BINARY: k->p.bin = n->a.nd.bin; break;
-	case K_ND_UNARY: k->p.un = n->a.nd.un; break;
-	case K_ND_MATMUL: k->p.mm = n->a.nd.mm; break;
-	case K_ND_CONV: k->p.nconv = n->a.nd.conv; break;
-	case K_ND_POOL: k->p.npool = n->a.nd.pool; break;
-	case K_ND_SOFTMAX: k->p.nsm = n->a.nd.sm; break;
-	case K_ND_LAYERNORM: k->p.ln = n->a.nd.ln; break;
-	case K_ND_PAD: k->p.npad = n->a.nd.pad; break;
-	case K_ND_RESIZE: k->p.rs = n->a.nd.rs; break;
-	case K_ND_QDQ: k->p.qdq = n->a.nd.qdq; break;
-	case K_ND_WHERE: k->p.wh = n->a.nd.wh; break;
-	case K_ND_COPY: k->p.cp = n->a.nd.cp; break;
-	case K_ND_GATHER: k->p.ga = n->a.nd.ga; break;
-	case K_ND_REDUCE: k->p.rd = n->a.nd.rd; break;
-	default:
-		return NPU_EINVAL;
-	}
+	memcpy(&k->p, &n->a.nd, sizeof(n->a.nd));
 	return 0;
 }
 
@@ -95,142 +297,34 @@ const struct kern_desc *kern_desc(enum kern_kind kind)
 	return (unsigned int)kind < K_NUM ? &kerns[kind] : NULL;
 }
 
-static void add_id(int *list, int *n, int id)
-{
-	if (id >= 0)
-		list[(*n)++] = id;
-}
-
 void kern_io(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr)
 {
-	const int *t = k->t;
+	const struct kern_desc *d = &kerns[k->kind];
 
 	*nrd = *nwr = 0;
-	switch (k->kind) {
-	case K_GEMM_F32:	/* C read too when beta adds it in */
-		add_id(rd, nrd, t[0]);
-		add_id(rd, nrd, t[1]);
-		if (k->p.fgemm.beta != 0.0f)
-			add_id(rd, nrd, t[2]);
-		add_id(wr, nwr, t[2]);
-		return;
-	case K_CONV_F32: {	/* the pass's output is the one not read */
-		int out = k->p.fconv.pass == NPU_CONV_FORWARD ? 2 :
-			  k->p.fconv.pass == NPU_CONV_BACKWARD_DATA ? 0 : 1;
-
-		for (int i = 0; i < 3; i++)
-			add_id(i == out ? wr : rd, i == out ? nwr : nrd, t[i]);
+	if (d->io) {
+		d->io(k, rd, nrd, wr, nwr);
 		return;
 	}
-	case K_POOL_F32:	/* t: x, y (dy backward), dx */
-		if (k->p.fpool.mode == NPU_FPOOL_MAX || k->p.fpool.mode == NPU_FPOOL_AVG) {
-			add_id(rd, nrd, t[0]);
-			add_id(wr, nwr, t[1]);
-		} else {
-			if (k->p.fpool.mode == NPU_FPOOL_MAX_BACKWARD)
-				add_id(rd, nrd, t[0]);
-			add_id(rd, nrd, t[1]);
-			add_id(wr, nwr, t[2]);
-		}
-		return;
-	case K_REDUCE_F32:
-		add_id(rd, nrd, t[0]);
-		if (k->p.red.accumulate)
-			add_id(rd, nrd, t[1]);
-		add_id(wr, nwr, t[1]);
-		return;
-	case K_XENT_F32:
-		add_id(rd, nrd, t[0]);
-		add_id(rd, nrd, t[1]);
-		add_id(wr, nwr, t[2]);
-		add_id(wr, nwr, t[3]);
-		return;
-	case K_OPTIM_F32:	/* weights and state updated in place */
-		for (int i = 0; i < 4; i++) {
-			add_id(rd, nrd, t[i]);
-			if (i != 1)
-				add_id(wr, nwr, t[i]);
-		}
-		return;
-	default:
-		if (kerns[k->kind].nin) {	/* N-dimensional: inputs, then outputs */
-			for (int i = 0; i < k->nt; i++)
-				add_id(i < kerns[k->kind].nin ? rd : wr,
-				       i < kerns[k->kind].nin ? nrd : nwr, t[i]);
-			return;
-		}
-		/* the last tensor is written, the others read */
-		for (int i = 0; i < k->nt - 1; i++)
-			add_id(rd, nrd, t[i]);
-		add_id(wr, nwr, t[k->nt - 1]);
+	if (d->nin) {	/* N-dimensional: inputs, then outputs */
+		for (int i = 0; i < k->nt; i++)
+			add_id(i < d->nin ? rd : wr, i < d->nin ? nrd : nwr, k->t[i]);
 		return;
 	}
+	/* the last tensor is written, the others read */
+	for (int i = 0; i < k->nt - 1; i++)
+		add_id(rd, nrd, k->t[i]);
+	add_id(wr, nwr, k->t[k->nt - 1]);
 }
 
 uint64_t kern_work(const struct kern *k)
 {
-	const struct npu_conv2d_i8 *c = &k->p.conv;
-	const struct npu_conv2d_f32 *f = &k->p.fconv.p;
+	return kerns[k->kind].work(k);
+}
 
-	switch (k->kind) {
-	case K_GEMM_I8:
-		return (uint64_t)k->p.gemm.m * k->p.gemm.n * k->p.gemm.k;
-	case K_CONV_I8:
-		return (uint64_t)c->batch * c->out_h * c->out_w * c->out_c * c->k_h * c->k_w *
-		       (c->depthwise ? 1 : c->in_c / (c->groups > 1 ? c->groups : 1));
-	case K_POOL_I8:
-		return (uint64_t)k->p.pool.batch * k->p.pool.out_h * k->p.pool.out_w *
-		       k->p.pool.c * k->p.pool.k_h * k->p.pool.k_w;
-	case K_ELT_I8:
-		return k->p.elt.count;
-	case K_SOFTMAX_I8:
-		return 4ull * k->p.sm.rows * k->p.sm.depth;
-	case K_QUANTIZE:
-		return k->p.q.count;
-	case K_GEMM_F32:
-		return (uint64_t)k->p.fgemm.m * k->p.fgemm.n * k->p.fgemm.k;
-	case K_CONV_F32:
-		return (uint64_t)f->batch * f->out_h * f->out_w * f->out_c * f->k_h * f->k_w *
-		       f->in_c;
-	case K_POOL_F32:
-		return (uint64_t)k->p.fpool.batch * k->p.fpool.out_h * k->p.fpool.out_w *
-		       k->p.fpool.c * k->p.fpool.k_h * k->p.fpool.k_w;
-	case K_ELT_F32:
-		return k->p.felt.count;
-	case K_REDUCE_F32:
-		return (uint64_t)k->p.red.rows * k->p.red.cols;
-	case K_XENT_F32:
-		return 4ull * k->p.xent.rows * k->p.xent.classes;
-	case K_OPTIM_F32:
-		return 4ull * k->p.opt.count;
-	case K_ND_BINARY:
-		return nd_binary_count(&k->p.bin, 2);
-	case K_ND_UNARY:
-		return k->p.un.count;
-	case K_ND_MATMUL: {
-		uint64_t b = 1;
-
-		for (uint32_t i = 0; i < k->p.mm.brank; i++)
-			b *= k->p.mm.ob[i];
-		return b * k->p.mm.m * k->p.mm.n * k->p.mm.k;
-	}
-	case K_ND_CONV:
-		return nd_conv_macs(&k->p.nconv);
-	case K_ND_POOL:
-		return nd_pool_taps(&k->p.npool);
-	case K_ND_SOFTMAX:
-		return 4 * k->p.nsm.outer * k->p.nsm.axis * k->p.nsm.inner;
-	case K_ND_LAYERNORM:
-		return 4 * k->p.ln.outer * k->p.ln.norm;
-	case K_ND_QDQ:
-		return k->p.qdq.outer * k->p.qdq.axis * k->p.qdq.inner;
-	case K_ND_WHERE:
-		return nd_where_count(&k->p.wh, 3);
-	case K_ND_REDUCE:
-		return nd_reduce_count(&k->p.rd, 0);
-	default:		/* layout: the bytes moved */
-		return 0;
-	}
+uint64_t kern_macs(const struct kern *k)
+{
+	return kerns[k->kind].macs ? kerns[k->kind].work(k) : 0;
 }
 
 uint64_t kern_bytes(const npu_graph *g, const struct kern *k)
@@ -258,28 +352,8 @@ struct npu_optim_f32 kern_optim_now(const struct kern *k, uint32_t train_step, i
 
 int kern_valid(const struct kern *k)
 {
-	switch (k->kind) {
-	case K_GEMM_I8:
-		return npu_gemm_i8_valid(&k->p.gemm);
-	case K_CONV_I8:
-		return npu_conv2d_i8_valid(&k->p.conv);
-	case K_POOL_I8:
-		return npu_pool_i8_valid(&k->p.pool);
-	case K_ELT_I8:
-		return npu_eltwise_i8_valid(&k->p.elt);
-	case K_SOFTMAX_I8:
-		return npu_softmax_i8_valid(&k->p.sm);
-	case K_QUANTIZE:
-		return npu_quantize_valid(&k->p.q);
-	case K_PAD:
-		return npu_pad_valid(&k->p.pad);
-	case K_TRANSPOSE:
-		return npu_transpose_valid(&k->p.tr);
-	case K_CONCAT:
-		return npu_concat_valid(&k->p.cat);
-	default:	/* the training kernels come from nodes, not one-call ops */
-		return 0;
-	}
+	/* the training kernels come from nodes, not one-call ops */
+	return kerns[k->kind].valid && kerns[k->kind].valid(k);
 }
 
 int ir_add_kernel(npu_graph *g, const struct kern *k)
@@ -331,76 +405,12 @@ int ir_add_kernel(npu_graph *g, const struct kern *k)
 int kern_run_ref(const struct kern *k, void *const *host, uint32_t train_step, int lr_set,
 		 float lr)
 {
+	const struct kern_step step = { train_step, lr_set, lr };
 	void *h[KERN_MAX_T];
 
+	if ((unsigned int)k->kind >= K_NUM)
+		return NPU_EINVAL;
 	for (int i = 0; i < k->nt; i++)
 		h[i] = k->t[i] < 0 ? NULL : host[k->t[i]];
-	switch (k->kind) {
-	case K_GEMM_I8:
-		return npu_ref_gemm_i8(&k->p.gemm, h[0], h[1], h[2], k->mult, k->shift, h[3]);
-	case K_CONV_I8:
-		return npu_ref_conv2d_i8(&k->p.conv, h[0], h[1], h[2], k->mult, k->shift, h[3]);
-	case K_POOL_I8:
-		return npu_ref_pool_i8(&k->p.pool, h[0], h[1]);
-	case K_ELT_I8:
-		return npu_ref_eltwise_i8(&k->p.elt, h[0], h[1], h[2]);
-	case K_SOFTMAX_I8:
-		return npu_ref_softmax_i8(&k->p.sm, h[0], h[1]);
-	case K_QUANTIZE:
-		return npu_ref_quantize(&k->p.q, h[0], h[1]);
-	case K_PAD:
-		return npu_ref_pad(&k->p.pad, h[0], h[1]);
-	case K_TRANSPOSE:
-		return npu_ref_transpose(&k->p.tr, h[0], h[1]);
-	case K_CONCAT:
-		return npu_ref_concat(&k->p.cat, (const void *const *)h, h[k->nt - 1]);
-	case K_GEMM_F32:
-		return npu_ref_gemm_f32(&k->p.fgemm, h[0], h[1], h[2]);
-	case K_CONV_F32:
-		return npu_ref_conv2d_f32(&k->p.fconv.p, k->p.fconv.pass, h[0], h[1], h[2]);
-	case K_POOL_F32:
-		return npu_ref_pool_f32(&k->p.fpool, h[0], h[1], h[2]);
-	case K_ELT_F32:
-		return npu_ref_eltwise_f32(&k->p.felt, h[0], h[1], h[2]);
-	case K_REDUCE_F32:
-		return npu_ref_reduce_f32(&k->p.red, h[0], h[1]);
-	case K_XENT_F32:
-		return npu_ref_xent_f32(&k->p.xent, h[0], h[1], h[2], h[3]);
-	case K_OPTIM_F32: {
-		struct npu_optim_f32 o = kern_optim_now(k, train_step, lr_set, lr);
-
-		return npu_ref_optim_f32(&o, h[0], h[1], h[2], h[3]);
-	}
-	case K_ND_BINARY:
-		return ref_nd_binary(&k->p.bin, h[0], h[1], h[2]);
-	case K_ND_UNARY:
-		return ref_nd_unary(&k->p.un, h[0], h[1]);
-	case K_ND_MATMUL:
-		return ref_nd_matmul(&k->p.mm, h[0], h[1], h[2], h[3], h[4]);
-	case K_ND_CONV:
-		return ref_nd_conv(&k->p.nconv, h[0], h[1], h[2], h[3], h[4], h[5]);
-	case K_ND_POOL:
-		return ref_nd_pool(&k->p.npool, h[0], h[1], k->nt > 2 ? h[2] : NULL);
-	case K_ND_SOFTMAX:
-		return ref_nd_softmax(&k->p.nsm, h[0], h[1]);
-	case K_ND_LAYERNORM:
-		return ref_nd_layernorm(&k->p.ln, h[0], h[1], h[2], h[3], h[4], h[5]);
-	case K_ND_PAD:
-		return ref_nd_pad(&k->p.npad, h[0], h[1]);
-	case K_ND_RESIZE:
-		return ref_nd_resize(&k->p.rs, h[0], h[1]);
-	case K_ND_QDQ:
-		return ref_nd_qdq(&k->p.qdq, h[0], h[1], h[2], h[3]);
-	case K_ND_WHERE:
-		return ref_nd_where(&k->p.wh, h[0], h[1], h[2], h[3]);
-	case K_ND_COPY:
-		return ref_nd_copy(&k->p.cp, h[0], h[1]);
-	case K_ND_GATHER:
-		return ref_nd_gather(&k->p.ga, h[0], h[1], h[2]);
-	case K_ND_REDUCE:
-		return ref_nd_reduce(&k->p.rd, h[0], h[1]);
-	case K_NUM:
-		break;
-	}
-	return NPU_EINVAL;
+	return kerns[k->kind].run_ref(k, h, &step);
 }

@@ -95,19 +95,47 @@ struct kern {
 	uint32_t nq;			/* their entries */
 };
 
+/* What an optimizer step of a run brings (kern_run_ref). */
+struct kern_step {
+	uint32_t train_step;
+	int lr_set;
+	float lr;
+};
+
 /*
- * struct kern_desc - one kind of kernel.
+ * struct kern_desc - one kind of kernel: its one line in the registry
+ * (kernel.c), which every layer that needs a kind's piece reads.
  * @name: for messages.
  * @cmd: the NPU command that runs it (npu_cmd.h), or 0 for none.
  * @nin: for an N-dimensional kernel, how many tensors it reads (its node's
  *	inputs, absent ones -1), the rest written; 0 for the others.
+ * @nout: for an N-dimensional kernel, how many it writes.
+ * @nd_op: for an N-dimensional kernel, its IR op (IR_ND_*).
+ * @macs: whether its work counts as multiply-accumulates in reports.
+ * @run_ref: the CPU reference on its tensors in order.
+ * @work: MACs or elements (0 for layout: bytes are costed apart).
+ * @valid: a one-call op's checks; NULL for kinds made from nodes only.
+ * @io: the tensors read and written, where not the rule (N-d: inputs then
+ *	outputs; others: the last written).
  */
 struct kern_desc {
 	const char *name;
 	uint32_t cmd;
 	int nin;
+	int nout;
+	enum ir_op nd_op;
+	int macs;
+	int (*run_ref)(const struct kern *k, void *const *h, const struct kern_step *s);
+	uint64_t (*work)(const struct kern *k);
+	int (*valid)(const struct kern *k);
+	void (*io)(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr);
 };
 
+/*
+ * 0 when every kind has its pieces (a name, a reference, a cost, a command
+ * or an IR op of its own); else NPU_EINVAL and, in @why, the first missing.
+ */
+int kern_registry_check(char *why, size_t len);
 const struct kern_desc *kern_desc(enum kern_kind kind);
 
 #define KERN_MAX_IO	(KERN_MAX_T + 1)
@@ -146,6 +174,8 @@ int kern_run_ref(const struct kern *k, void *const *host, uint32_t train_step, i
 
 /* Work (MACs or elements) and bytes of a kernel: what backends' costs start from. */
 uint64_t kern_work(const struct kern *k);
+/* Its multiply-accumulates (a matrix product's or a convolution's), else 0. */
+uint64_t kern_macs(const struct kern *k);
 uint64_t kern_bytes(const npu_graph *g, const struct kern *k);
 
 /* An optimizer kernel's parameters for this run: Adam's step, a new rate. */

@@ -330,14 +330,7 @@ static uint64_t node_macs(const npu_plan *p, int i)
 	uint64_t m = 0;
 
 	for (int k = 0; k < p->low.n[i].nk; k++)
-		switch (p->low.n[i].k[k].kind) {
-		case K_GEMM_I8: case K_CONV_I8: case K_GEMM_F32: case K_CONV_F32:
-		case K_ND_MATMUL: case K_ND_CONV:
-			m += kern_work(&p->low.n[i].k[k]);
-			break;
-		default:
-			break;
-		}
+		m += kern_macs(&p->low.n[i].k[k]);
 	return m;
 }
 
