@@ -201,27 +201,13 @@ static uint32_t run_commands(const struct npu_job_desc *d)
 		case NPU_CMD_TIMESTAMP:
 			st = cmd_timestamp(c, size, d->ctx_id);
 			break;
-		case NPU_CMD_GEMM_I8:
-		case NPU_CMD_CONV2D_I8:
-		case NPU_CMD_POOL_I8:
-		case NPU_CMD_ELTWISE_I8:
-		case NPU_CMD_QUANTIZE:
-		case NPU_CMD_SOFTMAX_I8:
-		case NPU_CMD_TRANSPOSE:
-		case NPU_CMD_PAD:
-		case NPU_CMD_CONCAT:
-		case NPU_CMD_GEMM_F32:
-		case NPU_CMD_CONV2D_F32:
-		case NPU_CMD_POOL_F32:
-		case NPU_CMD_ELTWISE_F32:
-		case NPU_CMD_REDUCE_F32:
-		case NPU_CMD_XENT_F32:
-		case NPU_CMD_OPTIM_F32:
+		default:	/* a tensor command (npu_cmd.h's list), or unknown */
+			if (!NPU_CMD_IN(NPU_CMD_CAPS_TENSOR, op)) {
+				st = NPU_JOB_INVALID_CMD;
+				break;
+			}
 			st = cmd_tensor(c, d->ctx_id);
 			progress();
-			break;
-		default:
-			st = NPU_JOB_INVALID_CMD;
 			break;
 		}
 		if (st != NPU_JOB_OK)

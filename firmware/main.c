@@ -78,15 +78,9 @@ int main(void)
 	cmd_caps = 1u << NPU_CMD_NOP | 1u << NPU_CMD_DMA_COPY | 1u << NPU_CMD_DMA_FILL |
 		   1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER;
 	if (hw_caps & NPU_HW_CAP_INT8)
-		cmd_caps |= 1u << NPU_CMD_GEMM_I8 | 1u << NPU_CMD_CONV2D_I8 |
-			    1u << NPU_CMD_POOL_I8 | 1u << NPU_CMD_ELTWISE_I8 |
-			    1u << NPU_CMD_QUANTIZE | 1u << NPU_CMD_SOFTMAX_I8 |
-			    1u << NPU_CMD_TRANSPOSE | 1u << NPU_CMD_PAD | 1u << NPU_CMD_CONCAT;
+		cmd_caps |= NPU_CMD_CAPS_INT8;
 	if (hw_caps & NPU_HW_CAP_TRAIN)
-		cmd_caps |= 1u << NPU_CMD_GEMM_F32 | 1u << NPU_CMD_CONV2D_F32 |
-			    1u << NPU_CMD_POOL_F32 | 1u << NPU_CMD_ELTWISE_F32 |
-			    1u << NPU_CMD_REDUCE_F32 | 1u << NPU_CMD_XENT_F32 |
-			    1u << NPU_CMD_OPTIM_F32;
+		cmd_caps |= NPU_CMD_CAPS_TRAIN;
 	reg_write(NPU_REG_FW_VERSION, FW_VERSION_CODE);
 	reg_write(NPU_REG_FW_API, NPU_FW_API_MAJOR << 16 | NPU_FW_API_MINOR);
 	reg_write(NPU_REG_FW_CAPS, NPU_FW_CAP_HEARTBEAT | NPU_FW_CAP_TIMESTAMPS |

@@ -43,6 +43,37 @@ enum npu_cmd_op {
 };
 #define NPU_CMD_MAX_SIZE	256
 
+/*
+ * NPU_TENSOR_CMDS(X) - every tensor-engine command, once: X(OP, op, class)
+ * for NPU_CMD_OP, its struct npu_cmd_op, and its class: INT8 (inference,
+ * offered under NPU_HW_CAP_INT8) or TRAIN (under NPU_HW_CAP_TRAIN, the full
+ * profile only). The firmware's dispatch and capability bits, the engine's
+ * training check and the fuzzer's list are made from it; the engine's table
+ * of handlers is checked against it (test_tensor).
+ */
+#define NPU_TENSOR_CMDS(X)							\
+	X(GEMM_I8, gemm_i8, INT8) X(CONV2D_I8, conv2d_i8, INT8)			\
+	X(POOL_I8, pool_i8, INT8) X(ELTWISE_I8, eltwise_i8, INT8)		\
+	X(QUANTIZE, quantize, INT8) X(SOFTMAX_I8, softmax_i8, INT8)		\
+	X(TRANSPOSE, transpose, INT8) X(PAD, pad, INT8) X(CONCAT, concat, INT8)	\
+	X(GEMM_F32, gemm_f32, TRAIN) X(CONV2D_F32, conv2d_f32, TRAIN)		\
+	X(POOL_F32, pool_f32, TRAIN) X(ELTWISE_F32, eltwise_f32, TRAIN)		\
+	X(REDUCE_F32, reduce_f32, TRAIN) X(XENT_F32, xent_f32, TRAIN)		\
+	X(OPTIM_F32, optim_f32, TRAIN)
+
+#define NPU_CMD_CLASS_INT8	1
+#define NPU_CMD_CLASS_TRAIN	2
+#define NPU_CMD_CAP_IF_(OP, op, cls, want) \
+	| (NPU_CMD_CLASS_##cls == (want) ? 1u << NPU_CMD_##OP : 0u)
+#define NPU_CMD_CAP_INT8_(OP, op, cls)	NPU_CMD_CAP_IF_(OP, op, cls, NPU_CMD_CLASS_INT8)
+#define NPU_CMD_CAP_TRAIN_(OP, op, cls)	NPU_CMD_CAP_IF_(OP, op, cls, NPU_CMD_CLASS_TRAIN)
+/* The tensor commands' NPU_REG_FW_CMD_CAPS bits: inference, training, all. */
+#define NPU_CMD_CAPS_INT8	(0u NPU_TENSOR_CMDS(NPU_CMD_CAP_INT8_))
+#define NPU_CMD_CAPS_TRAIN	(0u NPU_TENSOR_CMDS(NPU_CMD_CAP_TRAIN_))
+#define NPU_CMD_CAPS_TENSOR	(NPU_CMD_CAPS_INT8 | NPU_CMD_CAPS_TRAIN)
+/* Whether opcode @op (any 32-bit value) is a tensor command of caps mask @caps. */
+#define NPU_CMD_IN(caps, op)	((op) < 32 && ((caps) >> (op) & 1u))
+
 /**
  * struct npu_cmd_hdr - first 8 bytes of every command.
  * @op: enum npu_cmd_op.

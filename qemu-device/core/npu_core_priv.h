@@ -245,6 +245,8 @@ uint32_t npu_va_rw(struct npu_core *core, uint32_t ctx, uint64_t va, void *buf,
 
 /* npu_tensor.c: start the tensor command at core->tensor.desc. */
 void npu_tensor_start(struct npu_core *core);
+/* Whether the tensor engine has a handler for opcode @op. */
+bool npu_tensor_has_op(uint32_t op);
 /* On the engine thread: run a tensor request. */
 void npu_tensor_exec(struct npu_core *core, struct npu_eng_req *req);
 

@@ -970,6 +970,12 @@ static const npu_tensor_op_fn tensor_ops[] = {
 	[NPU_CMD_OPTIM_F32 - NPU_CMD_GEMM_I8] = npu_optim_f32_run,
 };
 
+bool npu_tensor_has_op(uint32_t op)
+{
+	return op >= NPU_CMD_GEMM_I8 && op - NPU_CMD_GEMM_I8 < ARRAY_LEN(tensor_ops) &&
+	       tensor_ops[op - NPU_CMD_GEMM_I8];
+}
+
 void npu_tensor_start(struct npu_core *core)
 {
 	struct npu_tensor_regs *t = &core->tensor;
@@ -1002,10 +1008,9 @@ void npu_tensor_exec(struct npu_core *core, struct npu_eng_req *req)
 	uint64_t fault = 0, bytes = 0, cycles = 0;
 
 	/* An edge NPU has no training ops: to it they are unknown commands. */
-	if (op >= NPU_CMD_GEMM_F32 && core->cfg.profile != NPU_PROFILE_FULL)
+	if (NPU_CMD_IN(NPU_CMD_CAPS_TRAIN, op) && core->cfg.profile != NPU_PROFILE_FULL)
 		st = NPU_DMA_ERR_ARGS;
-	else if (op >= NPU_CMD_GEMM_I8 && op - NPU_CMD_GEMM_I8 < ARRAY_LEN(tensor_ops) &&
-		 tensor_ops[op - NPU_CMD_GEMM_I8])
+	else if (npu_tensor_has_op(op))
 		st = tensor_ops[op - NPU_CMD_GEMM_I8](core, req->cmd, req->cmd_size, &fault,
 						      &bytes, &cycles);
 	else

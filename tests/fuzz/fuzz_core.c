@@ -64,22 +64,9 @@ static const struct { uint32_t op, size; } cmds[] = {
 	{ NPU_CMD_DMA_FILL, sizeof(struct npu_cmd_dma_fill) },
 	{ NPU_CMD_TIMESTAMP, sizeof(struct npu_cmd_timestamp) },
 	{ NPU_CMD_BARRIER, 8 },
-	{ NPU_CMD_GEMM_I8, sizeof(struct npu_cmd_gemm_i8) },
-	{ NPU_CMD_CONV2D_I8, sizeof(struct npu_cmd_conv2d_i8) },
-	{ NPU_CMD_POOL_I8, sizeof(struct npu_cmd_pool_i8) },
-	{ NPU_CMD_ELTWISE_I8, sizeof(struct npu_cmd_eltwise_i8) },
-	{ NPU_CMD_QUANTIZE, sizeof(struct npu_cmd_quantize) },
-	{ NPU_CMD_SOFTMAX_I8, sizeof(struct npu_cmd_softmax_i8) },
-	{ NPU_CMD_TRANSPOSE, sizeof(struct npu_cmd_transpose) },
-	{ NPU_CMD_PAD, sizeof(struct npu_cmd_pad) },
-	{ NPU_CMD_CONCAT, sizeof(struct npu_cmd_concat) },
-	{ NPU_CMD_GEMM_F32, sizeof(struct npu_cmd_gemm_f32) },
-	{ NPU_CMD_CONV2D_F32, sizeof(struct npu_cmd_conv2d_f32) },
-	{ NPU_CMD_POOL_F32, sizeof(struct npu_cmd_pool_f32) },
-	{ NPU_CMD_ELTWISE_F32, sizeof(struct npu_cmd_eltwise_f32) },
-	{ NPU_CMD_REDUCE_F32, sizeof(struct npu_cmd_reduce_f32) },
-	{ NPU_CMD_XENT_F32, sizeof(struct npu_cmd_xent_f32) },
-	{ NPU_CMD_OPTIM_F32, sizeof(struct npu_cmd_optim_f32) },
+#define CMD_SIZE(OP, op, cls) { NPU_CMD_##OP, sizeof(struct npu_cmd_##op) },
+	NPU_TENSOR_CMDS(CMD_SIZE)
+#undef CMD_SIZE
 };
 
 /* Input reader: past the end, zeros. */

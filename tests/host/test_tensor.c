@@ -15,6 +15,7 @@
 #include "npu_gemm.h"
 #include "device/npu_pack.h"
 #include "npu_quant.h"
+#include "npu_core_priv.h"
 #include "tap.h"
 
 static struct harness h;
@@ -1197,7 +1198,25 @@ static void test_pad_random(void)
 	}
 }
 
+/*
+ * The engine runs every tensor command of npu_cmd.h's list (which the
+ * firmware's dispatch and capabilities are made from), and nothing else.
+ */
+static void test_every_tensor_command_has_a_handler(void)
+{
+	int n = 0;
+
+#define HAS(OP, op, cls) CHECK(npu_tensor_has_op(NPU_CMD_##OP)); n++;
+	NPU_TENSOR_CMDS(HAS)
+#undef HAS
+	CHECK_EQ(n, __builtin_popcount(NPU_CMD_CAPS_TENSOR));
+	for (uint32_t op = 0; op < 64; op++)
+		CHECK_EQ(npu_tensor_has_op(op), NPU_CMD_IN(NPU_CMD_CAPS_TENSOR, op));
+	CHECK(!npu_tensor_has_op(0xffffffffu));
+}
+
 TAP_MAIN(
+	TAP_ENTRY(test_every_tensor_command_has_a_handler),
 	TAP_ENTRY(test_gemm_random),
 	TAP_ENTRY(test_gemm_edges),
 	TAP_ENTRY(test_gemm_accumulator_wraps),
