@@ -5,8 +5,9 @@
  * graphs use (ocl_ops.c): int8 ops byte for byte; the training ops bit for
  * bit too (the kernels sum in the reference's order, without contraction,
  * with correctly rounded division), except softmax cross-entropy, whose
- * exp and log OpenCL allows a few ulp. Bad parameters are refused before
- * anything reaches the device.
+ * exp and log OpenCL allows a few ulp. Every N-d function and reduction,
+ * within a few ulp. Bad parameters are refused before anything reaches
+ * the device.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -593,6 +594,143 @@ static void close_device(void)
 	npu_ocl_close(ocl);
 }
 
+/* ---- every N-dimensional function, on OpenCL and the reference -------------- */
+
+#define NE	96
+
+/* @n values of type @dt at @a and @b agree: integers exactly, floats within ulps, NaN with NaN. */
+static int same_values(uint32_t dt, const void *a, const void *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (dt == NPU_DT_FLOAT32) {
+			float x = ((const float *)a)[i], y = ((const float *)b)[i];
+
+			if (isnan(x) ? !isnan(y) :
+			    !(x == y || fabsf(x - y) <= 4e-6f * fmaxf(1.0f, fabsf(x))))
+				return 0;
+		} else if (memcmp((const uint8_t *)a + i * nd_elem_size(dt),
+				  (const uint8_t *)b + i * nd_elem_size(dt), nd_elem_size(dt))) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* @n random values of type @dt (floats in [-4, 4], some exact 0s; bools 0 or 1). */
+static void *values(uint32_t dt, size_t n)
+{
+	uint8_t *p = malloc(n * 8);
+
+	for (size_t i = 0; i < n; i++) {
+		if (dt == NPU_DT_FLOAT32)
+			((float *)p)[i] = i % 11 ? frnd() : 0.0f;
+		else if (dt == NPU_DT_INT32)
+			((int32_t *)p)[i] = (int32_t)pick(0, 40) - 20;
+		else if (dt == NPU_DT_BOOL)
+			p[i] = (uint8_t)(rnd() & 1);
+		else
+			p[i] = (uint8_t)rnd();
+	}
+	return p;
+}
+
+/*
+ * Each function of enum nd_fn and enum nd_reduce_fn (ref/nd_fn.h) runs on
+ * OpenCL as the CPU reference computes it: an OpenCL kernel that forgets
+ * one (its switch is compiled at run time, beyond -Wswitch) fails here.
+ */
+static void test_every_nd_function(void)
+{
+	static const uint32_t bdts[] = { NPU_DT_FLOAT32, NPU_DT_INT32, NPU_DT_BOOL };
+	int tried = 0;
+
+	for (uint32_t fn = 0; fn < ND_NUM_BINARY; fn++)
+		for (size_t d = 0; d < sizeof(bdts) / sizeof(bdts[0]); d++) {
+			int logical = fn == ND_AND || fn == ND_OR || fn == ND_XOR;
+			struct nd_binary p = { .fn = fn, .dtype = bdts[d], .rank = 2,
+					       .out = { 4, NE / 4 }, .a = { 4, NE / 4 },
+					       .b = { 1, NE / 4 } };
+			uint32_t odt = nd_binary_out_dt(fn, bdts[d]);
+			void *a, *b, *want, *got;
+			cl_mem ma, mb, my;
+
+			if (logical != (bdts[d] == NPU_DT_BOOL))
+				continue;
+			a = values(bdts[d], NE);
+			b = values(bdts[d], NE / 4);
+			want = calloc(NE, 8);
+			got = calloc(NE, 8);
+			CHECK_EQ(ref_nd_binary(&p, a, b, want), 0);
+			ma = up(a, NE * nd_elem_size(bdts[d]));
+			mb = up(b, NE / 4 * nd_elem_size(bdts[d]));
+			my = up(NULL, NE * nd_elem_size(odt));
+			CHECK_EQ(ocl_nd_binary(ocl, &p, ma, mb, my), NPU_OK);
+			down(my, got, NE * nd_elem_size(odt));
+			ocl_release(ocl, &ma, 1);
+			ocl_release(ocl, &mb, 1);
+			if (!same_values(odt, want, got, NE))
+				printf("#   binary function %u, dtype %u: OpenCL differs\n", fn, bdts[d]);
+			CHECK(same_values(odt, want, got, NE));
+			tried++;
+			free(a);
+			free(b);
+			free(want);
+			free(got);
+		}
+	for (uint32_t fn = ND_RELU; fn < ND_NUM_FN; fn++) {
+		uint32_t dt = fn == ND_FLIP128 ? NPU_DT_UINT8 : fn == ND_NOT ? NPU_DT_BOOL :
+			      NPU_DT_FLOAT32;
+		struct nd_unary p = { .fn = fn, .dtype = dt, .count = NE, .alpha = 0.3f,
+				      .beta = 0.5f, .lo = -1.5f, .hi = 2.0f, .ilo = -3, .ihi = 7,
+				      .odtype = fn == ND_CAST ? NPU_DT_INT32 : 0 };
+		uint32_t odt = fn == ND_CAST ? NPU_DT_INT32 : fn == ND_FLIP128 ? NPU_DT_INT8 : dt;
+		void *x = values(dt, NE), *want = calloc(NE, 8), *got = calloc(NE, 8);
+		cl_mem mx, my;
+
+		CHECK_EQ(ref_nd_unary(&p, x, want), 0);
+		mx = up(x, NE * nd_elem_size(dt));
+		my = up(NULL, NE * nd_elem_size(odt));
+		CHECK_EQ(ocl_nd_unary(ocl, &p, mx, my), NPU_OK);
+		down(my, got, NE * nd_elem_size(odt));
+		ocl_release(ocl, &mx, 1);
+		if (!same_values(odt, want, got, NE))
+			printf("#   unary function %u: OpenCL differs\n", fn);
+		CHECK(same_values(odt, want, got, NE));
+		tried++;
+		free(x);
+		free(want);
+		free(got);
+	}
+	for (uint32_t fn = 0; fn < ND_R_NUM; fn++) {
+		/* positive values, so that the logarithms are of something */
+		struct nd_reduce p = { .fn = fn, .dtype = NPU_DT_FLOAT32, .rank = 3, .mask = 5,
+				       .in = { 4, 6, NE / 24 } };
+		int arg = fn == ND_R_ARGMAX || fn == ND_R_ARGMIN;
+		uint32_t odt = arg ? NPU_DT_INT64 : NPU_DT_FLOAT32;
+		uint64_t nout = nd_reduce_count(&p, 1);
+		float *x = values(NPU_DT_FLOAT32, NE);
+		void *want = calloc(NE, 8), *got = calloc(NE, 8);
+		cl_mem mx, my;
+
+		for (int i = 0; i < NE; i++)
+			x[i] = fabsf(x[i]) + 0.25f;
+		CHECK_EQ(ref_nd_reduce(&p, x, want), 0);
+		mx = up(x, NE * sizeof(float));
+		my = up(NULL, nout * nd_elem_size(odt));
+		CHECK_EQ(ocl_nd_reduce(ocl, &p, mx, my), NPU_OK);
+		down(my, got, nout * nd_elem_size(odt));
+		ocl_release(ocl, &mx, 1);
+		if (!same_values(odt, want, got, nout))
+			printf("#   reduction %u: OpenCL differs\n", fn);
+		CHECK(same_values(odt, want, got, nout));
+		tried++;
+		free(x);
+		free(want);
+		free(got);
+	}
+	printf("#   %d functions and types\n", tried);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(open_device),
 	TAP_ENTRY(test_conv2d_i8),
@@ -604,5 +742,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_pool_f32),
 	TAP_ENTRY(test_elementwise_f32),
 	TAP_ENTRY(test_reduce_xent_optim),
+	TAP_ENTRY(test_every_nd_function),
 	TAP_ENTRY(close_device),
 )
