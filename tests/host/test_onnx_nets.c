@@ -1007,6 +1007,46 @@ static void test_ort_softmax(void)
 	}
 }
 
+/*
+ * DQ -> Transpose -> Q of one quantization (a QDQ transformer's heads):
+ * the int8 value transposed, no float made; the output is the input's
+ * bytes permuted, for uint8 and int8.
+ */
+static void test_qdq_transpose(void)
+{
+	for (int s8 = 0; s8 < 2; s8++) {
+		struct model m = { .opset = 13 };
+		const float sc = 0.03f;
+		const uint8_t zp = s8 ? 0xf6 : 131;	/* int8 -10 */
+		uint8_t x[24], want[24];
+		Onnx__NodeProto *n;
+		size_t len;
+		const uint8_t *buf;
+
+		for (int i = 0; i < 24; i++)
+			x[i] = (uint8_t)(i * 37 + 5);
+		for (int a = 0; a < 3; a++)		/* y[0][a][b][c] = x[0][b][a][c] */
+			for (int b = 0; b < 2; b++)
+				for (int c = 0; c < 4; c++)
+					want[(a * 2 + b) * 4 + c] = x[(b * 3 + a) * 4 + c];
+		m.init[m.ninit++] = tensor("s", F32, 0, NULL, &sc, 4);
+		m.init[m.ninit++] = tensor("z", s8 ? I8 : U8, 0, NULL, &zp, 1);
+		m.node[m.nnode++] = node("DequantizeLinear", "x,s,z", "d");
+		n = node("Transpose", "d", "t");
+		attr_ints(n, "perm", DIMS(0, 2, 1, 3));
+		m.node[m.nnode++] = n;
+		m.node[m.nnode++] = node("QuantizeLinear", "t,s,z", "y");
+		m.in[m.nin++] = value("x", s8 ? I8 : U8, DIMS(1, 2, 3, 4));
+		m.out[m.nout++] = value("y", s8 ? I8 : U8, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK_EQ(count_label(buf, len, "dequantize_linear"), 0);
+		CHECK_EQ(count_label(buf, len, "quantize_linear"), 0);
+		CHECK_EQ(count_label(buf, len, "transpose"), 1);
+		check_all(buf, len, (const void *[]){ x }, want, sizeof(want));
+		arena_free();
+	}
+}
+
 /* A report of 600 ops is whole (no fixed size), and ends with the summary. */
 static void test_long_report(void)
 {
@@ -1215,6 +1255,6 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_scale_types),
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18), TAP_ENTRY(test_gelu_op),
 	 TAP_ENTRY(test_ort_qlinear_add),
-	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax),
+	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax), TAP_ENTRY(test_qdq_transpose),
 	 TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

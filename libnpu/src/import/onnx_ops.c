@@ -805,6 +805,12 @@ static int op_transpose(struct onnx *o)
 	}
 	if (x->rank <= 1)
 		return onnx_reshape_to(o, x->rank, x->dims);
+	{	/* DQ -> Transpose: the quantized value transposed */
+		int r = onnx_fold_transpose(o, at.perm, ydims);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	if (x->rank > 4 || onnx_elem_size(x->dt) > 4)	/* past the NPU's transpose */
 		return onnx_transpose_nd(o, at.perm);
 	t = onnx_in_t(o, 0);

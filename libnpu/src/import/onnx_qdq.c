@@ -808,6 +808,48 @@ int onnx_fold_requantize(struct onnx *o)
 	return 1;
 }
 
+/* A new int8 tensor of @rank, @dims, quantized as int8 tensor @src (NCHW at rank 4). */
+static int q8_like(struct onnx *o, int src, uint32_t rank, const uint32_t *dims)
+{
+	struct npu_tensor_desc d = { .dtype = NPU_DT_INT8, .rank = rank,
+				     .scale = o->g->t[src].d.scale,
+				     .zero_point = o->g->t[src].d.zero_point,
+				     .layout = rank == 4 ? NPU_LAYOUT_NCHW : NPU_LAYOUT_NHWC };
+	int id;
+
+	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
+	id = ir_add_desc(o->g, &d);
+	return id < 0 ? onnx_fail(o, id, "%s", o->g->err) : id;
+}
+
+/*
+ * The current node's output as the lazy dequantization of int8 tensor @t8
+ * (@rank, @dims), quantized as dequantized value @x is: the quantized value
+ * under a name no model can give (a control character), the float one
+ * made only if read as floats.
+ */
+static int lazy_dequantized(struct onnx *o, const struct oval *x, int t8, uint32_t rank,
+			    const uint32_t *dims)
+{
+	enum npu_dtype qdt = x->dq_x->dt;
+	struct oval *hidden, *v;
+	char name[512];
+
+	snprintf(name, sizeof(name), "%s\x1fquantized", N->output[0]);
+	hidden = onnx_add(o, name, qdt, rank, dims);
+	v = hidden ? onnx_add(o, N->output[0], NPU_DT_FLOAT32, rank, dims) : NULL;
+	if (!v)
+		return NPU_EINVAL;
+	hidden->i8 = t8;
+	hidden->id = qdt == NPU_DT_INT8 ? t8 : -1;
+	v->dq_x = hidden;
+	v->dq_s = x->dq_s;
+	v->dq_z = x->dq_z;
+	v->dq = x->dq;
+	v->dq.outer = v->count;
+	return 1;
+}
+
 /*
  * A reshape (Reshape, Flatten) of a value dequantized per tensor: the
  * quantized value is reshaped (a view: nothing moves) and the result is a
@@ -816,44 +858,51 @@ int onnx_fold_requantize(struct onnx *o)
  */
 int onnx_fold_reshape(struct onnx *o, uint32_t rank, const uint32_t *dims)
 {
-	struct oval *x = onnx_in(o, 0), *q, *hidden, *v;
-	struct npu_tensor_desc d = { .dtype = NPU_DT_INT8, .rank = rank };
-	char name[512];
+	struct oval *x = onnx_in(o, 0);
 	float xs;
 	int32_t xz;
 	int src, view;
 
 	if (!x || x->id >= 0 || !per_tensor(x, &xs, &xz) || N->n_output != 1 || !rank ||
-	    strlen(N->output[0]) > 400)
+	    strlen(N->output[0]) > 400 || (x->dq_x->data && x->dq_x->input < 0))
 		return 0;
-	q = x->dq_x;
-	if (q->data && q->input < 0)
-		return 0;
-	src = q8_in(o, q, xs, xz);
+	src = q8_in(o, x->dq_x, xs, xz);
 	if (src < 0)
 		return src < -1 ? src : 0;
-	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
-	d.scale = o->g->t[src].d.scale;
-	d.zero_point = o->g->t[src].d.zero_point;
-	d.layout = rank == 4 ? NPU_LAYOUT_NCHW : NPU_LAYOUT_NHWC;
-	view = ir_add_desc(o->g, &d);
+	view = q8_like(o, src, rank, dims);
 	if (view < 0)
-		return onnx_fail(o, view, "%s", o->g->err);
+		return view;
 	TRY(onnx_node(o, IR_RESHAPE, &src, 1, &view, 1, NULL));
-	/* the reshaped quantized value: a name no model can give (a control character) */
-	snprintf(name, sizeof(name), "%s\x1fquantized", N->output[0]);
-	hidden = onnx_add(o, name, q->dt, rank, dims);
-	v = hidden ? onnx_add(o, N->output[0], NPU_DT_FLOAT32, rank, dims) : NULL;
-	if (!v)
-		return NPU_EINVAL;
-	hidden->i8 = view;
-	hidden->id = q->dt == NPU_DT_INT8 ? view : -1;
-	v->dq_x = hidden;
-	v->dq_s = x->dq_s;
-	v->dq_z = x->dq_z;
-	v->dq = x->dq;
-	v->dq.outer = v->count;
-	return 1;
+	return lazy_dequantized(o, x, view, rank, dims);
+}
+
+/*
+ * A Transpose (rank 2 to 4) of a value dequantized per tensor: the
+ * quantized value transposed (libnpu's int8 transpose, an NPU command; the
+ * bytes move, nothing is computed) and dequantized lazily, so that int8
+ * ops around it read int8 (QDQ transformers' heads). 1 when so, else 0 or
+ * an error.
+ */
+int onnx_fold_transpose(struct onnx *o, const uint32_t *perm, const uint32_t *ydims)
+{
+	struct oval *x = onnx_in(o, 0);
+	struct ir_attrs at = { 0 };
+	float xs;
+	int32_t xz;
+	int src, out;
+
+	if (!x || x->id >= 0 || !per_tensor(x, &xs, &xz) || N->n_output != 1 || x->rank < 2 ||
+	    x->rank > 4 || strlen(N->output[0]) > 400 || (x->dq_x->data && x->dq_x->input < 0))
+		return 0;
+	src = q8_in(o, x->dq_x, xs, xz);
+	if (src < 0)
+		return src < -1 ? src : 0;
+	out = q8_like(o, src, x->rank, ydims);
+	if (out < 0)
+		return out;
+	memcpy(at.perm, perm, sizeof(uint32_t) * x->rank);
+	TRY(onnx_node(o, IR_TRANSPOSE, &src, 1, &out, 1, &at));
+	return lazy_dequantized(o, x, out, x->rank, ydims);
 }
 
 /*
