@@ -1047,6 +1047,60 @@ static void test_qdq_transpose(void)
 	}
 }
 
+/*
+ * DQ -> Split and Slice -> Q of one quantization: the int8 value copied,
+ * no float made; the outputs are the input's bytes.
+ */
+static void test_qdq_split_slice(void)
+{
+	struct model m = { .opset = 13 };
+	const float sc = 0.05f;
+	const uint8_t zp = 17;
+	const int64_t st = 1, en = 3, ax = 1, parts[2] = { 2, 4 };
+	uint8_t x[12], a[4], b[8], c[4];
+	void *out[] = { a, b, c };
+	const size_t bytes[] = { sizeof(a), sizeof(b), sizeof(c) };
+	size_t len;
+	const uint8_t *buf;
+	Onnx__NodeProto *n;
+
+	for (int i = 0; i < 12; i++)
+		x[i] = (uint8_t)(200 - i * 13);
+	m.init[m.ninit++] = tensor("s", F32, 0, NULL, &sc, 4);
+	m.init[m.ninit++] = tensor("z", U8, 0, NULL, &zp, 1);
+	m.init[m.ninit++] = tensor("parts", I64, DIMS(2), parts, sizeof(parts));
+	m.init[m.ninit++] = tensor("st", I64, DIMS(1), &st, 8);
+	m.init[m.ninit++] = tensor("en", I64, DIMS(1), &en, 8);
+	m.init[m.ninit++] = tensor("ax", I64, DIMS(1), &ax, 8);
+	m.node[m.nnode++] = node("DequantizeLinear", "x,s,z", "d");
+	n = node("Split", "d,parts", "p0,p1");
+	attr_i(n, "axis", 1);
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Slice", "d,st,en,ax", "sl");
+	m.node[m.nnode++] = node("QuantizeLinear", "p0,s,z", "a");
+	m.node[m.nnode++] = node("QuantizeLinear", "p1,s,z", "b");
+	m.node[m.nnode++] = node("QuantizeLinear", "sl,s,z", "c");
+	m.in[m.nin++] = value("x", U8, DIMS(2, 6));
+	m.out[m.nout++] = value("a", U8, 0, NULL);
+	m.out[m.nout++] = value("b", U8, 0, NULL);
+	m.out[m.nout++] = value("c", U8, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(count_label(buf, len, "dequantize_linear"), 0);
+	CHECK_EQ(count_label(buf, len, "quantize_linear"), 0);
+	for (int be = 0; be < NB; be++) {
+		memset(a, 0, sizeof(a));
+		memset(b, 0, sizeof(b));
+		memset(c, 0, sizeof(c));
+		CHECK_EQ(run_on(backends[be], buf, len, (const void *[]){ x }, out, bytes, 3), 0);
+		for (int r = 0; r < 2; r++) {
+			CHECK(!memcmp(a + r * 2, x + r * 6, 2));
+			CHECK(!memcmp(b + r * 4, x + r * 6 + 2, 4));
+			CHECK(!memcmp(c + r * 2, x + r * 6 + 1, 2));
+		}
+	}
+	arena_free();
+}
+
 /* A report of 600 ops is whole (no fixed size), and ends with the summary. */
 static void test_long_report(void)
 {
@@ -1256,5 +1310,6 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18), TAP_ENTRY(test_gelu_op),
 	 TAP_ENTRY(test_ort_qlinear_add),
 	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax), TAP_ENTRY(test_qdq_transpose),
+	 TAP_ENTRY(test_qdq_split_slice),
 	 TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

@@ -159,6 +159,9 @@ int onnx_fold_maxpool(struct onnx *o, const struct window *w, const uint32_t *yd
 int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims);
 /* DQ -> Softmax -> Q: onnxruntime's QLinearSoftmax. */
 int onnx_fold_softmax(struct onnx *o, uint32_t axis);
+/* A strided copy of a value dequantized per tensor: the quantized value copied. */
+int onnx_fold_copy(struct onnx *o, uint32_t out, const struct nd_copy *p, uint32_t rank,
+		   const uint32_t *dims);
 /* A transpose of a value dequantized per tensor: the quantized value transposed. */
 int onnx_fold_transpose(struct onnx *o, const uint32_t *perm, const uint32_t *ydims);
 /* A reshape of a value dequantized per tensor: the quantized value reshaped. */

@@ -33,19 +33,26 @@ static int copy_out(struct onnx *o, uint32_t i, struct nd_copy *p, uint32_t rank
 {
 	struct oval *x = onnx_in(o, 0);
 	struct ir_attrs at = { 0 };
-	int t = onnx_in_t(o, 0), y;
+	int t, y;
 
+	if (!p->rank) {		/* a scalar: one element */
+		p->rank = 1;
+		p->dims[0] = 1;
+		p->st[0] = 0;
+	}
+	{	/* a value dequantized per tensor: the int8 value copied */
+		int r = onnx_fold_copy(o, i, p, rank, dims);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
+	t = onnx_in_t(o, 0);
 	if (t < 0)
 		return t;
 	y = onnx_output(o, i, x->dt, rank, dims);
 	if (y < 0)
 		return y == -1 ? 0 : y;		/* an output nobody names */
 	p->dtype = x->dt;
-	if (!p->rank) {		/* a scalar: one element */
-		p->rank = 1;
-		p->dims[0] = 1;
-		p->st[0] = 0;
-	}
 	at.nd.cp = *p;
 	return onnx_node(o, IR_ND_COPY, &t, 1, &y, 1, &at);
 }

@@ -829,15 +829,15 @@ static int q8_like(struct onnx *o, int src, uint32_t rank, const uint32_t *dims)
  * made only if read as floats.
  */
 static int lazy_dequantized(struct onnx *o, const struct oval *x, int t8, uint32_t rank,
-			    const uint32_t *dims)
+			    const uint32_t *dims, uint32_t out)
 {
 	enum npu_dtype qdt = x->dq_x->dt;
 	struct oval *hidden, *v;
 	char name[512];
 
-	snprintf(name, sizeof(name), "%s\x1fquantized", N->output[0]);
+	snprintf(name, sizeof(name), "%s\x1fquantized", N->output[out]);
 	hidden = onnx_add(o, name, qdt, rank, dims);
-	v = hidden ? onnx_add(o, N->output[0], NPU_DT_FLOAT32, rank, dims) : NULL;
+	v = hidden ? onnx_add(o, N->output[out], NPU_DT_FLOAT32, rank, dims) : NULL;
 	if (!v)
 		return NPU_EINVAL;
 	hidden->i8 = t8;
@@ -873,7 +873,7 @@ int onnx_fold_reshape(struct onnx *o, uint32_t rank, const uint32_t *dims)
 	if (view < 0)
 		return view;
 	TRY(onnx_node(o, IR_RESHAPE, &src, 1, &view, 1, NULL));
-	return lazy_dequantized(o, x, view, rank, dims);
+	return lazy_dequantized(o, x, view, rank, dims, 0);
 }
 
 /*
@@ -902,7 +902,37 @@ int onnx_fold_transpose(struct onnx *o, const uint32_t *perm, const uint32_t *yd
 		return out;
 	memcpy(at.perm, perm, sizeof(uint32_t) * x->rank);
 	TRY(onnx_node(o, IR_TRANSPOSE, &src, 1, &out, 1, &at));
-	return lazy_dequantized(o, x, out, x->rank, ydims);
+	return lazy_dequantized(o, x, out, x->rank, ydims, 0);
+}
+
+/*
+ * A strided copy (Slice, Split, Expand, Tile, a Transpose past rank 4) of
+ * a value dequantized per tensor into output @out: the int8 value copied
+ * (@p, in elements) and dequantized lazily. 1 when so, else 0 or an error.
+ */
+int onnx_fold_copy(struct onnx *o, uint32_t out, const struct nd_copy *p, uint32_t rank,
+		   const uint32_t *dims)
+{
+	struct oval *x = onnx_in(o, 0);
+	struct ir_attrs at = { 0 };
+	float xs;
+	int32_t xz;
+	int src, y;
+
+	if (!x || x->id >= 0 || !per_tensor(x, &xs, &xz) || out >= N->n_output ||
+	    !N->output[out][0] || strlen(N->output[out]) > 400 || !rank ||
+	    (x->dq_x->data && x->dq_x->input < 0))
+		return 0;
+	src = q8_in(o, x->dq_x, xs, xz);
+	if (src < 0)
+		return src < -1 ? src : 0;
+	y = q8_like(o, src, rank, dims);
+	if (y < 0)
+		return y;
+	at.nd.cp = *p;
+	at.nd.cp.dtype = NPU_DT_INT8;
+	TRY(onnx_node(o, IR_ND_COPY, &src, 1, &y, 1, &at));
+	return lazy_dequantized(o, x, y, rank, dims, out);
 }
 
 /*
