@@ -851,6 +851,25 @@ static int lazy_dequantized(struct onnx *o, const struct oval *x, int t8, uint32
 }
 
 /*
+ * Input 0 as an int8 tensor (*@src) when it is a value dequantized per
+ * tensor, not a constant, and output @out is named: 1; else 0 or an error.
+ * A data movement op on it then moves the int8 value (lazy_dequantized).
+ */
+static int movable(struct onnx *o, uint32_t out, int *src)
+{
+	struct oval *x = onnx_in(o, 0);
+	float xs;
+	int32_t xz;
+
+	if (!x || x->id >= 0 || !per_tensor(x, &xs, &xz) || out >= N->n_output ||
+	    !N->output[out][0] || strlen(N->output[out]) > 400 ||
+	    (x->dq_x->data && x->dq_x->input < 0))
+		return 0;
+	*src = q8_in(o, x->dq_x, xs, xz);
+	return *src >= 0 ? 1 : *src < -1 ? *src : 0;
+}
+
+/*
  * A reshape (Reshape, Flatten) of a value dequantized per tensor: the
  * quantized value is reshaped (a view: nothing moves) and the result is a
  * lazy dequantization of that, so that an int8 op after it still reads
@@ -858,22 +877,15 @@ static int lazy_dequantized(struct onnx *o, const struct oval *x, int t8, uint32
  */
 int onnx_fold_reshape(struct onnx *o, uint32_t rank, const uint32_t *dims)
 {
-	struct oval *x = onnx_in(o, 0);
-	float xs;
-	int32_t xz;
-	int src, view;
+	int src, view, r = rank && N->n_output == 1 ? movable(o, 0, &src) : 0;
 
-	if (!x || x->id >= 0 || !per_tensor(x, &xs, &xz) || N->n_output != 1 || !rank ||
-	    strlen(N->output[0]) > 400 || (x->dq_x->data && x->dq_x->input < 0))
-		return 0;
-	src = q8_in(o, x->dq_x, xs, xz);
-	if (src < 0)
-		return src < -1 ? src : 0;
+	if (r <= 0)
+		return r;
 	view = q8_like(o, src, rank, dims);
 	if (view < 0)
 		return view;
 	TRY(onnx_node(o, IR_RESHAPE, &src, 1, &view, 1, NULL));
-	return lazy_dequantized(o, x, view, rank, dims, 0);
+	return lazy_dequantized(o, onnx_in(o, 0), view, rank, dims, 0);
 }
 
 /*
@@ -887,16 +899,11 @@ int onnx_fold_transpose(struct onnx *o, const uint32_t *perm, const uint32_t *yd
 {
 	struct oval *x = onnx_in(o, 0);
 	struct ir_attrs at = { 0 };
-	float xs;
-	int32_t xz;
-	int src, out;
+	int src, out, r = x && x->rank >= 2 && x->rank <= 4 && N->n_output == 1 ?
+			  movable(o, 0, &src) : 0;
 
-	if (!x || x->id >= 0 || !per_tensor(x, &xs, &xz) || N->n_output != 1 || x->rank < 2 ||
-	    x->rank > 4 || strlen(N->output[0]) > 400 || (x->dq_x->data && x->dq_x->input < 0))
-		return 0;
-	src = q8_in(o, x->dq_x, xs, xz);
-	if (src < 0)
-		return src < -1 ? src : 0;
+	if (r <= 0)
+		return r;
 	out = q8_like(o, src, x->rank, ydims);
 	if (out < 0)
 		return out;
@@ -913,26 +920,18 @@ int onnx_fold_transpose(struct onnx *o, const uint32_t *perm, const uint32_t *yd
 int onnx_fold_copy(struct onnx *o, uint32_t out, const struct nd_copy *p, uint32_t rank,
 		   const uint32_t *dims)
 {
-	struct oval *x = onnx_in(o, 0);
 	struct ir_attrs at = { 0 };
-	float xs;
-	int32_t xz;
-	int src, y;
+	int src, y, r = rank ? movable(o, out, &src) : 0;
 
-	if (!x || x->id >= 0 || !per_tensor(x, &xs, &xz) || out >= N->n_output ||
-	    !N->output[out][0] || strlen(N->output[out]) > 400 || !rank ||
-	    (x->dq_x->data && x->dq_x->input < 0))
-		return 0;
-	src = q8_in(o, x->dq_x, xs, xz);
-	if (src < 0)
-		return src < -1 ? src : 0;
+	if (r <= 0)
+		return r;
 	y = q8_like(o, src, rank, dims);
 	if (y < 0)
 		return y;
 	at.nd.cp = *p;
 	at.nd.cp.dtype = NPU_DT_INT8;
 	TRY(onnx_node(o, IR_ND_COPY, &src, 1, &y, 1, &at));
-	return lazy_dequantized(o, x, y, rank, dims, out);
+	return lazy_dequantized(o, onnx_in(o, 0), y, rank, dims, out);
 }
 
 /*
