@@ -634,6 +634,19 @@ static void *values(uint32_t dt, size_t n)
 	return p;
 }
 
+/* OpenCL's @n results in @my (type @dt) agree with the reference's @want; @my released. */
+static void agree(const char *what, uint32_t fn, uint32_t dt, const void *want, cl_mem my,
+		  uint64_t n)
+{
+	void *got = calloc(n, 8);
+
+	down(my, got, n * nd_elem_size(dt));
+	if (!same_values(dt, want, got, n))
+		printf("#   %s %u: OpenCL differs\n", what, fn);
+	CHECK(same_values(dt, want, got, n));
+	free(got);
+}
+
 /*
  * Each function of enum nd_fn and enum nd_reduce_fn (ref/nd_fn.h) runs on
  * OpenCL as the CPU reference computes it: an OpenCL kernel that forgets
@@ -651,7 +664,7 @@ static void test_every_nd_function(void)
 					       .out = { 4, NE / 4 }, .a = { 4, NE / 4 },
 					       .b = { 1, NE / 4 } };
 			uint32_t odt = nd_binary_out_dt(fn, bdts[d]);
-			void *a, *b, *want, *got;
+			void *a, *b, *want;
 			cl_mem ma, mb, my;
 
 			if (logical != (bdts[d] == NPU_DT_BOOL))
@@ -659,23 +672,19 @@ static void test_every_nd_function(void)
 			a = values(bdts[d], NE);
 			b = values(bdts[d], NE / 4);
 			want = calloc(NE, 8);
-			got = calloc(NE, 8);
 			CHECK_EQ(ref_nd_binary(&p, a, b, want), 0);
 			ma = up(a, NE * nd_elem_size(bdts[d]));
 			mb = up(b, NE / 4 * nd_elem_size(bdts[d]));
 			my = up(NULL, NE * nd_elem_size(odt));
 			CHECK_EQ(ocl_nd_binary(ocl, &p, ma, mb, my), NPU_OK);
-			down(my, got, NE * nd_elem_size(odt));
+			agree(bdts[d] == NPU_DT_FLOAT32 ? "binary function (fp32)" :
+			      "binary function (integers)", fn, odt, want, my, NE);
 			ocl_release(ocl, &ma, 1);
 			ocl_release(ocl, &mb, 1);
-			if (!same_values(odt, want, got, NE))
-				printf("#   binary function %u, dtype %u: OpenCL differs\n", fn, bdts[d]);
-			CHECK(same_values(odt, want, got, NE));
 			tried++;
 			free(a);
 			free(b);
 			free(want);
-			free(got);
 		}
 	for (uint32_t fn = ND_RELU; fn < ND_NUM_FN; fn++) {
 		uint32_t dt = fn == ND_FLIP128 ? NPU_DT_UINT8 : fn == ND_NOT ? NPU_DT_BOOL :
@@ -684,22 +693,18 @@ static void test_every_nd_function(void)
 				      .beta = 0.5f, .lo = -1.5f, .hi = 2.0f, .ilo = -3, .ihi = 7,
 				      .odtype = fn == ND_CAST ? NPU_DT_INT32 : 0 };
 		uint32_t odt = fn == ND_CAST ? NPU_DT_INT32 : fn == ND_FLIP128 ? NPU_DT_INT8 : dt;
-		void *x = values(dt, NE), *want = calloc(NE, 8), *got = calloc(NE, 8);
+		void *x = values(dt, NE), *want = calloc(NE, 8);
 		cl_mem mx, my;
 
 		CHECK_EQ(ref_nd_unary(&p, x, want), 0);
 		mx = up(x, NE * nd_elem_size(dt));
 		my = up(NULL, NE * nd_elem_size(odt));
 		CHECK_EQ(ocl_nd_unary(ocl, &p, mx, my), NPU_OK);
-		down(my, got, NE * nd_elem_size(odt));
+		agree("unary function", fn, odt, want, my, NE);
 		ocl_release(ocl, &mx, 1);
-		if (!same_values(odt, want, got, NE))
-			printf("#   unary function %u: OpenCL differs\n", fn);
-		CHECK(same_values(odt, want, got, NE));
 		tried++;
 		free(x);
 		free(want);
-		free(got);
 	}
 	for (uint32_t fn = 0; fn < ND_R_NUM; fn++) {
 		/* positive values, so that the logarithms are of something */
@@ -709,7 +714,7 @@ static void test_every_nd_function(void)
 		uint32_t odt = arg ? NPU_DT_INT64 : NPU_DT_FLOAT32;
 		uint64_t nout = nd_reduce_count(&p, 1);
 		float *x = values(NPU_DT_FLOAT32, NE);
-		void *want = calloc(NE, 8), *got = calloc(NE, 8);
+		void *want = calloc(NE, 8);
 		cl_mem mx, my;
 
 		for (int i = 0; i < NE; i++)
@@ -718,15 +723,11 @@ static void test_every_nd_function(void)
 		mx = up(x, NE * sizeof(float));
 		my = up(NULL, nout * nd_elem_size(odt));
 		CHECK_EQ(ocl_nd_reduce(ocl, &p, mx, my), NPU_OK);
-		down(my, got, nout * nd_elem_size(odt));
+		agree("reduction", fn, odt, want, my, nout);
 		ocl_release(ocl, &mx, 1);
-		if (!same_values(odt, want, got, nout))
-			printf("#   reduction %u: OpenCL differs\n", fn);
-		CHECK(same_values(odt, want, got, nout));
 		tried++;
 		free(x);
 		free(want);
-		free(got);
 	}
 	printf("#   %d functions and types\n", tried);
 }

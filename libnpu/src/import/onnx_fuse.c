@@ -55,40 +55,17 @@ static const Onnx__NodeProto *node_at(struct onnx *o, int j, const char *op, siz
 
 /*
  * The other input of a two-input node than input @as: a constant's single
- * float value, known already or written by a Constant node not yet read
- * (exporters put a pattern's constants among its nodes).
+ * float value (exporters put a pattern's constants among its nodes; the
+ * importer reads every Constant node first, so they are known here).
  */
 static int scalar_other(struct onnx *o, const Onnx__NodeProto *m, uint32_t as, double *v)
 {
-	const char *name = m->input[1 - as];
-	struct oval *c = onnx_find(o, name);
+	struct oval *c = onnx_find(o, m->input[1 - as]);
 
-	if (c) {
-		if (!c->data || c->input >= 0 || c->count != 1 || c->dt != NPU_DT_FLOAT32)
-			return 0;
-		*v = onnx_get_f(c, 0);
-		return 1;
-	}
-	for (size_t j = (size_t)o->node_index + 1; j < o->gp->n_node; j++) {
-		const Onnx__NodeProto *k = o->gp->node[j];
-		struct npu_array a;
-		char why[128];
-		int ok;
-
-		if (!k->op_type || strcmp(k->op_type, "Constant") || k->n_output != 1 ||
-		    strcmp(k->output[0], name))
-			continue;
-		if (k->n_attribute != 1 || !k->attribute[0]->name ||
-		    strcmp(k->attribute[0]->name, "value") || !k->attribute[0]->t ||
-		    onnx_array(k->attribute[0]->t, &a, why, sizeof(why)))
-			return 0;
-		ok = a.dtype == NPU_DT_FLOAT32 && a.bytes == sizeof(float);
-		if (ok)
-			*v = *(const float *)a.data;
-		npu_array_free(&a);
-		return ok;
-	}
-	return 0;
+	if (!c || !c->data || c->input >= 0 || c->count != 1 || c->dt != NPU_DT_FLOAT32)
+		return 0;
+	*v = onnx_get_f(c, 0);
+	return 1;
 }
 
 /* The node's int attribute @name, or @def. */
