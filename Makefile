@@ -35,7 +35,7 @@ CORE_SRCS := $(wildcard qemu-device/core/*.c)
 CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_faults test_robustness test_quant \
-	test_tensor test_train
+	test_tensor test_nd_cmds test_train
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
 	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement \
@@ -60,7 +60,7 @@ LIBNPU_PRIV_HDRS := $(shell find libnpu/src -name '*.h')
 LIBNPU_HDRS := $(wildcard libnpu/include/*.h)
 # The command stream's definitions, which command-buffer apps write with
 # (npu.h points to them): installed beside libnpu's headers.
-CMD_HDRS := include/npu_cmd.h include/npu_cmd_train.h include/npu_types.h include/npu_quant.h
+CMD_HDRS := include/npu_cmd.h include/npu_cmd_nd.h include/npu_cmd_train.h include/npu_types.h include/npu_quant.h
 LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS)) \
 	$(BUILD)/libnpu/ocl_program.o $(BUILD)/libnpu/gen/onnx.pb-c.o
 # ONNX's protobuf schema, as libonnx-dev ships it; protoc-c makes its C code.
@@ -307,6 +307,13 @@ $(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(LIBNPU_REF_SRCS) libnpu/s
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack.c \
+		tests/host/harness.c $(CORE_SRCS) -lm
+
+# The N-d inference commands, packed by libnpu, on the device core against fp64 loops.
+$(BUILD)/tests/test_nd_cmds: tests/host/test_nd_cmds.c $(LIBNPU_REF_SRCS) libnpu/src/device/pack_nd.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) $(LIBNPU_PRIV_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
+		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack_nd.c \
 		tests/host/harness.c $(CORE_SRCS) -lm
 
 # The training commands on the device core against libnpu's CPU reference.

@@ -78,7 +78,7 @@ int main(void)
 	cmd_caps = 1u << NPU_CMD_NOP | 1u << NPU_CMD_DMA_COPY | 1u << NPU_CMD_DMA_FILL |
 		   1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER;
 	if (hw_caps & NPU_HW_CAP_INT8)
-		cmd_caps |= NPU_CMD_CAPS_INT8;
+		cmd_caps |= NPU_CMD_CAPS_INFER;
 	if (hw_caps & NPU_HW_CAP_TRAIN)
 		cmd_caps |= NPU_CMD_CAPS_TRAIN;
 	reg_write(NPU_REG_FW_VERSION, FW_VERSION_CODE);

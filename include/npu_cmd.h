@@ -22,6 +22,14 @@ enum npu_cmd_op {
 	NPU_CMD_DMA_FILL = 3,	/* struct npu_cmd_dma_fill */
 	NPU_CMD_TIMESTAMP = 4,	/* struct npu_cmd_timestamp */
 	NPU_CMD_BARRIER = 5,	/* wait for earlier engine work; 8 bytes */
+	/* N-d inference commands, ONNX's semantics: npu_cmd_nd.h. */
+	NPU_CMD_BINARY = 6,	/* struct npu_cmd_binary: fp32 arithmetic, broadcast */
+	NPU_CMD_ACTIVATION = 7,	/* struct npu_cmd_activation: fp32, or 8-bit by table */
+	NPU_CMD_COPY = 8,	/* struct npu_cmd_copy: strided copy (transpose, slice) */
+	NPU_CMD_SOFTMAX = 9,	/* struct npu_cmd_softmax: fp32, log-softmax */
+	NPU_CMD_NORM = 10,	/* struct npu_cmd_norm: layer norm, RMS norm */
+	NPU_CMD_MATMUL = 11,	/* struct npu_cmd_matmul: batched, two activations */
+	NPU_CMD_QDQ = 12,	/* struct npu_cmd_qdq: ONNX's (de)quantize, requantize */
 	/* Tensor operations (the tensor engine); see npu_quant.h for the arithmetic. */
 	NPU_CMD_GEMM_I8 = 16,	/* struct npu_cmd_gemm_i8 */
 	NPU_CMD_CONV2D_I8 = 17,	/* struct npu_cmd_conv2d_i8 (also depthwise) */
@@ -45,32 +53,36 @@ enum npu_cmd_op {
 
 /*
  * NPU_TENSOR_CMDS(X) - every tensor-engine command, once: X(OP, op, class)
- * for NPU_CMD_OP, its struct npu_cmd_op, and its class: INT8 (inference,
- * offered under NPU_HW_CAP_INT8) or TRAIN (under NPU_HW_CAP_TRAIN, the full
- * profile only). The firmware's dispatch and capability bits, the engine's
- * training check and the fuzzer's list are made from it; the engine's table
- * of handlers is checked against it (test_tensor).
+ * for NPU_CMD_OP, its struct npu_cmd_op, and its class: INFER (inference,
+ * offered under NPU_HW_CAP_INT8, every profile) or TRAIN (under
+ * NPU_HW_CAP_TRAIN, the full profile only). The firmware's dispatch and
+ * capability bits, the engine's table of handlers (npu_op_run() for each,
+ * so a command without one fails to link), its training check and the
+ * fuzzer's list are made from it.
  */
 #define NPU_TENSOR_CMDS(X)							\
-	X(GEMM_I8, gemm_i8, INT8) X(CONV2D_I8, conv2d_i8, INT8)			\
-	X(POOL_I8, pool_i8, INT8) X(ELTWISE_I8, eltwise_i8, INT8)		\
-	X(QUANTIZE, quantize, INT8) X(SOFTMAX_I8, softmax_i8, INT8)		\
-	X(TRANSPOSE, transpose, INT8) X(PAD, pad, INT8) X(CONCAT, concat, INT8)	\
+	X(BINARY, binary, INFER) X(ACTIVATION, activation, INFER)		\
+	X(COPY, copy, INFER) X(SOFTMAX, softmax, INFER) X(NORM, norm, INFER)	\
+	X(MATMUL, matmul, INFER) X(QDQ, qdq, INFER)				\
+	X(GEMM_I8, gemm_i8, INFER) X(CONV2D_I8, conv2d_i8, INFER)		\
+	X(POOL_I8, pool_i8, INFER) X(ELTWISE_I8, eltwise_i8, INFER)		\
+	X(QUANTIZE, quantize, INFER) X(SOFTMAX_I8, softmax_i8, INFER)		\
+	X(TRANSPOSE, transpose, INFER) X(PAD, pad, INFER) X(CONCAT, concat, INFER) \
 	X(GEMM_F32, gemm_f32, TRAIN) X(CONV2D_F32, conv2d_f32, TRAIN)		\
 	X(POOL_F32, pool_f32, TRAIN) X(ELTWISE_F32, eltwise_f32, TRAIN)		\
 	X(REDUCE_F32, reduce_f32, TRAIN) X(XENT_F32, xent_f32, TRAIN)		\
 	X(OPTIM_F32, optim_f32, TRAIN)
 
-#define NPU_CMD_CLASS_INT8	1
+#define NPU_CMD_CLASS_INFER	1
 #define NPU_CMD_CLASS_TRAIN	2
 #define NPU_CMD_CAP_IF_(OP, op, cls, want) \
 	| (NPU_CMD_CLASS_##cls == (want) ? 1u << NPU_CMD_##OP : 0u)
-#define NPU_CMD_CAP_INT8_(OP, op, cls)	NPU_CMD_CAP_IF_(OP, op, cls, NPU_CMD_CLASS_INT8)
+#define NPU_CMD_CAP_INFER_(OP, op, cls)	NPU_CMD_CAP_IF_(OP, op, cls, NPU_CMD_CLASS_INFER)
 #define NPU_CMD_CAP_TRAIN_(OP, op, cls)	NPU_CMD_CAP_IF_(OP, op, cls, NPU_CMD_CLASS_TRAIN)
 /* The tensor commands' NPU_REG_FW_CMD_CAPS bits: inference, training, all. */
-#define NPU_CMD_CAPS_INT8	(0u NPU_TENSOR_CMDS(NPU_CMD_CAP_INT8_))
+#define NPU_CMD_CAPS_INFER	(0u NPU_TENSOR_CMDS(NPU_CMD_CAP_INFER_))
 #define NPU_CMD_CAPS_TRAIN	(0u NPU_TENSOR_CMDS(NPU_CMD_CAP_TRAIN_))
-#define NPU_CMD_CAPS_TENSOR	(NPU_CMD_CAPS_INT8 | NPU_CMD_CAPS_TRAIN)
+#define NPU_CMD_CAPS_TENSOR	(NPU_CMD_CAPS_INFER | NPU_CMD_CAPS_TRAIN)
 /* Whether opcode @op (any 32-bit value) is a tensor command of caps mask @caps. */
 #define NPU_CMD_IN(caps, op)	((op) < 32 && ((caps) >> (op) & 1u))
 
@@ -434,6 +446,7 @@ struct npu_quant_ch {
 	int32_t shift;
 };
 
+#include "npu_cmd_nd.h"
 #include "npu_cmd_train.h"
 
 #endif /* NPU_CMD_H */

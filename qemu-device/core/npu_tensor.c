@@ -159,7 +159,7 @@ static int gemm_compute(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
 	return npu_gemm_i8(&args);
 }
 
-static uint32_t gemm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+uint32_t npu_gemm_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_gemm_i8 g;
@@ -401,7 +401,7 @@ static int dwconv_compute(struct npu_core *core, const struct conv *v, const int
 	return 0;
 }
 
-static uint32_t conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct conv v;
@@ -475,7 +475,7 @@ out:
 
 /* ---- pooling ---------------------------------------------------------- */
 
-static uint32_t pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_pool_i8 p;
@@ -581,7 +581,7 @@ static bool shift_ok(int32_t s)
 	return s >= -31 && s <= 30;
 }
 
-static uint32_t eltwise_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_eltwise_i8 e;
@@ -664,7 +664,7 @@ out:
 
 /* ---- quantize / dequantize ---------------------------------------------- */
 
-static uint32_t quantize_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+uint32_t npu_quantize_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			     uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint64_t in, out, bits;
@@ -718,7 +718,7 @@ out:
 
 /* ---- softmax --------------------------------------------------------------- */
 
-static uint32_t softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+uint32_t npu_softmax_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint64_t in, out, total;
@@ -785,7 +785,7 @@ static bool layout_dims(const uint32_t *dims, uint32_t rank, uint64_t *count)
 	return true;
 }
 
-static uint32_t transpose_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+uint32_t npu_transpose_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint32_t rank, es, dims[4], perm[4], od[4] = { 1, 1, 1, 1 }, st = NPU_DMA_ERR_ARGS;
@@ -850,7 +850,7 @@ out:
 	return st;
 }
 
-static uint32_t concat_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+uint32_t npu_concat_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			   uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint32_t outer, in_row, out_row, offset, st;
@@ -884,7 +884,7 @@ static uint32_t concat_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	return st;
 }
 
-static uint32_t pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+uint32_t npu_pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint32_t rank, dims[4], before[4], after[4], od[4] = { 1, 1, 1, 1 };
@@ -950,30 +950,13 @@ out:
 	return st;
 }
 
-/* The tensor commands in opcode order, from NPU_CMD_GEMM_I8. */
-static const npu_tensor_op_fn tensor_ops[] = {
-	[NPU_CMD_GEMM_I8 - NPU_CMD_GEMM_I8] = gemm_run,
-	[NPU_CMD_CONV2D_I8 - NPU_CMD_GEMM_I8] = conv_run,
-	[NPU_CMD_POOL_I8 - NPU_CMD_GEMM_I8] = pool_run,
-	[NPU_CMD_ELTWISE_I8 - NPU_CMD_GEMM_I8] = eltwise_run,
-	[NPU_CMD_QUANTIZE - NPU_CMD_GEMM_I8] = quantize_run,
-	[NPU_CMD_SOFTMAX_I8 - NPU_CMD_GEMM_I8] = softmax_run,
-	[NPU_CMD_TRANSPOSE - NPU_CMD_GEMM_I8] = transpose_run,
-	[NPU_CMD_PAD - NPU_CMD_GEMM_I8] = pad_run,
-	[NPU_CMD_CONCAT - NPU_CMD_GEMM_I8] = concat_run,
-	[NPU_CMD_GEMM_F32 - NPU_CMD_GEMM_I8] = npu_gemm_f32_run,
-	[NPU_CMD_CONV2D_F32 - NPU_CMD_GEMM_I8] = npu_conv2d_f32_run,
-	[NPU_CMD_POOL_F32 - NPU_CMD_GEMM_I8] = npu_pool_f32_run,
-	[NPU_CMD_ELTWISE_F32 - NPU_CMD_GEMM_I8] = npu_eltwise_f32_run,
-	[NPU_CMD_REDUCE_F32 - NPU_CMD_GEMM_I8] = npu_reduce_f32_run,
-	[NPU_CMD_XENT_F32 - NPU_CMD_GEMM_I8] = npu_xent_f32_run,
-	[NPU_CMD_OPTIM_F32 - NPU_CMD_GEMM_I8] = npu_optim_f32_run,
-};
+/* Every tensor command's handler, by opcode: npu_cmd.h's list. */
+#define TENSOR_OP(OP, op, cls)	[NPU_CMD_##OP] = npu_##op##_run,
+static const npu_tensor_op_fn tensor_ops[32] = { NPU_TENSOR_CMDS(TENSOR_OP) };
 
 bool npu_tensor_has_op(uint32_t op)
 {
-	return op >= NPU_CMD_GEMM_I8 && op - NPU_CMD_GEMM_I8 < ARRAY_LEN(tensor_ops) &&
-	       tensor_ops[op - NPU_CMD_GEMM_I8];
+	return op < ARRAY_LEN(tensor_ops) && tensor_ops[op];
 }
 
 void npu_tensor_start(struct npu_core *core)
@@ -1011,7 +994,7 @@ void npu_tensor_exec(struct npu_core *core, struct npu_eng_req *req)
 	if (NPU_CMD_IN(NPU_CMD_CAPS_TRAIN, op) && core->cfg.profile != NPU_PROFILE_FULL)
 		st = NPU_DMA_ERR_ARGS;
 	else if (npu_tensor_has_op(op))
-		st = tensor_ops[op - NPU_CMD_GEMM_I8](core, req->cmd, req->cmd_size, &fault,
+		st = tensor_ops[op](core, req->cmd, req->cmd_size, &fault,
 						      &bytes, &cycles);
 	else
 		st = NPU_DMA_ERR_ARGS;

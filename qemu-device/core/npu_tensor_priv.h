@@ -87,19 +87,10 @@ static inline uint32_t npu_account(struct npu_core *core, uint32_t st, uint64_t 
 	return st;
 }
 
-uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
-			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
-uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
-			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
-uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
-			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
-uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
-			     uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
-uint32_t npu_reduce_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
-			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
-uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
-			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
-uint32_t npu_optim_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
-			   uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+/* Each tensor command's handler, npu_<op>_run (npu_cmd.h's list). */
+#define NPU_TENSOR_OP_DECL(OP, op, cls)						\
+	uint32_t npu_##op##_run(struct npu_core *core, const uint8_t *c, uint32_t size,	\
+				uint64_t *fault, uint64_t *bytes, uint64_t *cycles);
+NPU_TENSOR_CMDS(NPU_TENSOR_OP_DECL)
 
 #endif /* NPU_TENSOR_PRIV_H */

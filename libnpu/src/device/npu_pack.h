@@ -49,6 +49,49 @@ int npu_pack_xent_f32(struct npu_cmd_xent_f32 *out, const struct npu_xent_f32 *p
 int npu_pack_optim_f32(struct npu_cmd_optim_f32 *out, const struct npu_optim_f32 *p,
 		uint64_t w_va, uint64_t g_va, uint64_t m_va, uint64_t v_va);
 
+/* N-d inference commands (npu_cmd_nd.h); pack_nd.c. NPU_ENOTSUP: no command can. */
+struct nd_binary;
+struct nd_unary;
+struct nd_copy;
+struct nd_softmax;
+struct nd_layernorm;
+struct nd_matmul;
+struct nd_qdq;
+struct kern;
+
+union npu_cmd_nd {
+	struct npu_cmd_hdr hdr;
+	struct npu_cmd_binary binary;
+	struct npu_cmd_activation activation;
+	struct npu_cmd_copy copy;
+	struct npu_cmd_softmax softmax;
+	struct npu_cmd_norm norm;
+	struct npu_cmd_matmul matmul;
+	struct npu_cmd_qdq qdq;
+};
+
+int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
+		uint64_t b_va, uint64_t y_va);
+int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, uint64_t x_va,
+		uint64_t y_va);
+/* @in_count: the input's elements (the copy reads none outside them). */
+int npu_pack_copy(struct npu_cmd_copy *c, const struct nd_copy *p, uint64_t in_count,
+		uint64_t x_va, uint64_t y_va);
+int npu_pack_softmax(struct npu_cmd_softmax *c, const struct nd_softmax *p, uint64_t x_va,
+		uint64_t y_va);
+/* @va: x, scale, bias, y, mean, inv_std (0 for an absent one). */
+int npu_pack_norm(struct npu_cmd_norm *c, const struct nd_layernorm *p, const uint64_t *va);
+/* @va: a, b, a_zp, b_zp, y. */
+int npu_pack_matmul(struct npu_cmd_matmul *c, const struct nd_matmul *p, const uint64_t *va);
+/* @va: x, scale, zp, y. */
+int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *va);
+/*
+ * The command of N-d kernel @k, its tensors at @va in the kernel's order
+ * (@in_count: its first input's elements); NPU_ENOTSUP when none can run it.
+ */
+int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
+		union npu_cmd_nd *c);
+
 #pragma GCC visibility pop
 
 #endif /* NPU_PACK_H */

@@ -196,10 +196,13 @@ static void io_optim_f32(const struct kern *k, int *rd, int *nrd, int *wr, int *
 /* A kind the NPU runs: its command; a one-call op has @valid too. */
 #define CMD(name, cmd_, ...)							\
 	{ #name, cmd_, .run_ref = run_##name, .work = work_##name, __VA_ARGS__ }
-/* An N-dimensional kind: its IR op, tensors read, tensors written. */
-#define ND(name, label, op, nin_, nout_, ...)					\
-	{ label, 0, nin_, .nout = nout_, .nd_op = op, .run_ref = run_##name,	\
-	  .work = work_##name, __VA_ARGS__ }
+/*
+ * An N-dimensional kind: its IR op, tensors read, tensors written, and the
+ * NPU's N-d command that runs it (0: none), packed by npu_pack_nd().
+ */
+#define ND(fn, label, op, nin_, nout_, cmd_, ...)				\
+	{ .name = label, .cmd = cmd_, .nin = nin_, .nout = nout_, .nd_op = op,	\
+	  .run_ref = run_##fn, .work = work_##fn, __VA_ARGS__ }
 
 static const struct kern_desc kerns[K_NUM] = {
 	[K_GEMM_I8] = CMD(gemm_i8, NPU_CMD_GEMM_I8, .valid = valid_gemm_i8, .macs = 1),
@@ -225,23 +228,23 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_REDUCE_F32] = CMD(reduce_f32, NPU_CMD_REDUCE_F32, .io = io_reduce_f32),
 	[K_XENT_F32] = CMD(xent_f32, NPU_CMD_XENT_F32, .io = io_xent_f32),
 	[K_OPTIM_F32] = CMD(optim_f32, NPU_CMD_OPTIM_F32, .io = io_optim_f32),
-	[K_ND_BINARY] = ND(nd_binary, "binary", IR_ND_BINARY, 2, 1),
-	[K_ND_UNARY] = ND(nd_unary, "unary", IR_ND_UNARY, 1, 1),
-	[K_ND_MATMUL] = ND(nd_matmul, "matmul", IR_ND_MATMUL, 4, 1, .macs = 1),
-	[K_ND_CONV] = ND(nd_conv, "conv", IR_ND_CONV, 5, 1, .macs = 1),
-	[K_ND_POOL] = ND(nd_pool, "pool", IR_ND_POOL, 1, 2),	/* MaxPool's indices too */
-	[K_ND_SOFTMAX] = ND(nd_softmax, "softmax", IR_ND_SOFTMAX, 1, 1),
-	[K_ND_LAYERNORM] = ND(nd_layernorm, "layer_norm", IR_ND_LAYERNORM, 3, 3),
+	[K_ND_BINARY] = ND(nd_binary, "binary", IR_ND_BINARY, 2, 1, NPU_CMD_BINARY),
+	[K_ND_UNARY] = ND(nd_unary, "unary", IR_ND_UNARY, 1, 1, NPU_CMD_ACTIVATION),
+	[K_ND_MATMUL] = ND(nd_matmul, "matmul", IR_ND_MATMUL, 4, 1, NPU_CMD_MATMUL, .macs = 1),
+	[K_ND_CONV] = ND(nd_conv, "conv", IR_ND_CONV, 5, 1, 0, .macs = 1),
+	[K_ND_POOL] = ND(nd_pool, "pool", IR_ND_POOL, 1, 2, 0),	/* MaxPool's indices too */
+	[K_ND_SOFTMAX] = ND(nd_softmax, "softmax", IR_ND_SOFTMAX, 1, 1, NPU_CMD_SOFTMAX),
+	[K_ND_LAYERNORM] = ND(nd_layernorm, "layer_norm", IR_ND_LAYERNORM, 3, 3, NPU_CMD_NORM),
 	[K_ND_PAD] = { "pad", 0, 1, .nout = 1, .nd_op = IR_ND_PAD, .run_ref = run_nd_pad,
 		       .work = work_none },
 	[K_ND_RESIZE] = { "resize", 0, 1, .nout = 1, .nd_op = IR_ND_RESIZE,
 			  .run_ref = run_nd_resize, .work = work_none },
-	[K_ND_QDQ] = ND(nd_qdq, "qdq", IR_ND_QDQ, 3, 1),
-	[K_ND_WHERE] = ND(nd_where, "where", IR_ND_WHERE, 3, 1),
-	[K_ND_COPY] = { "copy", 0, 1, .nout = 1, .nd_op = IR_ND_COPY, .run_ref = run_nd_copy,
-			.work = work_none },
-	[K_ND_GATHER] = ND(nd_gather, "gather", IR_ND_GATHER, 2, 1),
-	[K_ND_REDUCE] = ND(nd_reduce, "reduce", IR_ND_REDUCE, 1, 1),
+	[K_ND_QDQ] = ND(nd_qdq, "qdq", IR_ND_QDQ, 3, 1, NPU_CMD_QDQ),
+	[K_ND_WHERE] = ND(nd_where, "where", IR_ND_WHERE, 3, 1, 0),
+	[K_ND_COPY] = { .name = "copy", .cmd = NPU_CMD_COPY, .nin = 1, .nout = 1,
+			.nd_op = IR_ND_COPY, .run_ref = run_nd_copy, .work = work_none },
+	[K_ND_GATHER] = ND(nd_gather, "gather", IR_ND_GATHER, 2, 1, 0),
+	[K_ND_REDUCE] = ND(nd_reduce, "reduce", IR_ND_REDUCE, 1, 1, 0),
 };
 #undef CMD
 #undef ND

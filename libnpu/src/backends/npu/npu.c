@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backends/backend.h"
+#include "device/npu_pack.h"
 #include "device/npu_priv.h"
 #include "npu_fw.h"
 #include "passes/lower.h"
@@ -95,6 +96,29 @@ static void npu_be_close(void *be)
 	free(n);
 }
 
+/* An N-d kernel's input elements, which its copy may not read past. */
+static uint64_t nd_in_count(const npu_graph *g, const struct kern *k)
+{
+	const struct ir_tensor *t = k->t[0] >= 0 ? &g->t[k->t[0]] : NULL;
+	size_t es = t ? nd_elem_size(t->d.dtype) : 0;
+
+	return es ? t->bytes / es : 0;
+}
+
+/*
+ * N-d kernel @k as its command (tensors at @va), or NPU_ENOTSUP; the
+ * command is the registry's (kernel.c), else the packer and it disagree.
+ */
+static int pack_nd(const npu_graph *g, const struct kern *k, const uint64_t *va,
+		   union npu_cmd_nd *cmd)
+{
+	int err = npu_pack_nd(k, nd_in_count(g, k), va, cmd);
+
+	if (!err && cmd->hdr.op != kern_desc(k->kind)->cmd)
+		return NPU_EINVAL;
+	return err;
+}
+
 static int npu_be_claim(void *be, int node, struct npu_claim *c)
 {
 	struct npu_be *n = be;
@@ -117,6 +141,19 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 		if (!npu_device_has_command(n->dev, kern_desc(l->k[i].kind)->cmd)) {
 			strcpy(c->reason, "not in the firmware's capabilities");
 			return 0;
+		}
+		if (kern_desc(l->k[i].kind)->nd_op) {
+			uint64_t va[KERN_MAX_T] = { 0 };
+			union npu_cmd_nd cmd;
+
+			for (int t = 0; t < l->k[i].nt; t++)	/* any address: the fields count */
+				va[t] = l->k[i].t[t] >= 0 ? 4096 : 0;
+			if (pack_nd(n->g, &l->k[i], va, &cmd)) {
+				snprintf(c->reason, sizeof(c->reason),
+					 "%s: not in the NPU's command (dtype, function or rank)",
+					 kern_desc(l->k[i].kind)->name);
+				return 0;
+			}
 		}
 		if (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.requant == NPU_REQUANT_ORT) {
 			strcpy(c->reason, "onnxruntime's QLinearAdd: no NPU command yet");
@@ -226,10 +263,12 @@ static uint64_t va(const struct npu_run_args *a, int id)
 	return id < 0 || !a->mem[id] ? 0 : npu_buffer_va(a->mem[id]);
 }
 
-static int emit(npu_cmdbuf *cb, const struct kern *k, const struct npu_run_args *a,
-		npu_buffer *qbuf)
+static int emit(npu_cmdbuf *cb, const npu_graph *g, const struct kern *k,
+		const struct npu_run_args *a, npu_buffer *qbuf)
 {
 	uint64_t v[KERN_MAX_T], q = qbuf ? npu_buffer_va(qbuf) : 0;
+	union npu_cmd_nd nd;
+	int err;
 
 	for (int i = 0; i < k->nt; i++)
 		v[i] = va(a, k->t[i]);
@@ -282,7 +321,9 @@ static int emit(npu_cmdbuf *cb, const struct kern *k, const struct npu_run_args 
 	case K_ND_WHERE:
 	case K_ND_COPY:
 	case K_ND_GATHER:
-	case K_ND_REDUCE:
+	case K_ND_REDUCE:	/* the N-d commands: one packer (pack_nd.c) */
+		err = pack_nd(g, k, v, &nd);
+		return err ? err : npu_cmdbuf_emit(cb, &nd, nd.hdr.size);
 	case K_NUM:
 		break;
 	}
@@ -316,7 +357,7 @@ static int npu_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 		const struct lnode *l = &n->low->n[e->nodes[i]];
 
 		for (int s = 0; s < l->nk && !err; s++) {
-			err = emit(n->cb, &l->k[s], a, e->qbuf[i]);
+			err = emit(n->cb, n->g, &l->k[s], a, e->qbuf[i]);
 			if (err != NPU_ENOSPC)
 				continue;
 			/* Full: run what it holds, then go on in an empty one. */
@@ -326,7 +367,7 @@ static int npu_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 			if (!err)
 				err = npu_cmdbuf_reset(n->cb);
 			if (!err)
-				err = emit(n->cb, &l->k[s], a, e->qbuf[i]);
+				err = emit(n->cb, n->g, &l->k[s], a, e->qbuf[i]);
 		}
 	}
 	if (!err)

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu_cmd_nd.h - the N-dimensional inference commands of the command
+ * stream (ops 6 to 14): the ops whole networks bring besides convolutions
+ * and fully connected layers, with ONNX's semantics over packed row-major
+ * tensors (as ONNX lays them out), so that a network need not leave the
+ * NPU for its residual adds, activations, attention, normalisation,
+ * quantization steps and data movement. Inference commands: every profile
+ * has them. Included by npu_cmd.h; Documentation/command-stream.rst
+ * explains them.
+ *
+ * Floating-point scalars travel as their IEEE bits in a uint32. Operands
+ * are 4-byte aligned where their elements are 4 bytes or more; no operand
+ * may exceed NPU_TENSOR_MAX_BYTES (256 MiB, the engine's bound). Where a
+ * command lists dims, entries past its rank are zero.
+ *
+ * fp32 results: elementwise arithmetic is IEEE fp32 (bit-exact); the
+ * functions (activations, softmax, normalisation, reductions) are computed
+ * in double and rounded once, within 2 ulp of an fp64 loop's result
+ * rounded to fp32. Integer results are exact.
+ */
+#ifndef NPU_CMD_ND_H
+#define NPU_CMD_ND_H
+
+#include "npu_cmd.h"	/* struct npu_cmd_hdr (it includes this file at its end) */
+
+#define NPU_ND_MAX_RANK		6	/* elementwise, matmul batches, reductions */
+#define NPU_COPY_MAX_RANK	12	/* a copy: a tile splits each dim in two */
+
+/* Element types of the N-d commands. */
+enum npu_nd_dtype {
+	NPU_ND_F32 = 1,
+	NPU_ND_I8 = 2,
+	NPU_ND_U8 = 3,
+	NPU_ND_I32 = 4,
+};
+
+/**
+ * struct npu_cmd_binary - fp32 elementwise arithmetic with numpy's
+ * broadcasting: out[i] = a[i'] fn b[i''], where i' and i'' are i with the
+ * index of each dim of size 1 in a (or b) replaced by 0.
+ * @hdr: op NPU_CMD_BINARY, size 112.
+ * @a, @b, @out: fp32, packed over their dims.
+ * @fn: NPU_BIN_*.
+ * @rank: 1..NPU_ND_MAX_RANK.
+ * @out_dims: 1..NPU_TENSOR_MAX_DIM each.
+ * @a_dims, @b_dims: each dim equal to out's or 1.
+ */
+struct npu_cmd_binary {
+	struct npu_cmd_hdr hdr;
+	uint64_t a;
+	uint64_t b;
+	uint64_t out;
+	uint32_t fn;
+	uint32_t rank;
+	uint32_t out_dims[NPU_ND_MAX_RANK];
+	uint32_t a_dims[NPU_ND_MAX_RANK];
+	uint32_t b_dims[NPU_ND_MAX_RANK];
+};
+#define NPU_BIN_ADD	1
+#define NPU_BIN_SUB	2
+#define NPU_BIN_MUL	3
+#define NPU_BIN_DIV	4
+#define NPU_BIN_MAX	5	/* NaN wins (numpy's maximum) */
+#define NPU_BIN_MIN	6	/* NaN wins */
+#define NPU_BIN_POW	7	/* pow() in double, rounded once */
+
+/**
+ * struct npu_cmd_activation - an elementwise function of one tensor:
+ * fp32 in and out through enum NPU_ACT_*, or 8-bit in and out through a
+ * 256-entry table (NPU_ACTFN_TABLE: out[i] = table[(uint8_t)in[i]]), which
+ * is how an int8 network runs any activation: libnpu fills the table with
+ * the function of each dequantized value, quantized again.
+ * @hdr: op NPU_CMD_ACTIVATION, size 56.
+ * @in, @out: @count elements (fp32, or bytes with NPU_ACTFN_TABLE).
+ * @table: 256 bytes with NPU_ACTFN_TABLE, else 0.
+ * @count: 1..NPU_TENSOR_MAX_BYTES / 4.
+ * @fn: NPU_ACT_*.
+ * @alpha, @beta: fp32 bits: leaky ReLU's slope (alpha), hard-sigmoid's
+ *	and affine's alpha * x + beta; else 0.
+ * @lo, @hi: fp32 bits: clip's bounds (lo <= hi, neither NaN); else 0.
+ */
+struct npu_cmd_activation {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint64_t table;
+	uint32_t count;
+	uint32_t fn;
+	uint32_t alpha;
+	uint32_t beta;
+	uint32_t lo;
+	uint32_t hi;
+};
+#define NPU_ACTFN_RELU		1
+#define NPU_ACTFN_LEAKY_RELU	2	/* x >= 0 ? x : alpha * x */
+#define NPU_ACTFN_SIGMOID		3
+#define NPU_ACTFN_TANH		4
+#define NPU_ACTFN_CLIP		5	/* min(max(x, lo), hi): ReLU6 */
+#define NPU_ACTFN_HARD_SWISH	6	/* x * max(0, min(1, x / 6 + 1 / 2)) */
+#define NPU_ACTFN_HARD_SIGMOID	7	/* max(0, min(1, alpha * x + beta)) */
+#define NPU_ACTFN_GELU		8	/* x / 2 * (1 + erf(x / sqrt 2)) */
+#define NPU_ACTFN_GELU_TANH	9	/* x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) */
+#define NPU_ACTFN_SILU		10	/* x * sigmoid(x) */
+#define NPU_ACTFN_EXP		11
+#define NPU_ACTFN_ERF		12
+#define NPU_ACTFN_LOG		13
+#define NPU_ACTFN_SQRT		14
+#define NPU_ACTFN_RECIPROCAL	15	/* 1 / x in fp32 */
+#define NPU_ACTFN_NEG		16
+#define NPU_ACTFN_ABS		17
+#define NPU_ACTFN_AFFINE		18	/* alpha * x + beta in fp32 */
+#define NPU_ACTFN_FLOOR		19
+#define NPU_ACTFN_CEIL		20
+#define NPU_ACTFN_ROUND		21	/* half to even */
+#define NPU_ACTFN_SIGN		22
+#define NPU_ACTFN_NUM		23
+#define NPU_ACTFN_TABLE		64	/* 8-bit in and out through @table */
+
+/**
+ * struct npu_cmd_copy - data movement as the DMA engine does it, one
+ * strided gather: the output, packed over @dims, takes at each index
+ * (i0 .. i(rank-1)) the input element @off + sum(i_d * @st[d]). A stride
+ * may be 0 (broadcast: Expand) or negative (a reversed slice); Transpose
+ * (any rank, the channel shuffle included), Slice, Split, Expand and Tile
+ * are each one copy. Every element read must lie in [0, @in_count).
+ * @hdr: op NPU_CMD_COPY, size 192.
+ * @in, @out: tensors of @elem_size-byte elements.
+ * @off: first input element.
+ * @in_count: input elements, 1..NPU_TENSOR_MAX_BYTES / @elem_size.
+ * @rank: 1..NPU_COPY_MAX_RANK.
+ * @elem_size: 1, 2, 4 or 8.
+ * @dims: 1..NPU_TENSOR_MAX_DIM each; @st: strides in elements.
+ */
+struct npu_cmd_copy {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	int64_t off;
+	uint64_t in_count;
+	uint32_t rank;
+	uint32_t elem_size;
+	uint32_t dims[NPU_COPY_MAX_RANK];
+	int64_t st[NPU_COPY_MAX_RANK];
+};
+
+/**
+ * struct npu_cmd_softmax - fp32 softmax (or log-softmax) along the middle
+ * dim of [@outer][@axis][@inner], ONNX's Softmax: each value less the
+ * maximum along the axis, exponentiated and divided by their sum.
+ * @hdr: op NPU_CMD_SOFTMAX, size 40.
+ * @in, @out: fp32.
+ * @outer, @axis, @inner: >= 1, the product at most NPU_TENSOR_MAX_BYTES / 4.
+ * @flags: NPU_SOFTMAX_LOG: log-softmax.
+ */
+struct npu_cmd_softmax {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t outer;
+	uint32_t axis;
+	uint32_t inner;
+	uint32_t flags;
+};
+#define NPU_SOFTMAX_LOG		(1u << 0)
+
+/**
+ * struct npu_cmd_norm - fp32 layer normalisation over rows of @norm:
+ * y = (x - mean) / sqrt(var + eps) * scale + bias, with the mean and the
+ * (biased) variance of the row (ONNX's LayerNormalization); or with
+ * NPU_NORM_RMS, y = x / sqrt(mean(x^2) + eps) * scale + bias (RMS norm).
+ * @hdr: op NPU_CMD_NORM, size 72.
+ * @in, @out: fp32 [@rows][@norm].
+ * @scale: fp32 [@norm]; @bias: fp32 [@norm] or 0 for none.
+ * @mean, @inv_std: fp32 [@rows] each, or 0: the row's mean and
+ *	1 / sqrt(var + eps) (layer normalisation only).
+ * @rows, @norm: >= 1, the product at most NPU_TENSOR_MAX_BYTES / 4.
+ * @eps: fp32 bits, finite and >= 0.
+ * @flags: NPU_NORM_RMS.
+ */
+struct npu_cmd_norm {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t scale;
+	uint64_t bias;
+	uint64_t out;
+	uint64_t mean;
+	uint64_t inv_std;
+	uint32_t rows;
+	uint32_t norm;
+	uint32_t eps;
+	uint32_t flags;
+};
+#define NPU_NORM_RMS		(1u << 0)
+
+/**
+ * struct npu_cmd_matmul - batched matrix product of two activations, with
+ * numpy's broadcasting over @brank batch dims: for each batch index,
+ * out[m][n] = sum_k op(A)[m][k] * op(B)[k][n], where op(A) is A [m][k] or,
+ * with NPU_MATMUL_TRANS_A, A stored [k][m] (likewise B [k][n] or [n][k]),
+ * as attention's Q.K^T and P.V. fp32 (the sum in double, times @alpha,
+ * rounded once), or 8-bit operands (NPU_ND_I8 or NPU_ND_U8) less their
+ * zero points into an int32 accumulator (ONNX's MatMulInteger; the
+ * requantization that follows is an NPU_CMD_QDQ).
+ * @hdr: op NPU_CMD_MATMUL, size 160.
+ * @a, @b: the operands, one matrix per batch of each, packed.
+ * @a_zp, @b_zp: 8-bit zero points (@adt's, @bdt's): @azp_n of A (1, or
+ *	one per row m), @bzp_n of B (1, or one per column n); 0 for none.
+ * @out: fp32 or int32 [batches][m][n].
+ * @m, @n, @k: 1..NPU_TENSOR_MAX_DIM.
+ * @brank: 0..NPU_ND_MAX_RANK batch dims.
+ * @adt, @bdt: both NPU_ND_F32, or each NPU_ND_I8 or NPU_ND_U8.
+ * @azp_n, @bzp_n: 1, or m (A's) / n (B's); 0 with no zero point.
+ * @flags: NPU_MATMUL_*.
+ * @alpha: fp32 bits, finite (1.0 for 8-bit operands).
+ * @ob, @ab, @bb: batch dims of out, A and B (A's and B's each equal to
+ *	out's or 1).
+ */
+struct npu_cmd_matmul {
+	struct npu_cmd_hdr hdr;
+	uint64_t a;
+	uint64_t b;
+	uint64_t a_zp;
+	uint64_t b_zp;
+	uint64_t out;
+	uint32_t m;
+	uint32_t n;
+	uint32_t k;
+	uint32_t brank;
+	uint32_t adt;
+	uint32_t bdt;
+	uint32_t azp_n;
+	uint32_t bzp_n;
+	uint32_t flags;
+	uint32_t alpha;
+	uint32_t ob[NPU_ND_MAX_RANK];
+	uint32_t ab[NPU_ND_MAX_RANK];
+	uint32_t bb[NPU_ND_MAX_RANK];
+};
+#define NPU_MATMUL_TRANS_A	(1u << 0)
+#define NPU_MATMUL_TRANS_B	(1u << 1)
+
+/**
+ * struct npu_cmd_qdq - ONNX's QuantizeLinear and DequantizeLinear, and
+ * the requantization of an int32 accumulator as onnxruntime's QLinear ops
+ * do it, over [@outer][@axis][@inner] with one scale (and zero point) per
+ * entry of the axis (@axis 1: per tensor):
+ *   dequantize: y = (fp32)(x - zp) * scale, in fp32;
+ *   quantize:   y = saturate(rint(x / scale) + zp), the division in fp32,
+ *		 rint rounding half to even;
+ *   requantize: y = saturate(rint((fp32)x * scale) + zp), x int32, the
+ *		 product in fp32 (scale is the multiplier).
+ * A NaN quantizes to the zero point.
+ * @hdr: op NPU_CMD_QDQ, size 64.
+ * @in, @out: fp32, int32 or @qdtype elements as the mode says.
+ * @scale: fp32 [@axis], finite and > 0.
+ * @zp: @qdtype [@axis], or 0 for zero points of 0.
+ * @mode: NPU_QDQ_*.
+ * @qdtype: NPU_ND_I8, NPU_ND_U8 (or NPU_ND_I32 to dequantize a bias).
+ * @outer, @axis, @inner: >= 1, the product at most NPU_TENSOR_MAX_BYTES / 4.
+ * @reserved: zero.
+ */
+struct npu_cmd_qdq {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t scale;
+	uint64_t zp;
+	uint64_t out;
+	uint32_t mode;
+	uint32_t qdtype;
+	uint32_t outer;
+	uint32_t axis;
+	uint32_t inner;
+	uint32_t reserved;
+};
+#define NPU_QDQ_DEQUANTIZE	1
+#define NPU_QDQ_QUANTIZE	2
+#define NPU_QDQ_REQUANTIZE	3
+
+#endif /* NPU_CMD_ND_H */

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pack_nd.c - the N-dimensional kernels (ref/ref_nd.h) as the NPU's N-d
+ * commands (npu_cmd_nd.h); pure functions, see npu_pack.h. A kernel the
+ * commands cannot express (a dtype or function they lack, a rank past
+ * theirs) is NPU_ENOTSUP, which keeps its node off the NPU.
+ */
+#include <string.h>
+
+#include "device/npu_pack.h"
+#include "ir/kernel.h"
+
+static uint32_t f32_bits(float f)
+{
+	uint32_t b;
+
+	memcpy(&b, &f, sizeof(b));
+	return b;
+}
+
+/* libnpu's dtype as the commands', or 0. */
+static uint32_t cmd_dt(uint32_t dt)
+{
+	switch (dt) {
+	case NPU_DT_FLOAT32: return NPU_ND_F32;
+	case NPU_DT_INT8: return NPU_ND_I8;
+	case NPU_DT_UINT8: return NPU_ND_U8;
+	case NPU_DT_INT32: return NPU_ND_I32;
+	default: return 0;
+	}
+}
+
+static int fits_u32(uint64_t v)
+{
+	return v >= 1 && v <= UINT32_MAX;
+}
+
+int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
+		    uint64_t b_va, uint64_t y_va)
+{
+	static const uint32_t fns[ND_NUM_BINARY] = {
+		[ND_ADD] = NPU_BIN_ADD, [ND_SUB] = NPU_BIN_SUB, [ND_MUL] = NPU_BIN_MUL,
+		[ND_DIV] = NPU_BIN_DIV, [ND_MAX] = NPU_BIN_MAX, [ND_MIN] = NPU_BIN_MIN,
+		[ND_POW] = NPU_BIN_POW,
+	};
+
+	if (p->dtype != NPU_DT_FLOAT32 || p->fn >= ND_NUM_BINARY || !fns[p->fn] || !p->rank ||
+	    p->rank > NPU_ND_MAX_RANK)
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_BINARY;
+	c->hdr.size = sizeof(*c);
+	c->a = a_va;
+	c->b = b_va;
+	c->out = y_va;
+	c->fn = fns[p->fn];
+	c->rank = p->rank;
+	memcpy(c->out_dims, p->out, 4 * p->rank);
+	memcpy(c->a_dims, p->a, 4 * p->rank);
+	memcpy(c->b_dims, p->b, 4 * p->rank);
+	return 0;
+}
+
+int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, uint64_t x_va,
+			uint64_t y_va)
+{
+	static const uint32_t fns[ND_NUM_FN] = {
+		[ND_RELU] = NPU_ACTFN_RELU, [ND_LEAKY_RELU] = NPU_ACTFN_LEAKY_RELU,
+		[ND_SIGMOID] = NPU_ACTFN_SIGMOID, [ND_TANH] = NPU_ACTFN_TANH,
+		[ND_CLIP] = NPU_ACTFN_CLIP, [ND_HARD_SWISH] = NPU_ACTFN_HARD_SWISH,
+		[ND_HARD_SIGMOID] = NPU_ACTFN_HARD_SIGMOID, [ND_GELU] = NPU_ACTFN_GELU,
+		[ND_GELU_TANH] = NPU_ACTFN_GELU_TANH, [ND_EXP] = NPU_ACTFN_EXP,
+		[ND_ERF] = NPU_ACTFN_ERF, [ND_LOG] = NPU_ACTFN_LOG, [ND_SQRT] = NPU_ACTFN_SQRT,
+		[ND_RECIPROCAL] = NPU_ACTFN_RECIPROCAL, [ND_NEG] = NPU_ACTFN_NEG,
+		[ND_ABS] = NPU_ACTFN_ABS, [ND_AFFINE] = NPU_ACTFN_AFFINE,
+		[ND_FLOOR] = NPU_ACTFN_FLOOR, [ND_CEIL] = NPU_ACTFN_CEIL,
+		[ND_ROUND] = NPU_ACTFN_ROUND, [ND_SIGN] = NPU_ACTFN_SIGN,
+	};
+	uint32_t fn = p->fn < ND_NUM_FN ? fns[p->fn] : 0;
+
+	if (p->dtype != NPU_DT_FLOAT32 || !fn || !p->count || p->count > UINT32_MAX)
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_ACTIVATION;
+	c->hdr.size = sizeof(*c);
+	c->in = x_va;
+	c->out = y_va;
+	c->count = (uint32_t)p->count;
+	c->fn = fn;
+	if (fn == NPU_ACTFN_LEAKY_RELU || fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
+		c->alpha = f32_bits(p->alpha);
+	if (fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
+		c->beta = f32_bits(p->beta);
+	if (fn == NPU_ACTFN_CLIP) {
+		if (!(p->lo <= p->hi))
+			return NPU_ENOTSUP;
+		c->lo = f32_bits(p->lo);
+		c->hi = f32_bits(p->hi);
+	}
+	return 0;
+}
+
+int npu_pack_copy(struct npu_cmd_copy *c, const struct nd_copy *p, uint64_t in_count,
+		  uint64_t x_va, uint64_t y_va)
+{
+	size_t es = nd_elem_size(p->dtype);
+
+	if (!es || !p->rank || p->rank > NPU_COPY_MAX_RANK || !in_count)
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_COPY;
+	c->hdr.size = sizeof(*c);
+	c->in = x_va;
+	c->out = y_va;
+	c->off = p->off;
+	c->in_count = in_count;
+	c->rank = p->rank;
+	c->elem_size = (uint32_t)es;
+	for (uint32_t d = 0; d < p->rank; d++) {
+		c->dims[d] = p->dims[d];
+		c->st[d] = p->st[d];
+	}
+	return 0;
+}
+
+int npu_pack_softmax(struct npu_cmd_softmax *c, const struct nd_softmax *p, uint64_t x_va,
+		     uint64_t y_va)
+{
+	if (!fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_SOFTMAX;
+	c->hdr.size = sizeof(*c);
+	c->in = x_va;
+	c->out = y_va;
+	c->outer = (uint32_t)p->outer;
+	c->axis = (uint32_t)p->axis;
+	c->inner = (uint32_t)p->inner;
+	c->flags = p->log ? NPU_SOFTMAX_LOG : 0;
+	return 0;
+}
+
+int npu_pack_norm(struct npu_cmd_norm *c, const struct nd_layernorm *p, const uint64_t *va)
+{
+	if (!fits_u32(p->outer) || !fits_u32(p->norm) || !va[1])
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_NORM;
+	c->hdr.size = sizeof(*c);
+	c->in = va[0];
+	c->scale = va[1];
+	c->bias = va[2];
+	c->out = va[3];
+	c->mean = va[4];
+	c->inv_std = va[5];
+	c->rows = (uint32_t)p->outer;
+	c->norm = (uint32_t)p->norm;
+	c->eps = f32_bits(p->eps);
+	return 0;
+}
+
+int npu_pack_matmul(struct npu_cmd_matmul *c, const struct nd_matmul *p, const uint64_t *va)
+{
+	uint32_t adt = cmd_dt(p->adt), bdt = cmd_dt(p->bdt);
+
+	if (p->brank > NPU_ND_MAX_RANK || !adt || !bdt || adt == NPU_ND_I32 || bdt == NPU_ND_I32 ||
+	    (adt == NPU_ND_F32) != (bdt == NPU_ND_F32))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_MATMUL;
+	c->hdr.size = sizeof(*c);
+	c->a = va[0];
+	c->b = va[1];
+	c->a_zp = va[2];
+	c->b_zp = va[3];
+	c->out = va[4];
+	c->m = p->m;
+	c->n = p->n;
+	c->k = p->k;
+	c->brank = p->brank;
+	c->adt = adt;
+	c->bdt = bdt;
+	c->azp_n = va[2] ? p->azp_n : 0;
+	c->bzp_n = va[3] ? p->bzp_n : 0;
+	c->flags = (p->trans_a ? NPU_MATMUL_TRANS_A : 0) | (p->trans_b ? NPU_MATMUL_TRANS_B : 0);
+	c->alpha = f32_bits(adt == NPU_ND_F32 ? p->alpha : 1.0f);
+	memcpy(c->ob, p->ob, 4 * p->brank);
+	memcpy(c->ab, p->ab, 4 * p->brank);
+	memcpy(c->bb, p->bb, 4 * p->brank);
+	return 0;
+}
+
+int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *va)
+{
+	static const uint32_t modes[] = {
+		[ND_DEQUANTIZE] = NPU_QDQ_DEQUANTIZE, [ND_QUANTIZE] = NPU_QDQ_QUANTIZE,
+		[ND_REQUANTIZE] = NPU_QDQ_REQUANTIZE,
+	};
+	uint32_t qdt = cmd_dt(p->qdtype);
+
+	if (p->mode > ND_REQUANTIZE || !qdt || qdt == NPU_ND_F32 ||
+	    (qdt == NPU_ND_I32 && p->mode != ND_DEQUANTIZE) || !fits_u32(p->outer) ||
+	    !fits_u32(p->axis) || !fits_u32(p->inner))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_QDQ;
+	c->hdr.size = sizeof(*c);
+	c->in = va[0];
+	c->scale = va[1];
+	c->zp = va[2];
+	c->out = va[3];
+	c->mode = modes[p->mode];
+	c->qdtype = qdt;
+	c->outer = (uint32_t)p->outer;
+	c->axis = (uint32_t)p->axis;
+	c->inner = (uint32_t)p->inner;
+	return 0;
+}
+
+int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
+		union npu_cmd_nd *c)
+{
+	switch (k->kind) {
+	case K_ND_BINARY: return npu_pack_binary(&c->binary, &k->p.bin, va[0], va[1], va[2]);
+	case K_ND_UNARY: return npu_pack_activation(&c->activation, &k->p.un, va[0], va[1]);
+	case K_ND_COPY: return npu_pack_copy(&c->copy, &k->p.cp, in_count, va[0], va[1]);
+	case K_ND_SOFTMAX: return npu_pack_softmax(&c->softmax, &k->p.nsm, va[0], va[1]);
+	case K_ND_LAYERNORM: return npu_pack_norm(&c->norm, &k->p.ln, va);
+	case K_ND_MATMUL: return npu_pack_matmul(&c->matmul, &k->p.mm, va);
+	case K_ND_QDQ: return npu_pack_qdq(&c->qdq, &k->p.qdq, va);
+	default: return NPU_ENOTSUP;
+	}
+}

@@ -1,0 +1,701 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_nd.c - the tensor engine's N-d inference commands (npu_cmd_nd.h):
+ * broadcast arithmetic, activations, strided copies, softmax,
+ * normalisation, batched matmul of two activations, and ONNX's quantize,
+ * dequantize and requantize.
+ *
+ * Each handler checks every field first (dims, ranks, counts, strides,
+ * alignment, the bytes of each operand within NPU_TENSOR_MAX_BYTES), so a
+ * hostile command fails with "bad arguments" before anything is allocated;
+ * its buffers are charged to the command (npu_eng_alloc), and its loops
+ * look for a stop at least every NPU_ND_STOP_EVERY elements or one row.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_cmd.h"
+#include "npu_train_math.h"
+#include "npu_tensor_priv.h"
+
+#define MAX_F32			(NPU_TENSOR_MAX_BYTES / 4)
+#define NPU_ND_STOP_EVERY	(1u << 18)
+
+/* ---- helpers --------------------------------------------------------------- */
+
+/* Read @bytes at @va into a new buffer charged to the command. */
+static uint32_t nd_load(struct npu_core *core, uint64_t va, uint64_t bytes, void **out,
+			uint64_t *fault)
+{
+	*out = npu_eng_alloc(core, bytes ? bytes : 1);
+	if (!*out)
+		return NPU_DMA_ERR_ARGS;
+	return npu_va_rw(core, core->eng.run.ctx, va, *out, bytes, false, fault);
+}
+
+static uint32_t nd_store(struct npu_core *core, uint64_t va, const void *buf, uint64_t bytes,
+			 uint64_t *fault)
+{
+	return npu_va_rw(core, core->eng.run.ctx, va, (void *)buf, bytes, true, fault);
+}
+
+/* On element @i of a long loop: stop now? (checked every NPU_ND_STOP_EVERY) */
+static bool nd_stop(struct npu_core *core, uint64_t i)
+{
+	return !(i % NPU_ND_STOP_EVERY) && npu_eng_stop(core);
+}
+
+/* Cycles of @ops operations per element on a vector unit as wide as the array. */
+static uint64_t vec_cycles(const struct npu_core *core, uint64_t elems, uint32_t ops)
+{
+	return (elems * ops + core->cfg.mac_cols - 1) / core->cfg.mac_cols;
+}
+
+/*
+ * Dims 1..NPU_TENSOR_MAX_DIM below @rank, zero past it (of @max); their
+ * product in *@count, false past @limit.
+ */
+static bool dims_ok(const uint32_t *d, uint32_t rank, uint32_t max, uint64_t limit,
+		    uint64_t *count)
+{
+	*count = 1;
+	for (uint32_t i = 0; i < max; i++) {
+		if (i < rank ? !npu_dim_ok(d[i]) : d[i] != 0)
+			return false;
+		if (i < rank)
+			*count *= d[i];
+		if (*count > limit)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * An operand of dims @d broadcast to @out (each dim equal or 1): its
+ * element strides in @st (0 where broadcast) and its count.
+ */
+static bool bcast(const uint32_t *d, const uint32_t *out, uint32_t rank, uint64_t *st,
+		  uint64_t *count)
+{
+	uint64_t s = 1;
+
+	for (int i = (int)rank - 1; i >= 0; i--) {
+		if (d[i] != out[i] && d[i] != 1)
+			return false;
+		st[i] = d[i] == 1 ? 0 : s;
+		s *= d[i];
+	}
+	for (uint32_t i = rank; i < NPU_ND_MAX_RANK; i++)
+		if (d[i])
+			return false;
+	*count = s;
+	return true;
+}
+
+static void rd_u32s(const uint8_t *c, uint32_t *v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = npu_rd32(c + 4 * i);
+}
+
+static bool finite_f32(uint32_t bits)
+{
+	return (bits & 0x7f800000u) != 0x7f800000u;
+}
+
+/* ---- NPU_CMD_BINARY ---------------------------------------------------------- */
+
+static float binary_one(uint32_t fn, float x, float z)
+{
+	switch (fn) {
+	case NPU_BIN_ADD: return x + z;
+	case NPU_BIN_SUB: return x - z;
+	case NPU_BIN_MUL: return x * z;
+	case NPU_BIN_DIV: return x / z;
+	case NPU_BIN_MAX: return isnan(x) || isnan(z) ? NAN : x > z ? x : z;
+	case NPU_BIN_MIN: return isnan(x) || isnan(z) ? NAN : x < z ? x : z;
+	default: return (float)pow((double)x, (double)z);	/* NPU_BIN_POW */
+	}
+}
+
+uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t a_va = npu_rd64(c + 8), b_va = npu_rd64(c + 16), o_va = npu_rd64(c + 24);
+	uint32_t fn = npu_rd32(c + 32), rank = npu_rd32(c + 36), st = NPU_DMA_ERR_ARGS;
+	uint32_t od[NPU_ND_MAX_RANK], ad[NPU_ND_MAX_RANK], bd[NPU_ND_MAX_RANK];
+	uint64_t as[NPU_ND_MAX_RANK], bs[NPU_ND_MAX_RANK], idx[NPU_ND_MAX_RANK] = { 0 };
+	uint64_t on, an, bn, ai = 0, bi = 0;
+	float *a = NULL, *b = NULL, *o = NULL;
+
+	if (size != sizeof(struct npu_cmd_binary))
+		return NPU_DMA_ERR_ARGS;
+	rd_u32s(c + 40, od, NPU_ND_MAX_RANK);
+	rd_u32s(c + 64, ad, NPU_ND_MAX_RANK);
+	rd_u32s(c + 88, bd, NPU_ND_MAX_RANK);
+	if (!npu_in_range(fn, NPU_BIN_ADD, NPU_BIN_POW) ||
+	    !npu_in_range(rank, 1, NPU_ND_MAX_RANK) ||
+	    !dims_ok(od, rank, NPU_ND_MAX_RANK, MAX_F32, &on) ||
+	    !bcast(ad, od, rank, as, &an) || !bcast(bd, od, rank, bs, &bn) ||
+	    (a_va | b_va | o_va) & 3)
+		return NPU_DMA_ERR_ARGS;
+	if ((st = nd_load(core, a_va, 4 * an, (void **)&a, fault)) != NPU_DMA_OK ||
+	    (st = nd_load(core, b_va, 4 * bn, (void **)&b, fault)) != NPU_DMA_OK)
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	o = npu_eng_alloc(core, 4 * on);
+	if (!o)
+		goto out;
+	for (uint64_t i = 0; i < on; i++) {
+		if (nd_stop(core, i)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		o[i] = binary_one(fn, a[ai], b[bi]);
+		for (int d = (int)rank - 1; d >= 0; d--) {
+			ai += as[d];
+			bi += bs[d];
+			if (++idx[d] < od[d])
+				break;
+			ai -= as[d] * od[d];
+			bi -= bs[d] * od[d];
+			idx[d] = 0;
+		}
+	}
+	st = nd_store(core, o_va, o, 4 * on, fault);
+	npu_account(core, st, 4 * (an + bn + on), vec_cycles(core, on, fn == NPU_BIN_POW ? 8 : 1),
+		    bytes, cycles);
+out:
+	free(a);
+	free(b);
+	free(o);
+	return st;
+}
+
+/* ---- NPU_CMD_ACTIVATION ------------------------------------------------------ */
+
+static double round_half_even(double x)
+{
+	double r = floor(x + 0.5);
+
+	return r - x == 0.5 && fmod(r, 2.0) != 0 ? r - 1 : r;
+}
+
+static double clamp01(double h)
+{
+	return h < 0 ? 0 : h > 1 ? 1 : h;
+}
+
+/* One function; the exact ones in fp32, the others in double, rounded once. */
+static float act_one(uint32_t fn, float xf, float alpha, float beta, float lo, float hi)
+{
+	double x = xf;
+
+	switch (fn) {
+	case NPU_ACTFN_RELU: return xf > 0 ? xf : 0.0f;
+	case NPU_ACTFN_LEAKY_RELU: return xf >= 0 ? xf : alpha * xf;
+	case NPU_ACTFN_SIGMOID: return (float)(1.0 / (1.0 + exp(-x)));
+	case NPU_ACTFN_TANH: return (float)tanh(x);
+	case NPU_ACTFN_CLIP: return xf < lo ? lo : xf > hi ? hi : xf;
+	case NPU_ACTFN_HARD_SWISH: return (float)(x * clamp01(x / 6.0 + 0.5));
+	case NPU_ACTFN_HARD_SIGMOID: return (float)clamp01((double)alpha * x + (double)beta);
+	case NPU_ACTFN_GELU: return (float)(0.5 * x * erfc(-x / sqrt(2.0)));	/* no cancellation */
+	case NPU_ACTFN_GELU_TANH:
+		return (float)(0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
+	case NPU_ACTFN_SILU: return (float)(x / (1.0 + exp(-x)));
+	case NPU_ACTFN_EXP: return (float)exp(x);
+	case NPU_ACTFN_ERF: return (float)erf(x);
+	case NPU_ACTFN_LOG: return (float)log(x);
+	case NPU_ACTFN_SQRT: return (float)sqrt(x);
+	case NPU_ACTFN_RECIPROCAL: return 1.0f / xf;
+	case NPU_ACTFN_NEG: return -xf;
+	case NPU_ACTFN_ABS: return fabsf(xf);
+	case NPU_ACTFN_AFFINE: return alpha * xf + beta;
+	case NPU_ACTFN_FLOOR: return floorf(xf);
+	case NPU_ACTFN_CEIL: return ceilf(xf);
+	case NPU_ACTFN_ROUND: return isfinite(xf) ? (float)round_half_even(x) : xf;
+	default: return xf > 0 ? 1.0f : xf < 0 ? -1.0f : xf;	/* NPU_ACTFN_SIGN; NaN stays */
+	}
+}
+
+/* Which of alpha, beta, lo, hi (bits 0..3) function @fn reads. */
+static uint32_t act_params(uint32_t fn)
+{
+	switch (fn) {
+	case NPU_ACTFN_LEAKY_RELU: return 1;
+	case NPU_ACTFN_HARD_SIGMOID: case NPU_ACTFN_AFFINE: return 3;
+	case NPU_ACTFN_CLIP: return 12;
+	default: return 0;
+	}
+}
+
+uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16), t_va = npu_rd64(c + 24);
+	uint32_t count = npu_rd32(c + 32), fn = npu_rd32(c + 36), prm[4], st, esz;
+	float alpha, beta, lo, hi;
+	uint8_t table[256];
+	void *x = NULL;
+
+	if (size != sizeof(struct npu_cmd_activation))
+		return NPU_DMA_ERR_ARGS;
+	rd_u32s(c + 40, prm, 4);
+	alpha = npu_f32_from_bits(prm[0]);
+	beta = npu_f32_from_bits(prm[1]);
+	lo = npu_f32_from_bits(prm[2]);
+	hi = npu_f32_from_bits(prm[3]);
+	esz = fn == NPU_ACTFN_TABLE ? 1 : 4;
+	if (!count || count > MAX_F32 || (fn != NPU_ACTFN_TABLE && !npu_in_range(fn, 1, NPU_ACTFN_NUM - 1)))
+		return NPU_DMA_ERR_ARGS;
+	for (int i = 0; i < 4; i++)	/* unused parameters are 0 */
+		if (!(act_params(fn) >> i & 1) && prm[i])
+			return NPU_DMA_ERR_ARGS;
+	if ((act_params(fn) & 3) && (!finite_f32(prm[0]) || !finite_f32(prm[1])))
+		return NPU_DMA_ERR_ARGS;
+	if (fn == NPU_ACTFN_CLIP && !(lo <= hi))
+		return NPU_DMA_ERR_ARGS;	/* NaN bounds fail too */
+	if (fn == NPU_ACTFN_TABLE ? !t_va : t_va || (in_va | out_va) & 3)
+		return NPU_DMA_ERR_ARGS;
+	if (fn == NPU_ACTFN_TABLE &&
+	    (st = npu_va_rw(core, core->eng.run.ctx, t_va, table, 256, false, fault)) != NPU_DMA_OK)
+		return st;
+	st = nd_load(core, in_va, (uint64_t)count * esz, &x, fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint32_t i = 0; i < count; i++) {	/* in place */
+		if (nd_stop(core, i)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		if (fn == NPU_ACTFN_TABLE)
+			((uint8_t *)x)[i] = table[((uint8_t *)x)[i]];
+		else
+			((float *)x)[i] = act_one(fn, ((float *)x)[i], alpha, beta, lo, hi);
+	}
+	st = nd_store(core, out_va, x, (uint64_t)count * esz, fault);
+	npu_account(core, st, 2ull * count * esz,
+		    vec_cycles(core, count, fn == NPU_ACTFN_TABLE || fn >= NPU_ACTFN_RECIPROCAL ? 1 : 4),
+		    bytes, cycles);
+out:
+	free(x);
+	return st;
+}
+
+/* ---- NPU_CMD_COPY ------------------------------------------------------------ */
+
+uint32_t npu_copy_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16), in_count = npu_rd64(c + 32);
+	int64_t off = (int64_t)npu_rd64(c + 24), st_[NPU_COPY_MAX_RANK], lo, hi, pos;
+	uint32_t rank = npu_rd32(c + 40), es = npu_rd32(c + 44), dims[NPU_COPY_MAX_RANK], st;
+	uint32_t idx[NPU_COPY_MAX_RANK] = { 0 };
+	uint64_t count;
+	uint8_t *src = NULL, *dst = NULL;
+
+	if (size != sizeof(struct npu_cmd_copy))
+		return NPU_DMA_ERR_ARGS;
+	rd_u32s(c + 48, dims, NPU_COPY_MAX_RANK);
+	for (int i = 0; i < NPU_COPY_MAX_RANK; i++)
+		st_[i] = (int64_t)npu_rd64(c + 96 + 8 * i);
+	if ((es != 1 && es != 2 && es != 4 && es != 8) || !npu_in_range(rank, 1, NPU_COPY_MAX_RANK) ||
+	    !dims_ok(dims, rank, NPU_COPY_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &count) ||
+	    !in_count || in_count > NPU_TENSOR_MAX_BYTES / es || (in_va | out_va) % (es < 4 ? es : 4))
+		return NPU_DMA_ERR_ARGS;
+	/* The elements it reads: [lo, hi], all inside the input. */
+	lo = hi = off;
+	if (off < 0 || (uint64_t)off >= in_count)
+		return NPU_DMA_ERR_ARGS;
+	for (uint32_t d = 0; d < NPU_COPY_MAX_RANK; d++) {
+		if (d >= rank ? st_[d] != 0 :
+		    dims[d] > 1 && (st_[d] > (int64_t)in_count || st_[d] < -(int64_t)in_count))
+			return NPU_DMA_ERR_ARGS;
+		if (d < rank && dims[d] > 1) {
+			if (st_[d] < 0)
+				lo += st_[d] * (int64_t)(dims[d] - 1);
+			else
+				hi += st_[d] * (int64_t)(dims[d] - 1);
+		}
+	}
+	if (lo < 0 || (uint64_t)hi >= in_count)
+		return NPU_DMA_ERR_ARGS;
+	st = nd_load(core, in_va + (uint64_t)lo * es, (uint64_t)(hi - lo + 1) * es, (void **)&src,
+		     fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	dst = npu_eng_alloc(core, count * es);
+	if (!dst)
+		goto out;
+	pos = off - lo;
+	for (uint64_t o = 0; o < count; o++) {
+		if (nd_stop(core, o)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		memcpy(dst + o * es, src + (uint64_t)pos * es, es);
+		for (int d = (int)rank - 1; d >= 0; d--) {
+			pos += st_[d];
+			if (++idx[d] < dims[d])
+				break;
+			pos -= st_[d] * dims[d];
+			idx[d] = 0;
+		}
+	}
+	st = nd_store(core, out_va, dst, count * es, fault);
+	npu_account(core, st, (uint64_t)(hi - lo + 1) * es + count * es, 0, bytes, cycles);
+out:
+	free(src);
+	free(dst);
+	return st;
+}
+
+/* ---- NPU_CMD_SOFTMAX ---------------------------------------------------------- */
+
+uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16), total;
+	uint32_t outer = npu_rd32(c + 24), axis = npu_rd32(c + 28), inner = npu_rd32(c + 32);
+	uint32_t flags = npu_rd32(c + 36), st;
+	float *x = NULL;
+
+	if (size != sizeof(struct npu_cmd_softmax))
+		return NPU_DMA_ERR_ARGS;
+	if (!npu_prod4(outer, axis, inner, 1, MAX_F32, &total) || !outer || !axis || !inner ||
+	    (flags & ~NPU_SOFTMAX_LOG) || (in_va | out_va) & 3)
+		return NPU_DMA_ERR_ARGS;
+	st = nd_load(core, in_va, 4 * total, (void **)&x, fault);
+	if (st != NPU_DMA_OK)
+		goto out;
+	for (uint64_t r = 0; r < (uint64_t)outer * inner; r++) {
+		float *v = x + r / inner * axis * inner + r % inner;
+		double mx = -INFINITY, sum = 0;
+
+		if (npu_eng_stop(core)) {	/* each row: at most 64 Ki elements */
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		for (uint32_t a = 0; a < axis; a++)
+			mx = v[(uint64_t)a * inner] > mx ? v[(uint64_t)a * inner] : mx;
+		for (uint32_t a = 0; a < axis; a++)
+			sum += exp((double)v[(uint64_t)a * inner] - mx);
+		for (uint32_t a = 0; a < axis; a++) {
+			double d = (double)v[(uint64_t)a * inner] - mx;
+
+			v[(uint64_t)a * inner] = (float)(flags & NPU_SOFTMAX_LOG ? d - log(sum)
+										: exp(d) / sum);
+		}
+	}
+	st = nd_store(core, out_va, x, 4 * total, fault);
+	npu_account(core, st, 8 * total, vec_cycles(core, total, 6), bytes, cycles);
+out:
+	free(x);
+	return st;
+}
+
+/* ---- NPU_CMD_NORM ------------------------------------------------------------- */
+
+uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t va[6], total;
+	uint32_t rows = npu_rd32(c + 56), norm = npu_rd32(c + 60), eps_bits = npu_rd32(c + 64);
+	uint32_t flags = npu_rd32(c + 68), st;
+	bool rms = flags & NPU_NORM_RMS;
+	float *x = NULL, *scale = NULL, *bias = NULL, *stats = NULL, eps;
+
+	if (size != sizeof(struct npu_cmd_norm))
+		return NPU_DMA_ERR_ARGS;
+	for (int i = 0; i < 6; i++)	/* in, scale, bias, out, mean, inv_std */
+		va[i] = npu_rd64(c + 8 + 8 * i);
+	eps = npu_f32_from_bits(eps_bits);
+	if (!rows || !npu_dim_ok(norm) || !npu_prod4(rows, norm, 1, 1, MAX_F32, &total) ||
+	    (flags & ~NPU_NORM_RMS) || !finite_f32(eps_bits) || eps < 0 || !va[1] ||
+	    (rms && (va[4] || va[5])) ||
+	    (va[0] | va[1] | va[2] | va[3] | va[4] | va[5]) & 3)
+		return NPU_DMA_ERR_ARGS;
+	if ((st = nd_load(core, va[0], 4 * total, (void **)&x, fault)) != NPU_DMA_OK ||
+	    (st = nd_load(core, va[1], 4ull * norm, (void **)&scale, fault)) != NPU_DMA_OK ||
+	    (va[2] && (st = nd_load(core, va[2], 4ull * norm, (void **)&bias, fault)) != NPU_DMA_OK))
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	stats = npu_eng_alloc(core, 8ull * rows);
+	if (!stats)
+		goto out;
+	for (uint32_t r = 0; r < rows; r++) {
+		float *v = x + (uint64_t)r * norm;
+		double m = 0, var = 0, inv;
+
+		if (npu_eng_stop(core)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		for (uint32_t i = 0; i < norm; i++)
+			m += rms ? (double)v[i] * v[i] : v[i];
+		m /= norm;
+		if (!rms) {
+			for (uint32_t i = 0; i < norm; i++)
+				var += ((double)v[i] - m) * ((double)v[i] - m);
+			var /= norm;
+		}
+		inv = 1.0 / sqrt((rms ? m : var) + (double)eps);
+		for (uint32_t i = 0; i < norm; i++)
+			v[i] = (float)(((double)v[i] - (rms ? 0 : m)) * inv * scale[i] +
+				       (bias ? bias[i] : 0.0));
+		stats[r] = (float)m;
+		stats[rows + r] = (float)inv;
+	}
+	st = nd_store(core, va[3], x, 4 * total, fault);
+	if (st == NPU_DMA_OK && va[4])
+		st = nd_store(core, va[4], stats, 4ull * rows, fault);
+	if (st == NPU_DMA_OK && va[5])
+		st = nd_store(core, va[5], stats + rows, 4ull * rows, fault);
+	npu_account(core, st, 8 * total + 8ull * norm, vec_cycles(core, total, 5), bytes, cycles);
+out:
+	free(x);
+	free(scale);
+	free(bias);
+	free(stats);
+	return st;
+}
+
+/* ---- NPU_CMD_MATMUL ----------------------------------------------------------- */
+
+struct mm {
+	uint64_t va[5];			/* a, b, a_zp, b_zp, out */
+	uint32_t m, n, k, brank, adt, bdt, azp_n, bzp_n, flags, alpha;
+	uint32_t ob[NPU_ND_MAX_RANK], ab[NPU_ND_MAX_RANK], bb[NPU_ND_MAX_RANK];
+};
+
+static bool mm_dt8(uint32_t dt)
+{
+	return dt == NPU_ND_I8 || dt == NPU_ND_U8;
+}
+
+/* A zero point: none (count 0, no address), per tensor (1) or per row/column (@n). */
+static bool mm_zp_ok(uint64_t va, uint32_t count, uint32_t n, bool int8)
+{
+	return va ? int8 && (count == 1 || count == n) : count == 0;
+}
+
+static int32_t mm_zp(const uint8_t *zp, uint32_t dt, uint32_t count, uint32_t i)
+{
+	if (!zp)
+		return 0;
+	i = count == 1 ? 0 : i;
+	return dt == NPU_ND_I8 ? (int8_t)zp[i] : zp[i];
+}
+
+uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	struct mm p;
+	uint32_t u[10];
+	uint64_t as[NPU_ND_MAX_RANK], bs[NPU_ND_MAX_RANK], idx[NPU_ND_MAX_RANK] = { 0 };
+	uint64_t nb = 1, na, nbb, mk, kn, mn, ab = 0, bb = 0, macs;
+	uint32_t st, aes, bes, ones[NPU_ND_MAX_RANK] = { 0 };
+	uint8_t *a = NULL, *b = NULL, *azp = NULL, *bzp = NULL;
+	void *o = NULL;
+	bool f32;
+	float alpha;
+
+	if (size != sizeof(struct npu_cmd_matmul))
+		return NPU_DMA_ERR_ARGS;
+	for (int i = 0; i < 5; i++)
+		p.va[i] = npu_rd64(c + 8 + 8 * i);
+	rd_u32s(c + 48, u, 10);
+	p.m = u[0];
+	p.n = u[1];
+	p.k = u[2];
+	p.brank = u[3];
+	p.adt = u[4];
+	p.bdt = u[5];
+	p.azp_n = u[6];
+	p.bzp_n = u[7];
+	p.flags = u[8];
+	p.alpha = u[9];
+	rd_u32s(c + 88, p.ob, NPU_ND_MAX_RANK);
+	rd_u32s(c + 112, p.ab, NPU_ND_MAX_RANK);
+	rd_u32s(c + 136, p.bb, NPU_ND_MAX_RANK);
+	f32 = p.adt == NPU_ND_F32 && p.bdt == NPU_ND_F32;
+	aes = f32 ? 4 : 1;
+	bes = aes;
+	alpha = npu_f32_from_bits(p.alpha);
+	/* brank 0 has one batch: the rank-1 bcast() below sees dims of 1. */
+	if (!p.brank)
+		ones[0] = 1;
+	if (!npu_dim_ok(p.m) || !npu_dim_ok(p.n) || !npu_dim_ok(p.k) || p.brank > NPU_ND_MAX_RANK ||
+	    (p.flags & ~(NPU_MATMUL_TRANS_A | NPU_MATMUL_TRANS_B)) ||
+	    !(f32 || (mm_dt8(p.adt) && mm_dt8(p.bdt))) || !finite_f32(p.alpha) ||
+	    (!f32 && alpha != 1.0f) ||
+	    !mm_zp_ok(p.va[2], p.azp_n, p.m, !f32) || !mm_zp_ok(p.va[3], p.bzp_n, p.n, !f32) ||
+	    !dims_ok(p.brank ? p.ob : ones, p.brank ? p.brank : 1, NPU_ND_MAX_RANK, MAX_F32, &nb) ||
+	    !bcast(p.brank ? p.ab : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, as, &na) ||
+	    !bcast(p.brank ? p.bb : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bs, &nbb) ||
+	    (f32 && (p.va[0] | p.va[1]) & 3) || p.va[4] & 3)
+		return NPU_DMA_ERR_ARGS;
+	mk = (uint64_t)p.m * p.k;
+	kn = (uint64_t)p.k * p.n;
+	mn = (uint64_t)p.m * p.n;
+	macs = nb * mn;
+	if (na * mk * aes > NPU_TENSOR_MAX_BYTES || nbb * kn * bes > NPU_TENSOR_MAX_BYTES ||
+	    nb * mn * 4 > NPU_TENSOR_MAX_BYTES || macs > NPU_TENSOR_MAX_MACS / p.k)
+		return NPU_DMA_ERR_ARGS;
+	macs *= p.k;
+	if ((st = nd_load(core, p.va[0], na * mk * aes, (void **)&a, fault)) != NPU_DMA_OK ||
+	    (st = nd_load(core, p.va[1], nbb * kn * bes, (void **)&b, fault)) != NPU_DMA_OK ||
+	    (p.va[2] && (st = nd_load(core, p.va[2], p.azp_n, (void **)&azp, fault)) != NPU_DMA_OK) ||
+	    (p.va[3] && (st = nd_load(core, p.va[3], p.bzp_n, (void **)&bzp, fault)) != NPU_DMA_OK))
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	o = npu_eng_alloc(core, 4 * nb * mn);
+	if (!o)
+		goto out;
+	for (uint64_t bi = 0; bi < nb; bi++) {
+		for (uint32_t i = 0; i < p.m; i++) {
+			if (npu_eng_stop(core)) {	/* each row: at most 2^32 MACs */
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
+			for (uint32_t j = 0; j < p.n; j++) {
+				double acc = 0;
+				int64_t iacc = 0;
+
+				for (uint32_t l = 0; l < p.k; l++) {
+					uint64_t ai = ab * mk + (p.flags & NPU_MATMUL_TRANS_A ?
+						(uint64_t)l * p.m + i : (uint64_t)i * p.k + l);
+					uint64_t bj = bb * kn + (p.flags & NPU_MATMUL_TRANS_B ?
+						(uint64_t)j * p.k + l : (uint64_t)l * p.n + j);
+
+					if (f32) {
+						acc += (double)((float *)a)[ai] * ((float *)b)[bj];
+					} else {
+						int32_t x = p.adt == NPU_ND_I8 ? (int8_t)a[ai] : a[ai];
+						int32_t y = p.bdt == NPU_ND_I8 ? (int8_t)b[bj] : b[bj];
+
+						iacc += (int64_t)(x - mm_zp(azp, p.adt, p.azp_n, i)) *
+							(y - mm_zp(bzp, p.bdt, p.bzp_n, j));
+					}
+				}
+				if (f32)
+					((float *)o)[bi * mn + (uint64_t)i * p.n + j] =
+						(float)((double)alpha * (double)(float)acc);
+				else	/* wraps as int32 arithmetic would */
+					((int32_t *)o)[bi * mn + (uint64_t)i * p.n + j] =
+						(int32_t)(uint32_t)iacc;
+			}
+		}
+		for (int d = (int)(p.brank ? p.brank : 1) - 1; d >= 0; d--) {
+			uint32_t od = p.brank ? p.ob[d] : 1;
+
+			ab += as[d];
+			bb += bs[d];
+			if (++idx[d] < od)
+				break;
+			ab -= as[d] * od;
+			bb -= bs[d] * od;
+			idx[d] = 0;
+		}
+	}
+	st = nd_store(core, p.va[4], o, 4 * nb * mn, fault);
+	if (st == NPU_DMA_OK) {
+		uint64_t per = (uint64_t)core->cfg.mac_rows * core->cfg.mac_cols / (f32 ? 4 : 1);
+
+		npu_account(core, st, na * mk * aes + nbb * kn * bes + 4 * nb * mn,
+			    (macs + per - 1) / (per ? per : 1), bytes, cycles);
+	}
+out:
+	free(a);
+	free(b);
+	free(azp);
+	free(bzp);
+	free(o);
+	return st;
+}
+
+/* ---- NPU_CMD_QDQ --------------------------------------------------------------- */
+
+static uint32_t dt_size(uint32_t dt)
+{
+	return dt == NPU_ND_I32 || dt == NPU_ND_F32 ? 4 : 1;
+}
+
+static int64_t ld_q(const void *p, uint32_t dt, uint64_t i)
+{
+	switch (dt) {
+	case NPU_ND_I8: return ((const int8_t *)p)[i];
+	case NPU_ND_U8: return ((const uint8_t *)p)[i];
+	default: return ((const int32_t *)p)[i];
+	}
+}
+
+uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+		     uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t in_va = npu_rd64(c + 8), s_va = npu_rd64(c + 16), zp_va = npu_rd64(c + 24);
+	uint64_t out_va = npu_rd64(c + 32), total;
+	uint32_t mode = npu_rd32(c + 40), qdt = npu_rd32(c + 44), outer = npu_rd32(c + 48);
+	uint32_t axis = npu_rd32(c + 52), inner = npu_rd32(c + 56), st, ies, oes;
+	int64_t lo = qdt == NPU_ND_I8 ? -128 : qdt == NPU_ND_U8 ? 0 : INT32_MIN;
+	int64_t hi = qdt == NPU_ND_I8 ? 127 : qdt == NPU_ND_U8 ? 255 : INT32_MAX;
+	float *scale = NULL;
+	void *x = NULL, *y = NULL, *zp = NULL;
+
+	if (size != sizeof(struct npu_cmd_qdq))
+		return NPU_DMA_ERR_ARGS;
+	if (!npu_in_range(mode, NPU_QDQ_DEQUANTIZE, NPU_QDQ_REQUANTIZE) ||
+	    !(qdt == NPU_ND_I8 || qdt == NPU_ND_U8 || (qdt == NPU_ND_I32 && mode == NPU_QDQ_DEQUANTIZE)) ||
+	    !outer || !axis || !inner || !npu_prod4(outer, axis, inner, 1, MAX_F32, &total) ||
+	    npu_rd32(c + 60) || s_va & 3 || zp_va % dt_size(qdt))
+		return NPU_DMA_ERR_ARGS;
+	ies = mode == NPU_QDQ_DEQUANTIZE ? dt_size(qdt) : 4;
+	oes = mode == NPU_QDQ_DEQUANTIZE ? 4 : dt_size(qdt);
+	if (in_va % ies || out_va % oes)
+		return NPU_DMA_ERR_ARGS;
+	if ((st = nd_load(core, s_va, 4ull * axis, (void **)&scale, fault)) != NPU_DMA_OK ||
+	    (zp_va && (st = nd_load(core, zp_va, (uint64_t)axis * dt_size(qdt), &zp, fault)) !=
+	     NPU_DMA_OK) ||
+	    (st = nd_load(core, in_va, total * ies, &x, fault)) != NPU_DMA_OK)
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	for (uint32_t a = 0; a < axis; a++)
+		if (!(scale[a] > 0) || !isfinite(scale[a]))
+			goto out;
+	y = npu_eng_alloc(core, total * oes);
+	if (!y)
+		goto out;
+	for (uint64_t e = 0; e < total; e++) {
+		uint32_t a = (uint32_t)(e / inner % axis);
+		float s = scale[a];
+		int64_t z = zp ? ld_q(zp, qdt, a) : 0;
+
+		if (nd_stop(core, e)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		if (mode == NPU_QDQ_DEQUANTIZE) {
+			((float *)y)[e] = (float)(ld_q(x, qdt, e) - z) * s;
+		} else {
+			float v = mode == NPU_QDQ_QUANTIZE ? rintf(((float *)x)[e] / s) :
+				  rintf((float)((int32_t *)x)[e] * s);
+			double q = isnan(v) ? (double)z : (double)v + (double)z;
+			int64_t r = q < lo ? lo : q > hi ? hi : (int64_t)q;
+
+			if (qdt == NPU_ND_I8)
+				((int8_t *)y)[e] = (int8_t)r;
+			else
+				((uint8_t *)y)[e] = (uint8_t)r;
+		}
+	}
+	st = nd_store(core, out_va, y, total * oes, fault);
+	npu_account(core, st, total * (ies + oes), vec_cycles(core, total, 2), bytes, cycles);
+out:
+	free(scale);
+	free(zp);
+	free(x);
+	free(y);
+	return st;
+}

@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_nd_cmds.c - the N-d inference commands (npu_cmd_nd.h), packed as
+ * libnpu packs them (pack_nd.c), run by the real firmware on the device
+ * core, against oracles written here: fp64 loops (fp32 arithmetic exact,
+ * functions within 2 ulp), indexes worked out from the permutation or the
+ * slice rather than from strides, and hand-worked quantization values.
+ * Malformed commands fail their job.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "npu.h"
+#include "device/npu_pack.h"
+#include "ref/ref_nd.h"
+#include "tap.h"
+
+static struct harness h;
+static uint64_t seed = 11;
+
+static uint32_t rnd(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(seed >> 33);
+}
+
+static float frnd(float lo, float hi)
+{
+	return lo + (hi - lo) * (float)(rnd() % 1000000) / 1e6f;
+}
+
+#define VA_A	0x1000000ull
+#define VA_B	0x3000000ull
+#define VA_C	0x5000000ull
+#define VA_D	0x5800000ull
+#define VA_OUT	0x6000000ull
+#define VA_O2	0x7000000ull
+#define VA_O3	0x7800000ull
+#define VA_CMD	0x10000ull
+
+/* A fresh device; @bytes of each operand mapped at its address. */
+static void setup(uint64_t bytes)
+{
+	static const uint64_t vas[] = { VA_A, VA_B, VA_C, VA_D, VA_OUT, VA_O2, VA_O3 };
+
+	h_start(&h, 1, 16);
+	for (unsigned int i = 0; i < sizeof(vas) / sizeof(vas[0]); i++)
+		h_map(&h, 0, vas[i], bytes ? bytes : 8, NPU_PTE_R | NPU_PTE_W, 0);
+}
+
+static void *va(uint64_t v)
+{
+	return h_va(&h, 0, v);
+}
+
+static uint32_t run(const void *cmd, size_t len)
+{
+	struct npu_job_cmpl c = h_run_cmds(&h, 0, VA_CMD, cmd, len);
+
+	if (c.status != NPU_JOB_OK)
+		printf("#   job status %u\n", c.status);
+	return c.status;
+}
+
+/* Ulps between two floats (both finite, or equal). */
+static uint64_t ulps(float a, float b)
+{
+	int32_t x, y;
+
+	if (a == b || (isnan(a) && isnan(b)))
+		return 0;
+	if (!isfinite(a) || !isfinite(b))
+		return UINT64_MAX;
+	memcpy(&x, &a, 4);
+	memcpy(&y, &b, 4);
+	if (x < 0)
+		x = INT32_MIN - x;
+	if (y < 0)
+		y = INT32_MIN - y;
+	return (uint64_t)llabs((long long)x - y);
+}
+
+/* Compare @n floats with the oracle's within @tol ulp; 1 if they agree. */
+static int agree(const float *got, const double *want, uint64_t n, uint64_t tol, const char *what)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		if (ulps(got[i], (float)want[i]) > tol &&
+		    !(fabs(want[i]) < 1e-30 && fabs(got[i]) < 1e-30)) {
+			printf("#   %s[%llu] = %.9g, fp64 says %.17g\n", what, (unsigned long long)i,
+			       got[i], want[i]);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* ---- binary ----------------------------------------------------------------- */
+
+static double bin64(uint32_t fn, double x, double z)
+{
+	switch (fn) {
+	case ND_ADD: return x + z;
+	case ND_SUB: return x - z;
+	case ND_MUL: return x * z;
+	case ND_DIV: return x / z;
+	case ND_MAX: return isnan(x) || isnan(z) ? NAN : fmax(x, z);
+	case ND_MIN: return isnan(x) || isnan(z) ? NAN : fmin(x, z);
+	default: return pow(x, z);
+	}
+}
+
+static void test_binary_broadcasts(void)
+{
+	static const uint32_t fns[] = { ND_ADD, ND_SUB, ND_MUL, ND_DIV, ND_MAX, ND_MIN, ND_POW };
+
+	for (int it = 0; it < 70; it++) {
+		struct nd_binary p = { .fn = fns[it % 7], .dtype = NPU_DT_FLOAT32 };
+		uint64_t an, bn, on;
+		struct npu_cmd_binary c;
+		float *a, *b, *o;
+		double *want;
+
+		p.rank = 1 + rnd() % NPU_ND_MAX_RANK;
+		an = bn = on = 1;
+		for (uint32_t d = 0; d < p.rank; d++) {
+			p.out[d] = 1 + rnd() % (p.rank > 3 ? 4 : 9);
+			p.a[d] = rnd() % 3 ? p.out[d] : 1;
+			p.b[d] = rnd() % 3 ? p.out[d] : 1;
+			an *= p.a[d];
+			bn *= p.b[d];
+			on *= p.out[d];
+		}
+		setup(4 * on);
+		a = va(VA_A);
+		b = va(VA_B);
+		for (uint64_t i = 0; i < an; i++)
+			a[i] = p.fn == ND_POW ? frnd(0.1f, 4) : frnd(-50, 50);
+		for (uint64_t i = 0; i < bn; i++)
+			b[i] = p.fn == ND_POW ? frnd(-3, 3) : frnd(-50, 50);
+		if (it == 3)
+			a[0] = NAN;
+		want = malloc(8 * on);
+		/* The oracle walks the output's index and reduces it for each operand. */
+		for (uint64_t i = 0; i < on; i++) {
+			uint64_t r = i, ai = 0, bi = 0, am = 1, bm = 1;
+
+			for (int d = (int)p.rank - 1; d >= 0; d--) {
+				uint64_t x = r % p.out[d];
+
+				r /= p.out[d];
+				ai += (p.a[d] == 1 ? 0 : x) * am;
+				bi += (p.b[d] == 1 ? 0 : x) * bm;
+				am *= p.a[d];
+				bm *= p.b[d];
+			}
+			want[i] = bin64(p.fn, a[ai], b[bi]);
+		}
+		CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		o = va(VA_OUT);
+		/* + - * / max min: IEEE fp32, so fp64 rounded once is exact */
+		CHECK(agree(o, want, on, p.fn == ND_POW ? 1 : 0, "binary"));
+		free(want);
+	}
+}
+
+/* ---- activation --------------------------------------------------------------- */
+
+static double act64(uint32_t fn, double x, const struct nd_unary *p)
+{
+	double h;
+
+	switch (fn) {
+	case ND_RELU: return x > 0 ? x : 0;
+	case ND_LEAKY_RELU: return x >= 0 ? x : (double)(p->alpha * (float)x);
+	case ND_SIGMOID: return 1 / (1 + exp(-x));
+	case ND_TANH: return tanh(x);
+	case ND_CLIP: return x < p->lo ? p->lo : x > p->hi ? p->hi : x;
+	case ND_HARD_SWISH: h = x / 6 + 0.5; return x * (h < 0 ? 0 : h > 1 ? 1 : h);
+	case ND_HARD_SIGMOID: h = p->alpha * x + p->beta; return h < 0 ? 0 : h > 1 ? 1 : h;
+	case ND_GELU: return x * 0.5 * erfc(-x / sqrt(2));
+	case ND_GELU_TANH:
+		return 0.5 * x * (1 + tanh(sqrt(2 / acos(-1.0)) * (x + 0.044715 * pow(x, 3))));
+	case ND_EXP: return exp(x);
+	case ND_ERF: return erf(x);
+	case ND_LOG: return log(x);
+	case ND_SQRT: return sqrt(x);
+	case ND_RECIPROCAL: return 1 / x;
+	case ND_NEG: return -x;
+	case ND_ABS: return fabs(x);
+	case ND_AFFINE: return (double)(p->alpha * (float)x + p->beta);
+	case ND_FLOOR: return floor(x);
+	case ND_CEIL: return ceil(x);
+	case ND_ROUND: return nearbyint(x);	/* the default mode: half to even */
+	default: return x > 0 ? 1 : x < 0 ? -1 : x;	/* ND_SIGN */
+	}
+}
+
+static void test_activation_every_function(void)
+{
+	static const uint32_t fns[] = {
+		ND_RELU, ND_LEAKY_RELU, ND_SIGMOID, ND_TANH, ND_CLIP, ND_HARD_SWISH,
+		ND_HARD_SIGMOID, ND_GELU, ND_GELU_TANH, ND_EXP, ND_ERF, ND_LOG, ND_SQRT,
+		ND_RECIPROCAL, ND_NEG, ND_ABS, ND_AFFINE, ND_FLOOR, ND_CEIL, ND_ROUND, ND_SIGN,
+	};
+	static const float special[] = { 0.0f, -0.0f, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 3.0f, -3.0f,
+					 6.0f, 20.0f, -20.0f, 88.0f, -100.0f, 1e-30f };
+	enum { n = 3000 };
+
+	for (unsigned int f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+		struct nd_unary p = { .fn = fns[f], .dtype = NPU_DT_FLOAT32, .count = n,
+				      .alpha = 0.2f, .beta = 0.5f, .lo = 0.0f, .hi = 6.0f };
+		struct npu_cmd_activation c;
+		double want[n];
+		float *x;
+
+		setup(4 * n);
+		x = va(VA_A);
+		for (int i = 0; i < n; i++) {
+			int pos = fns[f] == ND_LOG || fns[f] == ND_SQRT;
+
+			x[i] = i < (int)(sizeof(special) / 4) ? special[i] : frnd(pos ? 0.001f : -12,
+										 12);
+			if (pos)
+				x[i] = fabsf(x[i]);
+			want[i] = act64(fns[f], x[i], &p);
+		}
+		CHECK_EQ(npu_pack_activation(&c, &p, VA_A, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		if (!agree(va(VA_OUT), want, n, 2, "activation")) {
+			printf("#   function %u\n", fns[f]);
+			CHECK(0);
+		}
+		if (fns[f] != ND_SIGMOID)
+			continue;
+		/* SiLU, which no single ONNX op is: x * sigmoid(x) */
+		c.fn = NPU_ACTFN_SILU;
+		for (int i = 0; i < n; i++)
+			want[i] = x[i] / (1 + exp(-(double)x[i]));
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(agree(va(VA_OUT), want, n, 2, "silu"));
+	}
+}
+
+static void test_activation_table(void)
+{
+	enum { n = 5000 };
+	struct npu_cmd_activation c = { { NPU_CMD_ACTIVATION, sizeof(c) }, VA_A, VA_OUT, VA_B,
+					 n, NPU_ACTFN_TABLE, 0, 0, 0, 0 };
+	uint8_t *x, *t, *o;
+
+	setup(n);
+	x = va(VA_A);
+	t = va(VA_B);
+	for (int i = 0; i < 256; i++)
+		t[i] = (uint8_t)rnd();
+	for (int i = 0; i < n; i++)
+		x[i] = (uint8_t)(i < 256 ? (uint32_t)i : rnd());
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	o = va(VA_OUT);
+	for (int i = 0; i < n; i++)
+		if (o[i] != t[x[i]]) {
+			CHECK_EQ(o[i], t[x[i]]);
+			break;
+		}
+}
+
+/* ---- copy ----------------------------------------------------------------- */
+
+/* Element @i of @es bytes at @p, as 64 bits. */
+static uint64_t el(const void *p, uint32_t es, uint64_t i)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, (const uint8_t *)p + i * es, es);
+	return v;
+}
+
+static void test_copy_transposes_rank_6(void)
+{
+	static const uint32_t sizes[] = { 1, 2, 4, 8 };
+
+	for (int it = 0; it < 24; it++) {
+		uint32_t rank = 1 + rnd() % 6, es = sizes[it % 4], dims[6], perm[6];
+		struct nd_copy p = { .rank = rank };
+		uint64_t count = 1, ist[6];
+		struct npu_cmd_copy c;
+		uint8_t *x, *o;
+		int ok = 1;
+
+		p.dtype = es == 1 ? NPU_DT_INT8 : es == 4 ? NPU_DT_FLOAT32 : es == 8 ? NPU_DT_INT64 : 0;
+		if (!p.dtype)
+			continue;	/* no 2-byte dtype in libnpu: packed by hand below */
+		for (uint32_t d = 0; d < rank; d++) {
+			dims[d] = 1 + rnd() % 5;
+			perm[d] = d;
+			count *= dims[d];
+		}
+		for (uint32_t d = rank; d-- > 1;) {	/* Fisher-Yates */
+			uint32_t j = rnd() % (d + 1), t = perm[d];
+
+			perm[d] = perm[j];
+			perm[j] = t;
+		}
+		for (int d = (int)rank - 1, s = 1; d >= 0; d--) {
+			ist[d] = (uint64_t)s;
+			s *= (int)dims[d];
+		}
+		for (uint32_t d = 0; d < rank; d++) {	/* out dim d is in dim perm[d] */
+			p.dims[d] = dims[perm[d]];
+			p.st[d] = (int64_t)ist[perm[d]];
+		}
+		setup(count * es);
+		x = va(VA_A);
+		for (uint64_t i = 0; i < count * es; i++)
+			x[i] = (uint8_t)rnd();
+		CHECK_EQ(npu_pack_copy(&c, &p, count, VA_A, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		o = va(VA_OUT);
+		/* The oracle: output index (o_0..) reads input index i[perm[d]] = o_d. */
+		for (uint64_t i = 0; i < count && ok; i++) {
+			uint64_t r = i, in[6] = { 0 }, src = 0;
+
+			for (int d = (int)rank - 1; d >= 0; d--) {
+				in[perm[d]] = r % dims[perm[d]];
+				r /= dims[perm[d]];
+			}
+			for (uint32_t d = 0; d < rank; d++)
+				src = src * dims[d] + in[d];
+			ok = el(o, es, i) == el(x, es, src);
+		}
+		CHECK(ok);
+	}
+}
+
+/* A channel shuffle (2-byte elements too) and a reversed slice with a broadcast. */
+static void test_copy_slices_and_broadcasts(void)
+{
+	/* x [4][6] int16; y [3][2][5] = x[3 - i][1 + 2 * k] for each j (broadcast) */
+	struct npu_cmd_copy c = { { NPU_CMD_COPY, sizeof(c) }, VA_A, VA_OUT, 3 * 6 + 1, 24, 3, 2,
+				  { 3, 2, 3 }, { -6, 0, 2 } };
+	int16_t *x, *o;
+
+	setup(64);
+	x = va(VA_A);
+	for (int i = 0; i < 24; i++)
+		x[i] = (int16_t)(1000 + i);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	o = va(VA_OUT);
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 2; j++)
+			for (int k = 0; k < 3; k++)
+				CHECK_EQ(o[(i * 2 + j) * 3 + k], 1000 + (3 - i) * 6 + 1 + 2 * k);
+	/* One element more to the right reads past the input: refused. */
+	c.off = 3 * 6 + 2;
+	c.dims[2] = 3;
+	c.in_count = 23;
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+}
+
+/* ---- softmax and normalisation -------------------------------------------------- */
+
+static void test_softmax_and_log_softmax(void)
+{
+	for (int it = 0; it < 12; it++) {
+		struct nd_softmax p = { 1 + rnd() % 4, 1 + rnd() % 300, 1 + rnd() % 3, it & 1 };
+		uint64_t n = p.outer * p.axis * p.inner;
+		struct npu_cmd_softmax c;
+		double *want = malloc(8 * n);
+		float *x;
+
+		if (it == 2)
+			p.axis = 1;	/* one value: 1, or 0 for log */
+		n = p.outer * p.axis * p.inner;
+		setup(4 * n);
+		x = va(VA_A);
+		for (uint64_t i = 0; i < n; i++)
+			x[i] = frnd(-30, 30);
+		for (uint64_t o = 0; o < p.outer; o++) {
+			for (uint64_t in = 0; in < p.inner; in++) {
+				double mx = -INFINITY, s = 0;
+
+				for (uint64_t a = 0; a < p.axis; a++)
+					mx = fmax(mx, x[(o * p.axis + a) * p.inner + in]);
+				for (uint64_t a = 0; a < p.axis; a++)
+					s += exp(x[(o * p.axis + a) * p.inner + in] - mx);
+				for (uint64_t a = 0; a < p.axis; a++) {
+					uint64_t e = (o * p.axis + a) * p.inner + in;
+
+					want[e] = p.log ? x[e] - mx - log(s) : exp(x[e] - mx) / s;
+				}
+			}
+		}
+		CHECK_EQ(npu_pack_softmax(&c, &p, VA_A, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(agree(va(VA_OUT), want, n, 2, p.log ? "log_softmax" : "softmax"));
+		free(want);
+	}
+}
+
+static void test_layer_norm_and_rms_norm(void)
+{
+	for (int it = 0; it < 10; it++) {
+		int rms = it >= 6;
+		struct nd_layernorm p = { 1 + rnd() % 8, 1 + rnd() % 200, it & 1 ? 1e-5f : 1e-3f };
+		uint64_t n = p.outer * p.norm;
+		uint64_t vas[6] = { VA_A, VA_B, it % 3 ? VA_C : 0, VA_OUT, rms ? 0 : VA_O2,
+				    rms ? 0 : VA_O3 };
+		double *want = malloc(8 * n), mean[8], inv[8];
+		struct npu_cmd_norm c;
+		float *x, *s, *b;
+
+		setup(4 * n);
+		x = va(VA_A);
+		s = va(VA_B);
+		b = va(VA_C);
+		for (uint64_t i = 0; i < n; i++)
+			x[i] = frnd(-4, 4) + (float)(i / p.norm);
+		for (uint64_t i = 0; i < p.norm; i++) {
+			s[i] = frnd(0.5f, 2);
+			b[i] = frnd(-1, 1);
+		}
+		for (uint64_t r = 0; r < p.outer; r++) {
+			const float *v = x + r * p.norm;
+			double m = 0, q = 0;
+
+			for (uint64_t i = 0; i < p.norm; i++)
+				m += rms ? (double)v[i] * v[i] : v[i];
+			m /= p.norm;
+			for (uint64_t i = 0; i < p.norm; i++)
+				q += (v[i] - m) * (v[i] - m);
+			q /= p.norm;
+			mean[r] = m;
+			inv[r] = 1 / sqrt((rms ? m : q) + p.eps);
+			for (uint64_t i = 0; i < p.norm; i++)
+				want[r * p.norm + i] = (v[i] - (rms ? 0 : m)) * inv[r] * s[i] +
+						       (vas[2] ? b[i] : 0);
+		}
+		CHECK_EQ(npu_pack_norm(&c, &p, vas), 0);
+		c.flags = rms ? NPU_NORM_RMS : 0;
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		/* The sum of (x - m) * inv * s + b cancels: within 2 ulp of its larger terms. */
+		for (uint64_t i = 0; i < n; i++) {
+			double tol = 4 * ldexp(fabs((x[i] - (rms ? 0 : mean[i / p.norm])) * inv[i / p.norm] *
+						    s[i % p.norm]) + 1, -24);
+
+			if (fabs(((float *)va(VA_OUT))[i] - want[i]) > tol) {
+				CHECK(fabs(((float *)va(VA_OUT))[i] - want[i]) <= tol);
+				break;
+			}
+		}
+		if (!rms) {
+			CHECK(agree(va(VA_O2), mean, p.outer, 2, "mean"));
+			CHECK(agree(va(VA_O3), inv, p.outer, 2, "inv_std_dev"));
+		}
+		free(want);
+	}
+}
+
+/* ---- matmul ----------------------------------------------------------------- */
+
+static void test_matmul_fp32_batched_transposed(void)
+{
+	for (int it = 0; it < 16; it++) {
+		struct nd_matmul p = { .brank = rnd() % 3, .m = 1 + rnd() % 9, .n = 1 + rnd() % 9,
+				       .k = 1 + rnd() % 40, .trans_a = it & 1, .trans_b = it >> 1 & 1,
+				       .adt = NPU_DT_FLOAT32, .bdt = NPU_DT_FLOAT32,
+				       .alpha = it & 4 ? 0.125f : 1.0f };
+		uint64_t nb = 1, na = 1, nbb = 1, vas[5] = { VA_A, VA_B, 0, 0, VA_OUT };
+		struct npu_cmd_matmul c;
+		float *a, *b;
+		double *want;
+
+		for (uint32_t d = 0; d < p.brank; d++) {
+			p.ob[d] = 1 + rnd() % 3;
+			p.ab[d] = rnd() % 2 ? p.ob[d] : 1;
+			p.bb[d] = rnd() % 2 ? p.ob[d] : 1;
+			nb *= p.ob[d];
+			na *= p.ab[d];
+			nbb *= p.bb[d];
+		}
+		setup(4 * 64 * 64 * 27);
+		a = va(VA_A);
+		b = va(VA_B);
+		for (uint64_t i = 0; i < na * p.m * p.k; i++)
+			a[i] = frnd(-2, 2);
+		for (uint64_t i = 0; i < nbb * p.k * p.n; i++)
+			b[i] = frnd(-2, 2);
+		want = malloc(8 * nb * p.m * p.n);
+		for (uint64_t o = 0; o < nb; o++) {
+			uint64_t r = o, ai = 0, bi = 0, am = 1, bm = 1;
+
+			for (int d = (int)p.brank - 1; d >= 0; d--) {
+				uint64_t x = r % p.ob[d];
+
+				r /= p.ob[d];
+				ai += (p.ab[d] == 1 ? 0 : x) * am;
+				bi += (p.bb[d] == 1 ? 0 : x) * bm;
+				am *= p.ab[d];
+				bm *= p.bb[d];
+			}
+			for (uint32_t i = 0; i < p.m; i++)
+				for (uint32_t j = 0; j < p.n; j++) {
+					double s = 0;
+
+					for (uint32_t l = 0; l < p.k; l++)
+						s += (double)a[ai * p.m * p.k +
+							       (p.trans_a ? l * p.m + i : i * p.k + l)] *
+						     b[bi * p.k * p.n +
+						       (p.trans_b ? j * p.k + l : l * p.n + j)];
+					want[(o * p.m + i) * p.n + j] = s * p.alpha;
+				}
+		}
+		CHECK_EQ(npu_pack_matmul(&c, &p, vas), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(agree(va(VA_OUT), want, nb * p.m * p.n, 1, "matmul"));
+		free(want);
+	}
+}
+
+static void test_matmul_int8_zero_points(void)
+{
+	for (int it = 0; it < 12; it++) {
+		struct nd_matmul p = { .brank = 1, .m = 1 + rnd() % 7, .n = 1 + rnd() % 7,
+				       .k = 1 + rnd() % 300, .trans_b = it & 1,
+				       .adt = it & 2 ? NPU_DT_UINT8 : NPU_DT_INT8,
+				       .bdt = it & 4 ? NPU_DT_UINT8 : NPU_DT_INT8,
+				       .azp_n = 1, .alpha = 1.0f };
+		uint64_t vas[5] = { VA_A, VA_B, VA_C, it % 3 ? VA_D : 0, VA_OUT };
+		struct npu_cmd_matmul c;
+		uint8_t *a, *b, *az, *bz;
+		int32_t *o;
+
+		p.ob[0] = 1 + rnd() % 3;
+		p.ab[0] = p.ob[0];
+		p.bb[0] = it & 8 ? 1 : p.ob[0];
+		p.bzp_n = it & 1 ? p.n : 1;
+		setup(4096 * 8);
+		a = va(VA_A);
+		b = va(VA_B);
+		az = va(VA_C);
+		bz = va(VA_D);
+		for (int i = 0; i < 4096 * 2; i++) {
+			a[i] = (uint8_t)rnd();
+			b[i] = (uint8_t)rnd();
+		}
+		if (it == 5)	/* the extremes: -128 * -128 sums, zero points 127 */
+			memset(a, 0x80, 4096), memset(b, 0x80, 4096);
+		az[0] = (uint8_t)(it == 5 ? 127 : rnd());
+		for (uint32_t j = 0; j < p.n; j++)
+			bz[j] = (uint8_t)(it == 5 ? 127 : rnd());
+		CHECK_EQ(npu_pack_matmul(&c, &p, vas), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		o = va(VA_OUT);
+		for (uint32_t bt = 0; bt < p.ob[0]; bt++)
+			for (uint32_t i = 0; i < p.m; i++)
+				for (uint32_t j = 0; j < p.n; j++) {
+					int64_t s = 0;
+					uint32_t bb = p.bb[0] == 1 ? 0 : bt;
+					int32_t za = p.adt == NPU_DT_INT8 ? (int8_t)az[0] : az[0];
+					int32_t zb = !vas[3] ? 0 : p.bdt == NPU_DT_INT8 ?
+						     (int8_t)bz[p.bzp_n == 1 ? 0 : j] : bz[p.bzp_n == 1 ? 0 : j];
+
+					for (uint32_t l = 0; l < p.k; l++) {
+						uint8_t x = a[(bt * p.m + i) * p.k + l];
+						uint8_t y = b[bb * p.k * p.n +
+							      (p.trans_b ? j * p.k + l : l * p.n + j)];
+
+						s += (int64_t)((p.adt == NPU_DT_INT8 ? (int8_t)x : x) - za) *
+						     ((p.bdt == NPU_DT_INT8 ? (int8_t)y : y) - zb);
+					}
+					CHECK_EQ(o[(bt * p.m + i) * p.n + j], s);
+				}
+	}
+}
+
+/* ---- quantize, dequantize, requantize ------------------------------------------- */
+
+static void test_qdq_worked_values(void)
+{
+	/* x / 0.5 = 1.25 2.5 3.5 -2.5 -5 1000 -1000, NaN: half to even, + zp 3, saturated */
+	static const float xs[8] = { 0.625f, 1.25f, 1.75f, -1.25f, -2.5f, 500.0f, -500.0f, NAN };
+	static const int8_t want_i8[8] = { 4, 5, 7, 1, -2, 127, -128, 3 };
+	static const uint8_t want_u8[8] = { 4, 5, 7, 1, 0, 255, 0, 3 };
+	/* requantize: int32 * 0.25 = 2.5, 3.5, -0.5, 1e6 */
+	static const int32_t acc[4] = { 10, 14, -2, 4000000 };
+	static const int8_t want_rq[4] = { 5, 7, 3, 127 };
+	struct nd_qdq p = { ND_QUANTIZE, NPU_DT_INT8, 1, 1, 8 };
+	uint64_t vas[4] = { VA_A, VA_B, VA_C, VA_OUT };
+	struct npu_cmd_qdq c;
+
+	setup(4096);
+	memcpy(va(VA_A), xs, sizeof(xs));
+	*(float *)va(VA_B) = 0.5f;
+	*(int8_t *)va(VA_C) = 3;
+	CHECK_EQ(npu_pack_qdq(&c, &p, vas), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), want_i8, 8));
+	p.qdtype = NPU_DT_UINT8;
+	*(uint8_t *)va(VA_C) = 3;
+	CHECK_EQ(npu_pack_qdq(&c, &p, vas), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), want_u8, 8));
+	/* dequantize: (q - zp) * scale */
+	p = (struct nd_qdq){ ND_DEQUANTIZE, NPU_DT_UINT8, 1, 1, 8 };
+	memcpy(va(VA_A), want_u8, 8);
+	CHECK_EQ(npu_pack_qdq(&c, &p, vas), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	for (int i = 0; i < 8; i++)
+		CHECK(((float *)va(VA_OUT))[i] == ((int)want_u8[i] - 3) * 0.5f);
+	p = (struct nd_qdq){ ND_REQUANTIZE, NPU_DT_INT8, 1, 1, 4 };
+	memcpy(va(VA_A), acc, sizeof(acc));
+	*(float *)va(VA_B) = 0.25f;
+	CHECK_EQ(npu_pack_qdq(&c, &p, vas), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), want_rq, 4));
+}
+
+/* Per axis: [2][3][4] with one scale and zero point per entry of the middle dim. */
+static void test_qdq_per_axis(void)
+{
+	struct nd_qdq p = { ND_DEQUANTIZE, NPU_DT_INT8, 2, 3, 4 };
+	uint64_t vas[4] = { VA_A, VA_B, VA_C, VA_OUT };
+	struct npu_cmd_qdq c;
+	int8_t *q;
+
+	setup(4096);
+	q = va(VA_A);
+	for (int i = 0; i < 24; i++)
+		q[i] = (int8_t)(i * 11 - 128);
+	for (int a = 0; a < 3; a++) {
+		((float *)va(VA_B))[a] = 0.5f * (a + 1);
+		((int8_t *)va(VA_C))[a] = (int8_t)(a - 1);
+	}
+	CHECK_EQ(npu_pack_qdq(&c, &p, vas), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	for (int i = 0; i < 24; i++) {
+		int a = i / 4 % 3;
+
+		CHECK(((float *)va(VA_OUT))[i] == (float)(q[i] - (a - 1)) * (0.5f * (a + 1)));
+	}
+}
+
+/* ---- malformed commands ---------------------------------------------------------- */
+
+static void bad(const void *c, size_t len)
+{
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, c, len).status, NPU_JOB_INVALID_CMD);
+}
+
+static void test_malformed(void)
+{
+	struct npu_cmd_binary b = { { NPU_CMD_BINARY, sizeof(b) }, VA_A, VA_B, VA_OUT, NPU_BIN_ADD,
+				    2, { 2, 3 }, { 2, 3 }, { 1, 3 } };
+	struct npu_cmd_activation a = { { NPU_CMD_ACTIVATION, sizeof(a) }, VA_A, VA_OUT, 0, 8,
+					NPU_ACTFN_RELU, 0, 0, 0, 0 };
+	struct npu_cmd_softmax s = { { NPU_CMD_SOFTMAX, sizeof(s) }, VA_A, VA_OUT, 1, 8, 1, 0 };
+	struct npu_cmd_norm n = { { NPU_CMD_NORM, sizeof(n) }, VA_A, VA_B, 0, VA_OUT, 0, 0, 2, 4,
+				  0, 0 };
+	struct npu_cmd_matmul m = { { NPU_CMD_MATMUL, sizeof(m) }, VA_A, VA_B, 0, 0, VA_OUT, 2, 2,
+				    2, 0, NPU_ND_F32, NPU_ND_F32, 0, 0, 0, 0x3f800000u, { 0 }, { 0 },
+				    { 0 } };
+	struct npu_cmd_qdq q = { { NPU_CMD_QDQ, sizeof(q) }, VA_A, VA_B, 0, VA_OUT,
+				 NPU_QDQ_QUANTIZE, NPU_ND_I8, 1, 1, 8, 0 };
+	struct npu_cmd_binary b2;
+	struct npu_cmd_activation a2;
+	struct npu_cmd_matmul m2;
+	struct npu_cmd_qdq q2;
+
+	setup(1 << 16);
+	*(float *)va(VA_B) = 1.0f;
+	/* the good ones run */
+	CHECK_EQ(run(&b, sizeof(b)), NPU_JOB_OK);
+	CHECK_EQ(run(&a, sizeof(a)), NPU_JOB_OK);
+	CHECK_EQ(run(&s, sizeof(s)), NPU_JOB_OK);
+	CHECK_EQ(run(&n, sizeof(n)), NPU_JOB_OK);
+	CHECK_EQ(run(&m, sizeof(m)), NPU_JOB_OK);
+	CHECK_EQ(run(&q, sizeof(q)), NPU_JOB_OK);
+	b2 = b, b2.b_dims[0] = 3, bad(&b2, sizeof(b2));		/* not broadcastable */
+	b2 = b, b2.rank = 7, bad(&b2, sizeof(b2));
+	b2 = b, b2.out_dims[2] = 1, bad(&b2, sizeof(b2));	/* past the rank */
+	b2 = b, b2.fn = 8, bad(&b2, sizeof(b2));
+	b2 = b, b2.a = VA_A + 2, bad(&b2, sizeof(b2));		/* unaligned */
+	for (int i = 0; i < 6; i++)
+		b2.out_dims[i] = b2.a_dims[i] = b2.b_dims[i] = 65536;	/* 2^96 elements */
+	b2.a = VA_A;
+	b2.rank = 6;
+	bad(&b2, sizeof(b2));
+	a2 = a, a2.fn = NPU_ACTFN_NUM, bad(&a2, sizeof(a2));
+	a2 = a, a2.alpha = 1, bad(&a2, sizeof(a2));		/* ReLU has no alpha */
+	a2 = a, a2.fn = NPU_ACTFN_CLIP, a2.lo = 0x40000000u, a2.hi = 0, bad(&a2, sizeof(a2));
+	a2 = a, a2.fn = NPU_ACTFN_TABLE, bad(&a2, sizeof(a2));	/* no table */
+	a2 = a, a2.count = 0, bad(&a2, sizeof(a2));
+	s.flags = 2, bad(&s, sizeof(s));
+	s.flags = 0, s.axis = 0, bad(&s, sizeof(s));
+	n.eps = 0x7fc00000u, bad(&n, sizeof(n));		/* NaN epsilon */
+	n.eps = 0, n.scale = 0, bad(&n, sizeof(n));
+	n.scale = VA_B, n.flags = NPU_NORM_RMS, n.mean = VA_O2, bad(&n, sizeof(n));
+	m2 = m, m2.adt = NPU_ND_I8, bad(&m2, sizeof(m2));	/* mixed fp32 and int8 */
+	m2 = m, m2.a_zp = VA_C, m2.azp_n = 1, bad(&m2, sizeof(m2));	/* zp for fp32 */
+	m2 = m, m2.brank = 1, m2.ob[0] = 2, m2.ab[0] = 3, bad(&m2, sizeof(m2));
+	m2 = m, m2.m = m2.n = 8192, m2.k = 32768, bad(&m2, sizeof(m2));	/* 2^41 MACs */
+	m2 = m, m2.alpha = 0x7f800000u, bad(&m2, sizeof(m2));
+	q2 = q, q2.mode = 4, bad(&q2, sizeof(q2));
+	q2 = q, q2.qdtype = NPU_ND_I32, bad(&q2, sizeof(q2));	/* int32 only dequantizes */
+	q2 = q, q2.reserved = 1, bad(&q2, sizeof(q2));
+	*(float *)va(VA_B) = 0.0f;
+	bad(&q, sizeof(q));					/* scale 0 */
+	*(float *)va(VA_B) = NAN;
+	bad(&q, sizeof(q));
+	/* A wrong size is a malformed command too. */
+	b.hdr.size = sizeof(b) - 8;
+	bad(&b, sizeof(b) - 8);
+}
+
+/* An edge NPU (inference only) runs them: they are inference commands. */
+static void test_inference_class(void)
+{
+	CHECK((NPU_CMD_CAPS_INFER >> NPU_CMD_BINARY & 1) && (NPU_CMD_CAPS_INFER >> NPU_CMD_QDQ & 1));
+	CHECK(!(NPU_CMD_CAPS_TRAIN >> NPU_CMD_MATMUL & 1));
+}
+
+TAP_MAIN(
+	TAP_ENTRY(test_binary_broadcasts),
+	TAP_ENTRY(test_activation_every_function),
+	TAP_ENTRY(test_activation_table),
+	TAP_ENTRY(test_copy_transposes_rank_6),
+	TAP_ENTRY(test_copy_slices_and_broadcasts),
+	TAP_ENTRY(test_softmax_and_log_softmax),
+	TAP_ENTRY(test_layer_norm_and_rms_norm),
+	TAP_ENTRY(test_matmul_fp32_batched_transposed),
+	TAP_ENTRY(test_matmul_int8_zero_points),
+	TAP_ENTRY(test_qdq_worked_values),
+	TAP_ENTRY(test_qdq_per_axis),
+	TAP_ENTRY(test_malformed),
+	TAP_ENTRY(test_inference_class),
+)
