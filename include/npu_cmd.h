@@ -275,15 +275,19 @@ struct npu_cmd_pool_i8 {
 #define NPU_POOL_AVG		(1u << 0)
 
 /**
- * struct npu_cmd_eltwise_i8 - elementwise int8 add or mul of two tensors
- * of @count elements, TFLite int8 semantics (no broadcasting):
+ * struct npu_cmd_eltwise_i8 - elementwise int8 add or mul of two tensors,
+ * @count elements, with numpy's broadcasting where @rank is 1 to 4 (the
+ * output's dims @out_dims, the inputs' each equal or 1); TFLite int8
+ * semantics:
  *   add: a' = npu_requant_scale((a - a_zero) << left_shift, a_mult, a_shift),
  *        likewise b', out = out_zero + requant(a' + b', out_mult, out_shift);
  *   mul: out = out_zero + requant((a - a_zero) * (b - b_zero), out_mult, out_shift);
  * then clamped.
- * @hdr: op NPU_CMD_ELTWISE_I8, size 88.
- * @a, @b: int8 inputs; @out: int8 output (may alias an input).
- * @count: elements, >= 1.
+ * @hdr: op NPU_CMD_ELTWISE_I8, size 144.
+ * @a, @b: int8 inputs; @out: int8 output (may alias an input when no
+ *	input broadcasts).
+ * @count: output elements, >= 1 (with broadcasting: the product of
+ *	@out_dims).
  * @op: NPU_ELT_ADD or NPU_ELT_MUL.
  * @a_zero, @b_zero, @out_zero: zero points.
  * @act_min, @act_max: clamp.
@@ -292,8 +296,16 @@ struct npu_cmd_pool_i8 {
  * @left_shift: 0..20, headroom before rescaling (add; TFLite uses 20).
  * With @op NPU_ELT_ADD_ONNX or NPU_ELT_MUL_ONNX the arithmetic is ONNX's
  * (npu_eltwise_onnx_i8): @a_mult, @b_mult and @out_mult hold the bits of
- * finite fp32 scales > 0, every shift and @left_shift are 0. Devices with
- * NPU_HW_CAP_REQUANT_ONNX only.
+ * finite fp32 scales > 0, every shift and @left_shift are 0. With
+ * NPU_ELT_ADD_ORT it is onnxruntime's QLinearAdd (npu_eltwise_ort_add_i8,
+ * on the stored values, zero points 0): @a_mult, @b_mult and @out_mult
+ * hold the bits of a_scale / c_scale, b_scale / c_scale and the fixed
+ * part, @a_shift the values' offset (0, or 128 for uint8 stored as int8),
+ * @b_shift its mode (0: both vectors, 1: b, 2: a one value per span).
+ * Both: devices with NPU_HW_CAP_REQUANT_ONNX only.
+ * @rank: 0 (no broadcasting) or 1..4.
+ * @out_dims, @a_dims, @b_dims: with @rank, 1..NPU_TENSOR_MAX_DIM; zero past it.
+ * @reserved: zero.
  */
 struct npu_cmd_eltwise_i8 {
 	struct npu_cmd_hdr hdr;
@@ -307,11 +319,17 @@ struct npu_cmd_eltwise_i8 {
 	int32_t a_mult, a_shift, b_mult, b_shift;
 	int32_t out_mult, out_shift;
 	uint32_t left_shift;
+	uint32_t rank;
+	uint32_t out_dims[4];
+	uint32_t a_dims[4];
+	uint32_t b_dims[4];
+	uint32_t reserved;
 };
 #define NPU_ELT_ADD		1
 #define NPU_ELT_MUL		2
 #define NPU_ELT_ADD_ONNX	3
 #define NPU_ELT_MUL_ONNX	4
+#define NPU_ELT_ADD_ORT		5
 
 /**
  * struct npu_cmd_quantize - fp32 to int8 or back, TFLite semantics:

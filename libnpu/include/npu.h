@@ -256,7 +256,7 @@ struct npu_eltwise_i8 {
 	 * of a_scale / c_scale, b_scale / c_scale and the fixed part,
 	 * a_shift the values' offset (0, or 128 for uint8 stored as int8),
 	 * b_shift its mode (0 both vectors, 1 b, 2 a one value per span),
-	 * out_shift and left_shift 0. The CPU reference and OpenCL only.
+	 * out_shift and left_shift 0.
 	 */
 	uint32_t requant;
 };

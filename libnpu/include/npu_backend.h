@@ -81,6 +81,9 @@ enum {
  * @execute: run partition @exe; *@signal gets a fence that @wait takes.
  * @wait: wait until @fence has signalled; returns the work's outcome.
  * @release: free a compiled partition.
+ * @launch_ns: what starting one more partition on this backend costs (a
+ *	submission and its completion: an NPU job, an OpenCL flush), charged
+ *	by placement to each change of backend into it; 0: nothing.
  */
 struct npu_backend_ops {
 	const char *name;
@@ -101,6 +104,7 @@ struct npu_backend_ops {
 	int (*execute)(void *be, void *exe, const struct npu_run_args *args, uint64_t *signal);
 	int (*wait)(void *be, uint64_t fence);
 	void (*release)(void *be, void *exe);
+	double launch_ns;
 };
 
 /**

@@ -581,13 +581,54 @@ static bool shift_ok(int32_t s)
 	return s >= -31 && s <= 30;
 }
 
+/*
+ * Broadcast strides of an elementwise command: @od the output's dims, 4-D
+ * with leading 1s, and each input's element strides (0 where it is 1);
+ * false when a dim is out of range or an input's is neither the output's
+ * nor 1. Rank 0 is @count elements each.
+ */
+static bool elt_strides(uint32_t rank, const uint32_t *out, const uint32_t *a, const uint32_t *b,
+			uint32_t count, uint32_t *od, uint64_t *as, uint64_t *bs, uint64_t *an,
+			uint64_t *bn)
+{
+	uint64_t on = 1, sa = 1, sb = 1;
+
+	if (rank > 4)
+		return false;
+	for (int d = 3; d >= 0; d--) {
+		uint32_t i = (uint32_t)d - (4 - (rank ? rank : 1));
+
+		if (d < 4 - (int)(rank ? rank : 1)) {
+			od[d] = 1;
+			as[d] = bs[d] = 0;
+			continue;
+		}
+		od[d] = rank ? out[i] : count;
+		if (rank && (!npu_dim_ok(out[i]) || (a[i] != out[i] && a[i] != 1) ||
+			     (b[i] != out[i] && b[i] != 1)))
+			return false;
+		as[d] = !rank || a[i] != 1 ? sa : 0;
+		bs[d] = !rank || b[i] != 1 ? sb : 0;
+		sa *= rank ? a[i] : count;
+		sb *= rank ? b[i] : count;
+		on *= od[d];
+	}
+	for (uint32_t i = rank; i < 4; i++)
+		if (out[i] || a[i] || b[i])
+			return false;
+	*an = sa;
+	*bn = sb;
+	return on == count;
+}
+
 uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_eltwise_i8 e;
-	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx;
+	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx, od[4], idx[4] = { 0 };
+	uint64_t as[4], bs[4], an, bn, ia = 0, ib = 0;
 	int8_t *a = NULL, *b = NULL, *out = NULL;
-	bool onnx;
+	bool onnx, ort;
 
 	if (size != sizeof(e))
 		return NPU_DMA_ERR_ARGS;
@@ -608,53 +649,81 @@ uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	e.out_mult = (int32_t)npu_rd32(c + 76);
 	e.out_shift = (int32_t)npu_rd32(c + 80);
 	e.left_shift = npu_rd32(c + 84);
+	e.rank = npu_rd32(c + 88);
+	for (int i = 0; i < 4; i++) {
+		e.out_dims[i] = npu_rd32(c + 92 + 4 * i);
+		e.a_dims[i] = npu_rd32(c + 108 + 4 * i);
+		e.b_dims[i] = npu_rd32(c + 124 + 4 * i);
+	}
+	e.reserved = npu_rd32(c + 140);
 	onnx = e.op == NPU_ELT_ADD_ONNX || e.op == NPU_ELT_MUL_ONNX;
+	ort = e.op == NPU_ELT_ADD_ORT;
 	if (onnx && (e.a_shift || e.b_shift || e.out_shift || e.left_shift ||
 		     !npu_onnx_mult_valid(e.a_mult) || !npu_onnx_mult_valid(e.b_mult) ||
 		     !npu_onnx_mult_valid(e.out_mult) || !e.out_mult))
 		return NPU_DMA_ERR_ARGS;
+	/* onnxruntime's: finite fp32 factors, an offset of 0 or 128, a mode 0..2 */
+	if (ort && (e.a_zero || e.b_zero || e.out_zero || e.out_shift || e.left_shift ||
+		    (e.a_shift != 0 && e.a_shift != 128) || e.b_shift < 0 || e.b_shift > 2 ||
+		    !npu_onnx_mult_valid(e.a_mult) || !npu_onnx_mult_valid(e.b_mult) ||
+		    ((uint32_t)e.out_mult & 0x7f800000u) == 0x7f800000u))
+		return NPU_DMA_ERR_ARGS;
 	if (!e.count || e.count > NPU_TENSOR_MAX_BYTES ||
-	    (e.op != NPU_ELT_ADD && e.op != NPU_ELT_MUL && !onnx) ||
+	    (e.op != NPU_ELT_ADD && e.op != NPU_ELT_MUL && !onnx && !ort) ||
 	    e.a_zero < -128 || e.a_zero > 127 || e.b_zero < -128 || e.b_zero > 127 ||
 	    e.out_zero < -128 || e.out_zero > 127 ||
 	    e.act_min < -128 || e.act_min > e.act_max || e.act_max > 127 ||
-	    !shift_ok(e.a_shift) || !shift_ok(e.b_shift) || !shift_ok(e.out_shift) ||
-	    e.left_shift > 20)
+	    (!ort && (!shift_ok(e.a_shift) || !shift_ok(e.b_shift))) || !shift_ok(e.out_shift) ||
+	    e.left_shift > 20 || e.reserved ||
+	    !elt_strides(e.rank, e.out_dims, e.a_dims, e.b_dims, e.count, od, as, bs, &an, &bn))
 		return NPU_DMA_ERR_ARGS;
-	a = npu_eng_alloc(core, e.count);
-	b = npu_eng_alloc(core, e.count);
+	a = npu_eng_alloc(core, an);
+	b = npu_eng_alloc(core, bn);
 	out = npu_eng_alloc(core, e.count);
 	if (!a || !b || !out)
 		goto out;
-	st = npu_va_rw(core, ctx, e.a, a, e.count, false, fault);
+	st = npu_va_rw(core, ctx, e.a, a, an, false, fault);
 	if (st == NPU_DMA_OK)
-		st = npu_va_rw(core, ctx, e.b, b, e.count, false, fault);
+		st = npu_va_rw(core, ctx, e.b, b, bn, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint32_t i = 0; i < e.count; i++) {
-		int32_t x = a[i] - e.a_zero, y = b[i] - e.b_zero, r;
+		int32_t x = a[ia] - e.a_zero, y = b[ib] - e.b_zero, r;
 
-		if (onnx) {
+		if (ort) {
+			out[i] = npu_eltwise_ort_add_i8(a[ia], b[ib], e.a_shift, e.a_mult, e.b_mult,
+							e.out_mult, e.b_shift, e.act_min,
+							e.act_max);
+		} else if (onnx) {
 			out[i] = npu_eltwise_onnx_i8(e.op == NPU_ELT_MUL_ONNX, x, y, e.a_mult,
 						     e.b_mult, e.out_mult, e.out_zero, e.act_min,
 						     e.act_max);
-			continue;
-		}
-		if (e.op == NPU_ELT_ADD) {
-			int32_t sx = npu_requant_scale((int32_t)((uint32_t)x << e.left_shift),
-						       e.a_mult, e.a_shift);
-			int32_t sy = npu_requant_scale((int32_t)((uint32_t)y << e.left_shift),
-						       e.b_mult, e.b_shift);
-
-			r = (int32_t)((uint32_t)sx + (uint32_t)sy);
 		} else {
-			r = x * y;
+			if (e.op == NPU_ELT_ADD) {
+				int32_t sx = npu_requant_scale((int32_t)((uint32_t)x << e.left_shift),
+							       e.a_mult, e.a_shift);
+				int32_t sy = npu_requant_scale((int32_t)((uint32_t)y << e.left_shift),
+							       e.b_mult, e.b_shift);
+
+				r = (int32_t)((uint32_t)sx + (uint32_t)sy);
+			} else {
+				r = x * y;
+			}
+			out[i] = npu_requant_i8(r, e.out_mult, e.out_shift, e.out_zero, e.act_min,
+						e.act_max);
 		}
-		out[i] = npu_requant_i8(r, e.out_mult, e.out_shift, e.out_zero, e.act_min,
-					e.act_max);
+		for (int d = 3; d >= 0; d--) {	/* the next element's inputs */
+			ia += as[d];
+			ib += bs[d];
+			if (++idx[d] < od[d])
+				break;
+			ia -= as[d] * od[d];
+			ib -= bs[d] * od[d];
+			idx[d] = 0;
+		}
 	}
 	st = npu_account(core, npu_va_rw(core, ctx, e.out, out, e.count, true, fault),
-			 3ull * e.count, 0, bytes, cycles);
+			 an + bn + e.count, 0, bytes, cycles);
 out:
 	free(a);
 	free(b);

@@ -227,7 +227,7 @@ static void test_activation_every_function(void)
 				x[i] = fabsf(x[i]);
 			want[i] = act64(fns[f], x[i], &p);
 		}
-		CHECK_EQ(npu_pack_activation(&c, &p, VA_A, VA_OUT), 0);
+		CHECK_EQ(npu_pack_activation(&c, &p, VA_A, VA_OUT, 0), 0);
 		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
 		if (!agree(va(VA_OUT), want, n, 2, "activation")) {
 			printf("#   function %u\n", fns[f]);
@@ -265,6 +265,41 @@ static void test_activation_table(void)
 			CHECK_EQ(o[i], t[x[i]]);
 			break;
 		}
+}
+
+/* libnpu's 8-bit unary kernels by table: uint8 <-> int8, an int8 clip. */
+static void test_activation_table_from_libnpu(void)
+{
+	enum { n = 600 };
+	struct nd_unary flip = { .fn = ND_FLIP128, .dtype = NPU_DT_UINT8, .count = n };
+	struct nd_unary clip = { .fn = ND_CLIP, .dtype = NPU_DT_INT8, .count = n, .ilo = -5,
+				 .ihi = 100 };
+	struct nd_unary sig = { .fn = ND_SIGMOID, .dtype = NPU_DT_FLOAT32, .count = n };
+	struct npu_cmd_activation c;
+	uint8_t *x, *o;
+
+	setup(n);
+	x = va(VA_A);
+	for (int i = 0; i < n; i++)
+		x[i] = (uint8_t)(i * 7);
+	CHECK(npu_nd_table(&flip, va(VA_B)));
+	CHECK_EQ(npu_pack_activation(&c, &flip, VA_A, VA_OUT, VA_B), 0);
+	CHECK_EQ(c.fn, NPU_ACTFN_TABLE);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	o = va(VA_OUT);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(o[i], (uint8_t)(x[i] - 128));	/* the zero point moves by 128 */
+	CHECK(npu_nd_table(&clip, va(VA_B)));
+	CHECK_EQ(npu_pack_activation(&c, &clip, VA_A, VA_OUT, VA_B), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	for (int i = 0; i < n; i++) {
+		int v = (int8_t)x[i];
+
+		CHECK_EQ((int8_t)o[i], v < -5 ? -5 : v > 100 ? 100 : v);
+	}
+	/* No table: refused, and fp32 has none. */
+	CHECK_EQ(npu_pack_activation(&c, &clip, VA_A, VA_OUT, 0), NPU_ENOTSUP);
+	CHECK(!npu_nd_table(&sig, va(VA_B)));
 }
 
 /* ---- copy ----------------------------------------------------------------- */
@@ -726,6 +761,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_binary_broadcasts),
 	TAP_ENTRY(test_activation_every_function),
 	TAP_ENTRY(test_activation_table),
+	TAP_ENTRY(test_activation_table_from_libnpu),
 	TAP_ENTRY(test_copy_transposes_rank_6),
 	TAP_ENTRY(test_copy_slices_and_broadcasts),
 	TAP_ENTRY(test_softmax_and_log_softmax),

@@ -733,7 +733,7 @@ static void test_eltwise_random(void)
 		c = (struct npu_cmd_eltwise_i8){ { NPU_CMD_ELTWISE_I8, sizeof(c) }, VA_A, VA_B, VA_OUT,
 			p.count, op, p.a_zero, p.b_zero, p.out_zero,
 			p.act_min, p.act_max, p.a_mult, p.a_shift, p.b_mult, p.b_shift,
-			p.out_mult, p.out_shift, p.left_shift };
+			p.out_mult, p.out_shift, p.left_shift, 0, { 0 }, { 0 }, { 0 }, 0 };
 		CHECK(run_cmd_compare(&c, sizeof(c), want, p.count));
 		free(a);
 		free(b);
@@ -748,7 +748,7 @@ static int run_eltwise(const struct npu_eltwise_i8 *p, const int8_t *a, const in
 	struct npu_cmd_eltwise_i8 c = { { NPU_CMD_ELTWISE_I8, sizeof(c) }, VA_A, VA_B, VA_OUT,
 		p->count, p->mul ? NPU_ELT_MUL : NPU_ELT_ADD, p->a_zero, p->b_zero, p->out_zero,
 		p->act_min, p->act_max, p->a_mult, p->a_shift, p->b_mult, p->b_shift,
-		p->out_mult, p->out_shift, p->left_shift };
+		p->out_mult, p->out_shift, p->left_shift, 0, { 0 }, { 0 }, { 0 }, 0 };
 
 	setup();
 	h_map(&h, 0, VA_A, p->count, NPU_PTE_R, 0);
@@ -844,7 +844,8 @@ static void test_eltwise_malformed(void)
 	for (int i = 0; i < 5; i++) {
 		struct npu_cmd_eltwise_i8 c = { { NPU_CMD_ELTWISE_I8, sizeof(c) }, VA_A, VA_B, VA_OUT,
 						16, NPU_ELT_ADD, 0, 0, 0, -128, 127, 1 << 30, 0,
-						1 << 30, 0, 1 << 30, 0, 20 };
+						1 << 30, 0, 1 << 30, 0, 20, 0, { 0 }, { 0 },
+						{ 0 }, 0 };
 
 		switch (i) {
 		case 0: c.op = 3; break;
@@ -855,6 +856,76 @@ static void test_eltwise_malformed(void)
 		}
 		setup_scratch();
 		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	}
+}
+
+/*
+ * Broadcasting in all three arithmetics (TFLite's, ONNX's, onnxruntime's
+ * QLinearAdd in its three modes), packed as libnpu packs them, against the
+ * CPU reference, whose broadcast walk is its own code.
+ */
+static void test_eltwise_broadcast_and_ort(void)
+{
+	for (int it = 0; it < 90; it++) {
+		struct npu_eltwise_i8 p = { .act_min = -128, .act_max = 127, .requant = it % 3 };
+		uint64_t an = 1, bn = 1;
+		struct npu_cmd_eltwise_i8 c;
+		int8_t *a, *b, *want;
+		float sa = 0.01f + (float)(rnd() % 100) / 1000, sb = 0.02f, sc = 0.05f;
+
+		p.rank = 1 + rnd() % 4;
+		p.count = 1;
+		for (uint32_t d = 0; d < p.rank; d++) {
+			p.out_dims[d] = 1 + rnd() % 6;
+			p.a_dims[d] = rnd() % 3 ? p.out_dims[d] : 1;
+			p.b_dims[d] = rnd() % 3 ? p.out_dims[d] : 1;
+			p.count *= p.out_dims[d];
+			an *= p.a_dims[d];
+			bn *= p.b_dims[d];
+		}
+		p.a_zero = (int32_t)(rnd() % 20) - 10;
+		p.b_zero = (int32_t)(rnd() % 20) - 10;
+		p.out_zero = (int32_t)(rnd() % 20) - 10;
+		p.mul = p.requant != NPU_REQUANT_ORT && (it & 8);
+		if (p.requant == NPU_REQUANT_TFLITE) {
+			p.left_shift = 20;
+			npu_quantize_multiplier(sa / (2 * sc), &p.a_mult, &p.a_shift);
+			npu_quantize_multiplier(sb / (2 * sc), &p.b_mult, &p.b_shift);
+			npu_quantize_multiplier(p.mul ? sa * sb / sc : 2.0 / (1 << 20), &p.out_mult,
+						&p.out_shift);
+		} else if (p.requant == NPU_REQUANT_ONNX) {
+			p.a_mult = (int32_t)npu_f32_bits(sa);
+			p.b_mult = (int32_t)npu_f32_bits(sb);
+			p.out_mult = (int32_t)npu_f32_bits(sc);
+		} else {
+			p.a_mult = (int32_t)npu_f32_bits(sa / sc);
+			p.b_mult = (int32_t)npu_f32_bits(sb / sc);
+			p.out_mult = (int32_t)npu_f32_bits(3.0f - 0.4f * (float)(rnd() % 10));
+			p.a_shift = it & 4 ? 128 : 0;
+			p.b_shift = (int32_t)(rnd() % 3);
+		}
+		a = malloc(an);
+		b = malloc(bn);
+		want = malloc(p.count);
+		for (uint64_t i = 0; i < an; i++)
+			a[i] = (int8_t)rnd();
+		for (uint64_t i = 0; i < bn; i++)
+			b[i] = (int8_t)rnd();
+		CHECK_EQ(npu_ref_eltwise_i8(&p, a, b, want), NPU_OK);
+		setup();
+		h_map(&h, 0, VA_A, an, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_B, bn, NPU_PTE_R, 0);
+		h_map(&h, 0, VA_OUT, p.count, NPU_PTE_R | NPU_PTE_W, 0);
+		memcpy(h_va(&h, 0, VA_A), a, an);
+		memcpy(h_va(&h, 0, VA_B), b, bn);
+		CHECK_EQ(npu_pack_eltwise_i8(&c, &p, VA_A, VA_B, VA_OUT), 0);
+		if (!run_cmd_compare(&c, sizeof(c), want, p.count)) {
+			printf("#   case %d: requant %u, rank %u\n", it, p.requant, p.rank);
+			CHECK(0);
+		}
+		free(a);
+		free(b);
+		free(want);
 	}
 }
 
@@ -1233,6 +1304,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_eltwise_random),
 	TAP_ENTRY(test_eltwise_tflite_worked_values),
 	TAP_ENTRY(test_eltwise_malformed),
+	TAP_ENTRY(test_eltwise_broadcast_and_ort),
 	TAP_ENTRY(test_quantize_roundtrip),
 	TAP_ENTRY(test_softmax),
 	TAP_ENTRY(test_softmax_long_rows_fp64),

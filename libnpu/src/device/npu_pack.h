@@ -72,8 +72,14 @@ union npu_cmd_nd {
 
 int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
 		uint64_t b_va, uint64_t y_va);
+/*
+ * fp32 functions, or any function of 8-bit values into 8-bit values
+ * through the 256-byte table at @table_va, which npu_nd_table() fills.
+ */
 int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, uint64_t x_va,
-		uint64_t y_va);
+		uint64_t y_va, uint64_t table_va);
+/* 1 and @table filled (the CPU reference on each byte) if @p runs by table. */
+int npu_nd_table(const struct nd_unary *p, uint8_t table[256]);
 /* @in_count: the input's elements (the copy reads none outside them). */
 int npu_pack_copy(struct npu_cmd_copy *c, const struct nd_copy *p, uint64_t in_count,
 		uint64_t x_va, uint64_t y_va);
@@ -87,10 +93,11 @@ int npu_pack_matmul(struct npu_cmd_matmul *c, const struct nd_matmul *p, const u
 int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *va);
 /*
  * The command of N-d kernel @k, its tensors at @va in the kernel's order
- * (@in_count: its first input's elements); NPU_ENOTSUP when none can run it.
+ * (@in_count: its first input's elements, @table_va: its 8-bit table, see
+ * npu_nd_table); NPU_ENOTSUP when none can run it.
  */
 int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
-		union npu_cmd_nd *c);
+		uint64_t table_va, union npu_cmd_nd *c);
 
 #pragma GCC visibility pop
 

@@ -117,8 +117,8 @@ int npu_pack_eltwise_i8(struct npu_cmd_eltwise_i8 *out, const struct npu_eltwise
 {
 	struct npu_cmd_eltwise_i8 c;
 
-	if (!p || p->rank || p->requant == NPU_REQUANT_ORT)
-		return NPU_EINVAL;	/* no broadcasting, no onnxruntime arithmetic */
+	if (!p || p->rank > 4)
+		return NPU_EINVAL;
 	memset(&c, 0, sizeof(c));
 	c.hdr.op = NPU_CMD_ELTWISE_I8;
 	c.hdr.size = sizeof(c);
@@ -126,7 +126,8 @@ int npu_pack_eltwise_i8(struct npu_cmd_eltwise_i8 *out, const struct npu_eltwise
 	c.b = b_va;
 	c.out = out_va;
 	c.count = p->count;
-	c.op = p->requant == NPU_REQUANT_ONNX ? (p->mul ? NPU_ELT_MUL_ONNX : NPU_ELT_ADD_ONNX) :
+	c.op = p->requant == NPU_REQUANT_ORT ? NPU_ELT_ADD_ORT :
+	       p->requant == NPU_REQUANT_ONNX ? (p->mul ? NPU_ELT_MUL_ONNX : NPU_ELT_ADD_ONNX) :
 	       p->mul ? NPU_ELT_MUL : NPU_ELT_ADD;
 	c.a_zero = p->a_zero;
 	c.b_zero = p->b_zero;
@@ -140,6 +141,14 @@ int npu_pack_eltwise_i8(struct npu_cmd_eltwise_i8 *out, const struct npu_eltwise
 	c.out_mult = p->out_mult;
 	c.out_shift = p->out_shift;
 	c.left_shift = p->left_shift;
+	if (p->requant == NPU_REQUANT_ORT)	/* the stored values themselves */
+		c.a_zero = c.b_zero = c.out_zero = 0;
+	c.rank = p->rank;
+	for (uint32_t d = 0; d < p->rank; d++) {
+		c.out_dims[d] = p->out_dims[d];
+		c.a_dims[d] = p->a_dims[d];
+		c.b_dims[d] = p->b_dims[d];
+	}
 	*out = c;
 	return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "device/npu_pack.h"
 #include "ir/kernel.h"
+#include "ref/ref_nd.h"
 
 static uint32_t f32_bits(float f)
 {
@@ -61,8 +62,26 @@ int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_
 	return 0;
 }
 
+static int byte_dt(uint32_t dt)
+{
+	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 || dt == NPU_DT_BOOL;
+}
+
+int npu_nd_table(const struct nd_unary *p, uint8_t table[256])
+{
+	struct nd_unary one = *p;
+	uint8_t x[256];
+
+	if (!byte_dt(p->dtype) || !byte_dt(nd_unary_out_dt(p)))
+		return 0;
+	for (int i = 0; i < 256; i++)
+		x[i] = (uint8_t)i;
+	one.count = 256;
+	return ref_nd_unary(&one, x, table) == 0;
+}
+
 int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, uint64_t x_va,
-			uint64_t y_va)
+			uint64_t y_va, uint64_t table_va)
 {
 	static const uint32_t fns[ND_NUM_FN] = {
 		[ND_RELU] = NPU_ACTFN_RELU, [ND_LEAKY_RELU] = NPU_ACTFN_LEAKY_RELU,
@@ -77,8 +96,10 @@ int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, 
 		[ND_ROUND] = NPU_ACTFN_ROUND, [ND_SIGN] = NPU_ACTFN_SIGN,
 	};
 	uint32_t fn = p->fn < ND_NUM_FN ? fns[p->fn] : 0;
+	int table = byte_dt(p->dtype) && byte_dt(nd_unary_out_dt(p));
 
-	if (p->dtype != NPU_DT_FLOAT32 || !fn || !p->count || p->count > UINT32_MAX)
+	if (!p->count || p->count > UINT32_MAX || (table ? !table_va : p->dtype != NPU_DT_FLOAT32 ||
+						   nd_unary_out_dt(p) != NPU_DT_FLOAT32 || !fn))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_ACTIVATION;
@@ -86,7 +107,10 @@ int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, 
 	c->in = x_va;
 	c->out = y_va;
 	c->count = (uint32_t)p->count;
-	c->fn = fn;
+	c->fn = table ? NPU_ACTFN_TABLE : fn;
+	c->table = table ? table_va : 0;
+	if (table)
+		return 0;
 	if (fn == NPU_ACTFN_LEAKY_RELU || fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
 		c->alpha = f32_bits(p->alpha);
 	if (fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
@@ -218,11 +242,12 @@ int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *
 }
 
 int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
-		union npu_cmd_nd *c)
+		uint64_t table_va, union npu_cmd_nd *c)
 {
 	switch (k->kind) {
 	case K_ND_BINARY: return npu_pack_binary(&c->binary, &k->p.bin, va[0], va[1], va[2]);
-	case K_ND_UNARY: return npu_pack_activation(&c->activation, &k->p.un, va[0], va[1]);
+	case K_ND_UNARY:
+		return npu_pack_activation(&c->activation, &k->p.un, va[0], va[1], table_va);
 	case K_ND_COPY: return npu_pack_copy(&c->copy, &k->p.cp, in_count, va[0], va[1]);
 	case K_ND_SOFTMAX: return npu_pack_softmax(&c->softmax, &k->p.nsm, va[0], va[1]);
 	case K_ND_LAYERNORM: return npu_pack_norm(&c->norm, &k->p.ln, va);

@@ -30,12 +30,20 @@ static double input_bytes(const npu_graph *g, const struct ir_node *n)
 	return sum;
 }
 
+/*
+ * A change of backend from @a to @b: a synchronisation, the copy of the
+ * inputs unless both work in host memory, and one more submission on @b
+ * (an NPU job): so a network the NPU can run whole stays one job rather
+ * than being cut where an op is a little cheaper elsewhere.
+ */
 static double cross_cost(const struct place_backend *a, const struct place_backend *b,
 			 double bytes)
 {
 	int host = (a->e.ops.flags & b->e.ops.flags & NPU_BACKEND_F_HOST_MEMORY) != 0;
+	double launch = isfinite(b->e.ops.launch_ns) && b->e.ops.launch_ns > 0 ?
+			b->e.ops.launch_ns : 0;
 
-	return SYNC_NS + (host ? 0 : bytes / COPY_BYTES_PER_NS);
+	return SYNC_NS + launch + (host ? 0 : bytes / COPY_BYTES_PER_NS);
 }
 
 struct claims {

@@ -23,6 +23,12 @@
 #define NPU_BYTES_PER_CYCLE	32.0
 #define NPU_CYCLES_PER_CMD	500.0
 #define NPU_NS_PER_CYCLE	1.0
+/*
+ * One more job: the ioctl, the scheduler, the doorbell, the firmware's
+ * dispatch and the completion interrupt, as a hardware NPU's driver takes
+ * them (tens of microseconds; this emulation's are slower, issue 28).
+ */
+#define NPU_JOB_NS		20000.0
 
 struct npu_be {
 	npu_device *dev;
@@ -37,6 +43,7 @@ struct npu_be {
 struct npu_exe {
 	uint32_t count;
 	npu_buffer **qbuf;		/* per node: npu_quant_ch[] of its int8 kernel */
+	npu_buffer **tbuf;		/* per node: 256 bytes per kernel, 8-bit tables */
 	int nodes[];
 };
 
@@ -110,9 +117,9 @@ static uint64_t nd_in_count(const npu_graph *g, const struct kern *k)
  * command is the registry's (kernel.c), else the packer and it disagree.
  */
 static int pack_nd(const npu_graph *g, const struct kern *k, const uint64_t *va,
-		   union npu_cmd_nd *cmd)
+		   uint64_t table_va, union npu_cmd_nd *cmd)
 {
-	int err = npu_pack_nd(k, nd_in_count(g, k), va, cmd);
+	int err = npu_pack_nd(k, nd_in_count(g, k), va, table_va, cmd);
 
 	if (!err && cmd->hdr.op != kern_desc(k->kind)->cmd)
 		return NPU_EINVAL;
@@ -148,24 +155,16 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 
 			for (int t = 0; t < l->k[i].nt; t++)	/* any address: the fields count */
 				va[t] = l->k[i].t[t] >= 0 ? 4096 : 0;
-			if (pack_nd(n->g, &l->k[i], va, &cmd)) {
+			if (pack_nd(n->g, &l->k[i], va, 4096, &cmd)) {
 				snprintf(c->reason, sizeof(c->reason),
 					 "%s: not in the NPU's command (dtype, function or rank)",
 					 kern_desc(l->k[i].kind)->name);
 				return 0;
 			}
 		}
-		if (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.requant == NPU_REQUANT_ORT) {
-			strcpy(c->reason, "onnxruntime's QLinearAdd: no NPU command yet");
-			return 0;
-		}
-		if (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.rank) {
-			strcpy(c->reason, "broadcasting: not in the firmware's eltwise");
-			return 0;
-		}
 		if ((l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.requant == NPU_REQUANT_ONNX) ||
 		    (l->k[i].kind == K_GEMM_I8 && l->k[i].p.gemm.requant == NPU_REQUANT_ONNX) ||
-		    (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.requant == NPU_REQUANT_ONNX)) {
+		    (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.requant != NPU_REQUANT_TFLITE)) {
 			if (!(n->dev->info.fw_caps & NPU_FW_CAP_REQUANT_ONNX)) {
 				strcpy(c->reason, "ONNX requantization: not in this device");
 				return 0;
@@ -212,11 +211,38 @@ static void npu_be_release(void *be, void *exe)
 	(void)be;
 	for (uint32_t i = 0; e->qbuf && i < e->count; i++)
 		npu_buffer_free(e->qbuf[i]);
+	for (uint32_t i = 0; e->tbuf && i < e->count; i++)
+		npu_buffer_free(e->tbuf[i]);
 	free(e->qbuf);
+	free(e->tbuf);
 	free(e);
 }
 
-/* The multipliers of the nodes' int8 kernels, as the device's npu_quant_ch[]. */
+/* Node @l's 8-bit tables (npu_nd_table), 256 bytes per kernel, in *@buf. */
+static int make_tables(struct npu_be *n, const struct lnode *l, npu_buffer **buf)
+{
+	uint8_t table[256], *t = NULL;
+	int err = 0;
+
+	for (int s = 0; s < l->nk && !err; s++) {
+		if (l->k[s].kind != K_ND_UNARY || !npu_nd_table(&l->k[s].p.un, table))
+			continue;
+		if (!*buf) {
+			err = npu_buffer_alloc(n->dev, 256ull * l->nk, buf);
+			t = err ? NULL : npu_buffer_map(*buf);
+			if (!err && !t)
+				err = NPU_ENOMEM;
+		}
+		if (!err)
+			memcpy(t + 256 * s, table, 256);
+	}
+	return err;
+}
+
+/*
+ * The multipliers of the nodes' int8 kernels, as the device's
+ * npu_quant_ch[], and their 8-bit tables: made once per plan.
+ */
 static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe, char *why,
 			  size_t len)
 {
@@ -224,7 +250,10 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	struct npu_exe *e = calloc(1, sizeof(*e) + sizeof(int) * count);
 	int err = 0;
 
-	if (!e || !(e->qbuf = calloc(count, sizeof(*e->qbuf)))) {
+	if (!e || !(e->qbuf = calloc(count, sizeof(*e->qbuf))) ||
+	    !(e->tbuf = calloc(count, sizeof(*e->tbuf)))) {
+		if (e)
+			free(e->qbuf);
 		free(e);
 		return NPU_ENOMEM;
 	}
@@ -233,6 +262,7 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	for (uint32_t i = 0; i < count && !err; i++) {
 		const struct lnode *l = &n->low->n[nodes[i]];
 
+		err = make_tables(n, l, &e->tbuf[i]);
 		for (int s = 0; s < l->nk && !err; s++) {
 			const struct kern *k = &l->k[s];
 			int32_t *q;
@@ -250,7 +280,8 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 		}
 	}
 	if (err) {
-		snprintf(why, len, "no buffer for the multipliers: %s", npu_strerror(err));
+		snprintf(why, len, "no buffer for the multipliers or tables: %s",
+			 npu_strerror(err));
 		npu_be_release(be, e);
 		return err;
 	}
@@ -264,7 +295,7 @@ static uint64_t va(const struct npu_run_args *a, int id)
 }
 
 static int emit(npu_cmdbuf *cb, const npu_graph *g, const struct kern *k,
-		const struct npu_run_args *a, npu_buffer *qbuf)
+		const struct npu_run_args *a, npu_buffer *qbuf, uint64_t table)
 {
 	uint64_t v[KERN_MAX_T], q = qbuf ? npu_buffer_va(qbuf) : 0;
 	union npu_cmd_nd nd;
@@ -322,7 +353,7 @@ static int emit(npu_cmdbuf *cb, const npu_graph *g, const struct kern *k,
 	case K_ND_COPY:
 	case K_ND_GATHER:
 	case K_ND_REDUCE:	/* the N-d commands: one packer (pack_nd.c) */
-		err = pack_nd(g, k, v, &nd);
+		err = pack_nd(g, k, v, table, &nd);
 		return err ? err : npu_cmdbuf_emit(cb, &nd, nd.hdr.size);
 	case K_NUM:
 		break;
@@ -356,8 +387,12 @@ static int npu_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 	for (uint32_t i = 0; i < e->count && !err; i++) {
 		const struct lnode *l = &n->low->n[e->nodes[i]];
 
+		uint64_t tva = e->tbuf[i] ? npu_buffer_va(e->tbuf[i]) : 0;
+
 		for (int s = 0; s < l->nk && !err; s++) {
-			err = emit(n->cb, n->g, &l->k[s], a, e->qbuf[i]);
+			uint64_t table = tva ? tva + 256ull * s : 0;
+
+			err = emit(n->cb, n->g, &l->k[s], a, e->qbuf[i], table);
 			if (err != NPU_ENOSPC)
 				continue;
 			/* Full: run what it holds, then go on in an empty one. */
@@ -367,7 +402,7 @@ static int npu_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 			if (!err)
 				err = npu_cmdbuf_reset(n->cb);
 			if (!err)
-				err = emit(n->cb, n->g, &l->k[s], a, e->qbuf[i]);
+				err = emit(n->cb, n->g, &l->k[s], a, e->qbuf[i], table);
 		}
 	}
 	if (!err)
@@ -398,4 +433,5 @@ const struct npu_backend_ops backend_npu_ops = {
 	.execute = npu_be_execute,
 	.wait = npu_be_wait,
 	.release = npu_be_release,
+	.launch_ns = NPU_JOB_NS,
 };
