@@ -30,6 +30,8 @@ enum npu_cmd_op {
 	NPU_CMD_NORM = 10,	/* struct npu_cmd_norm: layer norm, RMS norm */
 	NPU_CMD_MATMUL = 11,	/* struct npu_cmd_matmul: batched, two activations */
 	NPU_CMD_QDQ = 12,	/* struct npu_cmd_qdq: ONNX's (de)quantize, requantize */
+	NPU_CMD_REDUCE = 13,	/* struct npu_cmd_reduce: sum, mean, max, arg max .. */
+	NPU_CMD_CAST = 14,	/* struct npu_cmd_cast: ONNX's Cast */
 	/* Tensor operations (the tensor engine); see npu_quant.h for the arithmetic. */
 	NPU_CMD_GEMM_I8 = 16,	/* struct npu_cmd_gemm_i8 */
 	NPU_CMD_CONV2D_I8 = 17,	/* struct npu_cmd_conv2d_i8 (also depthwise) */
@@ -63,7 +65,8 @@ enum npu_cmd_op {
 #define NPU_TENSOR_CMDS(X)							\
 	X(BINARY, binary, INFER) X(ACTIVATION, activation, INFER)		\
 	X(COPY, copy, INFER) X(SOFTMAX, softmax, INFER) X(NORM, norm, INFER)	\
-	X(MATMUL, matmul, INFER) X(QDQ, qdq, INFER)				\
+	X(MATMUL, matmul, INFER) X(QDQ, qdq, INFER) X(REDUCE, reduce, INFER)	\
+	X(CAST, cast, INFER)							\
 	X(GEMM_I8, gemm_i8, INFER) X(CONV2D_I8, conv2d_i8, INFER)		\
 	X(POOL_I8, pool_i8, INFER) X(ELTWISE_I8, eltwise_i8, INFER)		\
 	X(QUANTIZE, quantize, INFER) X(SOFTMAX_I8, softmax_i8, INFER)		\

@@ -33,16 +33,22 @@ enum npu_nd_dtype {
 	NPU_ND_I8 = 2,
 	NPU_ND_U8 = 3,
 	NPU_ND_I32 = 4,
+	NPU_ND_I64 = 5,		/* NPU_CMD_CAST only */
+	NPU_ND_BOOL = 6,	/* one byte, 0 or 1; NPU_CMD_CAST only */
 };
 
 /**
- * struct npu_cmd_binary - fp32 elementwise arithmetic with numpy's
+ * struct npu_cmd_binary - elementwise arithmetic with numpy's
  * broadcasting: out[i] = a[i'] fn b[i''], where i' and i'' are i with the
- * index of each dim of size 1 in a (or b) replaced by 0.
- * @hdr: op NPU_CMD_BINARY, size 112.
- * @a, @b, @out: fp32, packed over their dims.
+ * index of each dim of size 1 in a (or b) replaced by 0. fp32 (IEEE), or
+ * int32 wrapping as two's complement (division truncating, by 0 giving 0;
+ * no pow).
+ * @hdr: op NPU_CMD_BINARY, size 120.
+ * @a, @b, @out: @dtype elements, packed over their dims.
  * @fn: NPU_BIN_*.
  * @rank: 1..NPU_ND_MAX_RANK.
+ * @dtype: NPU_ND_F32 or NPU_ND_I32.
+ * @reserved: zero.
  * @out_dims: 1..NPU_TENSOR_MAX_DIM each.
  * @a_dims, @b_dims: each dim equal to out's or 1.
  */
@@ -53,6 +59,8 @@ struct npu_cmd_binary {
 	uint64_t out;
 	uint32_t fn;
 	uint32_t rank;
+	uint32_t dtype;
+	uint32_t reserved;
 	uint32_t out_dims[NPU_ND_MAX_RANK];
 	uint32_t a_dims[NPU_ND_MAX_RANK];
 	uint32_t b_dims[NPU_ND_MAX_RANK];
@@ -276,5 +284,75 @@ struct npu_cmd_qdq {
 #define NPU_QDQ_DEQUANTIZE	1
 #define NPU_QDQ_QUANTIZE	2
 #define NPU_QDQ_REQUANTIZE	3
+
+/**
+ * struct npu_cmd_reduce - a reduction over any set of dims (ONNX's
+ * Reduce*, ArgMax, ArgMin): out, shaped as in with the dims of @mask 1,
+ * holds fn over the values of each reduced sub-array, taken in row-major
+ * order. fp32: sums in double (rounded once at the end), except
+ * NPU_RED_SUM_F32 which sums in fp32 in that order (onnxruntime's); mean
+ * divides the double sum. Integers (int32, int8, uint8): sum, mean
+ * (truncating), product, sum of squares and L1 wrap as 64-bit two's
+ * complement and are stored wrapped to @dtype; max and min. The arg
+ * reductions write int64 indexes (the first extreme, or the last with
+ * NPU_REDUCE_SELECT_LAST); a NaN wins a max or a min.
+ * @hdr: op NPU_CMD_REDUCE, size 72.
+ * @in: @dtype [@dims]; @out: @dtype (int64 for the arg ones).
+ * @fn: NPU_RED_*; integers: SUM, MEAN, MAX, MIN, PROD, SUM_SQUARE, L1,
+ *	ARGMAX, ARGMIN.
+ * @dtype: NPU_ND_F32, NPU_ND_I32, NPU_ND_I8 or NPU_ND_U8.
+ * @rank: 1..NPU_ND_MAX_RANK.
+ * @mask: bit d: dim d is reduced; nonzero, no bit at or past @rank.
+ * @flags: NPU_REDUCE_SELECT_LAST.
+ * @reserved: zero.
+ * @dims: 1..NPU_TENSOR_MAX_DIM.
+ */
+struct npu_cmd_reduce {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t fn;
+	uint32_t dtype;
+	uint32_t rank;
+	uint32_t mask;
+	uint32_t flags;
+	uint32_t reserved;
+	uint32_t dims[NPU_ND_MAX_RANK];
+};
+#define NPU_RED_SUM		1
+#define NPU_RED_MEAN		2
+#define NPU_RED_MAX		3
+#define NPU_RED_MIN		4
+#define NPU_RED_PROD		5
+#define NPU_RED_SUM_SQUARE	6
+#define NPU_RED_L1		7
+#define NPU_RED_L2		8
+#define NPU_RED_LOG_SUM		9
+#define NPU_RED_LOG_SUM_EXP	10
+#define NPU_RED_SUM_F32		11
+#define NPU_RED_ARGMAX		12
+#define NPU_RED_ARGMIN		13
+#define NPU_REDUCE_SELECT_LAST	(1u << 0)
+
+/**
+ * struct npu_cmd_cast - ONNX's Cast of @count elements: integers into
+ * integers wrap as two's complement; a float into an integer is truncated
+ * toward zero and saturated to the type, NaN giving 0; anything into bool
+ * is whether it is not 0; an integer into fp32 is rounded to nearest even.
+ * @hdr: op NPU_CMD_CAST, size 40.
+ * @in, @out: @in_dt and @out_dt elements, aligned to their size (at most 4).
+ * @count: 1..NPU_TENSOR_MAX_BYTES / 8.
+ * @in_dt, @out_dt: NPU_ND_F32, I8, U8, I32, I64 or BOOL.
+ * @reserved: zero.
+ */
+struct npu_cmd_cast {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t count;
+	uint32_t in_dt;
+	uint32_t out_dt;
+	uint32_t reserved;
+};
 
 #endif /* NPU_CMD_ND_H */

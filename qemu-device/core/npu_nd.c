@@ -119,29 +119,43 @@ static float binary_one(uint32_t fn, float x, float z)
 	}
 }
 
+/* int32, wrapping; division truncating, by 0 giving 0 (in 64 bits, then wrapped). */
+static int32_t binary_i32(uint32_t fn, int64_t x, int64_t z)
+{
+	switch (fn) {
+	case NPU_BIN_ADD: return (int32_t)(uint32_t)(x + z);
+	case NPU_BIN_SUB: return (int32_t)(uint32_t)(x - z);
+	case NPU_BIN_MUL: return (int32_t)(uint32_t)(uint64_t)(x * z);
+	case NPU_BIN_DIV: return z ? (int32_t)(uint32_t)(x / z) : 0;
+	case NPU_BIN_MAX: return (int32_t)(x > z ? x : z);
+	default: return (int32_t)(x < z ? x : z);	/* NPU_BIN_MIN */
+	}
+}
+
 uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint64_t a_va = npu_rd64(c + 8), b_va = npu_rd64(c + 16), o_va = npu_rd64(c + 24);
-	uint32_t fn = npu_rd32(c + 32), rank = npu_rd32(c + 36), st = NPU_DMA_ERR_ARGS;
-	uint32_t od[NPU_ND_MAX_RANK], ad[NPU_ND_MAX_RANK], bd[NPU_ND_MAX_RANK];
+	uint32_t fn = npu_rd32(c + 32), rank = npu_rd32(c + 36), dt = npu_rd32(c + 40);
+	uint32_t od[NPU_ND_MAX_RANK], ad[NPU_ND_MAX_RANK], bd[NPU_ND_MAX_RANK], st;
 	uint64_t as[NPU_ND_MAX_RANK], bs[NPU_ND_MAX_RANK], idx[NPU_ND_MAX_RANK] = { 0 };
 	uint64_t on, an, bn, ai = 0, bi = 0;
-	float *a = NULL, *b = NULL, *o = NULL;
+	void *a = NULL, *b = NULL, *o = NULL;
 
 	if (size != sizeof(struct npu_cmd_binary))
 		return NPU_DMA_ERR_ARGS;
-	rd_u32s(c + 40, od, NPU_ND_MAX_RANK);
-	rd_u32s(c + 64, ad, NPU_ND_MAX_RANK);
-	rd_u32s(c + 88, bd, NPU_ND_MAX_RANK);
-	if (!npu_in_range(fn, NPU_BIN_ADD, NPU_BIN_POW) ||
+	rd_u32s(c + 48, od, NPU_ND_MAX_RANK);
+	rd_u32s(c + 72, ad, NPU_ND_MAX_RANK);
+	rd_u32s(c + 96, bd, NPU_ND_MAX_RANK);
+	if (!npu_in_range(fn, NPU_BIN_ADD, NPU_BIN_POW) || npu_rd32(c + 44) ||
+	    (dt != NPU_ND_F32 && dt != NPU_ND_I32) || (dt == NPU_ND_I32 && fn == NPU_BIN_POW) ||
 	    !npu_in_range(rank, 1, NPU_ND_MAX_RANK) ||
 	    !dims_ok(od, rank, NPU_ND_MAX_RANK, MAX_F32, &on) ||
 	    !bcast(ad, od, rank, as, &an) || !bcast(bd, od, rank, bs, &bn) ||
 	    (a_va | b_va | o_va) & 3)
 		return NPU_DMA_ERR_ARGS;
-	if ((st = nd_load(core, a_va, 4 * an, (void **)&a, fault)) != NPU_DMA_OK ||
-	    (st = nd_load(core, b_va, 4 * bn, (void **)&b, fault)) != NPU_DMA_OK)
+	if ((st = nd_load(core, a_va, 4 * an, &a, fault)) != NPU_DMA_OK ||
+	    (st = nd_load(core, b_va, 4 * bn, &b, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	o = npu_eng_alloc(core, 4 * on);
@@ -152,7 +166,10 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
-		o[i] = binary_one(fn, a[ai], b[bi]);
+		if (dt == NPU_ND_F32)
+			((float *)o)[i] = binary_one(fn, ((float *)a)[ai], ((float *)b)[bi]);
+		else
+			((int32_t *)o)[i] = binary_i32(fn, ((int32_t *)a)[ai], ((int32_t *)b)[bi]);
 		for (int d = (int)rank - 1; d >= 0; d--) {
 			ai += as[d];
 			bi += bs[d];
@@ -695,6 +712,274 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 out:
 	free(scale);
 	free(zp);
+	free(x);
+	free(y);
+	return st;
+}
+
+/* ---- NPU_CMD_REDUCE ------------------------------------------------------------- */
+
+static double ld_num(const void *p, uint32_t dt, uint64_t i)
+{
+	switch (dt) {
+	case NPU_ND_F32: return ((const float *)p)[i];
+	case NPU_ND_I8: return ((const int8_t *)p)[i];
+	case NPU_ND_U8: return ((const uint8_t *)p)[i];
+	default: return ((const int32_t *)p)[i];
+	}
+}
+
+static void st_int(void *p, uint32_t dt, uint64_t i, int64_t v)
+{
+	switch (dt) {
+	case NPU_ND_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)v; break;
+	case NPU_ND_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+	default: ((int32_t *)p)[i] = (int32_t)(uint32_t)v; break;
+	}
+}
+
+/* One output: fn over @n values of @x from @base, the reduced dims' strides @st. */
+static void reduce_one(uint32_t fn, uint32_t dt, bool last, const void *x, uint64_t base,
+		       const uint64_t *st, const uint32_t *sz, uint32_t nr, uint64_t n, void *y,
+		       uint64_t o)
+{
+	bool f32 = dt == NPU_ND_F32, arg = fn == NPU_RED_ARGMAX || fn == NPU_RED_ARGMIN;
+	bool max = fn == NPU_RED_MAX || fn == NPU_RED_ARGMAX;
+	double acc = fn == NPU_RED_PROD ? 1 : 0, best = 0;
+	uint64_t iacc = fn == NPU_RED_PROD ? 1 : 0, at_best = 0;
+	float facc = 0;
+
+	for (uint64_t r = 0; r < n; r++) {
+		uint64_t at = base, q = r;
+		double v;
+		int64_t iv;
+
+		for (uint32_t k = nr; k-- > 0;) {	/* row-major: the last dim fastest */
+			at += q % sz[k] * st[k];
+			q /= sz[k];
+		}
+		v = ld_num(x, dt, at);
+		iv = (int64_t)v;
+		switch (fn) {
+		case NPU_RED_SUM: case NPU_RED_MEAN: case NPU_RED_LOG_SUM:
+			acc += v;
+			iacc += (uint64_t)iv;
+			break;
+		case NPU_RED_PROD:
+			acc *= v;
+			iacc *= (uint64_t)iv;
+			break;
+		case NPU_RED_SUM_SQUARE: case NPU_RED_L2:
+			acc += v * v;
+			iacc += (uint64_t)iv * (uint64_t)iv;
+			break;
+		case NPU_RED_L1:
+			acc += fabs(v);
+			iacc += (uint64_t)(iv < 0 ? -iv : iv);
+			break;
+		case NPU_RED_LOG_SUM_EXP: acc += exp(v); break;
+		case NPU_RED_SUM_F32: facc += (float)v; break;
+		default: {	/* max, min, argmax, argmin: NaN wins, then the first (or last) */
+			bool better = !r || (isnan(v) ? !isnan(best) : !isnan(best) &&
+					     (max ? v > best : v < best));
+
+			if (!better && last && !isnan(best) && v == best)
+				better = true;
+			if (better) {
+				best = v;
+				at_best = r;
+			}
+		}
+		}
+	}
+	if (arg) {
+		((int64_t *)y)[o] = (int64_t)at_best;
+		return;
+	}
+	if (fn == NPU_RED_MAX || fn == NPU_RED_MIN) {
+		if (f32)
+			((float *)y)[o] = (float)best;
+		else
+			st_int(y, dt, o, (int64_t)best);
+		return;
+	}
+	if (fn == NPU_RED_SUM_F32) {
+		((float *)y)[o] = facc;
+		return;
+	}
+	if (!f32) {	/* mean: C's division of the 64-bit sum, truncating */
+		st_int(y, dt, o, fn == NPU_RED_MEAN ? (int64_t)iacc / (int64_t)n : (int64_t)iacc);
+		return;
+	}
+	if (fn == NPU_RED_MEAN)
+		acc /= (double)n;
+	else if (fn == NPU_RED_L2)
+		acc = sqrt(acc);
+	else if (fn == NPU_RED_LOG_SUM || fn == NPU_RED_LOG_SUM_EXP)
+		acc = log(acc);
+	((float *)y)[o] = (float)acc;
+}
+
+uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16), total, nout = 1, n;
+	uint32_t fn = npu_rd32(c + 24), dt = npu_rd32(c + 28), rank = npu_rd32(c + 32);
+	uint32_t mask = npu_rd32(c + 36), flags = npu_rd32(c + 40), dims[NPU_ND_MAX_RANK], st;
+	uint32_t es, oes, sz[NPU_ND_MAX_RANK], nr = 0;
+	uint64_t rst[NPU_ND_MAX_RANK], kst[NPU_ND_MAX_RANK], ksz[NPU_ND_MAX_RANK], s = 1;
+	uint32_t nk = 0;
+	bool intfn;
+	void *x = NULL, *y = NULL;
+
+	if (size != sizeof(struct npu_cmd_reduce))
+		return NPU_DMA_ERR_ARGS;
+	rd_u32s(c + 48, dims, NPU_ND_MAX_RANK);
+	es = dt == NPU_ND_F32 || dt == NPU_ND_I32 ? 4 : 1;
+	oes = fn == NPU_RED_ARGMAX || fn == NPU_RED_ARGMIN ? 8 : es;
+	intfn = fn != NPU_RED_L2 && fn != NPU_RED_LOG_SUM && fn != NPU_RED_LOG_SUM_EXP &&
+		fn != NPU_RED_SUM_F32;
+	if (!npu_in_range(fn, NPU_RED_SUM, NPU_RED_ARGMIN) ||
+	    !(dt == NPU_ND_F32 || ((dt == NPU_ND_I32 || dt == NPU_ND_I8 || dt == NPU_ND_U8) &&
+				   intfn)) ||
+	    !npu_in_range(rank, 1, NPU_ND_MAX_RANK) || !mask || mask >> rank ||
+	    (flags & ~NPU_REDUCE_SELECT_LAST) || npu_rd32(c + 44) ||
+	    !dims_ok(dims, rank, NPU_ND_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &total) ||
+	    (in_va % es) || (out_va % (oes < 4 ? oes : 4)))
+		return NPU_DMA_ERR_ARGS;
+	/* The reduced dims (strides and sizes, outermost first) and the kept ones. */
+	for (int d = (int)rank - 1; d >= 0; d--) {
+		if (mask >> d & 1) {
+			rst[nr] = s;
+			sz[nr++] = dims[d];
+		} else {
+			kst[nk] = s;
+			ksz[nk++] = dims[d];
+			nout *= dims[d];
+		}
+		s *= dims[d];
+	}
+	for (uint32_t i = 0; i < nr / 2; i++) {	/* outermost first */
+		uint64_t t = rst[i];
+		uint32_t u = sz[i];
+
+		rst[i] = rst[nr - 1 - i];
+		rst[nr - 1 - i] = t;
+		sz[i] = sz[nr - 1 - i];
+		sz[nr - 1 - i] = u;
+	}
+	n = total / nout;
+	if ((st = nd_load(core, in_va, total * es, &x, fault)) != NPU_DMA_OK)
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	y = npu_eng_alloc(core, nout * oes);
+	if (!y)
+		goto out;
+	for (uint64_t o = 0; o < nout; o++) {
+		uint64_t base = 0, q = o;
+
+		if (npu_eng_stop(core)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		for (uint32_t k = 0; k < nk; k++) {	/* kept dims: innermost first */
+			base += q % ksz[k] * kst[k];
+			q /= ksz[k];
+		}
+		reduce_one(fn, dt, flags & NPU_REDUCE_SELECT_LAST, x, base, rst, sz, nr, n, y, o);
+	}
+	st = nd_store(core, out_va, y, nout * oes, fault);
+	npu_account(core, st, total * es + nout * oes, vec_cycles(core, total, 1), bytes, cycles);
+out:
+	free(x);
+	free(y);
+	return st;
+}
+
+/* ---- NPU_CMD_CAST ------------------------------------------------------------------ */
+
+static uint32_t cast_size(uint32_t dt)
+{
+	switch (dt) {
+	case NPU_ND_F32: case NPU_ND_I32: return 4;
+	case NPU_ND_I8: case NPU_ND_U8: case NPU_ND_BOOL: return 1;
+	case NPU_ND_I64: return 8;
+	default: return 0;
+	}
+}
+
+static int64_t cast_ld_int(const void *p, uint32_t dt, uint64_t i)
+{
+	switch (dt) {
+	case NPU_ND_I8: return ((const int8_t *)p)[i];
+	case NPU_ND_U8: case NPU_ND_BOOL: return ((const uint8_t *)p)[i];
+	case NPU_ND_I32: return ((const int32_t *)p)[i];
+	default: return ((const int64_t *)p)[i];
+	}
+}
+
+static void cast_one(const void *x, uint32_t idt, void *y, uint32_t odt, uint64_t i)
+{
+	int64_t v;
+
+	if (odt == NPU_ND_F32) {
+		((float *)y)[i] = idt == NPU_ND_F32 ? ((const float *)x)[i] :
+				  (float)cast_ld_int(x, idt, i);
+		return;
+	}
+	if (idt == NPU_ND_F32) {	/* truncated, saturated, NaN 0; bool: != 0 */
+		double f = ((const float *)x)[i], lo, hi;
+
+		switch (odt) {
+		case NPU_ND_BOOL: ((uint8_t *)y)[i] = f != 0; return;
+		case NPU_ND_I8: lo = -128; hi = 127; break;
+		case NPU_ND_U8: lo = 0; hi = 255; break;
+		case NPU_ND_I32: lo = -2147483648.0; hi = 2147483647.0; break;
+		default: lo = -9223372036854775808.0; hi = 9223372036854774784.0; break;
+		}
+		f = isnan(f) ? 0 : trunc(f);
+		v = (int64_t)(f < lo ? lo : f > hi ? hi : f);
+	} else {
+		v = cast_ld_int(x, idt, i);
+	}
+	switch (odt) {
+	case NPU_ND_BOOL: ((uint8_t *)y)[i] = v != 0; break;
+	case NPU_ND_I8: ((int8_t *)y)[i] = (int8_t)(uint8_t)v; break;
+	case NPU_ND_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
+	case NPU_ND_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)v; break;
+	default: ((int64_t *)y)[i] = v; break;
+	}
+}
+
+uint32_t npu_cast_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16);
+	uint32_t count = npu_rd32(c + 24), idt = npu_rd32(c + 28), odt = npu_rd32(c + 32), st;
+	uint32_t ies = cast_size(idt), oes = cast_size(odt);
+	void *x = NULL, *y = NULL;
+
+	if (size != sizeof(struct npu_cmd_cast))
+		return NPU_DMA_ERR_ARGS;
+	if (!ies || !oes || !count || count > NPU_TENSOR_MAX_BYTES / 8 || npu_rd32(c + 36) ||
+	    in_va % (ies < 4 ? ies : 4) || out_va % (oes < 4 ? oes : 4))
+		return NPU_DMA_ERR_ARGS;
+	if ((st = nd_load(core, in_va, (uint64_t)count * ies, &x, fault)) != NPU_DMA_OK)
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	y = npu_eng_alloc(core, (uint64_t)count * oes);
+	if (!y)
+		goto out;
+	for (uint32_t i = 0; i < count; i++) {
+		if (nd_stop(core, i)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		cast_one(x, idt, y, odt, i);
+	}
+	st = nd_store(core, out_va, y, (uint64_t)count * oes, fault);
+	npu_account(core, st, (uint64_t)count * (ies + oes), 0, bytes, cycles);
+out:
 	free(x);
 	free(y);
 	return st;

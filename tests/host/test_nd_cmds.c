@@ -166,6 +166,34 @@ static void test_binary_broadcasts(void)
 	}
 }
 
+/* int32: wrapping, truncating division, by 0 giving 0 (hand-worked). */
+static void test_binary_int32(void)
+{
+	static const int32_t a[8] = { INT32_MAX, INT32_MIN, 7, -7, 7, 100000, 5, -3 };
+	static const int32_t b[8] = { 1, 1, 2, 2, 0, 100000, -9, 4 };
+	static const int32_t add[8] = { INT32_MIN, INT32_MIN + 1, 9, -5, 7, 200000, -4, 1 };
+	static const int32_t mul[8] = { INT32_MAX, INT32_MIN, 14, -14, 0, 1410065408, -45, -12 };
+	static const int32_t dv[8] = { INT32_MAX, INT32_MIN, 3, -3, 0, 1, 0, 0 };
+	static const struct { uint32_t fn; const int32_t *want; } cases[] = {
+		{ ND_ADD, add }, { ND_MUL, mul }, { ND_DIV, dv },
+	};
+	struct nd_binary p = { .dtype = NPU_DT_INT32, .rank = 1, .out = { 8 }, .a = { 8 },
+			       .b = { 8 } };
+	struct npu_cmd_binary c;
+
+	setup(64);
+	memcpy(va(VA_A), a, sizeof(a));
+	memcpy(va(VA_B), b, sizeof(b));
+	for (unsigned int i = 0; i < 3; i++) {
+		p.fn = cases[i].fn;
+		CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(!memcmp(va(VA_OUT), cases[i].want, sizeof(a)));
+	}
+	p.fn = ND_POW;	/* integer pow: not an NPU command */
+	CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), NPU_ENOTSUP);
+}
+
 /* ---- activation --------------------------------------------------------------- */
 
 static double act64(uint32_t fn, double x, const struct nd_unary *p)
@@ -678,6 +706,192 @@ static void test_qdq_per_axis(void)
 	}
 }
 
+/* ---- reductions ----------------------------------------------------------------- */
+
+/* fp32 reductions over random masks against fp64 sums in the same row-major order. */
+static void test_reduce_fp32(void)
+{
+	static const uint32_t fns[] = { ND_R_SUM, ND_R_MEAN, ND_R_MAX, ND_R_MIN, ND_R_PROD,
+					ND_R_SUM_SQUARE, ND_R_L1, ND_R_L2, ND_R_LOG_SUM,
+					ND_R_LOG_SUM_EXP, ND_R_SUM_F32, ND_R_ARGMAX, ND_R_ARGMIN };
+
+	for (int it = 0; it < 52; it++) {
+		struct nd_reduce p = { .fn = fns[it % 13], .dtype = NPU_DT_FLOAT32,
+				       .rank = 1 + rnd() % 4, .select_last = it & 1 };
+		uint64_t n = 1, st[4], nout = 1;
+		struct npu_cmd_reduce c;
+		double want[4096];
+		int64_t iwant[4096];
+		float *x;
+		int arg = p.fn == ND_R_ARGMAX || p.fn == ND_R_ARGMIN;
+
+		for (uint32_t d = 0; d < p.rank; d++) {
+			p.in[d] = 1 + rnd() % 5;
+			n *= p.in[d];
+		}
+		p.mask = 1 + rnd() % ((1u << p.rank) - 1);
+		for (int d = (int)p.rank - 1, s = 1; d >= 0; d--) {
+			st[d] = (uint64_t)s;
+			s *= (int)p.in[d];
+			nout *= p.mask >> d & 1 ? 1 : p.in[d];
+		}
+		setup(8 * n);
+		x = va(VA_A);
+		for (uint64_t i = 0; i < n; i++)	/* small integers: ties for the arg ones */
+			x[i] = p.fn == ND_R_PROD ? frnd(0.5f, 1.5f) : arg ? (float)(rnd() % 4) :
+			       frnd(p.fn == ND_R_LOG_SUM ? 0.1f : -3, 3);
+		/* The oracle: each output index, then every input index that maps to it. */
+		for (uint64_t o = 0; o < nout; o++) {
+			double acc = p.fn == ND_R_PROD ? 1 : 0, best = 0;
+			float facc = 0;
+			uint64_t cnt = 0, at_best = 0;
+
+			for (uint64_t i = 0; i < n; i++) {
+				uint64_t oi = 0, r = i;
+				double v = x[i];
+
+				for (int d = (int)p.rank - 1, m = 1; d >= 0; d--) {
+					uint64_t id = r % p.in[d];
+
+					r /= p.in[d];
+					if (!(p.mask >> d & 1)) {
+						oi += id * (uint64_t)m;
+						m *= (int)p.in[d];
+					}
+				}
+				if (oi != o)
+					continue;
+				switch (p.fn) {
+				case ND_R_SUM: case ND_R_MEAN: case ND_R_LOG_SUM: acc += v; break;
+				case ND_R_PROD: acc *= v; break;
+				case ND_R_SUM_SQUARE: case ND_R_L2: acc += v * v; break;
+				case ND_R_L1: acc += fabs(v); break;
+				case ND_R_LOG_SUM_EXP: acc += exp(v); break;
+				case ND_R_SUM_F32: facc += x[i]; break;
+				default: {
+					int mx = p.fn == ND_R_MAX || p.fn == ND_R_ARGMAX;
+
+					if (!cnt || (mx ? v > best : v < best) ||
+					    (p.select_last && v == best)) {
+						best = v;
+						at_best = cnt;
+					}
+				}
+				}
+				cnt++;
+			}
+			switch (p.fn) {
+			case ND_R_MEAN: acc /= (double)cnt; break;
+			case ND_R_L2: acc = sqrt(acc); break;
+			case ND_R_LOG_SUM: case ND_R_LOG_SUM_EXP: acc = log(acc); break;
+			case ND_R_MAX: case ND_R_MIN: acc = best; break;
+			case ND_R_SUM_F32: acc = facc; break;
+			default: break;
+			}
+			want[o] = acc;
+			iwant[o] = (int64_t)at_best;
+		}
+		(void)st;
+		CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		if (arg) {
+			CHECK(!memcmp(va(VA_OUT), iwant, 8 * nout));
+		} else if (!agree(va(VA_OUT), want, nout, p.fn == ND_R_SUM_F32 ? 0 : 1, "reduce")) {
+			printf("#   fn %u, rank %u, mask %#x\n", p.fn, p.rank, p.mask);
+			CHECK(0);
+		}
+	}
+}
+
+/* Integers: wrapping sums, truncating means, int8 max (hand-worked). */
+static void test_reduce_integers(void)
+{
+	/* [2][3] int32 over dim 1; [2][3] int8 over dim 0 */
+	static const int32_t xi[6] = { INT32_MAX, 1, 5, -7, 2, 0 };
+	static const int32_t sum[2] = { INT32_MIN + 5, -5 }, mean[2] = { -715827881, -1 };
+	static const int8_t x8[6] = { 100, -3, 7, 100, -128, 8 }, sum8[3] = { -56, 125, 15 };
+	struct nd_reduce p = { .fn = ND_R_SUM, .dtype = NPU_DT_INT32, .rank = 2, .mask = 2,
+			       .in = { 2, 3 } };
+	struct npu_cmd_reduce c;
+
+	setup(64);
+	memcpy(va(VA_A), xi, sizeof(xi));
+	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), sum, sizeof(sum)));
+	p.fn = ND_R_MEAN;	/* (2^31 + 5) / 3 wrapped: the 64-bit sum divided, then stored */
+	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK_EQ(((int32_t *)va(VA_OUT))[1], mean[1]);
+	CHECK_EQ(((int32_t *)va(VA_OUT))[0], (int32_t)((2147483647ll + 6) / 3));
+	(void)mean;
+	p = (struct nd_reduce){ .fn = ND_R_SUM, .dtype = NPU_DT_INT8, .rank = 2, .mask = 1,
+				.in = { 2, 3 } };
+	memcpy(va(VA_A), x8, sizeof(x8));
+	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), sum8, 3));
+	p.fn = ND_R_MAX;
+	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK_EQ(((int8_t *)va(VA_OUT))[0], 100);
+	CHECK_EQ(((int8_t *)va(VA_OUT))[1], -3);
+	CHECK_EQ(((int8_t *)va(VA_OUT))[2], 8);
+	p.fn = ND_R_L2;		/* no integer L2 */
+	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), NPU_ENOTSUP);
+}
+
+/* ---- cast ------------------------------------------------------------------------ */
+
+/* ONNX's Cast: hand-worked truncation, saturation, NaN, wrapping, bool. */
+static void test_cast(void)
+{
+	static const float f[8] = { 2.9f, -2.9f, 300.0f, -300.0f, NAN, 0.5f, -0.0f, 1e20f };
+	static const int8_t f_i8[8] = { 2, -2, 127, -128, 0, 0, 0, 127 };
+	static const uint8_t f_u8[8] = { 2, 0, 255, 0, 0, 0, 0, 255 };
+	static const uint8_t f_b[8] = { 1, 1, 1, 1, 1, 1, 0, 1 };
+	static const int32_t i32[4] = { 300, -129, 16777217, INT32_MIN };
+	static const int8_t i32_i8[4] = { 44, 127, 1, 0 };
+	static const float i32_f[4] = { 300.0f, -129.0f, 16777216.0f, -2147483648.0f };
+	struct nd_unary p = { .fn = ND_CAST, .dtype = NPU_DT_FLOAT32, .count = 8 };
+	struct npu_cmd_cast c;
+
+	setup(256);
+	memcpy(va(VA_A), f, sizeof(f));
+	p.odtype = NPU_DT_INT8;
+	CHECK_EQ(npu_pack_cast(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), f_i8, 8));
+	p.odtype = NPU_DT_UINT8;
+	CHECK_EQ(npu_pack_cast(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), f_u8, 8));
+	p.odtype = NPU_DT_BOOL;
+	CHECK_EQ(npu_pack_cast(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), f_b, 8));
+	memcpy(va(VA_A), i32, sizeof(i32));
+	p = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_INT32, .odtype = NPU_DT_INT8,
+			       .count = 4 };
+	CHECK_EQ(npu_pack_cast(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), i32_i8, 4));	/* wrapped: 300 - 256, -129 + 256 */
+	p.odtype = NPU_DT_FLOAT32;
+	CHECK_EQ(npu_pack_cast(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), i32_f, sizeof(i32_f)));	/* 2^24 + 1 rounds to even */
+	p.odtype = NPU_DT_INT64;
+	CHECK_EQ(npu_pack_cast(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK_EQ(((int64_t *)va(VA_OUT))[3], INT32_MIN);
+	CHECK_EQ(((int64_t *)va(VA_OUT))[1], -129);
+	c.in_dt = 9;
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	c.in_dt = NPU_ND_I32;
+	c.reserved = 1;
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+}
+
 /* ---- malformed commands ---------------------------------------------------------- */
 
 static void bad(const void *c, size_t len)
@@ -688,7 +902,7 @@ static void bad(const void *c, size_t len)
 static void test_malformed(void)
 {
 	struct npu_cmd_binary b = { { NPU_CMD_BINARY, sizeof(b) }, VA_A, VA_B, VA_OUT, NPU_BIN_ADD,
-				    2, { 2, 3 }, { 2, 3 }, { 1, 3 } };
+				    2, NPU_ND_F32, 0, { 2, 3 }, { 2, 3 }, { 1, 3 } };
 	struct npu_cmd_activation a = { { NPU_CMD_ACTIVATION, sizeof(a) }, VA_A, VA_OUT, 0, 8,
 					NPU_ACTFN_RELU, 0, 0, 0, 0 };
 	struct npu_cmd_softmax s = { { NPU_CMD_SOFTMAX, sizeof(s) }, VA_A, VA_OUT, 1, 8, 1, 0 };
@@ -718,6 +932,9 @@ static void test_malformed(void)
 	b2 = b, b2.out_dims[2] = 1, bad(&b2, sizeof(b2));	/* past the rank */
 	b2 = b, b2.fn = 8, bad(&b2, sizeof(b2));
 	b2 = b, b2.a = VA_A + 2, bad(&b2, sizeof(b2));		/* unaligned */
+	b2 = b, b2.dtype = NPU_ND_I8, bad(&b2, sizeof(b2));
+	b2 = b, b2.dtype = NPU_ND_I32, b2.fn = NPU_BIN_POW, bad(&b2, sizeof(b2));
+	b2 = b, b2.reserved = 1, bad(&b2, sizeof(b2));
 	for (int i = 0; i < 6; i++)
 		b2.out_dims[i] = b2.a_dims[i] = b2.b_dims[i] = 65536;	/* 2^96 elements */
 	b2.a = VA_A;
@@ -745,6 +962,18 @@ static void test_malformed(void)
 	bad(&q, sizeof(q));					/* scale 0 */
 	*(float *)va(VA_B) = NAN;
 	bad(&q, sizeof(q));
+	{
+		struct npu_cmd_reduce r = { { NPU_CMD_REDUCE, sizeof(r) }, VA_A, VA_OUT,
+					    NPU_RED_SUM, NPU_ND_F32, 2, 1, 0, 0, { 2, 3 } }, r2;
+
+		CHECK_EQ(run(&r, sizeof(r)), NPU_JOB_OK);
+		r2 = r, r2.mask = 0, bad(&r2, sizeof(r2));
+		r2 = r, r2.mask = 4, bad(&r2, sizeof(r2));		/* past the rank */
+		r2 = r, r2.fn = NPU_RED_L2, r2.dtype = NPU_ND_I32, bad(&r2, sizeof(r2));
+		r2 = r, r2.fn = 14, bad(&r2, sizeof(r2));
+		r2 = r, r2.flags = 2, bad(&r2, sizeof(r2));
+		r2 = r, r2.dims[2] = 1, bad(&r2, sizeof(r2));
+	}
 	/* A wrong size is a malformed command too. */
 	b.hdr.size = sizeof(b) - 8;
 	bad(&b, sizeof(b) - 8);
@@ -759,6 +988,7 @@ static void test_inference_class(void)
 
 TAP_MAIN(
 	TAP_ENTRY(test_binary_broadcasts),
+	TAP_ENTRY(test_binary_int32),
 	TAP_ENTRY(test_activation_every_function),
 	TAP_ENTRY(test_activation_table),
 	TAP_ENTRY(test_activation_table_from_libnpu),
@@ -770,6 +1000,9 @@ TAP_MAIN(
 	TAP_ENTRY(test_matmul_int8_zero_points),
 	TAP_ENTRY(test_qdq_worked_values),
 	TAP_ENTRY(test_qdq_per_axis),
+	TAP_ENTRY(test_reduce_fp32),
+	TAP_ENTRY(test_reduce_integers),
+	TAP_ENTRY(test_cast),
 	TAP_ENTRY(test_malformed),
 	TAP_ENTRY(test_inference_class),
 )

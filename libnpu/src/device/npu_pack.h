@@ -57,6 +57,7 @@ struct nd_softmax;
 struct nd_layernorm;
 struct nd_matmul;
 struct nd_qdq;
+struct nd_reduce;
 struct kern;
 
 union npu_cmd_nd {
@@ -68,6 +69,8 @@ union npu_cmd_nd {
 	struct npu_cmd_norm norm;
 	struct npu_cmd_matmul matmul;
 	struct npu_cmd_qdq qdq;
+	struct npu_cmd_reduce reduce;
+	struct npu_cmd_cast cast;
 };
 
 int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
@@ -91,6 +94,10 @@ int npu_pack_norm(struct npu_cmd_norm *c, const struct nd_layernorm *p, const ui
 int npu_pack_matmul(struct npu_cmd_matmul *c, const struct nd_matmul *p, const uint64_t *va);
 /* @va: x, scale, zp, y. */
 int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *va);
+int npu_pack_cast(struct npu_cmd_cast *c, const struct nd_unary *p, uint64_t x_va,
+		uint64_t y_va);
+int npu_pack_reduce(struct npu_cmd_reduce *c, const struct nd_reduce *p, uint64_t x_va,
+		uint64_t y_va);
 /*
  * The command of N-d kernel @k, its tensors at @va in the kernel's order
  * (@in_count: its first input's elements, @table_va: its 8-bit table, see

@@ -27,6 +27,8 @@ static uint32_t cmd_dt(uint32_t dt)
 	case NPU_DT_INT8: return NPU_ND_I8;
 	case NPU_DT_UINT8: return NPU_ND_U8;
 	case NPU_DT_INT32: return NPU_ND_I32;
+	case NPU_DT_INT64: return NPU_ND_I64;
+	case NPU_DT_BOOL: return NPU_ND_BOOL;
 	default: return 0;
 	}
 }
@@ -45,8 +47,10 @@ int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_
 		[ND_POW] = NPU_BIN_POW,
 	};
 
-	if (p->dtype != NPU_DT_FLOAT32 || p->fn >= ND_NUM_BINARY || !fns[p->fn] || !p->rank ||
-	    p->rank > NPU_ND_MAX_RANK)
+	int f32 = p->dtype == NPU_DT_FLOAT32;
+
+	if ((!f32 && p->dtype != NPU_DT_INT32) || p->fn >= ND_NUM_BINARY || !fns[p->fn] ||
+	    (!f32 && p->fn == ND_POW) || !p->rank || p->rank > NPU_ND_MAX_RANK)
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_BINARY;
@@ -56,6 +60,7 @@ int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_
 	c->out = y_va;
 	c->fn = fns[p->fn];
 	c->rank = p->rank;
+	c->dtype = f32 ? NPU_ND_F32 : NPU_ND_I32;
 	memcpy(c->out_dims, p->out, 4 * p->rank);
 	memcpy(c->a_dims, p->a, 4 * p->rank);
 	memcpy(c->b_dims, p->b, 4 * p->rank);
@@ -187,7 +192,7 @@ int npu_pack_matmul(struct npu_cmd_matmul *c, const struct nd_matmul *p, const u
 {
 	uint32_t adt = cmd_dt(p->adt), bdt = cmd_dt(p->bdt);
 
-	if (p->brank > NPU_ND_MAX_RANK || !adt || !bdt || adt == NPU_ND_I32 || bdt == NPU_ND_I32 ||
+	if (p->brank > NPU_ND_MAX_RANK || !adt || !bdt || adt > NPU_ND_U8 || bdt > NPU_ND_U8 ||
 	    (adt == NPU_ND_F32) != (bdt == NPU_ND_F32))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
@@ -222,7 +227,7 @@ int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *
 	};
 	uint32_t qdt = cmd_dt(p->qdtype);
 
-	if (p->mode > ND_REQUANTIZE || !qdt || qdt == NPU_ND_F32 ||
+	if (p->mode > ND_REQUANTIZE || !qdt || qdt == NPU_ND_F32 || qdt > NPU_ND_I32 ||
 	    (qdt == NPU_ND_I32 && p->mode != ND_DEQUANTIZE) || !fits_u32(p->outer) ||
 	    !fits_u32(p->axis) || !fits_u32(p->inner))
 		return NPU_ENOTSUP;
@@ -241,18 +246,72 @@ int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *
 	return 0;
 }
 
+int npu_pack_reduce(struct npu_cmd_reduce *c, const struct nd_reduce *p, uint64_t x_va,
+		    uint64_t y_va)
+{
+	static const uint32_t fns[ND_R_NUM] = {
+		[ND_R_SUM] = NPU_RED_SUM, [ND_R_MEAN] = NPU_RED_MEAN, [ND_R_MAX] = NPU_RED_MAX,
+		[ND_R_MIN] = NPU_RED_MIN, [ND_R_PROD] = NPU_RED_PROD,
+		[ND_R_SUM_SQUARE] = NPU_RED_SUM_SQUARE, [ND_R_L1] = NPU_RED_L1,
+		[ND_R_L2] = NPU_RED_L2, [ND_R_LOG_SUM] = NPU_RED_LOG_SUM,
+		[ND_R_LOG_SUM_EXP] = NPU_RED_LOG_SUM_EXP, [ND_R_SUM_F32] = NPU_RED_SUM_F32,
+		[ND_R_ARGMAX] = NPU_RED_ARGMAX, [ND_R_ARGMIN] = NPU_RED_ARGMIN,
+	};
+	uint32_t dt = cmd_dt(p->dtype), fn = p->fn < ND_R_NUM ? fns[p->fn] : 0;
+	int int_fn = fn != NPU_RED_L2 && fn != NPU_RED_LOG_SUM && fn != NPU_RED_LOG_SUM_EXP &&
+		     fn != NPU_RED_SUM_F32;
+
+	if (!fn || !dt || dt > NPU_ND_I32 || (dt != NPU_ND_F32 && !int_fn) || !p->rank ||
+	    p->rank > NPU_ND_MAX_RANK || !p->mask || p->mask >> p->rank)
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_REDUCE;
+	c->hdr.size = sizeof(*c);
+	c->in = x_va;
+	c->out = y_va;
+	c->fn = fn;
+	c->dtype = dt;
+	c->rank = p->rank;
+	c->mask = p->mask;
+	c->flags = p->select_last ? NPU_REDUCE_SELECT_LAST : 0;
+	memcpy(c->dims, p->in, 4 * p->rank);
+	return 0;
+}
+
+int npu_pack_cast(struct npu_cmd_cast *c, const struct nd_unary *p, uint64_t x_va,
+		  uint64_t y_va)
+{
+	uint32_t idt = cmd_dt(p->dtype), odt = cmd_dt(p->odtype);
+
+	if (p->fn != ND_CAST || !idt || !odt || !p->count || p->count > UINT32_MAX)
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_CAST;
+	c->hdr.size = sizeof(*c);
+	c->in = x_va;
+	c->out = y_va;
+	c->count = (uint32_t)p->count;
+	c->in_dt = idt;
+	c->out_dt = odt;
+	return 0;
+}
+
 int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
 		uint64_t table_va, union npu_cmd_nd *c)
 {
 	switch (k->kind) {
 	case K_ND_BINARY: return npu_pack_binary(&c->binary, &k->p.bin, va[0], va[1], va[2]);
-	case K_ND_UNARY:
+	case K_ND_UNARY:	/* a cast not of bytes into bytes is a CAST */
+		if (k->p.un.fn == ND_CAST &&
+		    !(byte_dt(k->p.un.dtype) && byte_dt(nd_unary_out_dt(&k->p.un))))
+			return npu_pack_cast(&c->cast, &k->p.un, va[0], va[1]);
 		return npu_pack_activation(&c->activation, &k->p.un, va[0], va[1], table_va);
 	case K_ND_COPY: return npu_pack_copy(&c->copy, &k->p.cp, in_count, va[0], va[1]);
 	case K_ND_SOFTMAX: return npu_pack_softmax(&c->softmax, &k->p.nsm, va[0], va[1]);
 	case K_ND_LAYERNORM: return npu_pack_norm(&c->norm, &k->p.ln, va);
 	case K_ND_MATMUL: return npu_pack_matmul(&c->matmul, &k->p.mm, va);
 	case K_ND_QDQ: return npu_pack_qdq(&c->qdq, &k->p.qdq, va);
+	case K_ND_REDUCE: return npu_pack_reduce(&c->reduce, &k->p.rd, va[0], va[1]);
 	default: return NPU_ENOTSUP;
 	}
 }

@@ -244,7 +244,7 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_ND_COPY] = { .name = "copy", .cmd = NPU_CMD_COPY, .nin = 1, .nout = 1,
 			.nd_op = IR_ND_COPY, .run_ref = run_nd_copy, .work = work_none },
 	[K_ND_GATHER] = ND(nd_gather, "gather", IR_ND_GATHER, 2, 1, 0),
-	[K_ND_REDUCE] = ND(nd_reduce, "reduce", IR_ND_REDUCE, 1, 1, 0),
+	[K_ND_REDUCE] = ND(nd_reduce, "reduce", IR_ND_REDUCE, 1, 1, NPU_CMD_REDUCE),
 };
 #undef CMD
 #undef ND

@@ -112,18 +112,11 @@ static uint64_t nd_in_count(const npu_graph *g, const struct kern *k)
 	return es ? t->bytes / es : 0;
 }
 
-/*
- * N-d kernel @k as its command (tensors at @va), or NPU_ENOTSUP; the
- * command is the registry's (kernel.c), else the packer and it disagree.
- */
+/* N-d kernel @k as its command (tensors at @va), or NPU_ENOTSUP. */
 static int pack_nd(const npu_graph *g, const struct kern *k, const uint64_t *va,
 		   uint64_t table_va, union npu_cmd_nd *cmd)
 {
-	int err = npu_pack_nd(k, nd_in_count(g, k), va, table_va, cmd);
-
-	if (!err && cmd->hdr.op != kern_desc(k->kind)->cmd)
-		return NPU_EINVAL;
-	return err;
+	return npu_pack_nd(k, nd_in_count(g, k), va, table_va, cmd);
 }
 
 static int npu_be_claim(void *be, int node, struct npu_claim *c)
@@ -159,6 +152,10 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 				snprintf(c->reason, sizeof(c->reason),
 					 "%s: not in the NPU's command (dtype, function or rank)",
 					 kern_desc(l->k[i].kind)->name);
+				return 0;
+			}
+			if (!npu_device_has_command(n->dev, cmd.hdr.op)) {
+				strcpy(c->reason, "not in the firmware's capabilities");
 				return 0;
 			}
 		}
