@@ -138,6 +138,7 @@ static int npu_ioctl_query(struct drm_device *drm, void *data, struct drm_file *
 	info.fw_api = ndev->fw_api;
 	info.fw_caps = ndev->fw_caps;
 	info.cmd_caps = ndev->cmd_caps;
+	info.cmd_caps_hi = ndev->cmd_caps_hi;
 	info.num_rings = NPU_NUM_RINGS;
 	info.max_contexts = NPU_MAX_CONTEXTS;
 	info.sram_size = npu_rd(ndev, NPU_REG_SRAM_SIZE);

@@ -161,7 +161,7 @@ struct npu_device {
 	dma_addr_t boot_params_dma;
 	char *log;
 	dma_addr_t log_dma;
-	u32 fw_version, fw_api, fw_caps, cmd_caps;
+	u32 fw_version, fw_api, fw_caps, cmd_caps, cmd_caps_hi;
 
 	/* Contexts: one per open file. */
 	struct mutex ctx_lock;		/* ctx_table, ctx_ida */

@@ -185,6 +185,7 @@ int npu_fw_boot(struct npu_device *ndev)
 	ndev->fw_api = api;
 	ndev->fw_caps = npu_rd(ndev, NPU_REG_FW_CAPS);
 	ndev->cmd_caps = npu_rd(ndev, NPU_REG_FW_CMD_CAPS);
+	ndev->cmd_caps_hi = npu_rd(ndev, NPU_REG_FW_CMD_CAPS_HI);
 	dev_info(dev, "firmware %u.%u.%u (API %u.%u) ready, %u rings\n",
 		 ver >> 16, (ver >> 8) & 0xff, ver & 0xff, api >> 16, api & 0xffff,
 		 npu_rd(ndev, NPU_REG_NUM_RINGS));

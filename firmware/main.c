@@ -63,7 +63,8 @@ void heartbeat_poll(void)
 
 int main(void)
 {
-	uint32_t cmd_caps, hw_caps;
+	uint64_t cmd_caps;
+	uint32_t hw_caps;
 
 	reg_write(NPU_REG_FW_STATUS, NPU_FW_STATE_BOOTING);
 	if (!read_params())
@@ -86,7 +87,8 @@ int main(void)
 	reg_write(NPU_REG_FW_CAPS, NPU_FW_CAP_HEARTBEAT | NPU_FW_CAP_TIMESTAMPS |
 		  (params.log_size ? NPU_FW_CAP_LOG : 0) |
 		  (hw_caps & NPU_HW_CAP_REQUANT_ONNX ? NPU_FW_CAP_REQUANT_ONNX : 0));
-	reg_write(NPU_REG_FW_CMD_CAPS, cmd_caps);
+	reg_write(NPU_REG_FW_CMD_CAPS, (uint32_t)cmd_caps);
+	reg_write(NPU_REG_FW_CMD_CAPS_HI, (uint32_t)(cmd_caps >> 32));
 	fw_log("npu-fw %u.%u.%u (api %u.%u) ready: %u rings, %u KiB SRAM, heartbeat %u ms",
 	       FW_VERSION_MAJOR, FW_VERSION_MINOR, FW_VERSION_PATCH,
 	       NPU_FW_API_MAJOR, NPU_FW_API_MINOR, (unsigned int)reg_read(NPU_REG_NUM_RINGS),

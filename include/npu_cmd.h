@@ -15,7 +15,10 @@
 
 #include "npu_types.h"
 
-/** enum npu_cmd_op - command opcodes; NPU_REG_FW_CMD_CAPS bit n = op n */
+/**
+ * enum npu_cmd_op - command opcodes, 1 to 63; NPU_REG_FW_CMD_CAPS bit n is
+ * op n, NPU_REG_FW_CMD_CAPS_HI bit n op 32 + n.
+ */
 enum npu_cmd_op {
 	NPU_CMD_NOP = 1,	/* any size >= 8; pads a buffer */
 	NPU_CMD_DMA_COPY = 2,	/* struct npu_cmd_dma_copy */
@@ -32,6 +35,7 @@ enum npu_cmd_op {
 	NPU_CMD_QDQ = 12,	/* struct npu_cmd_qdq: ONNX's (de)quantize, requantize */
 	NPU_CMD_REDUCE = 13,	/* struct npu_cmd_reduce: sum, mean, max, arg max .. */
 	NPU_CMD_CAST = 14,	/* struct npu_cmd_cast: ONNX's Cast */
+	NPU_CMD_GATHER = 15,	/* struct npu_cmd_gather: rows by index (embeddings) */
 	/* Tensor operations (the tensor engine); see npu_quant.h for the arithmetic. */
 	NPU_CMD_GEMM_I8 = 16,	/* struct npu_cmd_gemm_i8 */
 	NPU_CMD_CONV2D_I8 = 17,	/* struct npu_cmd_conv2d_i8 (also depthwise) */
@@ -50,6 +54,9 @@ enum npu_cmd_op {
 	NPU_CMD_REDUCE_F32 = 29, /* struct npu_cmd_reduce_f32 */
 	NPU_CMD_XENT_F32 = 30,	/* struct npu_cmd_xent_f32: softmax cross-entropy */
 	NPU_CMD_OPTIM_F32 = 31,	/* struct npu_cmd_optim_f32: SGD, Adam, AdamW */
+	/* More N-d inference commands (NPU_REG_FW_CMD_CAPS_HI): npu_cmd_nd.h. */
+	NPU_CMD_CONV = 32,	/* struct npu_cmd_conv: N-d, groups, transposed */
+	NPU_CMD_POOL = 33,	/* struct npu_cmd_pool: N-d max or average, padded */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -66,7 +73,8 @@ enum npu_cmd_op {
 	X(BINARY, binary, INFER) X(ACTIVATION, activation, INFER)		\
 	X(COPY, copy, INFER) X(SOFTMAX, softmax, INFER) X(NORM, norm, INFER)	\
 	X(MATMUL, matmul, INFER) X(QDQ, qdq, INFER) X(REDUCE, reduce, INFER)	\
-	X(CAST, cast, INFER)							\
+	X(CAST, cast, INFER) X(GATHER, gather, INFER)				\
+	X(CONV, conv, INFER) X(POOL, pool, INFER)				\
 	X(GEMM_I8, gemm_i8, INFER) X(CONV2D_I8, conv2d_i8, INFER)		\
 	X(POOL_I8, pool_i8, INFER) X(ELTWISE_I8, eltwise_i8, INFER)		\
 	X(QUANTIZE, quantize, INFER) X(SOFTMAX_I8, softmax_i8, INFER)		\
@@ -79,15 +87,18 @@ enum npu_cmd_op {
 #define NPU_CMD_CLASS_INFER	1
 #define NPU_CMD_CLASS_TRAIN	2
 #define NPU_CMD_CAP_IF_(OP, op, cls, want) \
-	| (NPU_CMD_CLASS_##cls == (want) ? 1u << NPU_CMD_##OP : 0u)
+	| (NPU_CMD_CLASS_##cls == (want) ? 1ull << NPU_CMD_##OP : 0ull)
 #define NPU_CMD_CAP_INFER_(OP, op, cls)	NPU_CMD_CAP_IF_(OP, op, cls, NPU_CMD_CLASS_INFER)
 #define NPU_CMD_CAP_TRAIN_(OP, op, cls)	NPU_CMD_CAP_IF_(OP, op, cls, NPU_CMD_CLASS_TRAIN)
-/* The tensor commands' NPU_REG_FW_CMD_CAPS bits: inference, training, all. */
-#define NPU_CMD_CAPS_INFER	(0u NPU_TENSOR_CMDS(NPU_CMD_CAP_INFER_))
-#define NPU_CMD_CAPS_TRAIN	(0u NPU_TENSOR_CMDS(NPU_CMD_CAP_TRAIN_))
+/*
+ * The tensor commands' capability bits (64: NPU_REG_FW_CMD_CAPS, then
+ * NPU_REG_FW_CMD_CAPS_HI): inference, training, all.
+ */
+#define NPU_CMD_CAPS_INFER	(0ull NPU_TENSOR_CMDS(NPU_CMD_CAP_INFER_))
+#define NPU_CMD_CAPS_TRAIN	(0ull NPU_TENSOR_CMDS(NPU_CMD_CAP_TRAIN_))
 #define NPU_CMD_CAPS_TENSOR	(NPU_CMD_CAPS_INFER | NPU_CMD_CAPS_TRAIN)
 /* Whether opcode @op (any 32-bit value) is a tensor command of caps mask @caps. */
-#define NPU_CMD_IN(caps, op)	((op) < 32 && ((caps) >> (op) & 1u))
+#define NPU_CMD_IN(caps, op)	((op) < 64 && ((caps) >> (op) & 1u))
 
 /**
  * struct npu_cmd_hdr - first 8 bytes of every command.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu_cmd_nd.h - the N-dimensional inference commands of the command
- * stream (ops 6 to 14): the ops whole networks bring besides convolutions
+ * stream (ops 6 to 15, 32 and 33): the ops whole networks bring besides convolutions
  * and fully connected layers, with ONNX's semantics over packed row-major
  * tensors (as ONNX lays them out), so that a network need not leave the
  * NPU for its residual adds, activations, attention, normalisation,
@@ -354,5 +354,121 @@ struct npu_cmd_cast {
 	uint32_t out_dt;
 	uint32_t reserved;
 };
+
+/**
+ * struct npu_cmd_gather - ONNX's Gather along the middle dim of
+ * x [@outer][@axis][@inner]: out [@outer][@nidx][@inner] takes, for each
+ * index, the row of x it names (an embedding lookup, a token's column);
+ * a negative index counts from the end, one still outside x gives zeros.
+ * @hdr: op NPU_CMD_GATHER, size 64.
+ * @in: x, @elem_size-byte elements; @idx: @nidx indexes of @idx_size
+ *	bytes (int32 or int64); @out: the rows.
+ * @outer, @axis, @inner, @nidx: >= 1; x and out at most
+ *	NPU_TENSOR_MAX_BYTES.
+ * @elem_size: 1, 2, 4 or 8; @idx_size: 4 or 8.
+ * @reserved: zero.
+ */
+struct npu_cmd_gather {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t idx;
+	uint64_t out;
+	uint32_t outer;
+	uint32_t axis;
+	uint32_t inner;
+	uint32_t nidx;
+	uint32_t elem_size;
+	uint32_t idx_size;
+	uint32_t reserved[2];
+};
+
+#define NPU_ND_MAX_SP	3	/* spatial dims of a window op */
+
+/**
+ * struct npu_cmd_conv - ONNX's Conv or ConvTranspose in 1 to 3 spatial
+ * dims, NCHW as ONNX lays it out, with groups (depthwise: groups = in_c):
+ * x [batch][in_c][in...], w [out_c][in_c / groups][k...] (transposed:
+ * [in_c][out_c / groups][k...]), y [batch][out_c][out...]. Input position
+ * of output o and tap k along a dim: o * s + k * d - pad (transposed: the
+ * i with i * s + k * d - pad = o); positions outside the input are
+ * skipped. fp32: the sum in double from the bias, rounded once; 8-bit
+ * (int8 or uint8 each) less the zero points (x's per tensor, w's per
+ * tensor or per output channel) into int32, wrapping (the requantization
+ * is an NPU_CMD_QDQ).
+ * @hdr: op NPU_CMD_CONV, size 168.
+ * @x, @w, @y: the tensors; @bias: fp32 [out_c] or 0 (fp32 only);
+ *	@x_zp: one @xdt value or 0; @w_zp: @wzp_n @wdt values or 0.
+ * @nsp: 1..NPU_ND_MAX_SP.
+ * @batch, @in_c, @out_c: >= 1; @groups divides both channel counts.
+ * @flags: NPU_CONV_ND_TRANSPOSE.
+ * @in, @out: spatial dims, 1..NPU_TENSOR_MAX_DIM; @k, @s, @d: 1..64;
+ *	@pad: -65536..65536 before each spatial dim; entries past @nsp zero.
+ * @xdt, @wdt: NPU_ND_F32 both, or each NPU_ND_I8 or NPU_ND_U8.
+ * @wzp_n: 1 or out_c with @w_zp, else 0.
+ * @reserved: zero.
+ */
+struct npu_cmd_conv {
+	struct npu_cmd_hdr hdr;
+	uint64_t x;
+	uint64_t w;
+	uint64_t bias;
+	uint64_t x_zp;
+	uint64_t w_zp;
+	uint64_t y;
+	uint32_t nsp;
+	uint32_t batch;
+	uint32_t in_c;
+	uint32_t out_c;
+	uint32_t groups;
+	uint32_t flags;
+	uint32_t in[NPU_ND_MAX_SP];
+	uint32_t out[NPU_ND_MAX_SP];
+	uint32_t k[NPU_ND_MAX_SP];
+	uint32_t s[NPU_ND_MAX_SP];
+	uint32_t d[NPU_ND_MAX_SP];
+	int32_t pad[NPU_ND_MAX_SP];
+	uint32_t xdt;
+	uint32_t wdt;
+	uint32_t wzp_n;
+	uint32_t reserved;
+};
+#define NPU_CONV_ND_TRANSPOSE	(1u << 0)
+
+/**
+ * struct npu_cmd_pool - ONNX's MaxPool and AveragePool in 1 to 3 spatial
+ * dims, NCHW: windows of @k taps @d apart every @s, the input padded by
+ * @lo before and @hi after each dim (a window may reach past @hi: ceil
+ * mode). Max: the largest tap inside the input (fp32, int8 or uint8; a
+ * window with none gives -inf, or 0 for integers). Average (fp32): the sum
+ * in double over the taps inside the input, or with
+ * NPU_POOL_ND_COUNT_PAD over those inside the padded input, rounded once.
+ * @hdr: op NPU_CMD_POOL, size 128.
+ * @x: [batch][c][in...]; @y: [batch][c][out...].
+ * @nsp: 1..NPU_ND_MAX_SP; @batch, @c: >= 1.
+ * @flags: NPU_POOL_ND_AVG, NPU_POOL_ND_COUNT_PAD.
+ * @dtype: NPU_ND_F32 (max or average), NPU_ND_I8 or NPU_ND_U8 (max).
+ * @in, @out: 1..NPU_TENSOR_MAX_DIM; @k, @s, @d: 1..64; @lo, @hi: 0..255;
+ *	entries past @nsp zero.
+ * @reserved: zero.
+ */
+struct npu_cmd_pool {
+	struct npu_cmd_hdr hdr;
+	uint64_t x;
+	uint64_t y;
+	uint32_t nsp;
+	uint32_t batch;
+	uint32_t c;
+	uint32_t flags;
+	uint32_t dtype;
+	uint32_t in[NPU_ND_MAX_SP];
+	uint32_t out[NPU_ND_MAX_SP];
+	uint32_t k[NPU_ND_MAX_SP];
+	uint32_t s[NPU_ND_MAX_SP];
+	uint32_t d[NPU_ND_MAX_SP];
+	uint32_t lo[NPU_ND_MAX_SP];
+	uint32_t hi[NPU_ND_MAX_SP];
+};
+#define NPU_POOL_ND_AVG		(1u << 0)
+#define NPU_POOL_ND_COUNT_PAD	(1u << 1)
 
 #endif /* NPU_CMD_ND_H */

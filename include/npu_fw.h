@@ -16,7 +16,7 @@
 /* Firmware API version: the driver requires major equal, minor >=.     */
 /* ------------------------------------------------------------------ */
 #define NPU_FW_API_MAJOR	1
-#define NPU_FW_API_MINOR	1	/* 1.1: FW_CURRENT and FW_PROGRESS */
+#define NPU_FW_API_MINOR	2	/* 1.1: FW_CURRENT and FW_PROGRESS; 1.2: FW_CMD_CAPS_HI */
 
 /* ------------------------------------------------------------------ */
 /* Image format: a header followed by the payload, loaded at load_addr */

@@ -138,7 +138,8 @@
 #define  NPU_FW_CURRENT_IDX(v)	((v) & 0xffff)		/* HEAD when it started */
 #define NPU_REG_FW_PROGRESS	0x0224	/* tensor commands and 4 MiB copy/fill
 					 * pieces ended, wraps */
-#define NPU_REG_FW_LAST		NPU_REG_FW_PROGRESS
+#define NPU_REG_FW_CMD_CAPS_HI	0x0228	/* bit n: command opcode 32 + n supported */
+#define NPU_REG_FW_LAST		NPU_REG_FW_CMD_CAPS_HI
 
 /* ------------------------------------------------------------------ */
 /* BAR0 registers: job rings                                            */

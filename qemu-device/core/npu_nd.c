@@ -984,3 +984,341 @@ out:
 	free(y);
 	return st;
 }
+
+/* ---- NPU_CMD_GATHER ----------------------------------------------------------------- */
+
+uint32_t npu_gather_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t in_va = npu_rd64(c + 8), idx_va = npu_rd64(c + 16), out_va = npu_rd64(c + 24);
+	uint32_t outer = npu_rd32(c + 32), axis = npu_rd32(c + 36), inner = npu_rd32(c + 40);
+	uint32_t nidx = npu_rd32(c + 44), es = npu_rd32(c + 48), is = npu_rd32(c + 52), st;
+	uint64_t xn, yn, row;
+	uint8_t *x = NULL, *y = NULL;
+	void *idx = NULL;
+
+	if (size != sizeof(struct npu_cmd_gather))
+		return NPU_DMA_ERR_ARGS;
+	if ((es != 1 && es != 2 && es != 4 && es != 8) || (is != 4 && is != 8) ||
+	    npu_rd32(c + 56) || npu_rd32(c + 60) || !outer || !axis || !inner || !nidx ||
+	    !npu_prod4(outer, axis, inner, es, NPU_TENSOR_MAX_BYTES, &xn) ||
+	    !npu_prod4(outer, nidx, inner, es, NPU_TENSOR_MAX_BYTES, &yn) ||
+	    (uint64_t)nidx * is > NPU_TENSOR_MAX_BYTES ||
+	    in_va % (es < 4 ? es : 4) || out_va % (es < 4 ? es : 4) || idx_va % 4)
+		return NPU_DMA_ERR_ARGS;
+	row = (uint64_t)inner * es;
+	if ((st = nd_load(core, in_va, xn, (void **)&x, fault)) != NPU_DMA_OK ||
+	    (st = nd_load(core, idx_va, (uint64_t)nidx * is, &idx, fault)) != NPU_DMA_OK)
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	y = npu_eng_alloc(core, yn);
+	if (!y)
+		goto out;
+	for (uint32_t o = 0; o < outer; o++) {
+		if (npu_eng_stop(core)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		for (uint32_t i = 0; i < nidx; i++) {
+			int64_t j = is == 4 ? ((int32_t *)idx)[i] : ((int64_t *)idx)[i];
+			uint8_t *dst = y + ((uint64_t)o * nidx + i) * row;
+
+			if (j < 0)
+				j += axis;
+			if (j < 0 || j >= axis)
+				memset(dst, 0, row);
+			else
+				memcpy(dst, x + ((uint64_t)o * axis + (uint64_t)j) * row, row);
+		}
+	}
+	st = nd_store(core, out_va, y, yn, fault);
+	npu_account(core, st, 2 * yn + (uint64_t)nidx * is, 0, bytes, cycles);
+out:
+	free(x);
+	free(idx);
+	free(y);
+	return st;
+}
+
+/* ---- NPU_CMD_CONV and NPU_CMD_POOL: windows in 1 to 3 spatial dims -------------- */
+
+/* Spatial dims: 1..NPU_TENSOR_MAX_DIM below @nsp, zero past it; their product. */
+static bool sp_dims(const uint32_t *v, uint32_t nsp, uint64_t *prod)
+{
+	return dims_ok(v, nsp, NPU_ND_MAX_SP, NPU_TENSOR_MAX_BYTES, prod);
+}
+
+/* Window parameters (kernel, stride, dilation): 1..64 below @nsp, zero past. */
+static bool win_ok(const uint32_t *v, uint32_t nsp)
+{
+	for (uint32_t i = 0; i < NPU_ND_MAX_SP; i++)
+		if (i < nsp ? !npu_win_ok(v[i]) : v[i] != 0)
+			return false;
+	return true;
+}
+
+/* Flat index @o of dims @d as coordinates. */
+static void coords(uint64_t o, const uint32_t *d, uint32_t n, int64_t *c)
+{
+	for (int i = (int)n - 1; i >= 0; i--) {
+		c[i] = (int64_t)(o % d[i]);
+		o /= d[i];
+	}
+}
+
+struct convp {
+	uint64_t va[6];			/* x, w, bias, x_zp, w_zp, y */
+	uint32_t u[6];			/* nsp, batch, in_c, out_c, groups, flags */
+	uint32_t in[3], out[3], k[3], s[3], d[3];
+	int32_t pad[3];
+	uint32_t xdt, wdt, wzp_n;
+};
+
+static int64_t ld8(const uint8_t *p, uint32_t dt, uint64_t i)
+{
+	return dt == NPU_ND_I8 ? (int8_t)p[i] : p[i];
+}
+
+uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	struct convp p;
+	uint64_t isp, osp, ksp = 1, xn, wn, yn, macs;
+	uint32_t st, nsp, batch, in_c, out_c, groups, icg, ocg, es;
+	bool f32, tr;
+	void *x = NULL, *w = NULL, *bias = NULL, *y = NULL;
+	uint8_t *xz = NULL, *wz = NULL;
+
+	if (size != sizeof(struct npu_cmd_conv))
+		return NPU_DMA_ERR_ARGS;
+	for (int i = 0; i < 6; i++)
+		p.va[i] = npu_rd64(c + 8 + 8 * i);
+	rd_u32s(c + 56, p.u, 6);
+	rd_u32s(c + 80, p.in, 3);
+	rd_u32s(c + 92, p.out, 3);
+	rd_u32s(c + 104, p.k, 3);
+	rd_u32s(c + 116, p.s, 3);
+	rd_u32s(c + 128, p.d, 3);
+	for (int i = 0; i < 3; i++)
+		p.pad[i] = (int32_t)npu_rd32(c + 140 + 4 * i);
+	p.xdt = npu_rd32(c + 152);
+	p.wdt = npu_rd32(c + 156);
+	p.wzp_n = npu_rd32(c + 160);
+	nsp = p.u[0], batch = p.u[1], in_c = p.u[2], out_c = p.u[3], groups = p.u[4];
+	f32 = p.xdt == NPU_ND_F32 && p.wdt == NPU_ND_F32;
+	tr = p.u[5] & NPU_CONV_ND_TRANSPOSE;
+	es = f32 ? 4 : 1;
+	if (!npu_in_range(nsp, 1, NPU_ND_MAX_SP) || !npu_dim_ok(batch) || !npu_dim_ok(in_c) ||
+	    !npu_dim_ok(out_c) || !groups || in_c % groups || out_c % groups ||
+	    (p.u[5] & ~NPU_CONV_ND_TRANSPOSE) || npu_rd32(c + 164) ||
+	    !sp_dims(p.in, nsp, &isp) || !sp_dims(p.out, nsp, &osp) || !win_ok(p.k, nsp) ||
+	    !win_ok(p.s, nsp) || !win_ok(p.d, nsp) ||
+	    !(f32 || ((p.xdt == NPU_ND_I8 || p.xdt == NPU_ND_U8) &&
+		      (p.wdt == NPU_ND_I8 || p.wdt == NPU_ND_U8))) ||
+	    (f32 && (p.va[3] || p.va[4])) || (!f32 && p.va[2]) ||
+	    (p.va[4] ? p.wzp_n != 1 && p.wzp_n != out_c : p.wzp_n != 0) ||
+	    (f32 && (p.va[0] | p.va[1] | p.va[2]) & 3) || p.va[5] & 3)
+		return NPU_DMA_ERR_ARGS;
+	for (uint32_t i = 0; i < NPU_ND_MAX_SP; i++) {
+		if (i < nsp ? p.pad[i] < -65536 || p.pad[i] > 65536 : p.pad[i] != 0)
+			return NPU_DMA_ERR_ARGS;
+		ksp *= i < nsp ? p.k[i] : 1;
+	}
+	icg = in_c / groups;
+	ocg = out_c / groups;
+	/* Each operand and the multiply-accumulates within the bounds. */
+	xn = (uint64_t)batch * in_c * isp;
+	wn = (uint64_t)out_c * icg * ksp;	/* in_c * out_c / groups taps, either way */
+	yn = (uint64_t)batch * out_c * osp;
+	macs = (uint64_t)batch * (tr ? in_c : out_c) * (tr ? isp : osp);
+	if (xn * es > NPU_TENSOR_MAX_BYTES || wn * es > NPU_TENSOR_MAX_BYTES ||
+	    yn * 4 > NPU_TENSOR_MAX_BYTES || macs > NPU_TENSOR_MAX_MACS / ((tr ? ocg : icg) * ksp))
+		return NPU_DMA_ERR_ARGS;
+	macs *= (uint64_t)(tr ? ocg : icg) * ksp;
+	if ((st = nd_load(core, p.va[0], xn * es, &x, fault)) != NPU_DMA_OK ||
+	    (st = nd_load(core, p.va[1], wn * es, &w, fault)) != NPU_DMA_OK ||
+	    (p.va[2] && (st = nd_load(core, p.va[2], 4ull * out_c, &bias, fault)) != NPU_DMA_OK) ||
+	    (p.va[3] && (st = nd_load(core, p.va[3], 1, (void **)&xz, fault)) != NPU_DMA_OK) ||
+	    (p.va[4] && (st = nd_load(core, p.va[4], p.wzp_n, (void **)&wz, fault)) != NPU_DMA_OK))
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	y = npu_eng_alloc(core, yn * 4);
+	if (!y)
+		goto out;
+	for (uint64_t no = 0; no < (uint64_t)batch * out_c; no++) {
+		uint32_t n = (uint32_t)(no / out_c), oc = (uint32_t)(no % out_c), g = oc / ocg;
+		int64_t wzv = wz ? ld8(wz, p.wdt, p.wzp_n == 1 ? 0 : oc) : 0;
+		int64_t xzv = xz ? ld8(xz, p.xdt, 0) : 0;
+
+		if (npu_eng_stop(core)) {	/* each output channel's plane */
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		for (uint64_t o = 0; o < osp; o++) {
+			int64_t oc_[3], kc[3];
+			double acc = bias ? ((float *)bias)[oc] : 0;
+			int64_t iacc = 0;
+
+			coords(o, p.out, nsp, oc_);
+			for (uint32_t ic = 0; ic < icg; ic++) {
+				uint64_t xrow = ((uint64_t)n * in_c + g * icg + ic) * isp;
+				uint64_t wrow = tr ? ((uint64_t)(g * icg + ic) * ocg + (oc - g * ocg)) * ksp
+						   : ((uint64_t)oc * icg + ic) * ksp;
+
+				for (uint64_t kk = 0; kk < ksp; kk++) {
+					uint64_t off = 0;
+					bool inside = true;
+
+					coords(kk, p.k, nsp, kc);
+					for (uint32_t s = 0; s < nsp && inside; s++) {
+						int64_t v = tr ? oc_[s] + p.pad[s] - kc[s] * p.d[s]
+							       : oc_[s] * p.s[s] + kc[s] * p.d[s] - p.pad[s];
+
+						if (tr) {
+							if (v < 0 || v % p.s[s]) {
+								inside = false;
+								break;
+							}
+							v /= p.s[s];
+						}
+						if (v < 0 || v >= p.in[s])
+							inside = false;
+						off = off * p.in[s] + (uint64_t)v;
+					}
+					if (!inside)
+						continue;
+					if (f32)
+						acc += (double)((float *)x)[xrow + off] *
+						       ((float *)w)[wrow + kk];
+					else
+						iacc += (ld8(x, p.xdt, xrow + off) - xzv) *
+							(ld8(w, p.wdt, wrow + kk) - wzv);
+				}
+			}
+			if (f32)
+				((float *)y)[no * osp + o] = (float)acc;
+			else
+				((int32_t *)y)[no * osp + o] = (int32_t)(uint32_t)iacc;
+		}
+	}
+	st = nd_store(core, p.va[5], y, yn * 4, fault);
+	if (st == NPU_DMA_OK) {
+		uint64_t per = (uint64_t)core->cfg.mac_rows * core->cfg.mac_cols / (f32 ? 4 : 1);
+
+		npu_account(core, st, (xn + wn) * es + yn * 4, (macs + per - 1) / (per ? per : 1),
+			    bytes, cycles);
+	}
+out:
+	free(x);
+	free(w);
+	free(bias);
+	free(xz);
+	free(wz);
+	free(y);
+	return st;
+}
+
+uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t x_va = npu_rd64(c + 8), y_va = npu_rd64(c + 16), isp, osp, ksp = 1, xn, yn;
+	uint32_t nsp = npu_rd32(c + 24), batch = npu_rd32(c + 28), ch = npu_rd32(c + 32);
+	uint32_t flags = npu_rd32(c + 36), dt = npu_rd32(c + 40), st, es;
+	uint32_t in[3], out[3], k[3], s[3], d[3], lo[3], hi[3];
+	bool avg = flags & NPU_POOL_ND_AVG;
+	void *x = NULL, *y = NULL;
+
+	if (size != sizeof(struct npu_cmd_pool))
+		return NPU_DMA_ERR_ARGS;
+	rd_u32s(c + 44, in, 3);
+	rd_u32s(c + 56, out, 3);
+	rd_u32s(c + 68, k, 3);
+	rd_u32s(c + 80, s, 3);
+	rd_u32s(c + 92, d, 3);
+	rd_u32s(c + 104, lo, 3);
+	rd_u32s(c + 116, hi, 3);
+	es = dt == NPU_ND_F32 ? 4 : 1;
+	if (!npu_in_range(nsp, 1, NPU_ND_MAX_SP) || !npu_dim_ok(batch) || !npu_dim_ok(ch) ||
+	    (flags & ~(NPU_POOL_ND_AVG | NPU_POOL_ND_COUNT_PAD)) ||
+	    ((flags & NPU_POOL_ND_COUNT_PAD) && !avg) ||
+	    !(dt == NPU_ND_F32 || (!avg && (dt == NPU_ND_I8 || dt == NPU_ND_U8))) ||
+	    !sp_dims(in, nsp, &isp) || !sp_dims(out, nsp, &osp) || !win_ok(k, nsp) ||
+	    !win_ok(s, nsp) || !win_ok(d, nsp) || (x_va | y_va) % es)
+		return NPU_DMA_ERR_ARGS;
+	for (uint32_t i = 0; i < NPU_ND_MAX_SP; i++) {
+		if (i < nsp ? lo[i] > NPU_CONV_MAX_PAD || hi[i] > NPU_CONV_MAX_PAD : lo[i] || hi[i])
+			return NPU_DMA_ERR_ARGS;
+		ksp *= i < nsp ? k[i] : 1;
+	}
+	xn = (uint64_t)batch * ch * isp;
+	yn = (uint64_t)batch * ch * osp;
+	if (xn * es > NPU_TENSOR_MAX_BYTES || yn * es > NPU_TENSOR_MAX_BYTES ||
+	    yn > NPU_TENSOR_MAX_MACS / ksp)
+		return NPU_DMA_ERR_ARGS;
+	if ((st = nd_load(core, x_va, xn * es, &x, fault)) != NPU_DMA_OK)
+		goto out;
+	st = NPU_DMA_ERR_ARGS;
+	y = npu_eng_alloc(core, yn * es);
+	if (!y)
+		goto out;
+	for (uint64_t nc = 0; nc < (uint64_t)batch * ch; nc++) {
+		if (npu_eng_stop(core)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		for (uint64_t o = 0; o < osp; o++) {
+			int64_t oc[3], kc[3];
+			double sum = 0, best = 0;
+			uint64_t count = 0, padded = 1;
+
+			coords(o, out, nsp, oc);
+			for (uint32_t i = 0; i < nsp; i++) {	/* taps inside the padded input */
+				int64_t start = oc[i] * s[i] - lo[i];
+				int64_t end = start + (int64_t)(k[i] - 1) * d[i] + 1;
+				int64_t lim = (int64_t)in[i] + hi[i];
+
+				padded *= (uint64_t)((end < lim ? end : lim) - start);
+			}
+			for (uint64_t kk = 0; kk < ksp; kk++) {
+				uint64_t off = 0;
+				bool inside = true;
+				double v;
+
+				coords(kk, k, nsp, kc);
+				for (uint32_t i = 0; i < nsp; i++) {
+					int64_t at = oc[i] * s[i] + kc[i] * d[i] - lo[i];
+
+					if (at < 0 || at >= in[i])
+						inside = false;
+					off = off * in[i] + (uint64_t)(at < 0 ? 0 : at);
+				}
+				if (!inside)
+					continue;
+				v = dt == NPU_ND_F32 ? ((float *)x)[nc * isp + off] :
+				    dt == NPU_ND_I8 ? ((int8_t *)x)[nc * isp + off] :
+				    ((uint8_t *)x)[nc * isp + off];
+				sum += v;
+				if (!count || v > best)
+					best = v;
+				count++;
+			}
+			if (avg) {
+				uint64_t div = flags & NPU_POOL_ND_COUNT_PAD ? padded : count;
+
+				((float *)y)[nc * osp + o] = div ? (float)(sum / (double)div) : 0.0f;
+			} else if (dt == NPU_ND_F32) {
+				((float *)y)[nc * osp + o] = count ? (float)best : -INFINITY;
+			} else if (dt == NPU_ND_I8) {
+				((int8_t *)y)[nc * osp + o] = (int8_t)(count ? best : 0);
+			} else {
+				((uint8_t *)y)[nc * osp + o] = (uint8_t)(count ? best : 0);
+			}
+		}
+	}
+	st = nd_store(core, y_va, y, yn * es, fault);
+	npu_account(core, st, (xn + yn) * es, vec_cycles(core, yn, (uint32_t)ksp), bytes, cycles);
+out:
+	free(x);
+	free(y);
+	return st;
+}

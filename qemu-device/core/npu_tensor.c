@@ -1021,7 +1021,7 @@ out:
 
 /* Every tensor command's handler, by opcode: npu_cmd.h's list. */
 #define TENSOR_OP(OP, op, cls)	[NPU_CMD_##OP] = npu_##op##_run,
-static const npu_tensor_op_fn tensor_ops[32] = { NPU_TENSOR_CMDS(TENSOR_OP) };
+static const npu_tensor_op_fn tensor_ops[64] = { NPU_TENSOR_CMDS(TENSOR_OP) };
 
 bool npu_tensor_has_op(uint32_t op)
 {

@@ -75,16 +75,18 @@ static void test_boot_handshake(void)
 		 1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER | 1u << NPU_CMD_BINARY |
 		 1u << NPU_CMD_ACTIVATION | 1u << NPU_CMD_COPY | 1u << NPU_CMD_SOFTMAX |
 		 1u << NPU_CMD_NORM | 1u << NPU_CMD_MATMUL | 1u << NPU_CMD_QDQ | 1u << NPU_CMD_REDUCE |
-		 1u << NPU_CMD_CAST | 1u << NPU_CMD_GEMM_I8 |
+		 1u << NPU_CMD_CAST | 1u << NPU_CMD_GATHER | 1u << NPU_CMD_GEMM_I8 |
 		 1u << NPU_CMD_CONV2D_I8 | 1u << NPU_CMD_POOL_I8 | 1u << NPU_CMD_ELTWISE_I8 |
 		 1u << NPU_CMD_QUANTIZE | 1u << NPU_CMD_SOFTMAX_I8 | 1u << NPU_CMD_TRANSPOSE |
 		 1u << NPU_CMD_PAD | 1u << NPU_CMD_CONCAT | 1u << NPU_CMD_GEMM_F32 |
 		 1u << NPU_CMD_CONV2D_F32 | 1u << NPU_CMD_POOL_F32 | 1u << NPU_CMD_ELTWISE_F32 |
 		 1u << NPU_CMD_REDUCE_F32 | 1u << NPU_CMD_XENT_F32 | 1u << NPU_CMD_OPTIM_F32);
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS_HI),
+		 1u << (NPU_CMD_CONV - 32) | 1u << (NPU_CMD_POOL - 32));
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_ERROR), 0);
 	CHECK_EQ(h.msi[NPU_IRQ_FW], 1);
 	CHECK(h_rd(&h, NPU_REG_IRQ_STATUS) & (1u << NPU_IRQ_FW));
-	CHECK(strstr(h_log(&h), "npu-fw 1.2.0 (api 1.1) ready") != NULL);
+	CHECK(strstr(h_log(&h), "npu-fw 1.2.0 (api 1.2) ready") != NULL);
 	/* Idle in WFI, not spinning. */
 	CHECK(!npu_core_runnable(h.core));
 	CHECK_EQ(npu_core_run(h.core, 1000), NPU_RUN_IDLE);
@@ -809,10 +811,12 @@ static void test_edge_profile(void)
 		 1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER | 1u << NPU_CMD_BINARY |
 		 1u << NPU_CMD_ACTIVATION | 1u << NPU_CMD_COPY | 1u << NPU_CMD_SOFTMAX |
 		 1u << NPU_CMD_NORM | 1u << NPU_CMD_MATMUL | 1u << NPU_CMD_QDQ | 1u << NPU_CMD_REDUCE |
-		 1u << NPU_CMD_CAST | 1u << NPU_CMD_GEMM_I8 |
+		 1u << NPU_CMD_CAST | 1u << NPU_CMD_GATHER | 1u << NPU_CMD_GEMM_I8 |
 		 1u << NPU_CMD_CONV2D_I8 | 1u << NPU_CMD_POOL_I8 | 1u << NPU_CMD_ELTWISE_I8 |
 		 1u << NPU_CMD_QUANTIZE | 1u << NPU_CMD_SOFTMAX_I8 | 1u << NPU_CMD_TRANSPOSE |
 		 1u << NPU_CMD_PAD | 1u << NPU_CMD_CONCAT);
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS_HI),
+		 1u << (NPU_CMD_CONV - 32) | 1u << (NPU_CMD_POOL - 32));
 	h_mmu_setup(&h, 1);
 	h_ring_setup(&h, 0, 16);
 	h_map(&h, 0, 0x100000, 4096, NPU_PTE_R | NPU_PTE_W, 0);

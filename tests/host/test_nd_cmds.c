@@ -892,6 +892,300 @@ static void test_cast(void)
 	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
 }
 
+/* ---- gather ---------------------------------------------------------------------- */
+
+/* Embedding rows: [2][5][3] fp32 by int64 indexes, negative and out of range. */
+static void test_gather_rows(void)
+{
+	static const int64_t ids[4] = { 4, 0, -1, 7 };
+	struct nd_gather p = { .dtype = NPU_DT_FLOAT32, .idt = NPU_DT_INT64, .outer = 2, .axis = 5,
+			       .inner = 3, .nidx = 4 };
+	struct npu_cmd_gather c;
+	float *x, *y;
+
+	setup(4096);
+	x = va(VA_A);
+	for (int i = 0; i < 30; i++)
+		x[i] = (float)(100 + i);
+	memcpy(va(VA_B), ids, sizeof(ids));
+	CHECK_EQ(npu_pack_gather(&c, &p, VA_A, VA_B, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	y = va(VA_OUT);
+	for (int o = 0; o < 2; o++)
+		for (int i = 0; i < 4; i++)
+			for (int k = 0; k < 3; k++) {
+				int row = i == 0 ? 4 : i == 1 ? 0 : i == 2 ? 4 : -1;
+				float want = row < 0 ? 0.0f : (float)(100 + (o * 5 + row) * 3 + k);
+
+				CHECK(y[(o * 4 + i) * 3 + k] == want);
+			}
+	c.idx_size = 2;
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	p.elements = 1;	/* GatherElements: not this command */
+	CHECK_EQ(npu_pack_gather(&c, &p, VA_A, VA_B, VA_OUT), NPU_ENOTSUP);
+}
+
+/* ---- convolution and pooling -------------------------------------------------------- */
+
+/*
+ * Convolutions in 1 to 3 dims (groups, depthwise, strides, dilations,
+ * padding) by gathering taps, and transposed ones against a scatter of
+ * each input into the outputs it reaches: fp64 sums.
+ */
+static void test_conv_fp32(void)
+{
+	for (int it = 0; it < 24; it++) {
+		struct nd_conv p = { .nsp = 1 + it % 3, .batch = 1 + rnd() % 2, .transpose = it % 4 == 3,
+				     .xdt = NPU_DT_FLOAT32, .wdt = NPU_DT_FLOAT32 };
+		uint64_t isp = 1, osp = 1, ksp = 1, vas[6] = { VA_A, VA_B, it & 1 ? VA_C : 0, 0, 0,
+							      VA_OUT };
+		struct npu_cmd_conv c;
+		float *x, *w, *b;
+		double *want;
+		uint32_t icg, ocg;
+
+		p.groups = it % 5 == 0 ? 1 : 1 + rnd() % 3;
+		p.in_c = p.groups * (1 + rnd() % 3);
+		p.out_c = it % 6 == 1 ? p.in_c : p.groups * (1 + rnd() % 3);	/* depthwise */
+		if (it % 6 == 1)
+			p.groups = p.in_c;
+		icg = p.in_c / p.groups;
+		ocg = p.out_c / p.groups;
+		for (uint32_t i = 0; i < p.nsp; i++) {
+			p.in[i] = 2 + rnd() % (p.nsp == 3 ? 4 : 7);
+			p.k[i] = 1 + rnd() % 3;
+			p.s[i] = 1 + rnd() % 2;
+			p.d[i] = 1 + rnd() % 2;
+			p.pad[i] = (int32_t)(rnd() % 3);
+			if (!p.transpose) {
+				int64_t span = (int64_t)p.in[i] + 2 * p.pad[i] - (p.k[i] - 1) * p.d[i] - 1;
+
+				if (span < 0)
+					p.pad[i] = (int32_t)((p.k[i] - 1) * p.d[i]), span = p.in[i] + 2 * p.pad[i] - (p.k[i] - 1) * p.d[i] - 1;
+				p.out[i] = (uint32_t)(span / p.s[i] + 1);
+			} else {
+				int64_t o = (int64_t)(p.in[i] - 1) * p.s[i] + (p.k[i] - 1) * p.d[i] + 1 -
+					    2 * p.pad[i];
+
+				if (o < 1)
+					p.pad[i] = 0, o = (int64_t)(p.in[i] - 1) * p.s[i] + (p.k[i] - 1) * p.d[i] + 1;
+				p.out[i] = (uint32_t)o;
+			}
+			isp *= p.in[i];
+			osp *= p.out[i];
+			ksp *= p.k[i];
+		}
+		setup(1 << 16);
+		x = va(VA_A);
+		w = va(VA_B);
+		b = va(VA_C);
+		for (uint64_t i = 0; i < (uint64_t)p.batch * p.in_c * isp; i++)
+			x[i] = frnd(-1, 1);
+		for (uint64_t i = 0; i < (uint64_t)p.out_c * icg * ksp; i++)
+			w[i] = frnd(-1, 1);
+		for (uint32_t i = 0; i < p.out_c; i++)
+			b[i] = frnd(-1, 1);
+		want = calloc((size_t)p.batch * p.out_c * osp, sizeof(double));
+		for (uint32_t n = 0; n < p.batch; n++)
+			for (uint32_t oc = 0; oc < p.out_c; oc++)
+				for (uint64_t o = 0; o < osp; o++)
+					want[((uint64_t)n * p.out_c + oc) * osp + o] = vas[2] ? b[oc] : 0;
+		/* Either way, every (input position, tap) pair: where it lands in the output. */
+		for (uint32_t n = 0; n < p.batch; n++)
+		for (uint32_t ic = 0; ic < p.in_c; ic++)
+		for (uint64_t i = 0; i < isp; i++)
+		for (uint64_t kk = 0; kk < ksp; kk++)
+		for (uint32_t j = 0; j < (p.transpose ? ocg : ocg); j++) {
+			uint32_t g = ic / icg, oc = g * ocg + j;
+			uint64_t ri = i, rk = kk, o = 0;
+			int64_t ic_[3], kc[3];
+			int ok = 1;
+			double wv;
+
+			for (int s2 = (int)p.nsp - 1; s2 >= 0; s2--) {
+				ic_[s2] = (int64_t)(ri % p.in[s2]);
+				ri /= p.in[s2];
+				kc[s2] = (int64_t)(rk % p.k[s2]);
+				rk /= p.k[s2];
+			}
+			for (uint32_t s2 = 0; s2 < p.nsp && ok; s2++) {
+				int64_t v;
+
+				if (p.transpose) {
+					v = ic_[s2] * p.s[s2] + kc[s2] * p.d[s2] - p.pad[s2];
+				} else {	/* output v reads input ic_ at tap kc */
+					v = ic_[s2] + p.pad[s2] - kc[s2] * p.d[s2];
+					if (v < 0 || v % p.s[s2]) {
+						ok = 0;
+						break;
+					}
+					v /= p.s[s2];
+				}
+				if (v < 0 || v >= p.out[s2])
+					ok = 0;
+				o = o * p.out[s2] + (uint64_t)(v < 0 ? 0 : v);
+			}
+			if (!ok)
+				continue;
+			wv = p.transpose ? w[((uint64_t)ic * ocg + j) * ksp + kk]
+					 : w[((uint64_t)oc * icg + ic % icg) * ksp + kk];
+			want[((uint64_t)n * p.out_c + oc) * osp + o] +=
+				(double)x[((uint64_t)n * p.in_c + ic) * isp + i] * wv;
+		}
+		CHECK_EQ(npu_pack_conv(&c, &p, vas), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		if (!agree(va(VA_OUT), want, (uint64_t)p.batch * p.out_c * osp, 1, "conv")) {
+			printf("#   case %d: nsp %u groups %u in_c %u out_c %u transpose %u\n", it,
+			       p.nsp, p.groups, p.in_c, p.out_c, p.transpose);
+			CHECK(0);
+		}
+		free(want);
+	}
+}
+
+/* int8 x uint8 with zero points (w's per channel), into int32: exact. */
+static void test_conv_int8(void)
+{
+	struct nd_conv p = { .nsp = 2, .batch = 1, .in_c = 4, .out_c = 6, .groups = 2,
+			     .in = { 5, 4 }, .out = { 3, 4 }, .k = { 3, 1 }, .s = { 2, 1 },
+			     .d = { 1, 1 }, .pad = { 1, 0 }, .xdt = NPU_DT_INT8,
+			     .wdt = NPU_DT_UINT8, .wzp_n = 6 };
+	uint64_t vas[6] = { VA_A, VA_B, 0, VA_C, VA_D, VA_OUT };
+	struct npu_cmd_conv c;
+	int8_t *x;
+	uint8_t *w, *wz;
+	int32_t *y;
+
+	setup(4096);
+	x = va(VA_A);
+	w = va(VA_B);
+	wz = va(VA_D);
+	for (int i = 0; i < 4 * 20; i++)
+		x[i] = (int8_t)rnd();
+	for (int i = 0; i < 6 * 2 * 3; i++)
+		w[i] = (uint8_t)rnd();
+	*(int8_t *)va(VA_C) = -7;
+	for (int i = 0; i < 6; i++)
+		wz[i] = (uint8_t)(120 + i);
+	CHECK_EQ(npu_pack_conv(&c, &p, vas), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	y = va(VA_OUT);
+	for (int oc = 0; oc < 6; oc++)
+		for (int oy = 0; oy < 3; oy++)
+			for (int ox = 0; ox < 4; ox++) {
+				int64_t s2 = 0;
+
+				for (int ic = 0; ic < 2; ic++)
+					for (int ky = 0; ky < 3; ky++) {
+						int iy = oy * 2 + ky - 1;
+
+						if (iy < 0 || iy >= 5)
+							continue;
+						s2 += (int64_t)(x[((oc / 3 * 2 + ic) * 5 + iy) * 4 + ox] + 7) *
+						      (w[(oc * 2 + ic) * 3 + ky] - wz[oc]);
+					}
+				CHECK_EQ(y[(oc * 3 + oy) * 4 + ox], s2);
+			}
+}
+
+/* Max (fp32, int8) and average (with and without the padding counted), padded, ceil mode. */
+static void test_pool_nd(void)
+{
+	for (int it = 0; it < 18; it++) {
+		struct nd_pool p = { .nsp = 1 + it % 3, .batch = 1, .c = 1 + rnd() % 3,
+				     .average = it % 3 != 0, .count_include_pad = it % 3 == 2,
+				     .dtype = it % 6 == 3 ? NPU_DT_INT8 : NPU_DT_FLOAT32 };
+		uint64_t isp = 1, osp = 1, ksp = 1;
+		struct npu_cmd_pool c;
+		float *x;
+		double want[4096];
+		int i8 = p.dtype == NPU_DT_INT8;
+
+		if (i8)
+			p.average = 0, p.count_include_pad = 0;
+		for (uint32_t i = 0; i < p.nsp; i++) {
+			p.in[i] = 3 + rnd() % 5;
+			p.k[i] = 2 + rnd() % 2;
+			p.s[i] = 1 + rnd() % 2;
+			p.d[i] = 1;
+			p.lo[i] = rnd() % 2;
+			p.hi[i] = rnd() % 2;
+			p.out[i] = (p.in[i] + p.lo[i] + p.hi[i] - p.k[i] + p.s[i] - 1) / p.s[i] + 1;
+			isp *= p.in[i];
+			osp *= p.out[i];
+			ksp *= p.k[i];
+		}
+		setup(1 << 16);
+		x = va(VA_A);
+		for (uint64_t i = 0; i < p.c * isp; i++) {
+			if (i8)
+				((int8_t *)x)[i] = (int8_t)rnd();
+			else
+				x[i] = frnd(-5, 5);
+		}
+		for (uint64_t ch = 0; ch < p.c; ch++)
+			for (uint64_t o = 0; o < osp; o++) {
+				int64_t oc[3];
+				uint64_t r = o, cnt = 0, padded = 1;
+				double sum = 0, best = -INFINITY;
+
+				for (int d = (int)p.nsp - 1; d >= 0; d--) {
+					oc[d] = (int64_t)(r % p.out[d]);
+					r /= p.out[d];
+				}
+				for (uint64_t kk = 0; kk < ksp; kk++) {
+					uint64_t rk = kk, off = 0;
+					int ok = 1;
+
+					for (int d = (int)p.nsp - 1, m = 1; d >= 0; d--) {
+						int64_t at = oc[d] * p.s[d] + (int64_t)(rk % p.k[d]) -
+							     p.lo[d];
+
+						rk /= p.k[d];
+						if (at < 0 || at >= p.in[d])
+							ok = 0;
+						off += (uint64_t)(at < 0 ? 0 : at) * (uint64_t)m;
+						m *= (int)p.in[d];
+					}
+					if (!ok)
+						continue;
+					double v = i8 ? ((int8_t *)x)[ch * isp + off] : x[ch * isp + off];
+
+					sum += v;
+					best = fmax(best, v);
+					cnt++;
+				}
+				for (uint32_t d = 0; d < p.nsp; d++) {
+					int64_t st0 = oc[d] * p.s[d] - p.lo[d], e = st0 + p.k[d];
+					int64_t lim = (int64_t)p.in[d] + p.hi[d];
+
+					padded *= (uint64_t)((e < lim ? e : lim) - st0);
+				}
+				/* a window wholly in the padding: 0 (average), -inf (max) */
+				want[ch * osp + o] = !p.average ? best : !cnt && !p.count_include_pad ? 0 :
+						     sum / (double)(p.count_include_pad ? padded : cnt);
+			}
+		CHECK_EQ(npu_pack_pool(&c, &p, VA_A, VA_OUT, 0), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		if (i8) {
+			for (uint64_t i = 0; i < p.c * osp; i++)
+				CHECK_EQ(((int8_t *)va(VA_OUT))[i], want[i] < -128 ? 0 : (int)want[i]);
+		} else if (!agree(va(VA_OUT), want, p.c * osp, 1, "pool")) {
+			printf("#   case %d nsp %u average %u pad %u\n", it, p.nsp, p.average,
+			       p.count_include_pad);
+			CHECK(0);
+		}
+	}
+	{
+		struct nd_pool p = { .nsp = 1, .batch = 1, .c = 1, .dtype = NPU_DT_FLOAT32,
+				     .in = { 4 }, .out = { 2 }, .k = { 2 }, .s = { 2 }, .d = { 1 } };
+		struct npu_cmd_pool c;
+
+		/* MaxPool's indices are not this command's */
+		CHECK_EQ(npu_pack_pool(&c, &p, VA_A, VA_OUT, VA_B), NPU_ENOTSUP);
+	}
+}
+
 /* ---- malformed commands ---------------------------------------------------------- */
 
 static void bad(const void *c, size_t len)
@@ -1003,6 +1297,10 @@ TAP_MAIN(
 	TAP_ENTRY(test_reduce_fp32),
 	TAP_ENTRY(test_reduce_integers),
 	TAP_ENTRY(test_cast),
+	TAP_ENTRY(test_gather_rows),
+	TAP_ENTRY(test_conv_fp32),
+	TAP_ENTRY(test_conv_int8),
+	TAP_ENTRY(test_pool_nd),
 	TAP_ENTRY(test_malformed),
 	TAP_ENTRY(test_inference_class),
 )

@@ -1280,7 +1280,7 @@ static void test_every_tensor_command_has_a_handler(void)
 #define HAS(OP, op, cls) CHECK(npu_tensor_has_op(NPU_CMD_##OP)); n++;
 	NPU_TENSOR_CMDS(HAS)
 #undef HAS
-	CHECK_EQ(n, __builtin_popcount(NPU_CMD_CAPS_TENSOR));
+	CHECK_EQ(n, __builtin_popcountll(NPU_CMD_CAPS_TENSOR));
 	for (uint32_t op = 0; op < 64; op++)
 		CHECK_EQ(npu_tensor_has_op(op), NPU_CMD_IN(NPU_CMD_CAPS_TENSOR, op));
 	CHECK(!npu_tensor_has_op(0xffffffffu));

@@ -97,12 +97,24 @@ def compare(got, case, step, suffix=""):
     return worst, top1, None
 
 
+def shares(line, unit=""):
+    """{backend: amount} from a summary line's "NPU 58 CPU 8" (or "NPU 4.1 M")."""
+    return {b: float(v) for b, v in re.findall(r"(\w+) ([0-9.e+]+)" + unit, line)}
+
+
 def placement(report):
-    """Ops per backend, from the report's summary line (or its per-op lines)."""
+    """Ops per backend, from the report's summary line (or its per-op lines),
+    with the NPU's shares of the ops and of the MACs and its jobs."""
     m = re.search(r"^ops per backend: (.*?)(?: \(|$)", report, re.M)
     if m:
         j = re.search(r"^per inference: (\d+) NPU job\(s\), (\d+) crossing", report, re.M)
         extra = "; %s NPU job(s), %s crossing(s)" % j.groups() if j else ""
+        ops = shares(m.group(1))
+        mm = re.search(r"^MACs per backend: (.*)$", report, re.M)
+        macs = shares(mm.group(1), " M") if mm else {}
+        if "NPU" in ops or "NPU" in macs:
+            pct = lambda d: 100.0 * d.get("NPU", 0) / sum(d.values()) if sum(d.values()) else 100.0
+            extra += "; NPU %.1f%% of ops, %.1f%% of MACs" % (pct(ops), pct(macs))
         return m.group(1) + extra
     counts = {}
     for line in report.splitlines():
@@ -122,6 +134,7 @@ def main():
     args = ap.parse_args()
     backends = args.backend or ["cpu", "opencl"]
     n = failed = nears = 0
+    met = []
     if not args.tap:
         print("%-26s %-7s %-5s %-34s %-5s %11s %11s  %s" % (
             "network", "backend", "", "max diff", "top-1", "latency ms", "ort ms", "ops per backend"))
@@ -164,6 +177,10 @@ def main():
             lat = re.search(r"latency: p50 ([0-9.]+) us", out or "")
             lat = "%.2f" % (float(lat.group(1)) / 1000) if lat else "-"
             ops = placement(out or "")
+            goal = re.search(r"(\d+) NPU job\(s\).*NPU ([0-9.]+)% of ops, ([0-9.]+)% of MACs", ops)
+            if b == "npu":
+                met.append((name, goal and int(goal.group(1)) <= 2 and
+                            float(goal.group(2)) >= 90 and float(goal.group(3)) >= 95))
             failed += not ok and not near
             nears += near
             if args.tap:
@@ -176,6 +193,11 @@ def main():
                     name, b, "pass" if ok else "NEAR" if near else "FAIL", diff, top1, lat,
                     ort or "-", ops, "" if ok or not why else "  (" + why + ")"))
             sys.stdout.flush()
+    if met and not args.tap:	# a measure, not a test: issue 26's placement goals
+        print("NPU placement goals (>= 90%% of ops, >= 95%% of MACs, <= 2 jobs): %d of %d "
+              "networks%s" % (sum(1 for _, ok in met if ok), len(met),
+                               "" if all(ok for _, ok in met) else "; not yet: " +
+                               " ".join(nm for nm, ok in met if not ok)))
     if args.tap:
         print("1..%d" % n)
     else:

@@ -72,7 +72,7 @@ suite_full() {
 		sh -c 'd=$(readlink /sys/kernel/debug/accel/0) && [ -d "/sys/kernel/debug/accel/$d" ] &&
 			[ -e "/sys/bus/pci/devices/$d/accel/accel0" ]'
 	tap driver "debugfs shows the firmware log" \
-		sh -c 'grep -q "npu-fw 1.2.0 (api 1.1) ready" /sys/kernel/debug/accel/0/fw_log'
+		sh -c 'grep -q "npu-fw 1.2.0 (api 1.2) ready" /sys/kernel/debug/accel/0/fw_log'
 	# STATUS RUNNING (1), BOOT_STATUS OK (1), FW_STATUS READY (2), four rings.
 	tap driver "debugfs status shows the core running, the firmware ready and four rings" \
 		sh -c 'f=/sys/kernel/debug/accel/0/status;

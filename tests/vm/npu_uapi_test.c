@@ -118,6 +118,9 @@ TEST_F(npu, query)
 	EXPECT_EQ(4096u, self->info.page_size);
 	EXPECT_TRUE(self->info.cmd_caps & (1u << NPU_CMD_DMA_COPY));
 	EXPECT_TRUE(self->info.cmd_caps & (1u << NPU_CMD_DMA_FILL));
+	/* Opcodes 32-63 (firmware API 1.2): the N-d convolution and pooling. */
+	EXPECT_TRUE(self->info.cmd_caps_hi & (1u << (NPU_CMD_CONV - 32)));
+	EXPECT_TRUE(self->info.cmd_caps_hi & (1u << (NPU_CMD_POOL - 32)));
 	EXPECT_LT(self->info.va_start, self->info.va_end);
 	EXPECT_GE(self->cmd.va, self->info.va_start);
 	EXPECT_LT(self->b.va + self->b.size, self->info.va_end);

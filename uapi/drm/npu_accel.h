@@ -72,6 +72,8 @@ struct drm_npu_query {
  * @fw_api: firmware API, major << 16 | minor.
  * @fw_caps: NPU_FW_CAP_* of the firmware.
  * @cmd_caps: bit n set: command opcode n is supported (npu_cmd.h).
+ * @cmd_caps_hi: bit n set: command opcode 32 + n is supported (firmware
+ *	API 1.2 on; 0 before).
  * @num_rings: hardware job queues.
  * @max_contexts: address spaces the device supports.
  * @sram_size: bytes of control-core SRAM.
@@ -100,7 +102,8 @@ struct drm_npu_device_info {
 	__u32 max_cmd_size;
 	__u32 max_bos_per_job;
 	__u32 max_syncs_per_job;
-	__u32 reserved[5];
+	__u32 cmd_caps_hi;
+	__u32 reserved[4];
 };
 
 /**

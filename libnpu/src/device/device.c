@@ -133,8 +133,8 @@ int npu_device_info_v(size_t size, npu_device *dev, struct npu_device_info *out)
 	info.hw_version = dev->info.hw_version;
 	info.fw_version = dev->info.fw_version;
 	info.fw_api = dev->info.fw_api;
-	/* The uAPI reports opcodes 0-31 today; the bitmap has room for 256. */
-	info.cmd_caps[0] = dev->info.cmd_caps;
+	/* The uAPI reports opcodes 0-63 today; the bitmap has room for 256. */
+	info.cmd_caps[0] = dev->info.cmd_caps | (uint64_t)dev->info.cmd_caps_hi << 32;
 	info.fw_caps = dev->info.fw_caps;
 	info.num_rings = dev->info.num_rings;
 	info.sram_size = dev->info.sram_size;
@@ -146,5 +146,7 @@ int npu_device_info_v(size_t size, npu_device *dev, struct npu_device_info *out)
 
 int npu_device_has_command(const npu_device *dev, uint32_t opcode)
 {
-	return dev && opcode < 32 && (dev->info.cmd_caps >> opcode & 1);
+	uint64_t caps = dev ? dev->info.cmd_caps | (uint64_t)dev->info.cmd_caps_hi << 32 : 0;
+
+	return opcode < 64 && (caps >> opcode & 1);
 }

@@ -58,6 +58,9 @@ struct nd_layernorm;
 struct nd_matmul;
 struct nd_qdq;
 struct nd_reduce;
+struct nd_gather;
+struct nd_conv;
+struct nd_pool;
 struct kern;
 
 union npu_cmd_nd {
@@ -71,6 +74,9 @@ union npu_cmd_nd {
 	struct npu_cmd_qdq qdq;
 	struct npu_cmd_reduce reduce;
 	struct npu_cmd_cast cast;
+	struct npu_cmd_gather gather;
+	struct npu_cmd_conv conv;
+	struct npu_cmd_pool pool;
 };
 
 int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
@@ -96,6 +102,13 @@ int npu_pack_matmul(struct npu_cmd_matmul *c, const struct nd_matmul *p, const u
 int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *va);
 int npu_pack_cast(struct npu_cmd_cast *c, const struct nd_unary *p, uint64_t x_va,
 		uint64_t y_va);
+/* @va: x, w, bias, x_zp, w_zp, y. */
+int npu_pack_conv(struct npu_cmd_conv *c, const struct nd_conv *p, const uint64_t *va);
+/* @idx_va: MaxPool's indices, which the command does not write: 0. */
+int npu_pack_pool(struct npu_cmd_pool *c, const struct nd_pool *p, uint64_t x_va, uint64_t y_va,
+		uint64_t idx_va);
+int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_t x_va,
+		uint64_t idx_va, uint64_t y_va);
 int npu_pack_reduce(struct npu_cmd_reduce *c, const struct nd_reduce *p, uint64_t x_va,
 		uint64_t y_va);
 /*

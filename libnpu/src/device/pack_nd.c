@@ -296,6 +296,96 @@ int npu_pack_cast(struct npu_cmd_cast *c, const struct nd_unary *p, uint64_t x_v
 	return 0;
 }
 
+int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_t x_va,
+		    uint64_t idx_va, uint64_t y_va)
+{
+	size_t es = nd_elem_size(p->dtype);
+
+	if (p->elements || !es || (p->idt != NPU_DT_INT32 && p->idt != NPU_DT_INT64) ||
+	    !fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner) || !fits_u32(p->nidx))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_GATHER;
+	c->hdr.size = sizeof(*c);
+	c->in = x_va;
+	c->idx = idx_va;
+	c->out = y_va;
+	c->outer = (uint32_t)p->outer;
+	c->axis = (uint32_t)p->axis;
+	c->inner = (uint32_t)p->inner;
+	c->nidx = (uint32_t)p->nidx;
+	c->elem_size = (uint32_t)es;
+	c->idx_size = p->idt == NPU_DT_INT32 ? 4 : 8;
+	return 0;
+}
+
+int npu_pack_conv(struct npu_cmd_conv *c, const struct nd_conv *p, const uint64_t *va)
+{
+	uint32_t xdt = cmd_dt(p->xdt), wdt = cmd_dt(p->wdt);
+
+	if (!p->nsp || p->nsp > NPU_ND_MAX_SP || !xdt || !wdt || xdt > NPU_ND_U8 ||
+	    wdt > NPU_ND_U8 || (xdt == NPU_ND_F32) != (wdt == NPU_ND_F32))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_CONV;
+	c->hdr.size = sizeof(*c);
+	c->x = va[0];
+	c->w = va[1];
+	c->bias = va[2];
+	c->x_zp = va[3];
+	c->w_zp = va[4];
+	c->y = va[5];
+	c->nsp = p->nsp;
+	c->batch = p->batch;
+	c->in_c = p->in_c;
+	c->out_c = p->out_c;
+	c->groups = p->groups;
+	c->flags = p->transpose ? NPU_CONV_ND_TRANSPOSE : 0;
+	for (uint32_t i = 0; i < p->nsp; i++) {
+		c->in[i] = p->in[i];
+		c->out[i] = p->out[i];
+		c->k[i] = p->k[i];
+		c->s[i] = p->s[i];
+		c->d[i] = p->d[i];
+		c->pad[i] = p->pad[i];
+	}
+	c->xdt = xdt;
+	c->wdt = wdt;
+	c->wzp_n = va[4] ? p->wzp_n : 0;
+	return 0;
+}
+
+int npu_pack_pool(struct npu_cmd_pool *c, const struct nd_pool *p, uint64_t x_va, uint64_t y_va,
+		  uint64_t idx_va)
+{
+	uint32_t dt = cmd_dt(p->dtype);
+
+	if (idx_va || !p->nsp || p->nsp > NPU_ND_MAX_SP || !dt || dt > NPU_ND_U8 ||
+	    (p->average && dt != NPU_ND_F32))
+		return NPU_ENOTSUP;	/* MaxPool's indices: not this command */
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_POOL;
+	c->hdr.size = sizeof(*c);
+	c->x = x_va;
+	c->y = y_va;
+	c->nsp = p->nsp;
+	c->batch = p->batch;
+	c->c = p->c;
+	c->flags = (p->average ? NPU_POOL_ND_AVG : 0) |
+		   (p->average && p->count_include_pad ? NPU_POOL_ND_COUNT_PAD : 0);
+	c->dtype = dt;
+	for (uint32_t i = 0; i < p->nsp; i++) {
+		c->in[i] = p->in[i];
+		c->out[i] = p->out[i];
+		c->k[i] = p->k[i];
+		c->s[i] = p->s[i];
+		c->d[i] = p->d[i];
+		c->lo[i] = p->lo[i];
+		c->hi[i] = p->hi[i];
+	}
+	return 0;
+}
+
 int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
 		uint64_t table_va, union npu_cmd_nd *c)
 {
@@ -312,6 +402,9 @@ int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
 	case K_ND_MATMUL: return npu_pack_matmul(&c->matmul, &k->p.mm, va);
 	case K_ND_QDQ: return npu_pack_qdq(&c->qdq, &k->p.qdq, va);
 	case K_ND_REDUCE: return npu_pack_reduce(&c->reduce, &k->p.rd, va[0], va[1]);
+	case K_ND_GATHER: return npu_pack_gather(&c->gather, &k->p.ga, va[0], va[1], va[2]);
+	case K_ND_CONV: return npu_pack_conv(&c->conv, &k->p.nconv, va);
+	case K_ND_POOL: return npu_pack_pool(&c->pool, &k->p.npool, va[0], va[1], va[2]);
 	default: return NPU_ENOTSUP;
 	}
 }

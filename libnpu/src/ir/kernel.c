@@ -231,8 +231,8 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_ND_BINARY] = ND(nd_binary, "binary", IR_ND_BINARY, 2, 1, NPU_CMD_BINARY),
 	[K_ND_UNARY] = ND(nd_unary, "unary", IR_ND_UNARY, 1, 1, NPU_CMD_ACTIVATION),
 	[K_ND_MATMUL] = ND(nd_matmul, "matmul", IR_ND_MATMUL, 4, 1, NPU_CMD_MATMUL, .macs = 1),
-	[K_ND_CONV] = ND(nd_conv, "conv", IR_ND_CONV, 5, 1, 0, .macs = 1),
-	[K_ND_POOL] = ND(nd_pool, "pool", IR_ND_POOL, 1, 2, 0),	/* MaxPool's indices too */
+	[K_ND_CONV] = ND(nd_conv, "conv", IR_ND_CONV, 5, 1, NPU_CMD_CONV, .macs = 1),
+	[K_ND_POOL] = ND(nd_pool, "pool", IR_ND_POOL, 1, 2, NPU_CMD_POOL),	/* MaxPool's indices too */
 	[K_ND_SOFTMAX] = ND(nd_softmax, "softmax", IR_ND_SOFTMAX, 1, 1, NPU_CMD_SOFTMAX),
 	[K_ND_LAYERNORM] = ND(nd_layernorm, "layer_norm", IR_ND_LAYERNORM, 3, 3, NPU_CMD_NORM),
 	[K_ND_PAD] = { "pad", 0, 1, .nout = 1, .nd_op = IR_ND_PAD, .run_ref = run_nd_pad,
@@ -243,7 +243,7 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_ND_WHERE] = ND(nd_where, "where", IR_ND_WHERE, 3, 1, 0),
 	[K_ND_COPY] = { .name = "copy", .cmd = NPU_CMD_COPY, .nin = 1, .nout = 1,
 			.nd_op = IR_ND_COPY, .run_ref = run_nd_copy, .work = work_none },
-	[K_ND_GATHER] = ND(nd_gather, "gather", IR_ND_GATHER, 2, 1, 0),
+	[K_ND_GATHER] = ND(nd_gather, "gather", IR_ND_GATHER, 2, 1, NPU_CMD_GATHER),
 	[K_ND_REDUCE] = ND(nd_reduce, "reduce", IR_ND_REDUCE, 1, 1, NPU_CMD_REDUCE),
 };
 #undef CMD
