@@ -57,6 +57,7 @@ enum npu_cmd_op {
 	/* More N-d inference commands (NPU_REG_FW_CMD_CAPS_HI): npu_cmd_nd.h. */
 	NPU_CMD_CONV = 32,	/* struct npu_cmd_conv: N-d, groups, transposed */
 	NPU_CMD_POOL = 33,	/* struct npu_cmd_pool: N-d max or average, padded */
+	NPU_CMD_WHERE = 34,	/* struct npu_cmd_where: select with broadcasting */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -74,7 +75,7 @@ enum npu_cmd_op {
 	X(COPY, copy, INFER) X(SOFTMAX, softmax, INFER) X(NORM, norm, INFER)	\
 	X(MATMUL, matmul, INFER) X(QDQ, qdq, INFER) X(REDUCE, reduce, INFER)	\
 	X(CAST, cast, INFER) X(GATHER, gather, INFER)				\
-	X(CONV, conv, INFER) X(POOL, pool, INFER)				\
+	X(CONV, conv, INFER) X(POOL, pool, INFER) X(WHERE, where, INFER)	\
 	X(GEMM_I8, gemm_i8, INFER) X(CONV2D_I8, conv2d_i8, INFER)		\
 	X(POOL_I8, pool_i8, INFER) X(ELTWISE_I8, eltwise_i8, INFER)		\
 	X(QUANTIZE, quantize, INFER) X(SOFTMAX_I8, softmax_i8, INFER)		\
@@ -205,6 +206,10 @@ struct npu_cmd_gemm_i8 {
  */
 #define NPU_GEMM_REQUANT_ONNX	(1u << 1)
 #define NPU_TENSOR_MAX_DIM	65536
+/* No operand may be larger: bounds what a command makes the device allocate. */
+#define NPU_TENSOR_MAX_BYTES	(256u << 20)
+/* Multiply-accumulates one command may ask for: bounds the host time it takes. */
+#define NPU_TENSOR_MAX_MACS	(1ull << 33)
 
 /**
  * struct npu_cmd_conv2d_i8 - int8 2-D convolution, NHWC, TFLite int8

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu_cmd_nd.h - the N-dimensional inference commands of the command
- * stream (ops 6 to 15, 32 and 33): the ops whole networks bring besides convolutions
+ * stream (ops 6 to 15 and 32 to 34): the ops whole networks bring besides convolutions
  * and fully connected layers, with ONNX's semantics over packed row-major
  * tensors (as ONNX lays them out), so that a network need not leave the
  * NPU for its residual adds, activations, attention, normalisation,
@@ -33,7 +33,7 @@ enum npu_nd_dtype {
 	NPU_ND_I8 = 2,
 	NPU_ND_U8 = 3,
 	NPU_ND_I32 = 4,
-	NPU_ND_I64 = 5,		/* NPU_CMD_CAST only */
+	NPU_ND_I64 = 5,		/* NPU_CMD_CAST and NPU_CMD_BINARY only */
 	NPU_ND_BOOL = 6,	/* one byte, 0 or 1; NPU_CMD_CAST only */
 };
 
@@ -41,13 +41,13 @@ enum npu_nd_dtype {
  * struct npu_cmd_binary - elementwise arithmetic with numpy's
  * broadcasting: out[i] = a[i'] fn b[i''], where i' and i'' are i with the
  * index of each dim of size 1 in a (or b) replaced by 0. fp32 (IEEE), or
- * int32 wrapping as two's complement (division truncating, by 0 giving 0;
- * no pow).
+ * int32 or int64 wrapping as two's complement (division truncating, by 0
+ * giving 0; no pow). The comparisons write bool (one byte, 0 or 1).
  * @hdr: op NPU_CMD_BINARY, size 120.
- * @a, @b, @out: @dtype elements, packed over their dims.
+ * @a, @b: @dtype elements; @out: @dtype's or bool; packed over their dims.
  * @fn: NPU_BIN_*.
  * @rank: 1..NPU_ND_MAX_RANK.
- * @dtype: NPU_ND_F32 or NPU_ND_I32.
+ * @dtype: NPU_ND_F32, NPU_ND_I32 or NPU_ND_I64.
  * @reserved: zero.
  * @out_dims: 1..NPU_TENSOR_MAX_DIM each.
  * @a_dims, @b_dims: each dim equal to out's or 1.
@@ -72,6 +72,11 @@ struct npu_cmd_binary {
 #define NPU_BIN_MAX	5	/* NaN wins (numpy's maximum) */
 #define NPU_BIN_MIN	6	/* NaN wins */
 #define NPU_BIN_POW	7	/* pow() in double, rounded once */
+#define NPU_BIN_EQUAL	8	/* into bool; NaN equals nothing */
+#define NPU_BIN_LESS	9
+#define NPU_BIN_GREATER	10
+#define NPU_BIN_LESS_EQUAL	11
+#define NPU_BIN_GREATER_EQUAL	12
 
 /**
  * struct npu_cmd_activation - an elementwise function of one tensor:
@@ -447,8 +452,9 @@ struct npu_cmd_conv {
  * @nsp: 1..NPU_ND_MAX_SP; @batch, @c: >= 1.
  * @flags: NPU_POOL_ND_AVG, NPU_POOL_ND_COUNT_PAD.
  * @dtype: NPU_ND_F32 (max or average), NPU_ND_I8 or NPU_ND_U8 (max).
- * @in, @out: 1..NPU_TENSOR_MAX_DIM; @k, @s, @d: 1..64; @lo, @hi: 0..255;
- *	entries past @nsp zero.
+ * @in, @out, @k, @s: 1..NPU_TENSOR_MAX_DIM (a global pool's window is the
+ *	image); @d: 1..64; @lo, @hi: 0..255; entries past @nsp zero; at most
+ *	NPU_TENSOR_MAX_MACS taps in all.
  * @reserved: zero.
  */
 struct npu_cmd_pool {
@@ -470,5 +476,29 @@ struct npu_cmd_pool {
 };
 #define NPU_POOL_ND_AVG		(1u << 0)
 #define NPU_POOL_ND_COUNT_PAD	(1u << 1)
+
+/**
+ * struct npu_cmd_where - ONNX's Where: out[i] = cond[i'] ? a[i''] : b[i''']
+ * with numpy's broadcasting of each of the three to @out_dims (an
+ * attention mask's select).
+ * @hdr: op NPU_CMD_WHERE, size 144.
+ * @cond: bool (bytes, nonzero true); @a, @b, @out: @elem_size-byte elements.
+ * @rank: 1..NPU_ND_MAX_RANK; @elem_size: 1, 2, 4 or 8.
+ * @out_dims: 1..NPU_TENSOR_MAX_DIM; @c_dims, @a_dims, @b_dims: each
+ *	equal to out's or 1; entries past @rank zero.
+ */
+struct npu_cmd_where {
+	struct npu_cmd_hdr hdr;
+	uint64_t cond;
+	uint64_t a;
+	uint64_t b;
+	uint64_t out;
+	uint32_t rank;
+	uint32_t elem_size;
+	uint32_t out_dims[NPU_ND_MAX_RANK];
+	uint32_t c_dims[NPU_ND_MAX_RANK];
+	uint32_t a_dims[NPU_ND_MAX_RANK];
+	uint32_t b_dims[NPU_ND_MAX_RANK];
+};
 
 #endif /* NPU_CMD_ND_H */

@@ -119,17 +119,64 @@ static float binary_one(uint32_t fn, float x, float z)
 	}
 }
 
-/* int32, wrapping; division truncating, by 0 giving 0 (in 64 bits, then wrapped). */
-static int32_t binary_i32(uint32_t fn, int64_t x, int64_t z)
+/* Integers, wrapping in 64 bits (stored wrapped); division truncating, by 0 giving 0. */
+static int64_t binary_int(uint32_t fn, int64_t x, int64_t z)
 {
 	switch (fn) {
-	case NPU_BIN_ADD: return (int32_t)(uint32_t)(x + z);
-	case NPU_BIN_SUB: return (int32_t)(uint32_t)(x - z);
-	case NPU_BIN_MUL: return (int32_t)(uint32_t)(uint64_t)(x * z);
-	case NPU_BIN_DIV: return z ? (int32_t)(uint32_t)(x / z) : 0;
-	case NPU_BIN_MAX: return (int32_t)(x > z ? x : z);
-	default: return (int32_t)(x < z ? x : z);	/* NPU_BIN_MIN */
+	case NPU_BIN_ADD: return (int64_t)((uint64_t)x + (uint64_t)z);
+	case NPU_BIN_SUB: return (int64_t)((uint64_t)x - (uint64_t)z);
+	case NPU_BIN_MUL: return (int64_t)((uint64_t)x * (uint64_t)z);
+	case NPU_BIN_DIV: return z && !(z == -1 && x == INT64_MIN) ? x / z : z ? x : 0;
+	case NPU_BIN_MAX: return x > z ? x : z;
+	case NPU_BIN_MIN: return x < z ? x : z;
+	case NPU_BIN_EQUAL: return x == z;
+	case NPU_BIN_LESS: return x < z;
+	case NPU_BIN_GREATER: return x > z;
+	case NPU_BIN_LESS_EQUAL: return x <= z;
+	default: return x >= z;	/* NPU_BIN_GREATER_EQUAL */
 	}
+}
+
+static bool compare_f32(uint32_t fn, float x, float z)
+{
+	switch (fn) {
+	case NPU_BIN_EQUAL: return x == z;
+	case NPU_BIN_LESS: return x < z;
+	case NPU_BIN_GREATER: return x > z;
+	case NPU_BIN_LESS_EQUAL: return x <= z;
+	default: return x >= z;
+	}
+}
+
+/* One element of fn: @a and @b at their indexes into @o's element @i. */
+static void binary_at(uint32_t fn, uint32_t dt, const void *a, uint64_t ai, const void *b,
+		      uint64_t bi, void *o, uint64_t i)
+{
+	bool cmp = fn >= NPU_BIN_EQUAL;
+
+	if (dt == NPU_ND_F32) {
+		float x = ((const float *)a)[ai], z = ((const float *)b)[bi];
+
+		if (cmp)
+			((uint8_t *)o)[i] = compare_f32(fn, x, z);
+		else
+			((float *)o)[i] = binary_one(fn, x, z);
+		return;
+	}
+	if (dt == NPU_ND_I32) {
+		int64_t r = binary_int(fn, ((const int32_t *)a)[ai], ((const int32_t *)b)[bi]);
+
+		if (cmp)
+			((uint8_t *)o)[i] = (uint8_t)r;
+		else
+			((int32_t *)o)[i] = (int32_t)(uint32_t)(uint64_t)r;
+		return;
+	}
+	if (cmp)
+		((uint8_t *)o)[i] = (uint8_t)binary_int(fn, ((const int64_t *)a)[ai],
+						       ((const int64_t *)b)[bi]);
+	else
+		((int64_t *)o)[i] = binary_int(fn, ((const int64_t *)a)[ai], ((const int64_t *)b)[bi]);
 }
 
 uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -137,7 +184,7 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 {
 	uint64_t a_va = npu_rd64(c + 8), b_va = npu_rd64(c + 16), o_va = npu_rd64(c + 24);
 	uint32_t fn = npu_rd32(c + 32), rank = npu_rd32(c + 36), dt = npu_rd32(c + 40);
-	uint32_t od[NPU_ND_MAX_RANK], ad[NPU_ND_MAX_RANK], bd[NPU_ND_MAX_RANK], st;
+	uint32_t od[NPU_ND_MAX_RANK], ad[NPU_ND_MAX_RANK], bd[NPU_ND_MAX_RANK], st, es, oes;
 	uint64_t as[NPU_ND_MAX_RANK], bs[NPU_ND_MAX_RANK], idx[NPU_ND_MAX_RANK] = { 0 };
 	uint64_t on, an, bn, ai = 0, bi = 0;
 	void *a = NULL, *b = NULL, *o = NULL;
@@ -147,18 +194,21 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	rd_u32s(c + 48, od, NPU_ND_MAX_RANK);
 	rd_u32s(c + 72, ad, NPU_ND_MAX_RANK);
 	rd_u32s(c + 96, bd, NPU_ND_MAX_RANK);
-	if (!npu_in_range(fn, NPU_BIN_ADD, NPU_BIN_POW) || npu_rd32(c + 44) ||
-	    (dt != NPU_ND_F32 && dt != NPU_ND_I32) || (dt == NPU_ND_I32 && fn == NPU_BIN_POW) ||
+	es = dt == NPU_ND_I64 ? 8 : 4;
+	oes = fn >= NPU_BIN_EQUAL ? 1 : es;
+	if (!npu_in_range(fn, NPU_BIN_ADD, NPU_BIN_GREATER_EQUAL) || npu_rd32(c + 44) ||
+	    (dt != NPU_ND_F32 && dt != NPU_ND_I32 && dt != NPU_ND_I64) ||
+	    (dt != NPU_ND_F32 && fn == NPU_BIN_POW) ||
 	    !npu_in_range(rank, 1, NPU_ND_MAX_RANK) ||
-	    !dims_ok(od, rank, NPU_ND_MAX_RANK, MAX_F32, &on) ||
+	    !dims_ok(od, rank, NPU_ND_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &on) ||
 	    !bcast(ad, od, rank, as, &an) || !bcast(bd, od, rank, bs, &bn) ||
-	    (a_va | b_va | o_va) & 3)
+	    (a_va | b_va) & 3 || o_va % (oes < 4 ? oes : 4))
 		return NPU_DMA_ERR_ARGS;
-	if ((st = nd_load(core, a_va, 4 * an, &a, fault)) != NPU_DMA_OK ||
-	    (st = nd_load(core, b_va, 4 * bn, &b, fault)) != NPU_DMA_OK)
+	if ((st = nd_load(core, a_va, es * an, &a, fault)) != NPU_DMA_OK ||
+	    (st = nd_load(core, b_va, es * bn, &b, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
-	o = npu_eng_alloc(core, 4 * on);
+	o = npu_eng_alloc(core, oes * on);
 	if (!o)
 		goto out;
 	for (uint64_t i = 0; i < on; i++) {
@@ -166,10 +216,7 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
-		if (dt == NPU_ND_F32)
-			((float *)o)[i] = binary_one(fn, ((float *)a)[ai], ((float *)b)[bi]);
-		else
-			((int32_t *)o)[i] = binary_i32(fn, ((int32_t *)a)[ai], ((int32_t *)b)[bi]);
+		binary_at(fn, dt, a, ai, b, bi, o, i);
 		for (int d = (int)rank - 1; d >= 0; d--) {
 			ai += as[d];
 			bi += bs[d];
@@ -180,9 +227,9 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			idx[d] = 0;
 		}
 	}
-	st = nd_store(core, o_va, o, 4 * on, fault);
-	npu_account(core, st, 4 * (an + bn + on), vec_cycles(core, on, fn == NPU_BIN_POW ? 8 : 1),
-		    bytes, cycles);
+	st = nd_store(core, o_va, o, oes * on, fault);
+	npu_account(core, st, es * (an + bn) + oes * on,
+		    vec_cycles(core, on, fn == NPU_BIN_POW ? 8 : 1), bytes, cycles);
 out:
 	free(a);
 	free(b);
@@ -1221,7 +1268,7 @@ out:
 uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
-	uint64_t x_va = npu_rd64(c + 8), y_va = npu_rd64(c + 16), isp, osp, ksp = 1, xn, yn;
+	uint64_t x_va = npu_rd64(c + 8), y_va = npu_rd64(c + 16), isp, osp, ksp, xn, yn;
 	uint32_t nsp = npu_rd32(c + 24), batch = npu_rd32(c + 28), ch = npu_rd32(c + 32);
 	uint32_t flags = npu_rd32(c + 36), dt = npu_rd32(c + 40), st, es;
 	uint32_t in[3], out[3], k[3], s[3], d[3], lo[3], hi[3];
@@ -1242,13 +1289,12 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    (flags & ~(NPU_POOL_ND_AVG | NPU_POOL_ND_COUNT_PAD)) ||
 	    ((flags & NPU_POOL_ND_COUNT_PAD) && !avg) ||
 	    !(dt == NPU_ND_F32 || (!avg && (dt == NPU_ND_I8 || dt == NPU_ND_U8))) ||
-	    !sp_dims(in, nsp, &isp) || !sp_dims(out, nsp, &osp) || !win_ok(k, nsp) ||
-	    !win_ok(s, nsp) || !win_ok(d, nsp) || (x_va | y_va) % es)
+	    !sp_dims(in, nsp, &isp) || !sp_dims(out, nsp, &osp) || !sp_dims(k, nsp, &ksp) ||
+	    !sp_dims(s, nsp, &xn) || !win_ok(d, nsp) || (x_va | y_va) % es)
 		return NPU_DMA_ERR_ARGS;
 	for (uint32_t i = 0; i < NPU_ND_MAX_SP; i++) {
 		if (i < nsp ? lo[i] > NPU_CONV_MAX_PAD || hi[i] > NPU_CONV_MAX_PAD : lo[i] || hi[i])
 			return NPU_DMA_ERR_ARGS;
-		ksp *= i < nsp ? k[i] : 1;
 	}
 	xn = (uint64_t)batch * ch * isp;
 	yn = (uint64_t)batch * ch * osp;
@@ -1319,6 +1365,65 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	npu_account(core, st, (xn + yn) * es, vec_cycles(core, yn, (uint32_t)ksp), bytes, cycles);
 out:
 	free(x);
+	free(y);
+	return st;
+}
+
+/* ---- NPU_CMD_WHERE -------------------------------------------------------------------- */
+
+uint32_t npu_where_run(struct npu_core *core, const uint8_t *c, uint32_t size,
+		       uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
+{
+	uint64_t va[4], st_[3][NPU_ND_MAX_RANK], n[3], on, at[3] = { 0 };
+	uint64_t idx[NPU_ND_MAX_RANK] = { 0 };
+	uint32_t rank = npu_rd32(c + 40), es = npu_rd32(c + 44), st;
+	uint32_t od[NPU_ND_MAX_RANK], d3[3][NPU_ND_MAX_RANK];
+	uint8_t *in[3] = { NULL, NULL, NULL }, *y = NULL;
+
+	if (size != sizeof(struct npu_cmd_where))
+		return NPU_DMA_ERR_ARGS;
+	for (int i = 0; i < 4; i++)	/* cond, a, b, out */
+		va[i] = npu_rd64(c + 8 + 8 * i);
+	rd_u32s(c + 48, od, NPU_ND_MAX_RANK);
+	for (int i = 0; i < 3; i++)
+		rd_u32s(c + 72 + 24 * i, d3[i], NPU_ND_MAX_RANK);
+	if ((es != 1 && es != 2 && es != 4 && es != 8) || !npu_in_range(rank, 1, NPU_ND_MAX_RANK) ||
+	    !dims_ok(od, rank, NPU_ND_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &on) ||
+	    !bcast(d3[0], od, rank, st_[0], &n[0]) || !bcast(d3[1], od, rank, st_[1], &n[1]) ||
+	    !bcast(d3[2], od, rank, st_[2], &n[2]) ||
+	    (va[1] | va[2] | va[3]) % (es < 4 ? es : 4))
+		return NPU_DMA_ERR_ARGS;
+	for (int i = 0; i < 3; i++)
+		if ((st = nd_load(core, va[i], n[i] * (i ? es : 1), (void **)&in[i], fault)) !=
+		    NPU_DMA_OK)
+			goto out;
+	st = NPU_DMA_ERR_ARGS;
+	y = npu_eng_alloc(core, on * es);
+	if (!y)
+		goto out;
+	for (uint64_t o = 0; o < on; o++) {
+		int pick = in[0][at[0]] ? 1 : 2;
+
+		if (nd_stop(core, o)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		memcpy(y + o * es, in[pick] + at[pick] * es, es);
+		for (int d = (int)rank - 1; d >= 0; d--) {
+			for (int i = 0; i < 3; i++)
+				at[i] += st_[i][d];
+			if (++idx[d] < od[d])
+				break;
+			for (int i = 0; i < 3; i++)
+				at[i] -= st_[i][d] * od[d];
+			idx[d] = 0;
+		}
+	}
+	st = nd_store(core, va[3], y, on * es, fault);
+	npu_account(core, st, n[0] + (n[1] + n[2] + on) * es, 0, bytes, cycles);
+out:
+	for (int i = 0; i < 3; i++)
+		free(in[i]);
 	free(y);
 	return st;
 }

@@ -13,10 +13,6 @@
 #include "npu_cmd.h"
 #include "npu_core_priv.h"
 
-/* No operand may be larger: bounds what a command makes the device allocate. */
-#define NPU_TENSOR_MAX_BYTES	(256u << 20)
-/* Multiply-accumulates one command may ask for: bounds the host time it takes. */
-#define NPU_TENSOR_MAX_MACS	(1ull << 33)
 /* im2col staging for convolutions: this many bytes of patches at a time. */
 #define NPU_IM2COL_BYTES	(16u << 20)
 

@@ -96,6 +96,27 @@ static int agree(const float *got, const double *want, uint64_t n, uint64_t tol,
 	return 1;
 }
 
+/*
+ * Output element @i of dims @out (@rank): the elements of operands of dims
+ * @a and @b broadcast to it, each index reduced where a dim is 1.
+ */
+static void bcast_at(uint32_t rank, const uint32_t *out, const uint32_t *a, const uint32_t *b,
+		     uint64_t i, uint64_t *ai, uint64_t *bi)
+{
+	uint64_t am = 1, bm = 1;
+
+	*ai = *bi = 0;
+	for (int d = (int)rank - 1; d >= 0; d--) {
+		uint64_t x = i % out[d];
+
+		i /= out[d];
+		*ai += (a[d] == 1 ? 0 : x) * am;
+		*bi += (b[d] == 1 ? 0 : x) * bm;
+		am *= a[d];
+		bm *= b[d];
+	}
+}
+
 /* ---- binary ----------------------------------------------------------------- */
 
 static double bin64(uint32_t fn, double x, double z)
@@ -142,19 +163,10 @@ static void test_binary_broadcasts(void)
 		if (it == 3)
 			a[0] = NAN;
 		want = malloc(8 * on);
-		/* The oracle walks the output's index and reduces it for each operand. */
-		for (uint64_t i = 0; i < on; i++) {
-			uint64_t r = i, ai = 0, bi = 0, am = 1, bm = 1;
+				for (uint64_t i = 0; i < on; i++) {
+			uint64_t ai, bi;
 
-			for (int d = (int)p.rank - 1; d >= 0; d--) {
-				uint64_t x = r % p.out[d];
-
-				r /= p.out[d];
-				ai += (p.a[d] == 1 ? 0 : x) * am;
-				bi += (p.b[d] == 1 ? 0 : x) * bm;
-				am *= p.a[d];
-				bm *= p.b[d];
-			}
+			bcast_at(p.rank, p.out, p.a, p.b, i, &ai, &bi);
 			want[i] = bin64(p.fn, a[ai], b[bi]);
 		}
 		CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
@@ -192,6 +204,63 @@ static void test_binary_int32(void)
 	}
 	p.fn = ND_POW;	/* integer pow: not an NPU command */
 	CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), NPU_ENOTSUP);
+}
+
+/* Comparisons into bool (fp32 with NaN, int64) and Where with broadcasting. */
+static void test_compare_and_where(void)
+{
+	static const float fa[4] = { 1.0f, NAN, -2.0f, 3.0f }, fb[4] = { 1.0f, 1.0f, -1.0f, 2.0f };
+	static const int64_t ia[3] = { 5, INT64_MIN, 0 }, ib[1] = { 0 };
+	static const uint8_t eq[4] = { 1, 0, 0, 0 }, lt[4] = { 0, 0, 1, 0 }, ge[4] = { 1, 0, 0, 1 };
+	static const uint8_t i_eq[3] = { 0, 0, 1 }, i_gt[3] = { 1, 0, 0 };
+	struct nd_binary p = { .fn = ND_EQUAL, .dtype = NPU_DT_FLOAT32, .rank = 1, .out = { 4 },
+			       .a = { 4 }, .b = { 4 } };
+	/* cond [2][1], a [1][3] (int64), b scalar [1][1]: out [2][3] */
+	struct nd_where w = { .rank = 2, .dtype = NPU_DT_INT64, .out = { 2, 3 }, .c = { 2, 1 },
+			      .a = { 1, 3 }, .b = { 1, 1 } };
+	uint64_t vas[4] = { VA_C, VA_A, VA_B, VA_OUT };
+	struct npu_cmd_binary c;
+	struct npu_cmd_where cw;
+	const int64_t *y;
+
+	setup(64);
+	memcpy(va(VA_A), fa, sizeof(fa));
+	memcpy(va(VA_B), fb, sizeof(fb));
+	CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), eq, 4));
+	p.fn = ND_LESS;
+	CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), lt, 4));
+	p.fn = ND_GREATER_EQUAL;
+	CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), ge, 4));
+	p = (struct nd_binary){ .fn = ND_EQUAL, .dtype = NPU_DT_INT64, .rank = 1, .out = { 3 },
+				.a = { 3 }, .b = { 1 } };
+	memcpy(va(VA_A), ia, sizeof(ia));
+	memcpy(va(VA_B), ib, sizeof(ib));
+	CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), i_eq, 3));
+	p.fn = ND_GREATER;
+	CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), i_gt, 3));
+	/* where: row 0 true takes a's row, row 1 false takes b (-7) */
+	((uint8_t *)va(VA_C))[0] = 2;
+	((uint8_t *)va(VA_C))[1] = 0;
+	((int64_t *)va(VA_B))[0] = -7;
+	CHECK_EQ(npu_pack_where(&cw, &w, vas), 0);
+	CHECK_EQ(run(&cw, sizeof(cw)), NPU_JOB_OK);
+	y = va(VA_OUT);
+	for (int j = 0; j < 3; j++) {
+		CHECK_EQ(y[j], ia[j]);
+		CHECK_EQ(y[3 + j], -7);
+	}
+	cw.c_dims[0] = 3;	/* not broadcastable */
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &cw, sizeof(cw)).status, NPU_JOB_INVALID_CMD);
 }
 
 /* ---- activation --------------------------------------------------------------- */
@@ -553,17 +622,9 @@ static void test_matmul_fp32_batched_transposed(void)
 			b[i] = frnd(-2, 2);
 		want = malloc(8 * nb * p.m * p.n);
 		for (uint64_t o = 0; o < nb; o++) {
-			uint64_t r = o, ai = 0, bi = 0, am = 1, bm = 1;
+			uint64_t ai, bi;
 
-			for (int d = (int)p.brank - 1; d >= 0; d--) {
-				uint64_t x = r % p.ob[d];
-
-				r /= p.ob[d];
-				ai += (p.ab[d] == 1 ? 0 : x) * am;
-				bi += (p.bb[d] == 1 ? 0 : x) * bm;
-				am *= p.ab[d];
-				bm *= p.bb[d];
-			}
+			bcast_at(p.brank, p.ob, p.ab, p.bb, o, &ai, &bi);
 			for (uint32_t i = 0; i < p.m; i++)
 				for (uint32_t j = 0; j < p.n; j++) {
 					double s = 0;
@@ -1184,6 +1245,39 @@ static void test_pool_nd(void)
 		/* MaxPool's indices are not this command's */
 		CHECK_EQ(npu_pack_pool(&c, &p, VA_A, VA_OUT, VA_B), NPU_ENOTSUP);
 	}
+	{
+		/* A global average over 112 x 112: the window is the image (past 64). */
+		struct nd_pool p = { .nsp = 2, .batch = 1, .c = 2, .average = 1,
+				     .dtype = NPU_DT_FLOAT32, .in = { 112, 112 }, .out = { 1, 1 },
+				     .k = { 112, 112 }, .s = { 1, 1 }, .d = { 1, 1 } };
+		struct npu_cmd_pool c;
+		double want[2] = { 0, 0 };
+		float *x;
+
+		setup(4 * 2 * 112 * 112);
+		x = va(VA_A);
+		for (int i = 0; i < 2 * 112 * 112; i++) {
+			x[i] = frnd(-1, 1);
+			want[i / (112 * 112)] += x[i] / (112.0 * 112.0);
+		}
+		CHECK_EQ(npu_pack_pool(&c, &p, VA_A, VA_OUT, 0), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(agree(va(VA_OUT), want, 2, 1, "global pool"));
+	}
+	{
+		/* Past the engine's bounds: the packer says so (the op stays off the NPU). */
+		struct nd_binary b = { .fn = ND_ADD, .dtype = NPU_DT_FLOAT32, .rank = 2,
+				       .out = { 1, 70000 }, .a = { 1, 70000 }, .b = { 1, 1 } };
+		struct nd_conv cv = { .nsp = 1, .batch = 1, .in_c = 1, .out_c = 1, .groups = 1,
+				      .in = { 100 }, .out = { 1 }, .k = { 100 }, .s = { 1 },
+				      .d = { 1 }, .xdt = NPU_DT_FLOAT32, .wdt = NPU_DT_FLOAT32 };
+		struct npu_cmd_binary cb;
+		struct npu_cmd_conv cc;
+		uint64_t vas[6] = { VA_A, VA_B, 0, 0, 0, VA_OUT };
+
+		CHECK_EQ(npu_pack_binary(&cb, &b, VA_A, VA_B, VA_OUT), NPU_ENOTSUP);
+		CHECK_EQ(npu_pack_conv(&cc, &cv, vas), NPU_ENOTSUP);	/* a kernel of 100 */
+	}
 }
 
 /* ---- malformed commands ---------------------------------------------------------- */
@@ -1224,7 +1318,7 @@ static void test_malformed(void)
 	b2 = b, b2.b_dims[0] = 3, bad(&b2, sizeof(b2));		/* not broadcastable */
 	b2 = b, b2.rank = 7, bad(&b2, sizeof(b2));
 	b2 = b, b2.out_dims[2] = 1, bad(&b2, sizeof(b2));	/* past the rank */
-	b2 = b, b2.fn = 8, bad(&b2, sizeof(b2));
+	b2 = b, b2.fn = 13, bad(&b2, sizeof(b2));
 	b2 = b, b2.a = VA_A + 2, bad(&b2, sizeof(b2));		/* unaligned */
 	b2 = b, b2.dtype = NPU_ND_I8, bad(&b2, sizeof(b2));
 	b2 = b, b2.dtype = NPU_ND_I32, b2.fn = NPU_BIN_POW, bad(&b2, sizeof(b2));
@@ -1283,6 +1377,7 @@ static void test_inference_class(void)
 TAP_MAIN(
 	TAP_ENTRY(test_binary_broadcasts),
 	TAP_ENTRY(test_binary_int32),
+	TAP_ENTRY(test_compare_and_where),
 	TAP_ENTRY(test_activation_every_function),
 	TAP_ENTRY(test_activation_table),
 	TAP_ENTRY(test_activation_table_from_libnpu),

@@ -61,6 +61,7 @@ struct nd_reduce;
 struct nd_gather;
 struct nd_conv;
 struct nd_pool;
+struct nd_where;
 struct kern;
 
 union npu_cmd_nd {
@@ -77,6 +78,7 @@ union npu_cmd_nd {
 	struct npu_cmd_gather gather;
 	struct npu_cmd_conv conv;
 	struct npu_cmd_pool pool;
+	struct npu_cmd_where where;
 };
 
 int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
@@ -107,6 +109,8 @@ int npu_pack_conv(struct npu_cmd_conv *c, const struct nd_conv *p, const uint64_
 /* @idx_va: MaxPool's indices, which the command does not write: 0. */
 int npu_pack_pool(struct npu_cmd_pool *c, const struct nd_pool *p, uint64_t x_va, uint64_t y_va,
 		uint64_t idx_va);
+/* @va: cond, a, b, y. */
+int npu_pack_where(struct npu_cmd_where *c, const struct nd_where *p, const uint64_t *va);
 int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_t x_va,
 		uint64_t idx_va, uint64_t y_va);
 int npu_pack_reduce(struct npu_cmd_reduce *c, const struct nd_reduce *p, uint64_t x_va,

@@ -33,9 +33,52 @@ static uint32_t cmd_dt(uint32_t dt)
 	}
 }
 
+/* Two operands both fp32, or each 8-bit, as the commands' dtypes (*@x, *@w); else 0. */
+static int pair_dt(uint32_t xdt, uint32_t wdt, uint32_t *x, uint32_t *w)
+{
+	*x = cmd_dt(xdt);
+	*w = cmd_dt(wdt);
+	return *x && *w && *x <= NPU_ND_U8 && *w <= NPU_ND_U8 &&
+	       (*x == NPU_ND_F32) == (*w == NPU_ND_F32);
+}
+
 static int fits_u32(uint64_t v)
 {
 	return v >= 1 && v <= UINT32_MAX;
+}
+
+/*
+ * The engine's bounds, checked here too so that a kernel past them stays
+ * off the NPU (with a reason) rather than failing its job: @count
+ * elements of @es bytes within NPU_TENSOR_MAX_BYTES; each of @n dims
+ * 1..NPU_TENSOR_MAX_DIM and their product likewise.
+ */
+static int count_fits(uint64_t count, uint64_t es)
+{
+	return count >= 1 && count <= NPU_TENSOR_MAX_BYTES / es;
+}
+
+static int dims_fit(const uint32_t *d, uint32_t n, uint64_t es)
+{
+	uint64_t c = 1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (d[i] < 1 || d[i] > NPU_TENSOR_MAX_DIM)
+			return 0;
+		c *= d[i];
+		if (c > NPU_TENSOR_MAX_BYTES)
+			return 0;
+	}
+	return count_fits(c, es);
+}
+
+/* Each of @n entries in [@lo, @hi]. */
+static int all_in(const uint32_t *v, uint32_t n, uint32_t lo, uint32_t hi)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] < lo || v[i] > hi)
+			return 0;
+	return 1;
 }
 
 int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
@@ -44,13 +87,15 @@ int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_
 	static const uint32_t fns[ND_NUM_BINARY] = {
 		[ND_ADD] = NPU_BIN_ADD, [ND_SUB] = NPU_BIN_SUB, [ND_MUL] = NPU_BIN_MUL,
 		[ND_DIV] = NPU_BIN_DIV, [ND_MAX] = NPU_BIN_MAX, [ND_MIN] = NPU_BIN_MIN,
-		[ND_POW] = NPU_BIN_POW,
+		[ND_POW] = NPU_BIN_POW, [ND_EQUAL] = NPU_BIN_EQUAL, [ND_LESS] = NPU_BIN_LESS,
+		[ND_GREATER] = NPU_BIN_GREATER, [ND_LESS_EQUAL] = NPU_BIN_LESS_EQUAL,
+		[ND_GREATER_EQUAL] = NPU_BIN_GREATER_EQUAL,
 	};
+	uint32_t dt = cmd_dt(p->dtype);
 
-	int f32 = p->dtype == NPU_DT_FLOAT32;
-
-	if ((!f32 && p->dtype != NPU_DT_INT32) || p->fn >= ND_NUM_BINARY || !fns[p->fn] ||
-	    (!f32 && p->fn == ND_POW) || !p->rank || p->rank > NPU_ND_MAX_RANK)
+	if ((dt != NPU_ND_F32 && dt != NPU_ND_I32 && dt != NPU_ND_I64) ||
+	    p->fn >= ND_NUM_BINARY || !fns[p->fn] || (dt != NPU_ND_F32 && p->fn == ND_POW) ||
+	    !p->rank || p->rank > NPU_ND_MAX_RANK || !dims_fit(p->out, p->rank, 8))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_BINARY;
@@ -60,7 +105,7 @@ int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_
 	c->out = y_va;
 	c->fn = fns[p->fn];
 	c->rank = p->rank;
-	c->dtype = f32 ? NPU_ND_F32 : NPU_ND_I32;
+	c->dtype = dt;
 	memcpy(c->out_dims, p->out, 4 * p->rank);
 	memcpy(c->a_dims, p->a, 4 * p->rank);
 	memcpy(c->b_dims, p->b, 4 * p->rank);
@@ -103,7 +148,7 @@ int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, 
 	uint32_t fn = p->fn < ND_NUM_FN ? fns[p->fn] : 0;
 	int table = byte_dt(p->dtype) && byte_dt(nd_unary_out_dt(p));
 
-	if (!p->count || p->count > UINT32_MAX || (table ? !table_va : p->dtype != NPU_DT_FLOAT32 ||
+	if (!count_fits(p->count, 4) || (table ? !table_va : p->dtype != NPU_DT_FLOAT32 ||
 						   nd_unary_out_dt(p) != NPU_DT_FLOAT32 || !fn))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
@@ -134,8 +179,12 @@ int npu_pack_copy(struct npu_cmd_copy *c, const struct nd_copy *p, uint64_t in_c
 {
 	size_t es = nd_elem_size(p->dtype);
 
-	if (!es || !p->rank || p->rank > NPU_COPY_MAX_RANK || !in_count)
+	if (!es || !p->rank || p->rank > NPU_COPY_MAX_RANK || !count_fits(in_count, es) ||
+	    !dims_fit(p->dims, p->rank, es))
 		return NPU_ENOTSUP;
+	for (uint32_t d = 0; d < p->rank; d++)
+		if (p->dims[d] > 1 && (p->st[d] > (int64_t)in_count || p->st[d] < -(int64_t)in_count))
+			return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_COPY;
 	c->hdr.size = sizeof(*c);
@@ -155,7 +204,8 @@ int npu_pack_copy(struct npu_cmd_copy *c, const struct nd_copy *p, uint64_t in_c
 int npu_pack_softmax(struct npu_cmd_softmax *c, const struct nd_softmax *p, uint64_t x_va,
 		     uint64_t y_va)
 {
-	if (!fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner))
+	if (!fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner) ||
+	    !count_fits(p->outer * p->axis * p->inner, 4))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_SOFTMAX;
@@ -171,7 +221,8 @@ int npu_pack_softmax(struct npu_cmd_softmax *c, const struct nd_softmax *p, uint
 
 int npu_pack_norm(struct npu_cmd_norm *c, const struct nd_layernorm *p, const uint64_t *va)
 {
-	if (!fits_u32(p->outer) || !fits_u32(p->norm) || !va[1])
+	if (!fits_u32(p->outer) || !p->norm || p->norm > NPU_TENSOR_MAX_DIM || !va[1] ||
+	    !count_fits(p->outer * p->norm, 4))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_NORM;
@@ -190,10 +241,24 @@ int npu_pack_norm(struct npu_cmd_norm *c, const struct nd_layernorm *p, const ui
 
 int npu_pack_matmul(struct npu_cmd_matmul *c, const struct nd_matmul *p, const uint64_t *va)
 {
-	uint32_t adt = cmd_dt(p->adt), bdt = cmd_dt(p->bdt);
+	uint32_t adt, bdt;
 
-	if (p->brank > NPU_ND_MAX_RANK || !adt || !bdt || adt > NPU_ND_U8 || bdt > NPU_ND_U8 ||
-	    (adt == NPU_ND_F32) != (bdt == NPU_ND_F32))
+	uint32_t mnk[3] = { p->m, p->n, p->k };
+	uint64_t nb = 1, na = 1, nbb = 1, es = p->adt == NPU_DT_FLOAT32 ? 4 : 1;
+
+	if (p->brank > NPU_ND_MAX_RANK || !pair_dt(p->adt, p->bdt, &adt, &bdt) ||
+	    !all_in(mnk, 3, 1, NPU_TENSOR_MAX_DIM) ||
+	    (p->brank && (!dims_fit(p->ob, p->brank, 1) || !dims_fit(p->ab, p->brank, 1) ||
+			  !dims_fit(p->bb, p->brank, 1))))
+		return NPU_ENOTSUP;
+	for (uint32_t i = 0; i < p->brank; i++) {
+		nb *= p->ob[i];
+		na *= p->ab[i];
+		nbb *= p->bb[i];
+	}
+	if (!count_fits(na * p->m * p->k, es) || !count_fits(nbb * p->k * p->n, es) ||
+	    !count_fits(nb * p->m * p->n, 4) ||
+	    nb * p->m * p->n > NPU_TENSOR_MAX_MACS / p->k)
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_MATMUL;
@@ -229,7 +294,8 @@ int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *
 
 	if (p->mode > ND_REQUANTIZE || !qdt || qdt == NPU_ND_F32 || qdt > NPU_ND_I32 ||
 	    (qdt == NPU_ND_I32 && p->mode != ND_DEQUANTIZE) || !fits_u32(p->outer) ||
-	    !fits_u32(p->axis) || !fits_u32(p->inner))
+	    !fits_u32(p->axis) || !fits_u32(p->inner) ||
+	    !count_fits(p->outer * p->axis * p->inner, 4))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_QDQ;
@@ -262,7 +328,8 @@ int npu_pack_reduce(struct npu_cmd_reduce *c, const struct nd_reduce *p, uint64_
 		     fn != NPU_RED_SUM_F32;
 
 	if (!fn || !dt || dt > NPU_ND_I32 || (dt != NPU_ND_F32 && !int_fn) || !p->rank ||
-	    p->rank > NPU_ND_MAX_RANK || !p->mask || p->mask >> p->rank)
+	    p->rank > NPU_ND_MAX_RANK || !p->mask || p->mask >> p->rank ||
+	    !dims_fit(p->in, p->rank, nd_elem_size(p->dtype)))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_REDUCE;
@@ -283,7 +350,7 @@ int npu_pack_cast(struct npu_cmd_cast *c, const struct nd_unary *p, uint64_t x_v
 {
 	uint32_t idt = cmd_dt(p->dtype), odt = cmd_dt(p->odtype);
 
-	if (p->fn != ND_CAST || !idt || !odt || !p->count || p->count > UINT32_MAX)
+	if (p->fn != ND_CAST || !idt || !odt || !count_fits(p->count, 8))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_CAST;
@@ -302,7 +369,9 @@ int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_
 	size_t es = nd_elem_size(p->dtype);
 
 	if (p->elements || !es || (p->idt != NPU_DT_INT32 && p->idt != NPU_DT_INT64) ||
-	    !fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner) || !fits_u32(p->nidx))
+	    !fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner) ||
+	    !fits_u32(p->nidx) || !count_fits(p->outer * p->axis * p->inner, es) ||
+	    !count_fits(p->outer * p->nidx * p->inner, es) || !count_fits(p->nidx, 8))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_GATHER;
@@ -321,10 +390,30 @@ int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_
 
 int npu_pack_conv(struct npu_cmd_conv *c, const struct nd_conv *p, const uint64_t *va)
 {
-	uint32_t xdt = cmd_dt(p->xdt), wdt = cmd_dt(p->wdt);
+	uint32_t xdt, wdt;
 
-	if (!p->nsp || p->nsp > NPU_ND_MAX_SP || !xdt || !wdt || xdt > NPU_ND_U8 ||
-	    wdt > NPU_ND_U8 || (xdt == NPU_ND_F32) != (wdt == NPU_ND_F32))
+	uint32_t ch[3] = { p->batch, p->in_c, p->out_c };
+	uint64_t es = p->xdt == NPU_DT_FLOAT32 ? 4 : 1, isp = 1, osp = 1, ksp = 1;
+
+	if (!p->nsp || p->nsp > NPU_ND_MAX_SP || !pair_dt(p->xdt, p->wdt, &xdt, &wdt) ||
+	    !all_in(ch, 3, 1, NPU_TENSOR_MAX_DIM) || !p->groups || p->in_c % p->groups ||
+	    p->out_c % p->groups || !all_in(p->in, p->nsp, 1, NPU_TENSOR_MAX_DIM) ||
+	    !all_in(p->out, p->nsp, 1, NPU_TENSOR_MAX_DIM) ||
+	    !all_in(p->k, p->nsp, 1, NPU_CONV_MAX_KERNEL) ||
+	    !all_in(p->s, p->nsp, 1, NPU_CONV_MAX_KERNEL) ||
+	    !all_in(p->d, p->nsp, 1, NPU_CONV_MAX_KERNEL))
+		return NPU_ENOTSUP;
+	for (uint32_t i = 0; i < p->nsp; i++) {
+		if (p->pad[i] < -65536 || p->pad[i] > 65536)
+			return NPU_ENOTSUP;
+		isp *= p->in[i];
+		osp *= p->out[i];
+		ksp *= p->k[i];
+	}
+	if (!count_fits((uint64_t)p->batch * p->in_c * isp, es) ||
+	    !count_fits((uint64_t)p->out_c * (p->in_c / p->groups) * ksp, es) ||
+	    !count_fits((uint64_t)p->batch * p->out_c * osp, 4) ||
+	    nd_conv_macs(p) > NPU_TENSOR_MAX_MACS)
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_CONV;
@@ -360,9 +449,24 @@ int npu_pack_pool(struct npu_cmd_pool *c, const struct nd_pool *p, uint64_t x_va
 {
 	uint32_t dt = cmd_dt(p->dtype);
 
+	uint64_t es = dt == NPU_ND_F32 ? 4 : 1, isp = 1, osp = 1;
+
 	if (idx_va || !p->nsp || p->nsp > NPU_ND_MAX_SP || !dt || dt > NPU_ND_U8 ||
-	    (p->average && dt != NPU_ND_F32))
+	    (p->average && dt != NPU_ND_F32) || !p->batch || p->batch > NPU_TENSOR_MAX_DIM ||
+	    !p->c || p->c > NPU_TENSOR_MAX_DIM || !all_in(p->in, p->nsp, 1, NPU_TENSOR_MAX_DIM) ||
+	    !all_in(p->out, p->nsp, 1, NPU_TENSOR_MAX_DIM) ||
+	    !all_in(p->k, p->nsp, 1, NPU_TENSOR_MAX_DIM) ||
+	    !all_in(p->s, p->nsp, 1, NPU_TENSOR_MAX_DIM) ||
+	    !all_in(p->d, p->nsp, 1, NPU_CONV_MAX_KERNEL) ||
+	    !all_in(p->lo, p->nsp, 0, NPU_CONV_MAX_PAD) || !all_in(p->hi, p->nsp, 0, NPU_CONV_MAX_PAD))
 		return NPU_ENOTSUP;	/* MaxPool's indices: not this command */
+	for (uint32_t i = 0; i < p->nsp; i++) {
+		isp *= p->in[i];
+		osp *= p->out[i];
+	}
+	if (!count_fits((uint64_t)p->batch * p->c * isp, es) ||
+	    !count_fits((uint64_t)p->batch * p->c * osp, es) || nd_pool_taps(p) > NPU_TENSOR_MAX_MACS)
+		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_POOL;
 	c->hdr.size = sizeof(*c);
@@ -386,6 +490,28 @@ int npu_pack_pool(struct npu_cmd_pool *c, const struct nd_pool *p, uint64_t x_va
 	return 0;
 }
 
+int npu_pack_where(struct npu_cmd_where *c, const struct nd_where *p, const uint64_t *va)
+{
+	size_t es = nd_elem_size(p->dtype);
+
+	if (!es || !p->rank || p->rank > NPU_ND_MAX_RANK || !dims_fit(p->out, p->rank, es))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_WHERE;
+	c->hdr.size = sizeof(*c);
+	c->cond = va[0];
+	c->a = va[1];
+	c->b = va[2];
+	c->out = va[3];
+	c->rank = p->rank;
+	c->elem_size = (uint32_t)es;
+	memcpy(c->out_dims, p->out, 4 * p->rank);
+	memcpy(c->c_dims, p->c, 4 * p->rank);
+	memcpy(c->a_dims, p->a, 4 * p->rank);
+	memcpy(c->b_dims, p->b, 4 * p->rank);
+	return 0;
+}
+
 int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
 		uint64_t table_va, union npu_cmd_nd *c)
 {
@@ -404,6 +530,7 @@ int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
 	case K_ND_REDUCE: return npu_pack_reduce(&c->reduce, &k->p.rd, va[0], va[1]);
 	case K_ND_GATHER: return npu_pack_gather(&c->gather, &k->p.ga, va[0], va[1], va[2]);
 	case K_ND_CONV: return npu_pack_conv(&c->conv, &k->p.nconv, va);
+	case K_ND_WHERE: return npu_pack_where(&c->where, &k->p.wh, va);
 	case K_ND_POOL: return npu_pack_pool(&c->pool, &k->p.npool, va[0], va[1], va[2]);
 	default: return NPU_ENOTSUP;
 	}

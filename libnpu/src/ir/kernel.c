@@ -240,7 +240,7 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_ND_RESIZE] = { "resize", 0, 1, .nout = 1, .nd_op = IR_ND_RESIZE,
 			  .run_ref = run_nd_resize, .work = work_none },
 	[K_ND_QDQ] = ND(nd_qdq, "qdq", IR_ND_QDQ, 3, 1, NPU_CMD_QDQ),
-	[K_ND_WHERE] = ND(nd_where, "where", IR_ND_WHERE, 3, 1, 0),
+	[K_ND_WHERE] = ND(nd_where, "where", IR_ND_WHERE, 3, 1, NPU_CMD_WHERE),
 	[K_ND_COPY] = { .name = "copy", .cmd = NPU_CMD_COPY, .nin = 1, .nout = 1,
 			.nd_op = IR_ND_COPY, .run_ref = run_nd_copy, .work = work_none },
 	[K_ND_GATHER] = ND(nd_gather, "gather", IR_ND_GATHER, 2, 1, NPU_CMD_GATHER),
