@@ -62,7 +62,6 @@ struct nd_gather;
 struct nd_conv;
 struct nd_pool;
 struct nd_where;
-struct kern;
 
 union npu_cmd_nd {
 	struct npu_cmd_hdr hdr;
@@ -89,6 +88,8 @@ int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_
  */
 int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, uint64_t x_va,
 		uint64_t y_va, uint64_t table_va);
+/* Whether @p is a function of 8-bit values into 8-bit values (by table). */
+int npu_nd_by_table(const struct nd_unary *p);
 /* 1 and @table filled (the CPU reference on each byte) if @p runs by table. */
 int npu_nd_table(const struct nd_unary *p, uint8_t table[256]);
 /* @in_count: the input's elements (the copy reads none outside them). */
@@ -115,14 +116,6 @@ int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_
 		uint64_t idx_va, uint64_t y_va);
 int npu_pack_reduce(struct npu_cmd_reduce *c, const struct nd_reduce *p, uint64_t x_va,
 		uint64_t y_va);
-/*
- * The command of N-d kernel @k, its tensors at @va in the kernel's order
- * (@in_count: its first input's elements, @table_va: its 8-bit table, see
- * npu_nd_table); NPU_ENOTSUP when none can run it.
- */
-int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
-		uint64_t table_va, union npu_cmd_nd *c);
-
 #pragma GCC visibility pop
 
 #endif /* NPU_PACK_H */

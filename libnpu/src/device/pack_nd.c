@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "device/npu_pack.h"
-#include "ir/kernel.h"
 #include "ref/ref_nd.h"
 
 static uint32_t f32_bits(float f)
@@ -117,12 +116,17 @@ static int byte_dt(uint32_t dt)
 	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 || dt == NPU_DT_BOOL;
 }
 
+int npu_nd_by_table(const struct nd_unary *p)
+{
+	return byte_dt(p->dtype) && byte_dt(nd_unary_out_dt(p));
+}
+
 int npu_nd_table(const struct nd_unary *p, uint8_t table[256])
 {
 	struct nd_unary one = *p;
 	uint8_t x[256];
 
-	if (!byte_dt(p->dtype) || !byte_dt(nd_unary_out_dt(p)))
+	if (!npu_nd_by_table(p))
 		return 0;
 	for (int i = 0; i < 256; i++)
 		x[i] = (uint8_t)i;
@@ -146,7 +150,7 @@ int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, 
 		[ND_ROUND] = NPU_ACTFN_ROUND, [ND_SIGN] = NPU_ACTFN_SIGN,
 	};
 	uint32_t fn = p->fn < ND_NUM_FN ? fns[p->fn] : 0;
-	int table = byte_dt(p->dtype) && byte_dt(nd_unary_out_dt(p));
+	int table = npu_nd_by_table(p);
 
 	if (!count_fits(p->count, 4) || (table ? !table_va : p->dtype != NPU_DT_FLOAT32 ||
 						   nd_unary_out_dt(p) != NPU_DT_FLOAT32 || !fn))
@@ -510,28 +514,4 @@ int npu_pack_where(struct npu_cmd_where *c, const struct nd_where *p, const uint
 	memcpy(c->a_dims, p->a, 4 * p->rank);
 	memcpy(c->b_dims, p->b, 4 * p->rank);
 	return 0;
-}
-
-int npu_pack_nd(const struct kern *k, uint64_t in_count, const uint64_t *va,
-		uint64_t table_va, union npu_cmd_nd *c)
-{
-	switch (k->kind) {
-	case K_ND_BINARY: return npu_pack_binary(&c->binary, &k->p.bin, va[0], va[1], va[2]);
-	case K_ND_UNARY:	/* a cast not of bytes into bytes is a CAST */
-		if (k->p.un.fn == ND_CAST &&
-		    !(byte_dt(k->p.un.dtype) && byte_dt(nd_unary_out_dt(&k->p.un))))
-			return npu_pack_cast(&c->cast, &k->p.un, va[0], va[1]);
-		return npu_pack_activation(&c->activation, &k->p.un, va[0], va[1], table_va);
-	case K_ND_COPY: return npu_pack_copy(&c->copy, &k->p.cp, in_count, va[0], va[1]);
-	case K_ND_SOFTMAX: return npu_pack_softmax(&c->softmax, &k->p.nsm, va[0], va[1]);
-	case K_ND_LAYERNORM: return npu_pack_norm(&c->norm, &k->p.ln, va);
-	case K_ND_MATMUL: return npu_pack_matmul(&c->matmul, &k->p.mm, va);
-	case K_ND_QDQ: return npu_pack_qdq(&c->qdq, &k->p.qdq, va);
-	case K_ND_REDUCE: return npu_pack_reduce(&c->reduce, &k->p.rd, va[0], va[1]);
-	case K_ND_GATHER: return npu_pack_gather(&c->gather, &k->p.ga, va[0], va[1], va[2]);
-	case K_ND_CONV: return npu_pack_conv(&c->conv, &k->p.nconv, va);
-	case K_ND_WHERE: return npu_pack_where(&c->where, &k->p.wh, va);
-	case K_ND_POOL: return npu_pack_pool(&c->pool, &k->p.npool, va[0], va[1], va[2]);
-	default: return NPU_ENOTSUP;
-	}
 }

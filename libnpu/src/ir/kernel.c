@@ -198,7 +198,7 @@ static void io_optim_f32(const struct kern *k, int *rd, int *nrd, int *wr, int *
 	{ #name, cmd_, .run_ref = run_##name, .work = work_##name, __VA_ARGS__ }
 /*
  * An N-dimensional kind: its IR op, tensors read, tensors written, and the
- * NPU's N-d command that runs it (0: none), packed by npu_pack_nd().
+ * NPU's N-d command that runs it (0: none), packed by the NPU backend.
  */
 #define ND(fn, label, op, nin_, nout_, cmd_, ...)				\
 	{ .name = label, .cmd = cmd_, .nin = nin_, .nout = nout_, .nd_op = op,	\

@@ -107,7 +107,7 @@ struct kern_step {
  * (kernel.c), which every layer that needs a kind's piece reads.
  * @name: for messages.
  * @cmd: the NPU command that runs it (npu_cmd.h), or 0 for none (an N-d
- *	kind: its main one; npu_pack_nd() picks, e.g. CAST for a cast).
+ *	kind: its main one; the NPU backend's pack_nd() picks, e.g. CAST for a cast).
  * @nin: for an N-dimensional kernel, how many tensors it reads (its node's
  *	inputs, absent ones -1), the rest written; 0 for the others.
  * @nout: for an N-dimensional kernel, how many it writes.

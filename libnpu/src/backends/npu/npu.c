@@ -40,10 +40,21 @@ struct npu_be {
 	uint64_t *cycles;		/* where the job's cycles go */
 };
 
+/*
+ * A compiled partition. Its commands are encoded once, into its own
+ * command buffer, and submitted as they are while the tensors' addresses
+ * stay those they were encoded for (@va); a partition whose commands
+ * change from run to run (an optimizer's step) or that does not fit one
+ * buffer is encoded on each run into the backend's, in as many jobs as it
+ * takes.
+ */
 struct npu_exe {
 	uint32_t count;
 	npu_buffer **qbuf;		/* per node: npu_quant_ch[] of its int8 kernel */
 	npu_buffer **tbuf;		/* per node: 256 bytes per kernel, 8-bit tables */
+	npu_cmdbuf *cb;			/* the commands, encoded once; or NULL */
+	uint64_t *va;			/* every tensor's address when they were */
+	int fixed;			/* commands the same on every run */
 	int nodes[];
 };
 
@@ -112,11 +123,34 @@ static uint64_t nd_in_count(const npu_graph *g, const struct kern *k)
 	return es ? t->bytes / es : 0;
 }
 
-/* N-d kernel @k as its command (tensors at @va), or NPU_ENOTSUP. */
+/*
+ * N-d kernel @k as its command, its tensors at @va in the kernel's order
+ * (@table_va: its 8-bit table, see npu_nd_table); NPU_ENOTSUP when no
+ * command can run it. One case per N-d kind: kernel.c's kerns[] names the
+ * command, pack_nd.c packs it.
+ */
 static int pack_nd(const npu_graph *g, const struct kern *k, const uint64_t *va,
-		   uint64_t table_va, union npu_cmd_nd *cmd)
+		   uint64_t table_va, union npu_cmd_nd *c)
 {
-	return npu_pack_nd(k, nd_in_count(g, k), va, table_va, cmd);
+	switch (k->kind) {
+	case K_ND_BINARY: return npu_pack_binary(&c->binary, &k->p.bin, va[0], va[1], va[2]);
+	case K_ND_UNARY:	/* a cast not of bytes into bytes is a CAST */
+		if (k->p.un.fn == ND_CAST && !npu_nd_by_table(&k->p.un))
+			return npu_pack_cast(&c->cast, &k->p.un, va[0], va[1]);
+		return npu_pack_activation(&c->activation, &k->p.un, va[0], va[1], table_va);
+	case K_ND_COPY:
+		return npu_pack_copy(&c->copy, &k->p.cp, nd_in_count(g, k), va[0], va[1]);
+	case K_ND_SOFTMAX: return npu_pack_softmax(&c->softmax, &k->p.nsm, va[0], va[1]);
+	case K_ND_LAYERNORM: return npu_pack_norm(&c->norm, &k->p.ln, va);
+	case K_ND_MATMUL: return npu_pack_matmul(&c->matmul, &k->p.mm, va);
+	case K_ND_QDQ: return npu_pack_qdq(&c->qdq, &k->p.qdq, va);
+	case K_ND_REDUCE: return npu_pack_reduce(&c->reduce, &k->p.rd, va[0], va[1]);
+	case K_ND_GATHER: return npu_pack_gather(&c->gather, &k->p.ga, va[0], va[1], va[2]);
+	case K_ND_CONV: return npu_pack_conv(&c->conv, &k->p.nconv, va);
+	case K_ND_WHERE: return npu_pack_where(&c->where, &k->p.wh, va);
+	case K_ND_POOL: return npu_pack_pool(&c->pool, &k->p.npool, va[0], va[1], va[2]);
+	default: return NPU_ENOTSUP;	/* pad, resize: no command yet */
+	}
 }
 
 static int npu_be_claim(void *be, int node, struct npu_claim *c)
@@ -205,7 +239,9 @@ static void npu_be_release(void *be, void *exe)
 {
 	struct npu_exe *e = exe;
 
-	(void)be;
+	finish_job(be);		/* its commands may be running */
+	npu_cmdbuf_free(e->cb);
+	free(e->va);
 	for (uint32_t i = 0; e->qbuf && i < e->count; i++)
 		npu_buffer_free(e->qbuf[i]);
 	for (uint32_t i = 0; e->tbuf && i < e->count; i++)
@@ -255,6 +291,7 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 		return NPU_ENOMEM;
 	}
 	e->count = count;
+	e->fixed = 1;
 	memcpy(e->nodes, nodes, sizeof(int) * count);
 	for (uint32_t i = 0; i < count && !err; i++) {
 		const struct lnode *l = &n->low->n[nodes[i]];
@@ -263,6 +300,9 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 		for (int s = 0; s < l->nk && !err; s++) {
 			const struct kern *k = &l->k[s];
 			int32_t *q;
+
+			if (k->kind == K_OPTIM_F32)	/* its step and rate change per run */
+				e->fixed = 0;
 
 			if (!k->mult)
 				continue;
@@ -358,16 +398,72 @@ static int emit(npu_cmdbuf *cb, const npu_graph *g, const struct kern *k,
 	return NPU_EINVAL;
 }
 
-/* Submit what the command buffer holds as one job, left in flight. */
-static int submit(struct npu_be *n)
+/* Submit what command buffer @cb holds as one job, left in flight. */
+static int submit(struct npu_be *n, npu_cmdbuf *cb)
 {
 	int err;
 
-	if (!npu_cmdbuf_used(n->cb))
+	if (!npu_cmdbuf_used(cb))
 		return 0;
-	err = npu_submit(n->dev, n->cb, NULL, &n->job);
+	err = npu_submit(n->dev, cb, NULL, &n->job);
 	if (err)
 		n->job = NULL;
+	return err;
+}
+
+/* Node @i of @e's kernel @s into @cb: NPU_ENOSPC when it is full. */
+static int emit_kernel(struct npu_be *n, struct npu_exe *e, npu_cmdbuf *cb, uint32_t i, int s,
+		       const struct npu_run_args *a)
+{
+	const struct lnode *l = &n->low->n[e->nodes[i]];
+	uint64_t table = e->tbuf[i] ? npu_buffer_va(e->tbuf[i]) + 256ull * s : 0;
+
+	return emit(cb, n->g, &l->k[s], a, e->qbuf[i], table);
+}
+
+/* Whether every tensor is where @e's commands were encoded for. */
+static int same_addresses(const struct npu_be *n, const struct npu_exe *e,
+			  const struct npu_run_args *a)
+{
+	for (int t = 0; t < n->g->nt; t++)
+		if (va(a, t) != e->va[t])
+			return 0;
+	return 1;
+}
+
+/*
+ * Encode @e's commands once into a buffer of its own (at most the
+ * device's largest); NPU_ENOSPC when they do not fit one.
+ */
+static int encode(struct npu_be *n, struct npu_exe *e, const struct npu_run_args *a)
+{
+	size_t need = 0, max = n->dev->info.max_cmd_size;
+	int err = 0;
+
+	if (!e->va && !(e->va = malloc(sizeof(*e->va) * ((size_t)n->g->nt + 1))))
+		return NPU_ENOMEM;
+	if (!e->cb) {
+		for (uint32_t i = 0; i < e->count; i++) {
+			const struct lnode *l = &n->low->n[e->nodes[i]];
+
+			for (int s = 0; s < l->nk; s++)	/* a concat: a command per input */
+				need += NPU_CMD_MAX_SIZE * (l->k[s].kind == K_CONCAT ?
+							    (size_t)l->k[s].nt : 1);
+		}
+		need = (need + 4095) & ~(size_t)4095;
+		err = npu_cmdbuf_new(n->dev, need < max ? need : max, &e->cb);
+	} else {
+		err = npu_cmdbuf_reset(e->cb);
+	}
+	for (uint32_t i = 0; i < e->count && !err; i++)
+		for (int s = 0; s < n->low->n[e->nodes[i]].nk && !err; s++)
+			err = emit_kernel(n, e, e->cb, i, s, a);
+	for (int t = 0; t < n->g->nt && !err; t++)
+		e->va[t] = va(a, t);
+	if (err) {
+		npu_cmdbuf_free(e->cb);
+		e->cb = NULL;
+	}
 	return err;
 }
 
@@ -375,37 +471,40 @@ static int npu_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 {
 	struct npu_be *n = be;
 	struct npu_exe *e = exe;
-	int err = finish_job(n);	/* the command buffer is free again */
+	int err = finish_job(n);	/* the command buffers are free again */
 
 	n->cycles = a->cycles;
+	*signal = ++n->seq;
+	if (err)
+		return err;
+	/* Encoded once, one job: submitted as it is while the addresses hold. */
+	if (e->fixed) {
+		if (!e->cb || !same_addresses(n, e, a))
+			err = encode(n, e, a);
+		if (!err)
+			return submit(n, e->cb);
+		if (err != NPU_ENOSPC)
+			return err;
+		e->fixed = 0;	/* more than one buffer holds: encoded on each run */
+	}
 	/* Commands left from a run that failed part-way must not run again. */
-	if (!err)
-		err = npu_cmdbuf_reset(n->cb);
+	err = npu_cmdbuf_reset(n->cb);
 	for (uint32_t i = 0; i < e->count && !err; i++) {
-		const struct lnode *l = &n->low->n[e->nodes[i]];
-
-		uint64_t tva = e->tbuf[i] ? npu_buffer_va(e->tbuf[i]) : 0;
-
-		for (int s = 0; s < l->nk && !err; s++) {
-			uint64_t table = tva ? tva + 256ull * s : 0;
-
-			err = emit(n->cb, n->g, &l->k[s], a, e->qbuf[i], table);
+		for (int s = 0; s < n->low->n[e->nodes[i]].nk && !err; s++) {
+			err = emit_kernel(n, e, n->cb, i, s, a);
 			if (err != NPU_ENOSPC)
 				continue;
 			/* Full: run what it holds, then go on in an empty one. */
-			err = submit(n);
+			err = submit(n, n->cb);
 			if (!err)
 				err = finish_job(n);
 			if (!err)
 				err = npu_cmdbuf_reset(n->cb);
 			if (!err)
-				err = emit(n->cb, n->g, &l->k[s], a, e->qbuf[i], table);
+				err = emit_kernel(n, e, n->cb, i, s, a);
 		}
 	}
-	if (!err)
-		err = submit(n);
-	*signal = ++n->seq;
-	return err;
+	return err ? err : submit(n, n->cb);
 }
 
 static int npu_be_wait(void *be, uint64_t fence)
