@@ -857,31 +857,39 @@ TEST_F_TIMEOUT(lib, npu_profile, 540)
  * int8 ones to the NPU, the data crossing twice each way. Either way the
  * output is the CPU reference's, bit for bit.
  */
+/*
+ * fp32 FC -> quantize -> int8 FC -> dequantize -> ReLU. The int8 FC is
+ * large enough (2 M MACs) that an edge NPU, which has no fp32 layers, is
+ * still worth a job for the middle of the graph: a real crossing each way.
+ */
+#define MIX_H	128
+#define MIX_N	4096
+
 static int build_mixed(npu_graph *g, int *in, int *out)
 {
-	static float w1[32 * 24];
-	static int8_t w2[16 * 32];
-	static int32_t b2[16];
+	static float w1[MIX_H * 24];
+	static int8_t w2[MIX_N * MIX_H];
+	static int32_t b2[MIX_N];
 	const enum npu_dtype f = NPU_DT_FLOAT32;
-	struct npu_tensor_desc q = { NPU_DT_INT8, 2, { 4, 32 }, 0.05f, -3, NULL, NULL, 0, 0 };
-	struct npu_tensor_desc qw = { NPU_DT_INT8, 2, { 16, 32 }, 0.02f, 0, NULL, w2, 0, 0 };
-	struct npu_tensor_desc qb = { NPU_DT_INT32, 1, { 16 }, 0.001f, 0, NULL, b2, 0, 0 };
-	struct npu_tensor_desc qo = { NPU_DT_INT8, 2, { 4, 16 }, 0.1f, 5, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc q = { NPU_DT_INT8, 2, { 4, MIX_H }, 0.05f, -3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc qw = { NPU_DT_INT8, 2, { MIX_N, MIX_H }, 0.02f, 0, NULL, w2, 0, 0 };
+	struct npu_tensor_desc qb = { NPU_DT_INT32, 1, { MIX_N }, 0.001f, 0, NULL, b2, 0, 0 };
+	struct npu_tensor_desc qo = { NPU_DT_INT8, 2, { 4, MIX_N }, 0.1f, 5, NULL, NULL, 0, 0 };
 	int h, hq, zq, z;
 
-	for (int i = 0; i < 32 * 24; i++)
+	for (int i = 0; i < MIX_H * 24; i++)
 		w1[i] = (float)((i * 29) % 17 - 8) / 16.0f;
-	for (int i = 0; i < 16 * 32; i++)
+	for (int i = 0; i < MIX_N * MIX_H; i++)
 		w2[i] = (int8_t)((i * 41) % 255 - 127);
-	for (int i = 0; i < 16; i++)
-		b2[i] = i * 97 - 700;
+	for (int i = 0; i < MIX_N; i++)
+		b2[i] = i % 16 * 97 - 700;
 	*in = ftensor(g, f, 2, 4, 24, 0, 0, NULL);
-	h = ftensor(g, f, 2, 4, 32, 0, 0, NULL);
+	h = ftensor(g, f, 2, 4, MIX_H, 0, 0, NULL);
 	hq = npu_graph_tensor(g, &q);
 	zq = npu_graph_tensor(g, &qo);
-	z = ftensor(g, f, 2, 4, 16, 0, 0, NULL);
-	*out = ftensor(g, f, 2, 4, 16, 0, 0, NULL);
-	return npu_graph_fully_connected(g, *in, ftensor(g, f, 2, 32, 24, 0, 0, w1), -1, h,
+	z = ftensor(g, f, 2, 4, MIX_N, 0, 0, NULL);
+	*out = ftensor(g, f, 2, 4, MIX_N, 0, 0, NULL);
+	return npu_graph_fully_connected(g, *in, ftensor(g, f, 2, MIX_H, 24, 0, 0, w1), -1, h,
 					 NPU_ACT_NONE) ||
 	       npu_graph_quantize(g, h, hq) ||
 	       npu_graph_fully_connected(g, hq, npu_graph_tensor(g, &qw),
@@ -895,7 +903,8 @@ TEST_F_TIMEOUT(lib, mixed_graph_npu_opencl, 300)
 	npu_plan *pn, *pc;
 	struct npu_device_info info;
 	int in_n, out_n, in_c, out_c, edge;
-	float x[4 * 24], yn[64], yc[64];
+	float x[4 * 24];
+	static float yn[4 * MIX_N], yc[4 * MIX_N];
 
 	ASSERT_EQ(NPU_OK, npu_device_info(self->dev, &info));
 	edge = !npu_device_has_command(self->dev, 25);
