@@ -93,6 +93,25 @@ static bool bcast(const uint32_t *d, const uint32_t *out, uint32_t rank, uint64_
 	return true;
 }
 
+/*
+ * The next element of a row-major walk over @od (@rank dims, at index
+ * @idx): each of @n operands' offset @at[k] moves by its element strides
+ * @st[k] (0 where it broadcasts).
+ */
+static void walk_next(uint32_t rank, const uint32_t *od, uint64_t *idx, uint64_t *at,
+		      uint64_t (*st)[NPU_ND_MAX_RANK], int n)
+{
+	for (int d = (int)rank - 1; d >= 0; d--) {
+		for (int k = 0; k < n; k++)
+			at[k] += st[k][d];
+		if (++idx[d] < od[d])
+			return;
+		for (int k = 0; k < n; k++)
+			at[k] -= st[k][d] * od[d];
+		idx[d] = 0;
+	}
+}
+
 static void rd_u32s(const uint8_t *c, uint32_t *v, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
@@ -185,8 +204,8 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint64_t a_va = npu_rd64(c + 8), b_va = npu_rd64(c + 16), o_va = npu_rd64(c + 24);
 	uint32_t fn = npu_rd32(c + 32), rank = npu_rd32(c + 36), dt = npu_rd32(c + 40);
 	uint32_t od[NPU_ND_MAX_RANK], ad[NPU_ND_MAX_RANK], bd[NPU_ND_MAX_RANK], st, es, oes;
-	uint64_t as[NPU_ND_MAX_RANK], bs[NPU_ND_MAX_RANK], idx[NPU_ND_MAX_RANK] = { 0 };
-	uint64_t on, an, bn, ai = 0, bi = 0;
+	uint64_t bst[2][NPU_ND_MAX_RANK], idx[NPU_ND_MAX_RANK] = { 0 }, at[2] = { 0, 0 };
+	uint64_t on, an, bn;
 	void *a = NULL, *b = NULL, *o = NULL;
 
 	if (size != sizeof(struct npu_cmd_binary))
@@ -201,7 +220,7 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    (dt != NPU_ND_F32 && fn == NPU_BIN_POW) ||
 	    !npu_in_range(rank, 1, NPU_ND_MAX_RANK) ||
 	    !dims_ok(od, rank, NPU_ND_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &on) ||
-	    !bcast(ad, od, rank, as, &an) || !bcast(bd, od, rank, bs, &bn) ||
+	    !bcast(ad, od, rank, bst[0], &an) || !bcast(bd, od, rank, bst[1], &bn) ||
 	    (a_va | b_va) & 3 || o_va % (oes < 4 ? oes : 4))
 		return NPU_DMA_ERR_ARGS;
 	if ((st = nd_load(core, a_va, es * an, &a, fault)) != NPU_DMA_OK ||
@@ -216,16 +235,8 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
-		binary_at(fn, dt, a, ai, b, bi, o, i);
-		for (int d = (int)rank - 1; d >= 0; d--) {
-			ai += as[d];
-			bi += bs[d];
-			if (++idx[d] < od[d])
-				break;
-			ai -= as[d] * od[d];
-			bi -= bs[d] * od[d];
-			idx[d] = 0;
-		}
+		binary_at(fn, dt, a, at[0], b, at[1], o, i);
+		walk_next(rank, od, idx, at, bst, 2);
 	}
 	st = nd_store(core, o_va, o, oes * on, fault);
 	npu_account(core, st, es * (an + bn) + oes * on,
@@ -558,8 +569,8 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 {
 	struct mm p;
 	uint32_t u[10];
-	uint64_t as[NPU_ND_MAX_RANK], bs[NPU_ND_MAX_RANK], idx[NPU_ND_MAX_RANK] = { 0 };
-	uint64_t nb = 1, na, nbb, mk, kn, mn, ab = 0, bb = 0, macs;
+	uint64_t bst[2][NPU_ND_MAX_RANK], idx[NPU_ND_MAX_RANK] = { 0 }, at[2] = { 0, 0 };
+	uint64_t nb = 1, na, nbb, mk, kn, mn, macs;
 	uint32_t st, aes, bes, ones[NPU_ND_MAX_RANK] = { 0 };
 	uint8_t *a = NULL, *b = NULL, *azp = NULL, *bzp = NULL;
 	void *o = NULL;
@@ -597,8 +608,8 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    (!f32 && alpha != 1.0f) ||
 	    !mm_zp_ok(p.va[2], p.azp_n, p.m, !f32) || !mm_zp_ok(p.va[3], p.bzp_n, p.n, !f32) ||
 	    !dims_ok(p.brank ? p.ob : ones, p.brank ? p.brank : 1, NPU_ND_MAX_RANK, MAX_F32, &nb) ||
-	    !bcast(p.brank ? p.ab : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, as, &na) ||
-	    !bcast(p.brank ? p.bb : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bs, &nbb) ||
+	    !bcast(p.brank ? p.ab : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bst[0], &na) ||
+	    !bcast(p.brank ? p.bb : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bst[1], &nbb) ||
 	    (f32 && (p.va[0] | p.va[1]) & 3) || p.va[4] & 3)
 		return NPU_DMA_ERR_ARGS;
 	mk = (uint64_t)p.m * p.k;
@@ -629,9 +640,9 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 				int64_t iacc = 0;
 
 				for (uint32_t l = 0; l < p.k; l++) {
-					uint64_t ai = ab * mk + (p.flags & NPU_MATMUL_TRANS_A ?
+					uint64_t ai = at[0] * mk + (p.flags & NPU_MATMUL_TRANS_A ?
 						(uint64_t)l * p.m + i : (uint64_t)i * p.k + l);
-					uint64_t bj = bb * kn + (p.flags & NPU_MATMUL_TRANS_B ?
+					uint64_t bj = at[1] * kn + (p.flags & NPU_MATMUL_TRANS_B ?
 						(uint64_t)j * p.k + l : (uint64_t)l * p.n + j);
 
 					if (f32) {
@@ -652,17 +663,7 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 						(int32_t)(uint32_t)iacc;
 			}
 		}
-		for (int d = (int)(p.brank ? p.brank : 1) - 1; d >= 0; d--) {
-			uint32_t od = p.brank ? p.ob[d] : 1;
-
-			ab += as[d];
-			bb += bs[d];
-			if (++idx[d] < od)
-				break;
-			ab -= as[d] * od;
-			bb -= bs[d] * od;
-			idx[d] = 0;
-		}
+		walk_next(p.brank ? p.brank : 1, p.brank ? p.ob : ones, idx, at, bst, 2);
 	}
 	st = nd_store(core, p.va[4], o, 4 * nb * mn, fault);
 	if (st == NPU_DMA_OK) {
@@ -1409,15 +1410,7 @@ uint32_t npu_where_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			goto out;
 		}
 		memcpy(y + o * es, in[pick] + at[pick] * es, es);
-		for (int d = (int)rank - 1; d >= 0; d--) {
-			for (int i = 0; i < 3; i++)
-				at[i] += st_[i][d];
-			if (++idx[d] < od[d])
-				break;
-			for (int i = 0; i < 3; i++)
-				at[i] -= st_[i][d] * od[d];
-			idx[d] = 0;
-		}
+		walk_next(rank, od, idx, at, st_, 3);
 	}
 	st = nd_store(core, va[3], y, on * es, fault);
 	npu_account(core, st, n[0] + (n[1] + n[2] + on) * es, 0, bytes, cycles);

@@ -1019,17 +1019,20 @@ static void test_conv_fp32(void)
 			p.d[i] = 1 + rnd() % 2;
 			p.pad[i] = (int32_t)(rnd() % 3);
 			if (!p.transpose) {
-				int64_t span = (int64_t)p.in[i] + 2 * p.pad[i] - (p.k[i] - 1) * p.d[i] - 1;
+				int64_t reach = (int64_t)(p.k[i] - 1) * p.d[i];
 
-				if (span < 0)
-					p.pad[i] = (int32_t)((p.k[i] - 1) * p.d[i]), span = p.in[i] + 2 * p.pad[i] - (p.k[i] - 1) * p.d[i] - 1;
-				p.out[i] = (uint32_t)(span / p.s[i] + 1);
+				if ((int64_t)p.in[i] + 2 * p.pad[i] < reach + 1)
+					p.pad[i] = (int32_t)reach;	/* the window fits once */
+				p.out[i] = (uint32_t)(((int64_t)p.in[i] + 2 * p.pad[i] - reach - 1) /
+						      p.s[i] + 1);
 			} else {
 				int64_t o = (int64_t)(p.in[i] - 1) * p.s[i] + (p.k[i] - 1) * p.d[i] + 1 -
 					    2 * p.pad[i];
 
-				if (o < 1)
-					p.pad[i] = 0, o = (int64_t)(p.in[i] - 1) * p.s[i] + (p.k[i] - 1) * p.d[i] + 1;
+				if (o < 1) {
+					p.pad[i] = 0;
+					o = (int64_t)(p.in[i] - 1) * p.s[i] + (p.k[i] - 1) * p.d[i] + 1;
+				}
 				p.out[i] = (uint32_t)o;
 			}
 			isp *= p.in[i];
