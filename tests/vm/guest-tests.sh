@@ -174,7 +174,7 @@ onnx_on_npu() { # [cases]: only test_onnx's cases (the edge profile)
 	fi
 	[ "${1:-}" = cases ] || [ -z "${NPU_ZOO_CHECK:-}" ] ||
 		tap_run models_npu env NPU_OPENCL_LIB=/nonexistent /usr/bin/python3 \
-			tests/models/check.py --tap --backend npu --runs 1 \
+			tests/models/check.py --tap --goals --backend npu --runs 1 \
 			$(for n in $NPU_ZOO_CHECK; do echo "$NPU_ZOO/$n"; done)
 }
 
