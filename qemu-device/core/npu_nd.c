@@ -118,9 +118,44 @@ static void rd_u32s(const uint8_t *c, uint32_t *v, uint32_t n)
 		v[i] = npu_rd32(c + 4 * i);
 }
 
-static bool finite_f32(uint32_t bits)
+/* Bytes of an element of enum npu_nd_dtype @dt, or 0 for none. */
+static uint32_t nd_size(uint32_t dt)
 {
-	return (bits & 0x7f800000u) != 0x7f800000u;
+	switch (dt) {
+	case NPU_ND_F32: case NPU_ND_I32: return 4;
+	case NPU_ND_I8: case NPU_ND_U8: case NPU_ND_BOOL: return 1;
+	case NPU_ND_I64: return 8;
+	default: return 0;
+	}
+}
+
+/* Integer element @i of @p (an integer dtype). */
+static int64_t nd_int(const void *p, uint32_t dt, uint64_t i)
+{
+	switch (dt) {
+	case NPU_ND_I8: return ((const int8_t *)p)[i];
+	case NPU_ND_U8: case NPU_ND_BOOL: return ((const uint8_t *)p)[i];
+	case NPU_ND_I32: return ((const int32_t *)p)[i];
+	default: return ((const int64_t *)p)[i];
+	}
+}
+
+/* Store integer @v as element @i of @p (an integer dtype), wrapped; bool: v != 0. */
+static void nd_store_int(void *p, uint32_t dt, uint64_t i, int64_t v)
+{
+	switch (dt) {
+	case NPU_ND_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)v; break;
+	case NPU_ND_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+	case NPU_ND_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+	case NPU_ND_I32: ((int32_t *)p)[i] = (int32_t)(uint32_t)v; break;
+	default: ((int64_t *)p)[i] = v; break;
+	}
+}
+
+/* Element @i of @p as a double: fp32 or any integer dtype. */
+static double nd_num(const void *p, uint32_t dt, uint64_t i)
+{
+	return dt == NPU_ND_F32 ? ((const float *)p)[i] : (double)nd_int(p, dt, i);
 }
 
 /* ---- NPU_CMD_BINARY ---------------------------------------------------------- */
@@ -327,7 +362,7 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	for (int i = 0; i < 4; i++)	/* unused parameters are 0 */
 		if (!(act_params(fn) >> i & 1) && prm[i])
 			return NPU_DMA_ERR_ARGS;
-	if ((act_params(fn) & 3) && (!finite_f32(prm[0]) || !finite_f32(prm[1])))
+	if ((act_params(fn) & 3) && (!npu_f32_bits_finite(prm[0]) || !npu_f32_bits_finite(prm[1])))
 		return NPU_DMA_ERR_ARGS;
 	if (fn == NPU_ACTFN_CLIP && !(lo <= hi))
 		return NPU_DMA_ERR_ARGS;	/* NaN bounds fail too */
@@ -488,7 +523,7 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		va[i] = npu_rd64(c + 8 + 8 * i);
 	eps = npu_f32_from_bits(eps_bits);
 	if (!rows || !npu_dim_ok(norm) || !npu_prod4(rows, norm, 1, 1, MAX_F32, &total) ||
-	    (flags & ~NPU_NORM_RMS) || !finite_f32(eps_bits) || eps < 0 || !va[1] ||
+	    (flags & ~NPU_NORM_RMS) || !npu_f32_bits_finite(eps_bits) || eps < 0 || !va[1] ||
 	    (rms && (va[4] || va[5])) ||
 	    (va[0] | va[1] | va[2] | va[3] | va[4] | va[5]) & 3)
 		return NPU_DMA_ERR_ARGS;
@@ -556,12 +591,10 @@ static bool mm_zp_ok(uint64_t va, uint32_t count, uint32_t n, bool int8)
 	return va ? int8 && (count == 1 || count == n) : count == 0;
 }
 
-static int32_t mm_zp(const uint8_t *zp, uint32_t dt, uint32_t count, uint32_t i)
+/* The zero point of row (A) or column (B) @i: none, one per tensor, or one each. */
+static int64_t mm_zp(const uint8_t *zp, uint32_t dt, uint32_t count, uint32_t i)
 {
-	if (!zp)
-		return 0;
-	i = count == 1 ? 0 : i;
-	return dt == NPU_ND_I8 ? (int8_t)zp[i] : zp[i];
+	return zp ? nd_int(zp, dt, count == 1 ? 0 : i) : 0;
 }
 
 uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -604,7 +637,7 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		ones[0] = 1;
 	if (!npu_dim_ok(p.m) || !npu_dim_ok(p.n) || !npu_dim_ok(p.k) || p.brank > NPU_ND_MAX_RANK ||
 	    (p.flags & ~(NPU_MATMUL_TRANS_A | NPU_MATMUL_TRANS_B)) ||
-	    !(f32 || (mm_dt8(p.adt) && mm_dt8(p.bdt))) || !finite_f32(p.alpha) ||
+	    !(f32 || (mm_dt8(p.adt) && mm_dt8(p.bdt))) || !npu_f32_bits_finite(p.alpha) ||
 	    (!f32 && alpha != 1.0f) ||
 	    !mm_zp_ok(p.va[2], p.azp_n, p.m, !f32) || !mm_zp_ok(p.va[3], p.bzp_n, p.n, !f32) ||
 	    !dims_ok(p.brank ? p.ob : ones, p.brank ? p.brank : 1, NPU_ND_MAX_RANK, MAX_F32, &nb) ||
@@ -648,11 +681,10 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 					if (f32) {
 						acc += (double)((float *)a)[ai] * ((float *)b)[bj];
 					} else {
-						int32_t x = p.adt == NPU_ND_I8 ? (int8_t)a[ai] : a[ai];
-						int32_t y = p.bdt == NPU_ND_I8 ? (int8_t)b[bj] : b[bj];
-
-						iacc += (int64_t)(x - mm_zp(azp, p.adt, p.azp_n, i)) *
-							(y - mm_zp(bzp, p.bdt, p.bzp_n, j));
+						iacc += (nd_int(a, p.adt, ai) -
+							 mm_zp(azp, p.adt, p.azp_n, i)) *
+							(nd_int(b, p.bdt, bj) -
+							 mm_zp(bzp, p.bdt, p.bzp_n, j));
 					}
 				}
 				if (f32)
@@ -683,20 +715,6 @@ out:
 
 /* ---- NPU_CMD_QDQ --------------------------------------------------------------- */
 
-static uint32_t dt_size(uint32_t dt)
-{
-	return dt == NPU_ND_I32 || dt == NPU_ND_F32 ? 4 : 1;
-}
-
-static int64_t ld_q(const void *p, uint32_t dt, uint64_t i)
-{
-	switch (dt) {
-	case NPU_ND_I8: return ((const int8_t *)p)[i];
-	case NPU_ND_U8: return ((const uint8_t *)p)[i];
-	default: return ((const int32_t *)p)[i];
-	}
-}
-
 uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		     uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -714,14 +732,14 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (!npu_in_range(mode, NPU_QDQ_DEQUANTIZE, NPU_QDQ_REQUANTIZE) ||
 	    !(qdt == NPU_ND_I8 || qdt == NPU_ND_U8 || (qdt == NPU_ND_I32 && mode == NPU_QDQ_DEQUANTIZE)) ||
 	    !outer || !axis || !inner || !npu_prod4(outer, axis, inner, 1, MAX_F32, &total) ||
-	    npu_rd32(c + 60) || s_va & 3 || zp_va % dt_size(qdt))
+	    npu_rd32(c + 60) || s_va & 3 || zp_va % nd_size(qdt))
 		return NPU_DMA_ERR_ARGS;
-	ies = mode == NPU_QDQ_DEQUANTIZE ? dt_size(qdt) : 4;
-	oes = mode == NPU_QDQ_DEQUANTIZE ? 4 : dt_size(qdt);
+	ies = mode == NPU_QDQ_DEQUANTIZE ? nd_size(qdt) : 4;
+	oes = mode == NPU_QDQ_DEQUANTIZE ? 4 : nd_size(qdt);
 	if (in_va % ies || out_va % oes)
 		return NPU_DMA_ERR_ARGS;
 	if ((st = nd_load(core, s_va, 4ull * axis, (void **)&scale, fault)) != NPU_DMA_OK ||
-	    (zp_va && (st = nd_load(core, zp_va, (uint64_t)axis * dt_size(qdt), &zp, fault)) !=
+	    (zp_va && (st = nd_load(core, zp_va, (uint64_t)axis * nd_size(qdt), &zp, fault)) !=
 	     NPU_DMA_OK) ||
 	    (st = nd_load(core, in_va, total * ies, &x, fault)) != NPU_DMA_OK)
 		goto out;
@@ -735,14 +753,14 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	for (uint64_t e = 0; e < total; e++) {
 		uint32_t a = (uint32_t)(e / inner % axis);
 		float s = scale[a];
-		int64_t z = zp ? ld_q(zp, qdt, a) : 0;
+		int64_t z = zp ? nd_int(zp, qdt, a) : 0;
 
 		if (nd_stop(core, e)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
 		if (mode == NPU_QDQ_DEQUANTIZE) {
-			((float *)y)[e] = (float)(ld_q(x, qdt, e) - z) * s;
+			((float *)y)[e] = (float)(nd_int(x, qdt, e) - z) * s;
 		} else {
 			float v = mode == NPU_QDQ_QUANTIZE ? rintf(((float *)x)[e] / s) :
 				  rintf((float)((int32_t *)x)[e] * s);
@@ -767,24 +785,6 @@ out:
 
 /* ---- NPU_CMD_REDUCE ------------------------------------------------------------- */
 
-static double ld_num(const void *p, uint32_t dt, uint64_t i)
-{
-	switch (dt) {
-	case NPU_ND_F32: return ((const float *)p)[i];
-	case NPU_ND_I8: return ((const int8_t *)p)[i];
-	case NPU_ND_U8: return ((const uint8_t *)p)[i];
-	default: return ((const int32_t *)p)[i];
-	}
-}
-
-static void st_int(void *p, uint32_t dt, uint64_t i, int64_t v)
-{
-	switch (dt) {
-	case NPU_ND_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)v; break;
-	case NPU_ND_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-	default: ((int32_t *)p)[i] = (int32_t)(uint32_t)v; break;
-	}
-}
 
 /* One output: fn over @n values of @x from @base, the reduced dims' strides @st. */
 static void reduce_one(uint32_t fn, uint32_t dt, bool last, const void *x, uint64_t base,
@@ -806,7 +806,7 @@ static void reduce_one(uint32_t fn, uint32_t dt, bool last, const void *x, uint6
 			at += q % sz[k] * st[k];
 			q /= sz[k];
 		}
-		v = ld_num(x, dt, at);
+		v = nd_num(x, dt, at);
 		iv = (int64_t)v;
 		switch (fn) {
 		case NPU_RED_SUM: case NPU_RED_MEAN: case NPU_RED_LOG_SUM:
@@ -848,7 +848,7 @@ static void reduce_one(uint32_t fn, uint32_t dt, bool last, const void *x, uint6
 		if (f32)
 			((float *)y)[o] = (float)best;
 		else
-			st_int(y, dt, o, (int64_t)best);
+			nd_store_int(y, dt, o, (int64_t)best);
 		return;
 	}
 	if (fn == NPU_RED_SUM_F32) {
@@ -856,7 +856,7 @@ static void reduce_one(uint32_t fn, uint32_t dt, bool last, const void *x, uint6
 		return;
 	}
 	if (!f32) {	/* mean: C's division of the 64-bit sum, truncating */
-		st_int(y, dt, o, fn == NPU_RED_MEAN ? (int64_t)iacc / (int64_t)n : (int64_t)iacc);
+		nd_store_int(y, dt, o, fn == NPU_RED_MEAN ? (int64_t)iacc / (int64_t)n : (int64_t)iacc);
 		return;
 	}
 	if (fn == NPU_RED_MEAN)
@@ -946,33 +946,13 @@ out:
 
 /* ---- NPU_CMD_CAST ------------------------------------------------------------------ */
 
-static uint32_t cast_size(uint32_t dt)
-{
-	switch (dt) {
-	case NPU_ND_F32: case NPU_ND_I32: return 4;
-	case NPU_ND_I8: case NPU_ND_U8: case NPU_ND_BOOL: return 1;
-	case NPU_ND_I64: return 8;
-	default: return 0;
-	}
-}
-
-static int64_t cast_ld_int(const void *p, uint32_t dt, uint64_t i)
-{
-	switch (dt) {
-	case NPU_ND_I8: return ((const int8_t *)p)[i];
-	case NPU_ND_U8: case NPU_ND_BOOL: return ((const uint8_t *)p)[i];
-	case NPU_ND_I32: return ((const int32_t *)p)[i];
-	default: return ((const int64_t *)p)[i];
-	}
-}
-
 static void cast_one(const void *x, uint32_t idt, void *y, uint32_t odt, uint64_t i)
 {
 	int64_t v;
 
 	if (odt == NPU_ND_F32) {
 		((float *)y)[i] = idt == NPU_ND_F32 ? ((const float *)x)[i] :
-				  (float)cast_ld_int(x, idt, i);
+				  (float)nd_int(x, idt, i);
 		return;
 	}
 	if (idt == NPU_ND_F32) {	/* truncated, saturated, NaN 0; bool: != 0 */
@@ -988,15 +968,9 @@ static void cast_one(const void *x, uint32_t idt, void *y, uint32_t odt, uint64_
 		f = isnan(f) ? 0 : trunc(f);
 		v = (int64_t)(f < lo ? lo : f > hi ? hi : f);
 	} else {
-		v = cast_ld_int(x, idt, i);
+		v = nd_int(x, idt, i);
 	}
-	switch (odt) {
-	case NPU_ND_BOOL: ((uint8_t *)y)[i] = v != 0; break;
-	case NPU_ND_I8: ((int8_t *)y)[i] = (int8_t)(uint8_t)v; break;
-	case NPU_ND_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
-	case NPU_ND_I32: ((int32_t *)y)[i] = (int32_t)(uint32_t)v; break;
-	default: ((int64_t *)y)[i] = v; break;
-	}
+	nd_store_int(y, odt, i, v);
 }
 
 uint32_t npu_cast_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -1004,7 +978,7 @@ uint32_t npu_cast_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 {
 	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16);
 	uint32_t count = npu_rd32(c + 24), idt = npu_rd32(c + 28), odt = npu_rd32(c + 32), st;
-	uint32_t ies = cast_size(idt), oes = cast_size(odt);
+	uint32_t ies = nd_size(idt), oes = nd_size(odt);
 	void *x = NULL, *y = NULL;
 
 	if (size != sizeof(struct npu_cmd_cast))
@@ -1122,11 +1096,6 @@ struct convp {
 	uint32_t xdt, wdt, wzp_n;
 };
 
-static int64_t ld8(const uint8_t *p, uint32_t dt, uint64_t i)
-{
-	return dt == NPU_ND_I8 ? (int8_t)p[i] : p[i];
-}
-
 uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -1195,8 +1164,8 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		goto out;
 	for (uint64_t no = 0; no < (uint64_t)batch * out_c; no++) {
 		uint32_t n = (uint32_t)(no / out_c), oc = (uint32_t)(no % out_c), g = oc / ocg;
-		int64_t wzv = wz ? ld8(wz, p.wdt, p.wzp_n == 1 ? 0 : oc) : 0;
-		int64_t xzv = xz ? ld8(xz, p.xdt, 0) : 0;
+		int64_t wzv = wz ? nd_int(wz, p.wdt, p.wzp_n == 1 ? 0 : oc) : 0;
+		int64_t xzv = xz ? nd_int(xz, p.xdt, 0) : 0;
 
 		if (npu_eng_stop(core)) {	/* each output channel's plane */
 			st = NPU_DMA_ERR_ABORTED;
@@ -1239,8 +1208,8 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 						acc += (double)((float *)x)[xrow + off] *
 						       ((float *)w)[wrow + kk];
 					else
-						iacc += (ld8(x, p.xdt, xrow + off) - xzv) *
-							(ld8(w, p.wdt, wrow + kk) - wzv);
+						iacc += (nd_int(x, p.xdt, xrow + off) - xzv) *
+							(nd_int(w, p.wdt, wrow + kk) - wzv);
 				}
 			}
 			if (f32)
@@ -1341,9 +1310,7 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 				}
 				if (!inside)
 					continue;
-				v = dt == NPU_ND_F32 ? ((float *)x)[nc * isp + off] :
-				    dt == NPU_ND_I8 ? ((int8_t *)x)[nc * isp + off] :
-				    ((uint8_t *)x)[nc * isp + off];
+				v = nd_num(x, dt, nc * isp + off);
 				sum += v;
 				if (!count || v > best)
 					best = v;

@@ -35,6 +35,12 @@ static inline bool npu_in_range(uint32_t v, uint32_t lo, uint32_t hi)
 	return v >= lo && v <= hi;
 }
 
+/* Whether fp32 bits @bits are finite (not an infinity or a NaN). */
+static inline bool npu_f32_bits_finite(uint32_t bits)
+{
+	return (bits & 0x7f800000u) != 0x7f800000u;
+}
+
 /* A tensor dimension: 1..NPU_TENSOR_MAX_DIM. */
 static inline bool npu_dim_ok(uint32_t v)
 {

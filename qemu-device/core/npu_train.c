@@ -73,10 +73,6 @@ static uint32_t load_f32(struct npu_core *core, uint64_t va, uint64_t count, int
 	return NPU_DMA_OK;
 }
 
-static bool finite_bits(uint32_t bits)
-{
-	return (bits & 0x7f800000u) != 0x7f800000u;
-}
 
 /* ---- GEMM ----------------------------------------------------------------- */
 
@@ -103,7 +99,7 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	flags = npu_rd32(c + 56);
 	if (!npu_dim_ok(m) || !npu_dim_ok(n) || !npu_dim_ok(k) ||
 	    (flags & ~(NPU_GEMMF_TRANS_A | NPU_GEMMF_TRANS_B | NPU_GEMMF_BF16)) ||
-	    !finite_bits(npu_rd32(c + 60)) || !finite_bits(npu_rd32(c + 64)) || npu_rd32(c + 68) ||
+	    !npu_f32_bits_finite(npu_rd32(c + 60)) || !npu_f32_bits_finite(npu_rd32(c + 64)) || npu_rd32(c + 68) ||
 	    (uint64_t)m * n * k > NPU_TENSOR_MAX_MACS)
 		return NPU_DMA_ERR_ARGS;
 	if (!npu_eng_charge_macs(core, (uint64_t)m * n * k))
@@ -530,7 +526,7 @@ uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t s
 	bf_out = op == NPU_ELTF_TO_BF16;
 	if (!count || count > MAX_ELEMS || op < NPU_ELTF_ADD || op > NPU_ELTF_FROM_BF16 ||
 	    (op == NPU_ELTF_BIAS ? !cols || count % cols : cols != 0) ||
-	    !finite_bits(npu_rd32(c + 44)) ||
+	    !npu_f32_bits_finite(npu_rd32(c + 44)) ||
 	    (op != NPU_ELTF_AXPY && op != NPU_ELTF_SCALE && npu_rd32(c + 44)) ||
 	    (!two && va_b))
 		return NPU_DMA_ERR_ARGS;
@@ -608,7 +604,7 @@ uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	classes = npu_rd32(c + 44);
 	scale = npu_f32_from_bits(npu_rd32(c + 48));
 	n = (uint64_t)rows * classes;
-	if (!rows || !npu_dim_ok(classes) || n > MAX_ELEMS || !finite_bits(npu_rd32(c + 48)) ||
+	if (!rows || !npu_dim_ok(classes) || n > MAX_ELEMS || !npu_f32_bits_finite(npu_rd32(c + 48)) ||
 	    npu_rd32(c + 52) || (va_loss & 3) || (va_dz & 3))
 		return NPU_DMA_ERR_ARGS;
 	st = load_f32(core, va_z, n, 0, &z, fault);
@@ -662,7 +658,7 @@ uint32_t npu_optim_f32_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	algo = npu_rd32(c + 44);
 	step = npu_rd32(c + 68);
 	for (int i = 0; i < 5; i++) {
-		if (!finite_bits(npu_rd32(c + 48 + 4 * i)))
+		if (!npu_f32_bits_finite(npu_rd32(c + 48 + 4 * i)))
 			return NPU_DMA_ERR_ARGS;
 		hp[i] = npu_f32_from_bits(npu_rd32(c + 48 + 4 * i));
 	}
