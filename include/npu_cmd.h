@@ -58,6 +58,10 @@ enum npu_cmd_op {
 	NPU_CMD_CONV = 32,	/* struct npu_cmd_conv: N-d, groups, transposed */
 	NPU_CMD_POOL = 33,	/* struct npu_cmd_pool: N-d max or average, padded */
 	NPU_CMD_WHERE = 34,	/* struct npu_cmd_where: select with broadcasting */
+	/* Gradients of the N-d ops for training: npu_cmd_train.h. */
+	NPU_CMD_SOFTMAX_BWD = 35, /* struct npu_cmd_softmax_bwd: softmax's, log-softmax's */
+	NPU_CMD_NORM_BWD = 36,	/* struct npu_cmd_norm_bwd: layer norm's */
+	NPU_CMD_ACT_BWD = 37,	/* struct npu_cmd_act_bwd: an activation's */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -83,7 +87,8 @@ enum npu_cmd_op {
 	X(GEMM_F32, gemm_f32, TRAIN) X(CONV2D_F32, conv2d_f32, TRAIN)		\
 	X(POOL_F32, pool_f32, TRAIN) X(ELTWISE_F32, eltwise_f32, TRAIN)		\
 	X(REDUCE_F32, reduce_f32, TRAIN) X(XENT_F32, xent_f32, TRAIN)		\
-	X(OPTIM_F32, optim_f32, TRAIN)
+	X(OPTIM_F32, optim_f32, TRAIN) X(SOFTMAX_BWD, softmax_bwd, TRAIN)	\
+	X(NORM_BWD, norm_bwd, TRAIN) X(ACT_BWD, act_bwd, TRAIN)
 
 #define NPU_CMD_CLASS_INFER	1
 #define NPU_CMD_CLASS_TRAIN	2

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu_cmd_train.h - the training commands of the command stream (ops 25 to
- * 31): fp32 tensors, bf16 inputs where a flag says so, fp32 accumulation.
+ * 31, and 35 to 37 for the gradients of the N-d ops): fp32 tensors, bf16
+ * inputs where a flag says so, fp32 accumulation.
  * Included by npu_cmd.h; Documentation/command-stream.rst and
  * Documentation/training.rst explain them.
  *
@@ -259,6 +260,84 @@ struct npu_cmd_optim_f32 {
 #define NPU_OPT_ADAM		2
 #define NPU_OPT_ADAMW		3
 
+/**
+ * struct npu_cmd_softmax_bwd - the gradient of NPU_CMD_SOFTMAX along the
+ * middle dim of [@outer][@axis][@inner], from its output y and the
+ * output's gradient dy: softmax dx = y (dy - sum(dy y)), log-softmax
+ * dx = dy - exp(y) sum(dy), the sums along the axis. Each value is
+ * computed in double and rounded once.
+ * @hdr: op NPU_CMD_SOFTMAX_BWD, size 48.
+ * @y, @dy, @dx: fp32.
+ * @outer, @axis, @inner: >= 1, the product at most NPU_TENSOR_MAX_BYTES / 4.
+ * @flags: NPU_SOFTMAX_LOG: log-softmax's.
+ */
+struct npu_cmd_softmax_bwd {
+	struct npu_cmd_hdr hdr;
+	uint64_t y;
+	uint64_t dy;
+	uint64_t dx;
+	uint32_t outer;
+	uint32_t axis;
+	uint32_t inner;
+	uint32_t flags;
+};
+
+/**
+ * struct npu_cmd_norm_bwd - the gradients of NPU_CMD_NORM's layer
+ * normalisation over rows of @norm, from its input x, its scale, the
+ * mean and inverse deviation it wrote for each row, and the output's
+ * gradient dy. With xh = (x - mean) inv_std and g = dy scale:
+ *   dx = inv_std (g - mean(g) - xh mean(g xh)), the means along the row;
+ *   dscale = sum over rows of dy xh; dbias = sum over rows of dy.
+ * Sums in double, each value rounded once.
+ * @hdr: op NPU_CMD_NORM_BWD, size 88.
+ * @x, @dy: fp32 [@rows][@norm]; @scale: fp32 [@norm];
+ * @mean, @inv_std: fp32 [@rows].
+ * @dx: fp32 [@rows][@norm], or 0 for none; @dscale, @dbias: fp32 [@norm],
+ *	or 0 for none. At least one of the three.
+ * @rows, @norm: >= 1, the product at most NPU_TENSOR_MAX_BYTES / 4.
+ * @reserved: zero.
+ */
+struct npu_cmd_norm_bwd {
+	struct npu_cmd_hdr hdr;
+	uint64_t x;
+	uint64_t scale;
+	uint64_t mean;
+	uint64_t inv_std;
+	uint64_t dy;
+	uint64_t dx;
+	uint64_t dscale;
+	uint64_t dbias;
+	uint32_t rows;
+	uint32_t norm;
+	uint32_t reserved[2];
+};
+
+/**
+ * struct npu_cmd_act_bwd - the gradient of an fp32 function of
+ * NPU_CMD_ACTIVATION: dx = dy f'(x), from its input x, in double, rounded
+ * once. Where f is not differentiable the one-sided derivative from the
+ * right is taken, except clip's, which passes dy on lo <= x <= hi
+ * (PyTorch's); floor, ceil, round and sign give 0.
+ * @hdr: op NPU_CMD_ACT_BWD, size 56.
+ * @x, @dy, @dx: fp32 [@count].
+ * @count: 1..NPU_TENSOR_MAX_BYTES / 4.
+ * @fn: NPU_ACTFN_* (not NPU_ACTFN_TABLE).
+ * @alpha, @beta, @lo, @hi: as NPU_CMD_ACTIVATION's for @fn.
+ */
+struct npu_cmd_act_bwd {
+	struct npu_cmd_hdr hdr;
+	uint64_t x;
+	uint64_t dy;
+	uint64_t dx;
+	uint32_t count;
+	uint32_t fn;
+	uint32_t alpha;
+	uint32_t beta;
+	uint32_t lo;
+	uint32_t hi;
+};
+
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_gemm_f32) == 72, "gemm_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_conv2d_f32) == 104, "conv2d_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_pool_f32) == 88, "pool_f32 layout");
@@ -266,5 +345,8 @@ NPU_STATIC_ASSERT(sizeof(struct npu_cmd_eltwise_f32) == 48, "eltwise_f32 layout"
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_reduce_f32) == 40, "reduce_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_xent_f32) == 56, "xent_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_optim_f32) == 80, "optim_f32 layout");
+NPU_STATIC_ASSERT(sizeof(struct npu_cmd_softmax_bwd) == 48, "softmax_bwd layout");
+NPU_STATIC_ASSERT(sizeof(struct npu_cmd_norm_bwd) == 88, "norm_bwd layout");
+NPU_STATIC_ASSERT(sizeof(struct npu_cmd_act_bwd) == 56, "act_bwd layout");
 
 #endif /* NPU_CMD_TRAIN_H */

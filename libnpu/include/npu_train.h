@@ -218,6 +218,35 @@ int npu_graph_grad(const npu_graph *g, int id);
 int npu_graph_optimizer_v(size_t size, npu_graph *g, const struct npu_optim_f32 *opt);
 #define npu_graph_optimizer(...) npu_graph_optimizer_v(sizeof(struct npu_optim_f32), __VA_ARGS__)
 
+/*
+ * fp32 ops over N-dimensional tensors, packed row-major as their dims say
+ * (ONNX's semantics), each with its gradient: the blocks of a
+ * transformer. npu_graph_add and npu_graph_mul of fp32 tensors add and
+ * multiply with numpy broadcasting (NPU_ACT_NONE only); npu_graph_softmax
+ * of an fp32 tensor normalises its last dim (beta 1); npu_graph_transpose
+ * of one permutes its dims. Outputs are given with their shapes.
+ */
+/** out = a - b and a / b, fp32, with numpy broadcasting. */
+int npu_graph_sub(npu_graph *g, int a, int b, int out);
+int npu_graph_div(npu_graph *g, int a, int b, int out);
+/**
+ * Layer normalisation over the last dim: out = (in - mean) / sqrt(var +
+ * @eps) * @scale + @bias, with the row's mean and biased variance; @scale
+ * and @bias (or -1 for none) hold one value per entry of the last dim.
+ */
+int npu_graph_layer_norm(npu_graph *g, int in, int scale, int bias, int out, float eps);
+/** GELU: in / 2 * (1 + erf(in / sqrt 2)), or with @tanh_approx its tanh form. */
+int npu_graph_gelu(npu_graph *g, int in, int out, int tanh_approx);
+/**
+ * Batched matrix product of two activations (or weights): out = @alpha *
+ * a x op(b), a [..][m][k], b [..][k][n] or with @trans_b [..][n][k], out
+ * [..][m][n], the batch dims broadcasting as numpy's matmul: attention's
+ * Q K^T (@trans_b, @alpha 1 / sqrt(d)) and P V.
+ */
+int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alpha);
+/** The mean over dim @axis of @in: @out has its dims with that one 1 (or dropped). */
+int npu_graph_mean(npu_graph *g, int in, int out, uint32_t axis);
+
 enum npu_exec_mode {
 	NPU_EXEC_FORWARD = 0,	/* the forward ops only (inference, evaluation) */
 	NPU_EXEC_TRAIN = 1,	/* forward, backward and optimizer steps */

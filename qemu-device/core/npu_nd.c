@@ -19,38 +19,8 @@
 #include "npu_train_math.h"
 #include "npu_tensor_priv.h"
 
-#define MAX_F32			(NPU_TENSOR_MAX_BYTES / 4)
-#define NPU_ND_STOP_EVERY	(1u << 18)
 
 /* ---- helpers --------------------------------------------------------------- */
-
-/* Read @bytes at @va into a new buffer charged to the command. */
-static uint32_t nd_load(struct npu_core *core, uint64_t va, uint64_t bytes, void **out,
-			uint64_t *fault)
-{
-	*out = npu_eng_alloc(core, bytes ? bytes : 1);
-	if (!*out)
-		return NPU_DMA_ERR_ARGS;
-	return npu_va_rw(core, core->eng.run.ctx, va, *out, bytes, false, fault);
-}
-
-static uint32_t nd_store(struct npu_core *core, uint64_t va, const void *buf, uint64_t bytes,
-			 uint64_t *fault)
-{
-	return npu_va_rw(core, core->eng.run.ctx, va, (void *)buf, bytes, true, fault);
-}
-
-/* On element @i of a long loop: stop now? (checked every NPU_ND_STOP_EVERY) */
-static bool nd_stop(struct npu_core *core, uint64_t i)
-{
-	return !(i % NPU_ND_STOP_EVERY) && npu_eng_stop(core);
-}
-
-/* Cycles of @ops operations per element on a vector unit as wide as the array. */
-static uint64_t vec_cycles(const struct npu_core *core, uint64_t elems, uint32_t ops)
-{
-	return (elems * ops + core->cfg.mac_cols - 1) / core->cfg.mac_cols;
-}
 
 /*
  * Dims 1..NPU_TENSOR_MAX_DIM below @rank, zero past it (of @max); their
@@ -258,24 +228,24 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    !bcast(ad, od, rank, bst[0], &an) || !bcast(bd, od, rank, bst[1], &bn) ||
 	    (a_va | b_va) & 3 || o_va % (oes < 4 ? oes : 4))
 		return NPU_DMA_ERR_ARGS;
-	if ((st = nd_load(core, a_va, es * an, &a, fault)) != NPU_DMA_OK ||
-	    (st = nd_load(core, b_va, es * bn, &b, fault)) != NPU_DMA_OK)
+	if ((st = npu_nd_load(core, a_va, es * an, &a, fault)) != NPU_DMA_OK ||
+	    (st = npu_nd_load(core, b_va, es * bn, &b, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	o = npu_eng_alloc(core, oes * on);
 	if (!o)
 		goto out;
 	for (uint64_t i = 0; i < on; i++) {
-		if (nd_stop(core, i)) {
+		if (npu_nd_stop(core, i)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
 		binary_at(fn, dt, a, at[0], b, at[1], o, i);
 		walk_next(rank, od, idx, at, bst, 2);
 	}
-	st = nd_store(core, o_va, o, oes * on, fault);
+	st = npu_nd_store(core, o_va, o, oes * on, fault);
 	npu_account(core, st, es * (an + bn) + oes * on,
-		    vec_cycles(core, on, fn == NPU_BIN_POW ? 8 : 1), bytes, cycles);
+		    npu_vec_cycles(core, on, fn == NPU_BIN_POW ? 8 : 1), bytes, cycles);
 out:
 	free(a);
 	free(b);
@@ -329,17 +299,6 @@ static float act_one(uint32_t fn, float xf, float alpha, float beta, float lo, f
 	}
 }
 
-/* Which of alpha, beta, lo, hi (bits 0..3) function @fn reads. */
-static uint32_t act_params(uint32_t fn)
-{
-	switch (fn) {
-	case NPU_ACTFN_LEAKY_RELU: return 1;
-	case NPU_ACTFN_HARD_SIGMOID: case NPU_ACTFN_AFFINE: return 3;
-	case NPU_ACTFN_CLIP: return 12;
-	default: return 0;
-	}
-}
-
 uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -357,12 +316,12 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	lo = npu_f32_from_bits(prm[2]);
 	hi = npu_f32_from_bits(prm[3]);
 	esz = fn == NPU_ACTFN_TABLE ? 1 : 4;
-	if (!count || count > MAX_F32 || (fn != NPU_ACTFN_TABLE && !npu_in_range(fn, 1, NPU_ACTFN_NUM - 1)))
+	if (!count || count > NPU_MAX_F32 || (fn != NPU_ACTFN_TABLE && !npu_in_range(fn, 1, NPU_ACTFN_NUM - 1)))
 		return NPU_DMA_ERR_ARGS;
 	for (int i = 0; i < 4; i++)	/* unused parameters are 0 */
-		if (!(act_params(fn) >> i & 1) && prm[i])
+		if (!(npu_act_params(fn) >> i & 1) && prm[i])
 			return NPU_DMA_ERR_ARGS;
-	if ((act_params(fn) & 3) && (!npu_f32_bits_finite(prm[0]) || !npu_f32_bits_finite(prm[1])))
+	if ((npu_act_params(fn) & 3) && (!npu_f32_bits_finite(prm[0]) || !npu_f32_bits_finite(prm[1])))
 		return NPU_DMA_ERR_ARGS;
 	if (fn == NPU_ACTFN_CLIP && !(lo <= hi))
 		return NPU_DMA_ERR_ARGS;	/* NaN bounds fail too */
@@ -371,11 +330,11 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	if (fn == NPU_ACTFN_TABLE &&
 	    (st = npu_va_rw(core, core->eng.run.ctx, t_va, table, 256, false, fault)) != NPU_DMA_OK)
 		return st;
-	st = nd_load(core, in_va, (uint64_t)count * esz, &x, fault);
+	st = npu_nd_load(core, in_va, (uint64_t)count * esz, &x, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint32_t i = 0; i < count; i++) {	/* in place */
-		if (nd_stop(core, i)) {
+		if (npu_nd_stop(core, i)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
@@ -384,9 +343,9 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 		else
 			((float *)x)[i] = act_one(fn, ((float *)x)[i], alpha, beta, lo, hi);
 	}
-	st = nd_store(core, out_va, x, (uint64_t)count * esz, fault);
+	st = npu_nd_store(core, out_va, x, (uint64_t)count * esz, fault);
 	npu_account(core, st, 2ull * count * esz,
-		    vec_cycles(core, count, fn == NPU_ACTFN_TABLE || fn >= NPU_ACTFN_RECIPROCAL ? 1 : 4),
+		    npu_vec_cycles(core, count, fn == NPU_ACTFN_TABLE || fn >= NPU_ACTFN_RECIPROCAL ? 1 : 4),
 		    bytes, cycles);
 out:
 	free(x);
@@ -431,7 +390,7 @@ uint32_t npu_copy_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	}
 	if (lo < 0 || (uint64_t)hi >= in_count)
 		return NPU_DMA_ERR_ARGS;
-	st = nd_load(core, in_va + (uint64_t)lo * es, (uint64_t)(hi - lo + 1) * es, (void **)&src,
+	st = npu_nd_load(core, in_va + (uint64_t)lo * es, (uint64_t)(hi - lo + 1) * es, (void **)&src,
 		     fault);
 	if (st != NPU_DMA_OK)
 		goto out;
@@ -441,7 +400,7 @@ uint32_t npu_copy_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		goto out;
 	pos = off - lo;
 	for (uint64_t o = 0; o < count; o++) {
-		if (nd_stop(core, o)) {
+		if (npu_nd_stop(core, o)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
@@ -454,7 +413,7 @@ uint32_t npu_copy_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			idx[d] = 0;
 		}
 	}
-	st = nd_store(core, out_va, dst, count * es, fault);
+	st = npu_nd_store(core, out_va, dst, count * es, fault);
 	npu_account(core, st, (uint64_t)(hi - lo + 1) * es + count * es, 0, bytes, cycles);
 out:
 	free(src);
@@ -474,10 +433,10 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 
 	if (size != sizeof(struct npu_cmd_softmax))
 		return NPU_DMA_ERR_ARGS;
-	if (!npu_prod4(outer, axis, inner, 1, MAX_F32, &total) || !outer || !axis || !inner ||
+	if (!npu_prod4(outer, axis, inner, 1, NPU_MAX_F32, &total) || !outer || !axis || !inner ||
 	    (flags & ~NPU_SOFTMAX_LOG) || (in_va | out_va) & 3)
 		return NPU_DMA_ERR_ARGS;
-	st = nd_load(core, in_va, 4 * total, (void **)&x, fault);
+	st = npu_nd_load(core, in_va, 4 * total, (void **)&x, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint64_t r = 0; r < (uint64_t)outer * inner; r++) {
@@ -499,8 +458,8 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 										: exp(d) / sum);
 		}
 	}
-	st = nd_store(core, out_va, x, 4 * total, fault);
-	npu_account(core, st, 8 * total, vec_cycles(core, total, 6), bytes, cycles);
+	st = npu_nd_store(core, out_va, x, 4 * total, fault);
+	npu_account(core, st, 8 * total, npu_vec_cycles(core, total, 6), bytes, cycles);
 out:
 	free(x);
 	return st;
@@ -522,14 +481,14 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	for (int i = 0; i < 6; i++)	/* in, scale, bias, out, mean, inv_std */
 		va[i] = npu_rd64(c + 8 + 8 * i);
 	eps = npu_f32_from_bits(eps_bits);
-	if (!rows || !npu_dim_ok(norm) || !npu_prod4(rows, norm, 1, 1, MAX_F32, &total) ||
+	if (!rows || !npu_dim_ok(norm) || !npu_prod4(rows, norm, 1, 1, NPU_MAX_F32, &total) ||
 	    (flags & ~NPU_NORM_RMS) || !npu_f32_bits_finite(eps_bits) || eps < 0 || !va[1] ||
 	    (rms && (va[4] || va[5])) ||
 	    (va[0] | va[1] | va[2] | va[3] | va[4] | va[5]) & 3)
 		return NPU_DMA_ERR_ARGS;
-	if ((st = nd_load(core, va[0], 4 * total, (void **)&x, fault)) != NPU_DMA_OK ||
-	    (st = nd_load(core, va[1], 4ull * norm, (void **)&scale, fault)) != NPU_DMA_OK ||
-	    (va[2] && (st = nd_load(core, va[2], 4ull * norm, (void **)&bias, fault)) != NPU_DMA_OK))
+	if ((st = npu_nd_load(core, va[0], 4 * total, (void **)&x, fault)) != NPU_DMA_OK ||
+	    (st = npu_nd_load(core, va[1], 4ull * norm, (void **)&scale, fault)) != NPU_DMA_OK ||
+	    (va[2] && (st = npu_nd_load(core, va[2], 4ull * norm, (void **)&bias, fault)) != NPU_DMA_OK))
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	stats = npu_eng_alloc(core, 8ull * rows);
@@ -558,12 +517,12 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		stats[r] = (float)m;
 		stats[rows + r] = (float)inv;
 	}
-	st = nd_store(core, va[3], x, 4 * total, fault);
+	st = npu_nd_store(core, va[3], x, 4 * total, fault);
 	if (st == NPU_DMA_OK && va[4])
-		st = nd_store(core, va[4], stats, 4ull * rows, fault);
+		st = npu_nd_store(core, va[4], stats, 4ull * rows, fault);
 	if (st == NPU_DMA_OK && va[5])
-		st = nd_store(core, va[5], stats + rows, 4ull * rows, fault);
-	npu_account(core, st, 8 * total + 8ull * norm, vec_cycles(core, total, 5), bytes, cycles);
+		st = npu_nd_store(core, va[5], stats + rows, 4ull * rows, fault);
+	npu_account(core, st, 8 * total + 8ull * norm, npu_vec_cycles(core, total, 5), bytes, cycles);
 out:
 	free(x);
 	free(scale);
@@ -640,7 +599,7 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    !(f32 || (mm_dt8(p.adt) && mm_dt8(p.bdt))) || !npu_f32_bits_finite(p.alpha) ||
 	    (!f32 && alpha != 1.0f) ||
 	    !mm_zp_ok(p.va[2], p.azp_n, p.m, !f32) || !mm_zp_ok(p.va[3], p.bzp_n, p.n, !f32) ||
-	    !dims_ok(p.brank ? p.ob : ones, p.brank ? p.brank : 1, NPU_ND_MAX_RANK, MAX_F32, &nb) ||
+	    !dims_ok(p.brank ? p.ob : ones, p.brank ? p.brank : 1, NPU_ND_MAX_RANK, NPU_MAX_F32, &nb) ||
 	    !bcast(p.brank ? p.ab : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bst[0], &na) ||
 	    !bcast(p.brank ? p.bb : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bst[1], &nbb) ||
 	    (f32 && (p.va[0] | p.va[1]) & 3) || p.va[4] & 3)
@@ -653,10 +612,10 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    nb * mn * 4 > NPU_TENSOR_MAX_BYTES || macs > NPU_TENSOR_MAX_MACS / p.k)
 		return NPU_DMA_ERR_ARGS;
 	macs *= p.k;
-	if ((st = nd_load(core, p.va[0], na * mk * aes, (void **)&a, fault)) != NPU_DMA_OK ||
-	    (st = nd_load(core, p.va[1], nbb * kn * bes, (void **)&b, fault)) != NPU_DMA_OK ||
-	    (p.va[2] && (st = nd_load(core, p.va[2], p.azp_n, (void **)&azp, fault)) != NPU_DMA_OK) ||
-	    (p.va[3] && (st = nd_load(core, p.va[3], p.bzp_n, (void **)&bzp, fault)) != NPU_DMA_OK))
+	if ((st = npu_nd_load(core, p.va[0], na * mk * aes, (void **)&a, fault)) != NPU_DMA_OK ||
+	    (st = npu_nd_load(core, p.va[1], nbb * kn * bes, (void **)&b, fault)) != NPU_DMA_OK ||
+	    (p.va[2] && (st = npu_nd_load(core, p.va[2], p.azp_n, (void **)&azp, fault)) != NPU_DMA_OK) ||
+	    (p.va[3] && (st = npu_nd_load(core, p.va[3], p.bzp_n, (void **)&bzp, fault)) != NPU_DMA_OK))
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	o = npu_eng_alloc(core, 4 * nb * mn);
@@ -697,7 +656,7 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		}
 		walk_next(p.brank ? p.brank : 1, p.brank ? p.ob : ones, idx, at, bst, 2);
 	}
-	st = nd_store(core, p.va[4], o, 4 * nb * mn, fault);
+	st = npu_nd_store(core, p.va[4], o, 4 * nb * mn, fault);
 	if (st == NPU_DMA_OK) {
 		uint64_t per = (uint64_t)core->cfg.mac_rows * core->cfg.mac_cols / (f32 ? 4 : 1);
 
@@ -731,17 +690,17 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		return NPU_DMA_ERR_ARGS;
 	if (!npu_in_range(mode, NPU_QDQ_DEQUANTIZE, NPU_QDQ_REQUANTIZE) ||
 	    !(qdt == NPU_ND_I8 || qdt == NPU_ND_U8 || (qdt == NPU_ND_I32 && mode == NPU_QDQ_DEQUANTIZE)) ||
-	    !outer || !axis || !inner || !npu_prod4(outer, axis, inner, 1, MAX_F32, &total) ||
+	    !outer || !axis || !inner || !npu_prod4(outer, axis, inner, 1, NPU_MAX_F32, &total) ||
 	    npu_rd32(c + 60) || s_va & 3 || zp_va % nd_size(qdt))
 		return NPU_DMA_ERR_ARGS;
 	ies = mode == NPU_QDQ_DEQUANTIZE ? nd_size(qdt) : 4;
 	oes = mode == NPU_QDQ_DEQUANTIZE ? 4 : nd_size(qdt);
 	if (in_va % ies || out_va % oes)
 		return NPU_DMA_ERR_ARGS;
-	if ((st = nd_load(core, s_va, 4ull * axis, (void **)&scale, fault)) != NPU_DMA_OK ||
-	    (zp_va && (st = nd_load(core, zp_va, (uint64_t)axis * nd_size(qdt), &zp, fault)) !=
+	if ((st = npu_nd_load(core, s_va, 4ull * axis, (void **)&scale, fault)) != NPU_DMA_OK ||
+	    (zp_va && (st = npu_nd_load(core, zp_va, (uint64_t)axis * nd_size(qdt), &zp, fault)) !=
 	     NPU_DMA_OK) ||
-	    (st = nd_load(core, in_va, total * ies, &x, fault)) != NPU_DMA_OK)
+	    (st = npu_nd_load(core, in_va, total * ies, &x, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	for (uint32_t a = 0; a < axis; a++)
@@ -755,7 +714,7 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		float s = scale[a];
 		int64_t z = zp ? nd_int(zp, qdt, a) : 0;
 
-		if (nd_stop(core, e)) {
+		if (npu_nd_stop(core, e)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
@@ -773,8 +732,8 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 				((uint8_t *)y)[e] = (uint8_t)r;
 		}
 	}
-	st = nd_store(core, out_va, y, total * oes, fault);
-	npu_account(core, st, total * (ies + oes), vec_cycles(core, total, 2), bytes, cycles);
+	st = npu_nd_store(core, out_va, y, total * oes, fault);
+	npu_account(core, st, total * (ies + oes), npu_vec_cycles(core, total, 2), bytes, cycles);
 out:
 	free(scale);
 	free(zp);
@@ -917,7 +876,7 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		sz[nr - 1 - i] = u;
 	}
 	n = total / nout;
-	if ((st = nd_load(core, in_va, total * es, &x, fault)) != NPU_DMA_OK)
+	if ((st = npu_nd_load(core, in_va, total * es, &x, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	y = npu_eng_alloc(core, nout * oes);
@@ -936,8 +895,8 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		}
 		reduce_one(fn, dt, flags & NPU_REDUCE_SELECT_LAST, x, base, rst, sz, nr, n, y, o);
 	}
-	st = nd_store(core, out_va, y, nout * oes, fault);
-	npu_account(core, st, total * es + nout * oes, vec_cycles(core, total, 1), bytes, cycles);
+	st = npu_nd_store(core, out_va, y, nout * oes, fault);
+	npu_account(core, st, total * es + nout * oes, npu_vec_cycles(core, total, 1), bytes, cycles);
 out:
 	free(x);
 	free(y);
@@ -986,20 +945,20 @@ uint32_t npu_cast_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (!ies || !oes || !count || count > NPU_TENSOR_MAX_BYTES / 8 || npu_rd32(c + 36) ||
 	    in_va % (ies < 4 ? ies : 4) || out_va % (oes < 4 ? oes : 4))
 		return NPU_DMA_ERR_ARGS;
-	if ((st = nd_load(core, in_va, (uint64_t)count * ies, &x, fault)) != NPU_DMA_OK)
+	if ((st = npu_nd_load(core, in_va, (uint64_t)count * ies, &x, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	y = npu_eng_alloc(core, (uint64_t)count * oes);
 	if (!y)
 		goto out;
 	for (uint32_t i = 0; i < count; i++) {
-		if (nd_stop(core, i)) {
+		if (npu_nd_stop(core, i)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
 		cast_one(x, idt, y, odt, i);
 	}
-	st = nd_store(core, out_va, y, (uint64_t)count * oes, fault);
+	st = npu_nd_store(core, out_va, y, (uint64_t)count * oes, fault);
 	npu_account(core, st, (uint64_t)count * (ies + oes), 0, bytes, cycles);
 out:
 	free(x);
@@ -1029,8 +988,8 @@ uint32_t npu_gather_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    in_va % (es < 4 ? es : 4) || out_va % (es < 4 ? es : 4) || idx_va % 4)
 		return NPU_DMA_ERR_ARGS;
 	row = (uint64_t)inner * es;
-	if ((st = nd_load(core, in_va, xn, (void **)&x, fault)) != NPU_DMA_OK ||
-	    (st = nd_load(core, idx_va, (uint64_t)nidx * is, &idx, fault)) != NPU_DMA_OK)
+	if ((st = npu_nd_load(core, in_va, xn, (void **)&x, fault)) != NPU_DMA_OK ||
+	    (st = npu_nd_load(core, idx_va, (uint64_t)nidx * is, &idx, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	y = npu_eng_alloc(core, yn);
@@ -1053,7 +1012,7 @@ uint32_t npu_gather_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 				memcpy(dst, x + ((uint64_t)o * axis + (uint64_t)j) * row, row);
 		}
 	}
-	st = nd_store(core, out_va, y, yn, fault);
+	st = npu_nd_store(core, out_va, y, yn, fault);
 	npu_account(core, st, 2 * yn + (uint64_t)nidx * is, 0, bytes, cycles);
 out:
 	free(x);
@@ -1152,11 +1111,11 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    yn * 4 > NPU_TENSOR_MAX_BYTES || macs > NPU_TENSOR_MAX_MACS / ((tr ? ocg : icg) * ksp))
 		return NPU_DMA_ERR_ARGS;
 	macs *= (uint64_t)(tr ? ocg : icg) * ksp;
-	if ((st = nd_load(core, p.va[0], xn * es, &x, fault)) != NPU_DMA_OK ||
-	    (st = nd_load(core, p.va[1], wn * es, &w, fault)) != NPU_DMA_OK ||
-	    (p.va[2] && (st = nd_load(core, p.va[2], 4ull * out_c, &bias, fault)) != NPU_DMA_OK) ||
-	    (p.va[3] && (st = nd_load(core, p.va[3], 1, (void **)&xz, fault)) != NPU_DMA_OK) ||
-	    (p.va[4] && (st = nd_load(core, p.va[4], p.wzp_n, (void **)&wz, fault)) != NPU_DMA_OK))
+	if ((st = npu_nd_load(core, p.va[0], xn * es, &x, fault)) != NPU_DMA_OK ||
+	    (st = npu_nd_load(core, p.va[1], wn * es, &w, fault)) != NPU_DMA_OK ||
+	    (p.va[2] && (st = npu_nd_load(core, p.va[2], 4ull * out_c, &bias, fault)) != NPU_DMA_OK) ||
+	    (p.va[3] && (st = npu_nd_load(core, p.va[3], 1, (void **)&xz, fault)) != NPU_DMA_OK) ||
+	    (p.va[4] && (st = npu_nd_load(core, p.va[4], p.wzp_n, (void **)&wz, fault)) != NPU_DMA_OK))
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	y = npu_eng_alloc(core, yn * 4);
@@ -1218,7 +1177,7 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 				((int32_t *)y)[no * osp + o] = (int32_t)(uint32_t)iacc;
 		}
 	}
-	st = nd_store(core, p.va[5], y, yn * 4, fault);
+	st = npu_nd_store(core, p.va[5], y, yn * 4, fault);
 	if (st == NPU_DMA_OK) {
 		uint64_t per = (uint64_t)core->cfg.mac_rows * core->cfg.mac_cols / (f32 ? 4 : 1);
 
@@ -1271,7 +1230,7 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (xn * es > NPU_TENSOR_MAX_BYTES || yn * es > NPU_TENSOR_MAX_BYTES ||
 	    yn > NPU_TENSOR_MAX_MACS / ksp)
 		return NPU_DMA_ERR_ARGS;
-	if ((st = nd_load(core, x_va, xn * es, &x, fault)) != NPU_DMA_OK)
+	if ((st = npu_nd_load(core, x_va, xn * es, &x, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	y = npu_eng_alloc(core, yn * es);
@@ -1329,8 +1288,8 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			}
 		}
 	}
-	st = nd_store(core, y_va, y, yn * es, fault);
-	npu_account(core, st, (xn + yn) * es, vec_cycles(core, yn, (uint32_t)ksp), bytes, cycles);
+	st = npu_nd_store(core, y_va, y, yn * es, fault);
+	npu_account(core, st, (xn + yn) * es, npu_vec_cycles(core, yn, (uint32_t)ksp), bytes, cycles);
 out:
 	free(x);
 	free(y);
@@ -1362,7 +1321,7 @@ uint32_t npu_where_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    (va[1] | va[2] | va[3]) % (es < 4 ? es : 4))
 		return NPU_DMA_ERR_ARGS;
 	for (int i = 0; i < 3; i++)
-		if ((st = nd_load(core, va[i], n[i] * (i ? es : 1), (void **)&in[i], fault)) !=
+		if ((st = npu_nd_load(core, va[i], n[i] * (i ? es : 1), (void **)&in[i], fault)) !=
 		    NPU_DMA_OK)
 			goto out;
 	st = NPU_DMA_ERR_ARGS;
@@ -1372,14 +1331,14 @@ uint32_t npu_where_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	for (uint64_t o = 0; o < on; o++) {
 		int pick = in[0][at[0]] ? 1 : 2;
 
-		if (nd_stop(core, o)) {
+		if (npu_nd_stop(core, o)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
 		memcpy(y + o * es, in[pick] + at[pick] * es, es);
 		walk_next(rank, od, idx, at, st_, 3);
 	}
-	st = nd_store(core, va[3], y, on * es, fault);
+	st = npu_nd_store(core, va[3], y, on * es, fault);
 	npu_account(core, st, n[0] + (n[1] + n[2] + on) * es, 0, bytes, cycles);
 out:
 	for (int i = 0; i < 3; i++)

@@ -89,6 +89,50 @@ static inline uint32_t npu_account(struct npu_core *core, uint32_t st, uint64_t 
 	return st;
 }
 
+/* ---- the N-d commands' helpers (npu_nd.c, npu_grad.c) ---------------------- */
+
+#define NPU_MAX_F32		(NPU_TENSOR_MAX_BYTES / 4)
+#define NPU_ND_STOP_EVERY	(1u << 18)
+
+/* Read @bytes at @va into a new buffer charged to the command. */
+static inline uint32_t npu_nd_load(struct npu_core *core, uint64_t va, uint64_t bytes, void **out,
+				   uint64_t *fault)
+{
+	*out = npu_eng_alloc(core, bytes ? bytes : 1);
+	if (!*out)
+		return NPU_DMA_ERR_ARGS;
+	return npu_va_rw(core, core->eng.run.ctx, va, *out, bytes, false, fault);
+}
+
+static inline uint32_t npu_nd_store(struct npu_core *core, uint64_t va, const void *buf,
+				    uint64_t bytes, uint64_t *fault)
+{
+	return npu_va_rw(core, core->eng.run.ctx, va, (void *)buf, bytes, true, fault);
+}
+
+/* On element @i of a long loop: stop now? (checked every NPU_ND_STOP_EVERY) */
+static inline bool npu_nd_stop(struct npu_core *core, uint64_t i)
+{
+	return !(i % NPU_ND_STOP_EVERY) && npu_eng_stop(core);
+}
+
+/* Cycles of @ops operations per element on a vector unit as wide as the array. */
+static inline uint64_t npu_vec_cycles(const struct npu_core *core, uint64_t elems, uint32_t ops)
+{
+	return (elems * ops + core->cfg.mac_cols - 1) / core->cfg.mac_cols;
+}
+
+/* Which of alpha, beta, lo, hi (bits 0..3) activation NPU_ACTFN_* @fn reads. */
+static inline uint32_t npu_act_params(uint32_t fn)
+{
+	switch (fn) {
+	case NPU_ACTFN_LEAKY_RELU: return 1;
+	case NPU_ACTFN_HARD_SIGMOID: case NPU_ACTFN_AFFINE: return 3;
+	case NPU_ACTFN_CLIP: return 12;
+	default: return 0;
+	}
+}
+
 /* Each tensor command's handler, npu_<op>_run (npu_cmd.h's list). */
 #define NPU_TENSOR_OP_DECL(OP, op, cls)						\
 	uint32_t npu_##op##_run(struct npu_core *core, const uint8_t *c, uint32_t size,	\

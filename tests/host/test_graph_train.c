@@ -203,6 +203,213 @@ static void test_dense_gradients_match_finite_differences(void)
 }
 
 /*
+ * ---- a transformer block: x [2][3][4] + a position table [1][3][4], layer
+ * norm, two-head attention (weights as matmul operands broadcast over the
+ * batch, Q K^T scaled, softmax, P V, transposes and reshapes), a residual
+ * add (so a tensor feeds two ops), a GELU MLP, then broadcast mul, sub and
+ * div by per-feature parameters, the mean over the tokens and a dense
+ * layer: every N-d op's gradient, against finite differences.
+ */
+
+enum { TB = 2, TT = 3, TD = 4, TH = 2, TM = 6, TC = 3 };
+static double tf_x[TB * TT * TD];
+static int32_t tf_labels[TB] = { 2, 0 };
+
+/* y[b][t][n] = sum_k x[b][t][k] w[k][n] */
+static void mm64(const double *x, const double *w, double *y, int rows, int k, int n)
+{
+	for (int r = 0; r < rows; r++)
+		for (int o = 0; o < n; o++) {
+			double s = 0;
+
+			for (int i = 0; i < k; i++)
+				s += x[r * k + i] * w[i * n + o];
+			y[r * n + o] = s;
+		}
+}
+
+static double tf_loss64(struct param *p)
+{
+	enum { R = TB * TT, DH = TD / TH };
+	double e[R * TD], h[R * TD], q[R * TD], k[R * TD], v[R * TD], o[R * TD], r[R * TD];
+	double m1[R * TM], m2[R * TD], pooled[TB * TD], z[TB * TC];
+
+	for (int i = 0; i < R * TD; i++)	/* e = x + pos */
+		e[i] = tf_x[i] + p[0].d[i % (TT * TD)];
+	for (int row = 0; row < R; row++) {	/* h = layer_norm(e) */
+		double m = 0, var = 0;
+
+		for (int i = 0; i < TD; i++)
+			m += e[row * TD + i] / TD;
+		for (int i = 0; i < TD; i++)
+			var += (e[row * TD + i] - m) * (e[row * TD + i] - m) / TD;
+		for (int i = 0; i < TD; i++)
+			h[row * TD + i] = (e[row * TD + i] - m) / sqrt(var + 1e-5) * p[1].d[i] +
+					  p[2].d[i];
+	}
+	mm64(h, p[3].d, q, R, TD, TD);
+	mm64(h, p[4].d, k, R, TD, TD);
+	mm64(h, p[5].d, v, R, TD, TD);
+	for (int b = 0; b < TB; b++)		/* each head: softmax(q k^T / sqrt(dh)) v */
+		for (int hd = 0; hd < TH; hd++)
+			for (int t = 0; t < TT; t++) {
+				double s[TT], mx = -INFINITY, sum = 0;
+
+				for (int u = 0; u < TT; u++) {
+					s[u] = 0;
+					for (int d = 0; d < DH; d++)
+						s[u] += q[(b * TT + t) * TD + hd * DH + d] *
+							k[(b * TT + u) * TD + hd * DH + d];
+					s[u] /= sqrt((double)DH);
+					mx = fmax(mx, s[u]);
+				}
+				for (int u = 0; u < TT; u++)
+					sum += exp(s[u] - mx);
+				for (int d = 0; d < DH; d++) {
+					double acc = 0;
+
+					for (int u = 0; u < TT; u++)
+						acc += exp(s[u] - mx) / sum *
+						       v[(b * TT + u) * TD + hd * DH + d];
+					o[(b * TT + t) * TD + hd * DH + d] = acc;
+				}
+			}
+	for (int i = 0; i < R * TD; i++)
+		r[i] = e[i] + o[i];
+	mm64(r, p[6].d, m1, R, TD, TM);
+	for (int i = 0; i < R * TM; i++)
+		m1[i] = 0.5 * m1[i] * erfc(-m1[i] / sqrt(2.0));
+	mm64(m1, p[7].d, m2, R, TM, TD);
+	for (int i = 0; i < TB * TD; i++)
+		pooled[i] = 0;
+	for (int i = 0; i < R * TD; i++) {	/* ((r + m2) * gam - sh) / dv, then the mean */
+		double y = ((r[i] + m2[i]) * p[8].d[i % TD] - p[9].d[i % TD]) / p[10].d[i % TD];
+
+		pooled[i / (TT * TD) * TD + i % TD] += y / TT;
+	}
+	dense64(pooled, p[11].d, p[12].d, z, TB, TD, TC, 0);
+	return xent_mean(z, tf_labels, TB, TC);
+}
+
+static int act_f32(npu_graph *g, uint32_t rank, const uint32_t *dims)
+{
+	struct npu_tensor_desc d = { .dtype = NPU_DT_FLOAT32, .rank = rank, .scale = 1.0f };
+
+	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
+	return npu_graph_tensor(g, &d);
+}
+
+static void test_transformer_gradients_match_finite_differences(void)
+{
+	static const uint32_t d3[3] = { TB, TT, TD }, d4[4] = { TB, TT, TH, TD / TH };
+	static const uint32_t dt[4] = { TB, TH, TT, TD / TH }, ds[4] = { TB, TH, TT, TT };
+	static const uint32_t dm[3] = { TB, TT, TM }, dp[3] = { TB, 1, TD }, perm[4] = { 0, 2, 1, 3 };
+	static const uint32_t pdims[13][3] = {
+		{ 1, TT, TD }, { TD }, { TD }, { TD, TD }, { TD, TD }, { TD, TD }, { TD, TM },
+		{ TM, TD }, { TD }, { TD }, { TD }, { TC, TD }, { TC },
+	};
+	static const uint32_t prank[13] = { 3, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 2, 1 };
+	npu_graph *g = npu_graph_new();
+	struct param ps[13];
+	float x[TB * TT * TD];
+	int in, e, h, qkv[3], heads[3], s, pr, o, ot, o3, r, m1, m1g, m2, r2, r3, r4, r5, pm, pf;
+	int z, labels, lossid;
+	npu_plan *plan;
+
+	for (int i = 0; i < 13; i++) {
+		ps[i].n = 1;
+		for (uint32_t d = 0; d < prank[i]; d++)
+			ps[i].n *= pdims[i][d];
+		ps[i].f = rand_floats(ps[i].n, 0.8);
+	}
+	for (size_t i = 0; i < ps[1].n; i++) {
+		ps[1].f[i] += 1.0f;	/* layer norm's scale, and the divisor, near 1 */
+		ps[10].f[i] = 1.2f + 0.3f * ps[10].f[i];
+	}
+	for (int i = 0; i < TB * TT * TD; i++)
+		tf_x[i] = x[i] = (float)rnd();
+	in = act_f32(g, 3, d3);
+	for (int i = 0; i < 13; i++) {
+		struct npu_tensor_desc d = { .dtype = NPU_DT_FLOAT32, .rank = prank[i],
+					     .scale = 1.0f, .data = ps[i].f };
+
+		memcpy(d.dims, pdims[i], sizeof(uint32_t) * prank[i]);
+		ps[i].id = npu_graph_tensor(g, &d);
+		CHECK_EQ(npu_graph_param(g, ps[i].id), 0);
+		to64(&ps[i]);
+	}
+	e = act_f32(g, 3, d3);
+	h = act_f32(g, 3, d3);
+	CHECK_EQ(npu_graph_add(g, in, ps[0].id, e, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_layer_norm(g, e, ps[1].id, ps[2].id, h, 1e-5f), 0);
+	for (int i = 0; i < 3; i++) {
+		int q4 = act_f32(g, 4, d4);
+
+		qkv[i] = act_f32(g, 3, d3);
+		heads[i] = act_f32(g, 4, dt);
+		CHECK_EQ(npu_graph_matmul(g, h, ps[3 + i].id, qkv[i], 0, 1.0f), 0);
+		CHECK_EQ(npu_graph_reshape(g, qkv[i], q4), 0);
+		CHECK_EQ(npu_graph_transpose(g, q4, heads[i], perm), 0);
+	}
+	s = act_f32(g, 4, ds);
+	pr = act_f32(g, 4, ds);
+	o = act_f32(g, 4, dt);
+	ot = act_f32(g, 4, d4);
+	o3 = act_f32(g, 3, d3);
+	CHECK_EQ(npu_graph_matmul(g, heads[0], heads[1], s, 1, (float)(1 / sqrt(TD / TH))), 0);
+	CHECK_EQ(npu_graph_softmax(g, s, pr, 1.0f), 0);
+	CHECK_EQ(npu_graph_matmul(g, pr, heads[2], o, 0, 1.0f), 0);
+	CHECK_EQ(npu_graph_transpose(g, o, ot, perm), 0);
+	CHECK_EQ(npu_graph_reshape(g, ot, o3), 0);
+	r = act_f32(g, 3, d3);
+	CHECK_EQ(npu_graph_add(g, e, o3, r, NPU_ACT_NONE), 0);	/* e feeds two ops */
+	m1 = act_f32(g, 3, dm);
+	m1g = act_f32(g, 3, dm);
+	m2 = act_f32(g, 3, d3);
+	CHECK_EQ(npu_graph_matmul(g, r, ps[6].id, m1, 0, 1.0f), 0);
+	CHECK_EQ(npu_graph_gelu(g, m1, m1g, 0), 0);
+	CHECK_EQ(npu_graph_matmul(g, m1g, ps[7].id, m2, 0, 1.0f), 0);
+	r2 = act_f32(g, 3, d3);
+	r3 = act_f32(g, 3, d3);
+	r4 = act_f32(g, 3, d3);
+	r5 = act_f32(g, 3, d3);
+	CHECK_EQ(npu_graph_add(g, r, m2, r2, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_mul(g, r2, ps[8].id, r3, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_sub(g, r3, ps[9].id, r4), 0);
+	CHECK_EQ(npu_graph_div(g, r4, ps[10].id, r5), 0);
+	pm = act_f32(g, 3, dp);
+	pf = tensor(g, NPU_DT_FLOAT32, 2, TB, TD, 0, 0, NULL);
+	CHECK_EQ(npu_graph_mean(g, r5, pm, 1), 0);
+	CHECK_EQ(npu_graph_reshape(g, pm, pf), 0);
+	z = tensor(g, NPU_DT_FLOAT32, 2, TB, TC, 0, 0, NULL);
+	labels = tensor(g, NPU_DT_INT32, 1, TB, 0, 0, 0, NULL);
+	lossid = tensor(g, NPU_DT_FLOAT32, 1, TB, 0, 0, 0, NULL);
+	CHECK_EQ(npu_graph_fully_connected(g, pf, ps[11].id, ps[12].id, z, NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_xent(g, z, labels, lossid), 0);
+	CHECK_EQ(npu_graph_backward(g, lossid), 0);
+	CHECK(npu_graph_grad(g, in) < 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	CHECK_EQ(npu_plan_write(plan, in, x, sizeof(x)), 0);
+	CHECK_EQ(npu_plan_write(plan, labels, tf_labels, sizeof(tf_labels)), 0);
+	CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
+	{
+		float loss[TB];
+		double mean = 0;
+
+		CHECK_EQ(npu_plan_read(plan, lossid, loss, sizeof(loss)), 0);
+		for (int i = 0; i < TB; i++)
+			mean += loss[i] / TB;
+		CHECK(fabs(mean - tf_loss64(ps)) < 1e-5);
+	}
+	CHECK(check_grads(g, plan, ps, 13, tf_loss64));
+	npu_graph_free(g);
+	for (int i = 0; i < 13; i++) {
+		free(ps[i].f);
+		free(ps[i].d);
+	}
+}
+
+/*
  * ---- a CNN: x [2][6][6][2] -> conv 3x3 pad 1 (3 ch, relu) -> max pool 2
  * -> reshape [2][27] -> dense 4. The pooled tensor also feeds a ReLU whose
  * output nothing uses: no gradient flows from that branch.
@@ -586,6 +793,7 @@ static void test_training_graph_errors(void)
 TAP_MAIN(
 	TAP_ENTRY(test_dense_gradients_match_finite_differences),
 	TAP_ENTRY(test_cnn_gradients_match_finite_differences),
+	TAP_ENTRY(test_transformer_gradients_match_finite_differences),
 	TAP_ENTRY(test_sgd_step_is_w_minus_lr_grad),
 	TAP_ENTRY(test_adam_training_reduces_loss),
 	TAP_ENTRY(test_quantized_twin_agrees),

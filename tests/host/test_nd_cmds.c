@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_nd_cmds.c - the N-d inference commands (npu_cmd_nd.h), packed as
+ * test_nd_cmds.c - the N-d inference commands (npu_cmd_nd.h) and their
+ * gradients (npu_cmd_train.h, ops 35 to 37), packed as
  * libnpu packs them (pack_nd.c), run by the real firmware on the device
  * core, against oracles written here: fp64 loops (fp32 arithmetic exact,
  * functions within 2 ulp), indexes worked out from the permutation or the
@@ -1370,6 +1371,260 @@ static void test_malformed(void)
 	bad(&b, sizeof(b) - 8);
 }
 
+/* ---- the gradients (training commands 35 to 37) --------------------------------- */
+
+/*
+ * Each gradient against central finite differences of an fp64 forward pass
+ * (h = 1e-6): the derivative is never written out here, so a wrong
+ * formula in the engine cannot agree with a wrong one in the test.
+ */
+static int near(double got, double want, double tol, const char *what, uint64_t i)
+{
+	if (fabs(got - want) <= tol * (1 + fabs(want)))
+		return 1;
+	printf("#   %s[%llu] = %.9g, finite differences say %.9g\n", what, (unsigned long long)i,
+	       got, want);
+	return 0;
+}
+
+static void test_act_bwd_every_function(void)
+{
+	static const uint32_t fns[] = {
+		ND_RELU, ND_LEAKY_RELU, ND_SIGMOID, ND_TANH, ND_CLIP, ND_HARD_SWISH,
+		ND_HARD_SIGMOID, ND_GELU, ND_GELU_TANH, ND_EXP, ND_ERF, ND_LOG, ND_SQRT,
+		ND_RECIPROCAL, ND_NEG, ND_ABS, ND_AFFINE, ND_FLOOR, ND_CEIL, ND_ROUND, ND_SIGN,
+	};
+	enum { n = 2000 };
+	const double hh = 1e-6;
+
+	for (unsigned int f = 0; f < sizeof(fns) / sizeof(fns[0]); f++) {
+		struct nd_unary p = { .fn = fns[f], .dtype = NPU_DT_FLOAT32, .count = n,
+				      .alpha = 0.2f, .beta = 0.5f, .lo = 0.0f, .hi = 6.0f };
+		uint64_t vas[3] = { VA_A, VA_B, VA_OUT };
+		struct npu_cmd_act_bwd c;
+		float *x, *dy, *dx;
+		int ok = 1;
+
+		setup(4 * n);
+		x = va(VA_A);
+		dy = va(VA_B);
+		for (int i = 0; i < n; i++) {
+			int pos = fns[f] == ND_LOG || fns[f] == ND_SQRT || fns[f] == ND_RECIPROCAL;
+			double k;
+
+			do {	/* away from kinks and jumps, where no difference is a slope */
+				x[i] = frnd(pos ? 0.05f : -8, 8);
+				k = x[i] - floor(x[i]);
+			} while (fabs(x[i]) < 1e-3 || fabs(x[i] - 6) < 1e-3 || fabs(fabs(x[i]) - 3) < 1e-3 ||
+				 fabs(x[i] + 2.5) < 1e-3 || fabs(x[i] - 2.5) < 1e-3 ||
+				 k < 1e-3 || k > 1 - 1e-3 || fabs(k - 0.5) < 1e-3);
+			dy[i] = frnd(-2, 2);
+		}
+		CHECK_EQ(npu_pack_act_bwd(&c, &p, vas), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		dx = va(VA_OUT);
+		for (int i = 0; i < n && ok; i++) {
+			double fd = (act64(fns[f], x[i] + hh, &p) - act64(fns[f], x[i] - hh, &p)) / (2 * hh);
+
+			if (fns[f] == ND_LEAKY_RELU || fns[f] == ND_AFFINE)	/* fp32 inside act64 */
+				fd = fns[f] == ND_AFFINE ? p.alpha : x[i] >= 0 ? 1 : p.alpha;
+			ok = near(dx[i], dy[i] * fd, 1e-5, "act_bwd", (uint64_t)i);
+		}
+		if (!ok)
+			printf("#   function %u\n", fns[f]);
+		CHECK(ok);
+	}
+}
+
+static double softmax_dot(const double *x, const float *dy, uint64_t axis, int lg)
+{
+	double mx = -INFINITY, s = 0, l = 0;
+
+	for (uint64_t a = 0; a < axis; a++)
+		mx = fmax(mx, x[a]);
+	for (uint64_t a = 0; a < axis; a++)
+		s += exp(x[a] - mx);
+	for (uint64_t a = 0; a < axis; a++)
+		l += dy[a] * (lg ? x[a] - mx - log(s) : exp(x[a] - mx) / s);
+	return l;
+}
+
+static void test_softmax_bwd(void)
+{
+	for (int it = 0; it < 8; it++) {
+		struct nd_softmax p = { 1 + rnd() % 3, 1 + rnd() % 40, 1, it & 1 };
+		uint64_t n = p.outer * p.axis, vas[3] = { VA_A, VA_B, VA_OUT };
+		struct npu_cmd_softmax_bwd c;
+		double *xd = malloc(8 * n), mx, s;
+		float *y, *dy, *dx;
+		int ok = 1;
+
+		setup(4 * n);
+		y = va(VA_A);
+		dy = va(VA_B);
+		for (uint64_t i = 0; i < n; i++) {
+			xd[i] = frnd(-5, 5);
+			dy[i] = frnd(-1, 1);
+		}
+		for (uint64_t o = 0; o < p.outer; o++) {	/* y: the forward's output */
+			double *v = xd + o * p.axis;
+
+			mx = -INFINITY;
+			s = 0;
+			for (uint64_t a = 0; a < p.axis; a++)
+				mx = fmax(mx, v[a]);
+			for (uint64_t a = 0; a < p.axis; a++)
+				s += exp(v[a] - mx);
+			for (uint64_t a = 0; a < p.axis; a++)
+				y[o * p.axis + a] = (float)(p.log ? v[a] - mx - log(s) : exp(v[a] - mx) / s);
+		}
+		CHECK_EQ(npu_pack_softmax_bwd(&c, &p, vas), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		dx = va(VA_OUT);
+		for (uint64_t i = 0; i < n && ok; i++) {
+			double *v = xd + i / p.axis * p.axis, keep = xd[i], up, down;
+
+			xd[i] = keep + 1e-6;
+			up = softmax_dot(v, dy + i / p.axis * p.axis, p.axis, (int)p.log);
+			xd[i] = keep - 1e-6;
+			down = softmax_dot(v, dy + i / p.axis * p.axis, p.axis, (int)p.log);
+			xd[i] = keep;
+			ok = near(dx[i], (up - down) / 2e-6, 2e-5, "softmax_bwd", i);
+		}
+		CHECK(ok);
+		free(xd);
+	}
+}
+
+/* sum(dy * layer_norm(x)) of one row, in fp64. */
+static double norm_dot(const double *x, const double *s, const double *b, const float *dy,
+		       uint64_t n)
+{
+	double m = 0, q = 0, l = 0;
+
+	for (uint64_t i = 0; i < n; i++)
+		m += x[i];
+	m /= n;
+	for (uint64_t i = 0; i < n; i++)
+		q += (x[i] - m) * (x[i] - m);
+	q = 1 / sqrt(q / n + 1e-5);
+	for (uint64_t i = 0; i < n; i++)
+		l += dy[i] * ((x[i] - m) * q * s[i] + b[i]);
+	return l;
+}
+
+static void test_norm_bwd(void)
+{
+	for (int it = 0; it < 6; it++) {
+		struct nd_layernorm p = { 1 + rnd() % 5, 2 + rnd() % 60, 1e-5f };
+		uint64_t n = p.outer * p.norm, k = p.norm;
+		uint64_t vas[8] = { VA_A, VA_B, VA_C, VA_D, VA_O2, VA_OUT, it & 1 ? VA_O3 : 0,
+				    it & 2 ? 0 : VA_O3 + 0x4000 };
+		double *xd = malloc(8 * n), sd[64], bd[64];
+		float *x, *sc, *dy;
+		struct npu_cmd_norm_bwd c;
+		int ok = 1;
+
+		setup(4 * n + 0x8000);
+		x = va(VA_A);
+		sc = va(VA_B);
+		dy = va(VA_O2);
+		for (uint64_t i = 0; i < n; i++) {
+			x[i] = frnd(-3, 3) + (float)(i / k);
+			xd[i] = x[i];
+			dy[i] = frnd(-1, 1);
+		}
+		for (uint64_t i = 0; i < k; i++) {
+			sc[i] = frnd(0.5f, 2);
+			sd[i] = sc[i];
+			bd[i] = frnd(-1, 1);
+		}
+		for (uint64_t r = 0; r < p.outer; r++) {	/* what the forward pass wrote */
+			double m = 0, q = 0;
+
+			for (uint64_t i = 0; i < k; i++)
+				m += xd[r * k + i];
+			m /= k;
+			for (uint64_t i = 0; i < k; i++)
+				q += (xd[r * k + i] - m) * (xd[r * k + i] - m);
+			((float *)va(VA_C))[r] = (float)m;
+			((float *)va(VA_D))[r] = (float)(1 / sqrt(q / k + 1e-5));
+		}
+		CHECK_EQ(npu_pack_norm_bwd(&c, &p, vas), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		for (uint64_t i = 0; i < n && ok; i++) {	/* dx */
+			uint64_t r = i / k;
+			double keep = xd[i], up, down;
+
+			xd[i] = keep + 1e-6;
+			up = norm_dot(xd + r * k, sd, bd, dy + r * k, k);
+			xd[i] = keep - 1e-6;
+			down = norm_dot(xd + r * k, sd, bd, dy + r * k, k);
+			xd[i] = keep;
+			ok = near(((float *)va(VA_OUT))[i], (up - down) / 2e-6, 1e-4, "dx", i);
+		}
+		for (uint64_t i = 0; i < k && ok; i++) {	/* dscale, dbias: over every row */
+			double ds = 0, db = 0, keep;
+
+			for (uint64_t r = 0; r < p.outer; r++) {
+				keep = sd[i];
+				sd[i] = keep + 1e-6;
+				ds += norm_dot(xd + r * k, sd, bd, dy + r * k, k);
+				sd[i] = keep - 1e-6;
+				ds -= norm_dot(xd + r * k, sd, bd, dy + r * k, k);
+				sd[i] = keep;
+				keep = bd[i];
+				bd[i] = keep + 1e-6;
+				db += norm_dot(xd + r * k, sd, bd, dy + r * k, k);
+				bd[i] = keep - 1e-6;
+				db -= norm_dot(xd + r * k, sd, bd, dy + r * k, k);
+				bd[i] = keep;
+			}
+			if (vas[6])
+				ok = near(((float *)va(VA_O3))[i], ds / 2e-6, 1e-4, "dscale", i);
+			if (ok && vas[7])
+				ok = near(((float *)va(VA_O3 + 0x4000))[i], db / 2e-6, 1e-4, "dbias", i);
+		}
+		CHECK(ok);
+		free(xd);
+	}
+}
+
+static void test_grad_malformed(void)
+{
+	struct npu_cmd_softmax_bwd s = { { NPU_CMD_SOFTMAX_BWD, sizeof(s) }, VA_A, VA_B, VA_OUT,
+					 2, 4, 1, 0 }, s2;
+	struct npu_cmd_norm_bwd n = { { NPU_CMD_NORM_BWD, sizeof(n) }, VA_A, VA_B, VA_C, VA_D,
+				      VA_O2, VA_OUT, 0, 0, 2, 4, { 0, 0 } }, n2;
+	struct npu_cmd_act_bwd a = { { NPU_CMD_ACT_BWD, sizeof(a) }, VA_A, VA_B, VA_OUT, 8,
+				     NPU_ACTFN_GELU, 0, 0, 0, 0 }, a2;
+
+	setup(1 << 16);
+	CHECK_EQ(run(&s, sizeof(s)), NPU_JOB_OK);
+	CHECK_EQ(run(&n, sizeof(n)), NPU_JOB_OK);
+	CHECK_EQ(run(&a, sizeof(a)), NPU_JOB_OK);
+	s2 = s, s2.flags = 2, bad(&s2, sizeof(s2));
+	s2 = s, s2.axis = 0, bad(&s2, sizeof(s2));
+	s2 = s, s2.dx = VA_OUT + 1, bad(&s2, sizeof(s2));	/* unaligned */
+	s2 = s, s2.outer = s2.axis = s2.inner = 65536, bad(&s2, sizeof(s2));	/* 2^48 */
+	n2 = n, n2.dx = 0, bad(&n2, sizeof(n2));		/* nothing to write */
+	n2 = n, n2.mean = 0, bad(&n2, sizeof(n2));
+	n2 = n, n2.reserved[1] = 1, bad(&n2, sizeof(n2));
+	n2 = n, n2.norm = 0, bad(&n2, sizeof(n2));
+	n2 = n, n2.rows = 1u << 30, bad(&n2, sizeof(n2));	/* past 256 MiB */
+	a2 = a, a2.fn = NPU_ACTFN_TABLE, bad(&a2, sizeof(a2));
+	a2 = a, a2.fn = 0, bad(&a2, sizeof(a2));
+	a2 = a, a2.alpha = 0x3f800000u, bad(&a2, sizeof(a2));	/* GELU has no alpha */
+	a2 = a, a2.fn = NPU_ACTFN_LEAKY_RELU, a2.alpha = 0x7fc00000u, bad(&a2, sizeof(a2));
+	a2 = a, a2.fn = NPU_ACTFN_CLIP, a2.lo = 0x40000000u, a2.hi = 0, bad(&a2, sizeof(a2));
+	a2 = a, a2.count = 0, bad(&a2, sizeof(a2));
+	a.hdr.size = sizeof(a) - 8;
+	bad(&a, sizeof(a) - 8);
+	/* Training commands: an edge NPU has none. */
+	CHECK(NPU_CMD_CAPS_TRAIN >> NPU_CMD_SOFTMAX_BWD & 1);
+	CHECK(!(NPU_CMD_CAPS_INFER >> NPU_CMD_ACT_BWD & 1));
+}
+
 /* An edge NPU (inference only) runs them: they are inference commands. */
 static void test_inference_class(void)
 {
@@ -1400,5 +1655,9 @@ TAP_MAIN(
 	TAP_ENTRY(test_conv_int8),
 	TAP_ENTRY(test_pool_nd),
 	TAP_ENTRY(test_malformed),
+	TAP_ENTRY(test_act_bwd_every_function),
+	TAP_ENTRY(test_softmax_bwd),
+	TAP_ENTRY(test_norm_bwd),
+	TAP_ENTRY(test_grad_malformed),
 	TAP_ENTRY(test_inference_class),
 )

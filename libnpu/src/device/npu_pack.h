@@ -78,6 +78,9 @@ union npu_cmd_nd {
 	struct npu_cmd_conv conv;
 	struct npu_cmd_pool pool;
 	struct npu_cmd_where where;
+	struct npu_cmd_softmax_bwd softmax_bwd;
+	struct npu_cmd_norm_bwd norm_bwd;
+	struct npu_cmd_act_bwd act_bwd;
 };
 
 int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
@@ -116,6 +119,13 @@ int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_
 		uint64_t idx_va, uint64_t y_va);
 int npu_pack_reduce(struct npu_cmd_reduce *c, const struct nd_reduce *p, uint64_t x_va,
 		uint64_t y_va);
+/* The gradients: tensors at @va in their kernels' order (kernel.h). */
+int npu_pack_softmax_bwd(struct npu_cmd_softmax_bwd *c, const struct nd_softmax *p,
+			 const uint64_t *va);
+int npu_pack_norm_bwd(struct npu_cmd_norm_bwd *c, const struct nd_layernorm *p,
+		      const uint64_t *va);
+int npu_pack_act_bwd(struct npu_cmd_act_bwd *c, const struct nd_unary *p, const uint64_t *va);
+
 #pragma GCC visibility pop
 
 #endif /* NPU_PACK_H */

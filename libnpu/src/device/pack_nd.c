@@ -134,8 +134,8 @@ int npu_nd_table(const struct nd_unary *p, uint8_t table[256])
 	return ref_nd_unary(&one, x, table) == 0;
 }
 
-int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, uint64_t x_va,
-			uint64_t y_va, uint64_t table_va)
+/* The command's NPU_ACTFN_* of function @fn (enum nd_fn), or 0 for none. */
+static uint32_t act_fn(uint32_t fn)
 {
 	static const uint32_t fns[ND_NUM_FN] = {
 		[ND_RELU] = NPU_ACTFN_RELU, [ND_LEAKY_RELU] = NPU_ACTFN_LEAKY_RELU,
@@ -149,7 +149,30 @@ int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, 
 		[ND_FLOOR] = NPU_ACTFN_FLOOR, [ND_CEIL] = NPU_ACTFN_CEIL,
 		[ND_ROUND] = NPU_ACTFN_ROUND, [ND_SIGN] = NPU_ACTFN_SIGN,
 	};
-	uint32_t fn = p->fn < ND_NUM_FN ? fns[p->fn] : 0;
+
+	return fn < ND_NUM_FN ? fns[fn] : 0;
+}
+
+/* @fn's parameters into prm[4] (alpha, beta, lo, hi), the others 0. */
+static int act_params(uint32_t fn, const struct nd_unary *p, uint32_t *prm)
+{
+	if (fn == NPU_ACTFN_LEAKY_RELU || fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
+		prm[0] = f32_bits(p->alpha);
+	if (fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
+		prm[1] = f32_bits(p->beta);
+	if (fn == NPU_ACTFN_CLIP) {
+		if (!(p->lo <= p->hi))
+			return NPU_ENOTSUP;
+		prm[2] = f32_bits(p->lo);
+		prm[3] = f32_bits(p->hi);
+	}
+	return 0;
+}
+
+int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, uint64_t x_va,
+			uint64_t y_va, uint64_t table_va)
+{
+	uint32_t fn = act_fn(p->fn);
 	int table = npu_nd_by_table(p);
 
 	if (!count_fits(p->count, 4) || (table ? !table_va : p->dtype != NPU_DT_FLOAT32 ||
@@ -165,16 +188,7 @@ int npu_pack_activation(struct npu_cmd_activation *c, const struct nd_unary *p, 
 	c->table = table ? table_va : 0;
 	if (table)
 		return 0;
-	if (fn == NPU_ACTFN_LEAKY_RELU || fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
-		c->alpha = f32_bits(p->alpha);
-	if (fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
-		c->beta = f32_bits(p->beta);
-	if (fn == NPU_ACTFN_CLIP) {
-		if (!(p->lo <= p->hi))
-			return NPU_ENOTSUP;
-		c->lo = f32_bits(p->lo);
-		c->hi = f32_bits(p->hi);
-	}
+	return act_params(fn, p, &c->alpha);
 	return 0;
 }
 
@@ -514,4 +528,64 @@ int npu_pack_where(struct npu_cmd_where *c, const struct nd_where *p, const uint
 	memcpy(c->a_dims, p->a, 4 * p->rank);
 	memcpy(c->b_dims, p->b, 4 * p->rank);
 	return 0;
+}
+
+/* ---- the gradients (training commands) --------------------------------------- */
+
+int npu_pack_softmax_bwd(struct npu_cmd_softmax_bwd *c, const struct nd_softmax *p,
+			 const uint64_t *va)
+{
+	if (!fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner) ||
+	    !count_fits(p->outer * p->axis * p->inner, 4))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_SOFTMAX_BWD;
+	c->hdr.size = sizeof(*c);
+	c->y = va[0];
+	c->dy = va[1];
+	c->dx = va[2];
+	c->outer = (uint32_t)p->outer;
+	c->axis = (uint32_t)p->axis;
+	c->inner = (uint32_t)p->inner;
+	c->flags = p->log ? NPU_SOFTMAX_LOG : 0;
+	return 0;
+}
+
+int npu_pack_norm_bwd(struct npu_cmd_norm_bwd *c, const struct nd_layernorm *p,
+		      const uint64_t *va)
+{
+	if (!fits_u32(p->outer) || !p->norm || p->norm > NPU_TENSOR_MAX_DIM ||
+	    !count_fits(p->outer * p->norm, 4) || !(va[5] | va[6] | va[7]))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_NORM_BWD;
+	c->hdr.size = sizeof(*c);
+	c->x = va[0];
+	c->scale = va[1];
+	c->mean = va[2];
+	c->inv_std = va[3];
+	c->dy = va[4];
+	c->dx = va[5];
+	c->dscale = va[6];
+	c->dbias = va[7];
+	c->rows = (uint32_t)p->outer;
+	c->norm = (uint32_t)p->norm;
+	return 0;
+}
+
+int npu_pack_act_bwd(struct npu_cmd_act_bwd *c, const struct nd_unary *p, const uint64_t *va)
+{
+	uint32_t fn = act_fn(p->fn);
+
+	if (!fn || p->dtype != NPU_DT_FLOAT32 || !count_fits(p->count, 4))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_ACT_BWD;
+	c->hdr.size = sizeof(*c);
+	c->x = va[0];
+	c->dy = va[1];
+	c->dx = va[2];
+	c->count = (uint32_t)p->count;
+	c->fn = fn;
+	return act_params(fn, p, &c->alpha);
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ir.h"
+#include "import/builder_nd.h"
 
 int npu_graph_tensor_v(size_t size, npu_graph *g, const struct npu_tensor_desc *ud)
 {
@@ -115,10 +115,18 @@ int npu_graph_pool(npu_graph *g, int in, int out, uint32_t k, uint32_t stride, i
 	return npu_graph_pool_ex(g, in, out, &a);
 }
 
+/* An fp32 tensor: the N-d ops of builder_nd.c take it. */
+static int is_f32(const npu_graph *g, int id)
+{
+	return ir_valid_id(g, id) && g->t[id].d.dtype == NPU_DT_FLOAT32;
+}
+
 int npu_graph_add(npu_graph *g, int a, int b, int out, enum npu_activation act)
 {
 	struct ir_node n;
 
+	if (is_f32(g, a))
+		return builder_binary_f32(g, ND_ADD, a, b, out, act);
 	unary(IR_ADD, a, out, &n);
 	n.in[1] = b;
 	n.nin = 2;
@@ -130,6 +138,8 @@ int npu_graph_mul(npu_graph *g, int a, int b, int out, enum npu_activation act)
 {
 	struct ir_node n;
 
+	if (is_f32(g, a))
+		return builder_binary_f32(g, ND_MUL, a, b, out, act);
 	unary(IR_MUL, a, out, &n);
 	n.in[1] = b;
 	n.nin = 2;
@@ -141,6 +151,8 @@ int npu_graph_softmax(npu_graph *g, int in, int out, float beta)
 {
 	struct ir_node n;
 
+	if (is_f32(g, in))
+		return builder_softmax_f32(g, in, out, beta);
 	unary(IR_SOFTMAX, in, out, &n);
 	n.a.beta = beta;
 	return ir_add_node(g, &n);
@@ -177,6 +189,8 @@ int npu_graph_transpose(npu_graph *g, int in, int out, const uint32_t *perm)
 
 	if (!perm || !ir_valid_id(g, in))
 		return ir_fail(g, NPU_EINVAL, "transpose: no input, or no permutation given");
+	if (is_f32(g, in))
+		return builder_transpose_f32(g, in, out, perm);
 	unary(IR_TRANSPOSE, in, out, &n);
 	memcpy(n.a.perm, perm, sizeof(uint32_t) * g->t[in].d.rank);
 	return ir_add_node(g, &n);

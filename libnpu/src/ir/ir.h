@@ -31,7 +31,7 @@ struct kern_node;
 #define IR_MAX_IN	NPU_CONCAT_MAX_INPUTS
 #define IR_MAX_OUT	3
 
-/* The ops of the registry (ops.c); the order means nothing. */
+/* The ops of the registry (ops.c); the order means nothing but for the N-d ops' range. */
 enum ir_op {
 	IR_CONV2D,		/* in: x, w, bias?; out: y. int8 or fp32 */
 	IR_FC,			/* in: x, w, bias?; out: y */
@@ -70,10 +70,20 @@ enum ir_op {
 	IR_ND_COPY,		/* in: x; out: y (strided: transpose, slice, expand, tile) */
 	IR_ND_GATHER,		/* in: x, indices; out: y */
 	IR_ND_REDUCE,		/* in: x; out: y */
+	/* Their gradients (autodiff_nd.c), fp32. */
+	IR_ND_SOFTMAX_GRAD,	/* in: y, dy; out: dx */
+	IR_ND_LAYERNORM_GRAD,	/* in: x, scale, mean, inv_std_dev, dy; out: dx?, dscale?, dbias? */
+	IR_ND_UNARY_GRAD,	/* in: x, dy; out: dx */
 	IR_CUSTOM,		/* an app's op, run by a backend that claims it */
 	IR_KERNEL,		/* one kernel, its parameters given (a one-call op) */
 	IR_NUM_OPS
 };
+
+/* Whether @op is one of the N-dimensional ops (IR_ND_*: one kernel each, dims as given). */
+static inline int ir_op_is_nd(enum ir_op op)
+{
+	return op >= IR_ND_BINARY && op <= IR_ND_UNARY_GRAD;
+}
 
 /*
  * An op's attributes, in one struct for every op: each op's verifier and
@@ -185,6 +195,10 @@ enum {
  *	must be given.
  * @label: a name that says more (depthwise, fp32), or NULL.
  * @grad: the op that computes its gradient (autodiff), or -1 for none.
+ * @backward: instead of @grad, adds the nodes that compute the gradients
+ *	of node @node's inputs (those @need marks) from its output's
+ *	(autodiff_nd.c); with @check, only says whether it can (0, or an
+ *	error with a message) and adds nothing.
  */
 struct ir_op_desc {
 	const char *name;
@@ -194,6 +208,7 @@ struct ir_op_desc {
 	void (*shape)(const npu_graph *g, const struct ir_node *n, uint32_t *dims, uint32_t *rank);
 	const char *(*label)(const npu_graph *g, const struct ir_node *n);
 	int grad;
+	int (*backward)(npu_graph *g, int node, const int *need, int check);
 };
 
 /* The entry of @op, or NULL for a value that is not an op. */

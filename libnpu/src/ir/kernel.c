@@ -40,6 +40,10 @@ REF(nd_conv, ref_nd_conv(&k->p.nconv, h[0], h[1], h[2], h[3], h[4], h[5]))
 REF(nd_pool, ref_nd_pool(&k->p.npool, h[0], h[1], k->nt > 2 ? h[2] : NULL))
 REF(nd_softmax, ref_nd_softmax(&k->p.nsm, h[0], h[1]))
 REF(nd_layernorm, ref_nd_layernorm(&k->p.ln, h[0], h[1], h[2], h[3], h[4], h[5]))
+REF(nd_softmax_grad, ref_nd_softmax_grad(&k->p.nsm, h[0], h[1], h[2]))
+REF(nd_layernorm_grad, ref_nd_layernorm_grad(&k->p.ln, h[0], h[1], h[2], h[3], h[4], h[5], h[6],
+					     h[7]))
+REF(nd_unary_grad, ref_nd_unary_grad(&k->p.un, h[0], h[1], h[2]))
 REF(nd_pad, ref_nd_pad(&k->p.npad, h[0], h[1]))
 REF(nd_resize, ref_nd_resize(&k->p.rs, h[0], h[1]))
 REF(nd_qdq, ref_nd_qdq(&k->p.qdq, h[0], h[1], h[2], h[3]))
@@ -87,6 +91,9 @@ WORK(nd_conv, nd_conv_macs(&k->p.nconv))
 WORK(nd_pool, nd_pool_taps(&k->p.npool))
 WORK(nd_softmax, 4 * k->p.nsm.outer * k->p.nsm.axis * k->p.nsm.inner)
 WORK(nd_layernorm, 4 * k->p.ln.outer * k->p.ln.norm)
+WORK(nd_softmax_grad, 4 * k->p.nsm.outer * k->p.nsm.axis * k->p.nsm.inner)
+WORK(nd_layernorm_grad, 10 * k->p.ln.outer * k->p.ln.norm)
+WORK(nd_unary_grad, 4 * k->p.un.count)
 WORK(nd_qdq, k->p.qdq.outer * k->p.qdq.axis * k->p.qdq.inner)
 WORK(nd_where, nd_where_count(&k->p.wh, 3))
 WORK(nd_gather, k->p.ga.outer * k->p.ga.nidx * k->p.ga.inner)
@@ -245,6 +252,12 @@ static const struct kern_desc kerns[K_NUM] = {
 			.nd_op = IR_ND_COPY, .run_ref = run_nd_copy, .work = work_none },
 	[K_ND_GATHER] = ND(nd_gather, "gather", IR_ND_GATHER, 2, 1, NPU_CMD_GATHER),
 	[K_ND_REDUCE] = ND(nd_reduce, "reduce", IR_ND_REDUCE, 1, 1, NPU_CMD_REDUCE),
+	[K_ND_SOFTMAX_GRAD] = ND(nd_softmax_grad, "softmax grad", IR_ND_SOFTMAX_GRAD, 2, 1,
+				 NPU_CMD_SOFTMAX_BWD),
+	[K_ND_LAYERNORM_GRAD] = ND(nd_layernorm_grad, "layer_norm grad", IR_ND_LAYERNORM_GRAD, 5, 3,
+				   NPU_CMD_NORM_BWD),
+	[K_ND_UNARY_GRAD] = ND(nd_unary_grad, "activation grad", IR_ND_UNARY_GRAD, 2, 1,
+			       NPU_CMD_ACT_BWD),
 };
 #undef CMD
 #undef ND

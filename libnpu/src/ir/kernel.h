@@ -47,6 +47,9 @@ enum kern_kind {
 	K_ND_COPY,		/* t: x, y */
 	K_ND_GATHER,		/* t: x, indices, y */
 	K_ND_REDUCE,		/* t: x, y */
+	K_ND_SOFTMAX_GRAD,	/* t: y, dy, dx */
+	K_ND_LAYERNORM_GRAD,	/* t: x, scale, mean, inv_std, dy, dx, dscale, dbias */
+	K_ND_UNARY_GRAD,	/* t: x, dy, dx */
 	K_NUM
 };
 

@@ -21,7 +21,7 @@ static const uint32_t to_nhwc[4] = { 0, 2, 3, 1 }, to_nchw[4] = { 0, 3, 1, 2 };
 static int exempt(enum ir_op op)
 {
 	return op == IR_TRANSPOSE || op == IR_RESHAPE || op == IR_CUSTOM || op == IR_KERNEL ||
-	       (op >= IR_ND_BINARY && op <= IR_ND_REDUCE);
+	       ir_op_is_nd(op);
 }
 
 /*

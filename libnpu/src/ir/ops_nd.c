@@ -279,6 +279,67 @@ int verify_nd_layernorm(npu_graph *g, const struct ir_node *n)
 	return 0;
 }
 
+/* in: y, dy; out: dx. */
+int verify_nd_softmax_grad(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_softmax *p = &n->a.nd.sm;
+	uint64_t c = p->outer * p->axis * p->inner;
+
+	if (!p->outer || !p->axis || !p->inner || p->outer > MAX_DIM * 256ull ||
+	    p->axis > MAX_DIM * 256ull || p->inner > MAX_DIM * 256ull || c > (1ull << 32))
+		return ir_fail(g, NPU_EINVAL, "%s: shape", name(n));
+	TRY(want(g, n, n->in[0], NPU_DT_FLOAT32, c, "the output"));
+	TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, c, "the output's gradient"));
+	return want_written(g, n, n->out[0], NPU_DT_FLOAT32, c, "the gradient");
+}
+
+/* in: x, scale, mean, inv_std, dy; out: dx?, dscale?, dbias? (one at least). */
+int verify_nd_layernorm_grad(npu_graph *g, const struct ir_node *n)
+{
+	static const char *const role[3] = { "dx", "dscale", "dbias" };
+	const struct nd_layernorm *p = &n->a.nd.ln;
+	uint64_t c = p->outer * p->norm;
+	int any = 0;
+
+	if (!p->outer || !p->norm || p->outer > (1ull << 32) || p->norm > (1ull << 32) ||
+	    c > (1ull << 32))
+		return ir_fail(g, NPU_EINVAL, "%s: shape", name(n));
+	TRY(want(g, n, n->in[0], NPU_DT_FLOAT32, c, "the input"));
+	TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, p->norm, "the scale"));
+	TRY(want(g, n, n->in[2], NPU_DT_FLOAT32, p->outer, "the mean"));
+	TRY(want(g, n, n->in[3], NPU_DT_FLOAT32, p->outer, "the inverse deviation"));
+	TRY(want(g, n, n->in[4], NPU_DT_FLOAT32, c, "the output's gradient"));
+	for (uint32_t i = 0; i < n->nout; i++) {
+		if (n->out[i] < 0)
+			continue;
+		TRY(want_written(g, n, n->out[i], NPU_DT_FLOAT32, i ? p->norm : c, role[i]));
+		any = 1;
+	}
+	return any ? 0 : ir_fail(g, NPU_EINVAL, "%s: no gradient to compute", name(n));
+}
+
+/* The fp32 functions with a derivative (all but the table's and the integer ones). */
+int nd_unary_has_grad(uint32_t fn)
+{
+	return fn >= ND_NUM_BINARY && fn < ND_NUM_FN && fn != ND_FLIP128 && fn != ND_NOT &&
+	       fn != ND_CAST;
+}
+
+/* in: x, dy; out: dx. */
+int verify_nd_unary_grad(npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_unary *p = &n->a.nd.un;
+
+	if (!nd_unary_has_grad(p->fn) || p->dtype != NPU_DT_FLOAT32 || p->odtype || !p->count ||
+	    p->count > (1ull << 32) || (p->fn == ND_CLIP && !(p->lo <= p->hi)) ||
+	    !isfinite(p->alpha) || !isfinite(p->beta))
+		return ir_fail(g, NPU_EINVAL, "%s: function %u, dtype %u or parameters", name(n),
+			       p->fn, p->dtype);
+	TRY(want(g, n, n->in[0], NPU_DT_FLOAT32, p->count, "the input"));
+	TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, p->count, "the output's gradient"));
+	return want_written(g, n, n->out[0], NPU_DT_FLOAT32, p->count, "the gradient");
+}
+
 int verify_nd_pad(npu_graph *g, const struct ir_node *n)
 {
 	const struct nd_pad *p = &n->a.nd.pad;

@@ -22,6 +22,19 @@ int verify_nd_where(npu_graph *g, const struct ir_node *n);
 int verify_nd_copy(npu_graph *g, const struct ir_node *n);
 int verify_nd_gather(npu_graph *g, const struct ir_node *n);
 int verify_nd_reduce(npu_graph *g, const struct ir_node *n);
+int verify_nd_softmax_grad(npu_graph *g, const struct ir_node *n);
+int verify_nd_layernorm_grad(npu_graph *g, const struct ir_node *n);
+int verify_nd_unary_grad(npu_graph *g, const struct ir_node *n);
+/* Whether unary function @fn (enum nd_fn) has a derivative (fp32). */
+int nd_unary_has_grad(uint32_t fn);
+/* The gradients of the N-d ops (autodiff_nd.c): struct ir_op_desc's backward. */
+int backward_nd_binary(npu_graph *g, int node, const int *need, int check);
+int backward_nd_unary(npu_graph *g, int node, const int *need, int check);
+int backward_nd_matmul(npu_graph *g, int node, const int *need, int check);
+int backward_nd_softmax(npu_graph *g, int node, const int *need, int check);
+int backward_nd_layernorm(npu_graph *g, int node, const int *need, int check);
+int backward_nd_copy(npu_graph *g, int node, const int *need, int check);
+int backward_nd_reduce(npu_graph *g, int node, const int *need, int check);
 const char *label_nd(const npu_graph *g, const struct ir_node *n);
 
 #pragma GCC visibility pop

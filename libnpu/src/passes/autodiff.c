@@ -9,15 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ir/ir.h"
+#include "passes/autodiff.h"
 #include "ref/npu_ref.h"
 
-/*
- * Where input @t's gradient goes: a new tensor the first time; when @t
- * already has one (it feeds several ops), a temporary that is then added
- * into it (*@acc).
- */
-static int grad_target(npu_graph *g, int t, int *acc)
+int ad_grad_target(npu_graph *g, int t, int *acc)
 {
 	int id;
 
@@ -30,11 +25,6 @@ static int grad_target(npu_graph *g, int t, int *acc)
 	else
 		g->t[t].grad = id;
 	return id;
-}
-
-static int needs(const int *need, int id)
-{
-	return id >= 0 && need[id];
 }
 
 /* The gradient node of forward node @f, whose output's gradient is known. */
@@ -69,9 +59,9 @@ static int add_backward(npu_graph *g, const struct ir_node *f, const int *need)
 	for (uint32_t i = 0; i < n.nout; i++) {
 		int src = f->in[i];
 
-		if (!needs(need, src))
+		if (!ad_needs(need, src))
 			continue;
-		id = grad_target(g, src, &n.a.acc[i]);
+		id = ad_grad_target(g, src, &n.a.acc[i]);
 		if (id < 0)
 			return id;
 		n.out[i] = id;
@@ -105,10 +95,14 @@ int npu_graph_backward(npu_graph *g, int loss)
 		int dep = 0;
 
 		for (uint32_t k = 0; k < n->nin; k++)
-			dep |= needs(need, n->in[k]);
+			dep |= ad_needs(need, n->in[k]);
 		if (!dep)
 			continue;
-		if (ir_op(n->op)->grad < 0 && n->op != IR_XENT) {
+		if (ir_op(n->op)->backward) {
+			err = ir_op(n->op)->backward(g, i, need, 1);
+			if (err)
+				goto out;
+		} else if (ir_op(n->op)->grad < 0 && n->op != IR_XENT) {
 			err = ir_fail(g, NPU_EINVAL, "npu_graph_backward: no gradient through %s "
 				      "(node %d)", ir_node_label(g, n), i);
 			goto out;
@@ -132,14 +126,18 @@ int npu_graph_backward(npu_graph *g, int loss)
 		struct ir_node f = g->n[i];	/* a copy: adding nodes moves the array */
 		int id;
 
-		if (!needs(need, f.out[0]) || g->t[f.out[0]].grad < 0)
+		if (!ad_needs(need, f.out[0]) || g->t[f.out[0]].grad < 0)
 			continue;	/* nothing flows back through it */
+		if (ir_op(f.op)->backward) {
+			err = ir_op(f.op)->backward(g, i, need, 0);
+			continue;
+		}
 		if (f.op != IR_RESHAPE) {
 			err = add_backward(g, &f, need);
 			continue;
 		}
 		/* A reshape's gradient is a view as well. */
-		if (!needs(need, f.in[0]))
+		if (!ad_needs(need, f.in[0]))
 			continue;
 		if (g->t[f.in[0]].grad >= 0) {
 			err = ir_fail(g, NPU_EINVAL, "npu_graph_backward: a reshaped tensor used twice");

@@ -428,15 +428,23 @@ static int lower_f32(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	return 0;
 }
 
-/* An N-dimensional op: one kernel, its parameters the node's (kern_of_nd). */
-static int lower_nd(const struct ir_node *n, struct lnode *l)
+/*
+ * An N-dimensional op: one kernel, its parameters the node's (kern_of_nd);
+ * a gradient that went to a temporary is then added where it belongs.
+ */
+static int lower_nd(npu_graph *g, const struct ir_node *n, struct lnode *l)
 {
 	struct kern *k = &l->k[l->nk];
 	int err = kern_of_nd(n, k);
 
-	if (!err)
-		l->nk++;
-	return err;
+	if (err)
+		return err;
+	l->nk++;
+	for (uint32_t i = 0; i < n->nout; i++)
+		if (n->a.acc[i] >= 0 && n->out[i] >= 0)
+			elt(l, NPU_EF_ADD, n->a.acc[i], n->out[i], n->a.acc[i],
+			    ir_count(g, n->a.acc[i]), 0);
+	return 0;
 }
 
 static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
@@ -444,6 +452,8 @@ static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	l->k = calloc(MAX_KERNS, sizeof(*l->k));
 	if (!l->k)
 		return ir_fail(g, NPU_ENOMEM, "out of memory");
+	if (ir_op_is_nd(n->op))
+		return lower_nd(g, n, l);
 	switch (n->op) {
 	case IR_KERNEL:		/* one kernel already: as it is */
 		l->k[l->nk++] = n->a.kn->k;
@@ -478,22 +488,7 @@ static int lower_node(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	case IR_RELU_GRAD:
 	case IR_OPTIM:
 		return lower_f32(g, n, l);
-	case IR_ND_BINARY:
-	case IR_ND_UNARY:
-	case IR_ND_MATMUL:
-	case IR_ND_CONV:
-	case IR_ND_POOL:
-	case IR_ND_SOFTMAX:
-	case IR_ND_LAYERNORM:
-	case IR_ND_PAD:
-	case IR_ND_RESIZE:
-	case IR_ND_QDQ:
-	case IR_ND_WHERE:
-	case IR_ND_COPY:
-	case IR_ND_GATHER:
-	case IR_ND_REDUCE:
-		return lower_nd(n, l);
-	case IR_NUM_OPS:
+	default:	/* the N-d ops, above */
 		break;
 	}
 	return ir_fail(g, NPU_EINVAL, "node op %d has no lowering", (int)n->op);

@@ -217,6 +217,17 @@ int ref_nd_where(const struct nd_where *p, const void *c, const void *a, const v
 int ref_nd_copy(const struct nd_copy *p, const void *x, void *y);
 int ref_nd_gather(const struct nd_gather *p, const void *x, const void *idx, void *y);
 int ref_nd_reduce(const struct nd_reduce *p, const void *x, void *y);
+/*
+ * The gradients (ref_nd_grad.c), from the output's gradient @dy: softmax's
+ * from its output @y; layer norm's from its input, scale and the mean and
+ * inverse deviation it wrote (@dx, @dscale, @dbias each NULL for none);
+ * a function's from its input.
+ */
+int ref_nd_softmax_grad(const struct nd_softmax *p, const float *y, const float *dy, float *dx);
+int ref_nd_layernorm_grad(const struct nd_layernorm *p, const float *x, const float *scale,
+			  const float *mean, const float *inv_std, const float *dy, float *dx,
+			  float *dscale, float *dbias);
+int ref_nd_unary_grad(const struct nd_unary *p, const float *x, const float *dy, float *dx);
 
 /*
  * Resize along dim @d at output coordinate @x: the first input index of

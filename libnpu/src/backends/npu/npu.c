@@ -149,6 +149,9 @@ static int pack_nd(const npu_graph *g, const struct kern *k, const uint64_t *va,
 	case K_ND_CONV: return npu_pack_conv(&c->conv, &k->p.nconv, va);
 	case K_ND_WHERE: return npu_pack_where(&c->where, &k->p.wh, va);
 	case K_ND_POOL: return npu_pack_pool(&c->pool, &k->p.npool, va[0], va[1], va[2]);
+	case K_ND_SOFTMAX_GRAD: return npu_pack_softmax_bwd(&c->softmax_bwd, &k->p.nsm, va);
+	case K_ND_LAYERNORM_GRAD: return npu_pack_norm_bwd(&c->norm_bwd, &k->p.ln, va);
+	case K_ND_UNARY_GRAD: return npu_pack_act_bwd(&c->act_bwd, &k->p.un, va);
 	default: return NPU_ENOTSUP;	/* pad, resize: no command yet */
 	}
 }
@@ -389,7 +392,10 @@ static int emit(npu_cmdbuf *cb, const npu_graph *g, const struct kern *k,
 	case K_ND_WHERE:
 	case K_ND_COPY:
 	case K_ND_GATHER:
-	case K_ND_REDUCE:	/* the N-d commands: one packer (pack_nd.c) */
+	case K_ND_REDUCE:
+	case K_ND_SOFTMAX_GRAD:
+	case K_ND_LAYERNORM_GRAD:
+	case K_ND_UNARY_GRAD:	/* the N-d commands: one packer (pack_nd.c) */
 		err = pack_nd(g, k, v, table, &nd);
 		return err ? err : npu_cmdbuf_emit(cb, &nd, nd.hdr.size);
 	case K_NUM:

@@ -405,3 +405,68 @@ int ocl_nd_reduce(struct npu_ocl *o, const struct nd_reduce *p, cl_mem x, cl_mem
 		return ocl_enqueue(o, "nd_reduce", args, 5, 1, &n);
 	}
 }
+
+/* ---- the gradients ------------------------------------------------------------- */
+
+int ocl_nd_softmax_grad(struct npu_ocl *o, const struct nd_softmax *p, cl_mem y, cl_mem dy,
+			cl_mem dx)
+{
+	cl_ulong axis = p->axis, inner = p->inner, cnt = p->outer * p->inner;
+	cl_int lg = (cl_int)p->log;
+	size_t n = cnt;
+
+	if (!y || !dy || !dx)
+		return NPU_EINVAL;
+	{
+		const struct karg args[] = { KMEM(y), KMEM(dy), KMEM(dx), KVAL(axis), KVAL(inner),
+					     KVAL(lg), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_softmax_grad", args, 7, 1, &n);
+	}
+}
+
+/* m: x, scale, mean, inv_std, dy, dx, dscale, dbias (the last three NULL for none). */
+int ocl_nd_layernorm_grad(struct npu_ocl *o, const struct nd_layernorm *p, cl_mem const *m)
+{
+	cl_ulong norm = p->norm, rows = p->outer;
+	cl_int flags = (m[6] ? 1 : 0) | (m[7] ? 2 : 0);
+	size_t nr = rows, nc = norm;
+	int err = 0;
+
+	for (int i = 0; i < 5; i++)
+		if (!m[i])
+			return NPU_EINVAL;
+	if (m[5]) {
+		const struct karg args[] = { KMEM(m[0]), KMEM(m[1]), KMEM(m[2]), KMEM(m[3]),
+					     KMEM(m[4]), KMEM(m[5]), KVAL(norm), KVAL(rows) };
+
+		err = ocl_enqueue(o, "nd_layernorm_grad_x", args, 8, 1, &nr);
+	}
+	if (!err && flags) {
+		cl_mem ds = or_dummy(o, m[6]), db = or_dummy(o, m[7]);
+		const struct karg args[] = { KMEM(m[0]), KMEM(m[2]), KMEM(m[3]), KMEM(m[4]),
+					     KMEM(ds), KMEM(db), KVAL(rows), KVAL(flags),
+					     KVAL(norm) };
+
+		err = ocl_enqueue(o, "nd_layernorm_grad_p", args, 9, 1, &nc);
+	}
+	return err;
+}
+
+int ocl_nd_unary_grad(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_mem dy,
+		      cl_mem dx)
+{
+	cl_int fn = (cl_int)p->fn;
+	cl_float4 f = { { p->alpha, p->beta, p->lo, p->hi } };
+	cl_ulong cnt = p->count;
+	size_t n = p->count;
+
+	if (!x || !dy || !dx)
+		return NPU_EINVAL;
+	{
+		const struct karg args[] = { KMEM(x), KMEM(dy), KMEM(dx), KVAL(fn), KVAL(f),
+					     KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_unary_grad", args, 6, 1, &n);
+	}
+}

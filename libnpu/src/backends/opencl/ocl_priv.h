@@ -115,6 +115,12 @@ int ocl_nd_where(struct npu_ocl *o, const struct nd_where *p, cl_mem c, cl_mem a
 int ocl_nd_copy(struct npu_ocl *o, const struct nd_copy *p, cl_mem x, cl_mem y);
 int ocl_nd_gather(struct npu_ocl *o, const struct nd_gather *p, cl_mem x, cl_mem idx, cl_mem y);
 int ocl_nd_reduce(struct npu_ocl *o, const struct nd_reduce *p, cl_mem x, cl_mem y);
+/* The gradients (kernels/ops_nd_grad.cl): tensors in their kernels' order. */
+int ocl_nd_softmax_grad(struct npu_ocl *o, const struct nd_softmax *p, cl_mem y, cl_mem dy,
+			cl_mem dx);
+int ocl_nd_layernorm_grad(struct npu_ocl *o, const struct nd_layernorm *p, cl_mem const *m);
+int ocl_nd_unary_grad(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_mem dy,
+		      cl_mem dx);
 
 /* ocl_ops.c: each op on device buffers (NULL: no such operand), validated first. */
 int ocl_gemm_i8(struct npu_ocl *o, const struct npu_gemm_i8 *p, cl_mem a, cl_mem b,

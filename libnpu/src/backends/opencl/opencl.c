@@ -268,6 +268,12 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 		return ocl_nd_gather(o, &k->p.ga, m[0], m[1], m[2]);
 	case K_ND_REDUCE:
 		return ocl_nd_reduce(o, &k->p.rd, m[0], m[1]);
+	case K_ND_SOFTMAX_GRAD:
+		return ocl_nd_softmax_grad(o, &k->p.nsm, m[0], m[1], m[2]);
+	case K_ND_LAYERNORM_GRAD:
+		return ocl_nd_layernorm_grad(o, &k->p.ln, m);
+	case K_ND_UNARY_GRAD:
+		return ocl_nd_unary_grad(o, &k->p.un, m[0], m[1], m[2]);
 	case K_NUM:
 		break;
 	}
