@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * npu-fashion - the whole life of a model on the NPU, with Fashion-MNIST:
- * train an MLP and a small CNN in fp32 (progress bar: epoch, loss,
+ * train an MLP, a small CNN and a small vision transformer in fp32 (progress bar: epoch, loss,
  * accuracy), quantize each to int8 (calibrated on training data), run the
  * int8 graph on the 10,000 test images, check it against the CPU
  * reference, and print a table (accuracy fp32 and int8, training time,
  * images per second, modeled NPU cycles); the curves go to a PNG.
  *
- *   npu-fashion [--full] [--model mlp|cnn|both] [--epochs N] [--train N]
+ *   npu-fashion [--full] [--model mlp|cnn|vit|both|all] [--epochs N] [--train N]
  *               [--cpu] [--data DIR] [--plot FILE] [--save-onnx PREFIX]
  *   npu-fashion --eval-onnx MODEL.onnx... [--cpu] [--data DIR]
  *
- * --save-onnx writes each int8 model as ONNX (QDQ) at PREFIX-mlp.onnx and
- * PREFIX-cnn.onnx; --eval-onnx runs such models (trained elsewhere: the
+ * --save-onnx writes each int8 model as ONNX (QDQ) at PREFIX-mlp.onnx,
+ * PREFIX-cnn.onnx and PREFIX-vit.onnx; --eval-onnx runs such models (trained elsewhere: the
  * host's OpenCL) on the test set, on the NPU where there is one.
  *
  * The default is the small setting (12,000 training images, a few epochs:
@@ -30,7 +30,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: npu-fashion [--full] [--model mlp|cnn|both] [--epochs N] "
+	fprintf(stderr, "usage: npu-fashion [--full] [--model mlp|cnn|vit|both|all] [--epochs N] "
 		"[--train N] [--cpu] [--data DIR] [--plot FILE] [--save-onnx PREFIX]\n"
 		"       npu-fashion --eval-onnx MODEL.onnx... [--cpu] [--data DIR]\n");
 	exit(2);
@@ -140,12 +140,15 @@ int main(int argc, char **argv)
 	const char *data = "/usr/share/datasets/fashion-mnist", *plot = "fashion-curves.png";
 	const char *save = NULL, *eval[8];
 	int neval = 0;
-	char save_path[2][512];
-	int full = 0, cpu = 0, which = 3, nres = 0, failed = 0;
+	static const char *const names[3] = { "mlp", "cnn", "vit" };
+	/* epochs: small and full setting */
+	static const uint32_t ep[3][2] = { { 3, 15 }, { 2, 8 }, { 2, 10 } };
+	char save_path[3][512];
+	int full = 0, cpu = 0, which = 7, nres = 0, failed = 0;
 	uint32_t epochs = 0, train_n = 0, train_images;
 	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 1e-3f, .beta1 = 0.9f,
 				      .beta2 = 0.999f, .eps = 1e-8f };
-	struct train_result res[2];
+	struct train_result res[3];
 	struct idx_set train, test;
 	npu_device *dev = NULL;
 	char path[2][512], err[512];
@@ -157,7 +160,8 @@ int main(int argc, char **argv)
 			cpu = 1;
 		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
 			which = !strcmp(argv[++i], "mlp") ? 1 : !strcmp(argv[i], "cnn") ? 2 :
-				!strcmp(argv[i], "both") ? 3 : (usage(), 0);
+				!strcmp(argv[i], "vit") ? 4 : !strcmp(argv[i], "both") ? 3 :
+				!strcmp(argv[i], "all") ? 7 : (usage(), 0);
 		else if (!strcmp(argv[i], "--epochs") && i + 1 < argc)
 			epochs = number(argv[++i]);
 		else if (!strcmp(argv[i], "--train") && i + 1 < argc)
@@ -222,10 +226,10 @@ int main(int argc, char **argv)
 	       dev ? "with the NPU" : "no NPU",
 	       getenv("NPU_BACKEND") ? getenv("NPU_BACKEND") : "(auto)");
 
-	for (int k = 0; k < 2; k++) {
-		enum model_kind kind = k ? MODEL_CNN : MODEL_MLP;
+	for (int k = 0; k < 3; k++) {
+		enum model_kind kind = (enum model_kind)k;
 		struct train_opts o = {
-			.epochs = epochs ? epochs : kind == MODEL_MLP ? (full ? 15 : 3) : (full ? 8 : 2),
+			.epochs = epochs ? epochs : ep[k][full],
 			.train_images = train_images,
 			.calib_batches = 16, .check_images = 256, .seed = 42, .lr = adam.lr,
 		};
@@ -235,13 +239,12 @@ int main(int argc, char **argv)
 		if (!(which & (1 << k)))
 			continue;
 		if (save) {
-			snprintf(save_path[k], sizeof(save_path[k]), "%s-%s.onnx", save,
-				 kind == MODEL_MLP ? "mlp" : "cnn");
+			snprintf(save_path[k], sizeof(save_path[k]), "%s-%s.onnx", save, names[k]);
 			o.save_onnx = save_path[k];
 		}
 		e = model_build(&m, kind, 64, 1234 + k, &adam, dev);
 		if (e) {
-			build_failed(&m, kind == MODEL_MLP ? "MLP" : "CNN", e);
+			build_failed(&m, m.name ? m.name : names[k], e);
 			model_free(&m);
 			return 1;
 		}

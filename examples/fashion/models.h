@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * models.h - the demo's two networks as libnpu training graphs: an MLP
+ * models.h - the demo's three networks as libnpu training graphs: an MLP
  * (784-256-128-10) and a small CNN (two 3x3 convolutions with pooling,
- * then two dense layers), both with ReLU and softmax cross-entropy.
+ * then two dense layers), both with ReLU, and a small vision transformer
+ * (7x7 patches as 16 tokens, two pre-norm encoder blocks of 4-head
+ * attention and a GELU MLP, mean pooling); softmax cross-entropy.
  */
 #ifndef MODELS_H
 #define MODELS_H
 
 #include <npu.h>
 
-enum model_kind { MODEL_MLP, MODEL_CNN };
+enum model_kind { MODEL_MLP, MODEL_CNN, MODEL_VIT };
 
 struct model {
 	enum model_kind kind;

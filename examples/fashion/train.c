@@ -309,6 +309,16 @@ int train_model(struct model *m, const struct idx_set *train, const struct idx_s
 		else
 			printf("  int8 model saved as ONNX (QDQ): %s\n", o->save_onnx);
 	}
+	if (!err && o->save_onnx) {	/* loaded back: the same int8 results */
+		double acc = 0, ips = 0;
+		uint64_t cyc = 0;
+
+		err = eval_onnx(o->save_onnx, test, dev, &acc, &cyc, &ips);
+		r->onnx_acc = acc;
+		if (!err)
+			printf("  %s loaded back: test accuracy %.2f%%%s\n", o->save_onnx, acc * 100,
+			       acc == r->int8_acc ? ", the int8 graph's" : "");
+	}
 	if (!err && o->check_images) {
 		npu_graph *qc = NULL;
 		npu_plan *cplan;
@@ -375,6 +385,8 @@ int eval_onnx(const char *path, const struct idx_set *test, npu_device *dev, dou
 			       acc, cycles, NULL);
 		*ips = test->count / (now() - t0);
 		*cycles /= test->count;
+		if (err)
+			fprintf(stderr, "npu-fashion: %s: %s\n", path, npu_last_error());
 	}
 	npu_graph_free(g);
 	return err;

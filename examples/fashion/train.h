@@ -35,6 +35,7 @@ struct train_result {
 	uint64_t train_cycles;		/* modeled NPU cycles per training image */
 	double float_acc;		/* test accuracy, fp32 */
 	double int8_acc;		/* test accuracy, int8 graph */
+	double onnx_acc;		/* ... the int8 graph saved as ONNX and loaded back */
 	double int8_ips;
 	uint64_t int8_cycles;		/* per test image */
 	int int8_checked, int8_same;	/* images compared with the CPU reference, equal */

@@ -8,6 +8,7 @@
  * what it wrote is current there only.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,12 +24,17 @@ static int wait_backend(npu_plan *p, int b)
 	int err = 0;
 
 	if (p->b[b].pending) {
+		char why[NPU_ERRMSG_LEN];
+
 		p->b[b].pending = 0;
+		npu_fail(NULL, 0, "%s", "");	/* so that a message after the wait is the backend's */
 		if (p->pb[b].e.ops.wait)
 			err = p->pb[b].e.ops.wait(p->pb[b].be, p->b[b].fence);
-		if (err)
-			plan_fail(p, err, "%s: the work failed: %s", p->pb[b].e.ops.name,
-				  npu_strerror(err));
+		if (err) {
+			snprintf(why, sizeof(why), "%s", *npu_last_error() ? npu_last_error() :
+				 npu_strerror(err));
+			plan_fail(p, err, "%s: the work failed: %s", p->pb[b].e.ops.name, why);
+		}
 	}
 	return err;
 }

@@ -272,6 +272,8 @@ int onnx_node(struct onnx *o, enum ir_op op, const int *in, uint32_t nin, const 
 	ir_node_init(&n, op);
 	if (a) {
 		n.a = *a;
+		for (int i = 0; i < IR_MAX_OUT; i++)
+			n.a.acc[i] = -1;	/* no gradient to add in: ir_node_init's */
 	}
 	for (uint32_t i = 0; i < nin; i++)
 		n.in[i] = in[i];

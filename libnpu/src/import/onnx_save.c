@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * onnx_save.c - npu_model_save: a graph as an ONNX model (opset 13), its
+ * onnx_save.c - npu_model_save: a graph as an ONNX model (opset 17), its
  * int8 ops in QDQ form (DequantizeLinear -> op -> QuantizeLinear, weights
  * int8 per output channel, biases int32 at x_scale * w_scale), as
  * onnxruntime's quantizer writes them and as npu_model_load folds them
@@ -15,6 +15,7 @@
  * zero), and an int8 op's requantization is ONNX's (Documentation/
  * onnx.rst). The results differ only where a value falls on a tie.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ struct saver {
 	char **nhwc;			/* ... of its NHWC view, made when needed */
 	char **deq;			/* ... of its dequantized value (int8) */
 	char **qp;			/* ... its scale; the zero point is "<scale>_zp" */
+	unsigned char *given;		/* rank 4 read and written by N-d ops only: dims as given */
+	unsigned char *inited;		/* a constant written as an initializer */
 	int err;
 	char msg[256];
 };
@@ -133,6 +136,21 @@ static void attr_ints(struct saver *s, Onnx__NodeProto *n, const char *nm, size_
 
 #define ATTR_I(s, n, nm, v)	attribute((s), (n), (nm), 0, 1, (int64_t[]){ (v) })
 
+static void attr_f(struct saver *s, Onnx__NodeProto *n, const char *nm, float v)
+{
+	Onnx__AttributeProto *a = take(s, sizeof(*a));
+
+	if (!a || !n)
+		return;
+	onnx__attribute_proto__init(a);
+	a->name = (char *)nm;
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+	a->has_f = 1;
+	a->f = v;
+	n->attribute[n->n_attribute++] = a;
+}
+
 /* An initializer @nm of @count elements (@rank dims) copied from @data. */
 static const char *init(struct saver *s, const char *nm, int32_t type, size_t rank,
 			const int64_t *dims, const void *data, size_t bytes)
@@ -212,7 +230,7 @@ static void quant(struct saver *s, const char *x, int t)
 /* @t's NHWC view (a Transpose of its NCHW value, once); @t's value below rank 4. */
 static const char *nhwc(struct saver *s, int t)
 {
-	if (D(s, t)->rank != 4)
+	if (D(s, t)->rank != 4 || s->given[t])
 		return s->val[t];
 	if (!s->nhwc[t]) {
 		const char *in[1] = { s->val[t] };
@@ -324,12 +342,279 @@ static void activate_quant(struct saver *s, const char *v, enum npu_activation a
 	quant(s, v, y);
 }
 
+/* ---- the N-d ops (fp32, or int8 data movement), dims as given ------------------ */
+
+static int32_t onnx_type(enum npu_dtype dt);
+
+/* Tensor @t as an N-d op reads it: a constant's initializer (once), else its value. */
+static const char *nd_in(struct saver *s, int t)
+{
+	const struct ir_tensor *x = &s->g->t[t];
+	int64_t dims[NPU_MAX_RANK];
+
+	if (x->cdata && !s->inited[t]) {
+		for (uint32_t d = 0; d < x->d.rank; d++)
+			dims[d] = x->d.dims[d];
+		init(s, s->val[t], onnx_type(x->d.dtype), x->d.rank, dims, x->cdata, x->bytes);
+		s->inited[t] = 1;
+	}
+	return nhwc(s, t);
+}
+
+/* Where an N-d op writes @y: its value, or its NHWC view then transposed to NCHW. */
+static const char *nd_out(struct saver *s, int y)
+{
+	if (D(s, y)->rank != 4 || s->given[y])
+		return s->val[y];
+	s->nhwc[y] = name(s, "%s_nhwc", s->val[y], 0);
+	return s->nhwc[y];
+}
+
+static void nd_done(struct saver *s, int y)
+{
+	const char *in[1] = { s->nhwc[y] };
+
+	if (D(s, y)->rank == 4 && !s->given[y])
+		attr_ints(s, node(s, "Transpose", in, 1, s->val[y]), "perm", 4,
+			  (int64_t[]){ 0, 3, 1, 2 });
+}
+
+/* An fp32 scalar initializer named after @base. */
+static const char *scalar(struct saver *s, const char *base, const char *what, float v)
+{
+	return init(s, name(s, what, base, 0), ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, 0, NULL, &v,
+		    4);
+}
+
+/* @v transposed in its last two dims (of @rank). */
+static const char *swap_last(struct saver *s, const char *v, uint32_t rank)
+{
+	int64_t perm[NPU_MAX_RANK];
+	const char *in[1] = { v }, *t = name(s, "%s_T", v, 0);
+
+	for (uint32_t d = 0; d < rank; d++)
+		perm[d] = d;
+	perm[rank - 2] = rank - 1;
+	perm[rank - 1] = rank - 2;
+	attr_ints(s, node(s, "Transpose", in, 1, t), "perm", rank, perm);
+	return t;
+}
+
+/* A copy that is a transpose of @x into @y: the permutation, or 0. */
+static int copy_perm(struct saver *s, const struct nd_copy *p, int x, int y, int64_t *perm)
+{
+	const struct npu_tensor_desc *dx = D(s, x);
+	uint64_t st[NPU_MAX_RANK];
+	uint32_t used = 0;
+
+	if (p->off || p->rank != dx->rank || D(s, y)->rank != dx->rank)
+		return 0;
+	st[dx->rank - 1] = 1;
+	for (uint32_t d = dx->rank - 1; d > 0; d--)
+		st[d - 1] = st[d] * dx->dims[d];
+	for (uint32_t d = 0; d < p->rank; d++) {
+		uint32_t j = 0;
+
+		while (j < dx->rank && ((used >> j & 1) || dx->dims[j] != p->dims[d] ||
+					(p->dims[d] > 1 && (uint64_t)p->st[d] != st[j])))
+			j++;
+		if (j == dx->rank)
+			return 0;
+		used |= 1u << j;
+		perm[d] = j;
+	}
+	return 1;
+}
+
+/* GELU as PyTorch exports it before opset 20: x * (1 + erf(x / sqrt 2)) * 0.5. */
+static void gelu(struct saver *s, const char *x, const char *y)
+{
+	const char *in[2] = { x, scalar(s, y, "%s_sqrt2", (float)sqrt(2.0)) };
+	const char *t[4] = { name(s, "%s_div", y, 0), name(s, "%s_erf", y, 0),
+			     name(s, "%s_add", y, 0), name(s, "%s_mul", y, 0) };
+
+	node(s, "Div", in, 2, t[0]);
+	in[0] = t[0];
+	node(s, "Erf", in, 1, t[1]);
+	in[0] = t[1];
+	in[1] = scalar(s, y, "%s_one", 1.0f);
+	node(s, "Add", in, 2, t[2]);
+	in[0] = x;
+	in[1] = t[2];
+	node(s, "Mul", in, 2, t[3]);
+	in[0] = t[3];
+	in[1] = scalar(s, y, "%s_half", 0.5f);
+	node(s, "Mul", in, 2, y);
+}
+
+static int save_nd(struct saver *s, int i)
+{
+	static const char *const bin[] = { [ND_ADD] = "Add", [ND_SUB] = "Sub", [ND_MUL] = "Mul",
+					   [ND_DIV] = "Div", [ND_MAX] = "Max", [ND_MIN] = "Min" };
+	static const char *const un[ND_NUM_FN] = {
+		[ND_RELU] = "Relu", [ND_SIGMOID] = "Sigmoid", [ND_TANH] = "Tanh", [ND_EXP] = "Exp",
+		[ND_LOG] = "Log", [ND_SQRT] = "Sqrt", [ND_NEG] = "Neg", [ND_ABS] = "Abs",
+		[ND_ERF] = "Erf", [ND_FLOOR] = "Floor", [ND_CEIL] = "Ceil",
+	};
+	const struct ir_node *n = &s->g->n[i];
+	int x = n->in[0], y = n->out[0];
+	const char *in[3] = { NULL }, *out;
+	int64_t perm[NPU_MAX_RANK];
+
+	switch (n->op) {
+	case IR_ND_BINARY: {
+		uint32_t fn = n->a.nd.bin.fn;
+
+		if (fn >= sizeof(bin) / sizeof(bin[0]) || !bin[fn])
+			break;
+		in[0] = nd_in(s, x);
+		in[1] = nd_in(s, n->in[1]);
+		node(s, bin[fn], in, 2, nd_out(s, y));
+		break;
+	}
+	case IR_ND_UNARY: {
+		uint32_t fn = n->a.nd.un.fn;
+
+		if (n->a.nd.un.dtype != NPU_DT_FLOAT32 || (fn != ND_GELU && (fn >= ND_NUM_FN || !un[fn])))
+			return fail(s, NPU_ENOTSUP, "an activation with no ONNX op here", i);
+		in[0] = nd_in(s, x);
+		if (fn == ND_GELU)
+			gelu(s, in[0], nd_out(s, y));
+		else
+			node(s, un[fn], in, 1, nd_out(s, y));
+		break;
+	}
+	case IR_ND_MATMUL: {
+		const struct nd_matmul *p = &n->a.nd.mm;
+
+		if (p->adt != NPU_DT_FLOAT32)
+			break;
+		in[0] = nd_in(s, x);
+		in[1] = nd_in(s, n->in[1]);
+		if (p->trans_a)
+			in[0] = swap_last(s, in[0], D(s, x)->rank);
+		if (p->trans_b)
+			in[1] = swap_last(s, in[1], D(s, n->in[1])->rank);
+		out = nd_out(s, y);
+		if (p->alpha == 1.0f) {
+			node(s, "MatMul", in, 2, out);
+			break;
+		}
+		/* exact where alpha is a power of two (attention's 1 / sqrt(d) for d = 4^k) */
+		{
+			const char *mm = name(s, "%s_mm", out, 0);
+
+			node(s, "MatMul", in, 2, mm);
+			in[0] = mm;
+			in[1] = scalar(s, out, "%s_alpha", p->alpha);
+			node(s, "Mul", in, 2, out);
+		}
+		break;
+	}
+	case IR_ND_SOFTMAX:
+		if (n->a.nd.sm.inner != 1)
+			break;
+		in[0] = nd_in(s, x);
+		ATTR_I(s, node(s, n->a.nd.sm.log ? "LogSoftmax" : "Softmax", in, 1, nd_out(s, y)),
+		       "axis", -1);
+		break;
+	case IR_ND_LAYERNORM: {
+		Onnx__NodeProto *nd;
+
+		in[0] = nd_in(s, x);
+		in[1] = nd_in(s, n->in[1]);
+		in[2] = n->in[2] >= 0 ? nd_in(s, n->in[2]) : NULL;
+		nd = node(s, "LayerNormalization", in, in[2] ? 3 : 2, nd_out(s, y));
+		ATTR_I(s, nd, "axis", -1);
+		attr_f(s, nd, "epsilon", n->a.nd.ln.eps);
+		break;
+	}
+	case IR_ND_COPY:
+		if (!copy_perm(s, &n->a.nd.cp, x, y, perm))
+			return fail(s, NPU_ENOTSUP, "a copy that is not a transpose", i);
+		in[0] = nd_in(s, x);
+		attr_ints(s, node(s, "Transpose", in, 1, nd_out(s, y)), "perm", D(s, x)->rank, perm);
+		break;
+	case IR_ND_REDUCE: {
+		const struct nd_reduce *p = &n->a.nd.rd;
+		int64_t axes[NPU_MAX_RANK];
+		size_t na = 0;
+		Onnx__NodeProto *nd;
+
+		if (p->fn != ND_R_MEAN || p->dtype != NPU_DT_FLOAT32)
+			break;
+		for (uint32_t d = 0; d < p->rank; d++)
+			if (p->mask >> d & 1)
+				axes[na++] = d;
+		in[0] = nd_in(s, x);
+		nd = node(s, "ReduceMean", in, 1, nd_out(s, y));
+		attr_ints(s, nd, "axes", na, axes);
+		ATTR_I(s, nd, "keepdims", D(s, y)->rank == p->rank);
+		break;
+	}
+	default:
+		break;
+	}
+	if (!in[0]) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "%s is not saved", ir_node_label(s->g, n));
+		return fail(s, NPU_ENOTSUP, why, i);
+	}
+	nd_done(s, y);
+	return 0;
+}
+
+/*
+ * Which rank-4 tensors keep their dims as given (no NCHW value): those
+ * that only N-d ops, reshapes, quantize and dequantize touch, and that are
+ * not the graph's inputs or outputs; a quantize or dequantize ties its
+ * input and output.
+ */
+static void mark_given(struct saver *s)
+{
+	const npu_graph *g = s->g;
+	int changed = 1;
+
+	for (int t = 0; t < g->nt; t++)
+		s->given[t] = g->t[t].d.rank == 4 && !ir_declared(g, t, 3);
+	for (int i = 0; i < g->nn; i++) {
+		const struct ir_node *n = &g->n[i];
+		enum ir_op op = n->op;
+
+		if (n->backward || ir_op_is_nd(op) || op == IR_RESHAPE || op == IR_QUANTIZE ||
+		    op == IR_DEQUANTIZE)
+			continue;
+		for (uint32_t k = 0; k < n->nin; k++)
+			if (n->in[k] >= 0)
+				s->given[n->in[k]] = 0;
+		for (uint32_t k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0)
+				s->given[n->out[k]] = 0;
+	}
+	while (changed) {
+		changed = 0;
+		for (int i = 0; i < g->nn; i++) {
+			const struct ir_node *n = &g->n[i];
+			int a = n->in[0], b = n->out[0];
+
+			if ((n->op != IR_QUANTIZE && n->op != IR_DEQUANTIZE) || n->backward ||
+			    s->given[a] == s->given[b] || D(s, a)->rank != 4)
+				continue;
+			s->given[a] = s->given[b] = 0;
+			changed = 1;
+		}
+	}
+}
+
 static int save_node(struct saver *s, int i)
 {
 	const struct ir_node *n = &s->g->n[i];
 	int x = n->in[0], y = n->out[0];
-	int q8 = D(s, x)->dtype == NPU_DT_INT8;
+	int q8 = x >= 0 && D(s, x)->dtype == NPU_DT_INT8;
 
+	if (ir_op_is_nd(n->op))
+		return save_nd(s, i);
 	switch (n->op) {
 	case IR_QUANTIZE: {
 		quant(s, s->val[x], y);
@@ -424,7 +709,7 @@ static int save_node(struct saver *s, int i)
 		in[1] = init(s, name(s, "%s_shape", s->val[y], 0),
 			     ONNX__TENSOR_PROTO__DATA_TYPE__INT64, 1, (int64_t[]){ o->rank }, dims,
 			     8 * o->rank);
-		if (o->rank != 4) {
+		if (o->rank != 4 || s->given[y]) {
 			node(s, "Reshape", in, 2, s->val[y]);
 		} else {	/* NHWC dims: then to the NCHW value */
 			const char *t[1];
@@ -546,6 +831,7 @@ static int save(struct saver *s, const char *path)
 		s->val[t] = g->t[t].name ? name(s, "%s", g->t[t].name, 0) :
 					   name(s, "t%s%d", "", t);
 	}
+	mark_given(s);
 	vin = take(s, sizeof(*vin) * (g->ninputs + 1));
 	vout = take(s, sizeof(*vout) * (g->noutputs + 1));
 	outname = take(s, sizeof(*outname) * (g->noutputs + 1));
@@ -582,7 +868,7 @@ static int save(struct saver *s, const char *path)
 		return s->err;
 	os.domain = (char *)"";
 	os.has_version = 1;
-	os.version = 13;
+	os.version = 17;	/* LayerNormalization */
 	m.has_ir_version = 1;
 	m.ir_version = 8;
 	m.producer_name = (char *)"libnpu";
@@ -632,7 +918,10 @@ int npu_model_save(const npu_graph *g, const char *path)
 	s.nhwc = calloc((size_t)g->nt + 1, sizeof(char *));
 	s.deq = calloc((size_t)g->nt + 1, sizeof(char *));
 	s.qp = calloc((size_t)g->nt + 1, sizeof(char *));
-	err = s.val && s.nhwc && s.deq && s.qp ? save(&s, path) : NPU_ENOMEM;
+	s.given = calloc((size_t)g->nt + 1, 1);
+	s.inited = calloc((size_t)g->nt + 1, 1);
+	err = s.val && s.nhwc && s.deq && s.qp && s.given && s.inited ? save(&s, path) :
+								       NPU_ENOMEM;
 	for (size_t i = 0; i < s.nmem; i++)
 		free(s.mem[i]);
 	free(s.mem);
@@ -642,6 +931,8 @@ int npu_model_save(const npu_graph *g, const char *path)
 	free(s.nhwc);
 	free(s.deq);
 	free(s.qp);
+	free(s.given);
+	free(s.inited);
 	if (err)
 		return npu_fail(NULL, err, "%s", s.msg[0] ? s.msg : npu_strerror(err));
 	return 0;

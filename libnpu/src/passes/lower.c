@@ -440,7 +440,7 @@ static int lower_nd(npu_graph *g, const struct ir_node *n, struct lnode *l)
 	if (err)
 		return err;
 	l->nk++;
-	for (uint32_t i = 0; i < n->nout; i++)
+	for (uint32_t i = 0; n->backward && i < n->nout; i++)
 		if (n->a.acc[i] >= 0 && n->out[i] >= 0)
 			elt(l, NPU_EF_ADD, n->a.acc[i], n->out[i], n->a.acc[i],
 			    ir_count(g, n->a.acc[i]), 0);

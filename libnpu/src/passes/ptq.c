@@ -6,7 +6,11 @@
  * activations asymmetric per tensor from their observed range (widened to
  * hold 0), weights symmetric per output channel (max |w| / 127), biases
  * int32 at the input scale times the weight scale, ReLU fused as the
- * output clamp, pooling and reshape keeping their input's quantization.
+ * output clamp, pooling, reshape and transposes keeping their input's
+ * quantization. The other N-d ops (layer norm, softmax, GELU, matmuls of
+ * two activations, broadcast arithmetic, means) stay fp32 between a
+ * dequantize and a quantize (as onnxruntime's QDQ networks run them), so
+ * the multiply-accumulates of dense layers and convolutions are int8.
  * The graph takes and returns fp32 (quantize and dequantize at the edges),
  * so it replaces the float one where it is used.
  */
@@ -110,16 +114,107 @@ out:
 	return err;
 }
 
-/* The int8 twin of forward node @o; map[] takes fp32 tensors to int8 ones. */
-static int quantize_node(const struct ptq_in *p, const struct ir_node *o, npu_graph *q, int *map)
+/* Each tensor of the fp32 graph in the int8 one: as int8 (i8), as fp32 (f32), or -1. */
+struct ptq_map {
+	int *i8, *f32;
+};
+
+/* fp32 tensor @id of @p->g as an int8 tensor of @q: quantized where it is only fp32. */
+static int want_i8(const struct ptq_in *p, npu_graph *q, struct ptq_map *m, int id)
+{
+	int t;
+
+	if (id < 0 || m->i8[id] >= 0 || m->f32[id] < 0)
+		return id < 0 ? NPU_EINVAL : m->i8[id] >= 0 ? m->i8[id] : NPU_EINVAL;
+	t = act_tensor(p, q, id);
+	if (t < 0 || npu_graph_quantize(q, m->f32[id], t))
+		return t < 0 ? t : NPU_EINVAL;
+	return m->i8[id] = t;
+}
+
+/* ... as an fp32 tensor of @q: dequantized, or a constant's current values. */
+static int want_f32(const struct ptq_in *p, npu_graph *q, struct ptq_map *m, int id)
+{
+	struct npu_tensor_desc d;
+	int t;
+
+	if (id < 0 || m->f32[id] >= 0)
+		return id < 0 ? -1 : m->f32[id];
+	d = p->g->t[id].d;
+	d.data = NULL;
+	if (p->g->t[id].cdata)
+		d.data = p->host[id];	/* a trained parameter, as it is now */
+	else if (m->i8[id] < 0)
+		return NPU_EINVAL;	/* not reached from the input */
+	t = npu_graph_tensor(q, &d);
+	if (t >= 0 && !d.data && npu_graph_dequantize(q, m->i8[id], t))
+		return NPU_EINVAL;
+	return t < 0 ? t : (m->f32[id] = t);
+}
+
+/*
+ * An fp32 N-d node as it is, on fp32 inputs; an int8 copy (a transpose)
+ * keeps its input's quantization when that is int8.
+ */
+static int nd_node(const struct ptq_in *p, const struct ir_node *o, npu_graph *q,
+		   struct ptq_map *m)
+{
+	struct ir_node n = *o;
+	int y = o->out[0], i8 = o->op == IR_ND_COPY && m->i8[o->in[0]] >= 0;
+	struct npu_tensor_desc d = p->g->t[y].d;
+
+	for (uint32_t i = 0; i < n.nin; i++) {
+		n.in[i] = i8 ? m->i8[o->in[i]] : want_f32(p, q, m, o->in[i]);
+		if (o->in[i] >= 0 && n.in[i] < 0)
+			return n.in[i] < 0 ? n.in[i] : NPU_EINVAL;
+	}
+	for (uint32_t i = 1; i < IR_MAX_OUT; i++)
+		n.out[i] = -1;	/* no layer norm statistics: training's */
+	n.nout = 1;
+	n.backward = 0;
+	for (int i = 0; i < IR_MAX_OUT; i++)
+		n.a.acc[i] = -1;
+	d.data = NULL;
+	if (i8) {
+		n.out[0] = same_quant_tensor(q, n.in[0], &d);
+		n.a.nd.cp.dtype = NPU_DT_INT8;
+	} else {
+		n.out[0] = npu_graph_tensor(q, &d);
+	}
+	if (n.out[0] < 0 || ir_add_node(q, &n))
+		return n.out[0] < 0 ? n.out[0] : NPU_EINVAL;
+	if (i8)
+		m->i8[y] = n.out[0];
+	else
+		m->f32[y] = n.out[0];
+	return 0;
+}
+
+/* The int8 twin of forward node @o. */
+static int quantize_node(const struct ptq_in *p, const struct ir_node *o, npu_graph *q,
+			 struct ptq_map *m)
 {
 	const npu_graph *g = p->g;
-	int in = o->nin && o->in[0] >= 0 ? map[o->in[0]] : -1, y = o->out[0], out, w, b, err;
+	int in, y = o->out[0], out, w, b, err, *map = m->i8;
 
 	if (o->op == IR_XENT)
 		return 0;	/* training only */
+	if (ir_op_is_nd(o->op))
+		return nd_node(p, o, q, m);
+	if (o->op == IR_RESHAPE && m->i8[o->in[0]] < 0) {	/* of an fp32 tensor */
+		struct npu_tensor_desc d = g->t[y].d;
+
+		in = want_f32(p, q, m, o->in[0]);
+		d.data = NULL;
+		out = in < 0 ? in : npu_graph_tensor(q, &d);
+		if (out < 0 || npu_graph_reshape(q, in, out))
+			return out < 0 ? out : NPU_EINVAL;
+		m->f32[y] = out;
+		return 0;
+	}
+	in = o->nin ? want_i8(p, q, m, o->in[0]) : NPU_EINVAL;
 	if (in < 0)
-		return NPU_EINVAL;	/* not reached from the input */
+		return in;	/* not reached from the input */
 	switch (o->op) {
 	case IR_FC:
 	case IR_CONV2D:
@@ -160,44 +255,50 @@ static int quantize_node(const struct ptq_in *p, const struct ir_node *o, npu_gr
 int ptq_build(const struct ptq_in *p, int in, int out, npu_graph **qg, int *q_in, int *q_out)
 {
 	const npu_graph *g = p->g;
+	struct ptq_map m;
 	npu_graph *q;
-	int *map, fin, fout, qin, err = 0;
+	int fin, fout, err = 0;
 
 	q = npu_graph_new();
-	map = malloc(sizeof(int) * (size_t)g->nt);
-	if (!q || !map) {
+	m.i8 = malloc(sizeof(int) * (size_t)g->nt);
+	m.f32 = malloc(sizeof(int) * (size_t)g->nt);
+	if (!q || !m.i8 || !m.f32) {
 		err = NPU_ENOMEM;
 		goto fail;
 	}
 	for (int i = 0; i < g->nt; i++)
-		map[i] = -1;
-	/* fp32 in, quantized over the calibration data's range. */
+		m.i8[i] = m.f32[i] = -1;
+	/* fp32 in, quantized (over the calibration data's range) where int8 ops read it. */
 	fin = npu_graph_tensor(q, &g->t[in].d);
-	qin = act_tensor(p, q, in);
-	err = fin < 0 ? fin : qin < 0 ? qin : npu_graph_quantize(q, fin, qin);
-	map[in] = qin;
+	err = fin < 0 ? fin : 0;
+	m.f32[in] = fin;
 	for (int i = 0; i < g->nn && !err; i++)
 		if (!g->n[i].backward)
-			err = quantize_node(p, &g->n[i], q, map);
-	if (!err && map[out] < 0)
+			err = quantize_node(p, &g->n[i], q, &m);
+	if (!err && m.i8[out] < 0 && m.f32[out] < 0)
 		err = NPU_EINVAL;	/* out is not computed from in */
 	if (err)
 		goto fail;
-	fout = npu_graph_tensor(q, &g->t[out].d);	/* and fp32 out */
-	err = fout < 0 ? fout : npu_graph_dequantize(q, map[out], fout);
+	fout = m.f32[out];	/* and fp32 out */
+	if (fout < 0) {
+		fout = npu_graph_tensor(q, &g->t[out].d);
+		err = fout < 0 ? fout : npu_graph_dequantize(q, m.i8[out], fout);
+	}
 	if (!err)
 		err = npu_graph_inputs(q, &fin, 1);
 	if (!err)
 		err = npu_graph_outputs(q, &fout, 1);
 	if (err)
 		goto fail;
-	free(map);
+	free(m.i8);
+	free(m.f32);
 	*qg = q;
 	*q_in = fin;
 	*q_out = fout;
 	return 0;
 fail:
-	free(map);
+	free(m.i8);
+	free(m.f32);
 	npu_graph_free(q);
 	return err;
 }

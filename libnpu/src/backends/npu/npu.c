@@ -36,6 +36,7 @@ struct npu_be {
 	const struct lowered *low;
 	npu_cmdbuf *cb;
 	npu_job *job;			/* the job in flight */
+	const npu_cmdbuf *job_cb;	/* ... and its commands */
 	uint64_t seq;			/* fences: one per job */
 	uint64_t *cycles;		/* where the job's cycles go */
 };
@@ -96,8 +97,15 @@ static int finish_job(struct npu_be *n)
 	err = npu_job_wait(n->job, 600ll * 1000000000);
 	if (!err)
 		err = npu_job_result(n->job, &res);
-	if (!err && res.state != NPU_JOB_STATE_DONE)
-		err = NPU_EJOB;
+	if (!err && res.state != NPU_JOB_STATE_DONE) {
+		const struct npu_cmdbuf *cb = n->job_cb;
+		uint32_t op = 0;
+
+		if (cb && (size_t)res.error_offset + 8 <= cb->used)
+			memcpy(&op, (const char *)cb->bo->map + res.error_offset, sizeof(op));
+		err = npu_fail(NULL, NPU_EJOB, "npu: the job ended %s at its command at byte %u "
+			       "(op %u)", npu_job_state_name(res.state), res.error_offset, op);
+	}
 	if (!err && n->cycles)
 		*n->cycles += res.cycles;
 	npu_job_free(n->job);
@@ -411,6 +419,7 @@ static int submit(struct npu_be *n, npu_cmdbuf *cb)
 
 	if (!npu_cmdbuf_used(cb))
 		return 0;
+	n->job_cb = cb;
 	err = npu_submit(n->dev, cb, NULL, &n->job);
 	if (err)
 		n->job = NULL;
