@@ -786,6 +786,50 @@ TEST_F_TIMEOUT(lib, fashion_subset_trains_and_quantizes, 300)
 }
 
 /*
+ * The demo's vision transformer (layer norm, attention's matmuls and
+ * softmax, GELU, transposes, a mean: every one trained through the N-d
+ * commands and their gradients) on 2,048 images for one epoch, every op of
+ * training on the NPU in one job per step; then its int8 twin on the NPU
+ * gives the CPU reference's logits bit for bit on 256 test images.
+ */
+TEST_F_TIMEOUT(lib, fashion_vit_trains_on_npu, 300)
+{
+	const char *d = "/usr/share/datasets/fashion-mnist/";
+	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 1e-3f, .beta1 = 0.9f,
+				      .beta2 = 0.999f, .eps = 1e-8f };
+	struct train_opts o = { .epochs = 1, .train_images = 2048, .calib_batches = 4,
+				.check_images = 256, .seed = 3, .lr = 1e-3f };
+	struct idx_set train, test;
+	struct train_result r;
+	struct model m;
+	char err[512], a[256], b[256];
+
+	snprintf(a, sizeof(a), "%strain-images-idx3-ubyte.gz", d);
+	snprintf(b, sizeof(b), "%strain-labels-idx1-ubyte.gz", d);
+	ASSERT_EQ(0, idx_load(a, b, 10, &train, err, sizeof(err))) TH_LOG("%s", err);
+	snprintf(a, sizeof(a), "%st10k-images-idx3-ubyte.gz", d);
+	snprintf(b, sizeof(b), "%st10k-labels-idx1-ubyte.gz", d);
+	ASSERT_EQ(0, idx_load(a, b, 10, &test, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(NPU_OK, model_build(&m, MODEL_VIT, 64, 5, &adam, self->dev));
+	EXPECT_EQ(0, ops_off_npu(m.plan));
+	EXPECT_NE(NULL, strstr(npu_plan_report(m.plan), "layer_norm grad"));
+	ASSERT_EQ(NPU_OK, train_model(&m, &train, &test, &o, self->dev, &r));
+	TH_LOG("loss %.3f -> %.3f; test accuracy fp32 %.2f%%, int8 %.2f%%; "
+	       "int8 NPU = CPU on %d/%d", r.curve[0].loss, r.curve[r.npoints - 1].loss,
+	       r.float_acc * 100, r.int8_acc * 100, r.int8_same, r.int8_checked);
+	EXPECT_LT(r.curve[r.npoints - 1].loss, r.curve[0].loss * 0.8);
+	EXPECT_LT(0.35, r.float_acc);	/* chance is 0.10 */
+	EXPECT_GT(0.02, fabs(r.int8_acc - r.float_acc));
+	EXPECT_EQ(256, r.int8_checked);
+	EXPECT_EQ(r.int8_checked, r.int8_same);
+	EXPECT_LT(0, r.train_cycles);
+	train_result_free(&r);
+	model_free(&m);
+	idx_free(&train);
+	idx_free(&test);
+}
+
+/*
  * The device's profile (QEMU property profile=full|edge) decides what the
  * firmware offers: int8 inference always; the training commands only on a
  * full NPU. On an edge NPU a training command fails its job as unknown,
