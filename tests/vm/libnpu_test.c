@@ -742,6 +742,25 @@ TEST_F(lib, graph_training_npu_matches_cpu)
 	npu_graph_free(c.g);
 }
 
+/* Debian's Fashion-MNIST: the training and the test set. */
+static int load_fashion(struct idx_set *train, struct idx_set *test, char *err, size_t len)
+{
+	const char *d = "/usr/share/datasets/fashion-mnist/";
+	char a[256], b[256];
+
+	snprintf(a, sizeof(a), "%strain-images-idx3-ubyte.gz", d);
+	snprintf(b, sizeof(b), "%strain-labels-idx1-ubyte.gz", d);
+	if (idx_load(a, b, 10, train, err, len))
+		return -1;
+	snprintf(a, sizeof(a), "%st10k-images-idx3-ubyte.gz", d);
+	snprintf(b, sizeof(b), "%st10k-labels-idx1-ubyte.gz", d);
+	if (idx_load(a, b, 10, test, err, len)) {
+		idx_free(train);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * A short training run on real data, through the whole stack: the MLP of
  * the demo on 6,000 Fashion-MNIST images for two epochs on the NPU. The
@@ -751,7 +770,6 @@ TEST_F(lib, graph_training_npu_matches_cpu)
  */
 TEST_F_TIMEOUT(lib, fashion_subset_trains_and_quantizes, 300)
 {
-	const char *d = "/usr/share/datasets/fashion-mnist/";
 	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 1e-3f, .beta1 = 0.9f,
 				      .beta2 = 0.999f, .eps = 1e-8f };
 	struct train_opts o = { .epochs = 2, .train_images = 6000, .calib_batches = 4,
@@ -759,14 +777,9 @@ TEST_F_TIMEOUT(lib, fashion_subset_trains_and_quantizes, 300)
 	struct idx_set train, test;
 	struct train_result r;
 	struct model m;
-	char err[512], a[256], b[256];
+	char err[512];
 
-	snprintf(a, sizeof(a), "%strain-images-idx3-ubyte.gz", d);
-	snprintf(b, sizeof(b), "%strain-labels-idx1-ubyte.gz", d);
-	ASSERT_EQ(0, idx_load(a, b, 10, &train, err, sizeof(err))) TH_LOG("%s", err);
-	snprintf(a, sizeof(a), "%st10k-images-idx3-ubyte.gz", d);
-	snprintf(b, sizeof(b), "%st10k-labels-idx1-ubyte.gz", d);
-	ASSERT_EQ(0, idx_load(a, b, 10, &test, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, load_fashion(&train, &test, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(NPU_OK, model_build(&m, MODEL_MLP, 64, 99, &adam, self->dev));
 	EXPECT_EQ(0, ops_off_npu(m.plan));
 	ASSERT_EQ(NPU_OK, train_model(&m, &train, &test, &o, self->dev, &r));
@@ -794,7 +807,6 @@ TEST_F_TIMEOUT(lib, fashion_subset_trains_and_quantizes, 300)
  */
 TEST_F_TIMEOUT(lib, fashion_vit_trains_on_npu, 300)
 {
-	const char *d = "/usr/share/datasets/fashion-mnist/";
 	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 1e-3f, .beta1 = 0.9f,
 				      .beta2 = 0.999f, .eps = 1e-8f };
 	struct train_opts o = { .epochs = 1, .train_images = 2048, .calib_batches = 4,
@@ -802,14 +814,9 @@ TEST_F_TIMEOUT(lib, fashion_vit_trains_on_npu, 300)
 	struct idx_set train, test;
 	struct train_result r;
 	struct model m;
-	char err[512], a[256], b[256];
+	char err[512];
 
-	snprintf(a, sizeof(a), "%strain-images-idx3-ubyte.gz", d);
-	snprintf(b, sizeof(b), "%strain-labels-idx1-ubyte.gz", d);
-	ASSERT_EQ(0, idx_load(a, b, 10, &train, err, sizeof(err))) TH_LOG("%s", err);
-	snprintf(a, sizeof(a), "%st10k-images-idx3-ubyte.gz", d);
-	snprintf(b, sizeof(b), "%st10k-labels-idx1-ubyte.gz", d);
-	ASSERT_EQ(0, idx_load(a, b, 10, &test, err, sizeof(err))) TH_LOG("%s", err);
+	ASSERT_EQ(0, load_fashion(&train, &test, err, sizeof(err))) TH_LOG("%s", err);
 	ASSERT_EQ(NPU_OK, model_build(&m, MODEL_VIT, 64, 5, &adam, self->dev));
 	EXPECT_EQ(0, ops_off_npu(m.plan));
 	EXPECT_NE(NULL, strstr(npu_plan_report(m.plan), "layer_norm grad"));

@@ -247,13 +247,21 @@ int verify_nd_pool(npu_graph *g, const struct ir_node *n)
 			    "the output");
 }
 
+/* A softmax's [outer][axis][inner]: its element count, or 0 for a bad shape. */
+static uint64_t softmax_count(const struct nd_softmax *p)
+{
+	if (!p->outer || !p->axis || !p->inner || p->outer > MAX_DIM * 256ull ||
+	    p->axis > MAX_DIM * 256ull || p->inner > MAX_DIM * 256ull ||
+	    p->outer * p->axis * p->inner > (1ull << 32))
+		return 0;
+	return p->outer * p->axis * p->inner;
+}
+
 int verify_nd_softmax(npu_graph *g, const struct ir_node *n)
 {
-	const struct nd_softmax *p = &n->a.nd.sm;
-	uint64_t c = p->outer * p->axis * p->inner;
+	uint64_t c = softmax_count(&n->a.nd.sm);
 
-	if (!p->outer || !p->axis || !p->inner || p->outer > MAX_DIM * 256ull ||
-	    p->axis > MAX_DIM * 256ull || p->inner > MAX_DIM * 256ull || c > (1ull << 32))
+	if (!c)
 		return ir_fail(g, NPU_EINVAL, "%s: shape", name(n));
 	TRY(want(g, n, n->in[0], NPU_DT_FLOAT32, c, "the input"));
 	return want_written(g, n, n->out[0], NPU_DT_FLOAT32, c, "the output");
@@ -282,11 +290,9 @@ int verify_nd_layernorm(npu_graph *g, const struct ir_node *n)
 /* in: y, dy; out: dx. */
 int verify_nd_softmax_grad(npu_graph *g, const struct ir_node *n)
 {
-	const struct nd_softmax *p = &n->a.nd.sm;
-	uint64_t c = p->outer * p->axis * p->inner;
+	uint64_t c = softmax_count(&n->a.nd.sm);
 
-	if (!p->outer || !p->axis || !p->inner || p->outer > MAX_DIM * 256ull ||
-	    p->axis > MAX_DIM * 256ull || p->inner > MAX_DIM * 256ull || c > (1ull << 32))
+	if (!c)
 		return ir_fail(g, NPU_EINVAL, "%s: shape", name(n));
 	TRY(want(g, n, n->in[0], NPU_DT_FLOAT32, c, "the output"));
 	TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, c, "the output's gradient"));
