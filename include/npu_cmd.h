@@ -62,6 +62,9 @@ enum npu_cmd_op {
 	NPU_CMD_SOFTMAX_BWD = 35, /* struct npu_cmd_softmax_bwd: softmax's, log-softmax's */
 	NPU_CMD_NORM_BWD = 36,	/* struct npu_cmd_norm_bwd: layer norm's */
 	NPU_CMD_ACT_BWD = 37,	/* struct npu_cmd_act_bwd: an activation's */
+	/* More N-d inference commands: npu_cmd_nd.h. */
+	NPU_CMD_PAD_ND = 38,	/* struct npu_cmd_pad_nd: constant, reflect, edge; crops */
+	NPU_CMD_RESIZE = 39,	/* struct npu_cmd_resize: ONNX's Resize through a taps table */
 };
 #define NPU_CMD_MAX_SIZE	256
 
@@ -88,7 +91,8 @@ enum npu_cmd_op {
 	X(POOL_F32, pool_f32, TRAIN) X(ELTWISE_F32, eltwise_f32, TRAIN)		\
 	X(REDUCE_F32, reduce_f32, TRAIN) X(XENT_F32, xent_f32, TRAIN)		\
 	X(OPTIM_F32, optim_f32, TRAIN) X(SOFTMAX_BWD, softmax_bwd, TRAIN)	\
-	X(NORM_BWD, norm_bwd, TRAIN) X(ACT_BWD, act_bwd, TRAIN)
+	X(NORM_BWD, norm_bwd, TRAIN) X(ACT_BWD, act_bwd, TRAIN)		\
+	X(PAD_ND, pad_nd, INFER) X(RESIZE, resize, INFER)
 
 #define NPU_CMD_CLASS_INFER	1
 #define NPU_CMD_CLASS_TRAIN	2

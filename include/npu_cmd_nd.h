@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * npu_cmd_nd.h - the N-dimensional inference commands of the command
- * stream (ops 6 to 15 and 32 to 34): the ops whole networks bring besides convolutions
+ * stream (ops 6 to 15, 32 to 34, 38 and 39): the ops whole networks bring besides convolutions
  * and fully connected layers, with ONNX's semantics over packed row-major
  * tensors (as ONNX lays them out), so that a network need not leave the
  * NPU for its residual adds, activations, attention, normalisation,
@@ -500,5 +500,92 @@ struct npu_cmd_where {
 	uint32_t a_dims[NPU_ND_MAX_RANK];
 	uint32_t b_dims[NPU_ND_MAX_RANK];
 };
+
+/**
+ * struct npu_cmd_pad_nd - ONNX's Pad of a tensor of rank up to
+ * NPU_ND_MAX_RANK: output index o along dim d reads input index
+ * o - @before[d] (a negative @before crops). Outside the input, by @mode:
+ * the constant @value; the edge's element; or the reflection without the
+ * edge repeated (period 2n - 2, any distance; an input dim of 1 repeats).
+ * @hdr: op NPU_CMD_PAD_ND, size 120.
+ * @in, @out: @elem_size-byte elements, aligned to their size.
+ * @rank: 1..NPU_ND_MAX_RANK.
+ * @mode: NPU_PADM_*.
+ * @elem_size: 1, 4 or 8.
+ * @reserved: zero.
+ * @value: the constant's bits, in the low @elem_size bytes (NPU_PADM_CONSTANT).
+ * @in_dims, @out_dims: 1..NPU_TENSOR_MAX_DIM each, each tensor at most
+ *	NPU_TENSOR_MAX_BYTES.
+ * @before: -NPU_TENSOR_MAX_DIM..NPU_TENSOR_MAX_DIM.
+ */
+struct npu_cmd_pad_nd {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint32_t rank;
+	uint32_t mode;
+	uint32_t elem_size;
+	uint32_t reserved;
+	uint64_t value;
+	uint32_t in_dims[NPU_ND_MAX_RANK];
+	uint32_t out_dims[NPU_ND_MAX_RANK];
+	int32_t before[NPU_ND_MAX_RANK];
+};
+#define NPU_PADM_CONSTANT	1
+#define NPU_PADM_REFLECT	2
+#define NPU_PADM_EDGE		3
+
+/**
+ * struct npu_resize_tap - where one output coordinate of one dim of
+ * NPU_CMD_RESIZE reads: @count taps from input index @first on (an index
+ * past an edge reads the edge), weighted by @w; libnpu works them out with
+ * ONNX's coordinate transforms and interpolation modes (nearest, linear,
+ * cubic), so that the device and every other backend pick the same pixels.
+ * @first: -2^40..2^40.
+ * @count: 1..4.
+ * @outside: 1: the output is the extrapolation value (a crop's outside).
+ * @w: the taps' weights, IEEE doubles, finite.
+ */
+struct npu_resize_tap {
+	int64_t first;
+	uint32_t count;
+	uint32_t outside;
+	double w[4];
+};
+
+/**
+ * struct npu_cmd_resize - ONNX's Resize as separable taps: each output
+ * element is the sum, in double, over every combination of its dims' taps
+ * (the last dim's varying fastest) of the product of their weights (dim 0
+ * first) times the input element, skipping a product of 0; then fp32, or
+ * an integer rounded half to even and saturated. Dim d's taps are the
+ * @out_dims[d] entries of @table after those of the dims before it.
+ * @hdr: op NPU_CMD_RESIZE, size 96.
+ * @in, @out: @dtype elements.
+ * @table: struct npu_resize_tap entries, 8-byte aligned.
+ * @rank: 1..NPU_ND_MAX_RANK.
+ * @dtype: NPU_ND_F32, NPU_ND_I8, NPU_ND_U8 or NPU_ND_I32.
+ * @extrapolation: fp32 bits, finite.
+ * @reserved: zero.
+ * @in_dims, @out_dims: 1..NPU_TENSOR_MAX_DIM each, each tensor at most
+ *	NPU_TENSOR_MAX_BYTES; the taps of an output element times the output's
+ *	elements at most NPU_TENSOR_MAX_MACS.
+ */
+struct npu_cmd_resize {
+	struct npu_cmd_hdr hdr;
+	uint64_t in;
+	uint64_t out;
+	uint64_t table;
+	uint32_t rank;
+	uint32_t dtype;
+	uint32_t extrapolation;
+	uint32_t reserved;
+	uint32_t in_dims[NPU_ND_MAX_RANK];
+	uint32_t out_dims[NPU_ND_MAX_RANK];
+};
+
+NPU_STATIC_ASSERT(sizeof(struct npu_cmd_pad_nd) == 120, "pad_nd layout");
+NPU_STATIC_ASSERT(sizeof(struct npu_resize_tap) == 48, "resize tap layout");
+NPU_STATIC_ASSERT(sizeof(struct npu_cmd_resize) == 96, "resize layout");
 
 #endif /* NPU_CMD_ND_H */

@@ -1625,6 +1625,204 @@ static void test_grad_malformed(void)
 	CHECK(!(NPU_CMD_CAPS_INFER >> NPU_CMD_ACT_BWD & 1));
 }
 
+/* ---- padding and resizing (ops 38, 39) -------------------------------------------- */
+
+/* The input index of output index @o: bounced off the edges one step at a time. */
+static int64_t pad_oracle(int mode, int64_t o, int32_t before, int64_t n)
+{
+	int64_t i = o - before;
+
+	if (i >= 0 && i < n)
+		return i;
+	if (mode == ND_PAD_CONSTANT)
+		return -1;
+	if (mode == ND_PAD_EDGE || n == 1)
+		return i < 0 ? 0 : n - 1;
+	while (i < 0 || i >= n)		/* reflect: a mirror at each edge */
+		i = i < 0 ? -i : 2 * (n - 1) - i;
+	return i;
+}
+
+static void test_pad_nd(void)
+{
+	static const uint32_t dts[3] = { NPU_DT_FLOAT32, NPU_DT_INT8, NPU_DT_INT64 };
+
+	for (int it = 0; it < 30; it++) {
+		struct nd_pad p = { .rank = 1 + rnd() % 4, .mode = (uint32_t)(it % 3),
+				    .dtype = dts[it / 3 % 3], .fval = -1.5f, .ival = -7 };
+		size_t esz = nd_elem_size(p.dtype);
+		struct npu_cmd_pad_nd c;
+		uint64_t nin = 1, nout = 1;
+		uint8_t *x, *y;
+		int ok = 1;
+
+		for (uint32_t d = 0; d < p.rank; d++) {
+			int32_t after = (int32_t)(rnd() % 6) - 1;
+
+			p.in[d] = 1 + rnd() % 5;
+			p.before[d] = (int32_t)(rnd() % 7) - 2;
+			if ((int32_t)p.in[d] + p.before[d] + after < 1)
+				after = 1 - (int32_t)p.in[d] - p.before[d];
+			p.out[d] = (uint32_t)((int32_t)p.in[d] + p.before[d] + after);
+			nin *= p.in[d];
+			nout *= p.out[d];
+		}
+		setup(8 * (nin + nout));
+		x = va(VA_A);
+		for (uint64_t i = 0; i < nin * esz; i++)
+			x[i] = (uint8_t)rnd();
+		CHECK_EQ(npu_pack_pad_nd(&c, &p, VA_A, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		y = va(VA_OUT);
+		for (uint64_t o = 0; o < nout && ok; o++) {
+			uint64_t rest = o, off = 0, mul = 1;
+			int inside = 1;
+
+			for (int d = (int)p.rank - 1; d >= 0; d--) {
+				int64_t i = pad_oracle((int)p.mode, (int64_t)(rest % p.out[d]),
+						       p.before[d], p.in[d]);
+
+				rest /= p.out[d];
+				inside &= i >= 0;
+				off += (uint64_t)(i < 0 ? 0 : i) * mul;
+				mul *= p.in[d];
+			}
+			if (inside) {
+				ok = !memcmp(y + o * esz, x + off * esz, esz);
+			} else if (p.dtype == NPU_DT_FLOAT32) {
+				ok = ((float *)y)[o] == -1.5f;
+			} else {
+				ok = esz == 1 ? ((int8_t *)y)[o] == -7 : ((int64_t *)y)[o] == -7;
+			}
+			if (!ok)
+				printf("#   mode %u dtype %u: element %llu\n", p.mode, p.dtype,
+				       (unsigned long long)o);
+		}
+		CHECK(ok);
+	}
+}
+
+/* Resize through the taps libnpu works out, against values worked by hand. */
+static void test_resize_worked_values(void)
+{
+	static const float x[2] = { 0.0f, 10.0f };
+	static const float lin[4] = { 0.0f, 2.5f, 7.5f, 10.0f };
+	struct nd_resize p = { .rank = 1, .mode = ND_RESIZE_LINEAR, .coord = ND_COORD_HALF_PIXEL,
+			       .dtype = NPU_DT_FLOAT32, .in = { 2 }, .out = { 4 },
+			       .scale = { 2.0 } };
+	struct npu_cmd_resize c;
+
+	setup(4096);
+	memcpy(va(VA_A), x, sizeof(x));
+	CHECK_EQ(npu_resize_table_bytes(&p), 4 * sizeof(struct npu_resize_tap));
+	CHECK_EQ(npu_resize_table(&p, va(VA_B)), 0);
+	CHECK_EQ(npu_pack_resize(&c, &p, VA_A, VA_OUT, VA_B), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK_EQ(memcmp(va(VA_OUT), lin, sizeof(lin)), 0);
+	/* nearest, asymmetric, floor: each value twice */
+	p.mode = ND_RESIZE_NEAREST;
+	p.coord = ND_COORD_ASYMMETRIC;
+	p.nearest = ND_NEAREST_FLOOR;
+	CHECK_EQ(npu_resize_table(&p, va(VA_B)), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(((float *)va(VA_OUT))[1] == 0.0f && ((float *)va(VA_OUT))[2] == 10.0f &&
+	      ((float *)va(VA_OUT))[3] == 10.0f);
+}
+
+/*
+ * Every mode, coordinate transform and dtype, rank up to 4, against
+ * libnpu's reference (its own loops over the same taps): bit for bit.
+ */
+static void test_resize_matches_reference(void)
+{
+	static const uint32_t dts[4] = { NPU_DT_FLOAT32, NPU_DT_INT8, NPU_DT_UINT8, NPU_DT_INT32 };
+
+	for (int it = 0; it < 40; it++) {
+		struct nd_resize p = { .rank = 1 + rnd() % 4, .mode = (uint32_t)(it % 3),
+				       .coord = (uint32_t)(it / 3 % 6), .nearest = rnd() % 4,
+				       .dtype = dts[it % 4], .cubic_a = -0.75f,
+				       .extrapolation = 3.0f };
+		size_t esz = nd_elem_size(p.dtype);
+		uint64_t nin = 1, nout = 1, tb;
+		struct npu_cmd_resize c;
+		uint8_t *want, *x;
+
+		for (uint32_t d = 0; d < p.rank; d++) {
+			p.in[d] = 1 + rnd() % 6;
+			p.out[d] = 1 + rnd() % 9;
+			p.scale[d] = (double)p.out[d] / p.in[d];
+			p.roi_lo[d] = 0.1;
+			p.roi_hi[d] = 0.8;
+			nin *= p.in[d];
+			nout *= p.out[d];
+		}
+		tb = npu_resize_table_bytes(&p);
+		setup(4 * (nin + nout) + tb);
+		x = va(VA_A);
+		for (uint64_t i = 0; i < nin; i++) {
+			if (p.dtype == NPU_DT_FLOAT32)
+				((float *)x)[i] = frnd(-100, 100);
+			else if (p.dtype == NPU_DT_INT32)
+				((int32_t *)x)[i] = (int32_t)(rnd() % 2001) - 1000;
+			else
+				x[i] = (uint8_t)rnd();
+		}
+		want = malloc(esz * nout);
+		CHECK_EQ(ref_nd_resize(&p, x, want), 0);
+		CHECK_EQ(npu_resize_table(&p, va(VA_B)), 0);
+		CHECK_EQ(npu_pack_resize(&c, &p, VA_A, VA_OUT, VA_B), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		if (memcmp(va(VA_OUT), want, esz * nout)) {
+			printf("#   mode %u, coordinates %u, dtype %u, rank %u\n", p.mode, p.coord,
+			       p.dtype, p.rank);
+			CHECK(0);
+		}
+		free(want);
+	}
+}
+
+static void test_pad_resize_malformed(void)
+{
+	struct npu_cmd_pad_nd pd = { { NPU_CMD_PAD_ND, sizeof(pd) }, VA_A, VA_OUT, 2,
+				     NPU_PADM_REFLECT, 4, 0, 0, { 2, 3 }, { 4, 5 }, { 1, 1 } }, p2;
+	struct nd_resize r = { .rank = 2, .mode = ND_RESIZE_CUBIC, .dtype = NPU_DT_FLOAT32,
+			       .in = { 3, 3 }, .out = { 6, 6 }, .scale = { 2, 2 }, .cubic_a = -0.75f };
+	struct npu_cmd_resize rc, r2;
+	struct npu_resize_tap *t;
+
+	setup(1 << 16);
+	CHECK_EQ(run(&pd, sizeof(pd)), NPU_JOB_OK);
+	p2 = pd, p2.mode = 0, bad(&p2, sizeof(p2));
+	p2 = pd, p2.elem_size = 2, bad(&p2, sizeof(p2));
+	p2 = pd, p2.reserved = 1, bad(&p2, sizeof(p2));
+	p2 = pd, p2.value = 1ull << 40, bad(&p2, sizeof(p2));	/* past 4 bytes */
+	p2 = pd, p2.in_dims[2] = 1, bad(&p2, sizeof(p2));	/* past the rank */
+	p2 = pd, p2.before[0] = 1 << 25, bad(&p2, sizeof(p2));
+	p2 = pd, p2.in = VA_A + 2, bad(&p2, sizeof(p2));	/* unaligned */
+	p2 = pd, p2.out_dims[0] = p2.out_dims[1] = 65536, bad(&p2, sizeof(p2));	/* 16 GiB */
+	t = va(VA_B);
+	CHECK_EQ(npu_resize_table(&r, t), 0);
+	CHECK_EQ(npu_pack_resize(&rc, &r, VA_A, VA_OUT, VA_B), 0);
+	CHECK_EQ(run(&rc, sizeof(rc)), NPU_JOB_OK);
+	r2 = rc, r2.dtype = NPU_ND_I64, bad(&r2, sizeof(r2));
+	r2 = rc, r2.extrapolation = 0x7f800000u, bad(&r2, sizeof(r2));
+	r2 = rc, r2.table = VA_B + 4, bad(&r2, sizeof(r2));	/* unaligned */
+	r2 = rc, r2.reserved = 1, bad(&r2, sizeof(r2));
+	t[3].count = 5, bad(&rc, sizeof(rc));
+	t[3].count = 4, t[3].w[1] = INFINITY, bad(&rc, sizeof(rc));
+	t[3].w[1] = 0.5, t[3].first = 1ll << 41, bad(&rc, sizeof(rc));
+	t[3].first = 0, t[3].outside = 2, bad(&rc, sizeof(rc));
+	t[3].outside = 0;
+	CHECK_EQ(run(&rc, sizeof(rc)), NPU_JOB_OK);
+	/* 4 taps a dim over 6 dims of 16: 2^24 outputs of 4^6 products, past the bound */
+	r2 = rc, r2.rank = 6;
+	for (int d = 0; d < 6; d++)
+		r2.in_dims[d] = 1, r2.out_dims[d] = 16;
+	for (int i = 0; i < 6 * 16; i++)
+		t[i] = (struct npu_resize_tap){ .count = 4, .w = { 0.25, 0.25, 0.25, 0.25 } };
+	bad(&r2, sizeof(r2));
+}
+
 /* An edge NPU (inference only) runs them: they are inference commands. */
 static void test_inference_class(void)
 {
@@ -1659,5 +1857,9 @@ TAP_MAIN(
 	TAP_ENTRY(test_softmax_bwd),
 	TAP_ENTRY(test_norm_bwd),
 	TAP_ENTRY(test_grad_malformed),
+	TAP_ENTRY(test_pad_nd),
+	TAP_ENTRY(test_resize_worked_values),
+	TAP_ENTRY(test_resize_matches_reference),
+	TAP_ENTRY(test_pad_resize_malformed),
 	TAP_ENTRY(test_inference_class),
 )

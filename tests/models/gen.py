@@ -54,6 +54,32 @@ class Bert(torch.nn.Module):
         return self.cls(x[:, 0])
 
 
+class UpNet(torch.nn.Module):
+    """A small encoder-decoder as segmentation and super-resolution networks
+    are built: reflection and replicate padding, a strided convolution down,
+    nearest upsampling back with a skip connection, and a bilinear resize of
+    the logits to the output's size."""
+
+    def __init__(self, classes=5):
+        super().__init__()
+        c = torch.nn.Conv2d
+        self.pad = torch.nn.ReflectionPad2d(2)
+        self.c1 = c(3, 16, 5)
+        self.bn = torch.nn.BatchNorm2d(16)
+        self.c2 = c(16, 32, 3, stride=2, padding=1)
+        self.c3 = c(32, 32, 3, padding=1, padding_mode="replicate")
+        self.up = torch.nn.Upsample(scale_factor=2, mode="nearest")
+        self.c4 = c(48, 16, 3, padding=1)
+        self.out = c(16, classes, 1)
+
+    def forward(self, x):
+        f = torch.nn.functional
+        a = f.relu(self.bn(self.c1(self.pad(x))))
+        b = f.relu(self.c3(f.relu(self.c2(a))))
+        y = f.relu(self.c4(torch.cat([self.up(b), a], 1)))
+        return f.interpolate(self.out(y), size=(80, 80), mode="bilinear", align_corners=False)
+
+
 def vit():
     return tv.vision_transformer.VisionTransformer(
         image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
@@ -82,6 +108,7 @@ FP32 = {
     "squeezenet": (lambda: tv.squeezenet1_1(), image, ["input"]),
     "vit": (vit, lambda: image(32), ["input"]),
     "bert": (Bert, tokens, ["input_ids", "attention_mask"]),
+    "upnet": (UpNet, lambda: image(64), ["input"]),
 }
 
 # torchvision's quantizable models, quantized by torch (qnnpack)

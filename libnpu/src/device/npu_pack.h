@@ -58,6 +58,8 @@ struct nd_layernorm;
 struct nd_matmul;
 struct nd_qdq;
 struct nd_reduce;
+struct nd_pad;
+struct nd_resize;
 struct nd_gather;
 struct nd_conv;
 struct nd_pool;
@@ -81,6 +83,8 @@ union npu_cmd_nd {
 	struct npu_cmd_softmax_bwd softmax_bwd;
 	struct npu_cmd_norm_bwd norm_bwd;
 	struct npu_cmd_act_bwd act_bwd;
+	struct npu_cmd_pad_nd pad_nd;
+	struct npu_cmd_resize resize;
 };
 
 int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
@@ -119,6 +123,17 @@ int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_
 		uint64_t idx_va, uint64_t y_va);
 int npu_pack_reduce(struct npu_cmd_reduce *c, const struct nd_reduce *p, uint64_t x_va,
 		uint64_t y_va);
+/* Constant, reflect or edge padding with crops: NPU_CMD_PAD_ND. */
+int npu_pack_pad_nd(struct npu_cmd_pad_nd *c, const struct nd_pad *p, uint64_t x_va,
+		    uint64_t y_va);
+/*
+ * Resize: NPU_CMD_RESIZE reading its taps at @table_va, npu_resize_table_bytes()
+ * bytes that npu_resize_table() fills (from nd_resize_taps, as every backend).
+ */
+int npu_pack_resize(struct npu_cmd_resize *c, const struct nd_resize *p, uint64_t x_va,
+		    uint64_t y_va, uint64_t table_va);
+uint64_t npu_resize_table_bytes(const struct nd_resize *p);
+int npu_resize_table(const struct nd_resize *p, void *buf);
 /* The gradients: tensors at @va in their kernels' order (kernel.h). */
 int npu_pack_softmax_bwd(struct npu_cmd_softmax_bwd *c, const struct nd_softmax *p,
 			 const uint64_t *va);

@@ -5,6 +5,7 @@
  * commands cannot express (a dtype or function they lack, a rank past
  * theirs) is NPU_ENOTSUP, which keeps its node off the NPU.
  */
+#include <math.h>
 #include <string.h>
 
 #include "device/npu_pack.h"
@@ -588,4 +589,94 @@ int npu_pack_act_bwd(struct npu_cmd_act_bwd *c, const struct nd_unary *p, const 
 	c->count = (uint32_t)p->count;
 	c->fn = fn;
 	return act_params(fn, p, &c->alpha);
+}
+
+/* ---- padding, resizing ---------------------------------------------------------- */
+
+int npu_pack_pad_nd(struct npu_cmd_pad_nd *c, const struct nd_pad *p, uint64_t x_va,
+		    uint64_t y_va)
+{
+	static const uint32_t modes[] = { [ND_PAD_CONSTANT] = NPU_PADM_CONSTANT,
+					  [ND_PAD_REFLECT] = NPU_PADM_REFLECT,
+					  [ND_PAD_EDGE] = NPU_PADM_EDGE };
+	size_t esz = nd_elem_size(p->dtype);
+	float f = p->fval;
+	int64_t v = p->ival;
+
+	if (p->rank < 1 || p->rank > NPU_ND_MAX_RANK || p->mode > ND_PAD_EDGE ||
+	    (esz != 1 && esz != 4 && esz != 8) || !dims_fit(p->in, p->rank, esz) ||
+	    !dims_fit(p->out, p->rank, esz))
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_PAD_ND;
+	c->hdr.size = sizeof(*c);
+	c->in = x_va;
+	c->out = y_va;
+	c->rank = p->rank;
+	c->mode = modes[p->mode];
+	c->elem_size = (uint32_t)esz;
+	if (p->dtype == NPU_DT_FLOAT32)
+		memcpy(&c->value, &f, 4);
+	else	/* the integer's low bytes, two's complement */
+		c->value = esz == 8 ? (uint64_t)v : (uint64_t)v & ((1ull << (8 * esz)) - 1);
+	memcpy(c->in_dims, p->in, 4 * p->rank);
+	memcpy(c->out_dims, p->out, 4 * p->rank);
+	memcpy(c->before, p->before, 4 * p->rank);
+	return 0;
+}
+
+uint64_t npu_resize_table_bytes(const struct nd_resize *p)
+{
+	uint64_t n = 0;
+
+	for (uint32_t d = 0; d < p->rank && d < ND_MAX_RANK; d++)
+		n += p->out[d];
+	return n * sizeof(struct npu_resize_tap);
+}
+
+int npu_resize_table(const struct nd_resize *p, void *buf)
+{
+	struct npu_resize_tap *t = buf;
+
+	for (uint32_t d = 0; d < p->rank; d++)
+		for (uint32_t o = 0; o < p->out[d]; o++, t++) {
+			int n = 0;
+
+			memset(t, 0, sizeof(*t));
+			t->outside = (uint32_t)nd_resize_taps(p, d, o, &t->first, t->w, &n);
+			t->count = (uint32_t)n;
+			if (n < 1 || n > 4)
+				return NPU_ENOTSUP;
+		}
+	return 0;
+}
+
+int npu_pack_resize(struct npu_cmd_resize *c, const struct nd_resize *p, uint64_t x_va,
+		    uint64_t y_va, uint64_t table_va)
+{
+	uint32_t dt = cmd_dt(p->dtype), per = p->mode == ND_RESIZE_CUBIC ? 4 :
+						p->mode == ND_RESIZE_LINEAR ? 2 : 1;
+	size_t esz = nd_elem_size(p->dtype);
+	uint64_t work = 1;
+
+	if (!table_va || p->rank < 1 || p->rank > NPU_ND_MAX_RANK || !dt || dt > NPU_ND_I32 ||
+	    !dims_fit(p->in, p->rank, esz) || !dims_fit(p->out, p->rank, esz) ||
+	    !isfinite(p->extrapolation))
+		return NPU_ENOTSUP;
+	for (uint32_t d = 0; d < p->rank; d++)	/* the engine's bound on taps */
+		work *= (uint64_t)p->out[d] * per;
+	if (work > NPU_TENSOR_MAX_MACS)
+		return NPU_ENOTSUP;
+	memset(c, 0, sizeof(*c));
+	c->hdr.op = NPU_CMD_RESIZE;
+	c->hdr.size = sizeof(*c);
+	c->in = x_va;
+	c->out = y_va;
+	c->table = table_va;
+	c->rank = p->rank;
+	c->dtype = dt;
+	c->extrapolation = f32_bits(p->extrapolation);
+	memcpy(c->in_dims, p->in, 4 * p->rank);
+	memcpy(c->out_dims, p->out, 4 * p->rank);
+	return 0;
 }

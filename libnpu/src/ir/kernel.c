@@ -242,9 +242,9 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_ND_POOL] = ND(nd_pool, "pool", IR_ND_POOL, 1, 2, NPU_CMD_POOL),	/* MaxPool's indices too */
 	[K_ND_SOFTMAX] = ND(nd_softmax, "softmax", IR_ND_SOFTMAX, 1, 1, NPU_CMD_SOFTMAX),
 	[K_ND_LAYERNORM] = ND(nd_layernorm, "layer_norm", IR_ND_LAYERNORM, 3, 3, NPU_CMD_NORM),
-	[K_ND_PAD] = { "pad", 0, 1, .nout = 1, .nd_op = IR_ND_PAD, .run_ref = run_nd_pad,
-		       .work = work_none },
-	[K_ND_RESIZE] = { "resize", 0, 1, .nout = 1, .nd_op = IR_ND_RESIZE,
+	[K_ND_PAD] = { "pad", NPU_CMD_PAD_ND, 1, .nout = 1, .nd_op = IR_ND_PAD,
+		       .run_ref = run_nd_pad, .work = work_none },
+	[K_ND_RESIZE] = { "resize", NPU_CMD_RESIZE, 1, .nout = 1, .nd_op = IR_ND_RESIZE,
 			  .run_ref = run_nd_resize, .work = work_none },
 	[K_ND_QDQ] = ND(nd_qdq, "qdq", IR_ND_QDQ, 3, 1, NPU_CMD_QDQ),
 	[K_ND_WHERE] = ND(nd_where, "where", IR_ND_WHERE, 3, 1, NPU_CMD_WHERE),

@@ -52,7 +52,8 @@ struct npu_be {
 struct npu_exe {
 	uint32_t count;
 	npu_buffer **qbuf;		/* per node: npu_quant_ch[] of its int8 kernel */
-	npu_buffer **tbuf;		/* per node: 256 bytes per kernel, 8-bit tables */
+	npu_buffer **tbuf;		/* per node: its kernels' tables (make_tables) */
+	uint64_t *tslot;		/* ... and each kernel's bytes there */
 	npu_cmdbuf *cb;			/* the commands, encoded once; or NULL */
 	uint64_t *va;			/* every tensor's address when they were */
 	int fixed;			/* commands the same on every run */
@@ -133,7 +134,7 @@ static uint64_t nd_in_count(const npu_graph *g, const struct kern *k)
 
 /*
  * N-d kernel @k as its command, its tensors at @va in the kernel's order
- * (@table_va: its 8-bit table, see npu_nd_table); NPU_ENOTSUP when no
+ * (@table_va: its table, see make_tables); NPU_ENOTSUP when no
  * command can run it. One case per N-d kind: kernel.c's kerns[] names the
  * command, pack_nd.c packs it.
  */
@@ -160,7 +161,9 @@ static int pack_nd(const npu_graph *g, const struct kern *k, const uint64_t *va,
 	case K_ND_SOFTMAX_GRAD: return npu_pack_softmax_bwd(&c->softmax_bwd, &k->p.nsm, va);
 	case K_ND_LAYERNORM_GRAD: return npu_pack_norm_bwd(&c->norm_bwd, &k->p.ln, va);
 	case K_ND_UNARY_GRAD: return npu_pack_act_bwd(&c->act_bwd, &k->p.un, va);
-	default: return NPU_ENOTSUP;	/* pad, resize: no command yet */
+	case K_ND_PAD: return npu_pack_pad_nd(&c->pad_nd, &k->p.npad, va[0], va[1]);
+	case K_ND_RESIZE: return npu_pack_resize(&c->resize, &k->p.rs, va[0], va[1], table_va);
+	default: return NPU_ENOTSUP;
 	}
 }
 
@@ -259,27 +262,50 @@ static void npu_be_release(void *be, void *exe)
 		npu_buffer_free(e->tbuf[i]);
 	free(e->qbuf);
 	free(e->tbuf);
+	free(e->tslot);
 	free(e);
 }
 
-/* Node @l's 8-bit tables (npu_nd_table), 256 bytes per kernel, in *@buf. */
-static int make_tables(struct npu_be *n, const struct lnode *l, npu_buffer **buf)
+/* Bytes of kernel @k's table (an 8-bit function's, a resize's taps), or 0 for none. */
+static uint64_t table_bytes(const struct kern *k)
 {
-	uint8_t table[256], *t = NULL;
+	if (k->kind == K_ND_UNARY)
+		return npu_nd_by_table(&k->p.un) ? 256 : 0;
+	return k->kind == K_ND_RESIZE ? npu_resize_table_bytes(&k->p.rs) : 0;
+}
+
+static int fill_table(const struct kern *k, void *t)
+{
+	if (k->kind == K_ND_RESIZE)
+		return npu_resize_table(&k->p.rs, t);
+	return npu_nd_table(&k->p.un, t) ? 0 : NPU_EINVAL;
+}
+
+/*
+ * Node @l's tables in *@buf, kernel s's at s * *@slot (a slot as large as
+ * its largest, 8-byte aligned); no buffer when it has none.
+ */
+static int make_tables(struct npu_be *n, const struct lnode *l, npu_buffer **buf,
+		       uint64_t *slot)
+{
+	uint8_t *t;
 	int err = 0;
 
-	for (int s = 0; s < l->nk && !err; s++) {
-		if (l->k[s].kind != K_ND_UNARY || !npu_nd_table(&l->k[s].p.un, table))
-			continue;
-		if (!*buf) {
-			err = npu_buffer_alloc(n->dev, 256ull * l->nk, buf);
-			t = err ? NULL : npu_buffer_map(*buf);
-			if (!err && !t)
-				err = NPU_ENOMEM;
-		}
-		if (!err)
-			memcpy(t + 256 * s, table, 256);
-	}
+	*slot = 0;
+	for (int s = 0; s < l->nk; s++)
+		*slot = table_bytes(&l->k[s]) > *slot ? table_bytes(&l->k[s]) : *slot;
+	*slot = (*slot + 7) & ~7ull;
+	if (!*slot)
+		return 0;
+	if (*slot * (uint64_t)l->nk > NPU_TENSOR_MAX_BYTES)
+		return NPU_ENOTSUP;
+	err = npu_buffer_alloc(n->dev, *slot * (uint64_t)l->nk, buf);
+	t = err ? NULL : npu_buffer_map(*buf);
+	if (!err && !t)
+		err = NPU_ENOMEM;
+	for (int s = 0; s < l->nk && !err; s++)
+		if (table_bytes(&l->k[s]))
+			err = fill_table(&l->k[s], t + *slot * (uint64_t)s);
 	return err;
 }
 
@@ -295,9 +321,12 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	int err = 0;
 
 	if (!e || !(e->qbuf = calloc(count, sizeof(*e->qbuf))) ||
-	    !(e->tbuf = calloc(count, sizeof(*e->tbuf)))) {
-		if (e)
+	    !(e->tbuf = calloc(count, sizeof(*e->tbuf))) ||
+	    !(e->tslot = calloc(count, sizeof(*e->tslot)))) {
+		if (e) {
 			free(e->qbuf);
+			free(e->tbuf);
+		}
 		free(e);
 		return NPU_ENOMEM;
 	}
@@ -307,7 +336,7 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	for (uint32_t i = 0; i < count && !err; i++) {
 		const struct lnode *l = &n->low->n[nodes[i]];
 
-		err = make_tables(n, l, &e->tbuf[i]);
+		err = make_tables(n, l, &e->tbuf[i], &e->tslot[i]);
 		for (int s = 0; s < l->nk && !err; s++) {
 			const struct kern *k = &l->k[s];
 			int32_t *q;
@@ -431,7 +460,7 @@ static int emit_kernel(struct npu_be *n, struct npu_exe *e, npu_cmdbuf *cb, uint
 		       const struct npu_run_args *a)
 {
 	const struct lnode *l = &n->low->n[e->nodes[i]];
-	uint64_t table = e->tbuf[i] ? npu_buffer_va(e->tbuf[i]) + 256ull * s : 0;
+	uint64_t table = e->tbuf[i] ? npu_buffer_va(e->tbuf[i]) + e->tslot[i] * s : 0;
 
 	return emit(cb, n->g, &l->k[s], a, e->qbuf[i], table);
 }
