@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	int neval = 0;
 	static const char *const names[3] = { "mlp", "cnn", "vit" };
 	/* epochs: small and full setting */
-	static const uint32_t ep[3][2] = { { 3, 15 }, { 2, 8 }, { 2, 10 } };
+	static const uint32_t ep[3][2] = { { 3, 15 }, { 2, 8 }, { 2, 12 } };
 	char save_path[3][512];
 	int full = 0, cpu = 0, which = 7, nres = 0, failed = 0;
 	uint32_t epochs = 0, train_n = 0, train_images;

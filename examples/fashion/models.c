@@ -105,12 +105,15 @@ static int conv_pool(struct model *m, int in, uint32_t hw, uint32_t ic, uint32_t
 #define VIT_MLP		128
 #define VIT_BLOCKS	2
 
-/* A dense layer over the rows of @in ([rows][k] -> [rows][n]), LeCun-initialised. */
+/*
+ * A dense layer over the rows of @in ([rows][k] -> [rows][n]), its weights'
+ * deviation 1 / sqrt(3 k) as PyTorch's nn.Linear draws them.
+ */
 static int linear(struct model *m, int in, uint32_t rows, uint32_t k, uint32_t n,
 		  uint64_t *seed)
 {
 	uint32_t wd[2] = { n, k }, bd[1] = { n }, od[2] = { rows, n };
-	int w = param_init(m, 2, wd, k, 1.0, 0.0f, seed), b = param(m, 1, bd, 0, seed);
+	int w = param_init(m, 2, wd, k, sqrt(1.0 / 3), 0.0f, seed), b = param(m, 1, bd, 0, seed);
 	int out = act(m, 2, od);
 
 	if (w < 0 || b < 0 || out < 0 || npu_graph_fully_connected(m->g, in, w, b, out,
@@ -199,7 +202,7 @@ static int vit(struct model *m, uint64_t *seed)
 	uint32_t cd[4] = { m->batch, 4, 4, VIT_DIM }, td[3] = { m->batch, VIT_TOKENS, VIT_DIM };
 	uint32_t pd[3] = { 1, VIT_TOKENS, VIT_DIM }, xd[2] = { rows, VIT_DIM };
 	uint32_t md[3] = { m->batch, 1, VIT_DIM }, fd[2] = { m->batch, VIT_DIM };
-	int w = param_init(m, 4, wd, 49, 1.0, 0.0f, seed), b = param(m, 1, bd, 0, seed);
+	int w = param_init(m, 4, wd, 49, sqrt(1.0 / 3), 0.0f, seed), b = param(m, 1, bd, 0, seed);
 	int pos = param_init(m, 3, pd, 1, 0.02, 0.0f, seed);
 	int c = act(m, 4, cd), t = act(m, 3, td), e = act(m, 3, td), x = act(m, 2, xd);
 	int n, nt, mean, flat;

@@ -699,6 +699,21 @@ static void test_quantized_twin_agrees(void)
 	       worst, agree);
 	CHECK(agree >= 29);
 	CHECK(worst < 0.05 * span);
+	{	/* saved as ONNX and loaded back: the same bits */
+		const char *path = "build/tests/blobs_twin.onnx";
+		float zr[90];
+		npu_graph *rg = NULL;
+		npu_plan *rplan;
+
+		CHECK_EQ(npu_model_save(qg, path), 0);
+		CHECK_EQ(npu_model_load(path, NULL, &rg), 0);
+		CHECK_EQ(npu_graph_compile(rg, NULL, &rplan), 0);
+		CHECK_EQ(npu_plan_run(rplan, npu_graph_io(rg, 0, 0), b.x, npu_graph_io(rg, 1, 0),
+				      zr), 0);
+		CHECK_EQ(memcmp(zq, zr, sizeof(zq)), 0);
+		npu_graph_free(rg);
+		remove(path);
+	}
 	npu_graph_free(qg);
 	blobs_free(&b);
 }

@@ -535,6 +535,18 @@ static int save_nd(struct saver *s, int i)
 		in[0] = nd_in(s, x);
 		attr_ints(s, node(s, "Transpose", in, 1, nd_out(s, y)), "perm", D(s, x)->rank, perm);
 		break;
+	case IR_ND_QDQ: {	/* per tensor: elementwise, on the values as they are */
+		const struct nd_qdq *p = &n->a.nd.qdq;
+
+		if (p->axis != 1 || p->mode == ND_REQUANTIZE || n->in[2] < 0)
+			break;
+		in[0] = s->val[x];
+		in[1] = nd_in(s, n->in[1]);
+		in[2] = nd_in(s, n->in[2]);
+		node(s, p->mode == ND_QUANTIZE ? "QuantizeLinear" : "DequantizeLinear", in, 3,
+		     s->val[y]);
+		return 0;
+	}
 	case IR_ND_REDUCE: {
 		const struct nd_reduce *p = &n->a.nd.rd;
 		int64_t axes[NPU_MAX_RANK];
@@ -563,6 +575,13 @@ static int save_nd(struct saver *s, int i)
 	}
 	nd_done(s, y);
 	return 0;
+}
+
+/* A quantize or dequantize per tensor: its output laid out as its input. */
+static int ties(const struct ir_node *n)
+{
+	return !n->backward && (n->op == IR_QUANTIZE || n->op == IR_DEQUANTIZE ||
+				(n->op == IR_ND_QDQ && n->a.nd.qdq.axis == 1));
 }
 
 /*
@@ -598,8 +617,7 @@ static void mark_given(struct saver *s)
 			const struct ir_node *n = &g->n[i];
 			int a = n->in[0], b = n->out[0];
 
-			if ((n->op != IR_QUANTIZE && n->op != IR_DEQUANTIZE) || n->backward ||
-			    s->given[a] == s->given[b] || D(s, a)->rank != 4)
+			if (!ties(n) || s->given[a] == s->given[b] || D(s, a)->rank != 4)
 				continue;
 			s->given[a] = s->given[b] = 0;
 			changed = 1;

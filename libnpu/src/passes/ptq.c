@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * ptq.c - the post-training quantization pass: an fp32 graph's forward part
- * becomes an int8 graph (TFLite's scheme), from the activation ranges that
- * calibration observed (exec/calibrate.c) and the trained weights:
+ * becomes an int8 graph, from the activation ranges that calibration
+ * observed (exec/calibrate.c) and the trained weights, with ONNX's
+ * arithmetic (QuantizeLinear and DequantizeLinear rounding half to even,
+ * dense layers and convolutions requantized as ONNX's QDQ form is, an fp32
+ * multiplier), so that the model npu_model_save writes loads back into
+ * the same kernels and gives the same bits (and onnxruntime nearly so):
  * activations asymmetric per tensor from their observed range (widened to
  * hold 0), weights symmetric per output channel (max |w| / 127), biases
  * int32 at the input scale times the weight scale, ReLU fused as the
@@ -114,6 +118,56 @@ out:
 	return err;
 }
 
+/*
+ * ONNX's QuantizeLinear (@quantize) of fp32 @x into int8 @y, or
+ * DequantizeLinear of int8 @x into fp32 @y, per tensor: the int8 tensor's
+ * scale and zero point as the op's constants.
+ */
+static int qdq(npu_graph *q, int x, int y, int quantize)
+{
+	float scale = q->t[quantize ? y : x].d.scale;	/* copies: adding tensors moves q->t */
+	int8_t zp = (int8_t)q->t[quantize ? y : x].d.zero_point;
+	struct npu_tensor_desc sd = { .dtype = NPU_DT_FLOAT32, .rank = 1, .dims = { 1 },
+				      .scale = 1.0f, .data = &scale };
+	struct npu_tensor_desc zd = { .dtype = NPU_DT_INT8, .rank = 1, .dims = { 1 },
+				      .scale = 1.0f, .data = &zp };
+	struct ir_node n;
+
+	ir_node_init(&n, IR_ND_QDQ);
+	n.in[0] = x;
+	n.in[1] = npu_graph_tensor(q, &sd);
+	n.in[2] = npu_graph_tensor(q, &zd);
+	if (n.in[1] < 0 || n.in[2] < 0)
+		return n.in[1] < 0 ? n.in[1] : n.in[2];
+	n.nin = 3;
+	n.out[0] = y;
+	n.nout = 1;
+	n.a.nd.qdq = (struct nd_qdq){ .mode = quantize ? ND_QUANTIZE : ND_DEQUANTIZE,
+				      .qdtype = NPU_DT_INT8, .outer = 1, .axis = 1,
+				      .inner = ir_count(q, x) };
+	return ir_add_node(q, &n);
+}
+
+/* An int8 dense layer or convolution like @o, with ONNX's requantization. */
+static int int8_layer(npu_graph *q, const struct ir_node *o, int in, int w, int b, int out)
+{
+	struct ir_node n;
+
+	ir_node_init(&n, o->op);
+	n.in[0] = in;
+	n.in[1] = w;
+	n.in[2] = b;
+	n.nin = 3;
+	n.out[0] = out;
+	n.nout = 1;
+	memcpy(n.a.stride, o->a.stride, sizeof(n.a.stride));
+	memcpy(n.a.dilation, o->a.dilation, sizeof(n.a.dilation));
+	memcpy(n.a.pad, o->a.pad, sizeof(n.a.pad));
+	n.a.act = o->a.act;
+	n.a.requant = NPU_REQUANT_ONNX;
+	return ir_add_node(q, &n);
+}
+
 /* Each tensor of the fp32 graph in the int8 one: as int8 (i8), as fp32 (f32), or -1. */
 struct ptq_map {
 	int *i8, *f32;
@@ -127,7 +181,7 @@ static int want_i8(const struct ptq_in *p, npu_graph *q, struct ptq_map *m, int 
 	if (id < 0 || m->i8[id] >= 0 || m->f32[id] < 0)
 		return id < 0 ? NPU_EINVAL : m->i8[id] >= 0 ? m->i8[id] : NPU_EINVAL;
 	t = act_tensor(p, q, id);
-	if (t < 0 || npu_graph_quantize(q, m->f32[id], t))
+	if (t < 0 || qdq(q, m->f32[id], t, 1))
 		return t < 0 ? t : NPU_EINVAL;
 	return m->i8[id] = t;
 }
@@ -147,7 +201,7 @@ static int want_f32(const struct ptq_in *p, npu_graph *q, struct ptq_map *m, int
 	else if (m->i8[id] < 0)
 		return NPU_EINVAL;	/* not reached from the input */
 	t = npu_graph_tensor(q, &d);
-	if (t >= 0 && !d.data && npu_graph_dequantize(q, m->i8[id], t))
+	if (t >= 0 && !d.data && qdq(q, m->i8[id], t, 0))
 		return NPU_EINVAL;
 	return t < 0 ? t : (m->f32[id] = t);
 }
@@ -224,13 +278,7 @@ static int quantize_node(const struct ptq_in *p, const struct ir_node *o, npu_gr
 		err = quant_weights(p, o, q, q->t[in].d.scale, &w, &b);
 		if (err)
 			return err;
-		err = o->op == IR_FC ?
-			npu_graph_fully_connected(q, in, w, b, out, o->a.act) :
-			npu_graph_conv2d_ex(q, in, w, b, out, &(struct npu_conv2d_attrs){
-				.stride = { o->a.stride[0], o->a.stride[1] },
-				.dilation = { o->a.dilation[0], o->a.dilation[1] },
-				.pad = { o->a.pad[0], o->a.pad[1], o->a.pad[2], o->a.pad[3] },
-				.act = o->a.act });
+		err = int8_layer(q, o, in, w, b, out);
 		break;
 	case IR_POOL:
 		out = same_quant_tensor(q, in, &g->t[y].d);
@@ -282,7 +330,7 @@ int ptq_build(const struct ptq_in *p, int in, int out, npu_graph **qg, int *q_in
 	fout = m.f32[out];	/* and fp32 out */
 	if (fout < 0) {
 		fout = npu_graph_tensor(q, &g->t[out].d);
-		err = fout < 0 ? fout : npu_graph_dequantize(q, m.i8[out], fout);
+		err = fout < 0 ? fout : qdq(q, m.i8[out], fout, 0);
 	}
 	if (!err)
 		err = npu_graph_inputs(q, &fin, 1);
