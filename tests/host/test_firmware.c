@@ -83,7 +83,9 @@ static void test_boot_handshake(void)
 		 1u << NPU_CMD_REDUCE_F32 | 1u << NPU_CMD_XENT_F32 | 1u << NPU_CMD_OPTIM_F32);
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS_HI),
 		 1u << (NPU_CMD_CONV - 32) | 1u << (NPU_CMD_POOL - 32) |
-		 1u << (NPU_CMD_WHERE - 32));
+		 1u << (NPU_CMD_WHERE - 32) | 1u << (NPU_CMD_SOFTMAX_BWD - 32) |
+		 1u << (NPU_CMD_NORM_BWD - 32) | 1u << (NPU_CMD_ACT_BWD - 32) |
+		 1u << (NPU_CMD_PAD_ND - 32) | 1u << (NPU_CMD_RESIZE - 32));
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_ERROR), 0);
 	CHECK_EQ(h.msi[NPU_IRQ_FW], 1);
 	CHECK(h_rd(&h, NPU_REG_IRQ_STATUS) & (1u << NPU_IRQ_FW));
@@ -816,9 +818,10 @@ static void test_edge_profile(void)
 		 1u << NPU_CMD_CONV2D_I8 | 1u << NPU_CMD_POOL_I8 | 1u << NPU_CMD_ELTWISE_I8 |
 		 1u << NPU_CMD_QUANTIZE | 1u << NPU_CMD_SOFTMAX_I8 | 1u << NPU_CMD_TRANSPOSE |
 		 1u << NPU_CMD_PAD | 1u << NPU_CMD_CONCAT);
-	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS_HI),
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS_HI),	/* no gradients: training's */
 		 1u << (NPU_CMD_CONV - 32) | 1u << (NPU_CMD_POOL - 32) |
-		 1u << (NPU_CMD_WHERE - 32));
+		 1u << (NPU_CMD_WHERE - 32) | 1u << (NPU_CMD_PAD_ND - 32) |
+		 1u << (NPU_CMD_RESIZE - 32));
 	h_mmu_setup(&h, 1);
 	h_ring_setup(&h, 0, 16);
 	h_map(&h, 0, 0x100000, 4096, NPU_PTE_R | NPU_PTE_W, 0);
