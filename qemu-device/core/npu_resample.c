@@ -49,6 +49,18 @@ static void next_index(uint32_t rank, const uint32_t *d, int64_t *c)
 	}
 }
 
+/* The input read into *@x, and a buffer *@y for the output, both charged to the command. */
+static uint32_t load_and_alloc(struct npu_core *core, uint64_t in_va, uint64_t in_bytes,
+			       uint8_t **x, uint64_t out_bytes, uint8_t **y, uint64_t *fault)
+{
+	uint32_t st = npu_nd_load(core, in_va, in_bytes, (void **)x, fault);
+
+	if (st != NPU_DMA_OK)
+		return st;
+	*y = npu_eng_alloc(core, out_bytes);
+	return *y ? NPU_DMA_OK : NPU_DMA_ERR_ARGS;
+}
+
 /* ---- NPU_CMD_PAD_ND ------------------------------------------------------------ */
 
 /* The input index that output index @o of a dim of @n reads, or -1 for the constant. */
@@ -94,12 +106,8 @@ uint32_t npu_pad_nd_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		    before[d] < -(int32_t)NPU_TENSOR_MAX_DIM || before[d] > (int32_t)NPU_TENSOR_MAX_DIM)
 			return NPU_DMA_ERR_ARGS;
 	}
-	st = npu_nd_load(core, in_va, nin * esz, (void **)&x, fault);
+	st = load_and_alloc(core, in_va, nin * esz, &x, nout * esz, &y, fault);
 	if (st != NPU_DMA_OK)
-		goto out;
-	st = NPU_DMA_ERR_ARGS;
-	y = npu_eng_alloc(core, nout * esz);
-	if (!y)
 		goto out;
 	for (uint64_t o = 0; o < nout; o++, next_index(rank, out, idx)) {
 		uint64_t off = 0;
@@ -224,12 +232,8 @@ uint32_t npu_resize_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	istride[rank - 1] = 1;
 	for (uint32_t d = rank - 1; d > 0; d--)
 		istride[d - 1] = istride[d] * in[d];
-	st = npu_nd_load(core, in_va, nin * esz, (void **)&x, fault);
+	st = load_and_alloc(core, in_va, nin * esz, &x, nout * esz, &y, fault);
 	if (st != NPU_DMA_OK)
-		goto out;
-	st = NPU_DMA_ERR_ARGS;
-	y = npu_eng_alloc(core, nout * esz);
-	if (!y)
 		goto out;
 	for (uint64_t o = 0; o < nout; o++, next_index(rank, out, idx)) {
 		const struct npu_resize_tap *tp[NPU_ND_MAX_RANK];
