@@ -42,12 +42,13 @@ enum npu_nd_dtype {
  * broadcasting: out[i] = a[i'] fn b[i''], where i' and i'' are i with the
  * index of each dim of size 1 in a (or b) replaced by 0. fp32 (IEEE), or
  * int32 or int64 wrapping as two's complement (division truncating, by 0
- * giving 0; no pow). The comparisons write bool (one byte, 0 or 1).
+ * giving 0; no pow), or bool for and, or, xor. The comparisons and the
+ * logic write bool (one byte, 0 or 1).
  * @hdr: op NPU_CMD_BINARY, size 120.
  * @a, @b: @dtype elements; @out: @dtype's or bool; packed over their dims.
  * @fn: NPU_BIN_*.
  * @rank: 1..NPU_ND_MAX_RANK.
- * @dtype: NPU_ND_F32, NPU_ND_I32 or NPU_ND_I64.
+ * @dtype: NPU_ND_F32, NPU_ND_I32 or NPU_ND_I64; NPU_ND_BOOL for the logic.
  * @reserved: zero.
  * @out_dims: 1..NPU_TENSOR_MAX_DIM each.
  * @a_dims, @b_dims: each dim equal to out's or 1.
@@ -77,6 +78,11 @@ struct npu_cmd_binary {
 #define NPU_BIN_GREATER	10
 #define NPU_BIN_LESS_EQUAL	11
 #define NPU_BIN_GREATER_EQUAL	12
+#define NPU_BIN_MOD	13	/* the divisor's sign (Python's %); integers by 0: 0 */
+#define NPU_BIN_FMOD	14	/* the dividend's sign (C's fmod and %) */
+#define NPU_BIN_AND	15	/* NPU_ND_BOOL only, into bool */
+#define NPU_BIN_OR	16
+#define NPU_BIN_XOR	17
 
 /**
  * struct npu_cmd_activation - an elementwise function of one tensor:

@@ -139,6 +139,12 @@ static float binary_one(uint32_t fn, float x, float z)
 	case NPU_BIN_DIV: return x / z;
 	case NPU_BIN_MAX: return isnan(x) || isnan(z) ? NAN : x > z ? x : z;
 	case NPU_BIN_MIN: return isnan(x) || isnan(z) ? NAN : x < z ? x : z;
+	case NPU_BIN_FMOD: return fmodf(x, z);
+	case NPU_BIN_MOD: {	/* exact: fmod is, and so is adding z to its remainder */
+		double r = fmod(x, z);
+
+		return (float)(r != 0 && (r < 0) != (z < 0) ? r + z : r);
+	}
 	default: return (float)pow((double)x, (double)z);	/* NPU_BIN_POW */
 	}
 }
@@ -157,8 +163,23 @@ static int64_t binary_int(uint32_t fn, int64_t x, int64_t z)
 	case NPU_BIN_LESS: return x < z;
 	case NPU_BIN_GREATER: return x > z;
 	case NPU_BIN_LESS_EQUAL: return x <= z;
+	case NPU_BIN_MOD:
+	case NPU_BIN_FMOD: {
+		int64_t r = z && z != -1 ? x % z : 0;
+
+		return fn == NPU_BIN_MOD && r && (r < 0) != (z < 0) ? r + z : r;
+	}
+	case NPU_BIN_AND: return x && z;
+	case NPU_BIN_OR: return x || z;
+	case NPU_BIN_XOR: return !x != !z;
 	default: return x >= z;	/* NPU_BIN_GREATER_EQUAL */
 	}
+}
+
+/* Whether @fn writes bool: the comparisons and the logic. */
+static bool bool_out(uint32_t fn)
+{
+	return (fn >= NPU_BIN_EQUAL && fn <= NPU_BIN_GREATER_EQUAL) || fn >= NPU_BIN_AND;
 }
 
 static bool compare_f32(uint32_t fn, float x, float z)
@@ -176,8 +197,13 @@ static bool compare_f32(uint32_t fn, float x, float z)
 static void binary_at(uint32_t fn, uint32_t dt, const void *a, uint64_t ai, const void *b,
 		      uint64_t bi, void *o, uint64_t i)
 {
-	bool cmp = fn >= NPU_BIN_EQUAL;
+	bool cmp = bool_out(fn);
 
+	if (dt == NPU_ND_BOOL) {
+		((uint8_t *)o)[i] = (uint8_t)binary_int(fn, ((const uint8_t *)a)[ai],
+						       ((const uint8_t *)b)[bi]);
+		return;
+	}
 	if (dt == NPU_ND_F32) {
 		float x = ((const float *)a)[ai], z = ((const float *)b)[bi];
 
@@ -218,15 +244,16 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	rd_u32s(c + 48, od, NPU_ND_MAX_RANK);
 	rd_u32s(c + 72, ad, NPU_ND_MAX_RANK);
 	rd_u32s(c + 96, bd, NPU_ND_MAX_RANK);
-	es = dt == NPU_ND_I64 ? 8 : 4;
-	oes = fn >= NPU_BIN_EQUAL ? 1 : es;
-	if (!npu_in_range(fn, NPU_BIN_ADD, NPU_BIN_GREATER_EQUAL) || npu_rd32(c + 44) ||
-	    (dt != NPU_ND_F32 && dt != NPU_ND_I32 && dt != NPU_ND_I64) ||
+	es = dt == NPU_ND_I64 ? 8 : dt == NPU_ND_BOOL ? 1 : 4;
+	oes = bool_out(fn) ? 1 : es;
+	if (!npu_in_range(fn, NPU_BIN_ADD, NPU_BIN_XOR) || npu_rd32(c + 44) ||
+	    (dt != NPU_ND_F32 && dt != NPU_ND_I32 && dt != NPU_ND_I64 && dt != NPU_ND_BOOL) ||
 	    (dt != NPU_ND_F32 && fn == NPU_BIN_POW) ||
+	    ((dt == NPU_ND_BOOL) != (fn >= NPU_BIN_AND)) ||
 	    !npu_in_range(rank, 1, NPU_ND_MAX_RANK) ||
 	    !dims_ok(od, rank, NPU_ND_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &on) ||
 	    !bcast(ad, od, rank, bst[0], &an) || !bcast(bd, od, rank, bst[1], &bn) ||
-	    (a_va | b_va) & 3 || o_va % (oes < 4 ? oes : 4))
+	    (a_va | b_va) % (es < 4 ? es : 4) || o_va % (oes < 4 ? oes : 4))
 		return NPU_DMA_ERR_ARGS;
 	if ((st = npu_nd_load(core, a_va, es * an, &a, fault)) != NPU_DMA_OK ||
 	    (st = npu_nd_load(core, b_va, es * bn, &b, fault)) != NPU_DMA_OK)

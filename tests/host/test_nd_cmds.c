@@ -1322,7 +1322,7 @@ static void test_malformed(void)
 	b2 = b, b2.b_dims[0] = 3, bad(&b2, sizeof(b2));		/* not broadcastable */
 	b2 = b, b2.rank = 7, bad(&b2, sizeof(b2));
 	b2 = b, b2.out_dims[2] = 1, bad(&b2, sizeof(b2));	/* past the rank */
-	b2 = b, b2.fn = 13, bad(&b2, sizeof(b2));
+	b2 = b, b2.fn = 18, bad(&b2, sizeof(b2));
 	b2 = b, b2.a = VA_A + 2, bad(&b2, sizeof(b2));		/* unaligned */
 	b2 = b, b2.dtype = NPU_ND_I8, bad(&b2, sizeof(b2));
 	b2 = b, b2.dtype = NPU_ND_I32, b2.fn = NPU_BIN_POW, bad(&b2, sizeof(b2));
@@ -1625,6 +1625,61 @@ static void test_grad_malformed(void)
 	CHECK(!(NPU_CMD_CAPS_INFER >> NPU_CMD_ACT_BWD & 1));
 }
 
+/* Mod (Python's sign), fmod (C's) and the bool logic, with broadcasting, by hand. */
+static void test_binary_mod_and_logic(void)
+{
+	static const int32_t ia[6] = { 7, -7, 7, -7, 5, 0 }, ib[6] = { 3, 3, -3, -3, 0, -4 };
+	static const int32_t mod[6] = { 1, 2, -2, -1, 0, 0 }, fmd[6] = { 1, -1, 1, -1, 0, 0 };
+	static const float fa[4] = { 5.5f, -5.5f, 5.5f, -5.5f }, fb[4] = { 2, 2, -2, -2 };
+	static const float fmodv[4] = { 1.5f, 0.5f, -0.5f, -1.5f }, ffmod[4] = { 1.5f, -1.5f, 1.5f, -1.5f };
+	static const uint8_t ba[2] = { 0, 1 }, bb[3] = { 0, 1, 0 };
+	struct nd_binary p = { .fn = ND_MOD, .dtype = NPU_DT_INT32, .rank = 1, .out = { 6 },
+			       .a = { 6 }, .b = { 6 } };
+	struct npu_cmd_binary c;
+
+	setup(4096);
+	memcpy(va(VA_A), ia, sizeof(ia));
+	memcpy(va(VA_B), ib, sizeof(ib));
+	for (int k = 0; k < 2; k++) {
+		p.fn = k ? ND_FMOD : ND_MOD;
+		CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK_EQ(memcmp(va(VA_OUT), k ? fmd : mod, sizeof(mod)), 0);
+	}
+	p = (struct nd_binary){ .fn = ND_MOD, .dtype = NPU_DT_FLOAT32, .rank = 1, .out = { 4 },
+				.a = { 4 }, .b = { 4 } };
+	memcpy(va(VA_A), fa, sizeof(fa));
+	memcpy(va(VA_B), fb, sizeof(fb));
+	for (int k = 0; k < 2; k++) {
+		p.fn = k ? ND_FMOD : ND_MOD;
+		CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK_EQ(memcmp(va(VA_OUT), k ? ffmod : fmodv, sizeof(fmodv)), 0);
+	}
+	/* bool [2][1] with [1][3]: each truth table */
+	p = (struct nd_binary){ .dtype = NPU_DT_BOOL, .rank = 2, .out = { 2, 3 }, .a = { 2, 1 },
+				.b = { 1, 3 } };
+	memcpy(va(VA_A), ba, sizeof(ba));
+	memcpy(va(VA_B), bb, sizeof(bb));
+	for (int k = 0; k < 3; k++) {
+		const uint8_t *y = va(VA_OUT);
+
+		p.fn = k == 0 ? ND_AND : k == 1 ? ND_OR : ND_XOR;
+		CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		for (int i = 0; i < 6; i++) {
+			int x = ba[i / 3], z = bb[i % 3];
+
+			CHECK_EQ(y[i], k == 0 ? x && z : k == 1 ? x || z : x != z);
+		}
+	}
+	c.dtype = NPU_ND_I32;	/* logic on integers, arithmetic on bool: refused */
+	bad(&c, sizeof(c));
+	c.dtype = NPU_ND_BOOL;
+	c.fn = NPU_BIN_ADD;
+	bad(&c, sizeof(c));
+}
+
 /* ---- padding and resizing (ops 38, 39) -------------------------------------------- */
 
 /* The input index of output index @o: bounced off the edges one step at a time. */
@@ -1857,6 +1912,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_softmax_bwd),
 	TAP_ENTRY(test_norm_bwd),
 	TAP_ENTRY(test_grad_malformed),
+	TAP_ENTRY(test_binary_mod_and_logic),
 	TAP_ENTRY(test_pad_nd),
 	TAP_ENTRY(test_resize_worked_values),
 	TAP_ENTRY(test_resize_matches_reference),

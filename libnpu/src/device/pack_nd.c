@@ -89,12 +89,16 @@ int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_
 		[ND_DIV] = NPU_BIN_DIV, [ND_MAX] = NPU_BIN_MAX, [ND_MIN] = NPU_BIN_MIN,
 		[ND_POW] = NPU_BIN_POW, [ND_EQUAL] = NPU_BIN_EQUAL, [ND_LESS] = NPU_BIN_LESS,
 		[ND_GREATER] = NPU_BIN_GREATER, [ND_LESS_EQUAL] = NPU_BIN_LESS_EQUAL,
-		[ND_GREATER_EQUAL] = NPU_BIN_GREATER_EQUAL,
+		[ND_GREATER_EQUAL] = NPU_BIN_GREATER_EQUAL, [ND_MOD] = NPU_BIN_MOD,
+		[ND_FMOD] = NPU_BIN_FMOD, [ND_AND] = NPU_BIN_AND, [ND_OR] = NPU_BIN_OR,
+		[ND_XOR] = NPU_BIN_XOR,
 	};
 	uint32_t dt = cmd_dt(p->dtype);
+	int logic = p->fn == ND_AND || p->fn == ND_OR || p->fn == ND_XOR;
 
-	if ((dt != NPU_ND_F32 && dt != NPU_ND_I32 && dt != NPU_ND_I64) ||
+	if ((dt != NPU_ND_F32 && dt != NPU_ND_I32 && dt != NPU_ND_I64 && dt != NPU_ND_BOOL) ||
 	    p->fn >= ND_NUM_BINARY || !fns[p->fn] || (dt != NPU_ND_F32 && p->fn == ND_POW) ||
+	    (dt == NPU_ND_BOOL) != logic ||
 	    !p->rank || p->rank > NPU_ND_MAX_RANK || !dims_fit(p->out, p->rank, 8))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
