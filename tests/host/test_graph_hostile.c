@@ -91,7 +91,7 @@ static void add_op(npu_graph *g, int nt)
 	}
 	for (int i = 0; i < 8; i++)
 		ins[i] = any_id(nt);
-	switch (rnd(17)) {
+	switch (rnd(18)) {
 	case 0:
 		npu_graph_conv2d(g, any_id(nt), any_id(nt), any_id(nt), any_id(nt), rnd(4), rnd(3),
 				 (int)rnd(2), (enum npu_activation)rnd(4));
@@ -155,6 +155,33 @@ static void add_op(npu_graph *g, int nt)
 			npu_graph_optimizer(g, &(struct npu_optim_f32){
 				.algo = (enum npu_optim_algo)rnd(5), .lr = 0.1f, .beta1 = 0.9f,
 				.beta2 = 0.99f, .eps = 1e-8f });
+		break;
+	case 16:	/* the fp32 N-d ops, whose gradients npu_graph_backward adds */
+		switch (rnd(7)) {
+		case 0:
+			npu_graph_layer_norm(g, any_id(nt), any_id(nt), any_id(nt), any_id(nt),
+					     rnd(4) ? 1e-5f : -1.0f);
+			break;
+		case 1:
+			npu_graph_gelu(g, any_id(nt), any_id(nt), (int)rnd(2));
+			break;
+		case 2:
+			npu_graph_matmul(g, any_id(nt), any_id(nt), any_id(nt), (int)rnd(2),
+					 rnd(4) ? 0.5f : INFINITY);
+			break;
+		case 3:
+			npu_graph_mean(g, any_id(nt), any_id(nt), rnd(7));
+			break;
+		case 4:
+			npu_graph_sub(g, any_id(nt), any_id(nt), any_id(nt));
+			break;
+		case 5:
+			npu_graph_div(g, any_id(nt), any_id(nt), any_id(nt));
+			break;
+		default:
+			npu_graph_mul(g, any_id(nt), any_id(nt), any_id(nt), NPU_ACT_NONE);
+			break;
+		}
 		break;
 	default:
 		npu_graph_custom(g, rnd(4) ? "x.op" : "", ins, rnd(9), ins + 1, rnd(5), blob,

@@ -16,11 +16,13 @@ static const struct npu_tensor_desc *desc(const npu_graph *g, int id)
 	return ir_valid_id(g, id) ? &g->t[id].d : NULL;
 }
 
+/* An fp32 tensor of rank 1 to NPU_MAX_RANK with elements (no empty one). */
 static int f32_act(const npu_graph *g, int id)
 {
 	const struct npu_tensor_desc *d = desc(g, id);
 
-	return d && d->dtype == NPU_DT_FLOAT32 && d->rank;
+	return d && d->dtype == NPU_DT_FLOAT32 && d->rank && d->rank <= NPU_MAX_RANK &&
+	       ir_count(g, id);
 }
 
 static int node(npu_graph *g, enum ir_op op, const int *in, uint32_t nin, int out,
@@ -103,9 +105,9 @@ int builder_transpose_f32(npu_graph *g, int in, int out, const uint32_t *perm)
 	uint64_t st[NPU_MAX_RANK];
 	uint32_t seen = 0;
 
-	if (!dy || dy->rank != d->rank)
-		return ir_fail(g, NPU_EINVAL, "transpose (fp32): the output's rank is not the "
-			       "input's");
+	if (!f32_act(g, in) || !dy || dy->rank != d->rank)
+		return ir_fail(g, NPU_EINVAL, "transpose (fp32): an fp32 tensor, and an output of "
+			       "its rank");
 	st[d->rank - 1] = 1;
 	for (uint32_t i = d->rank - 1; i > 0; i--)
 		st[i - 1] = st[i] * d->dims[i];

@@ -771,10 +771,14 @@ static int op_identity(struct onnx *o)
 		memset(m->data, 1, m->count);
 	}
 	if (onnx_has_in(o, 2)) {	/* Dropout's training_mode: inference only */
-		struct oval *tm;
+		struct oval *tm, *ratio = NULL;
 
 		TRY(onnx_in_static(o, 2, "training_mode", &tm));
-		if (tm->count != 1 || onnx_get_i(tm, 0))
+		if (onnx_has_in(o, 1))
+			TRY(onnx_in_static(o, 1, "ratio", &ratio));
+		/* training with a ratio of 0 drops nothing: the input as it is */
+		if (tm->count != 1 || (onnx_get_i(tm, 0) &&
+				       (!ratio || ratio->count != 1 || onnx_get_f(ratio, 0) != 0)))
 			return onnx_fail(o, NPU_ENOTSUP, "Dropout in training mode is not supported");
 	}
 	return onnx_reshape_to(o, x->rank, x->dims);
