@@ -215,6 +215,7 @@ int onnx_transpose_nd(struct onnx *o, const uint32_t *perm);
 int onnx_op_unsqueeze(struct onnx *o);
 int onnx_op_squeeze(struct onnx *o);
 int onnx_op_constantofshape(struct onnx *o);
+int onnx_op_scatternd(struct onnx *o);
 /* Concat of constants along @axis into @dims: 1 when done, 0 when not all are, or an error. */
 int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32_t *dims);
 

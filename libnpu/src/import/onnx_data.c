@@ -148,13 +148,15 @@ int onnx_op_slice(struct onnx *o)
 			e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
 			count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
 		}
-		if (!count)
+		if (!count && !(x->data && x->input < 0))
 			return onnx_fail(o, NPU_ENOTSUP, "an empty slice of axis %u (empty tensors "
 					 "are not supported)", ax);
 		b[ax] = s;
 		k[ax] = step;
 		dims[ax] = (uint32_t)count;
 	}
+	if (!onnx_prod(dims, 0, x->rank))	/* of a constant (shape arithmetic): an empty one */
+		return onnx_static_out(o, 0, x->dt, x->rank, dims) ? 0 : o->err;
 	strides_of(x->rank, x->dims, st);
 	p.rank = x->rank;
 	for (uint32_t d = 0; d < x->rank; d++) {

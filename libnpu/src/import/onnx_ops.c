@@ -1674,6 +1674,7 @@ static const struct onnx_op ops[] = {
 	{ "Flatten", op_flatten, "axis", 1 },
 	{ "Identity", op_identity, "", 1 },
 	{ "Shape", onnx_op_shape, "start end", 1 },
+	{ "ScatterND", onnx_op_scatternd, "reduction", 11 },
 	{ "Gather", onnx_op_gather, "axis", 1 },
 	{ "GatherElements", onnx_op_gather_elements, "axis", 11 },
 	{ "Slice", onnx_op_slice, "starts ends axes", 1 },

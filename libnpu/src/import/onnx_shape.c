@@ -221,3 +221,82 @@ int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32
 		}
 	return 1;
 }
+
+/*
+ * ScatterND of constants (a mask built at export time, as Swin's shifted
+ * windows build theirs): data copied, then each index tuple's slice
+ * replaced by (or, with reduction add / mul, combined with) its update.
+ * Known when the model is loaded; at run time it is not supported.
+ */
+int onnx_op_scatternd(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *idx = onnx_in(o, 1), *up = onnx_in(o, 2), *v;
+	char red[8];
+	uint32_t k, q;
+	uint64_t slice, n;
+	size_t es;
+
+	if (!x || !idx || !up)
+		return onnx_fail(o, NPU_EINVAL, "three inputs are needed");
+	if (!is_const(x) || !is_const(idx) || !is_const(up))
+		return onnx_fail(o, NPU_ENOTSUP, "ScatterND of values known only at run time");
+	TRY(onnx_want_dt(o, idx, I64, "the indices"));
+	TRY(onnx_attr_s(o, "reduction", "none", red, sizeof(red)));
+	if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul"))
+		return onnx_fail(o, NPU_ENOTSUP, "reduction '%s'", red);
+	if (up->dt != x->dt || !idx->rank)
+		return onnx_fail(o, NPU_EINVAL, "updates of another type, or indices of rank 0");
+	k = idx->dims[idx->rank - 1];
+	q = idx->rank - 1;
+	if (!k || k > x->rank || up->rank != q + x->rank - k)
+		return onnx_fail(o, NPU_EINVAL, "indices of %u dims into rank %u, updates of rank %u",
+				 k, x->rank, up->rank);
+	for (uint32_t d = 0; d < up->rank; d++)
+		if (up->dims[d] != (d < q ? idx->dims[d] : x->dims[k + d - q]))
+			return onnx_fail(o, NPU_EINVAL, "updates' dim %u is %u", d, up->dims[d]);
+	if (strcmp(red, "none") && x->dt != NPU_DT_FLOAT32 && x->dt != NPU_DT_INT64 &&
+	    x->dt != NPU_DT_INT32)
+		return onnx_fail(o, NPU_ENOTSUP, "reduction of %s", onnx_dtype_name(x->dt));
+	v = onnx_static_out(o, 0, x->dt, x->rank, x->dims);
+	if (!v)
+		return o->err;
+	es = onnx_elem_size(x->dt);
+	slice = onnx_prod(x->dims, k, x->rank);
+	n = onnx_prod(idx->dims, 0, q);
+	memcpy(v->data, x->data, x->count * es);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t off = 0;
+
+		for (uint32_t d = 0; d < k; d++) {
+			int64_t j = ((const int64_t *)idx->data)[i * k + d];
+
+			j = j < 0 ? j + x->dims[d] : j;
+			if (j < 0 || j >= x->dims[d])
+				return onnx_fail(o, NPU_EINVAL, "index %lld out of dim %u",
+						 (long long)j, d);
+			off = off * x->dims[d] + (uint64_t)j;
+		}
+		for (uint64_t e = 0; e < slice; e++) {
+			uint64_t at = off * slice + e, from = i * slice + e;
+
+			if (!strcmp(red, "none")) {
+				memcpy((char *)v->data + at * es, (const char *)up->data + from * es,
+				       es);
+			} else if (x->dt == NPU_DT_FLOAT32) {
+				float *a = (float *)v->data + at, b = ((const float *)up->data)[from];
+
+				*a = red[0] == 'a' ? *a + b : *a * b;
+			} else {
+				int64_t a = onnx_get_i(v, at), b = onnx_get_i(up, from);
+				int64_t r = red[0] == 'a' ? (int64_t)((uint64_t)a + (uint64_t)b) :
+					    (int64_t)((uint64_t)a * (uint64_t)b);
+
+				if (x->dt == NPU_DT_INT64)
+					((int64_t *)v->data)[at] = r;
+				else
+					((int32_t *)v->data)[at] = (int32_t)r;
+			}
+		}
+	}
+	return 0;
+}
