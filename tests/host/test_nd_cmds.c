@@ -1806,8 +1806,8 @@ static void test_resize_matches_reference(void)
 			p.in[d] = 1 + rnd() % 6;
 			p.out[d] = 1 + rnd() % 9;
 			p.scale[d] = (double)p.out[d] / p.in[d];
-			p.roi_lo[d] = 0.1;
-			p.roi_hi[d] = 0.8;
+			p.roi_lo[d] = it & 1 ? -0.3 : 0.1;	/* a crop past the image: extrapolated */
+			p.roi_hi[d] = it & 1 ? 1.2 : 0.8;
 			nin *= p.in[d];
 			nout *= p.out[d];
 		}

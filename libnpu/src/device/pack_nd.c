@@ -648,6 +648,11 @@ int npu_resize_table(const struct nd_resize *p, void *buf)
 
 			memset(t, 0, sizeof(*t));
 			t->outside = (uint32_t)nd_resize_taps(p, d, o, &t->first, t->w, &n);
+			if (t->outside) {	/* the extrapolation value: no taps read */
+				memset(t, 0, sizeof(*t));
+				t->outside = 1;
+				n = 1;
+			}
 			t->count = (uint32_t)n;
 			if (n < 1 || n > 4)
 				return NPU_ENOTSUP;
