@@ -211,21 +211,13 @@ static bool uevent_seen(int s, int timeout_ms)
 	return false;
 }
 
-/*
- * Read and delete the devcoredumps; whether one held @what. A kernel
- * without CONFIG_DEV_COREDUMP has no such class: there is nothing to
- * check, and we say so.
- */
-static bool coredump_has(const char *what)
+/* One look at the devcoredumps (coredump_has), each deleted once read. */
+static bool coredump_read(const char *what)
 {
 	char buf[32768];
 	bool found = false;
 	glob_t g;
 
-	if (access("/sys/class/devcoredump", F_OK)) {
-		fprintf(stderr, "# no devcoredump in this kernel: not checked\n");
-		return true;
-	}
 	if (glob("/sys/class/devcoredump/devcd*/data", 0, NULL, &g))
 		return false;
 	for (size_t i = 0; i < g.gl_pathc; i++) {
@@ -241,6 +233,29 @@ static bool coredump_has(const char *what)
 		write_file(g.gl_pathv[i], "1");	/* done with it */
 	}
 	globfree(&g);
+	return found;
+}
+
+/*
+ * Read and delete the devcoredumps; whether one held @what. The driver
+ * posts its dump from a work item after the recovery, so a job may
+ * complete before the dump is there: it is looked for for up to 2 s. A
+ * kernel without CONFIG_DEV_COREDUMP has no such class: there is nothing
+ * to check, and we say so.
+ */
+static bool coredump_has(const char *what)
+{
+	bool found = false;
+
+	if (access("/sys/class/devcoredump", F_OK)) {
+		fprintf(stderr, "# no devcoredump in this kernel: not checked\n");
+		return true;
+	}
+	for (int tries = 0; tries < 40 && !found; tries++) {
+		if (tries)
+			usleep(50000);
+		found = coredump_read(what);
+	}
 	return found;
 }
 
