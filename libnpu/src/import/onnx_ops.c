@@ -1278,6 +1278,15 @@ static int qdq(struct onnx *o, int quantize)
 	TRY(qdq_shape(o, x, s, p));
 	p->mode = quantize ? ND_QUANTIZE : ND_DEQUANTIZE;
 	p->qdtype = qdt;
+	if (quantize && x->data && x->input < 0 && s->data && (!z || z->data) && N->n_output &&
+	    N->output[0][0]) {	/* of a constant (a quantized mask): as the model loads */
+		struct oval *v = onnx_static_out(o, 0, qdt, x->rank, x->dims);
+
+		if (!v)
+			return o->err;
+		return ref_nd_qdq(p, x->data, s->data, z ? z->data : NULL, v->data) ?
+		       onnx_fail(o, NPU_EINVAL, "quantizing a constant") : 0;
+	}
 	if (quantize) {		/* Q(DQ(q)) of one quantization: q */
 		int r = onnx_fold_requantize(o);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "import/onnx.h"
+#include "ref/ref_nd.h"
 
 #define N	(o->node)
 
@@ -228,6 +229,28 @@ int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32
  * replaced by (or, with reduction add / mul, combined with) its update.
  * Known when the model is loaded; at run time it is not supported.
  */
+/*
+ * Whether @v is a constant, a dequantized constant (a quantizer's Q -> DQ
+ * around one) made one here: 1, 0, or an error.
+ */
+static int const_value(struct onnx *o, struct oval *v)
+{
+	if (is_const(v))
+		return 1;
+	if (!v || v->data || !v->dq_x || !is_const(v->dq_x) || !is_const(v->dq_s) ||
+	    (v->dq_z && !is_const(v->dq_z)))
+		return 0;
+	if (onnx_charge(o, v->count * 4))
+		return o->err;
+	v->data = calloc(v->count + 1, 4);
+	if (!v->data)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	if (ref_nd_qdq(&v->dq, v->dq_x->data, v->dq_s->data, v->dq_z ? v->dq_z->data : NULL,
+		       v->data))
+		return onnx_fail(o, NPU_EINVAL, "a dequantized constant");
+	return 1;
+}
+
 int onnx_op_scatternd(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *idx = onnx_in(o, 1), *up = onnx_in(o, 2), *v;
@@ -235,11 +258,18 @@ int onnx_op_scatternd(struct onnx *o)
 	uint32_t k, q;
 	uint64_t slice, n;
 	size_t es;
+	int c[3];
 
 	if (!x || !idx || !up)
 		return onnx_fail(o, NPU_EINVAL, "three inputs are needed");
-	if (!is_const(x) || !is_const(idx) || !is_const(up))
-		return onnx_fail(o, NPU_ENOTSUP, "ScatterND of values known only at run time");
+	c[0] = const_value(o, x);
+	c[1] = const_value(o, idx);
+	c[2] = const_value(o, up);
+	if (c[0] < 0 || c[1] < 0 || c[2] < 0)
+		return o->err;
+	if (!c[0] || !c[1] || !c[2])
+		return onnx_fail(o, NPU_ENOTSUP, "ScatterND of values known only at run time (%s)",
+				 !c[0] ? "the data" : !c[1] ? "the indices" : "the updates");
 	TRY(onnx_want_dt(o, idx, I64, "the indices"));
 	TRY(onnx_attr_s(o, "reduction", "none", red, sizeof(red)));
 	if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul"))
