@@ -39,6 +39,7 @@ struct train_result {
 	double int8_ips;
 	uint64_t int8_cycles;		/* per test image */
 	int int8_checked, int8_same;	/* images compared with the CPU reference, equal */
+	int int8_exact;			/* ... and whether they must be equal bit for bit */
 	int int8_first_diff;		/* the first image that differed, or -1 */
 	float int8_diff_got[10], int8_diff_want[10];	/* its logits: as placed, reference */
 	struct curve_point *curve;
