@@ -216,6 +216,12 @@ int onnx_op_unsqueeze(struct onnx *o);
 int onnx_op_squeeze(struct onnx *o);
 int onnx_op_constantofshape(struct onnx *o);
 int onnx_op_scatternd(struct onnx *o);
+/*
+ * Whether @v is a constant, or a dequantized constant (a quantizer's Q ->
+ * DQ around one), then made one (its values computed as the reference
+ * dequantizes): 1, 0, or an error.
+ */
+int onnx_const_value(struct onnx *o, struct oval *v);
 /* Concat of constants along @axis into @dims: 1 when done, 0 when not all are, or an error. */
 int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32_t *dims);
 

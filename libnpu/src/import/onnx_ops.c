@@ -668,6 +668,8 @@ int onnx_reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
 				 (unsigned long long)n);
 	if (rank > NPU_MAX_RANK)
 		return onnx_fail(o, NPU_ENOTSUP, "rank %u (at most %d)", rank, NPU_MAX_RANK);
+	if (!x->data && x->dq_x && onnx_const_value(o, x) < 0)	/* a dequantized constant */
+		return o->err;
 	if (x->data && x->input < 0) {
 		/* a constant reshaped: a constant of the new shape */
 		struct oval *v = onnx_add(o, N->output[0], x->dt, rank, dims);

@@ -952,7 +952,7 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
 	int t[2], yt, nchw;
 
 	if (!a || !b || !per_tensor(a, &as, &az) || !per_tensor(b, &bs, &bz) ||
-	    a->rank != b->rank || !a->rank)
+	    a->rank != b->rank || !a->rank || a->rank > 4)	/* the int8 add's rank: 4 */
 		return 0;
 	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
 	if (qo.qn < 0)

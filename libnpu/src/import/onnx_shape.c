@@ -229,11 +229,7 @@ int onnx_const_concat(struct onnx *o, uint32_t axis, uint32_t rank, const uint32
  * replaced by (or, with reduction add / mul, combined with) its update.
  * Known when the model is loaded; at run time it is not supported.
  */
-/*
- * Whether @v is a constant, a dequantized constant (a quantizer's Q -> DQ
- * around one) made one here: 1, 0, or an error.
- */
-static int const_value(struct onnx *o, struct oval *v)
+int onnx_const_value(struct onnx *o, struct oval *v)
 {
 	if (is_const(v))
 		return 1;
@@ -262,9 +258,9 @@ int onnx_op_scatternd(struct onnx *o)
 
 	if (!x || !idx || !up)
 		return onnx_fail(o, NPU_EINVAL, "three inputs are needed");
-	c[0] = const_value(o, x);
-	c[1] = const_value(o, idx);
-	c[2] = const_value(o, up);
+	c[0] = onnx_const_value(o, x);
+	c[1] = onnx_const_value(o, idx);
+	c[2] = onnx_const_value(o, up);
 	if (c[0] < 0 || c[1] < 0 || c[2] < 0)
 		return o->err;
 	if (!c[0] || !c[1] || !c[2])
