@@ -224,11 +224,24 @@ int npu_pack_copy(struct npu_cmd_copy *c, const struct nd_copy *p, uint64_t in_c
 	return 0;
 }
 
+/* A softmax's [outer][axis][inner] (and its gradient's) within the engine's bounds. */
+static int softmax_fits(const struct nd_softmax *p)
+{
+	return fits_u32(p->outer) && fits_u32(p->axis) && fits_u32(p->inner) &&
+	       count_fits(p->outer * p->axis * p->inner, 4);
+}
+
+/* A layer norm's rows (and its gradient's) within the engine's bounds. */
+static int norm_fits(const struct nd_layernorm *p)
+{
+	return fits_u32(p->outer) && p->norm && p->norm <= NPU_TENSOR_MAX_DIM &&
+	       count_fits(p->outer * p->norm, 4);
+}
+
 int npu_pack_softmax(struct npu_cmd_softmax *c, const struct nd_softmax *p, uint64_t x_va,
 		     uint64_t y_va)
 {
-	if (!fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner) ||
-	    !count_fits(p->outer * p->axis * p->inner, 4))
+	if (!softmax_fits(p))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_SOFTMAX;
@@ -244,8 +257,7 @@ int npu_pack_softmax(struct npu_cmd_softmax *c, const struct nd_softmax *p, uint
 
 int npu_pack_norm(struct npu_cmd_norm *c, const struct nd_layernorm *p, const uint64_t *va)
 {
-	if (!fits_u32(p->outer) || !p->norm || p->norm > NPU_TENSOR_MAX_DIM || !va[1] ||
-	    !count_fits(p->outer * p->norm, 4))
+	if (!norm_fits(p) || !va[1])
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_NORM;
@@ -540,8 +552,7 @@ int npu_pack_where(struct npu_cmd_where *c, const struct nd_where *p, const uint
 int npu_pack_softmax_bwd(struct npu_cmd_softmax_bwd *c, const struct nd_softmax *p,
 			 const uint64_t *va)
 {
-	if (!fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner) ||
-	    !count_fits(p->outer * p->axis * p->inner, 4))
+	if (!softmax_fits(p))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_SOFTMAX_BWD;
@@ -559,8 +570,7 @@ int npu_pack_softmax_bwd(struct npu_cmd_softmax_bwd *c, const struct nd_softmax 
 int npu_pack_norm_bwd(struct npu_cmd_norm_bwd *c, const struct nd_layernorm *p,
 		      const uint64_t *va)
 {
-	if (!fits_u32(p->outer) || !p->norm || p->norm > NPU_TENSOR_MAX_DIM ||
-	    !count_fits(p->outer * p->norm, 4) || !(va[5] | va[6] | va[7]))
+	if (!norm_fits(p) || !(va[5] | va[6] | va[7]))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_NORM_BWD;

@@ -115,6 +115,24 @@ static int copy_value(npu_graph *g, int x, int y, uint64_t count, int acc)
 	return backward_node(g, &n);
 }
 
+/*
+ * Node @n (its op and parameters set) reading @a and @b (-1: none) and
+ * writing input @src's gradient: added, marked backward.
+ */
+static int grad_node(npu_graph *g, struct ir_node *n, int a, int b, int src)
+{
+	int id = ad_grad_target(g, src, &n->a.acc[0]);
+
+	if (id < 0)
+		return id;
+	n->in[0] = a;
+	n->in[1] = b;
+	n->nin = b >= 0 ? 2 : 1;
+	n->out[0] = id;
+	n->nout = 1;
+	return backward_node(g, n);
+}
+
 /* ---- elementwise ------------------------------------------------------------- */
 
 int backward_nd_binary(npu_graph *g, int node, const int *need, int check)
@@ -183,7 +201,6 @@ int backward_nd_binary(npu_graph *g, int node, const int *need, int check)
 int backward_nd_unary(npu_graph *g, int node, const int *need, int check)
 {
 	struct ir_node f = g->n[node], n;
-	int id;
 
 	if (f.a.nd.un.dtype != NPU_DT_FLOAT32 || !nd_unary_has_grad(f.a.nd.un.fn))
 		return ir_fail(g, NPU_EINVAL, "npu_graph_backward: no gradient through %s",
@@ -192,15 +209,7 @@ int backward_nd_unary(npu_graph *g, int node, const int *need, int check)
 		return 0;
 	ir_node_init(&n, IR_ND_UNARY_GRAD);
 	n.a.nd.un = f.a.nd.un;
-	id = ad_grad_target(g, f.in[0], &n.a.acc[0]);
-	if (id < 0)
-		return id;
-	n.in[0] = f.in[0];
-	n.in[1] = g->t[f.out[0]].grad;
-	n.nin = 2;
-	n.out[0] = id;
-	n.nout = 1;
-	return backward_node(g, &n);
+	return grad_node(g, &n, f.in[0], g->t[f.out[0]].grad, f.in[0]);
 }
 
 /* ---- matmul ------------------------------------------------------------------ */
@@ -273,21 +282,12 @@ int backward_nd_matmul(npu_graph *g, int node, const int *need, int check)
 int backward_nd_softmax(npu_graph *g, int node, const int *need, int check)
 {
 	struct ir_node f = g->n[node], n;
-	int id;
 
 	if (check || !ad_needs(need, f.in[0]))
 		return 0;
 	ir_node_init(&n, IR_ND_SOFTMAX_GRAD);
 	n.a.nd.sm = f.a.nd.sm;
-	id = ad_grad_target(g, f.in[0], &n.a.acc[0]);
-	if (id < 0)
-		return id;
-	n.in[0] = f.out[0];
-	n.in[1] = g->t[f.out[0]].grad;
-	n.nin = 2;
-	n.out[0] = id;
-	n.nout = 1;
-	return backward_node(g, &n);
+	return grad_node(g, &n, f.out[0], g->t[f.out[0]].grad, f.in[0]);
 }
 
 int backward_nd_layernorm(npu_graph *g, int node, const int *need, int check)
@@ -380,7 +380,6 @@ int backward_nd_copy(npu_graph *g, int node, const int *need, int check)
 {
 	struct ir_node f = g->n[node], n;
 	struct nd_copy inv;
-	int id;
 
 	if (f.a.nd.cp.dtype != NPU_DT_FLOAT32 ||
 	    !transpose_inverse(&f.a.nd.cp, ir_count(g, f.in[0]), &inv))
@@ -390,14 +389,7 @@ int backward_nd_copy(npu_graph *g, int node, const int *need, int check)
 		return 0;
 	ir_node_init(&n, IR_ND_COPY);
 	n.a.nd.cp = inv;
-	id = ad_grad_target(g, f.in[0], &n.a.acc[0]);
-	if (id < 0)
-		return id;
-	n.in[0] = g->t[f.out[0]].grad;
-	n.nin = 1;
-	n.out[0] = id;
-	n.nout = 1;
-	return backward_node(g, &n);
+	return grad_node(g, &n, g->t[f.out[0]].grad, -1, f.in[0]);
 }
 
 int backward_nd_reduce(npu_graph *g, int node, const int *need, int check)
