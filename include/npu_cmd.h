@@ -232,10 +232,14 @@ struct npu_cmd_gemm_i8 {
  * where input positions outside the image are skipped (zero-point padding).
  * With NPU_CONV_DEPTHWISE the filter is [1][kh][kw][out_c], out_c a
  * multiple of in_c, and output channel o reads input channel o / (out_c /
- * in_c) only. Tensors are packed (no strides).
+ * in_c) only. With @groups G > 1 (ONNX's group), the channels split into
+ * G groups: output channel o reads the in_c / G input channels of group
+ * o / (out_c / G) only, i running over those. Tensors are packed (no
+ * strides).
  * @hdr: op NPU_CMD_CONV2D_I8, size 136.
  * @in: int8 input [batch][in_h][in_w][in_c].
- * @filter: int8 [out_c][k_h][k_w][in_c] (depthwise: [1][k_h][k_w][out_c]).
+ * @filter: int8 [out_c][k_h][k_w][in_c / groups] (depthwise:
+ *	[1][k_h][k_w][out_c]).
  * @bias: int32 [out_c], or 0 for none; 4-byte aligned.
  * @out: int8 output [batch][out_h][out_w][out_c].
  * @quant: struct npu_quant_ch [out_c] (or one with NPU_CONV_PER_TENSOR).
@@ -247,6 +251,8 @@ struct npu_cmd_gemm_i8 {
  * @in_zero, @out_zero: zero points, -128..127.
  * @act_min, @act_max: clamp, -128 <= act_min <= act_max <= 127.
  * @flags: NPU_CONV_*.
+ * @groups: 0 or 1 (one group), or G dividing in_c and out_c, not with
+ *	NPU_CONV_DEPTHWISE; G > 1 needs NPU_HW_CAP_CONV_GROUPS.
  * @reserved: zero.
  */
 struct npu_cmd_conv2d_i8 {
@@ -265,7 +271,8 @@ struct npu_cmd_conv2d_i8 {
 	int32_t in_zero, out_zero;
 	int32_t act_min, act_max;
 	uint32_t flags;
-	uint32_t reserved[2];
+	uint32_t groups;
+	uint32_t reserved;
 };
 #define NPU_CONV_PER_TENSOR	(1u << 0)
 #define NPU_CONV_DEPTHWISE	(1u << 1)

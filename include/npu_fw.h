@@ -125,6 +125,8 @@ enum npu_fw_error {
  * (the hardware's NPU_HW_CAP_REQUANT_ONNX)
  */
 #define NPU_FW_CAP_REQUANT_ONNX	(1u << 3)
+/* CONV2D_I8 takes groups (the hardware's NPU_HW_CAP_CONV_GROUPS) */
+#define NPU_FW_CAP_CONV_GROUPS	(1u << 4)
 
 /*
  * Log buffer: a byte ring in host memory. The firmware writes text lines

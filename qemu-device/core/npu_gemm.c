@@ -401,7 +401,8 @@ static void *gemm_range(struct part *p)
 		}
 		for (uint32_t m = m0; m < m1; m++)
 			p->kern->requant(&rq, c + (m - m0) * ldc,
-					 g->out + (size_t)m * g->n + p->r.n0, p->r.n1 - p->r.n0);
+					 g->out + (size_t)m * (g->ldo ? g->ldo : g->n) + p->r.n0,
+					 p->r.n1 - p->r.n0);
 	}
 out:
 	free(cols);

@@ -10,7 +10,8 @@
 
 /**
  * struct npu_gemm_args - one int8 GEMM on packed host buffers.
- * @a: m x k activations; @b: n x k weights; @out: m x n.
+ * @a: m x k activations; @b: n x k weights; @out: m rows of n, @ldo apart
+ *	(0: n).
  * @bias: n int32 or NULL; @q: n (or 1 with @per_tensor) requantizations.
  * @threads: at most this many threads (1: the calling thread only).
  * @stop: optional, asked between blocks of rows: true ends the GEMM early
@@ -25,6 +26,7 @@ struct npu_gemm_args {
 	const struct npu_quant_ch *q;
 	int8_t *out;
 	uint32_t m, n, k;
+	uint32_t ldo;
 	int32_t a_zero, out_zero, act_min, act_max;
 	int per_tensor;
 	int onnx;		/* ONNX's requantization (NPU_GEMM_REQUANT_ONNX) */

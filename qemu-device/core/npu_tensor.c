@@ -143,11 +143,11 @@ static uint32_t write_rows(struct npu_core *core, uint32_t ctx, uint64_t va, uin
  */
 static int gemm_compute(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
 			const int8_t *a, const int8_t *b, const int32_t *bias,
-			const struct npu_quant_ch *q, int8_t *out)
+			const struct npu_quant_ch *q, int8_t *out, uint32_t ldo)
 {
 	struct npu_gemm_args args = {
 		.a = a, .b = b, .bias = bias, .q = q, .out = out,
-		.m = g->m, .n = g->n, .k = g->k,
+		.m = g->m, .n = g->n, .k = g->k, .ldo = ldo,
 		.a_zero = g->a_zero, .out_zero = g->out_zero,
 		.act_min = g->act_min, .act_max = g->act_max,
 		.per_tensor = !!(g->flags & NPU_GEMM_PER_TENSOR),
@@ -197,7 +197,7 @@ uint32_t npu_gemm_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		st = NPU_DMA_ERR_ARGS;
 		goto out;
 	}
-	if (gemm_compute(core, &g, a, b, bias, q, out)) {
+	if (gemm_compute(core, &g, a, b, bias, q, out, 0)) {
 		st = NPU_DMA_ERR_ARGS;	/* host memory ran out */
 		goto out;
 	}
@@ -225,7 +225,7 @@ struct conv {
 	uint32_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
 	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
 	int32_t in_zero, out_zero, act_min, act_max;
-	uint32_t flags, reserved[2];
+	uint32_t flags, groups, reserved;
 };
 
 static void conv_parse(const uint8_t *c, struct conv *v)
@@ -255,8 +255,10 @@ static void conv_parse(const uint8_t *c, struct conv *v)
 	v->act_min = (int32_t)npu_rd32(c + 116);
 	v->act_max = (int32_t)npu_rd32(c + 120);
 	v->flags = npu_rd32(c + 124);
-	v->reserved[0] = npu_rd32(c + 128);
-	v->reserved[1] = npu_rd32(c + 132);
+	v->groups = npu_rd32(c + 128);
+	v->reserved = npu_rd32(c + 132);
+	if (!v->groups)
+		v->groups = 1;	/* zero: the field's value before groups existed */
 }
 
 static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, uint64_t *out_sz)
@@ -276,13 +278,14 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
 	    v->in_zero < -128 || v->in_zero > 127 || v->out_zero < -128 || v->out_zero > 127 ||
 	    v->act_min < -128 || v->act_min > v->act_max || v->act_max > 127 ||
 	    (v->flags & ~(NPU_CONV_PER_TENSOR | NPU_CONV_DEPTHWISE | NPU_CONV_REQUANT_ONNX)) ||
-	    v->reserved[0] || v->reserved[1] || (v->bias & 3) || (v->quant & 3) ||
-	    (dw && v->out_c % v->in_c))
+	    v->reserved || (v->bias & 3) || (v->quant & 3) ||
+	    (dw && v->out_c % v->in_c) ||
+	    (v->groups > 1 && (dw || v->in_c % v->groups || v->out_c % v->groups)))
 		return false;
-	kdepth = dw ? 1 : v->in_c;
+	kdepth = dw ? 1 : v->in_c / v->groups;
 	/* Products checked step by step: four dimensions of 2^16 would wrap. */
 	if (!npu_prod4(v->batch, v->in_h, v->in_w, v->in_c, NPU_TENSOR_MAX_BYTES, in_sz) ||
-	    !npu_prod4(dw ? 1 : v->out_c, v->k_h, v->k_w, dw ? v->out_c : v->in_c,
+	    !npu_prod4(dw ? 1 : v->out_c, v->k_h, v->k_w, dw ? v->out_c : kdepth,
 		       NPU_TENSOR_MAX_BYTES, f_sz) ||
 	    !npu_prod4(v->batch, v->out_h, v->out_w, v->out_c, NPU_TENSOR_MAX_BYTES, out_sz))
 		return false;
@@ -297,18 +300,52 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
  * A regular convolution as GEMMs: each output row's patches are gathered
  * (im2col), positions outside the image filled with the input zero point
  * so they contribute nothing, then multiplied with the filter, which is
- * already laid out as a [out_c][k_h * k_w * in_c] weight matrix.
+ * already laid out as a [out_c][k_h * k_w * in_c] weight matrix. With
+ * groups, each group gathers its own in_c / groups channels and multiplies
+ * them with its out_c / groups filter rows, writing its columns of the
+ * output in place.
  */
+static void im2col_rows(const struct conv *v, const int8_t *in, uint64_t r0, uint64_t nr,
+			uint32_t c0, uint32_t cn, int8_t *patch)
+{
+	for (uint64_t r = 0; r < nr; r++) {
+		uint32_t b = (uint32_t)((r0 + r) / v->out_h), y = (uint32_t)((r0 + r) % v->out_h);
+
+		for (uint32_t x = 0; x < v->out_w; x++) {
+			int8_t *p = patch + ((size_t)r * v->out_w + x) * v->k_h * v->k_w * cn;
+
+			for (uint32_t ky = 0; ky < v->k_h; ky++) {
+				int64_t iy = (int64_t)y * v->stride_h - v->pad_top +
+					     (int64_t)ky * v->dil_h;
+
+				for (uint32_t kx = 0; kx < v->k_w; kx++) {
+					int64_t ix = (int64_t)x * v->stride_w - v->pad_left +
+						     (int64_t)kx * v->dil_w;
+
+					if (iy < 0 || iy >= v->in_h || ix < 0 || ix >= v->in_w)
+						memset(p, v->in_zero, cn);
+					else
+						memcpy(p, in + (((size_t)b * v->in_h + iy) *
+								v->in_w + ix) * v->in_c + c0, cn);
+					p += cn;
+				}
+			}
+		}
+	}
+}
+
 static int conv_compute(struct npu_core *core, const struct conv *v, const int8_t *in,
 			const int8_t *f, const int32_t *bias, const struct npu_quant_ch *q,
 			int8_t *out, int8_t *patch)
 {
-	uint32_t kd = v->k_h * v->k_w * v->in_c;
+	uint32_t cg = v->in_c / v->groups, og = v->out_c / v->groups;
+	uint32_t kd = v->k_h * v->k_w * cg;
+	bool per_tensor = v->flags & NPU_CONV_PER_TENSOR;
 	struct npu_cmd_gemm_i8 g = {
-		.m = v->out_w, .n = v->out_c, .k = kd, .lda = kd, .ldb = kd, .ldc = v->out_c,
+		.m = v->out_w, .n = og, .k = kd, .lda = kd, .ldb = kd, .ldc = v->out_c,
 		.a_zero = v->in_zero, .out_zero = v->out_zero,
 		.act_min = v->act_min, .act_max = v->act_max,
-		.flags = (v->flags & NPU_CONV_PER_TENSOR ? NPU_GEMM_PER_TENSOR : 0) |
+		.flags = (per_tensor ? NPU_GEMM_PER_TENSOR : 0) |
 			 (v->flags & NPU_CONV_REQUANT_ONNX ? NPU_GEMM_REQUANT_ONNX : 0),
 	};
 
@@ -321,37 +358,18 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 	for (uint64_t r0 = 0; r0 < rows_total; r0 += chunk) {
 		uint64_t nr = rows_total - r0 < chunk ? rows_total - r0 : chunk;
 
-		if (npu_eng_stop(core))
-			return -1;
-
-		for (uint64_t r = 0; r < nr; r++) {
-			uint32_t b = (uint32_t)((r0 + r) / v->out_h), y = (uint32_t)((r0 + r) % v->out_h);
-
-			for (uint32_t x = 0; x < v->out_w; x++) {
-				int8_t *p = patch + ((size_t)r * v->out_w + x) * kd;
-
-				for (uint32_t ky = 0; ky < v->k_h; ky++) {
-					int64_t iy = (int64_t)y * v->stride_h - v->pad_top +
-						     (int64_t)ky * v->dil_h;
-
-					for (uint32_t kx = 0; kx < v->k_w; kx++) {
-						int64_t ix = (int64_t)x * v->stride_w - v->pad_left +
-							     (int64_t)kx * v->dil_w;
-
-						if (iy < 0 || iy >= v->in_h || ix < 0 || ix >= v->in_w)
-							memset(p, v->in_zero, v->in_c);
-						else
-							memcpy(p, in + (((size_t)b * v->in_h + iy) *
-									v->in_w + ix) * v->in_c,
-							       v->in_c);
-						p += v->in_c;
-					}
-				}
-			}
-		}
 		g.m = (uint32_t)(nr * v->out_w);
-		if (gemm_compute(core, &g, patch, f, bias, q, out + r0 * v->out_w * v->out_c))
-			return -1;
+		for (uint32_t gi = 0; gi < v->groups; gi++) {
+			size_t o0 = (size_t)gi * og;
+
+			if (npu_eng_stop(core))
+				return -1;
+			im2col_rows(v, in, r0, nr, gi * cg, cg, patch);
+			if (gemm_compute(core, &g, patch, f + o0 * kd, bias ? bias + o0 : NULL,
+					 per_tensor ? q : q + o0,
+					 out + r0 * v->out_w * v->out_c + o0, v->out_c))
+				return -1;
+		}
 	}
 	return 0;
 }
@@ -405,7 +423,7 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct conv v;
-	uint64_t in_sz, f_sz, out_sz;
+	uint64_t in_sz, f_sz, out_sz, kd;
 	uint32_t ctx = core->eng.run.ctx, nq, st = NPU_DMA_ERR_ARGS;
 	int8_t *in = NULL, *f = NULL, *out = NULL, *patch = NULL;
 	int32_t *bias = NULL;
@@ -418,7 +436,8 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	if (!conv_valid(&v, &in_sz, &f_sz, &out_sz))
 		return NPU_DMA_ERR_ARGS;
 	dw = v.flags & NPU_CONV_DEPTHWISE;
-	if (!npu_eng_charge_macs(core, out_sz * v.k_h * v.k_w * (dw ? 1 : v.in_c)))
+	kd = (uint64_t)v.k_h * v.k_w * (dw ? 1 : v.in_c / v.groups);
+	if (!npu_eng_charge_macs(core, out_sz * kd))
 		return NPU_DMA_ERR_LIMIT;
 	nq = v.flags & NPU_CONV_PER_TENSOR ? 1 : v.out_c;
 	in = npu_eng_alloc(core, in_sz);
@@ -427,7 +446,7 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	q = npu_eng_alloc(core, sizeof(*q) * nq);
 	bias = v.bias ? npu_eng_alloc(core, sizeof(*bias) * v.out_c) : NULL;
 	if (!dw) {
-		uint64_t row = (uint64_t)v.out_w * v.k_h * v.k_w * v.in_c;
+		uint64_t row = (uint64_t)v.out_w * kd;
 
 		patch = npu_eng_alloc(core, row > NPU_IM2COL_BYTES ? row : NPU_IM2COL_BYTES / row * row);
 	}
@@ -454,10 +473,9 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	}
 	st = npu_va_rw(core, ctx, v.out, out, out_sz, true, fault);
 	if (st == NPU_DMA_OK) {
-		uint64_t m = (uint64_t)v.batch * v.out_h * v.out_w;
-		uint64_t kd = (uint64_t)v.k_h * v.k_w * (dw ? 1 : v.in_c);
+		uint64_t m = (uint64_t)v.batch * v.out_h * v.out_w, og = v.out_c / v.groups;
 		uint64_t tiles = ((m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
-				 ((v.out_c + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
+				 ((og + core->cfg.mac_cols - 1) / core->cfg.mac_cols) * v.groups;
 
 		*bytes = npu_model_traffic(core, in_sz, f_sz,
 				       out_sz + (bias ? 4ull * v.out_c : 0) + sizeof(*q) * nq);

@@ -69,7 +69,7 @@ static void test_boot_handshake(void)
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_API), NPU_FW_API_MAJOR << 16 | NPU_FW_API_MINOR);
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_CAPS),
 		 NPU_FW_CAP_LOG | NPU_FW_CAP_HEARTBEAT | NPU_FW_CAP_TIMESTAMPS |
-			   NPU_FW_CAP_REQUANT_ONNX);
+			   NPU_FW_CAP_REQUANT_ONNX | NPU_FW_CAP_CONV_GROUPS);
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS),
 		 1u << NPU_CMD_NOP | 1u << NPU_CMD_DMA_COPY | 1u << NPU_CMD_DMA_FILL |
 		 1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER | 1u << NPU_CMD_BINARY |
@@ -89,7 +89,7 @@ static void test_boot_handshake(void)
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_ERROR), 0);
 	CHECK_EQ(h.msi[NPU_IRQ_FW], 1);
 	CHECK(h_rd(&h, NPU_REG_IRQ_STATUS) & (1u << NPU_IRQ_FW));
-	CHECK(strstr(h_log(&h), "npu-fw 1.3.0 (api 1.2) ready") != NULL);
+	CHECK(strstr(h_log(&h), "npu-fw 1.4.0 (api 1.2) ready") != NULL);
 	/* Idle in WFI, not spinning. */
 	CHECK(!npu_core_runnable(h.core));
 	CHECK_EQ(npu_core_run(h.core, 1000), NPU_RUN_IDLE);
@@ -807,7 +807,7 @@ static void test_edge_profile(void)
 	h_init_cfg(&h, &cfg);
 	CHECK_EQ(h_rd(&h, NPU_REG_HW_CAPS),
 		 NPU_HW_CAP_DMA | NPU_HW_CAP_MMU | NPU_HW_CAP_FLR | NPU_HW_CAP_INT8 |
-			   NPU_HW_CAP_REQUANT_ONNX);
+			   NPU_HW_CAP_REQUANT_ONNX | NPU_HW_CAP_CONV_GROUPS);
 	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS),
 		 1u << NPU_CMD_NOP | 1u << NPU_CMD_DMA_COPY | 1u << NPU_CMD_DMA_FILL |

@@ -403,8 +403,9 @@ static int run_conv(const struct npu_conv2d_i8 *p)
 {
 	uint32_t nq = p->per_tensor ? 1 : p->out_c;
 	size_t in_sz = (size_t)p->batch * p->in_h * p->in_w * p->in_c;
+	uint32_t groups = p->groups > 1 ? p->groups : 1;
 	size_t f_sz = p->depthwise ? (size_t)p->k_h * p->k_w * p->out_c
-				   : (size_t)p->out_c * p->k_h * p->k_w * p->in_c;
+				   : (size_t)p->out_c * p->k_h * p->k_w * (p->in_c / groups);
 	size_t out_sz = (size_t)p->batch * p->out_h * p->out_w * p->out_c;
 	int8_t *in = malloc(in_sz), *f = malloc(f_sz), *want = malloc(out_sz);
 	int32_t *bias = malloc(4 * p->out_c), *mult = malloc(4 * nq), *shift = malloc(4 * nq);
@@ -458,9 +459,9 @@ static int run_conv(const struct npu_conv2d_i8 *p)
 		printf("#   conv: job status %u\n", cm.status);
 		ok = 0;
 	} else if (memcmp(h_va(&h, 0, VA_OUT), want, out_sz)) {
-		printf("#   conv %ux%ux%ux%u k%ux%u s%u d%u p%u %s: output differs\n", p->batch,
+		printf("#   conv %ux%ux%ux%u k%ux%u s%u d%u p%u g%u %s: output differs\n", p->batch,
 		       p->in_h, p->in_w, p->in_c, p->k_h, p->k_w, p->stride_h, p->dil_h,
-		       p->pad_top, p->depthwise ? "depthwise" : "");
+		       p->pad_top, groups, p->depthwise ? "depthwise" : "");
 		ok = 0;
 	}
 out:
@@ -532,6 +533,33 @@ static void test_depthwise_random(void)
 	}
 }
 
+/*
+ * Grouped convolutions (ResNeXt's, RegNet's): G groups of 1 to 5 channels
+ * in and out, both requantizations, per channel and per tensor, and one
+ * layer large enough that im2col takes several chunks of rows.
+ */
+static void test_conv2d_groups(void)
+{
+	for (int t = 0; t < 40; t++) {
+		struct npu_conv2d_i8 p = random_conv(0);
+		uint32_t g = 2 + rnd() % 4;
+
+		p.groups = g;
+		p.in_c = g * (1 + rnd() % 5);
+		p.out_c = g * (1 + rnd() % 5);
+		p.requant = t % 2 ? NPU_REQUANT_ONNX : NPU_REQUANT_TFLITE;
+		setup();
+		CHECK(run_conv(&p));
+	}
+	struct npu_conv2d_i8 big = {
+		.batch = 2, .in_h = 56, .in_w = 56, .in_c = 96, .out_h = 28, .out_w = 28,
+		.out_c = 96, .k_h = 3, .k_w = 3, .stride_h = 2, .stride_w = 2, .dil_h = 1,
+		.dil_w = 1, .pad_top = 1, .pad_left = 1, .in_zero = -7, .out_zero = 4,
+		.act_min = -128, .act_max = 127, .groups = 12, .requant = NPU_REQUANT_ONNX };
+	setup();
+	CHECK(run_conv(&big));
+}
+
 /* ONNX's requantization (fp32 multiplier, ties to even) on the engine, as the reference. */
 static void test_conv2d_requant_onnx(void)
 {
@@ -570,7 +598,7 @@ static void test_conv2d_edges(void)
 
 static void test_conv2d_malformed(void)
 {
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 13; i++) {
 		struct npu_cmd_conv2d_i8 c;
 		struct npu_job_cmpl cm;
 
@@ -589,7 +617,7 @@ static void test_conv2d_malformed(void)
 		case 0: c.k_h = 65; break;
 		case 1: c.stride_w = 0; break;
 		case 2: c.flags = NPU_CONV_DEPTHWISE; c.out_c = 3; break;
-		case 3: c.reserved[1] = 1; break;
+		case 3: c.reserved = 1; break;
 		case 4: c.pad_left = 256; break;
 		case 5: c.flags = 8; break;
 		case 6: c.in_zero = -129; break;
@@ -597,6 +625,10 @@ static void test_conv2d_malformed(void)
 		/* 2^64 output bytes would wrap to 0 in a plain 64-bit product. */
 		case 8: c.batch = c.out_h = c.out_w = c.out_c = 65536; c.in_h = c.in_w = c.in_c = 1; break;
 		case 9: c.batch = c.in_h = c.in_w = c.in_c = 65536; break;
+		/* groups must divide both channel counts, and not with depthwise */
+		case 10: c.groups = 3; c.in_c = 3; break;
+		case 11: c.groups = 2; c.flags = NPU_CONV_DEPTHWISE; break;
+		case 12: c.groups = 4; c.out_c = 4; break;
 		}
 		setup();
 		cm = h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c));
@@ -1296,6 +1328,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_gemm_via_libnpu_builder_layout),
 	TAP_ENTRY(test_conv2d_random),
 	TAP_ENTRY(test_depthwise_random),
+	TAP_ENTRY(test_conv2d_groups),
 	TAP_ENTRY(test_conv2d_requant_onnx),
 	TAP_ENTRY(test_conv2d_edges),
 	TAP_ENTRY(test_conv2d_malformed),

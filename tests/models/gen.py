@@ -106,6 +106,8 @@ FP32 = {
     "efficientnet_b0": (lambda: tv.efficientnet_b0(), image, ["input"]),
     "shufflenet_v2": (lambda: tv.shufflenet_v2_x1_0(), image, ["input"]),
     "squeezenet": (lambda: tv.squeezenet1_1(), image, ["input"]),
+    # grouped convolutions (8 channels a group) and squeeze-excite
+    "regnet_y_400mf": (lambda: tv.regnet_y_400mf(), image, ["input"]),
     "vit": (vit, lambda: image(32), ["input"]),
     "bert": (Bert, tokens, ["input_ids", "attention_mask"]),
     "upnet": (UpNet, lambda: image(64), ["input"]),

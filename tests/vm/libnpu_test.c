@@ -77,7 +77,7 @@ TEST_F(lib, device_info)
 
 	ASSERT_EQ(NPU_OK, npu_device_info(self->dev, &info));
 	EXPECT_EQ(0, strncmp(info.node, "/dev/accel/accel", 16));
-	EXPECT_EQ(0x00010300u, info.fw_version);	/* 1.3.0, the Makefile's */
+	EXPECT_EQ(0x00010400u, info.fw_version);	/* 1.4.0, the Makefile's */
 	EXPECT_EQ(4u, info.num_rings);
 	EXPECT_EQ(NPU_ENODEV, npu_open(99, &none));
 	EXPECT_EQ(NULL, none);
@@ -355,17 +355,19 @@ TEST_F(lib, gemm_i8_matches_reference)
 	npu_buffer_free(out);
 }
 
-/* A 3x3 convolution and a depthwise one on the NPU, against the reference. */
+/* A 3x3 convolution, a depthwise and a grouped one on the NPU, against the reference. */
 TEST_F(lib, conv2d_i8_matches_reference)
 {
-	for (int dw = 0; dw < 2; dw++) {
-		struct npu_conv2d_i8 p = { .batch = 2, .in_h = 9, .in_w = 7, .in_c = 5,
+	for (int mode = 0; mode < 3; mode++) {
+		int dw = mode == 1, grouped = mode == 2;
+		struct npu_conv2d_i8 p = { .batch = 2, .in_h = 9, .in_w = 7, .in_c = grouped ? 6 : 5,
 					   .out_h = 5, .out_w = 4, .out_c = dw ? 10 : 6,
 					   .k_h = 3, .k_w = 3, .stride_h = 2, .stride_w = 2,
 					   .dil_h = 1, .dil_w = 1, .pad_top = 1, .pad_left = 1,
 					   .in_zero = 11, .out_zero = -4, .act_min = -128,
-					   .act_max = 127, .depthwise = dw };
-		size_t in_sz = 2 * 9 * 7 * 5, f_sz = dw ? 3 * 3 * 10 : 6 * 3 * 3 * 5;
+					   .act_max = 127, .depthwise = dw, .groups = grouped ? 3 : 0 };
+		size_t in_sz = 2 * 9 * 7 * p.in_c;
+		size_t f_sz = dw ? 3 * 3 * 10 : grouped ? 6 * 3 * 3 * 2 : 6 * 3 * 3 * 5;
 		size_t out_sz = 2 * 5 * 4 * p.out_c;
 		npu_buffer *f, *q, *out;
 		int8_t *in = npu_buffer_map(self->a), want[2 * 5 * 4 * 10];

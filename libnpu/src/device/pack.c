@@ -46,8 +46,8 @@ int npu_pack_conv2d_i8(struct npu_cmd_conv2d_i8 *out, const struct npu_conv2d_i8
 {
 	struct npu_cmd_conv2d_i8 c;
 
-	if (!p || p->act_min > p->act_max || p->groups > 1)
-		return NPU_EINVAL;	/* the command has no groups */
+	if (!p || p->act_min > p->act_max || (p->groups > 1 && p->depthwise))
+		return NPU_EINVAL;
 	memset(&c, 0, sizeof(c));
 	c.hdr.op = NPU_CMD_CONV2D_I8;
 	c.hdr.size = sizeof(c);
@@ -77,6 +77,7 @@ int npu_pack_conv2d_i8(struct npu_cmd_conv2d_i8 *out, const struct npu_conv2d_i8
 	c.act_max = p->act_max;
 	c.flags = (p->per_tensor ? NPU_CONV_PER_TENSOR : 0) | (p->depthwise ? NPU_CONV_DEPTHWISE : 0) |
 		  (p->requant == NPU_REQUANT_ONNX ? NPU_CONV_REQUANT_ONNX : 0);
+	c.groups = p->groups > 1 ? p->groups : 0;
 	*out = c;
 	return 0;
 }

@@ -215,8 +215,9 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 				return 0;
 			}
 		}
-		if (l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.groups > 1) {
-			strcpy(c->reason, "groups: not in the firmware's conv2d");
+		if (l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.groups > 1 &&
+		    !(n->dev->info.fw_caps & NPU_FW_CAP_CONV_GROUPS)) {
+			strcpy(c->reason, "groups: not in this device's conv2d");
 			return 0;
 		}
 		cycles += NPU_CYCLES_PER_CMD + (compute > move ? compute : move);
