@@ -915,6 +915,118 @@ static void test_ort_qlinear_add(void)
 }
 
 /*
+ * A quantized constant as an operand of DQ -> Add -> Q (layer norm's
+ * epsilon in a QDQ transformer, a per-column offset): folded into the int8
+ * add all the same, each way it broadcasts (a scalar after a rank-3
+ * activation, a row of 32 after a rank-4 one, a scalar before a rank-2
+ * one). The expected values are ONNX's fp32 steps worked out here
+ * (onnxruntime-node 1.20.1 gives the same for every one of these).
+ */
+static void test_qdq_add_constant(void)
+{
+	static const uint32_t xd[3][4] = { { 1, 4, 64 }, { 1, 2, 4, 32 }, { 2, 128 } };
+	static const uint32_t xr[3] = { 3, 4, 2 }, cn[3] = { 1, 32, 1 };
+	const float sa = 0.0437f, sb = 0.0192f, sc = 0.0511f;
+	const uint8_t za = 131, zb = 7, zc = 120;
+
+	for (int mode = 0; mode < 3; mode++) {
+		struct model m = { .opset = 13 };
+		uint8_t x[256], cq[32], want[256];
+		int64_t cdims[1] = { cn[mode] };
+		size_t len;
+		const uint8_t *buf;
+
+		for (int i = 0; i < 256; i++)
+			x[i] = (uint8_t)(i * 101 + 3);
+		for (uint32_t i = 0; i < cn[mode]; i++)
+			cq[i] = (uint8_t)(i * 37 + 200);
+		for (int i = 0; i < 256; i++) {
+			float fx = (float)(x[i] - za) * sa, fc = (float)(cq[i % cn[mode]] - zb) * sb;
+			float q = rintf((mode == 2 ? fc + fx : fx + fc) / sc) + zc;
+
+			want[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+		}
+		m.init[m.ninit++] = tensor("sa", F32, 0, NULL, &sa, 4);
+		m.init[m.ninit++] = tensor("za", U8, 0, NULL, &za, 1);
+		m.init[m.ninit++] = tensor("sb", F32, 0, NULL, &sb, 4);
+		m.init[m.ninit++] = tensor("zb", U8, 0, NULL, &zb, 1);
+		m.init[m.ninit++] = tensor("sc", F32, 0, NULL, &sc, 4);
+		m.init[m.ninit++] = tensor("zc", U8, 0, NULL, &zc, 1);
+		m.init[m.ninit++] = tensor("cq", U8, cn[mode] > 1, cdims, cq, cn[mode]);
+		m.node[m.nnode++] = node("DequantizeLinear", "x,sa,za", "fx");
+		m.node[m.nnode++] = node("DequantizeLinear", "cq,sb,zb", "fc");
+		m.node[m.nnode++] = node("Add", mode == 2 ? "fc,fx" : "fx,fc", "s");
+		m.node[m.nnode++] = node("QuantizeLinear", "s,sc,zc", "y");
+		m.in[m.nin++] = value("x", U8, xr[mode], (const int64_t[]){ xd[mode][0], xd[mode][1],
+									  xd[mode][2], xd[mode][3] });
+		m.out[m.nout++] = value("y", U8, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK_EQ(count_label(buf, len, "add"), 1);
+		CHECK_EQ(count_label(buf, len, "add (nd)"), 0);
+		CHECK_EQ(count_label(buf, len, "dequantize_linear"), 0);
+		check_all(buf, len, (const void *[]){ x }, want, sizeof(want));
+		arena_free();
+	}
+}
+
+/*
+ * DQ -> Softmax -> Q where onnxruntime's QLinearSoftmax would overflow
+ * fp32 (y_scale below 1 / (148 d): its exponentials times floor(1 /
+ * y_scale) pass FLT_MAX, and it converts infinity to an integer): not
+ * folded, but ONNX's fp32 softmax between the DQ and the Q. Expected:
+ * softmax in double, rounded half to even, within one step of it where
+ * the double lies within 0.01 of a tie (the fp32 softmax may round it
+ * either way), exactly elsewhere.
+ */
+static void test_qdq_softmax_overflow(void)
+{
+	struct model m = { .opset = 13 };
+	const float xs = 0.01f, ys = 9.8e-5f;
+	const uint8_t xz = 10, yz = 0;
+	enum { D = 48 };
+	uint8_t x[2 * D], got[2 * D];
+	size_t len, bytes = sizeof(got);
+	const uint8_t *buf;
+
+	for (int i = 0; i < 2 * D; i++)
+		x[i] = (uint8_t)(i * 7 % 23);
+	m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &xs, 4);
+	m.init[m.ninit++] = tensor("xz", U8, 0, NULL, &xz, 1);
+	m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &ys, 4);
+	m.init[m.ninit++] = tensor("yz", U8, 0, NULL, &yz, 1);
+	m.node[m.nnode++] = node("DequantizeLinear", "x,xs,xz", "d");
+	m.node[m.nnode++] = node("Softmax", "d", "p");
+	m.node[m.nnode++] = node("QuantizeLinear", "p,ys,yz", "y");
+	m.in[m.nin++] = value("x", U8, DIMS(2, D));
+	m.out[m.nout++] = value("y", U8, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(count_label(buf, len, "softmax (nd)"), 1);
+	for (int b = 0; b < NB; b++) {
+		int bad = 0;
+
+		CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ x }, (void *[]){ got },
+				&bytes, 1), 0);
+		for (int r = 0; r < 2; r++) {
+			double sum = 0, v, want;
+
+			for (int i = 0; i < D; i++)
+				sum += exp((double)(x[r * D + i] - xz) * xs);
+			for (int i = 0; i < D; i++) {
+				v = exp((double)(x[r * D + i] - xz) * xs) / sum / ys;
+				want = fmin(255, nearbyint(v));
+				if (fabs(v - floor(v) - 0.5) < 0.01 ? fabs(got[r * D + i] - want) > 1 :
+				    got[r * D + i] != want)
+					bad++;
+			}
+		}
+		if (bad)
+			tap_diag("backend %d: %d values differ from ONNX's softmax", backends[b], bad);
+		CHECK_EQ(bad, 0);
+	}
+	arena_free();
+}
+
+/*
  * DQ -> GlobalAveragePool -> Q folds into onnxruntime's
  * QLinearGlobalAveragePool arithmetic, worked out here by a plain loop:
  * the int32 sum less zero point x pixels, times the fp32 multiplier
@@ -1309,7 +1421,8 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_scale_types),
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18), TAP_ENTRY(test_gelu_op),
 	 TAP_ENTRY(test_ort_qlinear_add),
-	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax), TAP_ENTRY(test_qdq_transpose),
+	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax), TAP_ENTRY(test_qdq_add_constant),
+	 TAP_ENTRY(test_qdq_softmax_overflow), TAP_ENTRY(test_qdq_transpose),
 	 TAP_ENTRY(test_qdq_split_slice),
 	 TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

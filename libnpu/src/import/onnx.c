@@ -263,6 +263,12 @@ int onnx_const(struct onnx *o, enum npu_dtype dt, uint64_t count, const void *da
 	return new_tensor(o, dt, 1, &d, data, NULL);
 }
 
+int onnx_const_shaped(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
+		      const void *data)
+{
+	return new_tensor(o, dt, rank, dims, data, NULL);
+}
+
 int onnx_node(struct onnx *o, enum ir_op op, const int *in, uint32_t nin, const int *out,
 	      uint32_t nout, const struct ir_attrs *a)
 {

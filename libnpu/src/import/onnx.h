@@ -84,6 +84,9 @@ int onnx_output_named(struct onnx *o, const char *name, enum npu_dtype dt, uint3
 int onnx_temp(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims);
 /* A constant tensor of @count elements of @dt, shaped [count]; its id or an error. */
 int onnx_const(struct onnx *o, enum npu_dtype dt, uint64_t count, const void *data);
+/* The same shaped @rank, @dims (rank 0: a scalar). */
+int onnx_const_shaped(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
+		      const void *data);
 /* Add a node of @op with its inputs, outputs and attributes; 0 or an error. */
 int onnx_node(struct onnx *o, enum ir_op op, const int *in, uint32_t nin, const int *out,
 	      uint32_t nout, const struct ir_attrs *a);

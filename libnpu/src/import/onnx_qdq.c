@@ -100,6 +100,37 @@ static int sole_quantize(struct onnx *o, int *relu, float *ys, int32_t *yz, enum
  * tensor (int8), or a flipped copy (uint8). -1 when @v already has an int8
  * tensor of another quantization, or is a constant; else an error.
  */
+/*
+ * A quantized constant (an epsilon, a scale) as an int8 operand: a copy of
+ * its own, uint8 values flipped, so that the value's tensor stays as the
+ * model stored it.
+ */
+static int q8_const(struct onnx *o, const struct oval *v, float scale, int32_t zp,
+		    uint32_t rank, const uint32_t *dims, int nchw)
+{
+	uint64_t n = v->count ? v->count : 1;
+	int32_t zp8 = v->dt == NPU_DT_UINT8 ? zp - 128 : zp;
+	int8_t *q;
+	int t;
+
+	if ((v->dt != NPU_DT_INT8 && v->dt != NPU_DT_UINT8) || zp8 < -128 || zp8 > 127)
+		return -1;
+	q = malloc(n);
+	if (!q)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < n; i++)
+		q[i] = v->dt == NPU_DT_UINT8 ? (int8_t)(((const uint8_t *)v->data)[i] - 128) :
+		       ((const int8_t *)v->data)[i];
+	t = onnx_const_shaped(o, NPU_DT_INT8, rank, dims, q);
+	free(q);
+	if (t >= 0) {
+		o->g->t[t].d.scale = scale;
+		o->g->t[t].d.zero_point = zp8;
+		o->g->t[t].d.layout = nchw ? NPU_LAYOUT_NCHW : NPU_LAYOUT_NHWC;
+	}
+	return t;
+}
+
 static int q8_tensor(struct onnx *o, struct oval *v, float scale, int32_t zp, int nchw)
 {
 	int32_t zp8 = v->dt == NPU_DT_UINT8 ? zp - 128 : zp;
@@ -111,9 +142,11 @@ static int q8_tensor(struct onnx *o, struct oval *v, float scale, int32_t zp, in
 		return d->scale == scale && d->zero_point == zp8 &&
 		       (d->layout == NPU_LAYOUT_NCHW) == !!nchw ? v->i8 : -1;
 	}
-	if ((v->dt != NPU_DT_INT8 && v->dt != NPU_DT_UINT8) || (v->data && v->input < 0) ||
-	    zp8 < -128 || zp8 > 127 || (nchw && v->rank != 4))
+	if ((v->dt != NPU_DT_INT8 && v->dt != NPU_DT_UINT8) || zp8 < -128 || zp8 > 127 ||
+	    (nchw && v->rank != 4))
 		return -1;
+	if (v->data && v->input < 0)
+		return q8_const(o, v, scale, zp, v->rank, v->dims, nchw);
 	t = onnx_tensor(o, v);
 	if (t < 0)
 		return t;
@@ -707,7 +740,11 @@ int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
  * in fp32, rounded half to even, plus y's zero point. The same for int8
  * and uint8 (k is a difference of stored values). Made of the N-d ops:
  * cast, max, sub, add, gather from the table, an fp32 sum, mul, div and a
- * quantize with scale 1. 1 when folded, else 0 or an error.
+ * quantize with scale 1. Where e(k) * floor(1 / y_scale) can overflow
+ * fp32 (y_scale below about 1 / (148 d)), onnxruntime's kernel converts
+ * infinity to an integer, which C leaves undefined (x86 gives 0): that
+ * softmax is not folded but computed as ONNX defines it, in fp32 between
+ * the DQ and the Q. 1 when folded, else 0 or an error.
  */
 int onnx_fold_softmax(struct onnx *o, uint32_t axis)
 {
@@ -735,6 +772,8 @@ int onnx_fold_softmax(struct onnx *o, uint32_t axis)
 	s = fmax(0.0, log((double)(FLT_MAX / (float)d)) - 5.0) / (double)xs;
 	for (int i = 0; i < 256; i++)
 		table[i] = (float)exp(((double)i - 255 + s) * (double)xs);
+	if (!isfinite(table[255] * ysf))
+		return 0;
 	t = q8_in(o, x->dq_x, xs, xz);
 	if (t < 0)
 		return t < -1 ? t : 0;
@@ -935,40 +974,62 @@ int onnx_fold_copy(struct onnx *o, uint32_t out, const struct nd_copy *p, uint32
 }
 
 /*
+ * An operand of an int8 add or mul of rank @rank: the quantized value, or
+ * a constant of lower rank made @rank (@dims, ones before), as an NCHW
+ * output's operands must all be rank 4. -1 when neither.
+ */
+static int eltwise_operand(struct onnx *o, struct oval *v, float scale, int32_t zp,
+			   uint32_t rank, const uint32_t *dims)
+{
+	struct oval *q = v->dq_x;
+
+	if (v->rank == rank)
+		return q8_tensor(o, q, scale, zp, rank == 4);
+	if (rank == 4 && !(q->data && q->input < 0))
+		return -1;
+	return q8_const(o, q, scale, zp, rank, dims, rank == 4);
+}
+
+/*
  * DQ(a) and DQ(b) -> Add or Mul (-> Relu) -> Q: libnpu's int8 add or mul
  * with ONNX's arithmetic (npu_eltwise_onnx_i8: the fp32 steps of the
- * unfolded ops, bit for bit). Both operands activations of one rank (NCHW
- * at rank 4), per-tensor quantized; broadcasting runs on OpenCL or the
- * CPU. 1 when folded, else 0 or an error.
+ * unfolded ops, bit for bit). Operands per-tensor quantized, activations
+ * or constants, broadcasting numpy's way up to rank 4 (NCHW at rank 4,
+ * where an operand of lower rank must be a constant). 1 when folded, else
+ * 0 or an error.
  */
 int onnx_fold_eltwise(struct onnx *o, int mul)
 {
 	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), *y;
 	struct ir_attrs at = { 0 };
 	struct qout qo;
-	uint32_t ydims[NPU_MAX_RANK];
+	uint32_t ydims[NPU_MAX_RANK], ad[NPU_MAX_RANK], bd[NPU_MAX_RANK], rank;
 	float as, bs;
 	int32_t az, bz;
 	int t[2], yt, nchw;
 
-	if (!a || !b || !per_tensor(a, &as, &az) || !per_tensor(b, &bs, &bz) ||
-	    a->rank != b->rank || !a->rank || a->rank > 4)	/* the int8 add's rank: 4 */
+	if (!a || !b || !per_tensor(a, &as, &az) || !per_tensor(b, &bs, &bz))
+		return 0;
+	rank = a->rank > b->rank ? a->rank : b->rank;
+	if (!rank || rank > 4)	/* the int8 add's rank: 4 */
 		return 0;
 	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
 	if (qo.qn < 0)
 		return 0;
-	for (uint32_t d = 0; d < a->rank; d++) {
-		if (a->dims[d] != b->dims[d] && a->dims[d] != 1 && b->dims[d] != 1)
+	for (uint32_t d = 0; d < rank; d++) {	/* aligned to the right */
+		ad[d] = d + a->rank >= rank ? a->dims[d + a->rank - rank] : 1;
+		bd[d] = d + b->rank >= rank ? b->dims[d + b->rank - rank] : 1;
+		if (ad[d] != bd[d] && ad[d] != 1 && bd[d] != 1)
 			return 0;
-		ydims[d] = a->dims[d] > b->dims[d] ? a->dims[d] : b->dims[d];
+		ydims[d] = ad[d] > bd[d] ? ad[d] : bd[d];
 	}
-	nchw = a->rank == 4;
-	t[0] = q8_tensor(o, a->dq_x, as, az, nchw);
-	t[1] = t[0] < 0 ? t[0] : q8_tensor(o, b->dq_x, bs, bz, nchw);
+	nchw = rank == 4;
+	t[0] = eltwise_operand(o, a, as, az, rank, ad);
+	t[1] = t[0] < 0 ? t[0] : eltwise_operand(o, b, bs, bz, rank, bd);
 	if (t[0] < 0 || t[1] < 0)
 		return t[0] < -1 ? t[0] : t[1] < -1 ? t[1] : 0;
 	qo.name = o->gp->node[qo.qn]->output[0];
-	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, a->rank, ydims, nchw, &y);
+	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, rank, ydims, nchw, &y);
 	if (yt < 0)
 		return yt;
 	at.act = qo.relu >= 0 ? NPU_ACT_RELU : NPU_ACT_NONE;
@@ -981,7 +1042,7 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
 	 */
 	if (!mul && a->dq_x->dt == qo.ydt && b->dq_x->dt == qo.ydt &&
 	    (qo.relu < 0 || qo.yz == (qo.ydt == NPU_DT_UINT8 ? 0 : -128))) {
-		int d = (int)a->rank - 1;
+		int d = (int)rank - 1;
 
 		at.requant = NPU_REQUANT_ORT;
 		at.offset = qo.ydt == NPU_DT_UINT8 ? 128 : 0;
@@ -992,7 +1053,7 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
 		 */
 		while (d > 0 && ydims[d] == 1)
 			d--;
-		at.ort_swap = ydims[d] > 1 && a->dims[d] == 1 && b->dims[d] > 1;
+		at.ort_swap = ydims[d] > 1 && ad[d] == 1 && bd[d] > 1;
 	}
 	TRY(onnx_node(o, mul ? IR_MUL : IR_ADD, t, 2, &yt, 1, &at));
 	took(o, qo.relu, qo.qn);
