@@ -970,6 +970,88 @@ static void test_qdq_add_constant(void)
 }
 
 /*
+ * DQ -> an activation -> Q folds into one op on the 8-bit values (a table
+ * on the NPU and OpenCL): every one of the 256 inputs of uint8 and int8,
+ * against the function in double, rounded half to even (within one step
+ * where the double lies within 0.01 of a tie, as the fp32 steps may round
+ * it either way).
+ */
+static double act_ref(const char *op, double x)
+{
+	if (!strcmp(op, "Sigmoid"))
+		return 1 / (1 + exp(-x));
+	if (!strcmp(op, "Tanh"))
+		return tanh(x);
+	if (!strcmp(op, "HardSwish"))
+		return x * fmax(0, fmin(1, x / 6 + 0.5));
+	return exp(x);
+}
+
+static void test_qdq_activation_table(void)
+{
+	static const struct {
+		const char *op, *label;
+		float ys;
+		int yz;
+	} acts[] = {
+		{ "Sigmoid", "sigmoid (int8)", 1.0f / 255, 0 },
+		{ "Tanh", "tanh (int8)", 2.0f / 255, 128 },
+		{ "HardSwish", "hard_swish (int8)", 0.04f, 10 },
+		{ "Exp", "exp (int8)", 0.25f, 0 },
+	};
+
+	for (size_t a = 0; a < sizeof(acts) / sizeof(acts[0]); a++)
+		for (int s8 = 0; s8 < 2; s8++) {
+			struct model m = { .opset = 14 };	/* HardSwish's */
+			const float xs = 0.045f;
+			const int xz = s8 ? -3 : 125, yz = s8 ? acts[a].yz - 128 : acts[a].yz;
+			const uint8_t xzb = (uint8_t)xz, yzb = (uint8_t)yz;
+			int lo = s8 ? -128 : 0, hi = s8 ? 127 : 255, type = s8 ? I8 : U8;
+			uint8_t x[256], got[256];
+			size_t len, bytes = sizeof(got);
+			const uint8_t *buf;
+
+			for (int i = 0; i < 256; i++)
+				x[i] = (uint8_t)i;
+			m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &xs, 4);
+			m.init[m.ninit++] = tensor("xz", type, 0, NULL, &xzb, 1);
+			m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &acts[a].ys, 4);
+			m.init[m.ninit++] = tensor("yz", type, 0, NULL, &yzb, 1);
+			m.node[m.nnode++] = node("DequantizeLinear", "x,xs,xz", "d");
+			m.node[m.nnode++] = node(acts[a].op, "d", "f");
+			m.node[m.nnode++] = node("QuantizeLinear", "f,ys,yz", "y");
+			m.in[m.nin++] = value("x", type, DIMS(1, 4, 8, 8));
+			m.out[m.nout++] = value("y", type, 0, NULL);
+			buf = pack(&m, &len);
+			CHECK_EQ(count_label(buf, len, acts[a].label), 1);
+			CHECK_EQ(count_label(buf, len, "dequantize_linear"), 0);
+			CHECK_EQ(count_label(buf, len, "quantize_linear"), 0);
+			for (int b = 0; b < NB; b++) {
+				int bad = 0;
+
+				CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ x },
+						(void *[]){ got }, &bytes, 1), 0);
+				for (int i = 0; i < 256; i++) {
+					int xv = s8 ? (int8_t)x[i] : x[i];
+					int gv = s8 ? (int8_t)got[i] : got[i];
+					double v = act_ref(acts[a].op, (double)(xv - xz) * xs) /
+						   acts[a].ys;
+					double want = fmin(hi, fmax(lo, nearbyint(v) + yz));
+
+					if (fabs(v - floor(v) - 0.5) < 0.01 ? fabs(gv - want) > 1 :
+					    gv != want)
+						bad++;
+				}
+				if (bad)
+					tap_diag("%s %s, backend %d: %d values differ", acts[a].op,
+						 s8 ? "int8" : "uint8", backends[b], bad);
+				CHECK_EQ(bad, 0);
+			}
+			arena_free();
+		}
+}
+
+/*
  * DQ -> Softmax -> Q where onnxruntime's QLinearSoftmax would overflow
  * fp32 (y_scale below 1 / (148 d): its exponentials times floor(1 /
  * y_scale) pass FLT_MAX, and it converts infinity to an integer): not
@@ -1422,7 +1504,7 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18), TAP_ENTRY(test_gelu_op),
 	 TAP_ENTRY(test_ort_qlinear_add),
 	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax), TAP_ENTRY(test_qdq_add_constant),
-	 TAP_ENTRY(test_qdq_softmax_overflow), TAP_ENTRY(test_qdq_transpose),
+	 TAP_ENTRY(test_qdq_softmax_overflow), TAP_ENTRY(test_qdq_activation_table), TAP_ENTRY(test_qdq_transpose),
 	 TAP_ENTRY(test_qdq_split_slice),
 	 TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

@@ -128,15 +128,7 @@ int npu_nd_by_table(const struct nd_unary *p)
 
 int npu_nd_table(const struct nd_unary *p, uint8_t table[256])
 {
-	struct nd_unary one = *p;
-	uint8_t x[256];
-
-	if (!npu_nd_by_table(p))
-		return 0;
-	for (int i = 0; i < 256; i++)
-		x[i] = (uint8_t)i;
-	one.count = 256;
-	return ref_nd_unary(&one, x, table) == 0;
+	return ref_nd_unary_table(p, table);
 }
 
 /* The command's NPU_ACTFN_* of function @fn (enum nd_fn), or 0 for none. */

@@ -262,6 +262,12 @@ static int unary_into(struct onnx *o, struct ir_attrs *at, int y)
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
+	if (y < 0 && x->dt == NPU_DT_FLOAT32 && p->fn != ND_CAST) {
+		int r = onnx_fold_unary(o, p);	/* DQ -> f -> Q: 8-bit, a table */
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	p->dtype = x->dt;
 	p->count = x->count;
 	if (y < 0)

@@ -1059,3 +1059,46 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
 	took(o, qo.relu, qo.qn);
 	return 1;
 }
+
+/*
+ * DQ -> a function of fp32 (an activation: Sigmoid, Tanh, HardSwish, Erf,
+ * Exp, ...) -> Q, per tensor: one op on the 8-bit values whose steps are
+ * the unfolded ops' (struct nd_unary's quant), which every backend runs
+ * through a 256-entry table, so the tensor stays 8-bit. 1 when folded,
+ * else 0 or an error.
+ */
+int onnx_fold_unary(struct onnx *o, const struct nd_unary *un)
+{
+	struct oval *x = onnx_in(o, 0), *y;
+	struct ir_attrs at = { 0 };
+	struct qout qo;
+	float xs;
+	int32_t xz;
+	int t, yt, nchw;
+
+	if (!x || !per_tensor(x, &xs, &xz) || N->n_output != 1)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0 || qo.relu >= 0)	/* a Relu after the function: two functions */
+		return 0;
+	nchw = x->rank == 4;
+	t = q8_tensor(o, x->dq_x, xs, xz, nchw);
+	if (t < 0)
+		return t < -1 ? t : 0;
+	qo.name = o->gp->node[qo.qn]->output[0];
+	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, x->rank, x->dims, nchw, &y);
+	if (yt < 0)
+		return yt;
+	at.nd.un = *un;
+	at.nd.un.dtype = NPU_DT_INT8;
+	at.nd.un.odtype = 0;
+	at.nd.un.count = x->count ? x->count : 1;
+	at.nd.un.quant = 1;
+	at.nd.un.xs = xs;
+	at.nd.un.xz = o->g->t[t].d.zero_point;
+	at.nd.un.ys = qo.ys;
+	at.nd.un.yz = o->g->t[yt].d.zero_point;
+	TRY(onnx_node(o, IR_ND_UNARY, &t, 1, &yt, 1, &at));
+	took(o, -1, qo.qn);
+	return 1;
+}

@@ -126,6 +126,18 @@ int verify_nd_unary(npu_graph *g, const struct ir_node *n)
 
 	if (p->fn < ND_NUM_BINARY || p->fn >= ND_NUM_FN || !p->count || p->count > (1ull << 32))
 		return ir_fail(g, NPU_EINVAL, "%s: function %u or count", name(n), p->fn);
+	if (p->quant) {		/* DQ -> f -> Q on 8-bit values: any function of fp32 */
+		int32_t lo = in_dt == NPU_DT_INT8 ? -128 : 0;
+
+		if (!is_q8(in_dt) || p->odtype || p->fn == ND_FLIP128 || p->fn == ND_CAST ||
+		    p->fn == ND_NOT || !(p->xs > 0) || !(p->ys > 0) || !isfinite(p->xs) ||
+		    !isfinite(p->ys) || p->xz < lo || p->xz > lo + 255 || p->yz < lo ||
+		    p->yz > lo + 255 || (p->fn == ND_CLIP && !(p->lo <= p->hi)))
+			return ir_fail(g, NPU_EINVAL, "%s: quantized %s: dtype %u, scales or zero "
+				       "points", name(n), ir_node_label(g, n), p->dtype);
+		TRY(want(g, n, n->in[0], in_dt, p->count, "the input"));
+		return want_written(g, n, n->out[0], in_dt, p->count, "the output");
+	}
 	switch (p->fn) {
 	case ND_FLIP128: ok = is_q8(in_dt); break;
 	case ND_CAST: ok = any_dt(in_dt) && any_dt((int)p->odtype); break;
@@ -514,6 +526,16 @@ static const char *const fn_names[ND_NUM_FN] = {
 	[ND_NOT] = "not", [ND_CAST] = "cast",
 };
 
+/* DQ -> f -> Q on 8-bit values (a table on the NPU) */
+static const char *const qfn_names[ND_NUM_FN] = {
+	[ND_RELU] = "relu (int8)", [ND_LEAKY_RELU] = "leaky_relu (int8)",
+	[ND_SIGMOID] = "sigmoid (int8)", [ND_TANH] = "tanh (int8)", [ND_CLIP] = "clip (int8)",
+	[ND_HARD_SWISH] = "hard_swish (int8)", [ND_HARD_SIGMOID] = "hard_sigmoid (int8)",
+	[ND_ERF] = "erf (int8)", [ND_GELU] = "gelu (int8)", [ND_GELU_TANH] = "gelu (tanh, int8)",
+	[ND_EXP] = "exp (int8)", [ND_LOG] = "log (int8)", [ND_SQRT] = "sqrt (int8)",
+	[ND_RECIPROCAL] = "reciprocal (int8)",
+};
+
 static const char *const reduce_names[ND_R_NUM] = {
 	[ND_R_SUM] = "reduce_sum", [ND_R_MEAN] = "reduce_mean", [ND_R_MAX] = "reduce_max",
 	[ND_R_MIN] = "reduce_min", [ND_R_PROD] = "reduce_prod",
@@ -530,6 +552,9 @@ const char *label_nd(const npu_graph *g, const struct ir_node *n)
 	case IR_ND_BINARY:
 		return n->a.nd.bin.fn < ND_NUM_FN ? fn_names[n->a.nd.bin.fn] : "?";
 	case IR_ND_UNARY:
+		if (n->a.nd.un.quant)
+			return n->a.nd.un.fn < ND_NUM_FN && qfn_names[n->a.nd.un.fn] ?
+			       qfn_names[n->a.nd.un.fn] : "activation (int8)";
 		return n->a.nd.un.fn < ND_NUM_FN && fn_names[n->a.nd.un.fn] ?
 		       fn_names[n->a.nd.un.fn] : "?";
 	case IR_ND_MATMUL:

@@ -265,12 +265,34 @@ static void cast_one(const struct nd_unary *p, const void *x, void *y, uint64_t 
 	}
 }
 
+/* ONNX's DequantizeLinear of one value: (x - zp) * scale in fp32. */
+static float nd_dequantize_one(int64_t x, float scale, int64_t zp)
+{
+	return (float)(x - zp) * scale;
+}
+
+/* ONNX's QuantizeLinear of one value: fp32 x / scale, rounded half to even, + zp, saturated. */
+static int64_t nd_quantize_one(float x, float scale, int64_t zp, int64_t lo, int64_t hi)
+{
+	float v = rintf(x / scale);
+	double q = isnan(v) ? (double)zp : (double)v + (double)zp;
+
+	return q < lo ? lo : q > hi ? hi : (int64_t)q;
+}
+
 int ref_nd_unary(const struct nd_unary *p, const void *x, void *y)
 {
+	int64_t lo = p->dtype == NPU_DT_INT8 ? -128 : 0, hi = p->dtype == NPU_DT_INT8 ? 127 : 255;
+
 	if (p->fn < ND_NUM_BINARY || p->fn >= ND_NUM_FN)
 		return NPU_EINVAL;
 	for (uint64_t i = 0; i < p->count; i++) {
-		if (p->fn == ND_FLIP128)
+		if (p->quant)
+			sti(y, p->dtype, i,
+			    nd_quantize_one(unary_f32(p, nd_dequantize_one(ldi(x, p->dtype, i),
+									  p->xs, p->xz)),
+					    p->ys, p->yz, lo, hi));
+		else if (p->fn == ND_FLIP128)
 			((uint8_t *)y)[i] = ((const uint8_t *)x)[i] ^ 0x80;
 		else if (p->fn == ND_CAST)
 			cast_one(p, x, y, i);
@@ -280,6 +302,24 @@ int ref_nd_unary(const struct nd_unary *p, const void *x, void *y)
 			sti(y, p->dtype, i, unary_int(p, ldi(x, p->dtype, i)));
 	}
 	return 0;
+}
+
+static int byte_dt(uint32_t dt)
+{
+	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 || dt == NPU_DT_BOOL;
+}
+
+int ref_nd_unary_table(const struct nd_unary *p, uint8_t table[256])
+{
+	struct nd_unary one = *p;
+	uint8_t x[256];
+
+	if (!byte_dt(p->dtype) || !byte_dt(nd_unary_out_dt(p)))
+		return 0;
+	for (int i = 0; i < 256; i++)
+		x[i] = (uint8_t)i;
+	one.count = 256;
+	return ref_nd_unary(&one, x, table) == 0;
 }
 
 /* ---- matrix products -------------------------------------------------------- */
@@ -787,16 +827,17 @@ int ref_nd_qdq(const struct nd_qdq *p, const void *x, const float *scale, const 
 			for (uint64_t i = 0; i < p->inner; i++) {
 				uint64_t e = (o * p->axis + a) * p->inner + i;
 
-				if (p->mode != ND_DEQUANTIZE) {
-					/* fp32 division or product, rounded half to even (rintf) */
-					float v = p->mode == ND_QUANTIZE ?
-						  rintf(((const float *)x)[e] / s) :
-						  rintf((float)((const int32_t *)x)[e] * s);
+				if (p->mode == ND_QUANTIZE) {
+					sti(y, p->qdtype, e,
+					    nd_quantize_one(((const float *)x)[e], s, z, lo, hi));
+				} else if (p->mode == ND_REQUANTIZE) {
+					/* fp32 product, rounded half to even (rintf) */
+					float v = rintf((float)((const int32_t *)x)[e] * s);
 					double q = isnan(v) ? (double)z : (double)v + (double)z;
 
 					sti(y, p->qdtype, e, q < lo ? lo : q > hi ? hi : (int64_t)q);
 				} else {
-					((float *)y)[e] = (float)(ldi(x, p->qdtype, e) - z) * s;
+					((float *)y)[e] = nd_dequantize_one(ldi(x, p->qdtype, e), s, z);
 				}
 			}
 		}

@@ -40,13 +40,21 @@ struct nd_binary {
 
 /*
  * t: x, y. Clip's bounds: @lo, @hi for fp32, @ilo, @ihi for integers. The
- * output is of @dtype; a cast's of @odtype (0 for the others).
+ * output is of @dtype; a cast's of @odtype (0 for the others). With
+ * @quant, a function of fp32 on 8-bit values (@dtype int8 or uint8, in
+ * and out): y = QuantizeLinear(f(DequantizeLinear(x, @xs, @xz)), @ys,
+ * @yz), each step as ONNX's (nd_dequantize_one, nd_quantize_one), the
+ * function as for fp32 - DQ -> activation -> Q, which every backend may
+ * run through a 256-entry table.
  */
 struct nd_unary {
 	uint32_t fn, dtype, odtype;
 	uint64_t count;
 	float alpha, beta, lo, hi;
 	int32_t ilo, ihi;
+	uint32_t quant;
+	float xs, ys;
+	int32_t xz, yz;
 };
 
 /*
@@ -201,6 +209,8 @@ struct nd_qdq {
 
 int ref_nd_binary(const struct nd_binary *p, const void *a, const void *b, void *y);
 int ref_nd_unary(const struct nd_unary *p, const void *x, void *y);
+/* 1 and @table filled (ref_nd_unary on each byte) if @p maps bytes to bytes. */
+int ref_nd_unary_table(const struct nd_unary *p, uint8_t table[256]);
 int ref_nd_matmul(const struct nd_matmul *p, const void *a, const void *b, const void *azp,
 		  const void *bzp, void *y);
 int ref_nd_conv(const struct nd_conv *p, const void *x, const void *w, const float *bias,

@@ -73,6 +73,17 @@ int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem
 	}
 }
 
+int ocl_nd_lut(struct npu_ocl *o, uint64_t count, cl_mem x, cl_mem table, cl_mem y)
+{
+	cl_ulong cnt = count;
+	size_t n = count;
+	const struct karg args[] = { KMEM(x), KMEM(table), KMEM(y), KVAL(cnt) };
+
+	if (!x || !y || !table)
+		return NPU_EINVAL;
+	return ocl_enqueue(o, "nd_lut", args, 4, 1, &n);
+}
+
 int ocl_nd_unary(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_mem y)
 {
 	cl_int fn = (cl_int)p->fn, dt = (cl_int)p->dtype, odt = (cl_int)nd_unary_out_dt(p);

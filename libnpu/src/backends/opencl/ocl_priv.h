@@ -94,6 +94,8 @@ void ocl_release(struct npu_ocl *o, cl_mem *m, size_t n);
 /* ocl_nd.c: the N-dimensional ops (ref/ref_nd.h) on device buffers (NULL: absent). */
 int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y);
 int ocl_nd_unary(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_mem y);
+/* y[i] = table[x[i]] over @count bytes (a quantized activation). */
+int ocl_nd_lut(struct npu_ocl *o, uint64_t count, cl_mem x, cl_mem table, cl_mem y);
 int ocl_nd_matmul(struct npu_ocl *o, const struct nd_matmul *p, cl_mem a, cl_mem b, cl_mem azp,
 		  cl_mem bzp, cl_mem y);
 int ocl_nd_conv(struct npu_ocl *o, const struct nd_conv *p, cl_mem x, cl_mem w, cl_mem bias,

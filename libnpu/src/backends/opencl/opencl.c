@@ -128,7 +128,24 @@ static cl_mem resize_table(struct npu_ocl *o, const struct nd_resize *p)
 	return m;
 }
 
-/* The multipliers of the nodes' int8 kernels, and Resize's tables, on the device once. */
+/* A quantized activation's 256 bytes (ref_nd_unary_table), on the device once. */
+static cl_mem unary_table(struct npu_ocl *o, const struct nd_unary *p)
+{
+	uint8_t tab[256];
+	cl_mem m = NULL;
+
+	if (!ref_nd_unary_table(p, tab))
+		return NULL;
+	m = ocl_buffer(o, sizeof(tab), NULL, 0);
+	if (m && ocl_write(o, m, sizeof(tab), tab))
+		ocl_release(o, &m, 1);
+	return m;
+}
+
+/*
+ * The multipliers of the nodes' int8 kernels, Resize's tables and the
+ * quantized activations' tables, on the device once.
+ */
 static int ocl_be_compile(void *be, const int *nodes, uint32_t count, void **exe, char *why,
 			  size_t len)
 {
@@ -149,8 +166,9 @@ static int ocl_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 			const struct kern *k = &l->k[s];
 			size_t n = 4ull * k->nq;
 
-			if (k->kind == K_ND_RESIZE) {
-				e->q[i][0] = resize_table(o->ocl, &k->p.rs);
+			if (k->kind == K_ND_RESIZE || (k->kind == K_ND_UNARY && k->p.un.quant)) {
+				e->q[i][0] = k->kind == K_ND_RESIZE ? resize_table(o->ocl, &k->p.rs) :
+					     unary_table(o->ocl, &k->p.un);
 				err = e->q[i][0] ? 0 : NPU_ENOMEM;
 				continue;
 			}
@@ -243,7 +261,8 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 	case K_ND_BINARY:
 		return ocl_nd_binary(o, &k->p.bin, m[0], m[1], m[2]);
 	case K_ND_UNARY:
-		return ocl_nd_unary(o, &k->p.un, m[0], m[1]);
+		return k->p.un.quant ? ocl_nd_lut(o, k->p.un.count, m[0], q[0], m[1]) :
+		       ocl_nd_unary(o, &k->p.un, m[0], m[1]);
 	case K_ND_MATMUL:
 		return ocl_nd_matmul(o, &k->p.mm, m[0], m[1], m[2], m[3], m[4]);
 	case K_ND_CONV:

@@ -232,6 +232,16 @@ kernel void nd_unary(global const uchar *x, global uchar *y, int fn, int dt, int
 		nd_sti(y, dt, i, nd_unary_i(fn, nd_ldi(x, dt, i), ib));
 }
 
+/* A quantized activation through its 256-byte table (ref_nd_unary_table). */
+kernel void nd_lut(global const uchar *x, global const uchar *table, global uchar *y,
+		   ulong count)
+{
+	size_t i = get_global_id(0);
+
+	if (i < count)
+		y[i] = table[x[i]];
+}
+
 /* Element @o of dims @d broadcast from an operand of dims @od (1: broadcast). */
 size_t nd_bcast_at(size_t o, uint rank, const uint *out, const uint *d)
 {
