@@ -133,8 +133,32 @@ struct npu_cmd_activation {
 #define NPU_ACTFN_CEIL		20
 #define NPU_ACTFN_ROUND		21	/* half to even */
 #define NPU_ACTFN_SIGN		22
-#define NPU_ACTFN_NUM		23
+#define NPU_ACTFN_GRAD_NUM	23	/* NPU_CMD_ACT_BWD takes 1 .. this - 1 */
+#define NPU_ACTFN_ELU		23	/* x > 0 ? x : alpha * (e^x - 1) */
+#define NPU_ACTFN_SELU		24	/* beta * (x > 0 ? x : alpha * (e^x - 1)) */
+#define NPU_ACTFN_CELU		25	/* max(0, x) + min(0, alpha * (e^(x / alpha) - 1)) */
+#define NPU_ACTFN_SOFTPLUS	26	/* log(1 + e^x) */
+#define NPU_ACTFN_SOFTSIGN	27	/* x / (1 + |x|) */
+#define NPU_ACTFN_THRESHOLDED_RELU 28	/* x > alpha ? x : 0 */
+#define NPU_ACTFN_MISH		29	/* x * tanh(softplus(x)) */
+#define NPU_ACTFN_NUM		30
 #define NPU_ACTFN_TABLE		64	/* 8-bit in and out through @table */
+
+/*
+ * Which of @alpha, @beta, @lo, @hi (bits 0..3) NPU_ACTFN_* @fn reads; the
+ * others must be 0. The engine's check and libnpu's packer share it.
+ */
+static inline uint32_t npu_actfn_params(uint32_t fn)
+{
+	switch (fn) {
+	case NPU_ACTFN_LEAKY_RELU: case NPU_ACTFN_ELU: case NPU_ACTFN_CELU:
+	case NPU_ACTFN_THRESHOLDED_RELU:
+		return 1;
+	case NPU_ACTFN_HARD_SIGMOID: case NPU_ACTFN_AFFINE: case NPU_ACTFN_SELU: return 3;
+	case NPU_ACTFN_CLIP: return 12;
+	default: return 0;
+	}
+}
 
 /**
  * struct npu_cmd_copy - data movement as the DMA engine does it, one

@@ -195,10 +195,10 @@ uint32_t npu_act_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	for (int i = 0; i < 4; i++) {
 		prm[i] = npu_rd32(c + 40 + 4 * i);
 		p[i] = npu_f32_from_bits(prm[i]);
-		if (!(npu_act_params(fn) >> i & 1) ? prm[i] != 0 : !npu_f32_bits_finite(prm[i]))
+		if (!(npu_actfn_params(fn) >> i & 1) ? prm[i] != 0 : !npu_f32_bits_finite(prm[i]))
 			return NPU_DMA_ERR_ARGS;	/* unused ones 0, used ones finite */
 	}
-	if (!count || count > NPU_MAX_F32 || !npu_in_range(fn, 1, NPU_ACTFN_NUM - 1) ||
+	if (!count || count > NPU_MAX_F32 || !npu_in_range(fn, 1, NPU_ACTFN_GRAD_NUM - 1) ||
 	    (fn == NPU_ACTFN_CLIP && !(p[2] <= p[3])) || (x_va | dy_va | dx_va) & 3)
 		return NPU_DMA_ERR_ARGS;
 	if ((st = npu_nd_load(core, x_va, 4ull * count, (void **)&x, fault)) != NPU_DMA_OK ||

@@ -294,6 +294,12 @@ static double clamp01(double h)
 	return h < 0 ? 0 : h > 1 ? 1 : h;
 }
 
+/* log(1 + e^x) without overflow */
+static double softplus(double x)
+{
+	return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
 /* One function; the exact ones in fp32, the others in double, rounded once. */
 static float act_one(uint32_t fn, float xf, float alpha, float beta, float lo, float hi)
 {
@@ -322,8 +328,23 @@ static float act_one(uint32_t fn, float xf, float alpha, float beta, float lo, f
 	case NPU_ACTFN_FLOOR: return floorf(xf);
 	case NPU_ACTFN_CEIL: return ceilf(xf);
 	case NPU_ACTFN_ROUND: return isfinite(xf) ? (float)round_half_even(x) : xf;
+	case NPU_ACTFN_ELU: return xf > 0 ? xf : (float)((double)alpha * expm1(x));
+	case NPU_ACTFN_SELU: return (float)((double)beta * (xf > 0 ? x : (double)alpha * expm1(x)));
+	case NPU_ACTFN_CELU:
+		return (float)(fmax(0, x) + fmin(0, (double)alpha * expm1(x / alpha)));
+	case NPU_ACTFN_SOFTPLUS: return (float)softplus(x);
+	case NPU_ACTFN_SOFTSIGN: return (float)(x / (1 + fabs(x)));
+	case NPU_ACTFN_THRESHOLDED_RELU: return xf > alpha ? xf : 0.0f;
+	case NPU_ACTFN_MISH: return (float)(x * tanh(softplus(x)));
 	default: return xf > 0 ? 1.0f : xf < 0 ? -1.0f : xf;	/* NPU_ACTFN_SIGN; NaN stays */
 	}
+}
+
+/* A table lookup or one fp32 operation: a vector lane's cycle; transcendentals take 4. */
+static bool act_cheap(uint32_t fn)
+{
+	return fn == NPU_ACTFN_TABLE || fn == NPU_ACTFN_THRESHOLDED_RELU ||
+	       (fn >= NPU_ACTFN_RECIPROCAL && fn <= NPU_ACTFN_SIGN);
 }
 
 uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -346,12 +367,14 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	if (!count || count > NPU_MAX_F32 || (fn != NPU_ACTFN_TABLE && !npu_in_range(fn, 1, NPU_ACTFN_NUM - 1)))
 		return NPU_DMA_ERR_ARGS;
 	for (int i = 0; i < 4; i++)	/* unused parameters are 0 */
-		if (!(npu_act_params(fn) >> i & 1) && prm[i])
+		if (!(npu_actfn_params(fn) >> i & 1) && prm[i])
 			return NPU_DMA_ERR_ARGS;
-	if ((npu_act_params(fn) & 3) && (!npu_f32_bits_finite(prm[0]) || !npu_f32_bits_finite(prm[1])))
+	if ((npu_actfn_params(fn) & 3) && (!npu_f32_bits_finite(prm[0]) || !npu_f32_bits_finite(prm[1])))
 		return NPU_DMA_ERR_ARGS;
 	if (fn == NPU_ACTFN_CLIP && !(lo <= hi))
 		return NPU_DMA_ERR_ARGS;	/* NaN bounds fail too */
+	if (fn == NPU_ACTFN_CELU && alpha == 0)
+		return NPU_DMA_ERR_ARGS;
 	if (fn == NPU_ACTFN_TABLE ? !t_va : t_va || (in_va | out_va) & 3)
 		return NPU_DMA_ERR_ARGS;
 	if (fn == NPU_ACTFN_TABLE &&
@@ -372,7 +395,7 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	}
 	st = npu_nd_store(core, out_va, x, (uint64_t)count * esz, fault);
 	npu_account(core, st, 2ull * count * esz,
-		    npu_vec_cycles(core, count, fn == NPU_ACTFN_TABLE || fn >= NPU_ACTFN_RECIPROCAL ? 1 : 4),
+		    npu_vec_cycles(core, count, act_cheap(fn) ? 1 : 4),
 		    bytes, cycles);
 out:
 	free(x);

@@ -122,16 +122,6 @@ static inline uint64_t npu_vec_cycles(const struct npu_core *core, uint64_t elem
 	return (elems * ops + core->cfg.mac_cols - 1) / core->cfg.mac_cols;
 }
 
-/* Which of alpha, beta, lo, hi (bits 0..3) activation NPU_ACTFN_* @fn reads. */
-static inline uint32_t npu_act_params(uint32_t fn)
-{
-	switch (fn) {
-	case NPU_ACTFN_LEAKY_RELU: return 1;
-	case NPU_ACTFN_HARD_SIGMOID: case NPU_ACTFN_AFFINE: return 3;
-	case NPU_ACTFN_CLIP: return 12;
-	default: return 0;
-	}
-}
 
 /* Each tensor command's handler, npu_<op>_run (npu_cmd.h's list). */
 #define NPU_TENSOR_OP_DECL(OP, op, cls)						\

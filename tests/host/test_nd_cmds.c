@@ -292,6 +292,14 @@ static double act64(uint32_t fn, double x, const struct nd_unary *p)
 	case ND_FLOOR: return floor(x);
 	case ND_CEIL: return ceil(x);
 	case ND_ROUND: return nearbyint(x);	/* the default mode: half to even */
+	/* ONNX's definitions, written as it writes them */
+	case ND_ELU: return x >= 0 ? x : p->alpha * (exp(x) - 1);
+	case ND_SELU: return p->beta * (x > 0 ? x : p->alpha * exp(x) - p->alpha);
+	case ND_CELU: return fmax(0, x) + fmin(0, p->alpha * (exp(x / p->alpha) - 1));
+	case ND_SOFTPLUS: return log(exp(x) + 1);
+	case ND_SOFTSIGN: return x / (1 + fabs(x));
+	case ND_THRESHOLDED_RELU: return x > p->alpha ? x : 0;
+	case ND_MISH: return x * tanh(log(exp(x) + 1));
 	default: return x > 0 ? 1 : x < 0 ? -1 : x;	/* ND_SIGN */
 	}
 }
@@ -302,6 +310,7 @@ static void test_activation_every_function(void)
 		ND_RELU, ND_LEAKY_RELU, ND_SIGMOID, ND_TANH, ND_CLIP, ND_HARD_SWISH,
 		ND_HARD_SIGMOID, ND_GELU, ND_GELU_TANH, ND_EXP, ND_ERF, ND_LOG, ND_SQRT,
 		ND_RECIPROCAL, ND_NEG, ND_ABS, ND_AFFINE, ND_FLOOR, ND_CEIL, ND_ROUND, ND_SIGN,
+		ND_ELU, ND_SELU, ND_CELU, ND_SOFTPLUS, ND_SOFTSIGN, ND_THRESHOLDED_RELU, ND_MISH,
 	};
 	static const float special[] = { 0.0f, -0.0f, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 3.0f, -3.0f,
 					 6.0f, 20.0f, -20.0f, 88.0f, -100.0f, 1e-30f };
@@ -1336,6 +1345,8 @@ static void test_malformed(void)
 	a2 = a, a2.alpha = 1, bad(&a2, sizeof(a2));		/* ReLU has no alpha */
 	a2 = a, a2.fn = NPU_ACTFN_CLIP, a2.lo = 0x40000000u, a2.hi = 0, bad(&a2, sizeof(a2));
 	a2 = a, a2.fn = NPU_ACTFN_TABLE, bad(&a2, sizeof(a2));	/* no table */
+	a2 = a, a2.fn = NPU_ACTFN_CELU, bad(&a2, sizeof(a2));	/* alpha 0: x / 0 */
+	a2 = a, a2.fn = NPU_ACTFN_SELU, a2.beta = 0x7f800000u, bad(&a2, sizeof(a2));	/* inf */
 	a2 = a, a2.count = 0, bad(&a2, sizeof(a2));
 	s.flags = 2, bad(&s, sizeof(s));
 	s.flags = 0, s.axis = 0, bad(&s, sizeof(s));
@@ -1617,6 +1628,7 @@ static void test_grad_malformed(void)
 	a2 = a, a2.alpha = 0x3f800000u, bad(&a2, sizeof(a2));	/* GELU has no alpha */
 	a2 = a, a2.fn = NPU_ACTFN_LEAKY_RELU, a2.alpha = 0x7fc00000u, bad(&a2, sizeof(a2));
 	a2 = a, a2.fn = NPU_ACTFN_CLIP, a2.lo = 0x40000000u, a2.hi = 0, bad(&a2, sizeof(a2));
+	a2 = a, a2.fn = NPU_ACTFN_ELU, a2.alpha = 0x3f800000u, bad(&a2, sizeof(a2));	/* no slope */
 	a2 = a, a2.count = 0, bad(&a2, sizeof(a2));
 	a.hdr.size = sizeof(a) - 8;
 	bad(&a, sizeof(a) - 8);

@@ -80,6 +80,34 @@ class UpNet(torch.nn.Module):
         return f.interpolate(self.out(y), size=(80, 80), mode="bilinear", align_corners=False)
 
 
+class NormNet(torch.nn.Module):
+    """Normalizations and activations the zoo's others lack, as generative
+    and super-resolution networks use them: PReLU, instance and group
+    normalization, ELU, SELU, Softplus, Mish, a channel gate from a global
+    max pool, and a pixel shuffle (DepthToSpace) up."""
+
+    def __init__(self):
+        super().__init__()
+        c = torch.nn.Conv2d
+        self.c1 = c(3, 16, 3, padding=1)
+        self.pr = torch.nn.PReLU(16)
+        self.inorm = torch.nn.InstanceNorm2d(16, affine=True)
+        self.c2 = c(16, 32, 3, stride=2, padding=1)
+        self.gn = torch.nn.GroupNorm(4, 32)
+        self.c3 = c(32, 32, 3, padding=1)
+        self.gate = c(32, 32, 1)
+        self.c4 = c(32, 4 * 8, 3, padding=1)
+        self.out = c(8, 3, 3, padding=1)
+
+    def forward(self, x):
+        f = torch.nn.functional
+        a = self.pr(self.inorm(self.c1(x)))
+        b = f.elu(self.gn(self.c2(a)))
+        b = f.selu(self.c3(b)) + f.softplus(b) - f.mish(b)
+        b = b * torch.sigmoid(self.gate(f.adaptive_max_pool2d(b, 1)))
+        return self.out(f.pixel_shuffle(self.c4(b), 2))
+
+
 def vit():
     return tv.vision_transformer.VisionTransformer(
         image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
@@ -111,6 +139,7 @@ FP32 = {
     "vit": (vit, lambda: image(32), ["input"]),
     "bert": (Bert, tokens, ["input_ids", "attention_mask"]),
     "upnet": (UpNet, lambda: image(64), ["input"]),
+    "normnet": (NormNet, lambda: image(48), ["input"]),
 }
 
 # torchvision's quantizable models, quantized by torch (qnnpack)

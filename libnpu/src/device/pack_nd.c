@@ -142,6 +142,9 @@ static uint32_t act_fn(uint32_t fn)
 		[ND_GELU_TANH] = NPU_ACTFN_GELU_TANH, [ND_EXP] = NPU_ACTFN_EXP,
 		[ND_ERF] = NPU_ACTFN_ERF, [ND_LOG] = NPU_ACTFN_LOG, [ND_SQRT] = NPU_ACTFN_SQRT,
 		[ND_RECIPROCAL] = NPU_ACTFN_RECIPROCAL, [ND_NEG] = NPU_ACTFN_NEG,
+		[ND_ELU] = NPU_ACTFN_ELU, [ND_SELU] = NPU_ACTFN_SELU, [ND_CELU] = NPU_ACTFN_CELU,
+		[ND_SOFTPLUS] = NPU_ACTFN_SOFTPLUS, [ND_SOFTSIGN] = NPU_ACTFN_SOFTSIGN,
+		[ND_THRESHOLDED_RELU] = NPU_ACTFN_THRESHOLDED_RELU, [ND_MISH] = NPU_ACTFN_MISH,
 		[ND_ABS] = NPU_ACTFN_ABS, [ND_AFFINE] = NPU_ACTFN_AFFINE,
 		[ND_FLOOR] = NPU_ACTFN_FLOOR, [ND_CEIL] = NPU_ACTFN_CEIL,
 		[ND_ROUND] = NPU_ACTFN_ROUND, [ND_SIGN] = NPU_ACTFN_SIGN,
@@ -153,9 +156,9 @@ static uint32_t act_fn(uint32_t fn)
 /* @fn's parameters into prm[4] (alpha, beta, lo, hi), the others 0. */
 static int act_params(uint32_t fn, const struct nd_unary *p, uint32_t *prm)
 {
-	if (fn == NPU_ACTFN_LEAKY_RELU || fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
+	if (npu_actfn_params(fn) & 1)
 		prm[0] = f32_bits(p->alpha);
-	if (fn == NPU_ACTFN_HARD_SIGMOID || fn == NPU_ACTFN_AFFINE)
+	if (npu_actfn_params(fn) & 2)
 		prm[1] = f32_bits(p->beta);
 	if (fn == NPU_ACTFN_CLIP) {
 		if (!(p->lo <= p->hi))

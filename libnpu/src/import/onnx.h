@@ -239,12 +239,26 @@ int onnx_broadcast(struct onnx *o, const struct oval *a, const struct oval *b, u
  * their kind: elementwise (onnx_elt.c), data movement (onnx_data.c),
  * reductions (onnx_reduce.c). Each imports the node being imported.
  */
+/*
+ * A value made inside one node's import (a cast operand, a partial
+ * result): tensor @id of @rank dims @dims, no name in the model.
+ */
+void onnx_temp_val(struct oval *v, int id, enum npu_dtype dt, uint32_t rank,
+		   const uint32_t *dims);
+/*
+ * @fn of @a and @b (one dtype, numpy's broadcasting) into output 0, or
+ * with @res into a value of the node's own; 0 or an error.
+ */
+int onnx_binary_of(struct onnx *o, enum nd_fn fn, struct oval *a, struct oval *b,
+		   struct oval *res);
+
 #define ONNX_IMPORTS(X) \
 	X(add) X(sub) X(mul) X(div) X(pow) X(mod) X(max) X(min) X(sum) X(mean) \
 	X(equal) X(less) X(greater) X(less_equal) X(greater_equal) X(and) X(or) X(xor) \
 	X(not) X(where) X(relu) X(sigmoid) X(tanh) X(hardswish) X(leakyrelu) X(clip) \
 	X(hardsigmoid) X(erf) X(gelu) X(exp) X(log) X(sqrt) X(reciprocal) X(floor) X(ceil) X(round) \
-	X(neg) X(abs) X(sign) X(cast) \
+	X(neg) X(abs) X(sign) X(cast) X(elu) X(selu) X(celu) X(softplus) X(softsign) \
+	X(thresholdedrelu) X(mish) X(prelu) X(depthtospace) X(spacetodepth) \
 	X(slice) X(split) X(expand) X(tile) X(gather) X(gather_elements) X(range) \
 	X(reduce_sum) X(reduce_mean) X(reduce_max) X(reduce_min) X(reduce_prod) \
 	X(reduce_sum_square) X(reduce_l1) X(reduce_l2) X(reduce_log_sum) \

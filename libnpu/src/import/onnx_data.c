@@ -72,6 +72,62 @@ int onnx_transpose_nd(struct onnx *o, const uint32_t *perm)
 	return copy_out(o, 0, &p, x->rank, ydims);
 }
 
+/* ---- DepthToSpace and SpaceToDepth -------------------------------------------------- */
+
+/*
+ * Pixel shuffles, each one strided copy of six dims: DepthToSpace moves
+ * blocks of b x b channels into b x b pixels, the channel of pixel (i, j)
+ * of a block being (i b + j) C' + c in DCR mode (TensorFlow's) or
+ * c b^2 + i b + j in CRD mode (torch's PixelShuffle); SpaceToDepth is
+ * DCR's inverse.
+ */
+static int space_depth(struct onnx *o, int to_space)
+{
+	struct oval *x = onnx_in(o, 0);
+	struct nd_copy p = { .rank = 6 };
+	uint32_t ydims[4], n, c, h, w, b, cb;
+	int64_t bs, hw;
+	char mode[8] = "DCR";
+	int crd;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	if (x->rank != 4)
+		return onnx_fail(o, NPU_EINVAL, "input of rank %u (4: NCHW)", x->rank);
+	TRY(onnx_attr_i(o, "blocksize", 0, &bs));
+	if (to_space && o->opset >= 11)
+		TRY(onnx_attr_s(o, "mode", "DCR", mode, sizeof(mode)));
+	crd = !strcmp(mode, "CRD");
+	if (!crd && strcmp(mode, "DCR"))
+		return onnx_fail(o, NPU_EINVAL, "mode '%s' (DCR or CRD)", mode);
+	n = x->dims[0], c = x->dims[1], h = x->dims[2], w = x->dims[3];
+	if (bs < 1 || bs > 4096 || (to_space ? c % (bs * bs) : h % bs || w % bs))
+		return onnx_fail(o, NPU_EINVAL, "blocksize %lld for [%u][%u][%u][%u]", (long long)bs,
+				 n, c, h, w);
+	b = (uint32_t)bs;
+	hw = (int64_t)h * w;
+	if (to_space) {		/* out [n][c'][h b][w b], c' = c / b^2; iterate n c' h i w j */
+		cb = c / (b * b);
+		ydims[0] = n, ydims[1] = cb, ydims[2] = h * b, ydims[3] = w * b;
+		p.dims[0] = n, p.dims[1] = cb, p.dims[2] = h, p.dims[3] = b, p.dims[4] = w;
+		p.dims[5] = b;
+		p.st[0] = (int64_t)c * hw, p.st[2] = w, p.st[4] = 1;
+		p.st[1] = crd ? (int64_t)b * b * hw : hw;
+		p.st[3] = crd ? (int64_t)b * hw : (int64_t)b * cb * hw;
+		p.st[5] = crd ? hw : (int64_t)cb * hw;
+	} else {		/* out [n][(i b + j) c + k][h / b][w / b]; iterate n i j k h w */
+		ydims[0] = n, ydims[1] = c * b * b, ydims[2] = h / b, ydims[3] = w / b;
+		p.dims[0] = n, p.dims[1] = b, p.dims[2] = b, p.dims[3] = c, p.dims[4] = h / b;
+		p.dims[5] = w / b;
+		p.st[0] = (int64_t)c * hw, p.st[1] = w, p.st[2] = 1, p.st[3] = hw;
+		p.st[4] = (int64_t)b * w, p.st[5] = b;
+	}
+	return copy_out(o, 0, &p, 4, ydims);
+}
+
+int onnx_op_depthtospace(struct onnx *o) { return space_depth(o, 1); }
+int onnx_op_spacetodepth(struct onnx *o) { return space_depth(o, 0); }
+
 /* ---- Slice ---------------------------------------------------------------------- */
 
 /* Input @i, or attribute @attr before opset 10: up to @max int64 values into @v. */

@@ -39,7 +39,7 @@ int onnx_broadcast(struct onnx *o, const struct oval *a, const struct oval *b, u
  * A value made inside one node's import (a cast operand, a chain's partial
  * result): it has a tensor and a shape, and no name in the model.
  */
-static void temp_val(struct oval *v, int id, enum npu_dtype dt, uint32_t rank,
+void onnx_temp_val(struct oval *v, int id, enum npu_dtype dt, uint32_t rank,
 		     const uint32_t *dims)
 {
 	memset(v, 0, sizeof(*v));
@@ -70,7 +70,7 @@ static int cast_to(struct onnx *o, struct oval *x, enum npu_dtype dt, struct ova
 	at.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = x->dt, .odtype = dt,
 				      .count = x->count ? x->count : 1 };
 	TRY(onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &at));
-	temp_val(out, y, dt, x->rank, x->dims);
+	onnx_temp_val(out, y, dt, x->rank, x->dims);
 	return 0;
 }
 
@@ -78,7 +78,7 @@ static int cast_to(struct onnx *o, struct oval *x, enum npu_dtype dt, struct ova
  * @fn of @a and @b (one dtype) into output 0, or with @res into a value
  * of the node's own (a chain's partial result).
  */
-static int binary_of(struct onnx *o, enum nd_fn fn, struct oval *a, struct oval *b,
+int onnx_binary_of(struct onnx *o, enum nd_fn fn, struct oval *a, struct oval *b,
 		     struct oval *res)
 {
 	struct ir_attrs at = { 0 };
@@ -95,7 +95,7 @@ static int binary_of(struct onnx *o, enum nd_fn fn, struct oval *a, struct oval 
 	odt = (enum npu_dtype)nd_binary_out_dt(fn, a->dt);
 	y = res ? onnx_temp(o, odt, p->rank, p->out) : onnx_output(o, 0, odt, p->rank, p->out);
 	if (res && y >= 0)
-		temp_val(res, y, odt, p->rank, p->out);
+		onnx_temp_val(res, y, odt, p->rank, p->out);
 	if (!p->rank) {		/* scalars: one element */
 		p->rank = 1;
 		p->a[0] = p->b[0] = p->out[0] = 1;
@@ -120,7 +120,7 @@ static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
 			return r < 0 ? r : 0;
 	}
 	TRY(onnx_want_dt(o, a, dts, "input 0"));
-	return binary_of(o, fn, a, b, NULL);
+	return onnx_binary_of(o, fn, a, b, NULL);
 }
 
 #define NUM	(F32 | U8 | I8 | I32 | I64)
@@ -169,7 +169,7 @@ int onnx_op_pow(struct onnx *o)
 		TRY(cast_to(o, b, a->dt, &cb));
 		b = &cb;
 	}
-	return binary_of(o, ND_POW, a, b, NULL);
+	return onnx_binary_of(o, ND_POW, a, b, NULL);
 }
 
 /* Max, Min, Sum and Mean of any number of inputs: a chain of two-input nodes. */
@@ -188,7 +188,7 @@ static int variadic(struct onnx *o, enum nd_fn fn, unsigned int dts, int mean)
 	for (uint32_t i = 1; i < N->n_input; i++) {
 		int last = i + 1 == N->n_input && !mean;
 
-		TRY(binary_of(o, fn, a, onnx_in(o, i), last ? NULL : &next));
+		TRY(onnx_binary_of(o, fn, a, onnx_in(o, i), last ? NULL : &next));
 		acc = next;
 		a = &acc;
 	}
@@ -199,8 +199,8 @@ static int variadic(struct onnx *o, enum nd_fn fn, unsigned int dts, int mean)
 
 		if (id < 0)
 			return id;
-		temp_val(&c, id, NPU_DT_FLOAT32, 0, NULL);
-		return binary_of(o, ND_DIV, a, &c, NULL);
+		onnx_temp_val(&c, id, NPU_DT_FLOAT32, 0, NULL);
+		return onnx_binary_of(o, ND_DIV, a, &c, NULL);
 	}
 	return 0;
 }
@@ -229,7 +229,7 @@ int onnx_op_where(struct onnx *o)
 				 onnx_dtype_name(b->dt));
 	/* the three shapes broadcast together: a with b, then with the condition */
 	TRY(onnx_broadcast(o, a, b, &r1, t1, t2, ab));
-	temp_val(&abv, -1, a->dt, r1, ab);
+	onnx_temp_val(&abv, -1, a->dt, r1, ab);
 	abv.name = (char *)"the values";
 	TRY(onnx_broadcast(o, c, &abv, &r2, p->c, t1, p->out));
 	p->rank = r2;
@@ -382,6 +382,80 @@ int onnx_op_neg(struct onnx *o) { return unary_dt(o, ND_NEG, F32 | I8 | I32 | I6
 int onnx_op_abs(struct onnx *o) { return unary_dt(o, ND_ABS, NUM, 0); }
 int onnx_op_sign(struct onnx *o) { return unary_dt(o, ND_SIGN, NUM, 0); }
 int onnx_op_not(struct onnx *o) { return unary_dt(o, ND_NOT, BOOL, 0); }
+
+/* @fn with attribute @a (default @da) in alpha and @b (default @db) in beta, if named. */
+static int unary_attrs(struct onnx *o, enum nd_fn fn, const char *a, float da, const char *b,
+		       float db)
+{
+	struct ir_attrs at = { 0 };
+	struct oval *x = onnx_in(o, 0);
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, F32, "the input"));
+	at.nd.un.fn = fn;
+	if (a)
+		TRY(onnx_attr_f(o, a, da, &at.nd.un.alpha));
+	if (b)
+		TRY(onnx_attr_f(o, b, db, &at.nd.un.beta));
+	if (!isfinite(at.nd.un.alpha) || !isfinite(at.nd.un.beta) ||
+	    (fn == ND_CELU && at.nd.un.alpha == 0))
+		return onnx_fail(o, NPU_EINVAL, "%s %g: not a finite%s value", a, at.nd.un.alpha,
+				 fn == ND_CELU ? ", non-zero" : "");
+	return unary_into(o, &at, -1);
+}
+
+int onnx_op_elu(struct onnx *o) { return unary_attrs(o, ND_ELU, "alpha", 1.0f, NULL, 0); }
+int onnx_op_celu(struct onnx *o) { return unary_attrs(o, ND_CELU, "alpha", 1.0f, NULL, 0); }
+int onnx_op_thresholdedrelu(struct onnx *o)
+{
+	return unary_attrs(o, ND_THRESHOLDED_RELU, "alpha", 1.0f, NULL, 0);
+}
+
+/* ONNX's defaults, the fp32 nearest to SELU's constants */
+int onnx_op_selu(struct onnx *o)
+{
+	return unary_attrs(o, ND_SELU, "alpha", 1.67326319217681884765625f, "gamma",
+			   1.05070102214813232421875f);
+}
+
+int onnx_op_softplus(struct onnx *o) { return unary(o, ND_SOFTPLUS, 0); }
+int onnx_op_softsign(struct onnx *o) { return unary(o, ND_SOFTSIGN, 0); }
+int onnx_op_mish(struct onnx *o) { return unary(o, ND_MISH, 0); }
+
+/*
+ * PRelu: x where x > 0, else slope * x, the slope broadcast to x: as
+ * max(x, 0) + slope * min(x, 0), exact (one of the two terms is 0), four
+ * N-d ops the NPU runs.
+ */
+int onnx_op_prelu(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *slope = onnx_in(o, 1), zero, pos, neg, scaled;
+	const float z = 0.0f;
+	int zt;
+
+	if (!x || !slope)
+		return onnx_fail(o, NPU_EINVAL, "X and slope are needed");
+	TRY(onnx_want_dt(o, x, F32, "X"));
+	TRY(onnx_want_dt(o, slope, F32, "slope"));
+	if (slope->rank > x->rank)
+		return onnx_fail(o, NPU_EINVAL, "slope of rank %u for X of rank %u", slope->rank,
+				 x->rank);
+	for (uint32_t i = 0; i < slope->rank; i++) {	/* unidirectional: to X's shape */
+		uint32_t s = slope->dims[i], d = x->dims[x->rank - slope->rank + i];
+
+		if (s != d && s != 1)
+			return onnx_fail(o, NPU_EINVAL, "slope's dim %u is %u, X's %u", i, s, d);
+	}
+	zt = onnx_const(o, NPU_DT_FLOAT32, 1, &z);
+	if (zt < 0)
+		return zt;
+	onnx_temp_val(&zero, zt, NPU_DT_FLOAT32, 0, NULL);
+	TRY(onnx_binary_of(o, ND_MAX, x, &zero, &pos));
+	TRY(onnx_binary_of(o, ND_MIN, x, &zero, &neg));
+	TRY(onnx_binary_of(o, ND_MUL, &neg, slope, &scaled));
+	return onnx_binary_of(o, ND_ADD, &pos, &scaled, NULL);
+}
 
 int onnx_op_hardsigmoid(struct onnx *o)
 {

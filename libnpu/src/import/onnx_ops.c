@@ -490,6 +490,7 @@ static int op_pool(struct onnx *o, int average, int global)
 static int op_maxpool(struct onnx *o) { return op_pool(o, 0, 0); }
 static int op_averagepool(struct onnx *o) { return op_pool(o, 1, 0); }
 static int op_globalaveragepool(struct onnx *o) { return op_pool(o, 1, 1); }
+static int op_globalmaxpool(struct onnx *o) { return op_pool(o, 0, 1); }
 
 /*
  * Convolution, transposed or not: fp32 (Conv, ConvTranspose), integer
@@ -1231,6 +1232,64 @@ static int op_layernorm(struct onnx *o)
 	return onnx_node(o, IR_ND_LAYERNORM, t, 3, y, 3, &at);
 }
 
+/*
+ * InstanceNormalization (torch's InstanceNorm, and its GroupNorm as it
+ * exports it): each channel of each image normalized over its pixels,
+ * then scale[c] x + B[c]. A layer norm over rows of the pixels with unit
+ * scale, then a per-channel multiply and add: three N-d ops.
+ */
+static int op_instancenorm(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *sc = onnx_in(o, 1), *b = onnx_in(o, 2);
+	struct oval xn, scv, bv, scaled;
+	struct ir_attrs at = { 0 };
+	struct nd_layernorm *p = &at.nd.ln;
+	uint32_t cdims[NPU_MAX_RANK];
+	float *ones;
+	int t[3] = { -1, -1, -1 }, y[3] = { -1, -1, -1 };
+
+	if (!x || !sc || !b)
+		return onnx_fail(o, NPU_EINVAL, "input, scale and B are needed");
+	TRY(onnx_want_dt(o, x, F32, "input"));
+	TRY(onnx_want_dt(o, sc, F32, "scale"));
+	TRY(onnx_want_dt(o, b, F32, "B"));
+	TRY(onnx_attr_f(o, "epsilon", 1e-5f, &p->eps));
+	if (x->rank < 3)
+		return onnx_fail(o, NPU_EINVAL, "input of rank %u (N, C and a spatial dim)",
+				 x->rank);
+	if (sc->count != x->dims[1] || b->count != x->dims[1])
+		return onnx_fail(o, NPU_EINVAL, "scale and B must have %u values, one a channel",
+				 x->dims[1]);
+	if (!(p->eps >= 0) || !isfinite(p->eps))
+		return onnx_fail(o, NPU_EINVAL, "epsilon %g", p->eps);
+	p->outer = (uint64_t)x->dims[0] * x->dims[1];
+	p->norm = onnx_prod(x->dims, 2, x->rank);
+	TRY(onnx_charge(o, p->norm * 4));
+	ones = malloc(p->norm * 4);
+	if (!ones)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < p->norm; i++)
+		ones[i] = 1.0f;
+	t[1] = onnx_const(o, NPU_DT_FLOAT32, p->norm, ones);
+	free(ones);
+	t[0] = t[1] < 0 ? t[1] : onnx_in_t(o, 0);
+	y[0] = t[0] < 0 ? t[0] : onnx_temp(o, NPU_DT_FLOAT32, x->rank, x->dims);
+	if (y[0] < 0)
+		return y[0];
+	TRY(onnx_node(o, IR_ND_LAYERNORM, t, 3, y, 3, &at));
+	for (uint32_t i = 1; i < x->rank; i++)	/* [C][1]...: one value a channel */
+		cdims[i - 1] = i == 1 ? x->dims[1] : 1;
+	onnx_temp_val(&xn, y[0], NPU_DT_FLOAT32, x->rank, x->dims);
+	t[1] = onnx_tensor(o, sc);
+	t[2] = t[1] < 0 ? t[1] : onnx_tensor(o, b);
+	if (t[2] < 0)
+		return t[2];
+	onnx_temp_val(&scv, t[1], NPU_DT_FLOAT32, x->rank - 1, cdims);
+	onnx_temp_val(&bv, t[2], NPU_DT_FLOAT32, x->rank - 1, cdims);
+	TRY(onnx_binary_of(o, ND_MUL, &xn, &scv, &scaled));
+	return onnx_binary_of(o, ND_ADD, &scaled, &bv, NULL);
+}
+
 /* ---- quantization -------------------------------------------------------------------- */
 
 /* Per-tensor or per-axis parameters of x (scale @s, zero point @z). */
@@ -1654,6 +1713,16 @@ static const struct onnx_op ops[] = {
 	{ "Not", onnx_op_not, "", 1 },
 	{ "Where", onnx_op_where, "", 9 },
 	{ "HardSigmoid", onnx_op_hardsigmoid, "alpha beta", 6 },
+	{ "Elu", onnx_op_elu, "alpha", 6 },
+	{ "Selu", onnx_op_selu, "alpha gamma", 6 },
+	{ "Celu", onnx_op_celu, "alpha", 12 },
+	{ "Softplus", onnx_op_softplus, "", 1 },
+	{ "Softsign", onnx_op_softsign, "", 1 },
+	{ "ThresholdedRelu", onnx_op_thresholdedrelu, "alpha", 10 },
+	{ "Mish", onnx_op_mish, "", 18 },
+	{ "PRelu", onnx_op_prelu, "", 9 },
+	{ "DepthToSpace", onnx_op_depthtospace, "blocksize mode", 1 },
+	{ "SpaceToDepth", onnx_op_spacetodepth, "blocksize", 1 },
 	{ "Erf", onnx_op_erf, "", 9 },
 	{ "Gelu", onnx_op_gelu, "approximate", 20 },
 	{ "Exp", onnx_op_exp, "", 6 },
@@ -1681,6 +1750,7 @@ static const struct onnx_op ops[] = {
 	{ "AveragePool", op_averagepool, "auto_pad ceil_mode count_include_pad kernel_shape pads "
 	  "strides", 1 },
 	{ "GlobalAveragePool", op_globalaveragepool, "", 1 },
+	{ "GlobalMaxPool", op_globalmaxpool, "", 1 },
 	{ "Reshape", op_reshape, "allowzero", 5 },
 	{ "Flatten", op_flatten, "axis", 1 },
 	{ "Identity", op_identity, "", 1 },
@@ -1717,6 +1787,7 @@ static const struct onnx_op ops[] = {
 	  "extrapolation_value mode nearest_mode", 10 },
 	{ "BatchNormalization", op_batchnorm, "epsilon momentum spatial training_mode", 7 },
 	{ "LayerNormalization", op_layernorm, "axis epsilon stash_type", 17 },
+	{ "InstanceNormalization", op_instancenorm, "epsilon", 6 },
 	{ "QuantizeLinear", op_quantizelinear, "axis", 10 },
 	{ "DequantizeLinear", op_dequantizelinear, "axis", 10 },
 	{ "DynamicQuantizeLinear", op_dynamicquantizelinear, "", 11 },

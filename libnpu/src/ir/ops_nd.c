@@ -154,6 +154,8 @@ int verify_nd_unary(npu_graph *g, const struct ir_node *n)
 	if (p->fn == ND_CLIP && (p->dtype == NPU_DT_FLOAT32 ? !(p->lo <= p->hi) || isnan(p->lo) :
 				 p->ilo > p->ihi))
 		return ir_fail(g, NPU_EINVAL, "%s: clip bounds out of order", name(n));
+	if (!isfinite(p->alpha) || !isfinite(p->beta) || (p->fn == ND_CELU && p->alpha == 0))
+		return ir_fail(g, NPU_EINVAL, "%s: alpha %g, beta %g", name(n), p->alpha, p->beta);
 	TRY(want(g, n, n->in[0], in_dt, p->count, "the input"));
 	return want_written(g, n, n->out[0], out_dt, p->count, "the output");
 }
@@ -340,7 +342,7 @@ int verify_nd_layernorm_grad(npu_graph *g, const struct ir_node *n)
 int nd_unary_has_grad(uint32_t fn)
 {
 	return fn >= ND_NUM_BINARY && fn < ND_NUM_FN && fn != ND_FLIP128 && fn != ND_NOT &&
-	       fn != ND_CAST;
+	       fn != ND_CAST && (fn < ND_ELU || fn > ND_MISH);
 }
 
 /* in: x, dy; out: dx. */
@@ -523,7 +525,9 @@ static const char *const fn_names[ND_NUM_FN] = {
 	[ND_ERF] = "erf", [ND_GELU] = "gelu", [ND_GELU_TANH] = "gelu (tanh)", [ND_EXP] = "exp", [ND_LOG] = "log",
 	[ND_SQRT] = "sqrt", [ND_RECIPROCAL] = "reciprocal", [ND_NEG] = "neg", [ND_ABS] = "abs",
 	[ND_SIGN] = "sign", [ND_FLOOR] = "floor", [ND_CEIL] = "ceil", [ND_ROUND] = "round",
-	[ND_NOT] = "not", [ND_CAST] = "cast",
+	[ND_NOT] = "not", [ND_CAST] = "cast", [ND_ELU] = "elu", [ND_SELU] = "selu",
+	[ND_CELU] = "celu", [ND_SOFTPLUS] = "softplus", [ND_SOFTSIGN] = "softsign",
+	[ND_THRESHOLDED_RELU] = "thresholded_relu", [ND_MISH] = "mish",
 };
 
 /* DQ -> f -> Q on 8-bit values (a table on the NPU) */
@@ -533,7 +537,10 @@ static const char *const qfn_names[ND_NUM_FN] = {
 	[ND_HARD_SWISH] = "hard_swish (int8)", [ND_HARD_SIGMOID] = "hard_sigmoid (int8)",
 	[ND_ERF] = "erf (int8)", [ND_GELU] = "gelu (int8)", [ND_GELU_TANH] = "gelu (tanh, int8)",
 	[ND_EXP] = "exp (int8)", [ND_LOG] = "log (int8)", [ND_SQRT] = "sqrt (int8)",
-	[ND_RECIPROCAL] = "reciprocal (int8)",
+	[ND_RECIPROCAL] = "reciprocal (int8)", [ND_ELU] = "elu (int8)", [ND_SELU] = "selu (int8)",
+	[ND_CELU] = "celu (int8)", [ND_SOFTPLUS] = "softplus (int8)",
+	[ND_SOFTSIGN] = "softsign (int8)", [ND_THRESHOLDED_RELU] = "thresholded_relu (int8)",
+	[ND_MISH] = "mish (int8)",
 };
 
 static const char *const reduce_names[ND_R_NUM] = {

@@ -29,6 +29,9 @@ enum nd_fn {
 	ND_EXP, ND_LOG, ND_SQRT, ND_RECIPROCAL,
 	ND_NEG, ND_ABS, ND_SIGN,	/* also integers (wrapping) */
 	ND_FLOOR, ND_CEIL, ND_ROUND,	/* ROUND: half to even */
+	/* ONNX's Elu, Selu (alpha, gamma in beta), Celu, Softplus, Softsign,
+	 * ThresholdedRelu (alpha) and Mish; no gradients */
+	ND_ELU, ND_SELU, ND_CELU, ND_SOFTPLUS, ND_SOFTSIGN, ND_THRESHOLDED_RELU, ND_MISH,
 	ND_NOT,			/* bool */
 	ND_CAST,		/* dtype into odtype, ONNX's Cast */
 	ND_NUM_FN

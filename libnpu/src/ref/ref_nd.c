@@ -87,7 +87,8 @@ static float binary_f32(uint32_t fn, float x, float z)
 	case ND_GELU: case ND_GELU_TANH: case ND_EXP: case ND_LOG: case ND_SQRT:
 	case ND_RECIPROCAL: case ND_NEG:
 	case ND_ABS: case ND_SIGN: case ND_FLOOR: case ND_CEIL: case ND_ROUND: case ND_NOT:
-	case ND_CAST: case ND_NUM_FN:
+	case ND_ELU: case ND_SELU: case ND_CELU: case ND_SOFTPLUS: case ND_SOFTSIGN:
+	case ND_THRESHOLDED_RELU: case ND_MISH: case ND_CAST: case ND_NUM_FN:
 		break;
 	}
 	return NAN;
@@ -124,7 +125,8 @@ static int64_t binary_int(uint32_t fn, int64_t x, int64_t z)
 	case ND_GELU: case ND_GELU_TANH: case ND_EXP: case ND_LOG: case ND_SQRT:
 	case ND_RECIPROCAL: case ND_NEG:
 	case ND_ABS: case ND_SIGN: case ND_FLOOR: case ND_CEIL: case ND_ROUND: case ND_NOT:
-	case ND_CAST: case ND_NUM_FN:
+	case ND_ELU: case ND_SELU: case ND_CELU: case ND_SOFTPLUS: case ND_SOFTSIGN:
+	case ND_THRESHOLDED_RELU: case ND_MISH: case ND_CAST: case ND_NUM_FN:
 		break;
 	}
 	return 0;
@@ -182,6 +184,12 @@ static double round_even(double x)
 	return r - x == 0.5 && fmod(r, 2.0) != 0 ? r - 1 : r;
 }
 
+/* log(1 + e^x) without overflow */
+static double softplus(double x)
+{
+	return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
 /* Each function in double, rounded once to fp32. */
 static float unary_f32(const struct nd_unary *p, float xf)
 {
@@ -215,6 +223,15 @@ static float unary_f32(const struct nd_unary *p, float xf)
 	case ND_FLOOR: return floorf(xf);
 	case ND_CEIL: return ceilf(xf);
 	case ND_ROUND: return isfinite(xf) ? (float)round_even(x) : xf;
+	case ND_ELU: return xf > 0 ? xf : (float)((double)p->alpha * expm1(x));
+	case ND_SELU:
+		return (float)((double)p->beta * (xf > 0 ? x : (double)p->alpha * expm1(x)));
+	case ND_CELU:
+		return (float)(fmax(0, x) + fmin(0, (double)p->alpha * expm1(x / p->alpha)));
+	case ND_SOFTPLUS: return (float)softplus(x);
+	case ND_SOFTSIGN: return (float)(x / (1 + fabs(x)));
+	case ND_THRESHOLDED_RELU: return xf > p->alpha ? xf : 0.0f;
+	case ND_MISH: return (float)(x * tanh(softplus(x)));
 	case ND_ADD: case ND_SUB: case ND_MUL: case ND_DIV: case ND_POW: case ND_MOD: case ND_FMOD:
 	case ND_MAX: case ND_MIN: case ND_EQUAL: case ND_LESS: case ND_GREATER:
 	case ND_LESS_EQUAL: case ND_GREATER_EQUAL: case ND_AND: case ND_OR: case ND_XOR:

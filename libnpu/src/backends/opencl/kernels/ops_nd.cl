@@ -176,6 +176,13 @@ float nd_unary_f(int fn, float v, float4 f)
 	case ND_FLOOR: return floor(v);
 	case ND_CEIL: return ceil(v);
 	case ND_ROUND: return rint(v);
+	case ND_ELU: return v > 0 ? v : f.s0 * expm1(v);
+	case ND_SELU: return f.s1 * (v > 0 ? v : f.s0 * expm1(v));
+	case ND_CELU: return fmax(0.0f, v) + fmin(0.0f, f.s0 * expm1(v / f.s0));
+	case ND_SOFTPLUS: return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
+	case ND_SOFTSIGN: return v / (1.0f + fabs(v));
+	case ND_THRESHOLDED_RELU: return v > f.s0 ? v : 0.0f;
+	case ND_MISH: return v * tanh(v > 0 ? v + log1p(exp(-v)) : log1p(exp(v)));
 	default: return NAN;	/* the checks let no other function here */
 	}
 }
