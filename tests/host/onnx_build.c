@@ -160,6 +160,14 @@ void attr_i(Onnx__NodeProto *n, const char *name, int64_t v)
 	a->i = v;
 }
 
+void attr_f(Onnx__NodeProto *n, const char *name, float v)
+{
+	Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+
+	a->has_f = 1;
+	a->f = v;
+}
+
 void attr_ints(Onnx__NodeProto *n, const char *name, size_t count, const int64_t *v)
 {
 	Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);

@@ -43,6 +43,7 @@ size_t names(const char *list, char ***out);
 Onnx__NodeProto *node(const char *op, const char *in, const char *out);
 Onnx__AttributeProto *attr(Onnx__NodeProto *n, const char *name, int type);
 void attr_i(Onnx__NodeProto *n, const char *name, int64_t v);
+void attr_f(Onnx__NodeProto *n, const char *name, float v);
 void attr_ints(Onnx__NodeProto *n, const char *name, size_t count, const int64_t *v);
 void attr_s(Onnx__NodeProto *n, const char *name, const char *s);
 /* The model packed: its bytes (arena) and length. */

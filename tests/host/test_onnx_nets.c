@@ -1408,6 +1408,56 @@ static const uint8_t *busy_model(size_t *len)
 }
 
 /*
+ * An image network's less common ops (PRelu, InstanceNormalization, Elu,
+ * DepthToSpace, GlobalMaxPool, Softplus) and a quantized activation
+ * (DQ -> Sigmoid -> Q): a seed for mutations of their attributes and
+ * shapes.
+ */
+static const uint8_t *busy_image_model(size_t *len)
+{
+	static struct model m;
+	static float slope[8], scale[8], bias[8];
+	const float alpha = 0.7f, xs = 0.05f, ys = 1.0f / 255;
+	const uint8_t xz = 128, yz = 0;
+	Onnx__NodeProto *n;
+
+	memset(&m, 0, sizeof(m));
+	m.opset = 13;
+	for (int i = 0; i < 8; i++) {
+		slope[i] = 0.1f * (float)i - 0.3f;
+		scale[i] = 1.0f + 0.1f * (float)i;
+		bias[i] = 0.05f * (float)i;
+	}
+	m.init[m.ninit++] = tensor("slope", F32, DIMS(8, 1, 1), slope, sizeof(slope));
+	m.init[m.ninit++] = tensor("scale", F32, DIMS(8), scale, sizeof(scale));
+	m.init[m.ninit++] = tensor("bias", F32, DIMS(8), bias, sizeof(bias));
+	m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &xs, 4);
+	m.init[m.ninit++] = tensor("xz", U8, 0, NULL, &xz, 1);
+	m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &ys, 4);
+	m.init[m.ninit++] = tensor("yz", U8, 0, NULL, &yz, 1);
+	m.node[m.nnode++] = node("PRelu", "x,slope", "pr");
+	n = node("InstanceNormalization", "pr,scale,bias", "in");
+	attr_f(n, "epsilon", 1e-4f);
+	m.node[m.nnode++] = n;
+	n = node("Elu", "in", "el");
+	attr_f(n, "alpha", alpha);
+	m.node[m.nnode++] = n;
+	n = node("DepthToSpace", "el", "ds");
+	attr_i(n, "blocksize", 2);
+	attr_s(n, "mode", "CRD");
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("GlobalMaxPool", "ds", "gm");
+	m.node[m.nnode++] = node("Softplus", "gm", "sp");
+	m.node[m.nnode++] = node("QuantizeLinear", "sp,xs,xz", "q");
+	m.node[m.nnode++] = node("DequantizeLinear", "q,xs,xz", "dq");
+	m.node[m.nnode++] = node("Sigmoid", "dq", "sg");
+	m.node[m.nnode++] = node("QuantizeLinear", "sg,ys,yz", "y");
+	m.in[m.nin++] = value("x", F32, DIMS(1, 8, 4, 4));
+	m.out[m.nout++] = value("y", U8, 0, NULL);
+	return pack(&m, len);
+}
+
+/*
  * The int8 folds onnxruntime's kernels decide (DQ -> GlobalAveragePool ->
  * Q, a broadcast DQ + DQ -> Add -> Q, DQ -> Softmax -> Q), Q's scale and
  * zero point in Constant nodes written after the op as torch writes them.
@@ -1492,6 +1542,14 @@ static void test_mutations(void)
 	CHECK_EQ(count_label(buf, len, "average_pool (nd)"), 0);
 	CHECK_EQ(count_label(buf, len, "add"), 1);
 	CHECK_EQ(count_label(buf, len, "softmax (nd)"), 0);
+	mutations_of(buf, len, 5000);
+	arena_free();
+	buf = busy_image_model(&len);
+	if (load_and_run(buf, len))
+		tap_diag("%s", npu_last_error());
+	CHECK_EQ(load_and_run(buf, len), 0);
+	CHECK_EQ(count_label(buf, len, "sigmoid (int8)"), 1);
+	CHECK_EQ(count_label(buf, len, "elu"), 1);
 	mutations_of(buf, len, 5000);
 	arena_free();
 }
