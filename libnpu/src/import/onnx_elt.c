@@ -278,8 +278,13 @@ static int unary_into(struct onnx *o, struct ir_attrs *at, int y)
 	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, at);
 }
 
-/* @fn of input 0, of one of the dtypes in @dts, into output 0. */
-static int unary_dt(struct onnx *o, enum nd_fn fn, unsigned int dts, float alpha)
+/*
+ * @fn of input 0, of one of the dtypes in @dts, into output 0; its
+ * attributes @a (default @da) into alpha and @b (default @db) into beta,
+ * where named.
+ */
+static int unary_attrs(struct onnx *o, enum nd_fn fn, unsigned int dts, const char *a,
+		       float da, const char *b, float db)
 {
 	struct ir_attrs at = { 0 };
 	struct oval *x = onnx_in(o, 0);
@@ -288,32 +293,42 @@ static int unary_dt(struct onnx *o, enum nd_fn fn, unsigned int dts, float alpha
 		return onnx_fail(o, NPU_EINVAL, "no input");
 	TRY(onnx_want_dt(o, x, dts, "the input"));
 	at.nd.un.fn = fn;
-	at.nd.un.alpha = alpha;
+	if (a)
+		TRY(onnx_attr_f(o, a, da, &at.nd.un.alpha));
+	if (b)
+		TRY(onnx_attr_f(o, b, db, &at.nd.un.beta));
+	if (!isfinite(at.nd.un.alpha) || !isfinite(at.nd.un.beta) ||
+	    (fn == ND_CELU && at.nd.un.alpha == 0))
+		return onnx_fail(o, NPU_EINVAL, "%s %g, %s %g: not finite%s", a ? a : "alpha",
+				 at.nd.un.alpha, b ? b : "beta", at.nd.un.beta,
+				 fn == ND_CELU ? ", or alpha 0" : "");
 	return unary_into(o, &at, -1);
 }
 
-static int unary(struct onnx *o, enum nd_fn fn, float alpha)
+static int unary_dt(struct onnx *o, enum nd_fn fn, unsigned int dts)
 {
-	return unary_dt(o, fn, F32, alpha);
+	return unary_attrs(o, fn, dts, NULL, 0, NULL, 0);
+}
+
+static int unary(struct onnx *o, enum nd_fn fn)
+{
+	return unary_dt(o, fn, F32);
 }
 
 int onnx_op_relu(struct onnx *o)
 {
 	int r = onnx_layer_relu(o);	/* fp32: the NPU's relu */
 
-	return r ? (r < 0 ? r : 0) : unary(o, ND_RELU, 0);
+	return r ? (r < 0 ? r : 0) : unary(o, ND_RELU);
 }
 
-int onnx_op_sigmoid(struct onnx *o) { return unary(o, ND_SIGMOID, 0); }
-int onnx_op_tanh(struct onnx *o) { return unary(o, ND_TANH, 0); }
-int onnx_op_hardswish(struct onnx *o) { return unary(o, ND_HARD_SWISH, 0); }
+int onnx_op_sigmoid(struct onnx *o) { return unary(o, ND_SIGMOID); }
+int onnx_op_tanh(struct onnx *o) { return unary(o, ND_TANH); }
+int onnx_op_hardswish(struct onnx *o) { return unary(o, ND_HARD_SWISH); }
 
 int onnx_op_leakyrelu(struct onnx *o)
 {
-	float alpha;
-
-	TRY(onnx_attr_f(o, "alpha", 0.01f, &alpha));
-	return unary(o, ND_LEAKY_RELU, alpha);
+	return unary_attrs(o, ND_LEAKY_RELU, F32, "alpha", 0.01f, NULL, 0);
 }
 
 int onnx_op_clip(struct onnx *o)
@@ -357,7 +372,7 @@ int onnx_op_clip(struct onnx *o)
 }
 
 
-int onnx_op_erf(struct onnx *o) { return unary(o, ND_ERF, 0); }
+int onnx_op_erf(struct onnx *o) { return unary(o, ND_ERF); }
 
 /* Gelu (opset 20): exact, or tanh's approximation. */
 int onnx_op_gelu(struct onnx *o)
@@ -367,61 +382,39 @@ int onnx_op_gelu(struct onnx *o)
 	TRY(onnx_attr_s(o, "approximate", "none", approx, sizeof(approx)));
 	if (strcmp(approx, "none") && strcmp(approx, "tanh"))
 		return onnx_fail(o, NPU_EINVAL, "approximate '%s' (none or tanh)", approx);
-	return unary(o, strcmp(approx, "tanh") ? ND_GELU : ND_GELU_TANH, 0);
+	return unary(o, strcmp(approx, "tanh") ? ND_GELU : ND_GELU_TANH);
 }
-int onnx_op_exp(struct onnx *o) { return unary(o, ND_EXP, 0); }
-int onnx_op_log(struct onnx *o) { return unary(o, ND_LOG, 0); }
-int onnx_op_sqrt(struct onnx *o) { return unary(o, ND_SQRT, 0); }
-int onnx_op_reciprocal(struct onnx *o) { return unary(o, ND_RECIPROCAL, 0); }
-int onnx_op_floor(struct onnx *o) { return unary(o, ND_FLOOR, 0); }
-int onnx_op_ceil(struct onnx *o) { return unary(o, ND_CEIL, 0); }
-int onnx_op_round(struct onnx *o) { return unary(o, ND_ROUND, 0); }
+int onnx_op_exp(struct onnx *o) { return unary(o, ND_EXP); }
+int onnx_op_log(struct onnx *o) { return unary(o, ND_LOG); }
+int onnx_op_sqrt(struct onnx *o) { return unary(o, ND_SQRT); }
+int onnx_op_reciprocal(struct onnx *o) { return unary(o, ND_RECIPROCAL); }
+int onnx_op_floor(struct onnx *o) { return unary(o, ND_FLOOR); }
+int onnx_op_ceil(struct onnx *o) { return unary(o, ND_CEIL); }
+int onnx_op_round(struct onnx *o) { return unary(o, ND_ROUND); }
 
 /* Neg, Abs and Sign: floats and signed or unsigned integers; Not: bool. */
-int onnx_op_neg(struct onnx *o) { return unary_dt(o, ND_NEG, F32 | I8 | I32 | I64, 0); }
-int onnx_op_abs(struct onnx *o) { return unary_dt(o, ND_ABS, NUM, 0); }
-int onnx_op_sign(struct onnx *o) { return unary_dt(o, ND_SIGN, NUM, 0); }
-int onnx_op_not(struct onnx *o) { return unary_dt(o, ND_NOT, BOOL, 0); }
+int onnx_op_neg(struct onnx *o) { return unary_dt(o, ND_NEG, F32 | I8 | I32 | I64); }
+int onnx_op_abs(struct onnx *o) { return unary_dt(o, ND_ABS, NUM); }
+int onnx_op_sign(struct onnx *o) { return unary_dt(o, ND_SIGN, NUM); }
+int onnx_op_not(struct onnx *o) { return unary_dt(o, ND_NOT, BOOL); }
 
-/* @fn with attribute @a (default @da) in alpha and @b (default @db) in beta, if named. */
-static int unary_attrs(struct onnx *o, enum nd_fn fn, const char *a, float da, const char *b,
-		       float db)
-{
-	struct ir_attrs at = { 0 };
-	struct oval *x = onnx_in(o, 0);
-
-	if (!x)
-		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(onnx_want_dt(o, x, F32, "the input"));
-	at.nd.un.fn = fn;
-	if (a)
-		TRY(onnx_attr_f(o, a, da, &at.nd.un.alpha));
-	if (b)
-		TRY(onnx_attr_f(o, b, db, &at.nd.un.beta));
-	if (!isfinite(at.nd.un.alpha) || !isfinite(at.nd.un.beta) ||
-	    (fn == ND_CELU && at.nd.un.alpha == 0))
-		return onnx_fail(o, NPU_EINVAL, "%s %g: not a finite%s value", a, at.nd.un.alpha,
-				 fn == ND_CELU ? ", non-zero" : "");
-	return unary_into(o, &at, -1);
-}
-
-int onnx_op_elu(struct onnx *o) { return unary_attrs(o, ND_ELU, "alpha", 1.0f, NULL, 0); }
-int onnx_op_celu(struct onnx *o) { return unary_attrs(o, ND_CELU, "alpha", 1.0f, NULL, 0); }
+int onnx_op_elu(struct onnx *o) { return unary_attrs(o, ND_ELU, F32, "alpha", 1.0f, NULL, 0); }
+int onnx_op_celu(struct onnx *o) { return unary_attrs(o, ND_CELU, F32, "alpha", 1.0f, NULL, 0); }
 int onnx_op_thresholdedrelu(struct onnx *o)
 {
-	return unary_attrs(o, ND_THRESHOLDED_RELU, "alpha", 1.0f, NULL, 0);
+	return unary_attrs(o, ND_THRESHOLDED_RELU, F32, "alpha", 1.0f, NULL, 0);
 }
 
 /* ONNX's defaults, the fp32 nearest to SELU's constants */
 int onnx_op_selu(struct onnx *o)
 {
-	return unary_attrs(o, ND_SELU, "alpha", 1.67326319217681884765625f, "gamma",
+	return unary_attrs(o, ND_SELU, F32, "alpha", 1.67326319217681884765625f, "gamma",
 			   1.05070102214813232421875f);
 }
 
-int onnx_op_softplus(struct onnx *o) { return unary(o, ND_SOFTPLUS, 0); }
-int onnx_op_softsign(struct onnx *o) { return unary(o, ND_SOFTSIGN, 0); }
-int onnx_op_mish(struct onnx *o) { return unary(o, ND_MISH, 0); }
+int onnx_op_softplus(struct onnx *o) { return unary(o, ND_SOFTPLUS); }
+int onnx_op_softsign(struct onnx *o) { return unary(o, ND_SOFTSIGN); }
+int onnx_op_mish(struct onnx *o) { return unary(o, ND_MISH); }
 
 /*
  * PRelu: x where x > 0, else slope * x, the slope broadcast to x: as
@@ -459,16 +452,7 @@ int onnx_op_prelu(struct onnx *o)
 
 int onnx_op_hardsigmoid(struct onnx *o)
 {
-	struct ir_attrs at = { 0 };
-	struct oval *x = onnx_in(o, 0);
-
-	if (!x)
-		return onnx_fail(o, NPU_EINVAL, "no input");
-	TRY(onnx_want_dt(o, x, F32, "the input"));
-	at.nd.un.fn = ND_HARD_SIGMOID;
-	TRY(onnx_attr_f(o, "alpha", 0.2f, &at.nd.un.alpha));
-	TRY(onnx_attr_f(o, "beta", 0.5f, &at.nd.un.beta));
-	return unary_into(o, &at, -1);
+	return unary_attrs(o, ND_HARD_SIGMOID, F32, "alpha", 0.2f, "beta", 0.5f);
 }
 
 int onnx_op_cast(struct onnx *o)
