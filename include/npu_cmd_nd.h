@@ -190,11 +190,18 @@ struct npu_cmd_copy {
 /**
  * struct npu_cmd_softmax - fp32 softmax (or log-softmax) along the middle
  * dim of [@outer][@axis][@inner], ONNX's Softmax: each value less the
- * maximum along the axis, exponentiated and divided by their sum.
- * @hdr: op NPU_CMD_SOFTMAX, size 40.
+ * maximum along the axis, exponentiated and divided by their sum. With a
+ * @mask (size 56, devices with NPU_HW_CAP_SOFTMAX_MASK), attention's
+ * additive mask first: row r of the input (@inner 1) plus, in fp32, row
+ * (r / @mask_div) % @mask_rows of @mask, as ONNX's Add broadcasting a
+ * [B][1][1][T] padding mask (@mask_div H T) or a [1][1][T][T] causal one
+ * (@mask_div 1) over [B][H][T][T] scores gives.
+ * @hdr: op NPU_CMD_SOFTMAX, size 40, or 56 with the mask's fields.
  * @in, @out: fp32.
  * @outer, @axis, @inner: >= 1, the product at most NPU_TENSOR_MAX_BYTES / 4.
  * @flags: NPU_SOFTMAX_LOG: log-softmax.
+ * @mask: fp32 [@mask_rows][@axis], or 0 (then @mask_div and @mask_rows 0).
+ * @mask_div, @mask_rows: >= 1 with a mask; @mask_rows at most @outer.
  */
 struct npu_cmd_softmax {
 	struct npu_cmd_hdr hdr;
@@ -204,7 +211,11 @@ struct npu_cmd_softmax {
 	uint32_t axis;
 	uint32_t inner;
 	uint32_t flags;
+	uint64_t mask;
+	uint32_t mask_div;
+	uint32_t mask_rows;
 };
+#define NPU_CMD_SOFTMAX_SIZE_NOMASK	40	/* the command before its mask */
 #define NPU_SOFTMAX_LOG		(1u << 0)
 
 /**

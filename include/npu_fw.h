@@ -127,6 +127,8 @@ enum npu_fw_error {
 #define NPU_FW_CAP_REQUANT_ONNX	(1u << 3)
 /* CONV2D_I8 takes groups (the hardware's NPU_HW_CAP_CONV_GROUPS) */
 #define NPU_FW_CAP_CONV_GROUPS	(1u << 4)
+/* SOFTMAX takes a mask (the hardware's NPU_HW_CAP_SOFTMAX_MASK) */
+#define NPU_FW_CAP_SOFTMAX_MASK	(1u << 5)
 
 /*
  * Log buffer: a byte ring in host memory. The firmware writes text lines

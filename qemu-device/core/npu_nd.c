@@ -476,17 +476,25 @@ out:
 uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
-	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16), total;
+	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16), total, m_va = 0;
 	uint32_t outer = npu_rd32(c + 24), axis = npu_rd32(c + 28), inner = npu_rd32(c + 32);
-	uint32_t flags = npu_rd32(c + 36), st;
-	float *x = NULL;
+	uint32_t flags = npu_rd32(c + 36), st, m_div = 0, m_rows = 0;
+	float *x = NULL, *mask = NULL;
 
-	if (size != sizeof(struct npu_cmd_softmax))
+	if (size != sizeof(struct npu_cmd_softmax) && size != NPU_CMD_SOFTMAX_SIZE_NOMASK)
 		return NPU_DMA_ERR_ARGS;
+	if (size == sizeof(struct npu_cmd_softmax)) {
+		m_va = npu_rd64(c + 40);
+		m_div = npu_rd32(c + 48);
+		m_rows = npu_rd32(c + 52);
+	}
 	if (!npu_prod4(outer, axis, inner, 1, NPU_MAX_F32, &total) || !outer || !axis || !inner ||
-	    (flags & ~NPU_SOFTMAX_LOG) || (in_va | out_va) & 3)
+	    (flags & ~NPU_SOFTMAX_LOG) || (in_va | out_va | m_va) & 3 ||
+	    (m_va ? inner != 1 || !m_div || !m_rows || m_rows > outer : m_div || m_rows))
 		return NPU_DMA_ERR_ARGS;
 	st = npu_nd_load(core, in_va, 4 * total, (void **)&x, fault);
+	if (st == NPU_DMA_OK && m_va)
+		st = npu_nd_load(core, m_va, 4ull * m_rows * axis, (void **)&mask, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint64_t r = 0; r < (uint64_t)outer * inner; r++) {
@@ -496,6 +504,12 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		if (npu_eng_stop(core)) {	/* each row: at most 64 Ki elements */
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
+		}
+		if (mask) {	/* the mask added as ONNX's Add does it: in fp32 */
+			const float *m = mask + (r / m_div) % m_rows * axis;
+
+			for (uint32_t a = 0; a < axis; a++)
+				v[a] += m[a];
 		}
 		for (uint32_t a = 0; a < axis; a++)
 			mx = v[(uint64_t)a * inner] > mx ? v[(uint64_t)a * inner] : mx;
@@ -509,9 +523,11 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		}
 	}
 	st = npu_nd_store(core, out_va, x, 4 * total, fault);
-	npu_account(core, st, 8 * total, npu_vec_cycles(core, total, 6), bytes, cycles);
+	npu_account(core, st, 8 * total + (mask ? 4ull * m_rows * axis : 0),
+		    npu_vec_cycles(core, total, mask ? 7 : 6), bytes, cycles);
 out:
 	free(x);
+	free(mask);
 	return st;
 }
 

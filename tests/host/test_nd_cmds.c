@@ -507,7 +507,7 @@ static void test_copy_slices_and_broadcasts(void)
 static void test_softmax_and_log_softmax(void)
 {
 	for (int it = 0; it < 12; it++) {
-		struct nd_softmax p = { 1 + rnd() % 4, 1 + rnd() % 300, 1 + rnd() % 3, it & 1 };
+		struct nd_softmax p = { 1 + rnd() % 4, 1 + rnd() % 300, 1 + rnd() % 3, it & 1, 0, 0 };
 		uint64_t n = p.outer * p.axis * p.inner;
 		struct npu_cmd_softmax c;
 		double *want = malloc(8 * n);
@@ -535,11 +535,60 @@ static void test_softmax_and_log_softmax(void)
 				}
 			}
 		}
-		CHECK_EQ(npu_pack_softmax(&c, &p, VA_A, VA_OUT), 0);
-		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK_EQ(npu_pack_softmax(&c, &p, VA_A, 0, VA_OUT), 0);
+		CHECK_EQ(c.hdr.size, NPU_CMD_SOFTMAX_SIZE_NOMASK);	/* as before the mask */
+		CHECK_EQ(run(&c, c.hdr.size), NPU_JOB_OK);
 		CHECK(agree(va(VA_OUT), want, n, 2, p.log ? "log_softmax" : "softmax"));
 		free(want);
 	}
+}
+
+/*
+ * Attention's additive mask in the softmax: a padding mask [B][1][1][T]
+ * (row r reads mask row r / (H T)) and a causal one [1][1][T][T] (row
+ * r % T), -inf entries included, against the fp32 add and fp64 softmax.
+ */
+static void test_softmax_mask(void)
+{
+	enum { B = 2, H = 3, T = 7, n = B * H * T * T };
+
+	for (int causal = 0; causal < 2; causal++)
+		for (int lg = 0; lg < 2; lg++) {
+			struct nd_softmax p = { .outer = B * H * T, .axis = T, .inner = 1, .log = lg,
+						.mask_div = causal ? 1 : H * T,
+						.mask_rows = causal ? T : B };
+			struct npu_cmd_softmax c;
+			double want[n];
+			float *x, *m;
+
+			setup(4 * n);
+			x = va(VA_A);
+			m = va(VA_B);
+			for (int i = 0; i < n; i++)
+				x[i] = frnd(-8, 8);
+			for (uint64_t rr = 0; rr < p.mask_rows; rr++)
+				for (int a = 0; a < T; a++)	/* causal: a > row masked */
+					m[rr * T + a] = causal ? (a > (int)rr ? -INFINITY : 0.0f) :
+						       a >= T - 2 * (int)rr - 1 ? -10000.0f :
+						       frnd(-1, 1);
+			for (uint64_t r = 0; r < p.outer; r++) {
+				const float *mr = m + (r / p.mask_div) % p.mask_rows * T;
+				double mx = -INFINITY, s = 0, v[T];
+
+				for (int a = 0; a < T; a++) {
+					v[a] = (double)(x[r * T + a] + mr[a]);	/* ONNX's Add */
+					mx = fmax(mx, v[a]);
+				}
+				for (int a = 0; a < T; a++)
+					s += exp(v[a] - mx);
+				for (int a = 0; a < T; a++)
+					want[r * T + a] = lg ? v[a] - mx - log(s) : exp(v[a] - mx) / s;
+			}
+			CHECK_EQ(npu_pack_softmax(&c, &p, VA_A, VA_B, VA_OUT), 0);
+			CHECK_EQ(c.hdr.size, sizeof(c));
+			CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+			CHECK(agree(va(VA_OUT), want, n, 2, "masked softmax"));
+		}
 }
 
 static void test_layer_norm_and_rms_norm(void)
@@ -1306,7 +1355,7 @@ static void test_malformed(void)
 				    2, NPU_ND_F32, 0, { 2, 3 }, { 2, 3 }, { 1, 3 } };
 	struct npu_cmd_activation a = { { NPU_CMD_ACTIVATION, sizeof(a) }, VA_A, VA_OUT, 0, 8,
 					NPU_ACTFN_RELU, 0, 0, 0, 0 };
-	struct npu_cmd_softmax s = { { NPU_CMD_SOFTMAX, sizeof(s) }, VA_A, VA_OUT, 1, 8, 1, 0 };
+	struct npu_cmd_softmax s = { { NPU_CMD_SOFTMAX, sizeof(s) }, VA_A, VA_OUT, 1, 8, 1, 0, 0, 0, 0 };
 	struct npu_cmd_norm n = { { NPU_CMD_NORM, sizeof(n) }, VA_A, VA_B, 0, VA_OUT, 0, 0, 2, 4,
 				  0, 0 };
 	struct npu_cmd_matmul m = { { NPU_CMD_MATMUL, sizeof(m) }, VA_A, VA_B, 0, 0, VA_OUT, 2, 2,
@@ -1349,6 +1398,14 @@ static void test_malformed(void)
 	a2 = a, a2.fn = NPU_ACTFN_SELU, a2.beta = 0x7f800000u, bad(&a2, sizeof(a2));	/* inf */
 	a2 = a, a2.count = 0, bad(&a2, sizeof(a2));
 	s.flags = 2, bad(&s, sizeof(s));
+	s.flags = 0, s.mask = VA_B, bad(&s, sizeof(s));		/* no rows, no step */
+	s.mask_div = 1, s.mask_rows = 2, bad(&s, sizeof(s));	/* more rows than the input */
+	s.mask_rows = 1, s.inner = 2, bad(&s, sizeof(s));	/* a mask of whole rows only */
+	s.mask = 0, s.inner = 1, bad(&s, sizeof(s));		/* a step without a mask */
+	s.mask_div = 0, s.mask_rows = 0, s.mask = VA_B + 2, bad(&s, sizeof(s));	/* unaligned */
+	s.mask = 0;
+	s.hdr.size = 48, bad(&s, 48);			/* neither 40 nor 56 */
+	s.hdr.size = sizeof(s);
 	s.flags = 0, s.axis = 0, bad(&s, sizeof(s));
 	n.eps = 0x7fc00000u, bad(&n, sizeof(n));		/* NaN epsilon */
 	n.eps = 0, n.scale = 0, bad(&n, sizeof(n));
@@ -1463,7 +1520,7 @@ static double softmax_dot(const double *x, const float *dy, uint64_t axis, int l
 static void test_softmax_bwd(void)
 {
 	for (int it = 0; it < 8; it++) {
-		struct nd_softmax p = { 1 + rnd() % 3, 1 + rnd() % 40, 1, it & 1 };
+		struct nd_softmax p = { 1 + rnd() % 3, 1 + rnd() % 40, 1, it & 1, 0, 0 };
 		uint64_t n = p.outer * p.axis, vas[3] = { VA_A, VA_B, VA_OUT };
 		struct npu_cmd_softmax_bwd c;
 		double *xd = malloc(8 * n), mx, s;
@@ -1907,6 +1964,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_copy_transposes_rank_6),
 	TAP_ENTRY(test_copy_slices_and_broadcasts),
 	TAP_ENTRY(test_softmax_and_log_softmax),
+	TAP_ENTRY(test_softmax_mask),
 	TAP_ENTRY(test_layer_norm_and_rms_norm),
 	TAP_ENTRY(test_matmul_fp32_batched_transposed),
 	TAP_ENTRY(test_matmul_int8_zero_points),

@@ -915,6 +915,67 @@ static void test_ort_qlinear_add(void)
 }
 
 /*
+ * Add(scores, mask) -> Softmax: one softmax with the mask where the mask
+ * broadcasts in whole rows along one run of dims (a padding mask [2][1][1]
+ * [6], a causal one [1][1][4][6] over [2][3][4][6]); a mask that varies
+ * along two runs ([2][1][4][6]) stays an Add and a Softmax. Each against
+ * the fp32 add and a softmax in double, on every backend.
+ */
+static void test_masked_softmax(void)
+{
+	static const int64_t md[3][4] = { { 2, 1, 1, 6 }, { 1, 1, 4, 6 }, { 2, 1, 4, 6 } };
+	enum { n = 2 * 3 * 4 * 6 };
+
+	for (int c = 0; c < 3; c++) {
+		struct model m = { .opset = 13 };
+		float x[n], mask[48], got[n];
+		double want[n];
+		size_t len, bytes = sizeof(got), mn = (size_t)(md[c][0] * md[c][2] * md[c][3]);
+		const uint8_t *buf;
+
+		for (int i = 0; i < n; i++)
+			x[i] = (float)((i * 37) % 23) / 3.0f - 3.0f;
+		for (size_t i = 0; i < mn; i++)
+			mask[i] = i % 5 == 4 ? -INFINITY : (float)(i % 7) * -0.5f;
+		for (int r = 0; r < n / 6; r++) {
+			int b = r / 12, t = r % 4;
+			size_t mr = (size_t)(md[c][0] > 1 ? b : 0) * (size_t)md[c][2] +
+				    (md[c][2] > 1 ? (size_t)t : 0);
+			double v[6], mx = -INFINITY, s = 0;
+
+			for (int a = 0; a < 6; a++) {
+				v[a] = (double)(x[r * 6 + a] + mask[mr * 6 + (size_t)a]);
+				mx = fmax(mx, v[a]);
+			}
+			for (int a = 0; a < 6; a++)
+				s += exp(v[a] - mx);
+			for (int a = 0; a < 6; a++)
+				want[r * 6 + a] = exp(v[a] - mx) / s;
+		}
+		m.init[m.ninit++] = tensor("mask", F32, 4, md[c], mask, 4 * mn);
+		m.node[m.nnode++] = node("Add", "x,mask", "s");
+		m.node[m.nnode++] = node("Softmax", "s", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(2, 3, 4, 6));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK_EQ(count_label(buf, len, "add (nd)"), c == 2);
+		CHECK_EQ(count_label(buf, len, "softmax (nd)"), 1);
+		for (int be = 0; be < NB; be++) {
+			int bad = 0;
+
+			CHECK_EQ(run_on(backends[be], buf, len, (const void *[]){ x },
+					(void *[]){ got }, &bytes, 1), 0);
+			for (int i = 0; i < n; i++)
+				bad += !(fabs(got[i] - want[i]) <= 1e-6 * fmax(1e-3, want[i]));
+			if (bad)
+				tap_diag("mask %d, backend %d: %d values off", c, backends[be], bad);
+			CHECK_EQ(bad, 0);
+		}
+		arena_free();
+	}
+}
+
+/*
  * A quantized constant as an operand of DQ -> Add -> Q (layer norm's
  * epsilon in a QDQ transformer, a per-column offset): folded into the int8
  * add all the same, each way it broadcasts (a scalar after a rank-3
@@ -1562,7 +1623,8 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18), TAP_ENTRY(test_gelu_op),
 	 TAP_ENTRY(test_ort_qlinear_add),
 	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax), TAP_ENTRY(test_qdq_add_constant),
-	 TAP_ENTRY(test_qdq_softmax_overflow), TAP_ENTRY(test_qdq_activation_table), TAP_ENTRY(test_qdq_transpose),
+	 TAP_ENTRY(test_qdq_softmax_overflow), TAP_ENTRY(test_qdq_activation_table),
+	 TAP_ENTRY(test_masked_softmax), TAP_ENTRY(test_qdq_transpose),
 	 TAP_ENTRY(test_qdq_split_slice),
 	 TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

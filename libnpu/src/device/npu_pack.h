@@ -102,8 +102,9 @@ int npu_nd_table(const struct nd_unary *p, uint8_t table[256]);
 /* @in_count: the input's elements (the copy reads none outside them). */
 int npu_pack_copy(struct npu_cmd_copy *c, const struct nd_copy *p, uint64_t in_count,
 		uint64_t x_va, uint64_t y_va);
+/* @mask_va: 0 for none (the 40-byte command). */
 int npu_pack_softmax(struct npu_cmd_softmax *c, const struct nd_softmax *p, uint64_t x_va,
-		uint64_t y_va);
+		     uint64_t mask_va, uint64_t y_va);
 /* @va: x, scale, bias, y, mean, inv_std (0 for an absent one). */
 int npu_pack_norm(struct npu_cmd_norm *c, const struct nd_layernorm *p, const uint64_t *va);
 /* @va: a, b, a_zp, b_zp, y. */

@@ -234,19 +234,27 @@ static int norm_fits(const struct nd_layernorm *p)
 }
 
 int npu_pack_softmax(struct npu_cmd_softmax *c, const struct nd_softmax *p, uint64_t x_va,
-		     uint64_t y_va)
+		     uint64_t mask_va, uint64_t y_va)
 {
-	if (!softmax_fits(p))
+	if (!softmax_fits(p) ||
+	    (mask_va && (p->inner != 1 || !p->mask_div || !fits_u32(p->mask_div) ||
+			 !p->mask_rows || p->mask_rows > p->outer)))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_SOFTMAX;
-	c->hdr.size = sizeof(*c);
+	/* without a mask, the command as devices before the mask know it */
+	c->hdr.size = mask_va ? sizeof(*c) : NPU_CMD_SOFTMAX_SIZE_NOMASK;
 	c->in = x_va;
 	c->out = y_va;
 	c->outer = (uint32_t)p->outer;
 	c->axis = (uint32_t)p->axis;
 	c->inner = (uint32_t)p->inner;
 	c->flags = p->log ? NPU_SOFTMAX_LOG : 0;
+	if (mask_va) {
+		c->mask = mask_va;
+		c->mask_div = (uint32_t)p->mask_div;
+		c->mask_rows = (uint32_t)p->mask_rows;
+	}
 	return 0;
 }
 

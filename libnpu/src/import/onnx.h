@@ -215,6 +215,8 @@ int onnx_charge(struct onnx *o, uint64_t bytes);
  */
 int onnx_fuse_layernorm(struct onnx *o);
 int onnx_fuse_gelu(struct onnx *o);
+/* Add(scores, mask) -> Softmax over the last axis: one softmax with a mask. */
+int onnx_fuse_masked_softmax(struct onnx *o);
 /* Output 0 as input 0 transposed by @perm, any rank and dtype (onnx_data.c). */
 int onnx_transpose_nd(struct onnx *o, const uint32_t *perm);
 int onnx_op_unsqueeze(struct onnx *o);

@@ -127,7 +127,12 @@ static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
 #define INTS	(U8 | I8 | I32 | I64)
 #define BOOL	(1u << NPU_DT_BOOL)
 
-int onnx_op_add(struct onnx *o) { return binary(o, ND_ADD, NUM); }
+int onnx_op_add(struct onnx *o)
+{
+	int r = onnx_fuse_masked_softmax(o);	/* Add mask -> Softmax: one softmax */
+
+	return r ? (r < 0 ? r : 0) : binary(o, ND_ADD, NUM);
+}
 int onnx_op_sub(struct onnx *o) { return binary(o, ND_SUB, NUM); }
 int onnx_op_mul(struct onnx *o) { return binary(o, ND_MUL, NUM); }
 int onnx_op_div(struct onnx *o)

@@ -254,3 +254,65 @@ int onnx_fuse_gelu(struct onnx *o)
 	o->done[je] = o->done[ja] = o->done[jm] = o->done[jh] = 1;
 	return 1;
 }
+
+/*
+ * Add(scores, mask) -> Softmax (or LogSoftmax) over the last axis, the
+ * mask fp32 and broadcast in whole rows of it, its rows varying along one
+ * run of consecutive dims (a padding mask [B][1][1][T] or a causal one
+ * [1][1][T][T] over [B][H][T][T] scores): one softmax that adds the mask
+ * first (struct nd_softmax's mask_div and mask_rows). 1 when fused, 0 when
+ * not, or an error.
+ */
+int onnx_fuse_masked_softmax(struct onnx *o)
+{
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), *x, *m;
+	const Onnx__NodeProto *sm;
+	struct ir_attrs at = { 0 };
+	struct nd_softmax *p = &at.nd.sm;
+	uint32_t as, r, ad[NPU_MAX_RANK], bd[NPU_MAX_RANK], out[NPU_MAX_RANK], *md;
+	int js, log = 0, first = -1, last = -1, t[2], y;
+	int64_t axis;
+
+	if (!a || !b || a->dt != NPU_DT_FLOAT32 || b->dt != NPU_DT_FLOAT32 || N->n_output != 1)
+		return 0;
+	js = only_reader(o, N->output[0], o->node_index, &as);
+	sm = node_at(o, js, "Softmax", 1);
+	if (!sm && (sm = node_at(o, js, "LogSoftmax", 1)))
+		log = 1;
+	if (!sm || onnx_broadcast(o, a, b, &r, ad, bd, out) || r < 2)
+		return 0;
+	axis = attr_i(sm, "axis", o->opset >= 13 ? -1 : 1);
+	if (axis != -1 && axis != (int64_t)r - 1)
+		return 0;
+	/* x: the operand of the output's shape (a, where both are) */
+	x = a->rank == r && !memcmp(ad, out, 4 * r) ? a : b;
+	m = x == a ? b : a;
+	md = x == a ? bd : ad;
+	if (x->rank != r || memcmp(x == a ? ad : bd, out, 4 * r) || md[r - 1] != out[r - 1])
+		return 0;
+	for (uint32_t i = 0; i + 1 < r; i++) {
+		if (md[i] == 1)
+			continue;
+		if (last >= 0 && last != (int)i - 1)
+			return 0;	/* two runs: not one row index */
+		if (first < 0)
+			first = (int)i;
+		last = (int)i;
+	}
+	p->outer = onnx_prod(out, 0, r - 1);
+	p->axis = out[r - 1];
+	p->inner = 1;
+	p->log = (uint32_t)log;
+	p->mask_rows = first < 0 ? 1 : onnx_prod(out, (uint32_t)first, (uint32_t)last + 1);
+	p->mask_div = first < 0 ? 1 : onnx_prod(out, (uint32_t)last + 1, r - 1);
+	t[0] = onnx_tensor(o, x);
+	t[1] = t[0] < 0 ? t[0] : onnx_tensor(o, m);
+	if (t[1] < 0)
+		return t[1];
+	y = onnx_output_named(o, sm->output[0], NPU_DT_FLOAT32, r, out);
+	if (y < 0)
+		return y;
+	TRY(onnx_node(o, IR_ND_SOFTMAX, t, 2, &y, 1, &at));
+	o->done[js] = 1;
+	return 1;
+}

@@ -512,8 +512,8 @@ static int save_nd(struct saver *s, int i)
 		break;
 	}
 	case IR_ND_SOFTMAX:
-		if (n->a.nd.sm.inner != 1)
-			break;
+		if (n->a.nd.sm.inner != 1 || (n->nin > 1 && n->in[1] >= 0))
+			break;	/* a mask: imported models are not saved */
 		in[0] = nd_in(s, x);
 		ATTR_I(s, node(s, n->a.nd.sm.log ? "LogSoftmax" : "Softmax", in, 1, nd_out(s, y)),
 		       "axis", -1);

@@ -38,7 +38,7 @@ REF(nd_unary, ref_nd_unary(&k->p.un, h[0], h[1]))
 REF(nd_matmul, ref_nd_matmul(&k->p.mm, h[0], h[1], h[2], h[3], h[4]))
 REF(nd_conv, ref_nd_conv(&k->p.nconv, h[0], h[1], h[2], h[3], h[4], h[5]))
 REF(nd_pool, ref_nd_pool(&k->p.npool, h[0], h[1], k->nt > 2 ? h[2] : NULL))
-REF(nd_softmax, ref_nd_softmax(&k->p.nsm, h[0], h[1]))
+REF(nd_softmax, ref_nd_softmax(&k->p.nsm, h[0], h[1], h[2]))
 REF(nd_layernorm, ref_nd_layernorm(&k->p.ln, h[0], h[1], h[2], h[3], h[4], h[5]))
 REF(nd_softmax_grad, ref_nd_softmax_grad(&k->p.nsm, h[0], h[1], h[2]))
 REF(nd_layernorm_grad, ref_nd_layernorm_grad(&k->p.ln, h[0], h[1], h[2], h[3], h[4], h[5], h[6],
@@ -240,7 +240,7 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_ND_MATMUL] = ND(nd_matmul, "matmul", IR_ND_MATMUL, 4, 1, NPU_CMD_MATMUL, .macs = 1),
 	[K_ND_CONV] = ND(nd_conv, "conv", IR_ND_CONV, 5, 1, NPU_CMD_CONV, .macs = 1),
 	[K_ND_POOL] = ND(nd_pool, "pool", IR_ND_POOL, 1, 2, NPU_CMD_POOL),	/* MaxPool's indices too */
-	[K_ND_SOFTMAX] = ND(nd_softmax, "softmax", IR_ND_SOFTMAX, 1, 1, NPU_CMD_SOFTMAX),
+	[K_ND_SOFTMAX] = ND(nd_softmax, "softmax", IR_ND_SOFTMAX, 2, 1, NPU_CMD_SOFTMAX),
 	[K_ND_LAYERNORM] = ND(nd_layernorm, "layer_norm", IR_ND_LAYERNORM, 3, 3, NPU_CMD_NORM),
 	[K_ND_PAD] = { "pad", NPU_CMD_PAD_ND, 1, .nout = 1, .nd_op = IR_ND_PAD,
 		       .run_ref = run_nd_pad, .work = work_none },

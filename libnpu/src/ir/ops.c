@@ -730,7 +730,7 @@ static const struct ir_op_desc registry[IR_NUM_OPS] = {
 			 .grad = -1 },
 	[IR_ND_POOL] = { OP("pool", 1, 1, 1, 2), .verify = verify_nd_pool, .label = label_nd,
 			 .grad = -1 },
-	[IR_ND_SOFTMAX] = { OP("softmax", 1, 1, 1, 1), .verify = verify_nd_softmax,
+	[IR_ND_SOFTMAX] = { OP("softmax", 1, 2, 1, 1), .verify = verify_nd_softmax,
 			    .label = label_nd, .grad = -1, .backward = backward_nd_softmax },
 	[IR_ND_LAYERNORM] = { OP("layer_norm", 2, 3, 1, 3), .verify = verify_nd_layernorm,
 			      .grad = -1, .backward = backward_nd_layernorm },

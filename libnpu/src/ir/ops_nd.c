@@ -278,6 +278,19 @@ int verify_nd_softmax(npu_graph *g, const struct ir_node *n)
 	if (!c)
 		return ir_fail(g, NPU_EINVAL, "%s: shape", name(n));
 	TRY(want(g, n, n->in[0], NPU_DT_FLOAT32, c, "the input"));
+	if (n->nin > 1 && n->in[1] >= 0) {	/* an additive mask of whole rows */
+		const struct nd_softmax *p = &n->a.nd.sm;
+
+		if (p->inner != 1 || !p->mask_div || !p->mask_rows || p->mask_rows > p->outer ||
+		    p->mask_div > p->outer)
+			return ir_fail(g, NPU_EINVAL, "%s: a mask of %llu rows, every %llu, for %llu "
+				       "rows of the last axis", name(n),
+				       (unsigned long long)p->mask_rows,
+				       (unsigned long long)p->mask_div, (unsigned long long)p->outer);
+		TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, p->mask_rows * p->axis, "the mask"));
+	} else if (n->a.nd.sm.mask_div || n->a.nd.sm.mask_rows) {
+		return ir_fail(g, NPU_EINVAL, "%s: mask parameters without a mask", name(n));
+	}
 	return want_written(g, n, n->out[0], NPU_DT_FLOAT32, c, "the output");
 }
 

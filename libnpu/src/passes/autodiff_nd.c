@@ -283,6 +283,8 @@ int backward_nd_softmax(npu_graph *g, int node, const int *need, int check)
 {
 	struct ir_node f = g->n[node], n;
 
+	if (f.nin > 1 && f.in[1] >= 0 && ad_needs(need, f.in[1]))
+		return ir_fail(g, NPU_ENOTSUP, "softmax: no gradient for its mask");
 	if (check || !ad_needs(need, f.in[0]))
 		return 0;
 	ir_node_init(&n, IR_ND_SOFTMAX_GRAD);

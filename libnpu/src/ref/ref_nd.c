@@ -579,13 +579,23 @@ int ref_nd_pool(const struct nd_pool *p, const void *x, void *y, int64_t *idx)
 
 /* ---- softmax and normalization ------------------------------------------------ */
 
-int ref_nd_softmax(const struct nd_softmax *p, const float *x, float *y)
+int ref_nd_softmax(const struct nd_softmax *p, const float *x, const float *mask, float *y)
 {
+	if (mask && (p->inner != 1 || !p->mask_div || !p->mask_rows))
+		return NPU_EINVAL;
 	for (uint64_t o = 0; o < p->outer; o++) {
 		for (uint64_t in = 0; in < p->inner; in++) {
 			const float *r = x + o * p->axis * p->inner + in;
 			float *w = y + o * p->axis * p->inner + in;
 			double mx = -INFINITY, sum = 0;
+
+			if (mask) {	/* x + mask in fp32, as ONNX's Add; then as below */
+				const float *m = mask + (o / p->mask_div) % p->mask_rows * p->axis;
+
+				for (uint64_t a = 0; a < p->axis; a++)
+					w[a] = r[a] + m[a];
+				r = w;
+			}
 
 			for (uint64_t a = 0; a < p->axis; a++)
 				mx = r[a * p->inner] > mx ? r[a * p->inner] : mx;

@@ -103,10 +103,16 @@ struct nd_pool {
 	uint32_t lo[ND_MAX_SP], hi[ND_MAX_SP];
 };
 
-/* t: x, y. [outer][axis][inner], normalised along axis; @log: log-softmax. */
+/*
+ * t: x, mask (or -1), y. [outer][axis][inner], normalised along axis;
+ * @log: log-softmax. With a mask (@inner 1): row r of x plus, in fp32,
+ * row (r / @mask_div) % @mask_rows of the mask [@mask_rows][@axis] first
+ * (attention's additive mask, as an Add broadcasting it gives).
+ */
 struct nd_softmax {
 	uint64_t outer, axis, inner;
 	uint32_t log;
+	uint64_t mask_div, mask_rows;	/* 0 without a mask */
 };
 
 /* t: x, scale, bias, y, mean, inv_std_dev. Rows of @norm elements. */
@@ -216,7 +222,7 @@ int ref_nd_matmul(const struct nd_matmul *p, const void *a, const void *b, const
 int ref_nd_conv(const struct nd_conv *p, const void *x, const void *w, const float *bias,
 		const void *xzp, const void *wzp, void *y);
 int ref_nd_pool(const struct nd_pool *p, const void *x, void *y, int64_t *idx);
-int ref_nd_softmax(const struct nd_softmax *p, const float *x, float *y);
+int ref_nd_softmax(const struct nd_softmax *p, const float *x, const float *mask, float *y);
 int ref_nd_layernorm(const struct nd_layernorm *p, const float *x, const float *scale,
 		     const float *bias, float *y, float *mean, float *inv_std);
 int ref_nd_pad(const struct nd_pad *p, const void *x, void *y);

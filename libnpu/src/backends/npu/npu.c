@@ -149,7 +149,7 @@ static int pack_nd(const npu_graph *g, const struct kern *k, const uint64_t *va,
 		return npu_pack_activation(&c->activation, &k->p.un, va[0], va[1], table_va);
 	case K_ND_COPY:
 		return npu_pack_copy(&c->copy, &k->p.cp, nd_in_count(g, k), va[0], va[1]);
-	case K_ND_SOFTMAX: return npu_pack_softmax(&c->softmax, &k->p.nsm, va[0], va[1]);
+	case K_ND_SOFTMAX: return npu_pack_softmax(&c->softmax, &k->p.nsm, va[0], va[1], va[2]);
 	case K_ND_LAYERNORM: return npu_pack_norm(&c->norm, &k->p.ln, va);
 	case K_ND_MATMUL: return npu_pack_matmul(&c->matmul, &k->p.mm, va);
 	case K_ND_QDQ: return npu_pack_qdq(&c->qdq, &k->p.qdq, va);
@@ -218,6 +218,11 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 		if (l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.groups > 1 &&
 		    !(n->dev->info.fw_caps & NPU_FW_CAP_CONV_GROUPS)) {
 			strcpy(c->reason, "groups: not in this device's conv2d");
+			return 0;
+		}
+		if (l->k[i].kind == K_ND_SOFTMAX && l->k[i].t[1] >= 0 &&
+		    !(n->dev->info.fw_caps & NPU_FW_CAP_SOFTMAX_MASK)) {
+			strcpy(c->reason, "a mask: not in this device's softmax");
 			return 0;
 		}
 		cycles += NPU_CYCLES_PER_CMD + (compute > move ? compute : move);

@@ -195,19 +195,23 @@ int ocl_nd_pool(struct npu_ocl *o, const struct nd_pool *p, cl_mem x, cl_mem y, 
 	}
 }
 
-int ocl_nd_softmax(struct npu_ocl *o, const struct nd_softmax *p, cl_mem x, cl_mem y)
+int ocl_nd_softmax(struct npu_ocl *o, const struct nd_softmax *p, cl_mem x, cl_mem mask,
+		   cl_mem y)
 {
-	cl_ulong axis = p->axis, inner = p->inner;
-	cl_int lg = (cl_int)p->log;
+	cl_ulong axis = p->axis, inner = p->inner, mdiv = p->mask_div, mrows = p->mask_rows;
+	cl_int lg = (cl_int)p->log, masked = mask != NULL;
 	size_t n = p->outer * p->inner;
 
-	if (!x || !y)
+	if (!x || !y || (mask && (!mdiv || !mrows)))
 		return NPU_EINVAL;
+	mask = or_dummy(o, mask);
 	{
 		cl_ulong cnt = n;
-		const struct karg args[] = { KMEM(x), KMEM(y), KVAL(axis), KVAL(inner), KVAL(lg), KVAL(cnt) };
+		const struct karg args[] = { KMEM(x), KMEM(mask), KMEM(y), KVAL(axis), KVAL(inner),
+					     KVAL(lg), KVAL(masked), KVAL(mdiv), KVAL(mrows),
+					     KVAL(cnt) };
 
-		return ocl_enqueue(o, "nd_softmax", args, 6, 1, &n);
+		return ocl_enqueue(o, "nd_softmax", args, 10, 1, &n);
 	}
 }
 

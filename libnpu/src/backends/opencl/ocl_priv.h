@@ -101,7 +101,8 @@ int ocl_nd_matmul(struct npu_ocl *o, const struct nd_matmul *p, cl_mem a, cl_mem
 int ocl_nd_conv(struct npu_ocl *o, const struct nd_conv *p, cl_mem x, cl_mem w, cl_mem bias,
 		cl_mem xzp, cl_mem wzp, cl_mem y);
 int ocl_nd_pool(struct npu_ocl *o, const struct nd_pool *p, cl_mem x, cl_mem y, cl_mem idx);
-int ocl_nd_softmax(struct npu_ocl *o, const struct nd_softmax *p, cl_mem x, cl_mem y);
+int ocl_nd_softmax(struct npu_ocl *o, const struct nd_softmax *p, cl_mem x, cl_mem mask,
+		   cl_mem y);
 int ocl_nd_layernorm(struct npu_ocl *o, const struct nd_layernorm *p, cl_mem x, cl_mem scale,
 		     cl_mem bias, cl_mem y, cl_mem mean, cl_mem inv);
 int ocl_nd_pad(struct npu_ocl *o, const struct nd_pad *p, cl_mem x, cl_mem y);

@@ -270,7 +270,7 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 	case K_ND_POOL:
 		return ocl_nd_pool(o, &k->p.npool, m[0], m[1], k->nt > 2 ? m[2] : NULL);
 	case K_ND_SOFTMAX:
-		return ocl_nd_softmax(o, &k->p.nsm, m[0], m[1]);
+		return ocl_nd_softmax(o, &k->p.nsm, m[0], m[1], m[2]);
 	case K_ND_LAYERNORM:
 		return ocl_nd_layernorm(o, &k->p.ln, m[0], m[1], m[2], m[3], m[4], m[5]);
 	case K_ND_PAD:

@@ -632,7 +632,10 @@ kernel void nd_pool(global const uchar *x, global uchar *y, global long *idx, ui
 		idx[e] = (long)best_at;
 }
 
-kernel void nd_softmax(global const float *x, global float *y, ulong axis, ulong inner, int lg, ulong count)
+/* masked: row o adds row (o / mdiv) % mrows of mask first (inner 1), in fp32 */
+kernel void nd_softmax(global const float *x, global const float *mask, global float *y,
+		       ulong axis, ulong inner, int lg, int masked, ulong mdiv, ulong mrows,
+		       ulong count)
 {
 	if (get_global_id(0) >= count)
 		return;
@@ -640,6 +643,14 @@ kernel void nd_softmax(global const float *x, global float *y, ulong axis, ulong
 	global const float *s = x + o * axis * inner + in;
 	global float *d = y + o * axis * inner + in;
 	float mx = -INFINITY, sum = 0.0f;
+
+	if (masked) {
+		global const float *m = mask + (o / mdiv) % mrows * axis;
+
+		for (ulong a = 0; a < axis; a++)
+			d[a] = s[a] + m[a];
+		s = d;
+	}
 
 	for (ulong a = 0; a < axis; a++)
 		mx = fmax(mx, s[a * inner]);
