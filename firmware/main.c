@@ -88,7 +88,8 @@ int main(void)
 		  (params.log_size ? NPU_FW_CAP_LOG : 0) |
 		  (hw_caps & NPU_HW_CAP_REQUANT_ONNX ? NPU_FW_CAP_REQUANT_ONNX : 0) |
 		  (hw_caps & NPU_HW_CAP_CONV_GROUPS ? NPU_FW_CAP_CONV_GROUPS : 0) |
-		  (hw_caps & NPU_HW_CAP_SOFTMAX_MASK ? NPU_FW_CAP_SOFTMAX_MASK : 0));
+		  (hw_caps & NPU_HW_CAP_SOFTMAX_MASK ? NPU_FW_CAP_SOFTMAX_MASK : 0) |
+		  (hw_caps & NPU_HW_CAP_NORM_Q8 ? NPU_FW_CAP_NORM_Q8 : 0));
 	reg_write(NPU_REG_FW_CMD_CAPS, (uint32_t)cmd_caps);
 	reg_write(NPU_REG_FW_CMD_CAPS_HI, (uint32_t)(cmd_caps >> 32));
 	fw_log("npu-fw %u.%u.%u (api %u.%u) ready: %u rings, %u KiB SRAM, heartbeat %u ms",

@@ -223,8 +223,13 @@ struct npu_cmd_softmax {
  * y = (x - mean) / sqrt(var + eps) * scale + bias, with the mean and the
  * (biased) variance of the row (ONNX's LayerNormalization); or with
  * NPU_NORM_RMS, y = x / sqrt(mean(x^2) + eps) * scale + bias (RMS norm).
- * @hdr: op NPU_CMD_NORM, size 72.
- * @in, @out: fp32 [@rows][@norm].
+ * The 96-byte form (devices with NPU_HW_CAP_NORM_Q8) takes 8-bit x or y,
+ * a quantized network's DQ -> LayerNormalization -> Q: x dequantized as
+ * ONNX does ((x - @xz) * @xs in fp32), y computed as above and rounded to
+ * fp32, then quantized as ONNX does (y / @ys in fp32, rounded half to
+ * even, + @yz, saturated).
+ * @hdr: op NPU_CMD_NORM, size 72, or 96 with the quantization fields.
+ * @in, @out: fp32 [@rows][@norm], or 8-bit per @xdt, @ydt.
  * @scale: fp32 [@norm]; @bias: fp32 [@norm] or 0 for none.
  * @mean, @inv_std: fp32 [@rows] each, or 0: the row's mean and
  *	1 / sqrt(var + eps) (layer normalisation only).
@@ -244,8 +249,12 @@ struct npu_cmd_norm {
 	uint32_t norm;
 	uint32_t eps;
 	uint32_t flags;
+	uint32_t xdt, ydt;	/* NPU_ND_F32 (or 0), NPU_ND_I8 or NPU_ND_U8 */
+	uint32_t xs, ys;	/* fp32 bits: an 8-bit side's scale (> 0, finite), else 0 */
+	int32_t xz, yz;		/* an 8-bit side's zero point, else 0 */
 };
 #define NPU_NORM_RMS		(1u << 0)
+#define NPU_CMD_NORM_SIZE_F32	72	/* the command before its 8-bit form */
 
 /**
  * struct npu_cmd_matmul - batched matrix product of two activations, with

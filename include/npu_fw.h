@@ -129,6 +129,8 @@ enum npu_fw_error {
 #define NPU_FW_CAP_CONV_GROUPS	(1u << 4)
 /* SOFTMAX takes a mask (the hardware's NPU_HW_CAP_SOFTMAX_MASK) */
 #define NPU_FW_CAP_SOFTMAX_MASK	(1u << 5)
+/* NORM takes 8-bit x and y (the hardware's NPU_HW_CAP_NORM_Q8) */
+#define NPU_FW_CAP_NORM_Q8	(1u << 6)
 
 /*
  * Log buffer: a byte ring in host memory. The firmware writes text lines

@@ -533,32 +533,77 @@ out:
 
 /* ---- NPU_CMD_NORM ------------------------------------------------------------- */
 
+/* An 8-bit side of NPU_CMD_NORM: its dtype, scale and zero point valid. */
+static bool norm_q8_ok(uint32_t dt, uint32_t s_bits, int32_t zp)
+{
+	float s = npu_f32_from_bits(s_bits);
+
+	if (dt == NPU_ND_F32 || !dt)
+		return !s_bits && !zp;
+	return (dt == NPU_ND_I8 ? zp >= -128 && zp <= 127 :
+		dt == NPU_ND_U8 && zp >= 0 && zp <= 255) &&
+	       npu_f32_bits_finite(s_bits) && s > 0;
+}
+
+/* ONNX's QuantizeLinear of one fp32 value into an 8-bit @dt. */
+static uint8_t norm_quantize(float v, float s, int32_t zp, uint32_t dt)
+{
+	float r = rintf(v / s);
+	double q = isnan(r) ? zp : (double)r + zp;
+	double lo = dt == NPU_ND_I8 ? -128 : 0, hi = dt == NPU_ND_I8 ? 127 : 255;
+
+	q = q < lo ? lo : q > hi ? hi : q;
+	return dt == NPU_ND_I8 ? (uint8_t)(int8_t)q : (uint8_t)q;
+}
+
 uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint64_t va[6], total;
 	uint32_t rows = npu_rd32(c + 56), norm = npu_rd32(c + 60), eps_bits = npu_rd32(c + 64);
-	uint32_t flags = npu_rd32(c + 68), st;
-	bool rms = flags & NPU_NORM_RMS;
-	float *x = NULL, *scale = NULL, *bias = NULL, *stats = NULL, eps;
+	uint32_t flags = npu_rd32(c + 68), st, xdt = 0, ydt = 0, xs_b = 0, ys_b = 0;
+	int32_t xz = 0, yz = 0;
+	bool rms = flags & NPU_NORM_RMS, x8, y8;
+	float *x = NULL, *scale = NULL, *bias = NULL, *stats = NULL, eps, xs, ys;
+	uint8_t *raw = NULL;
 
-	if (size != sizeof(struct npu_cmd_norm))
+	if (size != sizeof(struct npu_cmd_norm) && size != NPU_CMD_NORM_SIZE_F32)
 		return NPU_DMA_ERR_ARGS;
+	if (size == sizeof(struct npu_cmd_norm)) {
+		xdt = npu_rd32(c + 72);
+		ydt = npu_rd32(c + 76);
+		xs_b = npu_rd32(c + 80);
+		ys_b = npu_rd32(c + 84);
+		xz = (int32_t)npu_rd32(c + 88);
+		yz = (int32_t)npu_rd32(c + 92);
+	}
+	x8 = xdt && xdt != NPU_ND_F32;
+	y8 = ydt && ydt != NPU_ND_F32;
+	xs = npu_f32_from_bits(xs_b);
+	ys = npu_f32_from_bits(ys_b);
 	for (int i = 0; i < 6; i++)	/* in, scale, bias, out, mean, inv_std */
 		va[i] = npu_rd64(c + 8 + 8 * i);
 	eps = npu_f32_from_bits(eps_bits);
 	if (!rows || !npu_dim_ok(norm) || !npu_prod4(rows, norm, 1, 1, NPU_MAX_F32, &total) ||
 	    (flags & ~NPU_NORM_RMS) || !npu_f32_bits_finite(eps_bits) || eps < 0 || !va[1] ||
-	    (rms && (va[4] || va[5])) ||
-	    (va[0] | va[1] | va[2] | va[3] | va[4] | va[5]) & 3)
+	    (rms && (va[4] || va[5])) || !norm_q8_ok(xdt, xs_b, xz) || !norm_q8_ok(ydt, ys_b, yz) ||
+	    ((x8 ? 0 : va[0]) | va[1] | va[2] | (y8 ? 0 : va[3]) | va[4] | va[5]) & 3)
 		return NPU_DMA_ERR_ARGS;
-	if ((st = npu_nd_load(core, va[0], 4 * total, (void **)&x, fault)) != NPU_DMA_OK ||
+	if (x8) {	/* dequantized into fp32 as ONNX's DequantizeLinear */
+		x = npu_eng_alloc(core, 4 * total);
+		st = x ? npu_nd_load(core, va[0], total, (void **)&raw, fault) : NPU_DMA_ERR_ARGS;
+		for (uint64_t i = 0; st == NPU_DMA_OK && i < total; i++)
+			x[i] = (float)((xdt == NPU_ND_I8 ? (int32_t)(int8_t)raw[i] : raw[i]) - xz) * xs;
+	} else {
+		st = npu_nd_load(core, va[0], 4 * total, (void **)&x, fault);
+	}
+	if (st != NPU_DMA_OK ||
 	    (st = npu_nd_load(core, va[1], 4ull * norm, (void **)&scale, fault)) != NPU_DMA_OK ||
 	    (va[2] && (st = npu_nd_load(core, va[2], 4ull * norm, (void **)&bias, fault)) != NPU_DMA_OK))
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	stats = npu_eng_alloc(core, 8ull * rows);
-	if (!stats)
+	if (!stats || (y8 && !raw && !(raw = npu_eng_alloc(core, total))))
 		goto out;
 	for (uint32_t r = 0; r < rows; r++) {
 		float *v = x + (uint64_t)r * norm;
@@ -583,14 +628,22 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		stats[r] = (float)m;
 		stats[rows + r] = (float)inv;
 	}
-	st = npu_nd_store(core, va[3], x, 4 * total, fault);
+	if (y8) {
+		for (uint64_t i = 0; i < total; i++)
+			raw[i] = norm_quantize(x[i], ys, yz, ydt);
+		st = npu_nd_store(core, va[3], raw, total, fault);
+	} else {
+		st = npu_nd_store(core, va[3], x, 4 * total, fault);
+	}
 	if (st == NPU_DMA_OK && va[4])
 		st = npu_nd_store(core, va[4], stats, 4ull * rows, fault);
 	if (st == NPU_DMA_OK && va[5])
 		st = npu_nd_store(core, va[5], stats + rows, 4ull * rows, fault);
-	npu_account(core, st, 8 * total + 8ull * norm, npu_vec_cycles(core, total, 5), bytes, cycles);
+	npu_account(core, st, (x8 ? 1 : 4) * total + (y8 ? 1 : 4) * total + 8ull * norm,
+		    npu_vec_cycles(core, total, 5 + x8 + y8), bytes, cycles);
 out:
 	free(x);
+	free(raw);
 	free(scale);
 	free(bias);
 	free(stats);

@@ -14,6 +14,7 @@
 
 #include "harness.h"
 #include "npu.h"
+#include "npu_train_math.h"
 #include "device/npu_pack.h"
 #include "ref/ref_nd.h"
 #include "tap.h"
@@ -595,7 +596,8 @@ static void test_layer_norm_and_rms_norm(void)
 {
 	for (int it = 0; it < 10; it++) {
 		int rms = it >= 6;
-		struct nd_layernorm p = { 1 + rnd() % 8, 1 + rnd() % 200, it & 1 ? 1e-5f : 1e-3f };
+		struct nd_layernorm p = { .outer = 1 + rnd() % 8, .norm = 1 + rnd() % 200,
+					  .eps = it & 1 ? 1e-5f : 1e-3f };
 		uint64_t n = p.outer * p.norm;
 		uint64_t vas[6] = { VA_A, VA_B, it % 3 ? VA_C : 0, VA_OUT, rms ? 0 : VA_O2,
 				    rms ? 0 : VA_O3 };
@@ -630,8 +632,9 @@ static void test_layer_norm_and_rms_norm(void)
 						       (vas[2] ? b[i] : 0);
 		}
 		CHECK_EQ(npu_pack_norm(&c, &p, vas), 0);
+		CHECK_EQ(c.hdr.size, NPU_CMD_NORM_SIZE_F32);	/* fp32: as before 8-bit */
 		c.flags = rms ? NPU_NORM_RMS : 0;
-		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK_EQ(run(&c, c.hdr.size), NPU_JOB_OK);
 		/* The sum of (x - m) * inv * s + b cancels: within 2 ulp of its larger terms. */
 		for (uint64_t i = 0; i < n; i++) {
 			double tol = 4 * ldexp(fabs((x[i] - (rms ? 0 : mean[i / p.norm])) * inv[i / p.norm] *
@@ -647,6 +650,75 @@ static void test_layer_norm_and_rms_norm(void)
 			CHECK(agree(va(VA_O3), inv, p.outer, 2, "inv_std_dev"));
 		}
 		free(want);
+	}
+}
+
+/*
+ * The 96-byte NORM: 8-bit x (int8 and uint8), 8-bit y, or both, against
+ * ONNX's steps worked out here: DequantizeLinear in fp32, the layer norm
+ * in double rounded to fp32, QuantizeLinear half to even, saturated.
+ */
+static void test_layer_norm_8bit(void)
+{
+	for (int it = 0; it < 9; it++) {
+		enum { R = 5, C = 96 };
+		uint32_t xdt = it % 3 == 0 ? NPU_ND_F32 : it % 2 ? NPU_ND_I8 : NPU_ND_U8;
+		uint32_t ydt = it % 3 == 1 ? NPU_ND_F32 : it % 2 ? NPU_ND_U8 : NPU_ND_I8;
+		int x8 = xdt != NPU_ND_F32, y8 = ydt != NPU_ND_F32;
+		float xs = 0.03f + 0.01f * (float)it, ys = 0.02f, eps = 1e-5f;
+		int32_t xz = xdt == NPU_ND_U8 ? 131 : x8 ? -7 : 0;
+		int32_t yz = ydt == NPU_ND_U8 ? 120 : y8 ? 5 : 0;
+		struct npu_cmd_norm c = { { NPU_CMD_NORM, sizeof(c) }, VA_A, VA_B, VA_C, VA_OUT, 0, 0,
+					  R, C, npu_f32_bits(eps), 0, xdt, ydt,
+					  x8 ? npu_f32_bits(xs) : 0, y8 ? npu_f32_bits(ys) : 0,
+					  x8 ? xz : 0, y8 ? yz : 0 };
+		uint8_t *xb, *yb;
+		float *s, *b, row[C];
+		int bad = 0;
+
+		setup(4 * R * C);
+		xb = va(VA_A);
+		s = va(VA_B);
+		b = va(VA_C);
+		for (int i = 0; i < R * C; i++) {
+			if (x8)
+				xb[i] = (uint8_t)rnd();
+			else
+				((float *)xb)[i] = frnd(-4, 4);
+		}
+		for (int i = 0; i < C; i++) {
+			s[i] = frnd(0.5f, 2);
+			b[i] = frnd(-1, 1);
+		}
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		yb = va(VA_OUT);
+		for (int r = 0; r < R; r++) {
+			double m = 0, q = 0, inv;
+
+			for (int i = 0; i < C; i++) {
+				int32_t v = xdt == NPU_ND_I8 ? (int8_t)xb[r * C + i] : xb[r * C + i];
+
+				row[i] = x8 ? (float)(v - xz) * xs : ((float *)xb)[r * C + i];
+				m += row[i];
+			}
+			m /= C;
+			for (int i = 0; i < C; i++)
+				q += (row[i] - m) * (row[i] - m);
+			inv = 1 / sqrt(q / C + eps);
+			for (int i = 0; i < C; i++) {
+				float v = (float)((row[i] - m) * inv * s[i] + b[i]);
+				double t = rintf(v / ys) + (double)yz;
+				double lo = ydt == NPU_ND_I8 ? -128 : 0, hi = lo + 255;
+				int32_t want = (int32_t)(t < lo ? lo : t > hi ? hi : t);
+				int32_t got = ydt == NPU_ND_I8 ? (int8_t)yb[r * C + i] : yb[r * C + i];
+
+				if (y8 ? got != want : ((float *)yb)[r * C + i] != v)
+					bad++;
+			}
+		}
+		if (bad)
+			printf("#   x %u, y %u: %d values differ\n", xdt, ydt, bad);
+		CHECK_EQ(bad, 0);
 	}
 }
 
@@ -1357,7 +1429,7 @@ static void test_malformed(void)
 					NPU_ACTFN_RELU, 0, 0, 0, 0 };
 	struct npu_cmd_softmax s = { { NPU_CMD_SOFTMAX, sizeof(s) }, VA_A, VA_OUT, 1, 8, 1, 0, 0, 0, 0 };
 	struct npu_cmd_norm n = { { NPU_CMD_NORM, sizeof(n) }, VA_A, VA_B, 0, VA_OUT, 0, 0, 2, 4,
-				  0, 0 };
+				  0, 0, 0, 0, 0, 0, 0, 0 };
 	struct npu_cmd_matmul m = { { NPU_CMD_MATMUL, sizeof(m) }, VA_A, VA_B, 0, 0, VA_OUT, 2, 2,
 				    2, 0, NPU_ND_F32, NPU_ND_F32, 0, 0, 0, 0x3f800000u, { 0 }, { 0 },
 				    { 0 } };
@@ -1410,6 +1482,14 @@ static void test_malformed(void)
 	n.eps = 0x7fc00000u, bad(&n, sizeof(n));		/* NaN epsilon */
 	n.eps = 0, n.scale = 0, bad(&n, sizeof(n));
 	n.scale = VA_B, n.flags = NPU_NORM_RMS, n.mean = VA_O2, bad(&n, sizeof(n));
+	n.flags = 0, n.mean = 0, n.xdt = NPU_ND_I8, bad(&n, sizeof(n));	/* no scale */
+	n.xs = 0x3f800000u, n.xz = 128, bad(&n, sizeof(n));		/* past int8 */
+	n.xz = 0, n.ydt = NPU_ND_I32, bad(&n, sizeof(n));
+	n.ydt = 0, n.ys = 0x3f800000u, bad(&n, sizeof(n));		/* a scale for fp32 y */
+	n.ys = 0, n.xs = 0x7f800000u, bad(&n, sizeof(n));		/* infinite scale */
+	n.xdt = n.xs = 0;
+	n.hdr.size = 80, bad(&n, 80);				/* neither 72 nor 96 */
+	n.hdr.size = sizeof(n);
 	m2 = m, m2.adt = NPU_ND_I8, bad(&m2, sizeof(m2));	/* mixed fp32 and int8 */
 	m2 = m, m2.a_zp = VA_C, m2.azp_n = 1, bad(&m2, sizeof(m2));	/* zp for fp32 */
 	m2 = m, m2.brank = 1, m2.ob[0] = 2, m2.ab[0] = 3, bad(&m2, sizeof(m2));
@@ -1584,7 +1664,7 @@ static double norm_dot(const double *x, const double *s, const double *b, const 
 static void test_norm_bwd(void)
 {
 	for (int it = 0; it < 6; it++) {
-		struct nd_layernorm p = { 1 + rnd() % 5, 2 + rnd() % 60, 1e-5f };
+		struct nd_layernorm p = { .outer = 1 + rnd() % 5, .norm = 2 + rnd() % 60, .eps = 1e-5f };
 		uint64_t n = p.outer * p.norm, k = p.norm;
 		uint64_t vas[8] = { VA_A, VA_B, VA_C, VA_D, VA_O2, VA_OUT, it & 1 ? VA_O3 : 0,
 				    it & 2 ? 0 : VA_O3 + 0x4000 };
@@ -1965,6 +2045,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_copy_slices_and_broadcasts),
 	TAP_ENTRY(test_softmax_and_log_softmax),
 	TAP_ENTRY(test_softmax_mask),
+	TAP_ENTRY(test_layer_norm_8bit),
 	TAP_ENTRY(test_layer_norm_and_rms_norm),
 	TAP_ENTRY(test_matmul_fp32_batched_transposed),
 	TAP_ENTRY(test_matmul_int8_zero_points),

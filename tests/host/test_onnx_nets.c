@@ -915,6 +915,75 @@ static void test_ort_qlinear_add(void)
 }
 
 /*
+ * DQ -> LayerNormalization -> Q folds into one layer norm of 8-bit x and
+ * y (NORM's 96-byte form on the NPU): uint8 and int8, every backend the
+ * same bytes as ONNX's steps worked out here.
+ */
+static void test_qdq_layernorm(void)
+{
+	enum { R = 6, C = 16 };
+
+	for (int s8 = 0; s8 < 2; s8++) {
+		struct model m = { .opset = 17 };
+		const float xs = 0.04f, ys = 0.025f, eps = 1e-5f;
+		const int xz = s8 ? 3 : 131, yz = s8 ? -2 : 126;
+		const uint8_t xzb = (uint8_t)xz, yzb = (uint8_t)yz;
+		int lo = s8 ? -128 : 0, hi = lo + 255, type = s8 ? I8 : U8;
+		float scale[C], bias[C], row[C];
+		uint8_t x[R * C], want[R * C];
+		size_t len;
+		const uint8_t *buf;
+		Onnx__NodeProto *n;
+
+		for (int i = 0; i < R * C; i++)
+			x[i] = (uint8_t)(i * 73 + 11);
+		for (int i = 0; i < C; i++) {
+			scale[i] = 0.5f + 0.1f * (float)i;
+			bias[i] = 0.05f * (float)(i - 8);
+		}
+		for (int r = 0; r < R; r++) {
+			double mu = 0, var = 0, inv;
+
+			for (int i = 0; i < C; i++) {
+				int v = s8 ? (int8_t)x[r * C + i] : x[r * C + i];
+
+				row[i] = (float)(v - xz) * xs;
+				mu += row[i];
+			}
+			mu /= C;
+			for (int i = 0; i < C; i++)
+				var += (row[i] - mu) * (row[i] - mu);
+			inv = 1 / sqrt(var / C + eps);
+			for (int i = 0; i < C; i++) {
+				float v = (float)((row[i] - mu) * inv * scale[i] + bias[i]);
+				double q = rintf(v / ys) + (double)yz;
+
+				want[r * C + i] = (uint8_t)(int)(q < lo ? lo : q > hi ? hi : q);
+			}
+		}
+		m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &xs, 4);
+		m.init[m.ninit++] = tensor("xz", type, 0, NULL, &xzb, 1);
+		m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &ys, 4);
+		m.init[m.ninit++] = tensor("yz", type, 0, NULL, &yzb, 1);
+		m.init[m.ninit++] = tensor("g", F32, DIMS(C), scale, sizeof(scale));
+		m.init[m.ninit++] = tensor("b", F32, DIMS(C), bias, sizeof(bias));
+		m.node[m.nnode++] = node("DequantizeLinear", "x,xs,xz", "d");
+		n = node("LayerNormalization", "d,g,b", "l");
+		attr_f(n, "epsilon", eps);
+		m.node[m.nnode++] = n;
+		m.node[m.nnode++] = node("QuantizeLinear", "l,ys,yz", "y");
+		m.in[m.nin++] = value("x", type, DIMS(2, 3, C));
+		m.out[m.nout++] = value("y", type, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK_EQ(count_label(buf, len, "layer_norm (int8)"), 1);
+		CHECK_EQ(count_label(buf, len, "dequantize_linear"), 0);
+		CHECK_EQ(count_label(buf, len, "quantize_linear"), 0);
+		check_all(buf, len, (const void *[]){ x }, want, sizeof(want));
+		arena_free();
+	}
+}
+
+/*
  * Add(scores, mask) -> Softmax: one softmax with the mask where the mask
  * broadcasts in whole rows along one run of dims (a padding mask [2][1][1]
  * [6], a causal one [1][1][4][6] over [2][3][4][6]); a mask that varies
@@ -1624,7 +1693,7 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_ort_qlinear_add),
 	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax), TAP_ENTRY(test_qdq_add_constant),
 	 TAP_ENTRY(test_qdq_softmax_overflow), TAP_ENTRY(test_qdq_activation_table),
-	 TAP_ENTRY(test_masked_softmax), TAP_ENTRY(test_qdq_transpose),
+	 TAP_ENTRY(test_masked_softmax), TAP_ENTRY(test_qdq_layernorm), TAP_ENTRY(test_qdq_transpose),
 	 TAP_ENTRY(test_qdq_split_slice),
 	 TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

@@ -274,6 +274,16 @@ int npu_pack_norm(struct npu_cmd_norm *c, const struct nd_layernorm *p, const ui
 	c->rows = (uint32_t)p->outer;
 	c->norm = (uint32_t)p->norm;
 	c->eps = f32_bits(p->eps);
+	c->hdr.size = NPU_CMD_NORM_SIZE_F32;	/* fp32: the form every device knows */
+	if (p->xdt == NPU_DT_INT8 || p->ydt == NPU_DT_INT8) {
+		c->hdr.size = sizeof(*c);
+		c->xdt = p->xdt == NPU_DT_INT8 ? NPU_ND_I8 : NPU_ND_F32;
+		c->ydt = p->ydt == NPU_DT_INT8 ? NPU_ND_I8 : NPU_ND_F32;
+		c->xs = p->xdt == NPU_DT_INT8 ? f32_bits(p->xs) : 0;
+		c->ys = p->ydt == NPU_DT_INT8 ? f32_bits(p->ys) : 0;
+		c->xz = p->xdt == NPU_DT_INT8 ? p->xz : 0;
+		c->yz = p->ydt == NPU_DT_INT8 ? p->yz : 0;
+	}
 	return 0;
 }
 

@@ -171,6 +171,12 @@ int onnx_fold_transpose(struct onnx *o, const uint32_t *perm, const uint32_t *yd
 int onnx_fold_reshape(struct onnx *o, uint32_t rank, const uint32_t *dims);
 /* DQ(a), DQ(b) -> Add / Mul -> Q: libnpu's int8 add or mul, ONNX's arithmetic. */
 int onnx_fold_eltwise(struct onnx *o, int mul);
+/*
+ * DQ -> LayerNormalization (@p: its shape and epsilon; Scale and B inputs
+ * 1 and 2) -> Q, per tensor: one layer norm of 8-bit x and y; 1, 0 or an
+ * error.
+ */
+int onnx_fold_layernorm(struct onnx *o, const struct nd_layernorm *p);
 /* DQ -> @un's function of fp32 -> Q as one 8-bit op (a table); 1, 0 or an error. */
 int onnx_fold_unary(struct onnx *o, const struct nd_unary *un);
 /* Q of a DQ of the same quantization: the quantized value itself. */

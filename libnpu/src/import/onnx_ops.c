@@ -1216,6 +1216,12 @@ static int op_layernorm(struct onnx *o)
 		return onnx_fail(o, NPU_ENOTSUP, "Scale and B must have the normalized shape's "
 				 "%llu elements (broadcasting them is not supported)",
 				 (unsigned long long)p->norm);
+	if (N->n_output == 1) {	/* DQ -> LayerNormalization -> Q: 8-bit in and out */
+		int r = onnx_fold_layernorm(o, p);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	for (uint32_t i = 0; i < x->rank; i++)
 		sdims[i] = i < axis ? x->dims[i] : 1;
 	y[0] = onnx_output(o, 0, NPU_DT_FLOAT32, x->rank, x->dims);

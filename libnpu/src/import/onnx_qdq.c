@@ -1102,3 +1102,40 @@ int onnx_fold_unary(struct onnx *o, const struct nd_unary *un)
 	took(o, -1, qo.qn);
 	return 1;
 }
+
+int onnx_fold_layernorm(struct onnx *o, const struct nd_layernorm *p)
+{
+	struct oval *x = onnx_in(o, 0), *y;
+	struct ir_attrs at = { 0 };
+	struct qout qo;
+	float xs;
+	int32_t xz;
+	int t[3] = { -1, -1, -1 }, yt[3] = { -1, -1, -1 }, nchw;
+
+	if (!x || !per_tensor(x, &xs, &xz) || N->n_output != 1)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0 || qo.relu >= 0)
+		return 0;
+	nchw = x->rank == 4;
+	t[0] = q8_tensor(o, x->dq_x, xs, xz, nchw);
+	if (t[0] < 0)
+		return t[0] < -1 ? t[0] : 0;
+	t[1] = onnx_in_t(o, 1);
+	t[2] = t[1] < 0 ? t[1] : onnx_has_in(o, 2) ? onnx_in_t(o, 2) : -1;
+	if (t[1] < 0 || t[2] < -1)
+		return t[1] < 0 ? t[1] : t[2];
+	qo.name = o->gp->node[qo.qn]->output[0];
+	yt[0] = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, x->rank, x->dims, nchw, &y);
+	if (yt[0] < 0)
+		return yt[0];
+	at.nd.ln = *p;
+	at.nd.ln.xdt = at.nd.ln.ydt = NPU_DT_INT8;
+	at.nd.ln.xs = xs;
+	at.nd.ln.xz = o->g->t[t[0]].d.zero_point;
+	at.nd.ln.ys = qo.ys;
+	at.nd.ln.yz = o->g->t[yt[0]].d.zero_point;
+	TRY(onnx_node(o, IR_ND_LAYERNORM, t, 3, yt, 3, &at));
+	took(o, -1, qo.qn);
+	return 1;
+}

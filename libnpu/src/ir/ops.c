@@ -733,7 +733,7 @@ static const struct ir_op_desc registry[IR_NUM_OPS] = {
 	[IR_ND_SOFTMAX] = { OP("softmax", 1, 2, 1, 1), .verify = verify_nd_softmax,
 			    .label = label_nd, .grad = -1, .backward = backward_nd_softmax },
 	[IR_ND_LAYERNORM] = { OP("layer_norm", 2, 3, 1, 3), .verify = verify_nd_layernorm,
-			      .grad = -1, .backward = backward_nd_layernorm },
+			      .label = label_nd, .grad = -1, .backward = backward_nd_layernorm },
 	[IR_ND_PAD] = { OP("pad", 1, 1, 1, 1), .verify = verify_nd_pad, .grad = -1 },
 	[IR_ND_RESIZE] = { OP("resize", 1, 1, 1, 1), .verify = verify_nd_resize, .grad = -1 },
 	[IR_ND_QDQ] = { OP("qdq", 2, 3, 1, 1), .verify = verify_nd_qdq, .label = label_nd,

@@ -299,14 +299,23 @@ int verify_nd_layernorm(npu_graph *g, const struct ir_node *n)
 	const struct nd_layernorm *p = &n->a.nd.ln;
 	uint64_t c = p->outer * p->norm;
 
+	int xdt = p->xdt ? (int)p->xdt : NPU_DT_FLOAT32, ydt = p->ydt ? (int)p->ydt : NPU_DT_FLOAT32;
+
 	if (!p->outer || !p->norm || p->outer > (1ull << 32) || p->norm > (1ull << 32) ||
 	    c > (1ull << 32) || !(p->eps >= 0))
 		return ir_fail(g, NPU_EINVAL, "%s: shape or epsilon", name(n));
-	TRY(want(g, n, n->in[0], NPU_DT_FLOAT32, c, "the input"));
+	/* 8-bit sides: int8, a scale > 0 and a zero point (DQ -> LN -> Q) */
+	if ((xdt != NPU_DT_FLOAT32 && (xdt != NPU_DT_INT8 || !(p->xs > 0) || !isfinite(p->xs) ||
+				       p->xz < -128 || p->xz > 127)) ||
+	    (ydt != NPU_DT_FLOAT32 && (ydt != NPU_DT_INT8 || !(p->ys > 0) || !isfinite(p->ys) ||
+				       p->yz < -128 || p->yz > 127)))
+		return ir_fail(g, NPU_EINVAL, "%s: an 8-bit side's dtype, scale or zero point",
+			       name(n));
+	TRY(want(g, n, n->in[0], xdt, c, "the input"));
 	TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, p->norm, "the scale"));
 	if (n->in[2] >= 0)
 		TRY(want(g, n, n->in[2], NPU_DT_FLOAT32, p->norm, "the bias"));
-	TRY(want_written(g, n, n->out[0], NPU_DT_FLOAT32, c, "the output"));
+	TRY(want_written(g, n, n->out[0], ydt, c, "the output"));
 	if (n->nout > 1 && n->out[1] >= 0)
 		TRY(want_written(g, n, n->out[1], NPU_DT_FLOAT32, p->outer, "the mean"));
 	if (n->nout > 2 && n->out[2] >= 0)
@@ -587,6 +596,9 @@ const char *label_nd(const npu_graph *g, const struct ir_node *n)
 		return n->a.nd.pool.average ? "average_pool (nd)" : "max_pool (nd)";
 	case IR_ND_SOFTMAX:
 		return n->a.nd.sm.log ? "log_softmax (nd)" : "softmax (nd)";
+	case IR_ND_LAYERNORM:
+		return n->a.nd.ln.xdt == NPU_DT_INT8 || n->a.nd.ln.ydt == NPU_DT_INT8 ?
+		       "layer_norm (int8)" : "layer_norm";
 	case IR_ND_QDQ:
 		return n->a.nd.qdq.mode == ND_QUANTIZE ? "quantize_linear" :
 		       n->a.nd.qdq.mode == ND_REQUANTIZE ? "requantize (onnx)" : "dequantize_linear";

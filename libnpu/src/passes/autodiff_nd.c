@@ -297,6 +297,8 @@ int backward_nd_layernorm(npu_graph *g, int node, const int *need, int check)
 	struct ir_node f = g->n[node], n;
 	uint32_t rows = (uint32_t)f.a.nd.ln.outer;
 
+	if (f.a.nd.ln.xdt == NPU_DT_INT8 || f.a.nd.ln.ydt == NPU_DT_INT8)
+		return ir_fail(g, NPU_ENOTSUP, "layer norm: no gradient of an 8-bit one");
 	if (check)
 		return 0;
 	/* The forward pass keeps each row's mean and inverse deviation for this. */

@@ -6,6 +6,7 @@
  * numpy reference computes up to its own rounding.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ref/nd_elem.h"
@@ -611,14 +612,23 @@ int ref_nd_softmax(const struct nd_softmax *p, const float *x, const float *mask
 	return 0;
 }
 
-int ref_nd_layernorm(const struct nd_layernorm *p, const float *x, const float *scale,
-		     const float *bias, float *y, float *mean, float *inv_std)
+int ref_nd_layernorm(const struct nd_layernorm *p, const void *x, const float *scale,
+		     const float *bias, void *y, float *mean, float *inv_std)
 {
-	if (!p->norm)
-		return NPU_EINVAL;
+	int x8 = p->xdt == NPU_DT_INT8, y8 = p->ydt == NPU_DT_INT8;
+	float *row = x8 || y8 ? malloc(sizeof(float) * p->norm) : NULL;
+
+	if (!p->norm || ((x8 || y8) && !row)) {
+		free(row);
+		return p->norm ? NPU_ENOMEM : NPU_EINVAL;
+	}
 	for (uint64_t o = 0; o < p->outer; o++) {
-		const float *r = x + o * p->norm;
+		const float *r = x8 ? row : (const float *)x + o * p->norm;
+		float *w = y8 ? row : (float *)y + o * p->norm;
 		double m = 0, var = 0, inv;
+
+		for (uint64_t i = 0; x8 && i < p->norm; i++)
+			row[i] = nd_dequantize_one(((const int8_t *)x)[o * p->norm + i], p->xs, p->xz);
 
 		for (uint64_t i = 0; i < p->norm; i++)
 			m += r[i];
@@ -628,13 +638,16 @@ int ref_nd_layernorm(const struct nd_layernorm *p, const float *x, const float *
 		var /= (double)p->norm;
 		inv = 1.0 / sqrt(var + (double)p->eps);
 		for (uint64_t i = 0; i < p->norm; i++)
-			y[o * p->norm + i] = (float)(((double)r[i] - m) * inv * scale[i] +
-						     (bias ? bias[i] : 0.0));
+			w[i] = (float)(((double)r[i] - m) * inv * scale[i] + (bias ? bias[i] : 0.0));
+		for (uint64_t i = 0; y8 && i < p->norm; i++)
+			((int8_t *)y)[o * p->norm + i] =
+				(int8_t)nd_quantize_one(row[i], p->ys, p->yz, -128, 127);
 		if (mean)
 			mean[o] = (float)m;
 		if (inv_std)
 			inv_std[o] = (float)inv;
 	}
+	free(row);
 	return 0;
 }
 

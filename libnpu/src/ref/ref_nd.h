@@ -115,10 +115,18 @@ struct nd_softmax {
 	uint64_t mask_div, mask_rows;	/* 0 without a mask */
 };
 
-/* t: x, scale, bias, y, mean, inv_std_dev. Rows of @norm elements. */
+/*
+ * t: x, scale, bias, y, mean, inv_std_dev. Rows of @norm elements. x and y
+ * fp32, or int8 where @xdt / @ydt say so: x dequantized ((x - @xz) * @xs
+ * in fp32), y quantized from its fp32 value (y / @ys rounded half to even,
+ * + @yz, saturated), ONNX's steps (DQ -> LayerNormalization -> Q).
+ */
 struct nd_layernorm {
 	uint64_t outer, norm;
 	float eps;
+	uint32_t xdt, ydt;		/* 0 or NPU_DT_FLOAT32: fp32 */
+	float xs, ys;
+	int32_t xz, yz;
 };
 
 enum nd_pad_mode { ND_PAD_CONSTANT, ND_PAD_REFLECT, ND_PAD_EDGE };
@@ -223,8 +231,8 @@ int ref_nd_conv(const struct nd_conv *p, const void *x, const void *w, const flo
 		const void *xzp, const void *wzp, void *y);
 int ref_nd_pool(const struct nd_pool *p, const void *x, void *y, int64_t *idx);
 int ref_nd_softmax(const struct nd_softmax *p, const float *x, const float *mask, float *y);
-int ref_nd_layernorm(const struct nd_layernorm *p, const float *x, const float *scale,
-		     const float *bias, float *y, float *mean, float *inv_std);
+int ref_nd_layernorm(const struct nd_layernorm *p, const void *x, const float *scale,
+		     const float *bias, void *y, float *mean, float *inv_std);
 int ref_nd_pad(const struct nd_pad *p, const void *x, void *y);
 int ref_nd_resize(const struct nd_resize *p, const void *x, void *y);
 int ref_nd_qdq(const struct nd_qdq *p, const void *x, const float *scale, const void *zp,

@@ -220,6 +220,12 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 			strcpy(c->reason, "groups: not in this device's conv2d");
 			return 0;
 		}
+		if (l->k[i].kind == K_ND_LAYERNORM &&
+		    (l->k[i].p.ln.xdt == NPU_DT_INT8 || l->k[i].p.ln.ydt == NPU_DT_INT8) &&
+		    !(n->dev->info.fw_caps & NPU_FW_CAP_NORM_Q8)) {
+			strcpy(c->reason, "8-bit: not in this device's layer norm");
+			return 0;
+		}
 		if (l->k[i].kind == K_ND_SOFTMAX && l->k[i].t[1] >= 0 &&
 		    !(n->dev->info.fw_caps & NPU_FW_CAP_SOFTMAX_MASK)) {
 			strcpy(c->reason, "a mask: not in this device's softmax");

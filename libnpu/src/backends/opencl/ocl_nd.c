@@ -228,6 +228,20 @@ int ocl_nd_layernorm(struct npu_ocl *o, const struct nd_layernorm *p, cl_mem x, 
 	bias = or_dummy(o, bias);
 	mean = or_dummy(o, mean);
 	inv = or_dummy(o, inv);
+	if (p->xdt == NPU_DT_INT8 || p->ydt == NPU_DT_INT8) {
+		/* 8-bit sides: the reference's double steps, so every int8 agrees */
+		cl_float xs = p->xs, ys = p->ys;
+		cl_int x8 = p->xdt == NPU_DT_INT8, y8 = p->ydt == NPU_DT_INT8, xz = p->xz, yz = p->yz;
+		cl_ulong cnt = n;
+		const struct karg args[] = { KMEM(x), KMEM(scale), KMEM(bias), KMEM(y), KMEM(mean),
+					     KMEM(inv), KVAL(norm), KVAL(eps), KVAL(flags),
+					     KVAL(x8), KVAL(xs), KVAL(xz), KVAL(y8), KVAL(ys),
+					     KVAL(yz), KVAL(cnt) };
+
+		if (!o->fp64)
+			return NPU_ENOTSUP;	/* placement keeps it off such devices */
+		return ocl_enqueue(o, "nd_layernorm_q8", args, 16, 1, &n);
+	}
 	{
 		cl_ulong cnt = n;
 		const struct karg args[] = { KMEM(x), KMEM(scale), KMEM(bias), KMEM(y), KMEM(mean),

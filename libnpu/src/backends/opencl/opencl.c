@@ -82,9 +82,12 @@ static int ocl_be_claim(void *be, int node, struct npu_claim *c)
 	for (int i = 0; i < l->nk; i++) {
 		const struct kern *k = &l->k[i];
 
-		if (k->kind == K_QUANTIZE && k->p.q.dequantize && !o->ocl->fp64) {
-			snprintf(c->reason, sizeof(c->reason),
-				 "dequantize rounds in double: the OpenCL device has no fp64");
+		if (((k->kind == K_QUANTIZE && k->p.q.dequantize) ||
+		     (k->kind == K_ND_LAYERNORM &&
+		      (k->p.ln.xdt == NPU_DT_INT8 || k->p.ln.ydt == NPU_DT_INT8))) && !o->ocl->fp64) {
+			snprintf(c->reason, sizeof(c->reason), "%s in double: the OpenCL device has "
+				 "no fp64", k->kind == K_QUANTIZE ? "dequantize rounds" :
+				 "an 8-bit layer norm sums");
 			return 0;
 		}
 		for (int t = 0; t < k->nt; t++)

@@ -686,6 +686,52 @@ kernel void nd_layernorm(global const float *x, global const float *scale,
 		inv_std[o] = inv;
 }
 
+#ifdef cl_khr_fp64
+/*
+ * An 8-bit x or y (DQ -> LayerNormalization -> Q): the reference's steps,
+ * sums in double, the fp32 value quantized half to even, so that NPU, CPU
+ * and OpenCL give the same bytes.
+ */
+kernel void nd_layernorm_q8(global const uchar *x, global const float *scale,
+			    global const float *bias, global uchar *y, global float *mean,
+			    global float *inv_std, ulong norm, float eps, int flags, int x8,
+			    float xs, int xz, int y8, float ys, int yz, ulong count)
+{
+	if (get_global_id(0) >= count)
+		return;
+	size_t o = get_global_id(0);
+	double m = 0, var = 0, inv;
+
+#define LN_X(i) (x8 ? (float)((int)((global const char *)x)[o * norm + (i)] - xz) * xs : \
+		 ((global const float *)x)[o * norm + (i)])
+	for (ulong i = 0; i < norm; i++)
+		m += (double)LN_X(i);
+	m /= (double)norm;
+	for (ulong i = 0; i < norm; i++)
+		var += ((double)LN_X(i) - m) * ((double)LN_X(i) - m);
+	var /= (double)norm;
+	inv = 1.0 / sqrt(var + (double)eps);
+	for (ulong i = 0; i < norm; i++) {
+		float v = (float)(((double)LN_X(i) - m) * inv * scale[i] +
+				  ((flags & 1) ? (double)bias[i] : 0.0));
+
+		if (y8) {
+			float r = rint(v / ys);
+			float q = isnan(r) ? (float)yz : r + (float)yz;
+
+			((global char *)y)[o * norm + i] = (char)(q < -128 ? -128 : q > 127 ? 127 : q);
+		} else {
+			((global float *)y)[o * norm + i] = v;
+		}
+	}
+#undef LN_X
+	if (flags & 2)
+		mean[o] = (float)m;
+	if (flags & 4)
+		inv_std[o] = (float)inv;
+}
+#endif
+
 /* mode: 0 constant, 1 reflect, 2 edge; esz: 1 or 4 bytes */
 kernel void nd_pad(global const uchar *x, global uchar *y, uint8 inv, uint8 outv, int8 beforev,
 		   int rank, int mode, int dt, float fval, int ival, ulong count)
