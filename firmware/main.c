@@ -84,12 +84,10 @@ int main(void)
 		cmd_caps |= NPU_CMD_CAPS_TRAIN;
 	reg_write(NPU_REG_FW_VERSION, FW_VERSION_CODE);
 	reg_write(NPU_REG_FW_API, NPU_FW_API_MAJOR << 16 | NPU_FW_API_MINOR);
+#define FW_MODE(n) (hw_caps & NPU_HW_CAP_##n ? NPU_FW_CAP_##n : 0) |
 	reg_write(NPU_REG_FW_CAPS, NPU_FW_CAP_HEARTBEAT | NPU_FW_CAP_TIMESTAMPS |
-		  (params.log_size ? NPU_FW_CAP_LOG : 0) |
-		  (hw_caps & NPU_HW_CAP_REQUANT_ONNX ? NPU_FW_CAP_REQUANT_ONNX : 0) |
-		  (hw_caps & NPU_HW_CAP_CONV_GROUPS ? NPU_FW_CAP_CONV_GROUPS : 0) |
-		  (hw_caps & NPU_HW_CAP_SOFTMAX_MASK ? NPU_FW_CAP_SOFTMAX_MASK : 0) |
-		  (hw_caps & NPU_HW_CAP_NORM_Q8 ? NPU_FW_CAP_NORM_Q8 : 0));
+		  (params.log_size ? NPU_FW_CAP_LOG : 0) | NPU_CMD_MODES(FW_MODE) 0);
+#undef FW_MODE
 	reg_write(NPU_REG_FW_CMD_CAPS, (uint32_t)cmd_caps);
 	reg_write(NPU_REG_FW_CMD_CAPS_HI, (uint32_t)(cmd_caps >> 32));
 	fw_log("npu-fw %u.%u.%u (api %u.%u) ready: %u rings, %u KiB SRAM, heartbeat %u ms",

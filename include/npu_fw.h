@@ -133,6 +133,15 @@ enum npu_fw_error {
 #define NPU_FW_CAP_NORM_Q8	(1u << 6)
 
 /*
+ * NPU_CMD_MODES(X) - the tensor commands' optional modes, once: X(NAME)
+ * for NPU_HW_CAP_NAME (npu_hw.h: the engine has it) and NPU_FW_CAP_NAME
+ * (the firmware offers it). The device reports the first, the firmware
+ * offers each mode the hardware has, and libnpu asks the second before
+ * it packs a command in that mode (its NPU backend's kern_modes()).
+ */
+#define NPU_CMD_MODES(X) X(REQUANT_ONNX) X(CONV_GROUPS) X(SOFTMAX_MASK) X(NORM_Q8)
+
+/*
  * Log buffer: a byte ring in host memory. The firmware writes text lines
  * ("[sssss.uuuuuu] message\n": device time, seconds and microseconds);
  * NPU_REG_FW_LOG_WPTR counts every byte ever written (mod 2^32). The

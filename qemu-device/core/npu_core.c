@@ -359,6 +359,9 @@ static void mmu_reg_write(struct npu_mmu *mmu, uint32_t off, uint32_t val)
 		npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
 }
 
+/* Every optional mode of the tensor commands: this engine has them all. */
+#define HW_MODE(n) NPU_HW_CAP_##n |
+
 static uint32_t reg_read(struct npu_core *core, uint32_t off, bool fw)
 {
 
@@ -374,8 +377,7 @@ static uint32_t reg_read(struct npu_core *core, uint32_t off, bool fw)
 	case NPU_REG_HW_VERSION: return NPU_HW_VERSION;
 	case NPU_REG_HW_CAPS:
 		return NPU_HW_CAP_DMA | NPU_HW_CAP_MMU | NPU_HW_CAP_FLR | NPU_HW_CAP_INT8 |
-		       NPU_HW_CAP_REQUANT_ONNX | NPU_HW_CAP_CONV_GROUPS | NPU_HW_CAP_SOFTMAX_MASK |
-		       NPU_HW_CAP_NORM_Q8 |
+		       NPU_CMD_MODES(HW_MODE)
 		       (core->cfg.profile == NPU_PROFILE_FULL ? NPU_HW_CAP_TRAIN : 0);
 	case NPU_REG_NUM_RINGS: return NPU_NUM_RINGS;
 	case NPU_REG_MAX_CONTEXTS: return NPU_MAX_CONTEXTS;

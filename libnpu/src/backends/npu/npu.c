@@ -167,6 +167,42 @@ static int pack_nd(const npu_graph *g, const struct kern *k, const uint64_t *va,
 	}
 }
 
+/* The optional command modes (NPU_FW_CAP_*, npu_fw.h's NPU_CMD_MODES) kernel @k needs. */
+static uint32_t kern_modes(const struct kern *k)
+{
+	switch (k->kind) {
+	case K_CONV_I8:
+		return (k->p.conv.groups > 1 ? NPU_FW_CAP_CONV_GROUPS : 0) |
+		       (k->p.conv.requant == NPU_REQUANT_ONNX ? NPU_FW_CAP_REQUANT_ONNX : 0);
+	case K_GEMM_I8: return k->p.gemm.requant == NPU_REQUANT_ONNX ? NPU_FW_CAP_REQUANT_ONNX : 0;
+	case K_ELT_I8: return k->p.elt.requant != NPU_REQUANT_TFLITE ? NPU_FW_CAP_REQUANT_ONNX : 0;
+	case K_ND_SOFTMAX: return k->t[1] >= 0 ? NPU_FW_CAP_SOFTMAX_MASK : 0;
+	case K_ND_LAYERNORM:
+		return k->p.ln.xdt == NPU_DT_INT8 || k->p.ln.ydt == NPU_DT_INT8 ?
+		       NPU_FW_CAP_NORM_Q8 : 0;
+	default: return 0;
+	}
+}
+
+/* Whether the device offers what kernel @k needs beyond its command; else why not. */
+static int mode_ok(const struct npu_be *n, const struct kern *k, struct npu_claim *c)
+{
+	static const struct { uint32_t cap; const char *why; } modes[] = {
+		{ NPU_FW_CAP_REQUANT_ONNX, "ONNX requantization: not in this device" },
+		{ NPU_FW_CAP_CONV_GROUPS, "groups: not in this device's conv2d" },
+		{ NPU_FW_CAP_SOFTMAX_MASK, "a mask: not in this device's softmax" },
+		{ NPU_FW_CAP_NORM_Q8, "8-bit: not in this device's layer norm" },
+	};
+	uint32_t need = kern_modes(k);
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if ((need & modes[i].cap) && !(n->dev->info.fw_caps & modes[i].cap)) {
+			strcpy(c->reason, modes[i].why);
+			return 0;
+		}
+	return 1;
+}
+
 static int npu_be_claim(void *be, int node, struct npu_claim *c)
 {
 	struct npu_be *n = be;
@@ -207,30 +243,8 @@ static int npu_be_claim(void *be, int node, struct npu_claim *c)
 				return 0;
 			}
 		}
-		if ((l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.requant == NPU_REQUANT_ONNX) ||
-		    (l->k[i].kind == K_GEMM_I8 && l->k[i].p.gemm.requant == NPU_REQUANT_ONNX) ||
-		    (l->k[i].kind == K_ELT_I8 && l->k[i].p.elt.requant != NPU_REQUANT_TFLITE)) {
-			if (!(n->dev->info.fw_caps & NPU_FW_CAP_REQUANT_ONNX)) {
-				strcpy(c->reason, "ONNX requantization: not in this device");
-				return 0;
-			}
-		}
-		if (l->k[i].kind == K_CONV_I8 && l->k[i].p.conv.groups > 1 &&
-		    !(n->dev->info.fw_caps & NPU_FW_CAP_CONV_GROUPS)) {
-			strcpy(c->reason, "groups: not in this device's conv2d");
+		if (!mode_ok(n, &l->k[i], c))
 			return 0;
-		}
-		if (l->k[i].kind == K_ND_LAYERNORM &&
-		    (l->k[i].p.ln.xdt == NPU_DT_INT8 || l->k[i].p.ln.ydt == NPU_DT_INT8) &&
-		    !(n->dev->info.fw_caps & NPU_FW_CAP_NORM_Q8)) {
-			strcpy(c->reason, "8-bit: not in this device's layer norm");
-			return 0;
-		}
-		if (l->k[i].kind == K_ND_SOFTMAX && l->k[i].t[1] >= 0 &&
-		    !(n->dev->info.fw_caps & NPU_FW_CAP_SOFTMAX_MASK)) {
-			strcpy(c->reason, "a mask: not in this device's softmax");
-			return 0;
-		}
 		cycles += NPU_CYCLES_PER_CMD + (compute > move ? compute : move);
 	}
 	c->cost_ns = cycles * NPU_NS_PER_CYCLE;
