@@ -1061,6 +1061,33 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
 }
 
 /*
+ * A fold of DQ -> op -> Q whose output has its input's shape (an
+ * activation, a layer norm), per tensor and with nothing between the op
+ * and the Q: input 0 as its int8 tensor (*@t, dequantized with *@xs) and
+ * the output as the Q's (*@yt, quantized as @qo says). 1 when the pattern
+ * holds, 0 when not, or an error.
+ */
+static int fold_same_shape(struct onnx *o, struct qout *qo, float *xs, int *t, int *yt)
+{
+	struct oval *x = onnx_in(o, 0), *y;
+	int32_t xz;
+	int nchw;
+
+	if (!x || !per_tensor(x, xs, &xz) || N->n_output != 1)
+		return 0;
+	qo->qn = sole_quantize(o, &qo->relu, &qo->ys, &qo->yz, &qo->ydt);
+	if (qo->qn < 0 || qo->relu >= 0)	/* a Relu after the op: two ops */
+		return 0;
+	nchw = x->rank == 4;
+	*t = q8_tensor(o, x->dq_x, *xs, xz, nchw);
+	if (*t < 0)
+		return *t < -1 ? *t : 0;
+	qo->name = o->gp->node[qo->qn]->output[0];
+	*yt = q8_output(o, qo->name, qo->ydt, qo->ys, qo->yz, x->rank, x->dims, nchw, &y);
+	return *yt < 0 ? *yt : 1;
+}
+
+/*
  * DQ -> a function of fp32 (an activation: Sigmoid, Tanh, HardSwish, Erf,
  * Exp, ...) -> Q, per tensor: one op on the 8-bit values whose steps are
  * the unfolded ops' (struct nd_unary's quant), which every backend runs
@@ -1069,30 +1096,17 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
  */
 int onnx_fold_unary(struct onnx *o, const struct nd_unary *un)
 {
-	struct oval *x = onnx_in(o, 0), *y;
 	struct ir_attrs at = { 0 };
 	struct qout qo;
 	float xs;
-	int32_t xz;
-	int t, yt, nchw;
+	int t, yt, r = fold_same_shape(o, &qo, &xs, &t, &yt);
 
-	if (!x || !per_tensor(x, &xs, &xz) || N->n_output != 1)
-		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
-	if (qo.qn < 0 || qo.relu >= 0)	/* a Relu after the function: two functions */
-		return 0;
-	nchw = x->rank == 4;
-	t = q8_tensor(o, x->dq_x, xs, xz, nchw);
-	if (t < 0)
-		return t < -1 ? t : 0;
-	qo.name = o->gp->node[qo.qn]->output[0];
-	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, x->rank, x->dims, nchw, &y);
-	if (yt < 0)
-		return yt;
+	if (r <= 0)
+		return r;
 	at.nd.un = *un;
 	at.nd.un.dtype = NPU_DT_INT8;
 	at.nd.un.odtype = 0;
-	at.nd.un.count = x->count ? x->count : 1;
+	at.nd.un.count = o->g->t[t].bytes;
 	at.nd.un.quant = 1;
 	at.nd.un.xs = xs;
 	at.nd.un.xz = o->g->t[t].d.zero_point;
@@ -1105,30 +1119,18 @@ int onnx_fold_unary(struct onnx *o, const struct nd_unary *un)
 
 int onnx_fold_layernorm(struct onnx *o, const struct nd_layernorm *p)
 {
-	struct oval *x = onnx_in(o, 0), *y;
 	struct ir_attrs at = { 0 };
 	struct qout qo;
 	float xs;
-	int32_t xz;
-	int t[3] = { -1, -1, -1 }, yt[3] = { -1, -1, -1 }, nchw;
+	int t[3] = { -1, -1, -1 }, yt[3] = { -1, -1, -1 };
+	int r = fold_same_shape(o, &qo, &xs, &t[0], &yt[0]);
 
-	if (!x || !per_tensor(x, &xs, &xz) || N->n_output != 1)
-		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
-	if (qo.qn < 0 || qo.relu >= 0)
-		return 0;
-	nchw = x->rank == 4;
-	t[0] = q8_tensor(o, x->dq_x, xs, xz, nchw);
-	if (t[0] < 0)
-		return t[0] < -1 ? t[0] : 0;
+	if (r <= 0)
+		return r;
 	t[1] = onnx_in_t(o, 1);
 	t[2] = t[1] < 0 ? t[1] : onnx_has_in(o, 2) ? onnx_in_t(o, 2) : -1;
 	if (t[1] < 0 || t[2] < -1)
 		return t[1] < 0 ? t[1] : t[2];
-	qo.name = o->gp->node[qo.qn]->output[0];
-	yt[0] = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, x->rank, x->dims, nchw, &y);
-	if (yt[0] < 0)
-		return yt[0];
 	at.nd.ln = *p;
 	at.nd.ln.xdt = at.nd.ln.ydt = NPU_DT_INT8;
 	at.nd.ln.xs = xs;
