@@ -35,6 +35,7 @@ enum npu_nd_dtype {
 	NPU_ND_I32 = 4,
 	NPU_ND_I64 = 5,		/* NPU_CMD_CAST and NPU_CMD_BINARY only */
 	NPU_ND_BOOL = 6,	/* one byte, 0 or 1; NPU_CMD_CAST only */
+	NPU_ND_BF16 = 7,	/* the top half of an fp32; NPU_CMD_MATMUL and NPU_CMD_CAST */
 };
 
 /**
@@ -272,7 +273,9 @@ struct npu_cmd_norm {
  * @out: fp32 or int32 [batches][m][n].
  * @m, @n, @k: 1..NPU_TENSOR_MAX_DIM.
  * @brank: 0..NPU_ND_MAX_RANK batch dims.
- * @adt, @bdt: both NPU_ND_F32, or each NPU_ND_I8 or NPU_ND_U8.
+ * @adt, @bdt: both NPU_ND_F32, both NPU_ND_BF16 (the products and sum as
+ *	fp32's, the output fp32; 2-byte aligned), or each NPU_ND_I8 or
+ *	NPU_ND_U8.
  * @azp_n, @bzp_n: 1, or m (A's) / n (B's); 0 with no zero point.
  * @flags: NPU_MATMUL_*.
  * @alpha: fp32 bits, finite (1.0 for 8-bit operands).
@@ -394,10 +397,13 @@ struct npu_cmd_reduce {
  * integers wrap as two's complement; a float into an integer is truncated
  * toward zero and saturated to the type, NaN giving 0; anything into bool
  * is whether it is not 0; an integer into fp32 is rounded to nearest even.
+ * fp32 into bf16 rounds to nearest, ties to even (a NaN stays a quiet
+ * NaN); bf16 into fp32 is exact.
  * @hdr: op NPU_CMD_CAST, size 40.
  * @in, @out: @in_dt and @out_dt elements, aligned to their size (at most 4).
  * @count: 1..NPU_TENSOR_MAX_BYTES / 8.
- * @in_dt, @out_dt: NPU_ND_F32, I8, U8, I32, I64 or BOOL.
+ * @in_dt, @out_dt: NPU_ND_F32, I8, U8, I32, I64 or BOOL; or NPU_ND_BF16
+ *	and NPU_ND_F32, either way.
  * @reserved: zero.
  */
 struct npu_cmd_cast {

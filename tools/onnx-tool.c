@@ -143,6 +143,13 @@ static double value(const struct npu_array *a, size_t i)
 	case NPU_DT_UINT8: case NPU_DT_BOOL: return ((const uint8_t *)a->data)[i];
 	case NPU_DT_INT32: return ((const int32_t *)a->data)[i];
 	case NPU_DT_INT64: return (double)((const int64_t *)a->data)[i];
+	case NPU_DT_BFLOAT16: {
+		uint32_t u = (uint32_t)((const uint16_t *)a->data)[i] << 16;
+		float f;
+
+		memcpy(&f, &u, sizeof(f));
+		return f;
+	}
 	}
 	return 0;
 }
@@ -151,6 +158,7 @@ static size_t elem_size(enum npu_dtype dt)
 {
 	switch (dt) {
 	case NPU_DT_INT8: case NPU_DT_UINT8: case NPU_DT_BOOL: return 1;
+	case NPU_DT_BFLOAT16: return 2;
 	case NPU_DT_INT32: case NPU_DT_FLOAT32: return 4;
 	case NPU_DT_INT64: return 8;
 	}

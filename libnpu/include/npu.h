@@ -426,6 +426,7 @@ enum npu_dtype {
 	NPU_DT_UINT8 = 4,	/* ONNX's uint8: plain integers, or quantized ones */
 	NPU_DT_INT64 = 5,	/* ONNX's shapes, indexes and token ids */
 	NPU_DT_BOOL = 6,	/* one byte, 0 or 1: ONNX's masks and comparisons */
+	NPU_DT_BFLOAT16 = 7,	/* the top half of an fp32: cast and matmul operands */
 };
 
 /**

@@ -241,9 +241,18 @@ int npu_graph_gelu(npu_graph *g, int in, int out, int tanh_approx);
  * Batched matrix product of two activations (or weights): out = @alpha *
  * a x op(b), a [..][m][k], b [..][k][n] or with @trans_b [..][n][k], out
  * [..][m][n], the batch dims broadcasting as numpy's matmul: attention's
- * Q K^T (@trans_b, @alpha 1 / sqrt(d)) and P V.
+ * Q K^T (@trans_b, @alpha 1 / sqrt(d)) and P V. @a and @b both fp32, or
+ * both NPU_DT_BFLOAT16 (their products and sum as fp32's: an NPU's bf16
+ * matmul); @out fp32. bf16 operands have no gradient.
  */
 int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alpha);
+/**
+ * @in's elements into @out's element type, as ONNX's Cast (integers wrap,
+ * a float into an integer is truncated and saturated); fp32 into
+ * NPU_DT_BFLOAT16 rounds to nearest, ties to even, and back is exact. Same
+ * element count; no gradient.
+ */
+int npu_graph_cast(npu_graph *g, int in, int out);
 /** The mean over dim @axis of @in: @out has its dims with that one 1 (or dropped). */
 int npu_graph_mean(npu_graph *g, int in, int out, uint32_t axis);
 

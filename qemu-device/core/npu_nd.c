@@ -685,7 +685,7 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint32_t st, aes, bes, ones[NPU_ND_MAX_RANK] = { 0 };
 	uint8_t *a = NULL, *b = NULL, *azp = NULL, *bzp = NULL;
 	void *o = NULL;
-	bool f32;
+	bool f32, bf;
 	float alpha;
 
 	if (size != sizeof(struct npu_cmd_matmul))
@@ -706,8 +706,9 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	rd_u32s(c + 88, p.ob, NPU_ND_MAX_RANK);
 	rd_u32s(c + 112, p.ab, NPU_ND_MAX_RANK);
 	rd_u32s(c + 136, p.bb, NPU_ND_MAX_RANK);
-	f32 = p.adt == NPU_ND_F32 && p.bdt == NPU_ND_F32;
-	aes = f32 ? 4 : 1;
+	bf = p.adt == NPU_ND_BF16 && p.bdt == NPU_ND_BF16;	/* products in fp32 as fp32's */
+	f32 = (p.adt == NPU_ND_F32 && p.bdt == NPU_ND_F32) || bf;
+	aes = bf ? 2 : f32 ? 4 : 1;
 	bes = aes;
 	alpha = npu_f32_from_bits(p.alpha);
 	/* brank 0 has one batch: the rank-1 bcast() below sees dims of 1. */
@@ -721,7 +722,7 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    !dims_ok(p.brank ? p.ob : ones, p.brank ? p.brank : 1, NPU_ND_MAX_RANK, NPU_MAX_F32, &nb) ||
 	    !bcast(p.brank ? p.ab : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bst[0], &na) ||
 	    !bcast(p.brank ? p.bb : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bst[1], &nbb) ||
-	    (f32 && (p.va[0] | p.va[1]) & 3) || p.va[4] & 3)
+	    (f32 && (p.va[0] | p.va[1]) & (aes - 1)) || p.va[4] & 3)
 		return NPU_DMA_ERR_ARGS;
 	mk = (uint64_t)p.m * p.k;
 	kn = (uint64_t)p.k * p.n;
@@ -756,7 +757,10 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 					uint64_t bj = at[1] * kn + (p.flags & NPU_MATMUL_TRANS_B ?
 						(uint64_t)j * p.k + l : (uint64_t)l * p.n + j);
 
-					if (f32) {
+					if (bf) {
+						acc += (double)npu_bf16_to_f32(((uint16_t *)a)[ai]) *
+						       npu_bf16_to_f32(((uint16_t *)b)[bj]);
+					} else if (f32) {
 						acc += (double)((float *)a)[ai] * ((float *)b)[bj];
 					} else {
 						iacc += (nd_int(a, p.adt, ai) -
@@ -777,7 +781,9 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	}
 	st = npu_nd_store(core, p.va[4], o, 4 * nb * mn, fault);
 	if (st == NPU_DMA_OK) {
-		uint64_t per = (uint64_t)core->cfg.mac_rows * core->cfg.mac_cols / (f32 ? 4 : 1);
+		/* the array's int8 MACs a cycle; bf16 at half that, fp32 a quarter */
+		uint64_t per = (uint64_t)core->cfg.mac_rows * core->cfg.mac_cols /
+			       (bf ? 2 : f32 ? 4 : 1);
 
 		npu_account(core, st, na * mk * aes + nbb * kn * bes + 4 * nb * mn,
 			    (macs + per - 1) / (per ? per : 1), bytes, cycles);
@@ -1028,6 +1034,14 @@ static void cast_one(const void *x, uint32_t idt, void *y, uint32_t odt, uint64_
 {
 	int64_t v;
 
+	if (odt == NPU_ND_BF16) {	/* from fp32 only: to nearest, ties to even */
+		((uint16_t *)y)[i] = npu_f32_to_bf16(((const float *)x)[i]);
+		return;
+	}
+	if (idt == NPU_ND_BF16) {	/* into fp32 only: exact */
+		((float *)y)[i] = npu_bf16_to_f32(((const uint16_t *)x)[i]);
+		return;
+	}
 	if (odt == NPU_ND_F32) {
 		((float *)y)[i] = idt == NPU_ND_F32 ? ((const float *)x)[i] :
 				  (float)nd_int(x, idt, i);
@@ -1056,12 +1070,14 @@ uint32_t npu_cast_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 {
 	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16);
 	uint32_t count = npu_rd32(c + 24), idt = npu_rd32(c + 28), odt = npu_rd32(c + 32), st;
-	uint32_t ies = nd_size(idt), oes = nd_size(odt);
+	uint32_t ies = idt == NPU_ND_BF16 ? 2 : nd_size(idt);
+	uint32_t oes = odt == NPU_ND_BF16 ? 2 : nd_size(odt);
 	void *x = NULL, *y = NULL;
 
 	if (size != sizeof(struct npu_cmd_cast))
 		return NPU_DMA_ERR_ARGS;
-	if (!ies || !oes || !count || count > NPU_TENSOR_MAX_BYTES / 8 || npu_rd32(c + 36) ||
+	if (!ies || !oes || ((idt == NPU_ND_BF16 || odt == NPU_ND_BF16) &&
+			     (idt == odt || (idt != NPU_ND_F32 && odt != NPU_ND_F32))) || !count || count > NPU_TENSOR_MAX_BYTES / 8 || npu_rd32(c + 36) ||
 	    in_va % (ies < 4 ? ies : 4) || out_va % (oes < 4 ? oes : 4))
 		return NPU_DMA_ERR_ARGS;
 	if ((st = npu_nd_load(core, in_va, (uint64_t)count * ies, &x, fault)) != NPU_DMA_OK)

@@ -156,8 +156,8 @@ static void add_op(npu_graph *g, int nt)
 				.algo = (enum npu_optim_algo)rnd(5), .lr = 0.1f, .beta1 = 0.9f,
 				.beta2 = 0.99f, .eps = 1e-8f });
 		break;
-	case 16:	/* the fp32 N-d ops, whose gradients npu_graph_backward adds */
-		switch (rnd(7)) {
+	case 16:	/* the fp32 N-d ops, whose gradients npu_graph_backward adds; cast */
+		switch (rnd(8)) {
 		case 0:
 			npu_graph_layer_norm(g, any_id(nt), any_id(nt), any_id(nt), any_id(nt),
 					     rnd(4) ? 1e-5f : -1.0f);
@@ -177,6 +177,9 @@ static void add_op(npu_graph *g, int nt)
 			break;
 		case 5:
 			npu_graph_div(g, any_id(nt), any_id(nt), any_id(nt));
+			break;
+		case 6:		/* any dtypes: bf16 with anything but fp32 is refused */
+			npu_graph_cast(g, any_id(nt), any_id(nt));
 			break;
 		default:
 			npu_graph_mul(g, any_id(nt), any_id(nt), any_id(nt), NPU_ACT_NONE);

@@ -775,6 +775,91 @@ static void test_matmul_fp32_batched_transposed(void)
 	}
 }
 
+/*
+ * bf16 operands (batched, transposed, alpha): the products and their sum
+ * as fp32's, against double over the bf16 values themselves (each a
+ * float whose low 16 bits are 0).
+ */
+static void test_matmul_bf16(void)
+{
+	for (int it = 0; it < 8; it++) {
+		struct nd_matmul p = { .brank = 1, .m = 1 + rnd() % 9, .n = 1 + rnd() % 9,
+				       .k = 1 + rnd() % 200, .trans_a = it & 1, .trans_b = it >> 1 & 1,
+				       .adt = NPU_DT_BFLOAT16, .bdt = NPU_DT_BFLOAT16,
+				       .alpha = it & 4 ? 0.25f : 1.0f, .ob = { 3 }, .ab = { 3 },
+				       .bb = { 1 } };
+		uint64_t vas[5] = { VA_A, VA_B, 0, 0, VA_OUT }, na = 3 * p.m * p.k, nb = p.k * p.n;
+		struct npu_cmd_matmul c;
+		uint16_t *a, *b;
+		double want[3 * 9 * 9];
+
+		setup(2 * 3 * 9 * 200);
+		a = va(VA_A);
+		b = va(VA_B);
+		for (uint64_t i = 0; i < na; i++)
+			a[i] = npu_f32_to_bf16(frnd(-2, 2));
+		for (uint64_t i = 0; i < nb; i++)
+			b[i] = npu_f32_to_bf16(frnd(-2, 2));
+		for (uint32_t o = 0; o < 3; o++)
+			for (uint32_t i = 0; i < p.m; i++)
+				for (uint32_t j = 0; j < p.n; j++) {
+					double s = 0;
+
+					for (uint32_t l = 0; l < p.k; l++)
+						s += (double)npu_bf16_to_f32(a[o * p.m * p.k +
+							(p.trans_a ? l * p.m + i : i * p.k + l)]) *
+						     npu_bf16_to_f32(b[p.trans_b ? j * p.k + l :
+								       l * p.n + j]);
+					want[(o * p.m + i) * p.n + j] = s * p.alpha;
+				}
+		CHECK_EQ(npu_pack_matmul(&c, &p, vas), 0);
+		CHECK_EQ(c.adt, NPU_ND_BF16);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(agree(va(VA_OUT), want, 3 * p.m * p.n, 1, "bf16 matmul"));
+	}
+}
+
+static void bad(const void *c, size_t len);
+
+/*
+ * CAST between fp32 and bf16: to nearest with ties to even (hand-worked
+ * bit patterns: exact, halfway below and above an even and an odd
+ * mantissa, just past halfway, the largest finite, infinity, NaN), and
+ * back exactly.
+ */
+static void test_cast_bf16(void)
+{
+	static const uint32_t in[] = { 0x3f800000u, 0x3f808000u, 0x3f818000u, 0x3f807fffu,
+				       0x3f808001u, 0xbf818000u, 0x7f7fffffu, 0x7f800000u,
+				       0x7fc00001u, 0x00000001u };
+	static const uint16_t want[] = { 0x3f80, 0x3f80, 0x3f82, 0x3f80, 0x3f81, 0xbf82, 0x7f80,
+					 0x7f80, 0x7fc0, 0x0000 };
+	enum { n = sizeof(in) / sizeof(in[0]) };
+	struct npu_cmd_cast c = { { NPU_CMD_CAST, sizeof(c) }, VA_A, VA_OUT, n, NPU_ND_F32,
+				  NPU_ND_BF16, 0 };
+	uint16_t *o;
+	uint32_t *back;
+
+	setup(64);
+	memcpy(va(VA_A), in, sizeof(in));
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	o = va(VA_OUT);
+	for (int i = 0; i < n; i++)
+		if (o[i] != want[i]) {
+			printf("#   %08x: %04x, expected %04x\n", in[i], o[i], want[i]);
+			CHECK_EQ(o[i], want[i]);
+		}
+	c = (struct npu_cmd_cast){ { NPU_CMD_CAST, sizeof(c) }, VA_OUT, VA_B, n, NPU_ND_BF16,
+				   NPU_ND_F32, 0 };
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	back = va(VA_B);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(back[i], (uint32_t)want[i] << 16);
+	c.out_dt = NPU_ND_I8, bad(&c, sizeof(c));		/* bf16 only with fp32 */
+	c.out_dt = NPU_ND_BF16, bad(&c, sizeof(c));
+	c.out_dt = NPU_ND_F32, c.in = VA_OUT + 1, bad(&c, sizeof(c));	/* unaligned */
+}
+
 static void test_matmul_int8_zero_points(void)
 {
 	for (int it = 0; it < 12; it++) {
@@ -2048,6 +2133,8 @@ TAP_MAIN(
 	TAP_ENTRY(test_layer_norm_8bit),
 	TAP_ENTRY(test_layer_norm_and_rms_norm),
 	TAP_ENTRY(test_matmul_fp32_batched_transposed),
+	TAP_ENTRY(test_matmul_bf16),
+	TAP_ENTRY(test_cast_bf16),
 	TAP_ENTRY(test_matmul_int8_zero_points),
 	TAP_ENTRY(test_qdq_worked_values),
 	TAP_ENTRY(test_qdq_per_axis),

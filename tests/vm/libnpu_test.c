@@ -594,6 +594,43 @@ static const int8_t *pattern(void)
 	return x;
 }
 
+/* fp32 in, cast to bf16, a bf16 matmul with bf16 weights (transposed), fp32 out. */
+static int build_bf16_graph(npu_graph *g, int *in, int *out)
+{
+	static uint16_t w[24 * 40];
+	struct npu_tensor_desc dx = { NPU_DT_FLOAT32, 3, { 3, 5, 40 }, 0, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc db = { NPU_DT_BFLOAT16, 3, { 3, 5, 40 }, 0, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_BFLOAT16, 2, { 24, 40 }, 0, 0, NULL, w, 0, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 3, { 3, 5, 24 }, 0, 0, NULL, NULL, 0, 0 };
+	int x, xb, wt;
+
+	for (size_t i = 0; i < 24 * 40; i++) {	/* (i % 29 - 14) / 8, exact in bf16 */
+		float f = (float)((int)(i % 29) - 14) / 8.0f;
+		uint32_t u;
+
+		memcpy(&u, &f, sizeof(u));
+		w[i] = (uint16_t)(u >> 16);
+	}
+	x = npu_graph_tensor(g, &dx);
+	xb = npu_graph_tensor(g, &db);
+	wt = npu_graph_tensor(g, &dw);
+	*out = npu_graph_tensor(g, &dy);
+	*in = x;
+	if (x < 0 || xb < 0 || wt < 0 || *out < 0 || npu_graph_cast(g, x, xb))
+		return NPU_EINVAL;
+	return npu_graph_matmul(g, xb, wt, *out, 1, 0.5f);
+}
+
+/* bf16 on the NPU (CAST, MATMUL): the CPU reference's bits. */
+TEST_F(lib, graph_bf16_matmul_npu_matches_cpu)
+{
+	static float x[3 * 5 * 40], yn[3 * 5 * 24], yc[3 * 5 * 24];
+
+	for (size_t i = 0; i < 3 * 5 * 40; i++)
+		x[i] = (float)(i * 37 % 101) / 33.0f - 1.5f;
+	npu_vs_cpu(_metadata, self->dev, build_bf16_graph, x, yn, yc, sizeof(yn));
+}
+
 TEST_F(lib, graph_concat_npu_matches_cpu)
 {
 	static int8_t yn[2 * 6 * 6 * 12], yc[2 * 6 * 6 * 12];

@@ -29,6 +29,7 @@ static uint32_t cmd_dt(uint32_t dt)
 	case NPU_DT_INT32: return NPU_ND_I32;
 	case NPU_DT_INT64: return NPU_ND_I64;
 	case NPU_DT_BOOL: return NPU_ND_BOOL;
+	case NPU_DT_BFLOAT16: return NPU_ND_BF16;
 	default: return 0;
 	}
 }
@@ -292,9 +293,15 @@ int npu_pack_matmul(struct npu_cmd_matmul *c, const struct nd_matmul *p, const u
 	uint32_t adt, bdt;
 
 	uint32_t mnk[3] = { p->m, p->n, p->k };
-	uint64_t nb = 1, na = 1, nbb = 1, es = p->adt == NPU_DT_FLOAT32 ? 4 : 1;
+	uint64_t nb = 1, na = 1, nbb = 1, es = nd_elem_size(p->adt);
+	int bf = p->adt == NPU_DT_BFLOAT16 && p->bdt == NPU_DT_BFLOAT16;
 
-	if (p->brank > NPU_ND_MAX_RANK || !pair_dt(p->adt, p->bdt, &adt, &bdt) ||
+	if (bf) {
+		adt = bdt = NPU_ND_BF16;
+	} else if (!pair_dt(p->adt, p->bdt, &adt, &bdt)) {
+		return NPU_ENOTSUP;
+	}
+	if (p->brank > NPU_ND_MAX_RANK ||
 	    !all_in(mnk, 3, 1, NPU_TENSOR_MAX_DIM) ||
 	    (p->brank && (!dims_fit(p->ob, p->brank, 1) || !dims_fit(p->ab, p->brank, 1) ||
 			  !dims_fit(p->bb, p->brank, 1))))
@@ -325,7 +332,7 @@ int npu_pack_matmul(struct npu_cmd_matmul *c, const struct nd_matmul *p, const u
 	c->azp_n = va[2] ? p->azp_n : 0;
 	c->bzp_n = va[3] ? p->bzp_n : 0;
 	c->flags = (p->trans_a ? NPU_MATMUL_TRANS_A : 0) | (p->trans_b ? NPU_MATMUL_TRANS_B : 0);
-	c->alpha = f32_bits(adt == NPU_ND_F32 ? p->alpha : 1.0f);
+	c->alpha = f32_bits(adt == NPU_ND_F32 || bf ? p->alpha : 1.0f);
 	memcpy(c->ob, p->ob, 4 * p->brank);
 	memcpy(c->ab, p->ab, 4 * p->brank);
 	memcpy(c->bb, p->bb, 4 * p->brank);

@@ -181,10 +181,12 @@ int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alp
 
 	if (err)
 		return err;
-	if (!f32_act(g, a) || !f32_act(g, b) || !dy || da->rank < 2 || db->rank < 2 ||
-	    !isfinite(alpha))
-		return ir_fail(g, NPU_EINVAL, "matmul: two fp32 tensors of rank 2 or more, an "
-			       "output, a finite alpha");
+	if (!da || !db || !dy || da->rank < 2 || db->rank < 2 || da->rank > NPU_MAX_RANK ||
+	    db->rank > NPU_MAX_RANK || !ir_count(g, a) || !ir_count(g, b) ||
+	    da->dtype != db->dtype ||
+	    (da->dtype != NPU_DT_FLOAT32 && da->dtype != NPU_DT_BFLOAT16) || !isfinite(alpha))
+		return ir_fail(g, NPU_EINVAL, "matmul: two fp32 (or two bf16) tensors of rank 2 "
+			       "or more, an output, a finite alpha");
 	r = da->rank > db->rank ? da->rank : db->rank;
 	p->brank = r - 2;
 	p->m = da->dims[da->rank - 2];
@@ -192,7 +194,7 @@ int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alp
 	p->n = trans_b ? db->dims[db->rank - 2] : db->dims[db->rank - 1];
 	k2 = trans_b ? db->dims[db->rank - 1] : db->dims[db->rank - 2];
 	p->trans_b = !!trans_b;
-	p->adt = p->bdt = NPU_DT_FLOAT32;
+	p->adt = p->bdt = da->dtype;
 	p->alpha = alpha;
 	for (uint32_t i = 0; i < p->brank; i++) {
 		uint32_t x = i < r - da->rank ? 1 : da->dims[i - (r - da->rank)];
@@ -211,6 +213,21 @@ int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alp
 		return ir_fail(g, NPU_EINVAL, "matmul: inner dims %u and %u, or the output's "
 			       "shape is not the product's", p->k, k2);
 	return node(g, IR_ND_MATMUL, t, 2, out, &at);
+}
+
+int npu_graph_cast(npu_graph *g, int in, int out)
+{
+	const struct npu_tensor_desc *dx = desc(g, in), *dy = desc(g, out);
+	struct ir_attrs at = { 0 };
+	int err = ir_mutable(g);
+
+	if (err)
+		return err;
+	if (!dx || !dy || !ir_count(g, in) || ir_count(g, in) != ir_count(g, out))
+		return ir_fail(g, NPU_EINVAL, "cast: two tensors of one element count");
+	at.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = dx->dtype, .odtype = dy->dtype,
+				      .count = ir_count(g, in) };
+	return node(g, IR_ND_UNARY, &in, 1, out, &at);
 }
 
 int npu_graph_mean(npu_graph *g, int in, int out, uint32_t axis)

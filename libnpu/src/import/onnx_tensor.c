@@ -25,6 +25,7 @@ const char *onnx_dtype_name(enum npu_dtype dt)
 	case NPU_DT_INT64: return "int64";
 	case NPU_DT_FLOAT32: return "float";
 	case NPU_DT_BOOL: return "bool";
+	case NPU_DT_BFLOAT16: return "bfloat16";
 	}
 	return "?";
 }
@@ -56,6 +57,7 @@ static int32_t to_onnx(enum npu_dtype dt)
 	case NPU_DT_INT32: return ONNX__TENSOR_PROTO__DATA_TYPE__INT32;
 	case NPU_DT_INT64: return ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
 	case NPU_DT_BOOL: return ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
+	case NPU_DT_BFLOAT16: return ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
 	}
 	return 0;
 }

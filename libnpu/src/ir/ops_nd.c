@@ -140,7 +140,11 @@ int verify_nd_unary(npu_graph *g, const struct ir_node *n)
 	}
 	switch (p->fn) {
 	case ND_FLIP128: ok = is_q8(in_dt); break;
-	case ND_CAST: ok = any_dt(in_dt) && any_dt((int)p->odtype); break;
+	case ND_CAST:	/* bf16 to and from fp32 only */
+		ok = any_dt(in_dt) && any_dt((int)p->odtype) &&
+		     ((in_dt != NPU_DT_BFLOAT16 && p->odtype != NPU_DT_BFLOAT16) ||
+		      in_dt == NPU_DT_FLOAT32 || p->odtype == NPU_DT_FLOAT32);
+		break;
 	case ND_NOT: ok = in_dt == NPU_DT_BOOL; break;
 	case ND_CLIP: case ND_RELU: case ND_NEG: case ND_ABS: case ND_SIGN:
 		ok = in_dt == NPU_DT_FLOAT32 || is_int_dt(in_dt);
@@ -174,14 +178,16 @@ int verify_nd_matmul(npu_graph *g, const struct ir_node *n)
 {
 	const struct nd_matmul *p = &n->a.nd.mm;
 	uint64_t ba, bb, bo, m = p->m, k = p->k, nn = p->n;
-	int f32 = p->adt == NPU_DT_FLOAT32;
+	/* fp32 or bf16 operands (an fp32 output), or 8-bit ones (int32) */
+	int f32 = p->adt == NPU_DT_FLOAT32 || p->adt == NPU_DT_BFLOAT16;
 
 	if (p->brank > ND_MAX_RANK || !m || !k || !nn || m > MAX_DIM || k > MAX_DIM ||
 	    nn > MAX_DIM)
 		return ir_fail(g, NPU_EINVAL, "%s: batch rank %u, m %u, n %u, k %u", name(n),
 			       p->brank, p->m, p->n, p->k);
-	if (f32 ? p->bdt != NPU_DT_FLOAT32 : !is_q8((int)p->adt) || !is_q8((int)p->bdt))
-		return ir_fail(g, NPU_EINVAL, "%s: fp32, or uint8/int8 operands", name(n));
+	if (f32 ? p->bdt != p->adt : !is_q8((int)p->adt) || !is_q8((int)p->bdt))
+		return ir_fail(g, NPU_EINVAL, "%s: fp32 or bf16 operands, both, or uint8/int8 "
+			       "ones", name(n));
 	if (f32 && (n->in[2] >= 0 || n->in[3] >= 0))
 		return ir_fail(g, NPU_EINVAL, "%s: zero points of fp32 operands", name(n));
 	TRY(dims_ok(g, n, p->ab, p->brank, &ba));
@@ -587,7 +593,8 @@ const char *label_nd(const npu_graph *g, const struct ir_node *n)
 		return n->a.nd.un.fn < ND_NUM_FN && fn_names[n->a.nd.un.fn] ?
 		       fn_names[n->a.nd.un.fn] : "?";
 	case IR_ND_MATMUL:
-		return n->a.nd.mm.adt == NPU_DT_FLOAT32 ? "matmul" : "matmul_integer";
+		return n->a.nd.mm.adt == NPU_DT_FLOAT32 ? "matmul" :
+		       n->a.nd.mm.adt == NPU_DT_BFLOAT16 ? "matmul (bf16)" : "matmul_integer";
 	case IR_ND_CONV:
 		if (n->a.nd.conv.xdt != NPU_DT_FLOAT32)
 			return "conv_integer";

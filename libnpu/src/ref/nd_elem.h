@@ -7,6 +7,7 @@
 #ifndef NPU_ND_ELEM_H
 #define NPU_ND_ELEM_H
 
+#include "npu_train_math.h"
 #include "ref/ref_nd.h"
 
 /* ---- elements of any dtype ------------------------------------------------ */
@@ -19,6 +20,7 @@ static inline double ld(const void *p, uint32_t dt, uint64_t i)
 	case NPU_DT_UINT8: case NPU_DT_BOOL: return ((const uint8_t *)p)[i];
 	case NPU_DT_INT32: return ((const int32_t *)p)[i];
 	case NPU_DT_INT64: return (double)((const int64_t *)p)[i];
+	case NPU_DT_BFLOAT16: return npu_bf16_to_f32(((const uint16_t *)p)[i]);
 	default: return 0;
 	}
 }

@@ -15,6 +15,7 @@ size_t nd_elem_size(uint32_t dt)
 {
 	switch (dt) {
 	case NPU_DT_INT8: case NPU_DT_UINT8: case NPU_DT_BOOL: return 1;
+	case NPU_DT_BFLOAT16: return 2;
 	case NPU_DT_INT32: case NPU_DT_FLOAT32: return 4;
 	case NPU_DT_INT64: return 8;
 	default: return 0;
@@ -263,6 +264,14 @@ static int64_t unary_int(const struct nd_unary *p, int64_t v)
  */
 static void cast_one(const struct nd_unary *p, const void *x, void *y, uint64_t i)
 {
+	if (p->odtype == NPU_DT_BFLOAT16) {	/* from fp32: to nearest, ties to even */
+		((uint16_t *)y)[i] = npu_f32_to_bf16(((const float *)x)[i]);
+		return;
+	}
+	if (p->odtype == NPU_DT_FLOAT32 && p->dtype == NPU_DT_BFLOAT16) {
+		((float *)y)[i] = npu_bf16_to_f32(((const uint16_t *)x)[i]);
+		return;
+	}
 	if (p->odtype == NPU_DT_FLOAT32) {
 		((float *)y)[i] = p->dtype == NPU_DT_FLOAT32 ? ((const float *)x)[i] :
 				  (float)ldi(x, p->dtype, i);
@@ -356,7 +365,7 @@ int ref_nd_matmul(const struct nd_matmul *p, const void *a, const void *b, const
 	uint64_t as[ND_MAX_RANK], bs[ND_MAX_RANK], idx[ND_MAX_RANK] = { 0 }, nb = 1;
 	uint64_t mk = (uint64_t)p->m * p->k, kn = (uint64_t)p->k * p->n, mn = (uint64_t)p->m * p->n;
 	uint64_t ab = 0, bb = 0;
-	int f32 = p->adt == NPU_DT_FLOAT32;
+	int f32 = p->adt == NPU_DT_FLOAT32 || p->adt == NPU_DT_BFLOAT16;
 
 	if (p->brank > ND_MAX_RANK)
 		return NPU_EINVAL;
@@ -376,9 +385,8 @@ int ref_nd_matmul(const struct nd_matmul *p, const void *a, const void *b, const
 					uint64_t bi = bb * kn + (p->trans_b ? (uint64_t)j * p->k + l :
 								 (uint64_t)l * p->n + j);
 
-					if (f32)
-						acc += (double)((const float *)a)[ai] *
-						       ((const float *)b)[bi];
+					if (f32)	/* bf16: its values, exact in fp32 */
+						acc += ld(a, p->adt, ai) * ld(b, p->bdt, bi);
 					else
 						iacc += (ldi(a, p->adt, ai) - zp_at(azp, p->adt, p->azp_n, i)) *
 							(ldi(b, p->bdt, bi) - zp_at(bzp, p->bdt, p->bzp_n, j));

@@ -19,6 +19,7 @@ float nd_ldf(global const uchar *p, int dt, size_t i)
 	case 2: return (float)((global const int *)p)[i];
 	case 4: case 6: return (float)p[i];
 	case 5: return (float)((global const long *)p)[i];
+	case 7: return as_float((uint)((global const ushort *)p)[i] << 16);	/* bf16 */
 	default: return ((global const float *)p)[i];
 	}
 }
@@ -203,6 +204,18 @@ long nd_unary_i(int fn, long v, int2 ib)
 /* ONNX's Cast as the reference does it: a float truncated and saturated, NaN 0. */
 void nd_cast(global const uchar *x, global uchar *y, int dt, int odt, size_t i)
 {
+	if (odt == 7) {		/* fp32 into bf16: to nearest, ties to even; NaN quiet */
+		uint u = as_uint(((global const float *)x)[i]);
+
+		((global ushort *)y)[i] = (u & 0x7fffffffu) > 0x7f800000u ?
+					  (ushort)((u >> 16) | 0x40) :
+					  (ushort)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+		return;
+	}
+	if (odt == 3 && dt == 7) {	/* bf16 into fp32: exact */
+		((global float *)y)[i] = nd_ldf(x, 7, i);
+		return;
+	}
 	if (odt == 3) {
 		((global float *)y)[i] = dt == 3 ? ((global const float *)x)[i] :
 				      convert_float(nd_ldi(x, dt, i));
@@ -464,23 +477,23 @@ kernel void nd_matmul(global const uchar *a, global const uchar *b, global const
 	uint i = (uint)((e % mn) / n), j = (uint)(e % n);
 	size_t abase = nd_offset(bo, g[0], ob, as) * m * k, bbase = nd_offset(bo, g[0], ob, bs) * k * n;
 
-	if (g[6] == 3) {
+	if (g[6] == 3 || g[6] == 7) {	/* fp32, or bf16 operands */
 		float acc = 0.0f;
 
 		for (uint l = 0; l < k; l++)
-			acc += ((global const float *)a)[abase + (g[4] ? (size_t)l * m + i :
-								  (size_t)i * k + l)] *
-			       ((global const float *)b)[bbase + (g[5] ? (size_t)j * k + l :
-								  (size_t)l * n + j)];
+			acc += nd_ldf(a, g[6], abase + (g[4] ? (size_t)l * m + i : (size_t)i * k + l)) *
+			       nd_ldf(b, g[7], bbase + (g[5] ? (size_t)j * k + l : (size_t)l * n + j));
 		((global float *)y)[e] = alpha * acc;
 	} else {
 		long za = g[10] ? nd_ldi(azp, g[6], g[8] == 1 ? 0 : i) : 0;
 		long zb = g[11] ? nd_ldi(bzp, g[7], g[9] == 1 ? 0 : j) : 0;
 		long acc = 0;
 
-		for (uint l = 0; l < k; l++)
-			acc += (nd_ldi(a, g[6], abase + (size_t)i * k + l) - za) *
-			       (nd_ldi(b, g[7], bbase + (size_t)l * n + j) - zb);
+		for (uint l = 0; l < k; l++)	/* transposed operands as fp32's */
+			acc += (nd_ldi(a, g[6], abase + (g[4] ? (size_t)l * m + i :
+							   (size_t)i * k + l)) - za) *
+			       (nd_ldi(b, g[7], bbase + (g[5] ? (size_t)j * k + l :
+							   (size_t)l * n + j)) - zb);
 		((global int *)y)[e] = (int)acc;
 	}
 }
