@@ -732,8 +732,58 @@ static void test_every_nd_function(void)
 	printf("#   %d functions and types\n", tried);
 }
 
+/*
+ * The N-d matmul on OpenCL as the reference computes it, every operand
+ * order: int8 and uint8 with zero points (exact int32), and bf16 (fp32
+ * sums, within their rounding), each with A and B transposed or not.
+ */
+static void test_nd_matmul_transposed(void)
+{
+	for (int t = 0; t < 12; t++) {
+		int bf = t >= 8;
+		struct nd_matmul p = { .m = 5, .n = 6, .k = 7, .trans_a = t & 1, .trans_b = t >> 1 & 1,
+				       .adt = bf ? NPU_DT_BFLOAT16 : t & 4 ? NPU_DT_UINT8 : NPU_DT_INT8,
+				       .bdt = bf ? NPU_DT_BFLOAT16 : NPU_DT_INT8,
+				       .azp_n = bf ? 0 : 1, .bzp_n = bf ? 0 : 6, .alpha = 1.0f };
+		uint32_t odt = bf ? NPU_DT_FLOAT32 : NPU_DT_INT32;
+		uint8_t azp = 3, bzp[6] = { 1, 0, 255, 7, 2, 250 };
+		void *a = values(bf ? NPU_DT_INT32 : NPU_DT_INT8, 35), *b = values(NPU_DT_INT32, 42);
+		void *want = calloc(30, 4);
+		cl_mem ma, mb, mza, mzb, my;
+
+		for (int i = 0; bf && i < 42; i++) {	/* small integers: exact in bf16 */
+			float fa = (float)(i % 9) - 4, fb = (float)(i % 5) - 2;
+			uint32_t ua, ub;
+
+			memcpy(&ua, &fa, 4);
+			memcpy(&ub, &fb, 4);
+			if (i < 35)
+				((uint16_t *)a)[i] = (uint16_t)(ua >> 16);
+			((uint16_t *)b)[i] = (uint16_t)(ub >> 16);
+		}
+		CHECK_EQ(ref_nd_matmul(&p, a, b, bf ? NULL : &azp, bf ? NULL : bzp, want), 0);
+		ma = up(a, 35 * nd_elem_size(p.adt));
+		mb = up(b, 42 * nd_elem_size(p.bdt));
+		mza = bf ? NULL : up(&azp, 1);
+		mzb = bf ? NULL : up(bzp, 6);
+		my = up(NULL, 30 * 4);
+		CHECK_EQ(ocl_nd_matmul(ocl, &p, ma, mb, mza, mzb, my), NPU_OK);
+		agree("matmul", (uint32_t)t, odt, want, my, 30);
+		ocl_release(ocl, &ma, 1);
+		ocl_release(ocl, &mb, 1);
+		if (!bf) {
+			ocl_release(ocl, &mza, 1);
+			ocl_release(ocl, &mzb, 1);
+		}
+		free(a);
+		free(b);
+		free(want);
+	}
+}
+
 TAP_MAIN(
 	TAP_ENTRY(open_device),
+	TAP_ENTRY(test_nd_matmul_transposed),
 	TAP_ENTRY(test_conv2d_i8),
 	TAP_ENTRY(test_eltwise_softmax_i8),
 	TAP_ENTRY(test_quantize),
