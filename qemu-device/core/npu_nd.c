@@ -533,6 +533,18 @@ out:
 
 /* ---- NPU_CMD_NORM ------------------------------------------------------------- */
 
+/*
+ * The end of ONNX's QuantizeLinear: an already rounded @v plus zero point
+ * @z (NaN giving @z), saturated to [@lo, @hi]. NPU_CMD_QDQ's and
+ * NPU_CMD_NORM's 8-bit output.
+ */
+static int64_t qdq_round(float v, int64_t z, int64_t lo, int64_t hi)
+{
+	double q = isnan(v) ? (double)z : (double)v + (double)z;
+
+	return q < lo ? lo : q > hi ? hi : (int64_t)q;
+}
+
 /* An 8-bit side of NPU_CMD_NORM: its dtype, scale and zero point valid. */
 static bool norm_q8_ok(uint32_t dt, uint32_t s_bits, int32_t zp)
 {
@@ -545,16 +557,6 @@ static bool norm_q8_ok(uint32_t dt, uint32_t s_bits, int32_t zp)
 	       npu_f32_bits_finite(s_bits) && s > 0;
 }
 
-/* ONNX's QuantizeLinear of one fp32 value into an 8-bit @dt. */
-static uint8_t norm_quantize(float v, float s, int32_t zp, uint32_t dt)
-{
-	float r = rintf(v / s);
-	double q = isnan(r) ? zp : (double)r + zp;
-	double lo = dt == NPU_ND_I8 ? -128 : 0, hi = dt == NPU_ND_I8 ? 127 : 255;
-
-	q = q < lo ? lo : q > hi ? hi : q;
-	return dt == NPU_ND_I8 ? (uint8_t)(int8_t)q : (uint8_t)q;
-}
 
 uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
@@ -593,7 +595,7 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		x = npu_eng_alloc(core, 4 * total);
 		st = x ? npu_nd_load(core, va[0], total, (void **)&raw, fault) : NPU_DMA_ERR_ARGS;
 		for (uint64_t i = 0; st == NPU_DMA_OK && i < total; i++)
-			x[i] = (float)((xdt == NPU_ND_I8 ? (int32_t)(int8_t)raw[i] : raw[i]) - xz) * xs;
+			x[i] = (float)(nd_int(raw, xdt, i) - xz) * xs;
 	} else {
 		st = npu_nd_load(core, va[0], 4 * total, (void **)&x, fault);
 	}
@@ -629,8 +631,10 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		stats[rows + r] = (float)inv;
 	}
 	if (y8) {
-		for (uint64_t i = 0; i < total; i++)
-			raw[i] = norm_quantize(x[i], ys, yz, ydt);
+		int64_t lo = ydt == NPU_ND_I8 ? -128 : 0;
+
+		for (uint64_t i = 0; i < total; i++)	/* QDQ's quantize */
+			nd_store_int(raw, ydt, i, qdq_round(rintf(x[i] / ys), yz, lo, lo + 255));
 		st = npu_nd_store(core, va[3], raw, total, fault);
 	} else {
 		st = npu_nd_store(core, va[3], x, 4 * total, fault);
@@ -848,8 +852,7 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		} else {
 			float v = mode == NPU_QDQ_QUANTIZE ? rintf(((float *)x)[e] / s) :
 				  rintf((float)((int32_t *)x)[e] * s);
-			double q = isnan(v) ? (double)z : (double)v + (double)z;
-			int64_t r = q < lo ? lo : q > hi ? hi : (int64_t)q;
+			int64_t r = qdq_round(v, z, lo, hi);
 
 			if (qdt == NPU_ND_I8)
 				((int8_t *)y)[e] = (int8_t)r;

@@ -117,14 +117,9 @@ int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_
 	return 0;
 }
 
-static int byte_dt(uint32_t dt)
-{
-	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 || dt == NPU_DT_BOOL;
-}
-
 int npu_nd_by_table(const struct nd_unary *p)
 {
-	return byte_dt(p->dtype) && byte_dt(nd_unary_out_dt(p));
+	return ref_nd_unary_by_table(p);
 }
 
 int npu_nd_table(const struct nd_unary *p, uint8_t table[256])

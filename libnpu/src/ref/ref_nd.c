@@ -336,12 +336,17 @@ static int byte_dt(uint32_t dt)
 	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8 || dt == NPU_DT_BOOL;
 }
 
+int ref_nd_unary_by_table(const struct nd_unary *p)
+{
+	return byte_dt(p->dtype) && byte_dt(nd_unary_out_dt(p));
+}
+
 int ref_nd_unary_table(const struct nd_unary *p, uint8_t table[256])
 {
 	struct nd_unary one = *p;
 	uint8_t x[256];
 
-	if (!byte_dt(p->dtype) || !byte_dt(nd_unary_out_dt(p)))
+	if (!ref_nd_unary_by_table(p))
 		return 0;
 	for (int i = 0; i < 256; i++)
 		x[i] = (uint8_t)i;

@@ -223,6 +223,8 @@ struct nd_qdq {
 
 int ref_nd_binary(const struct nd_binary *p, const void *a, const void *b, void *y);
 int ref_nd_unary(const struct nd_unary *p, const void *x, void *y);
+/* Whether @p maps bytes to bytes (8-bit or bool in and out): a table can run it. */
+int ref_nd_unary_by_table(const struct nd_unary *p);
 /* 1 and @table filled (ref_nd_unary on each byte) if @p maps bytes to bytes. */
 int ref_nd_unary_table(const struct nd_unary *p, uint8_t table[256]);
 int ref_nd_matmul(const struct nd_matmul *p, const void *a, const void *b, const void *azp,
