@@ -60,7 +60,7 @@ LIBNPU_PRIV_HDRS := $(shell find libnpu/src -name '*.h')
 LIBNPU_HDRS := $(wildcard libnpu/include/*.h)
 # The command stream's definitions, which command-buffer apps write with
 # (npu.h points to them): installed beside libnpu's headers.
-CMD_HDRS := include/npu_cmd.h include/npu_cmd_nd.h include/npu_cmd_train.h include/npu_types.h include/npu_quant.h
+CMD_HDRS := include/npu_cmd.h include/npu_cmd_nd.h include/npu_cmd_train.h include/npu_types.h include/npu_quant.h include/npu_f32_bits.h
 LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS)) \
 	$(BUILD)/libnpu/ocl_program.o $(BUILD)/libnpu/gen/onnx.pb-c.o
 # ONNX's protobuf schema, as libonnx-dev ships it; protoc-c makes its C code.

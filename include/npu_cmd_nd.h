@@ -315,11 +315,15 @@ struct npu_cmd_matmul {
  *   quantize:   y = saturate(rint(x / scale) + zp), the division in fp32,
  *		 rint rounding half to even;
  *   requantize: y = saturate(rint((fp32)x * scale) + zp), x int32, the
- *		 product in fp32 (scale is the multiplier).
+ *		 product in fp32 (scale is the multiplier);
+ *   requantize_q31 (devices with NPU_HW_CAP_REQUANT_Q31): TFLite's, y =
+ *		 saturate(MultiplyByQuantizedMultiplier(x, mult, shift) + zp),
+ *		 x int32 (npu_requant_scale(), npu_quant.h).
  * A NaN quantizes to the zero point.
  * @hdr: op NPU_CMD_QDQ, size 64.
  * @in, @out: fp32, int32 or @qdtype elements as the mode says.
- * @scale: fp32 [@axis], finite and > 0.
+ * @scale: fp32 [@axis], finite and > 0; for requantize_q31 struct
+ *	npu_quant_ch [@axis] (a Q31 multiplier and a shift in -31..30).
  * @zp: @qdtype [@axis], or 0 for zero points of 0.
  * @mode: NPU_QDQ_*.
  * @qdtype: NPU_ND_I8, NPU_ND_U8 (or NPU_ND_I32 to dequantize a bias).
@@ -342,6 +346,7 @@ struct npu_cmd_qdq {
 #define NPU_QDQ_DEQUANTIZE	1
 #define NPU_QDQ_QUANTIZE	2
 #define NPU_QDQ_REQUANTIZE	3
+#define NPU_QDQ_REQUANTIZE_Q31	4
 
 /**
  * struct npu_cmd_reduce - a reduction over any set of dims (ONNX's

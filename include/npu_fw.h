@@ -131,6 +131,8 @@ enum npu_fw_error {
 #define NPU_FW_CAP_SOFTMAX_MASK	(1u << 5)
 /* NORM takes 8-bit x and y (the hardware's NPU_HW_CAP_NORM_Q8) */
 #define NPU_FW_CAP_NORM_Q8	(1u << 6)
+/* QDQ takes NPU_QDQ_REQUANTIZE_Q31 (the hardware's NPU_HW_CAP_REQUANT_Q31) */
+#define NPU_FW_CAP_REQUANT_Q31	(1u << 7)
 
 /*
  * NPU_CMD_MODES(X) - the tensor commands' optional modes, once: X(NAME)
@@ -139,7 +141,8 @@ enum npu_fw_error {
  * offers each mode the hardware has, and libnpu asks the second before
  * it packs a command in that mode (its NPU backend's kern_modes()).
  */
-#define NPU_CMD_MODES(X) X(REQUANT_ONNX) X(CONV_GROUPS) X(SOFTMAX_MASK) X(NORM_Q8)
+#define NPU_CMD_MODES(X) X(REQUANT_ONNX) X(CONV_GROUPS) X(SOFTMAX_MASK) X(NORM_Q8) \
+	X(REQUANT_Q31)
 
 /*
  * Log buffer: a byte ring in host memory. The firmware writes text lines

@@ -9,9 +9,9 @@
  *
  *   out = clamp(zp_out + RDBPOT(SRDHM(acc << max(shift, 0), mult), max(-shift, 0)))
  *
- * SRDHM is the saturating rounding doubling high multiply: (a * b * 2 +
- * 2^31) >> 32 with round-half-away-from-zero on the 64-bit product, and
- * INT32_MIN * INT32_MIN saturating to INT32_MAX. RDBPOT is the rounding
+ * SRDHM is the saturating rounding doubling high multiply: a * b / 2^31
+ * rounded to nearest with ties toward +infinity (gemmlowp's nudge, then a
+ * division that truncates), INT32_MIN * INT32_MIN saturating to INT32_MAX. RDBPOT is the rounding
  * divide by a power of two: round half away from zero. @mult is a Q31
  * fixed-point value in [2^30, 2^31) (or 0), @shift in [-31, 30]: the real
  * multiplier is mult * 2^(shift - 31). Documentation/quantization.rst
@@ -105,19 +105,7 @@ static inline int8_t npu_requant_i8(int32_t acc, int32_t mult, int shift, int32_
 /* a * b + c is two roundings here, as in C (-std=c11): never a fused one */
 #pragma OPENCL FP_CONTRACT OFF
 #else
-static inline float npu_f32_from_bits(int32_t b)
-{
-	union { int32_t i; float f; } u = { .i = b };
-
-	return u.f;
-}
-
-static inline int32_t npu_f32_bits(float f)
-{
-	union { int32_t i; float f; } u = { .f = f };
-
-	return u.i;
-}
+#include "npu_f32_bits.h"
 #define npu_rintf(x)		rintf(x)
 #define npu_fmaf(a, b, c)	fmaf(a, b, c)
 #endif

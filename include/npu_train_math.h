@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "npu_cmd.h"
+#include "npu_f32_bits.h"
 
 static inline float npu_bf16_to_f32(uint16_t h)
 {
@@ -34,22 +35,6 @@ static inline uint16_t npu_f32_to_bf16(float f)
 	if ((u & 0x7fffffffu) > 0x7f800000u)
 		return (uint16_t)((u >> 16) | 0x40);
 	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
-}
-
-static inline float npu_f32_from_bits(uint32_t bits)
-{
-	float f;
-
-	memcpy(&f, &bits, sizeof(f));
-	return f;
-}
-
-static inline uint32_t npu_f32_bits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof(u));
-	return u;
 }
 
 /**

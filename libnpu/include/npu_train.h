@@ -243,7 +243,12 @@ int npu_graph_gelu(npu_graph *g, int in, int out, int tanh_approx);
  * [..][m][n], the batch dims broadcasting as numpy's matmul: attention's
  * Q K^T (@trans_b, @alpha 1 / sqrt(d)) and P V. @a and @b both fp32, or
  * both NPU_DT_BFLOAT16 (their products and sum as fp32's: an NPU's bf16
- * matmul); @out fp32. bf16 operands have no gradient.
+ * matmul); @out fp32. bf16 operands have no gradient. With 8-bit @a and
+ * @b (NPU_DT_INT8 or NPU_DT_UINT8, each with its scale and zero point) and
+ * an 8-bit @out, TFLite's int8 BatchMatMul: the int32 sum of (a - zp_a) *
+ * (b - zp_b) requantized by TFLite's multiplier and shift for @alpha *
+ * scale_a * scale_b / scale_out (@alpha > 0), plus zp_out, saturated;
+ * no gradient.
  */
 int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alpha);
 /**

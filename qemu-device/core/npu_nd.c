@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "npu_cmd.h"
+#include "npu_quant.h"
 #include "npu_train_math.h"
 #include "npu_tensor_priv.h"
 
@@ -812,12 +813,13 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint32_t axis = npu_rd32(c + 52), inner = npu_rd32(c + 56), st, ies, oes;
 	int64_t lo = qdt == NPU_ND_I8 ? -128 : qdt == NPU_ND_U8 ? 0 : INT32_MIN;
 	int64_t hi = qdt == NPU_ND_I8 ? 127 : qdt == NPU_ND_U8 ? 255 : INT32_MAX;
+	bool q31 = mode == NPU_QDQ_REQUANTIZE_Q31;
 	float *scale = NULL;
 	void *x = NULL, *y = NULL, *zp = NULL;
 
 	if (size != sizeof(struct npu_cmd_qdq))
 		return NPU_DMA_ERR_ARGS;
-	if (!npu_in_range(mode, NPU_QDQ_DEQUANTIZE, NPU_QDQ_REQUANTIZE) ||
+	if (!npu_in_range(mode, NPU_QDQ_DEQUANTIZE, NPU_QDQ_REQUANTIZE_Q31) ||
 	    !(qdt == NPU_ND_I8 || qdt == NPU_ND_U8 || (qdt == NPU_ND_I32 && mode == NPU_QDQ_DEQUANTIZE)) ||
 	    !outer || !axis || !inner || !npu_prod4(outer, axis, inner, 1, NPU_MAX_F32, &total) ||
 	    npu_rd32(c + 60) || s_va & 3 || zp_va % nd_size(qdt))
@@ -826,39 +828,49 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	oes = mode == NPU_QDQ_DEQUANTIZE ? 4 : nd_size(qdt);
 	if (in_va % ies || out_va % oes)
 		return NPU_DMA_ERR_ARGS;
-	if ((st = npu_nd_load(core, s_va, 4ull * axis, (void **)&scale, fault)) != NPU_DMA_OK ||
+	/* TFLite's multiplier and shift are two words per entry, a scale one */
+	if ((st = npu_nd_load(core, s_va, (q31 ? 8ull : 4ull) * axis, (void **)&scale, fault)) !=
+	    NPU_DMA_OK ||
 	    (zp_va && (st = npu_nd_load(core, zp_va, (uint64_t)axis * nd_size(qdt), &zp, fault)) !=
 	     NPU_DMA_OK) ||
 	    (st = npu_nd_load(core, in_va, total * ies, &x, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
-	for (uint32_t a = 0; a < axis; a++)
-		if (!(scale[a] > 0) || !isfinite(scale[a]))
+	for (uint32_t a = 0; a < axis; a++) {
+		int32_t shift = q31 ? (int32_t)npu_rd32((const uint8_t *)scale + 8ull * a + 4) : 0;
+
+		if (q31 ? shift < -31 || shift > 30 : !(scale[a] > 0) || !isfinite(scale[a]))
 			goto out;
+	}
 	y = npu_eng_alloc(core, total * oes);
 	if (!y)
 		goto out;
 	for (uint64_t e = 0; e < total; e++) {
 		uint32_t a = (uint32_t)(e / inner % axis);
-		float s = scale[a];
-		int64_t z = zp ? nd_int(zp, qdt, a) : 0;
+		int64_t z = zp ? nd_int(zp, qdt, a) : 0, r;
 
 		if (npu_nd_stop(core, e)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
 		if (mode == NPU_QDQ_DEQUANTIZE) {
-			((float *)y)[e] = (float)(nd_int(x, qdt, e) - z) * s;
-		} else {
-			float v = mode == NPU_QDQ_QUANTIZE ? rintf(((float *)x)[e] / s) :
-				  rintf((float)((int32_t *)x)[e] * s);
-			int64_t r = qdq_round(v, z, lo, hi);
-
-			if (qdt == NPU_ND_I8)
-				((int8_t *)y)[e] = (int8_t)r;
-			else
-				((uint8_t *)y)[e] = (uint8_t)r;
+			((float *)y)[e] = (float)(nd_int(x, qdt, e) - z) * scale[a];
+			continue;
 		}
+		if (q31) {
+			const uint8_t *q = (const uint8_t *)scale + 8ull * a;
+
+			r = npu_requant_scale(((int32_t *)x)[e], (int32_t)npu_rd32(q),
+					      (int32_t)npu_rd32(q + 4)) + z;
+			r = r < lo ? lo : r > hi ? hi : r;
+		} else {
+			r = qdq_round(mode == NPU_QDQ_QUANTIZE ? rintf(((float *)x)[e] / scale[a]) :
+				      rintf((float)((int32_t *)x)[e] * scale[a]), z, lo, hi);
+		}
+		if (qdt == NPU_ND_I8)
+			((int8_t *)y)[e] = (int8_t)r;
+		else
+			((uint8_t *)y)[e] = (uint8_t)r;
 	}
 	st = npu_nd_store(core, out_va, y, total * oes, fault);
 	npu_account(core, st, total * (ies + oes), npu_vec_cycles(core, total, 2), bytes, cycles);

@@ -845,6 +845,115 @@ static void test_shape_inference(void)
 	npu_graph_free(g);
 }
 
+/*
+ * TFLite's QuantizeMultiplier and MultiplyByQuantizedMultiplier written
+ * from their definitions, for the int8 matmul's oracle: the real
+ * multiplier as q * 2^e (q in [0.5, 1)), q rounded to Q31; then x * mult
+ * / 2^31 rounded half up (gemmlowp's nudge) and / 2^-shift rounded half
+ * away from zero.
+ */
+static void tfl_multiplier(double real, int32_t *mult, int *shift)
+{
+	int e;
+	double q = frexp(real, &e);
+	long long f = llround(q * 2147483648.0);
+
+	if (f == 2147483648ll) {
+		f /= 2;
+		e++;
+	}
+	*mult = (int32_t)f;
+	*shift = e;
+}
+
+static long long tfl_requant(int32_t x, int32_t mult, int shift)
+{
+	int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+	long long p = (long long)(int32_t)((uint32_t)x << left) * mult + (1ll << 30);
+	long long h = p >= 0 ? p >> 31 : -((-p + (1ll << 31) - 1) >> 31);	/* floor */
+	long long half = right ? 1ll << (right - 1) : 0;
+
+	return h >= 0 ? (h + half) >> right : -((-h + half) >> right);
+}
+
+/*
+ * An int8 matmul of two activations (attention's Q.K^T, alpha 1/8) and
+ * of an activation by uint8 weights broadcast over the batch, with
+ * TFLite's requantization: the output's bytes as TFLite's formula gives
+ * them, worked out here in 64-bit integers.
+ */
+static void test_int8_matmul_tflite(void)
+{
+	enum { B = 2, M = 3, N = 6, K = 16 };
+	struct npu_tensor_desc dq = { NPU_DT_INT8, 3, { B, M, K }, 0.05f, 3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dk = { NPU_DT_INT8, 3, { B, N, K }, 0.07f, -5, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc ds = { NPU_DT_INT8, 3, { B, M, N }, 0.03f, -9, NULL, NULL, 0, 0 };
+	uint8_t w[K * N];
+	struct npu_tensor_desc dw = { NPU_DT_UINT8, 2, { K, N }, 0.02f, 131, NULL, w, 0, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_UINT8, 3, { B, M, N }, 0.09f, 120, NULL, NULL, 0, 0 };
+	int8_t q[B * M * K], k[B * N * K], s[B * M * N];
+	uint8_t y[B * M * N];
+	const void *in[2] = { q, k };
+	void *out[2] = { s, y };
+	npu_graph *g = npu_graph_new();
+	npu_plan *plan = NULL;
+	int tq, tk, ts, tw, ty, shift[2], bad = 0;
+	int32_t mult[2];
+
+	for (int i = 0; i < B * M * K; i++)
+		q[i] = (int8_t)(i * 37 % 251 - 125);
+	for (int i = 0; i < B * N * K; i++)
+		k[i] = (int8_t)(i * 53 % 253 - 126);
+	for (int i = 0; i < K * N; i++)
+		w[i] = (uint8_t)(i * 29 % 256);
+	tq = npu_graph_tensor(g, &dq);
+	tk = npu_graph_tensor(g, &dk);
+	ts = npu_graph_tensor(g, &ds);
+	tw = npu_graph_tensor(g, &dw);
+	ty = npu_graph_tensor(g, &dy);
+	CHECK_EQ(npu_graph_matmul(g, tq, tk, ts, 1, 0.125f), 0);
+	CHECK_EQ(npu_graph_matmul(g, tq, tw, ty, 0, 1.0f), 0);
+	/* an 8-bit output is required, and a multiplier TFLite can hold */
+	dy.dtype = NPU_DT_INT32;
+	CHECK_EQ(npu_graph_matmul(g, tq, tw, npu_graph_tensor(g, &dy), 0, 1.0f), NPU_EINVAL);
+	dy.dtype = NPU_DT_UINT8;
+	dy.scale = 1e-20f;
+	CHECK_EQ(npu_graph_matmul(g, tq, tw, npu_graph_tensor(g, &dy), 0, 1.0f), NPU_EINVAL);
+	CHECK_EQ(npu_graph_inputs(g, (int[]){ tq, tk }, 2), 0);
+	CHECK_EQ(npu_graph_outputs(g, (int[]){ ts, ty }, 2), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+	if (!plan) {
+		npu_graph_free(g);
+		return;
+	}
+	CHECK(strstr(npu_plan_report(plan), "requant (tflite)") != NULL);
+	CHECK_EQ(npu_plan_execute(plan, in, out), 0);
+	tfl_multiplier(0.125 * (double)0.05f * (double)0.07f / (double)0.03f, &mult[0], &shift[0]);
+	tfl_multiplier((double)0.05f * (double)0.02f / (double)0.09f, &mult[1], &shift[1]);
+	for (int b = 0; b < B; b++)
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++) {
+				int32_t a0 = 0, a1 = 0;
+				long long v0, v1;
+
+				for (int l = 0; l < K; l++) {
+					a0 += (q[(b * M + i) * K + l] - 3) * (k[(b * N + j) * K + l] + 5);
+					a1 += (q[(b * M + i) * K + l] - 3) * (w[l * N + j] - 131);
+				}
+				v0 = tfl_requant(a0, mult[0], shift[0]) - 9;
+				v1 = tfl_requant(a1, mult[1], shift[1]) + 120;
+				v0 = v0 < -128 ? -128 : v0 > 127 ? 127 : v0;
+				v1 = v1 < 0 ? 0 : v1 > 255 ? 255 : v1;
+				bad += s[(b * M + i) * N + j] != v0;
+				bad += y[(b * M + i) * N + j] != v1;
+			}
+	if (bad)
+		printf("#   %d values differ from TFLite's formula\n", bad);
+	CHECK_EQ(bad, 0);
+	npu_plan_free(plan);
+	npu_graph_free(g);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_fc_params_and_result),
 	TAP_ENTRY(test_relu6_range),
@@ -861,5 +970,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_pad_transpose),
 	TAP_ENTRY(test_quantize_dequantize),
 	TAP_ENTRY(test_reshape),
+	TAP_ENTRY(test_int8_matmul_tflite),
 	TAP_ENTRY(test_shape_inference),
 )

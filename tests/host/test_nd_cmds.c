@@ -983,6 +983,110 @@ static void test_qdq_per_axis(void)
 	}
 }
 
+/*
+ * TFLite's MultiplyByQuantizedMultiplier from its definition, in exact
+ * int64: x (shifted left, wrapping as TFLite's int32 does) times mult /
+ * 2^31 rounded half up (gemmlowp's nudge: a negative tie goes toward
+ * zero), saturating INT32_MIN * INT32_MIN; then / 2^right rounded half
+ * away from zero.
+ */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+static int64_t tflite_requant(int32_t x, int32_t mult, int shift)
+{
+	int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+	int32_t t = (int32_t)((uint32_t)x << left);
+	int64_t h = t == INT32_MIN && mult == INT32_MIN ? INT32_MAX :
+		    floor_div((int64_t)t * mult + (1ll << 30), 1ll << 31);
+	int64_t half = right ? 1ll << (right - 1) : 0;
+
+	return h >= 0 ? (h + half) >> right : -((-h + half) >> right);
+}
+
+/* TFLite's requantization (requantize_q31): worked values, then random ones per axis. */
+static void test_qdq_requantize_tflite(void)
+{
+	/*
+	 * mult 2^30 (0.5) and shift -1: x / 4 as 2^30 * x / 2^31 rounded half
+	 * up, then halved away from zero: 6 -> 3 -> 2 (1.5), -6 -> -3 -> -2,
+	 * -2 -> -1 -> -1 (-0.5: away), 2 -> 1 -> 1, -3 -> -1 (-1.5 up) -> -1,
+	 * 3 -> 2 -> 1; + zp 5; then 1e9 saturates.
+	 */
+	static const int32_t acc[8] = { 6, -6, -2, 2, -3, 3, 1000000000, -1000000000 };
+	static const int8_t want[8] = { 7, 3, 4, 6, 4, 6, 127, -128 };
+	struct nd_qdq p = { ND_REQUANTIZE_Q31, NPU_DT_INT8, 1, 1, 8 };
+	uint64_t vas[4] = { VA_A, VA_B, VA_C, VA_OUT };
+	int32_t q[2] = { 1 << 30, -1 }, *x;
+	int8_t got[8];
+	struct npu_cmd_qdq c;
+
+	setup(1 << 16);
+	memcpy(va(VA_A), acc, sizeof(acc));
+	memcpy(va(VA_B), q, sizeof(q));
+	*(int8_t *)va(VA_C) = 5;
+	CHECK_EQ(npu_pack_qdq(&c, &p, vas), 0);
+	CHECK_EQ(c.mode, NPU_QDQ_REQUANTIZE_Q31);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), want, 8));
+	CHECK_EQ(ref_nd_qdq(&p, acc, q, va(VA_C), got), 0);
+	CHECK(!memcmp(got, want, 8));
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(tflite_requant(acc[i], q[0], q[1]) + 5 < -128 ? -128 :
+			 tflite_requant(acc[i], q[0], q[1]) + 5 > 127 ? 127 :
+			 tflite_requant(acc[i], q[0], q[1]) + 5, want[i]);
+	/* random: [3][5][64], uint8 and int8, shifts -31..30 (left shifts wrap) */
+	for (int it = 0; it < 40; it++) {
+		int32_t *qs = va(VA_B);
+		uint8_t *zp = va(VA_C), ref[3 * 5 * 64];
+
+		p = (struct nd_qdq){ ND_REQUANTIZE_Q31, it & 1 ? NPU_DT_UINT8 : NPU_DT_INT8, 3, 5,
+				     64 };
+		x = va(VA_A);
+		for (int i = 0; i < 3 * 5 * 64; i++)
+			x[i] = (int32_t)(rnd() << 16 ^ rnd()) >> (rnd() % 24);
+		x[0] = INT32_MIN;
+		x[1] = INT32_MAX;
+		for (int a = 0; a < 5; a++) {
+			qs[2 * a] = it % 7 == 0 && a == 0 ? INT32_MIN :
+				    (int32_t)((1u << 30) + (rnd() << 15 ^ rnd()) % (1u << 30));
+			qs[2 * a + 1] = (int32_t)(rnd() % 62) - 31;
+			zp[a] = (uint8_t)rnd();
+		}
+		CHECK_EQ(npu_pack_qdq(&c, &p, vas), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK_EQ(ref_nd_qdq(&p, x, qs, zp, ref), 0);
+		CHECK(!memcmp(va(VA_OUT), ref, sizeof(ref)));
+		for (int e = 0; e < 3 * 5 * 64; e++) {
+			int a = e / 64 % 5;
+			int64_t lo = it & 1 ? 0 : -128;
+			int64_t z = it & 1 ? zp[a] : (int8_t)zp[a];
+			int64_t v = tflite_requant(x[e], qs[2 * a], qs[2 * a + 1]) + z;
+			int64_t got8 = it & 1 ? ((uint8_t *)va(VA_OUT))[e] :
+					((int8_t *)va(VA_OUT))[e];
+
+			v = v < lo ? lo : v > lo + 255 ? lo + 255 : v;
+			if (got8 != v) {
+				CHECK_EQ(got8, v);
+				break;
+			}
+		}
+	}
+	/* a shift out of -31..30 is refused by the device and the reference */
+	p = (struct nd_qdq){ ND_REQUANTIZE_Q31, NPU_DT_INT8, 1, 1, 8 };
+	((int32_t *)va(VA_B))[1] = 31;
+	CHECK_EQ(npu_pack_qdq(&c, &p, vas), 0);
+	bad(&c, sizeof(c));
+	CHECK_EQ(ref_nd_qdq(&p, acc, va(VA_B), NULL, got), NPU_EINVAL);
+	((int32_t *)va(VA_B))[1] = -32;
+	bad(&c, sizeof(c));
+	c.mode = NPU_QDQ_REQUANTIZE_Q31 + 1;
+	((int32_t *)va(VA_B))[1] = 0;
+	bad(&c, sizeof(c));
+}
+
 /* ---- reductions ----------------------------------------------------------------- */
 
 /* fp32 reductions over random masks against fp64 sums in the same row-major order. */
@@ -1580,7 +1684,7 @@ static void test_malformed(void)
 	m2 = m, m2.brank = 1, m2.ob[0] = 2, m2.ab[0] = 3, bad(&m2, sizeof(m2));
 	m2 = m, m2.m = m2.n = 8192, m2.k = 32768, bad(&m2, sizeof(m2));	/* 2^41 MACs */
 	m2 = m, m2.alpha = 0x7f800000u, bad(&m2, sizeof(m2));
-	q2 = q, q2.mode = 4, bad(&q2, sizeof(q2));
+	q2 = q, q2.mode = NPU_QDQ_REQUANTIZE_Q31 + 1, bad(&q2, sizeof(q2));
 	q2 = q, q2.qdtype = NPU_ND_I32, bad(&q2, sizeof(q2));	/* int32 only dequantizes */
 	q2 = q, q2.reserved = 1, bad(&q2, sizeof(q2));
 	*(float *)va(VA_B) = 0.0f;
@@ -2138,6 +2242,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_matmul_int8_zero_points),
 	TAP_ENTRY(test_qdq_worked_values),
 	TAP_ENTRY(test_qdq_per_axis),
+	TAP_ENTRY(test_qdq_requantize_tflite),
 	TAP_ENTRY(test_reduce_fp32),
 	TAP_ENTRY(test_reduce_integers),
 	TAP_ENTRY(test_cast),

@@ -781,9 +781,56 @@ static void test_nd_matmul_transposed(void)
 	}
 }
 
+/*
+ * QDQ on OpenCL as the reference computes it, every mode, int8 and uint8,
+ * per axis: quantize and dequantize, ONNX's requantization (fp32) and
+ * TFLite's (Q31 multipliers with shifts across -31..30).
+ */
+static void test_nd_qdq_modes(void)
+{
+	for (int t = 0; t < 8; t++) {
+		struct nd_qdq p = { .mode = (uint32_t)(t % 4), .qdtype = t < 4 ? NPU_DT_INT8 :
+				    NPU_DT_UINT8, .outer = 3, .axis = 4, .inner = 50 };
+		size_t n = 600, q8 = p.mode == ND_DEQUANTIZE;
+		uint32_t idt = p.mode == ND_QUANTIZE ? NPU_DT_FLOAT32 : q8 ? p.qdtype : NPU_DT_INT32;
+		uint32_t odt = p.mode == ND_DEQUANTIZE ? NPU_DT_FLOAT32 : p.qdtype;
+		void *x = values(idt, n), *want = calloc(n, 4);
+		int32_t scale[8];
+		uint8_t zp[4];
+		cl_mem mx, ms, mz, my;
+
+		for (size_t i = 0; idt == NPU_DT_INT32 && i < n; i++)	/* accumulators */
+			((int32_t *)x)[i] = (int32_t)(rnd() << 8 ^ rnd()) >> (rnd() % 20);
+		for (int a = 0; a < 4; a++) {
+			float f = 0.01f * (float)(1 + rnd() % 300);
+
+			if (p.mode == ND_REQUANTIZE_Q31) {
+				scale[2 * a] = (int32_t)((1u << 30) + rnd() % (1u << 30));
+				scale[2 * a + 1] = (int32_t)(rnd() % 62) - 31;
+			} else {
+				memcpy(&scale[a], &f, 4);
+			}
+			zp[a] = (uint8_t)rnd();
+		}
+		CHECK_EQ(ref_nd_qdq(&p, x, scale, zp, want), 0);
+		mx = up(x, n * nd_elem_size(idt));
+		ms = up(scale, sizeof(scale));
+		mz = up(zp, 4);
+		my = up(NULL, n * 4);
+		CHECK_EQ(ocl_nd_qdq(ocl, &p, mx, ms, mz, my), NPU_OK);
+		agree("qdq", (uint32_t)t, odt, want, my, n);
+		ocl_release(ocl, &mx, 1);
+		ocl_release(ocl, &ms, 1);
+		ocl_release(ocl, &mz, 1);
+		free(x);
+		free(want);
+	}
+}
+
 TAP_MAIN(
 	TAP_ENTRY(open_device),
 	TAP_ENTRY(test_nd_matmul_transposed),
+	TAP_ENTRY(test_nd_qdq_modes),
 	TAP_ENTRY(test_conv2d_i8),
 	TAP_ENTRY(test_eltwise_softmax_i8),
 	TAP_ENTRY(test_quantize),

@@ -631,6 +631,30 @@ TEST_F(lib, graph_bf16_matmul_npu_matches_cpu)
 	npu_vs_cpu(_metadata, self->dev, build_bf16_graph, x, yn, yc, sizeof(yn));
 }
 
+/* Attention's int8 scores: x . x^T / 8 with TFLite's requantization (MATMUL, QDQ). */
+static int build_q8_matmul_graph(npu_graph *g, int *in, int *out)
+{
+	struct npu_tensor_desc dx = { NPU_DT_INT8, 3, { 3, 5, 40 }, 0.05f, 3, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dy = { NPU_DT_INT8, 3, { 3, 5, 5 }, 0.4f, -4, NULL, NULL, 0, 0 };
+
+	*in = npu_graph_tensor(g, &dx);
+	*out = npu_graph_tensor(g, &dy);
+	if (*in < 0 || *out < 0)
+		return NPU_EINVAL;
+	return npu_graph_matmul(g, *in, *in, *out, 1, 0.125f);
+}
+
+TEST_F(lib, graph_int8_matmul_tflite_npu_matches_cpu)
+{
+	static int8_t yn[3 * 5 * 5], yc[3 * 5 * 5];
+	int distinct = 0;
+
+	npu_vs_cpu(_metadata, self->dev, build_q8_matmul_graph, pattern(), yn, yc, sizeof(yn));
+	for (size_t i = 1; i < sizeof(yn); i++)
+		distinct += yn[i] != yn[0];
+	EXPECT_LT(10, distinct);	/* a real result, not saturated */
+}
+
 TEST_F(lib, graph_concat_npu_matches_cpu)
 {
 	static int8_t yn[2 * 6 * 6 * 12], yc[2 * 6 * 6 * 12];

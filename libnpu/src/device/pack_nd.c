@@ -338,11 +338,11 @@ int npu_pack_qdq(struct npu_cmd_qdq *c, const struct nd_qdq *p, const uint64_t *
 {
 	static const uint32_t modes[] = {
 		[ND_DEQUANTIZE] = NPU_QDQ_DEQUANTIZE, [ND_QUANTIZE] = NPU_QDQ_QUANTIZE,
-		[ND_REQUANTIZE] = NPU_QDQ_REQUANTIZE,
+		[ND_REQUANTIZE] = NPU_QDQ_REQUANTIZE, [ND_REQUANTIZE_Q31] = NPU_QDQ_REQUANTIZE_Q31,
 	};
 	uint32_t qdt = cmd_dt(p->qdtype);
 
-	if (p->mode > ND_REQUANTIZE || !qdt || qdt == NPU_ND_F32 || qdt > NPU_ND_I32 ||
+	if (p->mode > ND_REQUANTIZE_Q31 || !qdt || qdt == NPU_ND_F32 || qdt > NPU_ND_I32 ||
 	    (qdt == NPU_ND_I32 && p->mode != ND_DEQUANTIZE) || !fits_u32(p->outer) ||
 	    !fits_u32(p->axis) || !fits_u32(p->inner) ||
 	    !count_fits(p->outer * p->axis * p->inner, 4))

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "import/builder_nd.h"
+#include "npu_quant.h"
+
+#define TRY(x) do { int e_ = (x); if (e_) return e_; } while (0)
 
 static const struct npu_tensor_desc *desc(const npu_graph *g, int id)
 {
@@ -171,6 +174,77 @@ int npu_graph_gelu(npu_graph *g, int in, int out, int tanh_approx)
 	return node(g, IR_ND_UNARY, &in, 1, out, &at);
 }
 
+static int q8_dt(enum npu_dtype dt)
+{
+	return dt == NPU_DT_INT8 || dt == NPU_DT_UINT8;
+}
+
+/* A zero point @dt can hold. */
+static int q8_zp_ok(enum npu_dtype dt, int32_t v)
+{
+	int32_t lo = dt == NPU_DT_INT8 ? -128 : 0;
+
+	return v >= lo && v <= lo + 255;
+}
+
+/* A one-element constant of @dt holding @v (a zero point), or -1 for 0. */
+static int zero_point(npu_graph *g, enum npu_dtype dt, int32_t v)
+{
+	int8_t b = (int8_t)v;
+	struct npu_tensor_desc d = { .dtype = dt, .rank = 1, .dims = { 1 }, .scale = 1.0f,
+				     .data = &b };
+
+	return v ? npu_graph_tensor(g, &d) : -1;
+}
+
+/*
+ * TFLite's int8 BatchMatMul: out = clamp(zp_out +
+ * MultiplyByQuantizedMultiplier(sum_k (a - zp_a) * (b - zp_b), M)), M =
+ * alpha * s_a * s_b / s_out split by QuantizeMultiplier (in double, as
+ * TFLite's Prepare does). An int32 accumulator (the MATMUL command) and
+ * its requantization (QDQ's requantize_q31), both the graph's own.
+ */
+static int matmul_q8(npu_graph *g, int a, int b, int out, struct ir_attrs *at, uint32_t rank,
+		     const uint32_t *od)
+{
+	const struct npu_tensor_desc *da = desc(g, a), *db = desc(g, b), *dy = desc(g, out);
+	double real = (double)at->nd.mm.alpha * da->scale * db->scale / dy->scale;
+	struct npu_tensor_desc qd = { .dtype = NPU_DT_INT32, .rank = 1, .dims = { 2 },
+				      .scale = 1.0f };
+	enum npu_dtype adt = da->dtype, bdt = db->dtype, ydt = dy->dtype;
+	int32_t za = da->zero_point, zb = db->zero_point, zy = dy->zero_point, q[2];
+	int t[4], acc, shift;
+
+	if (!q8_dt(ydt) || !(da->scale > 0) || !(db->scale > 0) || !(dy->scale > 0) ||
+	    !isfinite(real) || !q8_zp_ok(adt, za) || !q8_zp_ok(bdt, zb) || !q8_zp_ok(ydt, zy) ||
+	    !(at->nd.mm.alpha > 0) || npu_quantize_multiplier(real, &q[0], &shift))
+		return ir_fail(g, NPU_EINVAL, "matmul (8-bit): an 8-bit output, scales > 0, zero "
+			       "points in range, alpha > 0, and alpha * scale_a * scale_b / "
+			       "scale_out a multiplier TFLite can represent");
+	q[1] = shift;
+	qd.data = q;
+	at->nd.mm.azp_n = za ? 1 : 0;
+	at->nd.mm.bzp_n = zb ? 1 : 0;
+	at->nd.mm.alpha = 1.0f;
+	t[0] = a;
+	t[1] = b;
+	t[2] = zero_point(g, adt, za);
+	t[3] = zero_point(g, bdt, zb);
+	acc = ir_add_tensor(g, NPU_DT_INT32, rank, od);
+	if (t[2] < -1 || t[3] < -1 || acc < 0)
+		return t[2] < -1 ? t[2] : t[3] < -1 ? t[3] : acc;
+	TRY(node(g, IR_ND_MATMUL, t, 4, acc, at));
+	memset(at, 0, sizeof(*at));
+	at->nd.qdq = (struct nd_qdq){ .mode = ND_REQUANTIZE_Q31, .qdtype = ydt, .outer = 1,
+				      .axis = 1, .inner = ir_count(g, acc) };
+	t[0] = acc;
+	t[1] = npu_graph_tensor(g, &qd);
+	t[2] = zero_point(g, ydt, zy);
+	if (t[1] < 0 || t[2] < -1)
+		return t[1] < 0 ? t[1] : t[2];
+	return node(g, IR_ND_QDQ, t, 3, out, at);
+}
+
 int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alpha)
 {
 	const struct npu_tensor_desc *da = desc(g, a), *db = desc(g, b), *dy = desc(g, out);
@@ -183,10 +257,11 @@ int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alp
 		return err;
 	if (!da || !db || !dy || da->rank < 2 || db->rank < 2 || da->rank > NPU_MAX_RANK ||
 	    db->rank > NPU_MAX_RANK || !ir_count(g, a) || !ir_count(g, b) ||
-	    da->dtype != db->dtype ||
-	    (da->dtype != NPU_DT_FLOAT32 && da->dtype != NPU_DT_BFLOAT16) || !isfinite(alpha))
-		return ir_fail(g, NPU_EINVAL, "matmul: two fp32 (or two bf16) tensors of rank 2 "
-			       "or more, an output, a finite alpha");
+	    (da->dtype != db->dtype && !(q8_dt(da->dtype) && q8_dt(db->dtype))) ||
+	    (da->dtype != NPU_DT_FLOAT32 && da->dtype != NPU_DT_BFLOAT16 && !q8_dt(da->dtype)) ||
+	    !isfinite(alpha))
+		return ir_fail(g, NPU_EINVAL, "matmul: two fp32, two bf16 or two 8-bit tensors of "
+			       "rank 2 or more, an output, a finite alpha");
 	r = da->rank > db->rank ? da->rank : db->rank;
 	p->brank = r - 2;
 	p->m = da->dims[da->rank - 2];
@@ -194,7 +269,8 @@ int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alp
 	p->n = trans_b ? db->dims[db->rank - 2] : db->dims[db->rank - 1];
 	k2 = trans_b ? db->dims[db->rank - 1] : db->dims[db->rank - 2];
 	p->trans_b = !!trans_b;
-	p->adt = p->bdt = da->dtype;
+	p->adt = da->dtype;
+	p->bdt = db->dtype;
 	p->alpha = alpha;
 	for (uint32_t i = 0; i < p->brank; i++) {
 		uint32_t x = i < r - da->rank ? 1 : da->dims[i - (r - da->rank)];
@@ -212,6 +288,8 @@ int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alp
 	if (k2 != p->k || !same_dims(dy, r, od))
 		return ir_fail(g, NPU_EINVAL, "matmul: inner dims %u and %u, or the output's "
 			       "shape is not the product's", p->k, k2);
+	if (q8_dt(da->dtype))
+		return matmul_q8(g, a, b, out, &at, r, od);
 	return node(g, IR_ND_MATMUL, t, 2, out, &at);
 }
 

@@ -540,7 +540,7 @@ static int save_nd(struct saver *s, int i)
 	case IR_ND_QDQ: {	/* per tensor: elementwise, on the values as they are */
 		const struct nd_qdq *p = &n->a.nd.qdq;
 
-		if (p->axis != 1 || p->mode == ND_REQUANTIZE || n->in[2] < 0)
+		if (p->axis != 1 || p->mode >= ND_REQUANTIZE || n->in[2] < 0)
 			break;
 		in[0] = s->val[x];
 		in[1] = nd_in(s, n->in[1]);

@@ -434,13 +434,27 @@ int verify_nd_qdq(npu_graph *g, const struct ir_node *n)
 
 	if (!p->outer || !p->axis || !p->inner || p->outer > (1ull << 32) ||
 	    p->axis > (1ull << 32) || p->inner > (1ull << 32) || c > (1ull << 32) ||
-	    !is_int32_dt((int)p->qdtype) || p->mode > ND_REQUANTIZE ||
-	    (p->mode == ND_REQUANTIZE && !is_q8((int)p->qdtype)))
+	    !is_int32_dt((int)p->qdtype) || p->mode > ND_REQUANTIZE_Q31 ||
+	    (p->mode >= ND_REQUANTIZE && !is_q8((int)p->qdtype)))
 		return ir_fail(g, NPU_EINVAL, "%s: shape, mode %u or dtype %u", name(n), p->mode,
 			       p->qdtype);
-	TRY(want(g, n, n->in[0], p->mode == ND_QUANTIZE ? NPU_DT_FLOAT32 : p->mode ==
+	TRY(want(g, n, n->in[0], p->mode == ND_QUANTIZE ? NPU_DT_FLOAT32 : p->mode >=
 		 ND_REQUANTIZE ? NPU_DT_INT32 : (int)p->qdtype, c, "the input"));
-	TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, p->axis, "the scale"));
+	if (p->mode == ND_REQUANTIZE_Q31) {	/* constant (multiplier, shift) pairs */
+		const int32_t *q;
+
+		TRY(want(g, n, n->in[1], NPU_DT_INT32, 2 * p->axis, "the multipliers"));
+		q = g->t[n->in[1]].cdata;
+		if (!q)
+			return ir_fail(g, NPU_EINVAL, "%s: the multipliers are not a constant",
+				       name(n));
+		for (uint64_t i = 0; i < p->axis; i++)
+			if (q[2 * i + 1] < -31 || q[2 * i + 1] > 30)
+				return ir_fail(g, NPU_EINVAL, "%s: shift %d out of -31..30", name(n),
+					       q[2 * i + 1]);
+	} else {
+		TRY(want(g, n, n->in[1], NPU_DT_FLOAT32, p->axis, "the scale"));
+	}
 	if (n->in[2] >= 0)
 		TRY(want(g, n, n->in[2], (int)p->qdtype, p->axis, "the zero point"));
 	return want_written(g, n, n->out[0], p->mode != ND_DEQUANTIZE ? (int)p->qdtype :
@@ -608,7 +622,9 @@ const char *label_nd(const npu_graph *g, const struct ir_node *n)
 		       "layer_norm (int8)" : "layer_norm";
 	case IR_ND_QDQ:
 		return n->a.nd.qdq.mode == ND_QUANTIZE ? "quantize_linear" :
-		       n->a.nd.qdq.mode == ND_REQUANTIZE ? "requantize (onnx)" : "dequantize_linear";
+		       n->a.nd.qdq.mode == ND_REQUANTIZE ? "requantize (onnx)" :
+		       n->a.nd.qdq.mode == ND_REQUANTIZE_Q31 ? "requant (tflite)" :
+		       "dequantize_linear";
 	case IR_ND_COPY:
 		return "copy (transpose, slice, expand)";
 	case IR_ND_GATHER:

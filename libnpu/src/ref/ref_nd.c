@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu_quant.h"
 #include "ref/nd_elem.h"
 
 size_t nd_elem_size(uint32_t dt)
@@ -864,31 +865,41 @@ int ref_nd_resize(const struct nd_resize *p, const void *x, void *y)
 
 /* ---- quantize and dequantize --------------------------------------------------- */
 
-int ref_nd_qdq(const struct nd_qdq *p, const void *x, const float *scale, const void *zp,
+int ref_nd_qdq(const struct nd_qdq *p, const void *x, const void *scale, const void *zp,
 	       void *y)
 {
 	int64_t lo = p->qdtype == NPU_DT_INT8 ? -128 : p->qdtype == NPU_DT_UINT8 ? 0 : INT32_MIN;
 	int64_t hi = p->qdtype == NPU_DT_INT8 ? 127 : p->qdtype == NPU_DT_UINT8 ? 255 : INT32_MAX;
+	const int32_t *q31 = scale;
 
-	if (!is_int(p->qdtype) || p->mode > ND_REQUANTIZE)
+	if (!is_int(p->qdtype) || p->mode > ND_REQUANTIZE_Q31)
 		return NPU_EINVAL;
+	for (uint64_t a = 0; a < p->axis && p->mode == ND_REQUANTIZE_Q31; a++)
+		if (q31[2 * a + 1] < -31 || q31[2 * a + 1] > 30)
+			return NPU_EINVAL;
 	for (uint64_t o = 0; o < p->outer; o++) {
 		for (uint64_t a = 0; a < p->axis; a++) {
-			float s = scale[a];
+			float s = p->mode == ND_REQUANTIZE_Q31 ? 0 : ((const float *)scale)[a];
 			int64_t z = zp ? ldi(zp, p->qdtype, a) : 0;
 
 			for (uint64_t i = 0; i < p->inner; i++) {
 				uint64_t e = (o * p->axis + a) * p->inner + i;
+				int32_t acc = p->mode >= ND_REQUANTIZE ? ((const int32_t *)x)[e] : 0;
 
 				if (p->mode == ND_QUANTIZE) {
 					sti(y, p->qdtype, e,
 					    nd_quantize_one(((const float *)x)[e], s, z, lo, hi));
 				} else if (p->mode == ND_REQUANTIZE) {
 					/* fp32 product, rounded half to even (rintf) */
-					float v = rintf((float)((const int32_t *)x)[e] * s);
+					float v = rintf((float)acc * s);
 					double q = isnan(v) ? (double)z : (double)v + (double)z;
 
 					sti(y, p->qdtype, e, q < lo ? lo : q > hi ? hi : (int64_t)q);
+				} else if (p->mode == ND_REQUANTIZE_Q31) {
+					int64_t q = (int64_t)npu_requant_scale(acc, q31[2 * a],
+									       q31[2 * a + 1]) + z;
+
+					sti(y, p->qdtype, e, q < lo ? lo : q > hi ? hi : q);
 				} else {
 					((float *)y)[e] = nd_dequantize_one(ldi(x, p->qdtype, e), s, z);
 				}

@@ -206,6 +206,7 @@ enum nd_qdq_mode {
 	ND_DEQUANTIZE,		/* (x - zp) * scale, in fp32 */
 	ND_QUANTIZE,		/* fp32 x / scale, rounded half to even, + zp, saturated */
 	ND_REQUANTIZE,		/* int32 x * scale (a multiplier), rounded likewise */
+	ND_REQUANTIZE_Q31,	/* int32 x by TFLite's (mult, shift) pairs, the scale int32 */
 };
 
 /*
@@ -214,7 +215,9 @@ enum nd_qdq_mode {
  * and QLinearMatMul do it (ONNX requantization: an fp32 multiplier
  * x_scale * w_scale / y_scale, the product rounded half to even).
  * [outer][axis][inner] with one scale and zero point per entry of the
- * axis, or @axis 1 for per tensor.
+ * axis, or @axis 1 for per tensor. ND_REQUANTIZE_Q31 is TFLite's
+ * (MultiplyByQuantizedMultiplier, npu_quant.h): the scale holds @axis
+ * (multiplier, shift) pairs of int32.
  */
 struct nd_qdq {
 	uint32_t mode, qdtype;
@@ -237,7 +240,7 @@ int ref_nd_layernorm(const struct nd_layernorm *p, const void *x, const float *s
 		     const float *bias, void *y, float *mean, float *inv_std);
 int ref_nd_pad(const struct nd_pad *p, const void *x, void *y);
 int ref_nd_resize(const struct nd_resize *p, const void *x, void *y);
-int ref_nd_qdq(const struct nd_qdq *p, const void *x, const float *scale, const void *zp,
+int ref_nd_qdq(const struct nd_qdq *p, const void *x, const void *scale, const void *zp,
 	       void *y);
 int ref_nd_where(const struct nd_where *p, const void *c, const void *a, const void *b, void *y);
 int ref_nd_copy(const struct nd_copy *p, const void *x, void *y);

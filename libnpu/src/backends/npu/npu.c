@@ -177,6 +177,7 @@ static uint32_t kern_modes(const struct kern *k)
 	case K_GEMM_I8: return k->p.gemm.requant == NPU_REQUANT_ONNX ? NPU_FW_CAP_REQUANT_ONNX : 0;
 	case K_ELT_I8: return k->p.elt.requant != NPU_REQUANT_TFLITE ? NPU_FW_CAP_REQUANT_ONNX : 0;
 	case K_ND_SOFTMAX: return k->t[1] >= 0 ? NPU_FW_CAP_SOFTMAX_MASK : 0;
+	case K_ND_QDQ: return k->p.qdq.mode == ND_REQUANTIZE_Q31 ? NPU_FW_CAP_REQUANT_Q31 : 0;
 	case K_ND_LAYERNORM:
 		return k->p.ln.xdt == NPU_DT_INT8 || k->p.ln.ydt == NPU_DT_INT8 ?
 		       NPU_FW_CAP_NORM_Q8 : 0;
@@ -192,6 +193,7 @@ static int mode_ok(const struct npu_be *n, const struct kern *k, struct npu_clai
 		{ NPU_FW_CAP_CONV_GROUPS, "groups: not in this device's conv2d" },
 		{ NPU_FW_CAP_SOFTMAX_MASK, "a mask: not in this device's softmax" },
 		{ NPU_FW_CAP_NORM_Q8, "8-bit: not in this device's layer norm" },
+		{ NPU_FW_CAP_REQUANT_Q31, "TFLite requantization: not in this device's qdq" },
 	};
 	uint32_t need = kern_modes(k);
 

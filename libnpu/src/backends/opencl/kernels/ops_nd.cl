@@ -841,7 +841,7 @@ kernel void nd_resize(global const uchar *x, global uchar *y, global const float
 	}
 }
 
-/* mode: 0 dequantize, 1 quantize, 2 requantize (enum nd_qdq_mode) */
+/* mode: 0 dequantize, 1 quantize, 2 requantize, 3 TFLite's (enum nd_qdq_mode) */
 kernel void nd_qdq(global const uchar *x, global const float *scale, global const uchar *zp,
 		   global uchar *y, ulong axis, ulong inner, int mode, int qdt, int has_zp, ulong count)
 {
@@ -855,6 +855,11 @@ kernel void nd_qdq(global const uchar *x, global const float *scale, global cons
 
 	if (mode == 0) {
 		((global float *)y)[e] = (float)(nd_ldi(x, qdt, e) - z) * s;
+	} else if (mode == 3) {	/* scale: (multiplier, shift) pairs */
+		global const int *q = (global const int *)scale + 2 * a;
+		long v = (long)npu_requant_scale(((global const int *)x)[e], q[0], q[1]) + z;
+
+		nd_sti(y, qdt, e, v < lo ? lo : v > hi ? hi : v);
 	} else {
 		float v = mode == 1 ? rint(((global const float *)x)[e] / s) :
 				      rint((float)((global const int *)x)[e] * s);
