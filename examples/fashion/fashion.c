@@ -8,10 +8,11 @@
  * images per second, modeled NPU cycles); the curves go to a PNG.
  *
  *   npu-fashion [--full] [--model mlp|cnn|vit|both|all] [--epochs N] [--train N]
- *               [--cpu] [--data DIR] [--plot FILE] [--save-onnx PREFIX]
+ *               [--bf16] [--cpu] [--data DIR] [--plot FILE] [--save-onnx PREFIX]
  *   npu-fashion --eval-onnx MODEL.onnx... [--cpu] [--data DIR]
  *
- * --save-onnx writes each int8 model as ONNX (QDQ) at PREFIX-mlp.onnx,
+ * --bf16 trains the transformer with its attention products in bf16 (mixed
+ * precision: fp32 weights, gradients and optimizer). --save-onnx writes each int8 model as ONNX (QDQ) at PREFIX-mlp.onnx,
  * PREFIX-cnn.onnx and PREFIX-vit.onnx; --eval-onnx runs such models (trained elsewhere: the
  * host's OpenCL) on the test set, on the NPU where there is one.
  *
@@ -31,7 +32,7 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: npu-fashion [--full] [--model mlp|cnn|vit|both|all] [--epochs N] "
-		"[--train N] [--cpu] [--data DIR] [--plot FILE] [--save-onnx PREFIX]\n"
+		"[--train N] [--bf16] [--cpu] [--data DIR] [--plot FILE] [--save-onnx PREFIX]\n"
 		"       npu-fashion --eval-onnx MODEL.onnx... [--cpu] [--data DIR]\n");
 	exit(2);
 }
@@ -55,14 +56,14 @@ static void print_table(const struct train_result *res, int n, int guest)
 	char b[4][32];
 	int modeled = 0;
 
-	printf("\n%-5s %7s %3s  %-15s  %-21s  %s\n", "", "", "", "test accuracy",
+	printf("\n%-8s %7s %3s  %-15s  %-21s  %s\n", "", "", "", "test accuracy",
 	       "wall clock", "NPU cycles/image");
-	printf("%-5s %7s %3s  %6s  %7s  %7s %6s %6s  %8s %8s\n", "model", "params", "ep",
+	printf("%-8s %7s %3s  %6s  %7s  %7s %6s %6s  %8s %8s\n", "model", "params", "ep",
 	       "fp32", "int8", "train s", "img/s", "int8/s", "train", "int8");
 	/* cycles only where the NPU ran something: n/a on OpenCL or the CPU */
 	for (int i = 0; i < n; i++) {
 		modeled |= res[i].train_cycles || res[i].int8_cycles;
-		printf("%-5s %7zu %3d  %5.2f%%  %6.2f%%  %7.1f %6.0f %6.0f  %8s %8s\n",
+		printf("%-8s %7zu %3d  %5.2f%%  %6.2f%%  %7.1f %6.0f %6.0f  %8s %8s\n",
 		       res[i].name, res[i].params, res[i].epochs, res[i].float_acc * 100,
 		       res[i].int8_acc * 100, res[i].train_s, res[i].train_ips, res[i].int8_ips,
 		       fig(b[0], sizeof(b[0]), res[i].train_cycles != 0,
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
 	/* epochs: small and full setting */
 	static const uint32_t ep[3][2] = { { 3, 15 }, { 2, 8 }, { 2, 12 } };
 	char save_path[3][512];
-	int full = 0, cpu = 0, which = 7, nres = 0, failed = 0;
+	int full = 0, cpu = 0, bf16 = 0, which = 7, nres = 0, failed = 0;
 	uint32_t epochs = 0, train_n = 0, train_images;
 	struct npu_optim_f32 adam = { .algo = NPU_OPTIM_ADAM, .lr = 1e-3f, .beta1 = 0.9f,
 				      .beta2 = 0.999f, .eps = 1e-8f };
@@ -158,6 +159,8 @@ int main(int argc, char **argv)
 			full = 1;
 		else if (!strcmp(argv[i], "--cpu"))
 			cpu = 1;
+		else if (!strcmp(argv[i], "--bf16"))
+			bf16 = 1;
 		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
 			which = !strcmp(argv[++i], "mlp") ? 1 : !strcmp(argv[i], "cnn") ? 2 :
 				!strcmp(argv[i], "vit") ? 4 : !strcmp(argv[i], "both") ? 3 :
@@ -176,6 +179,11 @@ int main(int argc, char **argv)
 			eval[neval++] = argv[++i];
 		else
 			usage();
+	}
+	if (bf16 && save) {
+		fprintf(stderr, "npu-fashion: --bf16 and --save-onnx: the bf16 attention has no "
+			"ONNX form here\n");
+		return 2;
 	}
 	snprintf(path[0], sizeof(path[0]), "%s/train-images-idx3-ubyte.gz", data);
 	snprintf(path[1], sizeof(path[1]), "%s/train-labels-idx1-ubyte.gz", data);
@@ -242,7 +250,7 @@ int main(int argc, char **argv)
 			snprintf(save_path[k], sizeof(save_path[k]), "%s-%s.onnx", save, names[k]);
 			o.save_onnx = save_path[k];
 		}
-		e = model_build(&m, kind, 64, 1234 + k, &adam, dev);
+		e = model_build(&m, kind, 64, 1234 + k, &adam, dev, bf16);
 		if (e) {
 			build_failed(&m, m.name ? m.name : names[k], e);
 			model_free(&m);

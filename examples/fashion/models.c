@@ -151,6 +151,17 @@ static int heads(struct model *m, int in, int back)
 	       NPU_EINVAL : out;
 }
 
+/* @x rounded to bf16 (a cast its gradient passes through), or @x itself in fp32. */
+static int bf16_in(struct model *m, int x, uint32_t rank, const uint32_t *dims)
+{
+	int b;
+
+	if (!m->bf16 || x < 0)
+		return x;
+	b = tensor(m->g, NPU_DT_BFLOAT16, rank, dims, NULL);
+	return b < 0 || npu_graph_cast(m->g, x, b) ? NPU_EINVAL : b;
+}
+
 /* x + attention(layer_norm(x)), then x + mlp(layer_norm(x)): one pre-norm block. */
 static int encoder_block(struct model *m, int x, uint64_t *seed)
 {
@@ -158,11 +169,12 @@ static int encoder_block(struct model *m, int x, uint64_t *seed)
 	uint32_t sd[4] = { m->batch, VIT_HEADS, VIT_TOKENS, VIT_TOKENS };
 	uint32_t od[4] = { m->batch, VIT_HEADS, VIT_TOKENS, dh }, xd[2] = { rows, VIT_DIM };
 	uint32_t hd[2] = { rows, VIT_MLP };
-	int h = layer_norm(m, x, rows, seed), qkv[3], s, p, o, a, x2, g, x3;
+	int h = layer_norm(m, x, rows, seed), qkv[3], s, p, pb, o, a, x2, g, x3;
 
 	for (int i = 0; i < 3; i++) {
 		qkv[i] = h < 0 ? h : linear(m, h, rows, VIT_DIM, VIT_DIM, seed);
 		qkv[i] = qkv[i] < 0 ? qkv[i] : heads(m, qkv[i], 0);
+		qkv[i] = bf16_in(m, qkv[i], 4, od);
 		if (qkv[i] < 0)
 			return qkv[i];
 	}
@@ -172,7 +184,10 @@ static int encoder_block(struct model *m, int x, uint64_t *seed)
 	x2 = act(m, 2, xd);
 	if (s < 0 || p < 0 || o < 0 || x2 < 0 ||
 	    npu_graph_matmul(m->g, qkv[0], qkv[1], s, 1, (float)(1.0 / sqrt(dh))) ||
-	    npu_graph_softmax(m->g, s, p, 1.0f) || npu_graph_matmul(m->g, p, qkv[2], o, 0, 1.0f))
+	    npu_graph_softmax(m->g, s, p, 1.0f))
+		return NPU_EINVAL;
+	pb = bf16_in(m, p, 4, sd);
+	if (pb < 0 || npu_graph_matmul(m->g, pb, qkv[2], o, 0, 1.0f))
 		return NPU_EINVAL;
 	a = heads(m, o, 1);
 	a = a < 0 ? a : linear(m, a, rows, VIT_DIM, VIT_DIM, seed);
@@ -225,14 +240,16 @@ static int vit(struct model *m, uint64_t *seed)
 }
 
 int model_build(struct model *m, enum model_kind kind, uint32_t batch, uint64_t seed,
-		const struct npu_optim_f32 *opt, npu_device *dev)
+		const struct npu_optim_f32 *opt, npu_device *dev, int bf16)
 {
 	uint32_t ld[1] = { batch }, xd[4] = { batch, 28, 28, 1 }, fd[2] = { batch, 784 };
 	int h;
 
 	memset(m, 0, sizeof(*m));
 	m->kind = kind;
-	m->name = kind == MODEL_MLP ? "MLP" : kind == MODEL_CNN ? "CNN" : "ViT";
+	m->bf16 = bf16 && kind == MODEL_VIT;
+	m->name = kind == MODEL_MLP ? "MLP" : kind == MODEL_CNN ? "CNN" :
+		  m->bf16 ? "ViT-bf16" : "ViT";
 	m->batch = batch;
 	m->g = npu_graph_new();
 	if (!m->g)

@@ -16,6 +16,7 @@ enum model_kind { MODEL_MLP, MODEL_CNN, MODEL_VIT };
 struct model {
 	enum model_kind kind;
 	const char *name;
+	int bf16;		/* the transformer's attention matmuls in bf16 */
 	uint32_t batch;
 	size_t params;		/* trainable values */
 	npu_graph *g;
@@ -29,9 +30,12 @@ struct model {
 /*
  * Build, with weights drawn from @seed (He initialisation), the backward
  * graph and @opt's optimizer, compiled for @dev (NULL: the CPU reference).
+ * With @bf16 the transformer's attention products (Q K^T and P V) take
+ * bf16 operands, forward and backward, into fp32 (mixed precision: the
+ * weights, their gradients and the optimizer stay fp32).
  */
 int model_build(struct model *m, enum model_kind kind, uint32_t batch, uint64_t seed,
-		const struct npu_optim_f32 *opt, npu_device *dev);
+		const struct npu_optim_f32 *opt, npu_device *dev, int bf16);
 void model_free(struct model *m);
 
 #endif /* MODELS_H */

@@ -243,7 +243,8 @@ int npu_graph_gelu(npu_graph *g, int in, int out, int tanh_approx);
  * [..][m][n], the batch dims broadcasting as numpy's matmul: attention's
  * Q K^T (@trans_b, @alpha 1 / sqrt(d)) and P V. @a and @b both fp32, or
  * both NPU_DT_BFLOAT16 (their products and sum as fp32's: an NPU's bf16
- * matmul); @out fp32. bf16 operands have no gradient. With 8-bit @a and
+ * matmul); @out fp32. A bf16 matmul's gradient rounds dY to bf16 and runs
+ * its two products in bf16 into fp32 (mixed precision). With 8-bit @a and
  * @b (NPU_DT_INT8 or NPU_DT_UINT8, each with its scale and zero point) and
  * an 8-bit @out, TFLite's int8 BatchMatMul: the int32 sum of (a - zp_a) *
  * (b - zp_b) requantized by TFLite's multiplier and shift for @alpha *
@@ -255,7 +256,8 @@ int npu_graph_matmul(npu_graph *g, int a, int b, int out, int trans_b, float alp
  * @in's elements into @out's element type, as ONNX's Cast (integers wrap,
  * a float into an integer is truncated and saturated); fp32 into
  * NPU_DT_BFLOAT16 rounds to nearest, ties to even, and back is exact. Same
- * element count; no gradient.
+ * element count; a cast between fp32 and bf16 passes its gradient (fp32)
+ * on unchanged, other casts have none.
  */
 int npu_graph_cast(npu_graph *g, int in, int out);
 /** The mean over dim @axis of @in: @out has its dims with that one 1 (or dropped). */

@@ -928,8 +928,111 @@ static void test_bf16_matmul_graph(void)
 	free(xf);
 }
 
+/*
+ * bf16 training: fp32 parameters X [6][8] and W [5][8] cast to bf16, Z =
+ * 0.5 X W^T in bf16 into fp32, a cross-entropy. Z's gradient against fp64
+ * softmax; X's and W's against the bf16 backward worked out in fp64 from
+ * that gradient rounded to bf16 (as the backward's matmuls take it):
+ * dX = 0.5 dZ W, dW = 0.5 dZ^T X, their bf16 products exact in fp32, so
+ * only the fp32 sums' rounding is allowed.
+ */
+static void test_bf16_gradients(void)
+{
+	enum { M = 6, N = 5, K = 8 };
+	static const enum npu_backend be[] = { NPU_BACKEND_CPU, NPU_BACKEND_OPENCL };
+	float *xf = rand_floats(M * K, 2), *wf = rand_floats(N * K, 1.5);
+	int32_t labels[M] = { 0, 4, 2, 1, 3, 4 };
+
+	for (size_t k = 0; k < sizeof(be) / sizeof(be[0]); k++) {
+		struct npu_compile_opts co = { .backend = be[k], .strict = 1 };
+		npu_graph *g = npu_graph_new();
+		npu_plan *plan = NULL;
+		float dz[M * N], dx[M * K], dw[N * K], z[M * N];
+		int x, w, xb, wb, zt, lt, lab, bad = 0, err;
+
+		x = tensor(g, NPU_DT_FLOAT32, 2, M, K, 0, 0, xf);
+		w = tensor(g, NPU_DT_FLOAT32, 2, N, K, 0, 0, wf);
+		xb = tensor(g, NPU_DT_BFLOAT16, 2, M, K, 0, 0, NULL);
+		wb = tensor(g, NPU_DT_BFLOAT16, 2, N, K, 0, 0, NULL);
+		zt = tensor(g, NPU_DT_FLOAT32, 2, M, N, 0, 0, NULL);
+		lab = tensor(g, NPU_DT_INT32, 1, M, 0, 0, 0, NULL);
+		lt = tensor(g, NPU_DT_FLOAT32, 1, M, 0, 0, 0, NULL);
+		CHECK_EQ(npu_graph_param(g, x), 0);
+		CHECK_EQ(npu_graph_param(g, w), 0);
+		CHECK_EQ(npu_graph_cast(g, x, xb), 0);
+		CHECK_EQ(npu_graph_cast(g, w, wb), 0);
+		CHECK_EQ(npu_graph_matmul(g, xb, wb, zt, 1, 0.5f), 0);
+		CHECK_EQ(npu_graph_xent(g, zt, lab, lt), 0);
+		CHECK_EQ(npu_graph_backward(g, lt), 0);
+		err = npu_graph_compile_opts(g, NULL, &co, &plan);
+		if (err && be[k] == NPU_BACKEND_OPENCL) {
+			printf("#   no OpenCL here: %s\n", npu_last_error());
+			npu_graph_free(g);
+			continue;
+		}
+		CHECK_EQ(err, 0);
+		if (err) {
+			npu_graph_free(g);
+			continue;
+		}
+		CHECK_EQ(npu_plan_write(plan, lab, labels, sizeof(labels)), 0);
+		CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
+		CHECK_EQ(npu_plan_read(plan, zt, z, sizeof(z)), 0);
+		CHECK_EQ(npu_plan_read(plan, npu_graph_grad(g, zt), dz, sizeof(dz)), 0);
+		CHECK_EQ(npu_plan_read(plan, npu_graph_grad(g, x), dx, sizeof(dx)), 0);
+		CHECK_EQ(npu_plan_read(plan, npu_graph_grad(g, w), dw, sizeof(dw)), 0);
+		for (int i = 0; i < M; i++) {	/* dZ = (softmax(z) - onehot) / M */
+			double mx = z[i * N], sum = 0;
+
+			for (int j = 1; j < N; j++)
+				mx = fmax(mx, z[i * N + j]);
+			for (int j = 0; j < N; j++)
+				sum += exp(z[i * N + j] - mx);
+			for (int j = 0; j < N; j++) {
+				double want = (exp(z[i * N + j] - mx) / sum - (j == labels[i])) / M;
+
+				bad += !(fabs(dz[i * N + j] - want) <= 1e-6);
+			}
+		}
+		for (int i = 0; i < M; i++)
+			for (int l = 0; l < K; l++) {
+				double s = 0, a = 0;
+
+				for (int j = 0; j < N; j++) {
+					double t = bf16_val(bf16_of(dz[i * N + j])) *
+						   bf16_val(bf16_of(wf[j * K + l]));
+
+					s += t;
+					a += fabs(t);
+				}
+				bad += !(fabs(dx[i * K + l] - 0.5 * s) <= 8 * a * 0x1p-24 + 1e-30);
+			}
+		for (int j = 0; j < N; j++)
+			for (int l = 0; l < K; l++) {
+				double s = 0, a = 0;
+
+				for (int i = 0; i < M; i++) {
+					double t = bf16_val(bf16_of(dz[i * N + j])) *
+						   bf16_val(bf16_of(xf[i * K + l]));
+
+					s += t;
+					a += fabs(t);
+				}
+				bad += !(fabs(dw[j * K + l] - 0.5 * s) <= 8 * a * 0x1p-24 + 1e-30);
+			}
+		if (bad)
+			printf("#   backend %d: %d gradients off\n", be[k], bad);
+		CHECK_EQ(bad, 0);
+		npu_plan_free(plan);
+		npu_graph_free(g);
+	}
+	free(xf);
+	free(wf);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_bf16_matmul_graph),
+	TAP_ENTRY(test_bf16_gradients),
 	TAP_ENTRY(test_dense_gradients_match_finite_differences),
 	TAP_ENTRY(test_cnn_gradients_match_finite_differences),
 	TAP_ENTRY(test_transformer_gradients_match_finite_differences),

@@ -655,6 +655,81 @@ TEST_F(lib, graph_int8_matmul_tflite_npu_matches_cpu)
 	EXPECT_LT(10, distinct);	/* a real result, not saturated */
 }
 
+/*
+ * bf16 training: fp32 parameters cast to bf16, their matmul into fp32, a
+ * cross-entropy, backward (dY rounded to bf16, two bf16 matmuls) and SGD.
+ * Every op on the NPU, and its gradients the CPU reference's bits.
+ */
+struct bf16_train {
+	npu_graph *g;
+	npu_plan *plan;
+	int x, w, lab, loss;
+};
+
+static int build_bf16_train(struct bf16_train *t, npu_device *dev)
+{
+	static float xf[6 * 8], wf[5 * 8];
+	struct npu_tensor_desc dx = { NPU_DT_FLOAT32, 2, { 6, 8 }, 0, 0, NULL, xf, 0, 0 };
+	struct npu_tensor_desc dw = { NPU_DT_FLOAT32, 2, { 5, 8 }, 0, 0, NULL, wf, 0, 0 };
+	struct npu_tensor_desc dl = { NPU_DT_INT32, 1, { 6 }, 0, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dz = { NPU_DT_FLOAT32, 2, { 6, 5 }, 0, 0, NULL, NULL, 0, 0 };
+	struct npu_tensor_desc dloss = { NPU_DT_FLOAT32, 1, { 6 }, 0, 0, NULL, NULL, 0, 0 };
+	struct npu_optim_f32 sgd = { .algo = NPU_OPTIM_SGD, .lr = 0.1f };
+	int xb, wb, z;
+
+	for (int i = 0; i < 48; i++)
+		xf[i] = (float)((i * 37) % 23 - 11) / 7.0f;
+	for (int i = 0; i < 40; i++)
+		wf[i] = (float)((i * 29) % 19 - 9) / 5.0f;
+	t->g = npu_graph_new();
+	t->x = npu_graph_tensor(t->g, &dx);
+	t->w = npu_graph_tensor(t->g, &dw);
+	dx.data = dw.data = NULL;
+	dx.dtype = dw.dtype = NPU_DT_BFLOAT16;
+	xb = npu_graph_tensor(t->g, &dx);
+	wb = npu_graph_tensor(t->g, &dw);
+	z = npu_graph_tensor(t->g, &dz);
+	t->lab = npu_graph_tensor(t->g, &dl);
+	t->loss = npu_graph_tensor(t->g, &dloss);
+	if (npu_graph_param(t->g, t->x) || npu_graph_param(t->g, t->w) ||
+	    npu_graph_cast(t->g, t->x, xb) || npu_graph_cast(t->g, t->w, wb) ||
+	    npu_graph_matmul(t->g, xb, wb, z, 1, 0.5f) ||
+	    npu_graph_xent(t->g, z, t->lab, t->loss) || npu_graph_backward(t->g, t->loss) ||
+	    npu_graph_optimizer(t->g, &sgd))
+		return NPU_EINVAL;
+	return dev ? npu_graph_compile(t->g, dev, &t->plan) :
+		     npu_graph_compile_opts(t->g, NULL, &cpu_ref, &t->plan);
+}
+
+TEST_F(lib, graph_bf16_training_npu_matches_cpu)
+{
+	static const int32_t labels[6] = { 0, 4, 2, 1, 3, 4 };
+	struct bf16_train n = { 0 }, c = { 0 };
+	float wn[40], wc[40], xn[48], xc[48];
+
+	ASSERT_EQ(NPU_OK, build_bf16_train(&n, self->dev));
+	ASSERT_EQ(NPU_OK, build_bf16_train(&c, NULL));
+	TH_LOG("placement:\n%s", npu_plan_report(n.plan));
+	EXPECT_EQ(0, ops_off_npu(n.plan));
+	for (int step = 0; step < 3; step++) {
+		ASSERT_EQ(NPU_OK, npu_plan_write(n.plan, n.lab, labels, sizeof(labels)));
+		ASSERT_EQ(NPU_OK, npu_plan_write(c.plan, c.lab, labels, sizeof(labels)));
+		ASSERT_EQ(NPU_OK, npu_plan_exec(n.plan, NPU_EXEC_TRAIN));
+		ASSERT_EQ(NPU_OK, npu_plan_exec(c.plan, NPU_EXEC_TRAIN));
+	}
+	ASSERT_EQ(NPU_OK, npu_plan_read(n.plan, n.w, wn, sizeof(wn)));
+	ASSERT_EQ(NPU_OK, npu_plan_read(c.plan, c.w, wc, sizeof(wc)));
+	ASSERT_EQ(NPU_OK, npu_plan_read(n.plan, n.x, xn, sizeof(xn)));
+	ASSERT_EQ(NPU_OK, npu_plan_read(c.plan, c.x, xc, sizeof(xc)));
+	EXPECT_EQ(0, memcmp(wn, wc, sizeof(wn)));
+	EXPECT_EQ(0, memcmp(xn, xc, sizeof(xn)));
+	EXPECT_NE(0.0f, wn[0] - (float)(0 % 19 - 9) / 5.0f);	/* the weights moved */
+	npu_plan_free(n.plan);
+	npu_plan_free(c.plan);
+	npu_graph_free(n.g);
+	npu_graph_free(c.g);
+}
+
 TEST_F(lib, graph_concat_npu_matches_cpu)
 {
 	static int8_t yn[2 * 6 * 6 * 12], yc[2 * 6 * 6 * 12];
@@ -843,7 +918,7 @@ TEST_F_TIMEOUT(lib, fashion_subset_trains_and_quantizes, 300)
 	char err[512];
 
 	ASSERT_EQ(0, load_fashion(&train, &test, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(NPU_OK, model_build(&m, MODEL_MLP, 64, 99, &adam, self->dev));
+	ASSERT_EQ(NPU_OK, model_build(&m, MODEL_MLP, 64, 99, &adam, self->dev, 0));
 	EXPECT_EQ(0, ops_off_npu(m.plan));
 	ASSERT_EQ(NPU_OK, train_model(&m, &train, &test, &o, self->dev, &r));
 	TH_LOG("loss %.3f -> %.3f; test accuracy fp32 %.2f%%, int8 %.2f%%; "
@@ -880,7 +955,7 @@ TEST_F_TIMEOUT(lib, fashion_vit_trains_on_npu, 300)
 	char err[512];
 
 	ASSERT_EQ(0, load_fashion(&train, &test, err, sizeof(err))) TH_LOG("%s", err);
-	ASSERT_EQ(NPU_OK, model_build(&m, MODEL_VIT, 64, 5, &adam, self->dev));
+	ASSERT_EQ(NPU_OK, model_build(&m, MODEL_VIT, 64, 5, &adam, self->dev, 0));
 	EXPECT_EQ(0, ops_off_npu(m.plan));
 	EXPECT_NE(NULL, strstr(npu_plan_report(m.plan), "layer_norm grad"));
 	ASSERT_EQ(NPU_OK, train_model(&m, &train, &test, &o, self->dev, &r));

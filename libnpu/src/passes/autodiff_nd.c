@@ -198,10 +198,27 @@ int backward_nd_binary(npu_graph *g, int node, const int *need, int check)
 	return 0;
 }
 
+/* Either of fp32 and bf16: the dtypes whose gradients are fp32 values. */
+static int float_dt(uint32_t dt)
+{
+	return dt == NPU_DT_FLOAT32 || dt == NPU_DT_BFLOAT16;
+}
+
 int backward_nd_unary(npu_graph *g, int node, const int *need, int check)
 {
 	struct ir_node f = g->n[node], n;
+	int acc, id;
 
+	/*
+	 * A cast between fp32 and bf16 passes its gradient on as it is (fp32
+	 * both sides), as mixed-precision training treats the rounding.
+	 */
+	if (f.a.nd.un.fn == ND_CAST && float_dt(f.a.nd.un.dtype) && float_dt(f.a.nd.un.odtype)) {
+		if (check || !ad_needs(need, f.in[0]))
+			return 0;
+		id = ad_grad_target(g, f.in[0], &acc);
+		return id < 0 ? id : copy_value(g, g->t[f.out[0]].grad, id, f.a.nd.un.count, acc);
+	}
 	if (f.a.nd.un.dtype != NPU_DT_FLOAT32 || !nd_unary_has_grad(f.a.nd.un.fn))
 		return ir_fail(g, NPU_EINVAL, "npu_graph_backward: no gradient through %s",
 			       ir_node_label(g, &f));
@@ -214,6 +231,26 @@ int backward_nd_unary(npu_graph *g, int node, const int *need, int check)
 
 /* ---- matmul ------------------------------------------------------------------ */
 
+/* A bf16 tensor of the graph's own holding fp32 @x rounded (a backward CAST). */
+static int bf16_of(npu_graph *g, int x)
+{
+	struct ir_node n;
+	int y = ir_add_tensor(g, NPU_DT_BFLOAT16, g->t[x].d.rank, g->t[x].d.dims);
+
+	if (y < 0)
+		return y;
+	ir_node_init(&n, IR_ND_UNARY);
+	n.a.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_FLOAT32,
+				       .odtype = NPU_DT_BFLOAT16, .count = ir_count(g, x) };
+	n.in[0] = x;
+	n.nin = 1;
+	n.out[0] = y;
+	n.nout = 1;
+	n.a.acc[0] = -1;
+	TRY(backward_node(g, &n));
+	return y;
+}
+
 /*
  * One operand's gradient, alpha op(X) op(Y) into @src's (at the output's
  * batch dims, then summed over those @sb broadcasts).
@@ -222,6 +259,7 @@ static int mm_grad(npu_graph *g, const struct nd_matmul *p, int src, const uint3
 		   uint32_t m, uint32_t n, uint32_t k, int x, const uint32_t *xb, int tx, int y,
 		   const uint32_t *yb, int ty)
 {
+	uint32_t dt = p->adt;	/* fp32, or bf16 operands (dY cast to bf16) into fp32 */
 	uint32_t od[ND_MAX_RANK + 2], sd[ND_MAX_RANK + 2], r = p->brank + 2, mask;
 	struct ir_node nd;
 	int t;
@@ -234,8 +272,7 @@ static int mm_grad(npu_graph *g, const struct nd_matmul *p, int src, const uint3
 	ir_node_init(&nd, IR_ND_MATMUL);
 	nd.a.nd.mm = (struct nd_matmul){ .brank = p->brank, .m = m, .n = n, .k = k,
 					 .trans_a = (uint32_t)tx, .trans_b = (uint32_t)ty,
-					 .adt = NPU_DT_FLOAT32, .bdt = NPU_DT_FLOAT32,
-					 .alpha = p->alpha };
+					 .adt = dt, .bdt = dt, .alpha = p->alpha };
 	memcpy(nd.a.nd.mm.ob, p->ob, sizeof(p->ob));
 	memcpy(nd.a.nd.mm.ab, xb, sizeof(p->ob));
 	memcpy(nd.a.nd.mm.bb, yb, sizeof(p->ob));
@@ -261,11 +298,16 @@ int backward_nd_matmul(npu_graph *g, int node, const int *need, int check)
 	int a = f.in[0], b = f.in[1], dy = g->t[f.out[0]].grad, ta = (int)p->trans_a;
 	int tb = (int)p->trans_b;
 
-	if (p->adt != NPU_DT_FLOAT32 || f.in[2] >= 0 || f.in[3] >= 0)
+	if (!float_dt(p->adt) || f.in[2] >= 0 || f.in[3] >= 0)
 		return ir_fail(g, NPU_EINVAL, "npu_graph_backward: no gradient through %s (fp32 "
-			       "matmuls have one)", ir_node_label(g, &f));
-	if (check)
+			       "and bf16 matmuls have one)", ir_node_label(g, &f));
+	if (check || !(ad_needs(need, a) || ad_needs(need, b)))
 		return 0;
+	/* bf16: the backward's products in bf16 as the forward's, dY rounded to it */
+	if (p->adt == NPU_DT_BFLOAT16)
+		dy = bf16_of(g, dy);
+	if (dy < 0)
+		return dy;
 	/* op(A) = alpha-less dY op(B)^T; A itself is that or its transpose. */
 	if (ad_needs(need, a))
 		TRY(ta ? mm_grad(g, p, a, p->ab, p->k, p->m, p->n, b, p->bb, tb, dy, p->ob, 1) :
