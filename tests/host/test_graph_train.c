@@ -929,6 +929,23 @@ static void test_bf16_matmul_graph(void)
 }
 
 /*
+ * @got is 0.5 * sum_i bf16(a[i * as]) * bf16(b[i * bs]) over @n terms,
+ * within the rounding of an fp32 sum of exact products.
+ */
+static int bf16_dot_ok(float got, const float *a, int as, const float *b, int bs, int n)
+{
+	double s = 0, mag = 0;
+
+	for (int i = 0; i < n; i++) {
+		double t = bf16_val(bf16_of(a[i * as])) * bf16_val(bf16_of(b[i * bs]));
+
+		s += t;
+		mag += fabs(t);
+	}
+	return fabs(got - 0.5 * s) <= 8 * mag * 0x1p-24 + 1e-30;
+}
+
+/*
  * bf16 training: fp32 parameters X [6][8] and W [5][8] cast to bf16, Z =
  * 0.5 X W^T in bf16 into fp32, a cross-entropy. Z's gradient against fp64
  * softmax; X's and W's against the bf16 backward worked out in fp64 from
@@ -994,32 +1011,12 @@ static void test_bf16_gradients(void)
 				bad += !(fabs(dz[i * N + j] - want) <= 1e-6);
 			}
 		}
-		for (int i = 0; i < M; i++)
-			for (int l = 0; l < K; l++) {
-				double s = 0, a = 0;
-
-				for (int j = 0; j < N; j++) {
-					double t = bf16_val(bf16_of(dz[i * N + j])) *
-						   bf16_val(bf16_of(wf[j * K + l]));
-
-					s += t;
-					a += fabs(t);
-				}
-				bad += !(fabs(dx[i * K + l] - 0.5 * s) <= 8 * a * 0x1p-24 + 1e-30);
-			}
-		for (int j = 0; j < N; j++)
-			for (int l = 0; l < K; l++) {
-				double s = 0, a = 0;
-
-				for (int i = 0; i < M; i++) {
-					double t = bf16_val(bf16_of(dz[i * N + j])) *
-						   bf16_val(bf16_of(xf[i * K + l]));
-
-					s += t;
-					a += fabs(t);
-				}
-				bad += !(fabs(dw[j * K + l] - 0.5 * s) <= 8 * a * 0x1p-24 + 1e-30);
-			}
+		for (int i = 0; i < M; i++)	/* dX = 0.5 dZ W */
+			for (int l = 0; l < K; l++)
+				bad += !bf16_dot_ok(dx[i * K + l], dz + i * N, 1, wf + l, K, N);
+		for (int j = 0; j < N; j++)	/* dW = 0.5 dZ^T X */
+			for (int l = 0; l < K; l++)
+				bad += !bf16_dot_ok(dw[j * K + l], dz + j, N, xf + l, K, M);
 		if (bad)
 			printf("#   backend %d: %d gradients off\n", be[k], bad);
 		CHECK_EQ(bad, 0);
