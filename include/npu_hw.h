@@ -200,7 +200,7 @@ enum npu_job_status {
 	NPU_JOB_INVALID_DESC = 1,	/* the ring entry itself is malformed */
 	NPU_JOB_INVALID_CMD = 2,	/* a command is malformed or unknown */
 	NPU_JOB_MMU_FAULT = 3,		/* fault_va says where */
-	NPU_JOB_BUS_ERROR = 4,		/* host memory access failed */
+	NPU_JOB_BUS_ERROR = 4,		/* host memory access failed (or not RAM) */
 	NPU_JOB_ABORTED = 5,		/* engine reset while running */
 	NPU_JOB_TIMEOUT = 6,		/* set by the host, never by firmware */
 	NPU_JOB_LIMIT = 7,		/* a command over the device's per-command budget */

@@ -86,6 +86,12 @@ void npu_core_default_config(struct npu_core_config *cfg);
 struct npu_core *npu_core_new(const struct npu_core_config *cfg,
 			      const struct npu_core_ops *ops, void *opaque);
 void npu_core_free(struct npu_core *core);
+/*
+ * Stop the engine thread (its operation ends at its next stop check) and
+ * join it, leaving the core to be freed later: for an embedder unplugged
+ * from inside its own call into the core, which frees it on unwinding.
+ */
+void npu_core_quiesce(struct npu_core *core);
 
 /* Power-on / FLR reset: core off, registers, MMU and rings cleared. */
 void npu_core_reset(struct npu_core *core);

@@ -134,19 +134,31 @@ int npu_engine_init(struct npu_core *core)
 	return 0;
 }
 
+/*
+ * The running operation stops at its next check (it never waits for the
+ * embedder: see npu_core.h) and the thread ends; later submissions queue
+ * and never run. The core stays usable until npu_core_free().
+ */
+void npu_core_quiesce(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+
+	if (!e->started)
+		return;
+	pthread_mutex_lock(&e->lock);
+	e->stopping = true;
+	atomic_fetch_add(&core->reset_gen, 1);	/* the running op stops */
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+	pthread_join(e->thread, NULL);
+	e->started = false;
+}
+
 void npu_engine_fini(struct npu_core *core)
 {
 	struct npu_engine *e = &core->eng;
 
-	if (e->started) {
-		pthread_mutex_lock(&e->lock);
-		e->stopping = true;
-		atomic_fetch_add(&core->reset_gen, 1);	/* the running op stops */
-		pthread_cond_broadcast(&e->cond);
-		pthread_mutex_unlock(&e->lock);
-		pthread_join(e->thread, NULL);
-		e->started = false;
-	}
+	npu_core_quiesce(core);
 	if (e->bounce) {
 		pthread_cond_destroy(&e->cond);
 		pthread_mutex_destroy(&e->lock);

@@ -11,11 +11,23 @@
  * not run, so it never touches guest memory behind a paused VM's back.
  *
  * The engines (DMA, tensor ops, the boot ROM's load) run on the core's own
- * thread, as hw/misc/edu computes on its own: they reach guest memory
- * through pci_dma_*, which needs no BQL for RAM and takes it for MMIO, and
- * when an operation ends they schedule the bottom half (qemu_bh_schedule
+ * thread, as hw/misc/edu computes on its own. They never take the BQL:
+ * they reach guest RAM through a MemoryRegionCache (as virtio's rings are
+ * reached from iothreads), and an operand that is not RAM (a BAR, ECAM,
+ * nothing mapped) fails its command with NPU_JOB_BUS_ERROR. So the engine
+ * never waits for the main loop, and the main loop may wait for the
+ * engine's next stop check (unrealize joins its thread). When an
+ * operation ends the engine schedules the bottom half (qemu_bh_schedule
  * is thread-safe), which takes the result in. Nothing a guest submits
  * holds the main loop for longer than one firmware slice.
+ *
+ * The firmware's own accesses (the bottom half, with the BQL) go through
+ * pci_dma_*. One of them, or an MSI-X message, may land on a register
+ * that unplugs or resets this very device (a root port's slot control in
+ * ECAM): unrealize and reset then run inside our own call into the core.
+ * While that call is on the stack (@depth) they only note what to do,
+ * and the outermost call does it when the core has unwound; the bottom
+ * half holds a reference on the device for as long.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -52,12 +64,54 @@ struct NPUState {
     struct npu_core_config cfg;
     char *profile;              /* "full" (default) or "edge" */
     char *fw_coverage;          /* firmware coverage map (make coverage) */
+    unsigned int depth;         /* our calls into the core on the stack */
+    bool free_pending;          /* unrealized from inside one: free on unwind */
+    bool reset_pending;         /* reset from inside one: reset on unwind */
 };
 
+/*
+ * Guest RAM from the engine thread, without the BQL: each piece through a
+ * MemoryRegionCache, which maps RAM directly and gives no pointer for
+ * anything else; a write marks the RAM dirty (migration, TCG's code).
+ */
+static int npu_ram_rw(PCIDevice *pdev, uint64_t addr, void *buf, size_t len,
+                      bool write)
+{
+    AddressSpace *as = pci_get_address_space(pdev);
+
+    while (len) {
+        MemoryRegionCache cache = { .mrs.mr = NULL };
+        int64_t l = address_space_cache_init(&cache, as, addr, len, write);
+        bool ok = l > 0 && cache.ptr;
+
+        if (ok && write) {
+            memcpy(cache.ptr, buf, l);
+            address_space_cache_invalidate(&cache, 0, l);
+        } else if (ok) {
+            memcpy(buf, cache.ptr, l);
+        }
+        address_space_cache_destroy(&cache);
+        if (!ok) {
+            return -1;
+        }
+        addr += l;
+        buf = (uint8_t *)buf + l;
+        len -= l;
+    }
+    return 0;
+}
+
+/* The engine thread is the one caller without the BQL: RAM only. */
 static int npu_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
 {
     NPUState *s = opaque;
 
+    if (s->free_pending) {
+        return -1;  /* unrealized under the firmware's feet: no bus */
+    }
+    if (!bql_locked()) {
+        return npu_ram_rw(PCI_DEVICE(s), addr, buf, len, false);
+    }
     return pci_dma_read(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK ? 0 : -1;
 }
 
@@ -66,6 +120,12 @@ static int npu_dma_write(void *opaque, uint64_t addr, const void *buf,
 {
     NPUState *s = opaque;
 
+    if (s->free_pending) {
+        return -1;
+    }
+    if (!bql_locked()) {
+        return npu_ram_rw(PCI_DEVICE(s), addr, (void *)buf, len, true);
+    }
     return pci_dma_write(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK ? 0 : -1;
 }
 
@@ -73,7 +133,7 @@ static void npu_msi(void *opaque, unsigned int vector)
 {
     PCIDevice *pdev = PCI_DEVICE(opaque);
 
-    if (msix_enabled(pdev)) {
+    if (!NPU(pdev)->free_pending && msix_enabled(pdev)) {
         msix_notify(pdev, vector);
     }
 }
@@ -112,6 +172,31 @@ static const struct npu_core_ops npu_ops = {
     .thread_stop = npu_thread_stop,
 };
 
+/* Entering the core: unrealize and reset from inside wait for npu_leave. */
+static void npu_enter(NPUState *s)
+{
+    s->depth++;
+}
+
+/* Leaving it: the outermost call does what was deferred; false if freed. */
+static bool npu_leave(NPUState *s)
+{
+    if (--s->depth) {
+        return true;
+    }
+    if (s->free_pending) {
+        npu_core_free(s->core);
+        s->core = NULL;
+        s->free_pending = false;
+        return false;
+    }
+    if (s->reset_pending) {
+        s->reset_pending = false;
+        npu_core_reset(s->core);
+    }
+    return true;
+}
+
 static void npu_kick(NPUState *s)
 {
     if (runstate_is_running() && npu_core_runnable(s->core)) {
@@ -123,11 +208,19 @@ static void npu_bh(void *opaque)
 {
     NPUState *s = opaque;
     uint64_t deadline;
+    enum npu_run_state rc;
 
-    if (!runstate_is_running()) {
+    if (!runstate_is_running() || !s->core) {
         return;     /* npu_vm_state_change() kicks us on resume */
     }
-    switch (npu_core_run(s->core, NPU_SLICE_INSNS)) {
+    object_ref(OBJECT(s));  /* the firmware may unplug us (see the top) */
+    npu_enter(s);
+    rc = npu_core_run(s->core, NPU_SLICE_INSNS);
+    if (!npu_leave(s) || !s->bh) {
+        object_unref(OBJECT(s));
+        return;     /* unrealized meanwhile */
+    }
+    switch (rc) {
     case NPU_RUN_BUSY:
         qemu_bh_schedule(s->bh);
         break;
@@ -141,6 +234,7 @@ static void npu_bh(void *opaque)
         timer_del(s->timer);
         break;
     }
+    object_unref(OBJECT(s));
 }
 
 static void npu_timer(void *opaque)
@@ -160,8 +254,15 @@ static void npu_vm_state_change(void *opaque, bool running, RunState state)
 static uint64_t npu_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     NPUState *s = opaque;
+    uint64_t val;
 
-    return npu_core_mmio_read(s->core, addr);
+    if (!s->core) {
+        return UINT32_MAX;  /* unplugged, its BAR not yet unmapped */
+    }
+    npu_enter(s);
+    val = npu_core_mmio_read(s->core, addr);
+    npu_leave(s);
+    return val;
 }
 
 static void npu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
@@ -169,8 +270,14 @@ static void npu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 {
     NPUState *s = opaque;
 
+    if (!s->core) {
+        return;
+    }
+    npu_enter(s);
     npu_core_mmio_write(s->core, addr, val);
-    npu_kick(s);
+    if (npu_leave(s)) {
+        npu_kick(s);
+    }
 }
 
 static const MemoryRegionOps npu_mmio_ops = {
@@ -254,12 +361,23 @@ static void npu_exit(PCIDevice *pdev)
 {
     NPUState *s = NPU(pdev);
 
-    /* First the engine thread, which may still schedule the bottom half. */
-    npu_core_free(s->core);
-    s->core = NULL;
+    /*
+     * First the engine thread, which may still schedule the bottom half:
+     * it stops at its next check and never waits for the BQL. From inside
+     * a call into the core, the outermost call frees it as it unwinds.
+     */
+    if (s->depth) {
+        npu_core_quiesce(s->core);
+        s->free_pending = true;
+    } else {
+        npu_core_free(s->core);
+        s->core = NULL;
+    }
     qemu_del_vm_change_state_handler(s->vmstate_change);
     qemu_bh_delete(s->bh);
+    s->bh = NULL;
     timer_free(s->timer);
+    s->timer = NULL;
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
 }
@@ -269,9 +387,16 @@ static void npu_reset(DeviceState *dev)
 {
     NPUState *s = NPU(dev);
 
+    if (!s->core) {
+        return;
+    }
     qemu_bh_cancel(s->bh);
     timer_del(s->timer);
-    npu_core_reset(s->core);
+    if (s->depth) {
+        s->reset_pending = true;    /* our own write reset us: on unwind */
+    } else {
+        npu_core_reset(s->core);
+    }
 }
 
 static void npu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,

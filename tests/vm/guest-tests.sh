@@ -9,6 +9,8 @@
 #         split between the NPU and OpenCL.
 #   fuzz  make fuzz: a million random ioctls.
 #   soak  make soak: many processes and jobs, kills, module reloads.
+#   hotplug, selfunplug  an NPU in a root port's slot (NPU_VM_ROOT_PORT=1):
+#         unplugged mid-command, and by its own interrupt.
 # Each program is checked by tests/tap-lib.sh: its exit status, its plan, its
 # results; a missing or crashed program is a failure.
 set -u
@@ -222,12 +224,99 @@ suite_edge() {
 	tap driver "npu.ko unloads" scripts/npu-load unload
 }
 
+# The npu's PCI address, and the root port above it.
+npu_dev() {
+	local d
+
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor")$(cat "$d/device")" = 0x12340x4e50 ] && basename "$d" && return
+	done
+}
+upstream_port() { basename "$(dirname "$(readlink -f "/sys/bus/pci/devices/$1")")"; }
+# gone DEV: QEMU no longer has DEV within 60 s (its config space reads as
+# all ones). q35 hot-plugs through ACPI: the guest learns of an unplug it
+# asked for behind ACPI's back only when it looks.
+gone() {
+	local i
+
+	for i in $(seq 600); do
+		[ "$(setpci -s "$1" 0.l 2>/dev/null)" = ffffffff ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# forget DEV: unbind the driver from the vanished device and remove it.
+forget() {
+	[ ! -e "/sys/bus/pci/devices/$1/driver" ] || echo "$1" > /sys/bus/pci/drivers/npu/unbind &&
+	echo 1 > "/sys/bus/pci/devices/$1/remove" && [ ! -e /dev/accel/accel0 ]
+}
+# ends PID: process PID ends within 300 s (an app whose NPU went away:
+# its job times out after 10 s, and the driver's recovery then waits about
+# 70 s for a function reset of a device that is gone).
+ends() {
+	local i
+
+	for i in $(seq 3000); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -9 "$1" 2>/dev/null
+	return 1
+}
+
+# A hot-pluggable NPU: with its driver bound, the guest powers its slot off
+# through the root port's slot control (as pciehp would, without asking)
+# while the heaviest command runs. QEMU unplugs the device at once: the
+# engine stops at its next check (it never waits for QEMU's big lock),
+# QEMU goes on, the app sees errors rather than a hang, the guest goes on.
+suite_hotplug() {
+	local dev port pid
+
+	dev=$(npu_dev)
+	port=$(upstream_port "$dev")
+	tap hotplug "the npu sits in the slot of a PCIe root port" \
+		sh -c "[ -n '$dev' ] && [ -e /sys/bus/pci/devices/$port/config ]"
+	tap driver "npu.ko loads on a hot-pluggable NPU" scripts/npu-load
+	build/tools/stall-bench /tmp/stall.json 1 >/tmp/stall.out 2>&1 &
+	pid=$!
+	sleep 5	# past stall-bench's 2 s yardstick: a pool command is running
+	setpci -s "$port" CAP_EXP+18.w=0700:0700
+	tap hotplug "powering the slot off in the middle of a heavy command unplugs the npu" \
+		gone "$dev"
+	tap hotplug "the app using it ends (errors, no hang)" ends "$pid"
+	sed 's/^/# /' /tmp/stall.out
+	tap hotplug "the driver lets go of the vanished device, and the guest removes it" \
+		forget "$dev"
+}
+
+# An interrupt that unplugs its own device: every MSI-X entry of the npu
+# aimed at its root port's slot control in ECAM, then a job, whose
+# completion interrupt is delivered inside QEMU's call into the device and
+# unplugs it there; the device is freed once that call has unwound.
+suite_selfunplug() {
+	local dev pid
+
+	dev=$(npu_dev)
+	tap driver "npu.ko loads on a hot-pluggable NPU" scripts/npu-load
+	tap selfunplug "every MSI-X entry of the npu aimed at its root port's slot control" \
+		/usr/bin/python3 tests/vm/msix-aim.py "$dev"
+	build/examples/first-cmdbuf >/tmp/first.out 2>&1 &
+	pid=$!
+	tap selfunplug "the npu's own interrupt unplugs it, and QEMU goes on" gone "$dev"
+	tap selfunplug "the app using it ends (errors, no hang)" ends "$pid"
+	sed 's/^/# /' /tmp/first.out
+	tap selfunplug "the driver lets go of the vanished device, and the guest removes it" \
+		forget "$dev"
+}
+
 case ${1:-} in
 full) suite_full ;;
 edge) suite_edge ;;
 fuzz) suite_fuzz ;;
 soak) suite_soak ;;
-*) echo "usage: $0 full|edge|fuzz|soak" >&2; exit 2 ;;
+hotplug) suite_hotplug ;;
+selfunplug) suite_selfunplug ;;
+*) echo "usage: $0 full|edge|fuzz|soak|hotplug|selfunplug" >&2; exit 2 ;;
 esac
 # With kmemleak in the kernel (make check-debug): a scan finds nothing.
 if [ -w /sys/kernel/debug/kmemleak ]; then

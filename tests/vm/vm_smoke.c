@@ -180,6 +180,34 @@ static void test_mmu_fault_then_next_job(void)
 	CHECK_EQ(h_run_cmds(&h, 1, CMD, &nop, sizeof(nop)).status, NPU_JOB_OK);
 }
 
+/*
+ * Operands on a BAR (the device's own registers, mapped by its MMU): the
+ * engine reaches guest RAM only, so a copy from or onto them ends with
+ * NPU_JOB_BUS_ERROR and touches no register (the engine never takes
+ * QEMU's big lock); the next job runs.
+ */
+static void test_operand_on_a_bar(void)
+{
+	struct npu_cmd_dma_copy rd = { { NPU_CMD_DMA_COPY, 32 }, 0x4000000, DST, 64 };
+	struct npu_cmd_dma_copy wr = { { NPU_CMD_DMA_COPY, 32 }, SRC, 0x4000000, 64 };
+	struct npu_cmd_hdr nop = { NPU_CMD_NOP, 8 };
+	unsigned long long bar0 = 0;
+	char p[400];
+	FILE *f;
+
+	CHECK_EQ(h_rd(&h, NPU_REG_FW_STATUS), NPU_FW_STATE_READY);
+	snprintf(p, sizeof(p), "%s/resource", dev);
+	f = fopen(p, "r");
+	CHECK(f != NULL && fscanf(f, "%llx", &bar0) == 1 && bar0);
+	if (f)
+		fclose(f);
+	h_map(&h, 0, 0x4000000, 4096, NPU_PTE_R | NPU_PTE_W, bar0);
+	CHECK_EQ(h_run_cmds(&h, 0, CMD + 0xc000, &rd, sizeof(rd)).status, NPU_JOB_BUS_ERROR);
+	CHECK_EQ(h_run_cmds(&h, 0, CMD + 0xc000, &wr, sizeof(wr)).status, NPU_JOB_BUS_ERROR);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_RUNNING);
+	CHECK_EQ(h_run_cmds(&h, 0, CMD + 0xc000, &nop, sizeof(nop)).status, NPU_JOB_OK);
+}
+
 static void test_heartbeat_advances(void)
 {
 	uint32_t beat = h_rd(&h, NPU_REG_FW_HEARTBEAT);
@@ -244,6 +272,7 @@ int main(int argc, char **argv)
 		TAP_ENTRY(test_firmware_boots),
 		TAP_ENTRY(test_copy_and_fill_jobs),
 		TAP_ENTRY(test_mmu_fault_then_next_job),
+		TAP_ENTRY(test_operand_on_a_bar),
 		TAP_ENTRY(test_heartbeat_advances),
 		TAP_ENTRY(test_flr_resets_and_reboots),
 		TAP_ENTRY(test_bad_image_rejected),
