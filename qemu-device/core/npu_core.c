@@ -167,6 +167,23 @@ void npu_core_reset(struct npu_core *core)
 	core->fw_hung = false;
 	/* If this reset came from inside an instruction, end the run there. */
 	core->cpu.stop_request = true;
+	/* The dropped operation stops at its next check: none of it lands later. */
+	if (core->eng.started)
+		npu_core_engine_wait(core);
+}
+
+/*
+ * The engines' operation is dropped (the caller moves reset_gen on): a
+ * status left BUSY would never end, and the next firmware would wait for
+ * it for ever.
+ */
+static void engines_idle(struct npu_core *core)
+{
+	if (core->dma.status == NPU_DMA_BUSY)
+		core->dma.status = NPU_DMA_ERR_ABORTED;
+	if (core->tensor.status == NPU_DMA_BUSY)
+		core->tensor.status = NPU_DMA_ERR_ABORTED;
+	core->eng.hung = false;
 }
 
 static void core_boot(struct npu_core *core)
@@ -184,13 +201,13 @@ static void core_boot(struct npu_core *core)
 	core->events = 0;
 	core->timer_armed = false;
 	atomic_store(&core->engine_abort, false);
-	core->eng.hung = false;
 	core->fw_hung = false;
 	core->core_fault = core->core_fault_pc = core->core_fault_addr = 0;
 	core->boot_status = NPU_BOOT_NONE;
 	core->status = NPU_STATUS_BOOTING;
 	/* The image load and its CRC run on the engine thread. */
 	atomic_fetch_add(&core->reset_gen, 1);
+	engines_idle(core);
 	req.fw_addr = core->fw_addr;
 	req.fw_size = core->fw_size;
 	npu_engine_submit(core, &req);
@@ -216,6 +233,12 @@ void npu_core_boot_done(struct npu_core *core, const struct npu_eng_req *r)
 
 static void core_ctrl(struct npu_core *core, uint32_t val)
 {
+	/* enum npu_core_event's RESET kinds of BOOT, HALT, ENGINE_RESET, SOFT_RESET */
+	static const uint8_t what[4] = { 4, 2, 3, 1 };
+
+	for (unsigned int b = 0; b < 4; b++)
+		if (val & (1u << b))
+			npu_trace(core, NPU_TRACE_RESET, what[b], 0, 0);
 	if (val & NPU_CTRL_SOFT_RESET)
 		npu_core_reset(core);
 	if ((val & NPU_CTRL_HALT) && (core->status == NPU_STATUS_RUNNING ||
@@ -223,8 +246,8 @@ static void core_ctrl(struct npu_core *core, uint32_t val)
 		core->status = NPU_STATUS_OFF;
 		core->fw_hung = false;
 		core->wfi = false;
-		core->eng.hung = false;
 		atomic_fetch_add(&core->reset_gen, 1);	/* engine work is dropped */
+		engines_idle(core);
 	}
 	if (val & NPU_CTRL_ENGINE_RESET) {
 		/*
@@ -281,8 +304,10 @@ static void ring_write(struct npu_core *core, unsigned int idx, uint32_t reg,
 	struct npu_ring_regs *r = &core->ring[idx];
 
 	if (fw) {	/* the firmware owns HEAD and STATUS only */
-		if (reg == NPU_RING_HEAD)
+		if (reg == NPU_RING_HEAD) {
 			r->head = val;
+			npu_trace(core, NPU_TRACE_JOB_DONE, idx, val, 0);
+		}
 		else if (reg == NPU_RING_STATUS)
 			r->status = val;
 		return;
@@ -301,6 +326,7 @@ static void ring_write(struct npu_core *core, unsigned int idx, uint32_t reg,
 	case NPU_RING_TAIL:
 		r->tail = val;
 		core->events |= NPU_EV_DOORBELL(idx);
+		npu_trace(core, NPU_TRACE_DOORBELL_WRITE, idx, val, 0);
 		break;
 	default:
 		break;
@@ -441,7 +467,8 @@ static void reg_write_host(struct npu_core *core, uint32_t off, uint32_t val)
 	case NPU_REG_MMU_FAULT_ACK:
 		mmu_reg_write(&core->mmu, off, val);
 		break;
-	default:
+	default:	/* read-only, or nothing there */
+		npu_trace(core, NPU_TRACE_GUEST_ERROR, 0, off, val);
 		break;
 	}
 }

@@ -33,6 +33,10 @@ struct npu_core;
  * @thread_start, @thread_stop: optional; called on the engine thread when
  *	it starts and before it ends (QEMU registers it with its RCU, which
  *	its DMA accesses use).
+ * @event: optional; what happened (enum npu_core_event, its values in
+ *	@a..@c), for the embedder's tracing and its log of guest errors.
+ *	Called on the thread where it happened (the engine's for
+ *	ENGINE_END and MMU_FAULT); must not call into the core.
  */
 struct npu_core_ops {
 	int (*dma_read)(void *opaque, uint64_t addr, void *buf, size_t len);
@@ -42,6 +46,31 @@ struct npu_core_ops {
 	void (*engine_done)(void *opaque);
 	void (*thread_start)(void *opaque);
 	void (*thread_stop)(void *opaque);
+	void (*event)(void *opaque, unsigned int kind, uint64_t a, uint64_t b, uint64_t c);
+};
+
+/**
+ * enum npu_core_event - what struct npu_core_ops.event reports.
+ * @NPU_TRACE_DOORBELL_WRITE: a ring's tail written by the host: a = ring, b = tail.
+ * @NPU_TRACE_JOB_DONE: the firmware moved a ring's head: a = ring, b = head.
+ * @NPU_TRACE_ENGINE_START: a = enum npu_eng_kind (0 DMA, 1 tensor, 2 boot),
+ *	b = the tensor opcode or the DMA control word, c = the context.
+ * @NPU_TRACE_ENGINE_END: a = kind, b = status (NPU_DMA_*), c = modeled cycles.
+ * @NPU_TRACE_MMU_FAULT: a = context, b = address, c = reason.
+ * @NPU_TRACE_RESET: a = what: 0 device (power-on or FLR), 1 soft, 2 halt,
+ *	3 engine, 4 boot.
+ * @NPU_TRACE_GUEST_ERROR: a guest's mistake a device would ignore: a = 0 an
+ *	unknown register (b = its offset), 1 a command refused as malformed
+ *	(b = its opcode).
+ */
+enum npu_core_event {
+	NPU_TRACE_DOORBELL_WRITE,
+	NPU_TRACE_JOB_DONE,
+	NPU_TRACE_ENGINE_START,
+	NPU_TRACE_ENGINE_END,
+	NPU_TRACE_MMU_FAULT,
+	NPU_TRACE_RESET,
+	NPU_TRACE_GUEST_ERROR,
 };
 
 /**
@@ -92,8 +121,20 @@ void npu_core_free(struct npu_core *core);
  * from inside its own call into the core, which frees it on unwinding.
  */
 void npu_core_quiesce(struct npu_core *core);
+/*
+ * Pause (@pause true) or resume the engines, as a VM stops and resumes:
+ * a paused engine starts nothing, and the running operation parks at its
+ * next stop check, so it neither reads nor writes guest memory while
+ * paused. Pausing returns once it is parked (or idle), after at most
+ * @max_wait_ms (a resets and stops are still honoured while parked).
+ */
+void npu_core_pause(struct npu_core *core, bool pause, unsigned int max_wait_ms);
 
-/* Power-on / FLR reset: core off, registers, MMU and rings cleared. */
+/*
+ * Power-on / FLR reset: core off, registers, MMU and rings cleared. The
+ * engine's operation is dropped and has stopped (at its next check) when
+ * this returns, so none of its DMA lands after the reset.
+ */
 void npu_core_reset(struct npu_core *core);
 
 /* BAR0 access by the host. @offset is 4-byte aligned, below BAR0 size. */

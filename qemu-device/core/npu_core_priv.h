@@ -120,6 +120,8 @@ struct npu_engine {
 	bool hung;			/* NPU_FAULT_ENGINE_HANG: waiting for a reset */
 	struct npu_eng_req hung_req;
 	uint8_t *bounce;		/* DMA staging buffer of the thread */
+	atomic_bool paused;		/* npu_core_pause(): park at the next check */
+	unsigned int parked;		/* threads parked there (under @lock) */
 };
 
 struct npu_core {
@@ -192,6 +194,14 @@ static inline bool npu_fault_take(struct npu_core *core, unsigned int kind)
 	return atomic_fetch_and(&core->faults_armed, ~(1u << kind)) & (1u << kind);
 }
 void npu_core_raise_irq(struct npu_core *core, uint32_t bits);
+
+/* Tell the embedder (struct npu_core_ops.event), if it listens. */
+static inline void npu_trace(struct npu_core *core, unsigned int kind, uint64_t a, uint64_t b,
+			     uint64_t c)
+{
+	if (core->ops->event)
+		core->ops->event(core->opaque, kind, a, b, c);
+}
 /* The boot ROM's load (@r) has ended: start the core or report the failure. */
 void npu_core_boot_done(struct npu_core *core, const struct npu_eng_req *r);
 

@@ -17,9 +17,11 @@
  * (npu_eng_alloc) and its multiply-accumulates, whether it ends well or
  * not; over cmd_mem_mib or cmd_max_mmacs it fails with NPU_DMA_ERR_LIMIT.
  */
+#define _POSIX_C_SOURCE 200809L	/* clock_gettime, pthread_cond_timedwait */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "npu_core_priv.h"
 
@@ -45,6 +47,7 @@ static void execute(struct npu_core *core, struct npu_eng_req *r)
 		npu_bootrom_load(core, r);
 		break;
 	}
+	npu_trace(core, NPU_TRACE_ENGINE_END, r->kind, r->status, r->cycles);
 }
 
 /* Hand the result in @run to the collector; true if it is worth collecting. */
@@ -73,7 +76,7 @@ static void *engine_thread(void *opaque)
 	for (;;) {
 		bool live;
 
-		while (!e->queued_valid && !e->stopping)
+		while ((!e->queued_valid || atomic_load(&e->paused)) && !e->stopping)
 			pthread_cond_wait(&e->cond, &e->lock);
 		if (e->stopping)
 			break;
@@ -116,6 +119,8 @@ int npu_engine_init(struct npu_core *core)
 	}
 	e->stopping = false;
 	atomic_init(&e->done_pending, false);
+	atomic_init(&e->paused, false);
+	e->parked = 0;
 	if (core->cfg.engine_inline) {
 		e->started = false;
 		return 0;
@@ -214,8 +219,12 @@ void npu_engine_collect(struct npu_core *core)
 void npu_engine_submit(struct npu_core *core, struct npu_eng_req *req)
 {
 	struct npu_engine *e = &core->eng;
+	uint32_t op;
 
+	memcpy(&op, req->cmd, sizeof(op));	/* the tensor command's opcode */
 	req->gen = atomic_load(&core->reset_gen);
+	npu_trace(core, NPU_TRACE_ENGINE_START, req->kind,
+		  req->kind == NPU_ENG_TENSOR ? op : req->ctrl, req->ctx);
 	if (req->job && npu_fault_take(core, NPU_FAULT_ENGINE_HANG)) {
 		/* Never starts, never ends: only an engine or device reset helps. */
 		e->hung = true;
@@ -275,11 +284,50 @@ void npu_core_engine_wait(struct npu_core *core)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/* A paused engine waits here, at a stop check, until resumed or dropped. */
+static void park(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+
+	pthread_mutex_lock(&e->lock);
+	e->parked++;
+	pthread_cond_broadcast(&e->cond);
+	while (atomic_load(&e->paused) && !e->stopping && !stale(core, &e->run))
+		pthread_cond_wait(&e->cond, &e->lock);
+	e->parked--;
+	pthread_mutex_unlock(&e->lock);
+}
+
 bool npu_eng_stop(struct npu_core *core)
 {
 	const struct npu_eng_req *r = &core->eng.run;
 
+	if (atomic_load(&core->eng.paused) && core->eng.started)
+		park(core);
 	return stale(core, r) || (r->job && atomic_load(&core->engine_abort));
+}
+
+void npu_core_pause(struct npu_core *core, bool pause, unsigned int max_wait_ms)
+{
+	struct npu_engine *e = &core->eng;
+	struct timespec until;
+
+	if (!e->started)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += max_wait_ms / 1000;
+	until.tv_nsec += (long)(max_wait_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&e->lock);
+	atomic_store(&e->paused, pause);
+	pthread_cond_broadcast(&e->cond);
+	while (pause && e->running && !e->parked)
+		if (pthread_cond_timedwait(&e->cond, &e->lock, &until))
+			break;	/* a loop with no check yet: go on, it parks later */
+	pthread_mutex_unlock(&e->lock);
 }
 
 bool npu_eng_stop_cb(void *arg)

@@ -66,6 +66,7 @@ static uint32_t mmu_fault(struct npu_core *core, uint32_t ctx, uint64_t va,
 	pthread_mutex_unlock(&mmu->lock);
 	/* Raised when the operation's result is taken in (not on this thread). */
 	core->eng.run.irqs |= 1u << NPU_IRQ_MMU;
+	npu_trace(core, NPU_TRACE_MMU_FAULT, ctx, va, reason);
 	return reason;
 }
 

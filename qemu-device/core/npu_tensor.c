@@ -708,6 +708,10 @@ uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	for (uint32_t i = 0; i < e.count; i++) {
 		int32_t x = a[ia] - e.a_zero, y = b[ib] - e.b_zero, r;
 
+		if (npu_nd_stop(core, i)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
 		if (ort) {
 			out[i] = npu_eltwise_ort_add_i8(a[ia], b[ib], e.a_shift, e.a_mult, e.b_mult,
 							e.out_mult, e.b_shift, e.act_min,
@@ -1016,6 +1020,10 @@ uint32_t npu_pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		uint64_t in = 0;
 		bool inside = true;
 
+		if (npu_nd_stop(core, o)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
 		for (int d = 0; d < 4; d++) {
 			if (idx[d] < b4[d] || idx[d] >= b4[d] + id[d])
 				inside = false;

@@ -537,8 +537,19 @@ uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t s
 	if (st == NPU_DMA_OK && (va_out % (bf_out ? 2 : 4) ||
 				 !(out = npu_eng_alloc(core, (size_t)count * (bf_out ? 2 : 4)))))
 		st = NPU_DMA_ERR_ARGS;
-	if (st == NPU_DMA_OK)
-		eltwise_compute(op, count, cols, alpha, a, b, out);
+	/* in pieces of whole rows, a stop check between them */
+	for (uint32_t s = 0, step = cols > NPU_ND_STOP_EVERY ? cols : cols ?
+	     NPU_ND_STOP_EVERY / cols * cols : NPU_ND_STOP_EVERY; st == NPU_DMA_OK && s < count;
+	     s += step) {
+		uint32_t n = count - s < step ? count - s : step;
+
+		if (npu_eng_stop(core))
+			st = NPU_DMA_ERR_ABORTED;
+		else
+			eltwise_compute(op, n, cols, alpha, a + s,
+					b && op != NPU_ELTF_BIAS ? b + s : b,
+					(uint8_t *)out + (size_t)s * (bf_out ? 2 : 4));
+	}
 	if (st == NPU_DMA_OK)
 		st = store(core, va_out, out, (uint64_t)count * (bf_out ? 2 : 4), fault);
 	npu_account(core, st, (uint64_t)count * ((bf_in ? 2 : 4) + (bf_out ? 2 : 4)) +

@@ -7,8 +7,9 @@
  * only update state and schedule a guarded bottom half, which runs the
  * firmware in bounded slices in the main loop (with the BQL, so the core
  * is never entered concurrently). A virtual-clock timer wakes the core
- * from WFI for its heartbeat. While the VM is stopped the firmware does
- * not run, so it never touches guest memory behind a paused VM's back.
+ * from WFI for its heartbeat. While the VM is stopped neither the firmware
+ * nor the engines run (npu_core_pause), so nothing touches guest memory
+ * behind a paused VM's back.
  *
  * The engines (DMA, tensor ops, the boot ROM's load) run on the core's own
  * thread, as hw/misc/edu computes on its own. They never take the BQL:
@@ -32,6 +33,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/rcu.h"
 #include "qemu/timer.h"
@@ -45,7 +47,9 @@
 #include "system/runstate.h"
 
 #include "npu_core.h"
+#include "npu_fw.h"
 #include "npu_hw.h"
+#include "trace.h"
 
 #define TYPE_NPU "npu"
 OBJECT_DECLARE_SIMPLE_TYPE(NPUState, NPU)
@@ -92,6 +96,10 @@ static int npu_ram_rw(PCIDevice *pdev, uint64_t addr, void *buf, size_t len,
         }
         address_space_cache_destroy(&cache);
         if (!ok) {
+            trace_npu_dma_not_ram(addr, len, write);
+            qemu_log_mask(LOG_GUEST_ERROR, "npu: an engine %s at 0x%" PRIx64
+                          " (%zu bytes) is not in RAM: bus error\n",
+                          write ? "write" : "read", addr, len);
             return -1;
         }
         addr += l;
@@ -162,6 +170,44 @@ static void npu_thread_stop(void *opaque)
     rcu_unregister_thread();
 }
 
+/* The core's events: trace points, and a guest's mistakes in the log. */
+static void npu_event(void *opaque, unsigned int kind, uint64_t a, uint64_t b,
+                      uint64_t c)
+{
+    static const char *const resets[] = {
+        "device", "soft reset", "halt", "engine reset", "boot",
+    };
+
+    switch (kind) {
+    case NPU_TRACE_DOORBELL_WRITE:
+        trace_npu_doorbell(a, b);
+        break;
+    case NPU_TRACE_JOB_DONE:
+        trace_npu_job_done(a, b);
+        break;
+    case NPU_TRACE_ENGINE_START:
+        trace_npu_engine_start(a, b, c);
+        break;
+    case NPU_TRACE_ENGINE_END:
+        trace_npu_engine_end(a, b, c);
+        if (b == NPU_DMA_ERR_ARGS) {
+            qemu_log_mask(LOG_GUEST_ERROR, "npu: engine operation %" PRIu64
+                          " refused: malformed\n", a);
+        }
+        break;
+    case NPU_TRACE_MMU_FAULT:
+        trace_npu_mmu_fault(a, b, c);
+        break;
+    case NPU_TRACE_RESET:
+        trace_npu_reset(a < ARRAY_SIZE(resets) ? resets[a] : "?");
+        break;
+    case NPU_TRACE_GUEST_ERROR:
+        qemu_log_mask(LOG_GUEST_ERROR, "npu: write of 0x%" PRIx64 " to BAR0 "
+                      "offset 0x%" PRIx64 ": read-only or no register\n", c, b);
+        break;
+    }
+}
+
 static const struct npu_core_ops npu_ops = {
     .dma_read = npu_dma_read,
     .dma_write = npu_dma_write,
@@ -170,6 +216,7 @@ static const struct npu_core_ops npu_ops = {
     .engine_done = npu_engine_done,
     .thread_start = npu_thread_start,
     .thread_stop = npu_thread_stop,
+    .event = npu_event,
 };
 
 /* Entering the core: unrealize and reset from inside wait for npu_leave. */
@@ -244,10 +291,20 @@ static void npu_timer(void *opaque)
     npu_kick(s);
 }
 
+/*
+ * A stopped VM's RAM must not change (migration, savevm, dumps): the
+ * engines park at their next stop check until it runs again.
+ */
 static void npu_vm_state_change(void *opaque, bool running, RunState state)
 {
+    NPUState *s = opaque;
+
+    if (!s->core) {
+        return;
+    }
+    npu_core_pause(s->core, !running, 1000);
     if (running) {
-        npu_kick(opaque);
+        npu_kick(s);
     }
 }
 
@@ -262,6 +319,7 @@ static uint64_t npu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     npu_enter(s);
     val = npu_core_mmio_read(s->core, addr);
     npu_leave(s);
+    trace_npu_mmio_read(addr, val);
     return val;
 }
 
@@ -270,6 +328,7 @@ static void npu_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 {
     NPUState *s = opaque;
 
+    trace_npu_mmio_write(addr, val);
     if (!s->core) {
         return;
     }
@@ -367,6 +426,7 @@ static void npu_exit(PCIDevice *pdev)
      * a call into the core, the outermost call frees it as it unwinds.
      */
     if (s->depth) {
+        trace_npu_unplug_in_call(s->depth);
         npu_core_quiesce(s->core);
         s->free_pending = true;
     } else {
@@ -382,16 +442,30 @@ static void npu_exit(PCIDevice *pdev)
     msix_uninit_exclusive_bar(pdev);
 }
 
-/* Device reset and FLR: the core goes back to power-on state. */
-static void npu_reset(DeviceState *dev)
+/* Device reset and FLR, as Resettable phases. Enter: the firmware stops. */
+static void npu_reset_enter(Object *obj, ResetType type)
 {
-    NPUState *s = NPU(dev);
+    NPUState *s = NPU(obj);
+
+    if (s->core) {
+        qemu_bh_cancel(s->bh);
+        timer_del(s->timer);
+    }
+}
+
+/*
+ * Hold: the core goes back to power-on state, and the engine's operation
+ * has stopped at its next check when npu_core_reset() returns, so none of
+ * its DMA lands after the reset.
+ */
+static void npu_reset_hold(Object *obj, ResetType type)
+{
+    NPUState *s = NPU(obj);
 
     if (!s->core) {
         return;
     }
-    qemu_bh_cancel(s->bh);
-    timer_del(s->timer);
+    trace_npu_reset("device");
     if (s->depth) {
         s->reset_pending = true;    /* our own write reset us: on unwind */
     } else {
@@ -437,6 +511,7 @@ static void npu_class_init(ObjectClass *oc, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(oc);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(oc);
+    ResettableClass *rc = RESETTABLE_CLASS(oc);
 
     pc->realize = npu_realize;
     pc->exit = npu_exit;
@@ -450,7 +525,8 @@ static void npu_class_init(ObjectClass *oc, void *data)
     dc->desc = "Neural processing unit (open NPU stack)";
     device_class_set_props(dc, npu_properties);
     dc->vmsd = &npu_vmstate;
-    device_class_set_legacy_reset(dc, npu_reset);
+    rc->phases.enter = npu_reset_enter;
+    rc->phases.hold = npu_reset_hold;
 }
 
 static const TypeInfo npu_info = {

@@ -294,6 +294,85 @@ static void test_resets_stop_a_running_op(void)
 	CHECK(copied());
 }
 
+/*
+ * HALT, then BOOT, with an operation in flight (a long pool, then a hung
+ * copy): the halt drops the operation, and the new firmware finds its
+ * engines idle, not BUSY forever (it used to wait for them for ever).
+ */
+static void test_halt_then_boot_with_op_in_flight(void)
+{
+	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
+	struct npu_cmd_pool_i8 p;
+	uint64_t in = 0x4000000, out = 0x5000000;
+	uint32_t head;
+
+	setup();
+	h_map(&h, 0, in, 256 * 256 * 32, NPU_PTE_R, 0);
+	h_map(&h, 0, out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
+	p = h_heavy_pool(in, out);
+	start_job(&p, sizeof(p));
+	h_step_engine(&h, 2);
+	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_HALT);
+	npu_core_engine_wait(h.core);
+	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
+	reboot();
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+	CHECK(copied());
+
+	inject(NPU_FAULT_ENGINE_HANG);		/* never ends by itself */
+	head = h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD));
+	start_job(&c, sizeof(c));
+	h_run(&h);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), head);	/* not done */
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_HALT);
+	reboot();
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+	CHECK(copied());
+}
+
+/*
+ * A VM stop pauses the engines: a paused engine starts nothing (the copy
+ * waits and its destination stays untouched), and a running operation
+ * parks at its next check; on resume both go on.
+ */
+static void test_pause_holds_the_engines(void)
+{
+	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
+	struct npu_cmd_pool_i8 p;
+	uint64_t in = 0x4000000, out = 0x5000000;
+	uint32_t head;
+
+	setup();
+	memset(h_va(&h, 0, DST), 0, 4096);
+	npu_core_pause(h.core, true, 5000);
+	head = h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD));
+	start_job(&c, sizeof(c));
+	for (int i = 0; i < 20; i++)
+		h_run_once(&h, 100000);
+	CHECK(npu_core_engine_busy(h.core));	/* queued, not started */
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), head);
+	CHECK(!copied());
+	npu_core_pause(h.core, false, 0);
+	h_run(&h);
+	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), head + 1);
+	CHECK(copied());
+
+	h_map(&h, 0, in, 256 * 256 * 32, NPU_PTE_R, 0);
+	h_map(&h, 0, out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
+	p = h_heavy_pool(in, out);
+	start_job(&p, sizeof(p));
+	h_step_engine(&h, 2);
+	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
+	npu_core_pause(h.core, true, 5000);	/* returns once it is parked */
+	CHECK(npu_core_engine_busy(h.core));
+	npu_core_pause(h.core, false, 0);
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_ENGINE_RESET);
+	h_run(&h);
+	CHECK_EQ(h_cmpl(&h, 0, 1)->status, NPU_JOB_ABORTED);
+	CHECK_EQ(copy_job().status, NPU_JOB_OK);
+}
+
 /* A device with small per-command budgets. */
 static void setup_budget(uint32_t mem_mib, uint32_t mmacs)
 {
@@ -350,5 +429,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_engine_hang_waits_for_engine_reset),
 	TAP_ENTRY(test_engine_hang_cleared_by_device_reset),
 	TAP_ENTRY(test_resets_stop_a_running_op),
+	TAP_ENTRY(test_halt_then_boot_with_op_in_flight),
+	TAP_ENTRY(test_pause_holds_the_engines),
 	TAP_ENTRY(test_command_over_budget_fails_limit),
 )

@@ -277,7 +277,7 @@ suite_hotplug() {
 	tap hotplug "the npu sits in the slot of a PCIe root port" \
 		sh -c "[ -n '$dev' ] && [ -e /sys/bus/pci/devices/$port/config ]"
 	tap driver "npu.ko loads on a hot-pluggable NPU" scripts/npu-load
-	build/tools/stall-bench /tmp/stall.json 1 >/tmp/stall.out 2>&1 &
+	build/tools/stall-bench /tmp/stall.json 3 >/tmp/stall.out 2>&1 &
 	pid=$!
 	sleep 5	# past stall-bench's 2 s yardstick: a pool command is running
 	setpci -s "$port" CAP_EXP+18.w=0700:0700
