@@ -224,6 +224,13 @@ bool npu_eng_stop_cb(void *arg);
  */
 void *npu_eng_alloc(struct npu_core *core, uint64_t n);
 void *npu_eng_calloc(struct npu_core *core, uint64_t count, uint64_t size);
+/* Charge @n bytes to the running command; false, remembered as LIMIT, when over. */
+bool npu_eng_reserve(struct npu_core *core, uint64_t n);
+/*
+ * struct npu_gemm_args.reserve (@arg: the core): @n bytes of a kernel's
+ * packing, freed when it returns, must fit beside what the command holds.
+ */
+bool npu_eng_reserve_cb(void *arg, uint64_t n);
 /* Charge @macs multiply-accumulates to the running command; false if over. */
 bool npu_eng_charge_macs(struct npu_core *core, uint64_t macs);
 /* NPU_DMA_ERR_LIMIT if the running command passed a budget, else @st. */

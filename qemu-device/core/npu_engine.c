@@ -335,17 +335,40 @@ bool npu_eng_stop_cb(void *arg)
 	return npu_eng_stop(arg);
 }
 
-void *npu_eng_alloc(struct npu_core *core, uint64_t n)
+bool npu_eng_reserve(struct npu_core *core, uint64_t n)
 {
 	struct npu_eng_req *r = &core->eng.run;
 	uint64_t limit = (uint64_t)core->cfg.cmd_mem_mib << 20;
 
 	if (n > limit || r->mem_used > limit - n) {
 		r->mem_used = limit + 1;	/* remembered: the command fails LIMIT */
-		return NULL;
+		return false;
 	}
 	r->mem_used += n;
-	return malloc(n ? (size_t)n : 1);
+	return true;
+}
+
+/*
+ * A GEMM kernel's packing, freed when the kernel returns (and asked again
+ * by the next call, a convolution's next chunk): it must fit beside what
+ * the command holds, but is not added to it.
+ */
+bool npu_eng_reserve_cb(void *arg, uint64_t n)
+{
+	struct npu_core *core = arg;
+	struct npu_eng_req *r = &core->eng.run;
+	uint64_t limit = (uint64_t)core->cfg.cmd_mem_mib << 20;
+
+	if (n > limit || r->mem_used > limit - n) {
+		r->mem_used = limit + 1;
+		return false;
+	}
+	return true;
+}
+
+void *npu_eng_alloc(struct npu_core *core, uint64_t n)
+{
+	return npu_eng_reserve(core, n) ? malloc(n ? (size_t)n : 1) : NULL;
 }
 
 void *npu_eng_calloc(struct npu_core *core, uint64_t count, uint64_t size)

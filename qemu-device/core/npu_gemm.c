@@ -356,6 +356,18 @@ static void *gemm_part(void *arg)
 	return gemm_range(p);
 }
 
+/* The host bytes gemm_range() allocates for @r: B's panels, A's block, C's. */
+static uint64_t range_bytes(const struct npu_gemm_args *g, const struct npu_tile_range *r)
+{
+	uint64_t panels = (r->n1 - r->n0 + NR - 1) / NR, ldc = panels * NR;
+
+	if (r->m0 >= r->m1 || r->n0 >= r->n1)
+		return 0;
+	return sizeof(int16_t) * 2 * NR * ((g->k + 1) / 2) * panels + sizeof(uint32_t) * ldc +
+	       sizeof(int32_t) * MC * (KC / 2) + sizeof(int32_t) * MC * ldc +
+	       sizeof(int32_t) * 4 * ldc;
+}
+
 static void *gemm_range(struct part *p)
 {
 	const struct npu_gemm_args *g = p->g;
@@ -426,6 +438,14 @@ int npu_gemm_i8(const struct npu_gemm_args *g)
 	if (macs >= THREAD_MIN_MACS && g->threads > 1)
 		threads = g->threads < MAX_THREADS ? g->threads : MAX_THREADS;
 	npu_split(g->m, g->n, MR, NR, threads, r);
+	if (g->reserve) {
+		uint64_t bytes = 0;
+
+		for (unsigned int t = 0; t < threads; t++)
+			bytes += range_bytes(g, &r[t]);
+		if (!g->reserve(g->stop_arg, bytes))
+			return -1;
+	}
 	for (unsigned int t = 0; t < threads; t++)
 		parts[t] = (struct part){ .g = g, .kern = kern, .r = r[t] };
 	npu_run_parallel(gemm_part, parts, sizeof(parts[0]), threads);

@@ -33,9 +33,15 @@ struct npu_gemm_args {
 	unsigned int threads;
 	bool (*stop)(void *arg);
 	void *stop_arg;
+	/*
+	 * Optional: asked once, before anything is allocated, for the host
+	 * bytes every thread's packing and accumulators will take (with
+	 * @stop_arg); false, and the call returns -1 having allocated none.
+	 */
+	bool (*reserve)(void *arg, uint64_t bytes);
 };
 
-/* Returns 0, or -1 if host memory ran out. */
+/* Returns 0, or -1 if host memory ran out (or @reserve said no). */
 int npu_gemm_i8(const struct npu_gemm_args *g);
 
 /* The instruction set the kernel uses on this host: "avx2" or "c". */

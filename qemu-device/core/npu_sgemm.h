@@ -27,9 +27,10 @@ struct npu_sgemm_args {
 	unsigned int threads;
 	bool (*stop)(void *arg);
 	void *stop_arg;
+	bool (*reserve)(void *arg, uint64_t bytes);	/* as npu_gemm_args' */
 };
 
-/* Returns 0, or -1 if host memory ran out. */
+/* Returns 0, or -1 if host memory ran out (or @reserve said no). */
 int npu_sgemm(const struct npu_sgemm_args *g);
 
 #endif /* NPU_SGEMM_H */

@@ -153,7 +153,7 @@ static int gemm_compute(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
 		.per_tensor = !!(g->flags & NPU_GEMM_PER_TENSOR),
 		.onnx = !!(g->flags & NPU_GEMM_REQUANT_ONNX),
 		.threads = core->cfg.engine_threads,
-		.stop = npu_eng_stop_cb, .stop_arg = core,
+		.stop = npu_eng_stop_cb, .stop_arg = core, .reserve = npu_eng_reserve_cb,
 	};
 
 	return npu_gemm_i8(&args);

@@ -134,7 +134,7 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 			.trans_b = !!(flags & NPU_GEMMF_TRANS_B),
 			.bf16 = !!(flags & NPU_GEMMF_BF16),
 			.alpha = alpha, .beta = beta, .threads = core->cfg.engine_threads,
-			.stop = npu_eng_stop_cb, .stop_arg = core,
+			.stop = npu_eng_stop_cb, .stop_arg = core, .reserve = npu_eng_reserve_cb,
 		};
 
 		st = npu_sgemm(&g) ? NPU_DMA_ERR_ARGS : store(core, va_c, cbuf, span_c * 4, fault);
@@ -267,7 +267,8 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 	for (uint64_t p0 = 0; p0 < positions; p0 += chunk) {
 		uint64_t p1 = p0 + chunk < positions ? p0 + chunk : positions;
 		struct npu_sgemm_args g = { .threads = core->cfg.engine_threads, .alpha = 1.0f,
-					    .stop = npu_eng_stop_cb, .stop_arg = core };
+					    .stop = npu_eng_stop_cb, .stop_arg = core,
+					    .reserve = npu_eng_reserve_cb };
 		int err;
 
 		if (v->mode != NPU_CONVF_BWD_DATA)

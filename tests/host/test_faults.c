@@ -418,6 +418,28 @@ static void test_command_over_budget_fails_limit(void)
 	CHECK_EQ(c.status, NPU_JOB_MMU_FAULT);
 }
 
+/*
+ * The GEMM kernel's packing counts too: B widened to int16 for a 1 x 4096
+ * x 1024 product is 8 MiB beside 4 MiB of operands. Over a 6 MiB budget
+ * the command fails LIMIT (it used to allocate the 8 MiB unbudgeted); a
+ * 16 MiB budget holds it all.
+ */
+static void test_gemm_packing_is_budgeted(void)
+{
+	struct npu_cmd_gemm_i8 g = gemm_cmd(1, 1024, 4096, 0x40000000);
+
+	for (int i = 0; i < 2; i++) {
+		setup_budget(i ? 16 : 6, 1000);
+		h_map(&h, 0, g.a, 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, g.b, 1024 * 4096, NPU_PTE_R, 0);
+		h_map(&h, 0, g.out, 1024, NPU_PTE_R | NPU_PTE_W, 0);
+		h_map(&h, 0, g.quant, 4096, NPU_PTE_R, 0);
+		*(struct npu_quant_ch *)h_va(&h, 0, g.quant) = (struct npu_quant_ch){ 1 << 30, 0 };
+		CHECK_EQ(h_run_cmds(&h, 0, CMD, &g, sizeof(g)).status,
+			 i ? NPU_JOB_OK : NPU_JOB_LIMIT);
+	}
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_register_arms_known_kinds_only),
 	TAP_ENTRY(test_dma_error_fails_one_job),
@@ -432,4 +454,5 @@ TAP_MAIN(
 	TAP_ENTRY(test_halt_then_boot_with_op_in_flight),
 	TAP_ENTRY(test_pause_holds_the_engines),
 	TAP_ENTRY(test_command_over_budget_fails_limit),
+	TAP_ENTRY(test_gemm_packing_is_budgeted),
 )
