@@ -101,6 +101,7 @@ struct npu_eng_req {
 	uint32_t irqs;			/* interrupts to raise when collected */
 	uint64_t mem_used;		/* host bytes charged to this command */
 	uint64_t macs_used;
+	uint64_t moved;			/* bytes its DMA moved (a failed op's cost) */
 };
 
 /*

@@ -177,6 +177,7 @@ uint32_t npu_va_rw(struct npu_core *core, uint32_t ctx, uint64_t va, void *buf,
 
 	req->ctx = ctx;
 	st = dma_xfer(core, req, &end, buf, len, write, &done);
+	req->moved += done;
 	*fault = req->fault;
 	req->ctx = saved_ctx;
 	req->fault = saved_fault;

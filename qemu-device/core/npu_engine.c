@@ -35,7 +35,7 @@ static void execute(struct npu_core *core, struct npu_eng_req *r)
 	r->status = NPU_DMA_ERR_ARGS;
 	r->fault = r->bytes = r->cycles = 0;
 	r->irqs = 0;
-	r->mem_used = r->macs_used = 0;
+	r->mem_used = r->macs_used = r->moved = 0;
 	switch (r->kind) {
 	case NPU_ENG_DMA:
 		npu_dma_exec(core, r);

@@ -1095,6 +1095,9 @@ void npu_tensor_exec(struct npu_core *core, struct npu_eng_req *req)
 		st = NPU_DMA_ERR_ARGS;
 	req->status = npu_eng_status(core, st);
 	req->fault = fault;
+	/* a failed op is charged the transfers it made before it failed */
+	if (st != NPU_DMA_OK)
+		cycles = npu_model_cycles(core, 0, req->moved);
 	req->cycles = NPU_TENSOR_SETUP_CYCLES + cycles;
 	req->bytes = bytes;
 }

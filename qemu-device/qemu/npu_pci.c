@@ -44,6 +44,7 @@
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
+#include "system/qtest.h"
 #include "system/runstate.h"
 
 #include "npu_core.h"
@@ -365,6 +366,11 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
     } else {
         error_setg(errp, "npu: profile must be full (inference and training) "
                    "or edge (int8 inference only)");
+        return;
+    }
+    if (s->cfg.engine_inline && !qtest_enabled()) {
+        error_setg(errp, "npu: x-engine-inline is for qtest and QEMU's fuzzer "
+                   "only (-accel qtest)");
         return;
     }
     s->core = npu_core_new(&s->cfg, &npu_ops, s);

@@ -440,6 +440,32 @@ static void test_gemm_packing_is_budgeted(void)
 	}
 }
 
+/*
+ * A failed tensor command is charged the transfers it made: a CAST that
+ * reads its input, then faults writing its output (unmapped), costs one
+ * modeled cycle per 32 bytes read (the default DMA rate) beyond the fixed
+ * costs, exactly: 1 MiB more read, 32768 cycles more. It used to be
+ * charged the fixed setup alone, whatever it had moved.
+ */
+static void test_failed_op_charged_what_it_moved(void)
+{
+	uint64_t in = 0x4000000, cyc[2];
+
+	setup();
+	h_map(&h, 0, in, 2 << 20, NPU_PTE_R, 0);
+	for (int i = 0; i < 2; i++) {
+		struct npu_cmd_cast c = { { NPU_CMD_CAST, sizeof(c) }, in, 0x6000000,
+					  (uint32_t)(256u << 10) * (i + 1), NPU_ND_F32, NPU_ND_I32,
+					  0 };
+		struct npu_job_cmpl r = h_run_cmds(&h, 0, CMD, &c, sizeof(c));
+
+		CHECK_EQ(r.status, NPU_JOB_MMU_FAULT);
+		CHECK_EQ(r.fault_va, 0x6000000);
+		cyc[i] = r.cycles;
+	}
+	CHECK_EQ(cyc[1] - cyc[0], (1u << 20) / 32);
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_register_arms_known_kinds_only),
 	TAP_ENTRY(test_dma_error_fails_one_job),
@@ -455,4 +481,5 @@ TAP_MAIN(
 	TAP_ENTRY(test_pause_holds_the_engines),
 	TAP_ENTRY(test_command_over_budget_fails_limit),
 	TAP_ENTRY(test_gemm_packing_is_budgeted),
+	TAP_ENTRY(test_failed_op_charged_what_it_moved),
 )
