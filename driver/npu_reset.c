@@ -228,15 +228,21 @@ static int npu_flr_and_boot(struct npu_device *ndev, bool *cookie)
 	return npu_fw_boot(ndev);
 }
 
-/* Stages 2 to 4, with the jobs taken back. */
+/*
+ * Stages 2 to 4, with the jobs taken back. A device that is gone (powered
+ * off or unplugged under us: its config space reads all ones) answers no
+ * boot and no reset, whose waits would only hold the jobs for a minute
+ * more: it is wedged at once.
+ */
 static enum npu_stage npu_reboot(struct npu_device *ndev, bool *cookie)
 {
-	if (!npu_fw_boot(ndev)) {
+	if (!pci_device_is_present(ndev->pdev)) {
+		dev_err(&ndev->pdev->dev, "the device is gone: no reset is tried\n");
+	} else if (!npu_fw_boot(ndev)) {
 		npu_rings_replay(ndev, true);
 		atomic_inc(&ndev->stats.fw_reboots);
 		return NPU_STAGE_FIRMWARE;
-	}
-	if (!npu_flr_and_boot(ndev, cookie)) {
+	} else if (!npu_flr_and_boot(ndev, cookie)) {
 		npu_rings_replay(ndev, true);
 		atomic_inc(&ndev->stats.flrs);
 		return NPU_STAGE_FLR;

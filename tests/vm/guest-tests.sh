@@ -250,9 +250,9 @@ forget() {
 	[ ! -e "/sys/bus/pci/devices/$1/driver" ] || echo "$1" > /sys/bus/pci/drivers/npu/unbind &&
 	echo 1 > "/sys/bus/pci/devices/$1/remove" && [ ! -e /dev/accel/accel0 ]
 }
-# ends PID: process PID ends within 300 s (an app whose NPU went away:
-# its job times out after 10 s, and the driver's recovery then waits about
-# 70 s for a function reset of a device that is gone).
+# ends PID: process PID ends within 300 s (an app whose NPU went away: its
+# job times out after 10 s, and the driver, finding the device gone, wedges
+# it and fails the job).
 ends() {
 	local i
 
