@@ -167,8 +167,12 @@ void npu_core_reset(struct npu_core *core)
 	core->fw_hung = false;
 	/* If this reset came from inside an instruction, end the run there. */
 	core->cpu.stop_request = true;
-	/* The dropped operation stops at its next check: none of it lands later. */
-	if (core->eng.started)
+	/*
+	 * The dropped operation stops at its next check: none of it lands
+	 * later. Unless the reset came from that operation's own DMA onto the
+	 * device (an embedder that lets it reach MMIO): it ends as it unwinds.
+	 */
+	if (core->eng.started && !pthread_equal(pthread_self(), core->eng.thread))
 		npu_core_engine_wait(core);
 }
 
