@@ -357,8 +357,9 @@ static void *gemm_part(void *arg)
 }
 
 /* The host bytes gemm_range() allocates for @r: B's panels, A's block, C's. */
-static uint64_t range_bytes(const struct npu_gemm_args *g, const struct npu_tile_range *r)
+static uint64_t range_bytes(const void *arg, const struct npu_tile_range *r)
 {
+	const struct npu_gemm_args *g = arg;
 	uint64_t panels = (r->n1 - r->n0 + NR - 1) / NR, ldc = panels * NR;
 
 	if (r->m0 >= r->m1 || r->n0 >= r->n1)
@@ -438,14 +439,8 @@ int npu_gemm_i8(const struct npu_gemm_args *g)
 	if (macs >= THREAD_MIN_MACS && g->threads > 1)
 		threads = g->threads < MAX_THREADS ? g->threads : MAX_THREADS;
 	npu_split(g->m, g->n, MR, NR, threads, r);
-	if (g->reserve) {
-		uint64_t bytes = 0;
-
-		for (unsigned int t = 0; t < threads; t++)
-			bytes += range_bytes(g, &r[t]);
-		if (!g->reserve(g->stop_arg, bytes))
-			return -1;
-	}
+	if (!npu_split_reserve(g->reserve, g->stop_arg, r, threads, range_bytes, g))
+		return -1;
 	for (unsigned int t = 0; t < threads; t++)
 		parts[t] = (struct part){ .g = g, .kern = kern, .r = r[t] };
 	npu_run_parallel(gemm_part, parts, sizeof(parts[0]), threads);

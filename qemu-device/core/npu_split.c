@@ -45,3 +45,17 @@ void npu_run_parallel(void *(*fn)(void *), void *items, size_t size, unsigned in
 		if (started[t])
 			pthread_join(tid[t], NULL);
 }
+
+bool npu_split_reserve(bool (*reserve)(void *arg, uint64_t bytes), void *arg,
+		       const struct npu_tile_range *r, unsigned int count,
+		       uint64_t (*bytes)(const void *g, const struct npu_tile_range *r),
+		       const void *g)
+{
+	uint64_t total = 0;
+
+	if (!reserve)
+		return true;
+	for (unsigned int t = 0; t < count; t++)
+		total += bytes(g, &r[t]);
+	return reserve(arg, total);
+}

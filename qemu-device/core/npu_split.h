@@ -3,6 +3,7 @@
 #ifndef NPU_SPLIT_H
 #define NPU_SPLIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,5 +26,15 @@ void npu_split(uint32_t m, uint32_t n, uint32_t mr, uint32_t nr, unsigned int co
  * when one cannot be started); returns when all are done.
  */
 void npu_run_parallel(void *(*fn)(void *), void *items, size_t size, unsigned int count);
+
+/*
+ * Whether @reserve (NULL: no budget) grants, with @arg, the host bytes
+ * @bytes(@g, range) of all @count ranges: asked once, before a GEMM kernel
+ * allocates any thread's packing.
+ */
+bool npu_split_reserve(bool (*reserve)(void *arg, uint64_t bytes), void *arg,
+		       const struct npu_tile_range *r, unsigned int count,
+		       uint64_t (*bytes)(const void *g, const struct npu_tile_range *r),
+		       const void *g);
 
 #endif /* NPU_SPLIT_H */

@@ -261,31 +261,39 @@ static void test_engine_hang_cleared_by_device_reset(void)
 }
 
 /*
+ * The heaviest pooling command (seconds of work), mapped and started once,
+ * and running: the descriptor and the command fetched.
+ */
+static void heavy_pool_running(bool map)
+{
+	uint64_t in = 0x4000000, out = 0x5000000;
+	struct npu_cmd_pool_i8 p = h_heavy_pool(in, out);
+
+	if (map) {
+		h_map(&h, 0, in, 256 * 256 * 32, NPU_PTE_R, 0);
+		h_map(&h, 0, out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
+	}
+	start_job(&p, sizeof(p));
+	h_step_engine(&h, 2);
+	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
+}
+
+/*
  * An engine reset, and a device reset, stop a long op between blocks: the
  * pool below runs for seconds, so if either waited for its end the test
  * would take that long (it asserts no time; make check's timeout would).
  */
 static void test_resets_stop_a_running_op(void)
 {
-	struct npu_cmd_pool_i8 p;
-	uint64_t in = 0x4000000, out = 0x5000000;
-
 	setup();
-	h_map(&h, 0, in, 256 * 256 * 32, NPU_PTE_R, 0);
-	h_map(&h, 0, out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
-	p = h_heavy_pool(in, out);
-	start_job(&p, sizeof(p));
-	h_step_engine(&h, 2);		/* descriptor and command fetched */
-	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
+	heavy_pool_running(true);
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_ENGINE_RESET);
 	h_run(&h);
 	CHECK_EQ(h_cmpl(&h, 0, 0)->status, NPU_JOB_ABORTED);
 	CHECK_EQ(copy_job().status, NPU_JOB_OK);
 
 	/* Again, stopped this time by a reset of the whole device. */
-	start_job(&p, sizeof(p));
-	h_step_engine(&h, 2);
-	CHECK(npu_core_engine_busy(h.core));
+	heavy_pool_running(false);
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
 	npu_core_engine_wait(h.core);
 	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
@@ -302,17 +310,10 @@ static void test_resets_stop_a_running_op(void)
 static void test_halt_then_boot_with_op_in_flight(void)
 {
 	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
-	struct npu_cmd_pool_i8 p;
-	uint64_t in = 0x4000000, out = 0x5000000;
 	uint32_t head;
 
 	setup();
-	h_map(&h, 0, in, 256 * 256 * 32, NPU_PTE_R, 0);
-	h_map(&h, 0, out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
-	p = h_heavy_pool(in, out);
-	start_job(&p, sizeof(p));
-	h_step_engine(&h, 2);
-	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
+	heavy_pool_running(true);
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_HALT);
 	npu_core_engine_wait(h.core);
 	CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
@@ -339,8 +340,6 @@ static void test_halt_then_boot_with_op_in_flight(void)
 static void test_pause_holds_the_engines(void)
 {
 	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
-	struct npu_cmd_pool_i8 p;
-	uint64_t in = 0x4000000, out = 0x5000000;
 	uint32_t head;
 
 	setup();
@@ -358,12 +357,7 @@ static void test_pause_holds_the_engines(void)
 	CHECK_EQ(h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD)), head + 1);
 	CHECK(copied());
 
-	h_map(&h, 0, in, 256 * 256 * 32, NPU_PTE_R, 0);
-	h_map(&h, 0, out, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
-	p = h_heavy_pool(in, out);
-	start_job(&p, sizeof(p));
-	h_step_engine(&h, 2);
-	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
+	heavy_pool_running(true);
 	npu_core_pause(h.core, true, 5000);	/* returns once it is parked */
 	CHECK(npu_core_engine_busy(h.core));
 	npu_core_pause(h.core, false, 0);
