@@ -6,10 +6,12 @@
  * access, interrupt delivery and a clock through struct npu_core_ops, and
  * drives the control core with npu_core_run(). The embedder calls the core
  * from one thread at a time (QEMU: with the BQL). The engines run on the
- * core's own thread: from there the core calls only dma_read, dma_write
- * and engine_done, never msi, and those calls may re-enter the core
- * (a DMA that lands on the device's own registers) only the way an MMIO
- * access would, under the embedder's lock.
+ * core's own thread: from there the core calls only dma_read, dma_write,
+ * engine_done and event, never msi. An embedder may let those DMA calls
+ * re-enter the core (a DMA that lands on the device's own registers) only
+ * the way an MMIO access would, under its lock; QEMU's glue does not: its
+ * engine DMA reaches RAM only and never takes the BQL, so the embedder's
+ * thread may wait for the engine (npu_core_reset, npu_core_free).
  */
 #ifndef NPU_CORE_H
 #define NPU_CORE_H
