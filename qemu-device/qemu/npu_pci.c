@@ -1,7 +1,7 @@
 /*
  * npu_pci.c - QEMU glue for the NPU: a PCIe endpoint whose BAR0 is the
  * register file of the device core (qemu-device/core), MSI-X in its own
- * BAR, DMA through pci_dma_*, FLR and reset.
+ * BAR, DMA to guest RAM, FLR and reset.
  *
  * The control core never runs inside an MMIO handler: register writes
  * only update state and schedule a guarded bottom half, which runs the
@@ -22,10 +22,11 @@
  * is thread-safe), which takes the result in. Nothing a guest submits
  * holds the main loop for longer than one firmware slice.
  *
- * The firmware's own accesses (the bottom half, with the BQL) go through
- * pci_dma_*. One of them, or an MSI-X message, may land on a register
- * that unplugs or resets this very device (a root port's slot control in
- * ECAM): unrealize and reset then run inside our own call into the core.
+ * The firmware reaches guest memory only through its DMA engine, so no
+ * access of the device ever lands on MMIO. An MSI-X message still may: on
+ * a register that unplugs or resets this very device (a root port's slot
+ * control in ECAM), and unrealize and reset then run inside our own call
+ * into the core.
  * While that call is on the stack (@depth) they only note what to do,
  * and the outermost call does it when the core has unwound; the bottom
  * half holds a reference on the device for as long.
@@ -110,7 +111,11 @@ static int npu_ram_rw(PCIDevice *pdev, uint64_t addr, void *buf, size_t len,
     return 0;
 }
 
-/* The engine thread is the one caller without the BQL: RAM only. */
+/*
+ * Every DMA of the device is an engine's (the firmware reaches guest
+ * memory only through its DMA engine): RAM only, on the engine thread or,
+ * with x-engine-inline, in the bottom half alike.
+ */
 static int npu_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
 {
     NPUState *s = opaque;
@@ -118,10 +123,7 @@ static int npu_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
     if (s->free_pending) {
         return -1;  /* unrealized under the firmware's feet: no bus */
     }
-    if (!bql_locked()) {
-        return npu_ram_rw(PCI_DEVICE(s), addr, buf, len, false);
-    }
-    return pci_dma_read(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK ? 0 : -1;
+    return npu_ram_rw(PCI_DEVICE(s), addr, buf, len, false);
 }
 
 static int npu_dma_write(void *opaque, uint64_t addr, const void *buf,
@@ -132,10 +134,7 @@ static int npu_dma_write(void *opaque, uint64_t addr, const void *buf,
     if (s->free_pending) {
         return -1;
     }
-    if (!bql_locked()) {
-        return npu_ram_rw(PCI_DEVICE(s), addr, (void *)buf, len, true);
-    }
-    return pci_dma_write(PCI_DEVICE(s), addr, buf, len) == MEMTX_OK ? 0 : -1;
+    return npu_ram_rw(PCI_DEVICE(s), addr, (void *)buf, len, true);
 }
 
 static void npu_msi(void *opaque, unsigned int vector)

@@ -1,7 +1,8 @@
 /*
  * npu-test.c - QTest for the NPU (hw/misc/npu): its identity in BAR0, a
- * firmware boot, the boot ROM refusing a corrupted image, and a soft reset
- * and an FLR back to power-on state. The engines run inline
+ * firmware boot, the boot ROM refusing a corrupted image, a soft reset and
+ * an FLR back to power-on state, and jobs through a ring (DMA reaches RAM
+ * only: an operand on BAR0 fails BUS_ERROR). The engines run inline
  * (x-engine-inline, for qtest only), so every step is deterministic; the
  * firmware runs in the main loop's bottom half as the virtual clock moves.
  * scripts/build-qemu copies it to tests/qtest/; make check runs it with
@@ -14,6 +15,7 @@
 #include "libqos/pci-pc.h"
 #include "standard-headers/linux/pci_regs.h"
 
+#include "../../hw/misc/npu/include/npu_cmd.h"
 #include "../../hw/misc/npu/include/npu_fw.h"
 #include "../../hw/misc/npu/include/npu_hw.h"
 
@@ -22,6 +24,20 @@
 #define FW_ADDR     0x200000    /* the image, the boot parameters, the log */
 #define PARAMS_ADDR 0x300000
 #define LOG_ADDR    0x310000
+/* One context: its table, three levels of page tables; ring 0; buffers. */
+#define CTX_TABLE   0x400000
+#define PT_L2       0x401000
+#define PT_L1       0x402000
+#define PT_L0       0x403000
+#define RING_DESC   0x404000
+#define RING_CMPL   0x405000
+#define VA_CMD      0x10000     /* mapped to CMD_PA */
+#define VA_SRC      0x20000
+#define VA_DST      0x30000
+#define VA_BAR      0x40000     /* mapped to the device's own BAR0 */
+#define CMD_PA      0x410000
+#define SRC_PA      0x420000
+#define DST_PA      0x430000
 
 typedef struct {
     QTestState *qts;
@@ -108,6 +124,89 @@ static void boot(NPU *n)
     g_assert_cmpuint(rd(n, NPU_REG_BOOT_STATUS), ==, NPU_BOOT_OK);
 }
 
+static void wr64(NPU *n, uint64_t pa, uint64_t v)
+{
+    qtest_writeq(n->qts, pa, v);
+}
+
+/* VA @va (below 2 MiB) of context 0 to bus address @pa. */
+static void map_page(NPU *n, uint64_t va, uint64_t pa, uint64_t perm)
+{
+    wr64(n, PT_L0 + 8 * ((va >> 12) & 511), pa | NPU_PTE_V | perm);
+}
+
+/* Context 0 with its page tables, ring 0 of 16 entries. */
+static void setup_jobs(NPU *n)
+{
+    wr64(n, CTX_TABLE, PT_L2);
+    qtest_writel(n->qts, CTX_TABLE + 8, NPU_CTX_VALID);
+    wr64(n, PT_L2, PT_L1 | NPU_PTE_V);
+    wr64(n, PT_L1, PT_L0 | NPU_PTE_V);
+    map_page(n, VA_CMD, CMD_PA, NPU_PTE_R);
+    map_page(n, VA_SRC, SRC_PA, NPU_PTE_R);
+    map_page(n, VA_DST, DST_PA, NPU_PTE_R | NPU_PTE_W);
+    map_page(n, VA_BAR, n->bar.addr, NPU_PTE_R | NPU_PTE_W);
+    wr(n, NPU_REG_MMU_CTX_TABLE_LO, CTX_TABLE);
+    wr(n, NPU_REG_MMU_CTX_TABLE_HI, 0);
+    wr(n, NPU_REG_MMU_CTX_COUNT, 1);
+    wr(n, NPU_RING_REG(0, NPU_RING_BASE_LO), RING_DESC);
+    wr(n, NPU_RING_REG(0, NPU_RING_BASE_HI), 0);
+    wr(n, NPU_RING_REG(0, NPU_RING_CMPL_LO), RING_CMPL);
+    wr(n, NPU_RING_REG(0, NPU_RING_CMPL_HI), 0);
+    wr(n, NPU_RING_REG(0, NPU_RING_SIZE), 16);
+}
+
+/* Job @idx of ring 0 running @cmd; its completion record. */
+static struct npu_job_cmpl run_job(NPU *n, uint32_t idx, const void *cmd, uint32_t len)
+{
+    struct npu_job_desc d = { .job_id = 100 + idx, .cmd_va = VA_CMD, .cmd_size = len };
+    struct npu_job_cmpl c;
+
+    qtest_memwrite(n->qts, CMD_PA, cmd, len);
+    qtest_memwrite(n->qts, RING_DESC + idx % 16 * sizeof(d), &d, sizeof(d));
+    wr(n, NPU_RING_REG(0, NPU_RING_TAIL), idx + 1);
+    g_assert_true(wait_for(n, NPU_RING_REG(0, NPU_RING_HEAD), idx + 1));
+    qtest_memread(n->qts, RING_CMPL + idx % 16 * sizeof(c), &c, sizeof(c));
+    g_assert_cmpuint(c.job_id, ==, 100 + idx);
+    return c;
+}
+
+/*
+ * Jobs: a copy in RAM lands; a copy from or onto the device's own BAR0
+ * fails with BUS_ERROR and touches no register (DMA reaches RAM only);
+ * an unmapped address is an MMU fault; each failure leaves the next job
+ * running.
+ */
+static void test_jobs(void)
+{
+    struct npu_cmd_dma_copy cp = { { NPU_CMD_DMA_COPY, sizeof(cp) }, VA_SRC, VA_DST, 256 };
+    uint8_t src[256], dst[256];
+    NPU n;
+
+    npu_start(&n);
+    boot(&n);
+    setup_jobs(&n);
+    for (int i = 0; i < 256; i++) {
+        src[i] = i * 7 + 1;
+    }
+    qtest_memwrite(n.qts, SRC_PA, src, sizeof(src));
+    g_assert_cmpuint(run_job(&n, 0, &cp, sizeof(cp)).status, ==, NPU_JOB_OK);
+    qtest_memread(n.qts, DST_PA, dst, sizeof(dst));
+    g_assert_cmpmem(dst, sizeof(dst), src, sizeof(src));
+
+    cp.src = VA_BAR;
+    g_assert_cmpuint(run_job(&n, 1, &cp, sizeof(cp)).status, ==, NPU_JOB_BUS_ERROR);
+    cp.src = VA_SRC;
+    cp.dst = VA_BAR;            /* would write CTRL (0x20) and the rest */
+    g_assert_cmpuint(run_job(&n, 2, &cp, sizeof(cp)).status, ==, NPU_JOB_BUS_ERROR);
+    g_assert_cmpuint(rd(&n, NPU_REG_STATUS), ==, NPU_STATUS_RUNNING);
+    cp.dst = 0x1000000;         /* not mapped */
+    g_assert_cmpuint(run_job(&n, 3, &cp, sizeof(cp)).status, ==, NPU_JOB_MMU_FAULT);
+    cp.dst = VA_DST;
+    g_assert_cmpuint(run_job(&n, 4, &cp, sizeof(cp)).status, ==, NPU_JOB_OK);
+    npu_stop(&n);
+}
+
 static void test_identity(void)
 {
     NPU n;
@@ -188,5 +287,6 @@ int main(int argc, char **argv)
     qtest_add_func("/npu/bad-image", test_bad_image);
     qtest_add_func("/npu/soft-reset", test_soft_reset);
     qtest_add_func("/npu/flr", test_flr);
+    qtest_add_func("/npu/jobs", test_jobs);
     return g_test_run();
 }
