@@ -8,6 +8,7 @@
  * whose loss must fall; and the graphs refused.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -859,6 +860,27 @@ static double bf16_val(uint16_t h)
 }
 
 /*
+ * Compile @g strictly for @be into *@plan; false, with @g freed, when there
+ * is none: no OpenCL on this host (said, not failed), or a failure (counted
+ * as one).
+ */
+static bool compile_for(npu_graph *g, enum npu_backend be, npu_plan **plan)
+{
+	struct npu_compile_opts co = { .backend = be, .strict = 1 };
+	int err = npu_graph_compile_opts(g, NULL, &co, plan);
+
+	if (err && be == NPU_BACKEND_OPENCL) {
+		printf("#   no OpenCL here: %s\n", npu_last_error());
+	} else if (err) {
+		printf("#   compiling for backend %d: %s\n", be, npu_last_error());
+		tap_failed_checks++;
+	}
+	if (err)
+		npu_graph_free(g);
+	return !err;
+}
+
+/*
  * A bf16 matmul as a graph: fp32 activations cast to bf16 (npu_graph_cast),
  * times bf16 weights, into fp32 (npu_graph_matmul), on the CPU reference
  * and OpenCL, against double over the bf16 values; the reference sums in
@@ -890,10 +912,9 @@ static void test_bf16_matmul_graph(void)
 				mag[(b * M + i) * N + j] = 0.5 * a;
 			}
 	for (size_t k = 0; k < sizeof(be) / sizeof(be[0]); k++) {
-		struct npu_compile_opts co = { .backend = be[k], .strict = 1 };
 		npu_graph *g = npu_graph_new();
 		npu_plan *plan = NULL;
-		int x, xb, wt, out, bad = 0, err;
+		int x, xb, wt, out, bad = 0;
 
 		x = tensor(g, NPU_DT_FLOAT32, 3, B, M, K, 0, NULL);
 		xb = tensor(g, NPU_DT_BFLOAT16, 3, B, M, K, 0, NULL);
@@ -903,17 +924,8 @@ static void test_bf16_matmul_graph(void)
 		CHECK_EQ(npu_graph_matmul(g, xb, wt, out, 0, 0.5f), 0);
 		/* mixed operands and casts bf16 cannot make are refused */
 		CHECK_EQ(npu_graph_matmul(g, x, wt, out, 0, 1.0f), NPU_EINVAL);
-		err = npu_graph_compile_opts(g, NULL, &co, &plan);
-		if (err && be[k] == NPU_BACKEND_OPENCL) {
-			printf("#   no OpenCL here: %s\n", npu_last_error());
-			npu_graph_free(g);
+		if (!compile_for(g, be[k], &plan))
 			continue;
-		}
-		CHECK_EQ(err, 0);
-		if (err) {
-			npu_graph_free(g);
-			continue;
-		}
 		CHECK(strstr(npu_plan_report(plan), "matmul (bf16)") != NULL);
 		CHECK_EQ(npu_plan_run(plan, x, xf, out, y), 0);
 		for (int i = 0; i < B * M * N; i++)
@@ -961,11 +973,10 @@ static void test_bf16_gradients(void)
 	int32_t labels[M] = { 0, 4, 2, 1, 3, 4 };
 
 	for (size_t k = 0; k < sizeof(be) / sizeof(be[0]); k++) {
-		struct npu_compile_opts co = { .backend = be[k], .strict = 1 };
 		npu_graph *g = npu_graph_new();
 		npu_plan *plan = NULL;
 		float dz[M * N], dx[M * K], dw[N * K], z[M * N];
-		int x, w, xb, wb, zt, lt, lab, bad = 0, err;
+		int x, w, xb, wb, zt, lt, lab, bad = 0;
 
 		x = tensor(g, NPU_DT_FLOAT32, 2, M, K, 0, 0, xf);
 		w = tensor(g, NPU_DT_FLOAT32, 2, N, K, 0, 0, wf);
@@ -981,17 +992,8 @@ static void test_bf16_gradients(void)
 		CHECK_EQ(npu_graph_matmul(g, xb, wb, zt, 1, 0.5f), 0);
 		CHECK_EQ(npu_graph_xent(g, zt, lab, lt), 0);
 		CHECK_EQ(npu_graph_backward(g, lt), 0);
-		err = npu_graph_compile_opts(g, NULL, &co, &plan);
-		if (err && be[k] == NPU_BACKEND_OPENCL) {
-			printf("#   no OpenCL here: %s\n", npu_last_error());
-			npu_graph_free(g);
+		if (!compile_for(g, be[k], &plan))
 			continue;
-		}
-		CHECK_EQ(err, 0);
-		if (err) {
-			npu_graph_free(g);
-			continue;
-		}
 		CHECK_EQ(npu_plan_write(plan, lab, labels, sizeof(labels)), 0);
 		CHECK_EQ(npu_plan_exec(plan, NPU_EXEC_TRAIN), 0);
 		CHECK_EQ(npu_plan_read(plan, zt, z, sizeof(z)), 0);
