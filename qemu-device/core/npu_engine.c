@@ -335,17 +335,27 @@ bool npu_eng_stop_cb(void *arg)
 	return npu_eng_stop(arg);
 }
 
-bool npu_eng_reserve(struct npu_core *core, uint64_t n)
+/*
+ * Whether @n more bytes fit beside what the running command holds (an
+ * overflow is remembered: the command fails LIMIT); @keep adds them to it.
+ */
+static bool charge_mem(struct npu_core *core, uint64_t n, bool keep)
 {
 	struct npu_eng_req *r = &core->eng.run;
 	uint64_t limit = (uint64_t)core->cfg.cmd_mem_mib << 20;
 
 	if (n > limit || r->mem_used > limit - n) {
-		r->mem_used = limit + 1;	/* remembered: the command fails LIMIT */
+		r->mem_used = limit + 1;
 		return false;
 	}
-	r->mem_used += n;
+	if (keep)
+		r->mem_used += n;
 	return true;
+}
+
+bool npu_eng_reserve(struct npu_core *core, uint64_t n)
+{
+	return charge_mem(core, n, true);
 }
 
 /*
@@ -355,15 +365,7 @@ bool npu_eng_reserve(struct npu_core *core, uint64_t n)
  */
 bool npu_eng_reserve_cb(void *arg, uint64_t n)
 {
-	struct npu_core *core = arg;
-	struct npu_eng_req *r = &core->eng.run;
-	uint64_t limit = (uint64_t)core->cfg.cmd_mem_mib << 20;
-
-	if (n > limit || r->mem_used > limit - n) {
-		r->mem_used = limit + 1;
-		return false;
-	}
-	return true;
+	return charge_mem(arg, n, false);
 }
 
 void *npu_eng_alloc(struct npu_core *core, uint64_t n)
