@@ -34,7 +34,7 @@ FW_LDFLAGS := -nostdlib -T firmware/npu-fw.ld -Wl,--gc-sections \
 CORE_SRCS := $(wildcard qemu-device/core/*.c)
 CORE_HDRS := $(wildcard qemu-device/core/*.h) $(wildcard include/*.h)
 FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
-TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_faults test_robustness test_quant \
+TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_faults test_migrate test_robustness test_quant \
 	test_tensor test_nd_cmds test_train
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \

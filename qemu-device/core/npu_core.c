@@ -190,7 +190,7 @@ static void engines_idle(struct npu_core *core)
 	core->eng.hung = false;
 }
 
-static void core_boot(struct npu_core *core)
+void npu_core_boot(struct npu_core *core)
 {
 	struct npu_eng_req req = { .kind = NPU_ENG_BOOT };
 
@@ -263,7 +263,7 @@ static void core_ctrl(struct npu_core *core, uint32_t val)
 		npu_engine_reset(core);
 	}
 	if (val & NPU_CTRL_BOOT)
-		core_boot(core);
+		npu_core_boot(core);
 }
 
 static uint32_t lo32(uint64_t v)

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "npu_hw.h"
+
 struct npu_core;
 
 /**
@@ -55,7 +57,7 @@ struct npu_core_ops {
  * enum npu_core_event - what struct npu_core_ops.event reports.
  * @NPU_TRACE_DOORBELL_WRITE: a ring's tail written by the host: a = ring, b = tail.
  * @NPU_TRACE_JOB_DONE: the firmware moved a ring's head: a = ring, b = head.
- * @NPU_TRACE_ENGINE_START: a = enum npu_eng_kind (0 DMA, 1 tensor, 2 boot),
+ * @NPU_TRACE_ENGINE_START: a = enum npu_eng_kind (1 DMA, 2 tensor, 3 boot),
  *	b = the tensor opcode or the DMA control word, c = the context.
  * @NPU_TRACE_ENGINE_END: a = kind, b = status (NPU_DMA_*), c = modeled cycles.
  * @NPU_TRACE_MMU_FAULT: a = context, b = address, c = reason.
@@ -124,13 +126,14 @@ void npu_core_free(struct npu_core *core);
  */
 void npu_core_quiesce(struct npu_core *core);
 /*
- * Pause (@pause true) or resume the engines, as a VM stops and resumes:
- * a paused engine starts nothing, and the running operation parks at its
- * next stop check, so it neither reads nor writes guest memory while
- * paused. Pausing returns once it is parked (or idle), after at most
- * @max_wait_ms (a resets and stops are still honoured while parked).
+ * Pause (@pause true) or resume the engines, as a VM stops and resumes. A
+ * paused engine starts nothing. The running operation may end for up to
+ * @drain_ms (as a block device completes its requests when a VM stops);
+ * if it has not, it parks at its next stop check, which pausing waits for
+ * (up to a second more), so that it neither reads nor writes guest memory
+ * while paused. Resets and stops are still honoured while parked.
  */
-void npu_core_pause(struct npu_core *core, bool pause, unsigned int max_wait_ms);
+void npu_core_pause(struct npu_core *core, bool pause, unsigned int drain_ms);
 
 /*
  * Power-on / FLR reset: core off, registers, MMU and rings cleared. The
@@ -138,6 +141,86 @@ void npu_core_pause(struct npu_core *core, bool pause, unsigned int max_wait_ms)
  * this returns, so none of its DMA lands after the reset.
  */
 void npu_core_reset(struct npu_core *core);
+
+#define NPU_CORE_FW_REGS	((NPU_REG_FW_LAST - NPU_REG_FW_STATUS) / 4 + 1)
+
+/**
+ * struct npu_core_state - what of a device migrates, besides its SRAM
+ *	(npu_core_sram()): the control core's registers, BAR0, the private
+ *	registers of the control block, and the engines' work. Plain
+ *	fixed-width fields, so that an embedder describes each one to its
+ *	migration format (QEMU: one VMState field each).
+ * @time_base: a value of &npu_core_ops.now_ns: the embedder's clock must
+ *	go on across the migration (QEMU's virtual clock does).
+ * @done_kind: a finished engine operation (enum npu_eng_kind: 1 DMA,
+ *	2 tensor; 0 none) whose result (@done_status, @done_fault,
+ *	@done_bytes, @done_cycles, @done_irqs) the control core has not yet
+ *	taken in. An operation still running when the state was taken has
+ *	been stopped first: its result, NPU_DMA_ERR_ABORTED, is this one.
+ * @restart_kind: an operation latched but not started (the engine was
+ *	paused), which the destination starts again from the migrated
+ *	registers (@restart_ctrl: the DMA's control word).
+ * @hung_kind: an operation hung by fault injection, which only an engine
+ *	or device reset ends.
+ * A boot ROM load in flight (@status NPU_STATUS_BOOTING) is not saved:
+ * the destination loads the image again from guest memory.
+ */
+struct npu_core_state {
+	uint32_t cpu_x[32];
+	uint32_t cpu_pc;
+	uint64_t cpu_retired;
+	bool wfi;
+	uint32_t wake_mask;
+	uint32_t status, boot_status;
+	uint32_t core_fault, core_fault_pc, core_fault_addr;
+	uint64_t fw_addr;
+	uint32_t fw_size;
+	uint64_t boot_params;
+	uint32_t irq_status, irq_mask;
+	uint32_t host_time_hi, fw_time_hi;
+	uint32_t fw_regs[NPU_CORE_FW_REGS];
+	uint64_t ring_base[NPU_NUM_RINGS], ring_cmpl[NPU_NUM_RINGS];
+	uint32_t ring_size[NPU_NUM_RINGS], ring_tail[NPU_NUM_RINGS];
+	uint32_t ring_head[NPU_NUM_RINGS], ring_status[NPU_NUM_RINGS];
+	uint32_t ring_gen[NPU_NUM_RINGS];
+	uint64_t mmu_ctx_table;
+	uint32_t mmu_ctx_count, mmu_fault_status, mmu_fault_ctx, mmu_fault_info;
+	uint64_t mmu_fault_va;
+	uint32_t events;
+	uint64_t timer_cmp;
+	bool timer_armed;
+	bool engine_abort;
+	bool fw_hung;
+	uint64_t dma_src, dma_dst;
+	uint32_t dma_len, dma_ctx, dma_pattern, dma_status;
+	uint64_t dma_fault;
+	uint32_t tensor_desc, tensor_ctx, tensor_status;
+	uint64_t tensor_fault;
+	uint64_t perf_cycles, perf_bytes;
+	uint64_t time_base;
+	uint32_t done_kind, done_status, done_irqs;
+	uint64_t done_fault, done_bytes, done_cycles;
+	uint32_t restart_kind, restart_ctrl;
+	uint32_t hung_kind;
+};
+
+/*
+ * Take the device's state into @st, for migration or a snapshot, with the
+ * engines paused (the VM stopped): an operation still running is stopped
+ * (see struct npu_core_state), nothing else changes. The SRAM is read in
+ * place (npu_core_sram()) after this returns.
+ */
+void npu_core_save(struct npu_core *core, struct npu_core_state *st);
+/*
+ * Install @st on a core just reset (npu_core_reset()) whose SRAM the
+ * embedder has filled; operations to start again start when the engines
+ * are not paused. Returns 0, or -EINVAL when @st is not a state a device
+ * can be in (a hostile or corrupt migration stream): the core is then
+ * reset again, and stays usable.
+ */
+int npu_core_load(struct npu_core *core, const struct npu_core_state *st);
+/* The SRAM (npu_core_config.sram_size bytes), for the embedder's migration. */
+uint8_t *npu_core_sram(struct npu_core *core);
 
 /* BAR0 access by the host. @offset is 4-byte aligned, below BAR0 size. */
 uint32_t npu_core_mmio_read(struct npu_core *core, uint32_t offset);

@@ -121,7 +121,9 @@ struct npu_engine {
 	bool hung;			/* NPU_FAULT_ENGINE_HANG: waiting for a reset */
 	struct npu_eng_req hung_req;
 	uint8_t *bounce;		/* DMA staging buffer of the thread */
-	atomic_bool paused;		/* npu_core_pause(): park at the next check */
+	atomic_bool paused;		/* npu_core_pause(): start nothing */
+	atomic_bool park;		/* ... and park the running op at its next check */
+	atomic_bool saving;		/* npu_core_save(): the running op stops */
 	unsigned int parked;		/* threads parked there (under @lock) */
 };
 
@@ -150,7 +152,7 @@ struct npu_core {
 	uint64_t boot_params;
 	uint32_t irq_status, irq_mask;
 	uint32_t host_time_hi;		/* latched by a TIME_LO read */
-	uint32_t fw_regs[(NPU_REG_FW_LAST - NPU_REG_FW_STATUS) / 4 + 1];	/* FW_STATUS .. */
+	uint32_t fw_regs[NPU_CORE_FW_REGS];	/* FW_STATUS .. */
 	struct npu_ring_regs ring[NPU_NUM_RINGS];
 	struct npu_mmu mmu;
 
@@ -203,6 +205,8 @@ static inline void npu_trace(struct npu_core *core, unsigned int kind, uint64_t 
 	if (core->ops->event)
 		core->ops->event(core->opaque, kind, a, b, c);
 }
+/* CTRL.BOOT: the boot ROM loads the image at fw_addr on the engine thread. */
+void npu_core_boot(struct npu_core *core);
 /* The boot ROM's load (@r) has ended: start the core or report the failure. */
 void npu_core_boot_done(struct npu_core *core, const struct npu_eng_req *r);
 
@@ -213,6 +217,10 @@ void npu_engine_fini(struct npu_core *core);
 void npu_engine_submit(struct npu_core *core, struct npu_eng_req *req);
 /* Apply an ended operation to the registers; raise its event and interrupts. */
 void npu_engine_collect(struct npu_core *core);
+/* npu_core_save(): stop a running operation; the engines' work into @st. */
+void npu_engine_save(struct npu_core *core, struct npu_core_state *st);
+/* npu_core_load(): the engines' work of @st (checked by the caller) back. */
+void npu_engine_load(struct npu_core *core, const struct npu_core_state *st);
 /* ENGINE_RESET: a hung operation ends now, aborted. */
 void npu_engine_reset(struct npu_core *core);
 /* On the engine thread: should the running operation stop now? */

@@ -120,6 +120,8 @@ int npu_engine_init(struct npu_core *core)
 	e->stopping = false;
 	atomic_init(&e->done_pending, false);
 	atomic_init(&e->paused, false);
+	atomic_init(&e->park, false);
+	atomic_init(&e->saving, false);
 	e->parked = 0;
 	if (core->cfg.engine_inline) {
 		e->started = false;
@@ -292,7 +294,8 @@ static void park(struct npu_core *core)
 	pthread_mutex_lock(&e->lock);
 	e->parked++;
 	pthread_cond_broadcast(&e->cond);
-	while (atomic_load(&e->paused) && !e->stopping && !stale(core, &e->run))
+	while (atomic_load(&e->park) && !e->stopping && !stale(core, &e->run) &&
+	       !atomic_load(&e->saving))
 		pthread_cond_wait(&e->cond, &e->lock);
 	e->parked--;
 	pthread_mutex_unlock(&e->lock);
@@ -302,32 +305,121 @@ bool npu_eng_stop(struct npu_core *core)
 {
 	const struct npu_eng_req *r = &core->eng.run;
 
-	if (atomic_load(&core->eng.paused) && core->eng.started)
+	if (atomic_load(&core->eng.park) && core->eng.started)
 		park(core);
+	if (atomic_load(&core->eng.saving) && r->kind != NPU_ENG_BOOT)
+		return true;	/* its result is ABORTED (the boot ROM only reads) */
 	return stale(core, r) || (r->job && atomic_load(&core->engine_abort));
 }
 
-void npu_core_pause(struct npu_core *core, bool pause, unsigned int max_wait_ms)
+static struct timespec after_ms(unsigned int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
+}
+
+void npu_core_pause(struct npu_core *core, bool pause, unsigned int drain_ms)
 {
 	struct npu_engine *e = &core->eng;
 	struct timespec until;
 
 	if (!e->started)
 		return;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += max_wait_ms / 1000;
-	until.tv_nsec += (long)(max_wait_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&e->lock);
 	atomic_store(&e->paused, pause);
+	if (!pause)
+		atomic_store(&e->park, false);
 	pthread_cond_broadcast(&e->cond);
-	while (pause && e->running && !e->parked)
-		if (pthread_cond_timedwait(&e->cond, &e->lock, &until))
-			break;	/* a loop with no check yet: go on, it parks later */
+	if (pause) {
+		until = after_ms(drain_ms);
+		while (e->running && !pthread_cond_timedwait(&e->cond, &e->lock, &until))
+			;
+		atomic_store(&e->park, true);
+		until = after_ms(1000);
+		while (e->running && !e->parked)
+			if (pthread_cond_timedwait(&e->cond, &e->lock, &until))
+				break;	/* a loop with no check yet: it parks later */
+	}
 	pthread_mutex_unlock(&e->lock);
+}
+
+void npu_engine_save(struct npu_core *core, struct npu_core_state *st)
+{
+	struct npu_engine *e = &core->eng;
+	bool paused;
+
+	pthread_mutex_lock(&e->lock);
+	if (e->started) {
+		/* Nothing new starts; the running op (not a boot) ends now. */
+		paused = atomic_load(&e->paused);
+		atomic_store(&e->paused, true);
+		atomic_store(&e->saving, true);
+		pthread_cond_broadcast(&e->cond);
+		while (e->running && e->run.kind != NPU_ENG_BOOT)
+			pthread_cond_wait(&e->cond, &e->lock);
+		atomic_store(&e->saving, false);
+		atomic_store(&e->paused, paused);
+		pthread_cond_broadcast(&e->cond);
+	}
+	if (e->done_valid && !stale(core, &e->done) && e->done.kind != NPU_ENG_BOOT) {
+		st->done_kind = e->done.kind;
+		st->done_status = e->done.status;
+		st->done_irqs = e->done.irqs;
+		st->done_fault = e->done.fault;
+		st->done_bytes = e->done.bytes;
+		st->done_cycles = e->done.cycles;
+	}
+	if (e->queued_valid && !stale(core, &e->queued) && e->queued.kind != NPU_ENG_BOOT) {
+		st->restart_kind = e->queued.kind;
+		st->restart_ctrl = e->queued.ctrl;
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (e->hung && !stale(core, &e->hung_req))
+		st->hung_kind = e->hung_req.kind;
+}
+
+void npu_engine_load(struct npu_core *core, const struct npu_core_state *st)
+{
+	struct npu_engine *e = &core->eng;
+	uint32_t gen = atomic_load(&core->reset_gen);
+
+	if (st->hung_kind) {
+		memset(&e->hung_req, 0, sizeof(e->hung_req));
+		e->hung_req.kind = st->hung_kind;
+		e->hung_req.gen = gen;
+		e->hung_req.job = true;
+		e->hung = true;
+	}
+	if (st->done_kind) {
+		pthread_mutex_lock(&e->lock);
+		memset(&e->done, 0, sizeof(e->done));
+		e->done.kind = st->done_kind;
+		e->done.gen = gen;
+		e->done.status = st->done_status;
+		e->done.irqs = st->done_irqs;
+		e->done.fault = st->done_fault;
+		e->done.bytes = st->done_bytes;
+		e->done.cycles = st->done_cycles;
+		e->done_valid = true;
+		atomic_store(&e->done_pending, true);
+		pthread_mutex_unlock(&e->lock);
+	}
+	/* Started again through the firmware's own path, which checks it. */
+	if (st->restart_kind == NPU_ENG_DMA) {
+		core->dma.status = NPU_DMA_OK;
+		npu_dma_start(core, st->restart_ctrl);
+	} else if (st->restart_kind == NPU_ENG_TENSOR) {
+		core->tensor.status = NPU_DMA_OK;
+		npu_tensor_start(core);
+	}
 }
 
 bool npu_eng_stop_cb(void *arg)

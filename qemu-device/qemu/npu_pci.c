@@ -9,7 +9,9 @@
  * is never entered concurrently). A virtual-clock timer wakes the core
  * from WFI for its heartbeat. While the VM is stopped neither the firmware
  * nor the engines run (npu_core_pause), so nothing touches guest memory
- * behind a paused VM's back.
+ * behind a paused VM's back. The device migrates: npu_vmstate carries the
+ * core's state (npu_core_save/npu_core_load, each field its own VMState
+ * field) and its SRAM.
  *
  * The engines (DMA, tensor ops, the boot ROM's load) run on the core's own
  * thread, as hw/misc/edu computes on its own. They never take the BQL:
@@ -34,6 +36,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/rcu.h"
@@ -73,6 +76,9 @@ struct NPUState {
     unsigned int depth;         /* our calls into the core on the stack */
     bool free_pending;          /* unrealized from inside one: free on unwind */
     bool reset_pending;         /* reset from inside one: reset on unwind */
+    /* Migration: the core's state and SRAM, described by npu_vmstate. */
+    struct npu_core_state mig;
+    uint8_t *sram;
 };
 
 /*
@@ -293,8 +299,12 @@ static void npu_timer(void *opaque)
 
 /*
  * A stopped VM's RAM must not change (migration, savevm, dumps): the
- * engines park at their next stop check until it runs again.
+ * running engine operation may end for a moment, as a disk's requests
+ * complete when a VM stops; if it does not, it parks at its next stop
+ * check until the VM runs again (or a migration saves it as aborted).
  */
+#define NPU_STOP_DRAIN_MS 100
+
 static void npu_vm_state_change(void *opaque, bool running, RunState state)
 {
     NPUState *s = opaque;
@@ -302,9 +312,9 @@ static void npu_vm_state_change(void *opaque, bool running, RunState state)
     if (!s->core) {
         return;
     }
-    npu_core_pause(s->core, !running, 1000);
+    npu_core_pause(s->core, !running, NPU_STOP_DRAIN_MS);
     if (running) {
-        npu_kick(s);
+        qemu_bh_schedule(s->bh);    /* runs the core, or arms its timer */
     }
 }
 
@@ -410,6 +420,7 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
         msix_vector_use(pdev, v);
     }
 
+    s->sram = npu_core_sram(s->core);
     s->bh = qemu_bh_new_guarded(npu_bh, s, &DEVICE(pdev)->mem_reentrancy_guard);
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, npu_timer, s);
     s->vmstate_change = qemu_add_vm_change_state_handler(npu_vm_state_change,
@@ -506,10 +517,93 @@ static const Property npu_properties[] = {
     DEFINE_PROP_BOOL("x-engine-inline", NPUState, cfg.engine_inline, false),
 };
 
-/* The firmware's state lives in the device core: migration is not supported. */
+/*
+ * Migration and snapshots. The VM is stopped, so the engines are paused;
+ * npu_core_save() stops an operation still running (it fails ABORTED) and
+ * keeps one latched but not started, which the destination starts again.
+ */
+static int npu_pre_save(void *opaque)
+{
+    NPUState *s = opaque;
+
+    npu_core_save(s->core, &s->mig);
+    return 0;
+}
+
+/* The core back to power-on state, its engines paused, for the SRAM. */
+static int npu_pre_load(void *opaque)
+{
+    NPUState *s = opaque;
+
+    qemu_bh_cancel(s->bh);
+    timer_del(s->timer);
+    npu_core_pause(s->core, true, 0);
+    npu_core_reset(s->core);
+    return 0;
+}
+
+static int npu_post_load(void *opaque, int version_id)
+{
+    NPUState *s = opaque;
+
+    if (npu_core_load(s->core, &s->mig)) {
+        error_report("npu: the migrated state is not one the device can be "
+                     "in (a corrupt stream?)");
+        return -EINVAL;
+    }
+    if (runstate_is_running()) {
+        npu_core_pause(s->core, false, 0);
+        qemu_bh_schedule(s->bh);
+    }   /* else npu_vm_state_change() resumes it with the VM */
+    return 0;
+}
+
+#define NPU_U32(f) VMSTATE_UINT32(mig.f, NPUState)
+#define NPU_U64(f) VMSTATE_UINT64(mig.f, NPUState)
+#define NPU_BOOL(f) VMSTATE_BOOL(mig.f, NPUState)
+#define NPU_RINGS32(f) VMSTATE_UINT32_ARRAY(mig.f, NPUState, NPU_NUM_RINGS)
+#define NPU_RINGS64(f) VMSTATE_UINT64_ARRAY(mig.f, NPUState, NPU_NUM_RINGS)
+
 static const VMStateDescription npu_vmstate = {
     .name = "npu",
-    .unmigratable = 1,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = npu_pre_save,
+    .pre_load = npu_pre_load,
+    .post_load = npu_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, NPUState),
+        VMSTATE_MSIX(parent_obj, NPUState),
+        /* Both ends must have the same SRAM and profile. */
+        VMSTATE_UINT32_EQUAL(cfg.sram_size, NPUState, NULL),
+        VMSTATE_UINT32_EQUAL(cfg.profile, NPUState, NULL),
+        VMSTATE_VBUFFER_UINT32(sram, NPUState, 1, NULL, cfg.sram_size),
+        VMSTATE_UINT32_ARRAY(mig.cpu_x, NPUState, 32),
+        NPU_U32(cpu_pc), NPU_U64(cpu_retired), NPU_BOOL(wfi),
+        NPU_U32(wake_mask), NPU_U32(status), NPU_U32(boot_status),
+        NPU_U32(core_fault), NPU_U32(core_fault_pc), NPU_U32(core_fault_addr),
+        NPU_U64(fw_addr), NPU_U32(fw_size), NPU_U64(boot_params),
+        NPU_U32(irq_status), NPU_U32(irq_mask),
+        NPU_U32(host_time_hi), NPU_U32(fw_time_hi),
+        VMSTATE_UINT32_ARRAY(mig.fw_regs, NPUState, NPU_CORE_FW_REGS),
+        NPU_RINGS64(ring_base), NPU_RINGS64(ring_cmpl), NPU_RINGS32(ring_size),
+        NPU_RINGS32(ring_tail), NPU_RINGS32(ring_head),
+        NPU_RINGS32(ring_status), NPU_RINGS32(ring_gen),
+        NPU_U64(mmu_ctx_table), NPU_U32(mmu_ctx_count),
+        NPU_U32(mmu_fault_status), NPU_U32(mmu_fault_ctx),
+        NPU_U32(mmu_fault_info), NPU_U64(mmu_fault_va),
+        NPU_U32(events), NPU_U64(timer_cmp), NPU_BOOL(timer_armed),
+        NPU_BOOL(engine_abort), NPU_BOOL(fw_hung),
+        NPU_U64(dma_src), NPU_U64(dma_dst), NPU_U32(dma_len), NPU_U32(dma_ctx),
+        NPU_U32(dma_pattern), NPU_U32(dma_status), NPU_U64(dma_fault),
+        NPU_U32(tensor_desc), NPU_U32(tensor_ctx), NPU_U32(tensor_status),
+        NPU_U64(tensor_fault),
+        NPU_U64(perf_cycles), NPU_U64(perf_bytes), NPU_U64(time_base),
+        NPU_U32(done_kind), NPU_U32(done_status), NPU_U32(done_irqs),
+        NPU_U64(done_fault), NPU_U64(done_bytes), NPU_U64(done_cycles),
+        NPU_U32(restart_kind), NPU_U32(restart_ctrl), NPU_U32(hung_kind),
+        VMSTATE_END_OF_LIST()
+    },
 };
 
 static void npu_class_init(ObjectClass *oc, void *data)

@@ -104,6 +104,7 @@ void h_init_ram(struct harness *h, const struct npu_core_config *cfg, uint64_t r
 	h->ram_size = ram_size;
 	h->brk = H_RAM_BASE + NPU_PAGE_SIZE;	/* bus address 0 of RAM unused */
 	h->now = 1000000;
+	h->cfg = *cfg;
 	h->core = npu_core_new(cfg, &h_ops, h);
 	if (!h->ram || !h->core) {
 		fprintf(stderr, "harness: out of memory\n");
@@ -129,6 +130,37 @@ void h_init_device(struct harness *h, volatile uint32_t *bar, void *ram,
 	h->ram_size = ram_size;
 	h->brk = ram_base;
 	h_wr(h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+}
+
+int h_migrate(struct harness *h, void (*edit)(struct npu_core_state *st))
+{
+	struct npu_core_state st;
+	struct npu_core *dst;
+	uint8_t *sram = malloc(h->cfg.sram_size);
+	int rc;
+
+	if (!sram || !(dst = npu_core_new(&h->cfg, &h_ops, h))) {
+		fprintf(stderr, "harness: out of memory\n");
+		exit(1);
+	}
+	pthread_mutex_lock(&h->bql);
+	npu_core_pause(h->core, true, 0);
+	npu_core_save(h->core, &st);
+	memcpy(sram, npu_core_sram(h->core), h->cfg.sram_size);
+	pthread_mutex_unlock(&h->bql);
+	npu_core_free(h->core);
+	if (edit)
+		edit(&st);
+	pthread_mutex_lock(&h->bql);
+	h->core = dst;
+	npu_core_pause(dst, true, 0);
+	npu_core_reset(dst);
+	memcpy(npu_core_sram(dst), sram, h->cfg.sram_size);
+	rc = npu_core_load(dst, &st);
+	npu_core_pause(dst, false, 0);
+	pthread_mutex_unlock(&h->bql);
+	free(sram);
+	return rc;
 }
 
 void h_fini(struct harness *h)

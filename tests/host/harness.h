@@ -26,6 +26,7 @@
 
 struct harness {
 	struct npu_core *core;		/* host backend */
+	struct npu_core_config cfg;	/* what it was made with */
 	/*
 	 * QEMU's big lock, for the host backend: held around every call into
 	 * the core, and taken by a DMA of the engine thread that lands on
@@ -88,6 +89,15 @@ enum npu_run_state h_run_once(struct harness *h, uint64_t insns);
 void h_step_engine(struct harness *h, unsigned int n);
 /* Advance the clock by @ns, in steps that let timers fire, running the core. */
 void h_advance(struct harness *h, uint64_t ns);
+
+/*
+ * Host backend: migrate the device as QEMU does, onto a new core beside
+ * the same memory: the VM stops (the engines pause, draining nothing),
+ * the state and SRAM are taken, @edit (if any) changes the state in
+ * flight, a new core is reset and given them, the old one freed, and the
+ * VM runs again. Returns npu_core_load()'s result.
+ */
+int h_migrate(struct harness *h, void (*edit)(struct npu_core_state *st));
 
 /* Read a file into harness memory; returns its bus address, size in *len. */
 uint64_t h_load_file(struct harness *h, const char *path, uint32_t *len);

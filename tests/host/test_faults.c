@@ -344,7 +344,7 @@ static void test_pause_holds_the_engines(void)
 
 	setup();
 	memset(h_va(&h, 0, DST), 0, 4096);
-	npu_core_pause(h.core, true, 5000);
+	npu_core_pause(h.core, true, 0);
 	head = h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD));
 	start_job(&c, sizeof(c));
 	for (int i = 0; i < 20; i++)
@@ -358,7 +358,7 @@ static void test_pause_holds_the_engines(void)
 	CHECK(copied());
 
 	heavy_pool_running(true);
-	npu_core_pause(h.core, true, 5000);	/* returns once it is parked */
+	npu_core_pause(h.core, true, 0);	/* returns once it is parked */
 	CHECK(npu_core_engine_busy(h.core));
 	npu_core_pause(h.core, false, 0);
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_ENGINE_RESET);

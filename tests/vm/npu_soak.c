@@ -9,11 +9,17 @@
  * zero. Prints TAP.
  *
  *   npu_soak [PROCESSES [JOBS_EACH [KILLS]]]   (defaults: 16, 10000, 8)
+ *
+ * With NPU_SOAK_UNTIL=FILE the workers go on until FILE exists (the
+ * migration test's guest creates it once the VM has moved), and a job may
+ * end ABORTED once per worker: what a migration does to an operation
+ * still running when the VM stops (Documentation/device-model.rst).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -36,6 +42,8 @@
 #define POOL_OUT	(4 * 4 * 4)	/* 2x2 windows, stride 2 */
 
 static uint64_t rng;
+static const char *until;	/* NPU_SOAK_UNTIL */
+static int aborted;		/* jobs of this worker that ended ABORTED */
 
 static uint32_t rnd(void)
 {
@@ -124,8 +132,14 @@ static bool check(struct worker *w, int i)
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	if (drmSyncobjWait(w->fd, &s->sync, 1, (t.tv_sec + 120) * 1000000000ll, 0, NULL) ||
-	    r->status != DRM_NPU_JOB_OK)
+	if (drmSyncobjWait(w->fd, &s->sync, 1, (t.tv_sec + 120) * 1000000000ll, 0, NULL))
+		return false;
+	if (until && r->status == DRM_NPU_JOB_ABORTED && !aborted++) {
+		fprintf(stderr, "# worker %d: a job ended ABORTED (the VM stopped during it)\n",
+			(int)getpid());
+		return true;
+	}
+	if (r->status != DRM_NPU_JOB_OK)
 		return false;
 	if (s->kind == 0) {
 		for (int b = 0; b < 256; b++)
@@ -181,6 +195,8 @@ static int work(int shared_fd, uint64_t seed, long jobs)
 
 		if (!check(&w, i))
 			return 4;	/* a wrong result, or a failed job */
+		if (until && n < jobs && !access(until, F_OK))
+			jobs = n;	/* told to stop: the rest in flight drain */
 		if (n < jobs && start(&w, i))
 			return 3;
 	}
@@ -222,10 +238,18 @@ int main(int argc, char **argv)
 	pid_t *pids = calloc(procs, sizeof(*pids));
 	struct bo shared = {};
 	char why[256];
-	int64_t until;
+	int64_t deadline;
 
-	printf("TAP version 13\n1..2\n# %d processes x %ld jobs, %d killed on the way\n",
-	       procs, jobs, kills);
+	until = getenv("NPU_SOAK_UNTIL");
+	if (until && !*until)
+		until = NULL;
+	if (until)
+		jobs = LONG_MAX - INFLIGHT;	/* until told */
+	printf("TAP version 13\n1..2\n");
+	if (until)
+		printf("# %d processes until %s exists, %d killed on the way\n", procs, until, kills);
+	else
+		printf("# %d processes x %ld jobs, %d killed on the way\n", procs, jobs, kills);
 	fflush(stdout);
 	if (fd < 0 || !pids || bo_new(fd, SHARED_SIZE, &shared) ||
 	    drmPrimeHandleToFD(fd, shared.handle, DRM_CLOEXEC, &dmabuf)) {
@@ -274,8 +298,8 @@ int main(int argc, char **argv)
 	close(dmabuf);
 	close(fd);
 	/* Contexts of killed workers go with their last jobs: give them a moment. */
-	until = time(NULL) + 30;
-	while (!objects_zero(why, sizeof(why)) && time(NULL) < until)
+	deadline = time(NULL) + 30;
+	while (!objects_zero(why, sizeof(why)) && time(NULL) < deadline)
 		usleep(100000);
 	printf("%sok 2 - the driver's object counts return to zero%s%s\n",
 	       objects_zero(why, sizeof(why)) ? "" : "not ", why[0] ? ":" : "", why);
