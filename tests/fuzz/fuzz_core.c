@@ -13,6 +13,12 @@
  * every input would cost more than the input); a device an input left
  * stopped, crashed or misconfigured is rebuilt before the next one.
  *
+ * Every input also checks the device's host memory: ASan's allocator hooks
+ * count the bytes live while the input runs, and their high-water mark
+ * above where it started must stay within cmd-mem-mib (each command's
+ * temporaries, packing included, are charged before they are allocated),
+ * or the target aborts.
+ *
  * Coverage is the device core's C code and the firmware's own: the RISC-V
  * interpreter is built without coverage instrumentation (it says nothing
  * of the input and cost two thirds of the time), and marks each firmware
@@ -21,6 +27,8 @@
  *   make fuzz                 (10 million executions and QEMU's fuzzer)
  *   build/fuzz/fuzz_core CORPUS_DIR -runs=N
  */
+#include <sanitizer/allocator_interface.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +52,39 @@ static uint64_t win_pa[2];		/* bus address of each context's window */
 static uint64_t insns_left;
 static uint8_t *fw;			/* the firmware image, read once */
 static long fw_len;
+
+/*
+ * Host memory of the running input (ASan's hooks): bytes allocated minus
+ * bytes freed since it started, and the most that ever was. A block from
+ * before that is freed meanwhile only lowers the count.
+ */
+static atomic_bool counting;
+static atomic_llong live, high;
+static long long worst;			/* the highest mark of any input */
+
+static void on_malloc(const volatile void *p, size_t n)
+{
+	long long now, top;
+
+	if (!p || !atomic_load(&counting))
+		return;
+	now = atomic_fetch_add(&live, (long long)n) + (long long)n;
+	top = atomic_load(&high);
+	while (now > top && !atomic_compare_exchange_weak(&high, &top, now))
+		;
+}
+
+static void on_free(const volatile void *p)
+{
+	if (p && atomic_load(&counting))
+		atomic_fetch_sub(&live, (long long)__sanitizer_get_allocated_size((const void *)p));
+}
+
+static void report_memory(void)
+{
+	fprintf(stderr, "fuzz_core: highest host memory of an input above its start: "
+		"%lld bytes (cmd-mem-mib %u MiB)\n", worst, h.cfg.cmd_mem_mib);
+}
 
 static void load_fw(void)
 {
@@ -169,8 +210,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct in in = { data, size };
 
+	if (!h.core) {
+		__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+		atexit(report_memory);
+	}
 	if (!h.core || !device_sane())
 		setup();
+	atomic_store(&live, 0);
+	atomic_store(&high, 0);
+	atomic_store(&counting, true);
 	insns_left = MAX_INSNS;
 	while (in.n) {
 		switch (take(&in, 1) % 8) {
@@ -237,5 +285,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	run(MAX_INSNS);
+	atomic_store(&counting, false);
+	if (atomic_load(&high) > worst)
+		worst = atomic_load(&high);
+	if (atomic_load(&high) > (long long)h.cfg.cmd_mem_mib << 20) {
+		fprintf(stderr, "fuzz_core: an input took %lld bytes of host memory, more than "
+			"cmd-mem-mib (%u MiB)\n", atomic_load(&high), h.cfg.cmd_mem_mib);
+		abort();
+	}
 	return 0;
 }
