@@ -17,6 +17,8 @@
 
 #define NPU_TLB_ENTRIES	64	/* direct-mapped, tagged by context and page */
 #define NPU_DMA_BOUNCE	(64 * 1024)
+/* The most one host access of a DMA moves: a stop check between each. */
+#define NPU_DMA_RUN	(1024 * 1024)
 
 struct npu_tlb_entry {
 	uint64_t vpn;		/* VA >> 12 */
@@ -257,6 +259,14 @@ void npu_mmu_invalidate(struct npu_mmu *mmu, uint32_t ctx);
  */
 uint32_t npu_mmu_translate(struct npu_core *core, uint32_t ctx, uint64_t va,
 			   unsigned int access, uint64_t *pa, uint64_t *avail);
+
+/*
+ * After a translation of @va to @pa with @n bytes of its page left: how
+ * many bytes from @va (at most @max) lie contiguous at @pa, the pages that
+ * follow looked up without reporting faults. A large page is one run.
+ */
+uint64_t npu_mmu_run(struct npu_core *core, uint32_t ctx, uint64_t va, unsigned int access,
+		     uint64_t pa, uint64_t n, uint64_t max);
 
 /* npu_dma.c: start the operation programmed in core->dma (DMA_CTRL write). */
 void npu_dma_start(struct npu_core *core, uint32_t ctrl);

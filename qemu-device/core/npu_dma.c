@@ -89,8 +89,10 @@ static uint32_t dma_xfer(struct npu_core *core, struct npu_eng_req *req, struct 
 		for (uint64_t i = 0; i < len; i++)	/* every bit of the record wrong */
 			buf[i] = (uint8_t)~buf[i];
 	}
+	bool exact = false;	/* page by page: a run failed, find its page */
+
 	while (len) {
-		uint64_t pa = end->addr, n = len;
+		uint64_t pa = end->addr, n = len, page = len;
 		int rc;
 
 		if (npu_eng_stop(core))
@@ -103,13 +105,19 @@ static uint32_t dma_xfer(struct npu_core *core, struct npu_eng_req *req, struct 
 				req->fault = end->addr;
 				return NPU_DMA_ERR_MMU;
 			}
-			if (n > avail)
-				n = avail;
+			page = avail < len ? avail : len;
+			/* Pages contiguous on the bus go as one access. */
+			n = exact ? page : npu_mmu_run(core, req->ctx, end->addr, acc, pa, avail,
+						       len < NPU_DMA_RUN ? len : NPU_DMA_RUN);
 		}
 		rc = write ? ops->dma_write(core->opaque, pa, buf, n)
 			   : ops->dma_read(core->opaque, pa, buf, n);
 		if (req->gen != atomic_load(&core->reset_gen))	/* the access reset the device */
 			return NPU_DMA_ERR_ABORTED;
+		if (rc && n > page) {
+			exact = true;	/* again page by page: the fault names its page */
+			continue;
+		}
 		if (rc) {
 			req->fault = end->addr;
 			return NPU_DMA_ERR_BUS;

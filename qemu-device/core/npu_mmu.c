@@ -130,18 +130,29 @@ static uint32_t walk(struct npu_core *core, uint64_t ctx_table, uint32_t ctx_cou
 	return NPU_MMU_FAULT_BAD_ENTRY;
 }
 
-uint32_t npu_mmu_translate(struct npu_core *core, uint32_t ctx, uint64_t va,
-			   unsigned int access, uint64_t *pa, uint64_t *avail)
+static uint32_t fail(struct npu_core *core, uint32_t ctx, uint64_t va, unsigned int access,
+		     bool report, uint32_t reason)
+{
+	return report ? mmu_fault(core, ctx, va, access, reason) : reason;
+}
+
+/*
+ * Translate @va; a failure is a fault (latched, reported) when @report,
+ * else only returned: a look ahead, whose page the access itself will
+ * translate again, and fault there if it must.
+ */
+static uint32_t translate(struct npu_core *core, uint32_t ctx, uint64_t va, unsigned int access,
+			  uint64_t *pa, uint64_t *avail, bool report)
 {
 	struct npu_mmu *mmu = &core->mmu;
 	uint64_t vpn = va >> NPU_PAGE_SHIFT;
 	struct npu_tlb_entry *e = &mmu->tlb[(vpn ^ ctx) % NPU_TLB_ENTRIES], hit;
 	uint32_t need = access == NPU_MMU_ACCESS_WRITE ? NPU_PTE_W : NPU_PTE_R;
 
-	if (npu_fault_take(core, NPU_FAULT_MMU_FAULT))
-		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_INJECTED);
+	if (report && npu_fault_take(core, NPU_FAULT_MMU_FAULT))
+		return fail(core, ctx, va, access, report, NPU_MMU_FAULT_INJECTED);
 	if (va >> NPU_VA_BITS)
-		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_RANGE);
+		return fail(core, ctx, va, access, report, NPU_MMU_FAULT_RANGE);
 	pthread_mutex_lock(&mmu->lock);
 	hit = *e;
 	if (!hit.perm || hit.vpn != vpn || hit.ctx != ctx) {
@@ -152,15 +163,35 @@ uint32_t npu_mmu_translate(struct npu_core *core, uint32_t ctx, uint64_t va,
 		hit = (struct npu_tlb_entry){ .vpn = vpn, .ctx = ctx };
 		reason = walk(core, table, count, ctx, va, &hit);
 		if (reason != NPU_MMU_FAULT_NONE)
-			return mmu_fault(core, ctx, va, access, reason);
+			return fail(core, ctx, va, access, report, reason);
 		pthread_mutex_lock(&mmu->lock);
 		if (mmu->gen == gen)
 			*e = hit;
 	}
 	pthread_mutex_unlock(&mmu->lock);
 	if (!(hit.perm & need))
-		return mmu_fault(core, ctx, va, access, NPU_MMU_FAULT_PERMISSION);
+		return fail(core, ctx, va, access, report, NPU_MMU_FAULT_PERMISSION);
 	*pa = hit.pfn_addr | (va & (NPU_PAGE_SIZE - 1));
 	*avail = NPU_PAGE_SIZE - (va & (NPU_PAGE_SIZE - 1));
 	return NPU_MMU_FAULT_NONE;
+}
+
+uint32_t npu_mmu_translate(struct npu_core *core, uint32_t ctx, uint64_t va,
+			   unsigned int access, uint64_t *pa, uint64_t *avail)
+{
+	return translate(core, ctx, va, access, pa, avail, true);
+}
+
+uint64_t npu_mmu_run(struct npu_core *core, uint32_t ctx, uint64_t va, unsigned int access,
+		     uint64_t pa, uint64_t n, uint64_t max)
+{
+	while (n < max) {
+		uint64_t next, avail;
+
+		if (translate(core, ctx, va + n, access, &next, &avail, false) ||
+		    next != pa + n)
+			break;
+		n += avail;
+	}
+	return n < max ? n : max;
 }
