@@ -104,6 +104,7 @@ struct npu_eng_req {
 	uint64_t mem_used;		/* host bytes charged to this command */
 	uint64_t macs_used;
 	uint64_t moved;			/* bytes its DMA moved (a failed op's cost) */
+	uint64_t work;			/* npu_eng_work() units since its last check */
 };
 
 /*
@@ -227,6 +228,24 @@ void npu_engine_load(struct npu_core *core, const struct npu_core_state *st);
 void npu_engine_reset(struct npu_core *core);
 /* On the engine thread: should the running operation stop now? */
 bool npu_eng_stop(struct npu_core *core);
+/*
+ * On the engine thread, in a loop whose steps cost different amounts: @n
+ * units of work (about a simple operation each, a nanosecond) were done;
+ * should the operation stop? Checks once per NPU_ENG_WORK_CHECK units, so
+ * about every 65 us of work whatever the shape. One thread only.
+ */
+#define NPU_ENG_WORK_CHECK	(1u << 16)
+bool npu_eng_stop(struct npu_core *core);
+static inline bool npu_eng_work(struct npu_core *core, uint64_t n)
+{
+	struct npu_eng_req *r = &core->eng.run;
+
+	r->work += n;
+	if (r->work < NPU_ENG_WORK_CHECK)
+		return false;
+	r->work = 0;
+	return npu_eng_stop(core);
+}
 /* The same for struct npu_gemm_args.stop (@arg: the core). */
 bool npu_eng_stop_cb(void *arg);
 /*

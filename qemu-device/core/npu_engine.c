@@ -35,7 +35,7 @@ static void execute(struct npu_core *core, struct npu_eng_req *r)
 	r->status = NPU_DMA_ERR_ARGS;
 	r->fault = r->bytes = r->cycles = 0;
 	r->irqs = 0;
-	r->mem_used = r->macs_used = r->moved = 0;
+	r->mem_used = r->macs_used = r->moved = r->work = 0;
 	switch (r->kind) {
 	case NPU_ENG_DMA:
 		npu_dma_exec(core, r);
@@ -465,16 +465,14 @@ void *npu_eng_alloc(struct npu_core *core, uint64_t n)
 	return npu_eng_reserve(core, n) ? malloc(n ? (size_t)n : 1) : NULL;
 }
 
+/* calloc: a large block comes zeroed from the OS, untouched until used. */
 void *npu_eng_calloc(struct npu_core *core, uint64_t count, uint64_t size)
 {
-	void *p;
-
 	if (size && count > UINT64_MAX / size)
 		return NULL;
-	p = npu_eng_alloc(core, count * size);
-	if (p)
-		memset(p, 0, (size_t)(count * size));
-	return p;
+	if (!npu_eng_reserve(core, count * size))
+		return NULL;
+	return calloc(count ? (size_t)count : 1, size ? (size_t)size : 1);
 }
 
 bool npu_eng_charge_macs(struct npu_core *core, uint64_t macs)

@@ -26,6 +26,8 @@
 #define NR 16		/* columns of a micro-tile: two ymm of int32 */
 #define KC 512		/* depth of a block: a kernel's panels stay in L1 */
 #define MC 72		/* rows of a block: the packed a block stays in L2 */
+/* A stop check every this many panels of a block: 1.2M MACs, ~1 ms in C. */
+#define STOP_PANELS 2
 #define MAX_THREADS 16
 /* Below this many multiply-accumulates, threads cost more than they save. */
 #define THREAD_MIN_MACS (1u << 22)
@@ -275,16 +277,24 @@ static inline int32_t pair(const int8_t *src, uint32_t avail)
 	return (int32_t)(lo | (uint32_t)hi << 16);
 }
 
+/* Should the kernel stop (a check between blocks of work)? */
+static bool stopped(const struct npu_gemm_args *g)
+{
+	return g->stop && g->stop(g->stop_arg);
+}
+
 /*
  * Pack columns [n0, n1) of b (all of k) into panels and sum each column;
- * missing columns are 0.
+ * missing columns are 0. False if told to stop (checked per panel).
  */
-static void pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
+static bool pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
 		   uint32_t n0, uint32_t n1, int16_t *bp, uint32_t *bsum)
 {
 	uint32_t pairs = (g->k + 1) / 2;
 
-	for (uint32_t n = n0; n < n1; n += NR, bp += (size_t)pairs * 2 * NR)
+	for (uint32_t n = n0; n < n1; n += NR, bp += (size_t)pairs * 2 * NR) {
+		if (stopped(g))
+			return false;
 		for (uint32_t j = 0; j < NR; j++) {
 			const int8_t *col = g->b + (size_t)(n + j) * g->k;
 			int16_t *d = bp + 2 * j;
@@ -302,6 +312,8 @@ static void pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
 			}
 			bsum[n + j - n0] = kern->column_sum(col, g->k);
 		}
+	}
+	return true;
 }
 
 /* Pack rows [m0, m1) x depth [k0, k1) of a; missing rows are 0. */
@@ -390,15 +402,14 @@ static void *gemm_range(struct part *p)
 	rq.mult = cols + ldc;
 	rq.lshift = cols + 2 * ldc;
 	rq.rshift = cols + 3 * ldc;
-	pack_b(g, p->kern, p->r.n0, p->r.n1, bp, bsum);
+	if (!pack_b(g, p->kern, p->r.n0, p->r.n1, bp, bsum)) {
+		p->failed = 1;
+		goto out;
+	}
 	requant_setup(g, bsum, p->r.n0, p->r.n1, &rq);
 	for (uint32_t m0 = p->r.m0; m0 < p->r.m1; m0 += MC) {
 		uint32_t m1 = m0 + MC < p->r.m1 ? m0 + MC : p->r.m1;
 
-		if (g->stop && g->stop(g->stop_arg)) {
-			p->failed = 1;
-			break;
-		}
 		for (uint32_t k0 = 0; k0 < g->k; k0 += KC) {
 			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
 			uint32_t pairs = (k1 - k0 + 1) / 2;
@@ -407,6 +418,10 @@ static void *gemm_range(struct part *p)
 			for (uint32_t j = 0; j < panels; j++) {
 				const int16_t *b = bp + ((size_t)j * pairs_all + k0 / 2) * 2 * NR;
 
+				if (!(j % STOP_PANELS) && stopped(g)) {
+					p->failed = 1;
+					goto out;
+				}
 				for (uint32_t i = 0; m0 + i < m1; i += MR)
 					p->kern->run(pairs, ap + (size_t)i * pairs, b,
 						     c + i * ldc + j * NR, ldc, k0 > 0);

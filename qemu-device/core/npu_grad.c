@@ -7,7 +7,7 @@
  *
  * As in npu_nd.c, every field is checked before anything is allocated,
  * the buffers are charged to the command and the loops look for a stop
- * at least every NPU_ND_STOP_EVERY elements or one row.
+ * every NPU_ND_STOP_EVERY elements (within a row too).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -39,18 +39,23 @@ uint32_t npu_softmax_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t s
 		uint64_t base = r / inner * axis * inner + r % inner;
 		double sum = 0;
 
-		if (npu_eng_stop(core)) {	/* each row: at most 64 Ki elements */
-			st = NPU_DMA_ERR_ABORTED;
-			goto out;
-		}
+		/* A row may be long (axis up to the element limit): checked within. */
 		for (uint32_t a = 0; a < axis; a++) {
 			uint64_t i = base + (uint64_t)a * inner;
 
+			if (npu_nd_stop(core, a)) {
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
 			sum += lg ? (double)dy[i] : (double)dy[i] * y[i];
 		}
 		for (uint32_t a = 0; a < axis; a++) {	/* dx over dy, in place */
 			uint64_t i = base + (uint64_t)a * inner;
 
+			if (npu_nd_stop(core, a)) {
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
 			dy[i] = (float)(lg ? dy[i] - exp((double)y[i]) * sum :
 					 (double)y[i] * ((double)dy[i] - sum));
 		}

@@ -9,7 +9,10 @@
  * alignment, the bytes of each operand within NPU_TENSOR_MAX_BYTES), so a
  * hostile command fails with "bad arguments" before anything is allocated;
  * its buffers are charged to the command (npu_eng_alloc), and its loops
- * look for a stop at least every NPU_ND_STOP_EVERY elements or one row.
+ * look for a stop every NPU_ND_STOP_EVERY elements, or where steps differ
+ * in cost (a tap, a row, an output of a reduction) every
+ * NPU_ENG_WORK_CHECK units of work (npu_eng_work): well under a
+ * millisecond whatever the shape.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -502,23 +505,28 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		float *v = x + r / inner * axis * inner + r % inner;
 		double mx = -INFINITY, sum = 0;
 
-		if (npu_eng_stop(core)) {	/* each row: at most 64 Ki elements */
-			st = NPU_DMA_ERR_ABORTED;
-			goto out;
-		}
+		/* A row may be long (axis up to the element limit): checked within. */
 		if (mask) {	/* the mask added as ONNX's Add does it: in fp32 */
 			const float *m = mask + (r / m_div) % m_rows * axis;
 
 			for (uint32_t a = 0; a < axis; a++)
 				v[a] += m[a];
 		}
-		for (uint32_t a = 0; a < axis; a++)
+		for (uint32_t a = 0; a < axis; a++) {
+			if (npu_nd_stop(core, a))
+				goto aborted;
 			mx = v[(uint64_t)a * inner] > mx ? v[(uint64_t)a * inner] : mx;
-		for (uint32_t a = 0; a < axis; a++)
+		}
+		for (uint32_t a = 0; a < axis; a++) {
+			if (npu_nd_stop(core, a))
+				goto aborted;
 			sum += exp((double)v[(uint64_t)a * inner] - mx);
+		}
 		for (uint32_t a = 0; a < axis; a++) {
 			double d = (double)v[(uint64_t)a * inner] - mx;
 
+			if (npu_nd_stop(core, a))
+				goto aborted;
 			v[(uint64_t)a * inner] = (float)(flags & NPU_SOFTMAX_LOG ? d - log(sum)
 										: exp(d) / sum);
 		}
@@ -526,6 +534,9 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	st = npu_nd_store(core, out_va, x, 4 * total, fault);
 	npu_account(core, st, 8 * total + (mask ? 4ull * m_rows * axis : 0),
 		    npu_vec_cycles(core, total, mask ? 7 : 6), bytes, cycles);
+	goto out;
+aborted:
+	st = NPU_DMA_ERR_ABORTED;
 out:
 	free(x);
 	free(mask);
@@ -595,8 +606,11 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (x8) {	/* dequantized into fp32 as ONNX's DequantizeLinear */
 		x = npu_eng_alloc(core, 4 * total);
 		st = x ? npu_nd_load(core, va[0], total, (void **)&raw, fault) : NPU_DMA_ERR_ARGS;
-		for (uint64_t i = 0; st == NPU_DMA_OK && i < total; i++)
+		for (uint64_t i = 0; st == NPU_DMA_OK && i < total; i++) {
+			if (npu_nd_stop(core, i))
+				st = NPU_DMA_ERR_ABORTED;
 			x[i] = (float)(nd_int(raw, xdt, i) - xz) * xs;
+		}
 	} else {
 		st = npu_nd_load(core, va[0], 4 * total, (void **)&x, fault);
 	}
@@ -634,8 +648,13 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (y8) {
 		int64_t lo = ydt == NPU_ND_I8 ? -128 : 0;
 
-		for (uint64_t i = 0; i < total; i++)	/* QDQ's quantize */
+		for (uint64_t i = 0; i < total; i++) {	/* QDQ's quantize */
+			if (npu_nd_stop(core, i)) {
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
 			nd_store_int(raw, ydt, i, qdq_round(rintf(x[i] / ys), yz, lo, lo + 255));
+		}
 		st = npu_nd_store(core, va[3], raw, total, fault);
 	} else {
 		st = npu_nd_store(core, va[3], x, 4 * total, fault);
@@ -737,6 +756,8 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    nb * mn * 4 > NPU_TENSOR_MAX_BYTES || macs > NPU_TENSOR_MAX_MACS / p.k)
 		return NPU_DMA_ERR_ARGS;
 	macs *= p.k;
+	if (!npu_eng_charge_macs(core, macs))
+		return NPU_DMA_ERR_LIMIT;
 	if ((st = npu_nd_load(core, p.va[0], na * mk * aes, (void **)&a, fault)) != NPU_DMA_OK ||
 	    (st = npu_nd_load(core, p.va[1], nbb * kn * bes, (void **)&b, fault)) != NPU_DMA_OK ||
 	    (p.va[2] && (st = npu_nd_load(core, p.va[2], p.azp_n, (void **)&azp, fault)) != NPU_DMA_OK) ||
@@ -748,13 +769,14 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		goto out;
 	for (uint64_t bi = 0; bi < nb; bi++) {
 		for (uint32_t i = 0; i < p.m; i++) {
-			if (npu_eng_stop(core)) {	/* each row: at most 2^32 MACs */
-				st = NPU_DMA_ERR_ABORTED;
-				goto out;
-			}
 			for (uint32_t j = 0; j < p.n; j++) {
 				double acc = 0;
 				int64_t iacc = 0;
+
+				if (npu_eng_work(core, 4ull * p.k + 4)) {
+					st = NPU_DMA_ERR_ABORTED;
+					goto out;
+				}
 
 				for (uint32_t l = 0; l < p.k; l++) {
 					uint64_t ai = at[0] * mk + (p.flags & NPU_MATMUL_TRANS_A ?
@@ -839,6 +861,10 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	for (uint32_t a = 0; a < axis; a++) {
 		int32_t shift = q31 ? (int32_t)npu_rd32((const uint8_t *)scale + 8ull * a + 4) : 0;
 
+		if (npu_nd_stop(core, a)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
 		if (q31 ? shift < -31 || shift > 30 : !(scale[a] > 0) || !isfinite(scale[a]))
 			goto out;
 	}
@@ -885,8 +911,12 @@ out:
 /* ---- NPU_CMD_REDUCE ------------------------------------------------------------- */
 
 
-/* One output: fn over @n values of @x from @base, the reduced dims' strides @st. */
-static void reduce_one(uint32_t fn, uint32_t dt, bool last, const void *x, uint64_t base,
+/*
+ * One output: fn over @n values of @x from @base, the reduced dims' strides
+ * @st. False if the operation was stopped on the way (one output may sum
+ * every element of the tensor).
+ */
+static bool reduce_one(struct npu_core *core, uint32_t fn, uint32_t dt, bool last, const void *x, uint64_t base,
 		       const uint64_t *st, const uint32_t *sz, uint32_t nr, uint64_t n, void *y,
 		       uint64_t o)
 {
@@ -901,6 +931,8 @@ static void reduce_one(uint32_t fn, uint32_t dt, bool last, const void *x, uint6
 		double v;
 		int64_t iv;
 
+		if (r && npu_nd_stop(core, r))
+			return false;
 		for (uint32_t k = nr; k-- > 0;) {	/* row-major: the last dim fastest */
 			at += q % sz[k] * st[k];
 			q /= sz[k];
@@ -941,22 +973,22 @@ static void reduce_one(uint32_t fn, uint32_t dt, bool last, const void *x, uint6
 	}
 	if (arg) {
 		((int64_t *)y)[o] = (int64_t)at_best;
-		return;
+		return true;
 	}
 	if (fn == NPU_RED_MAX || fn == NPU_RED_MIN) {
 		if (f32)
 			((float *)y)[o] = (float)best;
 		else
 			nd_store_int(y, dt, o, (int64_t)best);
-		return;
+		return true;
 	}
 	if (fn == NPU_RED_SUM_F32) {
 		((float *)y)[o] = facc;
-		return;
+		return true;
 	}
 	if (!f32) {	/* mean: C's division of the 64-bit sum, truncating */
 		nd_store_int(y, dt, o, fn == NPU_RED_MEAN ? (int64_t)iacc / (int64_t)n : (int64_t)iacc);
-		return;
+		return true;
 	}
 	if (fn == NPU_RED_MEAN)
 		acc /= (double)n;
@@ -965,6 +997,7 @@ static void reduce_one(uint32_t fn, uint32_t dt, bool last, const void *x, uint6
 	else if (fn == NPU_RED_LOG_SUM || fn == NPU_RED_LOG_SUM_EXP)
 		acc = log(acc);
 	((float *)y)[o] = (float)acc;
+	return true;
 }
 
 uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -1025,7 +1058,7 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	for (uint64_t o = 0; o < nout; o++) {
 		uint64_t base = 0, q = o;
 
-		if (npu_eng_stop(core)) {
+		if (npu_eng_work(core, 8 * n + 8)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
@@ -1033,7 +1066,11 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			base += q % ksz[k] * kst[k];
 			q /= ksz[k];
 		}
-		reduce_one(fn, dt, flags & NPU_REDUCE_SELECT_LAST, x, base, rst, sz, nr, n, y, o);
+		if (!reduce_one(core, fn, dt, flags & NPU_REDUCE_SELECT_LAST, x, base, rst, sz, nr,
+				n, y, o)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
 	}
 	st = npu_nd_store(core, out_va, y, nout * oes, fault);
 	npu_account(core, st, total * es + nout * oes, npu_vec_cycles(core, total, 1), bytes, cycles);
@@ -1146,14 +1183,14 @@ uint32_t npu_gather_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (!y)
 		goto out;
 	for (uint32_t o = 0; o < outer; o++) {
-		if (npu_eng_stop(core)) {
-			st = NPU_DMA_ERR_ABORTED;
-			goto out;
-		}
 		for (uint32_t i = 0; i < nidx; i++) {
 			int64_t j = is == 4 ? ((int32_t *)idx)[i] : ((int64_t *)idx)[i];
 			uint8_t *dst = y + ((uint64_t)o * nidx + i) * row;
 
+			if (npu_eng_work(core, row / 16 + 8)) {	/* a row: a memcpy */
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
 			if (j < 0)
 				j += axis;
 			if (j < 0 || j >= axis)
@@ -1261,6 +1298,8 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    yn * 4 > NPU_TENSOR_MAX_BYTES || macs > NPU_TENSOR_MAX_MACS / ((tr ? ocg : icg) * ksp))
 		return NPU_DMA_ERR_ARGS;
 	macs *= (uint64_t)(tr ? ocg : icg) * ksp;
+	if (!npu_eng_charge_macs(core, macs))
+		return NPU_DMA_ERR_LIMIT;
 	if ((st = npu_nd_load(core, p.va[0], xn * es, &x, fault)) != NPU_DMA_OK ||
 	    (st = npu_nd_load(core, p.va[1], wn * es, &w, fault)) != NPU_DMA_OK ||
 	    (p.va[2] && (st = npu_nd_load(core, p.va[2], 4ull * out_c, &bias, fault)) != NPU_DMA_OK) ||
@@ -1295,6 +1334,10 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 					uint64_t off = 0;
 					bool inside = true;
 
+					if (npu_eng_work(core, 32)) {	/* a tap's coordinates */
+						st = NPU_DMA_ERR_ABORTED;
+						goto out;
+					}
 					coords(kk, p.k, nsp, kc);
 					for (uint32_t s = 0; s < nsp && inside; s++) {
 						int64_t v = tr ? oc_[s] + p.pad[s] - kc[s] * p.d[s]
@@ -1380,6 +1423,8 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (xn * es > NPU_TENSOR_MAX_BYTES || yn * es > NPU_TENSOR_MAX_BYTES ||
 	    yn > NPU_TENSOR_MAX_MACS / ksp)
 		return NPU_DMA_ERR_ARGS;
+	if (!npu_eng_charge_macs(core, yn * ksp))	/* a tap each, as a MAC */
+		return NPU_DMA_ERR_LIMIT;
 	if ((st = npu_nd_load(core, x_va, xn * es, &x, fault)) != NPU_DMA_OK)
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
@@ -1409,6 +1454,10 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 				bool inside = true;
 				double v;
 
+				if (npu_eng_work(core, 32)) {	/* a tap's coordinates */
+					st = NPU_DMA_ERR_ABORTED;
+					goto out;
+				}
 				coords(kk, k, nsp, kc);
 				for (uint32_t i = 0; i < nsp; i++) {
 					int64_t at = oc[i] * s[i] + kc[i] * d[i] - lo[i];

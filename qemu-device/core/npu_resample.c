@@ -8,7 +8,8 @@
  *
  * As in npu_nd.c, every field is checked before anything is allocated,
  * the buffers are charged to the command and the loops look for a stop
- * every NPU_ND_STOP_EVERY elements.
+ * every NPU_ND_STOP_EVERY elements (padding) or NPU_ENG_WORK_CHECK units
+ * of work (resize, whose outputs differ in taps).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -229,6 +230,10 @@ uint32_t npu_resize_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	}
 	if (taps * nout > NPU_TENSOR_MAX_MACS)
 		goto out;
+	if (!npu_eng_charge_macs(core, taps * nout)) {	/* a tap each, as a MAC */
+		st = NPU_DMA_ERR_LIMIT;
+		goto out;
+	}
 	istride[rank - 1] = 1;
 	for (uint32_t d = rank - 1; d > 0; d--)
 		istride[d - 1] = istride[d] * in[d];
@@ -241,7 +246,7 @@ uint32_t npu_resize_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		bool outside = false;
 		double acc = 0;
 
-		if (npu_nd_stop(core, o)) {
+		if (npu_eng_work(core, 8 * taps + 8)) {	/* up to @taps combinations */
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}

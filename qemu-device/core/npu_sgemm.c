@@ -21,6 +21,8 @@
 #define NR 16
 #define KC 256
 #define MC 72
+/* A stop check every this many panels of a block: 1.2M MACs, ~1 ms in C. */
+#define STOP_PANELS 4
 #define MAX_THREADS 16
 #define THREAD_MIN_FLOPS (1u << 21)
 
@@ -111,13 +113,25 @@ static inline float b_at(const struct npu_sgemm_args *g, uint32_t p, uint32_t j)
 	return elem(g->b, g->bf16, g->trans_b ? (size_t)j * g->ldb + p : (size_t)p * g->ldb + j);
 }
 
-/* Columns [n0, n1) of op(B), all of k, into panels; missing columns are 0. */
-static void pack_b(const struct npu_sgemm_args *g, uint32_t n0, uint32_t n1, float *bp)
+/* Should the kernel stop (a check between blocks of work)? */
+static bool stopped(const struct npu_sgemm_args *g)
+{
+	return g->stop && g->stop(g->stop_arg);
+}
+
+/*
+ * Columns [n0, n1) of op(B), all of k, into panels; missing columns are 0.
+ * False if told to stop (checked per panel).
+ */
+static bool pack_b(const struct npu_sgemm_args *g, uint32_t n0, uint32_t n1, float *bp)
 {
 	const float *b = g->b;
 
 	for (uint32_t n = n0; n < n1; n += NR, bp += (size_t)g->k * NR) {
 		uint32_t w = n1 - n < NR ? n1 - n : NR;
+
+		if (stopped(g))
+			return false;
 
 		if (g->bf16 || w < NR) {	/* the general case, element by element */
 			for (uint32_t p = 0; p < g->k; p++)
@@ -136,6 +150,7 @@ static void pack_b(const struct npu_sgemm_args *g, uint32_t n0, uint32_t n1, flo
 			}
 		}
 	}
+	return true;
 }
 
 /* Rows [m0, m1) x depth [k0, k1) of op(A); missing rows are 0. */
@@ -209,23 +224,27 @@ static void *sgemm_range(struct part *p)
 		p->failed = 1;
 		goto out;
 	}
-	pack_b(g, p->r.n0, p->r.n1, bp);
+	if (!pack_b(g, p->r.n0, p->r.n1, bp)) {
+		p->failed = 1;
+		goto out;
+	}
 	for (uint32_t m0 = p->r.m0; m0 < p->r.m1; m0 += MC) {
 		uint32_t m1 = m0 + MC < p->r.m1 ? m0 + MC : p->r.m1;
 
-		if (g->stop && g->stop(g->stop_arg)) {
-			p->failed = 1;
-			break;
-		}
 		for (uint32_t k0 = 0; k0 < g->k; k0 += KC) {
 			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
 
 			pack_a(g, m0, m1, k0, k1, ap);
-			for (uint32_t j = 0; j < panels; j++)
+			for (uint32_t j = 0; j < panels; j++) {
+				if (!(j % STOP_PANELS) && stopped(g)) {
+					p->failed = 1;
+					goto out;
+				}
 				for (uint32_t i = 0; m0 + i < m1; i += MR)
 					p->kern(k1 - k0, ap + (size_t)i * (k1 - k0),
 						bp + ((size_t)j * g->k + k0) * NR,
 						t + i * ldt + j * NR, ldt, k0 > 0);
+			}
 		}
 		for (uint32_t m = m0; m < m1; m++) {
 			const float *tr = t + (m - m0) * ldt;

@@ -305,14 +305,17 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
  * them with its out_c / groups filter rows, writing its columns of the
  * output in place.
  */
-static void im2col_rows(const struct conv *v, const int8_t *in, uint64_t r0, uint64_t nr,
-			uint32_t c0, uint32_t cn, int8_t *patch)
+static int im2col_rows(struct npu_core *core, const struct conv *v, const int8_t *in,
+		       uint64_t r0, uint64_t nr, uint32_t c0, uint32_t cn, int8_t *patch)
 {
 	for (uint64_t r = 0; r < nr; r++) {
 		uint32_t b = (uint32_t)((r0 + r) / v->out_h), y = (uint32_t)((r0 + r) % v->out_h);
 
 		for (uint32_t x = 0; x < v->out_w; x++) {
 			int8_t *p = patch + ((size_t)r * v->out_w + x) * v->k_h * v->k_w * cn;
+
+			if (npu_eng_work(core, (uint64_t)v->k_h * v->k_w * (cn / 16 + 4)))
+				return -1;
 
 			for (uint32_t ky = 0; ky < v->k_h; ky++) {
 				int64_t iy = (int64_t)y * v->stride_h - v->pad_top +
@@ -332,6 +335,7 @@ static void im2col_rows(const struct conv *v, const int8_t *in, uint64_t r0, uin
 			}
 		}
 	}
+	return 0;
 }
 
 static int conv_compute(struct npu_core *core, const struct conv *v, const int8_t *in,
@@ -364,8 +368,8 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 
 			if (npu_eng_stop(core))
 				return -1;
-			im2col_rows(v, in, r0, nr, gi * cg, cg, patch);
-			if (gemm_compute(core, &g, patch, f + o0 * kd, bias ? bias + o0 : NULL,
+			if (im2col_rows(core, v, in, r0, nr, gi * cg, cg, patch) ||
+			    gemm_compute(core, &g, patch, f + o0 * kd, bias ? bias + o0 : NULL,
 					 per_tensor ? q : q + o0,
 					 out + r0 * v->out_w * v->out_c + o0, v->out_c))
 				return -1;
@@ -390,6 +394,9 @@ static int dwconv_compute(struct npu_core *core, const struct conv *v, const int
 					const struct npu_quant_ch *qc =
 						&q[v->flags & NPU_CONV_PER_TENSOR ? 0 : o];
 					uint32_t acc = bias ? (uint32_t)bias[o] : 0;
+
+					if (npu_eng_work(core, (uint64_t)v->k_h * v->k_w + 8))
+						return -1;
 
 					for (uint32_t ky = 0; ky < v->k_h; ky++) {
 						int64_t iy = (int64_t)y * v->stride_h - v->pad_top +
@@ -555,16 +562,17 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		int64_t x1 = p.in_w - ox < p.k_w ? p.in_w - ox : p.k_w;
 		int32_t count = (int32_t)((y1 > y0 ? y1 - y0 : 0) * (x1 > x0 ? x1 - x0 : 0));
 
-		if (x == 0 && npu_eng_stop(core)) {	/* between output rows */
-			st = NPU_DMA_ERR_ABORTED;
-			goto out;
-		}
 		if (count <= 0) {	/* a window entirely outside the input */
 			st = NPU_DMA_ERR_ARGS;
 			goto out;
 		}
 		for (uint32_t ch = 0; ch < p.c; ch++) {
 			int32_t acc = avg ? 0 : -128;
+
+			if (npu_eng_work(core, (uint64_t)count + 4)) {
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
 
 			for (int64_t fy = y0; fy < y1; fy++)
 				for (int64_t fx = x0; fx < x1; fx++) {
@@ -787,6 +795,10 @@ uint32_t npu_quantize_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	if (st != NPU_DMA_OK)
 		goto out;
 	for (uint32_t i = 0; i < count; i++) {
+		if (npu_nd_stop(core, i)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
 		if (dir == NPU_QUANTIZE) {
 			float x = ((float *)src)[i];
 			float r = roundf(x / (float)scale);
@@ -918,7 +930,7 @@ uint32_t npu_transpose_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	for (uint64_t o = 0; o < count; o++) {
 		uint64_t in = 0;
 
-		if (!(o & 0xfffff) && npu_eng_stop(core)) {	/* every 1M elements */
+		if (npu_nd_stop(core, o)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}

@@ -92,7 +92,7 @@ static inline uint32_t npu_account(struct npu_core *core, uint32_t st, uint64_t 
 /* ---- the N-d commands' helpers (npu_nd.c, npu_grad.c) ---------------------- */
 
 #define NPU_MAX_F32		(NPU_TENSOR_MAX_BYTES / 4)
-#define NPU_ND_STOP_EVERY	(1u << 18)
+#define NPU_ND_STOP_EVERY	(1u << 12)
 
 /* Read @bytes at @va into a new buffer charged to the command. */
 static inline uint32_t npu_nd_load(struct npu_core *core, uint64_t va, uint64_t bytes, void **out,

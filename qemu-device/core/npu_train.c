@@ -67,8 +67,13 @@ static uint32_t load_f32(struct npu_core *core, uint64_t va, uint64_t count, int
 		free(raw);
 		return NPU_DMA_ERR_ARGS;
 	}
-	for (uint64_t i = 0; i < count; i++)
+	for (uint64_t i = 0; i < count; i++) {
+		if (npu_nd_stop(core, i)) {
+			free(raw);
+			return NPU_DMA_ERR_ABORTED;	/* *out is the caller's to free */
+		}
 		(*out)[i] = npu_bf16_to_f32(((uint16_t *)raw)[i]);
+	}
 	free(raw);
 	return NPU_DMA_OK;
 }
@@ -210,8 +215,8 @@ static bool convf_parse(const uint8_t *c, struct convf *v)
  * Output positions [p0, p1) (p = (b * out_h + oy) * out_w + ox) as im2col
  * rows of kk values, or (scatter) the reverse: add such rows into x.
  */
-static void im2col(const struct convf *v, float *x, float *rows, uint64_t p0, uint64_t p1,
-		   bool scatter)
+static int im2col(struct npu_core *core, const struct convf *v, float *x, float *rows,
+		  uint64_t p0, uint64_t p1, bool scatter)
 {
 	/* The position's coordinates, stepped rather than divided out each time. */
 	uint64_t ox = p0 % v->out_w, oy = p0 / v->out_w % v->out_h, b = p0 / v->out_w / v->out_h;
@@ -219,6 +224,9 @@ static void im2col(const struct convf *v, float *x, float *rows, uint64_t p0, ui
 
 	for (uint64_t p = p0; p < p1; p++) {
 		float *r = rows + (p - p0) * v->kk;
+
+		if (npu_eng_work(core, v->kk / 4 + (uint64_t)v->k_h * v->k_w + 8))
+			return -1;
 
 		for (uint32_t ky = 0; ky < v->k_h; ky++) {
 			int64_t iy = (int64_t)oy * v->stride_h - v->pad_top + (int64_t)ky * v->dil_h;
@@ -251,6 +259,7 @@ static void im2col(const struct convf *v, float *x, float *rows, uint64_t p0, ui
 			}
 		}
 	}
+	return 0;
 }
 
 /* The three modes as GEMMs over im2col rows, a chunk of positions at a time. */
@@ -262,8 +271,16 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 
 	if (!rows)
 		return -1;
-	if (v->mode == NPU_CONVF_BWD_DATA)
-		memset(x, 0, sizeof(float) * v->x_n);
+	if (v->mode == NPU_CONVF_BWD_DATA) {	/* in slices: x may be large */
+		for (uint64_t i = 0; i < v->x_n; i += 1u << 18) {
+			if (npu_eng_stop(core)) {
+				free(rows);
+				return -1;
+			}
+			memset(x + i, 0, sizeof(float) * (v->x_n - i < (1u << 18) ? v->x_n - i
+										: (1u << 18)));
+		}
+	}
 	for (uint64_t p0 = 0; p0 < positions; p0 += chunk) {
 		uint64_t p1 = p0 + chunk < positions ? p0 + chunk : positions;
 		struct npu_sgemm_args g = { .threads = core->cfg.engine_threads, .alpha = 1.0f,
@@ -271,8 +288,10 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 					    .reserve = npu_eng_reserve_cb };
 		int err;
 
-		if (v->mode != NPU_CONVF_BWD_DATA)
-			im2col(v, x, rows, p0, p1, false);
+		if (v->mode != NPU_CONVF_BWD_DATA && im2col(core, v, x, rows, p0, p1, false)) {
+			free(rows);
+			return -1;
+		}
 		if (v->mode == NPU_CONVF_FWD) {		/* y = rows * w^T */
 			g.a = rows, g.b = w, g.c = y + p0 * v->out_c;
 			g.m = (uint32_t)(p1 - p0), g.n = v->out_c, g.k = (uint32_t)v->kk;
@@ -289,7 +308,7 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 		}
 		err = npu_sgemm(&g);
 		if (!err && v->mode == NPU_CONVF_BWD_DATA)
-			im2col(v, x, rows, p0, p1, true);
+			err = im2col(core, v, x, rows, p0, p1, true);
 		if (err) {
 			free(rows);
 			return -1;
@@ -352,7 +371,7 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 
 /*
  * The windows in output order; the same sums, in the same order, as the
- * reference. Returns NPU_DMA_ERR_ABORTED if told to stop between rows.
+ * reference. Returns NPU_DMA_ERR_ABORTED if told to stop between windows.
  */
 static uint32_t pool_compute(struct npu_core *core, uint32_t mode, uint32_t batch, uint32_t in_h, uint32_t in_w, uint32_t ch,
 			 uint32_t out_h, uint32_t out_w, uint32_t k_h, uint32_t k_w, uint32_t s_h,
@@ -368,7 +387,7 @@ static uint32_t pool_compute(struct npu_core *core, uint32_t mode, uint32_t batc
 		uint64_t base = ((b * in_h + oy * s_h) * in_w + ox * s_w) * ch + cc, best = base;
 		float acc = 0.0f, mx = 0.0f;
 
-		if (!ox && !cc && npu_eng_stop(core))	/* between output rows */
+		if (npu_eng_work(core, (uint64_t)k_h * k_w + 4))	/* a window */
 			return NPU_DMA_ERR_ABORTED;
 
 		for (uint32_t ky = 0; ky < k_h; ky++) {
@@ -586,8 +605,13 @@ uint32_t npu_reduce_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			: (out = npu_eng_calloc(core, n_out, sizeof(float))) && !(va_out & 3) ? NPU_DMA_OK
 										 : NPU_DMA_ERR_ARGS;
 	for (uint32_t r = 0; st == NPU_DMA_OK && r < rows; r++)
-		for (uint32_t k = 0; k < cols; k++)
+		for (uint32_t k = 0; k < cols; k++) {
+			if (npu_eng_work(core, 1)) {
+				st = NPU_DMA_ERR_ABORTED;
+				break;
+			}
 			out[op == NPU_REDF_ROWS ? k : r] += in[(size_t)r * cols + k];
+		}
 	if (st == NPU_DMA_OK)
 		st = store(core, va_out, out, (uint64_t)n_out * 4, fault);
 	npu_account(core, st, ((uint64_t)rows * cols + n_out) * 4, 0, bytes, cycles);
@@ -630,6 +654,10 @@ uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 
 		if (labels[r] < 0 || (uint32_t)labels[r] >= classes) {
 			st = NPU_DMA_ERR_ARGS;	/* a label the logits do not have */
+			break;
+		}
+		if (npu_eng_work(core, 40ull * classes)) {	/* two passes with expf */
+			st = NPU_DMA_ERR_ABORTED;
 			break;
 		}
 		l = npu_xent_row(z + (size_t)r * classes, classes, (uint32_t)labels[r], scale,
@@ -689,8 +717,13 @@ uint32_t npu_optim_f32_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 		st = load_f32(core, va_m, count, 0, &m, fault);
 	if (st == NPU_DMA_OK && adam)
 		st = load_f32(core, va_v, count, 0, &v, fault);
-	for (uint32_t i = 0; st == NPU_DMA_OK && i < count; i++)
+	for (uint32_t i = 0; st == NPU_DMA_OK && i < count; i++) {
+		if (npu_nd_stop(core, i)) {
+			st = NPU_DMA_ERR_ABORTED;
+			break;
+		}
 		npu_optim_apply(&s, &w[i], g[i], m ? &m[i] : NULL, v ? &v[i] : NULL);
+	}
 	if (st == NPU_DMA_OK)
 		st = store(core, va_w, w, (uint64_t)count * 4, fault);
 	if (st == NPU_DMA_OK && m)
