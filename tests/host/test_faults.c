@@ -396,10 +396,18 @@ static void test_command_over_budget_fails_limit(void)
 	struct npu_cmd_gemm_i8 big = gemm_cmd(1024, 1024, 2048, 0x40000000);
 	/* 3 MiB of operands against a 2 MiB budget: refused as it allocates. */
 	struct npu_cmd_gemm_i8 wide = gemm_cmd(1024, 1024, 1024, 0x40000000);
+	/* The N-d matmul too (it used to ignore the compute budget). */
+	struct npu_cmd_matmul mm = {
+		.hdr = { NPU_CMD_MATMUL, sizeof(mm) }, .a = 0x40000000, .b = 0x48000000,
+		.out = 0x50000000, .m = 1024, .n = 1024, .k = 2048, .adt = NPU_ND_F32,
+		.bdt = NPU_ND_F32, .alpha = 0x3f800000,
+	};
 	struct npu_job_cmpl c;
 
 	setup_budget(2, 1000);
 	c = h_run_cmds(&h, 0, CMD, &big, sizeof(big));
+	CHECK_EQ(c.status, NPU_JOB_LIMIT);
+	c = h_run_cmds(&h, 0, CMD, &mm, sizeof(mm));
 	CHECK_EQ(c.status, NPU_JOB_LIMIT);
 	c = h_run_cmds(&h, 0, CMD, &wide, sizeof(wide));
 	CHECK_EQ(c.status, NPU_JOB_LIMIT);
@@ -409,6 +417,8 @@ static void test_command_over_budget_fails_limit(void)
 	/* The same commands on a default device are only short of mappings. */
 	setup();
 	c = h_run_cmds(&h, 0, CMD, &big, sizeof(big));
+	CHECK_EQ(c.status, NPU_JOB_MMU_FAULT);
+	c = h_run_cmds(&h, 0, CMD, &mm, sizeof(mm));
 	CHECK_EQ(c.status, NPU_JOB_MMU_FAULT);
 }
 
