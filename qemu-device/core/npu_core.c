@@ -127,7 +127,7 @@ void npu_core_reset(struct npu_core *core)
 	uint64_t retired = core->cpu.retired;
 
 	/* First: the engine stops its operation and drops its result. */
-	atomic_fetch_add(&core->reset_gen, 1);
+	npu_engine_drop(core);
 	pthread_mutex_lock(&core->sram_lock);
 	memset(core->sram, 0, core->cfg.sram_size);
 	pthread_mutex_unlock(&core->sram_lock);
@@ -210,7 +210,7 @@ void npu_core_boot(struct npu_core *core)
 	core->boot_status = NPU_BOOT_NONE;
 	core->status = NPU_STATUS_BOOTING;
 	/* The image load and its CRC run on the engine thread. */
-	atomic_fetch_add(&core->reset_gen, 1);
+	npu_engine_drop(core);
 	engines_idle(core);
 	req.fw_addr = core->fw_addr;
 	req.fw_size = core->fw_size;
@@ -250,7 +250,7 @@ static void core_ctrl(struct npu_core *core, uint32_t val)
 		core->status = NPU_STATUS_OFF;
 		core->fw_hung = false;
 		core->wfi = false;
-		atomic_fetch_add(&core->reset_gen, 1);	/* engine work is dropped */
+		npu_engine_drop(core);	/* engine work is dropped */
 		engines_idle(core);
 	}
 	if (val & NPU_CTRL_ENGINE_RESET) {

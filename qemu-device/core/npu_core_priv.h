@@ -105,6 +105,7 @@ struct npu_eng_req {
 	uint64_t macs_used;
 	uint64_t moved;			/* bytes its DMA moved (a failed op's cost) */
 	uint64_t work;			/* npu_eng_work() units since its last check */
+	bool late;			/* ended after the VM stopped (parking asked) */
 };
 
 /*
@@ -216,6 +217,12 @@ void npu_core_boot_done(struct npu_core *core, const struct npu_eng_req *r);
 /* npu_engine.c */
 int npu_engine_init(struct npu_core *core);
 void npu_engine_fini(struct npu_core *core);
+/*
+ * Move reset_gen on: the running operation stops at its next check (a
+ * parked one too) and one queued is dropped, even behind a paused engine,
+ * so that waiting for the engine afterwards ends.
+ */
+void npu_engine_drop(struct npu_core *core);
 /* Start @req (its kind and operands filled in); the status reads BUSY. */
 void npu_engine_submit(struct npu_core *core, struct npu_eng_req *req);
 /* Apply an ended operation to the registers; raise its event and interrupts. */

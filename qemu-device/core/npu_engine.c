@@ -56,6 +56,11 @@ static bool publish(struct npu_core *core)
 	struct npu_engine *e = &core->eng;
 	bool live = !stale(core, &e->run);
 
+	/*
+	 * Ended while parking was asked (it did not park in time) or while
+	 * saving: its last writes may have missed a migration's RAM.
+	 */
+	e->run.late = atomic_load(&e->park) || atomic_load(&e->saving);
 	/* An uncollected stale result may be replaced; a live one never is. */
 	if (live && (!e->done_valid || stale(core, &e->done))) {
 		e->done = e->run;
@@ -108,13 +113,26 @@ int npu_engine_init(struct npu_core *core)
 {
 	struct npu_engine *e = &core->eng;
 	sigset_t all, old;
+	pthread_condattr_t ca;
+	bool cond_ok = false;
 	int rc;
 
 	e->bounce = malloc(NPU_DMA_BOUNCE);
-	if (!e->bounce || pthread_mutex_init(&e->lock, NULL))
+	if (!e->bounce || pthread_mutex_init(&e->lock, NULL)) {
+		free(e->bounce);
+		e->bounce = NULL;	/* npu_engine_fini: nothing to destroy */
 		return -1;
-	if (pthread_cond_init(&e->cond, NULL)) {
+	}
+	/* Timed waits (npu_core_pause) on the monotonic clock: no clock steps. */
+	if (!pthread_condattr_init(&ca)) {
+		cond_ok = !pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) &&
+			  !pthread_cond_init(&e->cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	if (!cond_ok) {
 		pthread_mutex_destroy(&e->lock);
+		free(e->bounce);
+		e->bounce = NULL;
 		return -1;
 	}
 	e->stopping = false;
@@ -136,6 +154,8 @@ int npu_engine_init(struct npu_core *core)
 	if (rc) {
 		pthread_cond_destroy(&e->cond);
 		pthread_mutex_destroy(&e->lock);
+		free(e->bounce);
+		e->bounce = NULL;
 		return -1;
 	}
 	return 0;
@@ -218,6 +238,18 @@ void npu_engine_collect(struct npu_core *core)
 	apply(core, &r);
 }
 
+void npu_engine_drop(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+
+	pthread_mutex_lock(&e->lock);
+	atomic_fetch_add(&core->reset_gen, 1);
+	if (e->queued_valid && stale(core, &e->queued))
+		e->queued_valid = false;
+	pthread_cond_broadcast(&e->cond);	/* a parked op sees it is stale */
+	pthread_mutex_unlock(&e->lock);
+}
+
 void npu_engine_submit(struct npu_core *core, struct npu_eng_req *req)
 {
 	struct npu_engine *e = &core->eng;
@@ -294,8 +326,9 @@ static void park(struct npu_core *core)
 	pthread_mutex_lock(&e->lock);
 	e->parked++;
 	pthread_cond_broadcast(&e->cond);
+	/* Saving ends the op (ABORTED), but not the boot ROM's: it stays parked. */
 	while (atomic_load(&e->park) && !e->stopping && !stale(core, &e->run) &&
-	       !atomic_load(&e->saving))
+	       !(atomic_load(&e->saving) && e->run.kind != NPU_ENG_BOOT))
 		pthread_cond_wait(&e->cond, &e->lock);
 	e->parked--;
 	pthread_mutex_unlock(&e->lock);
@@ -316,7 +349,7 @@ static struct timespec after_ms(unsigned int ms)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &t);
+	clock_gettime(CLOCK_MONOTONIC, &t);
 	t.tv_sec += ms / 1000;
 	t.tv_nsec += (long)(ms % 1000) * 1000000;
 	if (t.tv_nsec >= 1000000000) {
@@ -371,7 +404,9 @@ void npu_engine_save(struct npu_core *core, struct npu_core_state *st)
 	}
 	if (e->done_valid && !stale(core, &e->done) && e->done.kind != NPU_ENG_BOOT) {
 		st->done_kind = e->done.kind;
-		st->done_status = e->done.status;
+		/* What it wrote after the VM stopped may not have travelled. */
+		st->done_status = e->done.late && e->done.status == NPU_DMA_OK ?
+				  NPU_DMA_ERR_ABORTED : e->done.status;
 		st->done_irqs = e->done.irqs;
 		st->done_fault = e->done.fault;
 		st->done_bytes = e->done.bytes;

@@ -88,18 +88,18 @@ static bool engine_status_ok(uint32_t st)
 	return st <= NPU_DMA_ERR_LIMIT || st == NPU_DMA_BUSY;
 }
 
-/* Is an engine (@kind) with register status @status consistent with @st? */
+/*
+ * Is an engine (@kind) with register status @status consistent with @st?
+ * BUSY exactly when one thing is pending for it (a result, a restart or a
+ * hang): BUSY with nothing to end it would leave the firmware waiting for
+ * ever, and two would end it twice.
+ */
 static bool engine_ok(const struct npu_core_state *st, uint32_t kind, uint32_t status)
 {
-	bool pending = st->done_kind == kind || st->restart_kind == kind ||
-		       st->hung_kind == kind;
+	unsigned int pending = (st->done_kind == kind) + (st->restart_kind == kind) +
+			       (st->hung_kind == kind);
 
-	if (!engine_status_ok(status))
-		return false;
-	/* BUSY with nothing to end it would leave the firmware waiting for ever. */
-	if (status == NPU_DMA_BUSY && !pending)
-		return false;
-	return st->restart_kind != kind || status == NPU_DMA_BUSY;
+	return engine_status_ok(status) && pending == (status == NPU_DMA_BUSY);
 }
 
 static bool kind_ok(uint32_t kind)
@@ -107,7 +107,7 @@ static bool kind_ok(uint32_t kind)
 	return !kind || kind == NPU_ENG_DMA || kind == NPU_ENG_TENSOR;
 }
 
-static bool state_ok(const struct npu_core_state *st)
+static bool state_ok(const struct npu_core *core, const struct npu_core_state *st)
 {
 	switch (st->status) {
 	case NPU_STATUS_OFF: case NPU_STATUS_RUNNING: case NPU_STATUS_BOOT_FAILED:
@@ -129,6 +129,9 @@ static bool state_ok(const struct npu_core_state *st)
 	if (st->status != NPU_STATUS_RUNNING &&
 	    (st->dma_status == NPU_DMA_BUSY || st->tensor_status == NPU_DMA_BUSY))
 		return false;
+	/* Device time never runs backwards: the clock went on, from there. */
+	if (st->time_base > core->ops->now_ns(core->opaque))
+		return false;
 	return st->mmu_ctx_count <= NPU_MAX_CONTEXTS &&
 	       !(st->mmu_ctx_table & (NPU_PAGE_SIZE - 1)) &&
 	       !(st->irq_status & ~NPU_IRQ_ALL) && !(st->irq_mask & ~NPU_IRQ_ALL) &&
@@ -139,7 +142,7 @@ int npu_core_load(struct npu_core *core, const struct npu_core_state *st)
 {
 	struct npu_mmu *mmu = &core->mmu;
 
-	if (!state_ok(st)) {
+	if (!state_ok(core, st)) {
 		npu_core_reset(core);
 		return -EINVAL;
 	}

@@ -4,8 +4,8 @@
  * (npu_core_save, npu_core_load), as QEMU migrates it and takes snapshots,
  * with the real firmware: at rest, with an engine operation queued behind
  * a paused engine, running, finished but not taken in, hung, and during
- * the boot ROM's load; and states no device could be in, refused with the
- * device left usable.
+ * the boot ROM's load; states no device could be in, refused with the
+ * device left usable; and a reset while the VM is stopped.
  */
 #include <errno.h>
 #include <string.h>
@@ -157,9 +157,12 @@ static void test_queued_tensor_op_starts_again(void)
 	memset(h_va(&h, 0, POUT), 0x7f, 13 * 13 * 8);
 	h0 = head();
 	start_job(&p, sizeof(p));
-	h_step_engine(&h, 2);		/* the descriptor, then the command */
+	for (int i = 0; i < 2; i++) {	/* the descriptor, then the command */
+		h_run_once(&h, UINT64_MAX / 2);
+		npu_core_engine_wait(h.core);
+	}
 	npu_core_pause(h.core, true, 0);
-	h_run_once(&h, UINT64_MAX / 2);	/* the firmware starts the pool */
+	h_run_once(&h, UINT64_MAX / 2);	/* the firmware starts the pool: queued */
 	npu_core_save(h.core, &st);
 	CHECK_EQ(st.restart_kind, 2);	/* tensor */
 	CHECK_EQ(h_migrate(&h, NULL), 0);
@@ -285,13 +288,21 @@ static void busy_while_off(struct npu_core_state *st)
 	st->tensor_status = NPU_DMA_BUSY;
 	st->hung_kind = 2;
 }
+static void two_pending(struct npu_core_state *st)
+{
+	st->dma_status = NPU_DMA_BUSY;
+	st->restart_kind = 1;
+	st->done_kind = 1;
+}
+static void result_not_busy(struct npu_core_state *st) { st->done_kind = 2; }
+static void time_ahead(struct npu_core_state *st) { st->time_base = UINT64_MAX - 5; }
 
 static void test_impossible_states_refused(void)
 {
 	static void (*const edits[])(struct npu_core_state *) = {
 		bad_status, busy_alone, bad_dma_status, boot_result, bad_kind,
 		restart_not_busy, busy_result, too_many_contexts, unaligned_table, bad_irqs,
-		busy_while_off,
+		busy_while_off, two_pending, result_not_busy, time_ahead,
 	};
 
 	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
@@ -305,6 +316,44 @@ static void test_impossible_states_refused(void)
 		h_ring_setup(&h, 0, 16);
 		map_buffers();
 		CHECK_EQ(copy_job().status, NPU_JOB_OK);
+	}
+}
+
+/*
+ * A reset while the VM is stopped (system_reset, loadvm): with an op
+ * parked in the middle, and with one queued behind the paused engine, the
+ * reset drops it and returns (it used to wait for it for ever); the
+ * device then boots and runs jobs.
+ */
+static void test_reset_while_stopped(void)
+{
+	struct npu_cmd_pool_i8 p = h_heavy_pool(0x4000000, 0x5000000);
+
+	for (int queued = 0; queued < 2; queued++) {
+		setup();
+		if (queued) {
+			npu_core_pause(h.core, true, 0);
+			start_job(&copy_cmd, sizeof(copy_cmd));
+			h_run_once(&h, 1000000);
+		} else {
+			h_map(&h, 0, 0x4000000, 256 * 256 * 32, NPU_PTE_R, 0);
+			h_map(&h, 0, 0x5000000, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
+			start_job(&p, sizeof(p));
+			h_step_engine(&h, 2);
+			npu_core_pause(h.core, true, 0);	/* parks the pool */
+		}
+		CHECK(npu_core_engine_busy(h.core));
+		h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
+		CHECK(!npu_core_engine_busy(h.core));
+		CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
+		npu_core_pause(h.core, false, 0);
+		h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+		CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+		h_mmu_setup(&h, 1);
+		h_ring_setup(&h, 0, 16);
+		map_buffers();
+		CHECK_EQ(copy_job().status, NPU_JOB_OK);
+		CHECK(copied());
 	}
 }
 
@@ -330,4 +379,5 @@ TAP_MAIN(
 	TAP_ENTRY(test_boot_in_flight_boots_again),
 	TAP_ENTRY(test_impossible_states_refused),
 	TAP_ENTRY(test_x0_stays_zero),
+	TAP_ENTRY(test_reset_while_stopped),
 )
