@@ -527,6 +527,32 @@ const char *h_log(struct harness *h)
 	return buf;
 }
 
+void h_copy_map(struct harness *h)
+{
+	h_map(h, 0, H_COPY_SRC, 4096, NPU_PTE_R, 0);
+	h_map(h, 0, H_COPY_DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
+	memset(h_va(h, 0, H_COPY_SRC), 0x5a, 4096);
+}
+
+struct npu_job_cmpl h_copy_job(struct harness *h)
+{
+	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, H_COPY_SRC, H_COPY_DST,
+				      4096 };
+
+	memset(h_va(h, 0, H_COPY_DST), 0, 4096);
+	return h_run_cmds(h, 0, H_COPY_CMD, &c, sizeof(c));
+}
+
+bool h_copied(struct harness *h)
+{
+	const uint8_t *d = h_va(h, 0, H_COPY_DST);
+
+	for (int i = 0; i < 4096; i++)
+		if (d[i] != 0x5a)
+			return false;
+	return true;
+}
+
 struct npu_cmd_pool_i8 h_heavy_pool(uint64_t in, uint64_t out)
 {
 	return (struct npu_cmd_pool_i8){

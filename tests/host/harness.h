@@ -134,6 +134,21 @@ void h_cmdbuf(struct harness *h, unsigned int ctx, uint64_t va, const void *cmds
 struct npu_job_cmpl h_run_cmds(struct harness *h, unsigned int ctx, uint64_t va,
 			       const void *cmds, size_t len);
 
+/*
+ * The copy fixture of the fault and migration tests, in context 0: 4 KiB
+ * of 0x5a at H_COPY_SRC, copied to H_COPY_DST by one DMA_COPY command
+ * built at H_COPY_CMD.
+ */
+#define H_COPY_SRC	0x100000ull
+#define H_COPY_DST	0x800000ull
+#define H_COPY_CMD	0x10000ull
+/* Map the source (filled) and the destination. */
+void h_copy_map(struct harness *h);
+/* Clear the destination, run the copy; its completion. */
+struct npu_job_cmpl h_copy_job(struct harness *h);
+/* The last copy landed whole. */
+bool h_copied(struct harness *h);
+
 /* The firmware log as a NUL-terminated string (static buffer). */
 const char *h_log(struct harness *h);
 

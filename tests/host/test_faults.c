@@ -11,16 +11,13 @@
 
 static struct harness h;
 
-#define SRC 0x100000ull
-#define DST 0x800000ull
-#define CMD 0x10000ull
+#define SRC H_COPY_SRC
+#define DST H_COPY_DST
+#define CMD H_COPY_CMD
 
-/* The source and destination of copy_job(). */
 static void map_buffers(void)
 {
-	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
-	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
-	memset(h_va(&h, 0, SRC), 0x5a, 4096);
+	h_copy_map(&h);
 }
 
 static void setup(void)
@@ -44,24 +41,14 @@ static void inject(enum npu_fault kind)
 	h_wr(&h, NPU_REG_FAULT_INJECT, kind);
 }
 
-/* Copy 4 KiB from SRC to DST; the completion. */
 static struct npu_job_cmpl copy_job(void)
 {
-	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
-
-	memset(h_va(&h, 0, DST), 0, 4096);
-	return h_run_cmds(&h, 0, CMD, &c, sizeof(c));
+	return h_copy_job(&h);
 }
 
-/* The last copy landed whole. */
 static bool copied(void)
 {
-	const uint8_t *d = h_va(&h, 0, DST);
-
-	for (int i = 0; i < 4096; i++)
-		if (d[i] != 0x5a)
-			return false;
-	return true;
+	return h_copied(&h);
 }
 
 static void test_register_arms_known_kinds_only(void)

@@ -15,23 +15,26 @@
 
 static struct harness h;
 
-#define SRC 0x100000ull
-#define DST 0x800000ull
-#define CMD 0x10000ull
+#define SRC H_COPY_SRC
+#define DST H_COPY_DST
+#define CMD H_COPY_CMD
 #define PIN 0x2000000ull
 #define POUT 0x3000000ull
-
-static void map_buffers(void)
-{
-	h_map(&h, 0, SRC, 4096, NPU_PTE_R, 0);
-	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
-	memset(h_va(&h, 0, SRC), 0x5a, 4096);
-}
 
 static void setup(void)
 {
 	h_start(&h, 1, 16);
-	map_buffers();
+	h_copy_map(&h);
+}
+
+/* After a reset: boot, one context, ring 0, the copy's buffers. */
+static void reboot(void)
+{
+	h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	h_copy_map(&h);
 }
 
 static void start_job(const void *cmd, size_t len)
@@ -49,18 +52,12 @@ static const struct npu_cmd_dma_copy copy_cmd = {
 
 static struct npu_job_cmpl copy_job(void)
 {
-	memset(h_va(&h, 0, DST), 0, 4096);
-	return h_run_cmds(&h, 0, CMD, &copy_cmd, sizeof(copy_cmd));
+	return h_copy_job(&h);
 }
 
 static bool copied(void)
 {
-	const uint8_t *d = h_va(&h, 0, DST);
-
-	for (int i = 0; i < 4096; i++)
-		if (d[i] != 0x5a)
-			return false;
-	return true;
+	return h_copied(&h);
 }
 
 static uint32_t head(void)
@@ -310,11 +307,7 @@ static void test_impossible_states_refused(void)
 		CHECK_EQ(h_migrate(&h, edits[i]), -EINVAL);
 		CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
 		CHECK_EQ(h_rd(&h, NPU_REG_FW_STATUS), 0);
-		h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
-		CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
-		h_mmu_setup(&h, 1);
-		h_ring_setup(&h, 0, 16);
-		map_buffers();
+		reboot();
 		CHECK_EQ(copy_job().status, NPU_JOB_OK);
 	}
 }
@@ -347,11 +340,7 @@ static void test_reset_while_stopped(void)
 		CHECK(!npu_core_engine_busy(h.core));
 		CHECK_EQ(h_rd(&h, NPU_REG_STATUS), NPU_STATUS_OFF);
 		npu_core_pause(h.core, false, 0);
-		h_wr(&h, NPU_REG_IRQ_MASK, NPU_IRQ_ALL);
-		CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
-		h_mmu_setup(&h, 1);
-		h_ring_setup(&h, 0, 16);
-		map_buffers();
+		reboot();
 		CHECK_EQ(copy_job().status, NPU_JOB_OK);
 		CHECK(copied());
 	}
