@@ -71,6 +71,34 @@ static int counter(const char *name)
 	return ret;
 }
 
+/*
+ * Wait (up to 5 s) until ring @r holds a job on the device: its tail,
+ * which the driver writes as its scheduler pushes a job, is past its head
+ * (debugfs "status"). Jobs on different rings reach the device through
+ * different schedulers, in no set order.
+ */
+static bool ring_busy(int r)
+{
+	for (int i = 0; i < 500; i++) {
+		char line[128];
+		unsigned int head, tail;
+		int ring;
+		bool busy = false;
+		FILE *f = fopen(dbg("status"), "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "ring %d: head %u tail %u", &ring, &head, &tail) == 3 &&
+			    ring == r && tail != head)
+				busy = true;
+		if (f)
+			fclose(f);
+		if (busy)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static int inject(const char *word)
 {
 	return write_file(dbg("inject"), word);
@@ -564,6 +592,9 @@ TEST(close_with_a_hung_job_does_not_block)
 /*
  * A reset from outside (sysfs "reset": reset_prepare/reset_done) with jobs
  * queued behind a hung one: the hung one is lost (ABORTED), the others run.
+ * The second job is submitted once the first is on the device, so that
+ * the first takes the injected hang (each ring has its own scheduler: the
+ * second used to reach the device first now and then, and hang instead).
  */
 TEST(outside_reset_replays_the_queued_jobs)
 {
@@ -574,6 +605,7 @@ TEST(outside_reset_replays_the_queued_jobs)
 	ASSERT_EQ(0, ctx_open_dev(&c, pcidev));
 	ASSERT_EQ(0, inject("engine_hang"));
 	ASSERT_EQ(0, submit_fill(&c, 0, 0, 0x19191919));
+	ASSERT_TRUE(ring_busy(0));
 	ASSERT_EQ(0, submit_fill(&c, 1, 1, 0x1a1a1a1a));
 	usleep(200000);
 	snprintf(path, sizeof(path), "%s/reset", pcidev);
@@ -632,6 +664,7 @@ TEST(timeout_racing_unplug)
 	ASSERT_EQ(0, ctx_open_dev(&c, pcidev));
 	ASSERT_EQ(0, inject("engine_hang"));
 	ASSERT_EQ(0, submit_fill(&c, 0, 0, 0x16161616));
+	ASSERT_TRUE(ring_busy(0));	/* job 0 takes the hang, not job 1 */
 	ASSERT_EQ(0, submit_fill(&c, 1, 1, 0x17171717));
 	/* The device's ioctls fail once it is gone: wait on sync files. */
 	ASSERT_EQ(0, drmSyncobjExportSyncFile(c.fd, c.sync[0], &sf[0]));
