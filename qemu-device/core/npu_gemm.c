@@ -11,8 +11,12 @@
  * per 16 multiply-accumulates and exact for every input. (vpmaddubsw with
  * the sign trick is exact too when no weight is -128, but it needs the
  * same two multiplier operations per 32 products, and measured no faster.)
- * Portable C runs the same layout where the host lacks AVX2, chosen at run
- * time; the requantization is vectorised alongside. Work is split across
+ * Where the host has VNNI (AVX512-VNNI with AVX512VL, or AVX-VNNI), the
+ * same kernel fuses each multiply and add into one vpdpwssd, on the same
+ * layout and as exact. Portable C runs the same layout where the host
+ * lacks AVX2. The kernel is chosen at run time from CPUID (NPU_ENGINE_ISA
+ * names one: c, avx2, avxvnni, avx512vnni); the requantization is
+ * vectorised alongside. Work is split across
  * threads by output columns, or by rows when there are too few columns.
  */
 #include <stdlib.h>
@@ -43,6 +47,8 @@
 struct requant_cols;
 
 struct kernel {
+	const char *isa;
+	bool (*supported)(void);
 	void (*run)(uint32_t pairs, const int32_t *ap, const int16_t *bp,
 		    int32_t *c, size_t ldc, int accumulate);
 	void (*requant)(const struct requant_cols *rq, const int32_t *c, int8_t *out,
@@ -129,30 +135,40 @@ static inline void store_tile(__m256i acc[MR][2], int32_t *c, size_t ldc, int ac
 /*
  * 12 accumulators, two b vectors and one broadcast pair: 15 of the 16 ymm
  * registers. Loops are unrolled so that the accumulators stay in registers.
+ * One body for each instruction set: @DOT(acc, a, b) adds the pairwise
+ * int16 products of a and b to acc (wrapping, as vpaddd would).
  */
-__attribute__((target("avx2")))
-static void kern_avx2(uint32_t pairs, const int32_t *ap, const int16_t *bp,
-		      int32_t *c, size_t ldc, int accumulate)
-{
-	__m256i acc[MR][2];
-
-#pragma GCC unroll 6
-	for (int i = 0; i < MR; i++)
-		acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-	for (uint32_t p = 0; p < pairs; p++, ap += MR, bp += 2 * NR) {
-		__m256i b0 = _mm256_loadu_si256((const __m256i *)bp);
-		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + NR));
-
-#pragma GCC unroll 6
-		for (int i = 0; i < MR; i++) {
-			__m256i a = _mm256_set1_epi32(ap[i]);
-
-			acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(a, b0));
-			acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(a, b1));
-		}
-	}
-	store_tile(acc, c, ldc, accumulate);
+#define KERN_YMM(name, isa, DOT)						\
+__attribute__((target(isa)))							\
+static void name(uint32_t pairs, const int32_t *ap, const int16_t *bp,		\
+		 int32_t *c, size_t ldc, int accumulate)			\
+{										\
+	__m256i acc[MR][2];							\
+										\
+	_Pragma("GCC unroll 6")							\
+	for (int i = 0; i < MR; i++)						\
+		acc[i][0] = acc[i][1] = _mm256_setzero_si256();			\
+	for (uint32_t p = 0; p < pairs; p++, ap += MR, bp += 2 * NR) {		\
+		__m256i b0 = _mm256_loadu_si256((const __m256i *)bp);		\
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + NR));	\
+										\
+		_Pragma("GCC unroll 6")						\
+		for (int i = 0; i < MR; i++) {					\
+			__m256i a = _mm256_set1_epi32(ap[i]);			\
+										\
+			acc[i][0] = DOT(acc[i][0], a, b0);			\
+			acc[i][1] = DOT(acc[i][1], a, b1);			\
+		}								\
+	}									\
+	store_tile(acc, c, ldc, accumulate);					\
 }
+
+#define DOT_AVX2(acc, a, b)	_mm256_add_epi32(acc, _mm256_madd_epi16(a, b))
+#define DOT_AVXVNNI(acc, a, b)	_mm256_dpwssd_avx_epi32(acc, a, b)
+#define DOT_AVX512VNNI(acc, a, b)	_mm256_dpwssd_epi32(acc, a, b)
+KERN_YMM(kern_avx2, "avx2", DOT_AVX2)
+KERN_YMM(kern_avxvnni, "avx2,avxvnni", DOT_AVXVNNI)
+KERN_YMM(kern_avx512vnni, "avx2,avx512vnni,avx512vl", DOT_AVX512VNNI)
 
 /* x * mult / 2^31 for the even 32-bit lanes, rounded as npu_srdhm does. */
 __attribute__((target("avx2")))
@@ -236,36 +252,99 @@ static uint32_t column_sum_avx2(const int8_t *col, uint32_t k)
 }
 #endif
 
-static const struct kernel kernel_c = { kern_c, requant_c, column_sum_c };
-#if defined(__x86_64__) && defined(__GNUC__)
-static const struct kernel kernel_avx2 = { kern_avx2, requant_avx2, column_sum_avx2 };
-#endif
-
-static int isa_is_c(void)
+static bool always(void)
 {
-	const char *force = getenv("NPU_ENGINE_ISA");
+	return true;
+}
 
-	if (force && !strcmp(force, "c"))
-		return 1;
 #if defined(__x86_64__) && defined(__GNUC__)
-	return !__builtin_cpu_supports("avx2");
-#else
-	return 1;
+#include <cpuid.h>
+
+/*
+ * CPUID leaf 7 (@sub), and the state the OS saves (XCR0), read directly:
+ * clang's __builtin_cpu_supports knows no AVX-VNNI.
+ */
+static bool leaf7(unsigned int sub, unsigned int *b, unsigned int *c, unsigned int *a)
+{
+	unsigned int d;
+
+	*a = *b = *c = 0;
+	return __get_cpuid_count(7, sub, a, b, c, &d);
+}
+
+static uint64_t xcr0(void)
+{
+	unsigned int ecx = 0, lo, hi, a, b, d;
+
+	__get_cpuid(1, &a, &b, &ecx, &d);
+	if (!(ecx & bit_OSXSAVE))
+		return 0;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
+}
+
+static bool has_avx2(void)
+{
+	return __builtin_cpu_supports("avx2");
+}
+
+static bool has_avxvnni(void)
+{
+	unsigned int a, b, c;
+
+	return has_avx2() && leaf7(1, &b, &c, &a) && (a & (1u << 4));
+}
+
+/* AVX512-VNNI on ymm: EVEX needs the OS to save the opmask and upper state. */
+static bool has_avx512vnni(void)
+{
+	unsigned int a, b, c;
+
+	return has_avx2() && (xcr0() & 0xe6) == 0xe6 && leaf7(0, &b, &c, &a) &&
+	       (c & (1u << 11)) && (b & (1u << 31));
+}
 #endif
+
+/* Best first; NPU_ENGINE_ISA picks one by name where the host has it. */
+static const struct kernel kernels[] = {
+#if defined(__x86_64__) && defined(__GNUC__)
+	{ "avx512vnni", has_avx512vnni, kern_avx512vnni, requant_avx2, column_sum_avx2 },
+	{ "avxvnni", has_avxvnni, kern_avxvnni, requant_avx2, column_sum_avx2 },
+	{ "avx2", has_avx2, kern_avx2, requant_avx2, column_sum_avx2 },
+#endif
+	{ "c", always, kern_c, requant_c, column_sum_c },
+};
+#define N_KERNELS (sizeof(kernels) / sizeof(kernels[0]))
+
+bool npu_gemm_isa_supported(const char *isa)
+{
+	for (size_t i = 0; i < N_KERNELS; i++)
+		if (!strcmp(kernels[i].isa, isa))
+			return kernels[i].supported();
+	return false;
+}
+
+const char *npu_gemm_isa_name(unsigned int i)
+{
+	return i < N_KERNELS ? kernels[i].isa : NULL;
 }
 
 static const struct kernel *pick_kernel(void)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-	if (!isa_is_c())
-		return &kernel_avx2;
-#endif
-	return &kernel_c;
+	const char *force = getenv("NPU_ENGINE_ISA");
+
+	for (size_t i = 0; force && i < N_KERNELS; i++)
+		if (!strcmp(kernels[i].isa, force) && kernels[i].supported())
+			return &kernels[i];
+	for (size_t i = 0; i < N_KERNELS; i++)
+		if (kernels[i].supported())
+			return &kernels[i];
+	return &kernels[N_KERNELS - 1];
 }
 
 const char *npu_gemm_isa(void)
 {
-	return isa_is_c() ? "c" : "avx2";
+	return pick_kernel()->isa;
 }
 
 /* A pair of depth values as int16, zero past @avail. */

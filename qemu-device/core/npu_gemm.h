@@ -44,7 +44,15 @@ struct npu_gemm_args {
 /* Returns 0, or -1 if host memory ran out (or @reserve said no). */
 int npu_gemm_i8(const struct npu_gemm_args *g);
 
-/* The instruction set the kernel uses on this host: "avx2" or "c". */
+/*
+ * The instruction set the kernel uses on this host: the best it has of
+ * "avx512vnni", "avxvnni", "avx2" and "c", or the one NPU_ENGINE_ISA names
+ * if the host has it. Every kernel gives the same bytes.
+ */
 const char *npu_gemm_isa(void);
+/* The kernels, best first: the @i-th one's name, or NULL past the end. */
+const char *npu_gemm_isa_name(unsigned int i);
+/* Whether this host can run the kernel named @isa. */
+bool npu_gemm_isa_supported(const char *isa);
 
 #endif /* NPU_GEMM_H */
