@@ -11,12 +11,14 @@
  * per 16 multiply-accumulates and exact for every input. (vpmaddubsw with
  * the sign trick is exact too when no weight is -128, but it needs the
  * same two multiplier operations per 32 products, and measured no faster.)
- * Where the host has VNNI (AVX512-VNNI with AVX512VL, or AVX-VNNI), the
- * same kernel fuses each multiply and add into one vpdpwssd, on the same
- * layout and as exact. Portable C runs the same layout where the host
- * lacks AVX2. The kernel is chosen at run time from CPUID (NPU_ENGINE_ISA
- * names one: c, avx2, avxvnni, avx512vnni); the requantization is
- * vectorised alongside. Work is split across
+ * Where the host has VNNI, activations are packed as unsigned bytes in
+ * quads instead (a + 128) and weights as signed ones, and vpdpbusd does 4
+ * multiply-accumulates per lane, exact (no saturation): the extra 128 *
+ * (sum of the column) is taken out with a_zero. AVX512-VNNI runs a 12 x 32
+ * tile in zmm registers, AVX-VNNI a 6 x 16 one in ymm. Portable C runs the
+ * pair layout where the host lacks AVX2. The kernel is chosen at run time
+ * from CPUID (NPU_ENGINE_ISA names one: c, avx2, avxvnni, avx512vnni); the
+ * requantization is vectorised alongside. Work is split across
  * threads by output columns, or by rows when there are too few columns.
  */
 #include <stdlib.h>
@@ -26,10 +28,12 @@
 #include "npu_split.h"
 #include "npu_quant.h"
 
-#define MR 6		/* rows of a micro-tile */
-#define NR 16		/* columns of a micro-tile: two ymm of int32 */
+#define MR 6		/* rows of a ymm micro-tile */
+#define NR 16		/* its columns: two ymm of int32 */
+#define MR_ZMM 12	/* rows of a zmm micro-tile: 24 accumulators of 32 */
+#define NR_ZMM 32	/* its columns: two zmm of int32 */
 #define KC 512		/* depth of a block: a kernel's panels stay in L1 */
-#define MC 72		/* rows of a block: the packed a block stays in L2 */
+#define MC 72		/* rows of a block, a multiple of every tile's rows */
 /* A stop check every this many panels of a block: 1.2M MACs, ~1 ms in C. */
 #define STOP_PANELS 2
 #define MAX_THREADS 16
@@ -37,19 +41,22 @@
 #define THREAD_MIN_MACS (1u << 22)
 
 /*
- * Packed layouts, depth in int16 pairs (a zero pads an odd depth):
- *  a block: [MC / MR][pairs][MR], one int32 per pair, which a kernel step
- *           broadcasts;
- *  b panel: [pairs][NR][2], so a step loads NR columns x 2 depths.
- * Operands are raw int8; a_zero is taken out afterwards with the column
- * sums of b.
+ * Packed layouts, depth in groups of @unit (zeros pad the last group):
+ *  a block: [MC / mr][groups][mr], one int32 per group (an int16 pair, or
+ *           four unsigned bytes a + 128), which a kernel step broadcasts;
+ *  b panel: [groups][nr][unit], int16 (pairs) or int8 (quads), so a step
+ *           loads nr columns x unit depths.
+ * a_zero (and a quad's 128) is taken out afterwards with the column sums
+ * of b.
  */
 struct requant_cols;
 
 struct kernel {
 	const char *isa;
 	bool (*supported)(void);
-	void (*run)(uint32_t pairs, const int32_t *ap, const int16_t *bp,
+	uint32_t mr, nr;	/* the micro-tile */
+	uint32_t unit;		/* depth per group: 2 (int16 pairs) or 4 (uint8 quads) */
+	void (*run)(uint32_t groups, const int32_t *ap, const void *bp,
 		    int32_t *c, size_t ldc, int accumulate);
 	void (*requant)(const struct requant_cols *rq, const int32_t *c, int8_t *out,
 			uint32_t count);
@@ -94,10 +101,11 @@ static uint32_t column_sum_c(const int8_t *col, uint32_t k)
 	return s;
 }
 
-static void kern_c(uint32_t pairs, const int32_t *ap, const int16_t *bp,
+static void kern_c(uint32_t pairs, const int32_t *ap, const void *bpv,
 		   int32_t *c, size_t ldc, int accumulate)
 {
 	uint32_t acc[MR][NR] = { { 0 } };	/* wraps, as the accumulator is defined to */
+	const int16_t *bp = bpv;
 
 	for (uint32_t p = 0; p < pairs; p++, ap += MR, bp += 2 * NR)
 		for (int i = 0; i < MR; i++) {
@@ -133,24 +141,26 @@ static inline void store_tile(__m256i acc[MR][2], int32_t *c, size_t ldc, int ac
 }
 
 /*
- * 12 accumulators, two b vectors and one broadcast pair: 15 of the 16 ymm
+ * 12 accumulators, two b vectors and one broadcast group: 15 of the 16 ymm
  * registers. Loops are unrolled so that the accumulators stay in registers.
- * One body for each instruction set: @DOT(acc, a, b) adds the pairwise
- * int16 products of a and b to acc (wrapping, as vpaddd would).
+ * One body for AVX2's int16 pairs and AVX-VNNI's uint8 quads: @DOT(acc, a,
+ * b) adds a group's products to acc, wrapping as vpaddd would; a group of
+ * b is @unit elements of @elem bytes.
  */
-#define KERN_YMM(name, isa, DOT)						\
+#define KERN_YMM(name, isa, DOT, unit, elem)					\
 __attribute__((target(isa)))							\
-static void name(uint32_t pairs, const int32_t *ap, const int16_t *bp,		\
+static void name(uint32_t groups, const int32_t *ap, const void *bpv,		\
 		 int32_t *c, size_t ldc, int accumulate)			\
 {										\
+	const uint8_t *bp = bpv;						\
 	__m256i acc[MR][2];							\
 										\
 	_Pragma("GCC unroll 6")							\
 	for (int i = 0; i < MR; i++)						\
 		acc[i][0] = acc[i][1] = _mm256_setzero_si256();			\
-	for (uint32_t p = 0; p < pairs; p++, ap += MR, bp += 2 * NR) {		\
+	for (uint32_t p = 0; p < groups; p++, ap += MR, bp += (unit) * (elem) * NR) { \
 		__m256i b0 = _mm256_loadu_si256((const __m256i *)bp);		\
-		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + NR));	\
+		__m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + 32));	\
 										\
 		_Pragma("GCC unroll 6")						\
 		for (int i = 0; i < MR; i++) {					\
@@ -164,11 +174,48 @@ static void name(uint32_t pairs, const int32_t *ap, const int16_t *bp,		\
 }
 
 #define DOT_AVX2(acc, a, b)	_mm256_add_epi32(acc, _mm256_madd_epi16(a, b))
-#define DOT_AVXVNNI(acc, a, b)	_mm256_dpwssd_avx_epi32(acc, a, b)
-#define DOT_AVX512VNNI(acc, a, b)	_mm256_dpwssd_epi32(acc, a, b)
-KERN_YMM(kern_avx2, "avx2", DOT_AVX2)
-KERN_YMM(kern_avxvnni, "avx2,avxvnni", DOT_AVXVNNI)
-KERN_YMM(kern_avx512vnni, "avx2,avx512vnni,avx512vl", DOT_AVX512VNNI)
+#define DOT_AVXVNNI(acc, a, b)	_mm256_dpbusd_avx_epi32(acc, a, b)
+KERN_YMM(kern_avx2, "avx2", DOT_AVX2, 2, 2)
+KERN_YMM(kern_avxvnni, "avx2,avxvnni", DOT_AVXVNNI, 4, 1)
+
+/*
+ * AVX512-VNNI: a 12 x 32 tile, 24 zmm accumulators, two b vectors of 16
+ * columns x 4 depths and one broadcast quad of unsigned activations.
+ */
+__attribute__((target("avx512f,avx512bw,avx512vnni")))
+static void kern_avx512vnni(uint32_t groups, const int32_t *ap, const void *bpv,
+			    int32_t *c, size_t ldc, int accumulate)
+{
+	const uint8_t *bp = bpv;
+	__m512i acc[MR_ZMM][2];
+
+#pragma GCC unroll 12
+	for (int i = 0; i < MR_ZMM; i++)
+		acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+	for (uint32_t p = 0; p < groups; p++, ap += MR_ZMM, bp += 4 * NR_ZMM) {
+		__m512i b0 = _mm512_loadu_si512(bp);
+		__m512i b1 = _mm512_loadu_si512(bp + 64);
+
+#pragma GCC unroll 12
+		for (int i = 0; i < MR_ZMM; i++) {
+			__m512i a = _mm512_set1_epi32(ap[i]);
+
+			acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], a, b0);
+			acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], a, b1);
+		}
+	}
+#pragma GCC unroll 12
+	for (int i = 0; i < MR_ZMM; i++) {
+		int32_t *row = c + i * ldc;
+
+		if (accumulate) {
+			acc[i][0] = _mm512_add_epi32(acc[i][0], _mm512_loadu_si512(row));
+			acc[i][1] = _mm512_add_epi32(acc[i][1], _mm512_loadu_si512(row + 16));
+		}
+		_mm512_storeu_si512(row, acc[i][0]);
+		_mm512_storeu_si512(row + 16, acc[i][1]);
+	}
+}
 
 /* x * mult / 2^31 for the even 32-bit lanes, rounded as npu_srdhm does. */
 __attribute__((target("avx2")))
@@ -295,24 +342,25 @@ static bool has_avxvnni(void)
 	return has_avx2() && leaf7(1, &b, &c, &a) && (a & (1u << 4));
 }
 
-/* AVX512-VNNI on ymm: EVEX needs the OS to save the opmask and upper state. */
+/* AVX512-VNNI (with F and BW): the OS must save the opmask and zmm state. */
 static bool has_avx512vnni(void)
 {
 	unsigned int a, b, c;
 
 	return has_avx2() && (xcr0() & 0xe6) == 0xe6 && leaf7(0, &b, &c, &a) &&
-	       (c & (1u << 11)) && (b & (1u << 31));
+	       (c & (1u << 11)) && (b & (1u << 16)) && (b & (1u << 30));
 }
 #endif
 
 /* Best first; NPU_ENGINE_ISA picks one by name where the host has it. */
 static const struct kernel kernels[] = {
 #if defined(__x86_64__) && defined(__GNUC__)
-	{ "avx512vnni", has_avx512vnni, kern_avx512vnni, requant_avx2, column_sum_avx2 },
-	{ "avxvnni", has_avxvnni, kern_avxvnni, requant_avx2, column_sum_avx2 },
-	{ "avx2", has_avx2, kern_avx2, requant_avx2, column_sum_avx2 },
+	{ "avx512vnni", has_avx512vnni, MR_ZMM, NR_ZMM, 4, kern_avx512vnni, requant_avx2,
+	  column_sum_avx2 },
+	{ "avxvnni", has_avxvnni, MR, NR, 4, kern_avxvnni, requant_avx2, column_sum_avx2 },
+	{ "avx2", has_avx2, MR, NR, 2, kern_avx2, requant_avx2, column_sum_avx2 },
 #endif
-	{ "c", always, kern_c, requant_c, column_sum_c },
+	{ "c", always, MR, NR, 2, kern_c, requant_c, column_sum_c },
 };
 #define N_KERNELS (sizeof(kernels) / sizeof(kernels[0]))
 
@@ -363,31 +411,64 @@ static bool stopped(const struct npu_gemm_args *g)
 }
 
 /*
+ * Up to @unit bytes of @src (@avail of them real, zeros after) as one group
+ * of a: int16 pairs sign-extended, or quads of unsigned bytes a + 128.
+ */
+static inline int32_t a_group(const int8_t *src, uint32_t avail, uint32_t unit)
+{
+	uint32_t v = 0;
+
+	if (unit == 2)
+		return pair(src, avail);
+	if (avail >= 4) {	/* little-endian bytes, each biased by 128 */
+		memcpy(&v, src, 4);
+		return (int32_t)(v ^ 0x80808080u);
+	}
+	for (uint32_t x = 0; x < avail; x++)
+		v |= (uint32_t)((uint8_t)src[x] ^ 0x80) << (8 * x);
+	return (int32_t)v;
+}
+
+/* Bytes of one packed b panel of all of k. */
+static size_t panel_bytes(const struct kernel *kern, uint32_t k)
+{
+	size_t groups = (k + kern->unit - 1) / kern->unit;
+
+	return groups * kern->unit * kern->nr * (kern->unit == 2 ? sizeof(int16_t) : 1);
+}
+
+/*
  * Pack columns [n0, n1) of b (all of k) into panels and sum each column;
- * missing columns are 0. False if told to stop (checked per panel).
+ * missing columns and depths are 0. False if told to stop (checked per
+ * panel).
  */
 static bool pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
-		   uint32_t n0, uint32_t n1, int16_t *bp, uint32_t *bsum)
+		   uint32_t n0, uint32_t n1, uint8_t *bp, uint32_t *bsum)
 {
-	uint32_t pairs = (g->k + 1) / 2;
+	uint32_t unit = kern->unit, nr = kern->nr;
+	size_t panel = panel_bytes(kern, g->k);
 
-	for (uint32_t n = n0; n < n1; n += NR, bp += (size_t)pairs * 2 * NR) {
+	memset(bp, 0, panel * ((n1 - n0 + nr - 1) / nr));
+	for (uint32_t n = n0; n < n1; n += nr, bp += panel) {
 		if (stopped(g))
 			return false;
-		for (uint32_t j = 0; j < NR; j++) {
+		for (uint32_t j = 0; j < nr; j++) {
 			const int8_t *col = g->b + (size_t)(n + j) * g->k;
-			int16_t *d = bp + 2 * j;
 
 			if (n + j >= n1) {
-				for (uint32_t p = 0; p < pairs; p++)
-					memset(d + (size_t)p * 2 * NR, 0, 2 * sizeof(*d));
 				bsum[n + j - n0] = 0;
 				continue;
 			}
-			for (uint32_t p = 0; p < pairs; p++) {
-				int32_t v = pair(col + 2 * p, g->k - 2 * p);
+			if (unit == 4) {	/* whole quads as words, the last one padded */
+				uint32_t full = g->k / 4;
 
-				memcpy(d + (size_t)p * 2 * NR, &v, sizeof(v));
+				for (uint32_t p = 0; p < full; p++)
+					memcpy(bp + ((size_t)p * nr + j) * 4, col + 4 * p, 4);
+				for (uint32_t x = 4 * full; x < g->k; x++)
+					bp[((size_t)full * nr + j) * 4 + x % 4] = (uint8_t)col[x];
+			} else {
+				for (uint32_t x = 0; x < g->k; x++)
+					((int16_t *)bp)[((size_t)(x / 2) * nr + j) * 2 + x % 2] = col[x];
 			}
 			bsum[n + j - n0] = kern->column_sum(col, g->k);
 		}
@@ -396,17 +477,25 @@ static bool pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
 }
 
 /* Pack rows [m0, m1) x depth [k0, k1) of a; missing rows are 0. */
-static void pack_a(const struct npu_gemm_args *g, uint32_t m0, uint32_t m1,
-		   uint32_t k0, uint32_t k1, int32_t *ap)
+static void pack_a(const struct npu_gemm_args *g, const struct kernel *kern, uint32_t m0,
+		   uint32_t m1, uint32_t k0, uint32_t k1, int32_t *ap)
 {
-	uint32_t pairs = (k1 - k0 + 1) / 2;
+	uint32_t unit = kern->unit, mr = kern->mr, groups = (k1 - k0 + unit - 1) / unit;
 
-	for (uint32_t m = m0; m < m1; m += MR, ap += (size_t)pairs * MR)
-		for (uint32_t i = 0; i < MR; i++) {
+	for (uint32_t m = m0; m < m1; m += mr, ap += (size_t)groups * mr)
+		for (uint32_t i = 0; i < mr; i++) {
 			const int8_t *row = g->a + (size_t)(m + i) * g->k;
 
-			for (uint32_t p = 0, k = k0; p < pairs; p++, k += 2)
-				ap[p * MR + i] = m + i < m1 ? pair(row + k, k1 - k) : 0;
+			if (m + i >= m1) {
+				for (uint32_t p = 0; p < groups; p++)
+					ap[p * mr + i] = 0;
+			} else if (unit == 4) {	/* the common case, without a branch per group */
+				for (uint32_t p = 0, k = k0; p < groups; p++, k += 4)
+					ap[p * mr + i] = a_group(row + k, k1 - k, 4);
+			} else {
+				for (uint32_t p = 0, k = k0; p < groups; p++, k += 2)
+					ap[p * mr + i] = pair(row + k, k1 - k);
+			}
 		}
 }
 
@@ -418,14 +507,17 @@ struct part {
 };
 
 /* The per-column requantization of columns [n0, n1), from their sums. */
-static void requant_setup(const struct npu_gemm_args *g, const uint32_t *bsum,
-			  uint32_t n0, uint32_t n1, struct requant_cols *rq)
+static void requant_setup(const struct npu_gemm_args *g, const struct kernel *kern,
+			  const uint32_t *bsum, uint32_t n0, uint32_t n1, struct requant_cols *rq)
 {
+	/* Quads multiplied a + 128: that much more of each column comes out. */
+	uint32_t a_zero = (uint32_t)g->a_zero + (kern->unit == 4 ? 128u : 0u);
+
 	for (uint32_t n = n0; n < n1; n++) {
 		const struct npu_quant_ch *q = &g->q[g->per_tensor ? 0 : n];
 
 		rq->add[n - n0] = (int32_t)((g->bias ? (uint32_t)g->bias[n] : 0) -
-					    (uint32_t)g->a_zero * bsum[n - n0]);
+					    a_zero * bsum[n - n0]);
 		rq->mult[n - n0] = q->mult;
 		rq->lshift[n - n0] = q->shift > 0 ? q->shift : 0;
 		rq->rshift[n - n0] = q->shift > 0 ? 0 : -q->shift;
@@ -450,25 +542,28 @@ static void *gemm_part(void *arg)
 /* The host bytes gemm_range() allocates for @r: B's panels, A's block, C's. */
 static uint64_t range_bytes(const void *arg, const struct npu_tile_range *r)
 {
-	const struct npu_gemm_args *g = arg;
-	uint64_t panels = (r->n1 - r->n0 + NR - 1) / NR, ldc = panels * NR;
+	const struct part *p = arg;	/* the GEMM and its kernel */
+	const struct kernel *kern = p->kern;
+	uint64_t panels = (r->n1 - r->n0 + kern->nr - 1) / kern->nr, ldc = panels * kern->nr;
 
 	if (r->m0 >= r->m1 || r->n0 >= r->n1)
 		return 0;
-	return sizeof(int16_t) * 2 * NR * ((g->k + 1) / 2) * panels + sizeof(uint32_t) * ldc +
-	       sizeof(int32_t) * MC * (KC / 2) + sizeof(int32_t) * MC * ldc +
+	return panel_bytes(kern, p->g->k) * panels + sizeof(uint32_t) * ldc +
+	       sizeof(int32_t) * MC * (KC / kern->unit) + sizeof(int32_t) * MC * ldc +
 	       sizeof(int32_t) * 4 * ldc;
 }
 
 static void *gemm_range(struct part *p)
 {
 	const struct npu_gemm_args *g = p->g;
-	uint32_t panels = (p->r.n1 - p->r.n0 + NR - 1) / NR;
-	uint32_t pairs_all = (g->k + 1) / 2;
-	size_t ldc = (size_t)panels * NR;
-	int16_t *bp = malloc(sizeof(*bp) * 2 * NR * pairs_all * panels);
+	const struct kernel *kern = p->kern;
+	uint32_t nr = kern->nr, mr = kern->mr, unit = kern->unit;
+	uint32_t panels = (p->r.n1 - p->r.n0 + nr - 1) / nr;
+	size_t ldc = (size_t)panels * nr, panel = panel_bytes(kern, g->k);
+	size_t group_bytes = panel / ((g->k + unit - 1) / unit);
+	uint8_t *bp = malloc(panel * panels);
 	uint32_t *bsum = malloc(sizeof(*bsum) * ldc);
-	int32_t *ap = malloc(sizeof(*ap) * MC * (KC / 2));
+	int32_t *ap = malloc(sizeof(*ap) * MC * (KC / unit));
 	int32_t *c = malloc(sizeof(*c) * MC * ldc);
 	int32_t *cols = malloc(sizeof(*cols) * 4 * ldc);
 	struct requant_cols rq;
@@ -481,33 +576,33 @@ static void *gemm_range(struct part *p)
 	rq.mult = cols + ldc;
 	rq.lshift = cols + 2 * ldc;
 	rq.rshift = cols + 3 * ldc;
-	if (!pack_b(g, p->kern, p->r.n0, p->r.n1, bp, bsum)) {
+	if (!pack_b(g, kern, p->r.n0, p->r.n1, bp, bsum)) {
 		p->failed = 1;
 		goto out;
 	}
-	requant_setup(g, bsum, p->r.n0, p->r.n1, &rq);
+	requant_setup(g, kern, bsum, p->r.n0, p->r.n1, &rq);
 	for (uint32_t m0 = p->r.m0; m0 < p->r.m1; m0 += MC) {
 		uint32_t m1 = m0 + MC < p->r.m1 ? m0 + MC : p->r.m1;
 
 		for (uint32_t k0 = 0; k0 < g->k; k0 += KC) {
 			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
-			uint32_t pairs = (k1 - k0 + 1) / 2;
+			uint32_t groups = (k1 - k0 + unit - 1) / unit;
 
-			pack_a(g, m0, m1, k0, k1, ap);
+			pack_a(g, kern, m0, m1, k0, k1, ap);
 			for (uint32_t j = 0; j < panels; j++) {
-				const int16_t *b = bp + ((size_t)j * pairs_all + k0 / 2) * 2 * NR;
+				const uint8_t *b = bp + (size_t)j * panel + k0 / unit * group_bytes;
 
 				if (!(j % STOP_PANELS) && stopped(g)) {
 					p->failed = 1;
 					goto out;
 				}
-				for (uint32_t i = 0; m0 + i < m1; i += MR)
-					p->kern->run(pairs, ap + (size_t)i * pairs, b,
-						     c + i * ldc + j * NR, ldc, k0 > 0);
+				for (uint32_t i = 0; m0 + i < m1; i += mr)
+					kern->run(groups, ap + (size_t)i * groups, b,
+						  c + i * ldc + j * nr, ldc, k0 > 0);
 			}
 		}
 		for (uint32_t m = m0; m < m1; m++)
-			p->kern->requant(&rq, c + (m - m0) * ldc,
+			kern->requant(&rq, c + (m - m0) * ldc,
 					 g->out + (size_t)m * (g->ldo ? g->ldo : g->n) + p->r.n0,
 					 p->r.n1 - p->r.n0);
 	}
@@ -528,12 +623,14 @@ int npu_gemm_i8(const struct npu_gemm_args *g)
 	unsigned int threads = 1;
 	const struct kernel *kern = pick_kernel();
 
-	/* Block boundaries never split a pair; blocks hold whole tiles. */
-	_Static_assert(KC % 2 == 0 && MC % MR == 0, "blocking");
+	struct part ctx = { .g = g, .kern = kern };
+
+	/* Block boundaries never split a group; blocks hold whole tiles. */
+	_Static_assert(KC % 4 == 0 && MC % MR == 0 && MC % MR_ZMM == 0, "blocking");
 	if (macs >= THREAD_MIN_MACS && g->threads > 1)
 		threads = g->threads < MAX_THREADS ? g->threads : MAX_THREADS;
-	npu_split(g->m, g->n, MR, NR, threads, r);
-	if (!npu_split_reserve(g->reserve, g->stop_arg, r, threads, range_bytes, g))
+	npu_split(g->m, g->n, kern->mr, kern->nr, threads, r);
+	if (!npu_split_reserve(g->reserve, g->stop_arg, r, threads, range_bytes, &ctx))
 		return -1;
 	for (unsigned int t = 0; t < threads; t++)
 		parts[t] = (struct part){ .g = g, .kern = kern, .r = r[t] };
