@@ -15,6 +15,7 @@
 
 #include "npu_cmd.h"
 #include "npu_gemm.h"
+#include "npu_split.h"
 #include "npu_quant.h"
 #include "npu_tensor_priv.h"
 
@@ -647,12 +648,86 @@ static bool elt_strides(uint32_t rank, const uint32_t *out, const uint32_t *a, c
 	return on == count;
 }
 
+/* Elements [i0, i1) of an int8 element-wise op, on one of the engine's threads. */
+struct elt_part {
+	struct npu_core *core;
+	const struct npu_cmd_eltwise_i8 *e;
+	const int8_t *a, *b;
+	int8_t *out;
+	const uint32_t *od;
+	const uint64_t *as, *bs;
+	uint32_t i0, i1;
+	bool onnx, ort;
+	bool stopped;
+};
+
+/* Below this many elements one thread does it all. */
+#define ELT_THREAD_MIN (1u << 16)
+
+static void *elt_range(void *arg)
+{
+	struct elt_part *p = arg;
+	const struct npu_cmd_eltwise_i8 *e = p->e;
+	const uint32_t *od = p->od;
+	const uint64_t *as = p->as, *bs = p->bs;
+	uint32_t idx[4], rem = p->i0;
+	uint64_t ia = 0, ib = 0;
+
+	for (int d = 3; d >= 0; d--) {	/* where element i0's inputs are */
+		idx[d] = rem % od[d];
+		rem /= od[d];
+		ia += idx[d] * as[d];
+		ib += idx[d] * bs[d];
+	}
+	for (uint32_t i = p->i0; i < p->i1; i++) {
+		int32_t x = p->a[ia] - e->a_zero, y = p->b[ib] - e->b_zero, r;
+
+		if (npu_nd_stop(p->core, i)) {
+			p->stopped = true;
+			return NULL;
+		}
+		if (p->ort) {
+			p->out[i] = npu_eltwise_ort_add_i8(p->a[ia], p->b[ib], e->a_shift, e->a_mult,
+							   e->b_mult, e->out_mult, e->b_shift,
+							   e->act_min, e->act_max);
+		} else if (p->onnx) {
+			p->out[i] = npu_eltwise_onnx_i8(e->op == NPU_ELT_MUL_ONNX, x, y, e->a_mult,
+							e->b_mult, e->out_mult, e->out_zero,
+							e->act_min, e->act_max);
+		} else {
+			if (e->op == NPU_ELT_ADD) {
+				int32_t sx = npu_requant_scale((int32_t)((uint32_t)x << e->left_shift),
+							       e->a_mult, e->a_shift);
+				int32_t sy = npu_requant_scale((int32_t)((uint32_t)y << e->left_shift),
+							       e->b_mult, e->b_shift);
+
+				r = (int32_t)((uint32_t)sx + (uint32_t)sy);
+			} else {
+				r = x * y;
+			}
+			p->out[i] = npu_requant_i8(r, e->out_mult, e->out_shift, e->out_zero,
+						   e->act_min, e->act_max);
+		}
+		for (int d = 3; d >= 0; d--) {	/* the next element's inputs */
+			ia += as[d];
+			ib += bs[d];
+			if (++idx[d] < od[d])
+				break;
+			ia -= as[d] * od[d];
+			ib -= bs[d] * od[d];
+			idx[d] = 0;
+		}
+	}
+	return NULL;
+}
+
 uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_eltwise_i8 e;
-	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx, od[4], idx[4] = { 0 };
-	uint64_t as[4], bs[4], an, bn, ia = 0, ib = 0;
+	struct elt_part parts[16];
+	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx, od[4], threads = 1;
+	uint64_t as[4], bs[4], an, bn;
 	int8_t *a = NULL, *b = NULL, *out = NULL;
 	bool onnx, ort;
 
@@ -713,43 +788,21 @@ uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 		st = npu_va_rw(core, ctx, e.b, b, bn, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
-	for (uint32_t i = 0; i < e.count; i++) {
-		int32_t x = a[ia] - e.a_zero, y = b[ib] - e.b_zero, r;
-
-		if (npu_nd_stop(core, i)) {
+	/* Element by element, in as many pieces as the engine has threads. */
+	if (e.count >= ELT_THREAD_MIN && core->cfg.engine_threads > 1)
+		threads = core->cfg.engine_threads < 16 ? core->cfg.engine_threads : 16;
+	for (uint32_t t = 0; t < threads; t++)
+		parts[t] = (struct elt_part){
+			.core = core, .e = &e, .a = a, .b = b, .out = out, .od = od, .as = as,
+			.bs = bs, .onnx = onnx, .ort = ort,
+			.i0 = (uint32_t)((uint64_t)e.count * t / threads),
+			.i1 = (uint32_t)((uint64_t)e.count * (t + 1) / threads),
+		};
+	npu_run_parallel(elt_range, parts, sizeof(parts[0]), threads);
+	for (uint32_t t = 0; t < threads; t++) {
+		if (parts[t].stopped) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
-		}
-		if (ort) {
-			out[i] = npu_eltwise_ort_add_i8(a[ia], b[ib], e.a_shift, e.a_mult, e.b_mult,
-							e.out_mult, e.b_shift, e.act_min,
-							e.act_max);
-		} else if (onnx) {
-			out[i] = npu_eltwise_onnx_i8(e.op == NPU_ELT_MUL_ONNX, x, y, e.a_mult,
-						     e.b_mult, e.out_mult, e.out_zero, e.act_min,
-						     e.act_max);
-		} else {
-			if (e.op == NPU_ELT_ADD) {
-				int32_t sx = npu_requant_scale((int32_t)((uint32_t)x << e.left_shift),
-							       e.a_mult, e.a_shift);
-				int32_t sy = npu_requant_scale((int32_t)((uint32_t)y << e.left_shift),
-							       e.b_mult, e.b_shift);
-
-				r = (int32_t)((uint32_t)sx + (uint32_t)sy);
-			} else {
-				r = x * y;
-			}
-			out[i] = npu_requant_i8(r, e.out_mult, e.out_shift, e.out_zero, e.act_min,
-						e.act_max);
-		}
-		for (int d = 3; d >= 0; d--) {	/* the next element's inputs */
-			ia += as[d];
-			ib += bs[d];
-			if (++idx[d] < od[d])
-				break;
-			ia -= as[d] * od[d];
-			ib -= bs[d] * od[d];
-			idx[d] = 0;
 		}
 	}
 	st = npu_account(core, npu_va_rw(core, ctx, e.out, out, e.count, true, fault),

@@ -925,7 +925,9 @@ static void test_eltwise_malformed(void)
 /*
  * Broadcasting in all three arithmetics (TFLite's, ONNX's, onnxruntime's
  * QLinearAdd in its three modes), packed as libnpu packs them, against the
- * CPU reference, whose broadcast walk is its own code.
+ * CPU reference, whose broadcast walk is its own code. Every ninth case
+ * is past 64 Ki elements, so the engine splits it across its threads,
+ * each starting in the middle of a broadcast.
  */
 static void test_eltwise_broadcast_and_ort(void)
 {
@@ -936,10 +938,13 @@ static void test_eltwise_broadcast_and_ort(void)
 		int8_t *a, *b, *want;
 		float sa = 0.01f + (float)(rnd() % 100) / 1000, sb = 0.02f, sc = 0.05f;
 
-		p.rank = 1 + rnd() % 4;
+		/* Every ninth case past 64 Ki elements: split across the engine's threads. */
+		bool big = it % 9 == 8;
+
+		p.rank = big ? 3 : 1 + rnd() % 4;
 		p.count = 1;
 		for (uint32_t d = 0; d < p.rank; d++) {
-			p.out_dims[d] = 1 + rnd() % 6;
+			p.out_dims[d] = big ? 48 + rnd() % 40 : 1 + rnd() % 6;
 			p.a_dims[d] = rnd() % 3 ? p.out_dims[d] : 1;
 			p.b_dims[d] = rnd() % 3 ? p.out_dims[d] : 1;
 			p.count *= p.out_dims[d];
