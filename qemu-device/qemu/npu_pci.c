@@ -76,6 +76,12 @@ struct NPUState {
     unsigned int depth;         /* our calls into the core on the stack */
     bool free_pending;          /* unrealized from inside one: free on unwind */
     bool reset_pending;         /* reset from inside one: reset on unwind */
+    /*
+     * What the last run-state change said: a suspended guest (S3) is not
+     * "running" to runstate_is_running(), yet nothing would wake us when
+     * it resumes; the device keeps going through it, as a powered one.
+     */
+    bool vm_running;
     /* Migration: the core's state and SRAM, described by npu_vmstate. */
     struct npu_core_state mig;
     uint8_t *sram;
@@ -252,7 +258,7 @@ static bool npu_leave(NPUState *s)
 
 static void npu_kick(NPUState *s)
 {
-    if (runstate_is_running() && npu_core_runnable(s->core)) {
+    if (s->vm_running && npu_core_runnable(s->core)) {
         qemu_bh_schedule(s->bh);
     }
 }
@@ -263,7 +269,7 @@ static void npu_bh(void *opaque)
     uint64_t deadline;
     enum npu_run_state rc;
 
-    if (!runstate_is_running() || !s->core) {
+    if (!s->vm_running || !s->core) {
         return;     /* npu_vm_state_change() kicks us on resume */
     }
     object_ref(OBJECT(s));  /* the firmware may unplug us (see the top) */
@@ -309,6 +315,7 @@ static void npu_vm_state_change(void *opaque, bool running, RunState state)
 {
     NPUState *s = opaque;
 
+    s->vm_running = running;
     if (!s->core) {
         return;
     }
@@ -423,6 +430,7 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
     s->sram = npu_core_sram(s->core);
     s->bh = qemu_bh_new_guarded(npu_bh, s, &DEVICE(pdev)->mem_reentrancy_guard);
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, npu_timer, s);
+    s->vm_running = runstate_is_running();
     s->vmstate_change = qemu_add_vm_change_state_handler(npu_vm_state_change,
                                                          s);
     return;
@@ -551,7 +559,7 @@ static int npu_post_load(void *opaque, int version_id)
                      "in (a corrupt stream?)");
         return -EINVAL;
     }
-    if (runstate_is_running()) {
+    if (s->vm_running) {
         npu_core_pause(s->core, false, 0);
         qemu_bh_schedule(s->bh);
     }   /* else npu_vm_state_change() resumes it with the VM */
