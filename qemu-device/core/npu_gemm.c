@@ -19,8 +19,10 @@
  * pair layout where the host lacks AVX2. The kernel is chosen at run time
  * from CPUID (NPU_ENGINE_ISA names one: c, avx2, avxvnni, avx512vnni); the
  * requantization is vectorised alongside. Work is split across
- * threads by output columns, or by rows when there are too few columns.
+ * threads by output columns, or by rows when there are too few columns
+ * or the activations are the larger operand and the weights small.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,8 @@
 /* A stop check every this many panels of a block: 1.2M MACs, ~1 ms in C. */
 #define STOP_PANELS 2
 #define MAX_THREADS 16
+/* The most weights a by-rows split packs in every thread: 2 MiB of int8. */
+#define ROWS_MAX_B (2u << 20)
 /* Below this many multiply-accumulates, threads cost more than they save. */
 #define THREAD_MIN_MACS (1u << 22)
 
@@ -364,11 +368,24 @@ static const struct kernel kernels[] = {
 };
 #define N_KERNELS (sizeof(kernels) / sizeof(kernels[0]))
 
+/* Whether the host runs kernel @i: CPUID once (it traps under a hypervisor). */
+static bool supported(size_t i)
+{
+	static atomic_uchar known[N_KERNELS];	/* 0 not asked, 1 no, 2 yes */
+	unsigned char v = atomic_load(&known[i]);
+
+	if (!v) {
+		v = kernels[i].supported() ? 2 : 1;
+		atomic_store(&known[i], v);
+	}
+	return v == 2;
+}
+
 bool npu_gemm_isa_supported(const char *isa)
 {
 	for (size_t i = 0; i < N_KERNELS; i++)
 		if (!strcmp(kernels[i].isa, isa))
-			return kernels[i].supported();
+			return supported(i);
 	return false;
 }
 
@@ -382,10 +399,10 @@ static const struct kernel *pick_kernel(void)
 	const char *force = getenv("NPU_ENGINE_ISA");
 
 	for (size_t i = 0; force && i < N_KERNELS; i++)
-		if (!strcmp(kernels[i].isa, force) && kernels[i].supported())
+		if (!strcmp(kernels[i].isa, force) && supported(i))
 			return &kernels[i];
 	for (size_t i = 0; i < N_KERNELS; i++)
-		if (kernels[i].supported())
+		if (supported(i))
 			return &kernels[i];
 	return &kernels[N_KERNELS - 1];
 }
@@ -560,7 +577,7 @@ static void *gemm_range(struct part *p)
 	uint32_t nr = kern->nr, mr = kern->mr, unit = kern->unit;
 	uint32_t panels = (p->r.n1 - p->r.n0 + nr - 1) / nr;
 	size_t ldc = (size_t)panels * nr, panel = panel_bytes(kern, g->k);
-	size_t group_bytes = panel / ((g->k + unit - 1) / unit);
+	size_t group_bytes = (size_t)unit * nr * (unit == 2 ? sizeof(int16_t) : 1);
 	uint8_t *bp = malloc(panel * panels);
 	uint32_t *bsum = malloc(sizeof(*bsum) * ldc);
 	int32_t *ap = malloc(sizeof(*ap) * MC * (KC / unit));
@@ -629,7 +646,12 @@ int npu_gemm_i8(const struct npu_gemm_args *g)
 	_Static_assert(KC % 4 == 0 && MC % MR == 0 && MC % MR_ZMM == 0, "blocking");
 	if (macs >= THREAD_MIN_MACS && g->threads > 1)
 		threads = g->threads < MAX_THREADS ? g->threads : MAX_THREADS;
-	npu_split(g->m, g->n, kern->mr, kern->nr, threads, r);
+	/*
+	 * By rows every thread packs all of B: only where B is small (a
+	 * convolution's filters), so that the budget holds on any host.
+	 */
+	npu_split(g->m, g->n, kern->mr, kern->nr, threads,
+		  (uint64_t)g->n * g->k <= ROWS_MAX_B, r);
 	if (!npu_split_reserve(g->reserve, g->stop_arg, r, threads, range_bytes, &ctx))
 		return -1;
 	for (unsigned int t = 0; t < threads; t++)

@@ -279,7 +279,7 @@ int npu_sgemm(const struct npu_sgemm_args *g)
 	_Static_assert(MC % MR == 0, "blocking");
 	if (flops >= THREAD_MIN_FLOPS && g->threads > 1)
 		threads = g->threads < MAX_THREADS ? g->threads : MAX_THREADS;
-	npu_split(g->m, g->n, MR, NR, threads, r);
+	npu_split(g->m, g->n, MR, NR, threads, false, r);
 	if (!npu_split_reserve(g->reserve, g->stop_arg, r, threads, range_bytes, g))
 		return -1;
 	for (unsigned int t = 0; t < threads; t++)

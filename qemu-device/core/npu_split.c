@@ -7,15 +7,15 @@
 #define MAX_PARALLEL 64
 
 void npu_split(uint32_t m, uint32_t n, uint32_t mr, uint32_t nr, unsigned int count,
-	       struct npu_tile_range *r)
+	       bool rows_when_taller, struct npu_tile_range *r)
 {
 	uint32_t panels = (n + nr - 1) / nr, tiles = (m + mr - 1) / mr;
 	/*
 	 * By columns each thread packs all of A, by rows all of B: rows when
-	 * A is the larger (a convolution's many positions), or when there are
-	 * too few column panels to go round.
+	 * too few column panels go round, or (@rows_when_taller) when A is
+	 * the larger (a convolution's many positions).
 	 */
-	int by_rows = panels < count || (tiles >= count && m > n);
+	int by_rows = panels < count || (rows_when_taller && tiles >= count && m > n);
 
 	for (unsigned int t = 0; t < count; t++) {
 		uint32_t units = by_rows ? tiles : panels, unit = by_rows ? mr : nr;

@@ -15,11 +15,12 @@ struct npu_tile_range {
 /*
  * Split an @m x @n output into @count ranges of whole @mr-row tiles or
  * @nr-column panels: by columns, so that each thread packs only its own
- * weights, or by rows (each packs only its own activations) when there
- * are more rows than columns or fewer panels than threads.
+ * weights, or by rows (each packs only its own activations, and all of
+ * the weights) when there are fewer panels than threads, or, if
+ * @rows_when_taller, more rows than columns.
  */
 void npu_split(uint32_t m, uint32_t n, uint32_t mr, uint32_t nr, unsigned int count,
-	       struct npu_tile_range *r);
+	       bool rows_when_taller, struct npu_tile_range *r);
 
 /*
  * Run @fn on each of @count items of @size bytes at @items: the first on

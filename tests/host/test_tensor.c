@@ -269,6 +269,7 @@ static void gemm_corners(const char *isa)
 	static const uint32_t shapes[][3] = {
 		{ 1, 1, 1 }, { 7, 37, 5 }, { 80, 17, 1031 }, { 3000, 5, 600 },
 		{ 100, 200, 300 }, { 13, 9, 2 },
+		{ 400, 100, 300 },	/* split by rows though columns would go round */
 	};
 	static const int32_t corner_mult[] = { INT32_MIN, INT32_MAX, 0, -1, 1, 1 << 30 };
 
