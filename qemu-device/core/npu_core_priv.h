@@ -233,7 +233,10 @@ void npu_engine_save(struct npu_core *core, struct npu_core_state *st);
 void npu_engine_load(struct npu_core *core, const struct npu_core_state *st);
 /* ENGINE_RESET: a hung operation ends now, aborted. */
 void npu_engine_reset(struct npu_core *core);
-/* On the engine thread: should the running operation stop now? */
+/*
+ * On the engine thread (or a GEMM or element-wise worker of it): should
+ * the running operation stop now?
+ */
 bool npu_eng_stop(struct npu_core *core);
 /*
  * On the engine thread, in a loop whose steps cost different amounts: @n
@@ -242,7 +245,6 @@ bool npu_eng_stop(struct npu_core *core);
  * about every 65 us of work whatever the shape. One thread only.
  */
 #define NPU_ENG_WORK_CHECK	(1u << 16)
-bool npu_eng_stop(struct npu_core *core);
 static inline bool npu_eng_work(struct npu_core *core, uint64_t n)
 {
 	struct npu_eng_req *r = &core->eng.run;
