@@ -90,7 +90,7 @@ build: firmware tools tests qemu driver libnpu examples
 
 firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
-	$(BUILD)/tools/hold-bench \
+	$(BUILD)/tools/hold-bench $(BUILD)/tools/engine-bench \
 	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench \
 	$(BUILD)/tools/stall-bench $(BUILD)/tools/npu-run $(BUILD)/tools/npu-onnx-test
 tests: $(TESTS) $(VM_TESTS) $(BUILD)/fuzz/fuzz_core $(BUILD)/tests/npu-onnx-test-san
@@ -266,9 +266,9 @@ $(BUILD)/fuzz/fuzz_core: tests/fuzz/fuzz_core.c tests/host/harness.c tests/host/
 		$(filter-out $(FUZZ_RV32),$(CORE_SRCS)) $(BUILD)/fuzz/npu_rv32.o -lm
 
 # Harness and device core without sanitizers: it measures time.
-$(BUILD)/tools/hold-bench: tools/hold-bench.c tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tools/hold-bench $(BUILD)/tools/engine-bench: $(BUILD)/tools/%: tools/%.c tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ tools/hold-bench.c tests/host/harness.c $(CORE_SRCS) -lm
+	$(CC) $(HOST_CFLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS) -lm
 
 $(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE_HDRS)
 	@mkdir -p $(@D)

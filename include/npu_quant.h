@@ -142,7 +142,7 @@ static inline int8_t npu_eltwise_onnx_i8(int mul, int32_t x, int32_t y, int32_t 
 	float v = npu_rintf((mul ? fa * fb : fa + fb) / npu_f32_from_bits(so));
 	float lo = (float)(act_min - zp_out), hi = (float)(act_max - zp_out);
 
-	v = v < lo ? lo : v > hi ? hi : v;
+	v = !(v >= lo) ? lo : v > hi ? hi : v;	/* NaN (inf - inf, 0 * inf): lo */
 	return (int8_t)((int32_t)v + zp_out);
 }
 

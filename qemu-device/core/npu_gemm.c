@@ -249,7 +249,23 @@ static void requant_avx2(const struct requant_cols *rq, const int32_t *c, int8_t
 	const __m256i hi = _mm256_set1_epi32(rq->hi - rq->zero);
 	uint32_t n = 0;
 
-	for (; n + 8 <= count && !rq->onnx; n += 8) {	/* ONNX's: all in requant_c */
+	/* ONNX's: (float)x * mult rounded half to even, as npu_requant_onnx_i8 */
+	for (; n + 8 <= count && rq->onnx; n += 8) {
+		const __m256 flo = _mm256_set1_ps((float)(rq->lo - rq->zero));
+		const __m256 fhi = _mm256_set1_ps((float)(rq->hi - rq->zero));
+		__m256i x = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + n)),
+					     _mm256_loadu_si256((const __m256i *)(rq->add + n)));
+		__m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(x),
+					 _mm256_loadu_ps((const float *)(rq->mult + n)));
+		__m128i w;
+
+		v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		x = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, flo), fhi)),
+				     zp);
+		w = _mm_packs_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+		_mm_storel_epi64((__m128i *)(out + n), _mm_packs_epi16(w, w));
+	}
+	for (; n + 8 <= count && !rq->onnx; n += 8) {
 		__m256i x = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + n)),
 					     _mm256_loadu_si256((const __m256i *)(rq->add + n)));
 		__m256i mult = _mm256_loadu_si256((const __m256i *)(rq->mult + n));

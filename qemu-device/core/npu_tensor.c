@@ -339,6 +339,14 @@ static int im2col_rows(struct npu_core *core, const struct conv *v, const int8_t
 	return 0;
 }
 
+/* A 1x1 window over every position: the input is the GEMM's A already. */
+static bool conv_direct(const struct conv *v)
+{
+	return v->k_h == 1 && v->k_w == 1 && v->stride_h == 1 && v->stride_w == 1 &&
+	       !v->pad_top && !v->pad_left && v->groups == 1 && v->out_h == v->in_h &&
+	       v->out_w == v->in_w && !(v->flags & NPU_CONV_DEPTHWISE);
+}
+
 static int conv_compute(struct npu_core *core, const struct conv *v, const int8_t *in,
 			const int8_t *f, const int32_t *bias, const struct npu_quant_ch *q,
 			int8_t *out, int8_t *patch)
@@ -358,6 +366,10 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 	uint64_t rows_total = (uint64_t)v->batch * v->out_h;
 	uint64_t chunk = NPU_IM2COL_BYTES / ((uint64_t)v->out_w * kd);
 
+	if (conv_direct(v)) {
+		g.m = (uint32_t)(rows_total * v->out_w);
+		return gemm_compute(core, &g, in, f, bias, q, out, v->out_c);
+	}
 	if (chunk < 1)
 		chunk = 1;
 	for (uint64_t r0 = 0; r0 < rows_total; r0 += chunk) {
@@ -453,12 +465,12 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	out = npu_eng_alloc(core, out_sz);
 	q = npu_eng_alloc(core, sizeof(*q) * nq);
 	bias = v.bias ? npu_eng_alloc(core, sizeof(*bias) * v.out_c) : NULL;
-	if (!dw) {
+	if (!dw && !conv_direct(&v)) {
 		uint64_t row = (uint64_t)v.out_w * kd;
 
 		patch = npu_eng_alloc(core, row > NPU_IM2COL_BYTES ? row : NPU_IM2COL_BYTES / row * row);
 	}
-	if (!in || !f || !out || !q || (v.bias && !bias) || (!dw && !patch))
+	if (!in || !f || !out || !q || (v.bias && !bias) || (!dw && !conv_direct(&v) && !patch))
 		goto out;
 
 	st = npu_va_rw(core, ctx, v.in, in, in_sz, false, fault);
@@ -597,219 +609,6 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		    bytes, cycles);
 out:
 	free(in);
-	free(out);
-	return st;
-}
-
-/* ---- elementwise add and mul ------------------------------------------- */
-
-static bool shift_ok(int32_t s)
-{
-	return s >= -31 && s <= 30;
-}
-
-/*
- * Broadcast strides of an elementwise command: @od the output's dims, 4-D
- * with leading 1s, and each input's element strides (0 where it is 1);
- * false when a dim is out of range or an input's is neither the output's
- * nor 1. Rank 0 is @count elements each.
- */
-static bool elt_strides(uint32_t rank, const uint32_t *out, const uint32_t *a, const uint32_t *b,
-			uint32_t count, uint32_t *od, uint64_t *as, uint64_t *bs, uint64_t *an,
-			uint64_t *bn)
-{
-	uint64_t on = 1, sa = 1, sb = 1;
-
-	if (rank > 4)
-		return false;
-	for (int d = 3; d >= 0; d--) {
-		uint32_t i = (uint32_t)d - (4 - (rank ? rank : 1));
-
-		if (d < 4 - (int)(rank ? rank : 1)) {
-			od[d] = 1;
-			as[d] = bs[d] = 0;
-			continue;
-		}
-		od[d] = rank ? out[i] : count;
-		if (rank && (!npu_dim_ok(out[i]) || (a[i] != out[i] && a[i] != 1) ||
-			     (b[i] != out[i] && b[i] != 1)))
-			return false;
-		as[d] = !rank || a[i] != 1 ? sa : 0;
-		bs[d] = !rank || b[i] != 1 ? sb : 0;
-		sa *= rank ? a[i] : count;
-		sb *= rank ? b[i] : count;
-		on *= od[d];
-	}
-	for (uint32_t i = rank; i < 4; i++)
-		if (out[i] || a[i] || b[i])
-			return false;
-	*an = sa;
-	*bn = sb;
-	return on == count;
-}
-
-/* Elements [i0, i1) of an int8 element-wise op, on one of the engine's threads. */
-struct elt_part {
-	struct npu_core *core;
-	const struct npu_cmd_eltwise_i8 *e;
-	const int8_t *a, *b;
-	int8_t *out;
-	const uint32_t *od;
-	const uint64_t *as, *bs;
-	uint32_t i0, i1;
-	bool onnx, ort;
-	bool stopped;
-};
-
-/* Below this many elements one thread does it all. */
-#define ELT_THREAD_MIN (1u << 16)
-
-static void *elt_range(void *arg)
-{
-	struct elt_part *p = arg;
-	const struct npu_cmd_eltwise_i8 *e = p->e;
-	const uint32_t *od = p->od;
-	const uint64_t *as = p->as, *bs = p->bs;
-	uint32_t idx[4], rem = p->i0;
-	uint64_t ia = 0, ib = 0;
-
-	for (int d = 3; d >= 0; d--) {	/* where element i0's inputs are */
-		idx[d] = rem % od[d];
-		rem /= od[d];
-		ia += idx[d] * as[d];
-		ib += idx[d] * bs[d];
-	}
-	for (uint32_t i = p->i0; i < p->i1; i++) {
-		int32_t x = p->a[ia] - e->a_zero, y = p->b[ib] - e->b_zero, r;
-
-		if (npu_nd_stop(p->core, i)) {
-			p->stopped = true;
-			return NULL;
-		}
-		if (p->ort) {
-			p->out[i] = npu_eltwise_ort_add_i8(p->a[ia], p->b[ib], e->a_shift, e->a_mult,
-							   e->b_mult, e->out_mult, e->b_shift,
-							   e->act_min, e->act_max);
-		} else if (p->onnx) {
-			p->out[i] = npu_eltwise_onnx_i8(e->op == NPU_ELT_MUL_ONNX, x, y, e->a_mult,
-							e->b_mult, e->out_mult, e->out_zero,
-							e->act_min, e->act_max);
-		} else {
-			if (e->op == NPU_ELT_ADD) {
-				int32_t sx = npu_requant_scale((int32_t)((uint32_t)x << e->left_shift),
-							       e->a_mult, e->a_shift);
-				int32_t sy = npu_requant_scale((int32_t)((uint32_t)y << e->left_shift),
-							       e->b_mult, e->b_shift);
-
-				r = (int32_t)((uint32_t)sx + (uint32_t)sy);
-			} else {
-				r = x * y;
-			}
-			p->out[i] = npu_requant_i8(r, e->out_mult, e->out_shift, e->out_zero,
-						   e->act_min, e->act_max);
-		}
-		for (int d = 3; d >= 0; d--) {	/* the next element's inputs */
-			ia += as[d];
-			ib += bs[d];
-			if (++idx[d] < od[d])
-				break;
-			ia -= as[d] * od[d];
-			ib -= bs[d] * od[d];
-			idx[d] = 0;
-		}
-	}
-	return NULL;
-}
-
-uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
-			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
-{
-	struct npu_cmd_eltwise_i8 e;
-	struct elt_part parts[16];
-	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx, od[4], threads = 1;
-	uint64_t as[4], bs[4], an, bn;
-	int8_t *a = NULL, *b = NULL, *out = NULL;
-	bool onnx, ort;
-
-	if (size != sizeof(e))
-		return NPU_DMA_ERR_ARGS;
-	e.a = npu_rd64(c + 8);
-	e.b = npu_rd64(c + 16);
-	e.out = npu_rd64(c + 24);
-	e.count = npu_rd32(c + 32);
-	e.op = npu_rd32(c + 36);
-	e.a_zero = (int32_t)npu_rd32(c + 40);
-	e.b_zero = (int32_t)npu_rd32(c + 44);
-	e.out_zero = (int32_t)npu_rd32(c + 48);
-	e.act_min = (int32_t)npu_rd32(c + 52);
-	e.act_max = (int32_t)npu_rd32(c + 56);
-	e.a_mult = (int32_t)npu_rd32(c + 60);
-	e.a_shift = (int32_t)npu_rd32(c + 64);
-	e.b_mult = (int32_t)npu_rd32(c + 68);
-	e.b_shift = (int32_t)npu_rd32(c + 72);
-	e.out_mult = (int32_t)npu_rd32(c + 76);
-	e.out_shift = (int32_t)npu_rd32(c + 80);
-	e.left_shift = npu_rd32(c + 84);
-	e.rank = npu_rd32(c + 88);
-	for (int i = 0; i < 4; i++) {
-		e.out_dims[i] = npu_rd32(c + 92 + 4 * i);
-		e.a_dims[i] = npu_rd32(c + 108 + 4 * i);
-		e.b_dims[i] = npu_rd32(c + 124 + 4 * i);
-	}
-	e.reserved = npu_rd32(c + 140);
-	onnx = e.op == NPU_ELT_ADD_ONNX || e.op == NPU_ELT_MUL_ONNX;
-	ort = e.op == NPU_ELT_ADD_ORT;
-	if (onnx && (e.a_shift || e.b_shift || e.out_shift || e.left_shift ||
-		     !npu_onnx_mult_valid(e.a_mult) || !npu_onnx_mult_valid(e.b_mult) ||
-		     !npu_onnx_mult_valid(e.out_mult) || !e.out_mult))
-		return NPU_DMA_ERR_ARGS;
-	/* onnxruntime's: finite fp32 factors, an offset of 0 or 128, a mode 0..2 */
-	if (ort && (e.a_zero || e.b_zero || e.out_zero || e.out_shift || e.left_shift ||
-		    (e.a_shift != 0 && e.a_shift != 128) || e.b_shift < 0 || e.b_shift > 2 ||
-		    !npu_onnx_mult_valid(e.a_mult) || !npu_onnx_mult_valid(e.b_mult) ||
-		    ((uint32_t)e.out_mult & 0x7f800000u) == 0x7f800000u))
-		return NPU_DMA_ERR_ARGS;
-	if (!e.count || e.count > NPU_TENSOR_MAX_BYTES ||
-	    (e.op != NPU_ELT_ADD && e.op != NPU_ELT_MUL && !onnx && !ort) ||
-	    e.a_zero < -128 || e.a_zero > 127 || e.b_zero < -128 || e.b_zero > 127 ||
-	    e.out_zero < -128 || e.out_zero > 127 ||
-	    e.act_min < -128 || e.act_min > e.act_max || e.act_max > 127 ||
-	    (!ort && (!shift_ok(e.a_shift) || !shift_ok(e.b_shift))) || !shift_ok(e.out_shift) ||
-	    e.left_shift > 20 || e.reserved ||
-	    !elt_strides(e.rank, e.out_dims, e.a_dims, e.b_dims, e.count, od, as, bs, &an, &bn))
-		return NPU_DMA_ERR_ARGS;
-	a = npu_eng_alloc(core, an);
-	b = npu_eng_alloc(core, bn);
-	out = npu_eng_alloc(core, e.count);
-	if (!a || !b || !out)
-		goto out;
-	st = npu_va_rw(core, ctx, e.a, a, an, false, fault);
-	if (st == NPU_DMA_OK)
-		st = npu_va_rw(core, ctx, e.b, b, bn, false, fault);
-	if (st != NPU_DMA_OK)
-		goto out;
-	/* Element by element, in as many pieces as the engine has threads. */
-	if (e.count >= ELT_THREAD_MIN && core->cfg.engine_threads > 1)
-		threads = core->cfg.engine_threads < 16 ? core->cfg.engine_threads : 16;
-	for (uint32_t t = 0; t < threads; t++)
-		parts[t] = (struct elt_part){
-			.core = core, .e = &e, .a = a, .b = b, .out = out, .od = od, .as = as,
-			.bs = bs, .onnx = onnx, .ort = ort,
-			.i0 = (uint32_t)((uint64_t)e.count * t / threads),
-			.i1 = (uint32_t)((uint64_t)e.count * (t + 1) / threads),
-		};
-	npu_run_parallel(elt_range, parts, sizeof(parts[0]), threads);
-	for (uint32_t t = 0; t < threads; t++) {
-		if (parts[t].stopped) {
-			st = NPU_DMA_ERR_ABORTED;
-			goto out;
-		}
-	}
-	st = npu_account(core, npu_va_rw(core, ctx, e.out, out, e.count, true, fault),
-			 an + bn + e.count, 0, bytes, cycles);
-out:
-	free(a);
-	free(b);
 	free(out);
 	return st;
 }

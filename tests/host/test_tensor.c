@@ -289,14 +289,28 @@ static void gemm_corners(const char *isa)
 			q[j].mult = j % 3 ? (int32_t)rnd() : corner_mult[j / 3 % 6];
 			q[j].shift = (int32_t)(rnd() % 62) - 31;
 		}
-		for (unsigned int threads = 1; threads <= 2; threads++) {
+		/* One and two threads; TFLite's requantization, then ONNX's */
+		for (unsigned int variant = 0; variant < 4; variant++) {
+			unsigned int threads = 1 + variant % 2;
+			bool onnx = variant >= 2;
 			struct npu_gemm_args g = {
 				.a = a, .b = b, .bias = bias, .q = q, .out = out, .m = m, .n = n,
 				.k = k, .a_zero = (int32_t)(rnd() % 256) - 128,
 				.out_zero = (int32_t)(rnd() % 256) - 128, .act_min = -128,
-				.act_max = 127, .threads = threads,
+				.act_max = 127, .threads = threads, .onnx = onnx,
 			};
 			int bad = 0;
+
+			for (uint32_t j = 0; onnx && j < n; j++) {
+				/* fp32 bits: powers of two (ties), scales, corners (0, denormal, max) */
+				static const int32_t corner_f32[] = { 0, 1, 0x7f7fffff, 0x3f800000 };
+
+				q[j].shift = 0;
+				q[j].mult = j % 4 == 0 ? (int32_t)npu_f32_bits(1.0f / (float)(1 << j % 24)) :
+					    j % 4 == 1 ? (int32_t)((100u + rnd() % 40) << 23 | rnd() >> 9) :
+					    j % 4 == 2 ? corner_f32[j / 4 % 4] :
+					    (int32_t)npu_f32_bits((float)(1 + rnd() % 1000) / 1e6f);
+			}
 
 			g.act_min = -100 + (int32_t)(rnd() % 50);
 			if (npu_gemm_i8(&g)) {
@@ -312,11 +326,15 @@ static void gemm_corners(const char *isa)
 					for (uint32_t x = 0; x < k; x++)
 						acc += (uint32_t)((a[(size_t)i * k + x] - g.a_zero) *
 								  b[(size_t)j * k + x]);
-					want = npu_requant_i8((int32_t)acc, q[j].mult, q[j].shift,
+					want = onnx ? npu_requant_onnx_i8((int32_t)acc, q[j].mult,
+									 g.out_zero, g.act_min,
+									 g.act_max) :
+					       npu_requant_i8((int32_t)acc, q[j].mult, q[j].shift,
 							      g.out_zero, g.act_min, g.act_max);
 					if (out[(size_t)i * n + j] != want) {
-						printf("#   %s %ux%ux%u threads %u: [%u][%u] %d, "
-						       "want %d\n", isa, m, n, k, threads, i, j,
+						printf("#   %s %ux%ux%u threads %u%s: [%u][%u] %d, "
+						       "want %d\n", isa, m, n, k, threads,
+						       onnx ? " onnx" : "", i, j,
 						       out[(size_t)i * n + j], want);
 						bad = 1;
 					}
@@ -332,8 +350,11 @@ static void gemm_corners(const char *isa)
 	}
 }
 
-/* The same on every kernel this host can run; those it cannot are named. */
-static void test_gemm_kernel_blocks_threads_and_requant_corners(void)
+/*
+ * @fn on every engine ISA this host can run (NPU_ENGINE_ISA), @what's
+ * kernels named; those it cannot run are named as skipped.
+ */
+static void on_every_isa(const char *what, void (*fn)(const char *isa))
 {
 	const char *saved = getenv("NPU_ENGINE_ISA");
 	char *keep = saved ? strdup(saved) : NULL;
@@ -341,19 +362,24 @@ static void test_gemm_kernel_blocks_threads_and_requant_corners(void)
 
 	for (unsigned int i = 0; (isa = npu_gemm_isa_name(i)); i++) {
 		if (!npu_gemm_isa_supported(isa)) {
-			printf("# int8 GEMM kernel %s: skipped, not on this host\n", isa);
+			printf("# %s kernel %s: skipped, not on this host\n", what, isa);
 			continue;
 		}
 		setenv("NPU_ENGINE_ISA", isa, 1);
 		CHECK_EQ(strcmp(npu_gemm_isa(), isa), 0);
-		printf("# int8 GEMM kernel %s\n", isa);
-		gemm_corners(isa);
+		printf("# %s kernel %s\n", what, isa);
+		fn(isa);
 	}
 	if (keep)
 		setenv("NPU_ENGINE_ISA", keep, 1);
 	else
 		unsetenv("NPU_ENGINE_ISA");
 	free(keep);
+}
+
+static void test_gemm_kernel_blocks_threads_and_requant_corners(void)
+{
+	on_every_isa("int8 GEMM", gemm_corners);
 }
 
 static struct npu_cmd_gemm_i8 good_cmd(void)
@@ -930,7 +956,7 @@ static void test_eltwise_malformed(void)
  * is past 64 Ki elements, so the engine splits it across its threads,
  * each starting in the middle of a broadcast.
  */
-static void test_eltwise_broadcast_and_ort(void)
+static void eltwise_broadcast_cases(const char *isa)
 {
 	for (int it = 0; it < 90; it++) {
 		struct npu_eltwise_i8 p = { .act_min = -128, .act_max = 127, .requant = it % 3 };
@@ -973,6 +999,20 @@ static void test_eltwise_broadcast_and_ort(void)
 			p.a_shift = it & 4 ? 128 : 0;
 			p.b_shift = (int32_t)(rnd() % 3);
 		}
+		if (it % 5 == 1 && p.requant != NPU_REQUANT_TFLITE) {
+			/*
+			 * Scales past fp32's range, 100 elements in a row: infinities,
+			 * and with ONNX's arithmetic inf - inf and 0 * inf, NaNs
+			 */
+			p.a_mult = p.b_mult = (int32_t)npu_f32_bits(3e38f);
+			p.rank = 1;
+			memset(p.out_dims, 0, sizeof(p.out_dims));
+			memset(p.a_dims, 0, sizeof(p.a_dims));
+			memset(p.b_dims, 0, sizeof(p.b_dims));
+			p.count = p.out_dims[0] = p.a_dims[0] = p.b_dims[0] = 100;
+			an = bn = 100;
+			p.b_shift = 0;	/* onnxruntime's mode for two whole vectors */
+		}
 		a = malloc(an);
 		b = malloc(bn);
 		want = malloc(p.count);
@@ -989,13 +1029,18 @@ static void test_eltwise_broadcast_and_ort(void)
 		memcpy(h_va(&h, 0, VA_B), b, bn);
 		CHECK_EQ(npu_pack_eltwise_i8(&c, &p, VA_A, VA_B, VA_OUT), 0);
 		if (!run_cmd_compare(&c, sizeof(c), want, p.count)) {
-			printf("#   case %d: requant %u, rank %u\n", it, p.requant, p.rank);
+			printf("#   %s case %d: requant %u, rank %u\n", isa, it, p.requant, p.rank);
 			CHECK(0);
 		}
 		free(a);
 		free(b);
 		free(want);
 	}
+}
+
+static void test_eltwise_broadcast_and_ort(void)
+{
+	on_every_isa("int8 element-wise", eltwise_broadcast_cases);
 }
 
 static void test_quantize_roundtrip(void)
