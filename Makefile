@@ -244,10 +244,10 @@ $(BUILD)/tools/npu-bench $(BUILD)/tools/backend-bench $(BUILD)/tools/stall-bench
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -Itests/vm -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
-$(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-device/core/npu_split.c $(CORE_HDRS)
+$(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-device/core/npu_split.c qemu-device/core/npu_pool.c $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -o $@ tools/gemm-bench.c qemu-device/core/npu_gemm.c \
-		qemu-device/core/npu_split.c -ldnnl -lpthread
+		qemu-device/core/npu_split.c qemu-device/core/npu_pool.c -ldnnl -lpthread
 
 # The libFuzzer target on the device core (clang, ASan, UBSan).
 FUZZ_CC := clang

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "npu_gemm.h"
+#include "npu_pool.h"
 #include "npu_split.h"
 #include "npu_quant.h"
 

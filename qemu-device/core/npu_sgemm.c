@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "npu_sgemm.h"
+#include "npu_pool.h"
 #include "npu_split.h"
 #include "npu_train_math.h"
 

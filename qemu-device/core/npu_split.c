@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* npu_split.c - see npu_split.h. */
-#include <pthread.h>
-
 #include "npu_split.h"
-
-#define MAX_PARALLEL 64
 
 void npu_split(uint32_t m, uint32_t n, uint32_t mr, uint32_t nr, unsigned int count,
 	       bool rows_when_taller, struct npu_tile_range *r)
@@ -27,28 +23,6 @@ void npu_split(uint32_t m, uint32_t n, uint32_t mr, uint32_t nr, unsigned int co
 		else
 			r[t] = (struct npu_tile_range){ 0, m, lo, hi < n ? hi : n };
 	}
-}
-
-void npu_run_parallel(void *(*fn)(void *), void *items, size_t size, unsigned int count)
-{
-	pthread_t tid[MAX_PARALLEL];
-	int started[MAX_PARALLEL] = { 0 };
-
-	if (count > MAX_PARALLEL)
-		count = MAX_PARALLEL;
-	for (unsigned int t = 1; t < count; t++) {
-		void *item = (char *)items + t * size;
-
-		if (pthread_create(&tid[t], NULL, fn, item))
-			fn(item);	/* no thread: do it here */
-		else
-			started[t] = 1;
-	}
-	if (count)
-		fn(items);
-	for (unsigned int t = 1; t < count; t++)
-		if (started[t])
-			pthread_join(tid[t], NULL);
 }
 
 bool npu_split_reserve(bool (*reserve)(void *arg, uint64_t bytes), void *arg,

@@ -23,13 +23,6 @@ void npu_split(uint32_t m, uint32_t n, uint32_t mr, uint32_t nr, unsigned int co
 	       bool rows_when_taller, struct npu_tile_range *r);
 
 /*
- * Run @fn on each of @count items of @size bytes at @items: the first on
- * the calling thread, the others on threads of their own (or here too,
- * when one cannot be started); returns when all are done.
- */
-void npu_run_parallel(void *(*fn)(void *), void *items, size_t size, unsigned int count);
-
-/*
  * Whether @reserve (NULL: no budget) grants, with @arg, the host bytes
  * @bytes(@g, range) of all @count ranges: asked once, before a GEMM kernel
  * allocates any thread's packing.

@@ -15,7 +15,6 @@
 
 #include "npu_cmd.h"
 #include "npu_gemm.h"
-#include "npu_split.h"
 #include "npu_quant.h"
 #include "npu_tensor_priv.h"
 
