@@ -244,10 +244,10 @@ $(BUILD)/tools/npu-bench $(BUILD)/tools/backend-bench $(BUILD)/tools/stall-bench
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -Itests/vm -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
-$(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-device/core/npu_split.c qemu-device/core/npu_pool.c $(CORE_HDRS)
+$(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-device/core/npu_sgemm.c qemu-device/core/npu_split.c qemu-device/core/npu_pool.c $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -o $@ tools/gemm-bench.c qemu-device/core/npu_gemm.c \
-		qemu-device/core/npu_split.c qemu-device/core/npu_pool.c -ldnnl -lpthread
+		qemu-device/core/npu_sgemm.c qemu-device/core/npu_split.c qemu-device/core/npu_pool.c -ldnnl -lpthread
 
 # The libFuzzer target on the device core (clang, ASan, UBSan).
 FUZZ_CC := clang
@@ -438,9 +438,12 @@ bench: all
 	@$(BUILD)/tools/rv32-bench $(BUILD)/bench/rv32.json
 	@$(BUILD)/tools/hold-bench $(BUILD)/bench/hold.json
 	@OMP_NUM_THREADS=$${NPU_BENCH_THREADS:-2} $(BUILD)/tools/gemm-bench $(BUILD)/bench/gemm.json
+	@$(BUILD)/tools/engine-bench $(BUILD)/bench/engine.json
 	@echo "On the host, no NPU:"
 	@$(BUILD)/tools/backend-bench $(BUILD)/bench/backends-host.json
 	@scripts/bench-vm
+	@scripts/bench-models
+	@scripts/bench-summary $(BUILD)/bench
 
 clean:
 	rm -rf $(BUILD)

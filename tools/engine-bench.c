@@ -18,6 +18,7 @@
 
 #include "harness.h"
 #include "npu_f32_bits.h"
+#include "npu_cmd_train.h"
 #include "npu_gemm.h"
 
 #define VA_IN	0x10000000ull
@@ -155,6 +156,17 @@ int main(int argc, char **argv)
 		add_s += t * adds[i].times;
 		printf("add %8u elements %9u %9.3f %8.2f Gelem/s\n", adds[i].count, adds[i].times,
 		       t * 1e3, adds[i].count / t / 1e9);
+	}
+	{
+		/* fp32's bias add on the largest activation, 56 x 56 x 256: memory-bound */
+		struct npu_cmd_eltwise_f32 e = {
+			.hdr = { NPU_CMD_ELTWISE_F32, sizeof(e) }, .a = VA_IN, .b = VA_B,
+			.out = VA_OUT, .count = MAX_ACT / 8, .op = NPU_ELTF_BIAS, .cols = 256,
+		};
+		double t = timed(&e, sizeof(e));
+
+		printf("fp32 bias add, %u elements: %.3f ms, %.2f GB/s moved\n", e.count, t * 1e3,
+		       8.0 * e.count / t / 1e9);
 	}
 	printf("total: convolutions %.1f ms (%.1f GOPS), residual adds %.1f ms\n", conv_s * 1e3,
 	       2 * conv_macs / conv_s / 1e9, add_s * 1e3);

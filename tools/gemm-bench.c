@@ -3,8 +3,11 @@
  * gemm-bench - the tensor engine's int8 GEMM kernel against oneDNN's int8
  * matmul (Debian's libdnnl), same shapes, same thread count, interleaved
  * in one run; reported as GOPS (2*M*N*K / time) and a ratio. The engine
- * also requantizes to int8, oneDNN stops at int32. A measurement, not a
- * test.
+ * also requantizes to int8, oneDNN stops at int32. Then the engine's fp32
+ * GEMM (the training and fp32 convolution commands' npu_sgemm) against
+ * oneDNN's fp32 matmul, and its bf16 inputs against oneDNN's bf16 matmul
+ * where the host has a bf16 ISA (AVX512-BF16 or AMX-BF16; oneDNN's bf16
+ * without one is emulated, no yardstick). A measurement, not a test.
  *
  *   gemm-bench [JSON_OUT]     (threads: NPU_BENCH_THREADS, default 2)
  *
@@ -20,8 +23,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
 
 #include "npu_gemm.h"
+#include "npu_f32_bits.h"
+#include "npu_sgemm.h"
 
 static double now(void)
 {
@@ -39,6 +47,101 @@ static int cmp(const void *a, const void *b)
 }
 
 #define CHECK_DNNL(x) do { if ((x) != dnnl_success) { fprintf(stderr, "gemm-bench: %s failed\n", #x); exit(1); } } while (0)
+
+/* CPUID leaf 7: AVX512-BF16 (subleaf 1, eax bit 5) or AMX-BF16 (edx bit 22). */
+static bool host_has_bf16(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 5)))
+		return true;
+	return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22));
+#else
+	return false;
+#endif
+}
+
+/* One fp32 (@bf16 0) or bf16-input GEMM, engine against oneDNN; the ratio. */
+static double float_case(dnnl_engine_t eng, dnnl_stream_t stream, uint32_t m, uint32_t n,
+			 uint32_t k, int bf16, unsigned int threads, FILE *json, int first)
+{
+	size_t es = bf16 ? 2 : 4;
+	void *a = malloc((size_t)m * k * es), *b = malloc((size_t)n * k * es);
+	float *c = malloc(sizeof(float) * m * n), *dst = malloc(sizeof(float) * m * n);
+	struct npu_sgemm_args g = {
+		.a = a, .b = b, .c = c, .m = m, .n = n, .k = k, .lda = k, .ldb = k, .ldc = n,
+		.trans_b = 1, .bf16 = bf16, .alpha = 1.0f, .threads = threads,
+	};
+	dnnl_data_type_t dt = bf16 ? dnnl_bf16 : dnnl_f32;
+	dnnl_memory_desc_t smd, wmd, dmd;
+	dnnl_matmul_desc_t md;
+	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t prim;
+	dnnl_memory_t sm, wm, dm;
+	dnnl_dims_t sd = { m, k }, wd = { k, n }, dd = { m, n };
+	double te[7], to[7], ops = 2.0 * m * n * k;
+
+	for (size_t i = 0; i < (size_t)m * k; i++) {
+		float v = (float)((i * 131 + 7) % 97) / 97.0f - 0.5f;
+
+		if (bf16)
+			((uint16_t *)a)[i] = (uint16_t)(npu_f32_bits(v) >> 16);
+		else
+			((float *)a)[i] = v;
+	}
+	for (size_t i = 0; i < (size_t)n * k; i++) {
+		float v = (float)((i * 71 + 3) % 89) / 89.0f - 0.5f;
+
+		if (bf16)
+			((uint16_t *)b)[i] = (uint16_t)(npu_f32_bits(v) >> 16);
+		else
+			((float *)b)[i] = v;
+	}
+	CHECK_DNNL(dnnl_memory_desc_init_by_tag(&smd, 2, sd, dt, dnnl_ab));
+	CHECK_DNNL(dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dt, dnnl_ba));
+	CHECK_DNNL(dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_f32, dnnl_ab));
+	CHECK_DNNL(dnnl_matmul_desc_init(&md, &smd, &wmd, NULL, &dmd));
+	CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL));
+	CHECK_DNNL(dnnl_primitive_create(&prim, pd));
+	CHECK_DNNL(dnnl_memory_create(&sm, &smd, eng, a));
+	CHECK_DNNL(dnnl_memory_create(&wm, &wmd, eng, b));
+	CHECK_DNNL(dnnl_memory_create(&dm, &dmd, eng, dst));
+	dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, sm }, { DNNL_ARG_WEIGHTS, wm },
+				    { DNNL_ARG_DST, dm } };
+
+	npu_sgemm(&g);
+	CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
+	CHECK_DNNL(dnnl_stream_wait(stream));
+	for (int r = 0; r < 7; r++) {
+		double t0 = now();
+
+		npu_sgemm(&g);
+		te[r] = now() - t0;
+		t0 = now();
+		CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
+		CHECK_DNNL(dnnl_stream_wait(stream));
+		to[r] = now() - t0;
+	}
+	qsort(te, 7, sizeof(double), cmp);
+	qsort(to, 7, sizeof(double), cmp);
+	printf("%5u x %5u x %5u  %12.1f %12.1f %8.2f\n", m, n, k, ops / te[3] / 1e9,
+	       ops / to[3] / 1e9, to[3] / te[3]);
+	if (json)
+		fprintf(json, "%s\n {\"m\": %u, \"n\": %u, \"k\": %u, \"engine_gflops\": %.2f, "
+			"\"onednn_gflops\": %.2f, \"ratio\": %.3f}", first ? "" : ",", m, n, k,
+			ops / te[3] / 1e9, ops / to[3] / 1e9, to[3] / te[3]);
+	dnnl_primitive_destroy(prim);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_memory_destroy(sm);
+	dnnl_memory_destroy(wm);
+	dnnl_memory_destroy(dm);
+	free(a);
+	free(b);
+	free(c);
+	free(dst);
+	return to[3] / te[3];
+}
 
 int main(int argc, char **argv)
 {
@@ -137,8 +240,25 @@ int main(int argc, char **argv)
 		free(out);
 		free(dst);
 	}
+	for (int bf16 = 0; bf16 < 2; bf16++) {
+		if (bf16 && !host_has_bf16()) {
+			printf("bf16 GEMM: no bf16 ISA on this host (AVX512-BF16, AMX-BF16)\n");
+			if (json)
+				fprintf(json, "], \"bf16\": null, \"bf16_note\": \"no bf16 ISA on "
+					"this host\"");
+			break;
+		}
+		printf("%s GEMM, %u threads (the engine converts bf16 to fp32 as it packs)\n",
+		       bf16 ? "bf16" : "fp32", threads);
+		printf("%-22s %12s %12s %8s\n", "M x N x K", "engine GF/s", "oneDNN GF/s", "ratio");
+		if (json)
+			fprintf(json, "], \"%s\": [", bf16 ? "bf16" : "fp32");
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+			float_case(eng, stream, shapes[s][0], shapes[s][1], shapes[s][2], bf16,
+				   threads, json, s == 0);
+	}
 	if (json) {
-		fprintf(json, "]}\n");
+		fprintf(json, "%s}\n", host_has_bf16() ? "]" : "");
 		fclose(json);
 	}
 	dnnl_stream_destroy(stream);

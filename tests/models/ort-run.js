@@ -8,6 +8,7 @@
 // kernels), as output_N.basic.pb for check.py's int8 comparisons. TensorProto
 // is read and written here with the few fields numpy_helper and ONNX's
 // test data use (dims, data_type, name, raw_data).
+//   ort-run.js --time N CASE...   onnxruntime's median latency only (make bench)
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -86,7 +87,34 @@ function writeTensor(file, name, tensor) {
   fs.writeFileSync(file, Buffer.concat([head, nm, Buffer.from(rest), data]));
 }
 
+// --time N DIR: no outputs written; onnxruntime's median latency over N runs
+// (after 3 to warm up) on NPU_BENCH_THREADS threads (2), as one JSON line.
+async function timeOnly(n, dir) {
+  const threads = Number(process.env.NPU_BENCH_THREADS || 2);
+  const sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
+    { intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
+  const feeds = {};
+  sess.inputNames.forEach((name, i) => {
+    feeds[name] = readTensor(path.join(dir, 'test_data_set_0', `input_${i}.pb`)).tensor;
+  });
+  const times = [];
+  for (let r = 0; r < n + 3; r++) {
+    const t0 = process.hrtime.bigint();
+    await sess.run(feeds);
+    if (r >= 3) times.push(Number(process.hrtime.bigint() - t0) / 1000);
+  }
+  times.sort((a, b) => a - b);
+  console.log(JSON.stringify({ model: path.basename(dir), threads, runs: n,
+    p50_us: Number(times[(n - 1) >> 1].toFixed(1)) }));
+}
+
 async function main() {
+  if (process.argv[2] === '--time') {
+    const n = Number(process.argv[3]);
+    if (!(n >= 1)) throw new Error('--time N: N runs, at least 1');
+    for (const dir of process.argv.slice(4)) await timeOnly(n, dir);
+    return;
+  }
   for (const dir of process.argv.slice(2)) {
     const set = path.join(dir, 'test_data_set_0');
     const sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
