@@ -48,6 +48,78 @@ static int cmp(const void *a, const void *b)
 
 #define CHECK_DNNL(x) do { if ((x) != dnnl_success) { fprintf(stderr, "gemm-bench: %s failed\n", #x); exit(1); } } while (0)
 
+/*
+ * Time @run(@arg) (the engine) against oneDNN's matmul of the m x k @a by
+ * @b (the engine's n x k weights, which are oneDNN's k x n in "ba" order)
+ * into the m x n @dst, types @st for both inputs and @dt for the output:
+ * one warm-up each, then 7 of each interleaved; prints the shape's line and
+ * writes its JSON (@unit: "gops" or "gflops"); returns oneDNN's median time
+ * over the engine's.
+ */
+static double vs_onednn(dnnl_engine_t eng, dnnl_stream_t stream, uint32_t m, uint32_t n,
+			uint32_t k, dnnl_data_type_t st, dnnl_data_type_t dt, void *a, void *b,
+			void *dst, int (*run)(const void *), const void *arg, FILE *json,
+			const char *unit, int first)
+{
+	dnnl_memory_desc_t smd, wmd, dmd;
+	dnnl_matmul_desc_t md;
+	dnnl_primitive_desc_t pd;
+	dnnl_primitive_t prim;
+	dnnl_memory_t sm, wm, dm;
+	dnnl_dims_t sd = { m, k }, wd = { k, n }, dd = { m, n };
+	double te[7], to[7], ops = 2.0 * m * n * k;
+
+	CHECK_DNNL(dnnl_memory_desc_init_by_tag(&smd, 2, sd, st, dnnl_ab));
+	CHECK_DNNL(dnnl_memory_desc_init_by_tag(&wmd, 2, wd, st, dnnl_ba));
+	CHECK_DNNL(dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dt, dnnl_ab));
+	CHECK_DNNL(dnnl_matmul_desc_init(&md, &smd, &wmd, NULL, &dmd));
+	CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL));
+	CHECK_DNNL(dnnl_primitive_create(&prim, pd));
+	CHECK_DNNL(dnnl_memory_create(&sm, &smd, eng, a));
+	CHECK_DNNL(dnnl_memory_create(&wm, &wmd, eng, b));
+	CHECK_DNNL(dnnl_memory_create(&dm, &dmd, eng, dst));
+	dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, sm }, { DNNL_ARG_WEIGHTS, wm },
+				    { DNNL_ARG_DST, dm } };
+
+	run(arg);
+	CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
+	CHECK_DNNL(dnnl_stream_wait(stream));
+	for (int r = 0; r < 7; r++) {
+		double t0 = now();
+
+		run(arg);
+		te[r] = now() - t0;
+		t0 = now();
+		CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
+		CHECK_DNNL(dnnl_stream_wait(stream));
+		to[r] = now() - t0;
+	}
+	qsort(te, 7, sizeof(double), cmp);
+	qsort(to, 7, sizeof(double), cmp);
+	printf("%5u x %5u x %5u  %12.1f %12.1f %8.2f\n", m, n, k, ops / te[3] / 1e9,
+	       ops / to[3] / 1e9, to[3] / te[3]);
+	if (json)
+		fprintf(json, "%s\n {\"m\": %u, \"n\": %u, \"k\": %u, \"engine_%s\": %.2f, "
+			"\"onednn_%s\": %.2f, \"ratio\": %.3f}", first ? "" : ",", m, n, k, unit,
+			ops / te[3] / 1e9, unit, ops / to[3] / 1e9, to[3] / te[3]);
+	dnnl_primitive_destroy(prim);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_memory_destroy(sm);
+	dnnl_memory_destroy(wm);
+	dnnl_memory_destroy(dm);
+	return to[3] / te[3];
+}
+
+static int run_i8(const void *g)
+{
+	return npu_gemm_i8(g);
+}
+
+static int run_f32(const void *g)
+{
+	return npu_sgemm(g);
+}
+
 /* CPUID leaf 7: AVX512-BF16 (subleaf 1, eax bit 5) or AMX-BF16 (edx bit 22). */
 static bool host_has_bf16(void)
 {
@@ -73,14 +145,7 @@ static double float_case(dnnl_engine_t eng, dnnl_stream_t stream, uint32_t m, ui
 		.a = a, .b = b, .c = c, .m = m, .n = n, .k = k, .lda = k, .ldb = k, .ldc = n,
 		.trans_b = 1, .bf16 = bf16, .alpha = 1.0f, .threads = threads,
 	};
-	dnnl_data_type_t dt = bf16 ? dnnl_bf16 : dnnl_f32;
-	dnnl_memory_desc_t smd, wmd, dmd;
-	dnnl_matmul_desc_t md;
-	dnnl_primitive_desc_t pd;
-	dnnl_primitive_t prim;
-	dnnl_memory_t sm, wm, dm;
-	dnnl_dims_t sd = { m, k }, wd = { k, n }, dd = { m, n };
-	double te[7], to[7], ops = 2.0 * m * n * k;
+	double ratio;
 
 	for (size_t i = 0; i < (size_t)m * k; i++) {
 		float v = (float)((i * 131 + 7) % 97) / 97.0f - 0.5f;
@@ -98,49 +163,13 @@ static double float_case(dnnl_engine_t eng, dnnl_stream_t stream, uint32_t m, ui
 		else
 			((float *)b)[i] = v;
 	}
-	CHECK_DNNL(dnnl_memory_desc_init_by_tag(&smd, 2, sd, dt, dnnl_ab));
-	CHECK_DNNL(dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dt, dnnl_ba));
-	CHECK_DNNL(dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_f32, dnnl_ab));
-	CHECK_DNNL(dnnl_matmul_desc_init(&md, &smd, &wmd, NULL, &dmd));
-	CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL));
-	CHECK_DNNL(dnnl_primitive_create(&prim, pd));
-	CHECK_DNNL(dnnl_memory_create(&sm, &smd, eng, a));
-	CHECK_DNNL(dnnl_memory_create(&wm, &wmd, eng, b));
-	CHECK_DNNL(dnnl_memory_create(&dm, &dmd, eng, dst));
-	dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, sm }, { DNNL_ARG_WEIGHTS, wm },
-				    { DNNL_ARG_DST, dm } };
-
-	npu_sgemm(&g);
-	CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
-	CHECK_DNNL(dnnl_stream_wait(stream));
-	for (int r = 0; r < 7; r++) {
-		double t0 = now();
-
-		npu_sgemm(&g);
-		te[r] = now() - t0;
-		t0 = now();
-		CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
-		CHECK_DNNL(dnnl_stream_wait(stream));
-		to[r] = now() - t0;
-	}
-	qsort(te, 7, sizeof(double), cmp);
-	qsort(to, 7, sizeof(double), cmp);
-	printf("%5u x %5u x %5u  %12.1f %12.1f %8.2f\n", m, n, k, ops / te[3] / 1e9,
-	       ops / to[3] / 1e9, to[3] / te[3]);
-	if (json)
-		fprintf(json, "%s\n {\"m\": %u, \"n\": %u, \"k\": %u, \"engine_gflops\": %.2f, "
-			"\"onednn_gflops\": %.2f, \"ratio\": %.3f}", first ? "" : ",", m, n, k,
-			ops / te[3] / 1e9, ops / to[3] / 1e9, to[3] / te[3]);
-	dnnl_primitive_destroy(prim);
-	dnnl_primitive_desc_destroy(pd);
-	dnnl_memory_destroy(sm);
-	dnnl_memory_destroy(wm);
-	dnnl_memory_destroy(dm);
+	ratio = vs_onednn(eng, stream, m, n, k, bf16 ? dnnl_bf16 : dnnl_f32, dnnl_f32, a, b, dst,
+			  run_f32, &g, json, "gflops", first);
 	free(a);
 	free(b);
 	free(c);
 	free(dst);
-	return to[3] / te[3];
+	return ratio;
 }
 
 int main(int argc, char **argv)
@@ -182,59 +211,13 @@ int main(int argc, char **argv)
 			.out_zero = -2, .act_min = -128, .act_max = 127, .per_tensor = 1,
 			.threads = threads,
 		};
-		dnnl_memory_desc_t smd, wmd, dmd;
-		dnnl_matmul_desc_t md;
-		dnnl_primitive_desc_t pd;
-		dnnl_primitive_t prim;
-		dnnl_memory_t sm, wm, dm;
-		dnnl_dims_t sd = { m, k }, wd = { k, n }, dd = { m, n };
-		double te[7], to[7], ops = 2.0 * m * n * k;
-
 		for (size_t i = 0; i < (size_t)m * k; i++)
 			a[i] = (int8_t)(i * 131 + 7);
 		/* Symmetric weights, as TFLite's int8 spec has them: no -128. */
 		for (size_t i = 0; i < (size_t)n * k; i++)
 			b[i] = (int8_t)((i * 71 + 3) % 255 - 127);
-		CHECK_DNNL(dnnl_memory_desc_init_by_tag(&smd, 2, sd, dnnl_s8, dnnl_ab));
-		/* Weights n x k row-major = a k x n matrix in "ba" order: no repacking by us. */
-		CHECK_DNNL(dnnl_memory_desc_init_by_tag(&wmd, 2, wd, dnnl_s8, dnnl_ba));
-		CHECK_DNNL(dnnl_memory_desc_init_by_tag(&dmd, 2, dd, dnnl_s32, dnnl_ab));
-		CHECK_DNNL(dnnl_matmul_desc_init(&md, &smd, &wmd, NULL, &dmd));
-		CHECK_DNNL(dnnl_primitive_desc_create(&pd, &md, NULL, eng, NULL));
-		CHECK_DNNL(dnnl_primitive_create(&prim, pd));
-		CHECK_DNNL(dnnl_memory_create(&sm, &smd, eng, a));
-		CHECK_DNNL(dnnl_memory_create(&wm, &wmd, eng, b));
-		CHECK_DNNL(dnnl_memory_create(&dm, &dmd, eng, dst));
-		dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, sm }, { DNNL_ARG_WEIGHTS, wm },
-					    { DNNL_ARG_DST, dm } };
-
-		/* Warm up both, then alternate; medians of 7. */
-		npu_gemm_i8(&g);
-		CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
-		CHECK_DNNL(dnnl_stream_wait(stream));
-		for (int r = 0; r < 7; r++) {
-			double t0 = now();
-
-			npu_gemm_i8(&g);
-			te[r] = now() - t0;
-			t0 = now();
-			CHECK_DNNL(dnnl_primitive_execute(prim, stream, 3, args));
-			CHECK_DNNL(dnnl_stream_wait(stream));
-			to[r] = now() - t0;
-		}
-		qsort(te, 7, sizeof(double), cmp);
-		qsort(to, 7, sizeof(double), cmp);
-		printf("%5u x %5u x %5u  %12.1f %12.1f %8.2f\n", m, n, k, ops / te[3] / 1e9,
-		       ops / to[3] / 1e9, to[3] / te[3]);
-		if (json)
-			fprintf(json, "%s\n {\"m\": %u, \"n\": %u, \"k\": %u, \"engine_gops\": %.2f, "
-				"\"onednn_gops\": %.2f, \"ratio\": %.3f}", s ? "," : "", m, n, k,
-				ops / te[3] / 1e9, ops / to[3] / 1e9, to[3] / te[3]);
-		dnnl_primitive_destroy(prim);
-		dnnl_primitive_desc_destroy(pd);
-		dnnl_memory_destroy(sm);
-		dnnl_memory_destroy(wm);
-		dnnl_memory_destroy(dm);
+		vs_onednn(eng, stream, m, n, k, dnnl_s8, dnnl_s32, a, b, dst, run_i8, &g, json, "gops",
+			  s == 0);
 		free(a);
 		free(b);
 		free(out);
