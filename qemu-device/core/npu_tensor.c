@@ -447,7 +447,7 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	int8_t *in = NULL, *f = NULL, *out = NULL, *patch = NULL;
 	int32_t *bias = NULL;
 	struct npu_quant_ch *q = NULL;
-	bool dw;
+	bool dw, im2col;
 
 	if (size != sizeof(struct npu_cmd_conv2d_i8))
 		return NPU_DMA_ERR_ARGS;
@@ -455,6 +455,7 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	if (!conv_valid(&v, &in_sz, &f_sz, &out_sz))
 		return NPU_DMA_ERR_ARGS;
 	dw = v.flags & NPU_CONV_DEPTHWISE;
+	im2col = !dw && !conv_direct(&v);
 	kd = (uint64_t)v.k_h * v.k_w * (dw ? 1 : v.in_c / v.groups);
 	if (!npu_eng_charge_macs(core, out_sz * kd))
 		return NPU_DMA_ERR_LIMIT;
@@ -464,12 +465,12 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	out = npu_eng_alloc(core, out_sz);
 	q = npu_eng_alloc(core, sizeof(*q) * nq);
 	bias = v.bias ? npu_eng_alloc(core, sizeof(*bias) * v.out_c) : NULL;
-	if (!dw && !conv_direct(&v)) {
+	if (im2col) {
 		uint64_t row = (uint64_t)v.out_w * kd;
 
 		patch = npu_eng_alloc(core, row > NPU_IM2COL_BYTES ? row : NPU_IM2COL_BYTES / row * row);
 	}
-	if (!in || !f || !out || !q || (v.bias && !bias) || (!dw && !conv_direct(&v) && !patch))
+	if (!in || !f || !out || !q || (v.bias && !bias) || (im2col && !patch))
 		goto out;
 
 	st = npu_va_rw(core, ctx, v.in, in, in_sz, false, fault);

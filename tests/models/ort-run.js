@@ -87,16 +87,22 @@ function writeTensor(file, name, tensor) {
   fs.writeFileSync(file, Buffer.concat([head, nm, Buffer.from(rest), data]));
 }
 
+// The session's inputs from DIR/test_data_set_0/input_N.pb, by position.
+function readFeeds(sess, dir) {
+  const feeds = {};
+  sess.inputNames.forEach((name, i) => {
+    feeds[name] = readTensor(path.join(dir, 'test_data_set_0', `input_${i}.pb`)).tensor;
+  });
+  return feeds;
+}
+
 // --time N DIR: no outputs written; onnxruntime's median latency over N runs
 // (after 3 to warm up) on NPU_BENCH_THREADS threads (2), as one JSON line.
 async function timeOnly(n, dir) {
   const threads = Number(process.env.NPU_BENCH_THREADS || 2);
   const sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
     { intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
-  const feeds = {};
-  sess.inputNames.forEach((name, i) => {
-    feeds[name] = readTensor(path.join(dir, 'test_data_set_0', `input_${i}.pb`)).tensor;
-  });
+  const feeds = readFeeds(sess, dir);
   const times = [];
   for (let r = 0; r < n + 3; r++) {
     const t0 = process.hrtime.bigint();
@@ -119,11 +125,7 @@ async function main() {
     const set = path.join(dir, 'test_data_set_0');
     const sess = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
       { intraOpNumThreads: 2, graphOptimizationLevel: process.env.ORT_OPT || 'all' });
-    const feeds = {};
-    sess.inputNames.forEach((n, i) => {
-      const t = readTensor(path.join(set, `input_${i}.pb`));
-      feeds[n] = t.tensor;
-    });
+    const feeds = readFeeds(sess, dir);
     const res = await sess.run(feeds);
     sess.outputNames.forEach((n, i) => writeTensor(path.join(set, `output_${i}.pb`), n, res[n]));
     const basic = await ort.InferenceSession.create(path.join(dir, 'model.onnx'),
