@@ -158,6 +158,18 @@ int main(int argc, char **argv)
 		       t * 1e3, adds[i].count / t / 1e9);
 	}
 	{
+		/* the stem's max pool: 112 x 112 x 64, 3 x 3, stride 2 */
+		struct npu_cmd_pool_i8 pl = {
+			.hdr = { NPU_CMD_POOL_I8, sizeof(pl) }, .in = VA_IN, .out = VA_OUT,
+			.batch = 1, .in_h = 112, .in_w = 112, .c = 64, .out_h = 56, .out_w = 56,
+			.k_h = 3, .k_w = 3, .stride_h = 2, .stride_w = 2, .pad_top = 1, .pad_left = 1,
+			.act_min = -128, .act_max = 127,
+		};
+		double t = timed(&pl, sizeof(pl));
+
+		printf("int8 max pool 112 x 112 x 64, 3 x 3 stride 2: %.3f ms\n", t * 1e3);
+	}
+	{
 		/* fp32's bias add on the largest activation, 56 x 56 x 256: memory-bound */
 		struct npu_cmd_eltwise_f32 e = {
 			.hdr = { NPU_CMD_ELTWISE_F32, sizeof(e) }, .a = VA_IN, .b = VA_B,
@@ -167,6 +179,17 @@ int main(int argc, char **argv)
 
 		printf("fp32 bias add, %u elements: %.3f ms, %.2f GB/s moved\n", e.count, t * 1e3,
 		       8.0 * e.count / t / 1e9);
+	}
+	{
+		/* fp32 NCHW -> NHWC, 64 x 56 x 56: the layout change around fp32 convolutions */
+		struct npu_cmd_transpose tr = {
+			.hdr = { NPU_CMD_TRANSPOSE, sizeof(tr) }, .in = VA_IN, .out = VA_OUT,
+			.rank = 4, .elem_size = 4, .dims = { 1, 64, 56, 56 }, .perm = { 0, 2, 3, 1 },
+		};
+		double t = timed(&tr, sizeof(tr));
+
+		printf("fp32 NCHW -> NHWC transpose, 64 x 56 x 56: %.3f ms, %.2f GB/s moved\n",
+		       t * 1e3, 8.0 * 64 * 56 * 56 / t / 1e9);
 	}
 	printf("total: convolutions %.1f ms (%.1f GOPS), residual adds %.1f ms\n", conv_s * 1e3,
 	       2 * conv_macs / conv_s / 1e9, add_s * 1e3);

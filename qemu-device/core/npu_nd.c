@@ -233,6 +233,42 @@ static void binary_at(uint32_t fn, uint32_t dt, const void *a, uint64_t ai, cons
 		((int64_t *)o)[i] = binary_int(fn, ((const int64_t *)a)[ai], ((const int64_t *)b)[bi]);
 }
 
+/*
+ * @n elements of @o from @i on, @a and @b from @ai and @bi stepping @as and
+ * @bs; fp32's four arithmetic ops in loops of their own (the same
+ * operation per element: it vectorises), the rest element by element.
+ */
+static void binary_row(uint32_t fn, uint32_t dt, const void *a, uint64_t ai, uint64_t as,
+		       const void *b, uint64_t bi, uint64_t bs, void *o, uint64_t i, uint64_t n)
+{
+	const float *x = (const float *)a + ai, *z = (const float *)b + bi;
+	float *y = (float *)o + i;
+
+	if (dt != NPU_ND_F32 || fn > NPU_BIN_DIV) {
+		for (uint64_t j = 0; j < n; j++)
+			binary_at(fn, dt, a, ai + j * as, b, bi + j * bs, o, i + j);
+		return;
+	}
+	switch (fn) {
+	case NPU_BIN_ADD:
+		for (uint64_t j = 0; j < n; j++)
+			y[j] = x[j * as] + z[j * bs];
+		break;
+	case NPU_BIN_SUB:
+		for (uint64_t j = 0; j < n; j++)
+			y[j] = x[j * as] - z[j * bs];
+		break;
+	case NPU_BIN_MUL:
+		for (uint64_t j = 0; j < n; j++)
+			y[j] = x[j * as] * z[j * bs];
+		break;
+	default:	/* NPU_BIN_DIV */
+		for (uint64_t j = 0; j < n; j++)
+			y[j] = x[j * as] / z[j * bs];
+		break;
+	}
+}
+
 uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -266,12 +302,20 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	o = npu_eng_alloc(core, oes * on);
 	if (!o)
 		goto out;
-	for (uint64_t i = 0; i < on; i++) {
-		if (npu_nd_stop(core, i)) {
-			st = NPU_DMA_ERR_ABORTED;
-			goto out;
+	/* Row by row along the innermost dim, where each input steps 0 or 1. */
+	for (uint64_t i = 0, since = 0, row = od[rank - 1]; i < on; i += row) {
+		since += row;
+		if (since >= NPU_ND_STOP_EVERY) {
+			since = 0;
+			if (npu_eng_stop(core)) {
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
 		}
-		binary_at(fn, dt, a, at[0], b, at[1], o, i);
+		binary_row(fn, dt, a, at[0], bst[0][rank - 1], b, at[1], bst[1][rank - 1], o, i, row);
+		for (int k = 0; k < 2; k++)	/* to the row's last element, then on */
+			at[k] += bst[k][rank - 1] * (row - 1);
+		idx[rank - 1] = row - 1;
 		walk_next(rank, od, idx, at, bst, 2);
 	}
 	st = npu_nd_store(core, o_va, o, oes * on, fault);
@@ -871,32 +915,38 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	y = npu_eng_alloc(core, total * oes);
 	if (!y)
 		goto out;
-	for (uint64_t e = 0; e < total; e++) {
-		uint32_t a = (uint32_t)(e / inner % axis);
-		int64_t z = zp ? nd_int(zp, qdt, a) : 0, r;
+	/* Runs of @inner elements share an axis entry: its scale and zero point. */
+	for (uint64_t e0 = 0; e0 < total; e0 += inner) {
+		uint32_t a = (uint32_t)(e0 / inner % axis);
+		int64_t z = zp ? nd_int(zp, qdt, a) : 0;
 
-		if (npu_nd_stop(core, e)) {
-			st = NPU_DMA_ERR_ABORTED;
-			goto out;
-		}
-		if (mode == NPU_QDQ_DEQUANTIZE) {
-			((float *)y)[e] = (float)(nd_int(x, qdt, e) - z) * scale[a];
-			continue;
-		}
-		if (q31) {
-			const uint8_t *q = (const uint8_t *)scale + 8ull * a;
+		for (uint64_t e = e0; e < e0 + inner; e++) {
+			int64_t r;
 
-			r = npu_requant_scale(((int32_t *)x)[e], (int32_t)npu_rd32(q),
-					      (int32_t)npu_rd32(q + 4)) + z;
-			r = r < lo ? lo : r > hi ? hi : r;
-		} else {
-			r = qdq_round(mode == NPU_QDQ_QUANTIZE ? rintf(((float *)x)[e] / scale[a]) :
-				      rintf((float)((int32_t *)x)[e] * scale[a]), z, lo, hi);
+			if (npu_nd_stop(core, e)) {
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
+			if (mode == NPU_QDQ_DEQUANTIZE) {
+				((float *)y)[e] = (float)(nd_int(x, qdt, e) - z) * scale[a];
+				continue;
+			}
+			if (q31) {
+				const uint8_t *q = (const uint8_t *)scale + 8ull * a;
+
+				r = npu_requant_scale(((int32_t *)x)[e], (int32_t)npu_rd32(q),
+						      (int32_t)npu_rd32(q + 4)) + z;
+				r = r < lo ? lo : r > hi ? hi : r;
+			} else {
+				r = qdq_round(mode == NPU_QDQ_QUANTIZE ?
+					      rintf(((float *)x)[e] / scale[a]) :
+					      rintf((float)((int32_t *)x)[e] * scale[a]), z, lo, hi);
+			}
+			if (qdt == NPU_ND_I8)
+				((int8_t *)y)[e] = (int8_t)r;
+			else
+				((uint8_t *)y)[e] = (uint8_t)r;
 		}
-		if (qdt == NPU_ND_I8)
-			((int8_t *)y)[e] = (int8_t)r;
-		else
-			((uint8_t *)y)[e] = (uint8_t)r;
 	}
 	st = npu_nd_store(core, out_va, y, total * oes, fault);
 	npu_account(core, st, total * (ies + oes), npu_vec_cycles(core, total, 2), bytes, cycles);

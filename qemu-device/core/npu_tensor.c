@@ -520,6 +520,7 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint64_t in_sz, out_sz;
 	uint32_t st = NPU_DMA_ERR_ARGS;
 	int8_t *in = NULL, *out = NULL;
+	int32_t *acc = NULL;	/* one window's sums or maxima, per channel */
 	bool avg;
 
 	if (size != sizeof(p))
@@ -561,7 +562,8 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		return NPU_DMA_ERR_LIMIT;
 	in = npu_eng_alloc(core, in_sz);
 	out = npu_eng_alloc(core, out_sz);
-	if (!in || !out)
+	acc = npu_eng_alloc(core, sizeof(*acc) * p.c);
+	if (!in || !out || !acc)
 		goto out;
 	st = npu_va_rw(core, core->eng.run.ctx, p.in, in, in_sz, false, fault);
 	if (st != NPU_DMA_OK)
@@ -579,28 +581,32 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			st = NPU_DMA_ERR_ARGS;
 			goto out;
 		}
-		for (uint32_t ch = 0; ch < p.c; ch++) {
-			int32_t acc = avg ? 0 : -128;
+		/* Tap by tap over all channels, channels innermost: it vectorises. */
+		for (uint32_t ch = 0; ch < p.c; ch++)
+			acc[ch] = avg ? 0 : -128;
+		for (int64_t fy = y0; fy < y1; fy++)
+			for (int64_t fx = x0; fx < x1; fx++) {
+				const int8_t *v = in + (((size_t)b * p.in_h + (size_t)(oy + fy)) *
+							p.in_w + (size_t)(ox + fx)) * p.c;
 
-			if (npu_eng_work(core, (uint64_t)count + 4)) {
-				st = NPU_DMA_ERR_ABORTED;
-				goto out;
-			}
-
-			for (int64_t fy = y0; fy < y1; fy++)
-				for (int64_t fx = x0; fx < x1; fx++) {
-					int32_t v = in[(((size_t)b * p.in_h + (size_t)(oy + fy)) * p.in_w +
-							(size_t)(ox + fx)) * p.c + ch];
-
-					if (avg)
-						acc += v;
-					else if (v > acc)
-						acc = v;
+				if (npu_eng_work(core, p.c / 16 + 4)) {
+					st = NPU_DMA_ERR_ABORTED;
+					goto out;
 				}
+				if (avg)
+					for (uint32_t ch = 0; ch < p.c; ch++)
+						acc[ch] += v[ch];
+				else
+					for (uint32_t ch = 0; ch < p.c; ch++)
+						acc[ch] = v[ch] > acc[ch] ? v[ch] : acc[ch];
+			}
+		for (uint32_t ch = 0; ch < p.c; ch++) {
+			int32_t a = acc[ch];
+
 			if (avg)	/* round half away from zero */
-				acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
-			acc = acc < p.act_min ? p.act_min : acc > p.act_max ? p.act_max : acc;
-			out[(((size_t)b * p.out_h + y) * p.out_w + x) * p.c + ch] = (int8_t)acc;
+				a = a > 0 ? (a + count / 2) / count : (a - count / 2) / count;
+			a = a < p.act_min ? p.act_min : a > p.act_max ? p.act_max : a;
+			out[(((size_t)b * p.out_h + y) * p.out_w + x) * p.c + ch] = (int8_t)a;
 		}
 	}
 	st = npu_va_rw(core, core->eng.run.ctx, p.out, out, out_sz, true, fault);
@@ -610,6 +616,7 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 out:
 	free(in);
 	free(out);
+	free(acc);
 	return st;
 }
 
@@ -740,6 +747,25 @@ static bool layout_dims(const uint32_t *dims, uint32_t rank, uint64_t *count)
 	return true;
 }
 
+/* @n elements of @es bytes to @dst, one after another, from every @step-th of @src. */
+static void copy_strided(uint8_t *dst, const uint8_t *src, uint64_t step, uint32_t n, uint32_t es)
+{
+	switch (es) {
+	case 1:
+		for (uint32_t i = 0; i < n; i++)
+			dst[i] = src[i * step];
+		break;
+	case 2:
+		for (uint32_t i = 0; i < n; i++)
+			((uint16_t *)dst)[i] = ((const uint16_t *)src)[i * step];
+		break;
+	default:
+		for (uint32_t i = 0; i < n; i++)
+			((uint32_t *)dst)[i] = ((const uint32_t *)src)[i * step];
+		break;
+	}
+}
+
 uint32_t npu_transpose_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -779,19 +805,23 @@ uint32_t npu_transpose_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	st = npu_va_rw(core, core->eng.run.ctx, npu_rd64(c + 8), src, count * es, false, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
-	for (uint64_t o = 0; o < count; o++) {
+	/* Row by row along the output's last dimension: one input stride each. */
+	for (uint64_t o = 0, since = 0, step = istride[perm[rank - 1]]; o < count; o += od[3]) {
 		uint64_t in = 0;
 
-		if (npu_nd_stop(core, o)) {
-			st = NPU_DMA_ERR_ABORTED;
-			goto out;
+		since += od[3];
+		if (since >= NPU_ND_STOP_EVERY) {
+			since = 0;
+			if (npu_eng_stop(core)) {
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
 		}
-
-		/* idx walks the output in order (4-D, leading 1s). */
-		for (uint32_t i = 0; i < rank; i++)
+		/* idx walks the output's rows in order (4-D, leading 1s) */
+		for (uint32_t i = 0; i + 1 < rank; i++)
 			in += idx[4 - rank + i] * istride[perm[i]];
-		memcpy(dst + o * es, src + in * es, es);
-		for (int d = 3; d >= 0; d--) {
+		copy_strided(dst + o * es, src + in * es, step, od[3], es);
+		for (int d = 2; d >= 0; d--) {
 			if (++idx[d] < od[d])
 				break;
 			idx[d] = 0;

@@ -1198,17 +1198,18 @@ static void test_softmax_long_rows_fp64(void)
 
 static void test_transpose_random(void)
 {
-	static uint8_t in[4096 * 4], want[4096 * 4];
+	static uint8_t in[40 * 40 * 40 * 4], want[40 * 40 * 40 * 4];
 
-	for (int i = 0; i < 40; i++) {
-		struct npu_transpose p = { .rank = 1 + rnd() % 4 };
+	/* The last ten up to 40 x 40 x 40: rows past the engine's stop-check span */
+	for (int i = 0; i < 50; i++) {
+		struct npu_transpose p = { .rank = i < 40 ? 1 + rnd() % 4 : 2 + rnd() % 2 };
 		static const uint32_t es[] = { 1, 2, 4 };
 		struct npu_cmd_transpose c;
 		size_t count = 1;
 
 		p.elem_size = es[rnd() % 3];
 		for (uint32_t d = 0; d < p.rank; d++) {
-			p.dims[d] = 1 + rnd() % 7;
+			p.dims[d] = 1 + rnd() % (i < 40 ? 7 : 40);
 			count *= p.dims[d];
 			p.perm[d] = d;
 		}
