@@ -244,10 +244,10 @@ $(BUILD)/tools/npu-bench $(BUILD)/tools/backend-bench $(BUILD)/tools/stall-bench
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -Itests/vm -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
-$(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-device/core/npu_sgemm.c qemu-device/core/npu_split.c qemu-device/core/npu_pool.c $(CORE_HDRS)
+$(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-device/core/npu_sgemm.c qemu-device/core/npu_interleave.c qemu-device/core/npu_split.c qemu-device/core/npu_pool.c $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -o $@ tools/gemm-bench.c qemu-device/core/npu_gemm.c \
-		qemu-device/core/npu_sgemm.c qemu-device/core/npu_split.c qemu-device/core/npu_pool.c -ldnnl -lpthread
+		qemu-device/core/npu_sgemm.c qemu-device/core/npu_interleave.c qemu-device/core/npu_split.c qemu-device/core/npu_pool.c -ldnnl -lpthread
 
 # The libFuzzer target on the device core (clang, ASan, UBSan).
 FUZZ_CC := clang
@@ -303,7 +303,7 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(FASHIO
 		$(LIBNPU_LIBS) $$(pkg-config --libs zlib)
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
-$(BUILD)/tests/test_tensor: tests/host/test_tensor.c $(LIBNPU_REF_SRCS) libnpu/src/device/pack.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_tensor: tests/host/test_tensor.c tests/host/isa.h $(LIBNPU_REF_SRCS) libnpu/src/device/pack.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack.c \
@@ -317,7 +317,7 @@ $(BUILD)/tests/test_nd_cmds: tests/host/test_nd_cmds.c $(LIBNPU_REF_SRCS) libnpu
 		tests/host/harness.c $(CORE_SRCS) -lm
 
 # The training commands on the device core against libnpu's CPU reference.
-$(BUILD)/tests/test_train: tests/host/test_train.c $(LIBNPU_REF_SRCS) libnpu/src/device/pack_train.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_train: tests/host/test_train.c tests/host/isa.h $(LIBNPU_REF_SRCS) libnpu/src/device/pack_train.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack_train.c \

@@ -16,6 +16,7 @@
 #include "npu_rv32.h"
 
 #define NPU_TLB_ENTRIES	64	/* direct-mapped, tagged by context and page */
+#define NPU_PTE_LINE	8	/* leaf entries a walk reads at once: 64 bytes */
 #define NPU_DMA_BOUNCE	(64 * 1024)
 /* The most one host access of a DMA moves: a stop check between each. */
 #define NPU_DMA_RUN	(1024 * 1024)

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "npu_gemm.h"
+#include "npu_interleave.h"
 #include "npu_pool.h"
 #include "npu_split.h"
 #include "npu_quant.h"
@@ -477,15 +478,19 @@ static size_t panel_bytes(const struct kernel *kern, uint32_t k)
  * panel).
  */
 static bool pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
-		   uint32_t n0, uint32_t n1, uint8_t *bp, uint32_t *bsum)
+		   uint32_t n0, uint32_t n1, uint8_t *bp, uint32_t *bsum, bool vec)
 {
 	uint32_t unit = kern->unit, nr = kern->nr;
 	size_t panel = panel_bytes(kern, g->k);
 
 	memset(bp, 0, panel * ((n1 - n0 + nr - 1) / nr));
 	for (uint32_t n = n0; n < n1; n += nr, bp += panel) {
+		bool whole = unit == 4 && n + nr <= n1;	/* every column real */
+
 		if (stopped(g))
 			return false;
+		if (whole)	/* the whole quads of every column at once */
+			npu_interleave32(g->b + (size_t)n * g->k, g->k, nr, g->k / 4, 0, bp, vec);
 		for (uint32_t j = 0; j < nr; j++) {
 			const int8_t *col = g->b + (size_t)(n + j) * g->k;
 
@@ -496,7 +501,7 @@ static bool pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
 			if (unit == 4) {	/* whole quads as words, the last one padded */
 				uint32_t full = g->k / 4;
 
-				for (uint32_t p = 0; p < full; p++)
+				for (uint32_t p = 0; !whole && p < full; p++)
 					memcpy(bp + ((size_t)p * nr + j) * 4, col + 4 * p, 4);
 				for (uint32_t x = 4 * full; x < g->k; x++)
 					bp[((size_t)full * nr + j) * 4 + x % 4] = (uint8_t)col[x];
@@ -512,11 +517,21 @@ static bool pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
 
 /* Pack rows [m0, m1) x depth [k0, k1) of a; missing rows are 0. */
 static void pack_a(const struct npu_gemm_args *g, const struct kernel *kern, uint32_t m0,
-		   uint32_t m1, uint32_t k0, uint32_t k1, int32_t *ap)
+		   uint32_t m1, uint32_t k0, uint32_t k1, int32_t *ap, bool vec)
 {
 	uint32_t unit = kern->unit, mr = kern->mr, groups = (k1 - k0 + unit - 1) / unit;
 
-	for (uint32_t m = m0; m < m1; m += mr, ap += (size_t)groups * mr)
+	for (uint32_t m = m0; m < m1; m += mr, ap += (size_t)groups * mr) {
+		if (unit == 4 && m + mr <= m1) {	/* whole tiles: the quads at once, a + 128 */
+			uint32_t full = (k1 - k0) / 4;
+
+			npu_interleave32(g->a + (size_t)m * g->k + k0, g->k, mr, full, 0x80808080u,
+					 ap, vec);
+			for (uint32_t i = 0; full < groups && i < mr; i++)
+				ap[full * mr + i] = a_group(g->a + (size_t)(m + i) * g->k + k0 +
+							    4 * full, k1 - k0 - 4 * full, 4);
+			continue;
+		}
 		for (uint32_t i = 0; i < mr; i++) {
 			const int8_t *row = g->a + (size_t)(m + i) * g->k;
 
@@ -531,11 +546,13 @@ static void pack_a(const struct npu_gemm_args *g, const struct kernel *kern, uin
 					ap[p * mr + i] = pair(row + k, k1 - k);
 			}
 		}
+	}
 }
 
 struct part {
 	const struct npu_gemm_args *g;
 	const struct kernel *kern;
+	bool vec;	/* npu_interleave_vec() */
 	struct npu_tile_range r;
 	int failed;
 };
@@ -610,7 +627,7 @@ static void *gemm_range(struct part *p)
 	rq.mult = cols + ldc;
 	rq.lshift = cols + 2 * ldc;
 	rq.rshift = cols + 3 * ldc;
-	if (!pack_b(g, kern, p->r.n0, p->r.n1, bp, bsum)) {
+	if (!pack_b(g, kern, p->r.n0, p->r.n1, bp, bsum, p->vec)) {
 		p->failed = 1;
 		goto out;
 	}
@@ -622,7 +639,7 @@ static void *gemm_range(struct part *p)
 			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
 			uint32_t groups = (k1 - k0 + unit - 1) / unit;
 
-			pack_a(g, kern, m0, m1, k0, k1, ap);
+			pack_a(g, kern, m0, m1, k0, k1, ap, p->vec);
 			for (uint32_t j = 0; j < panels; j++) {
 				const uint8_t *b = bp + (size_t)j * panel + k0 / unit * group_bytes;
 
@@ -672,7 +689,8 @@ int npu_gemm_i8(const struct npu_gemm_args *g)
 	if (!npu_split_reserve(g->reserve, g->stop_arg, r, threads, range_bytes, &ctx))
 		return -1;
 	for (unsigned int t = 0; t < threads; t++)
-		parts[t] = (struct part){ .g = g, .kern = kern, .r = r[t] };
+		parts[t] = (struct part){ .g = g, .kern = kern, .r = r[t],
+					  .vec = npu_interleave_vec() };
 	npu_run_parallel(gemm_part, parts, sizeof(parts[0]), threads);
 	for (unsigned int t = 0; t < threads; t++)
 		if (parts[t].failed)

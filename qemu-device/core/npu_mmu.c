@@ -7,7 +7,10 @@
  * bad place is a bus fault, never a crash. The TLB caches 4 KiB
  * translations and is flushed only by NPU_REG_MMU_INVALIDATE, a context
  * table change and reset, as real hardware would: the driver must
- * invalidate after changing live page tables.
+ * invalidate after changing live page tables. A walk reads its leaf's
+ * line of NPU_PTE_LINE entries at once and keeps the valid ones (or a
+ * large page's neighbouring 4 KiB pages): one walk per line of pages a
+ * stream touches, not one per page.
  *
  * Translations run on the engine thread; the host configures the MMU from
  * its own. mmu->lock guards the state but is dropped for the table walk,
@@ -70,24 +73,51 @@ static uint32_t mmu_fault(struct npu_core *core, uint32_t ctx, uint64_t va,
 	return reason;
 }
 
+static uint64_t le64(const uint8_t *b)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | b[i];
+	return v;
+}
+
 static int read_u64(struct npu_core *core, uint64_t addr, uint64_t *v)
 {
 	uint8_t b[8];
 
 	if (core->ops->dma_read(core->opaque, addr, b, sizeof(b)))
 		return -1;
-	*v = 0;
-	for (int i = 7; i >= 0; i--)
-		*v = (*v << 8) | b[i];
+	*v = le64(b);
 	return 0;
+}
+
+/* The 4 KiB translation a leaf @pte at @level gives @va; false if it is no good leaf. */
+static bool leaf(uint64_t pte, int level, uint64_t va, struct npu_tlb_entry *e)
+{
+	uint64_t leaf_mask = (1ull << (NPU_PAGE_SHIFT + 9 * level)) - 1;
+	uint64_t base = pte & NPU_PTE_ADDR_MASK;
+
+	if (!(pte & NPU_PTE_V) || (pte & NPU_PTE_RSVD_MASK) || !(pte & (NPU_PTE_R | NPU_PTE_W)) ||
+	    (base & leaf_mask))
+		return false;
+	e->vpn = va >> NPU_PAGE_SHIFT;
+	e->pfn_addr = base + ((va & leaf_mask) & ~(uint64_t)(NPU_PAGE_SIZE - 1));
+	e->perm = (uint32_t)(pte & (NPU_PTE_R | NPU_PTE_W));
+	return true;
 }
 
 /*
  * Walk the tables of the context table at @ctx_table with @ctx_count
- * contexts; on success fill @e with the 4 KiB translation of @va.
+ * contexts; on success fill @e with the 4 KiB translation of @va, and
+ * @near[0..*@n_near) with those of its neighbours that the walk found
+ * valid on the way: the other leaves of the PTE line (as hardware fetches
+ * a cache line of them) or the rest of a large page's line of 4 KiB pages.
+ * A page that is not valid is never among them: no negative caching.
  */
 static uint32_t walk(struct npu_core *core, uint64_t ctx_table, uint32_t ctx_count,
-		     uint32_t ctx, uint64_t va, struct npu_tlb_entry *e)
+		     uint32_t ctx, uint64_t va, struct npu_tlb_entry *e,
+		     struct npu_tlb_entry near[NPU_PTE_LINE], unsigned int *n_near)
 {
 	uint64_t ce_addr, table, flags_word, pte = 0;
 	int level;
@@ -103,24 +133,42 @@ static uint32_t walk(struct npu_core *core, uint64_t ctx_table, uint32_t ctx_cou
 	if (flags_word & ~(uint64_t)NPU_CTX_VALID || table & ~NPU_PTE_ADDR_MASK)
 		return NPU_MMU_FAULT_BAD_ENTRY;
 
+	*n_near = 0;
 	for (level = NPU_PT_LEVELS - 1; level >= 0; level--) {
 		unsigned int shift = NPU_PAGE_SHIFT + 9 * level;
 		uint64_t idx = (va >> shift) & (NPU_PT_ENTRIES - 1);
-		uint64_t leaf_mask = (1ull << shift) - 1;
+		uint64_t line_va = va & ~((uint64_t)NPU_PTE_LINE * NPU_PAGE_SIZE - 1);
+		uint8_t line[NPU_PTE_LINE * 8];
 
-		if (read_u64(core, table + idx * 8, &pte))
+		if (level == 0) {	/* the leaf's whole line, in one read */
+			uint64_t first = idx & ~(uint64_t)(NPU_PTE_LINE - 1);
+
+			if (core->ops->dma_read(core->opaque, table + first * 8, line,
+						sizeof(line)))
+				return NPU_MMU_FAULT_BUS;
+			pte = le64(line + (idx - first) * 8);
+			for (unsigned int i = 0; i < NPU_PTE_LINE; i++)
+				if (first + i != idx &&
+				    leaf(le64(line + i * 8), 0,
+					 line_va + (uint64_t)i * NPU_PAGE_SIZE, &near[*n_near]))
+					near[(*n_near)++].ctx = ctx;
+		} else if (read_u64(core, table + idx * 8, &pte)) {
 			return NPU_MMU_FAULT_BUS;
+		}
 		if (!(pte & NPU_PTE_V))
 			return NPU_MMU_FAULT_NOT_PRESENT;
 		if (pte & NPU_PTE_RSVD_MASK)
 			return NPU_MMU_FAULT_BAD_ENTRY;
 		if (pte & (NPU_PTE_R | NPU_PTE_W)) {
-			uint64_t base = pte & NPU_PTE_ADDR_MASK;
-
-			if (base & leaf_mask)	/* misaligned large page */
+			if (!leaf(pte, level, va, e))	/* misaligned large page */
 				return NPU_MMU_FAULT_BAD_ENTRY;
-			e->pfn_addr = base + ((va & leaf_mask) & ~(uint64_t)(NPU_PAGE_SIZE - 1));
-			e->perm = (uint32_t)(pte & (NPU_PTE_R | NPU_PTE_W));
+			for (unsigned int i = 0; level > 0 && i < NPU_PTE_LINE; i++) {
+				uint64_t v = line_va + (uint64_t)i * NPU_PAGE_SIZE;
+
+				if (v != (va & ~(uint64_t)(NPU_PAGE_SIZE - 1)) &&
+				    leaf(pte, level, v, &near[*n_near]))
+					near[(*n_near)++].ctx = ctx;
+			}
 			return NPU_MMU_FAULT_NONE;
 		}
 		if (level == 0)		/* a table pointer where a page must be */
@@ -158,15 +206,20 @@ static uint32_t translate(struct npu_core *core, uint32_t ctx, uint64_t va, unsi
 	if (!hit.perm || hit.vpn != vpn || hit.ctx != ctx) {
 		uint64_t table = mmu->ctx_table;
 		uint32_t count = mmu->ctx_count, gen = mmu->gen, reason;
+		struct npu_tlb_entry near[NPU_PTE_LINE];
+		unsigned int n_near;
 
 		pthread_mutex_unlock(&mmu->lock);
 		hit = (struct npu_tlb_entry){ .vpn = vpn, .ctx = ctx };
-		reason = walk(core, table, count, ctx, va, &hit);
+		reason = walk(core, table, count, ctx, va, &hit, near, &n_near);
 		if (reason != NPU_MMU_FAULT_NONE)
 			return fail(core, ctx, va, access, report, reason);
 		pthread_mutex_lock(&mmu->lock);
-		if (mmu->gen == gen)
+		if (mmu->gen == gen) {	/* no invalidation since the walk began */
+			for (unsigned int i = 0; i < n_near; i++)
+				mmu->tlb[(near[i].vpn ^ ctx) % NPU_TLB_ENTRIES] = near[i];
 			*e = hit;
+		}
 	}
 	pthread_mutex_unlock(&mmu->lock);
 	if (!(hit.perm & need))

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu_gemm.h"
+#include "npu_interleave.h"
 #include "npu_sgemm.h"
 #include "npu_pool.h"
 #include "npu_split.h"
@@ -83,15 +85,85 @@ static void skern_avx2(uint32_t kc, const float *ap, const float *bp, float *c, 
 		_mm256_storeu_ps(row + 8, acc[i][1]);
 	}
 }
+
+/*
+ * Two MR-row blocks of A (@ap and the next, @kc * MR further) against one
+ * panel: 12 x 16, a zmm per row, twelve FMAs for each load of B.
+ */
+__attribute__((target("avx512f")))
+static void skern2_avx512(uint32_t kc, const float *ap, const float *bp, float *c, size_t ldc,
+			  int accumulate)
+{
+	const float *ap1 = ap + (size_t)kc * MR;
+	__m512 acc[2 * MR];
+
+#pragma GCC unroll 12
+	for (int i = 0; i < 2 * MR; i++)
+		acc[i] = _mm512_setzero_ps();
+	for (uint32_t p = 0; p < kc; p++, ap += MR, ap1 += MR, bp += NR) {
+		__m512 b = _mm512_loadu_ps(bp);
+
+#pragma GCC unroll 6
+		for (int i = 0; i < MR; i++) {
+			acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(ap[i]), b, acc[i]);
+			acc[MR + i] = _mm512_fmadd_ps(_mm512_set1_ps(ap1[i]), b, acc[MR + i]);
+		}
+	}
+#pragma GCC unroll 12
+	for (int i = 0; i < 2 * MR; i++) {
+		float *row = c + i * ldc;
+
+		if (accumulate)
+			acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(row));
+		_mm512_storeu_ps(row, acc[i]);
+	}
+}
+
+/* One block: the pair kernel's first half, as a 6 x 16 zmm tile. */
+__attribute__((target("avx512f")))
+static void skern_avx512(uint32_t kc, const float *ap, const float *bp, float *c, size_t ldc,
+			 int accumulate)
+{
+	__m512 acc[MR];
+
+#pragma GCC unroll 6
+	for (int i = 0; i < MR; i++)
+		acc[i] = _mm512_setzero_ps();
+	for (uint32_t p = 0; p < kc; p++, ap += MR, bp += NR) {
+		__m512 b = _mm512_loadu_ps(bp);
+
+#pragma GCC unroll 6
+		for (int i = 0; i < MR; i++)
+			acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(ap[i]), b, acc[i]);
+	}
+#pragma GCC unroll 6
+	for (int i = 0; i < MR; i++) {
+		float *row = c + i * ldc;
+
+		if (accumulate)
+			acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(row));
+		_mm512_storeu_ps(row, acc[i]);
+	}
+}
 #endif
 
-static skern_fn pick_kernel(void)
+/*
+ * The kernels for the engine's ISA (npu_gemm_isa()): AVX-512 where the
+ * int8 kernel has it, the portable C one where it runs C, AVX2/FMA
+ * otherwise. @pair, where set, does two row blocks at once.
+ */
+static skern_fn pick_kernel(skern_fn *pair)
 {
-	const char *force = getenv("NPU_ENGINE_ISA");
+	const char *isa = npu_gemm_isa();
 
-	if (force && !strcmp(force, "c"))
+	*pair = NULL;
+	if (!strcmp(isa, "c"))
 		return skern_c;
 #if defined(__x86_64__) && defined(__GNUC__)
+	if (!strcmp(isa, "avx512vnni")) {	/* F, BW and the OS's zmm state */
+		*pair = skern2_avx512;
+		return skern_avx512;
+	}
 	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 		return skern_avx2;
 #endif
@@ -124,7 +196,7 @@ static bool stopped(const struct npu_sgemm_args *g)
  * Columns [n0, n1) of op(B), all of k, into panels; missing columns are 0.
  * False if told to stop (checked per panel).
  */
-static bool pack_b(const struct npu_sgemm_args *g, uint32_t n0, uint32_t n1, float *bp)
+static bool pack_b(const struct npu_sgemm_args *g, uint32_t n0, uint32_t n1, float *bp, bool vec)
 {
 	const float *b = g->b;
 
@@ -143,12 +215,8 @@ static bool pack_b(const struct npu_sgemm_args *g, uint32_t n0, uint32_t n1, flo
 				memcpy(bp + (size_t)p * NR, b + (size_t)p * g->ldb + n,
 				       sizeof(float) * NR);
 		} else {			/* B stored n x k: columns are contiguous */
-			for (uint32_t j = 0; j < NR; j++) {
-				const float *col = b + (size_t)(n + j) * g->ldb;
-
-				for (uint32_t p = 0; p < g->k; p++)
-					bp[(size_t)p * NR + j] = col[p];
-			}
+			npu_interleave32(b + (size_t)n * g->ldb, sizeof(float) * g->ldb, NR, g->k, 0,
+					 bp, vec);
 		}
 	}
 	return true;
@@ -156,7 +224,7 @@ static bool pack_b(const struct npu_sgemm_args *g, uint32_t n0, uint32_t n1, flo
 
 /* Rows [m0, m1) x depth [k0, k1) of op(A); missing rows are 0. */
 static void pack_a(const struct npu_sgemm_args *g, uint32_t m0, uint32_t m1, uint32_t k0,
-		   uint32_t k1, float *ap)
+		   uint32_t k1, float *ap, bool vec)
 {
 	const float *a = g->a;
 	uint32_t kc = k1 - k0;
@@ -173,19 +241,16 @@ static void pack_a(const struct npu_sgemm_args *g, uint32_t m0, uint32_t m1, uin
 				memcpy(ap + (size_t)p * MR, a + (size_t)(k0 + p) * g->lda + m,
 				       sizeof(float) * MR);
 		} else {			/* rows of A are contiguous */
-			for (uint32_t i = 0; i < MR; i++) {
-				const float *row = a + (size_t)(m + i) * g->lda + k0;
-
-				for (uint32_t p = 0; p < kc; p++)
-					ap[(size_t)p * MR + i] = row[p];
-			}
+			npu_interleave32(a + (size_t)m * g->lda + k0, sizeof(float) * g->lda, MR, kc,
+					 0, ap, vec);
 		}
 	}
 }
 
 struct part {
 	const struct npu_sgemm_args *g;
-	skern_fn kern;
+	skern_fn kern, pair;
+	bool vec;	/* npu_interleave_vec() */
 	struct npu_tile_range r;
 	int failed;
 };
@@ -225,7 +290,7 @@ static void *sgemm_range(struct part *p)
 		p->failed = 1;
 		goto out;
 	}
-	if (!pack_b(g, p->r.n0, p->r.n1, bp)) {
+	if (!pack_b(g, p->r.n0, p->r.n1, bp, p->vec)) {
 		p->failed = 1;
 		goto out;
 	}
@@ -235,16 +300,23 @@ static void *sgemm_range(struct part *p)
 		for (uint32_t k0 = 0; k0 < g->k; k0 += KC) {
 			uint32_t k1 = k0 + KC < g->k ? k0 + KC : g->k;
 
-			pack_a(g, m0, m1, k0, k1, ap);
+			pack_a(g, m0, m1, k0, k1, ap, p->vec);
 			for (uint32_t j = 0; j < panels; j++) {
 				if (!(j % STOP_PANELS) && stopped(g)) {
 					p->failed = 1;
 					goto out;
 				}
-				for (uint32_t i = 0; m0 + i < m1; i += MR)
-					p->kern(k1 - k0, ap + (size_t)i * (k1 - k0),
-						bp + ((size_t)j * g->k + k0) * NR,
-						t + i * ldt + j * NR, ldt, k0 > 0);
+				for (uint32_t i = 0; m0 + i < m1; i += MR) {
+					skern_fn kern = p->kern;
+
+					if (p->pair && m0 + i + MR < m1)
+						kern = p->pair;	/* this block and the next */
+					kern(k1 - k0, ap + (size_t)i * (k1 - k0),
+					     bp + ((size_t)j * g->k + k0) * NR,
+					     t + i * ldt + j * NR, ldt, k0 > 0);
+					if (kern == p->pair)
+						i += MR;
+				}
 			}
 		}
 		for (uint32_t m = m0; m < m1; m++) {
@@ -275,7 +347,7 @@ int npu_sgemm(const struct npu_sgemm_args *g)
 	struct npu_tile_range r[MAX_THREADS];
 	uint64_t flops = (uint64_t)g->m * g->n * g->k;
 	unsigned int threads = 1;
-	skern_fn kern = pick_kernel();
+	skern_fn pair, kern = pick_kernel(&pair);
 
 	_Static_assert(MC % MR == 0, "blocking");
 	if (flops >= THREAD_MIN_FLOPS && g->threads > 1)
@@ -284,7 +356,8 @@ int npu_sgemm(const struct npu_sgemm_args *g)
 	if (!npu_split_reserve(g->reserve, g->stop_arg, r, threads, range_bytes, g))
 		return -1;
 	for (unsigned int t = 0; t < threads; t++)
-		parts[t] = (struct part){ .g = g, .kern = kern, .r = r[t] };
+		parts[t] = (struct part){ .g = g, .kern = kern, .pair = pair, .r = r[t],
+					  .vec = npu_interleave_vec() };
 	npu_run_parallel(sgemm_part, parts, sizeof(parts[0]), threads);
 	for (unsigned int t = 0; t < threads; t++)
 		if (parts[t].failed)

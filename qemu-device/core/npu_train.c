@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu_gemm.h"
 #include "npu_sgemm.h"
 #include "npu_tensor_priv.h"
 #include "npu_train_math.h"
@@ -267,9 +268,17 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 			 float *y)
 {
 	uint64_t positions = v->y_n / v->out_c, chunk = NPU_IM2COL_BYTES / (v->kk * 4);
-	float *rows = npu_eng_alloc(core, sizeof(float) * chunk * v->kk);
+	/*
+	 * A 1x1 window over every position reads x's rows as they are: the
+	 * GEMM takes them in place, one chunk, no patch buffer.
+	 */
+	bool direct = v->mode != NPU_CONVF_BWD_DATA && v->k_h == 1 && v->k_w == 1 &&
+		      v->stride_h == 1 && v->stride_w == 1 && !v->pad_top && !v->pad_left;
+	float *rows = direct ? NULL : npu_eng_alloc(core, sizeof(float) * chunk * v->kk);
 
-	if (!rows)
+	if (direct)
+		chunk = positions;
+	else if (!rows)
 		return -1;
 	if (v->mode == NPU_CONVF_BWD_DATA) {	/* in slices: x may be large */
 		for (uint64_t i = 0; i < v->x_n; i += 1u << 18) {
@@ -288,7 +297,9 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 					    .reserve = npu_eng_reserve_cb };
 		int err;
 
-		if (v->mode != NPU_CONVF_BWD_DATA && im2col(core, v, x, rows, p0, p1, false)) {
+		if (direct)
+			rows = x + p0 * v->kk;
+		else if (v->mode != NPU_CONVF_BWD_DATA && im2col(core, v, x, rows, p0, p1, false)) {
 			free(rows);
 			return -1;
 		}
@@ -310,11 +321,13 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 		if (!err && v->mode == NPU_CONVF_BWD_DATA)
 			err = im2col(core, v, x, rows, p0, p1, true);
 		if (err) {
-			free(rows);
+			if (!direct)
+				free(rows);
 			return -1;
 		}
 	}
-	free(rows);
+	if (!direct)
+		free(rows);
 	return 0;
 }
 
@@ -473,45 +486,140 @@ uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 
 /* ---- elementwise and reductions ------------------------------------------- */
 
-/* One loop per op, so that each vectorises; the arithmetic is the reference's. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Eight at a time: out[i..i+8) = EXPR of the vectors x (a) and y (b). */
+#define ELTF_VEC(EXPR)								\
+	do {									\
+		for (; i + 8 <= n; i += 8) {					\
+			__m256 x = _mm256_loadu_ps(a + i);			\
+			__m256 y = b ? _mm256_loadu_ps(b + i) : x;		\
+										\
+			(void)y;						\
+			_mm256_storeu_ps(o + i, (EXPR));			\
+		}								\
+	} while (0)
+
+/*
+ * The leading elements of a row of @n that AVX2 does, in the scalar code's
+ * arithmetic: no FMA (this target has none to contract into), the same
+ * comparisons with NaN (ordered: false), -0 kept as the scalar code keeps
+ * it. Returns how many it did; the scalar loop does the rest.
+ */
+__attribute__((target("avx2")))
+static uint32_t eltwise_avx2(uint32_t op, uint32_t n, float alpha, const float *a,
+			     const float *b, float *o)
+{
+	const __m256 al = _mm256_set1_ps(alpha), z = _mm256_setzero_ps();
+	uint32_t i = 0;
+
+	switch (op) {
+	case NPU_ELTF_ADD:
+		ELTF_VEC(_mm256_add_ps(x, y));
+		break;
+	case NPU_ELTF_SUB:
+		ELTF_VEC(_mm256_sub_ps(x, y));
+		break;
+	case NPU_ELTF_MUL:
+		ELTF_VEC(_mm256_mul_ps(x, y));
+		break;
+	case NPU_ELTF_AXPY:
+		ELTF_VEC(_mm256_add_ps(_mm256_mul_ps(al, x), y));
+		break;
+	case NPU_ELTF_SCALE:
+		ELTF_VEC(_mm256_mul_ps(al, x));
+		break;
+	case NPU_ELTF_RELU:	/* a < 0 ? 0 : a */
+		ELTF_VEC(_mm256_andnot_ps(_mm256_cmp_ps(x, z, _CMP_LT_OQ), x));
+		break;
+	case NPU_ELTF_RELU_BWD:	/* a > 0 ? b : 0 */
+		ELTF_VEC(_mm256_and_ps(_mm256_cmp_ps(x, z, _CMP_GT_OQ), y));
+		break;
+	}
+	return i;
+}
+#undef ELTF_VEC
+#endif
+
+/* AVX2 unless the engine runs portable C (NPU_ENGINE_ISA=c) or the host has none. */
+static bool eltwise_vector(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	return strcmp(npu_gemm_isa(), "c") && __builtin_cpu_supports("avx2");
+#else
+	return false;
+#endif
+}
+
+/*
+ * A row of @n (BIAS: one row of b's length), the vector kernel first where
+ * there is one; the arithmetic is the reference's.
+ */
+static void eltwise_row(uint32_t op, uint32_t n, float alpha, const float *a, const float *b,
+			float *o, bool vec)
+{
+	uint32_t i = 0;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (vec)
+		i = eltwise_avx2(op == NPU_ELTF_BIAS ? NPU_ELTF_ADD : op, n, alpha, a, b, o);
+#else
+	(void)vec;
+#endif
+	switch (op) {
+	case NPU_ELTF_ADD:
+	case NPU_ELTF_BIAS:
+		for (; i < n; i++)
+			o[i] = a[i] + b[i];
+		break;
+	case NPU_ELTF_SUB:
+		for (; i < n; i++)
+			o[i] = a[i] - b[i];
+		break;
+	case NPU_ELTF_MUL:
+		for (; i < n; i++)
+			o[i] = a[i] * b[i];
+		break;
+	case NPU_ELTF_AXPY:
+		for (; i < n; i++)
+			o[i] = alpha * a[i] + b[i];
+		break;
+	case NPU_ELTF_SCALE:
+		for (; i < n; i++)
+			o[i] = alpha * a[i];
+		break;
+	case NPU_ELTF_RELU:
+		for (; i < n; i++)
+			o[i] = a[i] < 0.0f ? 0.0f : a[i];
+		break;
+	case NPU_ELTF_RELU_BWD:
+		for (; i < n; i++)
+			o[i] = a[i] > 0.0f ? b[i] : 0.0f;
+		break;
+	}
+}
+
 static void eltwise_compute(uint32_t op, uint32_t count, uint32_t cols, float alpha,
 			    const float *a, const float *b, void *out)
 {
 	float *o = out;
+	bool vec = eltwise_vector();
 
 	switch (op) {
 	case NPU_ELTF_ADD:
-		for (uint32_t i = 0; i < count; i++)
-			o[i] = a[i] + b[i];
-		break;
 	case NPU_ELTF_SUB:
-		for (uint32_t i = 0; i < count; i++)
-			o[i] = a[i] - b[i];
-		break;
 	case NPU_ELTF_MUL:
-		for (uint32_t i = 0; i < count; i++)
-			o[i] = a[i] * b[i];
-		break;
 	case NPU_ELTF_AXPY:
-		for (uint32_t i = 0; i < count; i++)
-			o[i] = alpha * a[i] + b[i];
-		break;
 	case NPU_ELTF_SCALE:
-		for (uint32_t i = 0; i < count; i++)
-			o[i] = alpha * a[i];
-		break;
 	case NPU_ELTF_RELU:
-		for (uint32_t i = 0; i < count; i++)
-			o[i] = a[i] < 0.0f ? 0.0f : a[i];
-		break;
 	case NPU_ELTF_RELU_BWD:
-		for (uint32_t i = 0; i < count; i++)
-			o[i] = a[i] > 0.0f ? b[i] : 0.0f;
+		eltwise_row(op, count, alpha, a, b, o, vec);
 		break;
 	case NPU_ELTF_BIAS:
 		for (uint32_t r = 0; r < count / cols; r++)
-			for (uint32_t k = 0; k < cols; k++)
-				o[(size_t)r * cols + k] = a[(size_t)r * cols + k] + b[k];
+			eltwise_row(op, cols, alpha, a + (size_t)r * cols, b,
+				    o + (size_t)r * cols, vec);
 		break;
 	case NPU_ELTF_TO_BF16:
 		for (uint32_t i = 0; i < count; i++)

@@ -205,7 +205,52 @@ static void test_tlb_invalidation(void)
 	CHECK_EQ(xlate(0, 0x3000, 0, &pa), NPU_MMU_FAULT_NOT_PRESENT);
 }
 
+/*
+ * A walk keeps the valid leaves of its PTE line (NPU_PTE_LINE pages): a
+ * neighbour remapped behind the TLB's back still gives its old page, as
+ * after a walk of its own; one that was not present is never cached, so
+ * mapping it needs no invalidation; a page past the line is walked afresh;
+ * a large page's neighbours come from the one leaf.
+ */
+static void test_walk_keeps_its_line(void)
+{
+	uint64_t pa, a, b, big, va = 0x200000;	/* line-aligned */
+
+	setup();
+	a = h_map(&h, 0, va, NPU_PTE_LINE * 4096, NPU_PTE_R, 0);
+	*h_pte(&h, 0, va + 3 * 4096) = 0;	/* a hole in the line */
+	CHECK_EQ(xlate(0, va, 0, &pa), 0);
+	CHECK_EQ(pa, a);
+	b = h_alloc(&h, 4096, 4096);
+	*h_pte(&h, 0, va + 5 * 4096) = b | NPU_PTE_V | NPU_PTE_R;
+	*h_pte(&h, 0, va + 3 * 4096) = b | NPU_PTE_V | NPU_PTE_R;
+	CHECK_EQ(xlate(0, va + 5 * 4096, 0, &pa), 0);
+	CHECK_EQ(pa, a + 5 * 4096);		/* from the first walk's line */
+	CHECK_EQ(xlate(0, va + 3 * 4096 + 8, 0, &pa), 0);
+	CHECK_EQ(pa, b + 8);			/* walked now, not cached absent */
+	h_map(&h, 0, va + NPU_PTE_LINE * 4096, 4096, NPU_PTE_R, 0);
+	CHECK_EQ(xlate(0, va + NPU_PTE_LINE * 4096, 0, &pa), 0);
+	h_wr(&h, NPU_REG_MMU_INVALIDATE, 0);
+	CHECK_EQ(xlate(0, va + 5 * 4096, 0, &pa), 0);
+	CHECK_EQ(pa, b);
+	/* Write permission is the line's entry's own. */
+	*h_pte(&h, 0, va + 6 * 4096) |= NPU_PTE_W;
+	h_wr(&h, NPU_REG_MMU_INVALIDATE, 0);
+	CHECK_EQ(xlate(0, va + 7 * 4096, NPU_MMU_ACCESS_READ, &pa), 0);
+	CHECK_EQ(xlate(0, va + 6 * 4096, NPU_MMU_ACCESS_WRITE, &pa), 0);
+	CHECK_EQ(xlate(0, va + 4 * 4096, NPU_MMU_ACCESS_WRITE, &pa), NPU_MMU_FAULT_PERMISSION);
+	/* A 2 MiB page's 4 KiB neighbours. */
+	big = h_alloc(&h, 4u << 20, 2u << 20);
+	h_map_large(&h, 0, 0x40000000, 1, big, NPU_PTE_R);
+	CHECK_EQ(xlate(0, 0x40000000 + 2 * 4096, 0, &pa), 0);
+	CHECK_EQ(pa, big + 2 * 4096);
+	CHECK_EQ(xlate(0, 0x40000000 + 7 * 4096 + 1, 0, &pa), 0);
+	CHECK_EQ(pa, big + 7 * 4096 + 1);
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_FAULT_STATUS) >> NPU_MMU_FAULT_COUNT_SHIFT, 1);
+}
+
 TAP_MAIN(
+	TAP_ENTRY(test_walk_keeps_its_line),
 	TAP_ENTRY(test_translate_4k),
 	TAP_ENTRY(test_contexts_are_isolated),
 	TAP_ENTRY(test_permissions),

@@ -805,6 +805,107 @@ static void test_fp32_cnn(void)
 }
 
 
+/*
+ * A residual block as torchvision exports it: two convolutions, an Add of
+ * their NCHW outputs, a Relu, the next convolution. The Add reads the
+ * convolutions' NHWC twins and the Relu and the next convolution the
+ * Add's (no round trip through NCHW): the only transposes left are the
+ * input's and the two graph outputs' (s and z, read in NCHW). Non-square,
+ * so a wrong permutation shows; the oracle is fp64 loops over ONNX's
+ * arrays.
+ */
+static void test_residual_add_stays_nhwc(void)
+{
+	enum { C = 2, H = 3, W = 4, O = 3 };
+	struct model m = { .opset = 13 };
+	float x[C * H * W], wa[O * C], ba[O], wb[O * C * 9], wc[O * O], s[O * H * W], z[O * H * W];
+	float want_s[O * H * W], want_y[O * H * W], want_z[O * H * W];
+	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU, .strict = 1 };
+	Onnx__NodeProto *n;
+	const uint8_t *buf;
+	const char *rep;
+	npu_graph *g;
+	npu_plan *p;
+	size_t len;
+	int placed = 0;
+
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = (float)((i * 7) % 11 - 5) * 0.25f;
+	for (int i = 0; i < O * C; i++)
+		wa[i] = (float)((i * 5) % 7 - 3) * 0.5f;
+	for (int i = 0; i < O; i++)
+		ba[i] = (float)i - 1.0f;
+	for (int i = 0; i < O * C * 9; i++)
+		wb[i] = (float)((i * 3) % 13 - 6) * 0.125f;
+	m.init[m.ninit++] = tensor("wa", F32, DIMS(O, C, 1, 1), wa, sizeof(wa));
+	m.init[m.ninit++] = tensor("ba", F32, DIMS(O), ba, sizeof(ba));
+	for (int i = 0; i < O * O; i++)
+		wc[i] = (float)((i * 2) % 5 - 2) * 0.75f;
+	m.init[m.ninit++] = tensor("wb", F32, DIMS(O, C, 3, 3), wb, sizeof(wb));
+	m.init[m.ninit++] = tensor("wc", F32, DIMS(O, O, 1, 1), wc, sizeof(wc));
+	m.node[m.nnode++] = node("Conv", "x,wa,ba", "a");
+	n = node("Conv", "x,wb", "b");
+	attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Add", "a,b", "s");
+	m.node[m.nnode++] = node("Relu", "s", "y");
+	m.node[m.nnode++] = node("Conv", "y,wc", "z");
+	m.in[m.nin++] = value("x", F32, DIMS(1, C, H, W));
+	m.out[m.nout++] = value("s", F32, 0, NULL);
+	m.out[m.nout++] = value("z", F32, 0, NULL);
+	buf = pack(&m, &len);
+
+	for (int o = 0; o < O; o++)
+		for (int r = 0; r < H; r++)
+			for (int c = 0; c < W; c++) {
+				double acc = ba[o];
+
+				for (int i = 0; i < C; i++) {
+					acc += (double)x[(i * H + r) * W + c] * wa[o * C + i];
+					for (int kr = 0; kr < 3; kr++)
+						for (int kc = 0; kc < 3; kc++) {
+							int rr = r + kr - 1, cc = c + kc - 1;
+
+							if (rr >= 0 && rr < H && cc >= 0 && cc < W)
+								acc += (double)x[(i * H + rr) * W + cc] *
+								       wb[((o * C + i) * 3 + kr) * 3 + kc];
+						}
+				}
+				want_s[(o * H + r) * W + c] = (float)acc;
+				want_y[(o * H + r) * W + c] = (float)(acc > 0 ? acc : 0);
+			}
+	for (int o = 0; o < O; o++)
+		for (int i = 0; i < H * W; i++) {
+			double acc = 0;
+
+			for (int k = 0; k < O; k++)
+				acc += (double)want_y[k * H * W + i] * wc[o * O + k];
+			want_z[o * H * W + i] = (float)acc;
+		}
+
+	CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &co, &p), 0);
+	CHECK_EQ(npu_plan_execute(p, (const void *[]){ x }, (void *[]){ s, z }), 0);
+	rep = npu_plan_report(p);
+	for (const char *l = rep; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "") {
+		char op[32], where[16];
+		int i;
+
+		if (sscanf(l, "%d %31s %15s", &i, op, where) == 3 && !strcmp(op, "transpose") &&
+		    strcmp(where, "none"))
+			placed++;
+	}
+	if (placed != 3)
+		tap_diag("%d transposes placed, want 3:\n%s", placed, rep ? rep : "");
+	npu_plan_free(p);
+	npu_graph_free(g);
+	CHECK_EQ(placed, 3);
+	CHECK(near(s, want_s, O * H * W));
+	CHECK(near(z, want_z, O * H * W));
+	CHECK(want_y[0] == 0 || want_y[1] == 0 || want_y[2] == 0);	/* a Relu that clamps */
+	arena_free();
+}
+
 /* Run graph @g on the CPU reference: input @x into output @y (@n floats). */
 static int run_graph(npu_graph *g, const float *x, float *y, size_t n)
 {
@@ -1287,6 +1388,6 @@ static void test_shape_arithmetic(void)
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
 	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),
-	 TAP_ENTRY(test_save_roundtrip),
+	 TAP_ENTRY(test_residual_add_stays_nhwc), TAP_ENTRY(test_save_roundtrip),
 	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
 	 TAP_ENTRY(test_arrays), TAP_ENTRY(test_shape_arithmetic))

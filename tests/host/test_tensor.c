@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include "harness.h"
+#include "isa.h"
 #include "npu.h"
 #include "npu_gemm.h"
+#include "npu_interleave.h"
 #include "device/npu_pack.h"
 #include "npu_quant.h"
 #include "npu_core_priv.h"
@@ -351,30 +353,42 @@ static void gemm_corners(const char *isa)
 }
 
 /*
- * @fn on every engine ISA this host can run (NPU_ENGINE_ISA), @what's
- * kernels named; those it cannot run are named as skipped.
+ * The kernels' packing, against its definition written out here: every
+ * row count a tile has (and ragged ones past eight), word counts around
+ * the eight-word blocks, rows at odd byte offsets, the a + 128 flip; the
+ * vector form and the word-by-word form alike.
  */
-static void on_every_isa(const char *what, void (*fn)(const char *isa))
+static void test_interleave(void)
 {
-	const char *saved = getenv("NPU_ENGINE_ISA");
-	char *keep = saved ? strdup(saved) : NULL;
-	const char *isa;
+	static const uint32_t rows_of[] = { 1, 3, 6, 8, 12, 16, 17, 32 };
+	static const uint32_t words_of[] = { 0, 1, 7, 8, 9, 33 };
+	enum { LD = 4 * 40 + 3 };
+	uint8_t *src = malloc(32 * LD + 1);
+	uint32_t *dst = malloc(4 * 32 * 40 + 4);
 
-	for (unsigned int i = 0; (isa = npu_gemm_isa_name(i)); i++) {
-		if (!npu_gemm_isa_supported(isa)) {
-			printf("# %s kernel %s: skipped, not on this host\n", what, isa);
-			continue;
-		}
-		setenv("NPU_ENGINE_ISA", isa, 1);
-		CHECK_EQ(strcmp(npu_gemm_isa(), isa), 0);
-		printf("# %s kernel %s\n", what, isa);
-		fn(isa);
-	}
-	if (keep)
-		setenv("NPU_ENGINE_ISA", keep, 1);
-	else
-		unsetenv("NPU_ENGINE_ISA");
-	free(keep);
+	for (size_t i = 0; i < 32 * LD + 1; i++)
+		src[i] = (uint8_t)rnd();
+	for (int vec = 0; vec < 2; vec++)
+		for (size_t r = 0; r < sizeof(rows_of) / sizeof(rows_of[0]); r++)
+			for (size_t w = 0; w < sizeof(words_of) / sizeof(words_of[0]); w++)
+				for (int f = 0; f < 2; f++) {
+					uint32_t rows = rows_of[r], words = words_of[w];
+					uint32_t flip = f ? 0x80808080u : 0;
+
+					dst[rows * words] = 0x5a5a5a5a;	/* nothing past the end */
+					npu_interleave32(src + 1, LD, rows, words, flip, dst,
+							 vec && npu_interleave_vec());
+					for (uint32_t p = 0; p < words; p++)
+						for (uint32_t i = 0; i < rows; i++) {
+							uint32_t want;
+
+							memcpy(&want, src + 1 + i * LD + 4 * p, 4);
+							CHECK_EQ(dst[p * rows + i], want ^ flip);
+						}
+					CHECK_EQ(dst[rows * words], 0x5a5a5a5a);
+				}
+	free(src);
+	free(dst);
 }
 
 static void test_gemm_kernel_blocks_threads_and_requant_corners(void)
@@ -1406,6 +1420,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_gemm_random),
 	TAP_ENTRY(test_gemm_edges),
 	TAP_ENTRY(test_gemm_accumulator_wraps),
+	TAP_ENTRY(test_interleave),
 	TAP_ENTRY(test_gemm_kernel_blocks_threads_and_requant_corners),
 	TAP_ENTRY(test_gemm_malformed),
 	TAP_ENTRY(test_gemm_via_libnpu_builder_layout),

@@ -7,11 +7,13 @@
  * worked by hand; the convolution's and pooling's gradients checked as the
  * adjoints of their forward passes; malformed commands answered with errors.
  */
+#define _POSIX_C_SOURCE 200809L	/* setenv, strdup (isa.h) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "isa.h"
 #include "npu.h"
 #include "device/npu_pack.h"
 #include "ref/npu_ref.h"
@@ -98,8 +100,9 @@ static void *to_bf16(const float *f, size_t n)
  * read). Tolerance: two fp32 sums of k terms each differ from the exact
  * one by at most k * 2^-24 * sum |a b| (plus the alpha/beta roundings).
  */
-static void test_gemm_f32_random(void)
+static void gemm_f32_cases(const char *isa)
 {
+	(void)isa;
 	for (int t = 0; t < 40; t++) {
 		struct npu_gemm_f32 p = { 1 + rnd() % 40, 1 + rnd() % 40, 1 + rnd() % 40,
 					  (int)(rnd() & 1), (int)(rnd() & 1), t % 4 == 3,
@@ -223,8 +226,9 @@ static struct npu_conv2d_f32 random_conv(void)
  * bf16 inputs), against the reference; the tolerance comes from the same
  * reference run on absolute values (a bound on the sum of |terms|).
  */
-static void test_conv2d_f32_random(void)
+static void conv2d_f32_cases(const char *isa)
 {
+	(void)isa;
 	for (int t = 0; t < 36; t++) {
 		struct npu_conv2d_f32 p = random_conv();
 		enum npu_conv_pass pass = (enum npu_conv_pass)(1 + t % 3);
@@ -233,6 +237,14 @@ static void test_conv2d_f32_random(void)
 		float *x, *w, *y, *ax, *aw, *ay, *want, *mag, *outp;
 		double *tol;
 		int esz;
+
+		if (t % 6 < 3) {	/* 1x1 over every position: read in place, each pass */
+			p.k_h = p.k_w = p.stride_h = p.stride_w = 1;
+			p.pad_top = p.pad_left = 0;
+			p.in_c = 1 + rnd() % 40;
+			p.out_c = 1 + rnd() % 40;
+			p.out_h = p.in_h, p.out_w = p.in_w;
+		}
 
 		p.bf16 = t % 4 == 3;
 		esz = p.bf16 ? 2 : 4;
@@ -310,6 +322,16 @@ static void test_conv2d_f32_random(void)
 		free(mag);
 		free(tol);
 	}
+}
+
+static void test_gemm_f32_random(void)
+{
+	on_every_isa("fp32 GEMM", gemm_f32_cases);
+}
+
+static void test_conv2d_f32_random(void)
+{
+	on_every_isa("fp32 convolution", conv2d_f32_cases);
 }
 
 static double dot(const float *a, const float *b, size_t n)
@@ -419,10 +441,11 @@ static void test_pool_f32_random(void)
 }
 
 /* Every elementwise op, bit for bit, with NaN, infinities and signed zeros. */
-static void test_eltwise_f32_all_ops(void)
+static void eltwise_f32_cases(const char *isa)
 {
 	static const float special[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -3.5f,
 					 3.4e38f };
+	(void)isa;
 	for (int op = NPU_EF_ADD; op <= NPU_EF_FROM_BF16; op++) {
 		struct npu_eltwise_f32 p = { 60, (enum npu_eltwise_f32_op)op, 0, 0.0f };
 		struct npu_cmd_eltwise_f32 c;
@@ -454,6 +477,11 @@ static void test_eltwise_f32_all_ops(void)
 		free(a);
 		free(b);
 	}
+}
+
+static void test_eltwise_f32_all_ops(void)
+{
+	on_every_isa("fp32 element-wise", eltwise_f32_cases);
 }
 
 /*

@@ -8,7 +8,8 @@
  * the NCHW tensor; its twin is then that same tensor, so a later op that
  * reads it takes no round trip. Transpose, reshape, custom, kernel and the
  * N-dimensional (IR_ND_*) nodes, and a concat that asks (an ONNX model's),
- * see dims as they are given.
+ * see dims as they are given; an element-wise one over twinned tensors
+ * reads the twins (on_twins).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -119,11 +120,69 @@ static int twin_of(npu_graph *g, int t)
 	return id;
 }
 
+/*
+ * An N-dimensional element-wise op of one shape throughout (no broadcast)
+ * whose inputs are NCHW tensors with NHWC twins already: element by
+ * element, order does not matter, so it reads the twins and writes an
+ * NHWC twin of its output, which it tags NCHW (the data an N-dimensional
+ * reader sees is unchanged: a transpose writes it, kept only if read). A
+ * network's residual add then costs no round trip through NCHW.
+ */
+static int on_twins(const npu_graph *g, const struct ir_node *n)
+{
+	const struct nd_binary *p = &n->a.nd.bin;
+	const struct ir_tensor *y;
+
+	if (n->op != IR_ND_BINARY || n->nin != 2 || n->nout != 1 || p->rank != 4 ||
+	    !ir_valid_id(g, n->out[0]))
+		return 0;
+	y = &g->t[n->out[0]];
+	if (y->d.rank != 4 || y->cdata || y->twin >= 0 ||
+	    memcmp(p->a, p->out, sizeof(p->a[0]) * 4) || memcmp(p->b, p->out, sizeof(p->b[0]) * 4))
+		return 0;
+	for (uint32_t k = 0; k < 2; k++) {
+		const struct ir_tensor *x = ir_valid_id(g, n->in[k]) ? &g->t[n->in[k]] : NULL;
+
+		if (!x || !is_nchw(g, n->in[k]) || x->twin < 0 || x->cscales || x->d.rank != 4 ||
+		    memcmp(x->d.dims, y->d.dims, sizeof(x->d.dims[0]) * 4))
+			return 0;
+	}
+	return 1;
+}
+
+static int binary_on_twins(npu_graph *g, struct ir_node *n, int *nchw_out)
+{
+	struct nd_binary *p = &n->a.nd.bin;
+	struct npu_tensor_desc d;
+	uint32_t dims[4];
+	void *buf;
+	int id;
+
+	for (int i = 0; i < 4; i++)
+		dims[i] = p->out[to_nhwc[i]];
+	memcpy(p->a, dims, sizeof(dims));
+	memcpy(p->b, dims, sizeof(dims));
+	memcpy(p->out, dims, sizeof(dims));
+	n->in[0] = g->t[n->in[0]].twin;
+	n->in[1] = g->t[n->in[1]].twin;
+	g->t[n->out[0]].d.layout = NPU_LAYOUT_NCHW;
+	twin_desc(g, n->out[0], &d, &buf);	/* an activation: no data */
+	free(buf);
+	id = ir_add_desc(g, &d);
+	if (id < 0)
+		return id;
+	*nchw_out = n->out[0];
+	n->out[0] = id;
+	return 0;
+}
+
 int layout_in(npu_graph *g, struct ir_node *n, int *nchw_out)
 {
 	int any = 0, all = 1;
 
 	*nchw_out = -1;
+	if (on_twins(g, n))
+		return binary_on_twins(g, n, nchw_out);
 	if (exempt(n->op) || (n->op == IR_CONCAT && n->a.as_given))
 		return 0;
 	for (uint32_t k = 0; k < n->nin + n->nout; k++) {
