@@ -310,7 +310,7 @@ $(BUILD)/tests/test_tensor: tests/host/test_tensor.c tests/host/isa.h $(LIBNPU_R
 		tests/host/harness.c $(CORE_SRCS) -lm
 
 # The N-d inference commands, packed by libnpu, on the device core against fp64 loops.
-$(BUILD)/tests/test_nd_cmds: tests/host/test_nd_cmds.c $(LIBNPU_REF_SRCS) libnpu/src/device/pack_nd.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) $(LIBNPU_PRIV_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_nd_cmds: tests/host/test_nd_cmds.c tests/host/isa.h $(LIBNPU_REF_SRCS) libnpu/src/device/pack_nd.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) $(LIBNPU_PRIV_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack_nd.c \

@@ -141,7 +141,7 @@ static elt_row_fn elt_pick_row(const struct npu_cmd_eltwise_i8 *e)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
 	if ((e->op == NPU_ELT_ADD_ORT || e->op == NPU_ELT_ADD_ONNX || e->op == NPU_ELT_MUL_ONNX) &&
-	    strcmp(npu_gemm_isa(), "c") && __builtin_cpu_supports("fma"))
+	    npu_engine_avx2() && __builtin_cpu_supports("fma"))
 		return elt_row_avx2;
 #endif
 	(void)e;

@@ -430,6 +430,15 @@ const char *npu_gemm_isa(void)
 	return pick_kernel()->isa;
 }
 
+bool npu_engine_avx2(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	return strcmp(npu_gemm_isa(), "c") && npu_gemm_isa_supported("avx2");
+#else
+	return false;
+#endif
+}
+
 /* A pair of depth values as int16, zero past @avail. */
 static inline int32_t pair(const int8_t *src, uint32_t avail)
 {
@@ -552,7 +561,7 @@ static void pack_a(const struct npu_gemm_args *g, const struct kernel *kern, uin
 struct part {
 	const struct npu_gemm_args *g;
 	const struct kernel *kern;
-	bool vec;	/* npu_interleave_vec() */
+	bool vec;	/* npu_engine_avx2() */
 	struct npu_tile_range r;
 	int failed;
 };
@@ -690,7 +699,7 @@ int npu_gemm_i8(const struct npu_gemm_args *g)
 		return -1;
 	for (unsigned int t = 0; t < threads; t++)
 		parts[t] = (struct part){ .g = g, .kern = kern, .r = r[t],
-					  .vec = npu_interleave_vec() };
+					  .vec = npu_engine_avx2() };
 	npu_run_parallel(gemm_part, parts, sizeof(parts[0]), threads);
 	for (unsigned int t = 0; t < threads; t++)
 		if (parts[t].failed)

@@ -50,6 +50,11 @@ int npu_gemm_i8(const struct npu_gemm_args *g);
  * if the host has it. Every kernel gives the same bytes.
  */
 const char *npu_gemm_isa(void);
+/*
+ * Whether the engine's element-wise and packing rows may use AVX2: its ISA
+ * (above) is not the portable C one, and the host has AVX2.
+ */
+bool npu_engine_avx2(void);
 /* The kernels, best first: the @i-th one's name, or NULL past the end. */
 const char *npu_gemm_isa_name(unsigned int i);
 /* Whether this host can run the kernel named @isa. */

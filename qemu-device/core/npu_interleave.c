@@ -8,7 +8,6 @@
  */
 #include <string.h>
 
-#include "npu_gemm.h"
 #include "npu_interleave.h"
 
 static inline uint32_t word_at(const uint8_t *p)
@@ -130,15 +129,6 @@ static uint32_t interleave_avx2(const uint8_t *src, size_t ld, uint32_t rows, ui
 	return p;
 }
 #endif
-
-bool npu_interleave_vec(void)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	return strcmp(npu_gemm_isa(), "c") && __builtin_cpu_supports("avx2");
-#else
-	return false;
-#endif
-}
 
 void npu_interleave32(const void *src, size_t ld, uint32_t rows, uint32_t words, uint32_t flip,
 		      void *dst, bool vec)

@@ -15,12 +15,10 @@
  * for i < @rows and p < @words: @rows rows of @words words, @ld bytes
  * apart (any alignment), become @words groups of one word from each row,
  * as a micro-kernel reads its panel. An 8 x 8 AVX2 transpose at a time
- * when @vec, else word by word; the same words either way.
+ * when @vec (npu_engine_avx2()), else word by word; the same words either
+ * way.
  */
 void npu_interleave32(const void *src, size_t ld, uint32_t rows, uint32_t words, uint32_t flip,
 		      void *dst, bool vec);
-
-/* Whether npu_interleave32 may take @vec: the engine's ISA is not C and the host has AVX2. */
-bool npu_interleave_vec(void);
 
 #endif /* NPU_INTERLEAVE_H */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "npu_cmd.h"
+#include "npu_gemm.h"
 #include "npu_quant.h"
 #include "npu_train_math.h"
 #include "npu_tensor_priv.h"
@@ -870,6 +871,66 @@ out:
 
 /* ---- NPU_CMD_QDQ --------------------------------------------------------------- */
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/*
+ * Elements [0, @n) of a run that shares scale @s and zero point @z,
+ * eight at a time, for 8-bit quantize and dequantize; returns how many
+ * it did. The scalar code's arithmetic: a correctly rounded divide,
+ * rounding half to even (rintf in the default mode), NaN to the zero
+ * point, the clamp (exact: an integer of fp32 past 2^24 clamps either
+ * way), and an exact int-to-float then one multiply.
+ */
+__attribute__((target("avx2")))
+static uint64_t qdq_avx2(uint32_t mode, uint32_t qdt, const void *x, void *y, uint64_t n,
+			 float s, int32_t z)
+{
+	const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps((float)z);
+	const __m256 lo = _mm256_set1_ps(qdt == NPU_ND_I8 ? -128.0f : 0.0f);
+	const __m256 hi = _mm256_set1_ps(qdt == NPU_ND_I8 ? 127.0f : 255.0f);
+	const __m256i iz = _mm256_set1_epi32(z);
+	uint64_t i = 0;
+
+	if (mode == NPU_QDQ_DEQUANTIZE) {
+		for (; i + 8 <= n; i += 8) {
+			__m128i b = _mm_loadl_epi64((const __m128i *)((const uint8_t *)x + i));
+			__m256i v = qdt == NPU_ND_I8 ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+
+			_mm256_storeu_ps((float *)y + i, _mm256_mul_ps(_mm256_cvtepi32_ps(
+				_mm256_sub_epi32(v, iz)), vs));
+		}
+		return i;
+	}
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps((const float *)x + i), vs),
+					   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		__m256 t = _mm256_blendv_ps(_mm256_add_ps(v, vz), vz,
+					    _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+		__m256i q = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(t, lo), hi));
+		__m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q),
+					    _mm256_extracti128_si256(q, 1));
+
+		w = qdt == NPU_ND_I8 ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+		_mm_storel_epi64((__m128i *)((uint8_t *)y + i), w);
+	}
+	return i;
+}
+#endif
+
+/* Whether qdq_avx2 serves @mode on @qdt here: the engine's ISA is not C, the host has AVX2. */
+static bool qdq_vec(uint32_t mode, uint32_t qdt)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	return (mode == NPU_QDQ_QUANTIZE || mode == NPU_QDQ_DEQUANTIZE) &&
+	       (qdt == NPU_ND_I8 || qdt == NPU_ND_U8) && npu_engine_avx2();
+#else
+	(void)mode;
+	(void)qdt;
+	return false;
+#endif
+}
+
 uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		     uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -879,7 +940,7 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint32_t axis = npu_rd32(c + 52), inner = npu_rd32(c + 56), st, ies, oes;
 	int64_t lo = qdt == NPU_ND_I8 ? -128 : qdt == NPU_ND_U8 ? 0 : INT32_MIN;
 	int64_t hi = qdt == NPU_ND_I8 ? 127 : qdt == NPU_ND_U8 ? 255 : INT32_MAX;
-	bool q31 = mode == NPU_QDQ_REQUANTIZE_Q31;
+	bool q31 = mode == NPU_QDQ_REQUANTIZE_Q31, vec;
 	float *scale = NULL;
 	void *x = NULL, *y = NULL, *zp = NULL;
 
@@ -915,12 +976,30 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	y = npu_eng_alloc(core, total * oes);
 	if (!y)
 		goto out;
+	vec = qdq_vec(mode, qdt);
+	if (axis == 1)		/* one scale for all: one run, however it was cut */
+		inner = (uint32_t)total;
 	/* Runs of @inner elements share an axis entry: its scale and zero point. */
 	for (uint64_t e0 = 0; e0 < total; e0 += inner) {
 		uint32_t a = (uint32_t)(e0 / inner % axis);
 		int64_t z = zp ? nd_int(zp, qdt, a) : 0;
+		uint64_t e = e0;
 
-		for (uint64_t e = e0; e < e0 + inner; e++) {
+		/* the vector rows first, a stop check between pieces of them */
+		while (vec && e0 + inner - e >= 8) {
+			uint64_t n = e0 + inner - e < NPU_ND_STOP_EVERY ? e0 + inner - e
+									 : NPU_ND_STOP_EVERY;
+
+			if (npu_eng_stop(core)) {
+				st = NPU_DMA_ERR_ABORTED;
+				goto out;
+			}
+#if defined(__x86_64__) && defined(__GNUC__)
+			e += qdq_avx2(mode, qdt, (const uint8_t *)x + e * ies, (uint8_t *)y + e * oes,
+				      n, scale[a], (int32_t)z);
+#endif
+		}
+		for (; e < e0 + inner; e++) {
 			int64_t r;
 
 			if (npu_nd_stop(core, e)) {
@@ -1437,6 +1516,94 @@ out:
 	return st;
 }
 
+/* The taps [*t0, *t1) of a window starting at @start (padded) that land in [0, @in). */
+static void taps_inside(int64_t start, uint32_t k, uint32_t d, uint32_t in, uint32_t *t0,
+			uint32_t *t1)
+{
+	int64_t first = start < 0 ? (-start + d - 1) / d : 0;
+	int64_t last = (int64_t)in - 1 - start;	/* the last tap inside: last / d */
+
+	*t0 = (uint32_t)(first < k ? first : k);
+	*t1 = last < 0 ? *t0 : (uint32_t)(last / d + 1 < k ? last / d + 1 : k);
+	if (*t1 < *t0)
+		*t1 = *t0;
+}
+
+/*
+ * Two spatial dims: each window's rows and columns clamped once, its taps
+ * read directly, in the order, and with the comparisons and sums, of the
+ * general walk below (so the same results, NaN and ties included).
+ */
+static uint32_t pool2d(struct npu_core *core, const void *x, void *y, uint32_t dt, bool avg,
+		       bool count_pad, uint64_t planes, const uint32_t *in, const uint32_t *out,
+		       const uint32_t *k, const uint32_t *s, const uint32_t *d, const uint32_t *lo,
+		       const uint32_t *hi)
+{
+	uint64_t isp = (uint64_t)in[0] * in[1], osp = (uint64_t)out[0] * out[1];
+
+	for (uint64_t nc = 0; nc < planes; nc++) {
+		const float *xf = (const float *)x + nc * isp;
+
+		if (npu_eng_stop(core))
+			return NPU_DMA_ERR_ABORTED;
+		for (uint32_t oy = 0; oy < out[0]; oy++) {
+			int64_t sy = (int64_t)oy * s[0] - lo[0];
+			int64_t ey = sy + (int64_t)(k[0] - 1) * d[0] + 1, ly = (int64_t)in[0] + hi[0];
+			uint32_t ky0, ky1;
+
+			taps_inside(sy, k[0], d[0], in[0], &ky0, &ky1);
+			for (uint32_t ox = 0; ox < out[1]; ox++) {
+				int64_t sx = (int64_t)ox * s[1] - lo[1];
+				int64_t ex = sx + (int64_t)(k[1] - 1) * d[1] + 1;
+				int64_t lx = (int64_t)in[1] + hi[1];
+				uint64_t o = nc * osp + (uint64_t)oy * out[1] + ox, count = 0;
+				uint32_t kx0, kx1;
+				double sum = 0, best = 0;
+				float fbest = 0;
+
+				taps_inside(sx, k[1], d[1], in[1], &kx0, &kx1);
+				if (npu_eng_work(core, (uint64_t)(ky1 - ky0) * (kx1 - kx0) + 8))
+					return NPU_DMA_ERR_ABORTED;
+				for (uint32_t ky = ky0; ky < ky1; ky++) {
+					uint64_t row = (uint64_t)(sy + (int64_t)ky * d[0]) * in[1];
+
+					for (uint32_t kx = kx0; kx < kx1; kx++) {
+						uint64_t at = row + (uint64_t)(sx + (int64_t)kx * d[1]);
+
+						if (dt == NPU_ND_F32 && !avg) {
+							float v = xf[at];
+
+							if (!count || v > fbest)
+								fbest = v;
+						} else {
+							double v = nd_num(x, dt, nc * isp + at);
+
+							sum += v;
+							if (!count || v > best)
+								best = v;
+						}
+						count++;
+					}
+				}
+				if (avg) {
+					uint64_t div = count_pad ? (uint64_t)((ey < ly ? ey : ly) - sy) *
+								   (uint64_t)((ex < lx ? ex : lx) - sx)
+								 : count;
+
+					((float *)y)[o] = div ? (float)(sum / (double)div) : 0.0f;
+				} else if (dt == NPU_ND_F32) {
+					((float *)y)[o] = count ? fbest : -INFINITY;
+				} else if (dt == NPU_ND_I8) {
+					((int8_t *)y)[o] = (int8_t)(count ? best : 0);
+				} else {
+					((uint8_t *)y)[o] = (uint8_t)(count ? best : 0);
+				}
+			}
+		}
+	}
+	return NPU_DMA_OK;
+}
+
 uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -1481,7 +1648,13 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	y = npu_eng_alloc(core, yn * es);
 	if (!y)
 		goto out;
-	for (uint64_t nc = 0; nc < (uint64_t)batch * ch; nc++) {
+	if (nsp == 2) {
+		st = pool2d(core, x, y, dt, avg, flags & NPU_POOL_ND_COUNT_PAD,
+			    (uint64_t)batch * ch, in, out, k, s, d, lo, hi);
+		if (st != NPU_DMA_OK)
+			goto out;
+	}
+	for (uint64_t nc = 0; nsp != 2 && nc < (uint64_t)batch * ch; nc++) {
 		if (npu_eng_stop(core)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;

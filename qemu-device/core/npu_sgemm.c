@@ -250,7 +250,7 @@ static void pack_a(const struct npu_sgemm_args *g, uint32_t m0, uint32_t m1, uin
 struct part {
 	const struct npu_sgemm_args *g;
 	skern_fn kern, pair;
-	bool vec;	/* npu_interleave_vec() */
+	bool vec;	/* npu_engine_avx2() */
 	struct npu_tile_range r;
 	int failed;
 };
@@ -357,7 +357,7 @@ int npu_sgemm(const struct npu_sgemm_args *g)
 		return -1;
 	for (unsigned int t = 0; t < threads; t++)
 		parts[t] = (struct part){ .g = g, .kern = kern, .pair = pair, .r = r[t],
-					  .vec = npu_interleave_vec() };
+					  .vec = npu_engine_avx2() };
 	npu_run_parallel(sgemm_part, parts, sizeof(parts[0]), threads);
 	for (unsigned int t = 0; t < threads; t++)
 		if (parts[t].failed)

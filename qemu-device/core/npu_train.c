@@ -542,16 +542,6 @@ static uint32_t eltwise_avx2(uint32_t op, uint32_t n, float alpha, const float *
 #undef ELTF_VEC
 #endif
 
-/* AVX2 unless the engine runs portable C (NPU_ENGINE_ISA=c) or the host has none. */
-static bool eltwise_vector(void)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	return strcmp(npu_gemm_isa(), "c") && __builtin_cpu_supports("avx2");
-#else
-	return false;
-#endif
-}
-
 /*
  * A row of @n (BIAS: one row of b's length), the vector kernel first where
  * there is one; the arithmetic is the reference's.
@@ -604,7 +594,7 @@ static void eltwise_compute(uint32_t op, uint32_t count, uint32_t cols, float al
 			    const float *a, const float *b, void *out)
 {
 	float *o = out;
-	bool vec = eltwise_vector();
+	bool vec = npu_engine_avx2();
 
 	switch (op) {
 	case NPU_ELTF_ADD:

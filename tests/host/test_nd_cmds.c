@@ -8,11 +8,13 @@
  * slice rather than from strides, and hand-worked quantization values.
  * Malformed commands fail their job.
  */
+#define _POSIX_C_SOURCE 200809L	/* setenv, strdup (isa.h) */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "isa.h"
 #include "npu.h"
 #include "npu_train_math.h"
 #include "device/npu_pack.h"
@@ -984,6 +986,61 @@ static void test_qdq_per_axis(void)
 }
 
 /*
+ * Quantize and dequantize over runs long enough for the vector rows, a
+ * tail after them, and a run past a stop-check piece (4096), per axis and
+ * per tensor, both 8-bit types, against the reference bit for bit: values
+ * at ties, past the range, NaN and infinities.
+ */
+static void qdq_runs(const char *isa)
+{
+	static const uint32_t inner_of[] = { 37, 5000 };
+	uint64_t vas[4] = { VA_A, VA_B, VA_C, VA_OUT };
+
+	(void)isa;
+	for (int it = 0; it < 12; it++) {
+		uint32_t inner = it < 8 ? inner_of[it / 4] : 1, n = 2 * 3 * (it < 8 ? inner : 777);
+		bool dq = it & 1;
+		/* the last four: one scale, as libnpu cuts a tensor's (outer = count) */
+		struct nd_qdq p = { dq ? ND_DEQUANTIZE : ND_QUANTIZE,
+				    it & 2 ? NPU_DT_UINT8 : NPU_DT_INT8, it < 8 ? 2 : n,
+				    it < 8 ? 3 : 1, inner };
+		static uint8_t ref[2 * 3 * 5000 * 4];
+		struct npu_cmd_qdq c;
+		uint8_t *zp;
+		float *sc;
+
+		setup(1u << 17);
+		zp = va(VA_C);
+		sc = va(VA_B);
+		for (int a = 0; a < 3; a++) {
+			sc[a] = a == 0 ? 0.5f : 0.01f + (float)(rnd() % 1000) / 997.0f;
+			zp[a] = (uint8_t)rnd();
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			if (dq) {
+				((uint8_t *)va(VA_A))[i] = (uint8_t)rnd();
+				continue;
+			}
+			((float *)va(VA_A))[i] = i % 97 == 5 ? NAN : i % 89 == 7 ? -INFINITY :
+						 i % 7 == 0 ? (float)((int)(rnd() % 600) - 300) * 0.25f :
+						 (float)((int)(rnd() % 60000) - 30000) / 77.0f;
+		}
+		CHECK_EQ(npu_pack_qdq(&c, &p, vas), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK_EQ(ref_nd_qdq(&p, va(VA_A), sc, zp, ref), 0);
+		if (memcmp(va(VA_OUT), ref, (size_t)n * (dq ? 4 : 1)))
+			printf("#   %s: mode %u, dtype %u, inner %u differs\n", isa, p.mode,
+			       p.qdtype, inner);
+		CHECK(!memcmp(va(VA_OUT), ref, (size_t)n * (dq ? 4 : 1)));
+	}
+}
+
+static void test_qdq_runs(void)
+{
+	on_every_isa("quantize", qdq_runs);
+}
+
+/*
  * TFLite's MultiplyByQuantizedMultiplier from its definition, in exact
  * int64: x (shifted left, wrapping as TFLite's int32 does) times mult /
  * 2^31 rounded half up (gemmlowp's nudge: a negative tie goes toward
@@ -1475,8 +1532,8 @@ static void test_conv_int8(void)
 /* Max (fp32, int8) and average (with and without the padding counted), padded, ceil mode. */
 static void test_pool_nd(void)
 {
-	for (int it = 0; it < 18; it++) {
-		struct nd_pool p = { .nsp = 1 + it % 3, .batch = 1, .c = 1 + rnd() % 3,
+	for (int it = 0; it < 36; it++) {
+		struct nd_pool p = { .nsp = it >= 18 ? 2 : 1 + it % 3, .batch = 1, .c = 1 + rnd() % 3,
 				     .average = it % 3 != 0, .count_include_pad = it % 3 == 2,
 				     .dtype = it % 6 == 3 ? NPU_DT_INT8 : NPU_DT_FLOAT32 };
 		uint64_t isp = 1, osp = 1, ksp = 1;
@@ -1488,13 +1545,14 @@ static void test_pool_nd(void)
 		if (i8)
 			p.average = 0, p.count_include_pad = 0;
 		for (uint32_t i = 0; i < p.nsp; i++) {
-			p.in[i] = 3 + rnd() % 5;
 			p.k[i] = 2 + rnd() % 2;
 			p.s[i] = 1 + rnd() % 2;
-			p.d[i] = 1;
+			p.d[i] = it >= 18 ? 1 + rnd() % 2 : 1;	/* 2-D: dilations too */
+			p.in[i] = (p.k[i] - 1) * p.d[i] + 1 + rnd() % 5;
 			p.lo[i] = rnd() % 2;
 			p.hi[i] = rnd() % 2;
-			p.out[i] = (p.in[i] + p.lo[i] + p.hi[i] - p.k[i] + p.s[i] - 1) / p.s[i] + 1;
+			p.out[i] = (p.in[i] + p.lo[i] + p.hi[i] - (p.k[i] - 1) * p.d[i] - 1 +
+				    p.s[i] - 1) / p.s[i] + 1;
 			isp *= p.in[i];
 			osp *= p.out[i];
 			ksp *= p.k[i];
@@ -1522,8 +1580,8 @@ static void test_pool_nd(void)
 					int ok = 1;
 
 					for (int d = (int)p.nsp - 1, m = 1; d >= 0; d--) {
-						int64_t at = oc[d] * p.s[d] + (int64_t)(rk % p.k[d]) -
-							     p.lo[d];
+						int64_t at = oc[d] * p.s[d] +
+							     (int64_t)(rk % p.k[d]) * p.d[d] - p.lo[d];
 
 						rk /= p.k[d];
 						if (at < 0 || at >= p.in[d])
@@ -1540,7 +1598,8 @@ static void test_pool_nd(void)
 					cnt++;
 				}
 				for (uint32_t d = 0; d < p.nsp; d++) {
-					int64_t st0 = oc[d] * p.s[d] - p.lo[d], e = st0 + p.k[d];
+					int64_t st0 = oc[d] * p.s[d] - p.lo[d];
+					int64_t e = st0 + (int64_t)(p.k[d] - 1) * p.d[d] + 1;
 					int64_t lim = (int64_t)p.in[d] + p.hi[d];
 
 					padded *= (uint64_t)((e < lim ? e : lim) - st0);
@@ -2242,6 +2301,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_matmul_int8_zero_points),
 	TAP_ENTRY(test_qdq_worked_values),
 	TAP_ENTRY(test_qdq_per_axis),
+	TAP_ENTRY(test_qdq_runs),
 	TAP_ENTRY(test_qdq_requantize_tflite),
 	TAP_ENTRY(test_reduce_fp32),
 	TAP_ENTRY(test_reduce_integers),

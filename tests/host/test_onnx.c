@@ -807,10 +807,11 @@ static void test_fp32_cnn(void)
 
 /*
  * A residual block as torchvision exports it: two convolutions, an Add of
- * their NCHW outputs, a Relu, the next convolution. The Add reads the
- * convolutions' NHWC twins and the Relu and the next convolution the
- * Add's (no round trip through NCHW): the only transposes left are the
- * input's and the two graph outputs' (s and z, read in NCHW). Non-square,
+ * their NCHW outputs, a Relu, a Clip (ReLU6), the next convolution. The
+ * Add reads the convolutions' NHWC twins, the Relu the Add's, the Clip the
+ * Relu's and the next convolution the Clip's (no round trip through NCHW):
+ * the only transposes left are the input's and the two graph outputs' (s
+ * and z, read in NCHW). Non-square,
  * so a wrong permutation shows; the oracle is fp64 loops over ONNX's
  * arrays.
  */
@@ -819,7 +820,7 @@ static void test_residual_add_stays_nhwc(void)
 	enum { C = 2, H = 3, W = 4, O = 3 };
 	struct model m = { .opset = 13 };
 	float x[C * H * W], wa[O * C], ba[O], wb[O * C * 9], wc[O * O], s[O * H * W], z[O * H * W];
-	float want_s[O * H * W], want_y[O * H * W], want_z[O * H * W];
+	float want_s[O * H * W], want_y[O * H * W], want_z[O * H * W], zero = 0, six = 6;
 	struct npu_compile_opts co = { .backend = NPU_BACKEND_CPU, .strict = 1 };
 	Onnx__NodeProto *n;
 	const uint8_t *buf;
@@ -827,10 +828,10 @@ static void test_residual_add_stays_nhwc(void)
 	npu_graph *g;
 	npu_plan *p;
 	size_t len;
-	int placed = 0;
+	int placed = 0, clipped = 0;
 
 	for (int i = 0; i < C * H * W; i++)
-		x[i] = (float)((i * 7) % 11 - 5) * 0.25f;
+		x[i] = (float)((i * 7) % 11 - 5);
 	for (int i = 0; i < O * C; i++)
 		wa[i] = (float)((i * 5) % 7 - 3) * 0.5f;
 	for (int i = 0; i < O; i++)
@@ -843,13 +844,16 @@ static void test_residual_add_stays_nhwc(void)
 		wc[i] = (float)((i * 2) % 5 - 2) * 0.75f;
 	m.init[m.ninit++] = tensor("wb", F32, DIMS(O, C, 3, 3), wb, sizeof(wb));
 	m.init[m.ninit++] = tensor("wc", F32, DIMS(O, O, 1, 1), wc, sizeof(wc));
+	m.init[m.ninit++] = tensor("lo", F32, 0, NULL, &zero, sizeof(zero));
+	m.init[m.ninit++] = tensor("hi", F32, 0, NULL, &six, sizeof(six));
 	m.node[m.nnode++] = node("Conv", "x,wa,ba", "a");
 	n = node("Conv", "x,wb", "b");
 	attr_ints(n, "pads", DIMS(1, 1, 1, 1));
 	m.node[m.nnode++] = n;
 	m.node[m.nnode++] = node("Add", "a,b", "s");
 	m.node[m.nnode++] = node("Relu", "s", "y");
-	m.node[m.nnode++] = node("Conv", "y,wc", "z");
+	m.node[m.nnode++] = node("Clip", "y,lo,hi", "yc");
+	m.node[m.nnode++] = node("Conv", "yc,wc", "z");
 	m.in[m.nin++] = value("x", F32, DIMS(1, C, H, W));
 	m.out[m.nout++] = value("s", F32, 0, NULL);
 	m.out[m.nout++] = value("z", F32, 0, NULL);
@@ -879,7 +883,7 @@ static void test_residual_add_stays_nhwc(void)
 			double acc = 0;
 
 			for (int k = 0; k < O; k++)
-				acc += (double)want_y[k * H * W + i] * wc[o * O + k];
+				acc += fmin((double)want_y[k * H * W + i], 6.0) * wc[o * O + k];
 			want_z[o * H * W + i] = (float)acc;
 		}
 
@@ -903,6 +907,9 @@ static void test_residual_add_stays_nhwc(void)
 	CHECK(near(s, want_s, O * H * W));
 	CHECK(near(z, want_z, O * H * W));
 	CHECK(want_y[0] == 0 || want_y[1] == 0 || want_y[2] == 0);	/* a Relu that clamps */
+	for (int i = 0; i < O * H * W; i++)
+		clipped += want_y[i] > 6;
+	CHECK(clipped > 0);						/* and a Clip */
 	arena_free();
 }
 

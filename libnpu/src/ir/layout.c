@@ -121,26 +121,29 @@ static int twin_of(npu_graph *g, int t)
 }
 
 /*
- * An N-dimensional element-wise op of one shape throughout (no broadcast)
- * whose inputs are NCHW tensors with NHWC twins already: element by
- * element, order does not matter, so it reads the twins and writes an
- * NHWC twin of its output, which it tags NCHW (the data an N-dimensional
- * reader sees is unchanged: a transpose writes it, kept only if read). A
- * network's residual add then costs no round trip through NCHW.
+ * An N-dimensional element-wise op (unary, or binary of one shape
+ * throughout: no broadcast) whose inputs are NCHW tensors with NHWC twins
+ * already: element by element, order does not matter, so it reads the
+ * twins and writes an NHWC twin of its output, which it tags NCHW (the
+ * data an N-dimensional reader sees is unchanged: a transpose writes it,
+ * kept only if read). A network's residual add or ReLU6 (Clip) then costs
+ * no round trip through NCHW.
  */
 static int on_twins(const npu_graph *g, const struct ir_node *n)
 {
 	const struct nd_binary *p = &n->a.nd.bin;
+	int binary = n->op == IR_ND_BINARY;
 	const struct ir_tensor *y;
 
-	if (n->op != IR_ND_BINARY || n->nin != 2 || n->nout != 1 || p->rank != 4 ||
-	    !ir_valid_id(g, n->out[0]))
+	if ((!binary && n->op != IR_ND_UNARY) || n->nin != (binary ? 2u : 1u) || n->nout != 1 ||
+	    (binary && p->rank != 4) || !ir_valid_id(g, n->out[0]))
 		return 0;
 	y = &g->t[n->out[0]];
 	if (y->d.rank != 4 || y->cdata || y->twin >= 0 ||
-	    memcmp(p->a, p->out, sizeof(p->a[0]) * 4) || memcmp(p->b, p->out, sizeof(p->b[0]) * 4))
+	    (binary && (memcmp(p->a, p->out, sizeof(p->a[0]) * 4) ||
+			memcmp(p->b, p->out, sizeof(p->b[0]) * 4))))
 		return 0;
-	for (uint32_t k = 0; k < 2; k++) {
+	for (uint32_t k = 0; k < n->nin; k++) {
 		const struct ir_tensor *x = ir_valid_id(g, n->in[k]) ? &g->t[n->in[k]] : NULL;
 
 		if (!x || !is_nchw(g, n->in[k]) || x->twin < 0 || x->cscales || x->d.rank != 4 ||
@@ -150,7 +153,7 @@ static int on_twins(const npu_graph *g, const struct ir_node *n)
 	return 1;
 }
 
-static int binary_on_twins(npu_graph *g, struct ir_node *n, int *nchw_out)
+static int read_twins(npu_graph *g, struct ir_node *n, int *nchw_out)
 {
 	struct nd_binary *p = &n->a.nd.bin;
 	struct npu_tensor_desc d;
@@ -158,13 +161,15 @@ static int binary_on_twins(npu_graph *g, struct ir_node *n, int *nchw_out)
 	void *buf;
 	int id;
 
-	for (int i = 0; i < 4; i++)
-		dims[i] = p->out[to_nhwc[i]];
-	memcpy(p->a, dims, sizeof(dims));
-	memcpy(p->b, dims, sizeof(dims));
-	memcpy(p->out, dims, sizeof(dims));
-	n->in[0] = g->t[n->in[0]].twin;
-	n->in[1] = g->t[n->in[1]].twin;
+	if (n->op == IR_ND_BINARY) {	/* its dims as the twins have them */
+		for (int i = 0; i < 4; i++)
+			dims[i] = p->out[to_nhwc[i]];
+		memcpy(p->a, dims, sizeof(dims));
+		memcpy(p->b, dims, sizeof(dims));
+		memcpy(p->out, dims, sizeof(dims));
+	}
+	for (uint32_t k = 0; k < n->nin; k++)
+		n->in[k] = g->t[n->in[k]].twin;
 	g->t[n->out[0]].d.layout = NPU_LAYOUT_NCHW;
 	twin_desc(g, n->out[0], &d, &buf);	/* an activation: no data */
 	free(buf);
@@ -182,7 +187,7 @@ int layout_in(npu_graph *g, struct ir_node *n, int *nchw_out)
 
 	*nchw_out = -1;
 	if (on_twins(g, n))
-		return binary_on_twins(g, n, nchw_out);
+		return read_twins(g, n, nchw_out);
 	if (exempt(n->op) || (n->op == IR_CONCAT && n->a.as_given))
 		return 0;
 	for (uint32_t k = 0; k < n->nin + n->nout; k++) {
