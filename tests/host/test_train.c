@@ -446,28 +446,30 @@ static void eltwise_f32_cases(const char *isa)
 	static const float special[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -3.5f,
 					 3.4e38f };
 	(void)isa;
+	/* 60: a vector tail; 70000: many stop-check pieces, BIAS rows across them */
+	for (uint32_t n = 60; n <= 70000; n += 69940)
 	for (int op = NPU_EF_ADD; op <= NPU_EF_FROM_BF16; op++) {
-		struct npu_eltwise_f32 p = { 60, (enum npu_eltwise_f32_op)op, 0, 0.0f };
+		struct npu_eltwise_f32 p = { n, (enum npu_eltwise_f32_op)op, 0, 0.0f };
 		struct npu_cmd_eltwise_f32 c;
 		size_t in_sz, out_sz;
-		float *a = rand_floats(60), *b = rand_floats(60);
-		uint8_t want[240];
+		float *a = rand_floats(n), *b = rand_floats(n);
+		uint8_t *want = malloc((size_t)n * 4);
 
 		for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
-			a[i] = special[i], b[59 - i] = special[i];
+			a[i] = special[i], b[n - 1 - i] = special[i];
 		if (op == NPU_EF_AXPY || op == NPU_EF_SCALE)
 			p.alpha = -1.75f;
 		if (op == NPU_EF_BIAS)
-			p.cols = 12;
-		if (op == NPU_EF_FROM_BF16)	/* a is 60 bf16 values */
-			for (int i = 0; i < 30; i++)
+			p.cols = n == 60 ? 12 : 70;
+		if (op == NPU_EF_FROM_BF16)	/* a is n bf16 values */
+			for (uint32_t i = 0; i < n / 2; i++)
 				((uint32_t *)a)[i] = rnd();
-		in_sz = op == NPU_EF_FROM_BF16 ? 120 : 240;
-		out_sz = op == NPU_EF_TO_BF16 ? 120 : 240;
+		in_sz = op == NPU_EF_FROM_BF16 ? 2 * n : 4 * n;
+		out_sz = op == NPU_EF_TO_BF16 ? 2 * n : 4 * n;
 		CHECK_EQ(npu_ref_eltwise_f32(&p, a, b, want), NPU_OK);
 		setup();
 		put(1, a, in_sz);
-		put(2, b, op == NPU_EF_BIAS ? 48 : 240);
+		put(2, b, op == NPU_EF_BIAS ? 4 * p.cols : 4 * n);
 		put(3, NULL, out_sz);
 		CHECK_EQ(npu_pack_eltwise_f32(&c, &p, VA(1),
 					      op <= NPU_EF_AXPY || op == NPU_EF_RELU_BACKWARD ||
@@ -476,6 +478,7 @@ static void eltwise_f32_cases(const char *isa)
 		CHECK(!memcmp(at(3), want, out_sz));
 		free(a);
 		free(b);
+		free(want);
 	}
 }
 
