@@ -24,6 +24,10 @@
 #include "npu_train_math.h"
 #include "npu_tensor_priv.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -389,6 +393,33 @@ static float act_one(uint32_t fn, float xf, float alpha, float beta, float lo, f
 	}
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * The leading elements of @x (@n of them, in place) for ReLU and Clip,
+ * eight at a time; how many it did. The scalar code's comparisons (NaN
+ * compares false: ReLU gives 0, Clip keeps it; -0 stays -0 in Clip).
+ */
+__attribute__((target("avx2")))
+static uint32_t act_avx2(uint32_t fn, float *x, uint32_t n, float lo, float hi)
+{
+	const __m256 z = _mm256_setzero_ps(), vl = _mm256_set1_ps(lo), vh = _mm256_set1_ps(hi);
+	uint32_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+
+		if (fn == NPU_ACTFN_RELU) {
+			v = _mm256_and_ps(_mm256_cmp_ps(v, z, _CMP_GT_OQ), v);
+		} else {
+			v = _mm256_blendv_ps(v, vh, _mm256_cmp_ps(v, vh, _CMP_GT_OQ));
+			v = _mm256_blendv_ps(v, vl, _mm256_cmp_ps(v, vl, _CMP_LT_OQ));
+		}
+		_mm256_storeu_ps(x + i, v);
+	}
+	return i;
+}
+#endif
+
 /* A table lookup or one fp32 operation: a vector lane's cycle; transcendentals take 4. */
 static bool act_cheap(uint32_t fn)
 {
@@ -404,6 +435,7 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	float alpha, beta, lo, hi;
 	uint8_t table[256];
 	void *x = NULL;
+	bool vec;
 
 	if (size != sizeof(struct npu_cmd_activation))
 		return NPU_DMA_ERR_ARGS;
@@ -432,11 +464,24 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	st = npu_nd_load(core, in_va, (uint64_t)count * esz, &x, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
+	vec = (fn == NPU_ACTFN_RELU || fn == NPU_ACTFN_CLIP) && npu_engine_avx2();
 	for (uint32_t i = 0; i < count; i++) {	/* in place */
 		if (npu_nd_stop(core, i)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
+#if defined(__x86_64__) && defined(__GNUC__)
+		if (vec && !(i % NPU_ND_STOP_EVERY)) {	/* a stop-check piece in vectors */
+			uint32_t n = count - i < NPU_ND_STOP_EVERY ? count - i : NPU_ND_STOP_EVERY;
+			uint32_t done = act_avx2(fn, (float *)x + i, n, lo, hi);
+
+			if (done == n) {
+				i += n - 1;
+				continue;
+			}
+			i += done;	/* the tail, element by element below */
+		}
+#endif
 		if (fn == NPU_ACTFN_TABLE)
 			((uint8_t *)x)[i] = table[((uint8_t *)x)[i]];
 		else
@@ -872,8 +917,6 @@ out:
 /* ---- NPU_CMD_QDQ --------------------------------------------------------------- */
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
 /*
  * Elements [0, @n) of a run that shares scale @s and zero point @z,
  * eight at a time, for 8-bit quantize and dequantize; returns how many
@@ -1371,6 +1414,141 @@ struct convp {
 	uint32_t xdt, wdt, wzp_n;
 };
 
+/* The taps [*t0, *t1) of a window starting at @start (padded) that land in [0, @in). */
+static void taps_inside(int64_t start, uint32_t k, uint32_t d, uint32_t in, uint32_t *t0,
+			uint32_t *t1)
+{
+	int64_t first = start < 0 ? (-start + d - 1) / d : 0;
+	int64_t last = (int64_t)in - 1 - start;	/* the last tap inside: last / d */
+
+	*t0 = (uint32_t)(first < k ? first : k);
+	*t1 = last < 0 ? *t0 : (uint32_t)(last / d + 1 < k ? last / d + 1 : k);
+	if (*t1 < *t0)
+		*t1 = *t0;
+}
+
+/*
+ * A forward convolution over two spatial dims, one output channel's plane
+ * (@no: batch * out_c + channel): each window's rows and columns clamped
+ * once, its taps read directly, summed in the general walk's order and
+ * precision (fp32 products in double, channel by channel, taps row-major,
+ * those outside skipped), so the same results bit for bit.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * Outputs [@ox, @ox_end) of row @oy of an fp32 stride-1 plane whose every
+ * column tap is inside, four at a time in double lanes: each lane's sum in
+ * the scalar order, a product of two floats exact in double, then one
+ * rounded add (no FMA), so the lanes are the scalar code's bit for bit.
+ * Returns where it stopped.
+ */
+__attribute__((target("avx2")))
+static uint32_t conv_row_avx2(const struct convp *p, const float *x, const float *w, double b0,
+			      uint32_t icg, uint64_t xbase, uint64_t wbase, uint64_t isp,
+			      uint64_t ksp, int64_t sy, uint32_t ky0, uint32_t ky1, uint32_t ox,
+			      uint32_t ox_end, float *y)
+{
+	for (; ox + 4 <= ox_end; ox += 4) {
+		int64_t sx = (int64_t)ox - p->pad[1];
+		__m256d acc = _mm256_set1_pd(b0);
+
+		for (uint32_t ic = 0; ic < icg; ic++) {
+			const float *xc = x + xbase + ic * isp, *wc = w + wbase + ic * ksp;
+
+			for (uint32_t ky = ky0; ky < ky1; ky++) {
+				const float *xr = xc + (uint64_t)(sy + (int64_t)ky * p->d[0]) * p->in[1];
+
+				for (uint32_t kx = 0; kx < p->k[1]; kx++) {
+					__m256d xv = _mm256_cvtps_pd(_mm_loadu_ps(
+						xr + sx + (int64_t)kx * p->d[1]));
+
+					acc = _mm256_add_pd(acc, _mm256_mul_pd(xv, _mm256_set1_pd(
+						wc[(uint64_t)ky * p->k[1] + kx])));
+				}
+			}
+		}
+		_mm_storeu_ps(y + ox, _mm256_cvtpd_ps(acc));
+	}
+	return ox;
+}
+#endif
+
+static uint32_t conv2d_plane(struct npu_core *core, const struct convp *p, bool f32,
+			     const void *x, const void *w, const float *bias, int64_t xzv,
+			     int64_t wzv, uint64_t no, void *y)
+{
+	uint32_t in_c = p->u[2], out_c = p->u[3], groups = p->u[4];
+	uint32_t icg = in_c / groups, ocg = out_c / groups;
+	uint32_t n = (uint32_t)(no / out_c), oc = (uint32_t)(no % out_c), g = oc / ocg;
+	uint64_t isp = (uint64_t)p->in[0] * p->in[1], ksp = (uint64_t)p->k[0] * p->k[1];
+	/* stride 1: the columns whose taps are all inside, [in_lo, in_hi) */
+	int64_t reach = (int64_t)(p->k[1] - 1) * p->d[1];
+	uint32_t in_lo = (uint32_t)(p->pad[1] < 0 ? 0 : p->pad[1]), in_hi = 0;
+	bool vec = f32 && p->s[1] == 1 && npu_engine_avx2();
+
+	if (vec && (int64_t)p->in[1] - 1 - reach + p->pad[1] >= in_lo)
+		in_hi = (uint32_t)((int64_t)p->in[1] - reach + p->pad[1]);
+	if (in_hi > p->out[1])
+		in_hi = p->out[1];
+	for (uint32_t oy = 0; oy < p->out[0]; oy++) {
+		int64_t sy = (int64_t)oy * p->s[0] - p->pad[0];
+		uint32_t ky0, ky1;
+
+		taps_inside(sy, p->k[0], p->d[0], p->in[0], &ky0, &ky1);
+		for (uint32_t ox = 0; ox < p->out[1]; ox++) {
+#if defined(__x86_64__) && defined(__GNUC__)
+			if (ox == in_lo && in_hi >= in_lo + 4) {
+				if (npu_eng_work(core, (uint64_t)icg * (ky1 - ky0) * p->k[1] *
+						       (in_hi - in_lo) / 4 + 8))
+					return NPU_DMA_ERR_ABORTED;
+				ox = conv_row_avx2(p, x, w, bias ? bias[oc] : 0, icg,
+						   ((uint64_t)n * in_c + g * icg) * isp,
+						   (uint64_t)oc * icg * ksp, isp, ksp, sy, ky0, ky1,
+						   ox, in_hi, (float *)y + no * p->out[0] * p->out[1] +
+						   (uint64_t)oy * p->out[1]);
+				if (ox >= p->out[1])
+					break;
+			}
+#endif
+			int64_t sx = (int64_t)ox * p->s[1] - p->pad[1];
+			uint64_t o = no * p->out[0] * p->out[1] + (uint64_t)oy * p->out[1] + ox;
+			double acc = bias ? bias[oc] : 0;
+			int64_t iacc = 0;
+			uint32_t kx0, kx1;
+
+			taps_inside(sx, p->k[1], p->d[1], p->in[1], &kx0, &kx1);
+			if (npu_eng_work(core, (uint64_t)icg * (ky1 - ky0) * (kx1 - kx0) + 8))
+				return NPU_DMA_ERR_ABORTED;
+			for (uint32_t ic = 0; ic < icg; ic++) {
+				uint64_t xrow = ((uint64_t)n * in_c + g * icg + ic) * isp;
+				uint64_t wrow = ((uint64_t)oc * icg + ic) * ksp;
+
+				for (uint32_t ky = ky0; ky < ky1; ky++) {
+					uint64_t xr = xrow + (uint64_t)(sy + (int64_t)ky * p->d[0]) *
+							     p->in[1];
+					uint64_t wr = wrow + (uint64_t)ky * p->k[1];
+
+					for (uint32_t kx = kx0; kx < kx1; kx++) {
+						uint64_t xi = xr + (uint64_t)(sx + (int64_t)kx * p->d[1]);
+
+						if (f32)
+							acc += (double)((const float *)x)[xi] *
+							       ((const float *)w)[wr + kx];
+						else
+							iacc += (nd_int(x, p->xdt, xi) - xzv) *
+								(nd_int(w, p->wdt, wr + kx) - wzv);
+					}
+				}
+			}
+			if (f32)
+				((float *)y)[o] = (float)acc;
+			else
+				((int32_t *)y)[o] = (int32_t)(uint32_t)iacc;
+		}
+	}
+	return NPU_DMA_OK;
+}
+
 uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -1448,6 +1626,13 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
+		if (nsp == 2 && !tr) {
+			st = conv2d_plane(core, &p, f32, x, w, bias, xzv, wzv, no, y);
+			if (st != NPU_DMA_OK)
+				goto out;
+			st = NPU_DMA_ERR_ARGS;
+			continue;
+		}
 		for (uint64_t o = 0; o < osp; o++) {
 			int64_t oc_[3], kc[3];
 			double acc = bias ? ((float *)bias)[oc] : 0;
@@ -1514,19 +1699,6 @@ out:
 	free(wz);
 	free(y);
 	return st;
-}
-
-/* The taps [*t0, *t1) of a window starting at @start (padded) that land in [0, @in). */
-static void taps_inside(int64_t start, uint32_t k, uint32_t d, uint32_t in, uint32_t *t0,
-			uint32_t *t1)
-{
-	int64_t first = start < 0 ? (-start + d - 1) / d : 0;
-	int64_t last = (int64_t)in - 1 - start;	/* the last tap inside: last / d */
-
-	*t0 = (uint32_t)(first < k ? first : k);
-	*t1 = last < 0 ? *t0 : (uint32_t)(last / d + 1 < k ? last / d + 1 : k);
-	if (*t1 < *t0)
-		*t1 = *t0;
 }
 
 /*

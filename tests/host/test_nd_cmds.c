@@ -307,6 +307,48 @@ static double act64(uint32_t fn, double x, const struct nd_unary *p)
 	}
 }
 
+/*
+ * ReLU and Clip, which have vector rows, bit for bit against their
+ * definitions over 5001 elements (pieces past a stop check, a tail): NaN
+ * (ReLU gives 0, Clip keeps it), signed zeros, the bounds themselves.
+ */
+static void relu_clip_cases(const char *isa)
+{
+	enum { n = 5001 };
+
+	(void)isa;
+	for (int clip = 0; clip < 2; clip++) {
+		struct nd_unary p = { .fn = clip ? ND_CLIP : ND_RELU, .dtype = NPU_DT_FLOAT32,
+				      .count = n, .lo = clip ? -1.0f : 0.0f, .hi = clip ? 6.0f : 0.0f };
+		struct npu_cmd_activation c;
+		float *x, *y;
+
+		setup(4 * n);
+		x = va(VA_A);
+		for (int i = 0; i < n; i++)
+			x[i] = i % 101 == 3 ? NAN : i % 97 == 5 ? -0.0f : i % 89 == 1 ? 6.0f :
+			       i % 83 == 2 ? -1.0f : frnd(-12, 12);
+		CHECK_EQ(npu_pack_activation(&c, &p, VA_A, VA_OUT, 0), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		y = va(VA_OUT);
+		for (int i = 0; i < n; i++) {
+			float want = clip ? (x[i] < -1.0f ? -1.0f : x[i] > 6.0f ? 6.0f : x[i])
+					  : (x[i] > 0 ? x[i] : 0.0f);
+
+			if (memcmp(&y[i], &want, 4)) {
+				printf("#   %s %s: element %d of %g is %g, want %g\n", isa,
+				       clip ? "clip" : "relu", i, x[i], y[i], want);
+				CHECK(0);
+			}
+		}
+	}
+}
+
+static void test_relu_clip_bits(void)
+{
+	on_every_isa("activation", relu_clip_cases);
+}
+
 static void test_activation_every_function(void)
 {
 	static const uint32_t fns[] = {
@@ -1370,6 +1412,72 @@ static void test_gather_rows(void)
  * padding) by gathering taps, and transposed ones against a scatter of
  * each input into the outputs it reaches: fp64 sums.
  */
+/*
+ * The 2-D fp32 planes' vector rows against the element-by-element walk
+ * (NPU_ENGINE_ISA=c), bit for bit: depthwise and grouped, stride 1 with
+ * columns inside and out, padding, dilation, a bias, 3 x 3 and 3 x 5.
+ */
+static int conv_plane_run(int t, float *out, uint64_t *ny)
+{
+	struct nd_conv p = { .nsp = 2, .batch = 2, .in_c = 6, .out_c = 6,
+			     .groups = t ? 3 : 6, .in = { 19, 23 }, .k = { 3, 3 + 2 * t },
+			     .s = { 1 + t, 1 }, .d = { 1, 1 + t }, .pad = { 1, 2 },
+			     .xdt = NPU_DT_FLOAT32, .wdt = NPU_DT_FLOAT32 };
+	uint64_t vas[6] = { VA_A, VA_B, VA_C, 0, 0, VA_OUT };
+	struct npu_cmd_conv c;
+	unsigned int seed = 7 + t;
+	float *x, *w, *b;
+
+	for (int i = 0; i < 2; i++)
+		p.out[i] = (p.in[i] + 2 * p.pad[i] - (p.k[i] - 1) * p.d[i] - 1) / p.s[i] + 1;
+	*ny = 2ull * 6 * p.out[0] * p.out[1];
+	setup(1u << 16);
+	x = va(VA_A), w = va(VA_B), b = va(VA_C);
+	for (int i = 0; i < 2 * 6 * 19 * 23; i++)
+		x[i] = (float)rand_r(&seed) / RAND_MAX * 8 - 4;
+	for (int i = 0; i < 6 * 2 * 3 * 5; i++)
+		w[i] = (float)rand_r(&seed) / RAND_MAX * 2 - 1;
+	for (int i = 0; i < 6; i++)
+		b[i] = (float)rand_r(&seed) / RAND_MAX;
+	if (npu_pack_conv(&c, &p, vas) || run(&c, sizeof(c)) != NPU_JOB_OK)
+		return -1;
+	memcpy(out, va(VA_OUT), *ny * 4);
+	return 0;
+}
+
+static float conv_plane_want[2][2 * 6 * 21 * 27];
+
+static void conv_plane_cases(const char *isa)
+{
+	static float got[2 * 6 * 21 * 27];
+
+	for (int t = 0; t < 2; t++) {
+		uint64_t ny;
+
+		CHECK_EQ(conv_plane_run(t, got, &ny), 0);
+		if (memcmp(got, conv_plane_want[t], ny * 4))
+			printf("#   %s: case %d differs from the element-by-element walk\n", isa, t);
+		CHECK(!memcmp(got, conv_plane_want[t], ny * 4));
+	}
+}
+
+static void test_conv_fp32_rows_bits(void)
+{
+	const char *saved = getenv("NPU_ENGINE_ISA");
+	char *keep = saved ? strdup(saved) : NULL;
+	uint64_t ny;
+
+	setenv("NPU_ENGINE_ISA", "c", 1);
+	for (int t = 0; t < 2; t++)
+		CHECK_EQ(conv_plane_run(t, conv_plane_want[t], &ny), 0);
+	if (keep)
+		setenv("NPU_ENGINE_ISA", keep, 1);
+	else
+		unsetenv("NPU_ENGINE_ISA");
+	free(keep);
+	on_every_isa("fp32 convolution plane", conv_plane_cases);
+}
+
 static void test_conv_fp32(void)
 {
 	for (int it = 0; it < 24; it++) {
@@ -2287,6 +2395,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_binary_int32),
 	TAP_ENTRY(test_compare_and_where),
 	TAP_ENTRY(test_activation_every_function),
+	TAP_ENTRY(test_relu_clip_bits),
 	TAP_ENTRY(test_activation_table),
 	TAP_ENTRY(test_activation_table_from_libnpu),
 	TAP_ENTRY(test_copy_transposes_rank_6),
@@ -2308,6 +2417,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_cast),
 	TAP_ENTRY(test_gather_rows),
 	TAP_ENTRY(test_conv_fp32),
+	TAP_ENTRY(test_conv_fp32_rows_bits),
 	TAP_ENTRY(test_conv_int8),
 	TAP_ENTRY(test_pool_nd),
 	TAP_ENTRY(test_malformed),
