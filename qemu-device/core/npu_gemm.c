@@ -55,8 +55,6 @@
  * a_zero (and a quad's 128) is taken out afterwards with the column sums
  * of b.
  */
-struct requant_cols;
-
 struct kernel {
 	const char *isa;
 	bool (*supported)(void);
@@ -64,24 +62,12 @@ struct kernel {
 	uint32_t unit;		/* depth per group: 2 (int16 pairs) or 4 (uint8 quads) */
 	void (*run)(uint32_t groups, const int32_t *ap, const void *bp,
 		    int32_t *c, size_t ldc, int accumulate);
-	void (*requant)(const struct requant_cols *rq, const int32_t *c, int8_t *out,
+	void (*requant)(const struct npu_requant_cols *rq, const int32_t *c, int8_t *out,
 			uint32_t count);
 	uint32_t (*column_sum)(const int8_t *col, uint32_t k);
 };
 
-/*
- * Requantization of a block's columns, one entry per column: @add is
- * bias - a_zero * (sum of the column's weights), then TFLite's
- * MultiplyByQuantizedMultiplier split into a left shift, the Q31 @mult and
- * a rounding right shift, then the zero point and the clamp.
- */
-struct requant_cols {
-	int32_t *add, *mult, *lshift, *rshift;
-	int32_t zero, lo, hi;
-	int onnx;	/* ONNX's: mult holds fp32 bits (npu_requant_onnx_i8) */
-};
-
-static void requant_c(const struct requant_cols *rq, const int32_t *c, int8_t *out,
+static void requant_c(const struct npu_requant_cols *rq, const int32_t *c, int8_t *out,
 		      uint32_t count)
 {
 	for (uint32_t n = 0; n < count && rq->onnx; n++)
@@ -241,7 +227,7 @@ static inline __m256i srdhm_even(__m256i x, __m256i mult)
 
 /* requant_c, eight columns at a time: the same arithmetic, lane by lane. */
 __attribute__((target("avx2")))
-static void requant_avx2(const struct requant_cols *rq, const int32_t *c, int8_t *out,
+static void requant_avx2(const struct npu_requant_cols *rq, const int32_t *c, int8_t *out,
 			 uint32_t count)
 {
 	const __m256i min = _mm256_set1_epi32(INT32_MIN), one = _mm256_set1_epi32(1);
@@ -296,7 +282,7 @@ static void requant_avx2(const struct requant_cols *rq, const int32_t *c, int8_t
 			_mm_storel_epi64((__m128i *)(out + n), _mm_packs_epi16(w, w));
 		}
 	}
-	requant_c(&(struct requant_cols){ rq->add + n, rq->mult + n, rq->lshift + n,
+	requant_c(&(struct npu_requant_cols){ rq->add + n, rq->mult + n, rq->lshift + n,
 					  rq->rshift + n, rq->zero, rq->lo, rq->hi, rq->onnx },
 		  c + n, out + n, count - n);
 }
@@ -428,6 +414,12 @@ static const struct kernel *pick_kernel(void)
 const char *npu_gemm_isa(void)
 {
 	return pick_kernel()->isa;
+}
+
+void npu_requant_row(const struct npu_requant_cols *rq, const int32_t *c, int8_t *out,
+		     uint32_t count)
+{
+	pick_kernel()->requant(rq, c, out, count);
 }
 
 bool npu_engine_avx2(void)
@@ -568,7 +560,7 @@ struct part {
 
 /* The per-column requantization of columns [n0, n1), from their sums. */
 static void requant_setup(const struct npu_gemm_args *g, const struct kernel *kern,
-			  const uint32_t *bsum, uint32_t n0, uint32_t n1, struct requant_cols *rq)
+			  const uint32_t *bsum, uint32_t n0, uint32_t n1, struct npu_requant_cols *rq)
 {
 	/* Quads multiplied a + 128: that much more of each column comes out. */
 	uint32_t a_zero = (uint32_t)g->a_zero + (kern->unit == 4 ? 128u : 0u);
@@ -626,7 +618,7 @@ static void *gemm_range(struct part *p)
 	int32_t *ap = malloc(sizeof(*ap) * MC * (KC / unit));
 	int32_t *c = malloc(sizeof(*c) * MC * ldc);
 	int32_t *cols = malloc(sizeof(*cols) * 4 * ldc);
-	struct requant_cols rq;
+	struct npu_requant_cols rq;
 
 	if (!bp || !bsum || !ap || !c || !cols) {
 		p->failed = 1;

@@ -49,6 +49,22 @@ int npu_gemm_i8(const struct npu_gemm_args *g);
  * "avx512vnni", "avxvnni", "avx2" and "c", or the one NPU_ENGINE_ISA names
  * if the host has it. Every kernel gives the same bytes.
  */
+/*
+ * Requantization of int32 sums, one entry per column (channel): @add is
+ * added first (the GEMM's bias - a_zero * the column's weight sum), then
+ * TFLite's MultiplyByQuantizedMultiplier split into a left shift, the Q31
+ * @mult and a rounding right shift, then the zero point and the clamp.
+ */
+struct npu_requant_cols {
+	int32_t *add, *mult, *lshift, *rshift;
+	int32_t zero, lo, hi;
+	int onnx;	/* ONNX's: mult holds fp32 bits (npu_requant_onnx_i8) */
+};
+
+/* @count sums of @c into @out with columns 0.. of @rq, on the engine's ISA. */
+void npu_requant_row(const struct npu_requant_cols *rq, const int32_t *c, int8_t *out,
+		     uint32_t count);
+
 const char *npu_gemm_isa(void);
 /*
  * Whether the engine's element-wise and packing rows may use AVX2: its ISA

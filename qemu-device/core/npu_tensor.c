@@ -18,6 +18,10 @@
 #include "npu_quant.h"
 #include "npu_tensor_priv.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 #define NPU_TENSOR_SETUP_CYCLES	256
 
@@ -390,6 +394,112 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 	return 0;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * One tap of a depthwise window over the leading channels, eight at a time:
+ * acc[o] += (in[o] - zero) * f[o] in int32, which wraps as the scalar
+ * code's uint32 sums do. Returns how many channels it did.
+ */
+__attribute__((target("avx2")))
+static uint32_t dw_tap_avx2(int32_t *acc, const int8_t *in, const int8_t *f, int32_t zero,
+			    uint32_t n)
+{
+	const __m256i z = _mm256_set1_epi32(zero);
+	uint32_t o = 0;
+
+	for (; o + 8 <= n; o += 8) {
+		__m256i x = _mm256_sub_epi32(_mm256_cvtepi8_epi32(
+			_mm_loadl_epi64((const __m128i *)(in + o))), z);
+		__m256i w = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(f + o)));
+		__m256i a = _mm256_loadu_si256((const __m256i *)(acc + o));
+
+		_mm256_storeu_si256((__m256i *)(acc + o),
+				    _mm256_add_epi32(a, _mm256_mullo_epi32(x, w)));
+	}
+	return o;
+}
+#else
+static uint32_t dw_tap_avx2(int32_t *acc, const int8_t *in, const int8_t *f, int32_t zero,
+			    uint32_t n)
+{
+	(void)acc, (void)in, (void)f, (void)zero, (void)n;
+	return 0;
+}
+#endif
+
+/*
+ * Depthwise with one output channel per input channel (multiplier 1), on
+ * an engine with AVX2: a position's channels at once, tap by tap, then
+ * the GEMM's requantization (npu_requant_row) over them, the bias as its
+ * per-channel addend. The same sums and the same requantization as the
+ * element-by-element loop below.
+ */
+static int dwconv_rows(struct npu_core *core, const struct conv *v, const int8_t *in,
+		       const int8_t *f, const int32_t *bias, const struct npu_quant_ch *q,
+		       int8_t *out)
+{
+	uint32_t c = v->out_c;
+	int32_t *acc = npu_eng_alloc(core, sizeof(int32_t) * 5 * (size_t)c);
+	struct npu_requant_cols rq = {
+		.zero = v->out_zero, .lo = v->act_min, .hi = v->act_max,
+		.onnx = !!(v->flags & NPU_CONV_REQUANT_ONNX),
+	};
+	int err = 0;
+
+	if (!acc)
+		return -1;
+	rq.add = acc + c, rq.mult = acc + 2 * c, rq.lshift = acc + 3 * c, rq.rshift = acc + 4 * c;
+	for (uint32_t o = 0; o < c; o++) {
+		const struct npu_quant_ch *qc = &q[v->flags & NPU_CONV_PER_TENSOR ? 0 : o];
+
+		rq.add[o] = bias ? bias[o] : 0;
+		rq.mult[o] = qc->mult;
+		rq.lshift[o] = qc->shift > 0 ? qc->shift : 0;
+		rq.rshift[o] = qc->shift > 0 ? 0 : -qc->shift;
+	}
+	for (uint32_t b = 0; b < v->batch && !err; b++)
+		for (uint32_t y = 0; y < v->out_h && !err; y++) {
+			if (npu_eng_stop(core)) {	/* between output rows */
+				err = -1;
+				break;
+			}
+			for (uint32_t x = 0; x < v->out_w; x++) {
+				if (npu_eng_work(core, (uint64_t)v->k_h * v->k_w * (c / 8 + 1) + 8)) {
+					err = -1;
+					break;
+				}
+				memset(acc, 0, sizeof(int32_t) * c);
+				for (uint32_t ky = 0; ky < v->k_h; ky++) {
+					int64_t iy = (int64_t)y * v->stride_h - v->pad_top +
+						     (int64_t)ky * v->dil_h;
+
+					if (iy < 0 || iy >= v->in_h)
+						continue;
+					for (uint32_t kx = 0; kx < v->k_w; kx++) {
+						int64_t ix = (int64_t)x * v->stride_w - v->pad_left +
+							     (int64_t)kx * v->dil_w;
+						const int8_t *ip, *fp;
+						uint32_t o;
+
+						if (ix < 0 || ix >= v->in_w)
+							continue;
+						ip = in + (((size_t)b * v->in_h + iy) * v->in_w + ix) * c;
+						fp = f + ((size_t)ky * v->k_w + kx) * c;
+						o = dw_tap_avx2(acc, ip, fp, v->in_zero, c);
+						for (; o < c; o++)
+							acc[o] = (int32_t)((uint32_t)acc[o] +
+									   (uint32_t)((ip[o] - v->in_zero) *
+										      fp[o]));
+					}
+				}
+				npu_requant_row(&rq, acc, out + (((size_t)b * v->out_h + y) *
+								 v->out_w + x) * c, c);
+			}
+		}
+	free(acc);
+	return err;
+}
+
 /* Depthwise: output channel o sees input channel o / multiplier only. */
 static int dwconv_compute(struct npu_core *core, const struct conv *v, const int8_t *in,
 			  const int8_t *f, const int32_t *bias, const struct npu_quant_ch *q,
@@ -397,6 +507,8 @@ static int dwconv_compute(struct npu_core *core, const struct conv *v, const int
 {
 	uint32_t mult = v->out_c / v->in_c;
 
+	if (mult == 1 && npu_engine_avx2())
+		return dwconv_rows(core, v, in, f, bias, q, out);
 	for (uint32_t b = 0; b < v->batch; b++)
 		for (uint32_t y = 0; y < v->out_h; y++) {
 			if (npu_eng_stop(core))		/* between output rows */
@@ -514,8 +626,6 @@ out:
 /* ---- pooling ---------------------------------------------------------- */
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
 /* One tap over the leading channels, eight at a time: the sums or maxima of int8 into int32. */
 __attribute__((target("avx2")))
 static uint32_t pool_tap_avx2(bool avg, int32_t *acc, const int8_t *v, uint32_t n)

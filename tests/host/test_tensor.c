@@ -595,14 +595,29 @@ static void test_conv2d_random(void)
 	}
 }
 
-static void test_depthwise_random(void)
+/*
+ * Depthwise on every ISA: half the cases with 8 to 37 channels and one
+ * output channel each (the vector rows), TFLite's and ONNX's
+ * requantization, per channel and per tensor.
+ */
+static void depthwise_cases(const char *isa)
 {
+	(void)isa;
 	for (int i = 0; i < 50; i++) {
 		struct npu_conv2d_i8 p = random_conv(1);
 
+		if (i % 2) {
+			p.in_c = p.out_c = 8 + rnd() % 30;
+			p.requant = i % 4 == 1 ? NPU_REQUANT_ONNX : p.requant;
+		}
 		setup();
 		CHECK(run_conv(&p));
 	}
+}
+
+static void test_depthwise_random(void)
+{
+	on_every_isa("int8 depthwise", depthwise_cases);
 }
 
 /*
