@@ -465,23 +465,24 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	if (st != NPU_DMA_OK)
 		goto out;
 	vec = (fn == NPU_ACTFN_RELU || fn == NPU_ACTFN_CLIP) && npu_engine_avx2();
-	for (uint32_t i = 0; i < count; i++) {	/* in place */
+#if defined(__x86_64__) && defined(__GNUC__)
+	/* Vector rows: a stop check per piece, its tail element by element. */
+	for (uint32_t i0 = 0; vec && i0 < count; i0 += NPU_ND_STOP_EVERY) {
+		uint32_t n = count - i0 < NPU_ND_STOP_EVERY ? count - i0 : NPU_ND_STOP_EVERY;
+
+		if (npu_eng_stop(core)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
+		for (uint32_t i = i0 + act_avx2(fn, (float *)x + i0, n, lo, hi); i < i0 + n; i++)
+			((float *)x)[i] = act_one(fn, ((float *)x)[i], alpha, beta, lo, hi);
+	}
+#endif
+	for (uint32_t i = 0; !vec && i < count; i++) {	/* in place */
 		if (npu_nd_stop(core, i)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
-#if defined(__x86_64__) && defined(__GNUC__)
-		if (vec && !(i % NPU_ND_STOP_EVERY)) {	/* a stop-check piece in vectors */
-			uint32_t n = count - i < NPU_ND_STOP_EVERY ? count - i : NPU_ND_STOP_EVERY;
-			uint32_t done = act_avx2(fn, (float *)x + i, n, lo, hi);
-
-			if (done == n) {
-				i += n - 1;
-				continue;
-			}
-			i += done;	/* the tail, element by element below */
-		}
-#endif
 		if (fn == NPU_ACTFN_TABLE)
 			((uint8_t *)x)[i] = table[((uint8_t *)x)[i]];
 		else
