@@ -15,6 +15,8 @@ int8 networks come two ways, as people make them:
     onnxruntime's quantize_static writes it, and its dynamic quantization
     of transformers (DynamicQuantizeLinear -> MatMulInteger).
 A model already made is kept (the cache); delete its folder to remake it.
+torch's int8 networks are made again when their recipe changes (the file
+"recipe" in each folder says which made it).
 """
 import argparse
 import os
@@ -207,13 +209,29 @@ def make_fp32(name, out):
     save_case(os.path.join(out, name), export(model, inputs, names), inputs, names)
 
 
+# qnnpack's default qconfig but for activations in [0, 127] (reduce_range),
+# as torch's fbgemm one has them: onnxruntime's uint8 x int8 kernels on x86
+# without VNNI add two products in 16 bits and saturate past 32767, so with
+# full-range activations its expected outputs would depend on the host
+# that made them (ResNet-50 28 output steps off on an AVX2 host).
+def TORCH_INT8_QCONFIG():
+    q = torch.ao.quantization
+    return q.QConfig(activation=q.HistogramObserver.with_args(reduce_range=True),
+                     weight=q.MinMaxObserver.with_args(dtype=torch.qint8,
+                                                       qscheme=torch.per_tensor_symmetric))
+
+
+# A network of torch's made with another recipe than this is made again.
+TORCH_INT8_RECIPE = "qnnpack, activations reduce_range\n"
+
+
 def make_torch_int8(name, out):
     torch.manual_seed(0)
     torch.backends.quantized.engine = "qnnpack"
     model = TORCH_INT8[name]().eval()
     calibrate_bn(model, image)
     model.fuse_model()
-    model.qconfig = torch.ao.quantization.get_default_qconfig("qnnpack")
+    model.qconfig = TORCH_INT8_QCONFIG()
     torch.ao.quantization.prepare(model, inplace=True)
     with torch.no_grad():
         for s in range(4):         # calibration on random images
@@ -222,6 +240,21 @@ def make_torch_int8(name, out):
     torch.ao.quantization.convert(model, inplace=True)
     inputs = image()
     save_case(os.path.join(out, name), export(model, inputs, ["input"]), inputs, ["input"])
+    with open(os.path.join(out, name, "recipe"), "w") as f:
+        f.write(TORCH_INT8_RECIPE)
+
+
+def made(folder, name):
+    """Whether @folder holds network @name as this script makes it now."""
+    if not os.path.exists(os.path.join(folder, "test_data_set_0", "input_0.pb")):
+        return False
+    if name in FP32:
+        return True
+    try:
+        with open(os.path.join(folder, "recipe")) as f:
+            return f.read() == TORCH_INT8_RECIPE
+    except OSError:
+        return False
 
 
 def main():
@@ -235,9 +268,10 @@ def main():
     for name in list(FP32) + list(TORCH_INT8):
         if only and name not in only:
             continue
-        if os.path.exists(os.path.join(args.out, name, "test_data_set_0", "input_0.pb")):
+        if made(os.path.join(args.out, name), name):
             continue
         print("gen.py: %s" % name, file=sys.stderr)
+        shutil.rmtree(os.path.join(args.out, name), ignore_errors=True)  # and its outputs
         try:
             (make_fp32 if name in FP32 else make_torch_int8)(name, args.out)
         except Exception as e:      # the others are still made; this one is said
