@@ -954,6 +954,68 @@ static void test_int8_matmul_tflite(void)
 	npu_graph_free(g);
 }
 
+/*
+ * fp32 matmuls whose shapes leave partial blocks of the OpenCL kernel's 8
+ * rows and 8 columns, with a batch broadcasting b, b transposed or not, and
+ * alpha 0.5. Small integer operands keep every partial sum an integer below
+ * 2^24, exact in fp32 in any order: the result must equal the oracle's
+ * (fp64 sums, written here) bit for bit.
+ */
+static void test_fp32_matmul_blocks(void)
+{
+	static const uint32_t shapes[][4] = {	/* batch, m, n, k */
+		{ 1, 1, 1, 1 }, { 1, 7, 9, 5 }, { 1, 8, 8, 8 }, { 1, 17, 31, 33 },
+		{ 3, 9, 17, 64 }, { 2, 16, 3, 7 },
+	};
+
+	for (size_t si = 0; si < sizeof(shapes) / sizeof(shapes[0]); si++) {
+		for (int tb = 0; tb < 2; tb++) {
+			uint32_t bt = shapes[si][0], m = shapes[si][1], n = shapes[si][2];
+			uint32_t k = shapes[si][3];
+			float *a = malloc(sizeof(float) * bt * m * k), *b = malloc(sizeof(float) * k * n);
+			float *y = malloc(sizeof(float) * bt * m * n);
+			struct npu_tensor_desc da = { NPU_DT_FLOAT32, 3, { bt, m, k }, 0, 0, NULL, NULL, 0, 0 };
+			struct npu_tensor_desc db = { NPU_DT_FLOAT32, 2, { tb ? n : k, tb ? k : n }, 0, 0,
+						      NULL, b, 0, 0 };
+			struct npu_tensor_desc dy = { NPU_DT_FLOAT32, 3, { bt, m, n }, 0, 0, NULL, NULL, 0, 0 };
+			npu_graph *g = npu_graph_new();
+			npu_plan *plan = NULL;
+			int ia, ib, iy, bad = 0;
+
+			CHECK(a && b && y && g);
+			for (size_t i = 0; i < (size_t)bt * m * k; i++)
+				a[i] = (float)((int)((i * 7 + si) % 17) - 8);
+			for (size_t i = 0; i < (size_t)k * n; i++)
+				b[i] = (float)((int)((i * 5 + 3 * si) % 13) - 6);
+			ia = npu_graph_tensor(g, &da);
+			ib = npu_graph_tensor(g, &db);
+			iy = npu_graph_tensor(g, &dy);
+			CHECK_EQ(npu_graph_matmul(g, ia, ib, iy, tb, 0.5f), 0);
+			CHECK_EQ(npu_graph_compile(g, NULL, &plan), 0);
+			CHECK_EQ(npu_plan_op_backend(plan, 0), want_backend());
+			CHECK_EQ(npu_plan_run(plan, ia, a, iy, y), 0);
+			for (uint32_t z = 0; z < bt; z++)
+				for (uint32_t i = 0; i < m; i++)
+					for (uint32_t j = 0; j < n; j++) {
+						double want = 0;
+
+						for (uint32_t l = 0; l < k; l++)
+							want += (double)a[((size_t)z * m + i) * k + l] *
+								b[tb ? (size_t)j * k + l : (size_t)l * n + j];
+						bad += y[((size_t)z * m + i) * n + j] != (float)(want * 0.5);
+					}
+			if (bad)
+				printf("#   %u x %u x %u x %u, trans_b %d: %d wrong\n", bt, m, n, k, tb, bad);
+			CHECK_EQ(bad, 0);
+			npu_plan_free(plan);
+			npu_graph_free(g);
+			free(a);
+			free(b);
+			free(y);
+		}
+	}
+}
+
 TAP_MAIN(
 	TAP_ENTRY(test_fc_params_and_result),
 	TAP_ENTRY(test_relu6_range),
@@ -971,5 +1033,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_quantize_dequantize),
 	TAP_ENTRY(test_reshape),
 	TAP_ENTRY(test_int8_matmul_tflite),
+	TAP_ENTRY(test_fp32_matmul_blocks),
 	TAP_ENTRY(test_shape_inference),
 )

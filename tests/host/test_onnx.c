@@ -129,6 +129,107 @@ static void test_same_padding_stride2(void)
 	arena_free();
 }
 
+/*
+ * Dense fp32 convolutions with bias on the CPU reference and on OpenCL
+ * (whose blocked kernel does 8 channels by 8 outputs of a row): channel
+ * counts and widths that leave partial blocks, strides, dilations and
+ * padding. Small integer values keep every sum an integer below 2^24,
+ * exact in fp32 in any order, so both must equal the fp64 sums written
+ * here. One case puts an infinite weight on a tap that the border outputs
+ * find outside the input: those must skip it (finite), as ONNX's padding
+ * with zeros would not (inf x 0 is NaN) and the reference does.
+ */
+static void test_conv_f32_blocks(void)
+{
+	/*
+	 * Dilation 1 and pads equal on both sides make a layer convolution
+	 * (NHWC); the others an N-dimensional one (NCHW, nd_conv).
+	 */
+	static const int64_t cases[][13] = {
+		/* n, c, h, w, oc, k, stride, dilation, pads (top, left, bottom, right), inf */
+		{ 1, 3, 9, 11, 5, 3, 1, 1, 1, 1, 1, 1, 0 }, { 2, 4, 12, 19, 16, 3, 2, 1, 1, 1, 1, 1, 0 },
+		{ 1, 2, 7, 8, 9, 1, 1, 1, 0, 0, 0, 0, 0 },  { 1, 3, 10, 13, 8, 3, 1, 2, 2, 2, 2, 2, 0 },
+		{ 1, 1, 5, 30, 3, 5, 2, 1, 2, 1, 0, 1, 0 }, { 1, 3, 8, 21, 10, 3, 1, 2, 0, 2, 1, 2, 0 },
+		{ 1, 2, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1 },  { 1, 2, 9, 11, 3, 3, 1, 2, 2, 2, 2, 2, 1 },
+	};
+
+	for (size_t ci = 0; ci < sizeof(cases) / sizeof(cases[0]); ci++) {
+		const int64_t *q = cases[ci];
+		int64_t n = q[0], c = q[1], h = q[2], w = q[3], oc = q[4], k = q[5], st = q[6];
+		int64_t dl = q[7], pd = q[8], pl = q[9];
+		int64_t oh = (h + pd + q[10] - dl * (k - 1) - 1) / st + 1;
+		int64_t ow = (w + pl + q[11] - dl * (k - 1) - 1) / st + 1;
+		int nonfinite = 0;
+		size_t nx = n * c * h * w, nw = oc * c * k * k, ny = n * oc * oh * ow;
+		float *x = take(nx * 4), *wt = take(nw * 4), *b = take(oc * 4), *y = take(ny * 4);
+		double *want = take(ny * 8);
+		const void *in[1] = { x };
+		struct model m = { .opset = 13 };
+		Onnx__NodeProto *nd = node("Conv", "X,W,B", "Y");
+		const uint8_t *buf;
+		size_t len;
+
+		for (size_t i = 0; i < nx; i++)
+			x[i] = (float)((int)((i * 7 + ci) % 9) - 4);
+		for (size_t i = 0; i < nw; i++)
+			wt[i] = (float)((int)((i * 5 + 2 * ci) % 7) - 3);
+		for (int64_t i = 0; i < oc; i++)
+			b[i] = (float)(i % 5) - 2;
+		if (q[12])	/* every channel's first tap: outside for the top row and left column */
+			for (int64_t o = 0; o < oc; o++)
+				wt[(size_t)o * c * k * k] = INFINITY;
+		for (int64_t z = 0; z < n; z++)
+			for (int64_t o = 0; o < oc; o++)
+				for (int64_t yy = 0; yy < oh; yy++)
+					for (int64_t xx = 0; xx < ow; xx++) {
+						double acc = b[o];
+
+						for (int64_t i = 0; i < c; i++)
+							for (int64_t ky = 0; ky < k; ky++)
+								for (int64_t kx = 0; kx < k; kx++) {
+									int64_t iy = yy * st + ky * dl - pd;
+									int64_t ix = xx * st + kx * dl - pl;
+
+									if (iy < 0 || iy >= h || ix < 0 || ix >= w)
+										continue;
+									acc += (double)wt[((o * c + i) * k + ky) * k + kx] *
+									       x[((z * c + i) * h + iy) * w + ix];
+								}
+						want[((z * oc + o) * oh + yy) * ow + xx] = acc;
+						nonfinite += !isfinite(acc);
+					}
+		attr_ints(nd, "strides", DIMS(st, st));
+		attr_ints(nd, "dilations", DIMS(dl, dl));
+		attr_ints(nd, "pads", DIMS(pd, pl, q[10], q[11]));
+		m.node[m.nnode++] = nd;
+		m.init[m.ninit++] = tensor("W", F32, DIMS(oc, c, k, k), wt, nw * 4);
+		m.init[m.ninit++] = tensor("B", F32, DIMS(oc), b, oc * 4);
+		m.in[m.nin++] = value("X", F32, DIMS(n, c, h, w));
+		m.out[m.nout++] = value("Y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		for (int be = 0; be < 2; be++) {
+			int bad = 0;
+
+			backend = be ? NPU_BACKEND_OPENCL : NPU_BACKEND_CPU;
+			memset(y, 0, ny * 4);
+			if (run(buf, len, in, y, ny * 4)) {
+				CHECK(be == 1);	/* no OpenCL here: the CPU reference only */
+				tap_diag("no OpenCL here: the CPU reference only");
+				continue;
+			}
+			for (size_t i = 0; i < ny; i++)
+				bad += !(isnan(want[i]) ? isnan(y[i]) : y[i] == (float)want[i]);
+			if (bad)
+				tap_diag("case %zu on %s: %d of %zu wrong", ci, be ? "OpenCL" : "CPU", bad, ny);
+			CHECK_EQ(bad, 0);
+			if (q[12])	/* the corner really skipped the infinite tap */
+				CHECK(isfinite(y[0]) && nonfinite > 0);
+		}
+	}
+	backend = NPU_BACKEND_CPU;
+	arena_free();
+}
+
 static void depthwise_x2(Onnx__NodeProto *n)
 {
 	attr_i(n, "group", 2);
@@ -1392,7 +1493,7 @@ static void test_shape_arithmetic(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_depthwise_multiplier),
+TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
 	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),
 	 TAP_ENTRY(test_residual_add_stays_nhwc), TAP_ENTRY(test_save_roundtrip),

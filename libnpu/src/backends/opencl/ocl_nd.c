@@ -60,6 +60,10 @@ int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem
 	as = strides(p->rank, p->a, p->out);
 	bs = strides(p->rank, p->b, p->out);
 	rank = (cl_int)p->rank;
+	/* Neither operand broadcasts: rank 0 tells the kernel to index them as the output. */
+	if (!memcmp(p->a, p->out, sizeof(*p->out) * p->rank) &&
+	    !memcmp(p->b, p->out, sizeof(*p->out) * p->rank))
+		rank = 0;
 	fn = (cl_int)p->fn;
 	dt = (cl_int)p->dtype;
 	odt = (cl_int)nd_binary_out_dt(p->fn, p->dtype);
@@ -116,6 +120,15 @@ int ocl_nd_matmul(struct npu_ocl *o, const struct nd_matmul *p, cl_mem a, cl_mem
 	ob = dims8(p->brank, p->ob);
 	as = strides(p->brank, p->ab, p->ob);
 	bs = strides(p->brank, p->bb, p->ob);
+	if (p->adt == NPU_DT_FLOAT32 && p->bdt == NPU_DT_FLOAT32) {
+		size_t rows = prod(p->ob, p->brank) * ((p->m + 7) / 8);	/* MM_ROWS */
+		size_t gsz[2] = { (p->n + 7) / 8, rows };
+		cl_ulong cnt = rows;
+		const struct karg args[] = { KMEM(a), KMEM(b), KMEM(y), KVAL(g), KVAL(ob), KVAL(as),
+					     KVAL(bs), KVAL(alpha), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_matmul_f32", args, 9, 2, gsz);
+	}
 	azp = or_dummy(o, azp);
 	bzp = or_dummy(o, bzp);
 	{
@@ -159,6 +172,17 @@ int ocl_nd_conv(struct npu_ocl *o, const struct nd_conv *p, cl_mem x, cl_mem w, 
 	for (uint32_t s = 0; s < p->nsp; s++)
 		pad.s[s] = p->pad[s];
 	bias = or_dummy(o, bias);
+	/* A dense 2-D fp32 convolution: blocked (nd_conv2d_f32, the same sums). */
+	if (p->nsp == 2 && p->groups == 1 && !p->transpose && p->xdt == NPU_DT_FLOAT32 &&
+	    p->wdt == NPU_DT_FLOAT32) {
+		size_t gsz[2] = { (size_t)p->out[0] * ((p->out[1] + 7) / 8),
+				  (size_t)p->batch * ((p->out_c + 7) / 8) };
+		cl_ulong cnt = gsz[1];
+		const struct karg args[] = { KMEM(x), KMEM(w), KMEM(bias), KMEM(y), KVAL(g),
+					     KVAL(sp), KVAL(pad), KVAL(cnt) };
+
+		return ocl_enqueue(o, "nd_conv2d_f32", args, 8, 2, gsz);
+	}
 	xzp = or_dummy(o, xzp);
 	wzp = or_dummy(o, wzp);
 	{

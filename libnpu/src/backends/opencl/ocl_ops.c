@@ -254,6 +254,45 @@ int ocl_gemm_f32(struct npu_ocl *o, const struct npu_gemm_f32 *p, cl_mem a, cl_m
 	}
 }
 
+/*
+ * The fp32 forward convolution, blocked (conv2d_f32_fwd8: the same bits as
+ * conv2d_f32_fwd): the weights transposed into a scratch buffer first, so
+ * that a tap's 8 output channels are one vector load. The queue keeps the
+ * buffer until the kernels that use it have run. NPU_ENOMEM when there is
+ * no room for it.
+ */
+static int conv2d_f32_blocked(struct npu_ocl *o, const struct npu_conv2d_f32 *p,
+			      const cl_uint16 *geo, uint64_t nw, cl_mem x, cl_mem w, cl_mem y)
+{
+	cl_ulong cnt = nw, taps = nw / p->out_c;
+	cl_uint out_c = p->out_c, taps32 = (cl_uint)taps;
+	cl_mem wt = ocl_buffer(o, sizeof(float) * nw, NULL, 0);
+	cl_uint16 g = *geo;
+	size_t n = nw;
+	int err;
+
+	if (!wt)
+		return NPU_ENOMEM;
+	{
+		const struct karg args[] = { KMEM(w), KMEM(wt), KVAL(out_c), KVAL(taps32),
+					     KVAL(cnt) };
+
+		err = ocl_enqueue(o, "conv2d_f32_w_hwio", args, 5, 1, &n);
+	}
+	if (!err) {
+		cnt = (cl_ulong)p->batch * p->out_h * ((p->out_w + 7) / 8) *	/* CONV_POS */
+		      ((p->out_c + 7) / 8);
+		n = (size_t)cnt;
+		{
+			const struct karg args[] = { KMEM(x), KMEM(wt), KMEM(y), KVAL(g), KVAL(cnt) };
+
+			err = ocl_enqueue(o, "conv2d_f32_fwd8", args, 5, 1, &n);
+		}
+	}
+	o->api.ReleaseMemObject(wt);
+	return err;
+}
+
 int ocl_conv2d_f32(struct npu_ocl *o, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass,
 		   cl_mem x, cl_mem w, cl_mem y)
 {
@@ -275,6 +314,12 @@ int ocl_conv2d_f32(struct npu_ocl *o, const struct npu_conv2d_f32 *p, enum npu_c
 	g = (cl_uint16){ { p->batch, p->in_h, p->in_w, p->in_c, p->out_h, p->out_w, p->out_c,
 			   p->k_h, p->k_w, p->stride_h, p->stride_w, p->dil_h, p->dil_w,
 			   p->pad_top, p->pad_left, 0 } };
+	if (pass == NPU_CONV_FORWARD && !bf) {
+		int err = conv2d_f32_blocked(o, p, &g, nw, x, w, y);
+
+		if (err != NPU_ENOMEM)	/* no room for the weights transposed: one by one */
+			return err;
+	}
 	{
 		const struct karg args[] = { KMEM(x), KMEM(w), KMEM(y), KVAL(g), KVAL(bf) };
 

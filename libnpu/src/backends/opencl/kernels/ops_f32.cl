@@ -61,6 +61,91 @@ kernel void conv2d_f32_fwd(global const void *x, global const void *w, global fl
 	y[o] = acc;
 }
 
+/* w [out_c][k_h][k_w][in_c] as [k_h][k_w][in_c][out_c], for conv2d_f32_fwd8. */
+kernel void conv2d_f32_w_hwio(global const float *w, global float *t, uint out_c, uint taps,
+			      ulong count)
+{
+	size_t e = get_global_id(0);
+
+	if (e < count)
+		t[(e % taps) * out_c + e / taps] = w[e];
+}
+
+/*
+ * conv2d_f32_fwd for fp32 operands, blocked: a work-item computes 8 output
+ * channels (a vector) at CONV_POS neighbouring outputs of a row, so each
+ * input value is read once for 8 channels and each weight once for
+ * CONV_POS outputs; the weights come transposed (conv2d_f32_w_hwio), a
+ * tap's 8 channels side by side. Every sum runs in the one-output
+ * kernel's order (ky, kx, then i), its vector lanes IEEE operations with
+ * no contraction: the same bits. Work-items: dim 0 the blocks of CONV_POS
+ * outputs of every row of every image (@count of them), dim 1 the blocks
+ * of 8 channels.
+ */
+#define CONV_POS 8
+kernel void conv2d_f32_fwd8(global const float *x, global const float *wt, global float *y,
+			    uint16 geo, ulong count)
+{
+	uint g[16] = UNPACK16(geo);
+	uint in_h = g[1], in_w = g[2], in_c = g[3], out_h = g[4], out_w = g[5], out_c = g[6];
+	uint owb = (out_w + CONV_POS - 1) / CONV_POS, ocb = (out_c + 7) / 8;
+	size_t e = get_global_id(0), pos = e / ocb;
+
+	if (e >= count)
+		return;
+	uint oc0 = (uint)(e % ocb) * 8, ox0 = (uint)(pos % owb) * CONV_POS;
+	uint oy = (uint)((pos / owb) % out_h), b = (uint)(pos / owb / out_h);
+	int whole = oc0 + 8 <= out_c;
+	uint ocl[8];
+	float8 acc[CONV_POS];
+
+	for (int c = 0; c < 8; c++)	/* channels past the end: a copy, unstored */
+		ocl[c] = min(oc0 + c, out_c - 1);
+	for (int p = 0; p < CONV_POS; p++)
+		acc[p] = (float8)(0.0f);
+	for (uint ky = 0; ky < g[7]; ky++) {
+		long iy = (long)oy * g[9] - g[13] + (long)ky * g[11];
+
+		if (iy < 0 || iy >= in_h)
+			continue;
+		global const float *xr = x + ((size_t)b * in_h + iy) * in_w * in_c;
+
+		for (uint kx = 0; kx < g[8]; kx++) {
+			global const float *wk = wt + ((size_t)ky * g[8] + kx) * in_c * out_c;
+			size_t xo[CONV_POS];
+			int in[CONV_POS];
+
+			for (int p = 0; p < CONV_POS; p++) {
+				long ix = (long)(ox0 + p) * g[10] - g[14] + (long)kx * g[12];
+
+				in[p] = ix >= 0 && ix < in_w && ox0 + p < out_w;
+				xo[p] = in[p] ? (size_t)ix * in_c : 0;
+			}
+			for (uint i = 0; i < in_c; i++, wk += out_c) {
+				float8 wv = whole ? vload8(0, wk + oc0) :
+					    (float8)(wk[ocl[0]], wk[ocl[1]], wk[ocl[2]], wk[ocl[3]],
+						     wk[ocl[4]], wk[ocl[5]], wk[ocl[6]], wk[ocl[7]]);
+
+				for (int p = 0; p < CONV_POS; p++)
+					if (in[p])
+						acc[p] = acc[p] + wv * xr[xo[p] + i];
+			}
+		}
+	}
+	for (uint p = 0; p < CONV_POS && ox0 + p < out_w; p++) {
+		global float *out = y + (((size_t)b * out_h + oy) * out_w + ox0 + p) * out_c + oc0;
+		float t[8];
+
+		if (whole) {
+			vstore8(acc[p], 0, out);
+		} else {
+			vstore8(acc[p], 0, t);
+			for (uint c = 0; c < out_c - oc0; c++)
+				out[c] = t[c];
+		}
+	}
+}
+
 /* dx[b][iy][ix][i]: the reference adds dy * w in (oy, ox, o) order; so does this. */
 kernel void conv2d_f32_bwd_data(global float *x, global const void *w, global const void *y,
 				uint16 geo, int bf16)
