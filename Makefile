@@ -92,7 +92,8 @@ firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
 	$(BUILD)/tools/hold-bench $(BUILD)/tools/engine-bench \
 	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench \
-	$(BUILD)/tools/stall-bench $(BUILD)/tools/npu-run $(BUILD)/tools/npu-onnx-test
+	$(BUILD)/tools/stall-bench $(BUILD)/tools/sgemm-bench $(BUILD)/tools/npu-run \
+	$(BUILD)/tools/npu-onnx-test
 tests: $(TESTS) $(VM_TESTS) $(BUILD)/fuzz/fuzz_core $(BUILD)/tests/npu-onnx-test-san
 host-tests: firmware $(TESTS)
 
@@ -243,6 +244,12 @@ $(BUILD)/tools/npu-bench $(BUILD)/tools/backend-bench $(BUILD)/tools/stall-bench
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -Itests/vm -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
+
+# CLBlast is only the benchmark's yardstick: libnpu itself loads OpenCL at run time.
+$(BUILD)/tools/sgemm-bench: tools/sgemm-bench.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -o $@ $< \
+		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS) -lclblast -lOpenCL -lm
 
 $(BUILD)/tools/gemm-bench: tools/gemm-bench.c qemu-device/core/npu_gemm.c qemu-device/core/npu_sgemm.c qemu-device/core/npu_interleave.c qemu-device/core/npu_split.c qemu-device/core/npu_pool.c $(CORE_HDRS)
 	@mkdir -p $(@D)
@@ -441,6 +448,7 @@ bench: all
 	@$(BUILD)/tools/engine-bench $(BUILD)/bench/engine.json
 	@echo "On the host, no NPU:"
 	@$(BUILD)/tools/backend-bench $(BUILD)/bench/backends-host.json
+	@$(BUILD)/tools/sgemm-bench $(BUILD)/bench/sgemm.json
 	@scripts/bench-vm
 	@scripts/bench-models
 	@scripts/bench-summary $(BUILD)/bench

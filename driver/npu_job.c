@@ -89,11 +89,23 @@ static int npu_status_errno(u32 status)
 	}
 }
 
-/* Write the job's result to its status buffer (any context). */
+/*
+ * Write the job's result to its status buffer (any context). The status
+ * word goes last, after a write barrier: userspace may poll it without a
+ * system call (uAPI), and once it reads a status other than pending the
+ * rest of the result must be there.
+ */
 static void npu_job_write_result(struct npu_job *job, const struct drm_npu_job_result *res)
 {
-	if (job->status_bo)
-		iosys_map_memcpy_to(&job->status_map, job->status_offset, res, sizeof(*res));
+	const size_t rest = offsetof(struct drm_npu_job_result, error_offset);
+
+	if (!job->status_bo)
+		return;
+	iosys_map_memcpy_to(&job->status_map, job->status_offset + rest,
+			    (const u8 *)res + rest, sizeof(*res) - rest);
+	/* The result before its status: pairs with userspace's acquire load. */
+	smp_wmb();
+	iosys_map_wr(&job->status_map, job->status_offset, u32, res->status);
 }
 
 /*

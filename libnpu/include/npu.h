@@ -754,7 +754,18 @@ struct npu_submit_opts {
 	size_t ndeps;
 	npu_buffer *const *buffers;	/* buffers the job uses (kept alive) */
 	size_t nbuffers;
+	unsigned int flags;		/* NPU_SUBMIT_* */
 };
+
+/*
+ * npu_job_wait polls: it watches the job's result in memory the driver
+ * writes when the job ends, spinning on the CPU with no system call, for up
+ * to NPU_POLL_SPIN_NS; only a job still running after that is waited for in
+ * the kernel. For short jobs whose waiter would otherwise sleep and wake
+ * (a scheduler round trip); it burns a CPU while it spins.
+ */
+#define NPU_SUBMIT_POLL		(1u << 0)
+#define NPU_POLL_SPIN_NS	2000000
 
 /**
  * Submit the commands of @cb; @opts may be NULL. Up to NPU_JOBS_MAX jobs of a

@@ -272,6 +272,46 @@ TEST_F(lib, failed_job_reports_state)
 	EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
 }
 
+/*
+ * A polled wait sees the job's whole result and its data the moment it
+ * returns, with no syncobj wait before it: the driver publishes the status
+ * word last, and the device wrote the data before its completion record.
+ */
+TEST_F(lib, polled_wait_sees_result_and_data)
+{
+	struct npu_submit_opts poll = { .flags = NPU_SUBMIT_POLL }, bad = { .flags = 1u << 31 };
+	volatile uint8_t *b = npu_buffer_map(self->b);
+	struct npu_job_result res;
+	npu_job *job;
+
+	for (uint32_t i = 1; i <= 100; i++) {
+		uint32_t pattern = i * 0x01010101u;
+
+		npu_cmdbuf_reset(self->cb);
+		ASSERT_EQ(NPU_OK, npu_cmd_fill(self->cb, npu_buffer_va(self->b), 1 << 20, pattern));
+		ASSERT_EQ(NPU_OK, npu_submit(self->dev, self->cb, &poll, &job));
+		ASSERT_EQ(NPU_OK, npu_job_wait(job, 60ll * 1000000000));
+		ASSERT_EQ(NPU_OK, npu_job_result(job, &res));
+		EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
+		EXPECT_EQ((uint8_t)i, b[0]);
+		EXPECT_EQ((uint8_t)i, b[(1 << 20) - 1]);
+		EXPECT_EQ((1u << 20) + npu_cmdbuf_used(self->cb), res.bytes);
+		npu_job_free(job);
+	}
+	/* A failed job's record is complete too: the fault's address and offset. */
+	npu_cmdbuf_reset(self->cb);
+	ASSERT_EQ(NPU_OK, npu_cmd_nop(self->cb));
+	ASSERT_EQ(NPU_OK, npu_cmd_copy(self->cb, 0x7000000000ull, npu_buffer_va(self->a), 16));
+	ASSERT_EQ(NPU_OK, npu_submit(self->dev, self->cb, &poll, &job));
+	ASSERT_EQ(NPU_OK, npu_job_wait(job, 60ll * 1000000000));
+	ASSERT_EQ(NPU_OK, npu_job_result(job, &res));
+	EXPECT_EQ(NPU_JOB_STATE_MMU_FAULT, res.state);
+	EXPECT_EQ(0x7000000000ull, res.fault_va);
+	EXPECT_EQ(8u, res.error_offset);
+	npu_job_free(job);
+	EXPECT_EQ(NPU_EINVAL, npu_submit(self->dev, self->cb, &bad, &job));
+}
+
 TEST_F(lib, submit_errors)
 {
 	npu_job *job;

@@ -151,7 +151,10 @@ struct drm_npu_sync {
 
 /**
  * struct drm_npu_job_result - what the driver writes to the status buffer
- * @status: enum drm_npu_job_status.
+ * @status: enum drm_npu_job_status. Written last, after a write barrier,
+ *	when the job ends (before its out-syncobjs signal): userspace may
+ *	poll it in the mapped buffer, and once an acquire load reads a value
+ *	other than %DRM_NPU_JOB_PENDING the other fields are there.
  * @error_offset: byte offset in the command buffer of the failing command.
  * @fault_va: faulting device VA for %DRM_NPU_JOB_MMU_FAULT.
  * @start_ns: device time the job started.

@@ -2,7 +2,8 @@
 /*
  * job.c - submitting command buffers, waiting, reading results. Each job
  * has a syncobj (its completion, and what later jobs depend on) and a slot
- * in the device's status buffer, where the driver writes its result.
+ * in the device's status buffer, where the driver writes its result; a
+ * job submitted with NPU_SUBMIT_POLL is waited for by watching that slot.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -131,6 +132,8 @@ int npu_submit_v(size_t size, npu_device *dev, npu_cmdbuf *cb,
 		return NPU_E2BIG;
 	if ((opts->ndeps && !opts->deps) || (opts->nbuffers && !opts->buffers))
 		return NPU_EINVAL;
+	if (opts->flags & ~NPU_SUBMIT_POLL)
+		return NPU_EINVAL;
 	for (size_t i = 0; i < opts->ndeps; i++) {
 		if (!opts->deps[i] || opts->deps[i]->dev != dev)
 			return NPU_EINVAL;
@@ -146,6 +149,7 @@ int npu_submit_v(size_t size, npu_device *dev, npu_cmdbuf *cb,
 	if (!job)
 		return NPU_ENOMEM;
 	job->dev = dev;
+	job->poll = opts->flags & NPU_SUBMIT_POLL;
 	ret = slot_get(dev, &job->slot);
 	if (ret)
 		goto err_free;
@@ -182,6 +186,34 @@ err_free:
 	return ret;
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);	/* the vDSO's: no system call */
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/*
+ * Spin until the driver has written @job's result or @until passes. The
+ * driver writes the status word last, after a write barrier (uAPI), so the
+ * acquire load that sees it ended sees the rest of the result too.
+ */
+static bool poll_result(npu_job *job, int64_t until)
+{
+	const uint32_t *status = &slot_result(job->dev, job->slot)->status;
+
+	for (unsigned int i = 0;; i++) {
+		if (__atomic_load_n(status, __ATOMIC_ACQUIRE) != DRM_NPU_JOB_PENDING)
+			return true;
+		if (i % 64 == 63 && now_ns() >= until)
+			return false;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+}
+
 int npu_job_wait(npu_job *job, int64_t timeout_ns)
 {
 	int64_t abs = INT64_MAX;
@@ -189,11 +221,15 @@ int npu_job_wait(npu_job *job, int64_t timeout_ns)
 	if (!job)
 		return NPU_EINVAL;
 	if (timeout_ns >= 0) {
-		struct timespec t;
-
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		abs = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+		abs = now_ns();
 		abs = timeout_ns > INT64_MAX - abs ? INT64_MAX : abs + timeout_ns;
+	}
+	if (job->poll) {
+		int64_t spin = now_ns();
+
+		spin = spin > INT64_MAX - NPU_POLL_SPIN_NS ? INT64_MAX : spin + NPU_POLL_SPIN_NS;
+		if (poll_result(job, spin < abs ? spin : abs))
+			return 0;
 	}
 	if (drmSyncobjWait(job->dev->fd, &job->syncobj, 1, abs,
 			   DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL))

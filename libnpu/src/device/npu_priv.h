@@ -52,6 +52,7 @@ struct npu_job {
 	npu_device *dev;
 	uint32_t syncobj;
 	unsigned int slot;
+	bool poll;		/* NPU_SUBMIT_POLL: npu_job_wait spins first */
 };
 
 /*
