@@ -473,6 +473,32 @@ static size_t panel_bytes(const struct kernel *kern, uint32_t k)
 	return groups * kern->unit * kern->nr * (kern->unit == 2 ? sizeof(int16_t) : 1);
 }
 
+/* Depths a panel's or a block's rows are widened by at a time for int16 pairs. */
+#define WIDEN_CHUNK 512
+
+/*
+ * @rows rows of depths [k0, k1) of int8 @src (@ld apart) as int16 pairs,
+ * interleaved into @dst as pack_a and pack_b lay them out: each row
+ * widened (a zero after an odd last depth), then the pairs interleaved
+ * as words, a chunk of depths at a time.
+ */
+static void pack_pairs(const int8_t *src, size_t ld, uint32_t rows, uint32_t k0, uint32_t k1,
+		       int32_t *dst, bool vec)
+{
+	int16_t wide[NR * (WIDEN_CHUNK + 2)];
+
+	for (uint32_t d = k0; d < k1; d += WIDEN_CHUNK) {
+		uint32_t len = k1 - d < WIDEN_CHUNK ? k1 - d : WIDEN_CHUNK, even = (len + 1) & ~1u;
+
+		for (uint32_t i = 0; i < rows; i++) {
+			npu_widen16(src + i * ld + d, len, wide + (size_t)i * even, vec);
+			wide[(size_t)i * even + len] = 0;	/* read only when len is odd */
+		}
+		npu_interleave32(wide, sizeof(int16_t) * even, rows, even / 2, 0,
+				 dst + (size_t)(d - k0) / 2 * rows, vec);
+	}
+}
+
 /*
  * Pack columns [n0, n1) of b (all of k) into panels and sum each column;
  * missing columns and depths are 0. False if told to stop (checked per
@@ -486,12 +512,14 @@ static bool pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
 
 	memset(bp, 0, panel * ((n1 - n0 + nr - 1) / nr));
 	for (uint32_t n = n0; n < n1; n += nr, bp += panel) {
-		bool whole = unit == 4 && n + nr <= n1;	/* every column real */
+		bool whole = n + nr <= n1;	/* every column real */
 
 		if (stopped(g))
 			return false;
-		if (whole)	/* the whole quads of every column at once */
+		if (whole && unit == 4)	/* the whole quads of every column at once */
 			npu_interleave32(g->b + (size_t)n * g->k, g->k, nr, g->k / 4, 0, bp, vec);
+		else if (whole)		/* every pair of every column */
+			pack_pairs(g->b + (size_t)n * g->k, g->k, nr, 0, g->k, (int32_t *)bp, vec);
 		for (uint32_t j = 0; j < nr; j++) {
 			const int8_t *col = g->b + (size_t)(n + j) * g->k;
 
@@ -507,7 +535,7 @@ static bool pack_b(const struct npu_gemm_args *g, const struct kernel *kern,
 				for (uint32_t x = 4 * full; x < g->k; x++)
 					bp[((size_t)full * nr + j) * 4 + x % 4] = (uint8_t)col[x];
 			} else {
-				for (uint32_t x = 0; x < g->k; x++)
+				for (uint32_t x = 0; !whole && x < g->k; x++)
 					((int16_t *)bp)[((size_t)(x / 2) * nr + j) * 2 + x % 2] = col[x];
 			}
 			bsum[n + j - n0] = kern->column_sum(col, g->k);
@@ -531,6 +559,10 @@ static void pack_a(const struct npu_gemm_args *g, const struct kernel *kern, uin
 			for (uint32_t i = 0; full < groups && i < mr; i++)
 				ap[full * mr + i] = a_group(g->a + (size_t)(m + i) * g->k + k0 +
 							    4 * full, k1 - k0 - 4 * full, 4);
+			continue;
+		}
+		if (unit == 2 && m + mr <= m1) {	/* whole tiles of int16 pairs */
+			pack_pairs(g->a + (size_t)m * g->k, g->k, mr, k0, k1, ap, vec);
 			continue;
 		}
 		for (uint32_t i = 0; i < mr; i++) {

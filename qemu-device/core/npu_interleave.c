@@ -143,3 +143,30 @@ void npu_interleave32(const void *src, size_t ld, uint32_t rows, uint32_t words,
 #endif
 	interleave_c(src, ld, rows, p, words, flip, dst);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2")))
+static uint32_t widen_avx2(const int8_t *src, uint32_t n, int16_t *dst)
+{
+	uint32_t x = 0;
+
+	for (; x + 16 <= n; x += 16)
+		_mm256_storeu_si256((__m256i *)(dst + x),
+				    _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(src + x))));
+	return x;
+}
+#endif
+
+void npu_widen16(const int8_t *src, uint32_t n, int16_t *dst, bool vec)
+{
+	uint32_t x = 0;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (vec)
+		x = widen_avx2(src, n, dst);
+#else
+	(void)vec;
+#endif
+	for (; x < n; x++)
+		dst[x] = src[x];
+}

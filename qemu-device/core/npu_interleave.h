@@ -21,4 +21,10 @@
 void npu_interleave32(const void *src, size_t ld, uint32_t rows, uint32_t words, uint32_t flip,
 		      void *dst, bool vec);
 
+/*
+ * @n int8 values sign-extended to int16 (16 at a time in AVX2 when @vec):
+ * rows widened this way interleave as the int16 pairs of the AVX2 GEMM.
+ */
+void npu_widen16(const int8_t *src, uint32_t n, int16_t *dst, bool vec);
+
 #endif /* NPU_INTERLEAVE_H */
