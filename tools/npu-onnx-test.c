@@ -3,7 +3,7 @@
  * npu-onnx-test - run ONNX test cases (the layout of ONNX's own node
  * tests) through libnpu and compare with their expected outputs.
  *
- *   npu-onnx-test [--backend auto|npu|opencl|cpu] [--strict] [--importable] DIR...
+ *   npu-onnx-test [--backend auto|npu|opencl|onednn|cpu] [--strict] [--importable] DIR...
  *
  * Each DIR is a case (model.onnx and test_data_set_N folders of input_N.pb and
  * output_N.pb) or a folder of cases. Prints "PASS name", "FAIL name:
@@ -278,7 +278,7 @@ static void run_dir(const char *dir)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: npu-onnx-test [--backend auto|npu|opencl|cpu] [--strict] "
+	fprintf(stderr, "usage: npu-onnx-test [--backend auto|npu|opencl|onednn|cpu] [--strict] "
 		"[--importable] DIR...\n");
 	exit(2);
 }

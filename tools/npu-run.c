@@ -2,7 +2,7 @@
 /*
  * npu-run - run an ONNX model through libnpu.
  *
- *   npu-run MODEL.onnx [--backend auto|npu|opencl|cpu] [--strict] [--report]
+ *   npu-run MODEL.onnx [--backend auto|npu|opencl|onednn|cpu] [--strict] [--report]
  *           [--iterations N] [--input NAME=FILE.pb]... [--output-dir DIR]
  *
  * Inputs are ONNX TensorProto files (as in ONNX's test data sets): one
@@ -28,7 +28,7 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: npu-run MODEL.onnx [--backend auto|npu|opencl|cpu] [--strict] "
+	fprintf(stderr, "usage: npu-run MODEL.onnx [--backend auto|npu|opencl|onednn|cpu] [--strict] "
 		"[--report] [--iterations N] [--input NAME=FILE.pb]... [--output-dir DIR]\n");
 	exit(2);
 }

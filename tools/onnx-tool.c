@@ -11,7 +11,8 @@ int tool_backend(const char *name, enum npu_backend *b)
 {
 	static const struct { const char *name; enum npu_backend b; } names[] = {
 		{ "auto", NPU_BACKEND_AUTO }, { "npu", NPU_BACKEND_NPU },
-		{ "opencl", NPU_BACKEND_OPENCL }, { "cpu", NPU_BACKEND_CPU },
+		{ "opencl", NPU_BACKEND_OPENCL }, { "onednn", NPU_BACKEND_ONEDNN },
+		{ "cpu", NPU_BACKEND_CPU },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -562,12 +562,13 @@ int npu_graph_dequantize(npu_graph *g, int in, int out);
 
 /** Where an op runs. */
 enum npu_backend {
-	NPU_BACKEND_AUTO = 0,	/* the NPU, else OpenCL, else the CPU reference */
+	NPU_BACKEND_AUTO = 0,	/* the NPU, else OpenCL, else oneDNN, else the CPU reference */
 	NPU_BACKEND_NPU = 1,
 	NPU_BACKEND_OPENCL = 2,
 	NPU_BACKEND_CPU = 3,	/* libnpu's reference: the results others are checked by */
 	NPU_BACKEND_NONE = 4,	/* nothing runs (a reshape: a view) */
 	NPU_BACKEND_CUSTOM = 5,	/* a backend an application registered (npu_backend.h) */
+	NPU_BACKEND_ONEDNN = 6,	/* the fast CPU backend: fp32 layers on oneDNN, if installed */
 };
 
 /**
@@ -575,10 +576,10 @@ enum npu_backend {
  * @backend: NPU_BACKEND_AUTO lets every backend claim every op and picks
  *	the cheapest placement, counting the crossings between backends;
  *	backends are asked in order (the NPU if there is a device, OpenCL,
- *	an application's, the CPU reference), a later one only for ops the
- *	earlier ones cannot run. Naming a backend starts there. With AUTO the
- *	environment may name one: NPU_BACKEND=npu, opencl, cpu, auto or an
- *	application's backend, for testing an app unchanged.
+ *	an application's, oneDNN, the CPU reference), a later one only for
+ *	ops the earlier ones cannot run. Naming a backend starts there. With
+ *	AUTO the environment may name one: NPU_BACKEND=npu, opencl, onednn,
+ *	cpu, auto or an application's backend, for testing an app unchanged.
  * @strict: fail with NPU_ENOTSUP, the op and the reason in the report and
  *	npu_graph_error, instead of falling back from the first backend (the
  *	NPU if there is a device, else OpenCL). NPU_STRICT=1 sets it too.

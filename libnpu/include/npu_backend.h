@@ -39,6 +39,13 @@ struct npu_backend_env {
 	npu_device *dev;	/* the plan's NPU, or NULL */
 	const npu_graph *graph;
 	const void *internal;	/* libnpu's own backends only */
+	/*
+	 * Per tensor id: nonzero for a constant, or a tensor computed from
+	 * constants when the plan was compiled (folded). It changes only when
+	 * the host writes a constant (npu_run_args.consts_written says), or,
+	 * for a trained weight (npu_graph_param), at each training step.
+	 */
+	const unsigned char *fixed;
 };
 
 /** A run of a partition: every tensor's storage, by tensor id. */
@@ -51,6 +58,12 @@ struct npu_run_args {
 	int lr_set;		/* whether lr replaces the graph's */
 	int train;		/* a training run */
 	uint64_t *cycles;	/* add the modeled device cycles here */
+	/*
+	 * Changes whenever the host writes a constant (npu_plan_write) or the
+	 * plan computes a folded one again: a backend that keeps a constant
+	 * transformed (weights packed for its kernels) redoes it then.
+	 */
+	uint64_t consts_written;
 };
 
 /** Flags of struct npu_backend_ops. */

@@ -61,6 +61,28 @@ static int run(const uint8_t *buf, size_t len, const void *const *in, void *out,
 	return err;
 }
 
+/* The backends a test runs on, each strict: an op it cannot run fails the compile. */
+static const struct {
+	enum npu_backend id;
+	const char *name;
+	const char *missing;	/* what npu_last_error says where the host lacks it */
+} backends[] = {
+	{ NPU_BACKEND_CPU, "CPU", NULL },
+	{ NPU_BACKEND_OPENCL, "OpenCL", "OpenCL unavailable" },
+	{ NPU_BACKEND_ONEDNN, "oneDNN", "(oneDNN) unavailable" },
+};
+
+#define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+/* Whether backend @be failed because the host lacks it (said once per test). */
+static int absent(size_t be)
+{
+	if (!backends[be].missing || !strstr(npu_last_error(), backends[be].missing))
+		return 0;
+	tap_diag("%s: not on this host, skipped", backends[be].name);
+	return 1;
+}
+
 static int near(const float *got, const float *want, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -207,20 +229,19 @@ static void test_conv_f32_blocks(void)
 		m.in[m.nin++] = value("X", F32, DIMS(n, c, h, w));
 		m.out[m.nout++] = value("Y", F32, 0, NULL);
 		buf = pack(&m, &len);
-		for (int be = 0; be < 2; be++) {
+		for (size_t be = 0; be < NBACKENDS; be++) {
 			int bad = 0;
 
-			backend = be ? NPU_BACKEND_OPENCL : NPU_BACKEND_CPU;
+			backend = backends[be].id;
 			memset(y, 0, ny * 4);
 			if (run(buf, len, in, y, ny * 4)) {
-				CHECK(be == 1);	/* no OpenCL here: the CPU reference only */
-				tap_diag("no OpenCL here: the CPU reference only");
+				CHECK(absent(be));
 				continue;
 			}
 			for (size_t i = 0; i < ny; i++)
 				bad += !(isnan(want[i]) ? isnan(y[i]) : y[i] == (float)want[i]);
 			if (bad)
-				tap_diag("case %zu on %s: %d of %zu wrong", ci, be ? "OpenCL" : "CPU", bad, ny);
+				tap_diag("case %zu on %s: %d of %zu wrong", ci, backends[be].name, bad, ny);
 			CHECK_EQ(bad, 0);
 			if (q[12])	/* the corner really skipped the infinite tap */
 				CHECK(isfinite(y[0]) && nonfinite > 0);
@@ -339,6 +360,214 @@ static void test_broadcasting(void)
 		want[i] = a[i] * 0.5f;
 	CHECK(near(y2, want, 6));
 	arena_free();
+}
+
+/* Run @buf on the CPU reference and on backend @be into @y, @want; 0, or the error. */
+static int run_pair(const uint8_t *buf, size_t len, const void *const *in, enum npu_backend be,
+		    float *y, float *want, size_t n)
+{
+	int err;
+
+	backend = NPU_BACKEND_CPU;
+	err = run(buf, len, in, want, n * 4);
+	if (err) {
+		tap_diag("the reference failed");
+		return err;
+	}
+	backend = be;
+	memset(y, 0xff, n * 4);
+	if (!err)
+		err = run(buf, len, in, y, n * 4);
+	backend = NPU_BACKEND_CPU;
+	return err;
+}
+
+/*
+ * The fast CPU backend's ops against the reference, bit for bit: small
+ * integers (halves, for the divisions) keep every sum exact in any order,
+ * so oneDNN's blocking must give the reference's values. Strict: each
+ * model runs on oneDNN whole or fails. Each case is one network of the
+ * kinds oneDNN claims: a grouped, dilated, unevenly padded NCHW
+ * convolution; an NHWC layer convolution with its bias and ReLU;
+ * ResNet's max pool; average pools with and without the padding counted;
+ * global average pool; Gemm with its bias; elementwise ops with a
+ * broadcast second operand; a transpose.
+ */
+static void test_onednn_matches_reference(void)
+{
+	enum { N = 2, C = 4, H = 9, W = 7, MAXY = N * 8 * H * W };
+	static float x[N * C * H * W], w[8 * C * 9], wg[8 * C * H * W], b[8], y[MAXY], want[MAXY];
+	const void *in[1] = { x };
+	static const char *const name[] = {
+		"grouped conv", "layer conv", "max pool", "average pool", "average pool with pads",
+		"global average pool", "gemm", "add", "sub", "mul", "div", "transpose",
+	};
+
+	for (size_t i = 0; i < sizeof(x) / 4; i++)
+		x[i] = (float)((int)((i * 7) % 11) - 5);
+	for (size_t i = 0; i < sizeof(w) / 4; i++)
+		w[i] = (float)((int)((i * 5) % 7) - 3);
+	for (size_t i = 0; i < sizeof(wg) / 4; i++)
+		wg[i] = (float)((int)((i * 3) % 5) - 2);
+	for (int i = 0; i < 8; i++)
+		b[i] = (float)(i % 3) - 1;
+	for (size_t t = 0; t < sizeof(name) / sizeof(name[0]); t++) {
+		struct model m = { .opset = 13 };
+		Onnx__NodeProto *n = NULL;
+		const char *elt[] = { "Add", "Sub", "Mul", "Div" };
+		size_t len, ny;
+		const uint8_t *buf;
+		int err;
+
+		m.in[m.nin++] = value("X", F32, DIMS(N, C, H, W));
+		switch (t) {
+		case 0:	/* 8 outputs in 2 groups: [8][2][3][3] */
+			n = node("Conv", "X,W,B", "Y");
+			attr_i(n, "group", 2);
+			attr_ints(n, "strides", DIMS(2, 1));
+			attr_ints(n, "dilations", DIMS(2, 1));
+			attr_ints(n, "pads", DIMS(1, 2, 2, 0));
+			m.init[m.ninit++] = tensor("W", F32, DIMS(8, C / 2, 3, 3), w, 8 * 2 * 9 * 4);
+			m.init[m.ninit++] = tensor("B", F32, DIMS(8), b, sizeof(b));
+			break;
+		case 1:
+			n = node("Conv", "X,W,B", "Z");
+			attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+			m.node[m.nnode++] = n;
+			n = node("Relu", "Z", "Y");
+			m.init[m.ninit++] = tensor("W", F32, DIMS(8, C, 3, 3), w, sizeof(w));
+			m.init[m.ninit++] = tensor("B", F32, DIMS(8), b, sizeof(b));
+			break;
+		case 2:
+		case 3:
+		case 4:
+			n = node(t == 2 ? "MaxPool" : "AveragePool", "X", "Y");
+			attr_ints(n, "kernel_shape", DIMS(3, 3));
+			attr_ints(n, "strides", DIMS(2, 2));
+			if (t != 3)
+				attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+			if (t == 4)
+				attr_i(n, "count_include_pad", 1);
+			break;
+		case 5:
+			n = node("GlobalAveragePool", "X", "Y");
+			break;
+		case 6:	/* [N][C*H*W] x [8][C*H*W]^T: the weights as a [8][252] constant */
+			m.node[m.nnode++] = node("Flatten", "X", "F");
+			n = node("Gemm", "F,W,B", "Y");
+			attr_i(n, "transB", 1);
+			m.init[m.ninit++] = tensor("W", F32, DIMS(8, C * H * W), wg, sizeof(wg));
+			m.init[m.ninit++] = tensor("B", F32, DIMS(8), b, sizeof(b));
+			break;
+		case 7:
+		case 8:
+		case 9:
+		case 10: {	/* a per-channel operand, [1][C][1][1]: never 0, a power of 2 */
+			static const float k[C] = { 2, -4, 0.5f, -1 };
+
+			n = node(elt[t - 7], "X,K", "Y");
+			m.init[m.ninit++] = tensor("K", F32, DIMS(1, C, 1, 1), k, sizeof(k));
+			break;
+		}
+		case 11:
+			n = node("Transpose", "X", "Y");
+			attr_ints(n, "perm", DIMS(2, 0, 3, 1));
+			break;
+		}
+		m.node[m.nnode++] = n;
+		m.out[m.nout++] = value("Y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		/* the output's size, worked out by hand: run() refuses any other */
+		ny = t == 0 ? N * 8 * 4 * 7 : t == 1 ? N * 8 * H * W : t <= 4 && t != 3 ?
+		     N * C * 5 * 4 : t == 3 ? N * C * 4 * 3 : t == 5 ? N * C : t == 6 ? N * 8 :
+		     N * C * H * W;
+		err = run_pair(buf, len, in, NPU_BACKEND_ONEDNN, y, want, ny);
+		if (err && absent(2))
+			break;
+		if (err)
+			tap_diag("%s failed", name[t]);
+		CHECK_EQ(err, 0);
+		if (memcmp(y, want, ny * 4)) {
+			for (size_t i = 0; i < ny; i++)
+				if (memcmp(&y[i], &want[i], 4)) {
+					tap_diag("%s: element %zu is %g, the reference's %g", name[t], i,
+						 y[i], want[i]);
+					break;
+				}
+			CHECK(0);
+		}
+	}
+	arena_free();
+}
+
+/*
+ * oneDNN packs a constant weight once per plan: a weight the host writes
+ * (npu_plan_write) must be packed again before the next run. Two runs
+ * with the old weights, one with the new, each against fp64 sums of small
+ * integers (exact). NHWC, through the graph API, whose filter is the
+ * convolution's own tensor.
+ */
+static void test_onednn_weights_written(void)
+{
+	enum { C = 3, H = 6, W = 5, O = 4 };
+	float x[H * W * C], w[O * 9 * C], y[H * W * O];
+	double want[H * W * O];
+	struct npu_compile_opts co = { .backend = NPU_BACKEND_ONEDNN, .strict = 1 };
+	npu_graph *g = npu_graph_new();
+	npu_plan *p = NULL;
+	int in, wt, out, err;
+
+	for (int i = 0; i < H * W * C; i++)
+		x[i] = (float)(i % 7 - 3);
+	for (int i = 0; i < O * 9 * C; i++)
+		w[i] = (float)(i % 5 - 2);
+	in = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32, .rank = 4,
+			      .dims = { 1, H, W, C } });
+	wt = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32, .rank = 4,
+			      .dims = { O, 3, 3, C }, .data = w });
+	out = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_FLOAT32, .rank = 4,
+			       .dims = { 1, H, W, O } });
+	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, out, 1, 1, 0, NPU_ACT_NONE), 0);
+	err = npu_graph_compile_opts(g, NULL, &co, &p);
+	if (err && absent(2)) {
+		npu_graph_free(g);
+		return;
+	}
+	CHECK_EQ(err, 0);
+	CHECK(!strcmp(npu_plan_node_backend(p, 0), "onednn"));
+	for (int run = 0; run < 3; run++) {
+		if (run == 2) {		/* new weights: each one negated, one more changed */
+			for (int i = 0; i < O * 9 * C; i++)
+				w[i] = -w[i];
+			w[5] = 3;
+			CHECK_EQ(npu_plan_write(p, wt, w, sizeof(w)), 0);
+		}
+		for (int r = 0; r < H; r++)
+			for (int c = 0; c < W; c++)
+				for (int o = 0; o < O; o++) {
+					double acc = 0;
+
+					for (int kr = 0; kr < 3; kr++)
+						for (int kc = 0; kc < 3; kc++)
+							for (int i = 0; i < C; i++) {
+								int rr = r + kr - 1, cc = c + kc - 1;
+
+								if (rr >= 0 && rr < H && cc >= 0 && cc < W)
+									acc += (double)w[((o * 3 + kr) * 3 + kc) * C + i] *
+									       x[(rr * W + cc) * C + i];
+							}
+					want[(r * W + c) * O + o] = acc;
+				}
+		memset(y, 0, sizeof(y));
+		CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
+		for (int i = 0; i < H * W * O; i++)
+			if (y[i] != (float)want[i]) {
+				tap_diag("run %d: element %d is %g, expected %g", run, i, y[i], want[i]);
+				CHECK(0);
+			}
+	}
+	npu_plan_free(p);
+	npu_graph_free(g);
 }
 
 /* ---- ONNX test cases for the guest ------------------------------------------------ */
@@ -1493,7 +1722,8 @@ static void test_shape_arithmetic(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks), TAP_ENTRY(test_depthwise_multiplier),
+TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
+	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_onednn_weights_written), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
 	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),
 	 TAP_ENTRY(test_residual_add_stays_nhwc), TAP_ENTRY(test_save_roundtrip),

@@ -140,7 +140,7 @@ def main():
     ap.add_argument("--npu-run", default=os.path.join(REPO, "build/tools/npu-run"))
     ap.add_argument("cases", nargs="+")
     args = ap.parse_args()
-    backends = args.backend or ["cpu", "opencl"]
+    backends = args.backend or ["cpu", "opencl", "onednn"]
     n = failed = nears = 0
     met = []
     if not args.tap:

@@ -6,7 +6,7 @@
 # quantize.py) and their expected outputs (ort-run.js, npm's
 # onnxruntime-node, which setup-deps installs), in $NPU_ZOO (default
 # $NPU_CACHE/models, outside the clone), then checks NAME... (all by
-# default) with check.py on each backend (cpu and opencl by default).
+# default) with check.py on each backend (cpu, opencl and onednn by default).
 # Exits non-zero if any failed.
 #   zoo.sh --make-only [NAME...]   make them, check nothing
 set -u

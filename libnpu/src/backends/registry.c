@@ -2,7 +2,7 @@
 /*
  * registry.c - which backends there are: libnpu's own, registered here and
  * nowhere else (a new backend is its folder and one line below), and an
- * application's, between OpenCL and the CPU reference. Placement asks
+ * application's, between OpenCL and oneDNN. Placement asks
  * them in this order; the order breaks ties and names the fallback chain.
  */
 #include <pthread.h>
@@ -15,18 +15,24 @@
 #pragma GCC visibility push(hidden)
 extern const struct npu_backend_ops backend_npu_ops;
 extern const struct npu_backend_ops backend_opencl_ops;
+extern const struct npu_backend_ops backend_onednn_ops;
 extern const struct npu_backend_ops backend_cpu_ops;
 #pragma GCC visibility pop
 
-static const struct {
+static const struct builtin {
 	const struct npu_backend_ops *ops;
 	enum npu_backend id;
 } builtin_first[] = {
 	{ &backend_npu_ops, NPU_BACKEND_NPU },
 	{ &backend_opencl_ops, NPU_BACKEND_OPENCL },
-}, builtin_last = { &backend_cpu_ops, NPU_BACKEND_CPU };
+}, builtin_last[] = {		/* after an application's */
+	{ &backend_onednn_ops, NPU_BACKEND_ONEDNN },
+	{ &backend_cpu_ops, NPU_BACKEND_CPU },
+};
 
-#define BUILTINS ((int)(sizeof(builtin_first) / sizeof(builtin_first[0])) + 1)
+#define NFIRST ((int)(sizeof(builtin_first) / sizeof(builtin_first[0])))
+#define NLAST ((int)(sizeof(builtin_last) / sizeof(builtin_last[0])))
+#define BUILTINS (NFIRST + NLAST)
 
 /* lock guards apps[] and napps: registration may race with compiles. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,11 +41,13 @@ static int napps;
 
 static int name_taken(const char *name)
 {
-	for (size_t i = 0; i < sizeof(builtin_first) / sizeof(builtin_first[0]); i++)
+	for (int i = 0; i < NFIRST; i++)
 		if (!strcmp(builtin_first[i].ops->name, name))
 			return 1;
-	if (!strcmp(builtin_last.ops->name, name) || !strcmp(name, "auto") ||
-	    !strcmp(name, "none"))
+	for (int i = 0; i < NLAST; i++)
+		if (!strcmp(builtin_last[i].ops->name, name))
+			return 1;
+	if (!strcmp(name, "auto") || !strcmp(name, "none"))
 		return 1;
 	for (int i = 0; i < napps; i++)
 		if (!strcmp(apps[i].ops.name, name))
@@ -106,12 +114,13 @@ int backends_snapshot(struct backend_entry *out, int max)
 
 	if (max < BUILTINS)
 		return 0;
-	for (size_t i = 0; i < sizeof(builtin_first) / sizeof(builtin_first[0]); i++)
+	for (int i = 0; i < NFIRST; i++)
 		out[n++] = (struct backend_entry){ *builtin_first[i].ops, NULL, builtin_first[i].id };
 	pthread_mutex_lock(&lock);
-	for (int i = 0; i < napps && n < max - 1; i++)
+	for (int i = 0; i < napps && n < max - NLAST; i++)
 		out[n++] = apps[i];
 	pthread_mutex_unlock(&lock);
-	out[n++] = (struct backend_entry){ *builtin_last.ops, NULL, builtin_last.id };
+	for (int i = 0; i < NLAST; i++)
+		out[n++] = (struct backend_entry){ *builtin_last[i].ops, NULL, builtin_last[i].id };
 	return n;
 }

@@ -133,6 +133,7 @@ int exec_run(npu_plan *p, int train)
 			.mem = p->store_b == b ? p->store : p->b[b].mem,
 			.train_step = p->train_steps, .lr = p->lr, .lr_set = p->lr_set,
 			.train = train, .cycles = &p->cycles,
+			.consts_written = p->consts_written,
 		};
 
 		if (part->set != train)
@@ -175,6 +176,7 @@ int exec_sync_host(npu_plan *p, int id)
 void exec_host_written(npu_plan *p, int id)
 {
 	p->valid[ir_root(p->g, id)] = VALID_HOST;
+	p->consts_written += p->fixed[id] != 0;
 }
 
 int npu_plan_stats_v(size_t size, const npu_plan *p, struct npu_plan_stats *s)

@@ -209,7 +209,8 @@ static const char *why_here(const struct claims *cl, const struct place_opts *o,
 	for (int j = o->first; j < k; j++) {
 		if (isfinite(C(cl, n, j)))
 			return "cheaper here, with the crossings";	/* it could have gone there */
-		miss = R(cl, n, j);
+		if (!miss)	/* why not where the chain starts: what was asked for */
+			miss = R(cl, n, j);
 	}
 	if (miss)
 		return miss;

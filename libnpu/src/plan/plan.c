@@ -63,9 +63,11 @@ static int resolve_opts(npu_graph *g, const struct npu_compile_opts *opts, npu_d
 	int strict, from_env = 0;
 
 	memset(o, 0, sizeof(*o));
-	if ((int)opts->backend < NPU_BACKEND_AUTO || opts->backend > NPU_BACKEND_CPU)
-		return ir_fail(g, NPU_EINVAL, "compile: backend %d is not auto, npu, opencl or cpu "
-			       "(name an application's backend by backend_name)", opts->backend);
+	if ((int)opts->backend < NPU_BACKEND_AUTO || (opts->backend > NPU_BACKEND_CPU &&
+						       opts->backend != NPU_BACKEND_ONEDNN))
+		return ir_fail(g, NPU_EINVAL, "compile: backend %d is not auto, npu, opencl, onednn "
+			       "or cpu (name an application's backend by backend_name)",
+			       opts->backend);
 	if (opts->backend_name)
 		want = opts->backend_name;
 	else if (opts->backend != NPU_BACKEND_AUTO)
@@ -88,8 +90,8 @@ static int resolve_opts(npu_graph *g, const struct npu_compile_opts *opts, npu_d
 		if (!strcmp(e[o->first].ops.name, want))
 			break;
 	if (o->first == n)	/* a typo must not quietly test the wrong thing */
-		return ir_fail(g, NPU_EINVAL, "%s%s: no such backend (auto, npu, opencl, cpu or one "
-			       "an application registered)", from_env ? "NPU_BACKEND=" : "backend ",
+		return ir_fail(g, NPU_EINVAL, "%s%s: no such backend (auto, npu, opencl, onednn, cpu "
+			       "or one an application registered)", from_env ? "NPU_BACKEND=" : "backend ",
 			       want);
 	snprintf(why, len, "%s%s", from_env ? "NPU_BACKEND=" : "", from_env ? want : "asked for");
 	o->first_why = why;
@@ -406,7 +408,8 @@ static void report_tail(npu_plan *p)
 
 		for (int k = 0; k < p->pl.nparts; k++)
 			runs += p->pl.parts[k].backend == i && !p->pl.parts[k].set;
-		if (e->id == NPU_BACKEND_CUSTOM && !runs)
+		/* The NPU, OpenCL and the reference always; the others where they run. */
+		if ((e->id == NPU_BACKEND_CUSTOM || e->id == NPU_BACKEND_ONEDNN) && !runs)
 			continue;
 		npu_text_add(r, "%s %d %s %s(s)", i ? "," : "", runs, title(e),
 			   e->ops.unit ? e->ops.unit : "run");
@@ -590,7 +593,8 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 		err = passes(p, &po);
 	if (!err && plan_memory(p))
 		err = ir_fail(g, NPU_ENOMEM, "%s", p->err);
-	env = (struct npu_backend_env){ .dev = dev, .graph = g, .internal = &p->low };
+	env = (struct npu_backend_env){ .dev = dev, .graph = g, .internal = &p->low,
+					.fixed = p->fixed };
 	if (!err)
 		err = place_graph(g, p->pb, n, &po, &env, &p->pl, &g->report);
 	if (!err) {

@@ -58,6 +58,7 @@ struct npu_plan {
 	unsigned char *gone;		/* per tensor: GONE_* (QDQ folding) */
 	unsigned char *fixed;		/* per tensor: constant, or computed by folding */
 	int nfolded, refold;		/* refold: a constant was written since */
+	uint64_t consts_written;	/* constants the host wrote (npu_run_args) */
 	void **host;
 	void **store;			/* per root: the storage backend's handle */
 	int store_b;			/* the backend that allocated storage, or -1 (malloc) */
