@@ -570,6 +570,126 @@ static void test_onednn_weights_written(void)
 	npu_graph_free(g);
 }
 
+/*
+ * oneDNN runs a ReLU as its convolution's post-op, never writing the
+ * convolution's own output, only when nothing else reads that: with it a
+ * declared output too, both must come out right (the convolution's with
+ * its negative values).
+ */
+static void test_onednn_relu_fused_only_when_unread(void)
+{
+	/* grouped: an NCHW convolution, so that the ReLU is the next node */
+	enum { C = 2, H = 5, W = 4, O = 4 };
+	float x[C * H * W], w[O * 9], y[O * H * W], z[O * H * W], ry[O * H * W], rz[O * H * W];
+	const void *in[1] = { x };
+	void *out[2] = { y, z }, *ref[2] = { ry, rz };
+
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = (float)(i % 7 - 3);
+	for (int i = 0; i < O * 9; i++)
+		w[i] = (float)(i % 5 - 2);
+	/* Z declared (never fused), then only Y (fused: Z never made) */
+	for (int both = 1; both >= 0; both--) {
+		struct model m = { .opset = 13 };
+		Onnx__NodeProto *n = node("Conv", "X,W", "Z");
+		const uint8_t *buf;
+		size_t len;
+		int neg = 0;
+
+		attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+		attr_i(n, "group", 2);
+		m.node[m.nnode++] = n;
+		m.node[m.nnode++] = node("Relu", "Z", "Y");
+		m.init[m.ninit++] = tensor("W", F32, DIMS(O, 1, 3, 3), w, sizeof(w));
+		m.in[m.nin++] = value("X", F32, DIMS(1, C, H, W));
+		m.out[m.nout++] = value("Y", F32, 0, NULL);
+		if (both)
+			m.out[m.nout++] = value("Z", F32, 0, NULL);
+		buf = pack(&m, &len);
+		for (int be = 0; be < 2; be++) {
+			struct npu_compile_opts co = { .strict = 1, .backend = be ?
+						       NPU_BACKEND_ONEDNN : NPU_BACKEND_CPU };
+			npu_graph *g = NULL;
+			npu_plan *p = NULL;
+			int err;
+
+			CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+			err = npu_graph_compile_opts(g, NULL, &co, &p);
+			if (err && be && absent(2)) {
+				npu_graph_free(g);
+				arena_free();
+				return;
+			}
+			CHECK_EQ(err, 0);
+			CHECK_EQ(npu_plan_execute(p, in, be ? out : ref), 0);
+			npu_plan_free(p);
+			npu_graph_free(g);
+		}
+		for (int i = 0; i < O * H * W; i++)
+			neg += rz[i] < 0;
+		CHECK(neg > 0);
+		/* bit for bit: a ReLU of a negative sum is +0, not -0 */
+		CHECK(!memcmp(y, ry, sizeof(y)));
+		CHECK(!both || !memcmp(z, rz, sizeof(z)));
+	}
+	arena_free();
+}
+
+/*
+ * ReLU as ONNX's max(0, x), on oneDNN alone and after a convolution,
+ * bit for bit the reference's: +0 for a negative value (oneDNN's ReLU
+ * multiplies by its slope: -0 with a slope of +0, so it is given -0),
+ * infinities. Of -0 (max(0, -0): either zero), a zero. Of NaN, NaN as
+ * the reference, or +0 where oneDNN's kernel takes a vector maximum (as
+ * onnxruntime's does): Documentation/libnpu.rst says so.
+ */
+static void test_onednn_relu_values(void)
+{
+	static const float v[8] = { -3.0f, -0.0f, 0.0f, 2.5f, NAN, -INFINITY, INFINITY, -1e-40f };
+	float x[8], y[8], want[8];
+	const void *in[1] = { x };
+
+	for (int conv = 0; conv < 2; conv++) {
+		struct model m = { .opset = 13 };
+		static const float one = 1.0f;
+		size_t len;
+		const uint8_t *buf;
+		int err;
+
+		memcpy(x, v, sizeof(v));
+		m.in[m.nin++] = value("X", F32, DIMS(1, 8, 1, 1));
+		if (conv) {	/* a 1x1 depthwise convolution by 1: x itself, then the ReLU */
+			Onnx__NodeProto *n = node("Conv", "X,W", "Z");
+
+			attr_i(n, "group", 8);
+			m.node[m.nnode++] = n;
+			m.init[m.ninit++] = tensor("W", F32, DIMS(8, 1, 1, 1),
+						   (const float[8]){ one, one, one, one, one, one, one,
+								    one }, 32);
+		}
+		m.node[m.nnode++] = node("Relu", conv ? "Z" : "X", "Y");
+		m.out[m.nout++] = value("Y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		err = run_pair(buf, len, in, NPU_BACKEND_ONEDNN, y, want, 8);
+		if (err && absent(2))
+			break;
+		CHECK_EQ(err, 0);
+		for (int i = 0; i < 8; i++) {
+			/* the reference: ONNX's */
+			CHECK(isnan(v[i]) ? isnan(want[i]) : want[i] == (v[i] > 0 ? v[i] : 0.0f));
+			if (v[i] < 0)	/* max(0, -0) may be either zero: what the reference says */
+				CHECK(!signbit(want[i]));
+			if (isnan(v[i]) ? !isnan(y[i]) && (y[i] != 0 || signbit(y[i])) :
+			    v[i] == 0 && signbit(v[i]) ? y[i] != 0 : memcmp(&y[i], &want[i], 4)) {
+				tap_diag("%s ReLU of %g: %g, the reference's %g", conv ? "a fused" : "a",
+					 v[i], y[i], want[i]);
+				CHECK(0);
+			}
+		}
+	}
+	arena_free();
+}
+
 /* ---- ONNX test cases for the guest ------------------------------------------------ */
 
 /*
@@ -1723,7 +1843,8 @@ static void test_shape_arithmetic(void)
 }
 
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
-	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_onednn_weights_written), TAP_ENTRY(test_depthwise_multiplier),
+	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_onednn_weights_written),
+	 TAP_ENTRY(test_onednn_relu_fused_only_when_unread), TAP_ENTRY(test_onednn_relu_values), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
 	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),
 	 TAP_ENTRY(test_residual_add_stays_nhwc), TAP_ENTRY(test_save_roundtrip),

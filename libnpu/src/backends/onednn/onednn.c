@@ -8,7 +8,10 @@
  * leaves the rest to the
  * CPU reference, asked after it. The reference stays the oracle: fp32
  * sums here are in oneDNN's order, so results are near the reference's,
- * not equal to them (the elementwise ops are exact).
+ * not equal to them (the elementwise ops are exact). ReLU is oneDNN's
+ * with a slope of -0, so that a negative value gives +0 as max(0, x)
+ * does; some of its kernels take a vector maximum, which turns NaN into
+ * 0 (as onnxruntime's ReLU does) where the reference keeps it.
  *
  * A constant weight is packed into the layout oneDNN's kernel wants once
  * per plan, and again only when the host writes a constant
@@ -261,7 +264,7 @@ static int describe_prim(const struct onednn *o, const struct dn_match *m,
 	DN_TRY(a->primitive_attr_create(&attr));
 	if (m->relu) {
 		DN_TRY(a->post_ops_create(&po));
-		DN_TRY(a->post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+		DN_TRY(a->post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, -0.0f, 0.0f));
 		DN_TRY(a->primitive_attr_set_post_ops(attr, po));
 	}
 	switch (m->kind) {
@@ -338,7 +341,7 @@ static int describe_prim(const struct onednn *o, const struct dn_match *m,
 		DN_TRY(plain(a, &md[0], 1, n));
 		md[3] = md[0];
 		DN_TRY(a->eltwise_forward_desc_init(&d.elt, dnnl_forward_inference,
-						    dnnl_eltwise_relu, &md[0], 0.0f, 0.0f));
+						    dnnl_eltwise_relu, &md[0], -0.0f, 0.0f));
 		break;
 	}
 	case DN_BINARY: {
@@ -373,6 +376,7 @@ static int describe_prim(const struct onednn *o, const struct dn_match *m,
 		break;
 	}
 	case DN_NDPOOL: {
+		static const dnnl_format_tag_t cl[] = { dnnl_nc, dnnl_nwc, dnnl_nhwc, dnnl_ndhwc };
 		const struct nd_pool *p = &k->p.npool;
 		dnnl_dims_t x = { p->batch, p->c }, y = { p->batch, p->c }, s, w, dil, lo, hi;
 
@@ -391,10 +395,13 @@ static int describe_prim(const struct onednn *o, const struct dn_match *m,
 		}
 		DN_TRY(plain(a, &md[0], 2 + (int)p->nsp, x));
 		DN_TRY(plain(a, &md[3], 2 + (int)p->nsp, y));
+		/* Channels last, staged: oneDNN pools NCHW with a plain loop, 10x slower. */
+		DN_TRY(a->memory_desc_init_by_tag(&xany, 2 + (int)p->nsp, x, dnnl_f32, cl[p->nsp]));
+		DN_TRY(a->memory_desc_init_by_tag(&yany, 2 + (int)p->nsp, y, dnnl_f32, cl[p->nsp]));
 		DN_TRY(a->pooling_v2_forward_desc_init(&d.pool, dnnl_forward_inference,
 			!p->average ? dnnl_pooling_max : p->count_include_pad ?
 			dnnl_pooling_avg_include_padding : dnnl_pooling_avg_exclude_padding,
-			&md[0], &md[3], s, w, dil, lo, hi));
+			&xany, &yany, s, w, dil, lo, hi));
 		break;
 	}
 	case DN_PERMUTE: {
@@ -599,7 +606,37 @@ fail:
 	return -1;
 }
 
-static int build(const struct onednn *o, int node, struct dn_prim *p, char *why, size_t len)
+/*
+ * Whether node @relu, a ReLU, can be run as a post-op of node @node (a
+ * layer or a binary op without one) into the ReLU's output: it reads what
+ * @node writes, and nothing else does. That tensor is then never made, as
+ * the layout pass's unread NCHW copies are not: the graph must declare
+ * its outputs, and it must not be one.
+ */
+static int fusable(const struct onednn *o, int node, int relu)
+{
+	const npu_graph *g = o->g;
+	struct dn_match m, r;
+	char why[96];
+	int y, readers = 0;
+
+	if (!g->noutputs || match(o, node, &m, why, sizeof(why)) || m.relu ||
+	    m.kind == DN_RELU || m.kind == DN_POOL || m.kind == DN_NDPOOL ||
+	    m.kind == DN_PERMUTE || match(o, relu, &r, why, sizeof(why)) || r.kind != DN_RELU ||
+	    r.src != m.dst || ir_count(g, r.dst) != ir_count(g, m.dst))
+		return 0;
+	y = ir_root(g, m.dst);
+	if (ir_declared(g, y, 2))
+		return 0;
+	for (int j = 0; j < g->nn; j++)	/* those that run: not an unread NCHW copy (no kernel) */
+		for (uint32_t k = 0; k < g->n[j].nin && o->low->n[j].nk; k++)
+			readers += g->n[j].in[k] >= 0 && ir_root(g, g->n[j].in[k]) == y;
+	return readers == 1;
+}
+
+/* Node @node's primitive in @p; with @relu_to >= 0, a ReLU after it into that tensor. */
+static int build(const struct onednn *o, int node, int relu_to, struct dn_prim *p, char *why,
+		 size_t len)
 {
 	const struct dnnl_api *a = o->api;
 	dnnl_primitive_desc_t pd = NULL;
@@ -607,7 +644,13 @@ static int build(const struct onednn *o, int node, struct dn_prim *p, char *why,
 	struct dn_match m;
 	int layer;
 
-	if (match(o, node, &m, why, len) || describe_prim(o, &m, &pd, md, why, len))
+	if (match(o, node, &m, why, len))
+		return NPU_ENOTSUP;
+	if (relu_to >= 0) {
+		m.relu = 1;
+		m.dst = relu_to;
+	}
+	if (describe_prim(o, &m, &pd, md, why, len))
 		return NPU_ENOTSUP;
 	layer = m.kind == DN_CONV || m.kind == DN_NDCONV || m.kind == DN_MATMUL;
 	DN_TRY(a->primitive_create(&p->prim, pd));
@@ -639,9 +682,11 @@ static int dn_compile(void *be, const int *nodes, uint32_t count, void **exe, ch
 	if (!e)
 		return NPU_ENOMEM;
 	for (uint32_t i = 0; i < count; i++) {
-		int err;
+		int node = nodes[i], relu_to = -1, err;
 
-		err = build(o, nodes[i], &e->p[e->n++], why, len);
+		if (i + 1 < count && fusable(o, node, nodes[i + 1]))	/* the ReLU: done here */
+			relu_to = o->low->n[nodes[++i]].k[0].t[2];
+		err = build(o, node, relu_to, &e->p[e->n++], why, len);
 		if (err) {
 			dn_release(o, e);
 			return err;
