@@ -391,7 +391,7 @@ static int run_pair(const uint8_t *buf, size_t len, const void *const *in, enum 
  * convolution; an NHWC layer convolution with its bias and ReLU;
  * ResNet's max pool; average pools with and without the padding counted;
  * global average pool; Gemm with its bias; elementwise ops with a
- * broadcast second operand; a transpose.
+ * broadcast second operand; a transpose; batched matrix products.
  */
 static void test_onednn_matches_reference(void)
 {
@@ -401,6 +401,7 @@ static void test_onednn_matches_reference(void)
 	static const char *const name[] = {
 		"grouped conv", "layer conv", "max pool", "average pool", "average pool with pads",
 		"global average pool", "gemm", "add", "sub", "mul", "div", "transpose",
+		"batched matmul by a constant", "batched matmul of two activations",
 	};
 
 	for (size_t i = 0; i < sizeof(x) / 4; i++)
@@ -473,6 +474,16 @@ static void test_onednn_matches_reference(void)
 			n = node("Transpose", "X", "Y");
 			attr_ints(n, "perm", DIMS(2, 0, 3, 1));
 			break;
+		case 12:	/* [N][C][H][W] x [W][5] */
+			n = node("MatMul", "X,K", "Y");
+			m.init[m.ninit++] = tensor("K", F32, DIMS(W, 5), wg, W * 5 * 4);
+			break;
+		case 13:	/* [N][C][H][W] x [N][C][W][H]: attention's Q K^T */
+			n = node("Transpose", "X", "T");
+			attr_ints(n, "perm", DIMS(0, 1, 3, 2));
+			m.node[m.nnode++] = n;
+			n = node("MatMul", "X,T", "Y");
+			break;
 		}
 		m.node[m.nnode++] = n;
 		m.out[m.nout++] = value("Y", F32, 0, NULL);
@@ -480,7 +491,7 @@ static void test_onednn_matches_reference(void)
 		/* the output's size, worked out by hand: run() refuses any other */
 		ny = t == 0 ? N * 8 * 4 * 7 : t == 1 ? N * 8 * H * W : t <= 4 && t != 3 ?
 		     N * C * 5 * 4 : t == 3 ? N * C * 4 * 3 : t == 5 ? N * C : t == 6 ? N * 8 :
-		     N * C * H * W;
+		     t == 12 ? N * C * H * 5 : t == 13 ? N * C * H * H : N * C * H * W;
 		err = run_pair(buf, len, in, NPU_BACKEND_ONEDNN, y, want, ny);
 		if (err && absent(2))
 			break;

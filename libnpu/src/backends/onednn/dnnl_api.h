@@ -24,7 +24,8 @@
 	X(eltwise_forward_desc_init) X(binary_desc_init) X(matmul_desc_init) \
 	X(pooling_v2_forward_desc_init)					\
 	X(primitive_attr_create) X(primitive_attr_destroy)		\
-	X(primitive_attr_set_post_ops) X(post_ops_create) X(post_ops_destroy) \
+	X(primitive_attr_set_post_ops) X(primitive_attr_set_output_scales) \
+	X(post_ops_create) X(post_ops_destroy) \
 	X(post_ops_append_eltwise) X(primitive_desc_create)		\
 	X(primitive_desc_query) X(primitive_desc_query_md)		\
 	X(primitive_desc_destroy) X(reorder_primitive_desc_create)	\

@@ -30,7 +30,7 @@
 #define DN_NS_PER_BYTE	0.1
 #define DN_MAX_ARGS	4
 
-enum dn_kind { DN_CONV, DN_NDCONV, DN_MATMUL, DN_RELU, DN_BINARY, DN_POOL, DN_NDPOOL, DN_PERMUTE };
+enum dn_kind { DN_CONV, DN_NDCONV, DN_MATMUL, DN_NDMATMUL, DN_RELU, DN_BINARY, DN_POOL, DN_NDPOOL, DN_PERMUTE };
 
 /* What a node is to oneDNN: one primitive, with the layer's bias and ReLU. */
 struct dn_match {
@@ -141,6 +141,23 @@ static int match(const struct onednn *o, int node, struct dn_match *m, char *why
 		m->dst = k->t[5];
 		return 0;
 	}
+	case K_ND_MATMUL: {
+		const struct nd_matmul *p = &k->p.mm;
+
+		if (p->adt != NPU_DT_FLOAT32 || p->bdt != NPU_DT_FLOAT32 || l->nk != 1 ||
+		    !p->m || !p->n || !p->k) {
+			snprintf(why, len, "oneDNN's matrix products: fp32");
+			return -1;
+		}
+		for (uint32_t d = 0; d < p->brank; d++)
+			if (!p->ob[d]) {
+				snprintf(why, len, "an empty tensor");
+				return -1;
+			}
+		m->kind = DN_NDMATMUL;
+		m->dst = k->t[4];
+		return 0;
+	}
 	case K_GEMM_F32:
 		if (k->p.fgemm.bf16 || k->p.fgemm.alpha != 1.0f || k->p.fgemm.beta != 0.0f) {
 			snprintf(why, len, "a bf16 or scaled matrix product");
@@ -239,6 +256,37 @@ static dnnl_status_t plain(const struct dnnl_api *a, dnnl_memory_desc_t *md, int
 }
 
 /*
+ * Dense strides of @rank dims @d, the last two swapped in storage with
+ * @trans (a matrix stored transposed).
+ */
+static void strides_of(const dnnl_dims_t d, int rank, int trans, dnnl_dims_t s)
+{
+	int64_t st = 1;
+
+	for (int i = rank - 1; i >= 0; i--) {
+		int j = !trans || i < rank - 2 ? i : i == rank - 1 ? rank - 2 : rank - 1;
+
+		s[j] = st;
+		st *= d[j];
+	}
+}
+
+/*
+ * The weights a layer asks oneDNN for: any layout (packed once per plan)
+ * for a fixed tensor, else the tensor's own (@user), not to be reordered
+ * at every run.
+ */
+static dnnl_status_t weights_any(const struct onednn *o, int t, const dnnl_memory_desc_t *user,
+				 dnnl_memory_desc_t *want, int rank, const dnnl_dims_t dims)
+{
+	if (!o->fixed || !o->fixed[t] || o->g->t[t].param) {
+		*want = *user;
+		return dnnl_success;
+	}
+	return o->api->memory_desc_init_by_tag(want, rank, dims, dnnl_f32, dnnl_format_tag_any);
+}
+
+/*
  * The primitive descriptor of @m (the caller destroys it) and the user
  * layouts of its operands (src, weights, bias, dst; bias zeroed when none).
  */
@@ -279,7 +327,7 @@ static int describe_prim(const struct onednn *o, const struct dn_match *m,
 
 		DN_TRY(a->memory_desc_init_by_tag(&md[0], 4, x, dnnl_f32, dnnl_nhwc));
 		DN_TRY(a->memory_desc_init_by_tag(&md[1], 4, w, dnnl_f32, dnnl_ohwi));
-		DN_TRY(a->memory_desc_init_by_tag(&wany, 4, w, dnnl_f32, dnnl_format_tag_any));
+		DN_TRY(weights_any(o, m->wei, &md[1], &wany, 4, w));
 		DN_TRY(a->memory_desc_init_by_tag(&md[2], 1, b, dnnl_f32, dnnl_a));
 		DN_TRY(a->memory_desc_init_by_tag(&md[3], 4, y, dnnl_f32, dnnl_nhwc));
 		/* Both sides padded by the same amount: the output's size says how far it reaches. */
@@ -311,8 +359,7 @@ static int describe_prim(const struct onednn *o, const struct dn_match *m,
 		DN_TRY(plain(a, &md[2], 1, b));
 		DN_TRY(plain(a, &md[3], r, y));
 		DN_TRY(a->memory_desc_init_by_tag(&xany, r, x, dnnl_f32, dnnl_format_tag_any));
-		DN_TRY(a->memory_desc_init_by_tag(&wany, r + g, g ? w : w + 1, dnnl_f32,
-						  dnnl_format_tag_any));
+		DN_TRY(weights_any(o, m->wei, &md[1], &wany, r + g, g ? w : w + 1));
 		DN_TRY(a->memory_desc_init_by_tag(&yany, r, y, dnnl_f32, dnnl_format_tag_any));
 		DN_TRY(a->dilated_convolution_forward_desc_init(&d.conv, dnnl_forward_inference,
 			dnnl_convolution_direct, &xany, &wany, m->bias >= 0 ? &md[2] : NULL, &yany,
@@ -328,11 +375,36 @@ static int describe_prim(const struct onednn *o, const struct dn_match *m,
 						  p->trans_a ? dnnl_ba : dnnl_ab));
 		DN_TRY(a->memory_desc_init_by_tag(&md[1], 2, w, dnnl_f32,
 						  p->trans_b ? dnnl_ba : dnnl_ab));
-		DN_TRY(a->memory_desc_init_by_tag(&wany, 2, w, dnnl_f32, dnnl_format_tag_any));
+		DN_TRY(weights_any(o, m->wei, &md[1], &wany, 2, w));
 		DN_TRY(plain(a, &md[2], 2, b));
 		DN_TRY(plain(a, &md[3], 2, y));
 		DN_TRY(a->matmul_desc_init(&d.mm, &md[0], &wany, m->bias >= 0 ? &md[2] : NULL,
 					   &md[3]));
+		break;
+	}
+	case DN_NDMATMUL: {
+		const struct nd_matmul *p = &k->p.mm;
+		int r = (int)p->brank + 2;
+		dnnl_dims_t x, w, y, xs, ws;
+
+		for (uint32_t i = 0; i < p->brank; i++) {
+			x[i] = p->ab[i];
+			w[i] = p->bb[i];
+			y[i] = p->ob[i];
+		}
+		x[r - 2] = y[r - 2] = p->m;
+		x[r - 1] = w[r - 2] = p->k;
+		w[r - 1] = y[r - 1] = p->n;
+		/* row-major storage, [k][m] or [n][k] where transposed */
+		strides_of(x, r, p->trans_a, xs);
+		strides_of(w, r, p->trans_b, ws);
+		DN_TRY(a->memory_desc_init_by_strides(&md[0], r, x, dnnl_f32, xs));
+		DN_TRY(a->memory_desc_init_by_strides(&md[1], r, w, dnnl_f32, ws));
+		DN_TRY(plain(a, &md[3], r, y));
+		DN_TRY(weights_any(o, m->wei, &md[1], &wany, r, w));
+		if (p->alpha != 1.0f)
+			DN_TRY(a->primitive_attr_set_output_scales(attr, 1, 0, &p->alpha));
+		DN_TRY(a->matmul_desc_init(&d.mm, &md[0], &wany, NULL, &md[3]));
 		break;
 	}
 	case DN_RELU: {
@@ -652,7 +724,8 @@ static int build(const struct onednn *o, int node, int relu_to, struct dn_prim *
 	}
 	if (describe_prim(o, &m, &pd, md, why, len))
 		return NPU_ENOTSUP;
-	layer = m.kind == DN_CONV || m.kind == DN_NDCONV || m.kind == DN_MATMUL;
+	layer = m.kind == DN_CONV || m.kind == DN_NDCONV || m.kind == DN_MATMUL ||
+		m.kind == DN_NDMATMUL;
 	DN_TRY(a->primitive_create(&p->prim, pd));
 	/* DNNL_ARG_SRC and _DST are also a reorder's FROM and TO. */
 	if (add_staged(o, p, pd, dnnl_query_src_md, m.kind == DN_BINARY ? DNNL_ARG_SRC_0 :
