@@ -30,14 +30,48 @@
 #define DN_NS_PER_BYTE	0.1
 #define DN_MAX_ARGS	4
 
-enum dn_kind { DN_CONV, DN_NDCONV, DN_MATMUL, DN_NDMATMUL, DN_RELU, DN_BINARY, DN_POOL, DN_NDPOOL, DN_PERMUTE };
+enum dn_kind { DN_CONV, DN_NDCONV, DN_MATMUL, DN_NDMATMUL, DN_ELTWISE, DN_BINARY, DN_POOL, DN_NDPOOL, DN_PERMUTE };
+
+/* An elementwise function of oneDNN's (alg 0: none). */
+struct dn_elt {
+	dnnl_alg_kind_t alg;
+	float alpha, beta;
+};
 
 /* What a node is to oneDNN: one primitive, with the layer's bias and ReLU. */
 struct dn_match {
 	enum dn_kind kind;
 	const struct kern *k;		/* the main kernel */
 	int src, wei, bias, dst;	/* tensor ids, -1: none (wei: a binary's src1) */
-	int relu;			/* a ReLU after it, in place */
+	struct dn_elt fn;		/* DN_ELTWISE's function, or a post-op after the others */
+};
+
+/* ReLU as max(0, x): a slope of -0 makes a negative value's product +0. */
+static const struct dn_elt relu = { dnnl_eltwise_relu, -0.0f, 0.0f };
+
+/*
+ * The N-d unary functions oneDNN has, with their parameters: from the
+ * kernel's alpha and beta (1), its bounds (2), or none (0).
+ */
+static const struct {
+	dnnl_alg_kind_t alg;
+	int params;
+} unary[ND_NUM_FN] = {
+	[ND_RELU] = { dnnl_eltwise_relu, 0 },
+	[ND_LEAKY_RELU] = { dnnl_eltwise_relu, 1 },
+	[ND_SIGMOID] = { dnnl_eltwise_logistic, 0 },
+	[ND_TANH] = { dnnl_eltwise_tanh, 0 },
+	[ND_CLIP] = { dnnl_eltwise_clip_v2, 2 },
+	[ND_HARD_SWISH] = { dnnl_eltwise_hardswish, 0 },
+	[ND_AFFINE] = { dnnl_eltwise_linear, 1 },
+	[ND_GELU] = { dnnl_eltwise_gelu_erf, 0 },
+	[ND_GELU_TANH] = { dnnl_eltwise_gelu_tanh, 0 },
+	[ND_EXP] = { dnnl_eltwise_exp, 0 },
+	[ND_LOG] = { dnnl_eltwise_log, 0 },
+	[ND_SQRT] = { dnnl_eltwise_sqrt, 0 },
+	[ND_ABS] = { dnnl_eltwise_abs, 0 },
+	[ND_ELU] = { dnnl_eltwise_elu, 1 },
+	[ND_MISH] = { dnnl_eltwise_mish, 0 },
 };
 
 struct onednn {
@@ -170,9 +204,26 @@ static int match(const struct onednn *o, int node, struct dn_match *m, char *why
 			snprintf(why, len, "no oneDNN primitive for this elementwise op");
 			return -1;
 		}
-		m->kind = DN_RELU;
+		m->kind = DN_ELTWISE;
+		m->fn = relu;
 		m->wei = -1;
 		return 0;
+	case K_ND_UNARY: {
+		const struct nd_unary *u = &k->p.un;
+
+		if (u->dtype != NPU_DT_FLOAT32 || u->quant || !u->count || l->nk != 1 ||
+		    u->fn >= ND_NUM_FN || !unary[u->fn].alg) {
+			snprintf(why, len, "no oneDNN function for it (fp32 only)");
+			return -1;
+		}
+		m->kind = DN_ELTWISE;
+		m->fn = u->fn == ND_RELU ? relu : (struct dn_elt){ unary[u->fn].alg,
+			unary[u->fn].params == 1 ? u->alpha : unary[u->fn].params == 2 ? u->lo : 0,
+			unary[u->fn].params == 1 ? u->beta : unary[u->fn].params == 2 ? u->hi : 0 };
+		m->wei = -1;
+		m->dst = k->t[1];
+		return 0;
+	}
 	case K_ND_BINARY: {
 		const struct nd_binary *b = &k->p.bin;
 
@@ -236,7 +287,7 @@ static int match(const struct onednn *o, int node, struct dn_match *m, char *why
 	if (i < l->nk && is_elt(&l->k[i], NPU_EF_BIAS, m->dst))
 		m->bias = l->k[i++].t[1];
 	if (i < l->nk && is_elt(&l->k[i], NPU_EF_RELU, m->dst)) {
-		m->relu = 1;
+		m->fn = relu;
 		i++;
 	}
 	if (i != l->nk) {
@@ -310,9 +361,9 @@ static int describe_prim(const struct onednn *o, const struct dn_match *m,
 	*pd = NULL;
 	memset(md, 0, sizeof(dnnl_memory_desc_t) * 4);
 	DN_TRY(a->primitive_attr_create(&attr));
-	if (m->relu) {
+	if (m->fn.alg && m->kind != DN_ELTWISE) {
 		DN_TRY(a->post_ops_create(&po));
-		DN_TRY(a->post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, -0.0f, 0.0f));
+		DN_TRY(a->post_ops_append_eltwise(po, 1.0f, m->fn.alg, m->fn.alpha, m->fn.beta));
 		DN_TRY(a->primitive_attr_set_post_ops(attr, po));
 	}
 	switch (m->kind) {
@@ -407,13 +458,13 @@ static int describe_prim(const struct onednn *o, const struct dn_match *m,
 		DN_TRY(a->matmul_desc_init(&d.mm, &md[0], &wany, NULL, &md[3]));
 		break;
 	}
-	case DN_RELU: {
-		dnnl_dims_t n = { k->p.felt.count };
+	case DN_ELTWISE: {
+		dnnl_dims_t n = { k->kind == K_ELT_F32 ? k->p.felt.count : k->p.un.count };
 
 		DN_TRY(plain(a, &md[0], 1, n));
 		md[3] = md[0];
-		DN_TRY(a->eltwise_forward_desc_init(&d.elt, dnnl_forward_inference,
-						    dnnl_eltwise_relu, &md[0], -0.0f, 0.0f));
+		DN_TRY(a->eltwise_forward_desc_init(&d.elt, dnnl_forward_inference, m->fn.alg,
+						    &md[0], m->fn.alpha, m->fn.beta));
 		break;
 	}
 	case DN_BINARY: {
@@ -685,17 +736,17 @@ fail:
  * the layout pass's unread NCHW copies are not: the graph must declare
  * its outputs, and it must not be one.
  */
-static int fusable(const struct onednn *o, int node, int relu)
+static int fusable(const struct onednn *o, int node, int next, struct dn_match *r)
 {
 	const npu_graph *g = o->g;
-	struct dn_match m, r;
+	struct dn_match m;
 	char why[96];
 	int y, readers = 0;
 
-	if (!g->noutputs || match(o, node, &m, why, sizeof(why)) || m.relu ||
-	    m.kind == DN_RELU || m.kind == DN_POOL || m.kind == DN_NDPOOL ||
-	    m.kind == DN_PERMUTE || match(o, relu, &r, why, sizeof(why)) || r.kind != DN_RELU ||
-	    r.src != m.dst || ir_count(g, r.dst) != ir_count(g, m.dst))
+	if (!g->noutputs || match(o, node, &m, why, sizeof(why)) || m.fn.alg ||
+	    m.kind == DN_ELTWISE || m.kind == DN_POOL || m.kind == DN_NDPOOL ||
+	    m.kind == DN_PERMUTE || match(o, next, r, why, sizeof(why)) || r->kind != DN_ELTWISE ||
+	    r->src != m.dst || ir_count(g, r->dst) != ir_count(g, m.dst))
 		return 0;
 	y = ir_root(g, m.dst);
 	if (ir_declared(g, y, 2))
@@ -706,9 +757,9 @@ static int fusable(const struct onednn *o, int node, int relu)
 	return readers == 1;
 }
 
-/* Node @node's primitive in @p; with @relu_to >= 0, a ReLU after it into that tensor. */
-static int build(const struct onednn *o, int node, int relu_to, struct dn_prim *p, char *why,
-		 size_t len)
+/* Node @node's primitive in @p; with @post, a function after it into post->dst. */
+static int build(const struct onednn *o, int node, const struct dn_match *post,
+		 struct dn_prim *p, char *why, size_t len)
 {
 	const struct dnnl_api *a = o->api;
 	dnnl_primitive_desc_t pd = NULL;
@@ -718,9 +769,9 @@ static int build(const struct onednn *o, int node, int relu_to, struct dn_prim *
 
 	if (match(o, node, &m, why, len))
 		return NPU_ENOTSUP;
-	if (relu_to >= 0) {
-		m.relu = 1;
-		m.dst = relu_to;
+	if (post) {
+		m.fn = post->fn;
+		m.dst = post->dst;
 	}
 	if (describe_prim(o, &m, &pd, md, why, len))
 		return NPU_ENOTSUP;
@@ -755,11 +806,12 @@ static int dn_compile(void *be, const int *nodes, uint32_t count, void **exe, ch
 	if (!e)
 		return NPU_ENOMEM;
 	for (uint32_t i = 0; i < count; i++) {
-		int node = nodes[i], relu_to = -1, err;
+		struct dn_match post;
+		int node = nodes[i], fuse, err;
 
-		if (i + 1 < count && fusable(o, node, nodes[i + 1]))	/* the ReLU: done here */
-			relu_to = o->low->n[nodes[++i]].k[0].t[2];
-		err = build(o, node, relu_to, &e->p[e->n++], why, len);
+		fuse = i + 1 < count && fusable(o, node, nodes[i + 1], &post);
+		i += fuse;	/* the function after it: done here */
+		err = build(o, node, fuse ? &post : NULL, &e->p[e->n++], why, len);
 		if (err) {
 			dn_release(o, e);
 			return err;
