@@ -244,6 +244,8 @@ bool npu_core_runnable(const struct npu_core *core);
 
 /* True while an engine operation is queued or running on the engine thread. */
 bool npu_core_engine_busy(struct npu_core *core);
+/* True while one is running: the engine thread has taken it from the queue. */
+bool npu_core_engine_running(struct npu_core *core);
 /*
  * Block until no engine operation is queued or running (for embedders
  * without an event loop: the test harness). Never call it with a lock the

@@ -308,6 +308,17 @@ bool npu_core_engine_busy(struct npu_core *core)
 	return busy;
 }
 
+bool npu_core_engine_running(struct npu_core *core)
+{
+	struct npu_engine *e = &core->eng;
+	bool running;
+
+	pthread_mutex_lock(&e->lock);
+	running = e->running;
+	pthread_mutex_unlock(&e->lock);
+	return running;
+}
+
 void npu_core_engine_wait(struct npu_core *core)
 {
 	struct npu_engine *e = &core->eng;

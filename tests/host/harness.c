@@ -136,15 +136,24 @@ int h_migrate(struct harness *h, void (*edit)(struct npu_core_state *st))
 {
 	struct npu_core_state st;
 	struct npu_core *dst;
-	uint8_t *sram = malloc(h->cfg.sram_size);
+	uint8_t *sram;
 	int rc;
 
+	/*
+	 * The VM stops first, as QEMU's migration stops it before it saves:
+	 * making the destination before (a new core, its SRAM) gave a running
+	 * operation that much longer to end on its own, which on a loaded host
+	 * it sometimes did.
+	 */
+	pthread_mutex_lock(&h->bql);
+	npu_core_pause(h->core, true, 0);
+	pthread_mutex_unlock(&h->bql);
+	sram = malloc(h->cfg.sram_size);
 	if (!sram || !(dst = npu_core_new(&h->cfg, &h_ops, h))) {
 		fprintf(stderr, "harness: out of memory\n");
 		exit(1);
 	}
 	pthread_mutex_lock(&h->bql);
-	npu_core_pause(h->core, true, 0);
 	npu_core_save(h->core, &st);
 	memcpy(sram, npu_core_sram(h->core), h->cfg.sram_size);
 	pthread_mutex_unlock(&h->bql);
@@ -260,6 +269,17 @@ void h_step_engine(struct harness *h, unsigned int n)
 		npu_core_engine_wait(h->core);
 	}
 	h_run_once(h, UINT64_MAX / 2);		/* take the last one in */
+}
+
+bool h_wait_running(struct harness *h)
+{
+	/* The engine thread takes a queued op when the scheduler lets it: 10 s at most. */
+	for (int i = 0; i < 100000; i++) {
+		if (npu_core_engine_running(h->core))
+			return true;
+		sleep_us(100);
+	}
+	return false;
 }
 
 enum npu_run_state h_run(struct harness *h)

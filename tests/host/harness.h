@@ -87,6 +87,12 @@ enum npu_run_state h_run_once(struct harness *h, uint64_t insns);
  * a test can stop a job at a known point.
  */
 void h_step_engine(struct harness *h, unsigned int n);
+/*
+ * Wait until the engine runs the operation the firmware queued (busy is
+ * also true while it is only queued, which a pause or a save then leaves
+ * to start again); false if it never does.
+ */
+bool h_wait_running(struct harness *h);
 /* Advance the clock by @ns, in steps that let timers fire, running the core. */
 void h_advance(struct harness *h, uint64_t ns);
 

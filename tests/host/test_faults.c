@@ -262,7 +262,7 @@ static void heavy_pool_running(bool map)
 	}
 	start_job(&p, sizeof(p));
 	h_step_engine(&h, 2);
-	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
+	CHECK(h_wait_running(&h));	/* the pool runs, not only queued */
 }
 
 /*

@@ -187,7 +187,7 @@ static void test_running_op_fails_aborted(void)
 	h0 = head();
 	start_job(&p, sizeof(p));
 	h_step_engine(&h, 2);
-	CHECK(npu_core_engine_busy(h.core));	/* the pool is running */
+	CHECK(h_wait_running(&h));	/* the pool runs: not only queued (it would start again) */
 	CHECK_EQ(h_migrate(&h, NULL), 0);
 	h_run(&h);
 	CHECK_EQ(head(), h0 + 1);
