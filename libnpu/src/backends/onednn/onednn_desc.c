@@ -55,6 +55,11 @@ int dn_match_node(const struct onednn *o, int node, struct dn_match *m, char *wh
 		snprintf(why, len, "not a oneDNN op");
 		return -1;
 	}
+	for (int i = 0; i < k->nt; i++)	/* oneDNN has no use for them */
+		if (k->t[i] >= 0 && !ir_count(o->g, k->t[i])) {
+			snprintf(why, len, "an empty tensor");
+			return -1;
+		}
 	m->src = k->t[0];
 	m->wei = k->t[1];
 	m->dst = k->t[2];
@@ -87,16 +92,10 @@ int dn_match_node(const struct onednn *o, int node, struct dn_match *m, char *wh
 	case K_ND_MATMUL: {
 		const struct nd_matmul *p = &k->p.mm;
 
-		if (p->adt != NPU_DT_FLOAT32 || p->bdt != NPU_DT_FLOAT32 || l->nk != 1 ||
-		    !p->m || !p->n || !p->k) {
+		if (p->adt != NPU_DT_FLOAT32 || p->bdt != NPU_DT_FLOAT32 || l->nk != 1) {
 			snprintf(why, len, "oneDNN's matrix products: fp32");
 			return -1;
 		}
-		for (uint32_t d = 0; d < p->brank; d++)
-			if (!p->ob[d]) {
-				snprintf(why, len, "an empty tensor");
-				return -1;
-			}
 		m->kind = DN_NDMATMUL;
 		m->dst = k->t[4];
 		return 0;
@@ -109,7 +108,7 @@ int dn_match_node(const struct onednn *o, int node, struct dn_match *m, char *wh
 		m->kind = DN_MATMUL;
 		break;
 	case K_ELT_F32:
-		if (k->p.felt.op != NPU_EF_RELU || l->nk != 1 || !k->p.felt.count) {
+		if (k->p.felt.op != NPU_EF_RELU || l->nk != 1) {
 			snprintf(why, len, "no oneDNN primitive for this elementwise op");
 			return -1;
 		}
@@ -120,7 +119,7 @@ int dn_match_node(const struct onednn *o, int node, struct dn_match *m, char *wh
 	case K_ND_UNARY: {
 		const struct nd_unary *u = &k->p.un;
 
-		if (u->dtype != NPU_DT_FLOAT32 || u->quant || !u->count || l->nk != 1 ||
+		if (u->dtype != NPU_DT_FLOAT32 || u->quant || l->nk != 1 ||
 		    u->fn >= ND_NUM_FN || !unary[u->fn].alg) {
 			snprintf(why, len, "no oneDNN function for it (fp32 only)");
 			return -1;
@@ -142,11 +141,6 @@ int dn_match_node(const struct onednn *o, int node, struct dn_match *m, char *wh
 				 "operand of the output's shape");
 			return -1;
 		}
-		for (uint32_t d = 0; d < b->rank; d++)
-			if (!b->out[d]) {
-				snprintf(why, len, "an empty tensor");
-				return -1;
-			}
 		m->kind = DN_BINARY;
 		return 0;
 	}
