@@ -64,8 +64,14 @@ struct npu_cmd_gemm_f32 {
  *   NPU_CONVF_FWD:        y = conv(x, w)
  *   NPU_CONVF_BWD_DATA:   x = dL/dx, given y = dL/dy and w
  *   NPU_CONVF_BWD_FILTER: w = dL/dw, given x and y = dL/dy
- * The written tensor is overwritten whole.
- * @hdr: op NPU_CMD_CONV2D_F32, size 104.
+ * The written tensor is overwritten whole. The forward mode may finish
+ * each output in the same command, in this order, as the separate
+ * NPU_CMD_ELTWISE_F32 commands would (the same bits, without the round
+ * trip through memory):
+ *   NPU_CONVF_BIAS: y[b][oy][ox][o] += bias[o] (NPU_ELTF_BIAS);
+ *   NPU_CONVF_RELU: y = y < 0 ? 0 : y (NPU_ELTF_RELU: NaN and -0 kept).
+ * @hdr: op NPU_CMD_CONV2D_F32, size 112; or 104, the form without @bias
+ *	(then neither epilogue flag).
  * @x: [batch][in_h][in_w][in_c]; @w: [out_c][k_h][k_w][in_c];
  * @y: [batch][out_h][out_w][out_c]. The two inputs are bf16 with
  *	NPU_CONVF_BF16; the output is fp32.
@@ -74,8 +80,10 @@ struct npu_cmd_gemm_f32 {
  * @pad_top, @pad_left: 0..255. The output size must be the one these give:
  *	out_h = (in_h + 2 * pad_top - dil_h * (k_h - 1) - 1) / stride_h + 1.
  * @mode: NPU_CONVF_FWD, NPU_CONVF_BWD_DATA or NPU_CONVF_BWD_FILTER.
- * @flags: NPU_CONVF_BF16 or 0.
+ * @flags: NPU_CONVF_BF16, and in the forward mode NPU_CONVF_BIAS and
+ *	NPU_CONVF_RELU, or 0.
  * @reserved: zero.
+ * @bias: with NPU_CONVF_BIAS, @out_c fp32 values (4-byte aligned); else 0.
  */
 struct npu_cmd_conv2d_f32 {
 	struct npu_cmd_hdr hdr;
@@ -91,11 +99,16 @@ struct npu_cmd_conv2d_f32 {
 	uint32_t mode;
 	uint32_t flags;
 	uint32_t reserved;
+	uint64_t bias;
 };
 #define NPU_CONVF_FWD		1
 #define NPU_CONVF_BWD_DATA	2
 #define NPU_CONVF_BWD_FILTER	3
 #define NPU_CONVF_BF16		(1u << 0)
+#define NPU_CONVF_BIAS		(1u << 1)
+#define NPU_CONVF_RELU		(1u << 2)
+/* The size of the command's first form, without @bias. */
+#define NPU_CONVF_SIZE_V1	104
 
 /**
  * struct npu_cmd_pool_f32 - max or average pooling (no padding) and their
@@ -339,7 +352,7 @@ struct npu_cmd_act_bwd {
 };
 
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_gemm_f32) == 72, "gemm_f32 layout");
-NPU_STATIC_ASSERT(sizeof(struct npu_cmd_conv2d_f32) == 104, "conv2d_f32 layout");
+NPU_STATIC_ASSERT(sizeof(struct npu_cmd_conv2d_f32) == 112, "conv2d_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_pool_f32) == 88, "pool_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_eltwise_f32) == 48, "eltwise_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_reduce_f32) == 40, "reduce_f32 layout");

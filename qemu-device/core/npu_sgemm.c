@@ -145,7 +145,47 @@ static void skern_avx512(uint32_t kc, const float *ap, const float *bp, float *c
 		_mm512_storeu_ps(row, acc[i]);
 	}
 }
+
+/*
+ * The epilogue of @w sums of a row: plus @bias (if any), then ReLU (if
+ * @relu), one IEEE add and one compare each, as the element-wise commands
+ * do them (npu_train.c): the same bits in both paths.
+ */
+__attribute__((target("avx2")))
+static uint32_t epilogue_avx2(float *c, const float *bias, bool relu, uint32_t w)
+{
+	const __m256 z = _mm256_setzero_ps();
+	uint32_t n = 0;
+
+	for (; n + 8 <= w; n += 8) {
+		__m256 x = _mm256_loadu_ps(c + n);
+
+		if (bias)
+			x = _mm256_add_ps(x, _mm256_loadu_ps(bias + n));
+		if (relu)	/* x < 0 ? 0 : x */
+			x = _mm256_andnot_ps(_mm256_cmp_ps(x, z, _CMP_LT_OQ), x);
+		_mm256_storeu_ps(c + n, x);
+	}
+	return n;
+}
 #endif
+
+static void epilogue(float *c, const float *bias, bool relu, uint32_t w, bool vec)
+{
+	uint32_t n = 0;
+
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (vec)
+		n = epilogue_avx2(c, bias, relu, w);
+#else
+	(void)vec;
+#endif
+	for (; n < w; n++) {
+		float x = bias ? c[n] + bias[n] : c[n];
+
+		c[n] = relu && x < 0.0f ? 0.0f : x;
+	}
+}
 
 /*
  * The kernels for the engine's ISA (npu_gemm_isa()): AVX-512 where the
@@ -332,6 +372,8 @@ static void *sgemm_range(struct part *p)
 			else
 				for (uint32_t n = 0; n < w; n++)
 					cr[n] = g->alpha * tr[n] + g->beta * cr[n];
+			if (g->bias || g->relu)
+				epilogue(cr, g->bias ? g->bias + p->r.n0 : NULL, g->relu, w, p->vec);
 		}
 	}
 out:

@@ -16,6 +16,9 @@
  * @threads: at most this many threads (1: the calling thread only).
  * @stop: optional, asked between blocks of rows: true ends the GEMM early
  *	(it then returns -1 and @c is incomplete).
+ * @bias: optional, @n fp32 values: c[i][j] = (alpha * sum + beta * c) +
+ *	bias[j], rounded once more, as a separate add would.
+ * @relu: then c = c < 0 ? 0 : c (a NaN and -0 kept).
  */
 struct npu_sgemm_args {
 	const void *a, *b;
@@ -28,6 +31,8 @@ struct npu_sgemm_args {
 	bool (*stop)(void *arg);
 	void *stop_arg;
 	bool (*reserve)(void *arg, uint64_t bytes);	/* as npu_gemm_args' */
+	const float *bias;
+	bool relu;
 };
 
 /* Returns 0, or -1 if host memory ran out (or @reserve said no). */

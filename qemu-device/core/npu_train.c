@@ -158,7 +158,7 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 /* ---- convolution ---------------------------------------------------------- */
 
 struct convf {
-	uint64_t x, w, y;
+	uint64_t x, w, y, bias;
 	uint32_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
 	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
 	uint32_t mode, flags;
@@ -173,8 +173,13 @@ static uint32_t conv_out(uint32_t in, uint32_t pad, uint32_t k, uint32_t dil, ui
 	return padded < span ? 0 : (uint32_t)((padded - span) / stride + 1);
 }
 
-static bool convf_parse(const uint8_t *c, struct convf *v)
+static bool convf_parse(const uint8_t *c, uint32_t size, struct convf *v)
 {
+	uint32_t known = NPU_CONVF_BF16 | NPU_CONVF_BIAS | NPU_CONVF_RELU;
+
+	if (size != sizeof(struct npu_cmd_conv2d_f32) && size != NPU_CONVF_SIZE_V1)
+		return false;
+	v->bias = size == NPU_CONVF_SIZE_V1 ? 0 : npu_rd64(c + 104);
 	v->x = npu_rd64(c + 8);
 	v->w = npu_rd64(c + 16);
 	v->y = npu_rd64(c + 24);
@@ -200,7 +205,10 @@ static bool convf_parse(const uint8_t *c, struct convf *v)
 	    !npu_win_ok(v->k_w) || !npu_win_ok(v->stride_h) || !npu_win_ok(v->stride_w) ||
 	    !npu_win_ok(v->dil_h) || !npu_win_ok(v->dil_w) || v->pad_top > NPU_CONV_MAX_PAD ||
 	    v->pad_left > NPU_CONV_MAX_PAD || v->mode < NPU_CONVF_FWD ||
-	    v->mode > NPU_CONVF_BWD_FILTER || (v->flags & ~NPU_CONVF_BF16) || npu_rd32(c + 100) ||
+	    v->mode > NPU_CONVF_BWD_FILTER || (v->flags & ~known) || npu_rd32(c + 100) ||
+	    /* the epilogue: the forward mode's, a bias exactly when asked for */
+	    (v->mode != NPU_CONVF_FWD && (v->flags & (NPU_CONVF_BIAS | NPU_CONVF_RELU))) ||
+	    !(v->flags & NPU_CONVF_BIAS) != !v->bias || (v->bias & 3) ||
 	    v->out_h != conv_out(v->in_h, v->pad_top, v->k_h, v->dil_h, v->stride_h) ||
 	    v->out_w != conv_out(v->in_w, v->pad_left, v->k_w, v->dil_w, v->stride_w))
 		return false;
@@ -263,9 +271,13 @@ static int im2col(struct npu_core *core, const struct convf *v, float *x, float 
 	return 0;
 }
 
-/* The three modes as GEMMs over im2col rows, a chunk of positions at a time. */
+/*
+ * The three modes as GEMMs over im2col rows, a chunk of positions at a
+ * time; the forward mode's epilogue (@bias: NULL or out_c values) as each
+ * chunk's rows are written.
+ */
 static int convf_compute(struct npu_core *core, const struct convf *v, float *x, float *w,
-			 float *y)
+			 float *y, const float *bias)
 {
 	uint64_t positions = v->y_n / v->out_c, chunk = NPU_IM2COL_BYTES / (v->kk * 4);
 	/*
@@ -307,6 +319,7 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 			g.a = rows, g.b = w, g.c = y + p0 * v->out_c;
 			g.m = (uint32_t)(p1 - p0), g.n = v->out_c, g.k = (uint32_t)v->kk;
 			g.lda = v->kk, g.ldb = v->kk, g.ldc = v->out_c, g.trans_b = 1;
+			g.bias = bias, g.relu = !!(v->flags & NPU_CONVF_RELU);
 		} else if (v->mode == NPU_CONVF_BWD_FILTER) {	/* w += dy^T * rows */
 			g.a = y + p0 * v->out_c, g.b = rows, g.c = w;
 			g.m = v->out_c, g.n = (uint32_t)v->kk, g.k = (uint32_t)(p1 - p0);
@@ -335,11 +348,11 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct convf v;
-	float *x = NULL, *w = NULL, *y = NULL;
+	float *x = NULL, *w = NULL, *y = NULL, *bias = NULL;
 	int bf16;
 	uint32_t st;
 
-	if (size != sizeof(struct npu_cmd_conv2d_f32) || !convf_parse(c, &v))
+	if (!convf_parse(c, size, &v))
 		return NPU_DMA_ERR_ARGS;
 	if (!npu_eng_charge_macs(core, v.y_n * v.kk))
 		return NPU_DMA_ERR_LIMIT;
@@ -356,11 +369,13 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 		st = v.mode == NPU_CONVF_FWD ?
 			((y = npu_eng_alloc(core, sizeof(float) * v.y_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
 			load_f32(core, v.y, v.y_n, bf16, &y, fault);
+	if (st == NPU_DMA_OK && v.bias)		/* fp32 whatever the inputs are */
+		st = load_f32(core, v.bias, v.out_c, 0, &bias, fault);
 	/* The output must be fp32-aligned whatever the inputs are. */
 	if (st == NPU_DMA_OK && ((v.mode == NPU_CONVF_FWD ? v.y : v.mode == NPU_CONVF_BWD_DATA ?
 				  v.x : v.w) & 3))
 		st = NPU_DMA_ERR_ARGS;
-	if (st == NPU_DMA_OK && convf_compute(core, &v, x, w, y))
+	if (st == NPU_DMA_OK && convf_compute(core, &v, x, w, y, bias))
 		st = NPU_DMA_ERR_ARGS;
 	if (st == NPU_DMA_OK) {
 		if (v.mode == NPU_CONVF_FWD)
@@ -371,12 +386,13 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			st = store(core, v.w, w, v.w_n * 4, fault);
 	}
 	if (st == NPU_DMA_OK) {
-		*bytes = (v.x_n + v.w_n + v.y_n) * 4;
+		*bytes = (v.x_n + v.w_n + v.y_n + (bias ? v.out_c : 0)) * 4;
 		*cycles = train_cycles(core, v.y_n * v.kk, bf16, *bytes);
 	}
 	free(x);
 	free(w);
 	free(y);
+	free(bias);
 	return st;
 }
 

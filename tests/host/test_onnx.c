@@ -816,6 +816,100 @@ static void write_case(const char *name, const uint8_t *model, size_t len,
 	}
 }
 
+/*
+ * A convolution with its bias, then a ReLU, against sums worked out here
+ * in fp64 (small integers and halves: exact in any order, so every
+ * backend must give these bits): with only the ReLU's output declared
+ * (the NPU then does both in one command and never makes the
+ * convolution's output), and with the convolution's declared too (which
+ * must then come out with its negative values). Written as cases for the
+ * guest, which runs them on the NPU.
+ */
+static void test_conv_bias_relu_cases(void)
+{
+	enum { C = 3, H = 5, W = 4, O = 4 };
+	static const float b[O] = { -1.5f, 0.5f, -20.0f, 3.0f };
+	float x[C * H * W], w[O * C * 9], y[O * H * W], z[O * H * W];
+	float wy[O * H * W], wz[O * H * W];
+	const void *in[1] = { x };
+
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = (float)(i % 7 - 3);
+	for (int i = 0; i < O * C * 9; i++)
+		w[i] = (float)(i % 5 - 2);
+	for (int o = 0; o < O; o++)	/* NCHW, pads of 1 */
+		for (int r = 0; r < H; r++)
+			for (int c = 0; c < W; c++) {
+				double acc = b[o];
+				int at = (o * H + r) * W + c;
+
+				for (int i = 0; i < C; i++)
+					for (int kr = 0; kr < 3; kr++)
+						for (int kc = 0; kc < 3; kc++) {
+							int rr = r + kr - 1, cc = c + kc - 1;
+
+							if (rr >= 0 && rr < H && cc >= 0 && cc < W)
+								acc += (double)w[((o * C + i) * 3 + kr) * 3 + kc] *
+								       x[(i * H + rr) * W + cc];
+						}
+				wz[at] = (float)acc;
+				wy[at] = acc < 0 ? 0.0f : (float)acc;
+			}
+	for (int both = 0; both < 2; both++) {
+		struct model m = { .opset = 13 };
+		Onnx__NodeProto *n = node("Conv", "X,W,B", "Z");
+		struct npu_array io[3] = {
+			{ .name = "X", .dtype = NPU_DT_FLOAT32, .rank = 4, .dims = { 1, C, H, W },
+			  .data = x, .bytes = sizeof(x) },
+			{ .name = "Y", .dtype = NPU_DT_FLOAT32, .rank = 4, .dims = { 1, O, H, W },
+			  .data = wy, .bytes = sizeof(wy) },
+			{ .name = "Z", .dtype = NPU_DT_FLOAT32, .rank = 4, .dims = { 1, O, H, W },
+			  .data = wz, .bytes = sizeof(wz) },
+		};
+		const uint8_t *buf;
+		size_t len;
+		int neg = 0;
+
+		attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+		m.node[m.nnode++] = n;
+		m.node[m.nnode++] = node("Relu", "Z", "Y");
+		m.init[m.ninit++] = tensor("W", F32, DIMS(O, C, 3, 3), w, sizeof(w));
+		m.init[m.ninit++] = tensor("B", F32, DIMS(O), b, sizeof(b));
+		m.in[m.nin++] = value("X", F32, DIMS(1, C, H, W));
+		m.out[m.nout++] = value("Y", F32, 0, NULL);
+		if (both)
+			m.out[m.nout++] = value("Z", F32, 0, NULL);
+		buf = pack(&m, &len);
+		for (size_t be = 0; be < NBACKENDS; be++) {
+			struct npu_compile_opts co = { .strict = 1, .backend = backends[be].id };
+			void *out[2] = { y, z };
+			npu_graph *g = NULL;
+			npu_plan *p = NULL;
+			int err;
+
+			CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+			err = npu_graph_compile_opts(g, NULL, &co, &p);
+			if (!err) {
+				memset(y, 0xff, sizeof(y));
+				memset(z, 0xff, sizeof(z));
+				CHECK_EQ(npu_plan_execute(p, in, out), 0);
+				CHECK(!memcmp(y, wy, sizeof(y)));
+				CHECK(!both || !memcmp(z, wz, sizeof(z)));
+			} else {
+				CHECK(absent(be));
+			}
+			npu_plan_free(p);
+			npu_graph_free(g);
+		}
+		for (int i = 0; i < O * H * W; i++)
+			neg += wz[i] < 0;
+		CHECK(neg > 0);
+		write_case(both ? "test_conv_bias_relu_both_out" : "test_conv_bias_relu", buf, len,
+			   io, 1, io + 1, 1 + both);
+	}
+	arena_free();
+}
+
 /* How many nodes of @g carry each label: int8 ops and float ones. */
 /* ---- a QDQ residual block ------------------------------------------------------ */
 
@@ -1939,6 +2033,7 @@ static void test_shape_arithmetic(void)
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
 	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_onednn_weights_written),
 	 TAP_ENTRY(test_onednn_relu_fused_only_when_unread), TAP_ENTRY(test_onednn_relu_values),
+	 TAP_ENTRY(test_conv_bias_relu_cases),
 	 TAP_ENTRY(test_onednn_blocked_residual), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
 	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),

@@ -334,6 +334,131 @@ static void test_conv2d_f32_random(void)
 	on_every_isa("fp32 convolution", conv2d_f32_cases);
 }
 
+/*
+ * The forward convolution's epilogue (NPU_CONVF_BIAS, NPU_CONVF_RELU):
+ * each combination on random geometries, wide enough for the vector rows
+ * and their tails, bit for bit (1) what this file works out from the plain
+ * convolution's output, one fp32 add and one compare an element, and (2)
+ * the plain convolution followed by the element-wise commands in one job.
+ * The bias holds a NaN (kept through the ReLU) and minus infinity (0 after
+ * it).
+ */
+static void conv2d_f32_epilogue_cases(const char *isa)
+{
+	(void)isa;
+	for (int t = 0; t < 24; t++) {
+		struct npu_conv2d_f32 p = random_conv();
+		uint32_t flags = t % 3 == 0 ? NPU_CONVF_BIAS : t % 3 == 1 ? NPU_CONVF_RELU :
+			NPU_CONVF_BIAS | NPU_CONVF_RELU;
+		struct npu_cmd_conv2d_f32 c[2];
+		struct npu_cmd_eltwise_f32 e[2];
+		struct npu_eltwise_f32 ep;
+		uint64_t nx, nw, ny;
+		float *x, *w, *b, *plain, *want;
+		size_t ne = 0;
+
+		if (t % 2) {	/* 1x1 over every position: the GEMM reads x in place */
+			p.k_h = p.k_w = p.stride_h = p.stride_w = 1;
+			p.pad_top = p.pad_left = 0;
+			p.out_h = p.in_h, p.out_w = p.in_w;
+		}
+		p.in_c = 1 + rnd() % 24;
+		p.out_c = 1 + rnd() % 40;
+		p.bf16 = t % 8 == 7;
+		CHECK(npu_conv2d_f32_valid(&p, NPU_CONV_FORWARD));
+		npu_conv2d_f32_sizes(&p, &nx, &nw, &ny);
+		x = rand_floats(nx);
+		w = rand_floats(nw);
+		b = rand_floats(p.out_c);
+		if (p.out_c > 2) {
+			b[1] = NAN;
+			b[2] = -INFINITY;
+		}
+		setup();
+		if (p.bf16) {
+			void *bx = to_bf16(x, nx), *bw = to_bf16(w, nw);
+
+			put(1, bx, nx * 2);
+			put(2, bw, nw * 2);
+			free(bx);
+			free(bw);
+		} else {
+			put(1, x, nx * 4);
+			put(2, w, nw * 4);
+		}
+		put(3, NULL, ny * 4);
+		put(4, NULL, ny * 4);
+		put(5, NULL, ny * 4);
+		put(6, b, p.out_c * 4);
+
+		/* The plain convolution, then the same one finishing its outputs. */
+		CHECK_EQ(npu_pack_conv2d_f32(&c[0], &p, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), 0);
+		c[1] = c[0];
+		c[1].y = VA(4);
+		c[1].flags |= flags;
+		c[1].bias = flags & NPU_CONVF_BIAS ? VA(6) : 0;
+		CHECK_EQ(run(c, sizeof(c)), NPU_JOB_OK);
+		plain = at(3);
+		want = malloc(sizeof(float) * ny);
+		for (uint64_t i = 0; i < ny; i++) {
+			float v = flags & NPU_CONVF_BIAS ? plain[i] + b[i % p.out_c] : plain[i];
+
+			want[i] = flags & NPU_CONVF_RELU && v < 0.0f ? 0.0f : v;
+		}
+		CHECK(!memcmp(at(4), want, sizeof(float) * ny));
+
+		/* The plain one into 5, then the element-wise commands on it. */
+		c[0].y = VA(5);
+		if (flags & NPU_CONVF_BIAS) {
+			ep = (struct npu_eltwise_f32){ (uint32_t)ny, NPU_EF_BIAS, p.out_c, 0.0f };
+			CHECK_EQ(npu_pack_eltwise_f32(&e[ne++], &ep, VA(5), VA(6), VA(5)), 0);
+		}
+		if (flags & NPU_CONVF_RELU) {
+			ep = (struct npu_eltwise_f32){ (uint32_t)ny, NPU_EF_RELU, 0, 0.0f };
+			CHECK_EQ(npu_pack_eltwise_f32(&e[ne++], &ep, VA(5), 0, VA(5)), 0);
+		}
+		{
+			uint8_t job[sizeof(c[0]) + sizeof(e)];
+
+			memcpy(job, &c[0], sizeof(c[0]));
+			memcpy(job + sizeof(c[0]), e, sizeof(e[0]) * ne);
+			CHECK_EQ(run(job, sizeof(c[0]) + sizeof(e[0]) * ne), NPU_JOB_OK);
+		}
+		CHECK(!memcmp(at(5), at(4), sizeof(float) * ny));
+		free(x);
+		free(w);
+		free(b);
+		free(want);
+	}
+}
+
+static void test_conv2d_f32_epilogue(void)
+{
+	on_every_isa("fp32 convolution's epilogue", conv2d_f32_epilogue_cases);
+}
+
+/* A hand-worked 1x1 case: y = relu(x * w + bias), each value known. */
+static void test_conv2d_f32_epilogue_by_hand(void)
+{
+	struct npu_conv2d_f32 p = { 1, 1, 4, 1, 1, 4, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0 };
+	const float x[4] = { 1.0f, -2.0f, 0.5f, 3.0f }, w[2] = { 2.0f, -1.0f };
+	const float bias[2] = { 1.0f, 0.25f };
+	/* x * w + b: 3 -0.75 | -3 2.25 | 2 -0.25 | 7 -2.75; then the ReLU */
+	const float want[8] = { 3.0f, 0.0f, 0.0f, 2.25f, 2.0f, 0.0f, 7.0f, 0.0f };
+	struct npu_cmd_conv2d_f32 c;
+
+	setup();
+	put(1, x, sizeof(x));
+	put(2, w, sizeof(w));
+	put(3, NULL, sizeof(want));
+	put(4, bias, sizeof(bias));
+	CHECK_EQ(npu_pack_conv2d_f32(&c, &p, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), 0);
+	c.flags |= NPU_CONVF_BIAS | NPU_CONVF_RELU;
+	c.bias = VA(4);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(at(3), want, sizeof(want)));
+}
+
 static double dot(const float *a, const float *b, size_t n)
 {
 	double s = 0;
@@ -754,6 +879,30 @@ static void test_malformed(void)
 	cv.out_h = 3;
 	cv.mode = 4;
 	CHECK_EQ(run(&cv, sizeof(cv)), NPU_JOB_INVALID_CMD);
+	cv.mode = NPU_CONVF_FWD;
+	/* The epilogue: the forward mode's, a bias exactly with its flag. */
+	for (int i = 0; i < 7; i++) {
+		struct npu_cmd_conv2d_f32 b = cv;
+		uint32_t want = NPU_JOB_INVALID_CMD, size = sizeof(b);
+
+		switch (i) {
+		case 0: b.flags |= NPU_CONVF_BIAS; break;		/* no bias */
+		case 1: b.bias = VA(4); break;			/* a bias, no flag */
+		case 2: b.flags |= NPU_CONVF_BIAS; b.bias = VA(4) + 2; break;	/* misaligned */
+		case 3: b.flags |= NPU_CONVF_RELU; b.mode = NPU_CONVF_BWD_DATA; break;
+		case 4: b.flags |= 1u << 3; break;		/* unknown */
+		case 5: b.flags |= NPU_CONVF_RELU; size = NPU_CONVF_SIZE_V1; want = NPU_JOB_OK;
+			break;					/* the first form */
+		default: size = NPU_CONVF_SIZE_V1 + 8 * 2; break;
+		}
+		b.hdr.size = size;
+		{
+			uint8_t cmd[sizeof(b) + 16] = { 0 };
+
+			memcpy(cmd, &b, size < sizeof(b) ? size : sizeof(b));
+			CHECK_EQ(run(cmd, size), want);
+		}
+	}
 	cp.out_h = 4;
 	CHECK_EQ(npu_pack_conv2d_f32(&cv, &cp, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), NPU_EINVAL);
 }
@@ -763,6 +912,8 @@ TAP_MAIN(
 	TAP_ENTRY(test_gemm_bf16_within_its_bound),
 	TAP_ENTRY(test_conv2d_f32_random),
 	TAP_ENTRY(test_conv2d_f32_gradients_are_adjoints),
+	TAP_ENTRY(test_conv2d_f32_epilogue),
+	TAP_ENTRY(test_conv2d_f32_epilogue_by_hand),
 	TAP_ENTRY(test_pool_f32_random),
 	TAP_ENTRY(test_eltwise_f32_all_ops),
 	TAP_ENTRY(test_bf16_rounding),

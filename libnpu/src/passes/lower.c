@@ -530,6 +530,38 @@ int lower_graph(npu_graph *g, const struct qdq_node *q, struct lowered *l)
 	return 0;
 }
 
+static int in_place(const struct kern *k, enum npu_eltwise_f32_op op, int dst)
+{
+	return k->kind == K_ELT_F32 && k->p.felt.op == op && k->t[0] == dst && k->t[2] == dst;
+}
+
+int lower_epilogue(const struct lnode *l, int s, int dst, int *bias, int *relu)
+{
+	int i = s;
+
+	*bias = -1;
+	*relu = 0;
+	if (i < l->nk && in_place(&l->k[i], NPU_EF_BIAS, dst))
+		*bias = l->k[i++].t[1];
+	if (i < l->nk && in_place(&l->k[i], NPU_EF_RELU, dst)) {
+		*relu = 1;
+		i++;
+	}
+	return i - s;
+}
+
+int lower_sole_reader(const npu_graph *g, const struct lowered *low, int t)
+{
+	int root = ir_root(g, t), readers = 0;
+
+	if (!g->noutputs || ir_declared(g, root, 2))
+		return 0;
+	for (int j = 0; j < g->nn; j++)
+		for (uint32_t k = 0; k < g->n[j].nin && low->n[j].nk; k++)
+			readers += g->n[j].in[k] >= 0 && ir_root(g, g->n[j].in[k]) == root;
+	return readers == 1;
+}
+
 void lower_node_free(struct lnode *l)
 {
 	free(l->k);

@@ -35,6 +35,23 @@ int lower_graph(npu_graph *g, const struct qdq_node *q, struct lowered *l);
 void lower_free(struct lowered *l);
 void lower_node_free(struct lnode *l);
 
+/*
+ * An fp32 layer's epilogue, as lower_graph() gives it: the bias and ReLU
+ * kernels from @l's kernel @s on, in place on the layer's output @dst.
+ * Returns how many there are (0 to 2); *@bias is the bias's tensor (-1:
+ * none) and *@relu whether a ReLU ends it.
+ */
+int lower_epilogue(const struct lnode *l, int s, int dst, int *bias, int *relu);
+
+/*
+ * Whether a backend may leave tensor @t unmade, its one reader computing
+ * from what would have gone into it (a layer and the activation after
+ * it, in one step): the graph declares its outputs and @t's storage is
+ * not one, and exactly one node that runs (one with kernels, not an
+ * unread NCHW copy) reads it.
+ */
+int lower_sole_reader(const npu_graph *g, const struct lowered *low, int t);
+
 #pragma GCC visibility pop
 
 #endif /* NPU_LOWER_H */

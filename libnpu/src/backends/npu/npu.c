@@ -56,6 +56,7 @@ struct npu_exe {
 	uint64_t *tslot;		/* ... and each kernel's bytes there */
 	npu_cmdbuf *cb;			/* the commands, encoded once; or NULL */
 	uint64_t *va;			/* every tensor's address when they were */
+	unsigned char *relu_next;	/* per node: the next node's ReLU is its (relu_after) */
 	int fixed;			/* commands the same on every run */
 	int nodes[];
 };
@@ -291,6 +292,7 @@ static void npu_be_release(void *be, void *exe)
 	free(e->qbuf);
 	free(e->tbuf);
 	free(e->tslot);
+	free(e->relu_next);
 	free(e);
 }
 
@@ -337,6 +339,32 @@ static int make_tables(struct npu_be *n, const struct lnode *l, npu_buffer **buf
 	return err;
 }
 
+static int conv_forward(const struct kern *k)
+{
+	return k->kind == K_CONV_F32 && k->p.fconv.pass == NPU_CONV_FORWARD;
+}
+
+/*
+ * Whether node @i of @nodes is an fp32 forward convolution (its bias
+ * with it, no ReLU of its own) whose output only the next node reads, a
+ * ReLU: then one command does both, into the ReLU's output, and the
+ * convolution's own output is never made.
+ */
+static int relu_after(const struct npu_be *n, const int *nodes, uint32_t count, uint32_t i)
+{
+	const struct lnode *l = &n->low->n[nodes[i]], *r;
+	int bias, relu;
+
+	if (i + 1 >= count || !l->nk || !conv_forward(&l->k[0]) ||
+	    1 + lower_epilogue(l, 1, l->k[0].t[2], &bias, &relu) != l->nk || relu)
+		return 0;
+	r = &n->low->n[nodes[i + 1]];
+	return r->nk == 1 && r->k[0].kind == K_ELT_F32 && r->k[0].p.felt.op == NPU_EF_RELU &&
+	       r->k[0].t[0] == l->k[0].t[2] && r->k[0].t[2] != l->k[0].t[2] &&
+	       ir_count(n->g, r->k[0].t[2]) == ir_count(n->g, l->k[0].t[2]) &&
+	       lower_sole_reader(n->g, n->low, l->k[0].t[2]);
+}
+
 /*
  * The multipliers of the nodes' int8 kernels, as the device's
  * npu_quant_ch[], and their 8-bit tables: made once per plan.
@@ -350,10 +378,12 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 
 	if (!e || !(e->qbuf = calloc(count, sizeof(*e->qbuf))) ||
 	    !(e->tbuf = calloc(count, sizeof(*e->tbuf))) ||
-	    !(e->tslot = calloc(count, sizeof(*e->tslot)))) {
+	    !(e->tslot = calloc(count, sizeof(*e->tslot))) ||
+	    !(e->relu_next = calloc(count, 1))) {
 		if (e) {
 			free(e->qbuf);
 			free(e->tbuf);
+			free(e->tslot);
 		}
 		free(e);
 		return NPU_ENOMEM;
@@ -363,6 +393,8 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	memcpy(e->nodes, nodes, sizeof(int) * count);
 	for (uint32_t i = 0; i < count && !err; i++) {
 		const struct lnode *l = &n->low->n[nodes[i]];
+
+		e->relu_next[i] = (unsigned char)relu_after(n, nodes, count, i);
 
 		err = make_tables(n, l, &e->tbuf[i], &e->tslot[i]);
 		for (int s = 0; s < l->nk && !err; s++) {
@@ -483,14 +515,65 @@ static int submit(struct npu_be *n, npu_cmdbuf *cb)
 	return err;
 }
 
-/* Node @i of @e's kernel @s into @cb: NPU_ENOSPC when it is full. */
-static int emit_kernel(struct npu_be *n, struct npu_exe *e, npu_cmdbuf *cb, uint32_t i, int s,
+/*
+ * An fp32 forward convolution (kernel @s of @l) with its epilogue as one
+ * command: the bias and ReLU kernels after it in place (@more of them),
+ * and the ReLU node @r (or NULL) into whose output it then writes. The
+ * engine adds and clamps each output as it writes it, the bits the
+ * element-wise commands would give.
+ */
+static int emit_conv_epilogue(npu_cmdbuf *cb, const struct lnode *l, int s, int more,
+			      const struct kern *r, const struct npu_run_args *a)
+{
+	const struct kern *k = &l->k[s];
+	struct npu_cmd_conv2d_f32 c;
+	int bias, relu, err;
+
+	lower_epilogue(l, s + 1, k->t[2], &bias, &relu);
+	err = npu_pack_conv2d_f32(&c, &k->p.fconv.p, NPU_CONV_FORWARD, va(a, k->t[0]),
+				  va(a, k->t[1]), va(a, r ? r->t[2] : k->t[2]));
+	if (err)
+		return err;
+	if (bias >= 0 && l->k[s + 1].p.felt.cols == k->p.fconv.p.out_c) {
+		c.flags |= NPU_CONVF_BIAS;
+		c.bias = va(a, bias);
+	} else if (bias >= 0 || more != relu) {
+		return NPU_EINVAL;	/* not the epilogue lowering gives */
+	}
+	if (relu || r)
+		c.flags |= NPU_CONVF_RELU;
+	return npu_cmdbuf_emit(cb, &c, sizeof(c));
+}
+
+/*
+ * The command of kernel *@s of @e's node *@i into @cb, and (*@i, *@s)
+ * moved past it and past what it took in: NPU_ENOSPC when @cb is full.
+ */
+static int emit_kernel(struct npu_be *n, struct npu_exe *e, npu_cmdbuf *cb, uint32_t *i, int *s,
 		       const struct npu_run_args *a)
 {
-	const struct lnode *l = &n->low->n[e->nodes[i]];
-	uint64_t table = e->tbuf[i] ? npu_buffer_va(e->tbuf[i]) + e->tslot[i] * s : 0;
+	const struct lnode *l = &n->low->n[e->nodes[*i]];
+	const struct kern *k = *s < l->nk ? &l->k[*s] : NULL;
+	uint64_t table = e->tbuf[*i] ? npu_buffer_va(e->tbuf[*i]) + e->tslot[*i] * *s : 0;
+	int bias, relu, more = 0, next = 0, err = 0;
 
-	return emit(cb, n->g, &l->k[s], a, e->qbuf[i], table);
+	if (k && conv_forward(k)) {
+		more = lower_epilogue(l, *s + 1, k->t[2], &bias, &relu);
+		next = *s + 1 + more == l->nk && e->relu_next[*i];
+	}
+	if (more || next)
+		err = emit_conv_epilogue(cb, l, *s, more,
+					 next ? &n->low->n[e->nodes[*i + 1]].k[0] : NULL, a);
+	else if (k)
+		err = emit(cb, n->g, k, a, e->qbuf[*i], table);
+	if (err)
+		return err;
+	*s += 1 + more;
+	if (*s >= l->nk) {	/* the node done (and the ReLU it took in) */
+		*i += 1 + next;
+		*s = 0;
+	}
+	return 0;
 }
 
 /* Whether every tensor is where @e's commands were encoded for. */
@@ -510,7 +593,7 @@ static int same_addresses(const struct npu_be *n, const struct npu_exe *e,
 static int encode(struct npu_be *n, struct npu_exe *e, const struct npu_run_args *a)
 {
 	size_t need = 0, max = n->dev->info.max_cmd_size;
-	int err = 0;
+	int err = 0, s = 0;
 
 	if (!e->va && !(e->va = malloc(sizeof(*e->va) * ((size_t)n->g->nt + 1))))
 		return NPU_ENOMEM;
@@ -527,9 +610,8 @@ static int encode(struct npu_be *n, struct npu_exe *e, const struct npu_run_args
 	} else {
 		err = npu_cmdbuf_reset(e->cb);
 	}
-	for (uint32_t i = 0; i < e->count && !err; i++)
-		for (int s = 0; s < n->low->n[e->nodes[i]].nk && !err; s++)
-			err = emit_kernel(n, e, e->cb, i, s, a);
+	for (uint32_t i = 0; i < e->count && !err;)
+		err = emit_kernel(n, e, e->cb, &i, &s, a);
 	for (int t = 0; t < n->g->nt && !err; t++)
 		e->va[t] = va(a, t);
 	if (err) {
@@ -543,7 +625,7 @@ static int npu_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 {
 	struct npu_be *n = be;
 	struct npu_exe *e = exe;
-	int err = finish_job(n);	/* the command buffers are free again */
+	int err = finish_job(n), s = 0;	/* the command buffers are free again */
 
 	n->cycles = a->cycles;
 	*signal = ++n->seq;
@@ -561,20 +643,18 @@ static int npu_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 	}
 	/* Commands left from a run that failed part-way must not run again. */
 	err = npu_cmdbuf_reset(n->cb);
-	for (uint32_t i = 0; i < e->count && !err; i++) {
-		for (int s = 0; s < n->low->n[e->nodes[i]].nk && !err; s++) {
-			err = emit_kernel(n, e, n->cb, i, s, a);
-			if (err != NPU_ENOSPC)
-				continue;
-			/* Full: run what it holds, then go on in an empty one. */
-			err = submit(n, n->cb);
-			if (!err)
-				err = finish_job(n);
-			if (!err)
-				err = npu_cmdbuf_reset(n->cb);
-			if (!err)
-				err = emit_kernel(n, e, n->cb, i, s, a);
-		}
+	for (uint32_t i = 0; i < e->count && !err;) {
+		err = emit_kernel(n, e, n->cb, &i, &s, a);
+		if (err != NPU_ENOSPC)
+			continue;
+		/* Full: run what it holds, then go on in an empty one. */
+		err = submit(n, n->cb);
+		if (!err)
+			err = finish_job(n);
+		if (!err)
+			err = npu_cmdbuf_reset(n->cb);
+		if (!err)
+			err = emit_kernel(n, e, n->cb, &i, &s, a);
 	}
 	return err ? err : submit(n, n->cb);
 }

@@ -37,11 +37,6 @@ static const struct {
 };
 /* ---- matching -------------------------------------------------------------- */
 
-static int is_elt(const struct kern *k, enum npu_eltwise_f32_op op, int dst)
-{
-	return k->kind == K_ELT_F32 && k->p.felt.op == op && k->t[0] == dst && k->t[2] == dst;
-}
-
 int dn_match_node(const struct onednn *o, int node, struct dn_match *m, char *why, size_t len)
 {
 	const struct lnode *l = &o->low->n[node];
@@ -187,11 +182,14 @@ int dn_match_node(const struct onednn *o, int node, struct dn_match *m, char *wh
 		return -1;
 	}
 	/* A layer: its bias and ReLU are kernels in place on its output. */
-	if (i < l->nk && is_elt(&l->k[i], NPU_EF_BIAS, m->dst))
-		m->bias = l->k[i++].t[1];
-	if (i < l->nk && is_elt(&l->k[i], NPU_EF_RELU, m->dst)) {
-		m->fn = relu;
-		i++;
+	{
+		int bias, has_relu;
+
+		i += lower_epilogue(l, i, m->dst, &bias, &has_relu);
+		if (bias >= 0)
+			m->bias = bias;
+		if (has_relu)
+			m->fn = relu;
 	}
 	if (i != l->nk) {
 		snprintf(why, len, "a layer with more than a bias and a ReLU");

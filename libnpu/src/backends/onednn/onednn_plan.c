@@ -21,20 +21,13 @@ int dn_fusable(const struct onednn *o, int node, int next, struct dn_match *r)
 	const npu_graph *g = o->g;
 	struct dn_match m;
 	char why[96];
-	int y, readers = 0;
 
-	if (!g->noutputs || dn_match_node(o, node, &m, why, sizeof(why)) || m.fn.alg ||
+	if (dn_match_node(o, node, &m, why, sizeof(why)) || m.fn.alg ||
 	    m.kind == DN_ELTWISE || m.kind == DN_POOL || m.kind == DN_NDPOOL ||
 	    m.kind == DN_PERMUTE || dn_match_node(o, next, r, why, sizeof(why)) ||
 	    r->kind != DN_ELTWISE || r->src != m.dst || ir_count(g, r->dst) != ir_count(g, m.dst))
 		return 0;
-	y = ir_root(g, m.dst);
-	if (ir_declared(g, y, 2))
-		return 0;
-	for (int j = 0; j < g->nn; j++)	/* those that run: not an unread NCHW copy (no kernel) */
-		for (uint32_t k = 0; k < g->n[j].nin && o->low->n[j].nk; k++)
-			readers += g->n[j].in[k] >= 0 && ir_root(g, g->n[j].in[k]) == y;
-	return readers == 1;
+	return lower_sole_reader(g, o->low, m.dst);
 }
 
 /* A same-shape binary op on rank-4 tensors (NHWC twins): one that may work blocked. */
