@@ -50,7 +50,8 @@ enum npu_nd_dtype {
  * @fn: NPU_BIN_*.
  * @rank: 1..NPU_ND_MAX_RANK.
  * @dtype: NPU_ND_F32, NPU_ND_I32 or NPU_ND_I64; NPU_ND_BOOL for the logic.
- * @reserved: zero.
+ * @flags: NPU_BIN_F_RELU (fp32 arithmetic: ADD to MIN, and POW): then
+ *	out = out < 0 ? 0 : out, as NPU_ELTF_RELU (NaN and -0 kept); or 0.
  * @out_dims: 1..NPU_TENSOR_MAX_DIM each.
  * @a_dims, @b_dims: each dim equal to out's or 1.
  */
@@ -62,11 +63,12 @@ struct npu_cmd_binary {
 	uint32_t fn;
 	uint32_t rank;
 	uint32_t dtype;
-	uint32_t reserved;
+	uint32_t flags;
 	uint32_t out_dims[NPU_ND_MAX_RANK];
 	uint32_t a_dims[NPU_ND_MAX_RANK];
 	uint32_t b_dims[NPU_ND_MAX_RANK];
 };
+#define NPU_BIN_F_RELU	(1u << 0)
 #define NPU_BIN_ADD	1
 #define NPU_BIN_SUB	2
 #define NPU_BIN_MUL	3

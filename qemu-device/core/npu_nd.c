@@ -21,6 +21,7 @@
 #include "npu_cmd.h"
 #include "npu_gemm.h"
 #include "npu_quant.h"
+#include "npu_sgemm.h"
 #include "npu_train_math.h"
 #include "npu_tensor_priv.h"
 
@@ -281,8 +282,10 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint32_t fn = npu_rd32(c + 32), rank = npu_rd32(c + 36), dt = npu_rd32(c + 40);
 	uint32_t od[NPU_ND_MAX_RANK], ad[NPU_ND_MAX_RANK], bd[NPU_ND_MAX_RANK], st, es, oes;
 	uint64_t bst[2][NPU_ND_MAX_RANK], idx[NPU_ND_MAX_RANK] = { 0 }, at[2] = { 0, 0 };
+	uint32_t flags = npu_rd32(c + 44);
 	uint64_t on, an, bn;
 	void *a = NULL, *b = NULL, *o = NULL;
+	bool relu = flags & NPU_BIN_F_RELU, vec = npu_engine_avx2();
 
 	if (size != sizeof(struct npu_cmd_binary))
 		return NPU_DMA_ERR_ARGS;
@@ -291,7 +294,8 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	rd_u32s(c + 96, bd, NPU_ND_MAX_RANK);
 	es = dt == NPU_ND_I64 ? 8 : dt == NPU_ND_BOOL ? 1 : 4;
 	oes = bool_out(fn) ? 1 : es;
-	if (!npu_in_range(fn, NPU_BIN_ADD, NPU_BIN_XOR) || npu_rd32(c + 44) ||
+	if (!npu_in_range(fn, NPU_BIN_ADD, NPU_BIN_XOR) || (flags & ~NPU_BIN_F_RELU) ||
+	    (relu && (dt != NPU_ND_F32 || fn > NPU_BIN_POW)) ||
 	    (dt != NPU_ND_F32 && dt != NPU_ND_I32 && dt != NPU_ND_I64 && dt != NPU_ND_BOOL) ||
 	    (dt != NPU_ND_F32 && fn == NPU_BIN_POW) ||
 	    ((dt == NPU_ND_BOOL) != (fn >= NPU_BIN_AND)) ||
@@ -318,6 +322,8 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			}
 		}
 		binary_row(fn, dt, a, at[0], bst[0][rank - 1], b, at[1], bst[1][rank - 1], o, i, row);
+		if (relu)
+			npu_f32_epilogue((float *)o + i, NULL, true, (uint32_t)row, vec);
 		for (int k = 0; k < 2; k++)	/* to the row's last element, then on */
 			at[k] += bst[k][rank - 1] * (row - 1);
 		idx[rank - 1] = row - 1;

@@ -170,7 +170,7 @@ static uint32_t epilogue_avx2(float *c, const float *bias, bool relu, uint32_t w
 }
 #endif
 
-static void epilogue(float *c, const float *bias, bool relu, uint32_t w, bool vec)
+void npu_f32_epilogue(float *c, const float *bias, bool relu, uint32_t w, bool vec)
 {
 	uint32_t n = 0;
 
@@ -373,7 +373,8 @@ static void *sgemm_range(struct part *p)
 				for (uint32_t n = 0; n < w; n++)
 					cr[n] = g->alpha * tr[n] + g->beta * cr[n];
 			if (g->bias || g->relu)
-				epilogue(cr, g->bias ? g->bias + p->r.n0 : NULL, g->relu, w, p->vec);
+				npu_f32_epilogue(cr, g->bias ? g->bias + p->r.n0 : NULL, g->relu, w,
+						 p->vec);
 		}
 	}
 out:

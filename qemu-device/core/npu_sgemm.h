@@ -38,4 +38,11 @@ struct npu_sgemm_args {
 /* Returns 0, or -1 if host memory ran out (or @reserve said no). */
 int npu_sgemm(const struct npu_sgemm_args *g);
 
+/*
+ * @w fp32 values at @c finished as struct npu_sgemm_args says: plus @bias
+ * (NULL: none), then ReLU with @relu; AVX2 rows with @vec
+ * (npu_engine_avx2()), the same bits either way.
+ */
+void npu_f32_epilogue(float *c, const float *bias, bool relu, uint32_t w, bool vec);
+
 #endif /* NPU_SGEMM_H */

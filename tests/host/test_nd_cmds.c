@@ -182,6 +182,63 @@ static void test_binary_broadcasts(void)
 	}
 }
 
+/*
+ * NPU_BIN_F_RELU: the same command with the flag gives, bit for bit, its
+ * output without it clamped here (v < 0 ? 0 : v, NaN and -0 kept), on rows
+ * long enough for the vector path and its tail; refused off fp32
+ * arithmetic.
+ */
+static void test_binary_relu(void)
+{
+	static const uint32_t fns[] = { ND_ADD, ND_SUB, ND_MUL, ND_DIV, ND_MAX, ND_MIN, ND_POW };
+
+	for (int it = 0; it < 28; it++) {
+		struct nd_binary p = { .fn = fns[it % 7], .dtype = NPU_DT_FLOAT32, .rank = 2 };
+		uint64_t on;
+		struct npu_cmd_binary c;
+		float *a, *b, *o, *want;
+
+		p.out[0] = 1 + rnd() % 5;
+		p.out[1] = 1 + rnd() % 40;
+		p.a[0] = p.out[0], p.a[1] = p.out[1];
+		p.b[0] = rnd() % 2 ? p.out[0] : 1, p.b[1] = p.out[1];
+		on = (uint64_t)p.out[0] * p.out[1];
+		setup(4 * on);
+		a = va(VA_A);
+		b = va(VA_B);
+		for (uint64_t i = 0; i < on; i++)
+			a[i] = p.fn == ND_POW ? frnd(0.1f, 4) : frnd(-50, 50);
+		for (uint64_t i = 0; i < (uint64_t)p.b[0] * p.b[1]; i++)
+			b[i] = p.fn == ND_POW ? frnd(-3, 3) : frnd(-50, 50);
+		a[0] = it % 2 ? NAN : -0.0f;
+		CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		o = va(VA_OUT);
+		want = malloc(4 * on);
+		for (uint64_t i = 0; i < on; i++)
+			want[i] = o[i] < 0.0f ? 0.0f : o[i];
+		c.flags = NPU_BIN_F_RELU;
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK(!memcmp(va(VA_OUT), want, 4 * on));
+		free(want);
+	}
+	{
+		struct nd_binary p = { .fn = ND_ADD, .dtype = NPU_DT_INT32, .rank = 1, .out = { 8 },
+				       .a = { 8 }, .b = { 8 } };
+		struct npu_cmd_binary c;
+
+		setup(32);
+		CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+		c.flags = NPU_BIN_F_RELU;	/* int32 */
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_INVALID_CMD);
+		p.dtype = NPU_DT_FLOAT32;
+		p.fn = ND_LESS;
+		CHECK_EQ(npu_pack_binary(&c, &p, VA_A, VA_B, VA_OUT), 0);
+		c.flags = NPU_BIN_F_RELU;	/* a comparison */
+		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_INVALID_CMD);
+	}
+}
+
 /* int32: wrapping, truncating division, by 0 giving 0 (hand-worked). */
 static void test_binary_int32(void)
 {
@@ -1812,7 +1869,7 @@ static void test_malformed(void)
 	b2 = b, b2.a = VA_A + 2, bad(&b2, sizeof(b2));		/* unaligned */
 	b2 = b, b2.dtype = NPU_ND_I8, bad(&b2, sizeof(b2));
 	b2 = b, b2.dtype = NPU_ND_I32, b2.fn = NPU_BIN_POW, bad(&b2, sizeof(b2));
-	b2 = b, b2.reserved = 1, bad(&b2, sizeof(b2));
+	b2 = b, b2.flags = 2, bad(&b2, sizeof(b2));			/* unknown */
 	for (int i = 0; i < 6; i++)
 		b2.out_dims[i] = b2.a_dims[i] = b2.b_dims[i] = 65536;	/* 2^96 elements */
 	b2.a = VA_A;
@@ -2392,6 +2449,7 @@ static void test_inference_class(void)
 
 TAP_MAIN(
 	TAP_ENTRY(test_binary_broadcasts),
+	TAP_ENTRY(test_binary_relu),
 	TAP_ENTRY(test_binary_int32),
 	TAP_ENTRY(test_compare_and_where),
 	TAP_ENTRY(test_activation_every_function),

@@ -910,6 +910,74 @@ static void test_conv_bias_relu_cases(void)
 	arena_free();
 }
 
+/*
+ * A residual block's end, Add then Relu, worked out here (halves: exact),
+ * on every backend: with only the ReLU's output declared (one command on
+ * the NPU, the sum never made) and with the sum's too. Written as cases
+ * for the guest, which runs them on the NPU.
+ */
+static void test_add_relu_cases(void)
+{
+	enum { N = 2 * 8 * 3 * 5 };
+	float x[N], r[N], y[N], z[N], wy[N], wz[N];
+	const void *in[2] = { x, r };
+
+	for (int i = 0; i < N; i++) {
+		x[i] = (float)(i % 9 - 4) * 0.5f;
+		r[i] = (float)(i % 7 - 3);
+		wz[i] = x[i] + r[i];
+		wy[i] = wz[i] < 0 ? 0.0f : wz[i];
+	}
+	for (int both = 0; both < 2; both++) {
+		struct model m = { .opset = 13 };
+		struct npu_array io[4] = {
+			{ .name = "X", .dtype = NPU_DT_FLOAT32, .rank = 4, .dims = { 2, 8, 3, 5 },
+			  .data = x, .bytes = sizeof(x) },
+			{ .name = "R", .dtype = NPU_DT_FLOAT32, .rank = 4, .dims = { 2, 8, 3, 5 },
+			  .data = r, .bytes = sizeof(r) },
+			{ .name = "Y", .dtype = NPU_DT_FLOAT32, .rank = 4, .dims = { 2, 8, 3, 5 },
+			  .data = wy, .bytes = sizeof(wy) },
+			{ .name = "Z", .dtype = NPU_DT_FLOAT32, .rank = 4, .dims = { 2, 8, 3, 5 },
+			  .data = wz, .bytes = sizeof(wz) },
+		};
+		const uint8_t *buf;
+		size_t len;
+
+		m.node[m.nnode++] = node("Add", "X,R", "Z");
+		m.node[m.nnode++] = node("Relu", "Z", "Y");
+		m.in[m.nin++] = value("X", F32, DIMS(2, 8, 3, 5));
+		m.in[m.nin++] = value("R", F32, DIMS(2, 8, 3, 5));
+		m.out[m.nout++] = value("Y", F32, 0, NULL);
+		if (both)
+			m.out[m.nout++] = value("Z", F32, 0, NULL);
+		buf = pack(&m, &len);
+		for (size_t be = 0; be < NBACKENDS; be++) {
+			struct npu_compile_opts co = { .strict = 1, .backend = backends[be].id };
+			void *out[2] = { y, z };
+			npu_graph *g = NULL;
+			npu_plan *p = NULL;
+			int err;
+
+			CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+			err = npu_graph_compile_opts(g, NULL, &co, &p);
+			if (!err) {
+				memset(y, 0xff, sizeof(y));
+				memset(z, 0xff, sizeof(z));
+				CHECK_EQ(npu_plan_execute(p, in, out), 0);
+				CHECK(!memcmp(y, wy, sizeof(y)));
+				CHECK(!both || !memcmp(z, wz, sizeof(z)));
+			} else {
+				CHECK(absent(be));
+			}
+			npu_plan_free(p);
+			npu_graph_free(g);
+		}
+		write_case(both ? "test_add_relu_both_out" : "test_add_relu", buf, len, io, 2, io + 2,
+			   1 + both);
+	}
+	arena_free();
+}
+
 /* How many nodes of @g carry each label: int8 ops and float ones. */
 /* ---- a QDQ residual block ------------------------------------------------------ */
 
@@ -2033,7 +2101,7 @@ static void test_shape_arithmetic(void)
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
 	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_onednn_weights_written),
 	 TAP_ENTRY(test_onednn_relu_fused_only_when_unread), TAP_ENTRY(test_onednn_relu_values),
-	 TAP_ENTRY(test_conv_bias_relu_cases),
+	 TAP_ENTRY(test_conv_bias_relu_cases), TAP_ENTRY(test_add_relu_cases),
 	 TAP_ENTRY(test_onednn_blocked_residual), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
 	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),

@@ -344,25 +344,50 @@ static int conv_forward(const struct kern *k)
 	return k->kind == K_CONV_F32 && k->p.fconv.pass == NPU_CONV_FORWARD;
 }
 
+/* An fp32 binary op whose command may end in a ReLU (NPU_BIN_F_RELU). */
+static int binary_f32(const struct kern *k)
+{
+	uint32_t fn = k->p.bin.fn;
+
+	return k->kind == K_ND_BINARY && k->p.bin.dtype == NPU_DT_FLOAT32 &&
+	       (fn == ND_ADD || fn == ND_SUB || fn == ND_MUL || fn == ND_DIV || fn == ND_MAX ||
+		fn == ND_MIN);
+}
+
 /*
- * Whether node @i of @nodes is an fp32 forward convolution (its bias
- * with it, no ReLU of its own) whose output only the next node reads, a
- * ReLU: then one command does both, into the ReLU's output, and the
- * convolution's own output is never made.
+ * The output of node @l when its last command can take a ReLU after it:
+ * an fp32 forward convolution (its bias with it, no ReLU of its own) or
+ * an fp32 arithmetic op; -1 otherwise.
+ */
+static int relu_taker(const struct lnode *l)
+{
+	int bias, relu;
+
+	if (l->nk == 1 && binary_f32(&l->k[0]))
+		return l->k[0].t[2];
+	if (!l->nk || !conv_forward(&l->k[0]) ||
+	    1 + lower_epilogue(l, 1, l->k[0].t[2], &bias, &relu) != l->nk || relu)
+		return -1;
+	return l->k[0].t[2];
+}
+
+/*
+ * Whether node @i of @nodes is a relu_taker() whose output only the next
+ * node reads, a ReLU: then one command does both, into the ReLU's output,
+ * and node @i's own output is never made.
  */
 static int relu_after(const struct npu_be *n, const int *nodes, uint32_t count, uint32_t i)
 {
-	const struct lnode *l = &n->low->n[nodes[i]], *r;
-	int bias, relu;
+	const struct lnode *r;
+	int y;
 
-	if (i + 1 >= count || !l->nk || !conv_forward(&l->k[0]) ||
-	    1 + lower_epilogue(l, 1, l->k[0].t[2], &bias, &relu) != l->nk || relu)
+	if (i + 1 >= count || (y = relu_taker(&n->low->n[nodes[i]])) < 0)
 		return 0;
 	r = &n->low->n[nodes[i + 1]];
 	return r->nk == 1 && r->k[0].kind == K_ELT_F32 && r->k[0].p.felt.op == NPU_EF_RELU &&
-	       r->k[0].t[0] == l->k[0].t[2] && r->k[0].t[2] != l->k[0].t[2] &&
-	       ir_count(n->g, r->k[0].t[2]) == ir_count(n->g, l->k[0].t[2]) &&
-	       lower_sole_reader(n->g, n->low, l->k[0].t[2]);
+	       r->k[0].t[0] == y && r->k[0].t[2] != y &&
+	       ir_count(n->g, r->k[0].t[2]) == ir_count(n->g, y) &&
+	       lower_sole_reader(n->g, n->low, y);
 }
 
 /*
@@ -515,6 +540,19 @@ static int submit(struct npu_be *n, npu_cmdbuf *cb)
 	return err;
 }
 
+/* Binary op @k with the ReLU of node @r after it, into @r's output. */
+static int emit_binary_relu(npu_cmdbuf *cb, const struct kern *k, const struct kern *r,
+			    const struct npu_run_args *a)
+{
+	struct npu_cmd_binary c;
+	int err = npu_pack_binary(&c, &k->p.bin, va(a, k->t[0]), va(a, k->t[1]), va(a, r->t[2]));
+
+	if (err)
+		return err;
+	c.flags |= NPU_BIN_F_RELU;
+	return npu_cmdbuf_emit(cb, &c, sizeof(c));
+}
+
 /*
  * An fp32 forward convolution (kernel @s of @l) with its epilogue as one
  * command: the bias and ReLU kernels after it in place (@more of them),
@@ -557,11 +595,12 @@ static int emit_kernel(struct npu_be *n, struct npu_exe *e, npu_cmdbuf *cb, uint
 	uint64_t table = e->tbuf[*i] ? npu_buffer_va(e->tbuf[*i]) + e->tslot[*i] * *s : 0;
 	int bias, relu, more = 0, next = 0, err = 0;
 
-	if (k && conv_forward(k)) {
+	if (k && conv_forward(k))
 		more = lower_epilogue(l, *s + 1, k->t[2], &bias, &relu);
-		next = *s + 1 + more == l->nk && e->relu_next[*i];
-	}
-	if (more || next)
+	next = k && *s + 1 + more == l->nk && e->relu_next[*i];
+	if (next && binary_f32(k))
+		err = emit_binary_relu(cb, k, &n->low->n[e->nodes[*i + 1]].k[0], a);
+	else if (more || next)
 		err = emit_conv_epilogue(cb, l, *s, more,
 					 next ? &n->low->n[e->nodes[*i + 1]].k[0] : NULL, a);
 	else if (k)
