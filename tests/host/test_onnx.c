@@ -817,6 +817,35 @@ static void write_case(const char *name, const uint8_t *model, size_t len,
 }
 
 /*
+ * Model @buf on every backend the host has, strictly: its @nout outputs
+ * (@bytes each, into @got) bit for bit @want.
+ */
+static void on_every_backend(const uint8_t *buf, size_t len, const void *const *in,
+			     float *const *got, const float *const *want, int nout, size_t bytes)
+{
+	for (size_t be = 0; be < NBACKENDS; be++) {
+		struct npu_compile_opts co = { .strict = 1, .backend = backends[be].id };
+		npu_graph *g = NULL;
+		npu_plan *p = NULL;
+		int err;
+
+		CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+		err = npu_graph_compile_opts(g, NULL, &co, &p);
+		if (!err) {
+			for (int o = 0; o < nout; o++)
+				memset(got[o], 0xff, bytes);
+			CHECK_EQ(npu_plan_execute(p, in, (void *const *)got), 0);
+			for (int o = 0; o < nout; o++)
+				CHECK(!memcmp(got[o], want[o], bytes));
+		} else {
+			CHECK(absent(be));
+		}
+		npu_plan_free(p);
+		npu_graph_free(g);
+	}
+}
+
+/*
  * A convolution with its bias, then a ReLU, against sums worked out here
  * in fp64 (small integers and halves: exact in any order, so every
  * backend must give these bits): with only the ReLU's output declared
@@ -880,27 +909,8 @@ static void test_conv_bias_relu_cases(void)
 		if (both)
 			m.out[m.nout++] = value("Z", F32, 0, NULL);
 		buf = pack(&m, &len);
-		for (size_t be = 0; be < NBACKENDS; be++) {
-			struct npu_compile_opts co = { .strict = 1, .backend = backends[be].id };
-			void *out[2] = { y, z };
-			npu_graph *g = NULL;
-			npu_plan *p = NULL;
-			int err;
-
-			CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
-			err = npu_graph_compile_opts(g, NULL, &co, &p);
-			if (!err) {
-				memset(y, 0xff, sizeof(y));
-				memset(z, 0xff, sizeof(z));
-				CHECK_EQ(npu_plan_execute(p, in, out), 0);
-				CHECK(!memcmp(y, wy, sizeof(y)));
-				CHECK(!both || !memcmp(z, wz, sizeof(z)));
-			} else {
-				CHECK(absent(be));
-			}
-			npu_plan_free(p);
-			npu_graph_free(g);
-		}
+		on_every_backend(buf, len, in, (float *[]){ y, z }, (const float *[]){ wy, wz },
+				 1 + both, sizeof(y));
 		for (int i = 0; i < O * H * W; i++)
 			neg += wz[i] < 0;
 		CHECK(neg > 0);
@@ -951,27 +961,8 @@ static void test_add_relu_cases(void)
 		if (both)
 			m.out[m.nout++] = value("Z", F32, 0, NULL);
 		buf = pack(&m, &len);
-		for (size_t be = 0; be < NBACKENDS; be++) {
-			struct npu_compile_opts co = { .strict = 1, .backend = backends[be].id };
-			void *out[2] = { y, z };
-			npu_graph *g = NULL;
-			npu_plan *p = NULL;
-			int err;
-
-			CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
-			err = npu_graph_compile_opts(g, NULL, &co, &p);
-			if (!err) {
-				memset(y, 0xff, sizeof(y));
-				memset(z, 0xff, sizeof(z));
-				CHECK_EQ(npu_plan_execute(p, in, out), 0);
-				CHECK(!memcmp(y, wy, sizeof(y)));
-				CHECK(!both || !memcmp(z, wz, sizeof(z)));
-			} else {
-				CHECK(absent(be));
-			}
-			npu_plan_free(p);
-			npu_graph_free(g);
-		}
+		on_every_backend(buf, len, in, (float *[]){ y, z }, (const float *[]){ wy, wz },
+				 1 + both, sizeof(y));
 		write_case(both ? "test_add_relu_both_out" : "test_add_relu", buf, len, io, 2, io + 2,
 			   1 + both);
 	}
