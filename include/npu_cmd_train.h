@@ -70,6 +70,15 @@ struct npu_cmd_gemm_f32 {
  * trip through memory):
  *   NPU_CONVF_BIAS: y[b][oy][ox][o] += bias[o] (NPU_ELTF_BIAS);
  *   NPU_CONVF_RELU: y = y < 0 ? 0 : y (NPU_ELTF_RELU: NaN and -0 kept).
+ * NPU_CONVF_CONST_W (forward mode; the engine's NPU_HW_CAP_CONST_WEIGHTS)
+ * promises that the @w this command reads in its context holds the same
+ * values on every command that names it with the same @wgen: the engine
+ * may then keep @w converted for its kernels from one command to the
+ * next (docs: command-stream.rst, "Constant weights"). It keeps it until
+ * the context's translations are invalidated (NPU_REG_MMU_INVALIDATE), a
+ * reset, or it needs the room; a host that rewrites @w must change @wgen.
+ * Results never depend on whether the engine kept it, as long as the
+ * promise holds.
  * @hdr: op NPU_CMD_CONV2D_F32, size 112; or 104, the form without @bias
  *	(then neither epilogue flag).
  * @x: [batch][in_h][in_w][in_c]; @w: [out_c][k_h][k_w][in_c];
@@ -80,9 +89,10 @@ struct npu_cmd_gemm_f32 {
  * @pad_top, @pad_left: 0..255. The output size must be the one these give:
  *	out_h = (in_h + 2 * pad_top - dil_h * (k_h - 1) - 1) / stride_h + 1.
  * @mode: NPU_CONVF_FWD, NPU_CONVF_BWD_DATA or NPU_CONVF_BWD_FILTER.
- * @flags: NPU_CONVF_BF16, and in the forward mode NPU_CONVF_BIAS and
- *	NPU_CONVF_RELU, or 0.
- * @reserved: zero.
+ * @flags: NPU_CONVF_BF16, and in the forward mode NPU_CONVF_BIAS,
+ *	NPU_CONVF_RELU and NPU_CONVF_CONST_W, or 0.
+ * @wgen: with NPU_CONVF_CONST_W, the generation of @w's values (any
+ *	number the host changes when it rewrites them); else 0.
  * @bias: with NPU_CONVF_BIAS, @out_c fp32 values (4-byte aligned); else 0.
  */
 struct npu_cmd_conv2d_f32 {
@@ -98,7 +108,7 @@ struct npu_cmd_conv2d_f32 {
 	uint32_t pad_top, pad_left;
 	uint32_t mode;
 	uint32_t flags;
-	uint32_t reserved;
+	uint32_t wgen;
 	uint64_t bias;
 };
 #define NPU_CONVF_FWD		1
@@ -107,6 +117,7 @@ struct npu_cmd_conv2d_f32 {
 #define NPU_CONVF_BF16		(1u << 0)
 #define NPU_CONVF_BIAS		(1u << 1)
 #define NPU_CONVF_RELU		(1u << 2)
+#define NPU_CONVF_CONST_W	(1u << 3)
 /* The size of the command's first form, without @bias. */
 #define NPU_CONVF_SIZE_V1	104
 

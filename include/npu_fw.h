@@ -133,6 +133,8 @@ enum npu_fw_error {
 #define NPU_FW_CAP_NORM_Q8	(1u << 6)
 /* QDQ takes NPU_QDQ_REQUANTIZE_Q31 (the hardware's NPU_HW_CAP_REQUANT_Q31) */
 #define NPU_FW_CAP_REQUANT_Q31	(1u << 7)
+/* CONV2D_F32 takes NPU_CONVF_CONST_W (the hardware's NPU_HW_CAP_CONST_WEIGHTS) */
+#define NPU_FW_CAP_CONST_WEIGHTS (1u << 8)
 
 /*
  * NPU_CMD_MODES(X) - the tensor commands' optional modes, once: X(NAME)
@@ -142,7 +144,7 @@ enum npu_fw_error {
  * it packs a command in that mode (its NPU backend's kern_modes()).
  */
 #define NPU_CMD_MODES(X) X(REQUANT_ONNX) X(CONV_GROUPS) X(SOFTMAX_MASK) X(NORM_Q8) \
-	X(REQUANT_Q31)
+	X(REQUANT_Q31) X(CONST_WEIGHTS)
 
 /*
  * Log buffer: a byte ring in host memory. The firmware writes text lines

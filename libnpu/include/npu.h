@@ -31,7 +31,7 @@ extern "C" {
 
 /* The version this header belongs to; npu_version() says the library's. */
 #define NPU_VERSION_MAJOR 2	/* the soname: libnpu.so.2 */
-#define NPU_VERSION_MINOR 0	/* additions */
+#define NPU_VERSION_MINOR 1	/* additions */
 #define NPU_VERSION_PATCH 0
 
 /** Error codes (negative return values). */
@@ -636,6 +636,21 @@ int npu_plan_run(npu_plan *plan, int in, const void *in_data, int out, void *out
  * declared outputs (@out[i]).
  */
 int npu_plan_execute(npu_plan *plan, const void *const *in, void *const *out);
+/**
+ * npu_plan_execute in two halves, so that the host works while the device
+ * does: npu_plan_start copies the declared inputs from @in (the caller
+ * may reuse its buffers at once), starts every partition and returns with
+ * the last ones' work still in flight (the NPU's job, OpenCL's queue; a
+ * partition on the CPU runs inside the call). npu_plan_wait waits for it
+ * and copies the declared outputs into @out (NULL: they stay in the plan,
+ * for npu_plan_read). Between the two, every other call on the plan that
+ * runs it or moves its data (npu_plan_start, _execute, _run, _exec,
+ * _write, _read) fails with NPU_EBUSY; freeing it waits for the run. A
+ * failed start leaves nothing in flight. One run per plan at a time:
+ * plans compiled from the same graph run side by side.
+ */
+int npu_plan_start(npu_plan *plan, const void *const *in);
+int npu_plan_wait(npu_plan *plan, void *const *out);
 /**
  * The placement report: one line per op (where it runs, and why), the
  * OpenCL device if one is used, and the submissions per run. Valid until

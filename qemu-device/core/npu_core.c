@@ -29,6 +29,7 @@ void npu_core_default_config(struct npu_core_config *cfg)
 	cfg->profile = NPU_PROFILE_FULL;
 	cfg->cmd_mem_mib = 256;
 	cfg->cmd_max_mmacs = 8000;
+	cfg->weight_cache_mib = 512;
 	cfg->engine_inline = false;
 }
 
@@ -76,7 +77,8 @@ struct npu_core *npu_core_new(const struct npu_core_config *cfg,
 	    !cfg->mac_cols || cfg->mac_rows > 4096 || cfg->mac_cols > 4096 ||
 	    !cfg->tensor_sram_kib || cfg->tensor_sram_kib > (1u << 20) ||
 	    cfg->profile > NPU_PROFILE_EDGE || !cfg->cmd_mem_mib ||
-	    cfg->cmd_mem_mib > 4096 || !cfg->cmd_max_mmacs || cfg->cmd_max_mmacs > 8000)
+	    cfg->cmd_mem_mib > 4096 || !cfg->cmd_max_mmacs || cfg->cmd_max_mmacs > 8000 ||
+	    cfg->weight_cache_mib > 16384)
 		return NULL;
 	core = calloc(1, sizeof(*core));
 	if (!core)

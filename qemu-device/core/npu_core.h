@@ -66,6 +66,9 @@ struct npu_core_ops {
  * @NPU_TRACE_GUEST_ERROR: a guest's mistake a device would ignore: a = 0 an
  *	unknown register (b = its offset), 1 a command refused as malformed
  *	(b = its opcode).
+ * @NPU_TRACE_WCACHE: constant weights looked up among those the engine
+ *	keeps packed (NPU_CONVF_CONST_W): a = 1 found, 0 packed now;
+ *	b = their address; c = the bytes kept, all weights together.
  */
 enum npu_core_event {
 	NPU_TRACE_DOORBELL_WRITE,
@@ -75,6 +78,7 @@ enum npu_core_event {
 	NPU_TRACE_MMU_FAULT,
 	NPU_TRACE_RESET,
 	NPU_TRACE_GUEST_ERROR,
+	NPU_TRACE_WCACHE,
 };
 
 /**
@@ -93,6 +97,9 @@ enum npu_core_event {
  *	(1..4096); a command that needs more fails with NPU_DMA_ERR_LIMIT.
  * @cmd_max_mmacs: multiply-accumulates one command may ask for, in units
  *	of 10^6 (1..8000); more fails with NPU_DMA_ERR_LIMIT.
+ * @weight_cache_mib: host memory the tensor engine may keep constant
+ *	weights in, packed for its kernels (NPU_CONVF_CONST_W), MiB
+ *	(0..16384; 0: none kept).
  * @engine_inline: run each engine operation to its end inside the store
  *	that starts it, on the caller's thread (deterministic: for fuzzing).
  */
@@ -108,6 +115,7 @@ struct npu_core_config {
 	uint32_t profile;
 	uint32_t cmd_mem_mib;
 	uint32_t cmd_max_mmacs;
+	uint32_t weight_cache_mib;
 	bool engine_inline;
 };
 #define NPU_PROFILE_FULL	0

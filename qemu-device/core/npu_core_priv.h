@@ -14,6 +14,7 @@
 #include "npu_fw.h"
 #include "npu_hw.h"
 #include "npu_rv32.h"
+#include "npu_wcache.h"
 
 #define NPU_TLB_ENTRIES	64	/* direct-mapped, tagged by context and page */
 #define NPU_PTE_LINE	8	/* leaf entries a walk reads at once: 64 bytes */
@@ -37,6 +38,8 @@ struct npu_tlb_entry {
 struct npu_mmu {
 	pthread_mutex_t lock;
 	uint32_t gen;		/* bumped by every invalidation */
+	/* Per context: bumped when its translations are invalidated. */
+	uint32_t ctx_gen[NPU_MAX_CONTEXTS];
 	uint64_t ctx_table;
 	uint32_t ctx_count;
 	uint32_t fault_status;	/* NPU_MMU_FAULT_VALID | count << 16 */
@@ -171,6 +174,7 @@ struct npu_core {
 	struct npu_tensor_regs tensor;
 	uint64_t perf_cycles, perf_bytes;
 	struct npu_engine eng;
+	struct npu_wcache wcache;	/* the engine thread's (npu_wcache.c) */
 
 	uint64_t time_base;		/* now_ns() at reset */
 	/*
@@ -280,6 +284,11 @@ uint32_t npu_eng_status(struct npu_core *core, uint32_t st);
 void npu_mmu_init(struct npu_mmu *mmu);
 void npu_mmu_reset(struct npu_mmu *mmu);
 void npu_mmu_invalidate(struct npu_mmu *mmu, uint32_t ctx);
+/*
+ * How many times context @ctx's translations were invalidated (mod 2^32):
+ * what the engine kept of that context is stale once it moves.
+ */
+uint32_t npu_mmu_ctx_gen(struct npu_mmu *mmu, uint32_t ctx);
 /*
  * Translate @va in @ctx for @access (NPU_MMU_ACCESS_*). On success returns
  * NPU_MMU_FAULT_NONE, sets *@pa and *@avail (bytes from @va to the end of

@@ -186,6 +186,7 @@ void npu_engine_fini(struct npu_core *core)
 	struct npu_engine *e = &core->eng;
 
 	npu_core_quiesce(core);
+	npu_wcache_clear(core);		/* no thread left to use it */
 	if (e->bounce) {
 		pthread_cond_destroy(&e->cond);
 		pthread_mutex_destroy(&e->lock);

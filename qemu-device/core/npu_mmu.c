@@ -31,6 +31,8 @@ void npu_mmu_reset(struct npu_mmu *mmu)
 {
 	pthread_mutex_lock(&mmu->lock);
 	mmu->gen++;
+	for (unsigned int i = 0; i < NPU_MAX_CONTEXTS; i++)
+		mmu->ctx_gen[i]++;
 	mmu->ctx_table = 0;
 	mmu->ctx_count = 0;
 	mmu->fault_status = mmu->fault_ctx = mmu->fault_info = 0;
@@ -43,10 +45,22 @@ void npu_mmu_invalidate(struct npu_mmu *mmu, uint32_t ctx)
 {
 	pthread_mutex_lock(&mmu->lock);
 	mmu->gen++;
+	for (unsigned int i = 0; i < NPU_MAX_CONTEXTS; i++)
+		mmu->ctx_gen[i] += ctx == NPU_MMU_INV_ALL || ctx == i;
 	for (unsigned int i = 0; i < NPU_TLB_ENTRIES; i++)
 		if (ctx == NPU_MMU_INV_ALL || mmu->tlb[i].ctx == ctx)
 			mmu->tlb[i].perm = 0;
 	pthread_mutex_unlock(&mmu->lock);
+}
+
+uint32_t npu_mmu_ctx_gen(struct npu_mmu *mmu, uint32_t ctx)
+{
+	uint32_t g;
+
+	pthread_mutex_lock(&mmu->lock);
+	g = mmu->ctx_gen[ctx % NPU_MAX_CONTEXTS];
+	pthread_mutex_unlock(&mmu->lock);
+	return g;
 }
 
 static uint32_t mmu_fault(struct npu_core *core, uint32_t ctx, uint64_t va,

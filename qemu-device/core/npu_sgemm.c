@@ -314,7 +314,7 @@ static uint64_t range_bytes(const void *arg, const struct npu_tile_range *r)
 
 	if (r->m0 >= r->m1 || r->n0 >= r->n1)
 		return 0;
-	return sizeof(float) * ((uint64_t)g->k * ldt + MC * KC + MC * ldt);
+	return sizeof(float) * ((g->b_packed ? 0 : (uint64_t)g->k * ldt) + MC * KC + MC * ldt);
 }
 
 static void *sgemm_range(struct part *p)
@@ -322,15 +322,18 @@ static void *sgemm_range(struct part *p)
 	const struct npu_sgemm_args *g = p->g;
 	uint32_t panels = (p->r.n1 - p->r.n0 + NR - 1) / NR;
 	size_t ldt = (size_t)panels * NR;
-	float *bp = malloc(sizeof(*bp) * (size_t)g->k * ldt);
+	/* B packed whole already, the range's panels in place; or packed here. */
+	float *own = g->b_packed ? NULL : malloc(sizeof(*own) * (size_t)g->k * ldt);
+	const float *bp = g->b_packed ? g->b_packed + (size_t)p->r.n0 * g->k : own;
 	float *ap = malloc(sizeof(*ap) * MC * KC);
 	float *t = malloc(sizeof(*t) * MC * ldt);
 
+	_Static_assert(NR == 16, "npu_sgemm_packed_b_bytes() rounds to 16 columns");
 	if (!bp || !ap || !t) {
 		p->failed = 1;
 		goto out;
 	}
-	if (!pack_b(g, p->r.n0, p->r.n1, bp, p->vec)) {
+	if (own && !pack_b(g, p->r.n0, p->r.n1, own, p->vec)) {
 		p->failed = 1;
 		goto out;
 	}
@@ -378,10 +381,20 @@ static void *sgemm_range(struct part *p)
 		}
 	}
 out:
-	free(bp);
+	free(own);
 	free(ap);
 	free(t);
 	return NULL;
+}
+
+uint64_t npu_sgemm_packed_b_bytes(uint32_t k, uint32_t n)
+{
+	return sizeof(float) * (uint64_t)k * ((n + NR - 1) / NR * NR);
+}
+
+bool npu_sgemm_pack_b(const struct npu_sgemm_args *g, float *out)
+{
+	return pack_b(g, 0, g->n, out, npu_engine_avx2());
 }
 
 int npu_sgemm(const struct npu_sgemm_args *g)

@@ -19,6 +19,8 @@
  * @bias: optional, @n fp32 values: c[i][j] = (alpha * sum + beta * c) +
  *	bias[j], rounded once more, as a separate add would.
  * @relu: then c = c < 0 ? 0 : c (a NaN and -0 kept).
+ * @b_packed: optional, op(B) as npu_sgemm_pack_b() left it: then @b,
+ *	@ldb, @trans_b are not read (and @bf16 applies to A only).
  */
 struct npu_sgemm_args {
 	const void *a, *b;
@@ -33,10 +35,20 @@ struct npu_sgemm_args {
 	bool (*reserve)(void *arg, uint64_t bytes);	/* as npu_gemm_args' */
 	const float *bias;
 	bool relu;
+	const float *b_packed;
 };
 
 /* Returns 0, or -1 if host memory ran out (or @reserve said no). */
 int npu_sgemm(const struct npu_sgemm_args *g);
+
+/* The bytes npu_sgemm_pack_b() writes for @k x @n: n rounded up to 16. */
+uint64_t npu_sgemm_packed_b_bytes(uint32_t k, uint32_t n);
+/*
+ * op(B) of @g (its b, ldb, trans_b, bf16, k and n) whole, in the GEMM's
+ * panels, into @out, on the calling thread: for @b_packed, so that GEMMs
+ * on the same B pack it once. False if @g->stop said stop.
+ */
+bool npu_sgemm_pack_b(const struct npu_sgemm_args *g, float *out);
 
 /*
  * @w fp32 values at @c finished as struct npu_sgemm_args says: plus @bias

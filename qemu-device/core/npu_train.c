@@ -161,7 +161,7 @@ struct convf {
 	uint64_t x, w, y, bias;
 	uint32_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
 	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
-	uint32_t mode, flags;
+	uint32_t mode, flags, wgen;
 	uint64_t x_n, w_n, y_n, kk;	/* element counts; kk = k_h * k_w * in_c */
 };
 
@@ -175,7 +175,7 @@ static uint32_t conv_out(uint32_t in, uint32_t pad, uint32_t k, uint32_t dil, ui
 
 static bool convf_parse(const uint8_t *c, uint32_t size, struct convf *v)
 {
-	uint32_t known = NPU_CONVF_BF16 | NPU_CONVF_BIAS | NPU_CONVF_RELU;
+	uint32_t known = NPU_CONVF_BF16 | NPU_CONVF_BIAS | NPU_CONVF_RELU | NPU_CONVF_CONST_W;
 
 	if (size != sizeof(struct npu_cmd_conv2d_f32) && size != NPU_CONVF_SIZE_V1)
 		return false;
@@ -200,14 +200,18 @@ static bool convf_parse(const uint8_t *c, uint32_t size, struct convf *v)
 	v->pad_left = npu_rd32(c + 88);
 	v->mode = npu_rd32(c + 92);
 	v->flags = npu_rd32(c + 96);
+	v->wgen = npu_rd32(c + 100);
 	if (!npu_dim_ok(v->batch) || !npu_dim_ok(v->in_h) || !npu_dim_ok(v->in_w) ||
 	    !npu_dim_ok(v->in_c) || !npu_dim_ok(v->out_c) || !npu_win_ok(v->k_h) ||
 	    !npu_win_ok(v->k_w) || !npu_win_ok(v->stride_h) || !npu_win_ok(v->stride_w) ||
 	    !npu_win_ok(v->dil_h) || !npu_win_ok(v->dil_w) || v->pad_top > NPU_CONV_MAX_PAD ||
 	    v->pad_left > NPU_CONV_MAX_PAD || v->mode < NPU_CONVF_FWD ||
-	    v->mode > NPU_CONVF_BWD_FILTER || (v->flags & ~known) || npu_rd32(c + 100) ||
-	    /* the epilogue: the forward mode's, a bias exactly when asked for */
-	    (v->mode != NPU_CONVF_FWD && (v->flags & (NPU_CONVF_BIAS | NPU_CONVF_RELU))) ||
+	    v->mode > NPU_CONVF_BWD_FILTER || (v->flags & ~known) ||
+	    /* the epilogue and constant weights: the forward mode's */
+	    (v->mode != NPU_CONVF_FWD &&
+	     (v->flags & (NPU_CONVF_BIAS | NPU_CONVF_RELU | NPU_CONVF_CONST_W))) ||
+	    (v->wgen && !(v->flags & NPU_CONVF_CONST_W)) ||
+	    /* a bias exactly when asked for */
 	    !(v->flags & NPU_CONVF_BIAS) != !v->bias || (v->bias & 3) ||
 	    v->out_h != conv_out(v->in_h, v->pad_top, v->k_h, v->dil_h, v->stride_h) ||
 	    v->out_w != conv_out(v->in_w, v->pad_left, v->k_w, v->dil_w, v->stride_w))
@@ -274,10 +278,11 @@ static int im2col(struct npu_core *core, const struct convf *v, float *x, float 
 /*
  * The three modes as GEMMs over im2col rows, a chunk of positions at a
  * time; the forward mode's epilogue (@bias: NULL or out_c values) as each
- * chunk's rows are written.
+ * chunk's rows are written, and its weights packed already where
+ * @packed is not NULL (then @w is not read).
  */
 static int convf_compute(struct npu_core *core, const struct convf *v, float *x, float *w,
-			 float *y, const float *bias)
+			 float *y, const float *bias, const float *packed)
 {
 	uint64_t positions = v->y_n / v->out_c, chunk = NPU_IM2COL_BYTES / (v->kk * 4);
 	/*
@@ -320,6 +325,7 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 			g.m = (uint32_t)(p1 - p0), g.n = v->out_c, g.k = (uint32_t)v->kk;
 			g.lda = v->kk, g.ldb = v->kk, g.ldc = v->out_c, g.trans_b = 1;
 			g.bias = bias, g.relu = !!(v->flags & NPU_CONVF_RELU);
+			g.b_packed = packed;
 		} else if (v->mode == NPU_CONVF_BWD_FILTER) {	/* w += dy^T * rows */
 			g.a = y + p0 * v->out_c, g.b = rows, g.c = w;
 			g.m = v->out_c, g.n = (uint32_t)v->kk, g.k = (uint32_t)(p1 - p0);
@@ -344,11 +350,61 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 	return 0;
 }
 
+/*
+ * The forward mode's weights with NPU_CONVF_CONST_W, packed for the GEMM
+ * once and kept between commands (npu_wcache.c): *@packed from the cache,
+ * or read, packed and given to it; NULL when they are read as usual (no
+ * promise, no cache, or too large for it). *@own gets a packing the cache
+ * did not take, for the caller to free.
+ */
+static uint32_t packed_weights(struct npu_core *core, const struct convf *v, int bf16,
+			       const float **packed, float **own, uint64_t *fault)
+{
+	struct npu_wc_key key = { .va = v->w, .ctx = core->eng.run.ctx, .wgen = v->wgen,
+				  .kind = NPU_WC_SGEMM_B, .rows = (uint32_t)v->kk,
+				  .cols = v->out_c, .flags = (uint32_t)bf16 };
+	struct npu_sgemm_args g = { .k = (uint32_t)v->kk, .n = v->out_c, .ldb = v->kk,
+				    .trans_b = 1, .stop = npu_eng_stop_cb, .stop_arg = core };
+	uint64_t size = npu_sgemm_packed_b_bytes(g.k, g.n);
+	uint32_t gen, st;
+	float *w, *p;
+
+	*packed = NULL;
+	*own = NULL;
+	if (!(v->flags & NPU_CONVF_CONST_W) ||
+	    size + NPU_WC_ENTRY_COST > (uint64_t)core->cfg.weight_cache_mib << 20)
+		return NPU_DMA_OK;
+	*packed = npu_wcache_get(core, &key);
+	if (*packed) {
+		npu_trace(core, NPU_TRACE_WCACHE, 1, v->w, core->wcache.bytes);
+		return NPU_DMA_OK;
+	}
+	if (!npu_wcache_room(core, &key, size))
+		return NPU_DMA_OK;	/* read as usual */
+	gen = npu_mmu_ctx_gen(&core->mmu, key.ctx);	/* before the weights are read */
+	st = load_f32(core, v->w, v->w_n, bf16, &w, fault);
+	p = st == NPU_DMA_OK ? malloc(size) : NULL;
+	g.b = w;
+	if (st == NPU_DMA_OK && (!p || !npu_sgemm_pack_b(&g, p)))
+		st = NPU_DMA_ERR_ARGS;	/* no memory, or told to stop */
+	free(w);
+	if (st != NPU_DMA_OK) {
+		free(p);
+		return st;
+	}
+	if (!npu_wcache_put(core, &key, gen, p, size))
+		*own = p;
+	*packed = p;
+	npu_trace(core, NPU_TRACE_WCACHE, 0, v->w, core->wcache.bytes);
+	return NPU_DMA_OK;
+}
+
 uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct convf v;
-	float *x = NULL, *w = NULL, *y = NULL, *bias = NULL;
+	float *x = NULL, *w = NULL, *y = NULL, *bias = NULL, *own = NULL;
+	const float *packed = NULL;
 	int bf16;
 	uint32_t st;
 
@@ -362,6 +418,8 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 										 : NPU_DMA_ERR_ARGS
 					  : load_f32(core, v.x, v.x_n, bf16, &x, fault);
 	if (st == NPU_DMA_OK)
+		st = packed_weights(core, &v, bf16, &packed, &own, fault);
+	if (st == NPU_DMA_OK && !packed)
 		st = v.mode == NPU_CONVF_BWD_FILTER ?
 			((w = npu_eng_alloc(core, sizeof(float) * v.w_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
 			load_f32(core, v.w, v.w_n, bf16, &w, fault);
@@ -375,7 +433,7 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	if (st == NPU_DMA_OK && ((v.mode == NPU_CONVF_FWD ? v.y : v.mode == NPU_CONVF_BWD_DATA ?
 				  v.x : v.w) & 3))
 		st = NPU_DMA_ERR_ARGS;
-	if (st == NPU_DMA_OK && convf_compute(core, &v, x, w, y, bias))
+	if (st == NPU_DMA_OK && convf_compute(core, &v, x, w, y, bias, packed))
 		st = NPU_DMA_ERR_ARGS;
 	if (st == NPU_DMA_OK) {
 		if (v.mode == NPU_CONVF_FWD)
@@ -391,6 +449,7 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	}
 	free(x);
 	free(w);
+	free(own);
 	free(y);
 	free(bias);
 	return st;

@@ -217,6 +217,9 @@ static void npu_event(void *opaque, unsigned int kind, uint64_t a, uint64_t b,
         qemu_log_mask(LOG_GUEST_ERROR, "npu: write of 0x%" PRIx64 " to BAR0 "
                       "offset 0x%" PRIx64 ": read-only or no register\n", c, b);
         break;
+    case NPU_TRACE_WCACHE:
+        trace_npu_weights(a ? "kept" : "packed", b, c);
+        break;
     }
 }
 
@@ -516,6 +519,7 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("tensor-sram-kib", NPUState, cfg.tensor_sram_kib, 1024),
     DEFINE_PROP_UINT32("cmd-mem-mib", NPUState, cfg.cmd_mem_mib, 256),
     DEFINE_PROP_UINT32("cmd-max-mmacs", NPUState, cfg.cmd_max_mmacs, 8000),
+    DEFINE_PROP_UINT32("weight-cache-mib", NPUState, cfg.weight_cache_mib, 512),
     DEFINE_PROP_STRING("profile", NPUState, profile),
     DEFINE_PROP_STRING("fw-coverage", NPUState, fw_coverage),
     /*

@@ -277,6 +277,64 @@ static void test_memory_reuse(void)
 }
 
 /*
+ * A run in two halves (npu_plan_start, npu_plan_wait): the inputs copied
+ * at the start (the caller's buffer rewritten meanwhile changes nothing),
+ * the outputs those of npu_plan_execute; while a run is in flight every
+ * call that runs the plan or moves its data is refused, and changes
+ * nothing; two plans of one graph in flight at once; the outputs left in
+ * the plan without @out.
+ */
+static void test_start_and_wait(void)
+{
+	static const uint32_t one[2] = { 0, 1 }, none[2] = { 0, 0 };
+	npu_graph *g = npu_graph_new();
+	int8_t x[4] = { 1, 2, 3, 4 }, x2[4] = { -5, 6, -7, 8 }, y[6], y2[6], want[6];
+	int t[3];
+	npu_plan *a, *b;
+
+	for (int i = 0; i < 3; i++)
+		t[i] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+					.rank = 2, .dims = { 1, 4 + (uint32_t)i }, .scale = 1.0f,
+					.zero_point = 9 });
+	CHECK_EQ(npu_graph_pad(g, t[0], t[1], none, one), 0);
+	CHECK_EQ(npu_graph_pad(g, t[1], t[2], none, one), 0);
+	CHECK_EQ(npu_graph_inputs(g, &t[0], 1), 0);
+	CHECK_EQ(npu_graph_outputs(g, &t[2], 1), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &a), 0);
+	CHECK_EQ(npu_graph_compile(g, NULL, &b), 0);
+	CHECK_EQ(npu_plan_wait(a, (void *[]){ y }), NPU_EINVAL);	/* nothing started */
+	CHECK(strstr(npu_plan_error(a), "no run in flight") != NULL);
+	CHECK_EQ(npu_plan_start(NULL, (const void *[]){ x }), NPU_EINVAL);
+	CHECK_EQ(npu_plan_start(a, NULL), NPU_EINVAL);
+
+	CHECK_EQ(npu_plan_start(a, (const void *[]){ x }), 0);
+	memcpy(x, x2, sizeof(x));	/* the caller's buffer is free again */
+	CHECK_EQ(npu_plan_start(a, (const void *[]){ x }), NPU_EBUSY);
+	CHECK(strstr(npu_plan_error(a), "npu_plan_wait for it first") != NULL);
+	CHECK_EQ(npu_plan_execute(a, (const void *[]){ x }, (void *[]){ y }), NPU_EBUSY);
+	CHECK_EQ(npu_plan_run(a, t[0], x, t[2], y), NPU_EBUSY);
+	CHECK_EQ(npu_plan_write(a, t[0], x, sizeof(x)), NPU_EBUSY);
+	CHECK_EQ(npu_plan_read(a, t[2], y, sizeof(y)), NPU_EBUSY);
+	CHECK_EQ(npu_plan_exec(a, NPU_EXEC_FORWARD), NPU_EBUSY);
+	CHECK_EQ(npu_plan_observe(a), NPU_EBUSY);
+	CHECK_EQ(npu_plan_wait(a, (void *[]){ y }), 0);
+	/* By hand: 1 2 3 4, then the zero point twice. */
+	CHECK(y[0] == 1 && y[1] == 2 && y[2] == 3 && y[3] == 4 && y[4] == 9 && y[5] == 9);
+	CHECK_EQ(npu_plan_wait(a, (void *[]){ y }), NPU_EINVAL);	/* once */
+
+	/* Two plans in flight; the second's outputs left in the plan. */
+	CHECK_EQ(npu_plan_start(a, (const void *[]){ x }), 0);
+	CHECK_EQ(npu_plan_start(b, (const void *[]){ x2 }), 0);
+	CHECK_EQ(npu_plan_wait(b, NULL), 0);
+	CHECK_EQ(npu_plan_wait(a, (void *[]){ y }), 0);
+	CHECK_EQ(npu_plan_read(b, t[2], y2, sizeof(y2)), 0);
+	CHECK_EQ(npu_plan_execute(a, (const void *[]){ x2 }, (void *[]){ want }), 0);
+	CHECK(!memcmp(y, want, sizeof(y)) && !memcmp(y2, want, sizeof(y)));
+	CHECK(want[0] == -5 && want[3] == 8 && want[5] == 9);
+	npu_graph_free(g);
+}
+
+/*
  * Constant folding: a constant transposed and padded (computed once, when
  * compiled) added to the input. Writing the constant folds it again.
  */
@@ -1017,6 +1075,7 @@ static void test_fp32_matmul_blocks(void)
 }
 
 TAP_MAIN(
+	TAP_ENTRY(test_start_and_wait),
 	TAP_ENTRY(test_fc_params_and_result),
 	TAP_ENTRY(test_relu6_range),
 	TAP_ENTRY(test_softmax_last_dim),

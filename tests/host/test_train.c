@@ -17,6 +17,7 @@
 #include "npu.h"
 #include "device/npu_pack.h"
 #include "ref/npu_ref.h"
+#include "npu_core_priv.h"	/* the engine's kept weights, counted */
 #include "npu_train_math.h"
 #include "tap.h"
 
@@ -435,6 +436,200 @@ static void conv2d_f32_epilogue_cases(const char *isa)
 static void test_conv2d_f32_epilogue(void)
 {
 	on_every_isa("fp32 convolution's epilogue", conv2d_f32_epilogue_cases);
+}
+
+/*
+ * @len bytes of commands run from the command buffer at VA_CMD, mapped
+ * once (run() maps it again each time, which invalidates the context's
+ * translations and with them the weights the engine keeps).
+ */
+static uint32_t run_kept(const void *cmd, size_t len)
+{
+	struct npu_job_desc d = { .job_id = 0x2000, .cmd_va = VA_CMD, .cmd_size = (uint32_t)len };
+
+	memcpy(h_va(&h, 0, VA_CMD), cmd, len);	/* one page: contiguous */
+	return h_submit(&h, 0, &d).status;
+}
+
+/* A fresh device made with @cfg, set up as setup() does. */
+static void setup_cfg(const struct npu_core_config *cfg)
+{
+	h_fini(&h);
+	h_init_cfg(&h, cfg);
+	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
+	h_mmu_setup(&h, 1);
+	h_ring_setup(&h, 0, 16);
+	h_map(&h, 0, VA_CMD, 4096, NPU_PTE_R, 0);
+}
+
+/*
+ * Constant weights (NPU_CONVF_CONST_W) on random geometries, 1x1 in place,
+ * bf16, and GEMMs that thread by columns and by rows: the output bit for
+ * bit the plain command's, the first time (packed) and the next (kept).
+ * Then what keeping means, seen from outside: new values under the same
+ * generation are not read (the promise broken), a new generation is, and
+ * so is any after the context's translations are invalidated.
+ */
+static void conv2d_f32_const_cases(const char *isa)
+{
+	struct npu_core_config cfg;
+
+	(void)isa;
+	npu_core_default_config(&cfg);
+	for (int t = 0; t < 12; t++) {
+		struct npu_conv2d_f32 p = random_conv();
+		struct npu_cmd_conv2d_f32 plain, kept;
+		const struct npu_wcache *wc;
+		uint64_t nx, nw, ny, hits, misses;
+		size_t wb;
+		float *x, *w[2];
+		void *wraw[2];
+		uint8_t *first;
+
+		p.in_c = 1 + rnd() % 24;
+		p.out_c = 1 + rnd() % 40;
+		if (t % 3 == 1 || t >= 10) {	/* 1x1 over every position: x in place */
+			p.k_h = p.k_w = p.stride_h = p.stride_w = 1;
+			p.pad_top = p.pad_left = 0;
+			p.out_h = p.in_h, p.out_w = p.in_w;
+		}
+		if (t >= 10) {	/* threads: 4096 x n x k, by columns, then by rows */
+			p.batch = 1;
+			p.in_h = p.in_w = p.out_h = p.out_w = 64;
+			p.in_c = t == 10 ? 32 : 128;
+			p.out_c = t == 10 ? 40 : 16;
+		}
+		p.bf16 = t % 4 == 3;
+		CHECK(npu_conv2d_f32_valid(&p, NPU_CONV_FORWARD));
+		npu_conv2d_f32_sizes(&p, &nx, &nw, &ny);
+		wb = nw * (p.bf16 ? 2 : 4);
+		x = rand_floats(nx);
+		for (int i = 0; i < 2; i++) {
+			w[i] = rand_floats(nw);
+			wraw[i] = p.bf16 ? to_bf16(w[i], nw) : w[i];
+		}
+		setup_cfg(&cfg);
+		wc = &h.core->wcache;
+		if (p.bf16) {
+			void *bx = to_bf16(x, nx);
+
+			put(1, bx, nx * 2);
+			free(bx);
+		} else {
+			put(1, x, nx * 4);
+		}
+		put(2, wraw[0], wb);
+		put(3, NULL, ny * 4);
+		put(4, NULL, ny * 4);
+		CHECK_EQ(npu_pack_conv2d_f32(&plain, &p, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), 0);
+		kept = plain;
+		kept.y = VA(4);
+		kept.flags |= NPU_CONVF_CONST_W;
+		kept.wgen = 7;
+		hits = wc->hits;
+		misses = wc->misses;
+
+		CHECK_EQ(run_kept(&plain, sizeof(plain)), NPU_JOB_OK);
+		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);	/* packed */
+		CHECK(!memcmp(at(3), at(4), ny * 4));
+		CHECK_EQ(wc->misses, misses + 1);
+		memset(at(4), 0xff, ny * 4);
+		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);	/* kept */
+		CHECK(!memcmp(at(3), at(4), ny * 4));
+		CHECK_EQ(wc->hits, hits + 1);
+		CHECK_EQ(wc->bytes,
+			 4ull * ((p.out_c + 15) / 16 * 16) * (nw / p.out_c) + NPU_WC_ENTRY_COST);
+		first = malloc(ny * 4);
+		memcpy(first, at(3), ny * 4);
+
+		/* The promise broken: new values under generation 7 are not read. */
+		memcpy(at(2), wraw[1], wb);
+		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);
+		CHECK(!memcmp(at(4), first, ny * 4));
+		/* Generation 8: they are, packed again. */
+		kept.wgen = 8;
+		CHECK_EQ(run_kept(&plain, sizeof(plain)), NPU_JOB_OK);
+		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);
+		CHECK(!memcmp(at(3), at(4), ny * 4));
+		CHECK_EQ(wc->misses, misses + 2);
+		/* An invalidation of the context lets the kept copy go. */
+		memcpy(at(2), wraw[0], wb);
+		h_wr(&h, NPU_REG_MMU_INVALIDATE, 0);
+		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);
+		CHECK(!memcmp(at(4), first, ny * 4));
+		CHECK_EQ(wc->misses, misses + 3);
+		CHECK_EQ(wc->hits, hits + 2);
+		free(first);
+		free(x);
+		for (int i = 0; i < 2; i++) {
+			if (p.bf16)
+				free(wraw[i]);
+			free(w[i]);
+		}
+	}
+}
+
+static void test_conv2d_f32_const_weights(void)
+{
+	on_every_isa("fp32 convolution's constant weights", conv2d_f32_const_cases);
+}
+
+/*
+ * The cache's room (weight_cache_mib): none kept with 0 (new values under
+ * the same generation are read); with 1 MiB, two layers of 600 KiB each
+ * take turns, the least recently used let go, the bytes kept never above
+ * the room; weights larger than the room are read as usual.
+ */
+static void test_const_weights_room(void)
+{
+	struct npu_conv2d_f32 p = { 1, 8, 8, 64, 8, 8, 2400, 1, 1, 1, 1, 1, 1, 0, 0, 0 };
+	struct npu_core_config cfg;
+	struct npu_cmd_conv2d_f32 c[2];
+	uint64_t nx, nw, ny;
+	float *x, *w;
+
+	npu_conv2d_f32_sizes(&p, &nx, &nw, &ny);	/* 64 x 2400 x 4: 600 KiB */
+	x = rand_floats(nx);
+	w = rand_floats(2 * nw);
+	npu_core_default_config(&cfg);
+	for (int room = 0; room <= 1; room++) {
+		const struct npu_wcache *wc;
+
+		cfg.weight_cache_mib = (uint32_t)room;
+		setup_cfg(&cfg);
+		wc = &h.core->wcache;
+		put(1, x, nx * 4);
+		put(2, w, nw * 4);
+		put(3, w + nw, nw * 4);
+		put(4, NULL, ny * 4);
+		for (int i = 0; i < 2; i++) {
+			CHECK_EQ(npu_pack_conv2d_f32(&c[i], &p, NPU_CONV_FORWARD, VA(1), VA(2 + i),
+						     VA(4)), 0);
+			c[i].flags |= NPU_CONVF_CONST_W;
+		}
+		/* A, B, A: each packed, B's arrival letting A go. */
+		for (int i = 0; i < 3; i++) {
+			CHECK_EQ(run_kept(&c[i % 2], sizeof(c[0])), NPU_JOB_OK);
+			CHECK(wc->bytes <= (uint64_t)room << 20);
+		}
+		CHECK_EQ(wc->hits, 0);
+		CHECK_EQ(wc->misses, room ? 3u : 0u);
+		CHECK_EQ(wc->bytes, room ? 4ull * 64 * 2400 + NPU_WC_ENTRY_COST : 0u);
+		/* Kept or not, as promised: a rewrite under the same generation. */
+		memcpy(at(2), w + nw, nw * 4);
+		CHECK_EQ(run_kept(&c[0], sizeof(c[0])), NPU_JOB_OK);
+		{
+			float *y = malloc(ny * 4);
+
+			memcpy(y, at(4), ny * 4);
+			CHECK_EQ(run_kept(&c[1], sizeof(c[0])), NPU_JOB_OK);
+			/* no room: both read w + nw now; 1 MiB: A's copy holds the old */
+			CHECK_EQ(!memcmp(y, at(4), ny * 4), !room);
+			free(y);
+		}
+	}
+	free(x);
+	free(w);
 }
 
 /* A hand-worked 1x1 case: y = relu(x * w + bias), each value known. */
@@ -881,7 +1076,7 @@ static void test_malformed(void)
 	CHECK_EQ(run(&cv, sizeof(cv)), NPU_JOB_INVALID_CMD);
 	cv.mode = NPU_CONVF_FWD;
 	/* The epilogue: the forward mode's, a bias exactly with its flag. */
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < 10; i++) {
 		struct npu_cmd_conv2d_f32 b = cv;
 		uint32_t want = NPU_JOB_INVALID_CMD, size = sizeof(b);
 
@@ -890,7 +1085,10 @@ static void test_malformed(void)
 		case 1: b.bias = VA(4); break;			/* a bias, no flag */
 		case 2: b.flags |= NPU_CONVF_BIAS; b.bias = VA(4) + 2; break;	/* misaligned */
 		case 3: b.flags |= NPU_CONVF_RELU; b.mode = NPU_CONVF_BWD_DATA; break;
-		case 4: b.flags |= 1u << 3; break;		/* unknown */
+		case 4: b.flags |= 1u << 4; break;		/* unknown */
+		case 6: b.wgen = 3; break;			/* a generation, no promise */
+		case 7: b.flags |= NPU_CONVF_CONST_W; b.mode = NPU_CONVF_BWD_FILTER; break;
+		case 8: b.flags |= NPU_CONVF_CONST_W; b.wgen = ~0u; want = NPU_JOB_OK; break;
 		case 5: b.flags |= NPU_CONVF_RELU; size = NPU_CONVF_SIZE_V1; want = NPU_JOB_OK;
 			break;					/* the first form */
 		default: size = NPU_CONVF_SIZE_V1 + 8 * 2; break;
@@ -914,6 +1112,8 @@ TAP_MAIN(
 	TAP_ENTRY(test_conv2d_f32_gradients_are_adjoints),
 	TAP_ENTRY(test_conv2d_f32_epilogue),
 	TAP_ENTRY(test_conv2d_f32_epilogue_by_hand),
+	TAP_ENTRY(test_conv2d_f32_const_weights),
+	TAP_ENTRY(test_const_weights_room),
 	TAP_ENTRY(test_pool_f32_random),
 	TAP_ENTRY(test_eltwise_f32_all_ops),
 	TAP_ENTRY(test_bf16_rounding),

@@ -77,7 +77,7 @@ TEST_F(lib, device_info)
 
 	ASSERT_EQ(NPU_OK, npu_device_info(self->dev, &info));
 	EXPECT_EQ(0, strncmp(info.node, "/dev/accel/accel", 16));
-	EXPECT_EQ(0x00010400u, info.fw_version);	/* 1.4.0, the Makefile's */
+	EXPECT_EQ(0x00010500u, info.fw_version);	/* 1.5.0, the Makefile's */
 	EXPECT_EQ(4u, info.num_rings);
 	EXPECT_EQ(NPU_ENODEV, npu_open(99, &none));
 	EXPECT_EQ(NULL, none);
@@ -659,6 +659,88 @@ static int build_bf16_graph(npu_graph *g, int *in, int *out)
 	if (x < 0 || xb < 0 || wt < 0 || *out < 0 || npu_graph_cast(g, x, xb))
 		return NPU_EINVAL;
 	return npu_graph_matmul(g, xb, wt, *out, 1, 0.5f);
+}
+
+/* By hand: a 1x1 fp32 convolution of x = 1, 2, 3, 4 into two channels. */
+static const float conv_x[4] = { 1, 2, 3, 4 };
+static const float conv_w[2][2] = { { 2, 3 }, { -1, 0.5f } };
+static const float conv_y[2][8] = { { 2, 3, 4, 6, 6, 9, 8, 12 },
+				    { -1, 0.5f, -2, 1, -3, 1.5f, -4, 2 } };
+
+/*
+ * That convolution with the constant weights @w, its input and output
+ * declared, compiled strictly for the NPU: *@g, *@p, the ids in @t (x, w, y).
+ */
+static int conv_plan(npu_device *dev, const float *w, npu_graph **g, npu_plan **p, int *t)
+{
+	struct npu_tensor_desc d[3] = {
+		{ NPU_DT_FLOAT32, 4, { 1, 2, 2, 1 }, 0, 0, NULL, NULL, 0, 0 },
+		{ NPU_DT_FLOAT32, 4, { 2, 1, 1, 1 }, 0, 0, NULL, w, 0, 0 },
+		{ NPU_DT_FLOAT32, 4, { 1, 2, 2, 2 }, 0, 0, NULL, NULL, 0, 0 },
+	};
+	struct npu_compile_opts o = { .backend = NPU_BACKEND_NPU, .strict = 1 };
+
+	*g = npu_graph_new();
+	for (int i = 0; i < 3; i++)
+		t[i] = npu_graph_tensor(*g, &d[i]);
+	if (npu_graph_conv2d(*g, t[0], t[1], -1, t[2], 1, 0, 0, NPU_ACT_NONE) ||
+	    npu_graph_inputs(*g, &t[0], 1) || npu_graph_outputs(*g, &t[2], 1))
+		return NPU_EINVAL;
+	return npu_graph_compile_opts(*g, dev, &o, p);
+}
+
+/*
+ * An fp32 convolution's constant weights, which the engine keeps packed
+ * between runs (NPU_CONVF_CONST_W), rewritten between runs
+ * (npu_plan_write): the next run computes with the new values.
+ */
+TEST_F(lib, graph_conv_f32_constant_weights_rewritten)
+{
+	npu_graph *g;
+	npu_plan *p;
+	float y[8];
+	int t[3];
+
+	ASSERT_EQ(NPU_OK, conv_plan(self->dev, conv_w[0], &g, &p, t));
+	for (int w = 0; w < 2; w++) {
+		if (w)
+			ASSERT_EQ(NPU_OK, npu_plan_write(p, t[1], conv_w[1], sizeof(conv_w[1])));
+		for (int r = 0; r < 2; r++) {	/* packed, then kept */
+			ASSERT_EQ(NPU_OK, npu_plan_run(p, t[0], conv_x, t[2], y));
+			EXPECT_EQ(0, memcmp(y, conv_y[w], sizeof(y)));
+		}
+	}
+	npu_plan_free(p);
+	npu_graph_free(g);
+}
+
+/*
+ * A run in two halves on the NPU (npu_plan_start returns with the job in
+ * flight, npu_plan_wait ends it): two plans' jobs in flight at once, each
+ * with its own weights.
+ */
+TEST_F(lib, graph_start_and_wait_on_npu)
+{
+	npu_plan *p[2];
+	npu_graph *g[2];
+	float y[2][8];
+	int t[3];
+
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(NPU_OK, conv_plan(self->dev, conv_w[i], &g[i], &p[i], t));
+	for (int r = 0; r < 3; r++) {
+		ASSERT_EQ(NPU_OK, npu_plan_start(p[0], (const void *[]){ conv_x }));
+		ASSERT_EQ(NPU_OK, npu_plan_start(p[1], (const void *[]){ conv_x }));
+		EXPECT_EQ(NPU_EBUSY, npu_plan_start(p[0], (const void *[]){ conv_x }));
+		ASSERT_EQ(NPU_OK, npu_plan_wait(p[1], (void *[]){ y[1] }));
+		ASSERT_EQ(NPU_OK, npu_plan_wait(p[0], (void *[]){ y[0] }));
+		EXPECT_EQ(0, memcmp(y[0], conv_y[0], sizeof(y[0])));
+		EXPECT_EQ(0, memcmp(y[1], conv_y[1], sizeof(y[1])));
+	}
+	for (int i = 0; i < 2; i++) {
+		npu_plan_free(p[i]);
+		npu_graph_free(g[i]);
+	}
 }
 
 /* bf16 on the NPU (CAST, MATMUL): the CPU reference's bits. */

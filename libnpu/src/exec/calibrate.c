@@ -57,6 +57,8 @@ int npu_plan_observe(npu_plan *p)
 
 	if (!p)
 		return npu_fail(NULL, NPU_EINVAL, "npu_plan_observe: no plan");
+	if (exec_idle(p, "npu_plan_observe"))
+		return NPU_EBUSY;
 	g = p->g;
 	if (p->reuse)
 		return plan_fail(p, NPU_EINVAL, "npu_plan_observe: the plan reuses its "

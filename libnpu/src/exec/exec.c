@@ -113,7 +113,7 @@ static int refold(npu_plan *p)
 	return 0;
 }
 
-int exec_run(npu_plan *p, int train)
+int exec_start(npu_plan *p, int train)
 {
 	int err = 0;
 
@@ -155,7 +155,15 @@ int exec_run(npu_plan *p, int train)
 		for (int i = 0; i < io->nwr; i++)
 			p->valid[io->wr[i]] = host_memory(p, b) ? VALID_HOST : 2u << b;
 	}
-	/* Everything ends before the run returns (also after an error). */
+	if (err)
+		exec_end(p);	/* nothing of a failed run stays in flight */
+	return err;
+}
+
+int exec_end(npu_plan *p)
+{
+	int err = 0;
+
 	for (int b = 0; b < p->nb; b++) {
 		int e = wait_backend(p, b);
 
@@ -164,9 +172,16 @@ int exec_run(npu_plan *p, int train)
 	return err;
 }
 
+int exec_run(npu_plan *p, int train)
+{
+	int err = exec_start(p, train);
+
+	return err ? err : exec_end(p);
+}
+
 int exec_sync_host(npu_plan *p, int id)
 {
-	int err = refold(p);
+	int err = exec_idle(p, "reading the plan's tensors") ? NPU_EBUSY : refold(p);
 
 	err = err ? err : wait_others(p, -1);
 
@@ -193,11 +208,21 @@ int npu_plan_stats_v(size_t size, const npu_plan *p, struct npu_plan_stats *s)
 
 /* ---- the plan API -------------------------------------------------------- */
 
+int exec_idle(npu_plan *p, const char *what)
+{
+	if (!p->in_flight)
+		return 0;
+	return plan_fail(p, NPU_EBUSY, "%s: a run is in flight (npu_plan_start): "
+			 "npu_plan_wait for it first", what);
+}
+
 static int check_id(npu_plan *p, int id, size_t bytes, const void *data, const char *what,
 		    int write)
 {
 	if (!p)
 		return npu_fail(NULL, NPU_EINVAL, "%s: no plan", what);
+	if (exec_idle(p, what))
+		return NPU_EBUSY;
 	if (!data || !ir_valid_id(p->g, id))
 		return plan_fail(p, NPU_EINVAL, "%s: no tensor %d, or no data", what, id);
 	if (bytes != p->g->t[id].bytes)
@@ -252,7 +277,7 @@ int npu_plan_exec(npu_plan *p, enum npu_exec_mode mode)
 	if (mode == NPU_EXEC_TRAIN && !p->g->has_backward)
 		return plan_fail(p, NPU_EINVAL, "npu_plan_exec: training a graph without a backward "
 				 "graph");
-	return exec_run(p, mode == NPU_EXEC_TRAIN);
+	return exec_idle(p, "npu_plan_exec") ? NPU_EBUSY : exec_run(p, mode == NPU_EXEC_TRAIN);
 }
 
 int npu_plan_set_lr(npu_plan *p, float lr)
@@ -277,7 +302,7 @@ int npu_plan_run(npu_plan *p, int in, const void *in_data, int out, void *out_da
 	    g->t[out].d.dtype == NPU_DT_INT32)
 		return plan_fail(p, NPU_EINVAL, "npu_plan_run: %d and %d must be int8 or fp32 "
 				 "activations", in, out);
-	err = npu_plan_write(p, in, in_data, g->t[in].bytes);
+	err = npu_plan_write(p, in, in_data, g->t[in].bytes);	/* refused in flight */
 	if (!err)
 		err = exec_run(p, 0);
 	if (!err)
@@ -285,22 +310,61 @@ int npu_plan_run(npu_plan *p, int in, const void *in_data, int out, void *out_da
 	return err;
 }
 
+/* The declared inputs written from @in, and the run started (@what: the caller). */
+static int start(npu_plan *p, const void *const *in, const char *what)
+{
+	npu_graph *g = p->g;
+	int err = 0;
+
+	if (exec_idle(p, what))
+		return NPU_EBUSY;
+	if (!g->inputs || !g->noutputs)	/* declared: even as none (a graph of constants) */
+		return plan_fail(p, NPU_EINVAL, "%s: the graph declares no inputs or outputs "
+				 "(npu_graph_inputs, npu_graph_outputs)", what);
+	for (uint32_t i = 0; i < g->ninputs && !err; i++)
+		err = npu_plan_write(p, g->inputs[i], in[i], g->t[g->inputs[i]].bytes);
+	return err ? err : exec_start(p, 0);
+}
+
+/* The run waited for, and the declared outputs read into @out (NULL: left in the plan). */
+static int finish(npu_plan *p, void *const *out)
+{
+	npu_graph *g = p->g;
+	int err = exec_end(p);
+
+	for (uint32_t i = 0; i < g->noutputs && !err && out; i++)
+		err = npu_plan_read(p, g->outputs[i], out[i], g->t[g->outputs[i]].bytes);
+	return err;
+}
+
 int npu_plan_execute(npu_plan *p, const void *const *in, void *const *out)
 {
-	npu_graph *g;
-	int err = 0;
+	int err;
 
 	if (!p || !in || !out)
 		return npu_fail(p ? p->err : NULL, NPU_EINVAL, "npu_plan_execute: no plan or data");
-	g = p->g;
-	if (!g->inputs || !g->noutputs)	/* declared: even as none (a graph of constants) */
-		return plan_fail(p, NPU_EINVAL, "npu_plan_execute: the graph declares no inputs "
-				 "or outputs (npu_graph_inputs, npu_graph_outputs)");
-	for (uint32_t i = 0; i < g->ninputs && !err; i++)
-		err = npu_plan_write(p, g->inputs[i], in[i], g->t[g->inputs[i]].bytes);
+	err = start(p, in, "npu_plan_execute");
+	return err ? err : finish(p, out);
+}
+
+int npu_plan_start(npu_plan *p, const void *const *in)
+{
+	int err;
+
+	if (!p || !in)
+		return npu_fail(p ? p->err : NULL, NPU_EINVAL, "npu_plan_start: no plan or data");
+	err = start(p, in, "npu_plan_start");
 	if (!err)
-		err = exec_run(p, 0);
-	for (uint32_t i = 0; i < g->noutputs && !err; i++)
-		err = npu_plan_read(p, g->outputs[i], out[i], g->t[g->outputs[i]].bytes);
+		p->in_flight = 1;
 	return err;
+}
+
+int npu_plan_wait(npu_plan *p, void *const *out)
+{
+	if (!p)
+		return npu_fail(NULL, NPU_EINVAL, "npu_plan_wait: no plan");
+	if (!p->in_flight)
+		return plan_fail(p, NPU_EINVAL, "npu_plan_wait: no run in flight (npu_plan_start)");
+	p->in_flight = 0;
+	return finish(p, out);
 }

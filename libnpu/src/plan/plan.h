@@ -64,6 +64,7 @@ struct npu_plan {
 	int store_b;			/* the backend that allocated storage, or -1 (malloc) */
 	unsigned int *valid;		/* per root: VALID_HOST | 2 << b */
 	/* running */
+	int in_flight;			/* npu_plan_start'ed, not yet waited for */
 	struct npu_plan_stats stats;
 	uint64_t cycles;
 	uint32_t train_steps;		/* training runs so far: Adam's step */

@@ -34,6 +34,7 @@ struct npu_be {
 	npu_device *dev;
 	const npu_graph *g;
 	const struct lowered *low;
+	const unsigned char *fixed;	/* the plan's constants (npu_backend_env) */
 	npu_cmdbuf *cb;
 	npu_job *job;			/* the job in flight */
 	const npu_cmdbuf *job_cb;	/* ... and its commands */
@@ -56,6 +57,7 @@ struct npu_exe {
 	uint64_t *tslot;		/* ... and each kernel's bytes there */
 	npu_cmdbuf *cb;			/* the commands, encoded once; or NULL */
 	uint64_t *va;			/* every tensor's address when they were */
+	uint64_t consts;		/* ... and npu_run_args.consts_written */
 	unsigned char *relu_next;	/* per node: the next node's ReLU is its (relu_after) */
 	int fixed;			/* commands the same on every run */
 	int nodes[];
@@ -78,6 +80,7 @@ static int npu_be_open(void *ctx, const struct npu_backend_env *env, void **be, 
 	n->dev = env->dev;
 	n->g = env->graph;
 	n->low = env->internal;
+	n->fixed = env->fixed;
 	err = npu_cmdbuf_new(n->dev, 65536, &n->cb);
 	if (err) {
 		snprintf(why, len, "no command buffer: %s", npu_strerror(err));
@@ -554,14 +557,25 @@ static int emit_binary_relu(npu_cmdbuf *cb, const struct kern *k, const struct k
 }
 
 /*
- * An fp32 forward convolution (kernel @s of @l) with its epilogue as one
- * command: the bias and ReLU kernels after it in place (@more of them),
+ * Whether tensor @t keeps its values from run to run until the host
+ * writes a constant: a constant or folded tensor that is not trained.
+ */
+static int constant(const struct npu_be *n, int t)
+{
+	return t >= 0 && n->fixed && n->fixed[t] && !n->g->t[ir_root(n->g, t)].param;
+}
+
+/*
+ * An fp32 forward convolution (kernel @s of @l) as one command, with its
+ * epilogue: the bias and ReLU kernels after it in place (@more of them),
  * and the ReLU node @r (or NULL) into whose output it then writes. The
  * engine adds and clamps each output as it writes it, the bits the
- * element-wise commands would give.
+ * element-wise commands would give. Constant weights are promised so
+ * (NPU_CONVF_CONST_W), their generation the plan's count of constants
+ * written: the engine then packs them once, not on every run.
  */
-static int emit_conv_epilogue(npu_cmdbuf *cb, const struct lnode *l, int s, int more,
-			      const struct kern *r, const struct npu_run_args *a)
+static int emit_conv_f32(const struct npu_be *n, npu_cmdbuf *cb, const struct lnode *l, int s,
+			 int more, const struct kern *r, const struct npu_run_args *a)
 {
 	const struct kern *k = &l->k[s];
 	struct npu_cmd_conv2d_f32 c;
@@ -580,6 +594,10 @@ static int emit_conv_epilogue(npu_cmdbuf *cb, const struct lnode *l, int s, int 
 	}
 	if (relu || r)
 		c.flags |= NPU_CONVF_RELU;
+	if (constant(n, k->t[1]) && (n->dev->info.fw_caps & NPU_FW_CAP_CONST_WEIGHTS)) {
+		c.flags |= NPU_CONVF_CONST_W;
+		c.wgen = (uint32_t)a->consts_written;
+	}
 	return npu_cmdbuf_emit(cb, &c, sizeof(c));
 }
 
@@ -600,9 +618,9 @@ static int emit_kernel(struct npu_be *n, struct npu_exe *e, npu_cmdbuf *cb, uint
 	next = k && *s + 1 + more == l->nk && e->relu_next[*i];
 	if (next && binary_f32(k))
 		err = emit_binary_relu(cb, k, &n->low->n[e->nodes[*i + 1]].k[0], a);
-	else if (more || next)
-		err = emit_conv_epilogue(cb, l, *s, more,
-					 next ? &n->low->n[e->nodes[*i + 1]].k[0] : NULL, a);
+	else if (k && conv_forward(k))
+		err = emit_conv_f32(n, cb, l, *s, more,
+				    next ? &n->low->n[e->nodes[*i + 1]].k[0] : NULL, a);
 	else if (k)
 		err = emit(cb, n->g, k, a, e->qbuf[*i], table);
 	if (err)
@@ -615,7 +633,7 @@ static int emit_kernel(struct npu_be *n, struct npu_exe *e, npu_cmdbuf *cb, uint
 	return 0;
 }
 
-/* Whether every tensor is where @e's commands were encoded for. */
+/* Whether every tensor is where @e's commands were encoded for (their generation aside). */
 static int same_addresses(const struct npu_be *n, const struct npu_exe *e,
 			  const struct npu_run_args *a)
 {
@@ -653,6 +671,7 @@ static int encode(struct npu_be *n, struct npu_exe *e, const struct npu_run_args
 		err = emit_kernel(n, e, e->cb, &i, &s, a);
 	for (int t = 0; t < n->g->nt && !err; t++)
 		e->va[t] = va(a, t);
+	e->consts = a->consts_written;
 	if (err) {
 		npu_cmdbuf_free(e->cb);
 		e->cb = NULL;
@@ -672,7 +691,7 @@ static int npu_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 		return err;
 	/* Encoded once, one job: submitted as it is while the addresses hold. */
 	if (e->fixed) {
-		if (!e->cb || !same_addresses(n, e, a))
+		if (!e->cb || !same_addresses(n, e, a) || e->consts != a->consts_written)
 			err = encode(n, e, a);
 		if (!err)
 			return submit(n, e->cb);
