@@ -28,9 +28,12 @@
  * @c: fp32.
  * @m, @n, @k: 1..NPU_TENSOR_MAX_DIM.
  * @lda, @ldb, @ldc: row strides in elements, at least the row length.
- * @flags: NPU_GEMMF_*.
+ * @flags: NPU_GEMMF_*. NPU_GEMMF_CONST_B (the engine's
+ *	NPU_HW_CAP_CONST_WEIGHTS) promises B constant under @wgen, as
+ *	NPU_CONVF_CONST_W does the convolution's weights: the engine may keep
+ *	op(B) packed from one command to the next.
  * @alpha, @beta: fp32 bits, finite.
- * @reserved: zero.
+ * @wgen: with NPU_GEMMF_CONST_B, the generation of B's values; else 0.
  */
 struct npu_cmd_gemm_f32 {
 	struct npu_cmd_hdr hdr;
@@ -46,11 +49,12 @@ struct npu_cmd_gemm_f32 {
 	uint32_t flags;
 	uint32_t alpha;
 	uint32_t beta;
-	uint32_t reserved;
+	uint32_t wgen;
 };
 #define NPU_GEMMF_TRANS_A	(1u << 0)
 #define NPU_GEMMF_TRANS_B	(1u << 1)
 #define NPU_GEMMF_BF16		(1u << 2)	/* A and B are bf16 */
+#define NPU_GEMMF_CONST_B	(1u << 3)
 
 /**
  * struct npu_cmd_conv2d_f32 - 2-D convolution (cross-correlation, NHWC,

@@ -133,7 +133,10 @@ enum npu_fw_error {
 #define NPU_FW_CAP_NORM_Q8	(1u << 6)
 /* QDQ takes NPU_QDQ_REQUANTIZE_Q31 (the hardware's NPU_HW_CAP_REQUANT_Q31) */
 #define NPU_FW_CAP_REQUANT_Q31	(1u << 7)
-/* CONV2D_F32 takes NPU_CONVF_CONST_W (the hardware's NPU_HW_CAP_CONST_WEIGHTS) */
+/*
+ * CONV2D_F32 takes NPU_CONVF_CONST_W, GEMM_F32 NPU_GEMMF_CONST_B (the
+ * hardware's NPU_HW_CAP_CONST_WEIGHTS)
+ */
 #define NPU_FW_CAP_CONST_WEIGHTS (1u << 8)
 
 /*

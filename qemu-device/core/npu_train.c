@@ -80,15 +80,69 @@ static uint32_t load_f32(struct npu_core *core, uint64_t va, uint64_t count, int
 }
 
 
+/*
+ * op(B) of @g, promised constant under @wgen (NPU_CONVF_CONST_W,
+ * NPU_GEMMF_CONST_B), packed for the GEMM once and kept between commands
+ * (npu_wcache.c): B is @count elements at @va, fp32 or (@bf16) bf16, and
+ * @g gives its k, n, ldb and trans_b. *@packed comes from the cache, or B
+ * is read, packed and given to it; *@packed is NULL when B is to be read
+ * as usual (no cache, or too large for it). *@own gets a packing the
+ * cache did not take, for the caller to free.
+ */
+static uint32_t kept_b(struct npu_core *core, struct npu_sgemm_args *g, uint64_t va,
+		       uint64_t count, int bf16, uint32_t wgen, const float **packed, float **own,
+		       uint64_t *fault)
+{
+	struct npu_wc_key key = { .va = va, .ctx = core->eng.run.ctx, .wgen = wgen,
+				  .kind = NPU_WC_SGEMM_B, .rows = g->k, .cols = g->n,
+				  .ld = (uint32_t)g->ldb, .flags = (uint32_t)(bf16 | g->trans_b << 1) };
+	uint64_t size = npu_sgemm_packed_b_bytes(g->k, g->n);
+	uint32_t gen, st;
+	float *b, *p;
+
+	*packed = NULL;
+	*own = NULL;
+	if (size + NPU_WC_ENTRY_COST > (uint64_t)core->cfg.weight_cache_mib << 20)
+		return NPU_DMA_OK;
+	*packed = npu_wcache_get(core, &key);
+	if (*packed) {
+		npu_trace(core, NPU_TRACE_WCACHE, 1, va, core->wcache.bytes);
+		return NPU_DMA_OK;
+	}
+	if (!npu_wcache_room(core, &key, size))
+		return NPU_DMA_OK;	/* read as usual */
+	gen = npu_mmu_ctx_gen(&core->mmu, key.ctx);	/* before B is read */
+	st = load_f32(core, va, count, bf16, &b, fault);
+	p = st == NPU_DMA_OK ? malloc(size) : NULL;
+	g->b = b;
+	g->bf16 = 0;	/* widened as it was read */
+	g->stop = npu_eng_stop_cb;
+	g->stop_arg = core;
+	if (st == NPU_DMA_OK && (!p || !npu_sgemm_pack_b(g, p)))
+		st = NPU_DMA_ERR_ARGS;	/* no memory, or told to stop */
+	free(b);
+	g->b = NULL;
+	if (st != NPU_DMA_OK) {
+		free(p);
+		return st;
+	}
+	if (!npu_wcache_put(core, &key, gen, p, size))
+		*own = p;
+	*packed = p;
+	npu_trace(core, NPU_TRACE_WCACHE, 0, va, core->wcache.bytes);
+	return NPU_DMA_OK;
+}
+
 /* ---- GEMM ----------------------------------------------------------------- */
 
 uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			  uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint64_t va_a, va_b, va_c, span_a, span_b, span_c;
-	uint32_t m, n, k, lda, ldb, ldc, flags, st;
+	uint32_t m, n, k, lda, ldb, ldc, flags, wgen, st;
 	uint32_t a_rows, a_cols, b_rows, b_cols, esz;
-	float alpha, beta, *cbuf = NULL;
+	float alpha, beta, *cbuf = NULL, *own = NULL;
+	const float *packed = NULL;
 	void *a = NULL, *b = NULL;
 
 	if (size != sizeof(struct npu_cmd_gemm_f32))
@@ -103,9 +157,11 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	ldb = npu_rd32(c + 48);
 	ldc = npu_rd32(c + 52);
 	flags = npu_rd32(c + 56);
+	wgen = npu_rd32(c + 68);
 	if (!npu_dim_ok(m) || !npu_dim_ok(n) || !npu_dim_ok(k) ||
-	    (flags & ~(NPU_GEMMF_TRANS_A | NPU_GEMMF_TRANS_B | NPU_GEMMF_BF16)) ||
-	    !npu_f32_bits_finite(npu_rd32(c + 60)) || !npu_f32_bits_finite(npu_rd32(c + 64)) || npu_rd32(c + 68) ||
+	    (flags & ~(NPU_GEMMF_TRANS_A | NPU_GEMMF_TRANS_B | NPU_GEMMF_BF16 | NPU_GEMMF_CONST_B)) ||
+	    !npu_f32_bits_finite(npu_rd32(c + 60)) || !npu_f32_bits_finite(npu_rd32(c + 64)) ||
+	    (wgen && !(flags & NPU_GEMMF_CONST_B)) ||
 	    (uint64_t)m * n * k > NPU_TENSOR_MAX_MACS)
 		return NPU_DMA_ERR_ARGS;
 	if (!npu_eng_charge_macs(core, (uint64_t)m * n * k))
@@ -125,7 +181,13 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 		return NPU_DMA_ERR_ARGS;
 	esz = flags & NPU_GEMMF_BF16 ? 2 : 4;
 	st = load(core, va_a, span_a, esz, &a, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_DMA_OK && (flags & NPU_GEMMF_CONST_B)) {
+		struct npu_sgemm_args kb = { .k = k, .n = n, .ldb = ldb,
+					     .trans_b = !!(flags & NPU_GEMMF_TRANS_B) };
+
+		st = kept_b(core, &kb, va_b, span_b, esz == 2, wgen, &packed, &own, fault);
+	}
+	if (st == NPU_DMA_OK && !packed)
 		st = load(core, va_b, span_b, esz, &b, fault);
 	/* C is read when beta needs it, or to keep the gaps of a strided C. */
 	if (st == NPU_DMA_OK && (beta != 0.0f || ldc != n))
@@ -141,6 +203,7 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 			.bf16 = !!(flags & NPU_GEMMF_BF16),
 			.alpha = alpha, .beta = beta, .threads = core->cfg.engine_threads,
 			.stop = npu_eng_stop_cb, .stop_arg = core, .reserve = npu_eng_reserve_cb,
+			.b_packed = packed,
 		};
 
 		st = npu_sgemm(&g) ? NPU_DMA_ERR_ARGS : store(core, va_c, cbuf, span_c * 4, fault);
@@ -151,6 +214,7 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	}
 	free(a);
 	free(b);
+	free(own);
 	free(cbuf);
 	return st;
 }
@@ -350,55 +414,6 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 	return 0;
 }
 
-/*
- * The forward mode's weights with NPU_CONVF_CONST_W, packed for the GEMM
- * once and kept between commands (npu_wcache.c): *@packed from the cache,
- * or read, packed and given to it; NULL when they are read as usual (no
- * promise, no cache, or too large for it). *@own gets a packing the cache
- * did not take, for the caller to free.
- */
-static uint32_t packed_weights(struct npu_core *core, const struct convf *v, int bf16,
-			       const float **packed, float **own, uint64_t *fault)
-{
-	struct npu_wc_key key = { .va = v->w, .ctx = core->eng.run.ctx, .wgen = v->wgen,
-				  .kind = NPU_WC_SGEMM_B, .rows = (uint32_t)v->kk,
-				  .cols = v->out_c, .flags = (uint32_t)bf16 };
-	struct npu_sgemm_args g = { .k = (uint32_t)v->kk, .n = v->out_c, .ldb = v->kk,
-				    .trans_b = 1, .stop = npu_eng_stop_cb, .stop_arg = core };
-	uint64_t size = npu_sgemm_packed_b_bytes(g.k, g.n);
-	uint32_t gen, st;
-	float *w, *p;
-
-	*packed = NULL;
-	*own = NULL;
-	if (!(v->flags & NPU_CONVF_CONST_W) ||
-	    size + NPU_WC_ENTRY_COST > (uint64_t)core->cfg.weight_cache_mib << 20)
-		return NPU_DMA_OK;
-	*packed = npu_wcache_get(core, &key);
-	if (*packed) {
-		npu_trace(core, NPU_TRACE_WCACHE, 1, v->w, core->wcache.bytes);
-		return NPU_DMA_OK;
-	}
-	if (!npu_wcache_room(core, &key, size))
-		return NPU_DMA_OK;	/* read as usual */
-	gen = npu_mmu_ctx_gen(&core->mmu, key.ctx);	/* before the weights are read */
-	st = load_f32(core, v->w, v->w_n, bf16, &w, fault);
-	p = st == NPU_DMA_OK ? malloc(size) : NULL;
-	g.b = w;
-	if (st == NPU_DMA_OK && (!p || !npu_sgemm_pack_b(&g, p)))
-		st = NPU_DMA_ERR_ARGS;	/* no memory, or told to stop */
-	free(w);
-	if (st != NPU_DMA_OK) {
-		free(p);
-		return st;
-	}
-	if (!npu_wcache_put(core, &key, gen, p, size))
-		*own = p;
-	*packed = p;
-	npu_trace(core, NPU_TRACE_WCACHE, 0, v->w, core->wcache.bytes);
-	return NPU_DMA_OK;
-}
-
 uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -417,8 +432,12 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	st = v.mode == NPU_CONVF_BWD_DATA ? (x = npu_eng_alloc(core, sizeof(float) * v.x_n)) ? NPU_DMA_OK
 										 : NPU_DMA_ERR_ARGS
 					  : load_f32(core, v.x, v.x_n, bf16, &x, fault);
-	if (st == NPU_DMA_OK)
-		st = packed_weights(core, &v, bf16, &packed, &own, fault);
+	if (st == NPU_DMA_OK && (v.flags & NPU_CONVF_CONST_W)) {	/* w: B, n x kk */
+		struct npu_sgemm_args kb = { .k = (uint32_t)v.kk, .n = v.out_c, .ldb = v.kk,
+					     .trans_b = 1 };
+
+		st = kept_b(core, &kb, v.w, v.w_n, bf16, v.wgen, &packed, &own, fault);
+	}
 	if (st == NPU_DMA_OK && !packed)
 		st = v.mode == NPU_CONVF_BWD_FILTER ?
 			((w = npu_eng_alloc(core, sizeof(float) * v.w_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :

@@ -36,7 +36,7 @@ _Static_assert(sizeof(struct npu_wc_entry) <= NPU_WC_ENTRY_COST, "an entry's cos
 static bool key_eq(const struct npu_wc_key *a, const struct npu_wc_key *b)
 {
 	return a->va == b->va && a->ctx == b->ctx && a->wgen == b->wgen && a->kind == b->kind &&
-	       a->rows == b->rows && a->cols == b->cols && a->flags == b->flags;
+	       a->rows == b->rows && a->cols == b->cols && a->ld == b->ld && a->flags == b->flags;
 }
 
 static void drop(struct npu_wcache *wc, struct npu_wc_entry **link)

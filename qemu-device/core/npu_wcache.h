@@ -26,13 +26,14 @@ enum npu_wc_kind {
  * @va, @ctx: the weights' address and context.
  * @wgen: the host's generation of their values (the command's).
  * @kind: enum npu_wc_kind.
- * @rows, @cols, @flags: the packing's geometry and options (the source's
- *	element type): another packing of the same bytes is another copy.
+ * @rows, @cols, @ld, @flags: the packing's geometry and options (the
+ *	source's row stride, element type, transpose): another packing of
+ *	the same bytes is another copy.
  */
 struct npu_wc_key {
 	uint64_t va;
 	uint32_t ctx, wgen, kind;
-	uint32_t rows, cols, flags;
+	uint32_t rows, cols, ld, flags;
 };
 
 /**

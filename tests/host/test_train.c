@@ -575,6 +575,96 @@ static void test_conv2d_f32_const_weights(void)
 }
 
 /*
+ * GEMM_F32's constant B (NPU_GEMMF_CONST_B) as the convolution's weights
+ * above: random shapes, each transpose, bf16, a B with gaps between its
+ * rows (ldb past the row), threads by columns and by rows; bit for bit the
+ * plain command's, packed then kept, and what keeping means.
+ */
+static void gemm_f32_const_cases(const char *isa)
+{
+	struct npu_core_config cfg;
+
+	(void)isa;
+	npu_core_default_config(&cfg);
+	for (int t = 0; t < 12; t++) {
+		struct npu_gemm_f32 p = { 1 + rnd() % 40, 1 + rnd() % 40, 1 + rnd() % 300,
+					  (int)(rnd() & 1), t % 2, t % 4 == 3, 1.0f, 0.0f };
+		struct npu_cmd_gemm_f32 plain, kept;
+		const struct npu_wcache *wc;
+		uint32_t b_rows, b_cols, esz = p.bf16 ? 2 : 4;
+		size_t na, nb, nc;
+		void *a, *b[2];
+		uint8_t *first;
+		uint64_t hits, misses;
+
+		if (t >= 10) {	/* threads: by columns, then by rows (one panel) */
+			p.m = 300, p.n = t == 10 ? 200 : 16, p.k = 600;
+		}
+		na = (size_t)p.m * p.k;
+		b_rows = p.trans_b ? p.n : p.k;
+		b_cols = p.trans_b ? p.k : p.n;
+		nc = (size_t)p.m * p.n;
+		CHECK_EQ(npu_pack_gemm_f32(&plain, &p, VA(1), VA(2), VA(3)), 0);
+		if (t % 3 == 2)	/* gaps between B's rows */
+			plain.ldb = b_cols + 5;
+		nb = (size_t)(b_rows - 1) * plain.ldb + b_cols;
+		{
+			float *fa = rand_floats(na), *fb[2] = { rand_floats(nb), rand_floats(nb) };
+
+			a = p.bf16 ? to_bf16(fa, na) : fa;
+			for (int i = 0; i < 2; i++) {
+				b[i] = p.bf16 ? to_bf16(fb[i], nb) : fb[i];
+				if (p.bf16)
+					free(fb[i]);
+			}
+			if (p.bf16)
+				free(fa);
+		}
+		setup_cfg(&cfg);
+		wc = &h.core->wcache;
+		put(1, a, na * esz);
+		put(2, b[0], nb * esz);
+		put(3, NULL, nc * 4);
+		put(4, NULL, nc * 4);
+		kept = plain;
+		kept.c = VA(4);
+		kept.flags |= NPU_GEMMF_CONST_B;
+		kept.wgen = 3;
+		hits = wc->hits;
+		misses = wc->misses;
+
+		CHECK_EQ(run_kept(&plain, sizeof(plain)), NPU_JOB_OK);
+		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);	/* packed */
+		CHECK(!memcmp(at(3), at(4), nc * 4));
+		memset(at(4), 0xff, nc * 4);
+		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);	/* kept */
+		CHECK(!memcmp(at(3), at(4), nc * 4));
+		CHECK_EQ(wc->misses, misses + 1);
+		CHECK_EQ(wc->hits, hits + 1);
+		first = malloc(nc * 4);
+		memcpy(first, at(3), nc * 4);
+		/* The promise broken, then kept again under a new generation. */
+		memcpy(at(2), b[1], nb * esz);
+		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);
+		CHECK(!memcmp(at(4), first, nc * 4));
+		kept.wgen = 4;
+		CHECK_EQ(run_kept(&plain, sizeof(plain)), NPU_JOB_OK);
+		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);
+		CHECK(!memcmp(at(3), at(4), nc * 4));
+		CHECK_EQ(wc->misses, misses + 2);
+		free(first);
+		free(a);
+		free(b[0]);
+		free(b[1]);
+	}
+}
+
+static void test_gemm_f32_const_b(void)
+{
+	on_every_isa("fp32 GEMM's constant B", gemm_f32_const_cases);
+}
+
+/*
  * The cache's room (weight_cache_mib): none kept with 0 (new values under
  * the same generation are read); with 1 MiB, two layers of 600 KiB each
  * take turns, the least recently used let go, the bytes kept never above
@@ -1051,9 +1141,9 @@ static void test_malformed(void)
 		case 0: b.m = 0; break;
 		case 1: b.k = 70000; break;
 		case 2: b.lda = 3; break;
-		case 3: b.flags = 8; break;
+		case 3: b.flags = 16; break;
 		case 4: b.alpha = 0x7f800000; break;	/* infinity */
-		case 5: b.reserved = 1; break;
+		case 5: b.wgen = 1; break;	/* a generation, no promise */
 		case 6: b.a = VA(9); want = NPU_JOB_MMU_FAULT; break;	/* unmapped */
 		case 7: b.c = VA(3) + 2; break;	/* misaligned */
 		default: b.m = b.n = b.k = 65536; break;	/* too much work */
@@ -1113,6 +1203,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_conv2d_f32_epilogue),
 	TAP_ENTRY(test_conv2d_f32_epilogue_by_hand),
 	TAP_ENTRY(test_conv2d_f32_const_weights),
+	TAP_ENTRY(test_gemm_f32_const_b),
 	TAP_ENTRY(test_const_weights_room),
 	TAP_ENTRY(test_pool_f32_random),
 	TAP_ENTRY(test_eltwise_f32_all_ops),

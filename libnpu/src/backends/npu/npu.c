@@ -454,15 +454,29 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	return 0;
 }
 
+/*
+ * Whether weights @t may be promised constant to the engine (the device
+ * keeps them packed: NPU_CONVF_CONST_W, NPU_GEMMF_CONST_B): a constant or
+ * folded tensor that is not trained keeps its values from run to run
+ * until the host writes a constant, which moves the generation the
+ * commands carry (npu_run_args.consts_written).
+ */
+static int const_weights(const struct npu_be *n, int t)
+{
+	return t >= 0 && n->fixed && n->fixed[t] && !n->g->t[ir_root(n->g, t)].param &&
+	       (n->dev->info.fw_caps & NPU_FW_CAP_CONST_WEIGHTS);
+}
+
 static uint64_t va(const struct npu_run_args *a, int id)
 {
 	return id < 0 || !a->mem[id] ? 0 : npu_buffer_va(a->mem[id]);
 }
 
-static int emit(npu_cmdbuf *cb, const npu_graph *g, const struct kern *k,
+static int emit(const struct npu_be *n, npu_cmdbuf *cb, const struct kern *k,
 		const struct npu_run_args *a, npu_buffer *qbuf, uint64_t table)
 {
 	uint64_t v[KERN_MAX_T], q = qbuf ? npu_buffer_va(qbuf) : 0;
+	struct npu_cmd_gemm_f32 gf;
 	union npu_cmd_nd nd;
 	int err;
 
@@ -488,7 +502,12 @@ static int emit(npu_cmdbuf *cb, const npu_graph *g, const struct kern *k,
 	case K_CONCAT:
 		return npu_cmd_concat(cb, &k->p.cat, v, v[k->nt - 1]);
 	case K_GEMM_F32:
-		return npu_cmd_gemm_f32(cb, &k->p.fgemm, v[0], v[1], v[2]);
+		err = npu_pack_gemm_f32(&gf, &k->p.fgemm, v[0], v[1], v[2]);
+		if (!err && const_weights(n, k->t[1])) {
+			gf.flags |= NPU_GEMMF_CONST_B;
+			gf.wgen = (uint32_t)a->consts_written;
+		}
+		return err ? err : npu_cmdbuf_emit(cb, &gf, sizeof(gf));
 	case K_CONV_F32:
 		return npu_cmd_conv2d_f32(cb, &k->p.fconv.p, k->p.fconv.pass, v[0], v[1], v[2]);
 	case K_POOL_F32:
@@ -521,7 +540,7 @@ static int emit(npu_cmdbuf *cb, const npu_graph *g, const struct kern *k,
 	case K_ND_SOFTMAX_GRAD:
 	case K_ND_LAYERNORM_GRAD:
 	case K_ND_UNARY_GRAD:	/* the N-d commands: one packer (pack_nd.c) */
-		err = pack_nd(g, k, v, table, &nd);
+		err = pack_nd(n->g, k, v, table, &nd);
 		return err ? err : npu_cmdbuf_emit(cb, &nd, nd.hdr.size);
 	case K_NUM:
 		break;
@@ -557,15 +576,6 @@ static int emit_binary_relu(npu_cmdbuf *cb, const struct kern *k, const struct k
 }
 
 /*
- * Whether tensor @t keeps its values from run to run until the host
- * writes a constant: a constant or folded tensor that is not trained.
- */
-static int constant(const struct npu_be *n, int t)
-{
-	return t >= 0 && n->fixed && n->fixed[t] && !n->g->t[ir_root(n->g, t)].param;
-}
-
-/*
  * An fp32 forward convolution (kernel @s of @l) as one command, with its
  * epilogue: the bias and ReLU kernels after it in place (@more of them),
  * and the ReLU node @r (or NULL) into whose output it then writes. The
@@ -594,7 +604,7 @@ static int emit_conv_f32(const struct npu_be *n, npu_cmdbuf *cb, const struct ln
 	}
 	if (relu || r)
 		c.flags |= NPU_CONVF_RELU;
-	if (constant(n, k->t[1]) && (n->dev->info.fw_caps & NPU_FW_CAP_CONST_WEIGHTS)) {
+	if (const_weights(n, k->t[1])) {
 		c.flags |= NPU_CONVF_CONST_W;
 		c.wgen = (uint32_t)a->consts_written;
 	}
@@ -622,7 +632,7 @@ static int emit_kernel(struct npu_be *n, struct npu_exe *e, npu_cmdbuf *cb, uint
 		err = emit_conv_f32(n, cb, l, *s, more,
 				    next ? &n->low->n[e->nodes[*i + 1]].k[0] : NULL, a);
 	else if (k)
-		err = emit(cb, n->g, k, a, e->qbuf[*i], table);
+		err = emit(n, cb, k, a, e->qbuf[*i], table);
 	if (err)
 		return err;
 	*s += 1 + more;
