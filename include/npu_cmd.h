@@ -250,10 +250,12 @@ struct npu_cmd_gemm_i8 {
  * @pad_top, @pad_left: positions before the image, 0..255.
  * @in_zero, @out_zero: zero points, -128..127.
  * @act_min, @act_max: clamp, -128 <= act_min <= act_max <= 127.
- * @flags: NPU_CONV_*.
+ * @flags: NPU_CONV_*. NPU_CONV_CONST_W (NPU_HW_CAP_CONST_WEIGHTS)
+ *	promises @filter constant under @wgen, as NPU_CONVF_CONST_W does
+ *	(npu_cmd_train.h): the engine may keep it packed between commands.
  * @groups: 0 or 1 (one group), or G dividing in_c and out_c, not with
  *	NPU_CONV_DEPTHWISE; G > 1 needs NPU_HW_CAP_CONV_GROUPS.
- * @reserved: zero.
+ * @wgen: with NPU_CONV_CONST_W, the generation of @filter's values; else 0.
  */
 struct npu_cmd_conv2d_i8 {
 	struct npu_cmd_hdr hdr;
@@ -272,11 +274,12 @@ struct npu_cmd_conv2d_i8 {
 	int32_t act_min, act_max;
 	uint32_t flags;
 	uint32_t groups;
-	uint32_t reserved;
+	uint32_t wgen;
 };
 #define NPU_CONV_PER_TENSOR	(1u << 0)
 #define NPU_CONV_DEPTHWISE	(1u << 1)
 #define NPU_CONV_REQUANT_ONNX	(1u << 2)	/* as NPU_GEMM_REQUANT_ONNX */
+#define NPU_CONV_CONST_W	(1u << 3)	/* @filter constant under @wgen */
 #define NPU_CONV_MAX_KERNEL	64
 #define NPU_CONV_MAX_PAD	255
 

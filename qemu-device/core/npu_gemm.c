@@ -632,7 +632,7 @@ static uint64_t range_bytes(const void *arg, const struct npu_tile_range *r)
 
 	if (r->m0 >= r->m1 || r->n0 >= r->n1)
 		return 0;
-	return panel_bytes(kern, p->g->k) * panels + sizeof(uint32_t) * ldc +
+	return (p->g->b_packed ? 0 : panel_bytes(kern, p->g->k) * panels + sizeof(uint32_t) * ldc) +
 	       sizeof(int32_t) * MC * (KC / kern->unit) + sizeof(int32_t) * MC * ldc +
 	       sizeof(int32_t) * 4 * ldc;
 }
@@ -645,8 +645,12 @@ static void *gemm_range(struct part *p)
 	uint32_t panels = (p->r.n1 - p->r.n0 + nr - 1) / nr;
 	size_t ldc = (size_t)panels * nr, panel = panel_bytes(kern, g->k);
 	size_t group_bytes = (size_t)unit * nr * (unit == 2 ? sizeof(int16_t) : 1);
-	uint8_t *bp = malloc(panel * panels);
-	uint32_t *bsum = malloc(sizeof(*bsum) * ldc);
+	/* B packed whole already (the range's panels and sums in place), or here. */
+	uint8_t *own = g->b_packed ? NULL : malloc(panel * panels);
+	uint32_t *own_sum = g->b_packed ? NULL : malloc(sizeof(*own_sum) * ldc);
+	const uint8_t *bp = g->b_packed ? (const uint8_t *)g->b_packed + panel * (p->r.n0 / nr) : own;
+	const uint32_t *bsum = g->b_packed ? (const uint32_t *)((const uint8_t *)g->b_packed +
+				panel * ((g->n + nr - 1) / nr)) + p->r.n0 : own_sum;
 	int32_t *ap = malloc(sizeof(*ap) * MC * (KC / unit));
 	int32_t *c = malloc(sizeof(*c) * MC * ldc);
 	int32_t *cols = malloc(sizeof(*cols) * 4 * ldc);
@@ -660,7 +664,7 @@ static void *gemm_range(struct part *p)
 	rq.mult = cols + ldc;
 	rq.lshift = cols + 2 * ldc;
 	rq.rshift = cols + 3 * ldc;
-	if (!pack_b(g, kern, p->r.n0, p->r.n1, bp, bsum, p->vec)) {
+	if (own && !pack_b(g, kern, p->r.n0, p->r.n1, own, own_sum, p->vec)) {
 		p->failed = 1;
 		goto out;
 	}
@@ -692,11 +696,29 @@ static void *gemm_range(struct part *p)
 	}
 out:
 	free(cols);
-	free(bp);
-	free(bsum);
+	free(own);
+	free(own_sum);
 	free(ap);
 	free(c);
 	return NULL;
+}
+
+uint64_t npu_gemm_packed_b_bytes(uint32_t n, uint32_t k)
+{
+	const struct kernel *kern = pick_kernel();
+	uint64_t panels = (n + kern->nr - 1) / kern->nr;
+
+	return (panel_bytes(kern, k) + sizeof(uint32_t) * kern->nr) * panels;
+}
+
+bool npu_gemm_pack_b(const struct npu_gemm_args *g, void *out)
+{
+	const struct kernel *kern = pick_kernel();
+	size_t panels = (g->n + kern->nr - 1) / kern->nr;
+
+	return pack_b(g, kern, 0, g->n, out,
+		      (uint32_t *)((uint8_t *)out + panel_bytes(kern, g->k) * panels),
+		      npu_engine_avx2());
 }
 
 int npu_gemm_i8(const struct npu_gemm_args *g)

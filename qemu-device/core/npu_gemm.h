@@ -39,10 +39,24 @@ struct npu_gemm_args {
 	 * @stop_arg); false, and the call returns -1 having allocated none.
 	 */
 	bool (*reserve)(void *arg, uint64_t bytes);
+	/* Optional: B as npu_gemm_pack_b() left it (then @b is not read). */
+	const void *b_packed;
 };
 
 /* Returns 0, or -1 if host memory ran out (or @reserve said no). */
 int npu_gemm_i8(const struct npu_gemm_args *g);
+
+/*
+ * The bytes npu_gemm_pack_b() writes for an @n x @k B with the kernel of
+ * npu_gemm_isa() (whose layout they are: a packing is for that kernel).
+ */
+uint64_t npu_gemm_packed_b_bytes(uint32_t n, uint32_t k);
+/*
+ * B of @g (b, n, k) whole, in the kernel's panels with its columns' sums,
+ * into @out, on the calling thread: for @b_packed, so that GEMMs on the
+ * same B pack it once. False if @g->stop said stop.
+ */
+bool npu_gemm_pack_b(const struct npu_gemm_args *g, void *out);
 
 /*
  * The instruction set the kernel uses on this host: the best it has of

@@ -143,14 +143,16 @@ static uint32_t write_rows(struct npu_core *core, uint32_t ctx, uint64_t va, uin
 /*
  * The arithmetic (npu_gemm.c): acc = bias + sum (a - a_zero) * b in int32
  * that wraps (as unsigned), which equals TFLite's where TFLite does not
- * overflow and is defined where it would.
+ * overflow and is defined where it would. With @b_packed (not NULL): B
+ * packed already by npu_gemm_pack_b(), @b not read.
  */
-static int gemm_compute(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
-			const int8_t *a, const int8_t *b, const int32_t *bias,
-			const struct npu_quant_ch *q, int8_t *out, uint32_t ldo)
+static int gemm_packed(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
+		       const int8_t *a, const int8_t *b, const void *b_packed,
+		       const int32_t *bias, const struct npu_quant_ch *q, int8_t *out,
+		       uint32_t ldo)
 {
 	struct npu_gemm_args args = {
-		.a = a, .b = b, .bias = bias, .q = q, .out = out,
+		.a = a, .b = b, .b_packed = b_packed, .bias = bias, .q = q, .out = out,
 		.m = g->m, .n = g->n, .k = g->k, .ldo = ldo,
 		.a_zero = g->a_zero, .out_zero = g->out_zero,
 		.act_min = g->act_min, .act_max = g->act_max,
@@ -161,6 +163,13 @@ static int gemm_compute(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
 	};
 
 	return npu_gemm_i8(&args);
+}
+
+static int gemm_compute(struct npu_core *core, const struct npu_cmd_gemm_i8 *g,
+			const int8_t *a, const int8_t *b, const int32_t *bias,
+			const struct npu_quant_ch *q, int8_t *out, uint32_t ldo)
+{
+	return gemm_packed(core, g, a, b, NULL, bias, q, out, ldo);
 }
 
 uint32_t npu_gemm_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -229,7 +238,7 @@ struct conv {
 	uint32_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
 	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
 	int32_t in_zero, out_zero, act_min, act_max;
-	uint32_t flags, groups, reserved;
+	uint32_t flags, groups, wgen;
 };
 
 static void conv_parse(const uint8_t *c, struct conv *v)
@@ -260,7 +269,7 @@ static void conv_parse(const uint8_t *c, struct conv *v)
 	v->act_max = (int32_t)npu_rd32(c + 120);
 	v->flags = npu_rd32(c + 124);
 	v->groups = npu_rd32(c + 128);
-	v->reserved = npu_rd32(c + 132);
+	v->wgen = npu_rd32(c + 132);
 	if (!v->groups)
 		v->groups = 1;	/* zero: the field's value before groups existed */
 }
@@ -281,8 +290,9 @@ static bool conv_valid(const struct conv *v, uint64_t *in_sz, uint64_t *f_sz, ui
 	    v->pad_top > NPU_CONV_MAX_PAD || v->pad_left > NPU_CONV_MAX_PAD ||
 	    v->in_zero < -128 || v->in_zero > 127 || v->out_zero < -128 || v->out_zero > 127 ||
 	    v->act_min < -128 || v->act_min > v->act_max || v->act_max > 127 ||
-	    (v->flags & ~(NPU_CONV_PER_TENSOR | NPU_CONV_DEPTHWISE | NPU_CONV_REQUANT_ONNX)) ||
-	    v->reserved || (v->bias & 3) || (v->quant & 3) ||
+	    (v->flags & ~(NPU_CONV_PER_TENSOR | NPU_CONV_DEPTHWISE | NPU_CONV_REQUANT_ONNX |
+			  NPU_CONV_CONST_W)) ||
+	    (v->wgen && !(v->flags & NPU_CONV_CONST_W)) || (v->bias & 3) || (v->quant & 3) ||
 	    (dw && v->out_c % v->in_c) ||
 	    (v->groups > 1 && (dw || v->in_c % v->groups || v->out_c % v->groups)))
 		return false;
@@ -351,8 +361,8 @@ static bool conv_direct(const struct conv *v)
 }
 
 static int conv_compute(struct npu_core *core, const struct conv *v, const int8_t *in,
-			const int8_t *f, const int32_t *bias, const struct npu_quant_ch *q,
-			int8_t *out, int8_t *patch)
+			const int8_t *f, const void *packed, const int32_t *bias,
+			const struct npu_quant_ch *q, int8_t *out, int8_t *patch)
 {
 	uint32_t cg = v->in_c / v->groups, og = v->out_c / v->groups;
 	uint32_t kd = v->k_h * v->k_w * cg;
@@ -371,7 +381,7 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 
 	if (conv_direct(v)) {
 		g.m = (uint32_t)(rows_total * v->out_w);
-		return gemm_compute(core, &g, in, f, bias, q, out, v->out_c);
+		return gemm_packed(core, &g, in, f, packed, bias, q, out, v->out_c);
 	}
 	if (chunk < 1)
 		chunk = 1;
@@ -385,9 +395,9 @@ static int conv_compute(struct npu_core *core, const struct conv *v, const int8_
 			if (npu_eng_stop(core))
 				return -1;
 			if (im2col_rows(core, v, in, r0, nr, gi * cg, cg, patch) ||
-			    gemm_compute(core, &g, patch, f + o0 * kd, bias ? bias + o0 : NULL,
-					 per_tensor ? q : q + o0,
-					 out + r0 * v->out_w * v->out_c + o0, v->out_c))
+			    gemm_packed(core, &g, patch, f ? f + o0 * kd : NULL, packed,
+					bias ? bias + o0 : NULL, per_tensor ? q : q + o0,
+					out + r0 * v->out_w * v->out_c + o0, v->out_c))
 				return -1;
 		}
 	}
@@ -550,6 +560,50 @@ static int dwconv_compute(struct npu_core *core, const struct conv *v, const int
 	return 0;
 }
 
+/* What kept_filter() packs: the filter read (@va, @bytes) into @g's B. */
+struct filter_source {
+	struct npu_core *core;
+	struct npu_gemm_args g;
+	uint64_t va, bytes, *fault;
+};
+
+static uint32_t make_filter(void *arg, void *out)
+{
+	struct filter_source *s = arg;
+	int8_t *f = npu_eng_alloc(s->core, s->bytes);
+	uint32_t st = f ? npu_va_rw(s->core, s->core->eng.run.ctx, s->va, f, s->bytes, false,
+				    s->fault) : NPU_DMA_ERR_ARGS;
+
+	s->g.b = f;
+	if (st == NPU_DMA_OK && !npu_gemm_pack_b(&s->g, out))
+		st = NPU_DMA_ERR_ABORTED;	/* told to stop */
+	free(f);
+	return st;
+}
+
+/*
+ * A one-group convolution's filter promised constant (NPU_CONV_CONST_W):
+ * packed for the GEMM (its [out_c][kd] B) once and kept between commands
+ * (npu_wcache_keep()), for the kernel the engine runs now.
+ */
+static uint32_t kept_filter(struct npu_core *core, const struct conv *v, uint64_t kd,
+			    uint64_t f_sz, const void **packed, void **own, uint64_t *fault)
+{
+	struct filter_source src = {
+		.core = core, .va = v->filter, .bytes = f_sz, .fault = fault,
+		.g = { .n = v->out_c, .k = (uint32_t)kd, .stop = npu_eng_stop_cb, .stop_arg = core },
+	};
+	struct npu_wc_key key = { .va = v->filter, .ctx = core->eng.run.ctx, .wgen = v->wgen,
+				  .kind = NPU_WC_GEMM_I8_B, .rows = v->out_c, .cols = (uint32_t)kd };
+
+	/* The packing is the kernel's: its place in the list of kernels tells it. */
+	while (npu_gemm_isa_name(key.flags) &&
+	       strcmp(npu_gemm_isa_name(key.flags), npu_gemm_isa()))
+		key.flags++;
+	return npu_wcache_keep(core, &key, npu_gemm_packed_b_bytes(v->out_c, (uint32_t)kd),
+			       make_filter, &src, packed, own);
+}
+
 uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -559,6 +613,8 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	int8_t *in = NULL, *f = NULL, *out = NULL, *patch = NULL;
 	int32_t *bias = NULL;
 	struct npu_quant_ch *q = NULL;
+	const void *packed = NULL;
+	void *own = NULL;
 	bool dw, im2col;
 
 	if (size != sizeof(struct npu_cmd_conv2d_i8))
@@ -572,8 +628,14 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	if (!npu_eng_charge_macs(core, out_sz * kd))
 		return NPU_DMA_ERR_LIMIT;
 	nq = v.flags & NPU_CONV_PER_TENSOR ? 1 : v.out_c;
+	/* Kept packed where promised constant: one group's filter is one B. */
+	if ((v.flags & NPU_CONV_CONST_W) && !dw && v.groups == 1) {
+		st = kept_filter(core, &v, kd, f_sz, &packed, &own, fault);
+		if (st != NPU_DMA_OK)
+			return st;
+	}
 	in = npu_eng_alloc(core, in_sz);
-	f = npu_eng_alloc(core, f_sz);
+	f = packed ? NULL : npu_eng_alloc(core, f_sz);
 	out = npu_eng_alloc(core, out_sz);
 	q = npu_eng_alloc(core, sizeof(*q) * nq);
 	bias = v.bias ? npu_eng_alloc(core, sizeof(*bias) * v.out_c) : NULL;
@@ -582,11 +644,12 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 
 		patch = npu_eng_alloc(core, row > NPU_IM2COL_BYTES ? row : NPU_IM2COL_BYTES / row * row);
 	}
-	if (!in || !f || !out || !q || (v.bias && !bias) || (im2col && !patch))
+	st = NPU_DMA_ERR_ARGS;
+	if (!in || (!f && !packed) || !out || !q || (v.bias && !bias) || (im2col && !patch))
 		goto out;
 
 	st = npu_va_rw(core, ctx, v.in, in, in_sz, false, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_DMA_OK && f)
 		st = npu_va_rw(core, ctx, v.filter, f, f_sz, false, fault);
 	if (st == NPU_DMA_OK && bias)
 		st = npu_va_rw(core, ctx, v.bias, bias, 4ull * v.out_c, false, fault);
@@ -599,7 +662,7 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 		goto out;
 	}
 	if (dw ? dwconv_compute(core, &v, in, f, bias, q, out)
-	       : conv_compute(core, &v, in, f, bias, q, out, patch)) {
+	       : conv_compute(core, &v, in, f, packed, bias, q, out, patch)) {
 		st = NPU_DMA_ERR_ARGS;
 		goto out;
 	}
@@ -616,6 +679,7 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 out:
 	free(in);
 	free(f);
+	free(own);
 	free(out);
 	free(q);
 	free(bias);

@@ -80,14 +80,36 @@ static uint32_t load_f32(struct npu_core *core, uint64_t va, uint64_t count, int
 }
 
 
+/* What kept_b() packs: B read (@va, @count, @bf16) into @g's op(B). */
+struct b_source {
+	struct npu_core *core;
+	struct npu_sgemm_args *g;
+	uint64_t va, count, *fault;
+	int bf16;
+};
+
+static uint32_t make_b(void *arg, void *out)
+{
+	struct b_source *s = arg;
+	float *b;
+	uint32_t st = load_f32(s->core, s->va, s->count, s->bf16, &b, s->fault);
+
+	s->g->b = b;
+	s->g->bf16 = 0;	/* widened as it was read */
+	s->g->stop = npu_eng_stop_cb;
+	s->g->stop_arg = s->core;
+	if (st == NPU_DMA_OK && !npu_sgemm_pack_b(s->g, out))
+		st = NPU_DMA_ERR_ABORTED;	/* told to stop */
+	free(b);
+	s->g->b = NULL;
+	return st;
+}
+
 /*
  * op(B) of @g, promised constant under @wgen (NPU_CONVF_CONST_W,
  * NPU_GEMMF_CONST_B), packed for the GEMM once and kept between commands
- * (npu_wcache.c): B is @count elements at @va, fp32 or (@bf16) bf16, and
- * @g gives its k, n, ldb and trans_b. *@packed comes from the cache, or B
- * is read, packed and given to it; *@packed is NULL when B is to be read
- * as usual (no cache, or too large for it). *@own gets a packing the
- * cache did not take, for the caller to free.
+ * (npu_wcache_keep()): B is @count elements at @va, fp32 or (@bf16) bf16,
+ * and @g gives its k, n, ldb and trans_b.
  */
 static uint32_t kept_b(struct npu_core *core, struct npu_sgemm_args *g, uint64_t va,
 		       uint64_t count, int bf16, uint32_t wgen, const float **packed, float **own,
@@ -96,41 +118,10 @@ static uint32_t kept_b(struct npu_core *core, struct npu_sgemm_args *g, uint64_t
 	struct npu_wc_key key = { .va = va, .ctx = core->eng.run.ctx, .wgen = wgen,
 				  .kind = NPU_WC_SGEMM_B, .rows = g->k, .cols = g->n,
 				  .ld = (uint32_t)g->ldb, .flags = (uint32_t)(bf16 | g->trans_b << 1) };
-	uint64_t size = npu_sgemm_packed_b_bytes(g->k, g->n);
-	uint32_t gen, st;
-	float *b, *p;
+	struct b_source src = { core, g, va, count, fault, bf16 };
 
-	*packed = NULL;
-	*own = NULL;
-	if (size + NPU_WC_ENTRY_COST > (uint64_t)core->cfg.weight_cache_mib << 20)
-		return NPU_DMA_OK;
-	*packed = npu_wcache_get(core, &key);
-	if (*packed) {
-		npu_trace(core, NPU_TRACE_WCACHE, 1, va, core->wcache.bytes);
-		return NPU_DMA_OK;
-	}
-	if (!npu_wcache_room(core, &key, size))
-		return NPU_DMA_OK;	/* read as usual */
-	gen = npu_mmu_ctx_gen(&core->mmu, key.ctx);	/* before B is read */
-	st = load_f32(core, va, count, bf16, &b, fault);
-	p = st == NPU_DMA_OK ? malloc(size) : NULL;
-	g->b = b;
-	g->bf16 = 0;	/* widened as it was read */
-	g->stop = npu_eng_stop_cb;
-	g->stop_arg = core;
-	if (st == NPU_DMA_OK && (!p || !npu_sgemm_pack_b(g, p)))
-		st = NPU_DMA_ERR_ARGS;	/* no memory, or told to stop */
-	free(b);
-	g->b = NULL;
-	if (st != NPU_DMA_OK) {
-		free(p);
-		return st;
-	}
-	if (!npu_wcache_put(core, &key, gen, p, size))
-		*own = p;
-	*packed = p;
-	npu_trace(core, NPU_TRACE_WCACHE, 0, va, core->wcache.bytes);
-	return NPU_DMA_OK;
+	return npu_wcache_keep(core, &key, npu_sgemm_packed_b_bytes(g->k, g->n), make_b, &src,
+			       (const void **)packed, (void **)own);
 }
 
 /* ---- GEMM ----------------------------------------------------------------- */

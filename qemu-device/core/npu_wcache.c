@@ -127,6 +127,38 @@ bool npu_wcache_put(struct npu_core *core, const struct npu_wc_key *key, uint32_
 	return true;
 }
 
+uint32_t npu_wcache_keep(struct npu_core *core, const struct npu_wc_key *key, uint64_t bytes,
+			 uint32_t (*make)(void *arg, void *out), void *arg, const void **packed,
+			 void **own)
+{
+	uint32_t gen, st;
+	void *p;
+
+	*packed = NULL;
+	*own = NULL;
+	if (bytes + NPU_WC_ENTRY_COST > (uint64_t)core->cfg.weight_cache_mib << 20)
+		return NPU_DMA_OK;
+	*packed = npu_wcache_get(core, key);
+	if (*packed) {
+		npu_trace(core, NPU_TRACE_WCACHE, 1, key->va, core->wcache.bytes);
+		return NPU_DMA_OK;
+	}
+	if (!npu_wcache_room(core, key, bytes))
+		return NPU_DMA_OK;	/* read as usual */
+	gen = npu_mmu_ctx_gen(&core->mmu, key->ctx);	/* before the weights are read */
+	p = malloc(bytes);
+	st = p ? make(arg, p) : NPU_DMA_ERR_ARGS;
+	if (st != NPU_DMA_OK) {
+		free(p);
+		return st;
+	}
+	if (!npu_wcache_put(core, key, gen, p, bytes))
+		*own = p;
+	*packed = p;
+	npu_trace(core, NPU_TRACE_WCACHE, 0, key->va, core->wcache.bytes);
+	return NPU_DMA_OK;
+}
+
 void npu_wcache_clear(struct npu_core *core)
 {
 	while (core->wcache.head)

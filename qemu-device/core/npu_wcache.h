@@ -18,6 +18,7 @@ struct npu_wc_entry;
 /* What a kept copy is: the form a kernel takes its weights in. */
 enum npu_wc_kind {
 	NPU_WC_SGEMM_B = 1,	/* op(B) of npu_sgemm, npu_sgemm_pack_b()'s panels */
+	NPU_WC_GEMM_I8_B,	/* B of npu_gemm_i8, npu_gemm_pack_b()'s panels and sums */
 };
 
 /**
@@ -74,6 +75,17 @@ bool npu_wcache_room(struct npu_core *core, const struct npu_wc_key *key, uint64
  */
 bool npu_wcache_put(struct npu_core *core, const struct npu_wc_key *key, uint32_t ctx_gen,
 		    void *data, uint64_t bytes);
+/*
+ * What a command with constant weights calls: *@packed gets the copy for
+ * @key, or one @make (@arg) makes now into @bytes of fresh memory (it
+ * reads the weights and packs them; returns enum npu_dma_status), which
+ * the cache then keeps; NULL when the weights are to be read as usual
+ * (larger than the cache). *@own gets a copy the cache did not take, for
+ * the caller to free. Each lookup is traced (NPU_TRACE_WCACHE).
+ */
+uint32_t npu_wcache_keep(struct npu_core *core, const struct npu_wc_key *key, uint64_t bytes,
+			 uint32_t (*make)(void *arg, void *out), void *arg, const void **packed,
+			 void **own);
 /* Let every copy go (engine teardown). */
 void npu_wcache_clear(struct npu_core *core);
 

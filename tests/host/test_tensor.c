@@ -470,8 +470,55 @@ static void test_gemm_via_libnpu_builder_layout(void)
 	CHECK_EQ(offsetof(struct npu_cmd_gemm_i8, flags), 88);
 }
 
-/* One convolution on the device and the reference; 1 if they agree. */
-static int run_conv(const struct npu_conv2d_i8 *p)
+/*
+ * Command @c again with its filter promised constant (NPU_CONV_CONST_W),
+ * from the command buffer as run_conv() left it mapped (a new mapping
+ * would invalidate what the engine keeps): packed, then kept, each the
+ * reference's @want; the promise broken (new values, same generation)
+ * still @want; generation 6, @want2 (the reference's on @f2); after an
+ * invalidation, @want again from the first filter @f.
+ */
+static int run_conv_kept(struct npu_cmd_conv2d_i8 c, const int8_t *f, const int8_t *f2,
+			 size_t f_sz, const int8_t *want, const int8_t *want2, size_t out_sz)
+{
+	struct npu_job_desc d = { .job_id = 0x3000, .cmd_va = VA_CMD, .cmd_size = sizeof(c) };
+	uint64_t hits = h.core->wcache.hits;
+	int ok = 1;
+
+	c.flags |= NPU_CONV_CONST_W;
+	c.wgen = 5;
+	for (int r = 0; r < 5 && ok; r++) {
+		struct npu_job_cmpl cm;
+
+		if (r == 2)
+			memcpy(h_va(&h, 0, VA_B), f2, f_sz);
+		if (r == 3)
+			c.wgen = 6;
+		if (r == 4) {
+			memcpy(h_va(&h, 0, VA_B), f, f_sz);
+			h_wr(&h, NPU_REG_MMU_INVALIDATE, 0);
+		}
+		memset(h_va(&h, 0, VA_OUT), 0x55, out_sz);
+		memcpy(h_va(&h, 0, VA_CMD), &c, sizeof(c));
+		cm = h_submit(&h, 0, &d);
+		ok = cm.status == NPU_JOB_OK &&
+		     !memcmp(h_va(&h, 0, VA_OUT), r == 3 ? want2 : want, out_sz);
+		if (!ok)
+			printf("#   kept filter, run %d: status %u or output differs\n", r, cm.status);
+	}
+	if (ok && h.core->wcache.hits != hits + 2) {	/* runs 1 and 2 */
+		printf("#   %llu copies found, not 2\n",
+		       (unsigned long long)(h.core->wcache.hits - hits));
+		ok = 0;
+	}
+	return ok;
+}
+
+/*
+ * One convolution on the device and the reference; 1 if they agree. With
+ * @kept (one group, not depthwise), run_conv_kept() too.
+ */
+static int run_conv_as(const struct npu_conv2d_i8 *p, int kept)
 {
 	uint32_t nq = p->per_tensor ? 1 : p->out_c;
 	size_t in_sz = (size_t)p->batch * p->in_h * p->in_w * p->in_c;
@@ -480,6 +527,7 @@ static int run_conv(const struct npu_conv2d_i8 *p)
 				   : (size_t)p->out_c * p->k_h * p->k_w * (p->in_c / groups);
 	size_t out_sz = (size_t)p->batch * p->out_h * p->out_w * p->out_c;
 	int8_t *in = malloc(in_sz), *f = malloc(f_sz), *want = malloc(out_sz);
+	int8_t *f2 = malloc(f_sz), *want2 = malloc(out_sz);
 	int32_t *bias = malloc(4 * p->out_c), *mult = malloc(4 * nq), *shift = malloc(4 * nq);
 	struct npu_quant_ch *q = malloc(sizeof(*q) * nq);
 	struct npu_cmd_conv2d_i8 c;
@@ -488,8 +536,10 @@ static int run_conv(const struct npu_conv2d_i8 *p)
 
 	for (size_t i = 0; i < in_sz; i++)
 		in[i] = (int8_t)rnd();
-	for (size_t i = 0; i < f_sz; i++)
+	for (size_t i = 0; i < f_sz; i++) {
 		f[i] = (int8_t)rnd();
+		f2[i] = (int8_t)rnd();
+	}
 	for (uint32_t i = 0; i < p->out_c; i++)
 		bias[i] = (int32_t)(rnd() % 20001) - 10000;
 	for (uint32_t i = 0; i < nq; i++) {
@@ -506,7 +556,8 @@ static int run_conv(const struct npu_conv2d_i8 *p)
 		q[i].mult = mult[i];
 		q[i].shift = shift[i];
 	}
-	if (npu_ref_conv2d_i8(p, in, f, bias, mult, shift, want)) {
+	if (npu_ref_conv2d_i8(p, in, f, bias, mult, shift, want) ||
+	    npu_ref_conv2d_i8(p, in, f2, bias, mult, shift, want2)) {
 		printf("#   reference refused the case\n");
 		ok = 0;
 		goto out;
@@ -535,16 +586,25 @@ static int run_conv(const struct npu_conv2d_i8 *p)
 		       p->in_h, p->in_w, p->in_c, p->k_h, p->k_w, p->stride_h, p->dil_h,
 		       p->pad_top, groups, p->depthwise ? "depthwise" : "");
 		ok = 0;
+	} else if (kept) {
+		ok = run_conv_kept(c, f, f2, f_sz, want, want2, out_sz);
 	}
 out:
 	free(in);
 	free(f);
+	free(f2);
 	free(want);
+	free(want2);
 	free(bias);
 	free(mult);
 	free(shift);
 	free(q);
 	return ok;
+}
+
+static int run_conv(const struct npu_conv2d_i8 *p)
+{
+	return run_conv_as(p, 0);
 }
 
 static struct npu_conv2d_i8 random_conv(int depthwise)
@@ -593,6 +653,48 @@ static void test_conv2d_random(void)
 		setup();
 		CHECK(run_conv(&p));
 	}
+}
+
+/*
+ * A filter promised constant (NPU_CONV_CONST_W) on every ISA: the engine
+ * keeps it packed for that ISA's kernel (run_conv_kept()). Random layers,
+ * 1x1 read in place, both requantizations, and two that thread, by rows
+ * (each thread's B whole) and by columns (B past ROWS_MAX_B).
+ */
+static void conv_kept_cases(const char *isa)
+{
+	(void)isa;
+	for (int i = 0; i < 16; i++) {
+		struct npu_conv2d_i8 p = random_conv(0);
+
+		if (i % 4 == 1) {	/* 1x1 over every position */
+			p.k_h = p.k_w = p.stride_h = p.stride_w = p.dil_h = p.dil_w = 1;
+			p.pad_top = p.pad_left = 0;
+			p.out_h = p.in_h, p.out_w = p.in_w;
+		}
+		p.requant = i % 3 == 2 ? NPU_REQUANT_ONNX : p.requant;
+		if (i == 14) {	/* 1024 x 64 x 576: by rows */
+			p = (struct npu_conv2d_i8){ .batch = 1, .in_h = 32, .in_w = 32, .in_c = 64,
+						    .out_h = 32, .out_w = 32, .out_c = 64, .k_h = 3,
+						    .k_w = 3, .stride_h = 1, .stride_w = 1,
+						    .dil_h = 1, .dil_w = 1, .pad_top = 1,
+						    .pad_left = 1, .in_zero = 3, .out_zero = -2,
+						    .act_min = -128, .act_max = 127 };
+		} else if (i == 15) {	/* 8 x 600 x 4000: by columns */
+			p = (struct npu_conv2d_i8){ .batch = 1, .in_h = 2, .in_w = 4, .in_c = 4000,
+						    .out_h = 2, .out_w = 4, .out_c = 600, .k_h = 1,
+						    .k_w = 1, .stride_h = 1, .stride_w = 1,
+						    .dil_h = 1, .dil_w = 1, .in_zero = -7,
+						    .act_min = -128, .act_max = 127 };
+		}
+		setup();
+		CHECK(run_conv_as(&p, 1));
+	}
+}
+
+static void test_conv2d_kept_filter(void)
+{
+	on_every_isa("int8 convolution's constant filter", conv_kept_cases);
 }
 
 /*
@@ -704,9 +806,9 @@ static void test_conv2d_malformed(void)
 		case 0: c.k_h = 65; break;
 		case 1: c.stride_w = 0; break;
 		case 2: c.flags = NPU_CONV_DEPTHWISE; c.out_c = 3; break;
-		case 3: c.reserved = 1; break;
+		case 3: c.wgen = 1; break;	/* a generation, no promise */
 		case 4: c.pad_left = 256; break;
-		case 5: c.flags = 8; break;
+		case 5: c.flags = 16; break;
 		case 6: c.in_zero = -129; break;
 		case 7: c.batch = 65536; c.in_h = 65536; c.in_w = 65536; break;
 		/* 2^64 output bytes would wrap to 0 in a plain 64-bit product. */
@@ -1447,6 +1549,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_gemm_malformed),
 	TAP_ENTRY(test_gemm_via_libnpu_builder_layout),
 	TAP_ENTRY(test_conv2d_random),
+	TAP_ENTRY(test_conv2d_kept_filter),
 	TAP_ENTRY(test_depthwise_random),
 	TAP_ENTRY(test_conv2d_groups),
 	TAP_ENTRY(test_conv2d_requant_onnx),

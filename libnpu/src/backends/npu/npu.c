@@ -456,7 +456,8 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 
 /*
  * Whether weights @t may be promised constant to the engine (the device
- * keeps them packed: NPU_CONVF_CONST_W, NPU_GEMMF_CONST_B): a constant or
+ * keeps them packed: NPU_CONVF_CONST_W, NPU_GEMMF_CONST_B,
+ * NPU_CONV_CONST_W): a constant or
  * folded tensor that is not trained keeps its values from run to run
  * until the host writes a constant, which moves the generation the
  * commands carry (npu_run_args.consts_written).
@@ -476,6 +477,7 @@ static int emit(const struct npu_be *n, npu_cmdbuf *cb, const struct kern *k,
 		const struct npu_run_args *a, npu_buffer *qbuf, uint64_t table)
 {
 	uint64_t v[KERN_MAX_T], q = qbuf ? npu_buffer_va(qbuf) : 0;
+	struct npu_cmd_conv2d_i8 ci;
 	struct npu_cmd_gemm_f32 gf;
 	union npu_cmd_nd nd;
 	int err;
@@ -486,7 +488,12 @@ static int emit(const struct npu_be *n, npu_cmdbuf *cb, const struct kern *k,
 	case K_GEMM_I8:
 		return npu_cmd_gemm_i8(cb, &k->p.gemm, v[0], v[1], v[2], q, v[3]);
 	case K_CONV_I8:
-		return npu_cmd_conv2d_i8(cb, &k->p.conv, v[0], v[1], v[2], q, v[3]);
+		err = npu_pack_conv2d_i8(&ci, &k->p.conv, v[0], v[1], v[2], q, v[3]);
+		if (!err && const_weights(n, k->t[1])) {
+			ci.flags |= NPU_CONV_CONST_W;
+			ci.wgen = (uint32_t)a->consts_written;
+		}
+		return err ? err : npu_cmdbuf_emit(cb, &ci, sizeof(ci));
 	case K_POOL_I8:
 		return npu_cmd_pool_i8(cb, &k->p.pool, v[0], v[1]);
 	case K_ELT_I8:
