@@ -183,9 +183,16 @@ int main(int argc, char **argv)
 	};
 	const char *tenv = getenv("NPU_BENCH_THREADS");
 	unsigned int threads = tenv ? (unsigned int)atoi(tenv) : 2;
-	FILE *json = argc > 1 ? fopen(argv[1], "w") : NULL;
+	FILE *json;
 	dnnl_engine_t eng;
 	dnnl_stream_t stream;
+
+	/* An option is not a file name to write over ("--help" once became one). */
+	if (argc > 2 || (argc > 1 && argv[1][0] == '-')) {
+		fprintf(stderr, "usage: gemm-bench [JSON_OUT]\n");
+		return 2;
+	}
+	json = argc > 1 ? fopen(argv[1], "w") : NULL;
 
 	/* libgomp reads it when it loads, before main: set it, start again. */
 	if (!getenv("OMP_WAIT_POLICY") && !setenv("OMP_WAIT_POLICY", "passive", 1))

@@ -463,6 +463,43 @@ static void setup_cfg(const struct npu_core_config *cfg)
 }
 
 /*
+ * What keeping means for command @kept, @plain promising its weights
+ * (operand 2) constant, *@wgen its generation inside @kept, writing
+ * operand 4 where @plain writes 3 (@out bytes): packed, then kept, each
+ * bit for bit @plain's; the promise broken (@w2, @wb bytes, written over
+ * operand 2) still the first output, which @first gets; a new generation,
+ * @w2's. The cache's lookups counted on the way.
+ */
+static void check_kept(const void *plain, void *kept, size_t size, uint32_t *wgen, size_t out,
+		       const void *w2, size_t wb, uint8_t *first)
+{
+	const struct npu_wcache *wc = &h.core->wcache;
+	uint64_t hits = wc->hits, misses = wc->misses;
+
+	CHECK_EQ(run_kept(plain, size), NPU_JOB_OK);
+	CHECK_EQ(run_kept(kept, size), NPU_JOB_OK);	/* packed */
+	CHECK(!memcmp(at(3), at(4), out));
+	CHECK_EQ(wc->misses, misses + 1);
+	memset(at(4), 0xff, out);
+	CHECK_EQ(run_kept(kept, size), NPU_JOB_OK);	/* kept */
+	CHECK(!memcmp(at(3), at(4), out));
+	CHECK_EQ(wc->hits, hits + 1);
+	memcpy(first, at(3), out);
+
+	/* The promise broken: new values under the same generation are not read. */
+	memcpy(at(2), w2, wb);
+	CHECK_EQ(run_kept(kept, size), NPU_JOB_OK);
+	CHECK(!memcmp(at(4), first, out));
+	/* A new generation: they are, packed again. */
+	(*wgen)++;
+	CHECK_EQ(run_kept(plain, size), NPU_JOB_OK);
+	CHECK_EQ(run_kept(kept, size), NPU_JOB_OK);
+	CHECK(!memcmp(at(3), at(4), out));
+	CHECK_EQ(wc->misses, misses + 2);
+	CHECK_EQ(wc->hits, hits + 2);
+}
+
+/*
  * Constant weights (NPU_CONVF_CONST_W) on random geometries, 1x1 in place,
  * bf16, and GEMMs that thread by columns and by rows: the output bit for
  * bit the plain command's, the first time (packed) and the next (kept).
@@ -528,30 +565,10 @@ static void conv2d_f32_const_cases(const char *isa)
 		kept.wgen = 7;
 		hits = wc->hits;
 		misses = wc->misses;
-
-		CHECK_EQ(run_kept(&plain, sizeof(plain)), NPU_JOB_OK);
-		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);	/* packed */
-		CHECK(!memcmp(at(3), at(4), ny * 4));
-		CHECK_EQ(wc->misses, misses + 1);
-		memset(at(4), 0xff, ny * 4);
-		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);	/* kept */
-		CHECK(!memcmp(at(3), at(4), ny * 4));
-		CHECK_EQ(wc->hits, hits + 1);
-		CHECK_EQ(wc->bytes,
-			 4ull * ((p.out_c + 15) / 16 * 16) * (nw / p.out_c) + NPU_WC_ENTRY_COST);
 		first = malloc(ny * 4);
-		memcpy(first, at(3), ny * 4);
-
-		/* The promise broken: new values under generation 7 are not read. */
-		memcpy(at(2), wraw[1], wb);
-		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);
-		CHECK(!memcmp(at(4), first, ny * 4));
-		/* Generation 8: they are, packed again. */
-		kept.wgen = 8;
-		CHECK_EQ(run_kept(&plain, sizeof(plain)), NPU_JOB_OK);
-		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);
-		CHECK(!memcmp(at(3), at(4), ny * 4));
-		CHECK_EQ(wc->misses, misses + 2);
+		check_kept(&plain, &kept, sizeof(kept), &kept.wgen, ny * 4, wraw[1], wb, first);
+		CHECK_EQ(wc->bytes,	/* the new generation in the old one's place */
+			 4ull * ((p.out_c + 15) / 16 * 16) * (nw / p.out_c) + NPU_WC_ENTRY_COST);
 		/* An invalidation of the context lets the kept copy go. */
 		memcpy(at(2), wraw[0], wb);
 		h_wr(&h, NPU_REG_MMU_INVALIDATE, 0);
@@ -590,12 +607,10 @@ static void gemm_f32_const_cases(const char *isa)
 		struct npu_gemm_f32 p = { 1 + rnd() % 40, 1 + rnd() % 40, 1 + rnd() % 300,
 					  (int)(rnd() & 1), t % 2, t % 4 == 3, 1.0f, 0.0f };
 		struct npu_cmd_gemm_f32 plain, kept;
-		const struct npu_wcache *wc;
 		uint32_t b_rows, b_cols, esz = p.bf16 ? 2 : 4;
 		size_t na, nb, nc;
 		void *a, *b[2];
 		uint8_t *first;
-		uint64_t hits, misses;
 
 		if (t >= 10) {	/* threads: by columns, then by rows (one panel) */
 			p.m = 300, p.n = t == 10 ? 200 : 16, p.k = 600;
@@ -621,7 +636,6 @@ static void gemm_f32_const_cases(const char *isa)
 				free(fa);
 		}
 		setup_cfg(&cfg);
-		wc = &h.core->wcache;
 		put(1, a, na * esz);
 		put(2, b[0], nb * esz);
 		put(3, NULL, nc * 4);
@@ -630,28 +644,8 @@ static void gemm_f32_const_cases(const char *isa)
 		kept.c = VA(4);
 		kept.flags |= NPU_GEMMF_CONST_B;
 		kept.wgen = 3;
-		hits = wc->hits;
-		misses = wc->misses;
-
-		CHECK_EQ(run_kept(&plain, sizeof(plain)), NPU_JOB_OK);
-		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);	/* packed */
-		CHECK(!memcmp(at(3), at(4), nc * 4));
-		memset(at(4), 0xff, nc * 4);
-		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);	/* kept */
-		CHECK(!memcmp(at(3), at(4), nc * 4));
-		CHECK_EQ(wc->misses, misses + 1);
-		CHECK_EQ(wc->hits, hits + 1);
 		first = malloc(nc * 4);
-		memcpy(first, at(3), nc * 4);
-		/* The promise broken, then kept again under a new generation. */
-		memcpy(at(2), b[1], nb * esz);
-		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);
-		CHECK(!memcmp(at(4), first, nc * 4));
-		kept.wgen = 4;
-		CHECK_EQ(run_kept(&plain, sizeof(plain)), NPU_JOB_OK);
-		CHECK_EQ(run_kept(&kept, sizeof(kept)), NPU_JOB_OK);
-		CHECK(!memcmp(at(3), at(4), nc * 4));
-		CHECK_EQ(wc->misses, misses + 2);
+		check_kept(&plain, &kept, sizeof(kept), &kept.wgen, nc * 4, b[1], nb * esz, first);
 		free(first);
 		free(a);
 		free(b[0]);

@@ -455,12 +455,11 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 }
 
 /*
- * Whether weights @t may be promised constant to the engine (the device
- * keeps them packed: NPU_CONVF_CONST_W, NPU_GEMMF_CONST_B,
- * NPU_CONV_CONST_W): a constant or
- * folded tensor that is not trained keeps its values from run to run
- * until the host writes a constant, which moves the generation the
- * commands carry (npu_run_args.consts_written).
+ * Whether weights @t may be promised constant to the engine, which then
+ * keeps them packed (NPU_CONVF_CONST_W, NPU_GEMMF_CONST_B,
+ * NPU_CONV_CONST_W): a constant or folded tensor that is not trained
+ * keeps its values from run to run until the host writes a constant,
+ * which moves the generation the commands carry (consts_written).
  */
 static int const_weights(const struct npu_be *n, int t)
 {
