@@ -27,7 +27,11 @@ int tool_load(struct tool_model *m, const char *path, const struct npu_array *fi
 	      unsigned int nfixed, enum npu_backend b, int strict, char *why, size_t len)
 {
 	struct npu_model_opts mo = { .fixed = fixed, .nfixed = nfixed };
-	struct npu_compile_opts co = { .backend = b, .strict = strict };
+	/*
+	 * The tools read a model's declared outputs only, so its
+	 * intermediates share storage where their lifetimes allow.
+	 */
+	struct npu_compile_opts co = { .backend = b, .strict = strict, .reuse_memory = 1 };
 	int err;
 
 	memset(m, 0, sizeof(*m));

@@ -665,6 +665,78 @@ static void test_onednn_relu_fused_only_when_unread(void)
 }
 
 /*
+ * Memory planning with a backend that runs a ReLU in its convolution
+ * (oneDNN's post-op; the NPU's epilogue): the ReLU's output is written
+ * when the convolution runs, so it must not share storage with what the
+ * convolution reads. Three convolution-ReLU pairs in a chain (the third
+ * convolution's ReLU output once took its input's buffer; NHWC on
+ * oneDNN, which reads it in place), on every backend with reuse, bit for
+ * bit the reference's without; the reuse did share storage.
+ */
+static void test_reuse_with_fused_relu(void)
+{
+	enum { C = 8, H = 5, W = 4, L = 3 };
+	float x[C * H * W], w[C * C * 9], y[C * H * W], want[C * H * W];
+	const void *in[1] = { x };
+	struct model m = { .opset = 13 };
+	const uint8_t *buf;
+	size_t len;
+
+	/* |sums| stay below 72 cubed, exact in fp32 whatever the order */
+	for (int i = 0; i < C * H * W; i++)
+		x[i] = (float)(i % 3 - 1);
+	for (int i = 0; i < C * C * 9; i++)
+		w[i] = (float)(i % 5 % 3 - 1);
+	m.init[m.ninit++] = tensor("W", F32, DIMS(C, C, 3, 3), w, sizeof(w));
+	m.in[m.nin++] = value("X", F32, DIMS(1, C, H, W));
+	for (int l = 0; l < L; l++) {
+		char io[32], zr[16];
+		Onnx__NodeProto *n;
+
+		if (l)
+			snprintf(io, sizeof(io), "R%d,W", l - 1);
+		else
+			snprintf(io, sizeof(io), "X,W");
+		snprintf(zr, sizeof(zr), "Z%d", l);
+		n = node("Conv", io, zr);
+		attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+		m.node[m.nnode++] = n;
+		snprintf(io, sizeof(io), "R%d", l);
+		m.node[m.nnode++] = node("Relu", zr, io);
+	}
+	m.out[m.nout++] = value("R2", F32, 0, NULL);
+	buf = pack(&m, &len);
+	backend = NPU_BACKEND_CPU;
+	CHECK_EQ(run(buf, len, in, want, sizeof(want)), 0);
+	for (size_t be = 0; be < NBACKENDS; be++) {
+		struct npu_compile_opts co = { .backend = backends[be].id, .strict = 1,
+					       .reuse_memory = 1 };
+		struct npu_plan_stats st = { 0 };
+		npu_graph *g = NULL;
+		npu_plan *p = NULL;
+		int err;
+
+		CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+		err = npu_graph_compile_opts(g, NULL, &co, &p);
+		if (err && absent(be)) {
+			npu_graph_free(g);
+			continue;
+		}
+		CHECK_EQ(err, 0);
+		memset(y, 0xff, sizeof(y));
+		CHECK_EQ(npu_plan_execute(p, in, (void *[]){ y }), 0);
+		CHECK_EQ(npu_plan_stats(p, &st), 0);
+		CHECK(st.storage_bytes < st.tensor_bytes);
+		if (memcmp(y, want, sizeof(y)))
+			tap_diag("%s with reuse_memory differs from the reference", backends[be].name);
+		CHECK(!memcmp(y, want, sizeof(y)));
+		npu_plan_free(p);
+		npu_graph_free(g);
+	}
+	arena_free();
+}
+
+/*
  * ReLU as ONNX's max(0, x), on oneDNN alone and after a convolution,
  * bit for bit the reference's: +0 for a negative value (oneDNN's ReLU
  * multiplies by its slope: -0 with a slope of +0, so it is given -0),
@@ -2091,7 +2163,8 @@ static void test_shape_arithmetic(void)
 
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
 	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_onednn_weights_written),
-	 TAP_ENTRY(test_onednn_relu_fused_only_when_unread), TAP_ENTRY(test_onednn_relu_values),
+	 TAP_ENTRY(test_onednn_relu_fused_only_when_unread), TAP_ENTRY(test_reuse_with_fused_relu),
+	 TAP_ENTRY(test_onednn_relu_values),
 	 TAP_ENTRY(test_conv_bias_relu_cases), TAP_ENTRY(test_add_relu_cases),
 	 TAP_ENTRY(test_onednn_blocked_residual), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),

@@ -29,6 +29,38 @@ static void touch(struct life *l, int node, int write)
 	l->last = node;
 }
 
+/*
+ * A backend may run an elementwise function in the node whose output it
+ * alone reads (lower_sole_reader(): the NPU's fused ReLU, oneDNN's
+ * post-ops), writing the function's output when that node runs: the
+ * output's lifetime starts there, or it could share storage with what
+ * that node reads.
+ */
+static void fused_writes(const npu_graph *g, const struct lowered *low, struct life *life)
+{
+	for (int j = 0; j < g->nn; j++) {
+		const struct ir_node *n = &g->n[j];
+		const struct lnode *l = &low->n[j];
+		int w = j;
+
+		if (l->nk != 1 || (l->k[0].kind != K_ELT_F32 && l->k[0].kind != K_ND_UNARY))
+			continue;
+		for (uint32_t k = 0; k < n->nin; k++) {
+			int r = n->in[k] >= 0 ? ir_root(g, n->in[k]) : -1;
+
+			if (r >= 0 && life[r].first_is_write && life[r].first >= 0 &&
+			    life[r].first < w && lower_sole_reader(g, low, r))
+				w = life[r].first;
+		}
+		for (uint32_t k = 0; w < j && k < n->nout; k++) {
+			struct life *o = n->out[k] >= 0 ? &life[ir_root(g, n->out[k])] : NULL;
+
+			if (o && o->first > w)
+				o->first = w;
+		}
+	}
+}
+
 /* Every root tensor's lifetime, from the kernels' reads and writes. */
 static void lifetimes(const npu_graph *g, const struct lowered *low, struct life *life)
 {
@@ -58,6 +90,7 @@ static void lifetimes(const npu_graph *g, const struct lowered *low, struct life
 				touch(&life[ir_root(g, wr[k])], i, 1);
 		}
 	}
+	fused_writes(g, low, life);
 }
 
 int memplan(const npu_graph *g, const struct lowered *low, const unsigned char *fixed,
