@@ -31,6 +31,7 @@ void npu_core_default_config(struct npu_core_config *cfg)
 	cfg->cmd_max_mmacs = 8000;
 	cfg->weight_cache_mib = 512;
 	cfg->engine_inline = false;
+	cfg->dma_inline_max = 4096;
 }
 
 uint64_t npu_core_time(const struct npu_core *core)
@@ -78,7 +79,7 @@ struct npu_core *npu_core_new(const struct npu_core_config *cfg,
 	    !cfg->tensor_sram_kib || cfg->tensor_sram_kib > (1u << 20) ||
 	    cfg->profile > NPU_PROFILE_EDGE || !cfg->cmd_mem_mib ||
 	    cfg->cmd_mem_mib > 4096 || !cfg->cmd_max_mmacs || cfg->cmd_max_mmacs > 8000 ||
-	    cfg->weight_cache_mib > 16384)
+	    cfg->weight_cache_mib > 16384 || cfg->dma_inline_max > 65536)
 		return NULL;
 	core = calloc(1, sizeof(*core));
 	if (!core)
@@ -172,9 +173,10 @@ void npu_core_reset(struct npu_core *core)
 	/*
 	 * The dropped operation stops at its next check: none of it lands
 	 * later. Unless the reset came from that operation's own DMA onto the
-	 * device (an embedder that lets it reach MMIO): it ends as it unwinds.
+	 * device (an embedder that lets it reach MMIO), on the engine thread
+	 * or inline: it ends as it unwinds.
 	 */
-	if (core->eng.started && !pthread_equal(pthread_self(), core->eng.thread))
+	if (core->eng.started && !npu_engine_in_op(core))
 		npu_core_engine_wait(core);
 }
 

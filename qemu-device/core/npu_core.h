@@ -102,6 +102,10 @@ enum npu_core_event {
  *	(0..16384; 0: none kept).
  * @engine_inline: run each engine operation to its end inside the store
  *	that starts it, on the caller's thread (deterministic: for fuzzing).
+ * @dma_inline_max: a DMA of at most this many bytes (0..65536) that finds
+ *	the engine idle runs on the caller's thread, as with @engine_inline:
+ *	a job's descriptor, completion and command window, which cost less
+ *	than the hand-off to the engine thread and back. 0: none.
  */
 struct npu_core_config {
 	uint32_t sram_size;
@@ -116,6 +120,7 @@ struct npu_core_config {
 	uint32_t cmd_mem_mib;
 	uint32_t cmd_max_mmacs;
 	uint32_t weight_cache_mib;
+	uint32_t dma_inline_max;
 	bool engine_inline;
 };
 #define NPU_PROFILE_FULL	0

@@ -228,8 +228,13 @@ void npu_engine_fini(struct npu_core *core);
  * so that waiting for the engine afterwards ends.
  */
 void npu_engine_drop(struct npu_core *core);
-/* Start @req (its kind and operands filled in); the status reads BUSY. */
+/*
+ * Start @req (its kind and operands filled in); the status reads BUSY
+ * until it ends (a small DMA may end before this returns: run inline).
+ */
 void npu_engine_submit(struct npu_core *core, struct npu_eng_req *req);
+/* Whether the calling thread runs @core's engine operation (its thread, or inline). */
+bool npu_engine_in_op(const struct npu_core *core);
 /* Apply an ended operation to the registers; raise its event and interrupts. */
 void npu_engine_collect(struct npu_core *core);
 /* npu_core_save(): stop a running operation; the engines' work into @st. */

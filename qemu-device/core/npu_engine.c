@@ -251,6 +251,50 @@ void npu_engine_drop(struct npu_core *core)
 	pthread_mutex_unlock(&e->lock);
 }
 
+/*
+ * A small DMA (a job's descriptor, its completion, a window of its
+ * commands) runs in the caller's thread when the engine is idle and free
+ * to run: the hand-off to the engine thread and back through the
+ * embedder's main loop costs more than the copy. Same steps as the
+ * thread's, @running set meanwhile, so pausing and waiting see it. True
+ * if it ran.
+ */
+/* The core whose operation this thread runs inline, while it does. */
+static _Thread_local const struct npu_core *inline_op;
+
+bool npu_engine_in_op(const struct npu_core *core)
+{
+	return inline_op == core ||
+	       (core->eng.started && pthread_equal(pthread_self(), core->eng.thread));
+}
+
+static bool run_small_inline(struct npu_core *core, struct npu_eng_req *req)
+{
+	struct npu_engine *e = &core->eng;
+
+	if (req->kind != NPU_ENG_DMA || req->len > core->cfg.dma_inline_max || !e->started)
+		return false;
+	pthread_mutex_lock(&e->lock);
+	if (e->queued_valid || e->running || e->stopping || atomic_load(&e->paused) ||
+	    atomic_load(&e->park) || atomic_load(&e->saving)) {
+		pthread_mutex_unlock(&e->lock);
+		return false;
+	}
+	e->run = *req;
+	e->running = true;
+	pthread_mutex_unlock(&e->lock);
+	inline_op = core;
+	execute(core, &e->run);
+	inline_op = NULL;
+	pthread_mutex_lock(&e->lock);
+	publish(core);
+	e->running = false;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+	npu_engine_collect(core);
+	return true;
+}
+
 void npu_engine_submit(struct npu_core *core, struct npu_eng_req *req)
 {
 	struct npu_engine *e = &core->eng;
@@ -266,6 +310,8 @@ void npu_engine_submit(struct npu_core *core, struct npu_eng_req *req)
 		e->hung_req = *req;
 		return;
 	}
+	if (run_small_inline(core, req))
+		return;
 	if (core->cfg.engine_inline) {
 		e->run = *req;
 		execute(core, &e->run);

@@ -520,6 +520,7 @@ static const Property npu_properties[] = {
     DEFINE_PROP_UINT32("cmd-mem-mib", NPUState, cfg.cmd_mem_mib, 256),
     DEFINE_PROP_UINT32("cmd-max-mmacs", NPUState, cfg.cmd_max_mmacs, 8000),
     DEFINE_PROP_UINT32("weight-cache-mib", NPUState, cfg.weight_cache_mib, 512),
+    DEFINE_PROP_UINT32("dma-inline-max", NPUState, cfg.dma_inline_max, 4096),
     DEFINE_PROP_STRING("profile", NPUState, profile),
     DEFINE_PROP_STRING("fw-coverage", NPUState, fw_coverage),
     /*

@@ -183,14 +183,32 @@ void h_fini(struct harness *h)
 	pthread_mutex_destroy(&h->bql);
 }
 
-void h_start(struct harness *h, unsigned int contexts, uint32_t entries)
+static void h_start_cfg(struct harness *h, const struct npu_core_config *cfg,
+			unsigned int contexts, uint32_t entries)
 {
 	h_fini(h);
-	h_init(h);
+	h_init_cfg(h, cfg);
 	if (h_boot(h) != NPU_BOOT_OK)
 		printf("#   boot failed\n");
 	h_mmu_setup(h, contexts);
 	h_ring_setup(h, 0, entries);
+}
+
+void h_start(struct harness *h, unsigned int contexts, uint32_t entries)
+{
+	struct npu_core_config cfg;
+
+	npu_core_default_config(&cfg);
+	h_start_cfg(h, &cfg, contexts, entries);
+}
+
+void h_start_stepped(struct harness *h, unsigned int contexts, uint32_t entries)
+{
+	struct npu_core_config cfg;
+
+	npu_core_default_config(&cfg);
+	cfg.dma_inline_max = 0;
+	h_start_cfg(h, &cfg, contexts, entries);
 }
 
 static void sleep_us(long us)

@@ -88,6 +88,11 @@ enum npu_run_state h_run_once(struct harness *h, uint64_t insns);
  */
 void h_step_engine(struct harness *h, unsigned int n);
 /*
+ * h_start() with every DMA on the engine thread (dma_inline_max 0), so
+ * that h_step_engine() counts the job's small ones too.
+ */
+void h_start_stepped(struct harness *h, unsigned int contexts, uint32_t entries);
+/*
  * Wait until the engine runs the operation the firmware queued (busy is
  * also true while it is only queued, which a pause or a save then leaves
  * to start again); false if it never does.

@@ -26,6 +26,13 @@ static void setup(void)
 	map_buffers();
 }
 
+/* setup(), every DMA on the engine thread: h_step_engine() stops a job where asked. */
+static void setup_stepped(void)
+{
+	h_start_stepped(&h, 1, 16);
+	map_buffers();
+}
+
 /* After a reset (or on a new device): boot, one context, ring 0, buffers. */
 static void reboot(void)
 {
@@ -272,7 +279,7 @@ static void heavy_pool_running(bool map)
  */
 static void test_resets_stop_a_running_op(void)
 {
-	setup();
+	setup_stepped();
 	heavy_pool_running(true);
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_ENGINE_RESET);
 	h_run(&h);
@@ -299,7 +306,7 @@ static void test_halt_then_boot_with_op_in_flight(void)
 	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
 	uint32_t head;
 
-	setup();
+	setup_stepped();
 	heavy_pool_running(true);
 	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_HALT);
 	npu_core_engine_wait(h.core);
@@ -329,7 +336,7 @@ static void test_pause_holds_the_engines(void)
 	struct npu_cmd_dma_copy c = { { NPU_CMD_DMA_COPY, sizeof(c) }, SRC, DST, 4096 };
 	uint32_t head;
 
-	setup();
+	setup_stepped();
 	memset(h_va(&h, 0, DST), 0, 4096);
 	npu_core_pause(h.core, true, 0);
 	head = h_rd(&h, NPU_RING_REG(0, NPU_RING_HEAD));

@@ -23,6 +23,12 @@ static void setup(void)
 	h_start(&h, 2, 16);
 }
 
+/* setup(), every DMA on the engine thread: h_step_engine() stops a job where asked. */
+static void setup_stepped(void)
+{
+	h_start_stepped(&h, 2, 16);
+}
+
 static uint32_t seed = 12345;
 
 static uint8_t rnd(void)
@@ -510,7 +516,7 @@ static void test_engine_reset_aborts_running_job(void)
 	struct npu_job_desc d = { .job_id = 5, .cmd_va = CMD, .cmd_size = sizeof(f) };
 	struct npu_job_cmpl c;
 
-	setup();
+	setup_stepped();
 	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
 	for (int i = 0; i < 40; i++)
 		f[i] = fill_cmd(DST + 8 * (uint64_t)i, 8, (uint32_t)i);
@@ -746,7 +752,7 @@ static void test_reconfigured_ring_abandons_job(void)
 	struct npu_cmd_dma_fill f[40];
 	struct npu_job_desc d = { .job_id = 7, .cmd_va = CMD, .cmd_size = sizeof(f) };
 
-	setup();
+	setup_stepped();
 	h_map(&h, 0, DST, 4096, NPU_PTE_R | NPU_PTE_W, 0);
 	for (int i = 0; i < 40; i++)
 		f[i] = fill_cmd(DST + 8 * (uint64_t)i, 8, 1);

@@ -27,6 +27,13 @@ static void setup(void)
 	h_copy_map(&h);
 }
 
+/* setup(), every DMA on the engine thread: h_step_engine() stops a job where asked. */
+static void setup_stepped(void)
+{
+	h_start_stepped(&h, 1, 16);
+	h_copy_map(&h);
+}
+
 /* After a reset: boot, one context, ring 0, the copy's buffers. */
 static void reboot(void)
 {
@@ -141,7 +148,7 @@ static void test_queued_tensor_op_starts_again(void)
 	uint32_t h0;
 	bool ok = true;
 
-	setup();
+	setup_stepped();
 	p.in_h = p.in_w = 16;
 	p.c = 8;
 	p.k_h = p.k_w = 4;
@@ -181,7 +188,7 @@ static void test_running_op_fails_aborted(void)
 	struct npu_cmd_pool_i8 p = h_heavy_pool(0x4000000, 0x5000000);
 	uint32_t h0;
 
-	setup();
+	setup_stepped();
 	h_map(&h, 0, 0x4000000, 256 * 256 * 32, NPU_PTE_R, 0);
 	h_map(&h, 0, 0x5000000, 209 * 209 * 32, NPU_PTE_R | NPU_PTE_W, 0);
 	h0 = head();
@@ -202,7 +209,7 @@ static void test_finished_result_is_delivered(void)
 	struct npu_core_state st;
 	uint32_t h0;
 
-	setup();
+	setup_stepped();
 	h0 = head();
 	memset(h_va(&h, 0, DST), 0, 4096);
 	start_job(&copy_cmd, sizeof(copy_cmd));
@@ -323,7 +330,7 @@ static void test_reset_while_stopped(void)
 	struct npu_cmd_pool_i8 p = h_heavy_pool(0x4000000, 0x5000000);
 
 	for (int queued = 0; queued < 2; queued++) {
-		setup();
+		setup_stepped();
 		if (queued) {
 			npu_core_pause(h.core, true, 0);
 			start_job(&copy_cmd, sizeof(copy_cmd));
