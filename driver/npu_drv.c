@@ -149,6 +149,7 @@ static int npu_ioctl_query(struct drm_device *drm, void *data, struct drm_file *
 	info.max_cmd_size = NPU_MAX_CMDBUF_SIZE;
 	info.max_bos_per_job = NPU_MAX_BOS_PER_JOB;
 	info.max_syncs_per_job = NPU_MAX_SYNCS_PER_JOB;
+	info.max_cmds_per_job = NPU_MAX_CMDS_PER_JOB;
 
 	if (q->size && copy_to_user(u64_to_user_ptr(q->data), &info,
 				    min_t(u32, q->size, sizeof(info))))

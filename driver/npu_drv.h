@@ -43,6 +43,7 @@
 #define NPU_MAX_BO_SIZE		SZ_1G
 #define NPU_MAX_BOS_PER_JOB	256
 #define NPU_MAX_SYNCS_PER_JOB	64
+#define NPU_MAX_CMDS_PER_JOB	64	/* a batch; each takes a ring entry */
 #define NPU_BOOT_TIMEOUT_MS	10000
 
 struct npu_file;
@@ -66,26 +67,40 @@ struct seq_file;
  * @status_bo, @status_map, @status_offset: where its result goes.
  * @out_count, @out_syncobj, @out_chain, @out_point: what it signals.
  */
+/* One command buffer of a job, and where its result goes. */
+struct npu_job_cmd {
+	struct drm_gem_object *bo;
+	u64 va;
+	u32 size;
+	u32 status_offset;
+};
+
+/*
+ * A job: one command buffer or a batch (@cmd_count, each on its own ring
+ * entry); its hardware fence signals when the last ends (@cmds_left and
+ * @status, the first error, under the ring's lock).
+ */
 struct npu_job {
 	struct drm_sched_job base;
 	struct npu_ring *ring;
 	struct npu_file *nfile;
 	u32 ctx;
-	u64 cmd_va;
-	u32 cmd_size;
+	struct npu_job_cmd *cmd;	/* &one, or @cmd_count allocated */
+	struct npu_job_cmd one;
+	u32 cmd_count;
+	u32 cmds_left;
+	u32 status;
 	u64 seqno;
 	struct dma_fence hw_fence;
 	bool hw_fence_init;
 	u32 tdr_beat, tdr_progress;
 	unsigned int extensions;
 
-	struct drm_gem_object *cmd_bo;
 	struct drm_gem_object **bos;
 	u32 bo_count;
 
 	struct drm_gem_object *status_bo;
 	struct iosys_map status_map;
-	u32 status_offset;
 
 	u32 out_count;
 	struct drm_syncobj **out_syncobj;
@@ -116,6 +131,7 @@ struct npu_ring {
 	spinlock_t lock;		/* slots, tail, head */
 	spinlock_t fence_lock;		/* the hardware fences of this ring */
 	struct npu_job *slot[NPU_RING_ENTRIES];
+	u8 slot_cmd[NPU_RING_ENTRIES];	/* which of the job's commands */
 	u32 tail;			/* next entry the driver fills */
 	u32 head;			/* next entry the driver retires */
 	u64 fence_context;
@@ -123,7 +139,10 @@ struct npu_ring {
 	atomic64_t seqno;		/* submissions, the uAPI's seqno */
 	struct drm_gpu_scheduler sched;
 	bool sched_ready;
-	struct npu_job *replay[NPU_RING_ENTRIES];	/* recovery, reset_lock */
+	struct npu_replay {
+		struct npu_job *job;
+		u32 cmd;
+	} replay[NPU_RING_ENTRIES];	/* recovery, reset_lock */
 	u32 replay_count;
 	char name[16];
 };
@@ -293,8 +312,9 @@ void npu_file_entities_fini(struct npu_file *nfile);
 irqreturn_t npu_ring_irq(int irq, void *arg);
 int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file);
 void npu_ring_retire_all(struct npu_device *ndev);
-void npu_ring_post(struct npu_ring *ring, struct npu_job *job);
-void npu_job_fail(struct npu_job *job, u32 status);
+void npu_ring_post(struct npu_ring *ring, struct npu_job *job, u32 cmd);
+void npu_ring_kick(struct npu_ring *ring);
+void npu_job_fail(struct npu_job *job, u32 cmd, u32 status);
 void npu_jobs_wait_idle(void);
 int npu_jobs_live(void);
 

@@ -95,39 +95,48 @@ static int npu_status_errno(u32 status)
  * system call (uAPI), and once it reads a status other than pending the
  * rest of the result must be there.
  */
-static void npu_job_write_result(struct npu_job *job, const struct drm_npu_job_result *res)
+static void npu_job_write_result(struct npu_job *job, u32 cmd,
+				 const struct drm_npu_job_result *res)
 {
 	const size_t rest = offsetof(struct drm_npu_job_result, error_offset);
+	u32 off = job->cmd[cmd].status_offset;
 
 	if (!job->status_bo)
 		return;
-	iosys_map_memcpy_to(&job->status_map, job->status_offset + rest,
+	iosys_map_memcpy_to(&job->status_map, off + rest,
 			    (const u8 *)res + rest, sizeof(*res) - rest);
 	/* The result before its status: pairs with userspace's acquire load. */
 	smp_wmb();
-	iosys_map_wr(&job->status_map, job->status_offset, u32, res->status);
+	iosys_map_wr(&job->status_map, off, u32, res->status);
 }
 
 /*
- * Write @job's descriptor at TAIL and ring the doorbell. Caller holds
- * ring->lock, and a reference to the hardware fence for the ring's slot.
+ * Write the descriptor of @job's command @cmd at TAIL. Caller holds
+ * ring->lock, and a reference to the hardware fence for the ring's slot;
+ * npu_ring_kick() then tells the device.
  */
-void npu_ring_post(struct npu_ring *ring, struct npu_job *job)
+void npu_ring_post(struct npu_ring *ring, struct npu_job *job, u32 cmd)
 {
-	struct npu_device *ndev = ring->ndev;
 	u32 idx = ring->tail % NPU_RING_ENTRIES;
 	struct npu_job_desc *d = &ring->desc[idx];
 
 	lockdep_assert_held(&ring->lock);
 	memset(d, 0, sizeof(*d));
 	d->job_id = cpu_to_le64(job->hw_fence.seqno);
-	d->cmd_va = cpu_to_le64(job->cmd_va);
-	d->cmd_size = cpu_to_le32(job->cmd_size);
+	d->cmd_va = cpu_to_le64(job->cmd[cmd].va);
+	d->cmd_size = cpu_to_le32(job->cmd[cmd].size);
 	d->ctx_id = cpu_to_le32(job->ctx);
 	ring->slot[idx] = job;
+	ring->slot_cmd[idx] = cmd;
 	ring->tail++;
+}
+
+/* Ring the doorbell: the descriptors up to TAIL are the device's. */
+void npu_ring_kick(struct npu_ring *ring)
+{
+	lockdep_assert_held(&ring->lock);
 	dma_wmb();
-	npu_wr(ndev, NPU_RING_REG(ring->idx, NPU_RING_TAIL), ring->tail);
+	npu_wr(ring->ndev, NPU_RING_REG(ring->idx, NPU_RING_TAIL), ring->tail);
 }
 
 static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
@@ -137,6 +146,7 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	struct npu_device *ndev = ring->ndev;
 	unsigned long flags;
 	int dev_idx;
+	u32 i;
 
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;	/* cancelled before it ran */
@@ -156,7 +166,12 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 		       ring->fence_context, ++ring->fence_seqno);
 	job->hw_fence_init = true;
 	dma_fence_get(&job->hw_fence);	/* the ring's reference */
-	npu_ring_post(ring, job);
+	/* A batch on consecutive entries (its credits kept them free), one doorbell. */
+	job->cmds_left = job->cmd_count;
+	job->status = DRM_NPU_JOB_OK;
+	for (i = 0; i < job->cmd_count; i++)
+		npu_ring_post(ring, job, i);
+	npu_ring_kick(ring);
 	spin_unlock_irqrestore(&ring->lock, flags);
 	/* A crash with no job pending: recover now, not at the timeout. */
 	if (unlikely(npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED))
@@ -190,18 +205,31 @@ static void npu_job_account(struct npu_job *job, u32 status)
 }
 
 /*
- * End @job (off the ring already) with @status, signalling its fence and
- * dropping the ring's reference.
+ * Command @cmd of @job (off the ring already) ended with @res. The last
+ * of the job's commands to end ends the job, in error if any was:
+ * signalling its fence and dropping the ring's reference. Caller holds
+ * the ring's lock.
  */
-void npu_job_fail(struct npu_job *job, u32 status)
+static void npu_job_end_cmd(struct npu_job *job, u32 cmd, const struct drm_npu_job_result *res)
+{
+	npu_job_write_result(job, cmd, res);
+	if (res->status != DRM_NPU_JOB_OK && job->status == DRM_NPU_JOB_OK)
+		job->status = res->status;
+	if (WARN_ON_ONCE(!job->cmds_left) || --job->cmds_left)
+		return;
+	npu_job_account(job, job->status);
+	if (job->status != DRM_NPU_JOB_OK)
+		dma_fence_set_error(&job->hw_fence, npu_status_errno(job->status));
+	dma_fence_signal(&job->hw_fence);
+	dma_fence_put(&job->hw_fence);
+}
+
+/* End command @cmd of @job (off the ring already) with @status. */
+void npu_job_fail(struct npu_job *job, u32 cmd, u32 status)
 {
 	struct drm_npu_job_result res = { .status = status, .seqno = job->seqno };
 
-	npu_job_write_result(job, &res);
-	npu_job_account(job, status);
-	dma_fence_set_error(&job->hw_fence, npu_status_errno(status));
-	dma_fence_signal(&job->hw_fence);
-	dma_fence_put(&job->hw_fence);
+	npu_job_end_cmd(job, cmd, &res);
 }
 
 /* Retire every job the firmware has completed. Called with ring->lock. */
@@ -217,6 +245,7 @@ static void npu_ring_retire(struct npu_ring *ring)
 		const struct npu_job_cmpl *c = &ring->cmpl[idx];
 		struct drm_npu_job_result res = {};
 		u32 st = le32_to_cpu(c->status);
+		u32 cmd = ring->slot_cmd[idx];
 
 		ring->slot[idx] = NULL;
 		ring->head++;
@@ -236,12 +265,7 @@ static void npu_ring_retire(struct npu_ring *ring)
 		res.cycles = le64_to_cpu(c->cycles);
 		res.bytes = le64_to_cpu(c->bytes);
 		res.seqno = job->seqno;
-		npu_job_write_result(job, &res);
-		npu_job_account(job, res.status);
-		if (res.status != DRM_NPU_JOB_OK)
-			dma_fence_set_error(&job->hw_fence, npu_status_errno(res.status));
-		dma_fence_signal(&job->hw_fence);
-		dma_fence_put(&job->hw_fence);
+		npu_job_end_cmd(job, cmd, &res);
 	}
 }
 
@@ -288,7 +312,7 @@ static void npu_ring_fail_all(struct npu_ring *ring)
 
 		ring->slot[idx] = NULL;
 		if (j)
-			npu_job_fail(j, DRM_NPU_JOB_ABORTED);
+			npu_job_fail(j, ring->slot_cmd[idx], DRM_NPU_JOB_ABORTED);
 	}
 	ring->head = 0;
 	ring->tail = 0;
@@ -317,8 +341,11 @@ static void npu_job_put_resources(struct npu_job *job)
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	kvfree(job->bos);
-	if (job->cmd_bo)
-		drm_gem_object_put(job->cmd_bo);
+	for (i = 0; job->cmd && i < job->cmd_count; i++)
+		if (job->cmd[i].bo)
+			drm_gem_object_put(job->cmd[i].bo);
+	if (job->cmd != &job->one)
+		kfree(job->cmd);
 	if (job->status_bo) {
 		if (!iosys_map_is_null(&job->status_map))
 			drm_gem_vunmap_unlocked(job->status_bo, &job->status_map);
@@ -592,54 +619,99 @@ static int npu_job_prepare_out_syncs(struct npu_job *job, struct drm_file *file,
 	return 0;
 }
 
+/* Each command's result slot in the status BO, each marked pending. */
 static int npu_job_status_bo(struct npu_job *job, struct drm_file *file,
 			     const struct drm_npu_submit *args)
 {
 	struct drm_npu_job_result pending = {};
 	int ret;
+	u32 i;
 
-	if (!args->status_handle)
-		return args->status_offset ? -EINVAL : 0;
-	if (!IS_ALIGNED(args->status_offset, 8))
-		return -EINVAL;
+	if (!args->status_handle) {
+		for (i = 0; i < job->cmd_count; i++)
+			if (job->cmd[i].status_offset)
+				return -EINVAL;
+		return 0;
+	}
 	job->status_bo = drm_gem_object_lookup(file, args->status_handle);
 	if (!job->status_bo)
 		return -ENOENT;
-	if (args->status_offset > job->status_bo->size ||
-	    job->status_bo->size - args->status_offset < sizeof(struct drm_npu_job_result))
-		return -ERANGE;
+	for (i = 0; i < job->cmd_count; i++) {
+		u32 off = job->cmd[i].status_offset;
+
+		if (!IS_ALIGNED(off, 8))
+			return -EINVAL;
+		if (off > job->status_bo->size ||
+		    job->status_bo->size - off < sizeof(struct drm_npu_job_result))
+			return -ERANGE;
+	}
 	ret = drm_gem_vmap_unlocked(job->status_bo, &job->status_map);
 	if (ret) {
 		iosys_map_clear(&job->status_map);
 		return ret;
 	}
-	job->status_offset = args->status_offset;
-	npu_job_write_result(job, &pending);
+	for (i = 0; i < job->cmd_count; i++)
+		npu_job_write_result(job, i, &pending);
 	return 0;
 }
 
-/* The command buffer must lie in a BO of this file, inside the BO. */
-static int npu_job_cmd(struct npu_job *job, struct drm_file *file,
-		       const struct drm_npu_submit *args)
+/* A command buffer must lie in a BO of this file, inside the BO. */
+static int npu_job_cmd_lookup(struct npu_job_cmd *c, struct drm_file *file,
+			      const struct drm_npu_submit_cmd *u)
 {
 	struct npu_file *nfile = file->driver_priv;
-	struct drm_gem_object *obj;
 	u64 va;
 
-	if (!args->cmd_size || !IS_ALIGNED(args->cmd_size, 8) ||
-	    !IS_ALIGNED(args->cmd_offset, 8))
+	if (!u->cmd_size || !IS_ALIGNED(u->cmd_size, 8) || !IS_ALIGNED(u->cmd_offset, 8))
 		return -EINVAL;
-	if (args->cmd_size > NPU_MAX_CMDBUF_SIZE)
+	if (u->cmd_size > NPU_MAX_CMDBUF_SIZE)
 		return -E2BIG;
-	obj = drm_gem_object_lookup(file, args->cmd_handle);
-	if (!obj)
-		return -ENOENT;
-	job->cmd_bo = obj;	/* the job keeps its command buffer */
-	va = npu_bo_va(to_npu_bo(obj), nfile);
-	if ((u64)args->cmd_offset + args->cmd_size > obj->size || !va)
+	c->bo = drm_gem_object_lookup(file, u->cmd_handle);
+	if (!c->bo)
+		return -ENOENT;	/* the job keeps its command buffers */
+	va = npu_bo_va(to_npu_bo(c->bo), nfile);
+	if ((u64)u->cmd_offset + u->cmd_size > c->bo->size || !va)
 		return -ERANGE;
-	job->cmd_va = va + args->cmd_offset;
-	job->cmd_size = args->cmd_size;
+	c->va = va + u->cmd_offset;
+	c->size = u->cmd_size;
+	c->status_offset = u->status_offset;
+	return 0;
+}
+
+/* The job's command buffer, or the @cmd_count of a batch. */
+static int npu_job_cmds(struct npu_job *job, struct drm_file *file,
+			const struct drm_npu_submit *args)
+{
+	const struct drm_npu_submit_cmd one = {
+		.cmd_handle = args->cmd_handle, .cmd_offset = args->cmd_offset,
+		.cmd_size = args->cmd_size, .status_offset = args->status_offset,
+	};
+	struct drm_npu_submit_cmd __user *u = u64_to_user_ptr(args->cmds);
+	u32 i;
+	int ret;
+
+	if (!args->cmd_count) {
+		job->cmd = &job->one;
+		job->cmd_count = 1;
+		return npu_job_cmd_lookup(&job->one, file, &one);
+	}
+	if (args->cmd_handle || args->cmd_offset || args->cmd_size || args->status_offset)
+		return -EINVAL;
+	if (args->cmd_count > NPU_MAX_CMDS_PER_JOB)
+		return -E2BIG;
+	job->cmd = kcalloc(args->cmd_count, sizeof(*job->cmd), GFP_KERNEL);
+	if (!job->cmd)
+		return -ENOMEM;
+	job->cmd_count = args->cmd_count;
+	for (i = 0; i < args->cmd_count; i++) {
+		struct drm_npu_submit_cmd c;
+
+		if (copy_from_user(&c, &u[i], sizeof(c)))
+			return -EFAULT;
+		ret = npu_job_cmd_lookup(&job->cmd[i], file, &c);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -651,11 +723,13 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	struct dma_fence *finished;
 	struct npu_ring *ring;
 	struct npu_job *job;
+	u32 i, credits;
 	int idx, ret;
-	u32 i;
 
-	if (args->flags || args->seqno)
+	if (args->flags || args->seqno || args->pad)
 		return -EINVAL;
+	/* Each command takes a ring entry: a batch is that many credits. */
+	credits = args->cmd_count ? min_t(u32, args->cmd_count, NPU_MAX_CMDS_PER_JOB) : 1;
 	if (args->ring >= NPU_NUM_RINGS)
 		return -EINVAL;
 	if (!drm_dev_enter(drm, &idx))
@@ -678,7 +752,7 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	atomic_inc(&npu_live_jobs);
 	job->ring = ring;
 	job->ctx = nfile->ctx;
-	ret = drm_sched_job_init(&job->base, &nfile->entity[args->ring], 1, nfile, 0);
+	ret = drm_sched_job_init(&job->base, &nfile->entity[args->ring], credits, nfile, 0);
 	if (ret) {
 		kfree(job);
 		npu_job_count_put();
@@ -686,7 +760,7 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	kref_get(&nfile->ref);
 	job->nfile = nfile;
-	ret = npu_job_cmd(job, file, args);
+	ret = npu_job_cmds(job, file, args);
 	if (!ret)
 		ret = npu_job_lookup_bos(job, file, args);
 	if (!ret)

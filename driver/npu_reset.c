@@ -150,14 +150,16 @@ static void npu_rings_take_back(struct npu_device *ndev, struct npu_job *culprit
 		while (ring->head != ring->tail) {
 			u32 idx = ring->head++ % NPU_RING_ENTRIES;
 			struct npu_job *j = ring->slot[idx];
+			u32 cmd = ring->slot_cmd[idx];
 
 			ring->slot[idx] = NULL;
 			if (!j)
 				continue;
 			if (j == culprit)
-				npu_job_fail(j, status);
-			else
-				ring->replay[ring->replay_count++] = j;	/* keeps the ring's ref */
+				npu_job_fail(j, cmd, status);
+			else	/* keeps the ring's ref */
+				ring->replay[ring->replay_count++] =
+					(struct npu_replay){ .job = j, .cmd = cmd };
 		}
 		ring->head = 0;
 		ring->tail = 0;
@@ -182,16 +184,18 @@ static void npu_rings_replay(struct npu_device *ndev, bool post)
 
 		spin_lock_irqsave(&ring->lock, flags);
 		for (i = 0; i < ring->replay_count; i++) {
-			struct npu_job *j = ring->replay[i];
+			struct npu_job *j = ring->replay[i].job;
 
 			if (!post) {
-				npu_job_fail(j, DRM_NPU_JOB_ABORTED);
+				npu_job_fail(j, ring->replay[i].cmd, DRM_NPU_JOB_ABORTED);
 				continue;
 			}
 			j->tdr_beat = beat;
 			j->tdr_progress = progress;
-			npu_ring_post(ring, j);
+			npu_ring_post(ring, j, ring->replay[i].cmd);
 		}
+		if (post && ring->replay_count)
+			npu_ring_kick(ring);
 		if (post)
 			atomic_add(ring->replay_count, &ndev->stats.replayed);
 		ring->replay_count = 0;
@@ -338,7 +342,10 @@ static char *npu_coredump_capture(struct npu_device *ndev, struct npu_job *job, 
 		return NULL;
 #define P(...) (n += scnprintf(buf + n, NPU_DUMP_SIZE - n, __VA_ARGS__))
 	P("npu devcoredump\ntimed out: ring %u seqno %llu ctx %u cmd_va %#llx cmd_size %u\n",
-	  job->ring->idx, job->seqno, job->ctx, job->cmd_va, job->cmd_size);
+	  job->ring->idx, job->seqno, job->ctx, job->cmd[0].va, job->cmd[0].size);
+	for (i = 1; i < job->cmd_count; i++)
+		P("batch command %u: cmd_va %#llx cmd_size %u\n", i, job->cmd[i].va,
+		  job->cmd[i].size);
 	for (i = 0; i < ARRAY_SIZE(regs); i++)
 		P("%-18s %#010x\n", regs[i].name, npu_rd(ndev, regs[i].reg));
 	for (r = 0; r < NPU_NUM_RINGS; r++)

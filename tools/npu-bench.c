@@ -2,7 +2,8 @@
 /*
  * npu-bench - in the guest: the round trip of a no-op job through libnpu
  * (submit to the app awake after the fence signalled), single and
- * pipelined, waited for by sleeping on the syncobj or by polling the result
+ * pipelined (one job a submit, or in batches), waited for by sleeping on
+ * the syncobj or by polling the result
  * (NPU_SUBMIT_POLL), against the yardstick of a 512-byte O_DIRECT read on QEMU's
  * NVMe device with a null backend, in the same boot, alternating in
  * rounds so both see the same drift. Prints a table; writes JSON.
@@ -24,6 +25,7 @@
 #define PER_ROUND 200
 #define PIPELINE 2000
 #define IN_FLIGHT 64
+#define BATCH 16
 
 static double now_us(void)
 {
@@ -85,10 +87,41 @@ static double npu_pipelined(npu_device *dev, npu_cmdbuf *cb)
 	return PIPELINE / ((now_us() - t0) / 1e6);
 }
 
+/* The same with the jobs submitted in batches of BATCH (npu_submit_batch). */
+static double npu_batched(npu_device *dev, npu_cmdbuf *cb)
+{
+	enum { NB = IN_FLIGHT / BATCH };
+	npu_job *ring[NB][BATCH] = { { 0 } };
+	npu_cmdbuf *cbs[BATCH];
+	double t0 = now_us();
+
+	for (int i = 0; i < BATCH; i++)
+		cbs[i] = cb;
+	for (int b = 0; b < PIPELINE / BATCH; b++) {
+		npu_job **slot = ring[b % NB];
+
+		if (slot[0]) {
+			npu_job_wait(slot[BATCH - 1], -1);	/* they end together */
+			for (int i = 0; i < BATCH; i++)
+				npu_job_free(slot[i]);
+		}
+		if (npu_submit_batch(dev, cbs, BATCH, NULL, slot))
+			return -1;
+	}
+	for (int b = 0; b < NB; b++) {
+		if (ring[b][0]) {
+			npu_job_wait(ring[b][BATCH - 1], -1);
+			for (int i = 0; i < BATCH; i++)
+				npu_job_free(ring[b][i]);
+		}
+	}
+	return PIPELINE / BATCH * BATCH / ((now_us() - t0) / 1e6);
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 3 ? atoi(argv[3]) : 10, n = 0, nfd, err;
-	double *npu_us, *poll_us, *nvme_us, npu_pipe, nvme_total = 0, npu_total = 0;
+	double *npu_us, *poll_us, *nvme_us, npu_pipe, npu_batch, nvme_total = 0, npu_total = 0;
 	npu_device *dev;
 	npu_cmdbuf *cb;
 	void *block;
@@ -146,6 +179,7 @@ int main(int argc, char **argv)
 		n += PER_ROUND;
 	}
 	npu_pipe = npu_pipelined(dev, cb);
+	npu_batch = npu_batched(dev, cb);
 
 	/* The small CNN through the whole stack: images per second. */
 	double cnn_ips = 0, cnn_cyc = 0;
@@ -179,6 +213,7 @@ int main(int argc, char **argv)
 		printf("%-34s %10.1f %10.1f %12.0f\n", "npu no-op job via libnpu", np50, np99, nps);
 		printf("%-34s %10.1f %10.1f %12s\n", "npu no-op job, polled wait", pp50, pp99, "");
 		printf("%-34s %10s %10s %12.0f\n", "npu no-op jobs, 64 in flight", "", "", npu_pipe);
+		printf("%-34s %10s %10s %12.0f\n", "same, in batches of 16", "", "", npu_batch);
 		printf("%-34s %10.1f %10.1f %12.0f\n", "nvme 512 B O_DIRECT read (null-co)", vp50, vp99, vps);
 		printf("npu/nvme p50 ratio: %.2f (%d samples each, %d alternating rounds)\n",
 		       np50 / vp50, n, rounds);
@@ -193,9 +228,11 @@ int main(int argc, char **argv)
 			" \"npu_noop\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"per_second\": %.0f},\n"
 			" \"npu_noop_polled\": {\"p50_us\": %.2f, \"p99_us\": %.2f},\n"
 			" \"npu_noop_pipelined\": {\"in_flight\": %d, \"per_second\": %.0f},\n"
+			" \"npu_noop_batched\": {\"in_flight\": %d, \"batch\": %d, \"per_second\": %.0f},\n"
 			" \"nvme_read_512\": {\"p50_us\": %.2f, \"p99_us\": %.2f, \"per_second\": %.0f},\n"
 			" \"small_cnn\": {\"images_per_second\": %.1f, \"modeled_cycles_per_image\": %.0f}}\n",
-			n, rounds, np50, np99, nps, pp50, pp99, IN_FLIGHT, npu_pipe, vp50, vp99, vps, cnn_ips, cnn_cyc);
+			n, rounds, np50, np99, nps, pp50, pp99, IN_FLIGHT, npu_pipe, IN_FLIGHT, BATCH,
+			npu_batch, vp50, vp99, vps, cnn_ips, cnn_cyc);
 		fclose(json);
 	}
 	npu_cmdbuf_free(cb);

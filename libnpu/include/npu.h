@@ -31,7 +31,7 @@ extern "C" {
 
 /* The version this header belongs to; npu_version() says the library's. */
 #define NPU_VERSION_MAJOR 2	/* the soname: libnpu.so.2 */
-#define NPU_VERSION_MINOR 1	/* additions */
+#define NPU_VERSION_MINOR 2	/* additions */
 #define NPU_VERSION_PATCH 0
 
 /** Error codes (negative return values). */
@@ -793,6 +793,24 @@ struct npu_submit_opts {
 int npu_submit_v(size_t size, npu_device *dev, npu_cmdbuf *cb,
 		 const struct npu_submit_opts *opts, npu_job **job);
 #define npu_submit(...) npu_submit_v(sizeof(struct npu_submit_opts), __VA_ARGS__)
+
+/**
+ * Submit the commands of @n command buffers (@cbs; one may appear more
+ * than once) as one batch, @jobs[i] the job of @cbs[i]: one system call
+ * and one doorbell, the device running them in order. Each job has its own
+ * result (npu_job_result) and is waited for and freed as from npu_submit
+ * with @opts (shared by all, NULL for none), but their fences signal
+ * together, when the batch's last command buffer ends; a job waited for
+ * with NPU_SUBMIT_POLL sees its own result as soon as it is written. At
+ * most NPU_BATCH_MAX. On error no job is left: on a kernel without
+ * batches (its max_cmds_per_job is 0), where each is submitted alone,
+ * those already submitted are waited for and freed.
+ */
+#define NPU_BATCH_MAX 32
+int npu_submit_batch_v(size_t size, npu_device *dev, npu_cmdbuf *const *cbs, unsigned int n,
+		       const struct npu_submit_opts *opts, npu_job **jobs);
+#define npu_submit_batch(dev, cbs, n, opts, jobs) \
+	npu_submit_batch_v(sizeof(struct npu_submit_opts), dev, cbs, n, opts, jobs)
 
 /** Wait up to @timeout_ns (negative: forever); NPU_ETIMEDOUT if not done. */
 int npu_job_wait(npu_job *job, int64_t timeout_ns);

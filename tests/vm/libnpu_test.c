@@ -312,6 +312,73 @@ TEST_F(lib, polled_wait_sees_result_and_data)
 	EXPECT_EQ(NPU_EINVAL, npu_submit(self->dev, self->cb, &bad, &job));
 }
 
+/*
+ * npu_submit_batch: three command buffers (a fill, a copy that faults, a
+ * fill) in one batch, each job with its own result, polled and not; the
+ * same command buffer twice in a batch; malformed calls refused with no
+ * job left behind.
+ */
+TEST_F(lib, batch_jobs_have_their_own_results)
+{
+	struct npu_submit_opts poll = { .flags = NPU_SUBMIT_POLL };
+	uint8_t *a = npu_buffer_map(self->a), *b = npu_buffer_map(self->b);
+	npu_cmdbuf *cbs[NPU_BATCH_MAX + 1];
+	npu_job *jobs[NPU_BATCH_MAX + 1];
+	struct npu_job_result res;
+
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(NPU_OK, npu_cmdbuf_new(self->dev, 4096, &cbs[i]));
+	ASSERT_EQ(NPU_OK, npu_cmd_fill(cbs[0], npu_buffer_va(self->a), 4096, 0x33333333));
+	ASSERT_EQ(NPU_OK, npu_cmd_copy(cbs[1], npu_buffer_va(self->b), 0x7000000000ull, 64));
+	ASSERT_EQ(NPU_OK, npu_cmd_fill(cbs[2], npu_buffer_va(self->b) + 4096, 4096, 0x44444444));
+	for (int p = 0; p < 2; p++) {
+		memset(a, 0, 4096);
+		memset(b, 0, 8192);
+		ASSERT_EQ(NPU_OK, npu_submit_batch(self->dev, cbs, 3, p ? &poll : NULL, jobs));
+		for (int i = 0; i < 3; i++)
+			ASSERT_EQ(NPU_OK, npu_job_wait(jobs[i], 60ll * 1000000000));
+		ASSERT_EQ(NPU_OK, npu_job_result(jobs[0], &res));
+		EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
+		EXPECT_EQ(4096u + npu_cmdbuf_used(cbs[0]), res.bytes);	/* the fill, its command */
+		ASSERT_EQ(NPU_OK, npu_job_result(jobs[1], &res));
+		EXPECT_EQ(NPU_JOB_STATE_MMU_FAULT, res.state);
+		EXPECT_EQ(0x7000000000ull, res.fault_va);
+		ASSERT_EQ(NPU_OK, npu_job_result(jobs[2], &res));
+		EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
+		EXPECT_EQ(0x33, a[4095]);
+		EXPECT_EQ(0, b[0]);
+		EXPECT_EQ(0x44, b[8191]);
+		for (int i = 0; i < 3; i++)
+			npu_job_free(jobs[i]);
+	}
+	/* One command buffer, the whole batch long: each job ends DONE. */
+	{
+		npu_cmdbuf *same[NPU_BATCH_MAX];
+
+		for (int i = 0; i < NPU_BATCH_MAX; i++)
+			same[i] = cbs[0];
+		ASSERT_EQ(NPU_OK, npu_submit_batch(self->dev, same, NPU_BATCH_MAX, NULL, jobs));
+		for (int i = 0; i < NPU_BATCH_MAX; i++) {
+			ASSERT_EQ(NPU_OK, npu_job_wait(jobs[i], 60ll * 1000000000));
+			ASSERT_EQ(NPU_OK, npu_job_result(jobs[i], &res));
+			EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
+			npu_job_free(jobs[i]);
+		}
+		EXPECT_EQ(NPU_E2BIG, npu_submit_batch(self->dev, same, NPU_BATCH_MAX + 1, NULL,
+						      jobs));
+	}
+	jobs[0] = (npu_job *)1;
+	EXPECT_EQ(NPU_EINVAL, npu_submit_batch(self->dev, cbs, 0, NULL, jobs));
+	EXPECT_EQ(NPU_EINVAL, npu_submit_batch(NULL, cbs, 3, NULL, jobs));
+	cbs[3] = NULL;
+	EXPECT_EQ(NPU_EINVAL, npu_submit_batch(self->dev, cbs, 4, NULL, jobs));
+	EXPECT_EQ(NULL, jobs[0]);	/* nothing left behind */
+	npu_cmdbuf_reset(cbs[2]);	/* empty */
+	EXPECT_EQ(NPU_EINVAL, npu_submit_batch(self->dev, cbs, 3, NULL, jobs));
+	for (int i = 0; i < 3; i++)
+		npu_cmdbuf_free(cbs[i]);
+}
+
 TEST_F(lib, submit_errors)
 {
 	npu_job *job;

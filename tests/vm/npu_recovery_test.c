@@ -173,6 +173,37 @@ static int submit_fill(struct ctx *c, int i, uint32_t ring, uint32_t pattern)
 	return ioctl(c->fd, DRM_IOCTL_NPU_SUBMIT, &s) ? -errno : 0;
 }
 
+/*
+ * Queue fills @first..@first+@n-1 (as submit_fill()) as one batch on ring
+ * 0, signalling job @first's syncobj when the last ends.
+ */
+static int submit_fill_batch(struct ctx *c, int first, int n, uint32_t pattern)
+{
+	struct drm_npu_submit_cmd cmds[8];
+	struct drm_npu_sync out;
+	struct drm_npu_submit s = {
+		.cmds = (uintptr_t)cmds, .cmd_count = n, .out_sync_count = 1,
+		.status_handle = c->st.handle,
+	};
+
+	if (n > 8 || (!c->sync[first] && drmSyncobjCreate(c->fd, 0, &c->sync[first])))
+		return -EINVAL;
+	drmSyncobjReset(c->fd, &c->sync[first], 1);
+	out = (struct drm_npu_sync){ .handle = c->sync[first] };
+	s.out_syncs = (uintptr_t)&out;
+	for (int k = 0; k < n; k++) {
+		int i = first + k;
+		struct npu_cmd_dma_fill f = { { NPU_CMD_DMA_FILL, 32 }, c->dst.va + 64 * i, 64,
+					      pattern + (uint32_t)k * 0x01010101u, 0 };
+
+		memcpy((uint8_t *)c->cmd.map + SLOT * i, &f, sizeof(f));
+		memset((uint8_t *)c->dst.map + 64 * i, 0, 64);
+		cmds[k] = (struct drm_npu_submit_cmd){ .cmd_handle = c->cmd.handle,
+			.cmd_offset = SLOT * i, .cmd_size = 32, .status_offset = SLOT * i };
+	}
+	return ioctl(c->fd, DRM_IOCTL_NPU_SUBMIT, &s) ? -errno : 0;
+}
+
 /* Wait for job @i (60 s at most); its status, or -errno. */
 static int wait_job(struct ctx *c, int i)
 {
@@ -432,6 +463,30 @@ TEST(fw_hang_reboots_and_replays)
 	EXPECT_EQ(reboots + 1, counter("fw_reboots"));
 	EXPECT_LE(replayed + 2, counter("replayed"));
 	EXPECT_TRUE(coredump_has("recovered by: fw_reboot"));
+	ctx_close(&c);
+}
+
+/* A batch queued on a hung firmware: after the reboot each command runs, once. */
+TEST(fw_hang_replays_a_batch)
+{
+	struct ctx c;
+	int replayed = counter("replayed");
+
+	ASSERT_EQ(0, ctx_open(&c));
+	ASSERT_EQ(DRM_NPU_JOB_OK, run_fill(&c, 0, 0, 0x01010101));
+	ASSERT_EQ(0, inject("fw_hang"));
+	usleep(100000);			/* the core stops at its next run */
+	ASSERT_EQ(0, submit_fill_batch(&c, 1, 3, 0x21212121));
+	EXPECT_EQ(DRM_NPU_JOB_OK, wait_job(&c, 1));	/* the batch's syncobj: all ended */
+	for (int k = 0; k < 3; k++) {
+		const struct drm_npu_job_result *r =
+			(void *)((uint8_t *)c.st.map + SLOT * (1 + k));
+
+		EXPECT_EQ(DRM_NPU_JOB_OK, r->status);
+		EXPECT_TRUE(filled(&c, 1 + k, 0x21212121u + (uint32_t)k * 0x01010101u));
+	}
+	EXPECT_LE(replayed + 3, counter("replayed"));
+	EXPECT_EQ(DRM_NPU_JOB_OK, run_fill(&c, 4, 0, 0x05050505));
 	ctx_close(&c);
 }
 

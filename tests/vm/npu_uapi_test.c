@@ -115,6 +115,7 @@ TEST_F(npu, query)
 	EXPECT_EQ(0x00010500u, self->info.fw_version);	/* 1.5.0, the Makefile's */
 	EXPECT_EQ(NPU_FW_API_MAJOR << 16 | NPU_FW_API_MINOR, self->info.fw_api);
 	EXPECT_EQ(4u, self->info.num_rings);
+	EXPECT_EQ(64u, self->info.max_cmds_per_job);
 	EXPECT_EQ(4096u, self->info.page_size);
 	EXPECT_TRUE(self->info.cmd_caps & (1u << NPU_CMD_DMA_COPY));
 	EXPECT_TRUE(self->info.cmd_caps & (1u << NPU_CMD_DMA_FILL));
@@ -381,6 +382,65 @@ TEST_F(npu, mmu_fault_then_next_jobs_succeed)
 	close(fd2);
 }
 
+/*
+ * A batch: three command buffers of one BO in one submit, each with its
+ * own result; the one that faults fails alone, the next still runs; they
+ * run in order, and the job (its syncobj) ends after the last.
+ */
+TEST_F(npu, batch_runs_each_with_its_result)
+{
+	struct npu_cmd_dma_fill fa = { { NPU_CMD_DMA_FILL, 32 }, self->a.va, 64, 0x11111111, 0 };
+	struct npu_cmd_dma_copy cp = { { NPU_CMD_DMA_COPY, 32 }, 0x7000000000ull, self->b.va, 64 };
+	struct npu_cmd_dma_fill fb = { { NPU_CMD_DMA_FILL, 32 }, self->b.va + 64, 64, 0x22222222, 0 };
+	struct drm_npu_submit_cmd cmds[3];
+	struct drm_npu_sync out = { .handle = self->sync };
+	struct drm_npu_submit s = {
+		.cmds = (uintptr_t)cmds, .cmd_count = 3, .out_sync_count = 1,
+		.out_syncs = (uintptr_t)&out, .status_handle = self->status.handle,
+	};
+	const void *bodies[3] = { &fa, &cp, &fb };
+
+	for (int i = 0; i < 3; i++) {
+		memcpy((char *)self->cmd.map + 256 * i, bodies[i], 32);
+		cmds[i] = (struct drm_npu_submit_cmd){ .cmd_handle = self->cmd.handle,
+			.cmd_offset = 256 * i, .cmd_size = 32, .status_offset = 64 * i };
+	}
+	memset(self->b.map, 0x5a, 128);
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_NPU_SUBMIT, &s));
+	ASSERT_EQ(0, wait_sync(self->fd, self->sync, 0));
+	EXPECT_EQ(DRM_NPU_JOB_OK, result(&self->status, 0)->status);
+	EXPECT_EQ(DRM_NPU_JOB_MMU_FAULT, result(&self->status, 64)->status);
+	EXPECT_EQ(0x7000000000ull, result(&self->status, 64)->fault_va);
+	EXPECT_EQ(DRM_NPU_JOB_OK, result(&self->status, 128)->status);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(s.seqno, result(&self->status, 64 * i)->seqno);
+		EXPECT_LE(result(&self->status, 64 * i)->start_ns,
+			  result(&self->status, 64 * i)->end_ns);
+	}
+	EXPECT_LE(result(&self->status, 0)->end_ns, result(&self->status, 64)->start_ns);
+	EXPECT_LE(result(&self->status, 64)->end_ns, result(&self->status, 128)->start_ns);
+	EXPECT_EQ(0x11, ((uint8_t *)self->a.map)[63]);
+	EXPECT_EQ(0x5a, ((uint8_t *)self->b.map)[0]);	/* the copy never wrote */
+	EXPECT_EQ(0x22, ((uint8_t *)self->b.map)[127]);
+
+	/* The longest batch: 64 no-ops, 64 results; the ring takes it whole. */
+	{
+		struct drm_npu_submit_cmd many[64];
+
+		memcpy(self->cmd.map, (uint32_t[]){ NPU_CMD_NOP, 8 }, 8);
+		for (int i = 0; i < 64; i++)
+			many[i] = (struct drm_npu_submit_cmd){ .cmd_handle = self->cmd.handle,
+				.cmd_size = 8, .status_offset = 64 * i };
+		s.cmds = (uintptr_t)many;
+		s.cmd_count = 64;
+		s.seqno = 0;
+		ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_NPU_SUBMIT, &s));
+		ASSERT_EQ(0, wait_sync(self->fd, self->sync, 0));
+		for (int i = 0; i < 64; i++)
+			EXPECT_EQ(DRM_NPU_JOB_OK, result(&self->status, 64 * i)->status);
+	}
+}
+
 TEST_F(npu, malformed_command_reports_offset)
 {
 	uint32_t cmds[6] = { NPU_CMD_NOP, 8, 77, 8, 0, 0 };
@@ -409,8 +469,18 @@ TEST_F(npu, submit_rejects_bad_arguments)
 		{ "in sync count", E2BIG }, { "out sync handle", ENOENT },
 		{ "out syncs pointer", EFAULT }, { "status offset", EINVAL },
 		{ "status range", ERANGE }, { "status handle", ENOENT },
-		{ "status offset without BO", EINVAL },
+		{ "status offset without BO", EINVAL }, { "pad", EINVAL },
+		{ "batch with cmd_handle", EINVAL }, { "batch too long", E2BIG },
+		{ "batch pointer", EFAULT }, { "batch cmd handle", ENOENT },
+		{ "batch cmd_size odd", EINVAL }, { "batch cmd past BO", ERANGE },
+		{ "batch status offset", EINVAL }, { "batch status range", ERANGE },
+		{ "batch status offset without BO", EINVAL },
 	};
+	struct drm_npu_submit_cmd cmds[2] = {
+		{ .cmd_handle = self->cmd.handle, .cmd_size = 8 },
+		{ .cmd_handle = self->cmd.handle, .cmd_size = 8 },
+	};
+	struct drm_npu_submit batch = { .cmds = (uintptr_t)cmds, .cmd_count = 2 };
 
 	memcpy(self->cmd.map, (uint32_t[]){ NPU_CMD_NOP, 8 }, 8);
 	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_NPU_SUBMIT, &good));
@@ -441,11 +511,28 @@ TEST_F(npu, submit_rejects_bad_arguments)
 		case 18: s.status_handle = self->status.handle; s.status_offset = 65536 - 32; break;
 		case 19: s.status_handle = 0xdead; break;
 		case 20: s.status_offset = 8; break;
+		case 21: s.pad = 1; break;
+		case 22: s.cmds = (uintptr_t)cmds; s.cmd_count = 2; break;
+		case 23: s = batch; s.cmd_count = 65; break;
+		case 24: s = batch; s.cmds = 16; break;
+		default: s = batch; break;
+		}
+		cmds[1] = cmds[0];
+		switch (i) {
+		case 25: cmds[1].cmd_handle = 0xdead; break;
+		case 26: cmds[1].cmd_size = 12; break;
+		case 27: cmds[1].cmd_offset = 65536 - 8; cmds[1].cmd_size = 16; break;
+		case 28: s.status_handle = self->status.handle; cmds[1].status_offset = 4; break;
+		case 29: s.status_handle = self->status.handle; cmds[1].status_offset = 65536 - 32;
+			break;
+		case 30: cmds[1].status_offset = 8; break;
 		}
 		errno = 0;
 		EXPECT_EQ(-1, ioctl(self->fd, DRM_IOCTL_NPU_SUBMIT, &s)) TH_LOG("%s", expect[i].what);
 		EXPECT_EQ(expect[i].err, errno) TH_LOG("%s", expect[i].what);
 	}
+	cmds[1] = cmds[0];
+	ASSERT_EQ(0, ioctl(self->fd, DRM_IOCTL_NPU_SUBMIT, &batch));	/* the batch itself is good */
 	/* The file still works. */
 	ASSERT_EQ(0, submit(self->fd, &self->cmd, NULL, 8, self->sync, 0, 0, 0, NULL, 0));
 	ASSERT_EQ(0, wait_sync(self->fd, self->sync, 0));

@@ -84,6 +84,8 @@ struct drm_npu_query {
  * @max_cmd_size: largest command buffer, in bytes.
  * @max_bos_per_job: largest &drm_npu_submit.bo_count.
  * @max_syncs_per_job: largest in or out syncobj count of a job.
+ * @max_cmds_per_job: largest &drm_npu_submit.cmd_count (0: a kernel that
+ *	takes one command buffer a submit).
  * @reserved: zero.
  */
 struct drm_npu_device_info {
@@ -103,7 +105,8 @@ struct drm_npu_device_info {
 	__u32 max_bos_per_job;
 	__u32 max_syncs_per_job;
 	__u32 cmd_caps_hi;
-	__u32 reserved[4];
+	__u32 max_cmds_per_job;
+	__u32 reserved[3];
 };
 
 /**
@@ -201,6 +204,22 @@ enum drm_npu_job_status {
 };
 
 /**
+ * struct drm_npu_submit_cmd - one command buffer of a batched submit
+ * @cmd_handle: BO holding the command buffer (npu_cmd.h).
+ * @cmd_offset: byte offset of the commands in it, 8-byte aligned.
+ * @cmd_size: bytes of commands, a non-zero multiple of 8.
+ * @status_offset: byte offset in &drm_npu_submit.status_handle's BO where
+ *	this command buffer's &struct drm_npu_job_result goes, 8-byte
+ *	aligned; ignored without a status BO.
+ */
+struct drm_npu_submit_cmd {
+	__u32 cmd_handle;
+	__u32 cmd_offset;
+	__u32 cmd_size;
+	__u32 status_offset;
+};
+
+/**
  * struct drm_npu_submit - queue a job
  * @cmd_handle: BO holding the command buffer (npu_cmd.h).
  * @cmd_offset: byte offset of the commands in it, 8-byte aligned.
@@ -218,6 +237,14 @@ enum drm_npu_job_status {
  * @status_handle: BO to write &struct drm_npu_job_result into, or 0.
  * @status_offset: byte offset in it, 8-byte aligned.
  * @seqno: out: the job's sequence number on its queue.
+ * @cmds: user pointer to @cmd_count &struct drm_npu_submit_cmd: a batch.
+ *	The command buffers go on the ring one after another, each with its
+ *	own result; the job (its fences, syncobjs, BOs and time limit) ends
+ *	when the last does, in error if any did. @cmd_handle, @cmd_offset,
+ *	@cmd_size and @status_offset must then be zero.
+ * @cmd_count: entries at @cmds, at most max_cmds_per_job; 0: the one
+ *	command buffer of @cmd_handle.
+ * @pad: zero.
  *
  * Besides the errors of malformed arguments, the submit fails with -EIO
  * once the device is wedged (every recovery failed) and with -ECANCELED
@@ -239,6 +266,9 @@ struct drm_npu_submit {
 	__u32 status_handle;
 	__u32 status_offset;
 	__u64 seqno;
+	__u64 cmds;
+	__u32 cmd_count;
+	__u32 pad;
 };
 
 #if defined(__cplusplus)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * job.c - submitting command buffers, waiting, reading results. Each job
- * has a syncobj (its completion, and what later jobs depend on) and a slot
- * in the device's status buffer, where the driver writes its result; a
- * job submitted with NPU_SUBMIT_POLL is waited for by watching that slot.
+ * has a syncobj (its completion, and what later jobs depend on; reused
+ * from job to job) and a slot in the device's status buffer, where the
+ * driver writes its result; a job submitted with NPU_SUBMIT_POLL is
+ * waited for by watching that slot.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -93,9 +94,37 @@ static void slot_put(npu_device *dev, unsigned int slot)
 	pthread_mutex_unlock(&dev->slot_lock);
 }
 
+/*
+ * A syncobj for a job: an ended job's (the submit replaces its fence), or
+ * a new one. Two system calls a job fewer.
+ */
+static int syncobj_get(npu_device *dev, uint32_t *handle)
+{
+	pthread_mutex_lock(&dev->slot_lock);
+	*handle = dev->nspare ? dev->spare[--dev->nspare] : 0;
+	pthread_mutex_unlock(&dev->slot_lock);
+	if (*handle)
+		return 0;
+	return drmSyncobjCreate(dev->fd, 0, handle) ? npu_errno(errno) : 0;
+}
+
+static void syncobj_put(npu_device *dev, uint32_t handle)
+{
+	pthread_mutex_lock(&dev->slot_lock);
+	if (dev->nspare < NPU_SPARE_SYNCOBJS) {
+		dev->spare[dev->nspare++] = handle;
+		handle = 0;
+	}
+	pthread_mutex_unlock(&dev->slot_lock);
+	if (handle)
+		drmSyncobjDestroy(dev->fd, handle);
+}
+
 void npu_job_reap_all(npu_device *dev)
 {
 	pthread_mutex_lock(&dev->slot_lock);
+	while (dev->nspare)
+		drmSyncobjDestroy(dev->fd, dev->spare[--dev->nspare]);
 	for (unsigned int s = 0; dev->nzombies && s < NPU_STATUS_SLOTS; s++) {
 		if (dev->zombie[s]) {
 			drmSyncobjDestroy(dev->fd, dev->zombie[s]);
@@ -111,78 +140,161 @@ static struct drm_npu_job_result *slot_result(npu_device *dev, unsigned int slot
 	return (struct drm_npu_job_result *)dev->status->map + slot;
 }
 
-int npu_submit_v(size_t size, npu_device *dev, npu_cmdbuf *cb,
-		 const struct npu_submit_opts *uopts, npu_job **out)
+/*
+ * Submit @cbs[0..n) as one kernel job (a batch of @n command buffers when
+ * @n > 1): each its own npu_job, result slot and syncobj, the syncobjs and
+ * each command buffer's "last" signalled when the kernel job ends.
+ */
+static int submit_n(npu_device *dev, npu_cmdbuf *const *cbs, unsigned int n,
+		    const struct npu_submit_opts *opts, npu_job **jobs)
 {
-	struct npu_submit_opts copy = { 0 }, *opts = &copy;
-	struct drm_npu_sync in[MAX_DEPS], outs[2];
+	struct drm_npu_sync in[MAX_DEPS], outs[2 * NPU_BATCH_MAX];
+	struct drm_npu_submit_cmd cmds[NPU_BATCH_MAX];
 	uint32_t handles[MAX_BUFS];
 	struct drm_npu_submit s = {};
-	npu_job *job;
-	int ret;
+	unsigned int made = 0, nout = 0;
+	int ret = 0;
 
-	if (!dev || !cb || !out || cb->dev != dev)
-		return NPU_EINVAL;
-	*out = NULL;
-	if (uopts && npu_struct_in(&copy, sizeof(copy), uopts, size))
+	for (size_t i = 0; i < opts->ndeps; i++)
+		in[i] = (struct drm_npu_sync){ .handle = opts->deps[i]->syncobj };
+	for (size_t i = 0; i < opts->nbuffers; i++)
+		handles[i] = opts->buffers[i]->handle;
+	for (; made < n; made++) {
+		npu_job *job = calloc(1, sizeof(*job));
+		bool seen = false;
+
+		if (!job) {
+			ret = NPU_ENOMEM;
+			break;
+		}
+		job->dev = dev;
+		job->poll = opts->flags & NPU_SUBMIT_POLL;
+		ret = slot_get(dev, &job->slot);
+		if (!ret) {
+			ret = syncobj_get(dev, &job->syncobj);
+			if (ret)
+				slot_put(dev, job->slot);
+		}
+		if (ret) {
+			free(job);
+			break;
+		}
+		jobs[made] = job;
+		cmds[made] = (struct drm_npu_submit_cmd){
+			.cmd_handle = cbs[made]->bo->handle,
+			.cmd_size = (uint32_t)cbs[made]->used,
+			.status_offset = job->slot * (uint32_t)sizeof(struct drm_npu_job_result),
+		};
+		outs[nout++] = (struct drm_npu_sync){ .handle = job->syncobj };
+		for (unsigned int k = 0; k < made && !seen; k++)
+			seen = cbs[k] == cbs[made];
+		if (!seen)
+			outs[nout++] = (struct drm_npu_sync){ .handle = cbs[made]->last };
+	}
+	if (!ret) {
+		if (n == 1) {	/* the form every kernel takes */
+			s.cmd_handle = cmds[0].cmd_handle;
+			s.cmd_size = cmds[0].cmd_size;
+			s.status_offset = cmds[0].status_offset;
+		} else {
+			s.cmds = (uintptr_t)cmds;
+			s.cmd_count = n;
+		}
+		s.ring = opts->ring;
+		s.bos = opts->nbuffers ? (uintptr_t)handles : 0;
+		s.bo_count = (uint32_t)opts->nbuffers;
+		s.in_syncs = opts->ndeps ? (uintptr_t)in : 0;
+		s.in_sync_count = (uint32_t)opts->ndeps;
+		s.out_syncs = (uintptr_t)outs;
+		s.out_sync_count = nout;
+		s.status_handle = dev->status->handle;
+		if (ioctl(dev->fd, DRM_IOCTL_NPU_SUBMIT, &s))
+			ret = npu_errno(errno);
+	}
+	if (ret) {
+		while (made--) {
+			syncobj_put(dev, jobs[made]->syncobj);
+			slot_put(dev, jobs[made]->slot);
+			free(jobs[made]);
+			jobs[made] = NULL;
+		}
+	}
+	return ret;
+}
+
+/* The options, copied and checked against @dev: 0, or the error. */
+static int submit_opts(npu_device *dev, const struct npu_submit_opts *uopts, size_t size,
+		       struct npu_submit_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	if (uopts && npu_struct_in(opts, sizeof(*opts), uopts, size))
 		return NPU_EINVAL;	/* no options: the defaults */
-	if (!cb->used)
-		return NPU_EINVAL;
 	if (opts->ndeps > MAX_DEPS || opts->nbuffers > MAX_BUFS)
 		return NPU_E2BIG;
 	if ((opts->ndeps && !opts->deps) || (opts->nbuffers && !opts->buffers))
 		return NPU_EINVAL;
 	if (opts->flags & ~NPU_SUBMIT_POLL)
 		return NPU_EINVAL;
-	for (size_t i = 0; i < opts->ndeps; i++) {
+	for (size_t i = 0; i < opts->ndeps; i++)
 		if (!opts->deps[i] || opts->deps[i]->dev != dev)
 			return NPU_EINVAL;
-		in[i] = (struct drm_npu_sync){ .handle = opts->deps[i]->syncobj };
-	}
-	for (size_t i = 0; i < opts->nbuffers; i++) {
+	for (size_t i = 0; i < opts->nbuffers; i++)
 		if (!opts->buffers[i] || opts->buffers[i]->dev != dev)
 			return NPU_EINVAL;
-		handles[i] = opts->buffers[i]->handle;
-	}
-
-	job = calloc(1, sizeof(*job));
-	if (!job)
-		return NPU_ENOMEM;
-	job->dev = dev;
-	job->poll = opts->flags & NPU_SUBMIT_POLL;
-	ret = slot_get(dev, &job->slot);
-	if (ret)
-		goto err_free;
-	if (drmSyncobjCreate(dev->fd, 0, &job->syncobj)) {
-		ret = npu_errno(errno);
-		goto err_slot;
-	}
-	outs[0] = (struct drm_npu_sync){ .handle = job->syncobj };
-	outs[1] = (struct drm_npu_sync){ .handle = cb->last };
-	s.cmd_handle = cb->bo->handle;
-	s.cmd_size = (uint32_t)cb->used;
-	s.ring = opts->ring;
-	s.bos = opts->nbuffers ? (uintptr_t)handles : 0;
-	s.bo_count = (uint32_t)opts->nbuffers;
-	s.in_syncs = opts->ndeps ? (uintptr_t)in : 0;
-	s.in_sync_count = (uint32_t)opts->ndeps;
-	s.out_syncs = (uintptr_t)outs;
-	s.out_sync_count = 2;
-	s.status_handle = dev->status->handle;
-	s.status_offset = job->slot * sizeof(struct drm_npu_job_result);
-	if (ioctl(dev->fd, DRM_IOCTL_NPU_SUBMIT, &s)) {
-		ret = npu_errno(errno);
-		goto err_sync;
-	}
-	*out = job;
 	return 0;
+}
 
-err_sync:
-	drmSyncobjDestroy(dev->fd, job->syncobj);
-err_slot:
-	slot_put(dev, job->slot);
-err_free:
-	free(job);
+int npu_submit_v(size_t size, npu_device *dev, npu_cmdbuf *cb,
+		 const struct npu_submit_opts *uopts, npu_job **out)
+{
+	struct npu_submit_opts opts;
+	int ret;
+
+	if (!dev || !cb || !out || cb->dev != dev)
+		return NPU_EINVAL;
+	*out = NULL;
+	ret = submit_opts(dev, uopts, size, &opts);
+	if (ret)
+		return ret;
+	if (!cb->used)
+		return NPU_EINVAL;
+	return submit_n(dev, &cb, 1, &opts, out);
+}
+
+int npu_submit_batch_v(size_t size, npu_device *dev, npu_cmdbuf *const *cbs, unsigned int n,
+		       const struct npu_submit_opts *uopts, npu_job **jobs)
+{
+	struct npu_submit_opts opts;
+	unsigned int i;
+	int ret;
+
+	if (!dev || !cbs || !jobs || !n)
+		return NPU_EINVAL;
+	if (n > NPU_BATCH_MAX)
+		return NPU_E2BIG;
+	for (i = 0; i < n; i++)
+		jobs[i] = NULL;
+	ret = submit_opts(dev, uopts, size, &opts);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++)
+		if (!cbs[i] || cbs[i]->dev != dev || !cbs[i]->used)
+			return NPU_EINVAL;
+	if (n <= dev->info.max_cmds_per_job)
+		return submit_n(dev, cbs, n, &opts, jobs);
+	/* A kernel without batches: one at a time, taking back what went. */
+	for (i = 0; i < n; i++) {
+		ret = submit_n(dev, &cbs[i], 1, &opts, &jobs[i]);
+		if (ret)
+			break;
+	}
+	if (ret) {
+		while (i--) {
+			npu_job_wait(jobs[i], -1);
+			npu_job_free(jobs[i]);
+			jobs[i] = NULL;
+		}
+	}
 	return ret;
 }
 
@@ -264,10 +376,11 @@ void npu_job_free(npu_job *job)
 	/*
 	 * The driver writes the slot when the job ends: until then the slot
 	 * and the syncobj that says when stay with the device, as a zombie.
+	 * (Its fence, not the status word: see Documentation/performance.rst.)
 	 */
 	if (!drmSyncobjWait(job->dev->fd, &job->syncobj, 1, 0, 0, NULL)) {
 		slot_put(job->dev, job->slot);
-		drmSyncobjDestroy(job->dev->fd, job->syncobj);
+		syncobj_put(job->dev, job->syncobj);
 	} else {
 		pthread_mutex_lock(&job->dev->slot_lock);
 		job->dev->zombie[job->slot] = job->syncobj;

@@ -14,10 +14,11 @@
 #pragma GCC visibility push(hidden)
 
 #define NPU_STATUS_SLOTS NPU_JOBS_MAX	/* jobs alive at once per device */
+#define NPU_SPARE_SYNCOBJS 64
 
 /*
- * Threads may share a device: slot_lock guards slot_used and the zombies,
- * the jobs freed before they ended. A zombie keeps its slot (the driver
+ * Threads may share a device: slot_lock guards slot_used, the spare
+ * syncobjs and the zombies, the jobs freed before they ended. A zombie keeps its slot (the driver
  * still writes its result there) and its syncobj until the job ends; the
  * slot is taken back when slots run short (job.c).
  */
@@ -30,6 +31,8 @@ struct npu_device {
 	uint64_t slot_used[NPU_STATUS_SLOTS / 64];
 	uint32_t zombie[NPU_STATUS_SLOTS];	/* by slot: a freed job's syncobj, or 0 */
 	unsigned int nzombies;
+	uint32_t spare[NPU_SPARE_SYNCOBJS];	/* ended jobs' syncobjs, for the next */
+	unsigned int nspare;
 };
 
 struct npu_buffer {
