@@ -53,9 +53,18 @@ int npu_cmdbuf_reset(npu_cmdbuf *cb)
 {
 	if (!cb)
 		return NPU_EINVAL;
-	/* A job may still be reading the commands: do not let them change. */
-	if (drmSyncobjWait(cb->dev->fd, &cb->last, 1, 0, 0, NULL))
-		return errno == ETIME ? NPU_EBUSY : npu_errno(errno);
+	/*
+	 * A job may still be reading the commands: do not let them change.
+	 * Its result written (a polled wait saw it) is as good as its fence,
+	 * which signals a moment later: the device has read them. The slot is
+	 * still that job's while its fence has not signalled (job.c).
+	 */
+	if (drmSyncobjWait(cb->dev->fd, &cb->last, 1, 0, 0, NULL)) {
+		if (errno != ETIME)
+			return npu_errno(errno);
+		if (!cb->has_last || npu_job_slot_pending(cb->dev, cb->last_slot))
+			return NPU_EBUSY;
+	}
 	cb->used = 0;
 	return 0;
 }

@@ -140,6 +140,12 @@ static struct drm_npu_job_result *slot_result(npu_device *dev, unsigned int slot
 	return (struct drm_npu_job_result *)dev->status->map + slot;
 }
 
+bool npu_job_slot_pending(npu_device *dev, unsigned int slot)
+{
+	return __atomic_load_n(&slot_result(dev, slot)->status, __ATOMIC_ACQUIRE) ==
+	       DRM_NPU_JOB_PENDING;
+}
+
 /*
  * Submit @cbs[0..n) as one kernel job (a batch of @n command buffers when
  * @n > 1): each its own npu_job, result slot and syncobj, the syncobjs and
@@ -210,6 +216,10 @@ static int submit_n(npu_device *dev, npu_cmdbuf *const *cbs, unsigned int n,
 		s.status_handle = dev->status->handle;
 		if (ioctl(dev->fd, DRM_IOCTL_NPU_SUBMIT, &s))
 			ret = npu_errno(errno);
+	}
+	for (unsigned int k = 0; !ret && k < n; k++) {	/* the last use of each wins */
+		cbs[k]->last_slot = jobs[k]->slot;
+		cbs[k]->has_last = true;
 	}
 	if (ret) {
 		while (made--) {

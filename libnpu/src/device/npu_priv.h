@@ -49,6 +49,8 @@ struct npu_cmdbuf {
 	npu_buffer *bo;
 	size_t used;
 	uint32_t last;			/* syncobj: the last job that used it */
+	unsigned int last_slot;		/* that job's result slot, if @has_last */
+	bool has_last;
 };
 
 struct npu_job {
@@ -70,6 +72,8 @@ int npu_cmdbuf_emit(npu_cmdbuf *cb, const void *cmd, size_t len);
 
 /* Give back the slots and syncobjs of jobs freed unfinished (at close). */
 void npu_job_reap_all(npu_device *dev);
+/* Whether the job in result slot @slot has not ended yet (its status word). */
+bool npu_job_slot_pending(npu_device *dev, unsigned int slot);
 
 #pragma GCC visibility pop
 
