@@ -420,7 +420,7 @@ static void test_conv2d_f32(void)
 		size_t n = pass == NPU_CONV_FORWARD ? ny : pass == NPU_CONV_BACKWARD_DATA ? nx : nw;
 
 		CHECK_EQ(npu_ref_conv2d_f32(&p, pass, x, w, y), 0);
-		CHECK_EQ(ocl_conv2d_f32(ocl, &p, pass, mx, mw, my), NPU_OK);
+		CHECK_EQ(ocl_conv2d_f32(ocl, &p, pass, mx, mw, my, NULL), NPU_OK);
 		got = malloc(4 * n);
 		CHECK_EQ(ocl_finish(ocl), NPU_OK);
 		down(pass == NPU_CONV_FORWARD ? my : pass == NPU_CONV_BACKWARD_DATA ? mx : mw, got,
@@ -648,6 +648,56 @@ static void agree(const char *what, uint32_t fn, uint32_t dt, const void *want, 
 }
 
 /*
+ * fp32 arithmetic on operands shaped as the output (8 lanes a work-item,
+ * the ReLU after it taken in): bit for bit the reference's, then the
+ * reference's ReLU (x < 0 ? 0 : x), on 8 * 12 + 5 values (a partial last
+ * block) with NaN, infinities, signed zeros and subnormals among them.
+ */
+static void test_nd_binary_f32_lanes(void)
+{
+	static const float odd[] = { NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -1e-40f,
+				     3.4e38f };
+	static const uint32_t fns[] = { ND_ADD, ND_SUB, ND_MUL, ND_DIV, ND_MAX, ND_MIN };
+	enum { N = 8 * 12 + 5 };
+	float a[N], b[N], want[N], got[N];
+
+	for (int i = 0; i < N; i++) {
+		a[i] = i % 5 ? frnd() : odd[i / 5 % 8];
+		b[i] = i % 7 ? frnd() : odd[i / 7 % 8];
+	}
+	for (size_t f = 0; f < sizeof(fns) / sizeof(fns[0]); f++)
+		for (int relu = 0; relu < 2; relu++) {
+			struct nd_binary p = { .fn = fns[f], .dtype = NPU_DT_FLOAT32, .rank = 1,
+					       .out = { N }, .a = { N }, .b = { N } };
+			cl_mem ma = up(a, sizeof(a)), mb = up(b, sizeof(b)), my = up(NULL, sizeof(a));
+			int bad = 0;
+
+			CHECK_EQ(ref_nd_binary(&p, a, b, want), 0);
+			for (int i = 0; relu && i < N; i++)
+				want[i] = want[i] < 0.0f ? 0.0f : want[i];
+			CHECK_EQ(ocl_nd_binary(ocl, &p, ma, mb, my, relu), NPU_OK);
+			down(my, got, sizeof(got));
+			for (int i = 0; i < N; i++)
+				bad += isnan(want[i]) ? !isnan(got[i]) :
+				       memcmp(&want[i], &got[i], sizeof(float)) != 0;
+			if (bad)
+				printf("#   function %u, relu %d: %d of %d differ\n", fns[f], relu, bad, N);
+			CHECK(!bad);
+			ocl_release(ocl, &ma, 1);
+			ocl_release(ocl, &mb, 1);
+		}
+	{	/* a ReLU after a comparison: refused */
+		struct nd_binary p = { .fn = ND_LESS, .dtype = NPU_DT_FLOAT32, .rank = 1,
+				       .out = { N }, .a = { N }, .b = { N } };
+		cl_mem ma = up(a, sizeof(a)), my = up(NULL, sizeof(a));
+
+		CHECK_EQ(ocl_nd_binary(ocl, &p, ma, ma, my, 1), NPU_EINVAL);
+		ocl_release(ocl, &ma, 1);
+		ocl_release(ocl, &my, 1);
+	}
+}
+
+/*
  * Each function of enum nd_fn and enum nd_reduce_fn (ref/nd_fn.h) runs on
  * OpenCL as the CPU reference computes it: an OpenCL kernel that forgets
  * one (its switch is compiled at run time, beyond -Wswitch) fails here.
@@ -676,7 +726,7 @@ static void test_every_nd_function(void)
 			ma = up(a, NE * nd_elem_size(bdts[d]));
 			mb = up(b, NE / 4 * nd_elem_size(bdts[d]));
 			my = up(NULL, NE * nd_elem_size(odt));
-			CHECK_EQ(ocl_nd_binary(ocl, &p, ma, mb, my), NPU_OK);
+			CHECK_EQ(ocl_nd_binary(ocl, &p, ma, mb, my, 0), NPU_OK);
 			agree(bdts[d] == NPU_DT_FLOAT32 ? "binary function (fp32)" :
 			      "binary function (integers)", fn, odt, want, my, NE);
 			ocl_release(ocl, &ma, 1);
@@ -841,5 +891,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_elementwise_f32),
 	TAP_ENTRY(test_reduce_xent_optim),
 	TAP_ENTRY(test_every_nd_function),
+	TAP_ENTRY(test_nd_binary_f32_lanes),
 	TAP_ENTRY(close_device),
 )

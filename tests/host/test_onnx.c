@@ -530,18 +530,18 @@ static void test_onednn_matches_reference(void)
 }
 
 /*
- * oneDNN packs a constant weight once per plan: a weight the host writes
- * (npu_plan_write) must be packed again before the next run. Two runs
- * with the old weights, one with the new, each against fp64 sums of small
- * integers (exact). NHWC, through the graph API, whose filter is the
- * convolution's own tensor.
+ * oneDNN and OpenCL keep a constant weight packed from run to run: a
+ * weight the host writes (npu_plan_write) must be packed again before the
+ * next run. On every backend, two runs with the old weights, one with the
+ * new, each against fp64 sums of small integers (exact). NHWC, through
+ * the graph API, whose filter is the convolution's own tensor.
  */
-static void test_onednn_weights_written(void)
+static void weights_written(size_t be)
 {
 	enum { C = 3, H = 6, W = 5, O = 4 };
 	float x[H * W * C], w[O * 9 * C], y[H * W * O];
 	double want[H * W * O];
-	struct npu_compile_opts co = { .backend = NPU_BACKEND_ONEDNN, .strict = 1 };
+	struct npu_compile_opts co = { .backend = backends[be].id, .strict = 1 };
 	npu_graph *g = npu_graph_new();
 	npu_plan *p = NULL;
 	int in, wt, out, err;
@@ -558,12 +558,13 @@ static void test_onednn_weights_written(void)
 			       .dims = { 1, H, W, O } });
 	CHECK_EQ(npu_graph_conv2d(g, in, wt, -1, out, 1, 1, 0, NPU_ACT_NONE), 0);
 	err = npu_graph_compile_opts(g, NULL, &co, &p);
-	if (err && absent(2)) {
+	if (err && absent(be)) {
 		npu_graph_free(g);
 		return;
 	}
 	CHECK_EQ(err, 0);
-	CHECK(!strcmp(npu_plan_node_backend(p, 0), "onednn"));
+	CHECK(!strcmp(npu_plan_node_backend(p, 0), backends[be].id == NPU_BACKEND_CPU ? "cpu" :
+		      backends[be].id == NPU_BACKEND_OPENCL ? "opencl" : "onednn"));
 	for (int run = 0; run < 3; run++) {
 		if (run == 2) {		/* new weights: each one negated, one more changed */
 			for (int i = 0; i < O * 9 * C; i++)
@@ -591,12 +592,19 @@ static void test_onednn_weights_written(void)
 		CHECK_EQ(npu_plan_run(p, in, x, out, y), 0);
 		for (int i = 0; i < H * W * O; i++)
 			if (y[i] != (float)want[i]) {
-				tap_diag("run %d: element %d is %g, expected %g", run, i, y[i], want[i]);
+				tap_diag("%s run %d: element %d is %g, expected %g", backends[be].name,
+					 run, i, y[i], want[i]);
 				CHECK(0);
 			}
 	}
 	npu_plan_free(p);
 	npu_graph_free(g);
+}
+
+static void test_weights_written(void)
+{
+	for (size_t be = 0; be < NBACKENDS; be++)
+		weights_written(be);
 }
 
 /*
@@ -2162,7 +2170,7 @@ static void test_shape_arithmetic(void)
 }
 
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
-	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_onednn_weights_written),
+	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_weights_written),
 	 TAP_ENTRY(test_onednn_relu_fused_only_when_unread), TAP_ENTRY(test_reuse_with_fused_relu),
 	 TAP_ENTRY(test_onednn_relu_values),
 	 TAP_ENTRY(test_conv_bias_relu_cases), TAP_ENTRY(test_add_relu_cases),

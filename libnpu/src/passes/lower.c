@@ -550,6 +550,51 @@ int lower_epilogue(const struct lnode *l, int s, int dst, int *bias, int *relu)
 	return i - s;
 }
 
+int lower_conv_forward(const struct kern *k)
+{
+	return k->kind == K_CONV_F32 && k->p.fconv.pass == NPU_CONV_FORWARD;
+}
+
+int lower_binary_f32(const struct kern *k)
+{
+	uint32_t fn = k->p.bin.fn;
+
+	return k->kind == K_ND_BINARY && k->p.bin.dtype == NPU_DT_FLOAT32 &&
+	       (fn == ND_ADD || fn == ND_SUB || fn == ND_MUL || fn == ND_DIV || fn == ND_MAX ||
+		fn == ND_MIN);
+}
+
+/*
+ * The output of node @l when its last kernel can take a ReLU after it: an
+ * fp32 forward convolution (its bias with it, no ReLU of its own) or, with
+ * @binary, an fp32 arithmetic op; -1 otherwise.
+ */
+static int relu_taker(const struct lnode *l, int binary)
+{
+	int bias, relu;
+
+	if (binary && l->nk == 1 && lower_binary_f32(&l->k[0]))
+		return l->k[0].t[2];
+	if (!l->nk || !lower_conv_forward(&l->k[0]) ||
+	    1 + lower_epilogue(l, 1, l->k[0].t[2], &bias, &relu) != l->nk || relu)
+		return -1;
+	return l->k[0].t[2];
+}
+
+int lower_relu_after(const npu_graph *g, const struct lowered *low, const int *nodes,
+		     uint32_t count, uint32_t i, int binary)
+{
+	const struct lnode *r;
+	int y;
+
+	if (i + 1 >= count || (y = relu_taker(&low->n[nodes[i]], binary)) < 0)
+		return 0;
+	r = &low->n[nodes[i + 1]];
+	return r->nk == 1 && r->k[0].kind == K_ELT_F32 && r->k[0].p.felt.op == NPU_EF_RELU &&
+	       r->k[0].t[0] == y && r->k[0].t[2] != y &&
+	       ir_count(g, r->k[0].t[2]) == ir_count(g, y) && lower_sole_reader(g, low, y);
+}
+
 int lower_sole_reader(const npu_graph *g, const struct lowered *low, int t)
 {
 	int root = ir_root(g, t), readers = 0;

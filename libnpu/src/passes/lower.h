@@ -43,6 +43,21 @@ void lower_node_free(struct lnode *l);
  */
 int lower_epilogue(const struct lnode *l, int s, int dst, int *bias, int *relu);
 
+/* An fp32 forward convolution; an fp32 arithmetic N-dimensional binary op. */
+int lower_conv_forward(const struct kern *k);
+int lower_binary_f32(const struct kern *k);
+
+/*
+ * Whether node @i of @nodes (a partition, in order) may take in the ReLU
+ * node after it, one kernel doing both into the ReLU's output and node
+ * @i's own output never made: node @i ends in an fp32 forward convolution
+ * with its epilogue and no ReLU (or, with @binary, is an fp32 arithmetic
+ * op), and node @i + 1 is a ReLU of its output, which nothing else reads
+ * (lower_sole_reader(); the memory planner counts that write, memplan.c).
+ */
+int lower_relu_after(const npu_graph *g, const struct lowered *low, const int *nodes,
+		     uint32_t count, uint32_t i, int binary);
+
 /*
  * Whether a backend may leave tensor @t unmade, its one reader computing
  * from what would have gone into it (a layer and the activation after

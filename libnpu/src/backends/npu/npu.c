@@ -58,7 +58,7 @@ struct npu_exe {
 	npu_cmdbuf *cb;			/* the commands, encoded once; or NULL */
 	uint64_t *va;			/* every tensor's address when they were */
 	uint64_t consts;		/* ... and npu_run_args.consts_written */
-	unsigned char *relu_next;	/* per node: the next node's ReLU is its (relu_after) */
+	unsigned char *relu_next;	/* per node: lower_relu_after() */
 	int fixed;			/* commands the same on every run */
 	int nodes[];
 };
@@ -342,57 +342,6 @@ static int make_tables(struct npu_be *n, const struct lnode *l, npu_buffer **buf
 	return err;
 }
 
-static int conv_forward(const struct kern *k)
-{
-	return k->kind == K_CONV_F32 && k->p.fconv.pass == NPU_CONV_FORWARD;
-}
-
-/* An fp32 binary op whose command may end in a ReLU (NPU_BIN_F_RELU). */
-static int binary_f32(const struct kern *k)
-{
-	uint32_t fn = k->p.bin.fn;
-
-	return k->kind == K_ND_BINARY && k->p.bin.dtype == NPU_DT_FLOAT32 &&
-	       (fn == ND_ADD || fn == ND_SUB || fn == ND_MUL || fn == ND_DIV || fn == ND_MAX ||
-		fn == ND_MIN);
-}
-
-/*
- * The output of node @l when its last command can take a ReLU after it:
- * an fp32 forward convolution (its bias with it, no ReLU of its own) or
- * an fp32 arithmetic op; -1 otherwise.
- */
-static int relu_taker(const struct lnode *l)
-{
-	int bias, relu;
-
-	if (l->nk == 1 && binary_f32(&l->k[0]))
-		return l->k[0].t[2];
-	if (!l->nk || !conv_forward(&l->k[0]) ||
-	    1 + lower_epilogue(l, 1, l->k[0].t[2], &bias, &relu) != l->nk || relu)
-		return -1;
-	return l->k[0].t[2];
-}
-
-/*
- * Whether node @i of @nodes is a relu_taker() whose output only the next
- * node reads, a ReLU: then one command does both, into the ReLU's output,
- * and node @i's own output is never made.
- */
-static int relu_after(const struct npu_be *n, const int *nodes, uint32_t count, uint32_t i)
-{
-	const struct lnode *r;
-	int y;
-
-	if (i + 1 >= count || (y = relu_taker(&n->low->n[nodes[i]])) < 0)
-		return 0;
-	r = &n->low->n[nodes[i + 1]];
-	return r->nk == 1 && r->k[0].kind == K_ELT_F32 && r->k[0].p.felt.op == NPU_EF_RELU &&
-	       r->k[0].t[0] == y && r->k[0].t[2] != y &&
-	       ir_count(n->g, r->k[0].t[2]) == ir_count(n->g, y) &&
-	       lower_sole_reader(n->g, n->low, y);
-}
-
 /*
  * The multipliers of the nodes' int8 kernels, as the device's
  * npu_quant_ch[], and their 8-bit tables: made once per plan.
@@ -422,7 +371,7 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	for (uint32_t i = 0; i < count && !err; i++) {
 		const struct lnode *l = &n->low->n[nodes[i]];
 
-		e->relu_next[i] = (unsigned char)relu_after(n, nodes, count, i);
+		e->relu_next[i] = (unsigned char)lower_relu_after(n->g, n->low, nodes, count, i, 1);
 
 		err = make_tables(n, l, &e->tbuf[i], &e->tslot[i]);
 		for (int s = 0; s < l->nk && !err; s++) {
@@ -629,12 +578,12 @@ static int emit_kernel(struct npu_be *n, struct npu_exe *e, npu_cmdbuf *cb, uint
 	uint64_t table = e->tbuf[*i] ? npu_buffer_va(e->tbuf[*i]) + e->tslot[*i] * *s : 0;
 	int bias, relu, more = 0, next = 0, err = 0;
 
-	if (k && conv_forward(k))
+	if (k && lower_conv_forward(k))
 		more = lower_epilogue(l, *s + 1, k->t[2], &bias, &relu);
 	next = k && *s + 1 + more == l->nk && e->relu_next[*i];
-	if (next && binary_f32(k))
+	if (next && lower_binary_f32(k))
 		err = emit_binary_relu(cb, k, &n->low->n[e->nodes[*i + 1]].k[0], a);
-	else if (k && conv_forward(k))
+	else if (k && lower_conv_forward(k))
 		err = emit_conv_f32(n, cb, l, *s, more,
 				    next ? &n->low->n[e->nodes[*i + 1]].k[0] : NULL, a);
 	else if (k)

@@ -48,13 +48,19 @@ static cl_uint8 dims8(uint32_t rank, const uint32_t *d)
 	return v;
 }
 
-int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y)
+int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y,
+		  int relu)
 {
+	int arith = p->dtype == NPU_DT_FLOAT32 &&
+		    (p->fn == ND_ADD || p->fn == ND_SUB || p->fn == ND_MUL || p->fn == ND_DIV ||
+		     p->fn == ND_MAX || p->fn == ND_MIN);
 	cl_uint8 od, as, bs;
-	cl_int rank, fn, dt, odt;
+	cl_int rank, fn, dt, odt, r = !!relu;
+	cl_ulong cnt;
 	size_t n;
+	int err;
 
-	if (!a || !b || !y || !p->rank || p->rank > ND_MAX_RANK)
+	if (!a || !b || !y || !p->rank || p->rank > ND_MAX_RANK || (relu && !arith))
 		return NPU_EINVAL;
 	od = dims8(p->rank, p->out);
 	as = strides(p->rank, p->a, p->out);
@@ -68,13 +74,26 @@ int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem
 	dt = (cl_int)p->dtype;
 	odt = (cl_int)nd_binary_out_dt(p->fn, p->dtype);
 	n = nd_binary_count(p, 2);
+	cnt = n;
+	if (!rank && arith) {	/* 8 elements a work-item, the ReLU with them */
+		const struct karg args[] = { KMEM(a), KMEM(b), KMEM(y), KVAL(fn), KVAL(r),
+					     KVAL(cnt) };
+
+		n = (n + 7) / 8;
+		return ocl_enqueue(o, "nd_binary_f32v", args, 6, 1, &n);
+	}
 	{
-		cl_ulong cnt = n;
 		const struct karg args[] = { KMEM(a), KMEM(b), KMEM(y), KVAL(od), KVAL(as), KVAL(bs),
 					     KVAL(rank), KVAL(fn), KVAL(dt), KVAL(odt), KVAL(cnt) };
 
-		return ocl_enqueue(o, "nd_binary", args, 11, 1, &n);
+		err = ocl_enqueue(o, "nd_binary", args, 11, 1, &n);
 	}
+	if (!err && relu) {
+		struct npu_eltwise_f32 e = { (uint32_t)cnt, NPU_EF_RELU, 0, 0 };
+
+		err = cnt > UINT32_MAX ? NPU_EINVAL : ocl_eltwise_f32(o, &e, y, NULL, y);
+	}
+	return err;
 }
 
 int ocl_nd_lut(struct npu_ocl *o, uint64_t count, cl_mem x, cl_mem table, cl_mem y)

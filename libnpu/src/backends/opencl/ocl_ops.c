@@ -256,45 +256,62 @@ int ocl_gemm_f32(struct npu_ocl *o, const struct npu_gemm_f32 *p, cl_mem a, cl_m
 
 /*
  * The fp32 forward convolution, blocked (conv2d_f32_fwd8: the same bits as
- * conv2d_f32_fwd): the weights transposed into a scratch buffer first, so
- * that a tap's 8 output channels are one vector load. The queue keeps the
- * buffer until the kernels that use it have run. NPU_ENOMEM when there is
- * no room for it.
+ * conv2d_f32_fwd, then eltwise_f32's bias and ReLU): the weights packed
+ * first (conv2d_f32_w_pack), a tap's 8 output channels one vector and a
+ * block's taps one sequential run. Into @x->kept when the weights are
+ * constant, once per generation; else into a scratch buffer, which the
+ * queue keeps until the kernels that use it have run. NPU_ENOMEM when
+ * there is no room for them.
  */
 static int conv2d_f32_blocked(struct npu_ocl *o, const struct npu_conv2d_f32 *p,
-			      const cl_uint16 *geo, uint64_t nw, cl_mem x, cl_mem w, cl_mem y)
+			      const cl_uint16 *geo, uint64_t nw, cl_mem x, cl_mem w, cl_mem y,
+			      const struct ocl_conv_ext *ext)
 {
-	cl_ulong cnt = nw, taps = nw / p->out_c;
-	cl_uint out_c = p->out_c, taps32 = (cl_uint)taps;
-	cl_mem wt = ocl_buffer(o, sizeof(float) * nw, NULL, 0);
+	static const struct ocl_conv_ext none;
+	const struct ocl_conv_ext *e = ext ? ext : &none;
+	struct ocl_kept *kept = e->kept;
+	cl_uint out_c = p->out_c, in_c = p->in_c, taps = (cl_uint)(nw / out_c / in_c);
+	cl_ulong ocb = (out_c + 7) / 8, cnt = (cl_ulong)taps * ocb * 8 * in_c;
+	int fresh = !kept || !kept->m || kept->src != w || kept->gen != e->gen;
+	cl_mem wt = kept && kept->m ? kept->m : ocl_buffer(o, sizeof(float) * cnt, NULL, 0);
+	cl_mem bias = or_dummy(o, e->bias);
 	cl_uint16 g = *geo;
-	size_t n = nw;
-	int err;
+	size_t n = (size_t)cnt;
+	int err = 0;
 
 	if (!wt)
 		return NPU_ENOMEM;
-	{
-		const struct karg args[] = { KMEM(w), KMEM(wt), KVAL(out_c), KVAL(taps32),
-					     KVAL(cnt) };
+	if (fresh) {
+		const struct karg args[] = { KMEM(w), KMEM(wt), KVAL(out_c), KVAL(taps),
+					     KVAL(in_c), KVAL(cnt) };
 
-		err = ocl_enqueue(o, "conv2d_f32_w_hwio", args, 5, 1, &n);
+		err = ocl_enqueue(o, "conv2d_f32_w_pack", args, 6, 1, &n);
+	}
+	if (kept) {
+		kept->m = wt;
+		kept->src = err ? NULL : w;
+		kept->gen = e->gen;
 	}
 	if (!err) {
-		cnt = (cl_ulong)p->batch * p->out_h * ((p->out_w + 7) / 8) *	/* CONV_POS */
-		      ((p->out_c + 7) / 8);
+		/* Neighbours share the larger operand (conv2d_f32_fwd8), and the epilogue. */
+		g.sf = (nw > (uint64_t)p->batch * p->in_h * p->in_w * p->in_c) |
+		       (e->bias ? 2 : 0) | (e->relu ? 4 : 0);
+		cnt = (cl_ulong)p->batch * p->out_h * ((p->out_w + 7) / 8) * ocb;	/* CONV_POS */
 		n = (size_t)cnt;
 		{
-			const struct karg args[] = { KMEM(x), KMEM(wt), KMEM(y), KVAL(g), KVAL(cnt) };
+			const struct karg args[] = { KMEM(x), KMEM(wt), KMEM(bias), KMEM(y), KVAL(g),
+						     KVAL(cnt) };
 
-			err = ocl_enqueue(o, "conv2d_f32_fwd8", args, 5, 1, &n);
+			err = ocl_enqueue(o, "conv2d_f32_fwd8", args, 6, 1, &n);
 		}
 	}
-	o->api.ReleaseMemObject(wt);
+	if (!kept)
+		o->api.ReleaseMemObject(wt);
 	return err;
 }
 
 int ocl_conv2d_f32(struct npu_ocl *o, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass,
-		   cl_mem x, cl_mem w, cl_mem y)
+		   cl_mem x, cl_mem w, cl_mem y, const struct ocl_conv_ext *ext)
 {
 	static const char *const name[] = {
 		[NPU_CONV_FORWARD] = "conv2d_f32_fwd",
@@ -305,8 +322,10 @@ int ocl_conv2d_f32(struct npu_ocl *o, const struct npu_conv2d_f32 *p, enum npu_c
 	cl_uint16 g;
 	cl_int bf;
 	size_t n;
+	int err;
 
-	if (!npu_conv2d_f32_valid(p, pass) || !x || !w || !y)
+	if (!npu_conv2d_f32_valid(p, pass) || !x || !w || !y ||
+	    (ext && pass != NPU_CONV_FORWARD))
 		return NPU_EINVAL;
 	npu_conv2d_f32_sizes(p, &nx, &nw, &ny);
 	n = pass == NPU_CONV_FORWARD ? ny : pass == NPU_CONV_BACKWARD_DATA ? nx : nw;
@@ -315,16 +334,26 @@ int ocl_conv2d_f32(struct npu_ocl *o, const struct npu_conv2d_f32 *p, enum npu_c
 			   p->k_h, p->k_w, p->stride_h, p->stride_w, p->dil_h, p->dil_w,
 			   p->pad_top, p->pad_left, 0 } };
 	if (pass == NPU_CONV_FORWARD && !bf) {
-		int err = conv2d_f32_blocked(o, p, &g, nw, x, w, y);
-
-		if (err != NPU_ENOMEM)	/* no room for the weights transposed: one by one */
+		err = conv2d_f32_blocked(o, p, &g, nw, x, w, y, ext);
+		if (err != NPU_ENOMEM)	/* no room for the weights packed: one by one */
 			return err;
 	}
 	{
 		const struct karg args[] = { KMEM(x), KMEM(w), KMEM(y), KVAL(g), KVAL(bf) };
 
-		return ocl_enqueue(o, name[pass], args, 5, 1, &n);
+		err = ocl_enqueue(o, name[pass], args, 5, 1, &n);
 	}
+	if (!err && ext && ext->bias) {
+		struct npu_eltwise_f32 b = { (uint32_t)ny, NPU_EF_BIAS, p->out_c, 0 };
+
+		err = ocl_eltwise_f32(o, &b, y, ext->bias, y);
+	}
+	if (!err && ext && ext->relu) {
+		struct npu_eltwise_f32 r = { (uint32_t)ny, NPU_EF_RELU, 0, 0 };
+
+		err = ocl_eltwise_f32(o, &r, y, NULL, y);
+	}
+	return err;
 }
 
 int ocl_pool_f32(struct npu_ocl *o, const struct npu_pool_f32 *p, cl_mem x, cl_mem y,

@@ -92,7 +92,9 @@ int ocl_finish(struct npu_ocl *o);
 void ocl_release(struct npu_ocl *o, cl_mem *m, size_t n);
 
 /* ocl_nd.c: the N-dimensional ops (ref/ref_nd.h) on device buffers (NULL: absent). */
-int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y);
+/* @relu: then negatives made zero (NPU_EF_RELU); for an fp32 arithmetic op only. */
+int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y,
+		  int relu);
 int ocl_nd_unary(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_mem y);
 /* y[i] = table[x[i]] over @count bytes (a quantized activation). */
 int ocl_nd_lut(struct npu_ocl *o, uint64_t count, cl_mem x, cl_mem table, cl_mem y);
@@ -140,8 +142,28 @@ int ocl_transpose(struct npu_ocl *o, const struct npu_transpose *p, cl_mem in, c
 int ocl_concat(struct npu_ocl *o, const struct npu_concat *p, const cl_mem *in, cl_mem out);
 int ocl_gemm_f32(struct npu_ocl *o, const struct npu_gemm_f32 *p, cl_mem a, cl_mem b,
 		 cl_mem c);
+/*
+ * Weights a kernel keeps transformed from run to run while they stay
+ * constant (npu_backend_env.fixed): made again when the buffer or the
+ * generation (npu_run_args.consts_written) moves.
+ */
+struct ocl_kept {
+	cl_mem m;		/* the transformed copy, or NULL */
+	cl_mem src;		/* the buffer it was made from */
+	uint64_t gen;		/* the generation it was made at */
+};
+
+/* What a forward fp32 convolution does beyond npu_conv2d_f32's sums. */
+struct ocl_conv_ext {
+	struct ocl_kept *kept;	/* its weights kept packed, or NULL if they may change */
+	uint64_t gen;		/* their generation (npu_run_args.consts_written) */
+	cl_mem bias;		/* out_c values added to the sums (NPU_EF_BIAS), or NULL */
+	int relu;		/* then negatives made zero (NPU_EF_RELU) */
+};
+
+/* @ext: NULL for the sums alone; only for NPU_CONV_FORWARD. */
 int ocl_conv2d_f32(struct npu_ocl *o, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass,
-		   cl_mem x, cl_mem w, cl_mem y);
+		   cl_mem x, cl_mem w, cl_mem y, const struct ocl_conv_ext *ext);
 int ocl_pool_f32(struct npu_ocl *o, const struct npu_pool_f32 *p, cl_mem x, cl_mem y,
 		 cl_mem dx);
 int ocl_eltwise_f32(struct npu_ocl *o, const struct npu_eltwise_f32 *p, cl_mem a, cl_mem b,

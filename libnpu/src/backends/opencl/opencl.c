@@ -24,6 +24,7 @@ struct ocl_be {
 	npu_ocl *ocl;
 	const npu_graph *g;
 	const struct lowered *low;
+	const unsigned char *fixed;	/* the plan's constants (npu_backend_env) */
 	uint64_t seq;
 	char line[256];
 };
@@ -31,6 +32,9 @@ struct ocl_be {
 struct ocl_exe {
 	uint32_t count;
 	cl_mem (*q)[2];			/* per node: its int8 kernel's mult and shift */
+	struct ocl_kept *kept;		/* per node: its convolution's weights, packed */
+	int *kept_kern;			/* ... that kernel's index, or -1 */
+	unsigned char *relu_next;	/* per node: lower_relu_after() */
 	int nodes[];
 };
 
@@ -50,6 +54,7 @@ static int ocl_be_open(void *ctx, const struct npu_backend_env *env, void **be, 
 	}
 	o->g = env->graph;
 	o->low = env->internal;
+	o->fixed = env->fixed;
 	snprintf(o->line, sizeof(o->line), "OpenCL device: %s (%s)", o->ocl->name,
 		 o->ocl->unified ? "shares host memory: zero-copy" : "copies at boundaries");
 	*be = o;
@@ -110,7 +115,12 @@ static void ocl_be_release(void *be, void *exe)
 
 	for (uint32_t i = 0; e->q && i < e->count; i++)
 		ocl_release(o->ocl, e->q[i], 2);
+	for (uint32_t i = 0; e->kept && i < e->count; i++)
+		ocl_release(o->ocl, &e->kept[i].m, 1);
 	free(e->q);
+	free(e->kept);
+	free(e->kept_kern);
+	free(e->relu_next);
 	free(e);
 }
 
@@ -146,6 +156,28 @@ static cl_mem unary_table(struct npu_ocl *o, const struct nd_unary *p)
 }
 
 /*
+ * The index of @l's one forward fp32 convolution whose weights are constant
+ * and untrained (they may then stay transposed from run to run), or -1.
+ */
+static int kept_conv(const struct ocl_be *o, const struct lnode *l)
+{
+	int found = -1;
+
+	for (int s = 0; s < l->nk; s++) {
+		const struct kern *k = &l->k[s];
+		int w = k->t[1];
+
+		if (k->kind != K_CONV_F32)
+			continue;
+		if (found >= 0 || k->p.fconv.pass != NPU_CONV_FORWARD || w < 0 || !o->fixed ||
+		    !o->fixed[w] || o->g->t[ir_root(o->g, w)].param)
+			return -1;
+		found = s;
+	}
+	return found;
+}
+
+/*
  * The multipliers of the nodes' int8 kernels, Resize's tables and the
  * quantized activations' tables, on the device once.
  */
@@ -156,7 +188,15 @@ static int ocl_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	struct ocl_exe *e = calloc(1, sizeof(*e) + sizeof(int) * count);
 	int err = 0;
 
-	if (!e || !(e->q = calloc(count, sizeof(*e->q)))) {
+	if (!e || !(e->q = calloc(count, sizeof(*e->q))) ||
+	    !(e->kept = calloc(count, sizeof(*e->kept))) ||
+	    !(e->kept_kern = malloc(count * sizeof(*e->kept_kern))) ||
+	    !(e->relu_next = calloc(count, 1))) {
+		if (e) {
+			free(e->q);
+			free(e->kept);
+			free(e->kept_kern);
+		}
 		free(e);
 		return NPU_ENOMEM;
 	}
@@ -165,6 +205,8 @@ static int ocl_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	for (uint32_t i = 0; i < count && !err; i++) {
 		const struct lnode *l = &o->low->n[nodes[i]];
 
+		e->kept_kern[i] = kept_conv(o, l);
+		e->relu_next[i] = (unsigned char)lower_relu_after(o->g, o->low, nodes, count, i, 1);
 		for (int s = 0; s < l->nk && !err; s++) {
 			const struct kern *k = &l->k[s];
 			size_t n = 4ull * k->nq;
@@ -247,7 +289,7 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 	case K_GEMM_F32:
 		return ocl_gemm_f32(o, &k->p.fgemm, m[0], m[1], m[2]);
 	case K_CONV_F32:
-		return ocl_conv2d_f32(o, &k->p.fconv.p, k->p.fconv.pass, m[0], m[1], m[2]);
+		return ocl_conv2d_f32(o, &k->p.fconv.p, k->p.fconv.pass, m[0], m[1], m[2], NULL);
 	case K_POOL_F32:
 		return ocl_pool_f32(o, &k->p.fpool, m[0], m[1], m[2]);
 	case K_ELT_F32:
@@ -262,7 +304,7 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 		return ocl_optim_f32(o, &opt, m[0], m[1], m[2], m[3]);
 	}
 	case K_ND_BINARY:
-		return ocl_nd_binary(o, &k->p.bin, m[0], m[1], m[2]);
+		return ocl_nd_binary(o, &k->p.bin, m[0], m[1], m[2], 0);
 	case K_ND_UNARY:
 		return k->p.un.quant ? ocl_nd_lut(o, k->p.un.count, m[0], q[0], m[1]) :
 		       ocl_nd_unary(o, &k->p.un, m[0], m[1]);
@@ -302,6 +344,33 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 	return NPU_EINVAL;
 }
 
+/*
+ * A forward fp32 convolution (kernel @s of @e's node @i) with its epilogue
+ * in one kernel: the bias and ReLU kernels after it in place, and with
+ * @next the next node's ReLU, into whose output it then
+ * writes; its weights kept packed when they are constant.
+ */
+static int enqueue_conv(struct ocl_be *o, struct ocl_exe *e, uint32_t i, int s, int next,
+			const struct npu_run_args *a)
+{
+	const struct lnode *l = &o->low->n[e->nodes[i]];
+	const struct kern *k = &l->k[s];
+	const struct kern *r = next ? &o->low->n[e->nodes[i + 1]].k[0] : NULL;
+	struct ocl_conv_ext x = { s == e->kept_kern[i] ? &e->kept[i] : NULL, a->consts_written,
+				  NULL, 0 };
+	int bias;
+
+	lower_epilogue(l, s + 1, k->t[2], &bias, &x.relu);
+	if (bias >= 0) {
+		if (l->k[s + 1].p.felt.cols != k->p.fconv.p.out_c)
+			return NPU_EINVAL;	/* not the epilogue lowering gives */
+		x.bias = a->mem[bias];
+	}
+	x.relu |= next;
+	return ocl_conv2d_f32(o->ocl, &k->p.fconv.p, NPU_CONV_FORWARD, a->mem[k->t[0]],
+			      a->mem[k->t[1]], a->mem[r ? r->t[2] : k->t[2]], &x);
+}
+
 static int ocl_be_execute(void *be, void *exe, const struct npu_run_args *a, uint64_t *signal)
 {
 	struct ocl_be *o = be;
@@ -311,8 +380,27 @@ static int ocl_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 	for (uint32_t i = 0; i < e->count && !err; i++) {
 		const struct lnode *l = &o->low->n[e->nodes[i]];
 
-		for (int s = 0; s < l->nk && !err; s++)
-			err = enqueue(o->ocl, &l->k[s], a, e->q[i]);
+		for (int s = 0; s < l->nk && !err; s++) {
+			const struct kern *k = &l->k[s];
+			int bias, relu, more, next;
+
+			if (lower_binary_f32(k) && e->relu_next[i]) {	/* and the ReLU node */
+				const struct kern *r = &o->low->n[e->nodes[++i]].k[0];
+
+				err = ocl_nd_binary(o->ocl, &k->p.bin, a->mem[k->t[0]], a->mem[k->t[1]],
+						    a->mem[r->t[2]], 1);
+				break;
+			}
+			if (!lower_conv_forward(k)) {
+				err = enqueue(o->ocl, k, a, e->q[i]);
+				continue;
+			}
+			more = lower_epilogue(l, s + 1, k->t[2], &bias, &relu);
+			next = s + 1 + more == l->nk && e->relu_next[i];
+			err = enqueue_conv(o, e, i, s, next, a);
+			s += more;
+			i += next;	/* the ReLU node done too */
+		}
 	}
 	*signal = ++o->seq;
 	return err;

@@ -61,46 +61,57 @@ kernel void conv2d_f32_fwd(global const void *x, global const void *w, global fl
 	y[o] = acc;
 }
 
-/* w [out_c][k_h][k_w][in_c] as [k_h][k_w][in_c][out_c], for conv2d_f32_fwd8. */
-kernel void conv2d_f32_w_hwio(global const float *w, global float *t, uint out_c, uint taps,
-			      ulong count)
+/*
+ * w [out_c][k_h][k_w][in_c] packed for conv2d_f32_fwd8 as
+ * [k_h * k_w][out_c / 8][in_c][8]: a work-item reads a tap's weights for
+ * its 8 channels in one sequential run. Channels past out_c (the last
+ * block's) repeat the last one; their outputs are not stored. @count:
+ * taps * ceil(out_c / 8) * in_c * 8.
+ */
+kernel void conv2d_f32_w_pack(global const float *w, global float *t, uint out_c, uint taps,
+			      uint in_c, ulong count)
 {
-	size_t e = get_global_id(0);
+	size_t e = get_global_id(0), r = e / 8 / in_c;
+	uint ocb = (out_c + 7) / 8, i = (e / 8) % in_c;
 
-	if (e < count)
-		t[(e % taps) * out_c + e / taps] = w[e];
+	if (e < count) {
+		uint oc = min((uint)(r % ocb) * 8 + (uint)(e % 8), out_c - 1);
+
+		t[e] = w[((size_t)oc * taps + r / ocb) * in_c + i];
+	}
 }
 
 /*
  * conv2d_f32_fwd for fp32 operands, blocked: a work-item computes 8 output
  * channels (a vector) at CONV_POS neighbouring outputs of a row, so each
  * input value is read once for 8 channels and each weight once for
- * CONV_POS outputs; the weights come transposed (conv2d_f32_w_hwio), a
- * tap's 8 channels side by side. Every sum runs in the one-output
- * kernel's order (ky, kx, then i), its vector lanes IEEE operations with
- * no contraction: the same bits. Work-items: dim 0 the blocks of CONV_POS
- * outputs of every row of every image (@count of them), dim 1 the blocks
- * of 8 channels.
+ * CONV_POS outputs, the sums in registers; the weights come packed
+ * (conv2d_f32_w_pack). Every sum runs in the one-output kernel's order
+ * (ky, kx, then i), its vector lanes IEEE operations with no contraction,
+ * and a tap in the padding is left out of a sum (a select), not added as
+ * a zero: the same bits. @count work-items, one per block of 8 channels at
+ * a block of CONV_POS outputs of a row; neighbours share the block of
+ * outputs (their input stays in cache), or with geo.sf bit 0 the block of
+ * channels (their weights do), whichever operand is the larger. Bit 1
+ * adds @bias to the sums and bit 2 then makes negatives zero, as
+ * eltwise_f32 would after it (NPU_EF_BIAS, NPU_EF_RELU): the same bits.
  */
 #define CONV_POS 8
-kernel void conv2d_f32_fwd8(global const float *x, global const float *wt, global float *y,
-			    uint16 geo, ulong count)
+kernel void conv2d_f32_fwd8(global const float *x, global const float *wt,
+			    global const float *bias, global float *y, uint16 geo, ulong count)
 {
 	uint g[16] = UNPACK16(geo);
 	uint in_h = g[1], in_w = g[2], in_c = g[3], out_h = g[4], out_w = g[5], out_c = g[6];
 	uint owb = (out_w + CONV_POS - 1) / CONV_POS, ocb = (out_c + 7) / 8;
-	size_t e = get_global_id(0), pos = e / ocb;
+	size_t e = get_global_id(0), npos = count / ocb;
+	size_t pos = g[15] & 1 ? e % npos : e / ocb, blk = g[15] & 1 ? e / npos : e % ocb;
 
 	if (e >= count)
 		return;
-	uint oc0 = (uint)(e % ocb) * 8, ox0 = (uint)(pos % owb) * CONV_POS;
+	uint oc0 = (uint)blk * 8, ox0 = (uint)(pos % owb) * CONV_POS;
 	uint oy = (uint)((pos / owb) % out_h), b = (uint)(pos / owb / out_h);
-	int whole = oc0 + 8 <= out_c;
-	uint ocl[8];
 	float8 acc[CONV_POS];
 
-	for (int c = 0; c < 8; c++)	/* channels past the end: a copy, unstored */
-		ocl[c] = min(oc0 + c, out_c - 1);
 	for (int p = 0; p < CONV_POS; p++)
 		acc[p] = (float8)(0.0f);
 	for (uint ky = 0; ky < g[7]; ky++) {
@@ -111,32 +122,58 @@ kernel void conv2d_f32_fwd8(global const float *x, global const float *wt, globa
 		global const float *xr = x + ((size_t)b * in_h + iy) * in_w * in_c;
 
 		for (uint kx = 0; kx < g[8]; kx++) {
-			global const float *wk = wt + ((size_t)ky * g[8] + kx) * in_c * out_c;
-			size_t xo[CONV_POS];
-			int in[CONV_POS];
+			global const float *wk = wt + (((size_t)ky * g[8] + kx) * ocb + blk) * in_c * 8;
+			global const float *xp[CONV_POS];
+			int8 keep[CONV_POS];	/* per output: all ones to add this tap */
+			int all = 1;
 
+			/*
+			 * An output past the row's end is computed on another's
+			 * input and not stored: only the taps in the padding are
+			 * kept out of the sums, as the reference skips them.
+			 */
 			for (int p = 0; p < CONV_POS; p++) {
 				long ix = (long)(ox0 + p) * g[10] - g[14] + (long)kx * g[12];
+				int past = ox0 + p >= out_w, in = past || (ix >= 0 && ix < in_w);
 
-				in[p] = ix >= 0 && ix < in_w && ox0 + p < out_w;
-				xo[p] = in[p] ? (size_t)ix * in_c : 0;
+				xp[p] = xr + (!past && in ? (size_t)ix * in_c : 0);
+				keep[p] = (int8)(in ? -1 : 0);
+				all = all && in;
 			}
-			for (uint i = 0; i < in_c; i++, wk += out_c) {
-				float8 wv = whole ? vload8(0, wk + oc0) :
-					    (float8)(wk[ocl[0]], wk[ocl[1]], wk[ocl[2]], wk[ocl[3]],
-						     wk[ocl[4]], wk[ocl[5]], wk[ocl[6]], wk[ocl[7]]);
+			if (all) {
+				for (uint i = 0; i < in_c; i++, wk += 8) {
+					float8 wv = vload8(0, wk);
 
+#pragma unroll
+					for (int p = 0; p < CONV_POS; p++)
+						acc[p] = acc[p] + wv * xp[p][i];
+				}
+				continue;
+			}
+			for (uint i = 0; i < in_c; i++, wk += 8) {
+				float8 wv = vload8(0, wk);
+
+#pragma unroll
 				for (int p = 0; p < CONV_POS; p++)
-					if (in[p])
-						acc[p] = acc[p] + wv * xr[xo[p] + i];
+					acc[p] = select(acc[p], acc[p] + wv * xp[p][i], keep[p]);
 			}
 		}
 	}
+	float bt[8];
+	float8 bv;
+
+	for (int c = 0; c < 8; c++)	/* channels past the end: a copy, unstored */
+		bt[c] = g[15] & 2 ? bias[min(oc0 + c, out_c - 1)] : 0.0f;
+	bv = vload8(0, bt);
 	for (uint p = 0; p < CONV_POS && ox0 + p < out_w; p++) {
 		global float *out = y + (((size_t)b * out_h + oy) * out_w + ox0 + p) * out_c + oc0;
 		float t[8];
 
-		if (whole) {
+		if (g[15] & 2)
+			acc[p] = acc[p] + bv;
+		if (g[15] & 4)
+			acc[p] = select(acc[p], (float8)(0.0f), isless(acc[p], (float8)(0.0f)));
+		if (oc0 + 8 <= out_c) {
 			vstore8(acc[p], 0, out);
 		} else {
 			vstore8(acc[p], 0, t);

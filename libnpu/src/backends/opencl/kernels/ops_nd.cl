@@ -149,6 +149,43 @@ kernel void nd_binary(global const uchar *a, global const uchar *b, global uchar
 	}
 }
 
+/*
+ * nd_binary for fp32 operands shaped as the output and an arithmetic @fn
+ * (ND_ADD, ND_SUB, ND_MUL, ND_DIV, ND_MAX, ND_MIN): 8 elements a work-item,
+ * each lane nd_binary_f's operation; with @relu, negatives then made zero
+ * as eltwise_f32's NPU_EF_RELU (x < 0 ? 0 : x).
+ */
+kernel void nd_binary_f32v(global const float *a, global const float *b, global float *y,
+			   int fn, int relu, ulong count)
+{
+	size_t i = get_global_id(0) * 8;
+	float8 x, z, v;
+
+	if (i >= count)
+		return;
+	if (i + 8 > count) {
+		for (; i < count; i++) {
+			float r = nd_binary_f(fn, a[i], b[i]);
+
+			y[i] = relu && r < 0.0f ? 0.0f : r;
+		}
+		return;
+	}
+	x = vload8(0, a + i);
+	z = vload8(0, b + i);
+	switch (fn) {
+	case ND_ADD: v = x + z; break;
+	case ND_SUB: v = x - z; break;
+	case ND_MUL: v = x * z; break;
+	case ND_DIV: v = x / z; break;
+	case ND_MAX: v = select(fmax(x, z), (float8)(NAN), isnan(x) | isnan(z)); break;
+	default: v = select(fmin(x, z), (float8)(NAN), isnan(x) | isnan(z)); break;
+	}
+	if (relu)
+		v = select(v, (float8)(0.0f), isless(v, (float8)(0.0f)));
+	vstore8(v, 0, y + i);
+}
+
 float nd_unary_f(int fn, float v, float4 f)
 {
 	float h;
@@ -750,7 +787,29 @@ kernel void nd_pool(global const uchar *x, global uchar *y, global long *idx, ui
 
 		padded *= (ulong)((end < lim ? end : lim) - start);
 	}
-	for (size_t kk = 0; kk < ksp; kk++) {
+	/* 2-D: the same taps in the same order, without the coordinates' divisions */
+	for (uint ky = 0; nsp == 2 && ky < sp[6]; ky++) {
+		long vy = (long)oc[0] * sp[9] + (long)ky * sp[12] - pd[0];
+
+		if (vy < 0 || vy >= sp[0])
+			continue;
+		for (uint kx = 0; kx < sp[7]; kx++) {
+			long vx = (long)oc[1] * sp[10] + (long)kx * sp[13] - pd[1];
+			size_t off = (size_t)vy * sp[1] + (size_t)vx;
+
+			if (vx < 0 || vx >= sp[1])
+				continue;
+			float v = nd_ldf(x, g[5], nc * isp + off);
+
+			sum += v;
+			if (v > best || !taps) {
+				best = v;
+				best_at = nc * isp + (g[7] ? (size_t)vy + (size_t)vx * sp[0] : off);
+			}
+			taps++;
+		}
+	}
+	for (size_t kk = 0; nsp != 2 && kk < ksp; kk++) {
 		size_t off = 0, coff = 0, cs = 1;
 		int kc[3], inside = 1;
 
