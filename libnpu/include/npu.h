@@ -31,7 +31,7 @@ extern "C" {
 
 /* The version this header belongs to; npu_version() says the library's. */
 #define NPU_VERSION_MAJOR 2	/* the soname: libnpu.so.2 */
-#define NPU_VERSION_MINOR 2	/* additions */
+#define NPU_VERSION_MINOR 3	/* additions */
 #define NPU_VERSION_PATCH 0
 
 /** Error codes (negative return values). */
@@ -671,6 +671,8 @@ struct npu_plan_stats {
 	uint64_t cycles;		/* modeled NPU cycles of the last run */
 	uint64_t storage_bytes;		/* the tensors' storage, after any reuse */
 	uint64_t tensor_bytes;		/* what it would be without reuse */
+	/* partitions started while another backend's work was in flight (2.3) */
+	uint64_t overlapped;
 };
 int npu_plan_stats_v(size_t size, const npu_plan *plan, struct npu_plan_stats *s);
 #define npu_plan_stats(...) npu_plan_stats_v(sizeof(struct npu_plan_stats), __VA_ARGS__)

@@ -9,6 +9,7 @@
  * message, never crash. libnpu is compiled into this test under ASan and
  * UBSan.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -599,6 +600,79 @@ static void weights_written(size_t be)
 	}
 	npu_plan_free(p);
 	npu_graph_free(g);
+}
+
+/*
+ * Backends run at once where the graph allows: T = Relu(X) and
+ * U = T * T pinned to OpenCL, V = X + X to the CPU, Z = U + U to OpenCL
+ * and Y = Z + V to the CPU, four partitions. V's starts while OpenCL's
+ * first is in flight (both only read X: npu_plan_stats.overlapped counts
+ * it); Y waits for Z. With reuse_memory V may take T's storage, which
+ * OpenCL's work in flight reads: V then waits for it. Large enough that
+ * OpenCL is still at work; bit for bit the same float operations worked
+ * out here, three runs each.
+ */
+static void test_backends_overlap(void)
+{
+	enum { C = 64, H = 128, W = 128, N = C * H * W };
+	static const char *const pin[] = { "opencl", "opencl", "cpu", "opencl", "cpu" };
+	float *x = take(N * 4), *y = take(N * 4), *want = take(N * 4);
+	const void *in[1] = { x };
+	struct model m = { .opset = 13 };
+	const uint8_t *buf;
+	size_t len;
+
+	for (size_t i = 0; i < N; i++) {
+		float t;
+
+		x[i] = (float)((int)(i * 7919 % 4001) - 2000) / 256.0f;
+		t = x[i] < 0 ? 0.0f : x[i];
+		want[i] = (t * t + t * t) + (x[i] + x[i]);
+	}
+	m.node[m.nnode++] = node("Relu", "X", "T");
+	m.node[m.nnode++] = node("Mul", "T,T", "U");
+	m.node[m.nnode++] = node("Add", "X,X", "V");
+	m.node[m.nnode++] = node("Add", "U,U", "Z");
+	m.node[m.nnode++] = node("Add", "Z,V", "Y");
+	m.in[m.nin++] = value("X", F32, DIMS(1, C, H, W));
+	m.out[m.nout++] = value("Y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	for (int reuse = 0; reuse < 2; reuse++) {
+		struct npu_compile_opts co = { .backend = NPU_BACKEND_OPENCL, .strict = 1,
+					       .pin = pin, .npin = 5, .reuse_memory = reuse };
+		struct npu_plan_stats st = { 0 };
+		npu_graph *g = NULL;
+		npu_plan *p = NULL;
+		int err;
+
+		CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), 0);
+		err = npu_graph_compile_opts(g, NULL, &co, &p);
+		if (err && absent(1)) {
+			npu_graph_free(g);
+			break;
+		}
+		CHECK_EQ(err, 0);
+		for (int i = 0; i < 5; i++)
+			CHECK(!strcmp(npu_plan_node_backend(p, i), pin[i]));
+		for (int run = 0; run < 3; run++) {
+			memset(y, 0, N * 4);
+			CHECK_EQ(npu_plan_execute(p, in, (void *[]){ y }), 0);
+			if (memcmp(y, want, N * 4))
+				tap_diag("reuse %d, run %d: differs", reuse, run);
+			CHECK(!memcmp(y, want, N * 4));
+		}
+		CHECK_EQ(npu_plan_stats(p, &st), 0);
+		tap_diag("reuse %d: %" PRIu64 " of %" PRIu64 " partitions overlapped, storage %"
+			 PRIu64 " of %" PRIu64 " bytes", reuse, st.overlapped, st.partitions,
+			 st.storage_bytes, st.tensor_bytes);
+		if (!reuse)
+			CHECK_EQ(st.overlapped, 3);	/* V's, once a run */
+		else
+			CHECK(st.storage_bytes < st.tensor_bytes);
+		npu_plan_free(p);
+		npu_graph_free(g);
+	}
+	arena_free();
 }
 
 static void test_weights_written(void)
@@ -2170,7 +2244,7 @@ static void test_shape_arithmetic(void)
 }
 
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
-	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_weights_written),
+	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_weights_written), TAP_ENTRY(test_backends_overlap),
 	 TAP_ENTRY(test_onednn_relu_fused_only_when_unread), TAP_ENTRY(test_reuse_with_fused_relu),
 	 TAP_ENTRY(test_onednn_relu_values),
 	 TAP_ENTRY(test_conv_bias_relu_cases), TAP_ENTRY(test_add_relu_cases),

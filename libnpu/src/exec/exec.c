@@ -3,9 +3,11 @@
  * exec.c - running a plan (exec.h), and the plan API that moves data in
  * and out. Each root tensor has a bit set for each place its current copy
  * is (the host's storage, a backend's own buffer). Before a partition runs,
- * the work of every other backend is waited for (its fence), what the
- * partition reads is made current where its backend works, and afterwards
- * what it wrote is current there only.
+ * another backend's work in flight is waited for (its fence) when it
+ * reads or writes storage the partition reads or writes; otherwise the two
+ * run at once. What the partition reads is made current where its backend
+ * works (waiting for the backend that wrote it), and afterwards what it
+ * wrote is current there only.
  */
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@ static int wait_backend(npu_plan *p, int b)
 		char why[NPU_ERRMSG_LEN];
 
 		p->b[b].pending = 0;
+		memset(p->b[b].busy, 0, (size_t)p->g->nt);
 		npu_fail(NULL, 0, "%s", "");	/* so that a message after the wait is the backend's */
 		if (p->pb[b].e.ops.wait)
 			err = p->pb[b].e.ops.wait(p->pb[b].be, p->b[b].fence);
@@ -47,6 +50,59 @@ static int wait_others(npu_plan *p, int keep)
 		if (b != keep)
 			err = wait_backend(p, b);
 	return err;
+}
+
+/*
+ * Whether partition @k reads storage that backend @c's work in flight
+ * writes, or writes storage it reads or writes (two readers share).
+ */
+static int conflicts(const npu_plan *p, int k, int c)
+{
+	const struct plan_io *io = &p->io[k];
+
+	for (int i = 0; i < io->nrd; i++)
+		if (p->b[c].busy[p->owner[io->rd[i]]] & BUSY_WRITE)
+			return 1;
+	for (int i = 0; i < io->nwr; i++)
+		if (p->b[c].busy[p->owner[io->wr[i]]])
+			return 1;
+	return 0;
+}
+
+/*
+ * Before partition @k runs on backend @b: another backend's work in
+ * flight that reads or writes the storage @k does finishes first (what
+ * @k reads from it, to_backend() waits for too); the rest goes on while
+ * @k runs.
+ */
+static int wait_conflicts(npu_plan *p, int k, int b)
+{
+	int err = 0, others = 0;
+
+	for (int c = 0; c < p->nb && !err; c++)
+		if (c != b && p->b[c].pending && conflicts(p, k, c))
+			err = wait_backend(p, c);
+	for (int c = 0; c < p->nb; c++)
+		others |= c != b && p->b[c].pending;
+	p->stats.overlapped += !err && others;
+	return err;
+}
+
+/*
+ * Partition @k started on backend @b: its storage is in flight there
+ * until @b is waited for. A backend without a wait ran it in the call.
+ */
+static void started(npu_plan *p, int k, int b)
+{
+	const struct plan_io *io = &p->io[k];
+
+	if (!p->pb[b].e.ops.wait)
+		return;
+	p->b[b].pending = 1;
+	for (int i = 0; i < io->nrd; i++)
+		p->b[b].busy[p->owner[io->rd[i]]] |= BUSY_READ;
+	for (int i = 0; i < io->nwr; i++)
+		p->b[b].busy[p->owner[io->wr[i]]] |= BUSY_WRITE;
 }
 
 /* Root @r's host copy current: from the backend that has it. */
@@ -138,14 +194,13 @@ int exec_start(npu_plan *p, int train)
 
 		if (part->set != train)
 			continue;	/* the other kind of run's */
-		/* Leaving a backend: what it has in flight finishes first. */
-		err = wait_others(p, b);
+		err = wait_conflicts(p, k, b);
 		for (int i = 0; i < io->nrd && !err; i++)
 			err = to_backend(p, b, io->rd[i]);
 		if (err)
 			break;
 		err = p->pb[b].e.ops.execute(p->pb[b].be, p->exe[k], &args, &p->b[b].fence);
-		p->b[b].pending = 1;	/* what it queued before failing ends before the run */
+		started(p, k, b);	/* what it queued before failing ends before the run */
 		if (err) {
 			plan_fail(p, err, "%s: running nodes %d-%d failed: %s", p->pb[b].e.ops.name,
 				  part->nodes[0], part->nodes[part->count - 1], npu_strerror(err));

@@ -578,7 +578,8 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 	for (int i = 0; i < n; i++) {
 		p->pb[i].e = e[i];
 		p->b[i].mem = calloc((size_t)g->nt, sizeof(void *));
-		if (!p->b[i].mem)
+		p->b[i].busy = calloc((size_t)g->nt, 1);
+		if (!p->b[i].mem || !p->b[i].busy)
 			err = ir_fail(g, NPU_ENOMEM, "out of memory");
 		if (absent(&e[i], dev)) {
 			p->pb[i].absent = 1;
@@ -682,6 +683,7 @@ void npu_plan_free(npu_plan *p)
 			if (b->mem[t] && owns_storage(p, t))
 				p->pb[i].e.ops.free_mem(p->pb[i].be, b->mem[t]);
 		free(b->mem);
+		free(b->busy);
 	}
 	for (int t = 0; p->owner && t < g->nt; t++) {
 		if (!owns_storage(p, t))

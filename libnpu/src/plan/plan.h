@@ -24,7 +24,17 @@ struct plan_backend {
 	void **mem;			/* per root tensor: its buffer there (import), or NULL */
 	uint64_t fence;			/* the last partition's, when @pending */
 	int pending;
+	/*
+	 * Per storage owner (npu_plan.owner): BUSY_READ and BUSY_WRITE if
+	 * the partitions in flight here read or write it. Another backend's
+	 * partition that conflicts with none of them runs while they do
+	 * (exec.c).
+	 */
+	unsigned char *busy;
 };
+
+#define BUSY_READ	1u
+#define BUSY_WRITE	2u
 
 #define VALID_HOST	1u		/* bit 0: the host copy; bit 1 + b: backend b's */
 
