@@ -832,6 +832,87 @@ static void test_nd_matmul_transposed(void)
 }
 
 /*
+ * The fp32 matrix product in work-group tiles (nd_matmul_f32_tiles, a
+ * GPU's; NPU_OCL_TILES=1 here) and in blocks (nd_matmul_f32, the CPU
+ * device's default), both against the reference: partial tiles, one by
+ * one, transposes, a broadcast batch, over sums of small integers (exact
+ * in any order, so bit for bit).
+ */
+static void test_matmul_tiles(void)
+{
+	static const struct { uint32_t m, n, k, ta, tb, brank, ob[2], ab[2], bb[2]; } cs[] = {
+		{ 70, 130, 33, 0, 0, 0, { 0 }, { 0 }, { 0 } },
+		{ 64, 64, 16, 1, 1, 0, { 0 }, { 0 }, { 0 } },
+		{ 1, 1, 1, 0, 1, 0, { 0 }, { 0 }, { 0 } },
+		{ 17, 9, 40, 0, 1, 2, { 2, 3 }, { 2, 1 }, { 1, 3 } },
+		{ 65, 3, 17, 1, 0, 1, { 3 }, { 3 }, { 1 } },
+	};
+	npu_ocl *t = NULL;
+	char why[512];
+
+	setenv("NPU_OCL_TILES", "1", 1);
+	CHECK_EQ(npu_ocl_open(&t, why, sizeof(why)), NPU_OK);
+	unsetenv("NPU_OCL_TILES");
+	if (!t)
+		return;
+	if (!t->tiles)	/* fewer than 256 work-items a group, or 16 KiB of local memory */
+		printf("# SKIP tiles: %s cannot run them\n", t->name);
+	for (size_t c = 0; t->tiles && c < sizeof(cs) / sizeof(cs[0]); c++) {
+		struct nd_matmul p = { .brank = cs[c].brank, .m = cs[c].m, .n = cs[c].n,
+				       .k = cs[c].k, .trans_a = cs[c].ta, .trans_b = cs[c].tb,
+				       .adt = NPU_DT_FLOAT32, .bdt = NPU_DT_FLOAT32, .alpha = 0.5f };
+		size_t na = p.m * p.k, nb = p.k * p.n, ny = p.m * p.n, ba = 1, bb = 1, by = 1;
+
+		for (uint32_t d = 0; d < p.brank; d++) {
+			p.ob[d] = cs[c].ob[d];
+			p.ab[d] = cs[c].ab[d];
+			p.bb[d] = cs[c].bb[d];
+			by *= p.ob[d];
+			ba *= p.ab[d];
+			bb *= p.bb[d];
+		}
+		float *a = malloc(4 * na * ba), *b = malloc(4 * nb * bb);
+		float *want = malloc(4 * ny * by), *got = malloc(4 * ny * by);
+
+		for (size_t i = 0; i < na * ba; i++)
+			a[i] = (float)((int)(i * 7 % 9) - 4);
+		for (size_t i = 0; i < nb * bb; i++)
+			b[i] = (float)((int)(i * 5 % 7) - 3);
+		CHECK_EQ(ref_nd_matmul(&p, a, b, NULL, NULL, want), 0);
+		for (int tiled = 0; tiled < 2; tiled++) {
+			npu_ocl *o = tiled ? t : ocl;
+			cl_mem ma = ocl_buffer(o, 4 * na * ba, NULL, 0), mb = ocl_buffer(o, 4 * nb * bb,
+										    NULL, 0);
+			cl_mem my = ocl_buffer(o, 4 * ny * by, NULL, 0);
+
+			CHECK_EQ(ocl_write(o, ma, 4 * na * ba, a), NPU_OK);
+			CHECK_EQ(ocl_write(o, mb, 4 * nb * bb, b), NPU_OK);
+			memset(got, 0xff, 4 * ny * by);
+			CHECK_EQ(ocl_nd_matmul(o, &p, ma, mb, NULL, NULL, my), NPU_OK);
+			CHECK_EQ(ocl_finish(o), NPU_OK);
+			CHECK_EQ(ocl_read(o, my, 4 * ny * by, got), NPU_OK);
+			if (memcmp(got, want, 4 * ny * by))
+				printf("#   case %zu, %s: differs from the reference\n", c,
+				       tiled ? "tiles" : "blocks");
+			CHECK(!memcmp(got, want, 4 * ny * by));
+			ocl_release(o, &ma, 1);
+			ocl_release(o, &mb, 1);
+			ocl_release(o, &my, 1);
+		}
+		free(a);
+		free(b);
+		free(want);
+		free(got);
+	}
+	npu_ocl_close(t);
+	/* a word that is not a boolean: refused with the reason */
+	setenv("NPU_OCL_TILES", "yes", 1);
+	CHECK_EQ(npu_ocl_open(&t, why, sizeof(why)), NPU_EINVAL);
+	CHECK(strstr(why, "NPU_OCL_TILES") != NULL);
+	unsetenv("NPU_OCL_TILES");
+}
+
+/*
  * QDQ on OpenCL as the reference computes it, every mode, int8 and uint8,
  * per axis: quantize and dequantize, ONNX's requantization (fp32) and
  * TFLite's (Q31 multipliers with shifts across -31..30).
@@ -892,5 +973,6 @@ TAP_MAIN(
 	TAP_ENTRY(test_reduce_xent_optim),
 	TAP_ENTRY(test_every_nd_function),
 	TAP_ENTRY(test_nd_binary_f32_lanes),
+	TAP_ENTRY(test_matmul_tiles),
 	TAP_ENTRY(close_device),
 )

@@ -83,6 +83,9 @@ static void device_traits(struct npu_ocl *o)
 {
 	cl_bool unified = CL_FALSE;
 	cl_device_fp_config fp = 0;
+	cl_device_local_mem_type lt = CL_GLOBAL;
+	cl_ulong lsize = 0;
+	size_t wg = 0;
 	char ext[4096] = "";
 
 	o->api.GetDeviceInfo(o->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof(unified), &unified,
@@ -94,6 +97,14 @@ static void device_traits(struct npu_ocl *o)
 	o->unified = unified == CL_TRUE && !o->no_zero_copy;
 	o->exact_div = !!(fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT);
 	o->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
+	o->api.GetDeviceInfo(o->device, CL_DEVICE_LOCAL_MEM_TYPE, sizeof(lt), &lt, NULL);
+	o->api.GetDeviceInfo(o->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(lsize), &lsize, NULL);
+	o->api.GetDeviceInfo(o->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, NULL);
+	/* nd_matmul_f32_tiles: 256 work-items, 8 KiB of local memory a group */
+	o->tiles_fit = wg >= 256 && lsize >= 16384;
+	if (o->tiles < 0)	/* NPU_OCL_TILES unset: where local memory is the device's own */
+		o->tiles = lt == CL_LOCAL;
+	o->tiles = o->tiles && o->tiles_fit;
 }
 
 int npu_ocl_open(npu_ocl **out, char *why, size_t len)
@@ -107,6 +118,14 @@ int npu_ocl_open(npu_ocl **out, char *why, size_t len)
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NPU_ENOMEM;
+	o->tiles = -1;
+	if (npu_env("NPU_OCL_TILES") && *npu_env("NPU_OCL_TILES") &&
+	    npu_env_bool("NPU_OCL_TILES", &o->tiles)) {
+		say(why, len, "NPU_OCL_TILES=%s: not a boolean (unset, empty, 0 or 1)",
+		    npu_env("NPU_OCL_TILES"));
+		free(o);
+		return NPU_EINVAL;
+	}
 	if (npu_env_bool("NPU_OCL_NO_ZERO_COPY", &o->no_zero_copy)) {
 		say(why, len, "NPU_OCL_NO_ZERO_COPY=%s: not a boolean (unset, empty, 0 or 1)",
 		    npu_env("NPU_OCL_NO_ZERO_COPY"));
@@ -235,8 +254,8 @@ int ocl_kernel(struct npu_ocl *o, const char *name, cl_kernel *k)
 	return NPU_OK;
 }
 
-int ocl_enqueue(struct npu_ocl *o, const char *name, const struct karg *args, cl_uint nargs,
-		cl_uint dims, const size_t *global)
+int ocl_enqueue_local(struct npu_ocl *o, const char *name, const struct karg *args,
+		      cl_uint nargs, cl_uint dims, const size_t *global, const size_t *local)
 {
 	size_t g[2] = { global[0], dims > 1 ? global[1] : 1 };
 	cl_int err = CL_SUCCESS;
@@ -246,16 +265,23 @@ int ocl_enqueue(struct npu_ocl *o, const char *name, const struct karg *args, cl
 	if (e)
 		return e;
 	/* Whole work-groups of 64 (kernels check their bounds); GPUs want that. */
-	g[0] = (g[0] + 63) / 64 * 64;
+	if (!local)
+		g[0] = (g[0] + 63) / 64 * 64;
 	for (cl_uint i = 0; err == CL_SUCCESS && i < nargs; i++)
 		err = o->api.SetKernelArg(k, i, args[i].size, args[i].val);
 	if (err == CL_SUCCESS)
-		err = o->api.EnqueueNDRangeKernel(o->queue, k, dims, NULL, g, NULL, 0, NULL, NULL);
+		err = o->api.EnqueueNDRangeKernel(o->queue, k, dims, NULL, g, local, 0, NULL, NULL);
 	if (err != CL_SUCCESS) {
 		say(o->why, sizeof(o->why), "OpenCL: kernel %s failed (error %d)", name, err);
 		return NPU_EIO;
 	}
 	return NPU_OK;
+}
+
+int ocl_enqueue(struct npu_ocl *o, const char *name, const struct karg *args, cl_uint nargs,
+		cl_uint dims, const size_t *global)
+{
+	return ocl_enqueue_local(o, name, args, nargs, dims, global, NULL);
 }
 
 cl_mem ocl_buffer(struct npu_ocl *o, size_t size, void *host, int copy)

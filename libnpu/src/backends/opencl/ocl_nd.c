@@ -139,6 +139,15 @@ int ocl_nd_matmul(struct npu_ocl *o, const struct nd_matmul *p, cl_mem a, cl_mem
 	ob = dims8(p->brank, p->ob);
 	as = strides(p->brank, p->ab, p->ob);
 	bs = strides(p->brank, p->bb, p->ob);
+	if (p->adt == NPU_DT_FLOAT32 && p->bdt == NPU_DT_FLOAT32 && o->tiles) {
+		size_t gsz[2] = { (p->n + 63) / 64 * 16,			/* MT */
+				  prod(p->ob, p->brank) * ((p->m + 63) / 64) * 16 };
+		static const size_t lsz[2] = { 16, 16 };
+		const struct karg args[] = { KMEM(a), KMEM(b), KMEM(y), KVAL(g), KVAL(ob), KVAL(as),
+					     KVAL(bs), KVAL(alpha) };
+
+		return ocl_enqueue_local(o, "nd_matmul_f32_tiles", args, 8, 2, gsz, lsz);
+	}
 	if (p->adt == NPU_DT_FLOAT32 && p->bdt == NPU_DT_FLOAT32) {
 		size_t rows = prod(p->ob, p->brank) * ((p->m + 7) / 8);	/* MM_ROWS */
 		size_t gsz[2] = { (p->n + 7) / 8, rows };

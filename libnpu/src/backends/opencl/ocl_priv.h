@@ -35,6 +35,13 @@ struct npu_ocl {
 	cl_ulong max_alloc;
 	char name[128], driver[64];
 	int no_zero_copy;	/* NPU_OCL_NO_ZERO_COPY=1 */
+	/*
+	 * Work-group tiles in local memory (nd_matmul_f32_tiles): by default
+	 * where the device's local memory is its own (a GPU's), not global
+	 * memory (a CPU's); NPU_OCL_TILES=1 or 0 says otherwise, where the
+	 * device can run them (@tiles_fit).
+	 */
+	int tiles, tiles_fit;
 	char cache_dir[448];	/* the binary cache (ocl_cache.c); "" for none */
 	char cache_note[512];	/* where it is, or why there is none */
 	unsigned int builds, cache_hits;	/* programs built from source, loaded */
@@ -72,6 +79,9 @@ struct karg {
 /* Enqueue kernel @name over @n work-items (@dims 1) or @global[2]; 0 or NPU_EIO. */
 int ocl_enqueue(struct npu_ocl *o, const char *name, const struct karg *args, cl_uint nargs,
 		cl_uint dims, const size_t *global);
+/* ... in work-groups of @local (@global whole groups of it). */
+int ocl_enqueue_local(struct npu_ocl *o, const char *name, const struct karg *args,
+		      cl_uint nargs, cl_uint dims, const size_t *global, const size_t *local);
 /*
  * A buffer of @size bytes. With @host on a device that shares host
  * memory, the buffer is @host itself (no copies); otherwise device memory,

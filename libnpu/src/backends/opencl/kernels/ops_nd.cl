@@ -571,7 +571,20 @@ kernel void nd_matmul_f32(global const float *a, global const float *b, global f
 	}
 	for (int c = 0; c < 8; c++)
 		col[c] = min(j + c, n - 1);
-	for (uint l = 0; l < k; l++) {
+	if (vec && !ta) {	/* the common case: no test in the loop, sums in registers */
+		global const float *ar[MM_ROWS];
+
+		for (int r = 0; r < MM_ROWS; r++)
+			ar[r] = ab + (size_t)row[r] * k;
+		for (uint l = 0; l < k; l++) {
+			float8 bv = vload8(0, bb + (size_t)l * n + j);
+
+#pragma unroll
+			for (int r = 0; r < MM_ROWS; r++)
+				acc[r] += ar[r][l] * bv;
+		}
+	}
+	for (uint l = 0; !(vec && !ta) && l < k; l++) {
 		float8 bv;
 
 		if (vec) {
@@ -599,6 +612,73 @@ kernel void nd_matmul_f32(global const float *a, global const float *b, global f
 				out[c] = t[c];
 		}
 	}
+}
+
+/*
+ * nd_matmul_f32 in work-group tiles, for a device with local memory of its
+ * own (a GPU): a group of 16 x 16 work-items computes a tile of 64 x 64
+ * outputs, each work-item 4 x 4 of them (rows ly + 16 r, columns
+ * lx + 16 c, so that neighbours read neighbouring words), from slices of
+ * 16 of a's columns and b's rows that the group loads into local memory
+ * together, each value once for the tile. Each sum still runs over l in
+ * order, as nd_matmul_f32's; values past the matrices' ends load as
+ * zeros and only feed outputs that are not stored. Work-items: dim 0 the
+ * tiles of columns, dim 1 the tiles of rows of every matrix of the batch.
+ */
+#define MT 64
+#define MK 16
+kernel __attribute__((reqd_work_group_size(16, 16, 1)))
+void nd_matmul_f32_tiles(global const float *a, global const float *b, global float *y,
+			 uint16 gv, uint8 obv, uint8 asv, uint8 bsv, float alpha)
+{
+	uint g[16] = UNPACK16(gv), ob[8] = UNPACK8(obv), as[8] = UNPACK8(asv), bs[8] = UNPACK8(bsv);
+	uint m = g[1], n = g[2], k = g[3], ta = g[4], tb = g[5];
+	uint mtiles = (m + MT - 1) / MT, lx = get_local_id(0), ly = get_local_id(1);
+	uint lid = ly * 16 + lx, j0 = (uint)get_group_id(0) * MT;
+	size_t bo = get_group_id(1) / mtiles;
+	uint i0 = (uint)(get_group_id(1) % mtiles) * MT;
+	local float at[MK][MT], bt[MK][MT];
+	float acc[4][4];
+
+	global const float *ab = a + nd_offset(bo, g[0], ob, as) * m * k;
+	global const float *bb = b + nd_offset(bo, g[0], ob, bs) * k * n;
+	global float *yb = y + bo * m * n;
+
+	for (int r = 0; r < 4; r++)
+		for (int c = 0; c < 4; c++)
+			acc[r][c] = 0.0f;
+	for (uint l0 = 0; l0 < k; l0 += MK) {
+		uint kn = min((uint)MK, k - l0);
+
+		for (uint e = lid; e < MK * MT; e += 256) {	/* 4 of each a work-item */
+			uint kk = e / MT, t = e % MT, l = l0 + kk, i = i0 + t, j = j0 + t;
+
+			at[kk][t] = l < k && i < m ?
+				    ab[ta ? (size_t)l * m + i : (size_t)i * k + l] : 0.0f;
+			bt[kk][t] = l < k && j < n ?
+				    bb[tb ? (size_t)j * k + l : (size_t)l * n + j] : 0.0f;
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (uint kk = 0; kk < kn; kk++) {
+			float av[4], bv[4];
+
+			for (int r = 0; r < 4; r++)
+				av[r] = at[kk][ly + 16 * r];
+			for (int c = 0; c < 4; c++)
+				bv[c] = bt[kk][lx + 16 * c];
+			for (int r = 0; r < 4; r++)
+				for (int c = 0; c < 4; c++)
+					acc[r][c] += av[r] * bv[c];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	for (int r = 0; r < 4; r++)
+		for (int c = 0; c < 4; c++) {
+			uint i = i0 + ly + 16 * r, j = j0 + lx + 16 * c;
+
+			if (i < m && j < n)
+				yb[(size_t)i * n + j] = alpha * acc[r][c];
+		}
 }
 
 /* The coordinates of linear index @t over @nsp dims @d, the last fastest. */
