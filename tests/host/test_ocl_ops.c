@@ -119,7 +119,7 @@ static void test_conv2d_i8(void)
 					   .depthwise = t % 4 == 1 };
 		uint32_t span_h, span_w, nq;
 
-		p.out_c = p.depthwise ? p.in_c * pick(1, 2) : pick(1, 7);
+		p.out_c = p.depthwise ? p.in_c * pick(1, 2) : pick(1, 19);
 		if (t % 4 == 3) {	/* grouped: 2 or 3 groups of channels */
 			p.groups = (uint32_t)pick(2, 3);
 			p.in_c = p.groups * (uint32_t)pick(1, 2);
@@ -146,7 +146,7 @@ static void test_conv2d_i8(void)
 			    (p.depthwise ? 1 : p.in_c / (p.groups > 1 ? p.groups : 1));
 		size_t no = (size_t)p.batch * p.out_h * p.out_w * p.out_c;
 		int8_t *in = bytes(ni), *f = bytes(nf), *want = malloc(no), *got = malloc(no);
-		int32_t *bias = malloc(4 * p.out_c), mult[16], shift[16];
+		int32_t *bias = malloc(4 * p.out_c), mult[32], shift[32];
 
 		for (uint32_t i = 0; i < p.out_c; i++)
 			bias[i] = (int32_t)pick(0, 20000) - 10000;
@@ -156,9 +156,33 @@ static void test_conv2d_i8(void)
 		cl_mem mi = up(in, ni), mf = up(f, nf), mb = up(bias, 4 * p.out_c);
 		cl_mem mm = up(mult, 4 * nq), ms = up(shift, 4 * nq), mo = up(NULL, no);
 
-		CHECK_EQ(ocl_conv2d_i8(ocl, &p, mi, mf, t & 1 ? mb : NULL, mm, ms, mo), NPU_OK);
+		CHECK_EQ(ocl_conv2d_i8(ocl, &p, mi, mf, t & 1 ? mb : NULL, mm, ms, mo, NULL, 0),
+			 NPU_OK);
 		down(mo, got, no);
 		CHECK(!memcmp(got, want, no));
+		if (!p.depthwise && p.groups <= 1) {
+			/*
+			 * The filter kept packed: packed on the first call, kept
+			 * on the second, packed again for a new generation.
+			 */
+			struct ocl_kept kept = { 0 };
+
+			for (int run = 0; run < 3; run++) {
+				if (run == 2) {
+					for (size_t i = 0; i < nf; i++)
+						f[i] = (int8_t)(f[i] ^ 0x55);
+					CHECK_EQ(ocl_write(ocl, mf, nf, f), NPU_OK);
+					CHECK_EQ(npu_ref_conv2d_i8(&p, in, f, t & 1 ? bias : NULL,
+								   mult, shift, want), 0);
+				}
+				mo = up(NULL, no);
+				CHECK_EQ(ocl_conv2d_i8(ocl, &p, mi, mf, t & 1 ? mb : NULL, mm, ms, mo,
+						       &kept, run / 2), NPU_OK);
+				down(mo, got, no);
+				CHECK(!memcmp(got, want, no));
+			}
+			ocl_release(ocl, &kept.m, 1);
+		}
 		ocl_release(ocl, (cl_mem[]){ mi, mf, mb, mm, ms }, 5);
 		free(in);
 		free(f);
@@ -170,7 +194,7 @@ static void test_conv2d_i8(void)
 		struct npu_conv2d_i8 bad = { 0 };
 
 		CHECK_EQ(ocl_conv2d_i8(ocl, &bad, ocl->dummy, ocl->dummy, NULL, ocl->dummy,
-				       ocl->dummy, ocl->dummy), NPU_EINVAL);
+				       ocl->dummy, ocl->dummy, NULL, 0), NPU_EINVAL);
 	}
 }
 

@@ -42,8 +42,61 @@ int ocl_gemm_i8(struct npu_ocl *o, const struct npu_gemm_i8 *p, cl_mem a, cl_mem
 	}
 }
 
+/*
+ * A dense int8 convolution, blocked (conv2d_i8_blk: the reference's
+ * bytes), its filter packed first: into @kept while it is constant, once
+ * per generation @gen, else into a scratch buffer. NPU_ENOMEM when there
+ * is no room for it.
+ */
+static int conv2d_i8_blocked(struct npu_ocl *o, const struct npu_conv2d_i8 *p,
+			     const cl_uint16 *gp,
+			     cl_mem in, cl_mem filter, cl_mem bm, cl_int hb, cl_mem mult,
+			     cl_mem shift, cl_int pt, cl_mem out, struct ocl_kept *kept, uint64_t gen)
+{
+	cl_uint out_c = p->out_c, in_c = p->in_c, taps = p->k_h * p->k_w;
+	cl_ulong ocb = (out_c + 7) / 8, cnt = (cl_ulong)taps * ocb * 8 * in_c;
+	int fresh = !kept || !kept->m || kept->src != filter || kept->gen != gen;
+	cl_mem wt = kept && kept->m ? kept->m : ocl_buffer(o, (size_t)cnt, NULL, 0);
+	cl_uint16 geo = *gp;
+	size_t n = (size_t)cnt;
+	int err = 0;
+
+	if (!wt)
+		return NPU_ENOMEM;
+	if (fresh) {
+		const struct karg args[] = { KMEM(filter), KMEM(wt), KVAL(out_c), KVAL(taps),
+					     KVAL(in_c), KVAL(cnt) };
+
+		err = ocl_enqueue(o, "conv2d_i8_w_pack", args, 6, 1, &n);
+	}
+	if (kept) {
+		kept->m = wt;
+		kept->src = err ? NULL : filter;
+		kept->gen = gen;
+	}
+	if (!err) {
+		/* neighbours share the larger operand, as conv2d_f32_fwd8's */
+		geo.sf = (uint64_t)taps * out_c * in_c > (uint64_t)p->batch * p->in_h * p->in_w * in_c;
+		cnt = (cl_ulong)p->batch * p->out_h * ((p->out_w + 7) / 8) * ocb;
+		n = (size_t)cnt;
+		{
+			const struct karg args[] = {
+				KMEM(in), KMEM(wt), KMEM(bm), KVAL(hb), KMEM(mult), KMEM(shift),
+				KVAL(pt), KMEM(out), KVAL(geo), KVAL(p->in_zero), KVAL(p->out_zero),
+				KVAL(p->act_min), KVAL(p->act_max), KVAL(cnt),
+			};
+
+			err = ocl_enqueue(o, "conv2d_i8_blk", args, 14, 1, &n);
+		}
+	}
+	if (!kept)
+		o->api.ReleaseMemObject(wt);
+	return err;
+}
+
 int ocl_conv2d_i8(struct npu_ocl *o, const struct npu_conv2d_i8 *p, cl_mem in, cl_mem filter,
-		  cl_mem bias, cl_mem mult, cl_mem shift, cl_mem out)
+		  cl_mem bias, cl_mem mult, cl_mem shift, cl_mem out, struct ocl_kept *kept,
+		  uint64_t gen)
 {
 	cl_uint16 geo;
 	cl_int hb = !!bias, pt;
@@ -57,6 +110,13 @@ int ocl_conv2d_i8(struct npu_ocl *o, const struct npu_conv2d_i8 *p, cl_mem in, c
 	geo = (cl_uint16){ { p->batch, p->in_h, p->in_w, p->in_c, p->out_h, p->out_w, p->out_c,
 			     p->k_h, p->k_w, p->stride_h, p->stride_w, p->dil_h, p->dil_w,
 			     p->pad_top, p->pad_left, !!p->depthwise } };
+	if (!p->depthwise && p->groups <= 1) {
+		int err = conv2d_i8_blocked(o, p, &geo, in, filter, bm, hb, mult, shift, pt, out,
+					    kept, gen);
+
+		if (err != NPU_ENOMEM)	/* no room for the filter packed: one by one */
+			return err;
+	}
 	n = (size_t)p->batch * p->out_h * p->out_w * p->out_c;
 	{
 		cl_uint groups = p->groups > 1 ? p->groups : 1;

@@ -140,18 +140,6 @@ int ocl_nd_unary_grad(struct npu_ocl *o, const struct nd_unary *p, cl_mem x, cl_
 /* ocl_ops.c: each op on device buffers (NULL: no such operand), validated first. */
 int ocl_gemm_i8(struct npu_ocl *o, const struct npu_gemm_i8 *p, cl_mem a, cl_mem b,
 		cl_mem bias, cl_mem mult, cl_mem shift, cl_mem out);
-int ocl_conv2d_i8(struct npu_ocl *o, const struct npu_conv2d_i8 *p, cl_mem in, cl_mem filter,
-		  cl_mem bias, cl_mem mult, cl_mem shift, cl_mem out);
-int ocl_pool_i8(struct npu_ocl *o, const struct npu_pool_i8 *p, cl_mem in, cl_mem out);
-int ocl_eltwise_i8(struct npu_ocl *o, const struct npu_eltwise_i8 *p, cl_mem a, cl_mem b,
-		   cl_mem out);
-int ocl_softmax_i8(struct npu_ocl *o, const struct npu_softmax_i8 *p, cl_mem in, cl_mem out);
-int ocl_quantize(struct npu_ocl *o, const struct npu_quantize *p, cl_mem in, cl_mem out);
-int ocl_pad(struct npu_ocl *o, const struct npu_pad *p, cl_mem in, cl_mem out);
-int ocl_transpose(struct npu_ocl *o, const struct npu_transpose *p, cl_mem in, cl_mem out);
-int ocl_concat(struct npu_ocl *o, const struct npu_concat *p, const cl_mem *in, cl_mem out);
-int ocl_gemm_f32(struct npu_ocl *o, const struct npu_gemm_f32 *p, cl_mem a, cl_mem b,
-		 cl_mem c);
 /*
  * Weights a kernel keeps transformed from run to run while they stay
  * constant (npu_backend_env.fixed): made again when the buffer or the
@@ -163,6 +151,20 @@ struct ocl_kept {
 	uint64_t gen;		/* the generation it was made at */
 };
 
+/* @kept: the filter kept packed while constant (generation @gen), or NULL. */
+int ocl_conv2d_i8(struct npu_ocl *o, const struct npu_conv2d_i8 *p, cl_mem in, cl_mem filter,
+		  cl_mem bias, cl_mem mult, cl_mem shift, cl_mem out, struct ocl_kept *kept,
+		  uint64_t gen);
+int ocl_pool_i8(struct npu_ocl *o, const struct npu_pool_i8 *p, cl_mem in, cl_mem out);
+int ocl_eltwise_i8(struct npu_ocl *o, const struct npu_eltwise_i8 *p, cl_mem a, cl_mem b,
+		   cl_mem out);
+int ocl_softmax_i8(struct npu_ocl *o, const struct npu_softmax_i8 *p, cl_mem in, cl_mem out);
+int ocl_quantize(struct npu_ocl *o, const struct npu_quantize *p, cl_mem in, cl_mem out);
+int ocl_pad(struct npu_ocl *o, const struct npu_pad *p, cl_mem in, cl_mem out);
+int ocl_transpose(struct npu_ocl *o, const struct npu_transpose *p, cl_mem in, cl_mem out);
+int ocl_concat(struct npu_ocl *o, const struct npu_concat *p, const cl_mem *in, cl_mem out);
+int ocl_gemm_f32(struct npu_ocl *o, const struct npu_gemm_f32 *p, cl_mem a, cl_mem b,
+		 cl_mem c);
 /* What a forward fp32 convolution does beyond npu_conv2d_f32's sums. */
 struct ocl_conv_ext {
 	struct ocl_kept *kept;	/* its weights kept packed, or NULL if they may change */

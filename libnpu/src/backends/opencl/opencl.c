@@ -156,8 +156,9 @@ static cl_mem unary_table(struct npu_ocl *o, const struct nd_unary *p)
 }
 
 /*
- * The index of @l's one forward fp32 convolution whose weights are constant
- * and untrained (they may then stay transposed from run to run), or -1.
+ * The index of @l's one convolution (a forward fp32 one, or an int8 one)
+ * whose weights are constant and untrained (they may then stay packed from
+ * run to run), or -1.
  */
 static int kept_conv(const struct ocl_be *o, const struct lnode *l)
 {
@@ -167,9 +168,10 @@ static int kept_conv(const struct ocl_be *o, const struct lnode *l)
 		const struct kern *k = &l->k[s];
 		int w = k->t[1];
 
-		if (k->kind != K_CONV_F32)
+		if (k->kind != K_CONV_F32 && k->kind != K_CONV_I8)
 			continue;
-		if (found >= 0 || k->p.fconv.pass != NPU_CONV_FORWARD || w < 0 || !o->fixed ||
+		if (found >= 0 || (k->kind == K_CONV_F32 && k->p.fconv.pass != NPU_CONV_FORWARD) ||
+		    w < 0 || !o->fixed ||
 		    !o->fixed[w] || o->g->t[ir_root(o->g, w)].param)
 			return -1;
 		found = s;
@@ -261,7 +263,7 @@ static void ocl_be_free_mem(void *be, void *mem)
 }
 
 static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run_args *a,
-		   cl_mem *q)
+		   cl_mem *q, struct ocl_kept *kept)
 {
 	cl_mem m[KERN_MAX_T];
 
@@ -271,7 +273,8 @@ static int enqueue(struct npu_ocl *o, const struct kern *k, const struct npu_run
 	case K_GEMM_I8:
 		return ocl_gemm_i8(o, &k->p.gemm, m[0], m[1], m[2], q[0], q[1], m[3]);
 	case K_CONV_I8:
-		return ocl_conv2d_i8(o, &k->p.conv, m[0], m[1], m[2], q[0], q[1], m[3]);
+		return ocl_conv2d_i8(o, &k->p.conv, m[0], m[1], m[2], q[0], q[1], m[3], kept,
+				     a->consts_written);
 	case K_POOL_I8:
 		return ocl_pool_i8(o, &k->p.pool, m[0], m[1]);
 	case K_ELT_I8:
@@ -392,7 +395,8 @@ static int ocl_be_execute(void *be, void *exe, const struct npu_run_args *a, uin
 				break;
 			}
 			if (!lower_conv_forward(k)) {
-				err = enqueue(o->ocl, k, a, e->q[i]);
+				err = enqueue(o->ocl, k, a, e->q[i],
+					      s == e->kept_kern[i] ? &e->kept[i] : NULL);
 				continue;
 			}
 			more = lower_epilogue(l, s + 1, k->t[2], &bias, &relu);

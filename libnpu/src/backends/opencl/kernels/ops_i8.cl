@@ -70,6 +70,114 @@ kernel void conv2d_i8(global const char *in, global const char *filter,
 				act_max);
 }
 
+/*
+ * A dense filter [out_c][k_h][k_w][in_c] packed for conv2d_i8_blk as
+ * [k_h * k_w][out_c / 8][in_c][8], as conv2d_f32_w_pack does for fp32.
+ */
+kernel void conv2d_i8_w_pack(global const char *w, global char *t, uint out_c, uint taps,
+			     uint in_c, ulong count)
+{
+	size_t e = get_global_id(0), r = e / 8 / in_c;
+	uint ocb = (out_c + 7) / 8, i = (e / 8) % in_c;
+
+	if (e < count) {
+		uint oc = min((uint)(r % ocb) * 8 + (uint)(e % 8), out_c - 1);
+
+		t[e] = w[((size_t)oc * taps + r / ocb) * in_c + i];
+	}
+}
+
+/*
+ * conv2d_i8 for a dense filter (one group), blocked as conv2d_f32_fwd8:
+ * a work-item sums 8 output channels (a vector) at 8 neighbouring outputs
+ * of a row, each input byte read once for 8 channels and each weight once
+ * for 8 outputs, the filter packed (conv2d_i8_w_pack). The sums wrap
+ * modulo 2^32 as the reference's, in which any order gives the same
+ * value, and sum (x - zero) * w as sum x * w - zero * sum w: the loop
+ * multiplies and adds only. A tap in the padding adds nothing; an output
+ * past the row's end is computed on another's input and not stored.
+ * geo.sf: neighbours share the block of channels rather than of outputs.
+ */
+kernel void conv2d_i8_blk(global const char *in, global const char *wt,
+			  global const int *bias, int has_bias, global const int *mult,
+			  global const int *shift, int per_tensor, global char *out,
+			  uint16 geo, int in_zero, int out_zero, int act_min, int act_max,
+			  ulong count)
+{
+	uint g[16] = UNPACK16(geo);
+	uint in_h = g[1], in_w = g[2], in_c = g[3], out_h = g[4], out_w = g[5], out_c = g[6];
+	uint owb = (out_w + 7) / 8, ocb = (out_c + 7) / 8;
+	size_t e = get_global_id(0), npos = count / ocb;
+	size_t pos = g[15] ? e % npos : e / ocb, blk = g[15] ? e / npos : e % ocb;
+
+	if (e >= count)
+		return;
+	uint oc0 = (uint)blk * 8, ox0 = (uint)(pos % owb) * 8;
+	uint oy = (uint)((pos / owb) % out_h), b = (uint)(pos / owb / out_h);
+	uint8 acc[8];
+
+	for (int p = 0; p < 8; p++)
+		acc[p] = (uint8)(0u);
+	for (uint ky = 0; ky < g[7]; ky++) {
+		long iy = (long)oy * g[9] - g[13] + (long)ky * g[11];
+
+		if (iy < 0 || iy >= in_h)
+			continue;
+		global const char *xr = in + ((size_t)b * in_h + iy) * in_w * in_c;
+
+		for (uint kx = 0; kx < g[8]; kx++) {
+			global const char *wk = wt + (((size_t)ky * g[8] + kx) * ocb + blk) * in_c * 8;
+			global const char *xp[8];
+			uint keep[8];	/* 1 to add this tap, 0 for one in the padding */
+			uint8 ws = (uint8)(0u);	/* the tap's weights summed over i */
+			int all = 1;
+
+			for (int p = 0; p < 8; p++) {
+				long ix = (long)(ox0 + p) * g[10] - g[14] + (long)kx * g[12];
+				int past = ox0 + p >= out_w;
+
+				keep[p] = past || (ix >= 0 && ix < in_w);
+				xp[p] = xr + (!past && keep[p] ? (size_t)ix * in_c : 0);
+				all = all && keep[p];
+			}
+			if (all) {
+				for (uint i = 0; i < in_c; i++, wk += 8) {
+					uint8 wv = as_uint8(convert_int8(vload8(0, wk)));
+
+					ws += wv;
+#pragma unroll
+					for (int p = 0; p < 8; p++)
+						acc[p] += wv * (uint)(int)xp[p][i];
+				}
+			} else {
+				for (uint i = 0; i < in_c; i++, wk += 8) {
+					uint8 wv = as_uint8(convert_int8(vload8(0, wk)));
+
+					ws += wv;
+#pragma unroll
+					for (int p = 0; p < 8; p++)
+						acc[p] += wv * ((uint)(int)xp[p][i] * keep[p]);
+				}
+			}
+			for (int p = 0; p < 8; p++)
+				acc[p] -= ws * ((uint)in_zero * keep[p]);
+		}
+	}
+	for (uint p = 0; p < 8 && ox0 + p < out_w; p++) {
+		global char *o = out + (((size_t)b * out_h + oy) * out_w + ox0 + p) * out_c;
+		uint t[8];
+
+		vstore8(acc[p], 0, t);
+		for (uint c = 0; c < 8 && oc0 + c < out_c; c++) {
+			uint ch = oc0 + c, q = (per_tensor & 1) ? 0 : ch;
+			uint sum = t[c] + (has_bias ? (uint)bias[ch] : 0u);
+
+			o[ch] = npu_requant_q8(per_tensor >> 1, (int)sum, mult[q], shift[q], out_zero,
+					       act_min, act_max);
+		}
+	}
+}
+
 /* An empty window sets *bad, which the caller turns into NPU_EINVAL. */
 kernel void pool_i8(global const char *in, global char *out, global int *bad,
 		    uint b_n, uint in_h, uint in_w, uint c, uint out_h, uint out_w,
