@@ -2244,7 +2244,8 @@ static void test_shape_arithmetic(void)
 }
 
 TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
-	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_weights_written), TAP_ENTRY(test_backends_overlap),
+	 TAP_ENTRY(test_onednn_matches_reference), TAP_ENTRY(test_weights_written),
+	 TAP_ENTRY(test_backends_overlap),
 	 TAP_ENTRY(test_onednn_relu_fused_only_when_unread), TAP_ENTRY(test_reuse_with_fused_relu),
 	 TAP_ENTRY(test_onednn_relu_values),
 	 TAP_ENTRY(test_conv_bias_relu_cases), TAP_ENTRY(test_add_relu_cases),

@@ -43,51 +43,71 @@ int ocl_gemm_i8(struct npu_ocl *o, const struct npu_gemm_i8 *p, cl_mem a, cl_mem
 }
 
 /*
- * A dense int8 convolution, blocked (conv2d_i8_blk: the reference's
- * bytes), its filter packed first: into @kept while it is constant, once
- * per generation @gen, else into a scratch buffer. NPU_ENOMEM when there
- * is no room for it.
+ * A dense convolution's weights @w (@elem bytes each; @out_c, @taps,
+ * @in_c) packed by kernel @pack for a blocked kernel, into *@wt: into
+ * @kept when they are constant, made again only when the buffer or the
+ * generation @gen moves; else a scratch buffer the caller releases once
+ * it has enqueued what reads it. NPU_ENOMEM when there is no room.
  */
-static int conv2d_i8_blocked(struct npu_ocl *o, const struct npu_conv2d_i8 *p,
-			     const cl_uint16 *gp,
-			     cl_mem in, cl_mem filter, cl_mem bm, cl_int hb, cl_mem mult,
-			     cl_mem shift, cl_int pt, cl_mem out, struct ocl_kept *kept, uint64_t gen)
+static int packed_weights(struct npu_ocl *o, const char *pack, cl_mem w, size_t elem,
+			  cl_uint out_c, cl_uint taps, cl_uint in_c, struct ocl_kept *kept,
+			  uint64_t gen, cl_mem *wt)
 {
-	cl_uint out_c = p->out_c, in_c = p->in_c, taps = p->k_h * p->k_w;
-	cl_ulong ocb = (out_c + 7) / 8, cnt = (cl_ulong)taps * ocb * 8 * in_c;
-	int fresh = !kept || !kept->m || kept->src != filter || kept->gen != gen;
-	cl_mem wt = kept && kept->m ? kept->m : ocl_buffer(o, (size_t)cnt, NULL, 0);
-	cl_uint16 geo = *gp;
+	cl_ulong cnt = (cl_ulong)taps * ((out_c + 7) / 8) * 8 * in_c;
+	int fresh = !kept || !kept->m || kept->src != w || kept->gen != gen;
 	size_t n = (size_t)cnt;
 	int err = 0;
 
-	if (!wt)
+	*wt = kept && kept->m ? kept->m : ocl_buffer(o, elem * n, NULL, 0);
+	if (!*wt)
 		return NPU_ENOMEM;
 	if (fresh) {
-		const struct karg args[] = { KMEM(filter), KMEM(wt), KVAL(out_c), KVAL(taps),
+		const struct karg args[] = { KMEM(w), KMEM(*wt), KVAL(out_c), KVAL(taps),
 					     KVAL(in_c), KVAL(cnt) };
 
-		err = ocl_enqueue(o, "conv2d_i8_w_pack", args, 6, 1, &n);
+		err = ocl_enqueue(o, pack, args, 6, 1, &n);
 	}
 	if (kept) {
-		kept->m = wt;
-		kept->src = err ? NULL : filter;
+		kept->m = *wt;
+		kept->src = err ? NULL : w;
 		kept->gen = gen;
 	}
-	if (!err) {
-		/* neighbours share the larger operand, as conv2d_f32_fwd8's */
-		geo.sf = (uint64_t)taps * out_c * in_c > (uint64_t)p->batch * p->in_h * p->in_w * in_c;
-		cnt = (cl_ulong)p->batch * p->out_h * ((p->out_w + 7) / 8) * ocb;
-		n = (size_t)cnt;
-		{
-			const struct karg args[] = {
-				KMEM(in), KMEM(wt), KMEM(bm), KVAL(hb), KMEM(mult), KMEM(shift),
-				KVAL(pt), KMEM(out), KVAL(geo), KVAL(p->in_zero), KVAL(p->out_zero),
-				KVAL(p->act_min), KVAL(p->act_max), KVAL(cnt),
-			};
+	if (err && !kept)
+		o->api.ReleaseMemObject(*wt);
+	return err;
+}
 
-			err = ocl_enqueue(o, "conv2d_i8_blk", args, 14, 1, &n);
-		}
+/*
+ * A dense int8 convolution, blocked (conv2d_i8_blk: the reference's
+ * bytes), its filter packed first (packed_weights(): kept while constant).
+ * NPU_ENOMEM when there is no room for it.
+ */
+static int conv2d_i8_blocked(struct npu_ocl *o, const struct npu_conv2d_i8 *p,
+			     const cl_uint16 *gp, cl_mem in, cl_mem filter, cl_mem bm, cl_int hb,
+			     cl_mem mult, cl_mem shift, cl_int pt, cl_mem out,
+			     struct ocl_kept *kept, uint64_t gen)
+{
+	cl_uint taps = p->k_h * p->k_w;
+	cl_ulong cnt = (cl_ulong)p->batch * p->out_h * ((p->out_w + 7) / 8) * ((p->out_c + 7) / 8);
+	cl_uint16 geo = *gp;
+	size_t n = (size_t)cnt;
+	cl_mem wt;
+	int err = packed_weights(o, "conv2d_i8_w_pack", filter, 1, p->out_c, taps, p->in_c, kept,
+				 gen, &wt);
+
+	if (err)
+		return err;
+	/* neighbours share the larger operand, as conv2d_f32_fwd8's */
+	geo.sf = (uint64_t)taps * p->out_c * p->in_c >
+		 (uint64_t)p->batch * p->in_h * p->in_w * p->in_c;
+	{
+		const struct karg args[] = {
+			KMEM(in), KMEM(wt), KMEM(bm), KVAL(hb), KMEM(mult), KMEM(shift),
+			KVAL(pt), KMEM(out), KVAL(geo), KVAL(p->in_zero), KVAL(p->out_zero),
+			KVAL(p->act_min), KVAL(p->act_max), KVAL(cnt),
+		};
+
+		err = ocl_enqueue(o, "conv2d_i8_blk", args, 14, 1, &n);
 	}
 	if (!kept)
 		o->api.ReleaseMemObject(wt);
@@ -317,11 +337,9 @@ int ocl_gemm_f32(struct npu_ocl *o, const struct npu_gemm_f32 *p, cl_mem a, cl_m
 /*
  * The fp32 forward convolution, blocked (conv2d_f32_fwd8: the same bits as
  * conv2d_f32_fwd, then eltwise_f32's bias and ReLU): the weights packed
- * first (conv2d_f32_w_pack), a tap's 8 output channels one vector and a
- * block's taps one sequential run. Into @x->kept when the weights are
- * constant, once per generation; else into a scratch buffer, which the
- * queue keeps until the kernels that use it have run. NPU_ENOMEM when
- * there is no room for them.
+ * first (conv2d_f32_w_pack, packed_weights(): kept while constant), a
+ * tap's 8 output channels one vector and a block's taps one sequential
+ * run. NPU_ENOMEM when there is no room for them.
  */
 static int conv2d_f32_blocked(struct npu_ocl *o, const struct npu_conv2d_f32 *p,
 			      const cl_uint16 *geo, uint64_t nw, cl_mem x, cl_mem w, cl_mem y,
@@ -329,43 +347,26 @@ static int conv2d_f32_blocked(struct npu_ocl *o, const struct npu_conv2d_f32 *p,
 {
 	static const struct ocl_conv_ext none;
 	const struct ocl_conv_ext *e = ext ? ext : &none;
-	struct ocl_kept *kept = e->kept;
-	cl_uint out_c = p->out_c, in_c = p->in_c, taps = (cl_uint)(nw / out_c / in_c);
-	cl_ulong ocb = (out_c + 7) / 8, cnt = (cl_ulong)taps * ocb * 8 * in_c;
-	int fresh = !kept || !kept->m || kept->src != w || kept->gen != e->gen;
-	cl_mem wt = kept && kept->m ? kept->m : ocl_buffer(o, sizeof(float) * cnt, NULL, 0);
-	cl_mem bias = or_dummy(o, e->bias);
+	cl_ulong cnt = (cl_ulong)p->batch * p->out_h * ((p->out_w + 7) / 8) *	/* CONV_POS */
+		       ((p->out_c + 7) / 8);
+	cl_mem bias = or_dummy(o, e->bias), wt;
 	cl_uint16 g = *geo;
 	size_t n = (size_t)cnt;
-	int err = 0;
+	int err = packed_weights(o, "conv2d_f32_w_pack", w, sizeof(float), p->out_c,
+				 (cl_uint)(nw / p->out_c / p->in_c), p->in_c, e->kept, e->gen, &wt);
 
-	if (!wt)
-		return NPU_ENOMEM;
-	if (fresh) {
-		const struct karg args[] = { KMEM(w), KMEM(wt), KVAL(out_c), KVAL(taps),
-					     KVAL(in_c), KVAL(cnt) };
+	if (err)
+		return err;
+	/* Neighbours share the larger operand (conv2d_f32_fwd8), and the epilogue. */
+	g.sf = (nw > (uint64_t)p->batch * p->in_h * p->in_w * p->in_c) | (e->bias ? 2 : 0) |
+	       (e->relu ? 4 : 0);
+	{
+		const struct karg args[] = { KMEM(x), KMEM(wt), KMEM(bias), KMEM(y), KVAL(g),
+					     KVAL(cnt) };
 
-		err = ocl_enqueue(o, "conv2d_f32_w_pack", args, 6, 1, &n);
+		err = ocl_enqueue(o, "conv2d_f32_fwd8", args, 6, 1, &n);
 	}
-	if (kept) {
-		kept->m = wt;
-		kept->src = err ? NULL : w;
-		kept->gen = e->gen;
-	}
-	if (!err) {
-		/* Neighbours share the larger operand (conv2d_f32_fwd8), and the epilogue. */
-		g.sf = (nw > (uint64_t)p->batch * p->in_h * p->in_w * p->in_c) |
-		       (e->bias ? 2 : 0) | (e->relu ? 4 : 0);
-		cnt = (cl_ulong)p->batch * p->out_h * ((p->out_w + 7) / 8) * ocb;	/* CONV_POS */
-		n = (size_t)cnt;
-		{
-			const struct karg args[] = { KMEM(x), KMEM(wt), KMEM(bias), KMEM(y), KVAL(g),
-						     KVAL(cnt) };
-
-			err = ocl_enqueue(o, "conv2d_f32_fwd8", args, 6, 1, &n);
-		}
-	}
-	if (!kept)
+	if (!e->kept)
 		o->api.ReleaseMemObject(wt);
 	return err;
 }

@@ -61,25 +61,7 @@ kernel void conv2d_f32_fwd(global const void *x, global const void *w, global fl
 	y[o] = acc;
 }
 
-/*
- * w [out_c][k_h][k_w][in_c] packed for conv2d_f32_fwd8 as
- * [k_h * k_w][out_c / 8][in_c][8]: a work-item reads a tap's weights for
- * its 8 channels in one sequential run. Channels past out_c (the last
- * block's) repeat the last one; their outputs are not stored. @count:
- * taps * ceil(out_c / 8) * in_c * 8.
- */
-kernel void conv2d_f32_w_pack(global const float *w, global float *t, uint out_c, uint taps,
-			      uint in_c, ulong count)
-{
-	size_t e = get_global_id(0), r = e / 8 / in_c;
-	uint ocb = (out_c + 7) / 8, i = (e / 8) % in_c;
-
-	if (e < count) {
-		uint oc = min((uint)(r % ocb) * 8 + (uint)(e % 8), out_c - 1);
-
-		t[e] = w[((size_t)oc * taps + r / ocb) * in_c + i];
-	}
-}
+CONV_W_PACK(conv2d_f32_w_pack, float)
 
 /*
  * conv2d_f32_fwd for fp32 operands, blocked: a work-item computes 8 output

@@ -70,22 +70,7 @@ kernel void conv2d_i8(global const char *in, global const char *filter,
 				act_max);
 }
 
-/*
- * A dense filter [out_c][k_h][k_w][in_c] packed for conv2d_i8_blk as
- * [k_h * k_w][out_c / 8][in_c][8], as conv2d_f32_w_pack does for fp32.
- */
-kernel void conv2d_i8_w_pack(global const char *w, global char *t, uint out_c, uint taps,
-			     uint in_c, ulong count)
-{
-	size_t e = get_global_id(0), r = e / 8 / in_c;
-	uint ocb = (out_c + 7) / 8, i = (e / 8) % in_c;
-
-	if (e < count) {
-		uint oc = min((uint)(r % ocb) * 8 + (uint)(e % 8), out_c - 1);
-
-		t[e] = w[((size_t)oc * taps + r / ocb) * in_c + i];
-	}
-}
+CONV_W_PACK(conv2d_i8_w_pack, char)
 
 /*
  * conv2d_i8 for a dense filter (one group), blocked as conv2d_f32_fwd8:
