@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 	cl_int e;
 	FILE *json;
 
-	if (argc < 2) {
+	if (argc != 2 || argv[1][0] == '-') {	/* an option is not a file to write */
 		fprintf(stderr, "usage: %s JSON_OUT\n", argv[0]);
 		return 2;
 	}
