@@ -66,11 +66,12 @@ static int run(const uint8_t *buf, size_t len, const void *const *in, void *out,
 static const struct {
 	enum npu_backend id;
 	const char *name;
+	const char *key;	/* npu_plan_node_backend's name for it */
 	const char *missing;	/* what npu_last_error says where the host lacks it */
 } backends[] = {
-	{ NPU_BACKEND_CPU, "CPU", NULL },
-	{ NPU_BACKEND_OPENCL, "OpenCL", "OpenCL unavailable" },
-	{ NPU_BACKEND_ONEDNN, "oneDNN", "(oneDNN) unavailable" },
+	{ NPU_BACKEND_CPU, "CPU", "cpu", NULL },
+	{ NPU_BACKEND_OPENCL, "OpenCL", "opencl", "OpenCL unavailable" },
+	{ NPU_BACKEND_ONEDNN, "oneDNN", "onednn", "(oneDNN) unavailable" },
 };
 
 #define NBACKENDS (sizeof(backends) / sizeof(backends[0]))
@@ -564,8 +565,7 @@ static void weights_written(size_t be)
 		return;
 	}
 	CHECK_EQ(err, 0);
-	CHECK(!strcmp(npu_plan_node_backend(p, 0), backends[be].id == NPU_BACKEND_CPU ? "cpu" :
-		      backends[be].id == NPU_BACKEND_OPENCL ? "opencl" : "onednn"));
+	CHECK(!strcmp(npu_plan_node_backend(p, 0), backends[be].key));
 	for (int run = 0; run < 3; run++) {
 		if (run == 2) {		/* new weights: each one negated, one more changed */
 			for (int i = 0; i < O * 9 * C; i++)

@@ -557,11 +557,7 @@ int lower_conv_forward(const struct kern *k)
 
 int lower_binary_f32(const struct kern *k)
 {
-	uint32_t fn = k->p.bin.fn;
-
-	return k->kind == K_ND_BINARY && k->p.bin.dtype == NPU_DT_FLOAT32 &&
-	       (fn == ND_ADD || fn == ND_SUB || fn == ND_MUL || fn == ND_DIV || fn == ND_MAX ||
-		fn == ND_MIN);
+	return k->kind == K_ND_BINARY && nd_binary_arith_f32(&k->p.bin);
 }
 
 /*

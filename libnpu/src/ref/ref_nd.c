@@ -51,6 +51,15 @@ uint32_t nd_binary_out_dt(uint32_t fn, uint32_t dt)
 	return fn >= ND_EQUAL && fn <= ND_GREATER_EQUAL ? NPU_DT_BOOL : dt;
 }
 
+int nd_binary_arith_f32(const struct nd_binary *p)
+{
+	uint32_t fn = p->fn;
+
+	return p->dtype == NPU_DT_FLOAT32 &&
+	       (fn == ND_ADD || fn == ND_SUB || fn == ND_MUL || fn == ND_DIV || fn == ND_MAX ||
+		fn == ND_MIN);
+}
+
 /* x to the power z in integers: exact (wrapping), 0 for a negative z but of 1 and -1. */
 static int64_t ipow(int64_t x, int64_t z)
 {

@@ -269,6 +269,11 @@ int nd_resize_taps(const struct nd_resize *p, uint32_t d, uint32_t x, int64_t *f
 		   double *w, int *n);
 /* A binary op's output dtype: bool for a comparison, else its inputs'. */
 uint32_t nd_binary_out_dt(uint32_t fn, uint32_t dt);
+/*
+ * Whether @p is fp32 arithmetic (add, sub, mul, div, max, min): what a
+ * backend may end with a ReLU in the same kernel.
+ */
+int nd_binary_arith_f32(const struct nd_binary *p);
 /* A unary op's output dtype. */
 uint32_t nd_unary_out_dt(const struct nd_unary *p);
 /* The element counts of a copy's output, a where's output, a reduction's output. */

@@ -51,9 +51,7 @@ static cl_uint8 dims8(uint32_t rank, const uint32_t *d)
 int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y,
 		  int relu)
 {
-	int arith = p->dtype == NPU_DT_FLOAT32 &&
-		    (p->fn == ND_ADD || p->fn == ND_SUB || p->fn == ND_MUL || p->fn == ND_DIV ||
-		     p->fn == ND_MAX || p->fn == ND_MIN);
+	int arith = nd_binary_arith_f32(p);
 	cl_uint8 od, as, bs;
 	cl_int rank, fn, dt, odt, r = !!relu;
 	cl_ulong cnt;
