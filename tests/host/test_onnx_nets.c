@@ -1371,6 +1371,106 @@ static void test_qdq_transpose(void)
 	}
 }
 
+/* ONNX's QLinearConv arithmetic for a 1x1 convolution, per tensor, no bias (the oracle). */
+static void qconv1x1(const uint8_t *x, int cin, int cout, int hw, const int8_t *w, float xs,
+		     int xz, float ws, float ys, int yz, int relu, uint8_t *y)
+{
+	const float mult = xs * ws / ys;
+
+	for (int o = 0; o < cout; o++)
+		for (int p = 0; p < hw; p++) {
+			int32_t acc = 0;
+			float v;
+
+			for (int c = 0; c < cin; c++)
+				acc += (x[c * hw + p] - xz) * w[o * cin + c];
+			v = rintf((float)acc * mult) + (float)yz;
+			v = v < (relu ? (float)yz : 0.0f) ? (relu ? (float)yz : 0.0f) : v > 255 ? 255 : v;
+			y[o * hw + p] = (uint8_t)(int)v;
+		}
+}
+
+/*
+ * torch's int8 export writes QuantizeLinear -> Cast(to uint8) ->
+ * DequantizeLinear between its layers: a Cast to the type its input has
+ * (and an Identity) is another name of the same tensor, so the two
+ * convolutions fold to int8 ones reading each other's output, as without
+ * the Cast: no float made, no NCHW copy, the same bytes as ONNX's
+ * arithmetic worked here. A Cast or Identity that is a graph output is
+ * still a tensor of its own.
+ */
+static void test_torch_qdq_cast(void)
+{
+	static const int8_t w1[2 * 3] = { 7, -12, 3, -5, 9, 14 }, w2[2 * 2] = { 11, -4, 6, 8 };
+	const float xs = 0.04f, ws = 0.01f, ms = 0.003f, ys = 0.002f, ws2 = 0.02f;
+	const uint8_t xz = 120, mz = 0, yz = 128;
+	const int8_t wz = 0;
+	uint8_t x[12], mid[8], want[8];
+
+	for (int i = 0; i < 12; i++)
+		x[i] = (uint8_t)(i * 53 + 17);
+	qconv1x1(x, 3, 2, 4, w1, xs, xz, ws, ms, mz, 1, mid);
+	qconv1x1(mid, 2, 2, 4, w2, ms, mz, ws2, ys, yz, 0, want);
+	for (int form = 0; form < 3; form++) {	/* no Cast, Cast, Identity */
+		struct model m = { .opset = 13 };
+		Onnx__NodeProto *n;
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("xs", F32, 0, NULL, &xs, 4);
+		m.init[m.ninit++] = tensor("xz", U8, 0, NULL, &xz, 1);
+		m.init[m.ninit++] = tensor("ms", F32, 0, NULL, &ms, 4);
+		m.init[m.ninit++] = tensor("mz", U8, 0, NULL, &mz, 1);
+		m.init[m.ninit++] = tensor("ys", F32, 0, NULL, &ys, 4);
+		m.init[m.ninit++] = tensor("yz", U8, 0, NULL, &yz, 1);
+		m.init[m.ninit++] = tensor("ws", F32, 0, NULL, &ws, 4);
+		m.init[m.ninit++] = tensor("ws2", F32, 0, NULL, &ws2, 4);
+		m.init[m.ninit++] = tensor("wz", I8, 0, NULL, &wz, 1);
+		m.init[m.ninit++] = tensor("w1", I8, DIMS(2, 3, 1, 1), w1, sizeof(w1));
+		m.init[m.ninit++] = tensor("w2", I8, DIMS(2, 2, 1, 1), w2, sizeof(w2));
+		m.node[m.nnode++] = node("DequantizeLinear", "x,xs,xz", "xd");
+		m.node[m.nnode++] = node("DequantizeLinear", "w1,ws,wz", "w1d");
+		m.node[m.nnode++] = node("DequantizeLinear", "w2,ws2,wz", "w2d");
+		m.node[m.nnode++] = node("Conv", "xd,w1d", "c1");
+		m.node[m.nnode++] = node("Relu", "c1", "r1");
+		m.node[m.nnode++] = node("QuantizeLinear", "r1,ms,mz", "q1");
+		if (form == 1) {
+			n = node("Cast", "q1", "q1c");
+			attr_i(n, "to", U8);
+			m.node[m.nnode++] = n;
+		} else if (form == 2) {
+			m.node[m.nnode++] = node("Identity", "q1", "q1c");
+		}
+		m.node[m.nnode++] = node("DequantizeLinear", form ? "q1c,ms,mz" : "q1,ms,mz", "md");
+		m.node[m.nnode++] = node("Conv", "md,w2d", "c2");
+		m.node[m.nnode++] = node("QuantizeLinear", "c2,ys,yz", "y");
+		m.in[m.nin++] = value("x", U8, DIMS(1, 3, 2, 2));
+		m.out[m.nout++] = value("y", U8, 0, NULL);
+		buf = pack(&m, &len);
+		tap_diag("form %d", form);
+		CHECK_EQ(count_label(buf, len, "conv2d"), 2);
+		CHECK_EQ(count_label(buf, len, "dequantize_linear"), 0);
+		CHECK_EQ(count_label(buf, len, "uint8 <-> int8"), 1);
+		CHECK_EQ(count_label(buf, len, "reshape"), 0);
+		check_all(buf, len, (const void *[]){ x }, want, sizeof(want));
+		arena_free();
+	}
+	{	/* a Cast to its own type as the graph's output: the same bytes, copied */
+		struct model m = { .opset = 13 };
+		Onnx__NodeProto *n = node("Cast", "x", "y");
+		size_t len;
+		const uint8_t *buf;
+
+		attr_i(n, "to", U8);
+		m.node[m.nnode++] = n;
+		m.in[m.nin++] = value("x", U8, DIMS(1, 3, 2, 2));
+		m.out[m.nout++] = value("y", U8, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ x }, x, sizeof(x));
+		arena_free();
+	}
+}
+
 /*
  * DQ -> Split and Slice -> Q of one quantization: the int8 value copied,
  * no float made; the outputs are the input's bytes.
@@ -1694,6 +1794,6 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax), TAP_ENTRY(test_qdq_add_constant),
 	 TAP_ENTRY(test_qdq_softmax_overflow), TAP_ENTRY(test_qdq_activation_table),
 	 TAP_ENTRY(test_masked_softmax), TAP_ENTRY(test_qdq_layernorm), TAP_ENTRY(test_qdq_transpose),
-	 TAP_ENTRY(test_qdq_split_slice),
+	 TAP_ENTRY(test_qdq_split_slice), TAP_ENTRY(test_torch_qdq_cast),
 	 TAP_ENTRY(test_long_report),
 	 TAP_ENTRY(test_many_outputs), TAP_ENTRY(test_mutations))

@@ -122,6 +122,8 @@ struct oval *onnx_in(struct onnx *o, uint32_t i);
 int onnx_has_in(struct onnx *o, uint32_t i);
 /* Input @i as a tensor of the graph: its id, or an error. */
 int onnx_in_t(struct onnx *o, uint32_t i);
+/* Whether @name is one of the graph's outputs. */
+int onnx_graph_output(const struct onnx *o, const char *name);
 /* Input @i's values at load time; an error (naming it and @role) without. */
 int onnx_in_static(struct onnx *o, uint32_t i, const char *role, struct oval **v);
 int onnx_want_dt(struct onnx *o, struct oval *v, unsigned int mask, const char *role);

@@ -26,9 +26,8 @@ static int only_reader(struct onnx *o, const char *name, int from, uint32_t *as)
 {
 	int found = -1;
 
-	for (size_t i = 0; i < o->gp->n_output; i++)
-		if (o->gp->output[i]->name && !strcmp(o->gp->output[i]->name, name))
-			return -1;
+	if (onnx_graph_output(o, name))
+		return -1;
 	for (size_t j = (size_t)from + 1; j < o->gp->n_node; j++) {
 		const Onnx__NodeProto *m = o->gp->node[j];
 

@@ -683,6 +683,26 @@ int onnx_reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims)
 		memcpy(v->data, x->data, x->count * onnx_elem_size(x->dt));
 		return 0;
 	}
+	if (rank == x->rank && !memcmp(dims, x->dims, sizeof(*dims) * rank) && !x->dq_x &&
+	    N->n_output && N->output[0][0] && !onnx_graph_output(o, N->output[0])) {
+		/*
+		 * Nothing changes (Identity, a Cast to the type it has, torch's
+		 * Cast of each QuantizeLinear's output): the output is another
+		 * name of the input's tensor, so that what reads it is folded
+		 * as if it read the input (Q -> Cast -> DQ is Q -> DQ).
+		 */
+		struct oval *v;
+
+		t = x->id < 0 && x->i8 < 0 ? onnx_tensor(o, x) : 0;
+		if (t < 0)
+			return t;
+		v = onnx_add(o, N->output[0], x->dt, rank, dims);
+		if (!v)
+			return NPU_EINVAL;
+		v->id = x->id;
+		v->i8 = x->i8;
+		return 0;
+	}
 	{	/* DQ -> reshape: the quantized value reshaped, dequantized lazily */
 		int r = onnx_fold_reshape(o, rank, dims);
 

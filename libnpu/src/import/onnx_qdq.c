@@ -38,9 +38,8 @@ static int readers(struct onnx *o, const char *name, int *last)
 {
 	int n = 0;
 
-	for (size_t i = 0; i < o->gp->n_output; i++)
-		if (o->gp->output[i]->name && !strcmp(o->gp->output[i]->name, name))
-			return -1;
+	if (onnx_graph_output(o, name))
+		return -1;
 	for (size_t j = (size_t)o->node_index + 1; j < o->gp->n_node; j++) {
 		const Onnx__NodeProto *m = o->gp->node[j];
 

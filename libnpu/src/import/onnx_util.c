@@ -94,6 +94,14 @@ int onnx_has_in(struct onnx *o, uint32_t i)
 	return i < N->n_input && N->input[i][0];
 }
 
+int onnx_graph_output(const struct onnx *o, const char *name)
+{
+	for (size_t i = 0; i < o->gp->n_output; i++)
+		if (o->gp->output[i]->name && !strcmp(o->gp->output[i]->name, name))
+			return 1;
+	return 0;
+}
+
 /* Input @i as a tensor of the graph: its id, or an error. */
 int onnx_in_t(struct onnx *o, uint32_t i)
 {
