@@ -292,6 +292,71 @@ static void test_maxpool_indices(void)
 	}
 }
 
+/*
+ * A MatMul of a stack of matrices by a constant (a transformer's linear
+ * layer as torch exports it) is one dense layer over all their rows; of
+ * two activations it stays a batched matmul. Checked against sums in
+ * double.
+ */
+static void test_matmul_rows_dense(void)
+{
+	/* rank, then the dims of [2 or 3][..][k] (rank 4: a leading 1) */
+	static const uint32_t shapes[][4] = { { 3, 2, 3, 5 }, { 4, 1, 2, 7 } };
+
+	for (int s = 0; s < 2; s++) {
+		uint32_t rank = shapes[s][0], k = shapes[s][3], n = 4;
+		uint32_t rows = shapes[s][1] * shapes[s][2];
+		struct model m = { .opset = 13 };
+		float x[2 * 3 * 7], w[7 * 4], got[2 * 3 * 4];
+		size_t len, bytes;
+		const uint8_t *buf;
+
+		for (uint32_t i = 0; i < rows * k; i++)
+			x[i] = (float)((int)(i * 37 % 23) - 11) * 0.125f;
+		for (uint32_t i = 0; i < k * n; i++)
+			w[i] = (float)((int)(i * 29 % 17) - 8) * 0.0625f;
+		m.init[m.ninit++] = tensor("w", F32, DIMS(k, n), w, sizeof(float) * k * n);
+		m.node[m.nnode++] = node("MatMul", "x,w", "y");
+		if (rank == 3)
+			m.in[m.nin++] = value("x", F32, DIMS(shapes[s][1], shapes[s][2], k));
+		else
+			m.in[m.nin++] = value("x", F32, DIMS(1, shapes[s][1], shapes[s][2], k));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK_EQ(count_label(buf, len, "dense (fp32)"), 1);
+		CHECK_EQ(count_label(buf, len, "matmul"), 0);
+		bytes = sizeof(float) * rows * n;
+		for (int b = 0; b < NB; b++) {
+			memset(got, 0, sizeof(got));
+			CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ x },
+					(void *[]){ got }, &bytes, 1), 0);
+			for (uint32_t r = 0; r < rows; r++)
+				for (uint32_t j = 0; j < n; j++) {
+					double want = 0;
+
+					for (uint32_t l = 0; l < k; l++)
+						want += (double)x[r * k + l] * w[l * n + j];
+					CHECK(fabs(got[r * n + j] - want) <= 1e-6 * (1 + fabs(want)));
+				}
+		}
+		arena_free();
+	}
+	{	/* B an activation: a batched matmul */
+		struct model m = { .opset = 13 };
+		size_t len;
+		const uint8_t *buf;
+
+		m.node[m.nnode++] = node("MatMul", "x,w", "y");
+		m.in[m.nin++] = value("x", F32, DIMS(2, 3, 5));
+		m.in[m.nin++] = value("w", F32, DIMS(5, 4));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		CHECK_EQ(count_label(buf, len, "dense (fp32)"), 0);
+		CHECK_EQ(count_label(buf, len, "matmul"), 1);
+		arena_free();
+	}
+}
+
 /* Einsum: attention's Q K^T, its ellipsis form, a sum over a dropped label; a diagonal refused. */
 static void test_einsum(void)
 {
@@ -1450,7 +1515,7 @@ static void test_torch_qdq_cast(void)
 		tap_diag("form %d", form);
 		CHECK_EQ(count_label(buf, len, "conv2d"), 2);
 		CHECK_EQ(count_label(buf, len, "dequantize_linear"), 0);
-		CHECK_EQ(count_label(buf, len, "uint8 <-> int8"), 1);
+		CHECK_EQ(count_label(buf, len, "uint8 <-> int8"), 2);	/* x in, y out */
 		CHECK_EQ(count_label(buf, len, "reshape"), 0);
 		check_all(buf, len, (const void *[]){ x }, want, sizeof(want));
 		arena_free();
@@ -1786,7 +1851,7 @@ static void test_mutations(void)
 
 TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
-	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_reduce_argmax_cast),
+	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),
 	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_scale_types),
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18), TAP_ENTRY(test_gelu_op),

@@ -167,20 +167,38 @@ int onnx_layer_gemm(struct onnx *o, int trans_b)
 {
 	struct oval *x = onnx_in(o, 0), *wv = onnx_in(o, 1);
 	struct oval *b = onnx_has_in(o, 2) ? onnx_in(o, 2) : NULL;
-	uint32_t k, n, wdims[2], ydims[2];
+	uint32_t k, n, wdims[2], ydims[NPU_MAX_RANK], xdims[2];
 	const float *src;
 	float *wt;
-	int t[3] = { -1, -1, -1 }, y;
+	int t[3] = { -1, -1, -1 }, y, flat;
 
-	if (!fits_act(x, 2) || !is_const(wv) || wv->rank != 2)
+	if (!fits_act(x, 0) || x->rank < 2 || !is_const(wv) || wv->rank != 2)
 		return 0;
-	k = x->dims[1];
+	k = x->dims[x->rank - 1];
 	n = trans_b ? wv->dims[0] : wv->dims[1];
-	if ((trans_b ? wv->dims[1] : wv->dims[0]) != k || (b && !fits_bias(b, n)))
+	if ((trans_b ? wv->dims[1] : wv->dims[0]) != k || (b && !fits_bias(b, n)) || !k ||
+	    x->count / k > UINT32_MAX)
 		return 0;
 	t[0] = act_tensor(o, x, 0);
 	if (t[0] < 0)
 		return t[0];
+	/*
+	 * A MatMul of a stack of matrices by one constant (a transformer's
+	 * linear layer, [batch][tokens][k] x [k][n]) is one dense layer over
+	 * all their rows: the input seen as [rows][k] and the output as
+	 * [..][n], both views.
+	 */
+	xdims[0] = (uint32_t)(x->count / k);
+	xdims[1] = k;
+	flat = x->rank > 2;
+	if (flat) {
+		int v = onnx_temp(o, NPU_DT_FLOAT32, 2, xdims);
+
+		if (v < 0)
+			return v;
+		TRY(onnx_node(o, IR_RESHAPE, &t[0], 1, &v, 1, NULL));
+		t[0] = v;
+	}
 	/* the weights as a dense layer's: [n][k] */
 	wt = malloc(sizeof(float) * ((size_t)n * k + 1));
 	if (!wt)
@@ -200,11 +218,21 @@ int onnx_layer_gemm(struct onnx *o, int trans_b)
 		if (t[2] < 0)
 			return t[2];
 	}
-	ydims[0] = x->dims[0];
+	ydims[0] = xdims[0];
 	ydims[1] = n;
-	y = act_output(o, 2, ydims, 0);
+	y = flat ? onnx_temp(o, NPU_DT_FLOAT32, 2, ydims) : act_output(o, 2, ydims, 0);
 	if (y < 0)
 		return y;
 	TRY(onnx_node(o, IR_FC, t, 3, &y, 1, NULL));
+	if (flat) {
+		int z;
+
+		memcpy(ydims, x->dims, sizeof(uint32_t) * x->rank);
+		ydims[x->rank - 1] = n;
+		z = act_output(o, x->rank, ydims, 0);
+		if (z < 0)
+			return z;
+		TRY(onnx_node(o, IR_RESHAPE, &y, 1, &z, 1, NULL));
+	}
 	return 1;
 }
