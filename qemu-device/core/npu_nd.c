@@ -796,6 +796,63 @@ static int64_t mm_zp(const uint8_t *zp, uint32_t dt, uint32_t count, uint32_t i)
 	return zp ? nd_int(zp, dt, count == 1 ? 0 : i) : 0;
 }
 
+/*
+ * The operands as npu_matmul.c takes them, A [m][k] and B [k][n] per
+ * matrix: fp32 as it is when neither is transposed (*@la, *@lb NULL: read
+ * @a and @b), else fp32 copies (transposed, bf16 widened: exact); 8-bit
+ * values less their zero points as int32. NPU_DMA_OK, or why not.
+ */
+static uint32_t mm_layout(struct npu_core *core, const struct mm *p, bool f32, bool bf,
+		      const uint8_t *a, const uint8_t *b, const uint8_t *azp, const uint8_t *bzp,
+		      uint64_t na, uint64_t nbb, void **la, void **lb)
+{
+	bool ta = p->flags & NPU_MATMUL_TRANS_A, tb = p->flags & NPU_MATMUL_TRANS_B;
+	uint64_t mk = (uint64_t)p->m * p->k, kn = (uint64_t)p->k * p->n, e = 0;
+
+	if (f32 && !bf && !ta)
+		*la = NULL;
+	else if (!(*la = npu_eng_alloc(core, 4 * na * mk)))
+		return NPU_DMA_ERR_ARGS;
+	if (f32 && !bf && !tb)
+		*lb = NULL;
+	else if (!(*lb = npu_eng_alloc(core, 4 * nbb * kn)))
+		return NPU_DMA_ERR_ARGS;
+	for (uint64_t t = 0; *la && t < na; t++)
+		for (uint32_t i = 0; i < p->m; i++)
+			for (uint32_t l = 0; l < p->k; l++, e++) {
+				uint64_t src = t * mk + (ta ? (uint64_t)l * p->m + i :
+							       (uint64_t)i * p->k + l);
+
+				if (npu_nd_stop(core, e))
+					return NPU_DMA_ERR_ABORTED;
+				if (bf)
+					((float *)*la)[e] = npu_bf16_to_f32(((const uint16_t *)a)[src]);
+				else if (f32)
+					((float *)*la)[e] = ((const float *)a)[src];
+				else
+					((int32_t *)*la)[e] = (int32_t)(nd_int(a, p->adt, src) -
+									mm_zp(azp, p->adt, p->azp_n, i));
+			}
+	e = 0;
+	for (uint64_t t = 0; *lb && t < nbb; t++)
+		for (uint32_t l = 0; l < p->k; l++)
+			for (uint32_t j = 0; j < p->n; j++, e++) {
+				uint64_t src = t * kn + (tb ? (uint64_t)j * p->k + l :
+							       (uint64_t)l * p->n + j);
+
+				if (npu_nd_stop(core, e))
+					return NPU_DMA_ERR_ABORTED;
+				if (bf)
+					((float *)*lb)[e] = npu_bf16_to_f32(((const uint16_t *)b)[src]);
+				else if (f32)
+					((float *)*lb)[e] = ((const float *)b)[src];
+				else
+					((int32_t *)*lb)[e] = (int32_t)(nd_int(b, p->bdt, src) -
+									mm_zp(bzp, p->bdt, p->bzp_n, j));
+			}
+	return NPU_DMA_OK;
+}
+
 uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -805,7 +862,8 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint64_t nb = 1, na, nbb, mk, kn, mn, macs;
 	uint32_t st, aes, bes, ones[NPU_ND_MAX_RANK] = { 0 };
 	uint8_t *a = NULL, *b = NULL, *azp = NULL, *bzp = NULL;
-	void *o = NULL;
+	void *o = NULL, *la = NULL, *lb = NULL;
+	uint64_t *mat = NULL;
 	bool f32, bf;
 	float alpha;
 
@@ -862,46 +920,24 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		goto out;
 	st = NPU_DMA_ERR_ARGS;
 	o = npu_eng_alloc(core, 4 * nb * mn);
-	if (!o)
+	mat = npu_eng_alloc(core, 16 * nb);
+	if (!o || !mat ||
+	    (st = mm_layout(core, &p, f32, bf, a, b, azp, bzp, na, nbb, &la, &lb)) != NPU_DMA_OK)
 		goto out;
-	for (uint64_t bi = 0; bi < nb; bi++) {
-		for (uint32_t i = 0; i < p.m; i++) {
-			for (uint32_t j = 0; j < p.n; j++) {
-				double acc = 0;
-				int64_t iacc = 0;
-
-				if (npu_eng_work(core, 4ull * p.k + 4)) {
-					st = NPU_DMA_ERR_ABORTED;
-					goto out;
-				}
-
-				for (uint32_t l = 0; l < p.k; l++) {
-					uint64_t ai = at[0] * mk + (p.flags & NPU_MATMUL_TRANS_A ?
-						(uint64_t)l * p.m + i : (uint64_t)i * p.k + l);
-					uint64_t bj = at[1] * kn + (p.flags & NPU_MATMUL_TRANS_B ?
-						(uint64_t)j * p.k + l : (uint64_t)l * p.n + j);
-
-					if (bf) {
-						acc += (double)npu_bf16_to_f32(((uint16_t *)a)[ai]) *
-						       npu_bf16_to_f32(((uint16_t *)b)[bj]);
-					} else if (f32) {
-						acc += (double)((float *)a)[ai] * ((float *)b)[bj];
-					} else {
-						iacc += (nd_int(a, p.adt, ai) -
-							 mm_zp(azp, p.adt, p.azp_n, i)) *
-							(nd_int(b, p.bdt, bj) -
-							 mm_zp(bzp, p.bdt, p.bzp_n, j));
-					}
-				}
-				if (f32)
-					((float *)o)[bi * mn + (uint64_t)i * p.n + j] =
-						(float)((double)alpha * (double)(float)acc);
-				else	/* wraps as int32 arithmetic would */
-					((int32_t *)o)[bi * mn + (uint64_t)i * p.n + j] =
-						(int32_t)(uint32_t)iacc;
-			}
-		}
+	for (uint64_t bi = 0; bi < nb; bi++) {	/* each output matrix's operands */
+		mat[bi] = at[0];
+		mat[nb + bi] = at[1];
 		walk_next(p.brank ? p.brank : 1, p.brank ? p.ob : ones, idx, at, bst, 2);
+	}
+	{
+		struct npu_mm mm = { .m = p.m, .n = p.n, .k = p.k, .nb = nb, .amat = mat,
+				     .bmat = mat + nb, .a = la ? la : a, .b = lb ? lb : b, .out = o,
+				     .integer = !f32, .alpha = alpha };
+
+		if (!npu_mm_run(core, &mm)) {
+			st = NPU_DMA_ERR_ABORTED;
+			goto out;
+		}
 	}
 	st = npu_nd_store(core, p.va[4], o, 4 * nb * mn, fault);
 	if (st == NPU_DMA_OK) {
@@ -918,6 +954,9 @@ out:
 	free(azp);
 	free(bzp);
 	free(o);
+	free(mat);
+	free(la);
+	free(lb);
 	return st;
 }
 

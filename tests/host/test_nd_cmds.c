@@ -828,8 +828,8 @@ static void test_layer_norm_8bit(void)
 static void test_matmul_fp32_batched_transposed(void)
 {
 	for (int it = 0; it < 16; it++) {
-		struct nd_matmul p = { .brank = rnd() % 3, .m = 1 + rnd() % 9, .n = 1 + rnd() % 9,
-				       .k = 1 + rnd() % 40, .trans_a = it & 1, .trans_b = it >> 1 & 1,
+		struct nd_matmul p = { .brank = rnd() % 3, .m = 1 + rnd() % 13,
+				       .n = 1 + rnd() % 21, .k = 1 + rnd() % 40, .trans_a = it & 1, .trans_b = it >> 1 & 1,
 				       .adt = NPU_DT_FLOAT32, .bdt = NPU_DT_FLOAT32,
 				       .alpha = it & 4 ? 0.125f : 1.0f };
 		uint64_t nb = 1, na = 1, nbb = 1, vas[5] = { VA_A, VA_B, 0, 0, VA_OUT };
@@ -874,6 +874,85 @@ static void test_matmul_fp32_batched_transposed(void)
 		CHECK(agree(va(VA_OUT), want, nb * p.m * p.n, 1, "matmul"));
 		free(want);
 	}
+}
+
+/*
+ * The matmul's vector blocks (four rows by eight fp32 or sixteen int32
+ * columns, on the engine's threads) against the scalar walk
+ * (NPU_ENGINE_ISA=c), bit for bit: row and column tails, transposes, a
+ * broadcast batch, alpha, subnormal and signed-zero values, and 8-bit
+ * operands with zero points per column.
+ */
+static int mm_run(int t, void *out, uint64_t *bytes)
+{
+	struct nd_matmul p = { .brank = 1, .m = t == 1 ? 6 : 13, .n = t == 2 ? 35 : 37,
+			       .k = 29 + 21 * t, .trans_a = t == 1, .trans_b = t == 1,
+			       .adt = t == 2 ? NPU_DT_INT8 : NPU_DT_FLOAT32,
+			       .bdt = t == 2 ? NPU_DT_UINT8 : NPU_DT_FLOAT32,
+			       .alpha = t == 0 ? 0.125f : 1.0f, .ob = { 3 }, .ab = { 3 },
+			       .bb = { t == 1 ? 3 : 1 } };
+	uint64_t vas[5] = { VA_A, VA_B, t == 2 ? VA_C : 0, t == 2 ? VA_D : 0, VA_OUT };
+	uint64_t na = 3ull * p.m * p.k, nb = (uint64_t)p.bb[0] * p.k * p.n;
+	struct npu_cmd_matmul c;
+	unsigned int seed = 31 + t;
+
+	if (t == 2) {
+		p.azp_n = 1;
+		p.bzp_n = p.n;
+	}
+	setup(1u << 18);
+	for (uint64_t i = 0; i < na + nb; i++) {
+		float v = (float)rand_r(&seed) / RAND_MAX * 4 - 2;
+
+		if (i % 17 == 3)
+			v = i % 2 ? -0.0f : 1e-40f;	/* signed zeros and subnormals */
+		if (t == 2)
+			((uint8_t *)va(i < na ? VA_A : VA_B))[i < na ? i : i - na] =
+				(uint8_t)rand_r(&seed);
+		else
+			((float *)va(i < na ? VA_A : VA_B))[i < na ? i : i - na] = v;
+	}
+	for (uint32_t j = 0; j < p.n; j++)
+		((uint8_t *)va(VA_D))[j] = (uint8_t)rand_r(&seed);
+	*(uint8_t *)va(VA_C) = 0xf9;
+	*bytes = 4ull * 3 * p.m * p.n;
+	if (npu_pack_matmul(&c, &p, vas) || run(&c, sizeof(c)) != NPU_JOB_OK)
+		return -1;
+	memcpy(out, va(VA_OUT), *bytes);
+	return 0;
+}
+
+static uint32_t mm_want[3][3 * 13 * 37];
+
+static void mm_cases(const char *isa)
+{
+	static uint32_t got[3 * 13 * 37];
+
+	for (int t = 0; t < 3; t++) {
+		uint64_t bytes;
+
+		CHECK_EQ(mm_run(t, got, &bytes), 0);
+		if (memcmp(got, mm_want[t], bytes))
+			printf("#   %s: matmul case %d differs from the scalar walk\n", isa, t);
+		CHECK(!memcmp(got, mm_want[t], bytes));
+	}
+}
+
+static void test_matmul_rows_bits(void)
+{
+	const char *saved = getenv("NPU_ENGINE_ISA");
+	char *keep = saved ? strdup(saved) : NULL;
+	uint64_t bytes;
+
+	setenv("NPU_ENGINE_ISA", "c", 1);
+	for (int t = 0; t < 3; t++)
+		CHECK_EQ(mm_run(t, mm_want[t], &bytes), 0);
+	if (keep)
+		setenv("NPU_ENGINE_ISA", keep, 1);
+	else
+		unsetenv("NPU_ENGINE_ISA");
+	free(keep);
+	on_every_isa("matmul", mm_cases);
 }
 
 /*
@@ -2464,6 +2543,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_layer_norm_and_rms_norm),
 	TAP_ENTRY(test_matmul_fp32_batched_transposed),
 	TAP_ENTRY(test_matmul_bf16),
+	TAP_ENTRY(test_matmul_rows_bits),
 	TAP_ENTRY(test_cast_bf16),
 	TAP_ENTRY(test_matmul_int8_zero_points),
 	TAP_ENTRY(test_qdq_worked_values),
