@@ -14,6 +14,7 @@
  * Rows are shared among the engine's threads (npu_pool.c), each checking
  * for a stop every few rows.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "npu_gemm.h"
@@ -32,6 +33,7 @@ struct mm_part {
 	struct npu_core *core;
 	const struct npu_mm *mm;
 	uint64_t r0, r1;		/* rows of all the output matrices: matrix * m + row */
+	double *ad;			/* fp32 with vectors: four rows of A as doubles */
 	bool vec, stopped;
 };
 
@@ -41,7 +43,7 @@ static float mm_round(double acc, float alpha)
 }
 
 /* Rows [0, @rows) of one output block, columns [@j0, n), the scalar way. */
-static void mm_rows_f32(const struct npu_mm *mm, const float *a, const float *b, float *out,
+static void mm_rows_f32(const struct npu_mm *mm, const float *a, const double *b, float *out,
 			uint32_t rows, uint32_t j0)
 {
 	for (uint32_t r = 0; r < rows; r++)
@@ -69,9 +71,12 @@ static void mm_rows_i32(const struct npu_mm *mm, const int32_t *a, const int32_t
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* Up to four rows by eight columns at @j: sums in double lanes, stored as the scalar code would. */
+/*
+ * Up to four rows (@ad: A's, as doubles) by eight columns: sums in double
+ * lanes, stored as the scalar code would. Returns where it stopped.
+ */
 __attribute__((target("avx2,fma")))
-static uint32_t mm_rows_f32_avx2(const struct npu_mm *mm, const float *a, const float *b,
+static uint32_t mm_rows_f32_avx2(const struct npu_mm *mm, const double *ad, const double *b,
 				 float *out, uint32_t rows)
 {
 	const __m256d alpha = _mm256_set1_pd((double)mm->alpha);
@@ -83,12 +88,11 @@ static uint32_t mm_rows_f32_avx2(const struct npu_mm *mm, const float *a, const 
 		for (int r = 0; r < 4; r++)
 			c[r][0] = c[r][1] = _mm256_setzero_pd();
 		for (uint32_t l = 0; l < k; l++) {
-			const float *bp = b + (uint64_t)l * n + j;
-			__m256d b0 = _mm256_cvtps_pd(_mm_loadu_ps(bp));
-			__m256d b1 = _mm256_cvtps_pd(_mm_loadu_ps(bp + 4));
+			const double *bp = b + (uint64_t)l * n + j;
+			__m256d b0 = _mm256_loadu_pd(bp), b1 = _mm256_loadu_pd(bp + 4);
 
 			for (uint32_t r = 0; r < rows; r++) {
-				__m256d av = _mm256_set1_pd((double)a[(uint64_t)r * k + l]);
+				__m256d av = _mm256_broadcast_sd(ad + (uint64_t)r * k + l);
 
 				c[r][0] = _mm256_fmadd_pd(av, b0, c[r][0]);
 				c[r][1] = _mm256_fmadd_pd(av, b1, c[r][1]);
@@ -137,8 +141,9 @@ static uint32_t mm_rows_i32_avx2(const struct npu_mm *mm, const int32_t *a, cons
 }
 #endif
 
-/* Up to four rows of output matrix @t from row @i. */
-static void mm_block(const struct npu_mm *mm, uint64_t t, uint32_t i, uint32_t rows, bool vec)
+/* Up to four rows of output matrix @t from row @i (@ad: room for them as doubles). */
+static void mm_block(const struct npu_mm *mm, uint64_t t, uint32_t i, uint32_t rows, bool vec,
+		     double *ad)
 {
 	uint64_t ao = mm->amat[t] * mm->m * mm->k + (uint64_t)i * mm->k;
 	uint64_t bo = mm->bmat[t] * mm->k * mm->n, oo = (t * mm->m + i) * mm->n;
@@ -154,16 +159,21 @@ static void mm_block(const struct npu_mm *mm, uint64_t t, uint32_t i, uint32_t r
 #endif
 		mm_rows_i32(mm, a, b, out, rows, j0);
 	} else {
-		const float *a = (const float *)mm->a + ao, *b = (const float *)mm->b + bo;
+		const float *a = (const float *)mm->a + ao;
+		const double *b = (const double *)mm->b + bo;
 		float *out = (float *)mm->out + oo;
 
 #if defined(__x86_64__) && defined(__GNUC__)
-		if (vec)
-			j0 = mm_rows_f32_avx2(mm, a, b, out, rows);
+		if (vec && mm->n >= 8) {
+			for (uint64_t e = 0; e < (uint64_t)rows * mm->k; e++)
+				ad[e] = a[e];
+			j0 = mm_rows_f32_avx2(mm, ad, b, out, rows);
+		}
 #endif
 		mm_rows_f32(mm, a, b, out, rows, j0);
 	}
 	(void)vec;
+	(void)ad;
 }
 
 static void *mm_part_run(void *arg)
@@ -188,31 +198,38 @@ static void *mm_part_run(void *arg)
 				return NULL;
 			}
 		}
-		mm_block(mm, t, i, rows, p->vec);
+		mm_block(mm, t, i, rows, p->vec, p->ad);
 		r += rows;
 	}
 	return NULL;
 }
 
-bool npu_mm_run(struct npu_core *core, const struct npu_mm *mm)
+uint32_t npu_mm_run(struct npu_core *core, const struct npu_mm *mm)
 {
 	struct mm_part parts[MM_MAX_THREADS];
 	uint64_t rows = mm->nb * mm->m, macs = rows * mm->n * mm->k;
 	uint32_t threads = 1;
-	bool vec = npu_engine_avx2();
+	bool vec = npu_engine_avx2(), ok = true;
+	double *ad = NULL;
 
 	if (macs >= MM_THREAD_MIN_MACS && core->cfg.engine_threads > 1)
 		threads = core->cfg.engine_threads < MM_MAX_THREADS ? core->cfg.engine_threads :
 								       MM_MAX_THREADS;
 	if (threads > rows)
 		threads = (uint32_t)rows;
+	if (vec && !mm->integer) {
+		ad = npu_eng_alloc(core, 8ull * 4 * mm->k * threads);
+		if (!ad)
+			return NPU_DMA_ERR_ARGS;	/* as the command's other buffers */
+	}
 	for (uint32_t t = 0; t < threads; t++)
 		parts[t] = (struct mm_part){ .core = core, .mm = mm, .vec = vec,
+					     .ad = ad ? ad + 4ull * mm->k * t : NULL,
 					     .r0 = rows * t / threads,
 					     .r1 = rows * (t + 1) / threads };
 	npu_run_parallel(mm_part_run, parts, sizeof(parts[0]), threads);
 	for (uint32_t t = 0; t < threads; t++)
-		if (parts[t].stopped)
-			return false;
-	return true;
+		ok &= !parts[t].stopped;
+	free(ad);
+	return ok ? NPU_DMA_OK : NPU_DMA_ERR_ABORTED;
 }

@@ -20,6 +20,7 @@
 
 #include "npu_cmd.h"
 #include "npu_gemm.h"
+#include "npu_pool.h"
 #include "npu_quant.h"
 #include "npu_sgemm.h"
 #include "npu_train_math.h"
@@ -96,6 +97,58 @@ static void rd_u32s(const uint8_t *c, uint32_t *v, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
 		v[i] = npu_rd32(c + 4 * i);
+}
+
+/*
+ * Items [0, @n) of a command's loop on the engine's threads: @fn(@arg, i0,
+ * i1) over pieces of about NPU_ENG_WORK_CHECK units of work (@cost units
+ * an item), a stop check before each. Each item writes only its own
+ * outputs, so the result is the same however the items are shared out.
+ * False if the command was told to stop.
+ */
+struct nd_par {
+	struct npu_core *core;
+	void (*fn)(void *arg, uint64_t i0, uint64_t i1);
+	void *arg;
+	uint64_t i0, i1, piece;
+	bool stopped;
+};
+
+#define ND_PAR_MAX	16
+
+static void *nd_par_run(void *arg)
+{
+	struct nd_par *p = arg;
+
+	for (uint64_t i = p->i0; i < p->i1; i += p->piece) {
+		if (npu_eng_stop(p->core)) {
+			p->stopped = true;
+			break;
+		}
+		p->fn(p->arg, i, p->i1 - i > p->piece ? i + p->piece : p->i1);
+	}
+	return NULL;
+}
+
+static bool nd_parallel(struct npu_core *core, uint64_t n, uint64_t cost,
+			void (*fn)(void *arg, uint64_t i0, uint64_t i1), void *arg)
+{
+	struct nd_par parts[ND_PAR_MAX];
+	uint64_t piece = NPU_ENG_WORK_CHECK / (cost ? cost : 1);
+	uint32_t threads = 1;
+
+	if (n / 2 >= piece && core->cfg.engine_threads > 1)
+		threads = core->cfg.engine_threads < ND_PAR_MAX ? core->cfg.engine_threads :
+								   ND_PAR_MAX;
+	for (uint32_t t = 0; t < threads; t++)
+		parts[t] = (struct nd_par){ .core = core, .fn = fn, .arg = arg,
+					    .i0 = n * t / threads, .i1 = n * (t + 1) / threads,
+					    .piece = piece ? piece : 1 };
+	npu_run_parallel(nd_par_run, parts, sizeof(parts[0]), threads);
+	for (uint32_t t = 0; t < threads; t++)
+		if (parts[t].stopped)
+			return false;
+	return true;
 }
 
 /* Bytes of an element of enum npu_nd_dtype @dt, or 0 for none. */
@@ -433,6 +486,26 @@ static bool act_cheap(uint32_t fn)
 	       (fn >= NPU_ACTFN_RECIPROCAL && fn <= NPU_ACTFN_SIGN);
 }
 
+struct act_job {
+	uint32_t fn;
+	float alpha, beta, lo, hi;
+	const uint8_t *table;
+	void *x;
+};
+
+static void act_range(void *arg, uint64_t i0, uint64_t i1)
+{
+	const struct act_job *j = arg;
+
+	for (uint64_t i = i0; i < i1; i++) {
+		if (j->fn == NPU_ACTFN_TABLE)
+			((uint8_t *)j->x)[i] = j->table[((uint8_t *)j->x)[i]];
+		else
+			((float *)j->x)[i] = act_one(j->fn, ((float *)j->x)[i], j->alpha, j->beta,
+						     j->lo, j->hi);
+	}
+}
+
 uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -484,15 +557,13 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			((float *)x)[i] = act_one(fn, ((float *)x)[i], alpha, beta, lo, hi);
 	}
 #endif
-	for (uint32_t i = 0; !vec && i < count; i++) {	/* in place */
-		if (npu_nd_stop(core, i)) {
+	if (!vec) {	/* in place, element by element, on the engine's threads */
+		struct act_job j = { fn, alpha, beta, lo, hi, table, x };
+
+		if (!nd_parallel(core, count, act_cheap(fn) ? 1 : 32, act_range, &j)) {
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
-		if (fn == NPU_ACTFN_TABLE)
-			((uint8_t *)x)[i] = table[((uint8_t *)x)[i]];
-		else
-			((float *)x)[i] = act_one(fn, ((float *)x)[i], alpha, beta, lo, hi);
 	}
 	st = npu_nd_store(core, out_va, x, (uint64_t)count * esz, fault);
 	npu_account(core, st, 2ull * count * esz,
@@ -574,6 +645,65 @@ out:
 
 /* ---- NPU_CMD_SOFTMAX ---------------------------------------------------------- */
 
+struct smax_job {
+	float *x;
+	const float *mask;
+	uint32_t axis, inner, m_div, m_rows;
+	bool log;
+};
+
+/* Rows at most this long are computed whole between stop checks, their exponentials kept. */
+#define SMAX_SHORT_ROW	4096
+
+/*
+ * Softmax row @r in place: the sums in double, each exponential computed
+ * once where @e has room for the row (the same value either way). With
+ * @core, a stop check every NPU_ND_STOP_EVERY elements; false if told to.
+ */
+static bool smax_row(const struct smax_job *j, uint64_t r, struct npu_core *core, double *e)
+{
+	float *v = j->x + r / j->inner * j->axis * j->inner + r % j->inner;
+	uint64_t in = j->inner;
+	double mx = -INFINITY, sum = 0;
+
+	if (j->mask) {	/* the mask added as ONNX's Add does it: in fp32 */
+		const float *m = j->mask + (r / j->m_div) % j->m_rows * j->axis;
+
+		for (uint32_t a = 0; a < j->axis; a++)
+			v[a] += m[a];
+	}
+	for (uint32_t a = 0; a < j->axis; a++) {
+		if (core && npu_nd_stop(core, a))
+			return false;
+		mx = v[a * in] > mx ? v[a * in] : mx;
+	}
+	for (uint32_t a = 0; a < j->axis; a++) {
+		double x = exp((double)v[a * in] - mx);
+
+		if (core && npu_nd_stop(core, a))
+			return false;
+		if (e)
+			e[a] = x;
+		sum += x;
+	}
+	for (uint32_t a = 0; a < j->axis; a++) {
+		double d = (double)v[a * in] - mx;
+
+		if (core && npu_nd_stop(core, a))
+			return false;
+		v[a * in] = (float)(j->log ? d - log(sum) : (e ? e[a] : exp(d)) / sum);
+	}
+	return true;
+}
+
+static void smax_rows(void *arg, uint64_t r0, uint64_t r1)
+{
+	double e[SMAX_SHORT_ROW];
+
+	for (uint64_t r = r0; r < r1; r++)
+		smax_row(arg, r, NULL, e);
+}
+
 uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
@@ -598,34 +728,17 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		st = npu_nd_load(core, m_va, 4ull * m_rows * axis, (void **)&mask, fault);
 	if (st != NPU_DMA_OK)
 		goto out;
-	for (uint64_t r = 0; r < (uint64_t)outer * inner; r++) {
-		float *v = x + r / inner * axis * inner + r % inner;
-		double mx = -INFINITY, sum = 0;
+	{
+		struct smax_job j = { x, mask, axis, inner, m_div, m_rows, flags & NPU_SOFTMAX_LOG };
+		uint64_t rows = (uint64_t)outer * inner;
 
-		/* A row may be long (axis up to the element limit): checked within. */
-		if (mask) {	/* the mask added as ONNX's Add does it: in fp32 */
-			const float *m = mask + (r / m_div) % m_rows * axis;
-
-			for (uint32_t a = 0; a < axis; a++)
-				v[a] += m[a];
-		}
-		for (uint32_t a = 0; a < axis; a++) {
-			if (npu_nd_stop(core, a))
+		if (axis <= SMAX_SHORT_ROW) {	/* rows on the engine's threads */
+			if (!nd_parallel(core, rows, 64ull * axis, smax_rows, &j))
 				goto aborted;
-			mx = v[(uint64_t)a * inner] > mx ? v[(uint64_t)a * inner] : mx;
-		}
-		for (uint32_t a = 0; a < axis; a++) {
-			if (npu_nd_stop(core, a))
-				goto aborted;
-			sum += exp((double)v[(uint64_t)a * inner] - mx);
-		}
-		for (uint32_t a = 0; a < axis; a++) {
-			double d = (double)v[(uint64_t)a * inner] - mx;
-
-			if (npu_nd_stop(core, a))
-				goto aborted;
-			v[(uint64_t)a * inner] = (float)(flags & NPU_SOFTMAX_LOG ? d - log(sum)
-										: exp(d) / sum);
+		} else {			/* long rows: stop checks within each */
+			for (uint64_t r = 0; r < rows; r++)
+				if (!smax_row(&j, r, core, NULL))
+					goto aborted;
 		}
 	}
 	st = npu_nd_store(core, out_va, x, 4 * total, fault);
@@ -798,9 +911,10 @@ static int64_t mm_zp(const uint8_t *zp, uint32_t dt, uint32_t count, uint32_t i)
 
 /*
  * The operands as npu_matmul.c takes them, A [m][k] and B [k][n] per
- * matrix: fp32 as it is when neither is transposed (*@la, *@lb NULL: read
- * @a and @b), else fp32 copies (transposed, bf16 widened: exact); 8-bit
- * values less their zero points as int32. NPU_DMA_OK, or why not.
+ * matrix: fp32 A as it is when not transposed (*@la NULL: read @a), else
+ * an fp32 copy (transposed, bf16 widened: exact), and B as doubles (each
+ * float exactly; every row block reads all of B); 8-bit values less their
+ * zero points as int32. NPU_DMA_OK, or why not.
  */
 static uint32_t mm_layout(struct npu_core *core, const struct mm *p, bool f32, bool bf,
 		      const uint8_t *a, const uint8_t *b, const uint8_t *azp, const uint8_t *bzp,
@@ -813,9 +927,7 @@ static uint32_t mm_layout(struct npu_core *core, const struct mm *p, bool f32, b
 		*la = NULL;
 	else if (!(*la = npu_eng_alloc(core, 4 * na * mk)))
 		return NPU_DMA_ERR_ARGS;
-	if (f32 && !bf && !tb)
-		*lb = NULL;
-	else if (!(*lb = npu_eng_alloc(core, 4 * nbb * kn)))
+	if (!(*lb = npu_eng_alloc(core, (f32 ? 8 : 4) * nbb * kn)))
 		return NPU_DMA_ERR_ARGS;
 	for (uint64_t t = 0; *la && t < na; t++)
 		for (uint32_t i = 0; i < p->m; i++)
@@ -843,9 +955,9 @@ static uint32_t mm_layout(struct npu_core *core, const struct mm *p, bool f32, b
 				if (npu_nd_stop(core, e))
 					return NPU_DMA_ERR_ABORTED;
 				if (bf)
-					((float *)*lb)[e] = npu_bf16_to_f32(((const uint16_t *)b)[src]);
+					((double *)*lb)[e] = npu_bf16_to_f32(((const uint16_t *)b)[src]);
 				else if (f32)
-					((float *)*lb)[e] = ((const float *)b)[src];
+					((double *)*lb)[e] = ((const float *)b)[src];
 				else
 					((int32_t *)*lb)[e] = (int32_t)(nd_int(b, p->bdt, src) -
 									mm_zp(bzp, p->bdt, p->bzp_n, j));
@@ -931,13 +1043,12 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	}
 	{
 		struct npu_mm mm = { .m = p.m, .n = p.n, .k = p.k, .nb = nb, .amat = mat,
-				     .bmat = mat + nb, .a = la ? la : a, .b = lb ? lb : b, .out = o,
+				     .bmat = mat + nb, .a = la ? la : a, .b = lb, .out = o,
 				     .integer = !f32, .alpha = alpha };
 
-		if (!npu_mm_run(core, &mm)) {
-			st = NPU_DMA_ERR_ABORTED;
+		st = npu_mm_run(core, &mm);
+		if (st != NPU_DMA_OK)
 			goto out;
-		}
 	}
 	st = npu_nd_store(core, p.va[4], o, 4 * nb * mn, fault);
 	if (st == NPU_DMA_OK) {

@@ -119,9 +119,9 @@ static inline bool npu_nd_stop(struct npu_core *core, uint64_t i)
 /*
  * struct npu_mm - NPU_CMD_MATMUL's products, its operands laid out
  * (npu_matmul.c): output matrix t = @a's matrix @amat[t] [m][k] times
- * @b's matrix @bmat[t] [k][n], into @out [nb][m][n]; fp32 (the sums in
- * double in k order, rounded, times @alpha, rounded) or, with @integer,
- * int32 operands summed modulo 2^32.
+ * @b's matrix @bmat[t] [k][n], into @out [nb][m][n]; fp32 A and double B
+ * (the sums in double in k order, rounded, times @alpha, rounded) or,
+ * with @integer, int32 operands summed modulo 2^32.
  */
 struct npu_mm {
 	uint32_t m, n, k;
@@ -132,8 +132,8 @@ struct npu_mm {
 	bool integer;
 	float alpha;
 };
-/* On the engine thread: false if the command was told to stop. */
-bool npu_mm_run(struct npu_core *core, const struct npu_mm *mm);
+/* On the engine thread: NPU_DMA_OK, or _ERR_ABORTED when told to stop. */
+uint32_t npu_mm_run(struct npu_core *core, const struct npu_mm *mm);
 
 /* Cycles of @ops operations per element on a vector unit as wide as the array. */
 static inline uint64_t npu_vec_cycles(const struct npu_core *core, uint64_t elems, uint32_t ops)
