@@ -294,18 +294,19 @@ static void test_maxpool_indices(void)
 
 /*
  * A MatMul of a stack of matrices by a constant (a transformer's linear
- * layer as torch exports it) is one dense layer over all their rows; of
- * two activations it stays a batched matmul. Checked against sums in
- * double.
+ * layer as torch exports it) is one dense layer over all their rows, and
+ * an Add of a row after it is the layer's bias; of two activations it
+ * stays a batched matmul. Checked against sums in double.
  */
 static void test_matmul_rows_dense(void)
 {
 	/* rank, then the dims of [2 or 3][..][k] (rank 4: a leading 1) */
 	static const uint32_t shapes[][4] = { { 3, 2, 3, 5 }, { 4, 1, 2, 7 } };
 
-	for (int s = 0; s < 2; s++) {
-		uint32_t rank = shapes[s][0], k = shapes[s][3], n = 4;
-		uint32_t rows = shapes[s][1] * shapes[s][2];
+	for (int s = 0; s < 4; s++) {	/* 2, 3: the bias added after it, taken in */
+		uint32_t rank = shapes[s % 2][0], k = shapes[s % 2][3], n = 4;
+		uint32_t rows = shapes[s % 2][1] * shapes[s % 2][2];
+		const float bias[4] = { 0.5f, -1.25f, 3.0f, 0.0625f };
 		struct model m = { .opset = 13 };
 		float x[2 * 3 * 7], w[7 * 4], got[2 * 3 * 4];
 		size_t len, bytes;
@@ -316,15 +317,25 @@ static void test_matmul_rows_dense(void)
 		for (uint32_t i = 0; i < k * n; i++)
 			w[i] = (float)((int)(i * 29 % 17) - 8) * 0.0625f;
 		m.init[m.ninit++] = tensor("w", F32, DIMS(k, n), w, sizeof(float) * k * n);
-		m.node[m.nnode++] = node("MatMul", "x,w", "y");
+		if (s < 2) {
+			m.node[m.nnode++] = node("MatMul", "x,w", "y");
+		} else {
+			if (s == 2)
+				m.init[m.ninit++] = tensor("b", F32, DIMS(4), bias, sizeof(bias));
+			else
+				m.init[m.ninit++] = tensor("b", F32, DIMS(1, 1, 4), bias, sizeof(bias));
+			m.node[m.nnode++] = node("MatMul", "x,w", "p");
+			m.node[m.nnode++] = node("Add", s == 2 ? "p,b" : "b,p", "y");
+		}
 		if (rank == 3)
-			m.in[m.nin++] = value("x", F32, DIMS(shapes[s][1], shapes[s][2], k));
+			m.in[m.nin++] = value("x", F32, DIMS(shapes[s % 2][1], shapes[s % 2][2], k));
 		else
-			m.in[m.nin++] = value("x", F32, DIMS(1, shapes[s][1], shapes[s][2], k));
+			m.in[m.nin++] = value("x", F32, DIMS(1, shapes[s % 2][1], shapes[s % 2][2], k));
 		m.out[m.nout++] = value("y", F32, 0, NULL);
 		buf = pack(&m, &len);
 		CHECK_EQ(count_label(buf, len, "dense (fp32)"), 1);
 		CHECK_EQ(count_label(buf, len, "matmul"), 0);
+		CHECK_EQ(count_label(buf, len, "add (nd)"), 0);
 		bytes = sizeof(float) * rows * n;
 		for (int b = 0; b < NB; b++) {
 			memset(got, 0, sizeof(got));
@@ -332,7 +343,7 @@ static void test_matmul_rows_dense(void)
 					(void *[]){ got }, &bytes, 1), 0);
 			for (uint32_t r = 0; r < rows; r++)
 				for (uint32_t j = 0; j < n; j++) {
-					double want = 0;
+					double want = s >= 2 ? bias[j] : 0;
 
 					for (uint32_t l = 0; l < k; l++)
 						want += (double)x[r * k + l] * w[l * n + j];

@@ -225,6 +225,13 @@ int onnx_fuse_layernorm(struct onnx *o);
 int onnx_fuse_gelu(struct onnx *o);
 /* Add(scores, mask) -> Softmax over the last axis: one softmax with a mask. */
 int onnx_fuse_masked_softmax(struct onnx *o);
+/*
+ * The Add that alone reads the current node's output and adds a constant
+ * fp32 row of @n values ([n] or [1]..[n], rank at most @rank) to it: its
+ * node index (the caller marks it done once the bias is taken in) and
+ * *@bias, or -1.
+ */
+int onnx_bias_after(struct onnx *o, uint32_t n, uint32_t rank, struct oval **bias);
 /* Output 0 as input 0 transposed by @perm, any rank and dtype (onnx_data.c). */
 int onnx_transpose_nd(struct onnx *o, const uint32_t *perm);
 int onnx_op_unsqueeze(struct onnx *o);

@@ -170,7 +170,8 @@ int onnx_layer_gemm(struct onnx *o, int trans_b)
 	uint32_t k, n, wdims[2], ydims[NPU_MAX_RANK], xdims[2];
 	const float *src;
 	float *wt;
-	int t[3] = { -1, -1, -1 }, y, flat;
+	int t[3] = { -1, -1, -1 }, y, flat, badd = -1;
+	const char *out = NULL;
 
 	if (!fits_act(x, 0) || x->rank < 2 || !is_const(wv) || wv->rank != 2)
 		return 0;
@@ -213,6 +214,10 @@ int onnx_layer_gemm(struct onnx *o, int trans_b)
 	free(wt);
 	if (t[1] < 0)
 		return t[1];
+	if (!b) {	/* MatMul -> Add of a row: a transformer's bias, taken in */
+		badd = onnx_bias_after(o, n, x->rank, &b);
+		out = badd >= 0 ? o->gp->node[badd]->output[0] : NULL;
+	}
 	if (b) {
 		t[2] = constant(o, b->data, 1, &n, NPU_LAYOUT_NHWC);
 		if (t[2] < 0)
@@ -220,7 +225,8 @@ int onnx_layer_gemm(struct onnx *o, int trans_b)
 	}
 	ydims[0] = xdims[0];
 	ydims[1] = n;
-	y = flat ? onnx_temp(o, NPU_DT_FLOAT32, 2, ydims) : act_output(o, 2, ydims, 0);
+	y = flat ? onnx_temp(o, NPU_DT_FLOAT32, 2, ydims) :
+	    out ? onnx_output_named(o, out, NPU_DT_FLOAT32, 2, ydims) : act_output(o, 2, ydims, 0);
 	if (y < 0)
 		return y;
 	TRY(onnx_node(o, IR_FC, t, 3, &y, 1, NULL));
@@ -229,10 +235,13 @@ int onnx_layer_gemm(struct onnx *o, int trans_b)
 
 		memcpy(ydims, x->dims, sizeof(uint32_t) * x->rank);
 		ydims[x->rank - 1] = n;
-		z = act_output(o, x->rank, ydims, 0);
+		z = out ? onnx_output_named(o, out, NPU_DT_FLOAT32, x->rank, ydims) :
+			  act_output(o, x->rank, ydims, 0);
 		if (z < 0)
 			return z;
 		TRY(onnx_node(o, IR_RESHAPE, &y, 1, &z, 1, NULL));
 	}
+	if (badd >= 0)
+		o->done[badd] = 1;
 	return 1;
 }
