@@ -78,7 +78,7 @@ PREFIX ?= /usr/local
 .PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples check fuzz soak \
 	check-models \
 	docs \
-	check-debug debug-kernel coverage demo bench clean
+	check-debug debug-kernel coverage demo bench bench-zoo clean
 
 all: deps
 	@$(MAKE) --no-print-directory build
@@ -452,6 +452,10 @@ bench: all
 	@scripts/bench-vm
 	@scripts/bench-models
 	@scripts/bench-summary $(BUILD)/bench
+
+# Every network of the zoo (or NPU_ZOO's) on the NPU beside onnxruntime.
+bench-zoo: all
+	@scripts/bench-zoo
 
 clean:
 	rm -rf $(BUILD)
