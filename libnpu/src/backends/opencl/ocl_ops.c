@@ -319,6 +319,19 @@ int ocl_gemm_f32(struct npu_ocl *o, const struct npu_gemm_f32 *p, cl_mem a, cl_m
 
 	if (!npu_gemm_f32_valid(p) || !a || !b || !c)
 		return NPU_EINVAL;
+	if (!p->bf16 && p->beta == 0.0f) {
+		/*
+		 * fp32 without C: the matmul's blocked kernels (register
+		 * blocks, or a GPU's work-group tiles) compute the same sums in
+		 * the same order, then alpha times each, as gemm_f32 does.
+		 */
+		struct nd_matmul q = { .m = p->m, .n = p->n, .k = p->k,
+				       .trans_a = !!p->trans_a, .trans_b = !!p->trans_b,
+				       .adt = NPU_DT_FLOAT32, .bdt = NPU_DT_FLOAT32,
+				       .alpha = p->alpha };
+
+		return ocl_nd_matmul(o, &q, a, b, NULL, NULL, c);
+	}
 	ta = !!p->trans_a;
 	tb = !!p->trans_b;
 	bf = !!p->bf16;
