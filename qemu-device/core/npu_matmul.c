@@ -42,12 +42,12 @@ static float mm_round(double acc, float alpha)
 	return (float)((double)alpha * (double)(float)acc);
 }
 
-/* Rows [0, @rows) of one output block, columns [@j0, n), the scalar way. */
+/* Rows [0, @rows) of one output block, columns [@j0, @j1), the scalar way. */
 static void mm_rows_f32(const struct npu_mm *mm, const float *a, const double *b, float *out,
-			uint32_t rows, uint32_t j0)
+			uint32_t rows, uint32_t j0, uint32_t j1)
 {
 	for (uint32_t r = 0; r < rows; r++)
-		for (uint32_t j = j0; j < mm->n; j++) {
+		for (uint32_t j = j0; j < j1; j++) {
 			double acc = 0;
 
 			for (uint32_t l = 0; l < mm->k; l++)
@@ -57,10 +57,10 @@ static void mm_rows_f32(const struct npu_mm *mm, const float *a, const double *b
 }
 
 static void mm_rows_i32(const struct npu_mm *mm, const int32_t *a, const int32_t *b,
-			int32_t *out, uint32_t rows, uint32_t j0)
+			int32_t *out, uint32_t rows, uint32_t j0, uint32_t j1)
 {
 	for (uint32_t r = 0; r < rows; r++)
-		for (uint32_t j = j0; j < mm->n; j++) {
+		for (uint32_t j = j0; j < j1; j++) {
 			uint32_t acc = 0;
 
 			for (uint32_t l = 0; l < mm->k; l++)
@@ -72,17 +72,18 @@ static void mm_rows_i32(const struct npu_mm *mm, const int32_t *a, const int32_t
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /*
- * Up to four rows (@ad: A's, as doubles) by eight columns: sums in double
- * lanes, stored as the scalar code would. Returns where it stopped.
+ * Up to four rows (@ad: A's, as doubles) by eight columns from @j while
+ * they fit before @j1: sums in double lanes, stored as the scalar code
+ * would. Returns where it stopped.
  */
 __attribute__((target("avx2,fma")))
 static uint32_t mm_rows_f32_avx2(const struct npu_mm *mm, const double *ad, const double *b,
-				 float *out, uint32_t rows)
+				 float *out, uint32_t rows, uint32_t j, uint32_t j1)
 {
 	const __m256d alpha = _mm256_set1_pd((double)mm->alpha);
-	uint32_t j = 0, k = mm->k, n = mm->n;
+	uint32_t k = mm->k, n = mm->n;
 
-	for (; j + 8 <= n; j += 8) {
+	for (; j + 8 <= j1; j += 8) {
 		__m256d c[4][2];
 
 		for (int r = 0; r < 4; r++)
@@ -111,11 +112,11 @@ static uint32_t mm_rows_f32_avx2(const struct npu_mm *mm, const double *ad, cons
 
 __attribute__((target("avx2")))
 static uint32_t mm_rows_i32_avx2(const struct npu_mm *mm, const int32_t *a, const int32_t *b,
-				 int32_t *out, uint32_t rows)
+				 int32_t *out, uint32_t rows, uint32_t j, uint32_t j1)
 {
-	uint32_t j = 0, k = mm->k, n = mm->n;
+	uint32_t k = mm->k, n = mm->n;
 
-	for (; j + 16 <= n; j += 16) {
+	for (; j + 16 <= j1; j += 16) {
 		__m256i c[4][2];
 
 		for (int r = 0; r < 4; r++)
@@ -141,13 +142,16 @@ static uint32_t mm_rows_i32_avx2(const struct npu_mm *mm, const int32_t *a, cons
 }
 #endif
 
-/* Up to four rows of output matrix @t from row @i (@ad: room for them as doubles). */
-static void mm_block(const struct npu_mm *mm, uint64_t t, uint32_t i, uint32_t rows, bool vec,
-		     double *ad)
+/*
+ * Up to four rows of output matrix @t from row @i, columns [@j0, @j1)
+ * (@ad: room for the rows of A as doubles, widened when @j0 is 0).
+ */
+static void mm_block(const struct npu_mm *mm, uint64_t t, uint32_t i, uint32_t rows,
+		     uint32_t j0, uint32_t j1, bool vec, double *ad)
 {
 	uint64_t ao = mm->amat[t] * mm->m * mm->k + (uint64_t)i * mm->k;
 	uint64_t bo = mm->bmat[t] * mm->k * mm->n, oo = (t * mm->m + i) * mm->n;
-	uint32_t j0 = 0;
+	uint32_t j = j0;
 
 	if (mm->integer) {
 		const int32_t *a = (const int32_t *)mm->a + ao, *b = (const int32_t *)mm->b + bo;
@@ -155,22 +159,22 @@ static void mm_block(const struct npu_mm *mm, uint64_t t, uint32_t i, uint32_t r
 
 #if defined(__x86_64__) && defined(__GNUC__)
 		if (vec)
-			j0 = mm_rows_i32_avx2(mm, a, b, out, rows);
+			j = mm_rows_i32_avx2(mm, a, b, out, rows, j0, j1);
 #endif
-		mm_rows_i32(mm, a, b, out, rows, j0);
+		mm_rows_i32(mm, a, b, out, rows, j, j1);
 	} else {
 		const float *a = (const float *)mm->a + ao;
 		const double *b = (const double *)mm->b + bo;
 		float *out = (float *)mm->out + oo;
 
 #if defined(__x86_64__) && defined(__GNUC__)
-		if (vec && mm->n >= 8) {
-			for (uint64_t e = 0; e < (uint64_t)rows * mm->k; e++)
+		if (vec && j0 + 8 <= j1) {
+			for (uint64_t e = 0; !j0 && e < (uint64_t)rows * mm->k; e++)
 				ad[e] = a[e];
-			j0 = mm_rows_f32_avx2(mm, ad, b, out, rows);
+			j = mm_rows_f32_avx2(mm, ad, b, out, rows, j0, j1);
 		}
 #endif
-		mm_rows_f32(mm, a, b, out, rows, j0);
+		mm_rows_f32(mm, a, b, out, rows, j, j1);
 	}
 	(void)vec;
 	(void)ad;
@@ -180,8 +184,12 @@ static void *mm_part_run(void *arg)
 {
 	struct mm_part *p = arg;
 	const struct npu_mm *mm = p->mm;
-	uint64_t since = 0, per_row = (uint64_t)mm->n * mm->k + 1;
+	uint64_t since = 0;
+	/* columns a piece: about a stop check's worth of four rows, whole vectors */
+	uint64_t cols = NPU_ENG_WORK_CHECK / (4ull * mm->k + 1) / 16 * 16;
 
+	if (cols < 16)
+		cols = 16;
 	for (uint64_t r = p->r0; r < p->r1;) {
 		uint64_t t = r / mm->m;
 		uint32_t i = (uint32_t)(r % mm->m), rows = 4;
@@ -190,15 +198,18 @@ static void *mm_part_run(void *arg)
 			rows = mm->m - i;
 		if (rows > p->r1 - r)
 			rows = (uint32_t)(p->r1 - r);
-		since += per_row * rows;
-		if (since >= NPU_ENG_WORK_CHECK) {	/* about a check's worth of work */
-			since = 0;
-			if (npu_eng_stop(p->core)) {
-				p->stopped = true;
-				return NULL;
+		for (uint64_t j = 0; j < mm->n; j += cols) {
+			since += (uint64_t)rows * mm->k * (mm->n - j < cols ? mm->n - j : cols) + 1;
+			if (since >= NPU_ENG_WORK_CHECK) {
+				since = 0;
+				if (npu_eng_stop(p->core)) {
+					p->stopped = true;
+					return NULL;
+				}
 			}
+			mm_block(mm, t, i, rows, (uint32_t)j,
+				 (uint32_t)(mm->n - j < cols ? mm->n : j + cols), p->vec, p->ad);
 		}
-		mm_block(mm, t, i, rows, p->vec, p->ad);
 		r += rows;
 	}
 	return NULL;

@@ -880,13 +880,15 @@ static void test_matmul_fp32_batched_transposed(void)
  * The matmul's vector blocks (four rows by eight fp32 or sixteen int32
  * columns, on the engine's threads) against the scalar walk
  * (NPU_ENGINE_ISA=c), bit for bit: row and column tails, transposes, a
- * broadcast batch, alpha, subnormal and signed-zero values, and 8-bit
- * operands with zero points per column.
+ * broadcast batch, alpha, subnormal and signed-zero values, 8-bit
+ * operands with zero points per column, and a depth (1,200) that splits
+ * the columns into pieces between stop checks.
  */
 static int mm_run(int t, void *out, uint64_t *bytes)
 {
 	struct nd_matmul p = { .brank = 1, .m = t == 1 ? 6 : 13, .n = t == 2 ? 35 : 37,
-			       .k = 29 + 21 * t, .trans_a = t == 1, .trans_b = t == 1,
+			       .k = t == 3 ? 1200 : 29 + 21 * t, .trans_a = t == 1,
+			       .trans_b = t == 1,
 			       .adt = t == 2 ? NPU_DT_INT8 : NPU_DT_FLOAT32,
 			       .bdt = t == 2 ? NPU_DT_UINT8 : NPU_DT_FLOAT32,
 			       .alpha = t == 0 ? 0.125f : 1.0f, .ob = { 3 }, .ab = { 3 },
@@ -922,13 +924,13 @@ static int mm_run(int t, void *out, uint64_t *bytes)
 	return 0;
 }
 
-static uint32_t mm_want[3][3 * 13 * 37];
+static uint32_t mm_want[4][3 * 13 * 37];
 
 static void mm_cases(const char *isa)
 {
 	static uint32_t got[3 * 13 * 37];
 
-	for (int t = 0; t < 3; t++) {
+	for (int t = 0; t < 4; t++) {
 		uint64_t bytes;
 
 		CHECK_EQ(mm_run(t, got, &bytes), 0);
@@ -945,7 +947,7 @@ static void test_matmul_rows_bits(void)
 	uint64_t bytes;
 
 	setenv("NPU_ENGINE_ISA", "c", 1);
-	for (int t = 0; t < 3; t++)
+	for (int t = 0; t < 4; t++)
 		CHECK_EQ(mm_run(t, mm_want[t], &bytes), 0);
 	if (keep)
 		setenv("NPU_ENGINE_ISA", keep, 1);
