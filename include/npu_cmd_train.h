@@ -73,7 +73,13 @@ struct npu_cmd_gemm_f32 {
  * NPU_CMD_ELTWISE_F32 commands would (the same bits, without the round
  * trip through memory):
  *   NPU_CONVF_BIAS: y[b][oy][ox][o] += bias[o] (NPU_ELTF_BIAS);
- *   NPU_CONVF_RELU: y = y < 0 ? 0 : y (NPU_ELTF_RELU: NaN and -0 kept).
+ *   NPU_CONVF_RELU: y = y < 0 ? 0 : y (NPU_ELTF_RELU: NaN and -0 kept);
+ *   NPU_CONVF_CLAMP: y = y < lo ? lo : y > hi ? hi : y (a NaN kept), lo
+ *	and hi the fp32 values @clamp_lo and @clamp_hi hold (ReLU6: 0, 6).
+ * With @groups G > 1 (ONNX's group) the channels split into G groups:
+ * output channel o reads only the in_c / G input channels of its group
+ * o / (out_c / G), i running over those in the sum above, and @w is
+ * [out_c][k_h][k_w][in_c / G]. A depthwise convolution is G = in_c.
  * NPU_CONVF_CONST_W (forward mode; the engine's NPU_HW_CAP_CONST_WEIGHTS)
  * promises that the @w this command reads in its context holds the same
  * values on every command that names it with the same @wgen: the engine
@@ -83,9 +89,11 @@ struct npu_cmd_gemm_f32 {
  * reset, or it needs the room; a host that rewrites @w must change @wgen.
  * Results never depend on whether the engine kept it, as long as the
  * promise holds.
- * @hdr: op NPU_CMD_CONV2D_F32, size 112; or 104, the form without @bias
- *	(then neither epilogue flag).
- * @x: [batch][in_h][in_w][in_c]; @w: [out_c][k_h][k_w][in_c];
+ * @hdr: op NPU_CMD_CONV2D_F32, size 128; 112, the form without @groups
+ *	and the clamp (one group, no NPU_CONVF_CLAMP); or 104, the form
+ *	without @bias either (then no epilogue flag). The 128-byte form
+ *	needs NPU_HW_CAP_CONVF_GROUPS.
+ * @x: [batch][in_h][in_w][in_c]; @w: [out_c][k_h][k_w][in_c / groups];
  * @y: [batch][out_h][out_w][out_c]. The two inputs are bf16 with
  *	NPU_CONVF_BF16; the output is fp32.
  * @batch, @in_h, @in_w, @in_c, @out_h, @out_w, @out_c: >= 1.
@@ -94,10 +102,14 @@ struct npu_cmd_gemm_f32 {
  *	out_h = (in_h + 2 * pad_top - dil_h * (k_h - 1) - 1) / stride_h + 1.
  * @mode: NPU_CONVF_FWD, NPU_CONVF_BWD_DATA or NPU_CONVF_BWD_FILTER.
  * @flags: NPU_CONVF_BF16, and in the forward mode NPU_CONVF_BIAS,
- *	NPU_CONVF_RELU and NPU_CONVF_CONST_W, or 0.
+ *	NPU_CONVF_RELU, NPU_CONVF_CLAMP and NPU_CONVF_CONST_W, or 0.
  * @wgen: with NPU_CONVF_CONST_W, the generation of @w's values (any
  *	number the host changes when it rewrites them); else 0.
  * @bias: with NPU_CONVF_BIAS, @out_c fp32 values (4-byte aligned); else 0.
+ * @groups: 0 or 1 (one group), or G dividing in_c and out_c.
+ * @clamp_lo, @clamp_hi: with NPU_CONVF_CLAMP, fp32 bits, lo <= hi and
+ *	neither a NaN; else 0.
+ * @reserved: 0.
  */
 struct npu_cmd_conv2d_f32 {
 	struct npu_cmd_hdr hdr;
@@ -114,6 +126,9 @@ struct npu_cmd_conv2d_f32 {
 	uint32_t flags;
 	uint32_t wgen;
 	uint64_t bias;
+	uint32_t groups;
+	uint32_t clamp_lo, clamp_hi;
+	uint32_t reserved;
 };
 #define NPU_CONVF_FWD		1
 #define NPU_CONVF_BWD_DATA	2
@@ -122,8 +137,10 @@ struct npu_cmd_conv2d_f32 {
 #define NPU_CONVF_BIAS		(1u << 1)
 #define NPU_CONVF_RELU		(1u << 2)
 #define NPU_CONVF_CONST_W	(1u << 3)
-/* The size of the command's first form, without @bias. */
+#define NPU_CONVF_CLAMP		(1u << 4)
+/* The sizes of the command's first form, without @bias, and its second, without @groups. */
 #define NPU_CONVF_SIZE_V1	104
+#define NPU_CONVF_SIZE_V2	112
 
 /**
  * struct npu_cmd_pool_f32 - max or average pooling (no padding) and their
@@ -367,7 +384,7 @@ struct npu_cmd_act_bwd {
 };
 
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_gemm_f32) == 72, "gemm_f32 layout");
-NPU_STATIC_ASSERT(sizeof(struct npu_cmd_conv2d_f32) == 112, "conv2d_f32 layout");
+NPU_STATIC_ASSERT(sizeof(struct npu_cmd_conv2d_f32) == 128, "conv2d_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_pool_f32) == 88, "pool_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_eltwise_f32) == 48, "eltwise_f32 layout");
 NPU_STATIC_ASSERT(sizeof(struct npu_cmd_reduce_f32) == 40, "reduce_f32 layout");

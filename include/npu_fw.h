@@ -138,6 +138,11 @@ enum npu_fw_error {
  * CONV2D_I8 NPU_CONV_CONST_W (the hardware's NPU_HW_CAP_CONST_WEIGHTS)
  */
 #define NPU_FW_CAP_CONST_WEIGHTS (1u << 8)
+/*
+ * CONV2D_F32 takes its 128-byte form: groups and NPU_CONVF_CLAMP (the
+ * hardware's NPU_HW_CAP_CONVF_GROUPS)
+ */
+#define NPU_FW_CAP_CONVF_GROUPS	(1u << 9)
 
 /*
  * NPU_CMD_MODES(X) - the tensor commands' optional modes, once: X(NAME)
@@ -147,7 +152,7 @@ enum npu_fw_error {
  * it packs a command in that mode (its NPU backend's kern_modes()).
  */
 #define NPU_CMD_MODES(X) X(REQUANT_ONNX) X(CONV_GROUPS) X(SOFTMAX_MASK) X(NORM_Q8) \
-	X(REQUANT_Q31) X(CONST_WEIGHTS)
+	X(REQUANT_Q31) X(CONST_WEIGHTS) X(CONVF_GROUPS)
 
 /*
  * Log buffer: a byte ring in host memory. The firmware writes text lines

@@ -68,6 +68,7 @@
 #define  NPU_HW_CAP_NORM_Q8	(1u << 8)	/* layer norm: 8-bit in and out */
 #define  NPU_HW_CAP_REQUANT_Q31	(1u << 9)	/* qdq: TFLite's requantization */
 #define  NPU_HW_CAP_CONST_WEIGHTS (1u << 10)	/* conv2d, fp32 GEMM: constant weights */
+#define  NPU_HW_CAP_CONVF_GROUPS (1u << 11)	/* fp32 conv2d: groups and a clamp */
 #define NPU_REG_NUM_RINGS	0x000c	/* RO */
 #define NPU_REG_MAX_CONTEXTS	0x0010	/* RO */
 #define NPU_REG_SRAM_SIZE	0x0014	/* RO: bytes of control-core SRAM */

@@ -26,6 +26,10 @@
 #define VA_B	0x30000000ull
 #define VA_Q	0x38000000ull
 #define VA_OUT	0x40000000ull
+#define VA_FIN	0x50000000ull		/* fp32 activations */
+#define VA_FW	0x58000000ull
+#define VA_FOUT	0x60000000ull
+#define MAX_F32	(112u * 112 * 96)	/* MobileNetV2's largest depthwise input */
 #define VA_CMD	0x10000ull
 #define MAX_ACT	(112u * 112 * 64 * 2)	/* the largest activation, with room */
 #define MAX_W	(512u * 9 * 512)
@@ -111,6 +115,9 @@ int main(int argc, char **argv)
 	h_map(&h, 0, VA_B, 4 * 2048, NPU_PTE_R, 0);
 	h_map(&h, 0, VA_Q, 8 * 2048, NPU_PTE_R, 0);
 	h_map(&h, 0, VA_OUT, MAX_ACT, NPU_PTE_R | NPU_PTE_W, 0);
+	h_map(&h, 0, VA_FIN, 4 * MAX_F32, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_FW, 4 * 960 * 9, NPU_PTE_R, 0);
+	h_map(&h, 0, VA_FOUT, 4 * MAX_F32, NPU_PTE_R | NPU_PTE_W, 0);
 	fill(VA_IN, MAX_ACT);
 	fill(VA_W, MAX_W);
 	fill(VA_B, 4 * 2048);
@@ -190,6 +197,43 @@ int main(int argc, char **argv)
 
 		printf("fp32 NCHW -> NHWC transpose, 64 x 56 x 56: %.3f ms, %.2f GB/s moved\n",
 		       t * 1e3, 8.0 * 64 * 56 * 56 / t / 1e9);
+	}
+	{
+		/*
+		 * fp32 depthwise 3 x 3 (NPU_CMD_CONV2D_F32, groups = channels):
+		 * MobileNetV2's 17 layers at 224 x 224, ReLU6 as the clamp.
+		 */
+		static const struct { uint32_t c, in, stride; } dw[] = {
+			{ 32, 112, 1 }, { 96, 112, 2 }, { 144, 56, 1 }, { 144, 56, 2 },
+			{ 192, 28, 1 }, { 192, 28, 1 }, { 192, 28, 2 }, { 384, 14, 1 },
+			{ 384, 14, 1 }, { 384, 14, 1 }, { 384, 14, 1 }, { 576, 14, 1 },
+			{ 576, 14, 1 }, { 576, 14, 2 }, { 960, 7, 1 }, { 960, 7, 1 },
+			{ 960, 7, 1 },
+		};
+		float *f = h_va(&h, 0, VA_FIN), *fw = h_va(&h, 0, VA_FW);
+		double t = 0, macs = 0;
+
+		for (uint32_t i = 0; i < MAX_F32; i++)
+			f[i] = (float)(i % 251) / 251.0f - 0.5f;
+		for (uint32_t i = 0; i < 960 * 9; i++)
+			fw[i] = (float)(i % 17) / 17.0f - 0.5f;
+		for (size_t i = 0; i < sizeof(dw) / sizeof(dw[0]); i++) {
+			uint32_t out = (dw[i].in - 1) / dw[i].stride + 1;
+			struct npu_cmd_conv2d_f32 c = {
+				.hdr = { NPU_CMD_CONV2D_F32, sizeof(c) }, .x = VA_FIN, .w = VA_FW,
+				.y = VA_FOUT, .batch = 1, .in_h = dw[i].in, .in_w = dw[i].in,
+				.in_c = dw[i].c, .out_h = out, .out_w = out, .out_c = dw[i].c,
+				.k_h = 3, .k_w = 3, .stride_h = dw[i].stride,
+				.stride_w = dw[i].stride, .dil_h = 1, .dil_w = 1, .pad_top = 1,
+				.pad_left = 1, .mode = NPU_CONVF_FWD, .flags = NPU_CONVF_CLAMP,
+				.groups = dw[i].c, .clamp_hi = npu_f32_bits(6.0f),
+			};
+
+			t += timed(&c, sizeof(c));
+			macs += 9.0 * out * out * dw[i].c;
+		}
+		printf("fp32 depthwise 3 x 3, MobileNetV2's 17 layers: %.3f ms, %.2f GMAC/s\n",
+		       t * 1e3, macs / t / 1e9);
 	}
 	printf("total: convolutions %.1f ms (%.1f GOPS), residual adds %.1f ms\n", conv_s * 1e3,
 	       2 * conv_macs / conv_s / 1e9, add_s * 1e3);

@@ -45,10 +45,14 @@ enum npu_conv_pass {
 
 /**
  * A 2-D convolution without bias, NHWC: x [batch][in_h][in_w][in_c], w
- * [out_c][k_h][k_w][in_c], y [batch][out_h][out_w][out_c]; zero padding of
- * @pad_top / @pad_left on both sides, so out_h = (in_h + 2 * pad_top -
- * dil_h * (k_h - 1) - 1) / stride_h + 1. With @bf16 the pass's two inputs
- * are bf16; its output is fp32.
+ * [out_c][k_h][k_w][in_c / groups], y [batch][out_h][out_w][out_c]; zero
+ * padding of @pad_top / @pad_left on both sides, so out_h = (in_h + 2 *
+ * pad_top - dil_h * (k_h - 1) - 1) / stride_h + 1. With @bf16 the pass's
+ * two inputs are bf16; its output is fp32. @groups (0 or 1: one; else
+ * dividing in_c and out_c, ONNX's group) splits the channels: output
+ * channel o reads the in_c / groups input channels of group o / (out_c /
+ * groups) only (depthwise: groups = in_c). On the NPU groups need
+ * NPU_FW_CAP_CONVF_GROUPS.
  */
 struct npu_conv2d_f32 {
 	uint32_t batch, in_h, in_w, in_c;
@@ -56,6 +60,7 @@ struct npu_conv2d_f32 {
 	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w;
 	uint32_t pad_top, pad_left;
 	int bf16;
+	uint32_t groups;
 };
 
 int npu_cmd_conv2d_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_conv2d_f32 *p, enum npu_conv_pass pass,

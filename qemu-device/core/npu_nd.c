@@ -376,7 +376,7 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		}
 		binary_row(fn, dt, a, at[0], bst[0][rank - 1], b, at[1], bst[1][rank - 1], o, i, row);
 		if (relu)
-			npu_f32_epilogue((float *)o + i, NULL, true, (uint32_t)row, vec);
+			npu_f32_epilogue((float *)o + i, NULL, true, NULL, (uint32_t)row, vec);
 		for (int k = 0; k < 2; k++)	/* to the row's last element, then on */
 			at[k] += bst[k][rank - 1] * (row - 1);
 		idx[rank - 1] = row - 1;

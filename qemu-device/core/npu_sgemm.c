@@ -148,15 +148,23 @@ static void skern_avx512(uint32_t kc, const float *ap, const float *bp, float *c
 
 /*
  * The epilogue of @w sums of a row: plus @bias (if any), then ReLU (if
- * @relu), one IEEE add and one compare each, as the element-wise commands
- * do them (npu_train.c): the same bits in both paths.
+ * @relu), then the clamp (if @clamp), one IEEE add and compares each, as
+ * the element-wise commands do them (npu_train.c, npu_nd.c's clip): the
+ * same bits in both paths. max(lo, x) and min(hi, x) in that operand
+ * order give x when it is a NaN, as the scalar compares do.
  */
 __attribute__((target("avx2")))
-static uint32_t epilogue_avx2(float *c, const float *bias, bool relu, uint32_t w)
+static uint32_t epilogue_avx2(float *c, const float *bias, bool relu, const float *clamp,
+			      uint32_t w)
 {
 	const __m256 z = _mm256_setzero_ps();
+	__m256 lo = z, hi = z;
 	uint32_t n = 0;
 
+	if (clamp) {
+		lo = _mm256_set1_ps(clamp[0]);
+		hi = _mm256_set1_ps(clamp[1]);
+	}
 	for (; n + 8 <= w; n += 8) {
 		__m256 x = _mm256_loadu_ps(c + n);
 
@@ -164,26 +172,32 @@ static uint32_t epilogue_avx2(float *c, const float *bias, bool relu, uint32_t w
 			x = _mm256_add_ps(x, _mm256_loadu_ps(bias + n));
 		if (relu)	/* x < 0 ? 0 : x */
 			x = _mm256_andnot_ps(_mm256_cmp_ps(x, z, _CMP_LT_OQ), x);
+		if (clamp)	/* x < lo ? lo : x > hi ? hi : x */
+			x = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
 		_mm256_storeu_ps(c + n, x);
 	}
 	return n;
 }
 #endif
 
-void npu_f32_epilogue(float *c, const float *bias, bool relu, uint32_t w, bool vec)
+void npu_f32_epilogue(float *c, const float *bias, bool relu, const float *clamp, uint32_t w,
+		      bool vec)
 {
 	uint32_t n = 0;
 
 #if defined(__x86_64__) && defined(__GNUC__)
 	if (vec)
-		n = epilogue_avx2(c, bias, relu, w);
+		n = epilogue_avx2(c, bias, relu, clamp, w);
 #else
 	(void)vec;
 #endif
 	for (; n < w; n++) {
 		float x = bias ? c[n] + bias[n] : c[n];
 
-		c[n] = relu && x < 0.0f ? 0.0f : x;
+		x = relu && x < 0.0f ? 0.0f : x;
+		if (clamp)
+			x = x < clamp[0] ? clamp[0] : x > clamp[1] ? clamp[1] : x;
+		c[n] = x;
 	}
 }
 
@@ -375,9 +389,9 @@ static void *sgemm_range(struct part *p)
 			else
 				for (uint32_t n = 0; n < w; n++)
 					cr[n] = g->alpha * tr[n] + g->beta * cr[n];
-			if (g->bias || g->relu)
-				npu_f32_epilogue(cr, g->bias ? g->bias + p->r.n0 : NULL, g->relu, w,
-						 p->vec);
+			if (g->bias || g->relu || g->clamp)
+				npu_f32_epilogue(cr, g->bias ? g->bias + p->r.n0 : NULL, g->relu,
+						 g->clamp, w, p->vec);
 		}
 	}
 out:

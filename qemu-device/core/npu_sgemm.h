@@ -19,6 +19,8 @@
  * @bias: optional, @n fp32 values: c[i][j] = (alpha * sum + beta * c) +
  *	bias[j], rounded once more, as a separate add would.
  * @relu: then c = c < 0 ? 0 : c (a NaN and -0 kept).
+ * @clamp: optional, two fp32 values lo <= hi: then c = c < lo ? lo : c >
+ *	hi ? hi : c (a NaN kept).
  * @b_packed: optional, op(B) as npu_sgemm_pack_b() left it: then @b,
  *	@ldb, @trans_b are not read (and @bf16 applies to A only).
  */
@@ -35,6 +37,7 @@ struct npu_sgemm_args {
 	bool (*reserve)(void *arg, uint64_t bytes);	/* as npu_gemm_args' */
 	const float *bias;
 	bool relu;
+	const float *clamp;
 	const float *b_packed;
 };
 
@@ -52,9 +55,10 @@ bool npu_sgemm_pack_b(const struct npu_sgemm_args *g, float *out);
 
 /*
  * @w fp32 values at @c finished as struct npu_sgemm_args says: plus @bias
- * (NULL: none), then ReLU with @relu; AVX2 rows with @vec
- * (npu_engine_avx2()), the same bits either way.
+ * (NULL: none), then ReLU with @relu, then the clamp @clamp (NULL: none);
+ * AVX2 rows with @vec (npu_engine_avx2()), the same bits either way.
  */
-void npu_f32_epilogue(float *c, const float *bias, bool relu, uint32_t w, bool vec);
+void npu_f32_epilogue(float *c, const float *bias, bool relu, const float *clamp, uint32_t w,
+		      bool vec);
 
 #endif /* NPU_SGEMM_H */

@@ -135,6 +135,36 @@ struct npu_mm {
 /* On the engine thread: NPU_DMA_OK, or _ERR_ABORTED when told to stop. */
 uint32_t npu_mm_run(struct npu_core *core, const struct npu_mm *mm);
 
+/*
+ * struct npu_convf - an NPU_CMD_CONV2D_F32 command, parsed and checked
+ * (npu_train.c): its fields; @groups >= 1, @icg and @ocg the input and
+ * output channels of a group; element counts; @kk = k_h * k_w * icg; the
+ * clamp's bounds as floats.
+ */
+struct npu_convf {
+	uint64_t x, w, y, bias;
+	uint32_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
+	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+	uint32_t mode, flags, wgen, groups, icg, ocg;
+	uint64_t x_n, w_n, y_n, kk;
+	float clamp[2];
+};
+
+/* A forward convolution of one input channel a group: npu_convf_dw_run() computes it. */
+static inline bool npu_convf_depthwise(const struct npu_convf *v)
+{
+	return v->mode == NPU_CONVF_FWD && v->icg == 1 && v->groups > 1;
+}
+
+/*
+ * @v's outputs into @y from @x and @w (fp32, as the command lays them
+ * out) and @bias (NULL: none), the epilogue its flags ask for
+ * (npu_convf_dw.c). NPU_DMA_OK, _ERR_ARGS without host memory, or
+ * _ERR_ABORTED when told to stop.
+ */
+uint32_t npu_convf_dw_run(struct npu_core *core, const struct npu_convf *v, const float *x,
+			  const float *w, float *y, const float *bias);
+
 /* Cycles of @ops operations per element on a vector unit as wide as the array. */
 static inline uint64_t npu_vec_cycles(const struct npu_core *core, uint64_t elems, uint32_t ops)
 {

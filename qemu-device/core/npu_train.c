@@ -212,14 +212,6 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 
 /* ---- convolution ---------------------------------------------------------- */
 
-struct convf {
-	uint64_t x, w, y, bias;
-	uint32_t batch, in_h, in_w, in_c, out_h, out_w, out_c;
-	uint32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
-	uint32_t mode, flags, wgen;
-	uint64_t x_n, w_n, y_n, kk;	/* element counts; kk = k_h * k_w * in_c */
-};
-
 /* The output size symmetric padding gives, or 0 if the window never fits. */
 static uint32_t conv_out(uint32_t in, uint32_t pad, uint32_t k, uint32_t dil, uint32_t stride)
 {
@@ -228,13 +220,27 @@ static uint32_t conv_out(uint32_t in, uint32_t pad, uint32_t k, uint32_t dil, ui
 	return padded < span ? 0 : (uint32_t)((padded - span) / stride + 1);
 }
 
-static bool convf_parse(const uint8_t *c, uint32_t size, struct convf *v)
+/* The clamp's bounds: fp32 bits, lo <= hi (neither a NaN), or both 0 without the flag. */
+static bool clamp_ok(struct npu_convf *v, uint32_t lo, uint32_t hi)
+{
+	v->clamp[0] = npu_f32_from_bits(lo);
+	v->clamp[1] = npu_f32_from_bits(hi);
+	if (!(v->flags & NPU_CONVF_CLAMP))
+		return !lo && !hi;
+	return v->clamp[0] <= v->clamp[1];
+}
+
+static bool convf_parse(const uint8_t *c, uint32_t size, struct npu_convf *v)
 {
 	uint32_t known = NPU_CONVF_BF16 | NPU_CONVF_BIAS | NPU_CONVF_RELU | NPU_CONVF_CONST_W;
+	bool v3 = size == sizeof(struct npu_cmd_conv2d_f32);
 
-	if (size != sizeof(struct npu_cmd_conv2d_f32) && size != NPU_CONVF_SIZE_V1)
+	if (!v3 && size != NPU_CONVF_SIZE_V2 && size != NPU_CONVF_SIZE_V1)
 		return false;
+	if (v3)
+		known |= NPU_CONVF_CLAMP;
 	v->bias = size == NPU_CONVF_SIZE_V1 ? 0 : npu_rd64(c + 104);
+	v->groups = v3 && npu_rd32(c + 112) ? npu_rd32(c + 112) : 1;
 	v->x = npu_rd64(c + 8);
 	v->w = npu_rd64(c + 16);
 	v->y = npu_rd64(c + 24);
@@ -264,16 +270,20 @@ static bool convf_parse(const uint8_t *c, uint32_t size, struct convf *v)
 	    v->mode > NPU_CONVF_BWD_FILTER || (v->flags & ~known) ||
 	    /* the epilogue and constant weights: the forward mode's */
 	    (v->mode != NPU_CONVF_FWD &&
-	     (v->flags & (NPU_CONVF_BIAS | NPU_CONVF_RELU | NPU_CONVF_CONST_W))) ||
+	     (v->flags & (NPU_CONVF_BIAS | NPU_CONVF_RELU | NPU_CONVF_CLAMP | NPU_CONVF_CONST_W))) ||
 	    (v->wgen && !(v->flags & NPU_CONVF_CONST_W)) ||
 	    /* a bias exactly when asked for */
 	    !(v->flags & NPU_CONVF_BIAS) != !v->bias || (v->bias & 3) ||
+	    (v3 && (!clamp_ok(v, npu_rd32(c + 116), npu_rd32(c + 120)) || npu_rd32(c + 124))) ||
+	    v->in_c % v->groups || v->out_c % v->groups ||
 	    v->out_h != conv_out(v->in_h, v->pad_top, v->k_h, v->dil_h, v->stride_h) ||
 	    v->out_w != conv_out(v->in_w, v->pad_left, v->k_w, v->dil_w, v->stride_w))
 		return false;
-	v->kk = (uint64_t)v->k_h * v->k_w * v->in_c;
+	v->icg = v->in_c / v->groups;
+	v->ocg = v->out_c / v->groups;
+	v->kk = (uint64_t)v->k_h * v->k_w * v->icg;
 	return npu_prod4(v->batch, v->in_h, v->in_w, v->in_c, MAX_ELEMS, &v->x_n) &&
-	       npu_prod4(v->out_c, v->k_h, v->k_w, v->in_c, MAX_ELEMS, &v->w_n) &&
+	       npu_prod4(v->out_c, v->k_h, v->k_w, v->icg, MAX_ELEMS, &v->w_n) &&
 	       npu_prod4(v->batch, v->out_h, v->out_w, v->out_c, MAX_ELEMS, &v->y_n) &&
 	       v->y_n / v->out_c * v->kk <= NPU_TENSOR_MAX_MACS / v->out_c &&
 	       v->kk * 4 <= NPU_IM2COL_BYTES;
@@ -281,14 +291,15 @@ static bool convf_parse(const uint8_t *c, uint32_t size, struct convf *v)
 
 /*
  * Output positions [p0, p1) (p = (b * out_h + oy) * out_w + ox) as im2col
- * rows of kk values, or (scatter) the reverse: add such rows into x.
+ * rows of kk values over group @g's input channels, or (scatter) the
+ * reverse: add such rows into x.
  */
-static int im2col(struct npu_core *core, const struct convf *v, float *x, float *rows,
-		  uint64_t p0, uint64_t p1, bool scatter)
+static int im2col(struct npu_core *core, const struct npu_convf *v, float *x, float *rows,
+		  uint64_t p0, uint64_t p1, uint32_t g, bool scatter)
 {
 	/* The position's coordinates, stepped rather than divided out each time. */
 	uint64_t ox = p0 % v->out_w, oy = p0 / v->out_w % v->out_h, b = p0 / v->out_w / v->out_h;
-	size_t ic = v->in_c;
+	size_t ic = v->icg;
 
 	for (uint64_t p = p0; p < p1; p++) {
 		float *r = rows + (p - p0) * v->kk;
@@ -309,7 +320,8 @@ static int im2col(struct npu_core *core, const struct convf *v, float *x, float 
 						memset(r, 0, sizeof(float) * ic);
 					continue;
 				}
-				px = x + ((b * v->in_h + (uint64_t)iy) * v->in_w + (uint64_t)ix) * ic;
+				px = x + ((b * v->in_h + (uint64_t)iy) * v->in_w + (uint64_t)ix) *
+					 v->in_c + (size_t)g * ic;
 				if (scatter)
 					for (size_t i = 0; i < ic; i++)
 						px[i] += r[i];
@@ -331,12 +343,12 @@ static int im2col(struct npu_core *core, const struct convf *v, float *x, float 
 }
 
 /*
- * The three modes as GEMMs over im2col rows, a chunk of positions at a
- * time; the forward mode's epilogue (@bias: NULL or out_c values) as each
- * chunk's rows are written, and its weights packed already where
- * @packed is not NULL (then @w is not read).
+ * The three modes as GEMMs over im2col rows, a chunk of positions and a
+ * group at a time; the forward mode's epilogue (@bias: NULL or out_c
+ * values) as each chunk's rows are written, and its weights packed
+ * already where @packed is not NULL (then @w is not read; one group).
  */
-static int convf_compute(struct npu_core *core, const struct convf *v, float *x, float *w,
+static int convf_compute(struct npu_core *core, const struct npu_convf *v, float *x, float *w,
 			 float *y, const float *bias, const float *packed)
 {
 	uint64_t positions = v->y_n / v->out_c, chunk = NPU_IM2COL_BYTES / (v->kk * 4);
@@ -347,6 +359,9 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 	bool direct = v->mode != NPU_CONVF_BWD_DATA && v->k_h == 1 && v->k_w == 1 &&
 		      v->stride_h == 1 && v->stride_w == 1 && !v->pad_top && !v->pad_left;
 	float *rows = direct ? NULL : npu_eng_alloc(core, sizeof(float) * chunk * v->kk);
+	/* a group's weights: ocg rows of kk */
+	uint64_t wg = (uint64_t)v->ocg * v->kk;
+	size_t ldr = direct ? v->in_c : v->kk;
 
 	if (direct)
 		chunk = positions;
@@ -362,38 +377,43 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 										: (1u << 18)));
 		}
 	}
-	for (uint64_t p0 = 0; p0 < positions; p0 += chunk) {
+	for (uint64_t p0 = 0; p0 < positions; p0 += chunk)
+	for (uint32_t gr = 0; gr < v->groups; gr++) {
 		uint64_t p1 = p0 + chunk < positions ? p0 + chunk : positions;
 		struct npu_sgemm_args g = { .threads = core->cfg.engine_threads, .alpha = 1.0f,
 					    .stop = npu_eng_stop_cb, .stop_arg = core,
 					    .reserve = npu_eng_reserve_cb };
+		float *yg = y + p0 * v->out_c + (uint64_t)gr * v->ocg, *wgp = w ? w + gr * wg : NULL;
 		int err;
 
 		if (direct)
-			rows = x + p0 * v->kk;
-		else if (v->mode != NPU_CONVF_BWD_DATA && im2col(core, v, x, rows, p0, p1, false)) {
+			rows = x + p0 * v->in_c + (uint64_t)gr * v->icg;
+		else if (v->mode != NPU_CONVF_BWD_DATA &&
+			 im2col(core, v, x, rows, p0, p1, gr, false)) {
 			free(rows);
 			return -1;
 		}
 		if (v->mode == NPU_CONVF_FWD) {		/* y = rows * w^T */
-			g.a = rows, g.b = w, g.c = y + p0 * v->out_c;
-			g.m = (uint32_t)(p1 - p0), g.n = v->out_c, g.k = (uint32_t)v->kk;
-			g.lda = v->kk, g.ldb = v->kk, g.ldc = v->out_c, g.trans_b = 1;
-			g.bias = bias, g.relu = !!(v->flags & NPU_CONVF_RELU);
+			g.a = rows, g.b = wgp, g.c = yg;
+			g.m = (uint32_t)(p1 - p0), g.n = v->ocg, g.k = (uint32_t)v->kk;
+			g.lda = ldr, g.ldb = v->kk, g.ldc = v->out_c, g.trans_b = 1;
+			g.bias = bias ? bias + (uint64_t)gr * v->ocg : NULL;
+			g.relu = !!(v->flags & NPU_CONVF_RELU);
+			g.clamp = v->flags & NPU_CONVF_CLAMP ? v->clamp : NULL;
 			g.b_packed = packed;
 		} else if (v->mode == NPU_CONVF_BWD_FILTER) {	/* w += dy^T * rows */
-			g.a = y + p0 * v->out_c, g.b = rows, g.c = w;
-			g.m = v->out_c, g.n = (uint32_t)v->kk, g.k = (uint32_t)(p1 - p0);
-			g.lda = v->out_c, g.ldb = v->kk, g.ldc = v->kk, g.trans_a = 1;
+			g.a = yg, g.b = rows, g.c = wgp;
+			g.m = v->ocg, g.n = (uint32_t)v->kk, g.k = (uint32_t)(p1 - p0);
+			g.lda = v->out_c, g.ldb = ldr, g.ldc = v->kk, g.trans_a = 1;
 			g.beta = p0 ? 1.0f : 0.0f;
 		} else {				/* rows = dy * w, then scatter */
-			g.a = y + p0 * v->out_c, g.b = w, g.c = rows;
-			g.m = (uint32_t)(p1 - p0), g.n = (uint32_t)v->kk, g.k = v->out_c;
+			g.a = yg, g.b = wgp, g.c = rows;
+			g.m = (uint32_t)(p1 - p0), g.n = (uint32_t)v->kk, g.k = v->ocg;
 			g.lda = v->out_c, g.ldb = v->kk, g.ldc = v->kk;
 		}
 		err = npu_sgemm(&g);
 		if (!err && v->mode == NPU_CONVF_BWD_DATA)
-			err = im2col(core, v, x, rows, p0, p1, true);
+			err = im2col(core, v, x, rows, p0, p1, gr, true);
 		if (err) {
 			if (!direct)
 				free(rows);
@@ -408,7 +428,7 @@ static int convf_compute(struct npu_core *core, const struct convf *v, float *x,
 uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
-	struct convf v;
+	struct npu_convf v;
 	float *x = NULL, *w = NULL, *y = NULL, *bias = NULL, *own = NULL;
 	const float *packed = NULL;
 	int bf16;
@@ -423,7 +443,8 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	st = v.mode == NPU_CONVF_BWD_DATA ? (x = npu_eng_alloc(core, sizeof(float) * v.x_n)) ? NPU_DMA_OK
 										 : NPU_DMA_ERR_ARGS
 					  : load_f32(core, v.x, v.x_n, bf16, &x, fault);
-	if (st == NPU_DMA_OK && (v.flags & NPU_CONVF_CONST_W)) {	/* w: B, n x kk */
+	/* w: B, n x kk (one group; a depthwise one lays its own out) */
+	if (st == NPU_DMA_OK && (v.flags & NPU_CONVF_CONST_W) && v.groups == 1) {
 		struct npu_sgemm_args kb = { .k = (uint32_t)v.kk, .n = v.out_c, .ldb = v.kk,
 					     .trans_b = 1 };
 
@@ -443,7 +464,9 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	if (st == NPU_DMA_OK && ((v.mode == NPU_CONVF_FWD ? v.y : v.mode == NPU_CONVF_BWD_DATA ?
 				  v.x : v.w) & 3))
 		st = NPU_DMA_ERR_ARGS;
-	if (st == NPU_DMA_OK && convf_compute(core, &v, x, w, y, bias, packed))
+	if (st == NPU_DMA_OK && npu_convf_depthwise(&v))
+		st = npu_convf_dw_run(core, &v, x, w, y, bias);
+	else if (st == NPU_DMA_OK && convf_compute(core, &v, x, w, y, bias, packed))
 		st = NPU_DMA_ERR_ARGS;
 	if (st == NPU_DMA_OK) {
 		if (v.mode == NPU_CONVF_FWD)

@@ -77,7 +77,8 @@ static void test_boot_handshake(void)
 		 NPU_FW_CAP_LOG | NPU_FW_CAP_HEARTBEAT | NPU_FW_CAP_TIMESTAMPS |
 			   NPU_FW_CAP_REQUANT_ONNX | NPU_FW_CAP_CONV_GROUPS |
 			   NPU_FW_CAP_SOFTMAX_MASK | NPU_FW_CAP_NORM_Q8 |
-			   NPU_FW_CAP_REQUANT_Q31 | NPU_FW_CAP_CONST_WEIGHTS);
+			   NPU_FW_CAP_REQUANT_Q31 | NPU_FW_CAP_CONST_WEIGHTS |
+			   NPU_FW_CAP_CONVF_GROUPS);
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS),
 		 1u << NPU_CMD_NOP | 1u << NPU_CMD_DMA_COPY | 1u << NPU_CMD_DMA_FILL |
 		 1u << NPU_CMD_TIMESTAMP | 1u << NPU_CMD_BARRIER | 1u << NPU_CMD_BINARY |
@@ -97,7 +98,7 @@ static void test_boot_handshake(void)
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_ERROR), 0);
 	CHECK_EQ(h.msi[NPU_IRQ_FW], 1);
 	CHECK(h_rd(&h, NPU_REG_IRQ_STATUS) & (1u << NPU_IRQ_FW));
-	CHECK(strstr(h_log(&h), "npu-fw 1.5.0 (api 1.2) ready") != NULL);
+	CHECK(strstr(h_log(&h), "npu-fw 1.6.0 (api 1.2) ready") != NULL);
 	/* Idle in WFI, not spinning. */
 	CHECK(!npu_core_runnable(h.core));
 	CHECK_EQ(npu_core_run(h.core, 1000), NPU_RUN_IDLE);
@@ -817,7 +818,8 @@ static void test_edge_profile(void)
 		 NPU_HW_CAP_DMA | NPU_HW_CAP_MMU | NPU_HW_CAP_FLR | NPU_HW_CAP_INT8 |
 			   NPU_HW_CAP_REQUANT_ONNX | NPU_HW_CAP_CONV_GROUPS |
 			   NPU_HW_CAP_SOFTMAX_MASK | NPU_HW_CAP_NORM_Q8 |
-			   NPU_HW_CAP_REQUANT_Q31 | NPU_HW_CAP_CONST_WEIGHTS);
+			   NPU_HW_CAP_REQUANT_Q31 | NPU_HW_CAP_CONST_WEIGHTS |
+			   NPU_HW_CAP_CONVF_GROUPS);
 	CHECK_EQ(h_boot(&h), NPU_BOOT_OK);
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_CMD_CAPS),
 		 1u << NPU_CMD_NOP | 1u << NPU_CMD_DMA_COPY | 1u << NPU_CMD_DMA_FILL |

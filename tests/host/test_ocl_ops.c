@@ -423,12 +423,19 @@ static void test_gemm_f32(void)
 
 static void test_conv2d_f32(void)
 {
-	for (int t = 0; t < 18; t++) {
+	for (int t = 0; t < 30; t++) {
 		struct npu_conv2d_f32 p = { pick(1, 2), pick(2, 9), pick(2, 9), pick(1, 5), 0, 0,
 					    pick(1, 6), pick(1, 3), pick(1, 3), pick(1, 2),
-					    pick(1, 2), pick(1, 2), pick(1, 2), 0, 0, 0 };
+					    pick(1, 2), pick(1, 2), pick(1, 2), 0, 0, 0, 0 };
 		enum npu_conv_pass pass = (enum npu_conv_pass)(1 + t % 3);
 		uint64_t nx, nw, ny;
+
+		/* groups from the second dozen on: some depthwise (one input channel each) */
+		if (t >= 12) {
+			p.groups = pick(2, 4);
+			p.in_c = t % 2 ? p.groups : p.in_c * p.groups;
+			p.out_c *= p.groups;
+		}
 
 		p.pad_top = pick(0, 1);
 		p.pad_left = pick(0, 1);

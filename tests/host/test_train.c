@@ -199,6 +199,11 @@ static void test_gemm_bf16_within_its_bound(void)
 	free(hb);
 }
 
+static uint32_t groups(const struct npu_conv2d_f32 *p)
+{
+	return p->groups ? p->groups : 1;
+}
+
 /* Convolution sizes that satisfy the symmetric-padding rule. */
 static struct npu_conv2d_f32 random_conv(void)
 {
@@ -246,6 +251,14 @@ static void conv2d_f32_cases(const char *isa)
 			p.out_c = 1 + rnd() % 40;
 			p.out_h = p.in_h, p.out_w = p.in_w;
 		}
+		if (t % 5 == 4) {		/* groups of several channels */
+			p.groups = 2 + rnd() % 3;
+			p.in_c *= p.groups;
+			p.out_c *= p.groups;
+		} else if (t % 5 == 2) {	/* depthwise: vectors and a tail */
+			p.groups = p.in_c = 1 + rnd() % 20;
+			p.out_c = p.in_c * (1 + (t % 2));
+		}
 
 		p.bf16 = t % 4 == 3;
 		esz = p.bf16 ? 2 : 4;
@@ -271,9 +284,9 @@ static void conv2d_f32_cases(const char *isa)
 		for (uint64_t i = 0; i < ny; i++)
 			ay[i] = fabsf(y[i]);
 		nout = pass == NPU_CONV_FORWARD ? ny : pass == NPU_CONV_BACKWARD_DATA ? nx : nw;
-		terms = pass == NPU_CONV_FORWARD ? (uint64_t)p.k_h * p.k_w * p.in_c :
-			pass == NPU_CONV_BACKWARD_DATA ? (uint64_t)p.k_h * p.k_w * p.out_c :
-			ny / p.out_c;
+		terms = pass == NPU_CONV_FORWARD ? (uint64_t)p.k_h * p.k_w * p.in_c / groups(&p) :
+			pass == NPU_CONV_BACKWARD_DATA ?
+				(uint64_t)p.k_h * p.k_w * p.out_c / groups(&p) : ny / p.out_c;
 		{
 			struct npu_conv2d_f32 pf = p;
 			float *rx = pass == NPU_CONV_BACKWARD_DATA ? malloc(sizeof(float) * nx) : x;
@@ -309,9 +322,13 @@ static void conv2d_f32_cases(const char *isa)
 			free(by);
 		}
 		CHECK_EQ(npu_pack_conv2d_f32(&c, &p, pass, VA(1), VA(2), VA(3)), 0);
-		CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+		CHECK_EQ(c.hdr.size, p.groups > 1 ? sizeof(c) : NPU_CONVF_SIZE_V2);
+		CHECK_EQ(run(&c, c.hdr.size), NPU_JOB_OK);
 		outp = at(pass == NPU_CONV_FORWARD ? 3 : pass == NPU_CONV_BACKWARD_DATA ? 1 : 2);
 		CHECK(close_to(outp, want, tol, nout));
+		/* depthwise forward: the reference's products and adds, in its order */
+		if (pass == NPU_CONV_FORWARD && groups(&p) == p.in_c && p.in_c > 1)
+			CHECK(!memcmp(outp, want, sizeof(float) * nout));
 		if (want != x && want != w && want != y)
 			free(want);
 		free(x);
@@ -336,21 +353,23 @@ static void test_conv2d_f32_random(void)
 }
 
 /*
- * The forward convolution's epilogue (NPU_CONVF_BIAS, NPU_CONVF_RELU):
- * each combination on random geometries, wide enough for the vector rows
- * and their tails, bit for bit (1) what this file works out from the plain
- * convolution's output, one fp32 add and one compare an element, and (2)
- * the plain convolution followed by the element-wise commands in one job.
- * The bias holds a NaN (kept through the ReLU) and minus infinity (0 after
- * it).
+ * The forward convolution's epilogue (NPU_CONVF_BIAS, NPU_CONVF_RELU,
+ * NPU_CONVF_CLAMP): each combination on random geometries (grouped and
+ * depthwise ones too), wide enough for the vector rows and their tails,
+ * bit for bit (1) what this file works out from the plain convolution's
+ * output, one fp32 add and compares an element, and (2) without the
+ * clamp, the plain convolution followed by the element-wise commands in
+ * one job. The bias holds a NaN (kept through the ReLU and the clamp) and
+ * minus infinity (0 after the ReLU, lo after the clamp).
  */
 static void conv2d_f32_epilogue_cases(const char *isa)
 {
 	(void)isa;
-	for (int t = 0; t < 24; t++) {
+	for (int t = 0; t < 36; t++) {
 		struct npu_conv2d_f32 p = random_conv();
 		uint32_t flags = t % 3 == 0 ? NPU_CONVF_BIAS : t % 3 == 1 ? NPU_CONVF_RELU :
 			NPU_CONVF_BIAS | NPU_CONVF_RELU;
+		const float lo = -0.25f, hi = 0.5f;	/* the clamp's */
 		struct npu_cmd_conv2d_f32 c[2];
 		struct npu_cmd_eltwise_f32 e[2];
 		struct npu_eltwise_f32 ep;
@@ -366,6 +385,16 @@ static void conv2d_f32_epilogue_cases(const char *isa)
 		p.in_c = 1 + rnd() % 24;
 		p.out_c = 1 + rnd() % 40;
 		p.bf16 = t % 8 == 7;
+		if (t >= 24)	/* the clamp after the others */
+			flags = NPU_CONVF_CLAMP | (flags & ~(uint32_t)(t % 3 == 2 ? NPU_CONVF_RELU : 0));
+		if (t % 4 == 2) {		/* depthwise, one or two outputs a channel */
+			p.groups = p.in_c = 8 + rnd() % 20;
+			p.out_c = p.in_c * (t % 8 == 2 ? 1 : 2);
+		} else if (t % 4 == 3) {	/* two groups */
+			p.groups = 2;
+			p.in_c *= 2;
+			p.out_c *= 2;
+		}
 		CHECK(npu_conv2d_f32_valid(&p, NPU_CONV_FORWARD));
 		npu_conv2d_f32_sizes(&p, &nx, &nw, &ny);
 		x = rand_floats(nx);
@@ -394,19 +423,27 @@ static void conv2d_f32_epilogue_cases(const char *isa)
 
 		/* The plain convolution, then the same one finishing its outputs. */
 		CHECK_EQ(npu_pack_conv2d_f32(&c[0], &p, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), 0);
+		c[0].hdr.size = sizeof(c[0]);	/* the third form, one group */
 		c[1] = c[0];
 		c[1].y = VA(4);
 		c[1].flags |= flags;
 		c[1].bias = flags & NPU_CONVF_BIAS ? VA(6) : 0;
+		if (flags & NPU_CONVF_CLAMP) {
+			c[1].clamp_lo = npu_f32_bits(lo);
+			c[1].clamp_hi = npu_f32_bits(hi);
+		}
 		CHECK_EQ(run(c, sizeof(c)), NPU_JOB_OK);
 		plain = at(3);
 		want = malloc(sizeof(float) * ny);
 		for (uint64_t i = 0; i < ny; i++) {
 			float v = flags & NPU_CONVF_BIAS ? plain[i] + b[i % p.out_c] : plain[i];
 
-			want[i] = flags & NPU_CONVF_RELU && v < 0.0f ? 0.0f : v;
+			v = flags & NPU_CONVF_RELU && v < 0.0f ? 0.0f : v;
+			want[i] = !(flags & NPU_CONVF_CLAMP) ? v : v < lo ? lo : v > hi ? hi : v;
 		}
 		CHECK(!memcmp(at(4), want, sizeof(float) * ny));
+		if (flags & NPU_CONVF_CLAMP)
+			goto next;	/* no element-wise clamp command to compare with */
 
 		/* The plain one into 5, then the element-wise commands on it. */
 		c[0].y = VA(5);
@@ -426,6 +463,7 @@ static void conv2d_f32_epilogue_cases(const char *isa)
 			CHECK_EQ(run(job, sizeof(c[0]) + sizeof(e[0]) * ne), NPU_JOB_OK);
 		}
 		CHECK(!memcmp(at(5), at(4), sizeof(float) * ny));
+next:
 		free(x);
 		free(w);
 		free(b);
@@ -559,6 +597,7 @@ static void conv2d_f32_const_cases(const char *isa)
 		put(3, NULL, ny * 4);
 		put(4, NULL, ny * 4);
 		CHECK_EQ(npu_pack_conv2d_f32(&plain, &p, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), 0);
+		plain.hdr.size = sizeof(plain);
 		kept = plain;
 		kept.y = VA(4);
 		kept.flags |= NPU_CONVF_CONST_W;
@@ -666,7 +705,7 @@ static void test_gemm_f32_const_b(void)
  */
 static void test_const_weights_room(void)
 {
-	struct npu_conv2d_f32 p = { 1, 8, 8, 64, 8, 8, 2400, 1, 1, 1, 1, 1, 1, 0, 0, 0 };
+	struct npu_conv2d_f32 p = { 1, 8, 8, 64, 8, 8, 2400, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1 };
 	struct npu_core_config cfg;
 	struct npu_cmd_conv2d_f32 c[2];
 	uint64_t nx, nw, ny;
@@ -689,6 +728,7 @@ static void test_const_weights_room(void)
 		for (int i = 0; i < 2; i++) {
 			CHECK_EQ(npu_pack_conv2d_f32(&c[i], &p, NPU_CONV_FORWARD, VA(1), VA(2 + i),
 						     VA(4)), 0);
+			c[i].hdr.size = sizeof(c[i]);
 			c[i].flags |= NPU_CONVF_CONST_W;
 		}
 		/* A, B, A: each packed, B's arrival letting A go. */
@@ -719,7 +759,7 @@ static void test_const_weights_room(void)
 /* A hand-worked 1x1 case: y = relu(x * w + bias), each value known. */
 static void test_conv2d_f32_epilogue_by_hand(void)
 {
-	struct npu_conv2d_f32 p = { 1, 1, 4, 1, 1, 4, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0 };
+	struct npu_conv2d_f32 p = { 1, 1, 4, 1, 1, 4, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1 };
 	const float x[4] = { 1.0f, -2.0f, 0.5f, 3.0f }, w[2] = { 2.0f, -1.0f };
 	const float bias[2] = { 1.0f, 0.25f };
 	/* x * w + b: 3 -0.75 | -3 2.25 | 2 -0.25 | 7 -2.75; then the ReLU */
@@ -734,7 +774,7 @@ static void test_conv2d_f32_epilogue_by_hand(void)
 	CHECK_EQ(npu_pack_conv2d_f32(&c, &p, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), 0);
 	c.flags |= NPU_CONVF_BIAS | NPU_CONVF_RELU;
 	c.bias = VA(4);
-	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK_EQ(run(&c, c.hdr.size), NPU_JOB_OK);
 	CHECK(!memcmp(at(3), want, sizeof(want)));
 }
 
@@ -777,6 +817,8 @@ static void test_conv2d_f32_gradients_are_adjoints(void)
 			 0);
 		CHECK_EQ(npu_pack_conv2d_f32(&c[2], &p, NPU_CONV_BACKWARD_FILTER, VA(1), VA(6),
 					     VA(4)), 0);
+		for (int i = 0; i < 3; i++)
+			c[i].hdr.size = sizeof(c[i]);
 		CHECK_EQ(run(c, sizeof(c)), NPU_JOB_OK);
 		fwd = dot(at(3), dy, ny);
 		bd = dot(x, at(5), nx);
@@ -1117,7 +1159,7 @@ static void test_malformed(void)
 	struct npu_cmd_gemm_f32 g;
 	struct npu_cmd_optim_f32 o;
 	struct npu_optim_f32 op = { 16, NPU_OPTIM_ADAM, 1e-3f, 0.9f, 0.999f, 1e-8f, 0, 1 };
-	struct npu_conv2d_f32 cp = { 1, 5, 5, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1, 0, 0, 0 };
+	struct npu_conv2d_f32 cp = { 1, 5, 5, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1, 0, 0, 0, 1 };
 	struct npu_cmd_conv2d_f32 cv;
 
 	setup();
@@ -1152,6 +1194,7 @@ static void test_malformed(void)
 	o.beta1 = npu_f32_bits(1.0f);
 	CHECK_EQ(run(&o, sizeof(o)), NPU_JOB_INVALID_CMD);
 	CHECK_EQ(npu_pack_conv2d_f32(&cv, &cp, NPU_CONV_FORWARD, VA(1), VA(2), VA(3)), 0);
+	cv.hdr.size = sizeof(cv);
 	CHECK_EQ(run(&cv, sizeof(cv)), NPU_JOB_OK);
 	cv.out_h = 4;	/* not the size the padding gives */
 	CHECK_EQ(run(&cv, sizeof(cv)), NPU_JOB_INVALID_CMD);
@@ -1160,7 +1203,7 @@ static void test_malformed(void)
 	CHECK_EQ(run(&cv, sizeof(cv)), NPU_JOB_INVALID_CMD);
 	cv.mode = NPU_CONVF_FWD;
 	/* The epilogue: the forward mode's, a bias exactly with its flag. */
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 20; i++) {
 		struct npu_cmd_conv2d_f32 b = cv;
 		uint32_t want = NPU_JOB_INVALID_CMD, size = sizeof(b);
 
@@ -1169,12 +1212,24 @@ static void test_malformed(void)
 		case 1: b.bias = VA(4); break;			/* a bias, no flag */
 		case 2: b.flags |= NPU_CONVF_BIAS; b.bias = VA(4) + 2; break;	/* misaligned */
 		case 3: b.flags |= NPU_CONVF_RELU; b.mode = NPU_CONVF_BWD_DATA; break;
-		case 4: b.flags |= 1u << 4; break;		/* unknown */
+		case 4: b.flags |= 1u << 5; break;		/* unknown */
 		case 6: b.wgen = 3; break;			/* a generation, no promise */
 		case 7: b.flags |= NPU_CONVF_CONST_W; b.mode = NPU_CONVF_BWD_FILTER; break;
 		case 8: b.flags |= NPU_CONVF_CONST_W; b.wgen = ~0u; want = NPU_JOB_OK; break;
 		case 5: b.flags |= NPU_CONVF_RELU; size = NPU_CONVF_SIZE_V1; want = NPU_JOB_OK;
 			break;					/* the first form */
+		case 10: size = NPU_CONVF_SIZE_V2; want = NPU_JOB_OK; break;	/* the second */
+		case 11: b.flags |= NPU_CONVF_CLAMP; size = NPU_CONVF_SIZE_V2; break;
+		case 12: b.groups = 2; want = NPU_JOB_OK; break;	/* 2 of 2 channels */
+		case 13: b.groups = 3; break;			/* not dividing in_c */
+		case 14: b.flags |= NPU_CONVF_CLAMP; want = NPU_JOB_OK;
+			b.clamp_lo = npu_f32_bits(0.0f); b.clamp_hi = npu_f32_bits(6.0f); break;
+		case 15: b.flags |= NPU_CONVF_CLAMP;		/* lo > hi */
+			b.clamp_lo = npu_f32_bits(1.0f); b.clamp_hi = npu_f32_bits(0.5f); break;
+		case 16: b.flags |= NPU_CONVF_CLAMP; b.clamp_hi = npu_f32_bits(NAN); break;
+		case 17: b.clamp_hi = npu_f32_bits(6.0f); break;	/* a bound, no flag */
+		case 18: b.reserved = 1; break;
+		case 19: b.flags |= NPU_CONVF_CLAMP; b.mode = NPU_CONVF_BWD_DATA; break;
 		default: size = NPU_CONVF_SIZE_V1 + 8 * 2; break;
 		}
 		b.hdr.size = size;

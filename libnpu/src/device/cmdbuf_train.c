@@ -20,7 +20,7 @@ int npu_cmd_conv2d_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_conv2d_f3
 	struct npu_cmd_conv2d_f32 c;
 	int err = npu_pack_conv2d_f32(&c, p, pass, x_va, w_va, y_va);
 
-	return err ? err : npu_cmdbuf_emit(cb, &c, sizeof(c));
+	return err ? err : npu_cmdbuf_emit(cb, &c, c.hdr.size);
 }
 
 int npu_cmd_pool_f32_v(size_t size, npu_cmdbuf *cb, const struct npu_pool_f32 *p_in, uint64_t x_va,

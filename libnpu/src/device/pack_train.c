@@ -77,6 +77,12 @@ int npu_pack_conv2d_f32(struct npu_cmd_conv2d_f32 *out, const struct npu_conv2d_
 	c.pad_left = p->pad_left;
 	c.mode = (uint32_t)pass;
 	c.flags = p->bf16 ? NPU_CONVF_BF16 : 0;
+	c.groups = npu_conv2d_f32_groups(p);
+	/* The form older devices take, unless it needs more (npu_cmd_train.h). */
+	if (c.groups == 1) {
+		c.groups = 0;
+		c.hdr.size = NPU_CONVF_SIZE_V2;
+	}
 	*out = c;
 	return 0;
 }

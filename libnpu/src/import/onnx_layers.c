@@ -8,8 +8,8 @@
  * of a layer is tagged NCHW (its data is ONNX's, in the order its dims
  * say), and the layout pass meets it with an NHWC twin; the N-dimensional
  * ops and concat read every tensor as the array its dims describe, so the
- * tag changes nothing for them. Where an op does not fit (groups,
- * dilations, asymmetric padding, padded or ceil-mode pooling, weights not
+ * tag changes nothing for them. Where an op does not fit (dilations,
+ * asymmetric padding, padded or ceil-mode pooling, weights not
  * known at load time), the N-dimensional op is imported instead.
  */
 #include <stdlib.h>
@@ -81,7 +81,7 @@ int onnx_layer_conv(struct onnx *o, const struct window *w, uint32_t group,
 	struct ir_attrs a = { 0 };
 	int t[3] = { -1, -1, -1 }, y;
 
-	if (!fits_act(x, 4) || w->nsp != 2 || group != 1 || !is_const(wv) ||
+	if (!fits_act(x, 4) || w->nsp != 2 || !is_const(wv) ||
 	    (b && !(is_const(b) && b->rank == 1 && b->count == ydims[1])))
 		return 0;
 	for (int i = 0; i < 2; i++)
@@ -106,7 +106,7 @@ int onnx_layer_conv(struct onnx *o, const struct window *w, uint32_t group,
 	a.stride[0] = (uint32_t)w->s[0];
 	a.stride[1] = (uint32_t)w->s[1];
 	a.dilation[0] = a.dilation[1] = 1;
-	a.groups = 1;
+	a.groups = group;
 	a.pad[0] = a.pad[2] = (uint32_t)w->lo[0];
 	a.pad[1] = a.pad[3] = (uint32_t)w->lo[1];
 	TRY(onnx_node(o, IR_CONV2D, t, 3, &y, 1, &a));

@@ -137,9 +137,9 @@ static int verify_conv(npu_graph *g, const struct ir_node *n)
 			       "and no depthwise filter");
 	if (i->dims[0] != o->dims[0])
 		return ir_fail(g, NPU_EINVAL, "conv2d: batch %u in, %u out", i->dims[0], o->dims[0]);
-	if (a->groups != 1 && (f32 || a->depthwise || !a->groups || i->dims[3] % a->groups ||
+	if (a->groups != 1 && (a->depthwise || !a->groups || i->dims[3] % a->groups ||
 				o->dims[3] % a->groups))
-		return ir_fail(g, NPU_EINVAL, "conv2d: %u groups: int8, not depthwise, and dividing "
+		return ir_fail(g, NPU_EINVAL, "conv2d: %u groups: not depthwise, and dividing "
 			       "in_c (%u) and out_c (%u)", a->groups, i->dims[3], o->dims[3]);
 	if (a->groups > 1) {
 		if (f->dims[0] != o->dims[3] || f->dims[3] != i->dims[3] / a->groups)

@@ -317,7 +317,7 @@ static struct npu_conv2d_f32 conv_params(const npu_graph *g, const struct ir_nod
 	return (struct npu_conv2d_f32){
 		i->dims[0], i->dims[1], i->dims[2], i->dims[3], y->dims[1], y->dims[2], y->dims[3],
 		f->dims[1], f->dims[2], n->a.stride[0], n->a.stride[1], 1, 1, n->a.pad[0],
-		n->a.pad[1], 0,
+		n->a.pad[1], 0, n->a.groups,
 	};
 }
 

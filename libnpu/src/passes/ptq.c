@@ -163,6 +163,7 @@ static int int8_layer(npu_graph *q, const struct ir_node *o, int in, int w, int 
 	memcpy(n.a.stride, o->a.stride, sizeof(n.a.stride));
 	memcpy(n.a.dilation, o->a.dilation, sizeof(n.a.dilation));
 	memcpy(n.a.pad, o->a.pad, sizeof(n.a.pad));
+	n.a.groups = o->a.groups;
 	n.a.act = o->a.act;
 	n.a.requant = NPU_REQUANT_ONNX;
 	return ir_add_node(q, &n);

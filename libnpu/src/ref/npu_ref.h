@@ -37,6 +37,11 @@ bool npu_concat_valid(const struct npu_concat *p);
 #define NPU_TRAIN_MAX_ELEMS	(1u << 26)	/* 256 MiB of fp32 per operand */
 bool npu_gemm_f32_valid(const struct npu_gemm_f32 *p);
 bool npu_conv2d_f32_valid(const struct npu_conv2d_f32 *p, enum npu_conv_pass pass);
+/* @p's groups: 0 means one. */
+static inline uint32_t npu_conv2d_f32_groups(const struct npu_conv2d_f32 *p)
+{
+	return p->groups ? p->groups : 1;
+}
 bool npu_pool_f32_valid(const struct npu_pool_f32 *p);
 bool npu_eltwise_f32_valid(const struct npu_eltwise_f32 *p);
 bool npu_reduce_f32_valid(const struct npu_reduce_f32 *p);

@@ -83,20 +83,21 @@ static bool count4(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint64_t *out
 
 bool npu_conv2d_f32_valid(const struct npu_conv2d_f32 *p, enum npu_conv_pass pass)
 {
+	uint32_t g = p ? npu_conv2d_f32_groups(p) : 1;
 	uint64_t x, w, y, kk;
 
 	if (!p || pass < NPU_CONV_FORWARD || pass > NPU_CONV_BACKWARD_FILTER ||
 	    !dim_ok(p->batch) || !dim_ok(p->in_h) || !dim_ok(p->in_w) || !dim_ok(p->in_c) ||
 	    !dim_ok(p->out_c) || !win_ok(p->k_h) || !win_ok(p->k_w) || !win_ok(p->stride_h) ||
 	    !win_ok(p->stride_w) || !win_ok(p->dil_h) || !win_ok(p->dil_w) ||
-	    p->pad_top > 255 || p->pad_left > 255 ||
+	    p->pad_top > 255 || p->pad_left > 255 || p->in_c % g || p->out_c % g ||
 	    p->out_h != conv_out(p->in_h, p->pad_top, p->k_h, p->dil_h, p->stride_h) ||
 	    p->out_w != conv_out(p->in_w, p->pad_left, p->k_w, p->dil_w, p->stride_w) ||
 	    !count4(p->batch, p->in_h, p->in_w, p->in_c, &x) ||
-	    !count4(p->out_c, p->k_h, p->k_w, p->in_c, &w) ||
+	    !count4(p->out_c, p->k_h, p->k_w, p->in_c / g, &w) ||
 	    !count4(p->batch, p->out_h, p->out_w, p->out_c, &y))
 		return false;
-	kk = (uint64_t)p->k_h * p->k_w * p->in_c;
+	kk = (uint64_t)p->k_h * p->k_w * (p->in_c / g);
 	return y / p->out_c * kk <= MAX_MACS / p->out_c && kk * 4 <= (16u << 20);
 }
 
@@ -104,7 +105,7 @@ void npu_conv2d_f32_sizes(const struct npu_conv2d_f32 *p, uint64_t *x, uint64_t 
 			  uint64_t *y)
 {
 	*x = (uint64_t)p->batch * p->in_h * p->in_w * p->in_c;
-	*w = (uint64_t)p->out_c * p->k_h * p->k_w * p->in_c;
+	*w = (uint64_t)p->out_c * p->k_h * p->k_w * (p->in_c / npu_conv2d_f32_groups(p));
 	*y = (uint64_t)p->batch * p->out_h * p->out_w * p->out_c;
 }
 
@@ -122,6 +123,7 @@ int npu_ref_conv2d_f32_v(size_t size, const struct npu_conv2d_f32 *p_in, enum np
 		       void *wv, void *yv)
 {
 	NPU_STRUCT_IN(struct npu_conv2d_f32, p, p_in, size);
+	uint32_t groups = npu_conv2d_f32_groups(p);
 	uint64_t nx, nw, ny;
 	float *x, *w, *y;
 	int err = NPU_OK;
@@ -147,6 +149,8 @@ int npu_ref_conv2d_f32_v(size_t size, const struct npu_conv2d_f32 *p_in, enum np
 	for (uint32_t ox = 0; ox < p->out_w; ox++)
 	for (uint32_t o = 0; o < p->out_c; o++) {
 		float *yo = &y[(((size_t)b * p->out_h + oy) * p->out_w + ox) * p->out_c + o];
+		/* the group's input channels: [i0, i0 + icg) */
+		uint32_t icg = p->in_c / groups, i0 = o / (p->out_c / groups) * icg;
 		float acc = 0.0f;
 
 		for (uint32_t ky = 0; ky < p->k_h; ky++)
@@ -156,10 +160,10 @@ int npu_ref_conv2d_f32_v(size_t size, const struct npu_conv2d_f32 *p_in, enum np
 
 			if (iy < 0 || iy >= p->in_h || ix < 0 || ix >= p->in_w)
 				continue;	/* zero padding */
-			for (uint32_t i = 0; i < p->in_c; i++) {
+			for (uint32_t i = 0; i < icg; i++) {
 				float *xi = &x[(((size_t)b * p->in_h + (size_t)iy) * p->in_w +
-						(size_t)ix) * p->in_c + i];
-				float *wi = &w[(((size_t)o * p->k_h + ky) * p->k_w + kx) * p->in_c + i];
+						(size_t)ix) * p->in_c + i0 + i];
+				float *wi = &w[(((size_t)o * p->k_h + ky) * p->k_w + kx) * icg + i];
 
 				if (pass == NPU_CONV_FORWARD)
 					acc += *wi * *xi;

@@ -178,6 +178,7 @@ static uint32_t kern_modes(const struct kern *k)
 	case K_CONV_I8:
 		return (k->p.conv.groups > 1 ? NPU_FW_CAP_CONV_GROUPS : 0) |
 		       (k->p.conv.requant == NPU_REQUANT_ONNX ? NPU_FW_CAP_REQUANT_ONNX : 0);
+	case K_CONV_F32: return k->p.fconv.p.groups > 1 ? NPU_FW_CAP_CONVF_GROUPS : 0;
 	case K_GEMM_I8: return k->p.gemm.requant == NPU_REQUANT_ONNX ? NPU_FW_CAP_REQUANT_ONNX : 0;
 	case K_ELT_I8: return k->p.elt.requant != NPU_REQUANT_TFLITE ? NPU_FW_CAP_REQUANT_ONNX : 0;
 	case K_ND_SOFTMAX: return k->t[1] >= 0 ? NPU_FW_CAP_SOFTMAX_MASK : 0;
@@ -195,6 +196,7 @@ static int mode_ok(const struct npu_be *n, const struct kern *k, struct npu_clai
 	static const struct { uint32_t cap; const char *why; } modes[] = {
 		{ NPU_FW_CAP_REQUANT_ONNX, "ONNX requantization: not in this device" },
 		{ NPU_FW_CAP_CONV_GROUPS, "groups: not in this device's conv2d" },
+		{ NPU_FW_CAP_CONVF_GROUPS, "groups: not in this device's fp32 conv2d" },
 		{ NPU_FW_CAP_SOFTMAX_MASK, "a mask: not in this device's softmax" },
 		{ NPU_FW_CAP_NORM_Q8, "8-bit: not in this device's layer norm" },
 		{ NPU_FW_CAP_REQUANT_Q31, "TFLite requantization: not in this device's qdq" },
@@ -563,7 +565,7 @@ static int emit_conv_f32(const struct npu_be *n, npu_cmdbuf *cb, const struct ln
 		c.flags |= NPU_CONVF_CONST_W;
 		c.wgen = (uint32_t)a->consts_written;
 	}
-	return npu_cmdbuf_emit(cb, &c, sizeof(c));
+	return npu_cmdbuf_emit(cb, &c, c.hdr.size);
 }
 
 /*

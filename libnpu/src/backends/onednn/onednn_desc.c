@@ -280,8 +280,13 @@ int dn_primitive_desc(const struct onednn *o, const struct dn_match *m,
 	switch (m->kind) {
 	case DN_CONV: {
 		const struct npu_conv2d_f32 *p = &k->p.fconv.p;
+		int64_t gr = p->groups > 1 ? p->groups : 1;
 		dnnl_dims_t x = { p->batch, p->in_c, p->in_h, p->in_w };
-		dnnl_dims_t w = { p->out_c, p->in_c, p->k_h, p->k_w };
+		/* [out_c][k_h][k_w][in_c / groups] is [groups][out_c / groups]...: gohwi */
+		dnnl_dims_t wg = { gr, p->out_c / gr, p->in_c / gr, p->k_h, p->k_w };
+		dnnl_dims_t w1 = { p->out_c, p->in_c, p->k_h, p->k_w };
+		const int64_t *w = gr > 1 ? wg : w1;
+		int wr = gr > 1 ? 5 : 4;
 		dnnl_dims_t b = { p->out_c };
 		dnnl_dims_t y = { p->batch, p->out_c, p->out_h, p->out_w };
 		dnnl_dims_t s = { p->stride_h, p->stride_w }, pad = { p->pad_top, p->pad_left };
@@ -290,8 +295,9 @@ int dn_primitive_desc(const struct onednn *o, const struct dn_match *m,
 		int any = blocked(o, m->src) || blocked(o, m->dst);
 
 		DN_TRY(act4(o, &md[0], x, blocked(o, m->src)));
-		DN_TRY(a->memory_desc_init_by_tag(&md[1], 4, w, dnnl_f32, dnnl_ohwi));
-		DN_TRY(weights_any(o, m->wei, &md[1], &wany, 4, w));
+		DN_TRY(a->memory_desc_init_by_tag(&md[1], wr, w, dnnl_f32,
+						  gr > 1 ? dnnl_gohwi : dnnl_ohwi));
+		DN_TRY(weights_any(o, m->wei, &md[1], &wany, wr, w));
 		DN_TRY(a->memory_desc_init_by_tag(&md[2], 1, b, dnnl_f32, dnnl_a));
 		DN_TRY(act4(o, &md[3], y, blocked(o, m->dst)));
 		/* Blocked on either side: its own choice, staged where that differs. */

@@ -406,8 +406,8 @@ int ocl_conv2d_f32(struct npu_ocl *o, const struct npu_conv2d_f32 *p, enum npu_c
 	bf = !!p->bf16;
 	g = (cl_uint16){ { p->batch, p->in_h, p->in_w, p->in_c, p->out_h, p->out_w, p->out_c,
 			   p->k_h, p->k_w, p->stride_h, p->stride_w, p->dil_h, p->dil_w,
-			   p->pad_top, p->pad_left, 0 } };
-	if (pass == NPU_CONV_FORWARD && !bf) {
+			   p->pad_top, p->pad_left, npu_conv2d_f32_groups(p) } };
+	if (pass == NPU_CONV_FORWARD && !bf && g.sf == 1) {	/* blocked: one group */
 		err = conv2d_f32_blocked(o, p, &g, nw, x, w, y, ext);
 		if (err != NPU_ENOMEM)	/* no room for the weights packed: one by one */
 			return err;

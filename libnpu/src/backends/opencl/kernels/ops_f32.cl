@@ -34,15 +34,17 @@ kernel void gemm_f32(global const void *a, global const void *b, global float *c
 }
 
 /* g: batch, in_h, in_w, in_c, out_h, out_w, out_c, k_h, k_w, stride_h, stride_w,
- * dil_h, dil_w, pad_top, pad_left */
+ * dil_h, dil_w, pad_top, pad_left, groups (>= 1); a group's in_c / groups input
+ * channels start at i0 */
 kernel void conv2d_f32_fwd(global const void *x, global const void *w, global float *y,
 			   uint16 geo, int bf16)
 {
 	uint g[16] = UNPACK16(geo);
 	size_t o = get_global_id(0);
-	uint in_h = g[1], in_w = g[2], in_c = g[3], out_h = g[4], out_w = g[5], out_c = g[6];
+	uint in_h = g[1], in_w = g[2], in_c = g[3] / g[15], out_h = g[4], out_w = g[5];
+	uint out_c = g[6];
 	uint oc = o % out_c, ox = (o / out_c) % out_w, oy = (o / out_c / out_w) % out_h;
-	uint b = o / out_c / out_w / out_h;
+	uint b = o / out_c / out_w / out_h, i0 = oc / (out_c / g[15]) * in_c;
 	float acc = 0.0f;
 
 	if (b >= g[0])
@@ -56,7 +58,7 @@ kernel void conv2d_f32_fwd(global const void *x, global const void *w, global fl
 				continue;
 			for (uint i = 0; i < in_c; i++)
 				acc += ld(w, bf16, (((size_t)oc * g[7] + ky) * g[8] + kx) * in_c + i) *
-				       ld(x, bf16, (((size_t)b * in_h + iy) * in_w + ix) * in_c + i);
+				       ld(x, bf16, (((size_t)b * in_h + iy) * in_w + ix) * g[3] + i0 + i);
 		}
 	y[o] = acc;
 }
@@ -174,6 +176,8 @@ kernel void conv2d_f32_bwd_data(global float *x, global const void *w, global co
 	uint in_h = g[1], in_w = g[2], in_c = g[3], out_h = g[4], out_w = g[5], out_c = g[6];
 	uint i = e % in_c, ix = (e / in_c) % in_w, iy = (e / in_c / in_w) % in_h;
 	uint b = e / in_c / in_w / in_h;
+	/* input channel i's group: output channels [o0, o0 + ocg), filter column i - i0 */
+	uint icg = in_c / g[15], ocg = out_c / g[15], o0 = i / icg * ocg, i0 = i / icg * icg;
 	float acc = 0.0f;
 
 	if (b >= g[0])
@@ -190,9 +194,9 @@ kernel void conv2d_f32_bwd_data(global float *x, global const void *w, global co
 			kx = tx / g[12];
 			if (ky >= g[7] || kx >= g[8])
 				continue;
-			for (uint o = 0; o < out_c; o++)
+			for (uint o = o0; o < o0 + ocg; o++)
 				acc += ld(y, bf16, (((size_t)b * out_h + oy) * out_w + ox) * out_c + o) *
-				       ld(w, bf16, (((size_t)o * g[7] + ky) * g[8] + kx) * in_c + i);
+				       ld(w, bf16, (((size_t)o * g[7] + ky) * g[8] + kx) * icg + i - i0);
 		}
 	x[e] = acc;
 }
@@ -203,9 +207,10 @@ kernel void conv2d_f32_bwd_filter(global const void *x, global float *w,
 {
 	uint g[16] = UNPACK16(geo);
 	size_t e = get_global_id(0);
-	uint in_h = g[1], in_w = g[2], in_c = g[3], out_h = g[4], out_w = g[5], out_c = g[6];
+	uint in_h = g[1], in_w = g[2], in_c = g[3] / g[15], out_h = g[4], out_w = g[5];
+	uint out_c = g[6];
 	uint i = e % in_c, kx = (e / in_c) % g[8], ky = (e / in_c / g[8]) % g[7];
-	uint o = e / in_c / g[8] / g[7];
+	uint o = e / in_c / g[8] / g[7], i0 = o / (out_c / g[15]) * in_c;
 	float acc = 0.0f;
 
 	if (o >= out_c)
@@ -219,7 +224,8 @@ kernel void conv2d_f32_bwd_filter(global const void *x, global float *w,
 				if (iy < 0 || iy >= in_h || ix < 0 || ix >= in_w)
 					continue;
 				acc += ld(y, bf16, (((size_t)b * out_h + oy) * out_w + ox) * out_c + o) *
-				       ld(x, bf16, (((size_t)b * in_h + iy) * in_w + ix) * in_c + i);
+				       ld(x, bf16, (((size_t)b * in_h + iy) * in_w + ix) * g[3] +
+					       i0 + i);
 			}
 	w[e] = acc;
 }

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_convf_dw.c - NPU_CMD_CONV2D_F32's forward depthwise form (one input
+ * channel a group: MobileNet's, EfficientNet's), straight from NHWC with
+ * no patch buffer. Each output is the sum over its taps in (ky, kx) order
+ * of one fp32 product and one fp32 add, as the reference adds them
+ * (skipping taps outside the image), so the bits are the reference's in
+ * both paths. Where a group has one output channel, a position's channels
+ * are one row that accumulates tap by tap, eight channels a vector (no
+ * fused multiply-add); one channel at a time otherwise. Then the
+ * epilogue, a row of channels at a time (npu_f32_epilogue()).
+ *
+ * Rows of the output are shared among the engine's threads (npu_pool.c),
+ * each checking for a stop every NPU_ENG_WORK_CHECK multiply-adds or so.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_gemm.h"
+#include "npu_pool.h"
+#include "npu_sgemm.h"
+#include "npu_tensor_priv.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#define DW_MAX_THREADS		16
+/* Spread rows over threads only past this many multiply-adds. */
+#define DW_THREAD_MIN_MACS	(1u << 16)
+
+struct dw_part {
+	struct npu_core *core;
+	const struct npu_convf *v;
+	const float *x, *wt, *bias;	/* wt: [k_h][k_w][out_c] */
+	float *y;
+	uint64_t r0, r1;		/* output rows: b * out_h + oy */
+	uint64_t *tap;			/* k_h * k_w: a position's taps inside the image */
+	bool vec, stopped;
+};
+
+/*
+ * The taps of output (b, oy, ox) inside the image, in (ky, kx) order, into
+ * @tap: each the offset of its input pixel in x (in floats) times the
+ * number of taps, plus its index (ky * k_w + kx). Returns how many.
+ */
+static uint32_t dw_taps(const struct npu_convf *v, uint64_t b, uint32_t oy, uint32_t ox,
+			uint64_t *tap)
+{
+	uint64_t taps = (uint64_t)v->k_h * v->k_w;
+	uint32_t n = 0;
+
+	for (uint32_t ky = 0; ky < v->k_h; ky++) {
+		int64_t iy = (int64_t)oy * v->stride_h - v->pad_top + (int64_t)ky * v->dil_h;
+
+		if (iy < 0 || iy >= v->in_h)
+			continue;
+		for (uint32_t kx = 0; kx < v->k_w; kx++) {
+			int64_t ix = (int64_t)ox * v->stride_w - v->pad_left +
+				     (int64_t)kx * v->dil_w;
+
+			if (ix >= 0 && ix < v->in_w)
+				tap[n++] = ((b * v->in_h + (uint64_t)iy) * v->in_w + (uint64_t)ix) *
+					   v->in_c * taps + (uint64_t)ky * v->k_w + kx;
+		}
+	}
+	return n;
+}
+
+/* Channels [o0, out_c) of one output from its @n taps, one at a time. */
+static void dw_point(const struct dw_part *p, const uint64_t *tap, uint32_t n, uint32_t o0,
+		     float *out)
+{
+	const struct npu_convf *v = p->v;
+	uint64_t taps = (uint64_t)v->k_h * v->k_w;
+
+	for (uint32_t o = o0; o < v->out_c; o++) {
+		uint32_t i = o / v->ocg;
+		float acc = 0.0f;
+
+		for (uint32_t t = 0; t < n; t++) {
+			float prod = p->wt[tap[t] % taps * v->out_c + o] * p->x[tap[t] / taps + i];
+
+			acc = acc + prod;
+		}
+		out[o] = acc;
+	}
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * Channels [0, @nvec) of one output (a multiple of 8; a group a channel)
+ * from its @n taps: the output row is the accumulator, each pass adding up
+ * to three taps' products in order, eight channels a vector.
+ */
+__attribute__((target("avx2")))
+static void dw_point_avx2(const struct dw_part *p, const uint64_t *tap, uint32_t n,
+			  uint32_t nvec, float *out)
+{
+	const struct npu_convf *v = p->v;
+	uint64_t taps = (uint64_t)v->k_h * v->k_w;
+	const __m256 z = _mm256_setzero_ps();
+
+	for (uint32_t o = 0; o < nvec; o += 8)
+		_mm256_storeu_ps(out + o, z);
+	for (uint32_t t = 0; t < n; t += 3) {
+		uint32_t m = n - t < 3 ? n - t : 3;
+		const float *x0 = p->x + tap[t] / taps, *w0 = p->wt + tap[t] % taps * v->out_c;
+		const float *x1 = m > 1 ? p->x + tap[t + 1] / taps : x0;
+		const float *w1 = m > 1 ? p->wt + tap[t + 1] % taps * v->out_c : w0;
+		const float *x2 = m > 2 ? p->x + tap[t + 2] / taps : x0;
+		const float *w2 = m > 2 ? p->wt + tap[t + 2] % taps * v->out_c : w0;
+
+		for (uint32_t o = 0; o < nvec; o += 8) {
+			__m256 acc = _mm256_loadu_ps(out + o);
+
+			acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(w0 + o),
+							       _mm256_loadu_ps(x0 + o)));
+			if (m > 1)
+				acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(w1 + o),
+								       _mm256_loadu_ps(x1 + o)));
+			if (m > 2)
+				acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(w2 + o),
+								       _mm256_loadu_ps(x2 + o)));
+			_mm256_storeu_ps(out + o, acc);
+		}
+	}
+}
+#endif
+
+static void *dw_part_run(void *arg)
+{
+	struct dw_part *p = arg;
+	const struct npu_convf *v = p->v;
+	const float *clamp = v->flags & NPU_CONVF_CLAMP ? v->clamp : NULL;
+	bool relu = !!(v->flags & NPU_CONVF_RELU);
+	/* whole vectors where each channel is its own group */
+	uint32_t nvec = p->vec && v->ocg == 1 ? v->out_c / 8 * 8 : 0;
+	uint64_t since = 0, per_row = (uint64_t)v->out_w * v->out_c * v->k_h * v->k_w + 1;
+
+	for (uint64_t r = p->r0; r < p->r1; r++) {
+		uint64_t b = r / v->out_h;
+		uint32_t oy = (uint32_t)(r % v->out_h);
+
+		since += per_row;
+		if (since >= NPU_ENG_WORK_CHECK) {
+			since = 0;
+			if (npu_eng_stop(p->core)) {
+				p->stopped = true;
+				return NULL;
+			}
+		}
+		for (uint32_t ox = 0; ox < v->out_w; ox++) {
+			float *out = p->y + (r * v->out_w + ox) * v->out_c;
+			uint32_t n = dw_taps(v, b, oy, ox, p->tap);
+
+#if defined(__x86_64__) && defined(__GNUC__)
+			if (nvec)
+				dw_point_avx2(p, p->tap, n, nvec, out);
+#endif
+			dw_point(p, p->tap, n, nvec, out);
+			if (p->bias || relu || clamp)
+				npu_f32_epilogue(out, p->bias, relu, clamp, v->out_c, p->vec);
+		}
+	}
+	return NULL;
+}
+
+uint32_t npu_convf_dw_run(struct npu_core *core, const struct npu_convf *v, const float *x,
+			  const float *w, float *y, const float *bias)
+{
+	struct dw_part parts[DW_MAX_THREADS];
+	uint64_t rows = (uint64_t)v->batch * v->out_h, taps = (uint64_t)v->k_h * v->k_w;
+	uint32_t threads = 1;
+	bool vec = npu_engine_avx2(), ok = true;
+	float *wt = npu_eng_alloc(core, sizeof(float) * v->w_n);
+	uint64_t *tap = NULL;
+
+	if (v->y_n * taps >= DW_THREAD_MIN_MACS && core->cfg.engine_threads > 1)
+		threads = core->cfg.engine_threads < DW_MAX_THREADS ? core->cfg.engine_threads :
+								      DW_MAX_THREADS;
+	if (threads > rows)
+		threads = (uint32_t)rows;
+	if (wt)
+		tap = npu_eng_alloc(core, sizeof(uint64_t) * taps * threads);
+	if (!wt || !tap) {
+		free(wt);
+		return NPU_DMA_ERR_ARGS;	/* as the command's other buffers */
+	}
+	/* [out_c][k_h][k_w] as [k_h][k_w][out_c]: a tap's channels side by side */
+	for (uint32_t o = 0; o < v->out_c; o++)
+		for (uint64_t t = 0; t < taps; t++)
+			wt[t * v->out_c + o] = w[o * taps + t];
+	for (uint32_t t = 0; t < threads; t++)
+		parts[t] = (struct dw_part){ .core = core, .v = v, .x = x, .wt = wt, .bias = bias,
+					     .y = y, .vec = vec, .tap = tap + taps * t,
+					     .r0 = rows * t / threads,
+					     .r1 = rows * (t + 1) / threads };
+	npu_run_parallel(dw_part_run, parts, sizeof(parts[0]), threads);
+	for (uint32_t t = 0; t < threads; t++)
+		ok &= !parts[t].stopped;
+	free(wt);
+	free(tap);
+	return ok ? NPU_DMA_OK : NPU_DMA_ERR_ABORTED;
+}
