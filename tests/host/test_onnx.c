@@ -1657,6 +1657,111 @@ static void test_fp32_cnn(void)
 
 
 /*
+ * MobileNetV2's block as torchvision exports it, small: a 1x1 convolution
+ * and ReLU6 (Clip 0, 6), a depthwise 3x3 (group = channels, stride 2) and
+ * ReLU6, a 1x1 projection; the three as fp32 layer convolutions (on the
+ * NPU each with its clip as the clamp; the guest runs the case written
+ * here), against fp64 loops over ONNX's NCHW arrays.
+ */
+static void test_fp32_depthwise_block(void)
+{
+	enum { C = 8, H = 6, E = 16, P = 3, O = 4 };
+	static float x[C * H * H], w1[E * C], b1[E], w2[E * 9], b2[E], w3[O * E];
+	static float lo = 0.0f, hi = 6.0f, y[O * P * P], want[O * P * P];
+	static double e1[E * H * H], d1[E * P * P];
+	const void *in[1] = { x };
+	struct model m = { .opset = 13 };
+	Onnx__NodeProto *n;
+	size_t len;
+	const uint8_t *buf;
+	int clamped[2] = { 0, 0 };
+
+	for (int i = 0; i < C * H * H; i++)
+		x[i] = (float)((i * 7) % 19 - 9) * 0.25f;
+	for (int i = 0; i < E * C; i++)
+		w1[i] = (float)((i * 5) % 13 - 6) * 0.25f;
+	for (int i = 0; i < E; i++)
+		b1[i] = b2[i] = (float)i * 0.25f - 1.5f;
+	for (int i = 0; i < E * 9; i++)
+		w2[i] = (float)((i * 3) % 11 - 5) * 0.25f;
+	for (int i = 0; i < O * E; i++)
+		w3[i] = (float)((i * 11) % 17 - 8) * 0.125f;
+	m.init[m.ninit++] = tensor("w1", F32, DIMS(E, C, 1, 1), w1, sizeof(w1));
+	m.init[m.ninit++] = tensor("b1", F32, DIMS(E), b1, sizeof(b1));
+	m.init[m.ninit++] = tensor("w2", F32, DIMS(E, 1, 3, 3), w2, sizeof(w2));
+	m.init[m.ninit++] = tensor("b2", F32, DIMS(E), b2, sizeof(b2));
+	m.init[m.ninit++] = tensor("w3", F32, DIMS(O, E, 1, 1), w3, sizeof(w3));
+	m.init[m.ninit++] = tensor("lo", F32, 0, NULL, &lo, sizeof(lo));
+	m.init[m.ninit++] = tensor("hi", F32, 0, NULL, &hi, sizeof(hi));
+	m.node[m.nnode++] = node("Conv", "x,w1,b1", "c1");
+	m.node[m.nnode++] = node("Clip", "c1,lo,hi", "r1");
+	n = node("Conv", "r1,w2,b2", "c2");
+	attr_i(n, "group", E);
+	attr_ints(n, "pads", DIMS(1, 1, 1, 1));
+	attr_ints(n, "strides", DIMS(2, 2));
+	m.node[m.nnode++] = n;
+	m.node[m.nnode++] = node("Clip", "c2,lo,hi", "r2");
+	m.node[m.nnode++] = node("Conv", "r2,w3", "y");
+	m.in[m.nin++] = value("x", F32, DIMS(1, C, H, H));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+
+	/* the oracle: fp64, ReLU6 by hand */
+	for (int o = 0; o < E; o++)
+		for (int i = 0; i < H * H; i++) {
+			double acc = b1[o];
+
+			for (int c = 0; c < C; c++)
+				acc += (double)x[c * H * H + i] * w1[o * C + c];
+			clamped[0] += acc < 0 || acc > 6;
+			e1[o * H * H + i] = acc < 0 ? 0 : acc > 6 ? 6 : acc;
+		}
+	for (int o = 0; o < E; o++)
+		for (int r = 0; r < P; r++)
+			for (int c = 0; c < P; c++) {
+				double acc = b2[o];
+
+				for (int kr = 0; kr < 3; kr++)
+					for (int kc = 0; kc < 3; kc++) {
+						int rr = 2 * r + kr - 1, cc = 2 * c + kc - 1;
+
+						if (rr >= 0 && rr < H && cc >= 0 && cc < H)
+							acc += e1[(o * H + rr) * H + cc] *
+							       w2[(o * 3 + kr) * 3 + kc];
+					}
+				clamped[1] += acc < 0 || acc > 6;
+				d1[(o * P + r) * P + c] = acc < 0 ? 0 : acc > 6 ? 6 : acc;
+			}
+	for (int o = 0; o < O; o++)
+		for (int i = 0; i < P * P; i++) {
+			double acc = 0;
+
+			for (int k = 0; k < E; k++)
+				acc += d1[k * P * P + i] * w3[o * E + k];
+			want[o * P * P + i] = (float)acc;
+		}
+	CHECK(clamped[0] > 0 && clamped[1] > 0);	/* the clips do clip */
+
+	CHECK_EQ(count_label(buf, len, "conv2d (fp32)"), 3);
+	CHECK_EQ(run(buf, len, in, y, sizeof(y)), 0);
+	CHECK(near(y, want, O * P * P));
+	write_case("test_fp32_depthwise_block", buf, len,
+		   &(struct npu_array){ .name = "x", .dtype = NPU_DT_FLOAT32, .rank = 4,
+					.dims = { 1, C, H, H }, .data = x, .bytes = sizeof(x) }, 1,
+		   &(struct npu_array){ .name = "y", .dtype = NPU_DT_FLOAT32, .rank = 4,
+					.dims = { 1, O, P, P }, .data = want,
+					.bytes = sizeof(want) }, 1);
+	backend = NPU_BACKEND_OPENCL;
+	memset(y, 0, sizeof(y));
+	if (run(buf, len, in, y, sizeof(y)) == 0)
+		CHECK(near(y, want, O * P * P));
+	else
+		tap_diag("no OpenCL here: the CPU reference only");
+	backend = NPU_BACKEND_CPU;
+	arena_free();
+}
+
+/*
  * A residual block as torchvision exports it: two convolutions, an Add of
  * their NCHW outputs, a Relu, a Clip (ReLU6), the next convolution. The
  * Add reads the convolutions' NHWC twins, the Relu the Add's, the Clip the
@@ -2252,6 +2357,7 @@ TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
 	 TAP_ENTRY(test_onednn_blocked_residual), TAP_ENTRY(test_depthwise_multiplier),
 	 TAP_ENTRY(test_ceil_pooling), TAP_ENTRY(test_broadcasting), TAP_ENTRY(test_qdq_residual),
 	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),
+	 TAP_ENTRY(test_fp32_depthwise_block),
 	 TAP_ENTRY(test_residual_add_stays_nhwc), TAP_ENTRY(test_save_roundtrip),
 	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
 	 TAP_ENTRY(test_arrays), TAP_ENTRY(test_shape_arithmetic))

@@ -137,14 +137,14 @@ output_has() { # program regex
 	echo "$out" | grep -Eq "$2"
 }
 
-# The report of the fp32 CNN on the NPU: its five fp32 layers placed there.
-fp32_layers_on_npu() { # case
+# The report of an fp32 case on the NPU: its N fp32 layers placed there.
+fp32_layers_on_npu() { # case N
 	local r
 
 	r=$(NPU_OPENCL_LIB=/nonexistent build/tools/npu-run "$1/model.onnx" --backend npu \
 		--report --input "$1/test_data_set_0/input_0.pb") || return
 	echo "$r"
-	[ "$(echo "$r" | grep -cE '^ *[0-9]+ (conv2d|max_pool|average_pool|dense) \(fp32\) +npu')" = 5 ]
+	[ "$(echo "$r" | grep -cE '^ *[0-9]+ (conv2d|max_pool|average_pool|dense) \(fp32\) +npu')" = "$2" ]
 }
 
 # ONNX through npu-onnx-test with the NPU asked for: ONNX's node tests
@@ -168,7 +168,10 @@ onnx_on_npu() { # [cases]: only test_onnx's cases (the edge profile)
 	done
 	[ "${1:-}" = cases ] ||
 		tap onnx "test_fp32_cnn: its fp32 convolutions, pooling and dense layer run on the NPU" \
-			fp32_layers_on_npu $cases/test_fp32_cnn
+			fp32_layers_on_npu $cases/test_fp32_cnn 5
+	[ "${1:-}" = cases ] ||
+		tap onnx "test_fp32_depthwise_block: its three fp32 convolutions (one depthwise) run on the NPU" \
+			fp32_layers_on_npu $cases/test_fp32_depthwise_block 3
 	# the zoo's networks make check runs (the host made them and onnxruntime's outputs)
 	if [ "${1:-}" != cases ] && [ -n "${NPU_ZOO_CHECK:-}" ] && [ ! -d "${NPU_ZOO:-}" ]; then
 		tap_not_ok models_npu "the zoo ($NPU_ZOO) is visible in the guest (keep NPU_ZOO under the cache or the repository)"

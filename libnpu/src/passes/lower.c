@@ -577,18 +577,42 @@ static int relu_taker(const struct lnode *l, int binary)
 	return l->k[0].t[2];
 }
 
-int lower_relu_after(const npu_graph *g, const struct lowered *low, const int *nodes,
-		     uint32_t count, uint32_t i, int binary)
+int lower_act_out(const struct kern *k)
 {
-	const struct lnode *r;
-	int y;
+	return k->kind == K_ELT_F32 ? k->t[2] : k->t[1];
+}
+
+/* Kernel @k as an activation of fp32 @y into another tensor: enum lower_act, or 0. */
+static int act_of(const npu_graph *g, const struct kern *k, int y)
+{
+	const struct nd_unary *u = &k->p.un;
+
+	if (k->kind == K_ELT_F32 && k->p.felt.op == NPU_EF_RELU && k->t[0] == y)
+		return LOWER_ACT_RELU;
+	/* a clamp the convolution takes: bounds in order, neither a NaN */
+	if (k->kind == K_ND_UNARY && u->fn == ND_CLIP && u->dtype == NPU_DT_FLOAT32 &&
+	    nd_unary_out_dt(u) == NPU_DT_FLOAT32 && u->lo <= u->hi && k->t[0] == y)
+		return LOWER_ACT_CLIP;
+	(void)g;
+	return 0;
+}
+
+int lower_relu_after(const npu_graph *g, const struct lowered *low, const int *nodes,
+		     uint32_t count, uint32_t i, int binary, int clip)
+{
+	const struct lnode *l, *r;
+	int y, act;
 
 	if (i + 1 >= count || (y = relu_taker(&low->n[nodes[i]], binary)) < 0)
 		return 0;
+	l = &low->n[nodes[i]];
 	r = &low->n[nodes[i + 1]];
-	return r->nk == 1 && r->k[0].kind == K_ELT_F32 && r->k[0].p.felt.op == NPU_EF_RELU &&
-	       r->k[0].t[0] == y && r->k[0].t[2] != y &&
-	       ir_count(g, r->k[0].t[2]) == ir_count(g, y) && lower_sole_reader(g, low, y);
+	act = r->nk == 1 ? act_of(g, &r->k[0], y) : 0;
+	if (act == LOWER_ACT_CLIP && (!clip || !lower_conv_forward(&l->k[0])))
+		return 0;	/* only the NPU's convolution takes a clamp */
+	return act && lower_act_out(&r->k[0]) != y &&
+	       ir_count(g, lower_act_out(&r->k[0])) == ir_count(g, y) &&
+	       lower_sole_reader(g, low, y) ? act : 0;
 }
 
 int lower_sole_reader(const npu_graph *g, const struct lowered *low, int t)

@@ -47,16 +47,26 @@ int lower_epilogue(const struct lnode *l, int s, int dst, int *bias, int *relu);
 int lower_conv_forward(const struct kern *k);
 int lower_binary_f32(const struct kern *k);
 
+/* What lower_relu_after() found after a node. */
+enum lower_act {
+	LOWER_ACT_RELU = 1,	/* a ReLU (K_ELT_F32) */
+	LOWER_ACT_CLIP = 2,	/* an fp32 clip (K_ND_UNARY): ReLU6 */
+};
+
 /*
- * Whether node @i of @nodes (a partition, in order) may take in the ReLU
- * node after it, one kernel doing both into the ReLU's output and node
- * @i's own output never made: node @i ends in an fp32 forward convolution
- * with its epilogue and no ReLU (or, with @binary, is an fp32 arithmetic
- * op), and node @i + 1 is a ReLU of its output, which nothing else reads
+ * Whether node @i of @nodes (a partition, in order) may take in the
+ * activation node after it, one kernel doing both into the activation's
+ * output and node @i's own output never made: node @i ends in an fp32
+ * forward convolution with its epilogue and no ReLU (or, with @binary, is
+ * an fp32 arithmetic op), and node @i + 1 is a ReLU of its output (or,
+ * after a convolution with @clip, an fp32 clip), which nothing else reads
  * (lower_sole_reader(); the memory planner counts that write, memplan.c).
+ * Returns enum lower_act, or 0.
  */
 int lower_relu_after(const npu_graph *g, const struct lowered *low, const int *nodes,
-		     uint32_t count, uint32_t i, int binary);
+		     uint32_t count, uint32_t i, int binary, int clip);
+/* The output of activation kernel @k that lower_relu_after() accepted. */
+int lower_act_out(const struct kern *k);
 
 /*
  * Whether a backend may leave tensor @t unmade, its one reader computing

@@ -14,6 +14,7 @@
 #include "backends/backend.h"
 #include "device/npu_pack.h"
 #include "device/npu_priv.h"
+#include "npu_f32_bits.h"
 #include "npu_fw.h"
 #include "passes/lower.h"
 
@@ -373,7 +374,8 @@ static int npu_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 	for (uint32_t i = 0; i < count && !err; i++) {
 		const struct lnode *l = &n->low->n[nodes[i]];
 
-		e->relu_next[i] = (unsigned char)lower_relu_after(n->g, n->low, nodes, count, i, 1);
+		e->relu_next[i] = (unsigned char)lower_relu_after(n->g, n->low, nodes, count, i, 1,
+				!!(n->dev->info.fw_caps & NPU_FW_CAP_CONVF_GROUPS));
 
 		err = make_tables(n, l, &e->tbuf[i], &e->tslot[i]);
 		for (int s = 0; s < l->nk && !err; s++) {
@@ -535,9 +537,9 @@ static int emit_binary_relu(npu_cmdbuf *cb, const struct kern *k, const struct k
 /*
  * An fp32 forward convolution (kernel @s of @l) as one command, with its
  * epilogue: the bias and ReLU kernels after it in place (@more of them),
- * and the ReLU node @r (or NULL) into whose output it then writes. The
- * engine adds and clamps each output as it writes it, the bits the
- * element-wise commands would give. Constant weights are promised so
+ * and the activation node @r (or NULL: a ReLU, or a clip as the clamp)
+ * into whose output it then writes. The engine adds and clamps each
+ * output as it writes it, the bits the element-wise commands would give. Constant weights are promised so
  * (NPU_CONVF_CONST_W), their generation the plan's count of constants
  * written: the engine then packs them once, not on every run.
  */
@@ -550,7 +552,7 @@ static int emit_conv_f32(const struct npu_be *n, npu_cmdbuf *cb, const struct ln
 
 	lower_epilogue(l, s + 1, k->t[2], &bias, &relu);
 	err = npu_pack_conv2d_f32(&c, &k->p.fconv.p, NPU_CONV_FORWARD, va(a, k->t[0]),
-				  va(a, k->t[1]), va(a, r ? r->t[2] : k->t[2]));
+				  va(a, k->t[1]), va(a, r ? lower_act_out(r) : k->t[2]));
 	if (err)
 		return err;
 	if (bias >= 0 && l->k[s + 1].p.felt.cols == k->p.fconv.p.out_c) {
@@ -559,7 +561,15 @@ static int emit_conv_f32(const struct npu_be *n, npu_cmdbuf *cb, const struct ln
 	} else if (bias >= 0 || more != relu) {
 		return NPU_EINVAL;	/* not the epilogue lowering gives */
 	}
-	if (relu || r)
+	if (r && r->kind == K_ND_UNARY) {	/* the clip: the command's third form */
+		c.hdr.size = sizeof(c);
+		c.flags |= NPU_CONVF_CLAMP;
+		c.clamp_lo = npu_f32_bits(r->p.un.lo);
+		c.clamp_hi = npu_f32_bits(r->p.un.hi);
+	} else if (r) {
+		c.flags |= NPU_CONVF_RELU;
+	}
+	if (relu)
 		c.flags |= NPU_CONVF_RELU;
 	if (const_weights(n, k->t[1])) {
 		c.flags |= NPU_CONVF_CONST_W;

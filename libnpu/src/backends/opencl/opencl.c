@@ -208,7 +208,7 @@ static int ocl_be_compile(void *be, const int *nodes, uint32_t count, void **exe
 		const struct lnode *l = &o->low->n[nodes[i]];
 
 		e->kept_kern[i] = kept_conv(o, l);
-		e->relu_next[i] = (unsigned char)lower_relu_after(o->g, o->low, nodes, count, i, 1);
+		e->relu_next[i] = (unsigned char)lower_relu_after(o->g, o->low, nodes, count, i, 1, 0);
 		for (int s = 0; s < l->nk && !err; s++) {
 			const struct kern *k = &l->k[s];
 			size_t n = 4ull * k->nq;
