@@ -5,9 +5,9 @@
  * no patch buffer. Each output is the sum over its taps in (ky, kx) order
  * of one fp32 product and one fp32 add, as the reference adds them
  * (skipping taps outside the image), so the bits are the reference's in
- * both paths. Where a group has one output channel, a position's channels
- * are one row that accumulates tap by tap, eight channels a vector (no
- * fused multiply-add); one channel at a time otherwise. Then the
+ * both paths. A position's taps inside the image are listed once, then
+ * summed for eight channels a vector where a group has one output channel
+ * (no fused multiply-add), one channel at a time otherwise. Then the
  * epilogue, a row of channels at a time (npu_f32_epilogue()).
  *
  * Rows of the output are shared among the engine's threads (npu_pool.c),
@@ -26,8 +26,13 @@
 #endif
 
 #define DW_MAX_THREADS		16
-/* Spread rows over threads only past this many multiply-adds. */
-#define DW_THREAD_MIN_MACS	(1u << 16)
+/* Spread rows over threads only past this many multiply-adds: a wake costs tens of us. */
+#define DW_THREAD_MIN_MACS	(1u << 20)
+
+/* A tap inside the image: its input pixel's offset in x, its weights' in wt. */
+struct dw_tap {
+	uint64_t x, w;
+};
 
 struct dw_part {
 	struct npu_core *core;
@@ -35,19 +40,14 @@ struct dw_part {
 	const float *x, *wt, *bias;	/* wt: [k_h][k_w][out_c] */
 	float *y;
 	uint64_t r0, r1;		/* output rows: b * out_h + oy */
-	uint64_t *tap;			/* k_h * k_w: a position's taps inside the image */
+	struct dw_tap *tap;		/* k_h * k_w: a position's taps inside the image */
 	bool vec, stopped;
 };
 
-/*
- * The taps of output (b, oy, ox) inside the image, in (ky, kx) order, into
- * @tap: each the offset of its input pixel in x (in floats) times the
- * number of taps, plus its index (ky * k_w + kx). Returns how many.
- */
+/* The taps of output (b, oy, ox) inside the image, in (ky, kx) order, into @tap: how many. */
 static uint32_t dw_taps(const struct npu_convf *v, uint64_t b, uint32_t oy, uint32_t ox,
-			uint64_t *tap)
+			struct dw_tap *tap)
 {
-	uint64_t taps = (uint64_t)v->k_h * v->k_w;
 	uint32_t n = 0;
 
 	for (uint32_t ky = 0; ky < v->k_h; ky++) {
@@ -60,26 +60,26 @@ static uint32_t dw_taps(const struct npu_convf *v, uint64_t b, uint32_t oy, uint
 				     (int64_t)kx * v->dil_w;
 
 			if (ix >= 0 && ix < v->in_w)
-				tap[n++] = ((b * v->in_h + (uint64_t)iy) * v->in_w + (uint64_t)ix) *
-					   v->in_c * taps + (uint64_t)ky * v->k_w + kx;
+				tap[n++] = (struct dw_tap){
+					((b * v->in_h + (uint64_t)iy) * v->in_w + (uint64_t)ix) * v->in_c,
+					((uint64_t)ky * v->k_w + kx) * v->out_c };
 		}
 	}
 	return n;
 }
 
 /* Channels [o0, out_c) of one output from its @n taps, one at a time. */
-static void dw_point(const struct dw_part *p, const uint64_t *tap, uint32_t n, uint32_t o0,
+static void dw_point(const struct dw_part *p, const struct dw_tap *tap, uint32_t n, uint32_t o0,
 		     float *out)
 {
 	const struct npu_convf *v = p->v;
-	uint64_t taps = (uint64_t)v->k_h * v->k_w;
 
 	for (uint32_t o = o0; o < v->out_c; o++) {
 		uint32_t i = o / v->ocg;
 		float acc = 0.0f;
 
 		for (uint32_t t = 0; t < n; t++) {
-			float prod = p->wt[tap[t] % taps * v->out_c + o] * p->x[tap[t] / taps + i];
+			float prod = p->wt[tap[t].w + o] * p->x[tap[t].x + i];
 
 			acc = acc + prod;
 		}
@@ -90,40 +90,43 @@ static void dw_point(const struct dw_part *p, const uint64_t *tap, uint32_t n, u
 #if defined(__x86_64__) && defined(__GNUC__)
 /*
  * Channels [0, @nvec) of one output (a multiple of 8; a group a channel)
- * from its @n taps: the output row is the accumulator, each pass adding up
- * to three taps' products in order, eight channels a vector.
+ * from its @n taps, eight channels a vector, each sum in a register: four
+ * vectors at a time, so that four chains of adds overlap (each is as
+ * long as the taps, in order).
  */
 __attribute__((target("avx2")))
-static void dw_point_avx2(const struct dw_part *p, const uint64_t *tap, uint32_t n,
+static void dw_point_avx2(const struct dw_part *p, const struct dw_tap *tap, uint32_t n,
 			  uint32_t nvec, float *out)
 {
-	const struct npu_convf *v = p->v;
-	uint64_t taps = (uint64_t)v->k_h * v->k_w;
-	const __m256 z = _mm256_setzero_ps();
+	uint32_t o = 0;
 
-	for (uint32_t o = 0; o < nvec; o += 8)
-		_mm256_storeu_ps(out + o, z);
-	for (uint32_t t = 0; t < n; t += 3) {
-		uint32_t m = n - t < 3 ? n - t : 3;
-		const float *x0 = p->x + tap[t] / taps, *w0 = p->wt + tap[t] % taps * v->out_c;
-		const float *x1 = m > 1 ? p->x + tap[t + 1] / taps : x0;
-		const float *w1 = m > 1 ? p->wt + tap[t + 1] % taps * v->out_c : w0;
-		const float *x2 = m > 2 ? p->x + tap[t + 2] / taps : x0;
-		const float *w2 = m > 2 ? p->wt + tap[t + 2] % taps * v->out_c : w0;
+	for (; o + 32 <= nvec; o += 32) {
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
 
-		for (uint32_t o = 0; o < nvec; o += 8) {
-			__m256 acc = _mm256_loadu_ps(out + o);
+		for (uint32_t t = 0; t < n; t++) {
+			const float *w = p->wt + tap[t].w + o, *x = p->x + tap[t].x + o;
 
-			acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(w0 + o),
-							       _mm256_loadu_ps(x0 + o)));
-			if (m > 1)
-				acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(w1 + o),
-								       _mm256_loadu_ps(x1 + o)));
-			if (m > 2)
-				acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(w2 + o),
-								       _mm256_loadu_ps(x2 + o)));
-			_mm256_storeu_ps(out + o, acc);
+			a0 = _mm256_add_ps(a0, _mm256_mul_ps(_mm256_loadu_ps(w),
+							     _mm256_loadu_ps(x)));
+			a1 = _mm256_add_ps(a1, _mm256_mul_ps(_mm256_loadu_ps(w + 8),
+							     _mm256_loadu_ps(x + 8)));
+			a2 = _mm256_add_ps(a2, _mm256_mul_ps(_mm256_loadu_ps(w + 16),
+							     _mm256_loadu_ps(x + 16)));
+			a3 = _mm256_add_ps(a3, _mm256_mul_ps(_mm256_loadu_ps(w + 24),
+							     _mm256_loadu_ps(x + 24)));
 		}
+		_mm256_storeu_ps(out + o, a0);
+		_mm256_storeu_ps(out + o + 8, a1);
+		_mm256_storeu_ps(out + o + 16, a2);
+		_mm256_storeu_ps(out + o + 24, a3);
+	}
+	for (; o < nvec; o += 8) {
+		__m256 acc = _mm256_setzero_ps();
+
+		for (uint32_t t = 0; t < n; t++)
+			acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_loadu_ps(p->wt + tap[t].w + o),
+							       _mm256_loadu_ps(p->x + tap[t].x + o)));
+		_mm256_storeu_ps(out + o, acc);
 	}
 }
 #endif
@@ -174,7 +177,7 @@ uint32_t npu_convf_dw_run(struct npu_core *core, const struct npu_convf *v, cons
 	uint32_t threads = 1;
 	bool vec = npu_engine_avx2(), ok = true;
 	float *wt = npu_eng_alloc(core, sizeof(float) * v->w_n);
-	uint64_t *tap = NULL;
+	struct dw_tap *tap = NULL;
 
 	if (v->y_n * taps >= DW_THREAD_MIN_MACS && core->cfg.engine_threads > 1)
 		threads = core->cfg.engine_threads < DW_MAX_THREADS ? core->cfg.engine_threads :
@@ -182,7 +185,7 @@ uint32_t npu_convf_dw_run(struct npu_core *core, const struct npu_convf *v, cons
 	if (threads > rows)
 		threads = (uint32_t)rows;
 	if (wt)
-		tap = npu_eng_alloc(core, sizeof(uint64_t) * taps * threads);
+		tap = npu_eng_alloc(core, sizeof(*tap) * taps * threads);
 	if (!wt || !tap) {
 		free(wt);
 		return NPU_DMA_ERR_ARGS;	/* as the command's other buffers */
