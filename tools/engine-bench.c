@@ -3,7 +3,8 @@
  * engine-bench - ResNet-50's int8 layers (torchvision's shapes, batch 1,
  * NHWC) run through the device core on the host, booted firmware and
  * all, as the guest's jobs would run them but without TCG: each
- * convolution and residual add timed, summed by kind. It says what the
+ * convolution and residual add timed, summed by kind; then a few fp32
+ * kernels (MobileNetV2's depthwise layers among them). It says what the
  * engine's kernels cost in a whole network, apart from the guest's own
  * time. Random data; the results are not checked here (the kernels' tests
  * do that). A measurement, not a test.

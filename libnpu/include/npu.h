@@ -490,8 +490,9 @@ int npu_graph_outputs(npu_graph *g, const int *ids, uint32_t n);
  * @act: the activation fused after it.
  * @groups: 0 or 1, or G (not with @depthwise): G convolutions, each of
  *	in_c / G input channels into out_c / G outputs; the filter is
- *	[out_c][k_h][k_w][in_c / G] (ONNX Conv's group; int8 only, and not
- *	on the NPU).
+ *	[out_c][k_h][k_w][in_c / G] (ONNX Conv's group; int8 or fp32, a
+ *	depthwise fp32 one G = in_c; on the NPU from firmware 1.4.0 for
+ *	int8, 1.6.0 for fp32).
  */
 struct npu_conv2d_attrs {
 	uint32_t stride[2];
