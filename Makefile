@@ -281,9 +281,26 @@ $(BUILD)/tools/rv32-bench: tools/rv32-bench.c qemu-device/core/npu_rv32.c $(CORE
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) -o $@ tools/rv32-bench.c qemu-device/core/npu_rv32.c
 
-$(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
+# The device core, the host harness and libnpu's reference compiled once
+# with the sanitizers, for the dozen host tests that link them (each used
+# to compile them all again: most of a cold build's time).
+CORE_SAN_OBJS := $(patsubst qemu-device/core/%.c,$(BUILD)/san/core/%.o,$(CORE_SRCS)) \
+	$(BUILD)/san/harness.o
+$(BUILD)/san/core/%.o: qemu-device/core/%.c $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS) -lm
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+$(BUILD)/san/harness.o: tests/host/harness.c tests/host/harness.h $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -c -o $@ $<
+$(BUILD)/san/libnpu/%.o: libnpu/src/%.c $(LIBNPU_HDRS) $(LIBNPU_PRIV_HDRS) $(CORE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Ilibnpu/include -Ilibnpu/src -c -o $@ $<
+san_obj = $(patsubst libnpu/src/%.c,$(BUILD)/san/libnpu/%.o,$(1))
+REF_SAN_OBJS := $(call san_obj,$(LIBNPU_REF_SRCS) libnpu/src/base/error.c)
+
+$(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/tap.h $(CORE_SAN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< $(CORE_SAN_OBJS) -lm
 
 # Guest tests of the driver, with the kernel's kselftest harness (whose
 # macros are not -Wextra clean) and libdrm.
@@ -310,25 +327,22 @@ $(BUILD)/tests/libnpu_test: tests/vm/libnpu_test.c tests/vm/small_cnn.h $(FASHIO
 		$(LIBNPU_LIBS) $$(pkg-config --libs zlib)
 
 # The tensor engine against libnpu's CPU reference (plain C, no libdrm).
-$(BUILD)/tests/test_tensor: tests/host/test_tensor.c tests/host/isa.h $(LIBNPU_REF_SRCS) libnpu/src/device/pack.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_tensor: tests/host/test_tensor.c tests/host/isa.h $(REF_SAN_OBJS) $(call san_obj,libnpu/src/device/pack.c) $(LIBNPU_HDRS) $(CORE_SAN_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
-		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack.c \
-		tests/host/harness.c $(CORE_SRCS) -lm
+		$(REF_SAN_OBJS) $(call san_obj,libnpu/src/device/pack.c) $(CORE_SAN_OBJS) -lm
 
 # The N-d inference commands, packed by libnpu, on the device core against fp64 loops.
-$(BUILD)/tests/test_nd_cmds: tests/host/test_nd_cmds.c tests/host/isa.h $(LIBNPU_REF_SRCS) libnpu/src/device/pack_nd.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) $(LIBNPU_PRIV_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_nd_cmds: tests/host/test_nd_cmds.c tests/host/isa.h $(REF_SAN_OBJS) $(call san_obj,libnpu/src/device/pack_nd.c) $(LIBNPU_HDRS) $(LIBNPU_PRIV_HDRS) $(CORE_SAN_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
-		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack_nd.c \
-		tests/host/harness.c $(CORE_SRCS) -lm
+		$(REF_SAN_OBJS) $(call san_obj,libnpu/src/device/pack_nd.c) $(CORE_SAN_OBJS) -lm
 
 # The training commands on the device core against libnpu's CPU reference.
-$(BUILD)/tests/test_train: tests/host/test_train.c tests/host/isa.h $(LIBNPU_REF_SRCS) libnpu/src/device/pack_train.c libnpu/src/device/npu_pack.h $(LIBNPU_HDRS) tests/host/harness.c tests/host/harness.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/test_train: tests/host/test_train.c tests/host/isa.h $(REF_SAN_OBJS) $(call san_obj,libnpu/src/device/pack_train.c) $(LIBNPU_HDRS) $(CORE_SAN_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
-		$(LIBNPU_REF_SRCS) libnpu/src/base/error.c libnpu/src/device/pack_train.c \
-		tests/host/harness.c $(CORE_SRCS) -lm -lpthread
+		$(REF_SAN_OBJS) $(call san_obj,libnpu/src/device/pack_train.c) $(CORE_SAN_OBJS) -lm -lpthread
 
 # libnpu's OpenCL backend, on whatever OpenCL the host has (PoCL here).
 $(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement \
@@ -369,9 +383,9 @@ $(BUILD)/tests/test_quant_gemmlowp: tests/host/test_quant_gemmlowp.cc include/np
 	@mkdir -p $(@D)
 	g++ -std=c++17 -O2 -g -Wall -Wextra -Werror -Iinclude $(SAN_FLAGS) -o $@ $<
 
-$(BUILD)/tests/%: tests/host/%.c tests/host/harness.c tests/host/harness.h tests/host/tap.h $(CORE_SRCS) $(CORE_HDRS)
+$(BUILD)/tests/%: tests/host/%.c tests/host/tap.h $(CORE_SAN_OBJS) $(CORE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< tests/host/harness.c $(CORE_SRCS) -lm
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< $(CORE_SAN_OBJS) -lm
 
 check: all
 	@scripts/run-checks $(TESTS)
