@@ -5,9 +5,9 @@
  * in one run; reported as GOPS (2*M*N*K / time) and a ratio. The engine
  * also requantizes to int8, oneDNN stops at int32. Then the engine's fp32
  * GEMM (the training and fp32 convolution commands' npu_sgemm) against
- * oneDNN's fp32 matmul, and its bf16 inputs against oneDNN's bf16 matmul
- * where the host has a bf16 ISA (AVX512-BF16 or AMX-BF16; oneDNN's bf16
- * without one is emulated, no yardstick). A measurement, not a test.
+ * oneDNN's fp32 matmul, and its bf16 inputs (npu_sgemm_bf16_kernel())
+ * against oneDNN's bf16 matmul where the host has a bf16 ISA (AVX512-BF16
+ * or AMX-BF16; oneDNN's bf16 without one is emulated, no yardstick). A measurement, not a test.
  *
  *   gemm-bench [JSON_OUT]     (threads: NPU_BENCH_THREADS, default 2)
  *
@@ -238,11 +238,16 @@ int main(int argc, char **argv)
 					"this host\"");
 			break;
 		}
-		printf("%s GEMM, %u threads (the engine converts bf16 to fp32 as it packs)\n",
-		       bf16 ? "bf16" : "fp32", threads);
+		if (bf16)
+			printf("bf16 GEMM, %u threads, engine kernel: %s\n", threads,
+			       npu_sgemm_bf16_kernel());
+		else
+			printf("fp32 GEMM, %u threads\n", threads);
 		printf("%-22s %12s %12s %8s\n", "M x N x K", "engine GF/s", "oneDNN GF/s", "ratio");
 		if (json)
-			fprintf(json, "], \"%s\": [", bf16 ? "bf16" : "fp32");
+			fprintf(json, "], %s%s%s\"%s\": [", bf16 ? "\"bf16_kernel\": \"" : "",
+				bf16 ? npu_sgemm_bf16_kernel() : "", bf16 ? "\", " : "",
+				bf16 ? "bf16" : "fp32");
 		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
 			float_case(eng, stream, shapes[s][0], shapes[s][1], shapes[s][2], bf16,
 				   threads, json, s == 0);

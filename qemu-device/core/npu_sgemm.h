@@ -21,8 +21,9 @@
  * @relu: then c = c < 0 ? 0 : c (a NaN and -0 kept).
  * @clamp: optional, two fp32 values lo <= hi: then c = c < lo ? lo : c >
  *	hi ? hi : c (a NaN kept).
- * @b_packed: optional, op(B) as npu_sgemm_pack_b() left it: then @b,
- *	@ldb, @trans_b are not read (and @bf16 applies to A only).
+ * @b_packed: optional, op(B) as npu_sgemm_pack_b() left it for the same
+ *	@bf16 (its layout is the kernel's): then @b, @ldb, @trans_b are
+ *	not read.
  */
 struct npu_sgemm_args {
 	const void *a, *b;
@@ -44,7 +45,14 @@ struct npu_sgemm_args {
 /* Returns 0, or -1 if host memory ran out (or @reserve said no). */
 int npu_sgemm(const struct npu_sgemm_args *g);
 
-/* The bytes npu_sgemm_pack_b() writes for @k x @n: n rounded up to 16. */
+/*
+ * The kernel bf16 inputs get on this host: "avx512bf16" (pairs of depths
+ * a vdpbf16ps; blocks with a nonzero input under 2^-50 widened to fp32 in
+ * its registers), or "widened" (to fp32 as they are packed, the fp32 kernel).
+ */
+const char *npu_sgemm_bf16_kernel(void);
+
+/* The bytes npu_sgemm_pack_b() writes for @k x @n at most: n rounded up to 16. */
 uint64_t npu_sgemm_packed_b_bytes(uint32_t k, uint32_t n);
 /*
  * op(B) of @g (its b, ldb, trans_b, bf16, k and n) whole, in the GEMM's

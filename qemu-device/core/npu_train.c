@@ -80,7 +80,11 @@ static uint32_t load_f32(struct npu_core *core, uint64_t va, uint64_t count, int
 }
 
 
-/* What kept_b() packs: B read (@va, @count, @bf16) into @g's op(B). */
+/*
+ * What kept_b() packs: B read (@va, @count, @bf16) into @g's op(B); as
+ * bf16 for a GEMM on bf16 inputs (@g->bf16: its kernel's panels), else
+ * widened to fp32 as it is read.
+ */
 struct b_source {
 	struct npu_core *core;
 	struct npu_sgemm_args *g;
@@ -91,11 +95,11 @@ struct b_source {
 static uint32_t make_b(void *arg, void *out)
 {
 	struct b_source *s = arg;
-	float *b;
-	uint32_t st = load_f32(s->core, s->va, s->count, s->bf16, &b, s->fault);
+	void *b;
+	uint32_t st = s->g->bf16 ? load(s->core, s->va, s->count, 2, &b, s->fault)
+				 : load_f32(s->core, s->va, s->count, s->bf16, (float **)&b, s->fault);
 
 	s->g->b = b;
-	s->g->bf16 = 0;	/* widened as it was read */
 	s->g->stop = npu_eng_stop_cb;
 	s->g->stop_arg = s->core;
 	if (st == NPU_DMA_OK && !npu_sgemm_pack_b(s->g, out))
@@ -174,7 +178,8 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	st = load(core, va_a, span_a, esz, &a, fault);
 	if (st == NPU_DMA_OK && (flags & NPU_GEMMF_CONST_B)) {
 		struct npu_sgemm_args kb = { .k = k, .n = n, .ldb = ldb,
-					     .trans_b = !!(flags & NPU_GEMMF_TRANS_B) };
+					     .trans_b = !!(flags & NPU_GEMMF_TRANS_B),
+					     .bf16 = esz == 2 };
 
 		st = kept_b(core, &kb, va_b, span_b, esz == 2, wgen, &packed, &own, fault);
 	}

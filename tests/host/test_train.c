@@ -18,6 +18,7 @@
 #include "device/npu_pack.h"
 #include "ref/npu_ref.h"
 #include "npu_core_priv.h"	/* the engine's kept weights, counted */
+#include "npu_sgemm.h"		/* the bf16 kernel's name */
 #include "npu_train_math.h"
 #include "tap.h"
 
@@ -197,6 +198,115 @@ static void test_gemm_bf16_within_its_bound(void)
 	free(b);
 	free(ha);
 	free(hb);
+}
+
+/*
+ * One bf16 GEMM command on @fa and @fb (bf16 values already, as fp32),
+ * against fp64 sums of the same products, within the fp32 bound; A's rows
+ * @gap elements further apart than their length (lda), the gaps NaN.
+ */
+static int gemm_bf16_vs_fp64(const struct npu_gemm_f32 *p, const float *fa, const float *fb,
+			     uint32_t gap)
+{
+	uint32_t a_rows = p->trans_a ? p->k : p->m, a_cols = p->trans_a ? p->m : p->k;
+	size_t lda = (size_t)a_cols + gap;
+	size_t na = (size_t)p->m * p->k, nb = (size_t)p->k * p->n, nc = (size_t)p->m * p->n;
+	double *tol = malloc(sizeof(double) * nc);
+	float *want = malloc(sizeof(float) * nc);
+	uint16_t *ha = malloc(sizeof(*ha) * lda * a_rows);
+	void *hb = to_bf16(fb, nb);
+	struct npu_cmd_gemm_f32 c;
+	int ok;
+
+	for (size_t r = 0; r < a_rows; r++)
+		for (size_t x = 0; x < lda; x++)
+			ha[r * lda + x] = x < a_cols ? npu_f32_to_bf16(fa[r * a_cols + x]) : 0x7fc1;
+
+	for (uint32_t i = 0; i < p->m; i++)
+		for (uint32_t j = 0; j < p->n; j++) {
+			double s = 0, mag = 0;
+
+			for (uint32_t x = 0; x < p->k; x++) {
+				double t = (double)fa[p->trans_a ? (size_t)x * p->m + i
+								 : (size_t)i * p->k + x] *
+					   fb[p->trans_b ? (size_t)j * p->k + x : (size_t)x * p->n + j];
+
+				s += t;
+				mag += fabs(t);
+			}
+			want[(size_t)i * p->n + j] = (float)s;
+			tol[(size_t)i * p->n + j] = (2.0 * p->k + 4) * ldexp(1, -24) * mag;
+		}
+	setup();
+	(void)na;
+	ok = npu_pack_gemm_f32(&c, p, put(1, ha, lda * a_rows * 2), put(2, hb, nb * 2),
+			       put(3, NULL, nc * 4)) == 0;
+	c.lda = (uint32_t)lda;
+	ok = ok && run(&c, sizeof(c)) == NPU_JOB_OK && close_to(at(3), want, tol, nc);
+	free(tol);
+	free(want);
+	free(ha);
+	free(hb);
+	return ok;
+}
+
+/*
+ * bf16 inputs on the kernel the host gives them (npu_sgemm_bf16_kernel():
+ * pairs of depths a vdpbf16ps on AVX512-BF16): odd and even depths across
+ * its blocks, every transpose, row and column tails, the two-block tile,
+ * threads; then inputs a kernel that flushes subnormals would get wrong (a
+ * row of subnormals times 2^100, and values of 2^-60), which must take the
+ * widened path and keep every product.
+ */
+static void gemm_bf16_cases(const char *isa)
+{
+	static const uint32_t shapes[][3] = {
+		{ 1, 1, 1 }, { 13, 17, 3 }, { 12, 16, 256 }, { 25, 33, 257 }, { 7, 40, 511 },
+		{ 30, 5, 700 }, { 150, 100, 301 }, { 64, 300, 128 }, { 24, 64, 1030 },
+		{ 37, 48, 6 }, { 96, 33, 2 },
+	};
+
+	printf("# %s: bf16 kernel %s\n", isa, npu_sgemm_bf16_kernel());
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+		for (int t = 0; t < 4; t++) {
+			struct npu_gemm_f32 p = { shapes[s][0], shapes[s][1], shapes[s][2], t & 1,
+						  t >> 1, 1, 1.0f, 0.0f };
+			size_t na = (size_t)p.m * p.k, nb = (size_t)p.k * p.n;
+			float *a = rand_floats(na), *b = rand_floats(nb);
+
+			for (size_t i = 0; i < na; i++)
+				a[i] = npu_bf16_to_f32(npu_f32_to_bf16(a[i]));
+			for (size_t i = 0; i < nb; i++)
+				b[i] = npu_bf16_to_f32(npu_f32_to_bf16(b[i]));
+			if (!gemm_bf16_vs_fp64(&p, a, b, s % 3 == 2 ? 1 + s % 4 : 0)) {
+				printf("#   %u x %u x %u, trans %d %d\n", p.m, p.n, p.k, p.trans_a,
+				       p.trans_b);
+				CHECK(0);
+			}
+			free(a);
+			free(b);
+		}
+	for (int t = 0; t < 4; t++) {	/* A packed (odd depth), then read in place */
+		uint32_t m = t < 2 ? 14 : 24, n = t < 2 ? 20 : 32, k = t < 2 ? 99 : 98;
+		struct npu_gemm_f32 p = { m, n, k, 0, 1, 1, 1.0f, 0.0f };
+		float *a = rand_floats((size_t)m * k), *b = rand_floats((size_t)n * k);
+
+		for (size_t i = 0; i < (size_t)m * k; i++)
+			a[i] = npu_bf16_to_f32(npu_f32_to_bf16(a[i]));
+		for (size_t i = 0; i < (size_t)n * k; i++)
+			b[i] = npu_bf16_to_f32(npu_f32_to_bf16(b[i] * (t & 1 ? 1.0f : 0x1p100f)));
+		for (uint32_t x = 0; x < k; x++)	/* row 3: subnormals, or 2^-60 */
+			a[3 * k + x] = (x % 3 ? 1.0f : -1.0f) * (t & 1 ? 0x1p-60f : 0x1p-127f);
+		CHECK(gemm_bf16_vs_fp64(&p, a, b, t & 1));
+		CHECK(((const float *)at(3))[3 * n] != 0.0f);	/* not flushed */
+		free(a);
+		free(b);
+	}
+}
+
+static void test_gemm_bf16_kernel(void)
+{
+	on_every_isa("bf16 GEMM", gemm_bf16_cases);
 }
 
 static uint32_t groups(const struct npu_conv2d_f32 *p)
@@ -1247,6 +1357,7 @@ static void test_malformed(void)
 TAP_MAIN(
 	TAP_ENTRY(test_gemm_f32_random),
 	TAP_ENTRY(test_gemm_bf16_within_its_bound),
+	TAP_ENTRY(test_gemm_bf16_kernel),
 	TAP_ENTRY(test_conv2d_f32_random),
 	TAP_ENTRY(test_conv2d_f32_gradients_are_adjoints),
 	TAP_ENTRY(test_conv2d_f32_epilogue),
