@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "npu_gemm.h"
-#include "npu_pool.h"
 #include "npu_sgemm.h"
 #include "npu_tensor_priv.h"
 
@@ -25,7 +24,6 @@
 #include <immintrin.h>
 #endif
 
-#define DW_MAX_THREADS		16
 /* Spread rows over threads only past this many multiply-adds: a wake costs tens of us. */
 #define DW_THREAD_MIN_MACS	(1u << 20)
 
@@ -39,9 +37,8 @@ struct dw_part {
 	const struct npu_convf *v;
 	const float *x, *wt, *bias;	/* wt: [k_h][k_w][out_c] */
 	float *y;
-	uint64_t r0, r1;		/* output rows: b * out_h + oy */
-	struct dw_tap *tap;		/* k_h * k_w: a position's taps inside the image */
-	bool vec, stopped;
+	struct dw_tap *tap;		/* k_h * k_w a thread: a position's taps inside the image */
+	bool vec;
 };
 
 /* The taps of output (b, oy, ox) inside the image, in (ky, kx) order, into @tap: how many. */
@@ -131,59 +128,53 @@ static void dw_point_avx2(const struct dw_part *p, const struct dw_tap *tap, uin
 }
 #endif
 
-static void *dw_part_run(void *arg)
+/* Output rows [@r0, @r1) (b * out_h + oy), on thread @t. */
+static bool dw_part_run(void *arg, uint32_t t, uint64_t r0, uint64_t r1)
 {
-	struct dw_part *p = arg;
+	const struct dw_part *p = arg;
 	const struct npu_convf *v = p->v;
+	struct dw_tap *tap = p->tap + (uint64_t)v->k_h * v->k_w * t;
 	const float *clamp = v->flags & NPU_CONVF_CLAMP ? v->clamp : NULL;
 	bool relu = !!(v->flags & NPU_CONVF_RELU);
 	/* whole vectors where each channel is its own group */
 	uint32_t nvec = p->vec && v->ocg == 1 ? v->out_c / 8 * 8 : 0;
 	uint64_t since = 0, per_row = (uint64_t)v->out_w * v->out_c * v->k_h * v->k_w + 1;
 
-	for (uint64_t r = p->r0; r < p->r1; r++) {
+	for (uint64_t r = r0; r < r1; r++) {
 		uint64_t b = r / v->out_h;
 		uint32_t oy = (uint32_t)(r % v->out_h);
 
 		since += per_row;
 		if (since >= NPU_ENG_WORK_CHECK) {
 			since = 0;
-			if (npu_eng_stop(p->core)) {
-				p->stopped = true;
-				return NULL;
-			}
+			if (npu_eng_stop(p->core))
+				return false;
 		}
 		for (uint32_t ox = 0; ox < v->out_w; ox++) {
 			float *out = p->y + (r * v->out_w + ox) * v->out_c;
-			uint32_t n = dw_taps(v, b, oy, ox, p->tap);
+			uint32_t n = dw_taps(v, b, oy, ox, tap);
 
 #if defined(__x86_64__) && defined(__GNUC__)
 			if (nvec)
-				dw_point_avx2(p, p->tap, n, nvec, out);
+				dw_point_avx2(p, tap, n, nvec, out);
 #endif
-			dw_point(p, p->tap, n, nvec, out);
+			dw_point(p, tap, n, nvec, out);
 			if (p->bias || relu || clamp)
 				npu_f32_epilogue(out, p->bias, relu, clamp, v->out_c, p->vec);
 		}
 	}
-	return NULL;
+	return true;
 }
 
 uint32_t npu_convf_dw_run(struct npu_core *core, const struct npu_convf *v, const float *x,
 			  const float *w, float *y, const float *bias)
 {
-	struct dw_part parts[DW_MAX_THREADS];
 	uint64_t rows = (uint64_t)v->batch * v->out_h, taps = (uint64_t)v->k_h * v->k_w;
-	uint32_t threads = 1;
-	bool vec = npu_engine_avx2(), ok = true;
+	uint32_t threads = npu_eng_threads(core, v->y_n * taps >= DW_THREAD_MIN_MACS, rows);
+	bool ok;
 	float *wt = npu_eng_alloc(core, sizeof(float) * v->w_n);
 	struct dw_tap *tap = NULL;
 
-	if (v->y_n * taps >= DW_THREAD_MIN_MACS && core->cfg.engine_threads > 1)
-		threads = core->cfg.engine_threads < DW_MAX_THREADS ? core->cfg.engine_threads :
-								      DW_MAX_THREADS;
-	if (threads > rows)
-		threads = (uint32_t)rows;
 	if (wt)
 		tap = npu_eng_alloc(core, sizeof(*tap) * taps * threads);
 	if (!wt || !tap) {
@@ -194,14 +185,9 @@ uint32_t npu_convf_dw_run(struct npu_core *core, const struct npu_convf *v, cons
 	for (uint32_t o = 0; o < v->out_c; o++)
 		for (uint64_t t = 0; t < taps; t++)
 			wt[t * v->out_c + o] = w[o * taps + t];
-	for (uint32_t t = 0; t < threads; t++)
-		parts[t] = (struct dw_part){ .core = core, .v = v, .x = x, .wt = wt, .bias = bias,
-					     .y = y, .vec = vec, .tap = tap + taps * t,
-					     .r0 = rows * t / threads,
-					     .r1 = rows * (t + 1) / threads };
-	npu_run_parallel(dw_part_run, parts, sizeof(parts[0]), threads);
-	for (uint32_t t = 0; t < threads; t++)
-		ok &= !parts[t].stopped;
+	ok = npu_eng_split(rows, threads, dw_part_run,
+			   &(struct dw_part){ .core = core, .v = v, .x = x, .wt = wt, .bias = bias,
+					      .y = y, .vec = npu_engine_avx2(), .tap = tap });
 	free(wt);
 	free(tap);
 	return ok ? NPU_DMA_OK : NPU_DMA_ERR_ABORTED;

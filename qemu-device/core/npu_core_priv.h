@@ -267,6 +267,22 @@ static inline bool npu_eng_work(struct npu_core *core, uint64_t n)
 }
 /* The same for struct npu_gemm_args.stop (@arg: the core). */
 bool npu_eng_stop_cb(void *arg);
+/* The most helper threads a command's rows are shared among. */
+#define NPU_ENG_MAX_THREADS	16
+/*
+ * How many of the engine's threads share @n items: one unless @worth (the
+ * work pays for a wake-up), else engine_threads, at most
+ * NPU_ENG_MAX_THREADS and @n.
+ */
+uint32_t npu_eng_threads(const struct npu_core *core, bool worth, uint64_t n);
+/*
+ * Items [0, @n) in @threads (npu_eng_threads()) ranges of about equal size,
+ * on the engine's helper threads: @fn(@arg, t, i0, i1) for range t (which
+ * may pick a scratch area of its own); it checks npu_eng_stop() as it goes
+ * and returns false when told to stop. True if every range finished.
+ */
+bool npu_eng_split(uint64_t n, uint32_t threads,
+		   bool (*fn)(void *arg, uint32_t t, uint64_t i0, uint64_t i1), void *arg);
 /*
  * On the engine thread: allocate @n bytes charged to the running command,
  * or NULL (status NPU_DMA_ERR_LIMIT) when it would pass cmd_mem_mib.

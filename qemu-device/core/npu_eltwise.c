@@ -16,7 +16,6 @@
 
 #include "npu_cmd.h"
 #include "npu_gemm.h"
-#include "npu_pool.h"
 #include "npu_split.h"
 #include "npu_quant.h"
 #include "npu_tensor_priv.h"
@@ -201,40 +200,38 @@ struct elt_part {
 	int8_t *out;
 	const uint32_t *od;
 	const uint64_t *as, *bs;
-	uint32_t i0, i1;
 	elt_row_fn row;
-	bool stopped;
 };
 
-static void *elt_range(void *arg)
+/* Output elements [@i0, @i1). */
+static bool elt_range(void *arg, uint32_t t, uint64_t i0, uint64_t i1)
 {
-	struct elt_part *p = arg;
+	const struct elt_part *p = arg;
 	const uint32_t *od = p->od;
 	const uint64_t *as = p->as, *bs = p->bs;
-	uint32_t idx[4], rem = p->i0, since = 0;
+	uint32_t idx[4], rem = (uint32_t)i0, since = 0;
 	uint64_t ia = 0, ib = 0;
 
+	(void)t;
 	for (int d = 3; d >= 0; d--) {	/* where element i0's inputs are */
 		idx[d] = rem % od[d];
 		rem /= od[d];
 		ia += idx[d] * as[d];
 		ib += idx[d] * bs[d];
 	}
-	for (uint32_t i = p->i0; i < p->i1;) {
+	for (uint32_t i = (uint32_t)i0; i < i1;) {
 		/* the rest of this innermost run, at most a stop check's worth */
 		uint32_t len = od[3] - idx[3];
 
-		if (len > p->i1 - i)
-			len = p->i1 - i;
+		if (len > i1 - i)
+			len = (uint32_t)(i1 - i);
 		if (len > NPU_ND_STOP_EVERY)
 			len = NPU_ND_STOP_EVERY;
 		since += len;
 		if (since >= NPU_ND_STOP_EVERY) {
 			since = 0;
-			if (npu_eng_stop(p->core)) {
-				p->stopped = true;
-				return NULL;
-			}
+			if (npu_eng_stop(p->core))
+				return false;
 		}
 		p->row(p->e, p->a + ia, (uint32_t)as[3], p->b + ib, (uint32_t)bs[3], p->out + i, len);
 		i += len;
@@ -248,15 +245,14 @@ static void *elt_range(void *arg)
 			idx[d - 1]++;
 		}
 	}
-	return NULL;
+	return true;
 }
 
 uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_eltwise_i8 e;
-	struct elt_part parts[16];
-	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx, od[4], threads = 1;
+	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx, od[4];
 	uint64_t as[4], bs[4], an, bn;
 	int8_t *a = NULL, *b = NULL, *out = NULL;
 	bool onnx, ort;
@@ -321,21 +317,12 @@ uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 		goto out;
 	/* Row by row, in as many pieces as the engine has threads. */
 	row = elt_pick_row(&e);
-	if (e.count >= ELT_THREAD_MIN && core->cfg.engine_threads > 1)
-		threads = core->cfg.engine_threads < 16 ? core->cfg.engine_threads : 16;
-	for (uint32_t t = 0; t < threads; t++)
-		parts[t] = (struct elt_part){
-			.core = core, .e = &e, .a = a, .b = b, .out = out, .od = od, .as = as,
-			.bs = bs, .row = row,
-			.i0 = (uint32_t)((uint64_t)e.count * t / threads),
-			.i1 = (uint32_t)((uint64_t)e.count * (t + 1) / threads),
-		};
-	npu_run_parallel(elt_range, parts, sizeof(parts[0]), threads);
-	for (uint32_t t = 0; t < threads; t++) {
-		if (parts[t].stopped) {
-			st = NPU_DMA_ERR_ABORTED;
-			goto out;
-		}
+	if (!npu_eng_split(e.count, npu_eng_threads(core, e.count >= ELT_THREAD_MIN, e.count),
+			   elt_range, &(struct elt_part){ .core = core, .e = &e, .a = a, .b = b,
+							  .out = out, .od = od, .as = as,
+							  .bs = bs, .row = row })) {
+		st = NPU_DMA_ERR_ABORTED;
+		goto out;
 	}
 	st = npu_account(core, npu_va_rw(core, ctx, e.out, out, e.count, true, fault),
 			 an + bn + e.count, 0, bytes, cycles);

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "npu_core_priv.h"
+#include "npu_pool.h"
 
 static bool stale(const struct npu_core *core, const struct npu_eng_req *r)
 {
@@ -518,6 +519,52 @@ void npu_engine_load(struct npu_core *core, const struct npu_core_state *st)
 bool npu_eng_stop_cb(void *arg)
 {
 	return npu_eng_stop(arg);
+}
+
+uint32_t npu_eng_threads(const struct npu_core *core, bool worth, uint64_t n)
+{
+	uint32_t t = core->cfg.engine_threads;
+
+	if (!worth || t < 2)
+		return 1;
+	if (t > NPU_ENG_MAX_THREADS)
+		t = NPU_ENG_MAX_THREADS;
+	return n < t ? (n ? (uint32_t)n : 1) : t;
+}
+
+struct eng_range {
+	bool (*fn)(void *arg, uint32_t t, uint64_t i0, uint64_t i1);
+	void *arg;
+	uint32_t t;
+	uint64_t i0, i1;
+	bool done;
+};
+
+static void *eng_range_run(void *arg)
+{
+	struct eng_range *r = arg;
+
+	r->done = r->fn(r->arg, r->t, r->i0, r->i1);
+	return NULL;
+}
+
+bool npu_eng_split(uint64_t n, uint32_t threads,
+		   bool (*fn)(void *arg, uint32_t t, uint64_t i0, uint64_t i1), void *arg)
+{
+	struct eng_range r[NPU_ENG_MAX_THREADS];
+	bool ok = true;
+
+	if (threads < 1)
+		threads = 1;
+	if (threads > NPU_ENG_MAX_THREADS)
+		threads = NPU_ENG_MAX_THREADS;
+	for (uint32_t t = 0; t < threads; t++)
+		r[t] = (struct eng_range){ .fn = fn, .arg = arg, .t = t, .i0 = n * t / threads,
+					   .i1 = n * (t + 1) / threads };
+	npu_run_parallel(eng_range_run, r, sizeof(r[0]), threads);
+	for (uint32_t t = 0; t < threads; t++)
+		ok &= r[t].done;
+	return ok;
 }
 
 /*

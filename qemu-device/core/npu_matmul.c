@@ -18,23 +18,20 @@
 #include <string.h>
 
 #include "npu_gemm.h"
-#include "npu_pool.h"
 #include "npu_tensor_priv.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
 
-#define MM_MAX_THREADS	16
 /* Spread rows over threads only past this many multiply-adds. */
 #define MM_THREAD_MIN_MACS	(1u << 16)
 
 struct mm_part {
 	struct npu_core *core;
 	const struct npu_mm *mm;
-	uint64_t r0, r1;		/* rows of all the output matrices: matrix * m + row */
-	double *ad;			/* fp32 with vectors: four rows of A as doubles */
-	bool vec, stopped;
+	double *ad;	/* fp32 with vectors: four rows of A as doubles, a thread's */
+	bool vec;
 };
 
 static float mm_round(double acc, float alpha)
@@ -180,67 +177,55 @@ static void mm_block(const struct npu_mm *mm, uint64_t t, uint32_t i, uint32_t r
 	(void)ad;
 }
 
-static void *mm_part_run(void *arg)
+/* Rows [@r0, @r1) of all the output matrices (matrix * m + row), on thread @t. */
+static bool mm_part_run(void *arg, uint32_t t, uint64_t r0, uint64_t r1)
 {
-	struct mm_part *p = arg;
+	const struct mm_part *p = arg;
 	const struct npu_mm *mm = p->mm;
+	double *ad = p->ad ? p->ad + 4ull * mm->k * t : NULL;
 	uint64_t since = 0;
 	/* columns a piece: about a stop check's worth of four rows, whole vectors */
 	uint64_t cols = NPU_ENG_WORK_CHECK / (4ull * mm->k + 1) / 16 * 16;
 
 	if (cols < 16)
 		cols = 16;
-	for (uint64_t r = p->r0; r < p->r1;) {
-		uint64_t t = r / mm->m;
+	for (uint64_t r = r0; r < r1;) {
+		uint64_t mat = r / mm->m;
 		uint32_t i = (uint32_t)(r % mm->m), rows = 4;
 
 		if (rows > mm->m - i)
 			rows = mm->m - i;
-		if (rows > p->r1 - r)
-			rows = (uint32_t)(p->r1 - r);
+		if (rows > r1 - r)
+			rows = (uint32_t)(r1 - r);
 		for (uint64_t j = 0; j < mm->n; j += cols) {
 			since += (uint64_t)rows * mm->k * (mm->n - j < cols ? mm->n - j : cols) + 1;
 			if (since >= NPU_ENG_WORK_CHECK) {
 				since = 0;
-				if (npu_eng_stop(p->core)) {
-					p->stopped = true;
-					return NULL;
-				}
+				if (npu_eng_stop(p->core))
+					return false;
 			}
-			mm_block(mm, t, i, rows, (uint32_t)j,
-				 (uint32_t)(mm->n - j < cols ? mm->n : j + cols), p->vec, p->ad);
+			mm_block(mm, mat, i, rows, (uint32_t)j,
+				 (uint32_t)(mm->n - j < cols ? mm->n : j + cols), p->vec, ad);
 		}
 		r += rows;
 	}
-	return NULL;
+	return true;
 }
 
 uint32_t npu_mm_run(struct npu_core *core, const struct npu_mm *mm)
 {
-	struct mm_part parts[MM_MAX_THREADS];
 	uint64_t rows = mm->nb * mm->m, macs = rows * mm->n * mm->k;
-	uint32_t threads = 1;
-	bool vec = npu_engine_avx2(), ok = true;
+	uint32_t threads = npu_eng_threads(core, macs >= MM_THREAD_MIN_MACS, rows);
+	bool vec = npu_engine_avx2(), ok;
 	double *ad = NULL;
 
-	if (macs >= MM_THREAD_MIN_MACS && core->cfg.engine_threads > 1)
-		threads = core->cfg.engine_threads < MM_MAX_THREADS ? core->cfg.engine_threads :
-								       MM_MAX_THREADS;
-	if (threads > rows)
-		threads = (uint32_t)rows;
 	if (vec && !mm->integer) {
 		ad = npu_eng_alloc(core, 8ull * 4 * mm->k * threads);
 		if (!ad)
 			return NPU_DMA_ERR_ARGS;	/* as the command's other buffers */
 	}
-	for (uint32_t t = 0; t < threads; t++)
-		parts[t] = (struct mm_part){ .core = core, .mm = mm, .vec = vec,
-					     .ad = ad ? ad + 4ull * mm->k * t : NULL,
-					     .r0 = rows * t / threads,
-					     .r1 = rows * (t + 1) / threads };
-	npu_run_parallel(mm_part_run, parts, sizeof(parts[0]), threads);
-	for (uint32_t t = 0; t < threads; t++)
-		ok &= !parts[t].stopped;
+	ok = npu_eng_split(rows, threads, mm_part_run,
+			   &(struct mm_part){ .core = core, .mm = mm, .vec = vec, .ad = ad });
 	free(ad);
 	return ok ? NPU_DMA_OK : NPU_DMA_ERR_ABORTED;
 }

@@ -20,7 +20,6 @@
 
 #include "npu_cmd.h"
 #include "npu_gemm.h"
-#include "npu_pool.h"
 #include "npu_quant.h"
 #include "npu_sgemm.h"
 #include "npu_train_math.h"
@@ -110,45 +109,29 @@ struct nd_par {
 	struct npu_core *core;
 	void (*fn)(void *arg, uint64_t i0, uint64_t i1);
 	void *arg;
-	uint64_t i0, i1, piece;
-	bool stopped;
+	uint64_t piece;
 };
 
-#define ND_PAR_MAX	16
-
-static void *nd_par_run(void *arg)
+static bool nd_par_run(void *arg, uint32_t t, uint64_t i0, uint64_t i1)
 {
-	struct nd_par *p = arg;
+	const struct nd_par *p = arg;
 
-	for (uint64_t i = p->i0; i < p->i1; i += p->piece) {
-		if (npu_eng_stop(p->core)) {
-			p->stopped = true;
-			break;
-		}
-		p->fn(p->arg, i, p->i1 - i > p->piece ? i + p->piece : p->i1);
+	(void)t;
+	for (uint64_t i = i0; i < i1; i += p->piece) {
+		if (npu_eng_stop(p->core))
+			return false;
+		p->fn(p->arg, i, i1 - i > p->piece ? i + p->piece : i1);
 	}
-	return NULL;
+	return true;
 }
 
 static bool nd_parallel(struct npu_core *core, uint64_t n, uint64_t cost,
 			void (*fn)(void *arg, uint64_t i0, uint64_t i1), void *arg)
 {
-	struct nd_par parts[ND_PAR_MAX];
 	uint64_t piece = NPU_ENG_WORK_CHECK / (cost ? cost : 1);
-	uint32_t threads = 1;
+	struct nd_par p = { .core = core, .fn = fn, .arg = arg, .piece = piece ? piece : 1 };
 
-	if (n / 2 >= piece && core->cfg.engine_threads > 1)
-		threads = core->cfg.engine_threads < ND_PAR_MAX ? core->cfg.engine_threads :
-								   ND_PAR_MAX;
-	for (uint32_t t = 0; t < threads; t++)
-		parts[t] = (struct nd_par){ .core = core, .fn = fn, .arg = arg,
-					    .i0 = n * t / threads, .i1 = n * (t + 1) / threads,
-					    .piece = piece ? piece : 1 };
-	npu_run_parallel(nd_par_run, parts, sizeof(parts[0]), threads);
-	for (uint32_t t = 0; t < threads; t++)
-		if (parts[t].stopped)
-			return false;
-	return true;
+	return npu_eng_split(n, npu_eng_threads(core, n / 2 >= piece, n), nd_par_run, &p);
 }
 
 /* Bytes of an element of enum npu_nd_dtype @dt, or 0 for none. */

@@ -583,7 +583,7 @@ int lower_act_out(const struct kern *k)
 }
 
 /* Kernel @k as an activation of fp32 @y into another tensor: enum lower_act, or 0. */
-static int act_of(const npu_graph *g, const struct kern *k, int y)
+static int act_of(const struct kern *k, int y)
 {
 	const struct nd_unary *u = &k->p.un;
 
@@ -593,7 +593,6 @@ static int act_of(const npu_graph *g, const struct kern *k, int y)
 	if (k->kind == K_ND_UNARY && u->fn == ND_CLIP && u->dtype == NPU_DT_FLOAT32 &&
 	    nd_unary_out_dt(u) == NPU_DT_FLOAT32 && u->lo <= u->hi && k->t[0] == y)
 		return LOWER_ACT_CLIP;
-	(void)g;
 	return 0;
 }
 
@@ -607,7 +606,7 @@ int lower_relu_after(const npu_graph *g, const struct lowered *low, const int *n
 		return 0;
 	l = &low->n[nodes[i]];
 	r = &low->n[nodes[i + 1]];
-	act = r->nk == 1 ? act_of(g, &r->k[0], y) : 0;
+	act = r->nk == 1 ? act_of(&r->k[0], y) : 0;
 	if (act == LOWER_ACT_CLIP && (!clip || !lower_conv_forward(&l->k[0])))
 		return 0;	/* only the NPU's convolution takes a clamp */
 	return act && lower_act_out(&r->k[0]) != y &&
