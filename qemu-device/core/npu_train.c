@@ -314,7 +314,16 @@ static int im2col(struct npu_core *core, const struct npu_convf *v, float *x, fl
 
 		for (uint32_t ky = 0; ky < v->k_h; ky++) {
 			int64_t iy = (int64_t)oy * v->stride_h - v->pad_top + (int64_t)ky * v->dil_h;
+			int64_t ix0 = (int64_t)ox * v->stride_w - v->pad_left;
 
+			/* a window row inside the image over every channel: one run */
+			if (!scatter && iy >= 0 && iy < v->in_h && v->dil_w == 1 && ic == v->in_c &&
+			    ix0 >= 0 && ix0 + v->k_w <= v->in_w) {
+				memcpy(r, x + ((b * v->in_h + (uint64_t)iy) * v->in_w + (uint64_t)ix0) *
+					      v->in_c, sizeof(float) * ic * v->k_w);
+				r += ic * v->k_w;
+				continue;
+			}
 			for (uint32_t kx = 0; kx < v->k_w; kx++, r += ic) {
 				int64_t ix = (int64_t)ox * v->stride_w - v->pad_left +
 					     (int64_t)kx * v->dil_w;
