@@ -96,6 +96,20 @@ static void skern_avx2(uint32_t kc, const void *apv, const void *bpv, float *c, 
 	}
 }
 
+/* A tile's @rows sums into @c (added to what it holds with @accumulate). */
+__attribute__((target("avx512f"), always_inline))
+static inline void zmm_store(__m512 *acc, const int rows, float *c, size_t ldc, int accumulate)
+{
+#pragma GCC unroll 12
+	for (int i = 0; i < rows; i++) {
+		float *row = c + i * ldc;
+
+		if (accumulate)
+			acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(row));
+		_mm512_storeu_ps(row, acc[i]);
+	}
+}
+
 /*
  * Two MR-row blocks of A (@ap and the next, @kc * MR further) against one
  * panel: 12 x 16, a zmm per row, twelve FMAs for each load of B.
@@ -119,14 +133,7 @@ static void skern2_avx512(uint32_t kc, const void *apv, const void *bpv, float *
 			acc[MR + i] = _mm512_fmadd_ps(_mm512_set1_ps(ap1[i]), b, acc[MR + i]);
 		}
 	}
-#pragma GCC unroll 12
-	for (int i = 0; i < 2 * MR; i++) {
-		float *row = c + i * ldc;
-
-		if (accumulate)
-			acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(row));
-		_mm512_storeu_ps(row, acc[i]);
-	}
+	zmm_store(acc, 2 * MR, c, ldc, accumulate);
 }
 
 /* One block: the pair kernel's first half, as a 6 x 16 zmm tile. */
@@ -147,14 +154,7 @@ static void skern_avx512(uint32_t kc, const void *apv, const void *bpv, float *c
 		for (int i = 0; i < MR; i++)
 			acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(ap[i]), b, acc[i]);
 	}
-#pragma GCC unroll 6
-	for (int i = 0; i < MR; i++) {
-		float *row = c + i * ldc;
-
-		if (accumulate)
-			acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(row));
-		_mm512_storeu_ps(row, acc[i]);
-	}
+	zmm_store(acc, MR, c, ldc, accumulate);
 }
 
 /*
@@ -199,14 +199,7 @@ static inline void pairs_tile(uint32_t kc, const uint32_t *ap, const __m512i *bp
 			}
 		}
 	}
-#pragma GCC unroll 12
-	for (int i = 0; i < rows; i++) {
-		float *row = c + i * ldc;
-
-		if (accumulate)
-			acc[i] = _mm512_add_ps(acc[i], _mm512_loadu_ps(row));
-		_mm512_storeu_ps(row, acc[i]);
-	}
+	zmm_store(acc, rows, c, ldc, accumulate);
 }
 
 #define PAIRS_KERNEL(name, rows, widen)							\
