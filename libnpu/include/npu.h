@@ -31,7 +31,7 @@ extern "C" {
 
 /* The version this header belongs to; npu_version() says the library's. */
 #define NPU_VERSION_MAJOR 2	/* the soname: libnpu.so.2 */
-#define NPU_VERSION_MINOR 3	/* additions */
+#define NPU_VERSION_MINOR 4	/* additions */
 #define NPU_VERSION_PATCH 0
 
 /** Error codes (negative return values). */
@@ -652,6 +652,22 @@ int npu_plan_execute(npu_plan *plan, const void *const *in, void *const *out);
  */
 int npu_plan_start(npu_plan *plan, const void *const *in);
 int npu_plan_wait(npu_plan *plan, void *const *out);
+/**
+ * Where tensor @id (an activation: a declared input or output, or another
+ * npu_plan_read could read) is kept on the host side of the plan: on the
+ * NPU the device buffer its commands read and write, mapped; on OpenCL a
+ * buffer a device that shares host memory uses in place. Given as @in[i]
+ * or @out[i] of npu_plan_execute, npu_plan_start or npu_plan_wait (or to
+ * npu_plan_write and npu_plan_read), it moves no bytes: the caller writes
+ * an input there before the start, and reads an output there after the
+ * wait. The plan is told an input changed only by such a call: writes
+ * into it otherwise may go unseen by a backend holding its own copy. Not
+ * to be written while a run is in flight. NULL (npu_plan_error says why)
+ * for a constant (npu_plan_write changes it), an intermediate whose
+ * storage is reused or that is never made, and while a run is in flight.
+ * Valid until the plan is freed. Since 2.4.
+ */
+void *npu_plan_buffer(npu_plan *plan, int id);
 /**
  * The placement report: one line per op (where it runs, and why), the
  * OpenCL device if one is used, and the submissions per run. Valid until

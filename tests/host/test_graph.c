@@ -335,6 +335,69 @@ static void test_start_and_wait(void)
 }
 
 /*
+ * Inputs and outputs bound in place (npu_plan_buffer): a pad, then an add
+ * of a constant, with the intermediate's storage reused. The input
+ * written into its buffer and the output read from its own give the
+ * hand-worked values run after run, with npu_plan_execute and with
+ * start and wait; npu_plan_write and npu_plan_read take the buffers too.
+ * The constant, the reused intermediate, an unknown id and a plan in
+ * flight have none.
+ */
+static void test_plan_buffer(void)
+{
+	static const uint32_t one[2] = { 0, 1 }, none[2] = { 0, 0 };
+	static const int8_t k[5] = { 10, 20, 30, 40, 50 };
+	npu_graph *g = npu_graph_new();
+	int8_t *x, *y, copy[5];
+	npu_plan *p;
+	int t[4];
+
+	for (int i = 0; i < 4; i++)
+		t[i] = npu_graph_tensor(g, &(struct npu_tensor_desc){ .dtype = NPU_DT_INT8,
+					.rank = 2, .dims = { 1, i ? 5u : 4u }, .scale = 1.0f,
+					.data = i == 2 ? k : NULL });
+	CHECK_EQ(npu_graph_pad(g, t[0], t[1], none, one), 0);
+	CHECK_EQ(npu_graph_add(g, t[1], t[2], t[3], NPU_ACT_NONE), 0);
+	CHECK_EQ(npu_graph_inputs(g, &t[0], 1), 0);
+	CHECK_EQ(npu_graph_outputs(g, &t[3], 1), 0);
+	CHECK_EQ(npu_graph_compile_opts(g, NULL, &(struct npu_compile_opts){
+		.backend = want_backend(), .strict = 1, .reuse_memory = 1 }, &p), 0);
+	CHECK(npu_plan_buffer(NULL, t[0]) == NULL);
+	CHECK(npu_plan_buffer(p, 99) == NULL);
+	CHECK(npu_plan_buffer(p, t[2]) == NULL);
+	CHECK(strstr(npu_plan_error(p), "a constant") != NULL);
+	CHECK(npu_plan_buffer(p, t[1]) == NULL);
+	CHECK(strstr(npu_plan_error(p), "storage the plan reuses") != NULL);
+	x = npu_plan_buffer(p, t[0]);
+	y = npu_plan_buffer(p, t[3]);
+	CHECK(x && y && (void *)x != (void *)y);
+	for (int r = 0; r < 3; r++) {
+		for (int i = 0; i < 4; i++)
+			x[i] = (int8_t)(i - 2 * r);
+		if (r < 2) {
+			CHECK_EQ(npu_plan_execute(p, (const void *[]){ x }, (void *[]){ y }), 0);
+		} else {
+			CHECK_EQ(npu_plan_start(p, (const void *[]){ x }), 0);
+			CHECK(npu_plan_buffer(p, t[0]) == NULL);	/* in flight */
+			CHECK(strstr(npu_plan_error(p), "in flight") != NULL);
+			CHECK_EQ(npu_plan_wait(p, (void *[]){ y }), 0);
+		}
+		/* By hand: x + k, then the zero point 0 + 50. */
+		for (int i = 0; i < 4; i++)
+			CHECK_EQ(y[i], i - 2 * r + k[i]);
+		CHECK_EQ(y[4], 50);
+	}
+	x[3] = 100;
+	CHECK_EQ(npu_plan_write(p, t[0], x, 4), 0);
+	CHECK_EQ(npu_plan_exec(p, NPU_EXEC_FORWARD), 0);
+	CHECK_EQ(npu_plan_read(p, t[3], y, 5), 0);
+	CHECK_EQ(npu_plan_read(p, t[3], copy, 5), 0);
+	CHECK(y[3] == 127 && y[0] == 6 && !memcmp(y, copy, 5));	/* 100 + 40 saturates */
+	CHECK(npu_plan_buffer(p, t[0]) == x);	/* the same storage for the plan's life */
+	npu_graph_free(g);
+}
+
+/*
  * Constant folding: a constant transposed and padded (computed once, when
  * compiled) added to the input. Writing the constant folds it again.
  */
@@ -1083,6 +1146,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_concat),
 	TAP_ENTRY(test_concat_of_the_most_inputs),
 	TAP_ENTRY(test_memory_reuse),
+	TAP_ENTRY(test_plan_buffer),
 	TAP_ENTRY(test_constant_folding),
 	TAP_ENTRY(test_qdq_folding),
 	TAP_ENTRY(test_broadcasting),

@@ -811,6 +811,43 @@ TEST_F(lib, graph_start_and_wait_on_npu)
 	}
 }
 
+/*
+ * Inputs and outputs bound in place (npu_plan_buffer): the NPU job reads
+ * the input from, and writes the output into, the buffers the caller
+ * filled and reads; nothing is copied (npu_plan_stats), and the results
+ * are the hand-worked ones, run after run with new inputs.
+ */
+TEST_F(lib, graph_buffers_in_place_on_npu)
+{
+	struct npu_plan_stats st;
+	npu_graph *g;
+	npu_plan *p;
+	float *x, *y;
+	int t[3];
+
+	ASSERT_EQ(NPU_OK, conv_plan(self->dev, conv_w[0], &g, &p, t));
+	x = npu_plan_buffer(p, t[0]);
+	y = npu_plan_buffer(p, t[2]);
+	ASSERT_NE(NULL, x);
+	ASSERT_NE(NULL, y);
+	EXPECT_EQ(NULL, npu_plan_buffer(p, t[1]));	/* the weights: npu_plan_write */
+	for (int r = 1; r <= 3; r++) {
+		for (int i = 0; i < 4; i++)
+			x[i] = conv_x[i] * (float)r;
+		ASSERT_EQ(NPU_OK, npu_plan_start(p, (const void *[]){ x }));
+		EXPECT_EQ(NULL, npu_plan_buffer(p, t[2]));	/* in flight */
+		ASSERT_EQ(NPU_OK, npu_plan_wait(p, (void *[]){ y }));
+		for (int i = 0; i < 8; i++)
+			EXPECT_EQ(conv_y[0][i] * (float)r, y[i]);
+	}
+	ASSERT_EQ(NPU_OK, npu_plan_stats(p, &st));
+	EXPECT_EQ(3, st.runs);
+	EXPECT_EQ(0, st.copies_in);
+	EXPECT_EQ(0, st.copies_out);
+	npu_plan_free(p);
+	npu_graph_free(g);
+}
+
 /* bf16 on the NPU (CAST, MATMUL): the CPU reference's bits. */
 TEST_F(lib, graph_bf16_matmul_npu_matches_cpu)
 {

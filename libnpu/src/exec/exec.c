@@ -306,7 +306,8 @@ int npu_plan_write(npu_plan *p, int id, const void *data, size_t bytes)
 		return plan_fail(p, NPU_EINVAL, "npu_plan_write: tensor %d is computed from "
 				 "constants when the plan is compiled (folded)", id);
 	/* The host copy is written whole: every other copy is stale. */
-	memcpy(p->host[id], data, bytes);
+	if (data != p->host[id])	/* npu_plan_buffer's: written in place */
+		memcpy(p->host[id], data, bytes);
 	exec_host_written(p, id);
 	p->refold |= p->nfolded && p->fixed[id];	/* what it feeds is computed again */
 	return 0;
@@ -318,9 +319,26 @@ int npu_plan_read(npu_plan *p, int id, void *data, size_t bytes)
 
 	if (!err)
 		err = exec_sync_host(p, id);
-	if (!err)
+	if (!err && data != p->host[id])	/* npu_plan_buffer's: read in place */
 		memcpy(data, p->host[id], bytes);
 	return err;
+}
+
+void *npu_plan_buffer(npu_plan *p, int id)
+{
+	if (!p) {
+		npu_fail(NULL, NPU_EINVAL, "npu_plan_buffer: no plan");
+		return NULL;
+	}
+	if (!ir_valid_id(p->g, id) || ir_is_const(p->g, id) || p->fixed[id]) {
+		/* A constant's writes go through npu_plan_write (the kept weights' generation). */
+		plan_fail(p, NPU_EINVAL, "npu_plan_buffer: no tensor %d, or a constant", id);
+		return NULL;
+	}
+	/* What npu_plan_write would refuse is refused (and while a run is in flight). */
+	if (check_id(p, id, p->g->t[id].bytes, "", "npu_plan_buffer", 1))
+		return NULL;
+	return p->host[id];
 }
 
 int npu_plan_exec(npu_plan *p, enum npu_exec_mode mode)
