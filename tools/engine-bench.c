@@ -102,10 +102,16 @@ static void fill(uint64_t va, uint64_t n)
 
 int main(int argc, char **argv)
 {
-	FILE *json = argc > 1 ? fopen(argv[1], "w") : NULL;
+	FILE *json;
 	double conv_s = 0, add_s = 0, conv_macs = 0;
 	struct npu_quant_ch *q;
 
+	/* An option is not a file name to write over (as gemm-bench). */
+	if (argc > 2 || (argc > 1 && argv[1][0] == '-')) {
+		fprintf(stderr, "usage: engine-bench [JSON_OUT]\n");
+		return 2;
+	}
+	json = argc > 1 ? fopen(argv[1], "w") : NULL;
 	if (argc > 1 && !json) {
 		perror(argv[1]);
 		return 1;

@@ -653,6 +653,19 @@ int npu_plan_execute(npu_plan *plan, const void *const *in, void *const *out);
 int npu_plan_start(npu_plan *plan, const void *const *in);
 int npu_plan_wait(npu_plan *plan, void *const *out);
 /**
+ * A file descriptor that polls readable (POLLIN) once the work of the run
+ * in flight (npu_plan_start) has ended, so that an event loop (poll,
+ * epoll, a Python asyncio reader) learns when npu_plan_wait will not
+ * block; the caller closes it, and still calls npu_plan_wait. It works
+ * when the work in flight is on one backend that gives fences as file
+ * descriptors (the NPU: its job's sync_file; OpenCL: an eventfd its queue
+ * signals) or on none (every partition ran inside the start: the
+ * descriptor is readable at once). NPU_EINVAL without a run in flight;
+ * NPU_ENOTSUP, saying why, when work is in flight on two backends at once
+ * or on one that gives no descriptor. Since 2.4.
+ */
+int npu_plan_fence_fd(npu_plan *plan);
+/**
  * Where tensor @id (an activation: a declared input or output, or another
  * npu_plan_read could read) is kept on the host side of the plan: on the
  * NPU the device buffer its commands read and write, mapped; on OpenCL a
@@ -857,6 +870,13 @@ struct npu_job_result {
 /** The job's outcome (state NPU_JOB_STATE_PENDING while it runs); returns 0. */
 int npu_job_result_v(size_t size, npu_job *job, struct npu_job_result *res);
 #define npu_job_result(...) npu_job_result_v(sizeof(struct npu_job_result), __VA_ARGS__)
+/**
+ * A file descriptor (a Linux sync_file) that polls readable (POLLIN) once
+ * the job has ended, for an event loop; the caller closes it. It holds the
+ * job's fence, not the job: freeing the job first changes nothing. Since
+ * 2.4.
+ */
+int npu_job_fence_fd(npu_job *job);
 /** Free the job (waits for nothing: a running job keeps running). */
 void npu_job_free(npu_job *job);
 

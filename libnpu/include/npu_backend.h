@@ -97,6 +97,8 @@ enum {
  * @launch_ns: what starting one more partition on this backend costs (a
  *	submission and its completion: an NPU job, an OpenCL flush), charged
  *	by placement to each change of backend into it; 0: nothing.
+ * @fence_fd: a new file descriptor that polls readable once @fence has
+ *	signalled (npu_plan_fence_fd), or a negative error. Optional (2.4).
  */
 struct npu_backend_ops {
 	const char *name;
@@ -118,6 +120,7 @@ struct npu_backend_ops {
 	int (*wait)(void *be, uint64_t fence);
 	void (*release)(void *be, void *exe);
 	double launch_ns;
+	int (*fence_fd)(void *be, uint64_t fence);
 };
 
 /**

@@ -10,10 +10,13 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "npu.h"
 #include "tap.h"
@@ -310,6 +313,86 @@ static void test_custom_op_on_a_backend_with_its_own_memory(void)
 	CHECK(stats.opens == 1 && stats.closes == 1 && stats.frees == 2);
 }
 
+/* Toys whose work is in flight until waited for, with and without a fence fd. */
+static uint64_t toy_waited, toy_fenced;
+
+static int toy_wait(void *be, uint64_t fence)
+{
+	(void)be;
+	toy_waited = fence;
+	return 0;
+}
+
+static int toy_fence_fd(void *be, uint64_t fence)
+{
+	(void)be;
+	toy_fenced = fence;
+	return eventfd(1, EFD_CLOEXEC);
+}
+
+static const struct npu_backend_ops toy_wait_ops = {
+	.name = "toywait", .flags = NPU_BACKEND_F_HOST_MEMORY,
+	.open = toy_open, .close = toy_close, .claim = toy_claim, .compile = toy_compile,
+	.execute = toy_execute, .wait = toy_wait, .release = toy_release,
+};
+
+static const struct npu_backend_ops toy_fd_ops = {
+	.name = "toyfd", .flags = NPU_BACKEND_F_HOST_MEMORY,
+	.open = toy_open, .close = toy_close, .claim = toy_claim, .compile = toy_compile,
+	.execute = toy_execute, .wait = toy_wait, .release = toy_release,
+	.fence_fd = toy_fence_fd,
+};
+
+/*
+ * npu_plan_fence_fd: the backend's own descriptor for the fence its
+ * execute gave; none from a backend without fence_fd (NPU_ENOTSUP, named);
+ * NPU_EINVAL with no run in flight. The runs' results are the toy's.
+ */
+static void test_fence_fd(void)
+{
+	static const struct npu_backend_ops *const ops[2] = { &toy_wait_ops, &toy_fd_ops };
+	int8_t x[8] = { 1, -2, 3, -4, 50, -60, 7, 0 }, y[8];
+	int32_t factor = 2;
+
+	for (int v = 0; v < 2; v++) {
+		npu_graph *g = npu_graph_new();
+		int in = i8(g, 8, 1.0f, 0), out = i8(g, 8, 1.0f, 0), fd;
+		npu_plan *p = NULL;
+
+		CHECK_EQ(npu_graph_custom(g, "toy.scale", &in, 1, &out, 1, &factor,
+					  sizeof(factor)), 0);
+		CHECK_EQ(npu_graph_inputs(g, &in, 1), 0);
+		CHECK_EQ(npu_graph_outputs(g, &out, 1), 0);
+		CHECK_EQ(npu_backend_register(ops[v], NULL), 0);
+		CHECK_EQ(npu_graph_compile(g, NULL, &p), 0);
+		CHECK_EQ(npu_plan_fence_fd(p), NPU_EINVAL);	/* nothing in flight */
+		CHECK(strstr(npu_plan_error(p), "no run in flight") != NULL);
+		toy_fenced = toy_waited = 0;
+		for (int r = 1; r <= 2; r++) {
+			CHECK_EQ(npu_plan_start(p, (const void *[]){ x }), 0);
+			fd = npu_plan_fence_fd(p);
+			if (v == 0) {
+				CHECK_EQ(fd, NPU_ENOTSUP);
+				CHECK(strstr(npu_plan_error(p), "toywait gives no fence as a file "
+					     "descriptor") != NULL);
+			} else {
+				struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+				CHECK(fd >= 0);
+				CHECK_EQ(toy_fenced, (uint64_t)r);	/* the r-th execute's fence */
+				CHECK_EQ(poll(&pfd, 1, 0), 1);
+				close(fd);
+			}
+			CHECK_EQ(npu_plan_wait(p, (void *[]){ y }), 0);
+			CHECK_EQ(toy_waited, (uint64_t)r);
+			for (int i = 0; i < 8; i++)
+				CHECK_EQ(y[i], x[i] * 2 > 127 ? 127 : x[i] * 2 < -128 ? -128 : x[i] * 2);
+		}
+		npu_graph_free(g);
+		CHECK_EQ(npu_backend_unregister(ops[v]->name), 0);
+	}
+}
+
 /* Strict on the toy: what it cannot run is refused, with its reason. */
 static void test_strict_names_the_toy(void)
 {
@@ -507,6 +590,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_custom_op_needs_its_backend),
 	TAP_ENTRY(test_custom_op_on_a_host_memory_backend),
 	TAP_ENTRY(test_custom_op_on_a_backend_with_its_own_memory),
+	TAP_ENTRY(test_fence_fd),
 	TAP_ENTRY(test_strict_names_the_toy),
 	TAP_ENTRY(test_registration_is_checked),
 	TAP_ENTRY(test_structs_of_older_and_newer_callers),

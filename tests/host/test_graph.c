@@ -8,8 +8,10 @@
  * (NPU_BACKEND=cpu), and on OpenCL strictly with copies at boundaries.
  */
 #include <math.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npu.h"
 #include "tap.h"
@@ -282,14 +284,15 @@ static void test_memory_reuse(void)
  * the outputs those of npu_plan_execute; while a run is in flight every
  * call that runs the plan or moves its data is refused, and changes
  * nothing; two plans of one graph in flight at once; the outputs left in
- * the plan without @out.
+ * the plan without @out; the run's fence as a descriptor that polls
+ * readable (npu_plan_fence_fd), and none without a run in flight.
  */
 static void test_start_and_wait(void)
 {
 	static const uint32_t one[2] = { 0, 1 }, none[2] = { 0, 0 };
 	npu_graph *g = npu_graph_new();
 	int8_t x[4] = { 1, 2, 3, 4 }, x2[4] = { -5, 6, -7, 8 }, y[6], y2[6], want[6];
-	int t[3];
+	int t[3], fd;
 	npu_plan *a, *b;
 
 	for (int i = 0; i < 3; i++)
@@ -307,7 +310,12 @@ static void test_start_and_wait(void)
 	CHECK_EQ(npu_plan_start(NULL, (const void *[]){ x }), NPU_EINVAL);
 	CHECK_EQ(npu_plan_start(a, NULL), NPU_EINVAL);
 
+	CHECK_EQ(npu_plan_fence_fd(a), NPU_EINVAL);	/* nothing in flight */
 	CHECK_EQ(npu_plan_start(a, (const void *[]){ x }), 0);
+	fd = npu_plan_fence_fd(a);	/* OpenCL's queue, or nothing left (CPU) */
+	CHECK(fd >= 0);
+	CHECK_EQ(poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 600000), 1);
+	close(fd);
 	memcpy(x, x2, sizeof(x));	/* the caller's buffer is free again */
 	CHECK_EQ(npu_plan_start(a, (const void *[]){ x }), NPU_EBUSY);
 	CHECK(strstr(npu_plan_error(a), "npu_plan_wait for it first") != NULL);

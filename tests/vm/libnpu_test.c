@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -204,6 +205,39 @@ TEST_F(lib, jobs_freed_unfinished_give_back_their_slots)
 		EXPECT_EQ(NPU_OK, npu_job_wait(held[n - 1], 600ll * 1000000000));
 	for (int i = 0; i < n; i++)
 		npu_job_free(held[i]);
+}
+
+/*
+ * A job's fence as a sync_file (npu_job_fence_fd): once it polls readable
+ * the job has ended, its result and its writes there without a wait; it
+ * holds the fence, not the job, so freeing the job first changes nothing.
+ */
+TEST_F(lib, job_fence_fd_polls_when_done)
+{
+	struct npu_job_result res;
+	npu_job *job;
+	int fd;
+
+	EXPECT_EQ(NPU_EINVAL, npu_job_fence_fd(NULL));
+	ASSERT_EQ(NPU_OK, npu_cmd_fill(self->cb, npu_buffer_va(self->a), 1 << 20, 0x5a5a5a5a));
+	ASSERT_EQ(NPU_OK, npu_submit(self->dev, self->cb, NULL, &job));
+	fd = npu_job_fence_fd(job);
+	ASSERT_LE(0, fd) TH_LOG("%s", npu_last_error());
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 600000));
+	ASSERT_EQ(NPU_OK, npu_job_result(job, &res));
+	EXPECT_EQ(NPU_JOB_STATE_DONE, res.state);
+	EXPECT_EQ(0x5a, ((uint8_t *)npu_buffer_map(self->a))[(1 << 20) - 1]);
+	close(fd);
+	npu_job_free(job);
+
+	ASSERT_EQ(NPU_OK, npu_cmd_fill(self->cb, npu_buffer_va(self->a), 1 << 20, 0x3c3c3c3c));
+	ASSERT_EQ(NPU_OK, npu_submit(self->dev, self->cb, NULL, &job));
+	fd = npu_job_fence_fd(job);
+	npu_job_free(job);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 600000));
+	EXPECT_EQ(0x3c, ((uint8_t *)npu_buffer_map(self->a))[(1 << 20) - 1]);
+	close(fd);
 }
 
 TEST_F(lib, cmdbuf_limits)
@@ -815,7 +849,8 @@ TEST_F(lib, graph_start_and_wait_on_npu)
  * Inputs and outputs bound in place (npu_plan_buffer): the NPU job reads
  * the input from, and writes the output into, the buffers the caller
  * filled and reads; nothing is copied (npu_plan_stats), and the results
- * are the hand-worked ones, run after run with new inputs.
+ * are the hand-worked ones, run after run with new inputs. The run's
+ * fence (npu_plan_fence_fd, the job's sync_file) polls readable.
  */
 TEST_F(lib, graph_buffers_in_place_on_npu)
 {
@@ -823,7 +858,7 @@ TEST_F(lib, graph_buffers_in_place_on_npu)
 	npu_graph *g;
 	npu_plan *p;
 	float *x, *y;
-	int t[3];
+	int t[3], fd;
 
 	ASSERT_EQ(NPU_OK, conv_plan(self->dev, conv_w[0], &g, &p, t));
 	x = npu_plan_buffer(p, t[0]);
@@ -836,6 +871,10 @@ TEST_F(lib, graph_buffers_in_place_on_npu)
 			x[i] = conv_x[i] * (float)r;
 		ASSERT_EQ(NPU_OK, npu_plan_start(p, (const void *[]){ x }));
 		EXPECT_EQ(NULL, npu_plan_buffer(p, t[2]));	/* in flight */
+		fd = npu_plan_fence_fd(p);	/* the job's sync_file */
+		ASSERT_LE(0, fd) TH_LOG("%s", npu_plan_error(p));
+		ASSERT_EQ(1, poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 600000));
+		close(fd);
 		ASSERT_EQ(NPU_OK, npu_plan_wait(p, (void *[]){ y }));
 		for (int i = 0; i < 8; i++)
 			EXPECT_EQ(conv_y[0][i] * (float)r, y[i]);

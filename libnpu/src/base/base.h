@@ -43,6 +43,12 @@ void npu_text_free(struct npu_text *t);
 /* @dst becomes a copy of @src (0, or NPU_ENOMEM with @dst emptied). */
 int npu_text_copy(struct npu_text *dst, const struct npu_text *src);
 
+/*
+ * A file descriptor that polls readable now (an eventfd at 1), the fence
+ * of work already done (fd.c); a negative error if none can be made.
+ */
+int npu_ready_fd(void);
+
 /* Map errno of a failed ioctl to an npu_error code. */
 int npu_errno(int err);
 

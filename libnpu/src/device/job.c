@@ -359,6 +359,19 @@ int npu_job_wait(npu_job *job, int64_t timeout_ns)
 	return 0;
 }
 
+int npu_job_fence_fd(npu_job *job)
+{
+	int fd = -1;
+
+	if (!job)
+		return npu_fail(NULL, NPU_EINVAL, "npu_job_fence_fd: no job");
+	/* A sync_file holds the fence itself: the syncobj may serve another job. */
+	if (drmSyncobjExportSyncFile(job->dev->fd, job->syncobj, &fd))
+		return npu_fail(NULL, npu_errno(errno), "npu_job_fence_fd: exporting the "
+				"job's fence: %s", strerror(errno));
+	return fd;
+}
+
 int npu_job_result_v(size_t size, npu_job *job, struct npu_job_result *out)
 {
 	const volatile struct drm_npu_job_result *r;

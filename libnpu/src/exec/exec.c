@@ -432,6 +432,37 @@ int npu_plan_start(npu_plan *p, const void *const *in)
 	return err;
 }
 
+int npu_plan_fence_fd(npu_plan *p)
+{
+	int pending = -1;
+
+	if (!p)
+		return npu_fail(NULL, NPU_EINVAL, "npu_plan_fence_fd: no plan");
+	if (!p->in_flight)
+		return plan_fail(p, NPU_EINVAL, "npu_plan_fence_fd: no run in flight "
+				 "(npu_plan_start)");
+	for (int b = 0; b < p->nb; b++) {
+		if (!p->b[b].pending)
+			continue;
+		if (pending >= 0)
+			return plan_fail(p, NPU_ENOTSUP, "npu_plan_fence_fd: work in flight on "
+					 "%s and %s at once: npu_plan_wait", p->pb[pending].e.ops.name,
+					 p->pb[b].e.ops.name);
+		pending = b;
+	}
+	if (pending < 0)
+		return npu_ready_fd();	/* every partition ran inside the start */
+	if (!p->pb[pending].e.ops.fence_fd)
+		return plan_fail(p, NPU_ENOTSUP, "npu_plan_fence_fd: %s gives no fence as a file "
+				 "descriptor: npu_plan_wait", p->pb[pending].e.ops.name);
+	{
+		int fd = p->pb[pending].e.ops.fence_fd(p->pb[pending].be, p->b[pending].fence);
+
+		return fd >= 0 ? fd : plan_fail(p, fd, "npu_plan_fence_fd: %s: %s",
+						p->pb[pending].e.ops.name, npu_last_error());
+	}
+}
+
 int npu_plan_wait(npu_plan *p, void *const *out)
 {
 	if (!p)

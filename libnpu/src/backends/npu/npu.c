@@ -702,6 +702,14 @@ static int npu_be_wait(void *be, uint64_t fence)
 	return finish_job(n);
 }
 
+static int npu_be_fence_fd(void *be, uint64_t fence)
+{
+	struct npu_be *n = be;
+
+	(void)fence;	/* one job in flight at a time: it is the fence's */
+	return n->job ? npu_job_fence_fd(n->job) : npu_ready_fd();
+}
+
 const struct npu_backend_ops backend_npu_ops = {
 	.name = "npu",
 	.title = "NPU",
@@ -715,6 +723,7 @@ const struct npu_backend_ops backend_npu_ops = {
 	.free_mem = npu_be_free_mem,
 	.execute = npu_be_execute,
 	.wait = npu_be_wait,
+	.fence_fd = npu_be_fence_fd,
 	.release = npu_be_release,
 	.launch_ns = NPU_JOB_NS,
 };

@@ -6,10 +6,15 @@
  * buffers and the queue. The ops themselves are in ocl_ops.c.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "npu.h"
 #include "device/npu_priv.h"
@@ -349,6 +354,44 @@ int ocl_to_host(struct npu_ocl *o, cl_mem m, size_t size, void *host)
 {
 	o->to_host++;
 	return o->unified ? map_unmap(o, m, size, CL_MAP_READ) : ocl_read(o, m, size, host);
+}
+
+/* The callback's own descriptor: the caller may close its copy first. */
+static void CL_CALLBACK fence_done(cl_event ev, cl_int status, void *data)
+{
+	uint64_t one = 1;
+	int fd = (int)(intptr_t)data;
+
+	(void)ev;
+	(void)status;	/* a failed queue ends too; ocl_finish says how */
+	if (write(fd, &one, sizeof(one)) != sizeof(one))
+		one = 0;	/* an eventfd's counter cannot overflow from 0 */
+	close(fd);
+}
+
+int ocl_fence_fd(struct npu_ocl *o)
+{
+	int fd = eventfd(0, EFD_CLOEXEC), mine = fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	cl_event ev = NULL;
+	cl_int e;
+
+	if (mine < 0) {
+		if (fd >= 0)
+			close(fd);
+		return npu_fail(NULL, npu_errno(errno), "OpenCL: no eventfd: %s", strerror(errno));
+	}
+	e = o->api.EnqueueMarkerWithWaitList(o->queue, 0, NULL, &ev);
+	if (e == CL_SUCCESS)
+		e = o->api.SetEventCallback(ev, CL_COMPLETE, fence_done, (void *)(intptr_t)mine);
+	if (ev)
+		o->api.ReleaseEvent(ev);
+	if (e != CL_SUCCESS) {
+		close(mine);
+		close(fd);
+		return npu_fail(NULL, NPU_EIO, "OpenCL: a marker for the fence failed (%d)", e);
+	}
+	o->api.Flush(o->queue);
+	return fd;
 }
 
 int ocl_finish(struct npu_ocl *o)

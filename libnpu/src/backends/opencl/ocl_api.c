@@ -20,7 +20,8 @@ int ocl_api_load(struct ocl_api *api, char *why, size_t len)
 		FN(EnqueueWriteBuffer), FN(EnqueueReadBuffer), FN(EnqueueCopyBufferRect),
 		FN(EnqueueMapBuffer), FN(EnqueueUnmapMemObject),
 		FN(EnqueueNDRangeKernel),
-		FN(Finish), FN(ReleaseMemObject), FN(ReleaseKernel), FN(ReleaseProgram),
+		FN(Finish), FN(Flush), FN(EnqueueMarkerWithWaitList), FN(SetEventCallback),
+		FN(ReleaseEvent), FN(ReleaseMemObject), FN(ReleaseKernel), FN(ReleaseProgram),
 		FN(ReleaseCommandQueue), FN(ReleaseContext),
 #undef FN
 	};

@@ -53,6 +53,12 @@ struct ocl_api {
 				       const size_t *, const size_t *, cl_uint, const cl_event *,
 				       cl_event *);
 	cl_int (*Finish)(cl_command_queue);
+	cl_int (*Flush)(cl_command_queue);
+	cl_int (*EnqueueMarkerWithWaitList)(cl_command_queue, cl_uint, const cl_event *,
+					    cl_event *);
+	cl_int (*SetEventCallback)(cl_event, cl_int, void (CL_CALLBACK *)(cl_event, cl_int,
+									void *), void *);
+	cl_int (*ReleaseEvent)(cl_event);
 	cl_int (*ReleaseMemObject)(cl_mem);
 	cl_int (*ReleaseKernel)(cl_kernel);
 	cl_int (*ReleaseProgram)(cl_program);

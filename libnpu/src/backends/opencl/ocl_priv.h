@@ -99,6 +99,8 @@ int ocl_to_device(struct npu_ocl *o, cl_mem m, size_t size, const void *host);
 int ocl_to_host(struct npu_ocl *o, cl_mem m, size_t size, void *host);
 /* Wait for what is queued; NPU_EINVAL if a kernel flagged bad data. */
 int ocl_finish(struct npu_ocl *o);
+/* An eventfd that becomes readable when what is queued now has run. */
+int ocl_fence_fd(struct npu_ocl *o);
 void ocl_release(struct npu_ocl *o, cl_mem *m, size_t n);
 
 /* ocl_nd.c: the N-dimensional ops (ref/ref_nd.h) on device buffers (NULL: absent). */

@@ -416,6 +416,12 @@ static int ocl_be_wait(void *be, uint64_t fence)
 	return ocl_finish(((struct ocl_be *)be)->ocl);
 }
 
+static int ocl_be_fence_fd(void *be, uint64_t fence)
+{
+	(void)fence;	/* one in-order queue: a marker after all of it */
+	return ocl_fence_fd(((struct ocl_be *)be)->ocl);
+}
+
 const struct npu_backend_ops backend_opencl_ops = {
 	.name = "opencl",
 	.title = "OpenCL",
@@ -430,5 +436,6 @@ const struct npu_backend_ops backend_opencl_ops = {
 	.free_mem = ocl_be_free_mem,
 	.execute = ocl_be_execute,
 	.wait = ocl_be_wait,
+	.fence_fd = ocl_be_fence_fd,
 	.release = ocl_be_release,
 };
