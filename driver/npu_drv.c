@@ -166,7 +166,11 @@ static const struct drm_ioctl_desc npu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(NPU_SUBMIT, npu_ioctl_submit, 0),
 };
 
-DEFINE_DRM_ACCEL_FOPS(npu_fops);
+static const struct file_operations npu_fops = {
+	.owner = THIS_MODULE,
+	DRM_ACCEL_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
 
 static const struct drm_driver npu_drm_driver = {
 	.driver_features = DRIVER_COMPUTE_ACCEL | DRIVER_GEM | DRIVER_SYNCOBJ |
@@ -178,6 +182,7 @@ static const struct drm_driver npu_drm_driver = {
 	.ioctls = npu_ioctls,
 	.num_ioctls = ARRAY_SIZE(npu_ioctls),
 	.fops = &npu_fops,
+	.show_fdinfo = npu_show_fdinfo,
 	.name = "npu",
 	.desc = "Open NPU accelerator",
 	.major = 1,
@@ -231,6 +236,13 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(&pdev->dev, "unsupported device: id %#x, hardware version %#x\n",
 			hwid, hwver);
 		return -ENODEV;
+	}
+	if ((hwver & 0xffff) >= 2) {	/* 1.2: the model's clock and array */
+		u32 mac = npu_rd(ndev, NPU_REG_MAC_ARRAY);
+
+		ndev->clock_mhz = npu_rd(ndev, NPU_REG_CLOCK_MHZ);
+		ndev->mac_rows = mac >> 16;
+		ndev->mac_cols = mac & 0xffff;
 	}
 	/* Page table entries hold 52-bit bus addresses. */
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(52));
@@ -296,6 +308,7 @@ static struct pci_driver npu_pci_driver = {
 	.probe = npu_probe,
 	.remove = npu_remove,
 	.err_handler = &npu_err_handlers,
+	.dev_groups = npu_dev_groups,
 };
 
 static int __init npu_init(void)

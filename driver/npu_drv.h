@@ -46,6 +46,8 @@
 #define NPU_MAX_CMDS_PER_JOB	64	/* a batch; each takes a ring entry */
 #define NPU_BOOT_TIMEOUT_MS	10000
 
+struct drm_npu_job_result;
+struct drm_printer;
 struct npu_file;
 struct npu_ring;
 struct seq_file;
@@ -167,6 +169,22 @@ struct npu_recovery_stats {
 	atomic_t fw_crashes, banned, replayed;
 };
 
+/**
+ * struct npu_usage - what jobs used, from their completion records: a
+ * client's (fdinfo) or the device's (sysfs). Added to as each command
+ * ends, in the ring's interrupt; read without a lock.
+ * @busy_ns: device time of the commands (end_ns - start_ns, each).
+ * @cycles: their modeled NPU cycles.
+ * @jobs_done: jobs that ended well.
+ * @jobs_failed: jobs that ended in error (a fault, a timeout, aborted).
+ */
+struct npu_usage {
+	atomic64_t busy_ns;
+	atomic64_t cycles;
+	atomic64_t jobs_done;
+	atomic64_t jobs_failed;
+};
+
 struct npu_device {
 	struct drm_device drm;
 	struct pci_dev *pdev;
@@ -181,6 +199,10 @@ struct npu_device {
 	char *log;
 	dma_addr_t log_dma;
 	u32 fw_version, fw_api, fw_caps, cmd_caps, cmd_caps_hi;
+	/* The performance model's clock and MAC array (0: a 1.1 device). */
+	u32 clock_mhz, mac_rows, mac_cols;
+	struct npu_usage usage;		/* every client's, since probe */
+	atomic64_t mmu_faults;		/* faults the MMU counted */
 
 	/* Contexts: one per open file. */
 	struct mutex ctx_lock;		/* ctx_table, ctx_ida */
@@ -224,6 +246,7 @@ struct npu_file {
 	struct work_struct free_work;	/* the teardown, out of fence paths */
 	atomic_t hangs;			/* its jobs timed out in a row */
 	bool banned;			/* too many: submits fail -ECANCELED */
+	struct npu_usage usage;		/* this file's jobs, for fdinfo */
 	u32 ctx;
 	struct list_head dev_link;	/* in npu_device.files */
 	struct mutex mmu_lock;		/* root, va */
@@ -317,6 +340,12 @@ void npu_ring_kick(struct npu_ring *ring);
 void npu_job_fail(struct npu_job *job, u32 cmd, u32 status);
 void npu_jobs_wait_idle(void);
 int npu_jobs_live(void);
+
+/* npu_usage.c */
+void npu_usage_cmd_end(struct npu_job *job, const struct drm_npu_job_result *res);
+void npu_usage_job_end(struct npu_job *job, bool ok);
+void npu_show_fdinfo(struct drm_printer *p, struct drm_file *file);
+extern const struct attribute_group *npu_dev_groups[];
 
 /* npu_reset.c */
 enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job);

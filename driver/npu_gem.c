@@ -163,8 +163,15 @@ void npu_gem_unbind_all(struct npu_device *ndev)
 	mutex_unlock(&ndev->map_lock);
 }
 
+/* For fdinfo's memory keys (drm_show_memory_stats): pages are in while held. */
+static enum drm_gem_object_status npu_gem_status(struct drm_gem_object *obj)
+{
+	return READ_ONCE(to_drm_gem_shmem_obj(obj)->pages) ? DRM_GEM_OBJECT_RESIDENT : 0;
+}
+
 static const struct drm_gem_object_funcs npu_gem_funcs = {
 	.free = npu_gem_free,
+	.status = npu_gem_status,
 	.open = npu_gem_open,
 	.print_info = drm_gem_shmem_object_print_info,
 	.pin = drm_gem_shmem_object_pin,

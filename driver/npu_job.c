@@ -213,11 +213,13 @@ static void npu_job_account(struct npu_job *job, u32 status)
 static void npu_job_end_cmd(struct npu_job *job, u32 cmd, const struct drm_npu_job_result *res)
 {
 	npu_job_write_result(job, cmd, res);
+	npu_usage_cmd_end(job, res);
 	if (res->status != DRM_NPU_JOB_OK && job->status == DRM_NPU_JOB_OK)
 		job->status = res->status;
 	if (WARN_ON_ONCE(!job->cmds_left) || --job->cmds_left)
 		return;
 	npu_job_account(job, job->status);
+	npu_usage_job_end(job, job->status == DRM_NPU_JOB_OK);
 	if (job->status != DRM_NPU_JOB_OK)
 		dma_fence_set_error(&job->hw_fence, npu_status_errno(job->status));
 	dma_fence_signal(&job->hw_fence);
@@ -752,7 +754,8 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	atomic_inc(&npu_live_jobs);
 	job->ring = ring;
 	job->ctx = nfile->ctx;
-	ret = drm_sched_job_init(&job->base, &nfile->entity[args->ring], credits, nfile, 0);
+	ret = drm_sched_job_init(&job->base, &nfile->entity[args->ring], credits, nfile,
+				 file->client_id);
 	if (ret) {
 		kfree(job);
 		npu_job_count_put();

@@ -258,6 +258,7 @@ irqreturn_t npu_mmu_irq(int irq, void *arg)
 	npu_wr(ndev, NPU_REG_IRQ_STATUS, BIT(NPU_IRQ_MMU));
 	status = npu_rd(ndev, NPU_REG_MMU_FAULT_STATUS);
 	if (status & NPU_MMU_FAULT_VALID) {
+		atomic64_add(max(status >> NPU_MMU_FAULT_COUNT_SHIFT, 1U), &ndev->mmu_faults);
 		info = npu_rd(ndev, NPU_REG_MMU_FAULT_INFO);
 		dev_dbg(&ndev->pdev->dev,
 			"MMU fault: context %u, va %#llx, reason %u, %s, %u faults\n",

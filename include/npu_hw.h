@@ -17,7 +17,7 @@
 /* Specification version (NPU_REG_HW_VERSION)                           */
 /* ------------------------------------------------------------------ */
 #define NPU_HW_VERSION_MAJOR	1
-#define NPU_HW_VERSION_MINOR	1	/* 1.1: engines run beside the core */
+#define NPU_HW_VERSION_MINOR	2	/* 1.2: CLOCK_MHZ and MAC_ARRAY; 1.1: engines beside the core */
 #define NPU_HW_VERSION		((NPU_HW_VERSION_MAJOR << 16) | NPU_HW_VERSION_MINOR)
 
 /* ------------------------------------------------------------------ */
@@ -72,6 +72,8 @@
 #define NPU_REG_NUM_RINGS	0x000c	/* RO */
 #define NPU_REG_MAX_CONTEXTS	0x0010	/* RO */
 #define NPU_REG_SRAM_SIZE	0x0014	/* RO: bytes of control-core SRAM */
+#define NPU_REG_CLOCK_MHZ	0x0018	/* RO: the performance model's clock (1.2) */
+#define NPU_REG_MAC_ARRAY	0x001c	/* RO: int8 MAC array rows << 16 | columns (1.2) */
 
 #define NPU_REG_CTRL		0x0020	/* WO: command bits; several act in the order
 				 * SOFT_RESET, HALT, ENGINE_RESET, BOOT */

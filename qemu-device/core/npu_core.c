@@ -416,6 +416,8 @@ static uint32_t reg_read(struct npu_core *core, uint32_t off, bool fw)
 	case NPU_REG_NUM_RINGS: return NPU_NUM_RINGS;
 	case NPU_REG_MAX_CONTEXTS: return NPU_MAX_CONTEXTS;
 	case NPU_REG_SRAM_SIZE: return core->cfg.sram_size;
+	case NPU_REG_CLOCK_MHZ: return core->cfg.clock_mhz;
+	case NPU_REG_MAC_ARRAY: return core->cfg.mac_rows << 16 | core->cfg.mac_cols; /* <= 4096 */
 	case NPU_REG_STATUS: return core->status;
 	case NPU_REG_BOOT_STATUS: return core->boot_status;
 	case NPU_REG_CORE_FAULT: return core->core_fault;

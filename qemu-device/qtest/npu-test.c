@@ -401,6 +401,9 @@ static void test_identity(void)
     g_assert_cmphex(rd(&n, NPU_REG_ID), ==, NPU_ID_MAGIC);
     g_assert_cmphex(rd(&n, NPU_REG_HW_VERSION), ==, NPU_HW_VERSION);
     g_assert_cmpuint(rd(&n, NPU_REG_NUM_RINGS), ==, NPU_NUM_RINGS);
+    /* The model's defaults: clock-mhz 1000, mac-rows and mac-cols 32. */
+    g_assert_cmpuint(rd(&n, NPU_REG_CLOCK_MHZ), ==, 1000);
+    g_assert_cmphex(rd(&n, NPU_REG_MAC_ARRAY), ==, 32u << 16 | 32);
     g_assert_cmpuint(rd(&n, NPU_REG_STATUS), ==, NPU_STATUS_OFF);
     wr(&n, NPU_REG_ID, 0);      /* read-only: ignored (and logged) */
     g_assert_cmphex(rd(&n, NPU_REG_ID), ==, NPU_ID_MAGIC);

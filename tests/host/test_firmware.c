@@ -804,6 +804,7 @@ static void test_large_fill_runs_beside_the_core(void)
 /*
  * An edge NPU: the hardware reports int8 inference only, the firmware
  * offers no training command, and the tensor engine refuses one anyway.
+ * Its clock and MAC array read as configured.
  */
 static void test_edge_profile(void)
 {
@@ -812,8 +813,14 @@ static void test_edge_profile(void)
 
 	npu_core_default_config(&cfg);
 	cfg.profile = NPU_PROFILE_EDGE;
+	cfg.clock_mhz = 800;
+	cfg.mac_rows = 16;
+	cfg.mac_cols = 64;
 	h_fini(&h);
 	h_init_cfg(&h, &cfg);
+	/* The model's clock and array as configured (1.2). */
+	CHECK_EQ(h_rd(&h, NPU_REG_CLOCK_MHZ), 800);
+	CHECK_EQ(h_rd(&h, NPU_REG_MAC_ARRAY), 16u << 16 | 64);
 	CHECK_EQ(h_rd(&h, NPU_REG_HW_CAPS),
 		 NPU_HW_CAP_DMA | NPU_HW_CAP_MMU | NPU_HW_CAP_FLR | NPU_HW_CAP_INT8 |
 			   NPU_HW_CAP_REQUANT_ONNX | NPU_HW_CAP_CONV_GROUPS |

@@ -89,6 +89,8 @@ suite_full() {
 
 	# The uAPI, through the driver and the firmware (kselftest harness).
 	tap_run npu_uapi_test build/tests/npu_uapi_test
+	# What the driver reports of the NPU's use: fdinfo and sysfs, exact.
+	tap_run npu_usage_test build/tests/npu_usage_test
 	# libnpu, and the example program built against the installed library.
 	tap_run libnpu_test build/tests/libnpu_test
 	tap examples "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy
