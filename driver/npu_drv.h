@@ -198,6 +198,8 @@ struct npu_device {
 	dma_addr_t boot_params_dma;
 	char *log;
 	dma_addr_t log_dma;
+	spinlock_t log_lock;		/* log_rd */
+	u32 log_rd;			/* log bytes the npu_fw_log tracepoint has seen */
 	u32 fw_version, fw_api, fw_caps, cmd_caps, cmd_caps_hi;
 	/* The performance model's clock and MAC array (0: a 1.1 device). */
 	u32 clock_mhz, mac_rows, mac_cols;
@@ -302,6 +304,7 @@ int npu_fw_init(struct npu_device *ndev);
 int npu_fw_boot(struct npu_device *ndev);
 void npu_fw_stop(struct npu_device *ndev);
 irqreturn_t npu_fw_irq(int irq, void *arg);
+void npu_fw_log_trace(struct npu_device *ndev);
 void npu_debugfs_init(struct npu_device *ndev);
 
 /* npu_mmu.c */

@@ -15,6 +15,7 @@
 #include <drm/drm_print.h>
 
 #include "npu_drv.h"
+#include "npu_trace.h"
 
 #define NPU_FW_NAME "npu/npu-fw.bin"
 
@@ -77,6 +78,7 @@ int npu_fw_init(struct npu_device *ndev)
 	const struct firmware *fw;
 	int ret;
 
+	spin_lock_init(&ndev->log_lock);
 	ret = request_firmware(&fw, NPU_FW_NAME, dev);
 	if (ret) {
 		dev_err(dev, "cannot load %s: %d\n", NPU_FW_NAME, ret);
@@ -220,7 +222,54 @@ irqreturn_t npu_fw_irq(int irq, void *arg)
 	if (npu_rd(ndev, NPU_REG_FW_ERROR))
 		dev_warn_ratelimited(&ndev->pdev->dev, "firmware reports error %u\n",
 				     npu_rd(ndev, NPU_REG_FW_ERROR));
+	npu_fw_log_trace(ndev);
 	return IRQ_HANDLED;
+}
+
+#define NPU_LOG_LINES_PER_CALL	64
+
+/**
+ * npu_fw_log_trace() - the firmware's new log lines as npu_fw_log events
+ * @ndev: the device
+ *
+ * The complete lines written since the last call, up to
+ * %NPU_LOG_LINES_PER_CALL of them (the rest at the next), a line longer
+ * than 255 bytes cut; lines the firmware overwrote meanwhile are lost. A
+ * firmware that started again (its count went back) is read from its
+ * start. Called from interrupts; nothing is read while the event is off.
+ */
+void npu_fw_log_trace(struct npu_device *ndev)
+{
+	char line[256];
+	unsigned long flags;
+	unsigned int lines = 0;
+	u32 wptr, len = 0, n, i;
+
+	if (!trace_npu_fw_log_enabled())
+		return;
+	spin_lock_irqsave(&ndev->log_lock, flags);
+	wptr = npu_rd(ndev, NPU_REG_FW_LOG_WPTR);
+	dma_rmb();	/* the bytes before the count the device wrote them with */
+	if (wptr < ndev->log_rd)	/* the firmware started again */
+		ndev->log_rd = 0;
+	if (wptr - ndev->log_rd > NPU_LOG_SIZE)	/* overwritten before it was read */
+		ndev->log_rd = wptr - NPU_LOG_SIZE;
+	while (ndev->log_rd + len != wptr && lines < NPU_LOG_LINES_PER_CALL) {
+		char c = READ_ONCE(ndev->log[(ndev->log_rd + len) & (NPU_LOG_SIZE - 1)]);
+
+		len++;
+		if (c != '\n')
+			continue;
+		n = min_t(u32, len - 1, sizeof(line) - 1);	/* without the newline */
+		for (i = 0; i < n; i++)
+			line[i] = READ_ONCE(ndev->log[(ndev->log_rd + i) & (NPU_LOG_SIZE - 1)]);
+		line[n] = 0;
+		trace_npu_fw_log(line, n);
+		ndev->log_rd += len;
+		len = 0;
+		lines++;
+	}
+	spin_unlock_irqrestore(&ndev->log_lock, flags);
 }
 
 /* The firmware's log ring: the last min(WPTR, size) bytes before WPTR. */

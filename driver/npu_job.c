@@ -18,6 +18,7 @@
 #include <drm/drm_syncobj.h>
 
 #include "npu_drv.h"
+#include "npu_trace.h"
 #include "drm/npu_accel.h"
 
 static unsigned int job_timeout_ms = 10000;
@@ -172,6 +173,7 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 	for (i = 0; i < job->cmd_count; i++)
 		npu_ring_post(ring, job, i);
 	npu_ring_kick(ring);
+	trace_npu_job_run(job->ctx, ring->idx, job->seqno, job->hw_fence.seqno);
 	spin_unlock_irqrestore(&ring->lock, flags);
 	/* A crash with no job pending: recover now, not at the timeout. */
 	if (unlikely(npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED))
@@ -214,6 +216,9 @@ static void npu_job_end_cmd(struct npu_job *job, u32 cmd, const struct drm_npu_j
 {
 	npu_job_write_result(job, cmd, res);
 	npu_usage_cmd_end(job, res);
+	trace_npu_job_done(job->ctx, job->ring->idx, job->seqno, cmd, res->status,
+			   res->end_ns > res->start_ns ? res->end_ns - res->start_ns : 0,
+			   res->cycles, res->bytes);
 	if (res->status != DRM_NPU_JOB_OK && job->status == DRM_NPU_JOB_OK)
 		job->status = res->status;
 	if (WARN_ON_ONCE(!job->cmds_left) || --job->cmds_left)
@@ -299,6 +304,7 @@ irqreturn_t npu_ring_irq(int irq, void *arg)
 	npu_ring_retire(ring);
 	spin_unlock_irqrestore(&ring->lock, flags);
 	dma_fence_end_signalling(cookie);
+	npu_fw_log_trace(ndev);	/* a failed job's line came before its completion */
 	return IRQ_HANDLED;
 }
 
@@ -789,6 +795,7 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 		}
 	}
 	args->seqno = job->seqno;
+	trace_npu_job_submit(job->ctx, args->ring, job->seqno, job->cmd_count);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&nfile->submit_lock);
 	dma_fence_put(finished);

@@ -10,6 +10,7 @@
 #include <drm/drm_managed.h>
 
 #include "npu_drv.h"
+#include "npu_trace.h"
 
 static void npu_ida_fini(struct drm_device *drm, void *ptr)
 {
@@ -260,6 +261,10 @@ irqreturn_t npu_mmu_irq(int irq, void *arg)
 	if (status & NPU_MMU_FAULT_VALID) {
 		atomic64_add(max(status >> NPU_MMU_FAULT_COUNT_SHIFT, 1U), &ndev->mmu_faults);
 		info = npu_rd(ndev, NPU_REG_MMU_FAULT_INFO);
+		trace_npu_mmu_fault(npu_rd(ndev, NPU_REG_MMU_FAULT_CTX),
+				    (u64)npu_rd(ndev, NPU_REG_MMU_FAULT_VA_HI) << 32 |
+				    npu_rd(ndev, NPU_REG_MMU_FAULT_VA_LO), info & 0xff, info >> 8,
+				    status >> NPU_MMU_FAULT_COUNT_SHIFT);
 		dev_dbg(&ndev->pdev->dev,
 			"MMU fault: context %u, va %#llx, reason %u, %s, %u faults\n",
 			npu_rd(ndev, NPU_REG_MMU_FAULT_CTX),

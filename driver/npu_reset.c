@@ -36,6 +36,7 @@
 #include <drm/drm_drv.h>
 
 #include "npu_drv.h"
+#include "npu_trace.h"
 #include "drm/npu_accel.h"
 
 #define NPU_MAX_EXTENSIONS	30	/* a job moving slowly: 30 more timeouts */
@@ -240,17 +241,28 @@ static int npu_flr_and_boot(struct npu_device *ndev, bool *cookie)
  */
 static enum npu_stage npu_reboot(struct npu_device *ndev, bool *cookie)
 {
+	bool ok;
+
 	if (!pci_device_is_present(ndev->pdev)) {
 		dev_err(&ndev->pdev->dev, "the device is gone: no reset is tried\n");
-	} else if (!npu_fw_boot(ndev)) {
+		goto wedged;
+	}
+	ok = !npu_fw_boot(ndev);
+	trace_npu_recovery(npu_stage_names[NPU_STAGE_FIRMWARE], ok);
+	if (ok) {
 		npu_rings_replay(ndev, true);
 		atomic_inc(&ndev->stats.fw_reboots);
 		return NPU_STAGE_FIRMWARE;
-	} else if (!npu_flr_and_boot(ndev, cookie)) {
+	}
+	ok = !npu_flr_and_boot(ndev, cookie);
+	trace_npu_recovery(npu_stage_names[NPU_STAGE_FLR], ok);
+	if (ok) {
 		npu_rings_replay(ndev, true);
 		atomic_inc(&ndev->stats.flrs);
 		return NPU_STAGE_FLR;
 	}
+wedged:
+	trace_npu_recovery(npu_stage_names[NPU_STAGE_WEDGED], true);
 	WRITE_ONCE(ndev->wedged, true);
 	npu_fw_stop(ndev);
 	npu_rings_replay(ndev, false);
@@ -265,9 +277,14 @@ static enum npu_stage npu_recover(struct npu_device *ndev, bool *cookie)
 	bool crashed = npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED;
 	struct npu_job *culprit = npu_running_job(ndev);
 
-	if (culprit && !crashed && npu_fw_alive(ndev) && npu_abort_running(ndev, culprit)) {
-		atomic_inc(&ndev->stats.engine_resets);
-		return NPU_STAGE_ENGINE;
+	if (culprit && !crashed && npu_fw_alive(ndev)) {
+		bool ok = npu_abort_running(ndev, culprit);
+
+		trace_npu_recovery(npu_stage_names[NPU_STAGE_ENGINE], ok);
+		if (ok) {
+			atomic_inc(&ndev->stats.engine_resets);
+			return NPU_STAGE_ENGINE;
+		}
 	}
 	/*
 	 * Dead or deaf: stop it; only the job it was running is lost. A crash
@@ -469,11 +486,15 @@ enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 	npu_ring_retire_all(ndev);
 	if (npu_job_done(job)) {
 		atomic_inc(&ndev->stats.found_done);	/* lost interrupt, or recovered */
+		trace_npu_job_timeout(job->ctx, job->ring->idx, job->seqno, "found_done");
 	} else if (npu_wedged(ndev)) {
 		/* nothing runs on a wedged device; its jobs have all failed */
+		trace_npu_job_timeout(job->ctx, job->ring->idx, job->seqno, "wedged");
 	} else if (npu_job_progressed(ndev, job)) {
 		atomic_inc(&ndev->stats.extended);
+		trace_npu_job_timeout(job->ctx, job->ring->idx, job->seqno, "extended");
 	} else {
+		trace_npu_job_timeout(job->ctx, job->ring->idx, job->seqno, "recover");
 		dev_err(&ndev->pdev->dev, "%s: job %llu timed out; recovering the device\n",
 			job->ring->name, job->seqno);
 		dump = npu_coredump_capture(ndev, job, &dump_len);
@@ -517,12 +538,15 @@ void npu_reset_prepare(struct pci_dev *pdev)
 void npu_reset_done(struct pci_dev *pdev)
 {
 	struct npu_device *ndev = pci_get_drvdata(pdev);
+	bool ok;
 
 	if (!ndev || ndev->in_recovery)
 		return;
 	mutex_lock(&ndev->reset_lock);
 	ndev->resetting = false;
-	if (!npu_wedged(ndev) && !npu_fw_boot(ndev)) {
+	ok = !npu_wedged(ndev) && !npu_fw_boot(ndev);
+	trace_npu_recovery("outside_reset", ok);
+	if (ok) {
 		npu_rings_replay(ndev, true);
 		atomic_inc(&ndev->stats.flrs);
 	} else {

@@ -91,6 +91,17 @@ suite_full() {
 	tap_run npu_uapi_test build/tests/npu_uapi_test
 	# What the driver reports of the NPU's use: fdinfo and sysfs, exact.
 	tap_run npu_usage_test build/tests/npu_usage_test
+	# The npu tracepoints as a user records them, with Debian's trace-cmd:
+	# a faulting job's submit, run and done, its MMU fault and the
+	# firmware's log line about it.
+	tap trace "trace-cmd records the npu events of a faulting job" sh -c '
+		d=$(mktemp -d) && trace-cmd record -q -e npu -o $d/npu.dat \
+			build/tests/npu_usage_test -r usage.a_fault_counts_once >/dev/null &&
+		trace-cmd report -i $d/npu.dat >$d/report &&
+		for e in npu_job_submit npu_job_run npu_job_done npu_mmu_fault npu_fw_log; do
+			grep -q "$e:" $d/report || { echo "no $e in:"; cat $d/report; exit 1; }
+		done && grep -q "npu_job_done:.* status=3 " $d/report &&
+		grep -q "npu_mmu_fault:.* va=0x7000000000 " $d/report'
 	# libnpu, and the example program built against the installed library.
 	tap_run libnpu_test build/tests/libnpu_test
 	tap examples "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy

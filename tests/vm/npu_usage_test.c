@@ -101,8 +101,8 @@ static long long sysfs_num(const char *dir, const char *name)
 	return sysfs_read(dir, name, v, sizeof(v)) ? -1 : strtoll(v, NULL, 10);
 }
 
-static int submit_wait(int fd, struct bo *cmd, const void *body, uint32_t len, struct bo *st,
-		       uint32_t off, uint32_t sync)
+static int submit_seqno(int fd, struct bo *cmd, const void *body, uint32_t len, struct bo *st,
+			uint32_t off, uint32_t sync, uint64_t *seqno)
 {
 	struct drm_npu_sync out = { .handle = sync };
 	struct drm_npu_submit s = {
@@ -114,9 +114,17 @@ static int submit_wait(int fd, struct bo *cmd, const void *body, uint32_t len, s
 	memcpy(cmd->map, body, len);
 	if (ioctl(fd, DRM_IOCTL_NPU_SUBMIT, &s))
 		return -errno;
+	if (seqno)
+		*seqno = s.seqno;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return drmSyncobjWait(fd, &sync, 1, t.tv_sec * SEC + t.tv_nsec + 60 * SEC,
 			      DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT, NULL);
+}
+
+static int submit_wait(int fd, struct bo *cmd, const void *body, uint32_t len, struct bo *st,
+		       uint32_t off, uint32_t sync)
+{
+	return submit_seqno(fd, cmd, body, len, st, off, sync, NULL);
 }
 
 static struct drm_npu_job_result *result(struct bo *status, uint32_t off)
@@ -313,6 +321,114 @@ TEST_F(usage, sysfs_describes_the_device)
 		snprintf(name, sizeof(name), "npu_resets/%s", resets[i]);
 		EXPECT_LE(0, sysfs_num(self->dir, name)) TH_LOG("%s", name);
 	}
+}
+
+/* tracefs, wherever it is mounted; NULL if nowhere. */
+static const char *tracefs(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/events/npu", dirs[i]);
+		if (!access(path, F_OK))
+			return dirs[i];
+	}
+	return NULL;
+}
+
+static int trace_write(const char *dir, const char *file, const char *s)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return write_file(path, s);
+}
+
+/*
+ * The npu tracepoints, on while two good jobs and a faulting one run: each
+ * job's submit, run and done (with exactly its result's status, device
+ * time, cycles and bytes), the MMU fault at its address, and the
+ * firmware's log line about the failed job.
+ */
+TEST_F(usage, tracepoints_carry_the_results)
+{
+	static const char *const events[] = {
+		"npu_job_submit", "npu_job_run", "npu_job_done", "npu_job_timeout",
+		"npu_recovery", "npu_mmu_fault", "npu_fw_log",
+	};
+	const char *dir = tracefs();
+	uint64_t seq[3];
+	char path[256], line[512];
+	int seen[3] = { 0 }, ran[3] = { 0 }, submitted[3] = { 0 }, fault = 0, log = 0;
+	FILE *f;
+
+	ASSERT_NE(NULL, dir) TH_LOG("no npu events in tracefs");
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events/npu/%s/format", dir, events[i]);
+		EXPECT_EQ(0, access(path, R_OK)) TH_LOG("%s", events[i]);
+	}
+	ASSERT_EQ(0, trace_write(dir, "trace", ""));
+	ASSERT_EQ(0, trace_write(dir, "events/npu/enable", "1"));
+	ASSERT_EQ(0, trace_write(dir, "tracing_on", "1"));
+	for (int i = 0; i < 3; i++) {
+		struct npu_cmd_dma_fill fl = { { NPU_CMD_DMA_FILL, 32 }, self->a.va,
+					       65536u * (i + 1), 0x77777777, 0 };
+		struct npu_cmd_dma_copy cp = { { NPU_CMD_DMA_COPY, 32 }, self->a.va,
+					       0x7000000000ull, 64 };
+
+		ASSERT_EQ(0, submit_seqno(self->fd, &self->cmd, i == 2 ? (void *)&cp : (void *)&fl,
+					  32, &self->status, 64 * i, self->sync, &seq[i]));
+	}
+	ASSERT_EQ(0, trace_write(dir, "events/npu/enable", "0"));
+	snprintf(path, sizeof(path), "%s/trace", dir);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int ctx, ring, cmd, status;
+		unsigned long long seqno, ns, cycles, bytes;
+		const char *p;
+
+		for (int i = 0; i < 3; i++) {
+			char key[64];
+
+			snprintf(key, sizeof(key), "ring=0 seqno=%llu ", (unsigned long long)seq[i]);
+			if (strstr(line, "npu_job_submit:") && strstr(line, key))
+				submitted[i]++;
+			if (strstr(line, "npu_job_run:") && strstr(line, key))
+				ran[i]++;
+		}
+		p = strstr(line, "npu_job_done: ");
+		if (p && sscanf(p, "npu_job_done: ctx=%u ring=%u seqno=%llu cmd=%u status=%u "
+				"device_ns=%llu cycles=%llu bytes=%llu", &ctx, &ring, &seqno, &cmd,
+				&status, &ns, &cycles, &bytes) == 8) {
+			for (int i = 0; i < 3; i++) {
+				struct drm_npu_job_result *r = result(&self->status, 64 * i);
+
+				if (seqno != seq[i] || ring != 0)
+					continue;
+				seen[i]++;
+				EXPECT_EQ(r->status, status);
+				EXPECT_EQ(r->end_ns - r->start_ns, ns);
+				EXPECT_EQ(r->cycles, cycles);
+				EXPECT_EQ(r->bytes, bytes);
+				EXPECT_EQ(0u, cmd);
+			}
+		}
+		fault += strstr(line, "npu_mmu_fault:") && strstr(line, "va=0x7000000000");
+		log += strstr(line, "npu_fw_log:") && strstr(line, "status 3") &&
+		       strstr(line, "va 7000000000");
+	}
+	fclose(f);
+	for (int i = 0; i < 3; i++) {
+		EXPECT_EQ(1, submitted[i]) TH_LOG("job %d", i);
+		EXPECT_EQ(1, ran[i]) TH_LOG("job %d", i);
+		EXPECT_EQ(1, seen[i]) TH_LOG("job %d", i);
+	}
+	EXPECT_EQ(DRM_NPU_JOB_MMU_FAULT, result(&self->status, 128)->status);
+	EXPECT_EQ(1, fault);
+	EXPECT_EQ(1, log);
 }
 
 TEST_HARNESS_MAIN
