@@ -94,7 +94,7 @@ tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-be
 	$(BUILD)/tools/hold-bench $(BUILD)/tools/engine-bench \
 	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench \
 	$(BUILD)/tools/stall-bench $(BUILD)/tools/sgemm-bench $(BUILD)/tools/npu-run \
-	$(BUILD)/tools/npu-onnx-test
+	$(BUILD)/tools/npu-onnx-test $(BUILD)/tools/npu-smi
 tests: $(TESTS) $(VM_TESTS) $(BUILD)/fuzz/fuzz_core $(BUILD)/tests/npu-onnx-test-san
 host-tests: firmware $(TESTS)
 
@@ -131,9 +131,12 @@ $(BUILD)/libnpu/libnpu.a: $(LIBNPU_OBJS)
 	rm -f $@
 	ar rcs $@ $(LIBNPU_OBJS)
 
-# make install PREFIX=/somewhere: headers, shared and static library, pkg-config.
-install: libnpu
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+# make install PREFIX=/somewhere: headers, shared and static library, pkg-config,
+# npu-smi.
+install: libnpu $(BUILD)/tools/npu-smi
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(BUILD)/tools/npu-smi $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIBNPU_HDRS) $(CMD_HDRS) $(DESTDIR)$(PREFIX)/include/
 	install -m 755 $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libnpu.so.$(LIBNPU_VERSION) $(DESTDIR)$(PREFIX)/lib/libnpu.so.$(LIBNPU_SOVERSION)
@@ -247,6 +250,12 @@ $(BUILD)/tools/npu-bench $(BUILD)/tools/backend-bench $(BUILD)/tools/stall-bench
 		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
 # CLBlast is only the benchmark's yardstick: libnpu itself loads OpenCL at run time.
+# The devices and their users, from libpci, sysfs and fdinfo (no libnpu).
+$(BUILD)/tools/npu-smi: tools/npu-smi.c include/npu_hw.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude $$(pkg-config --cflags libpci) \
+		-o $@ $< $$(pkg-config --libs libpci)
+
 $(BUILD)/tools/sgemm-bench: tools/sgemm-bench.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -o $@ $< \

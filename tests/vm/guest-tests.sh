@@ -85,6 +85,10 @@ suite_full() {
 			! echo maybe > $h 2>/dev/null &&
 			grep -q "^status 1 " /sys/kernel/debug/accel/0/status'
 	tap driver "npu.ko unloads" scripts/npu-load unload
+	tap smi "npu-smi (libpci) lists the NPU with no driver bound" sh -c '
+		build/tools/npu-smi --json -i 0 | tee /tmp/smi.json |
+		grep -q "\"vendor\": \"0x1234\", \"device\": \"0x4e50\", \"class\": \"0x1200\", \"driver\": null" ||
+		{ cat /tmp/smi.json; exit 1; }'
 	tap driver "npu.ko loads again after unloading" scripts/npu-load
 
 	# The uAPI, through the driver and the firmware (kselftest harness).

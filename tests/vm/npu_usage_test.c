@@ -323,6 +323,51 @@ TEST_F(usage, sysfs_describes_the_device)
 	}
 }
 
+/*
+ * npu-smi --json (build/tools, run from the repository) lists the device
+ * as the driver has it, and this process with exactly its fdinfo's engine
+ * time, cycles and memory.
+ */
+TEST_F(usage, npu_smi_lists_this_process)
+{
+	struct npu_cmd_dma_fill f = { { NPU_CMD_DMA_FILL, 32 }, self->a.va, 300000, 0x1, 0 };
+	char *out = calloc(1, 1 << 20), want[128], fw[32], name[64];
+	unsigned long long cid, ns, cycles, mem;
+	size_t len = 0;
+	int pid = -1;
+	const char *p;
+	FILE *smi;
+
+	ASSERT_NE(NULL, out);
+	ASSERT_EQ(0, submit_wait(self->fd, &self->cmd, &f, 32, &self->status, 0, self->sync));
+	smi = popen("build/tools/npu-smi --json -i 0", "r");
+	ASSERT_NE(NULL, smi);
+	while (len < (1 << 20) - 1 && fgets(out + len, (int)((1 << 20) - len), smi))
+		len += strlen(out + len);
+	ASSERT_EQ(0, pclose(smi)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "\"pci\": \"%s\", \"vendor\": \"0x1234\", "
+		 "\"device\": \"0x4e50\", \"class\": \"0x1200\", \"driver\": \"npu\"",
+		 basename(self->dir));
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "\"accel\": \"%s\"", basename(self->node));
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	ASSERT_EQ(0, sysfs_read(self->dir, "npu_fw_version", fw, sizeof(fw)));
+	snprintf(want, sizeof(want), "\"firmware\": \"%s\"", fw);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "{\"pid\": %d, ", getpid());
+	p = strstr(out, want);
+	ASSERT_NE(NULL, p) TH_LOG("pid %d not in %s", getpid(), out);
+	ASSERT_EQ(6, sscanf(p, "{\"pid\": %d, \"name\": \"%63[^\"]\", \"client_id\": %llu, "
+			    "\"engine_ns\": %llu, \"cycles\": %llu, \"memory_bytes\": %llu",
+			    &pid, name, &cid, &ns, &cycles, &mem));
+	EXPECT_EQ((long long)ns, fdinfo_num(self->fd, "drm-engine-npu"));
+	EXPECT_EQ((long long)cycles, fdinfo_num(self->fd, "drm-cycles-npu"));
+	EXPECT_EQ((long long)mem, fdinfo_num(self->fd, "drm-total-memory"));
+	EXPECT_EQ((1 << 20) + 2 * 65536, (long long)mem);
+	EXPECT_GT(ns, 0);
+	free(out);
+}
+
 /* tracefs, wherever it is mounted; NULL if nowhere. */
 static const char *tracefs(void)
 {
