@@ -106,6 +106,14 @@ suite_full() {
 			grep -q "$e:" $d/report || { echo "no $e in:"; cat $d/report; exit 1; }
 		done && grep -q "npu_job_done:.* status=3 " $d/report &&
 		grep -q "npu_mmu_fault:.* va=0x7000000000 " $d/report'
+	# libnpu's timeline (NPU_TRACE) of a network on the NPU: its partition
+	# and each run's job with its device times and modeled cycles.
+	tap trace "NPU_TRACE of test_fp32_cnn on the NPU holds its partition and jobs" sh -c '
+		c=build/tests/onnx-cases/test_fp32_cnn d=$(mktemp -d) &&
+		NPU_OPENCL_LIB=/nonexistent NPU_TRACE=$d/t.json build/tools/npu-run \
+			$c/model.onnx --backend npu --report --input $c/test_data_set_0/input_0.pb \
+			--iterations 2 >$d/report &&
+		/usr/bin/python3 tests/trace/check-trace.py $d/t.json $d/report --runs 2 --npu-jobs'
 	# libnpu, and the example program built against the installed library.
 	tap_run libnpu_test build/tests/libnpu_test
 	tap examples "examples/npu-copy (built through pkg-config) copies 1 MiB" build/examples/npu-copy

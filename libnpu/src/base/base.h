@@ -7,7 +7,9 @@
 #ifndef NPU_BASE_H
 #define NPU_BASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "npu.h"
 
@@ -48,6 +50,18 @@ int npu_text_copy(struct npu_text *dst, const struct npu_text *src);
  * of work already done (fd.c); a negative error if none can be made.
  */
 int npu_ready_fd(void);
+
+/*
+ * NPU_TRACE=FILE (trace.c): whether a timeline is being written; a span
+ * of @track from @t0 to @t1 (npu_trace_now(), ns) named @name, with
+ * @args_fmt the JSON members of its "args" (NULL: none; strings in them
+ * escaped with npu_trace_escape).
+ */
+bool npu_trace_on(void);
+uint64_t npu_trace_now(void);
+void npu_trace_span(const char *track, const char *name, uint64_t t0, uint64_t t1,
+		    const char *args_fmt, ...) __attribute__((format(printf, 5, 6)));
+void npu_trace_escape(char *out, size_t len, const char *s);
 
 /* Map errno of a failed ioctl to an npu_error code. */
 int npu_errno(int err);

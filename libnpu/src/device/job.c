@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -175,6 +176,7 @@ static int submit_n(npu_device *dev, npu_cmdbuf *const *cbs, unsigned int n,
 		}
 		job->dev = dev;
 		job->poll = opts->flags & NPU_SUBMIT_POLL;
+		job->submit_ns = npu_trace_now();
 		ret = slot_get(dev, &job->slot);
 		if (!ret) {
 			ret = syncobj_get(dev, &job->syncobj);
@@ -336,7 +338,36 @@ static bool poll_result(npu_job *job, int64_t until)
 	}
 }
 
+/* NPU_TRACE: the job, from its submit to the end of its first wait, with its result. */
+static void trace_job(npu_job *job)
+{
+	const volatile struct drm_npu_job_result *r = slot_result(job->dev, job->slot);
+	char name[32];
+
+	job->traced = true;
+	snprintf(name, sizeof(name), "job %llu", (unsigned long long)r->seqno);
+	npu_trace_span("npu jobs", name, job->submit_ns, npu_trace_now(),
+		       "\"state\": \"%s\", \"device_start_ns\": %llu, \"device_end_ns\": %llu, "
+		       "\"device_ns\": %llu, \"cycles\": %llu, \"bytes\": %llu",
+		       npu_job_state_name((enum npu_job_state)(r->status <= NPU_JOB_STATE_OVER_LIMIT ?
+							       r->status : NPU_JOB_STATE_BUS_ERROR)),
+		       (unsigned long long)r->start_ns, (unsigned long long)r->end_ns,
+		       (unsigned long long)(r->end_ns >= r->start_ns ? r->end_ns - r->start_ns : 0),
+		       (unsigned long long)r->cycles, (unsigned long long)r->bytes);
+}
+
+static int job_wait(npu_job *job, int64_t timeout_ns);
+
 int npu_job_wait(npu_job *job, int64_t timeout_ns)
+{
+	int err = job_wait(job, timeout_ns);
+
+	if (!err && !job->traced && npu_trace_on())
+		trace_job(job);
+	return err;
+}
+
+static int job_wait(npu_job *job, int64_t timeout_ns)
 {
 	int64_t abs = INT64_MAX;
 

@@ -58,6 +58,8 @@ struct npu_job {
 	uint32_t syncobj;
 	unsigned int slot;
 	bool poll;		/* NPU_SUBMIT_POLL: npu_job_wait spins first */
+	bool traced;		/* NPU_TRACE: its span written (at its first wait) */
+	uint64_t submit_ns;	/* NPU_TRACE: when it was submitted */
 };
 
 /*

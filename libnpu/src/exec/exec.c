@@ -21,6 +21,22 @@ static int host_memory(const npu_plan *p, int b)
 	return (p->pb[b].e.ops.flags & NPU_BACKEND_F_HOST_MEMORY) != 0;
 }
 
+/* NPU_TRACE: nodes @first to @last ran on backend @b from @t0 until now. */
+static void trace_nodes(const npu_plan *p, int b, int first, int last, uint64_t t0)
+{
+	struct npu_node_info a, z;
+	char fa[128], fz[128];
+
+	if (npu_graph_node_info(p->g, first, &a) || npu_graph_node_info(p->g, last, &z))
+		return;
+	npu_trace_escape(fa, sizeof(fa), a.label);
+	npu_trace_escape(fz, sizeof(fz), z.label);
+	npu_trace_span(p->pb[b].e.ops.name, first == last ? a.label : "nodes", t0, npu_trace_now(),
+		       "\"backend\": \"%s\", \"first_node\": %d, \"last_node\": %d, "
+		       "\"first\": \"%s\", \"last\": \"%s\"", p->pb[b].e.ops.name, first, last,
+		       fa, fz);
+}
+
 static int wait_backend(npu_plan *p, int b)
 {
 	int err = 0;
@@ -33,6 +49,8 @@ static int wait_backend(npu_plan *p, int b)
 		npu_fail(NULL, 0, "%s", "");	/* so that a message after the wait is the backend's */
 		if (p->pb[b].e.ops.wait)
 			err = p->pb[b].e.ops.wait(p->pb[b].be, p->b[b].fence);
+		if (npu_trace_on())	/* the work in flight, from its launch to now */
+			trace_nodes(p, b, p->b[b].trace_first, p->b[b].trace_last, p->b[b].trace_t0);
 		if (err) {
 			snprintf(why, sizeof(why), "%s", *npu_last_error() ? npu_last_error() :
 				 npu_strerror(err));
@@ -114,10 +132,17 @@ static int to_host(npu_plan *p, int r)
 		return 0;
 	for (int b = 0; b < p->nb; b++)
 		if (p->valid[r] & (2u << b)) {
+			uint64_t t0;
+
 			err = wait_backend(p, b);
+			t0 = npu_trace_now();
 			if (!err)
 				err = p->pb[b].e.ops.copy(p->pb[b].be, p->b[b].mem[r], p->host[r],
 							  p->g->t[r].bytes, 1);
+			if (!err && npu_trace_on())
+				npu_trace_span("copies", "to host", t0, npu_trace_now(),
+					       "\"tensor\": %d, \"from\": \"%s\", \"bytes\": %zu", r,
+					       p->pb[b].e.ops.name, p->g->t[r].bytes);
 			if (err)
 				return plan_fail(p, err, "%s: copying tensor %d back failed",
 						 p->pb[b].e.ops.name, r);
@@ -132,6 +157,7 @@ static int to_host(npu_plan *p, int r)
 /* Root @r current where backend @b works. */
 static int to_backend(npu_plan *p, int b, int r)
 {
+	uint64_t t0;
 	int err;
 
 	if (p->valid[r] & (2u << b))
@@ -139,7 +165,12 @@ static int to_backend(npu_plan *p, int b, int r)
 	err = to_host(p, r);
 	if (err || host_memory(p, b))
 		return err;
+	t0 = npu_trace_now();
 	err = p->pb[b].e.ops.copy(p->pb[b].be, p->b[b].mem[r], p->host[r], p->g->t[r].bytes, 0);
+	if (!err && npu_trace_on())
+		npu_trace_span("copies", "to backend", t0, npu_trace_now(),
+			       "\"tensor\": %d, \"to\": \"%s\", \"bytes\": %zu", r,
+			       p->pb[b].e.ops.name, p->g->t[r].bytes);
 	if (err)
 		return plan_fail(p, err, "%s: copying tensor %d in failed", p->pb[b].e.ops.name, r);
 	p->valid[r] |= 2u << b;
@@ -199,7 +230,18 @@ int exec_start(npu_plan *p, int train)
 			err = to_backend(p, b, io->rd[i]);
 		if (err)
 			break;
+		uint64_t t0 = npu_trace_now();
+
 		err = p->pb[b].e.ops.execute(p->pb[b].be, p->exe[k], &args, &p->b[b].fence);
+		if (npu_trace_on() && p->pb[b].e.ops.wait) {	/* in flight: traced at its wait */
+			if (!p->b[b].pending) {
+				p->b[b].trace_t0 = t0;
+				p->b[b].trace_first = part->nodes[0];
+			}
+			p->b[b].trace_last = part->nodes[part->count - 1];
+		} else if (npu_trace_on()) {
+			trace_nodes(p, b, part->nodes[0], part->nodes[part->count - 1], t0);
+		}
 		started(p, k, b);	/* what it queued before failing ends before the run */
 		if (err) {
 			plan_fail(p, err, "%s: running nodes %d-%d failed: %s", p->pb[b].e.ops.name,

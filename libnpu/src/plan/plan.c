@@ -515,8 +515,8 @@ static void plan_free_cb(void *p)
 	npu_plan_free(p);
 }
 
-int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
-			     const struct npu_compile_opts *uo, npu_plan **out)
+static int compile(size_t size, npu_graph *g, npu_device *dev, const struct npu_compile_opts *uo,
+		   npu_plan **out)
 {
 	struct backend_entry e[BACKENDS_MAX];
 	struct npu_compile_opts opts = { .backend = NPU_BACKEND_AUTO };
@@ -617,6 +617,19 @@ int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
 	}
 	*out = p;
 	return 0;
+}
+
+int npu_graph_compile_opts_v(size_t size, npu_graph *g, npu_device *dev,
+			     const struct npu_compile_opts *uo, npu_plan **out)
+{
+	uint64_t t0 = npu_trace_now();
+	int err = compile(size, g, dev, uo, out);
+
+	if (npu_trace_on())
+		npu_trace_span("libnpu", "compile", t0, npu_trace_now(),
+			       "\"nodes\": %d, \"partitions\": %d, \"error\": %d", g ? g->nn : 0,
+			       !err && *out ? (*out)->pl.nparts : 0, err);
+	return err;
 }
 
 int npu_graph_compile(npu_graph *g, npu_device *dev, npu_plan **plan)

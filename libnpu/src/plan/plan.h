@@ -24,6 +24,9 @@ struct plan_backend {
 	void **mem;			/* per root tensor: its buffer there (import), or NULL */
 	uint64_t fence;			/* the last partition's, when @pending */
 	int pending;
+	/* NPU_TRACE: when the work in flight began, and its first and last node. */
+	uint64_t trace_t0;
+	int trace_first, trace_last;
 	/*
 	 * Per storage owner (npu_plan.owner): BUSY_READ and BUSY_WRITE if
 	 * the partitions in flight here read or write it. Another backend's

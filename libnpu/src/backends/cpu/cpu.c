@@ -77,6 +77,16 @@ static int cpu_compile(void *be, const int *nodes, uint32_t count, void **exe, c
 	return 0;
 }
 
+/* NPU_TRACE: node @node ran from @t0 until now. */
+static void trace_op(const struct cpu *cpu, int node, uint64_t t0)
+{
+	struct npu_node_info info;
+
+	if (!npu_graph_node_info(cpu->g, node, &info))
+		npu_trace_span("cpu ops", info.label, t0, npu_trace_now(), "\"node\": %d, "
+			       "\"first_node\": %d, \"last_node\": %d", node, node, node);
+}
+
 static int cpu_execute(void *be, void *exe, const struct npu_run_args *a, uint64_t *signal)
 {
 	struct cpu *cpu = be;
@@ -85,6 +95,7 @@ static int cpu_execute(void *be, void *exe, const struct npu_run_args *a, uint64
 	*signal = 0;
 	for (uint32_t i = 0; i < e->count; i++) {
 		const struct lnode *l = &cpu->low->n[e->nodes[i]];
+		uint64_t t0 = npu_trace_now();
 
 		for (int s = 0; s < l->nk; s++) {
 			int err = kern_run_ref(&l->k[s], a->host, a->train_step, a->lr_set,
@@ -93,6 +104,8 @@ static int cpu_execute(void *be, void *exe, const struct npu_run_args *a, uint64
 			if (err)
 				return err;
 		}
+		if (npu_trace_on())	/* each op, its host time (the partition's span holds them) */
+			trace_op(cpu, e->nodes[i], t0);
 	}
 	return 0;
 }
