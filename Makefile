@@ -76,7 +76,7 @@ LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -I
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
 
-.PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples check fuzz soak \
+.PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples check fuzz soak sparse \
 	check-models \
 	docs \
 	check-debug debug-kernel coverage demo bench bench-zoo clean
@@ -182,6 +182,12 @@ $(BUILD)/examples/npu-fashion: $(FASHION_SRCS) $(wildcard examples/fashion/*.h) 
 # The module is built out of tree against Debian's headers, in a copy so
 # the source tree stays clean. Warnings are errors.
 driver: $(BUILD)/kmod/npu.ko
+
+# The driver through sparse (Debian's), every file: no warning may be left.
+sparse: $(BUILD)/kmod/npu.ko
+	@touch $(BUILD)/kmod/driver/*.c
+	@$(MAKE) -s -C $(KDIR) M=$(abspath $(BUILD)/kmod) C=2 modules 2>&1 | \
+		{ ! grep -E 'warning|error'; }
 
 $(BUILD)/kmod/npu.ko: $(KMOD_SRCS)
 	@mkdir -p $(BUILD)/kmod

@@ -159,11 +159,42 @@ static int npu_ioctl_query(struct drm_device *drm, void *data, struct drm_file *
 	return ret;
 }
 
+/*
+ * Every refused ioctl says so at debug level (drm.debug=0x2, DRIVER), with
+ * the client and the error: what a user turns on to learn why.
+ */
+static int npu_refused(struct drm_device *drm, struct drm_file *file, const char *ioctl, int ret)
+{
+	if (ret && ret != -ERESTARTSYS && ret != -EINTR)
+		drm_dbg(drm, "%s refused for client %llu: %d\n", ioctl, file->client_id, ret);
+	return ret;
+}
+
+static int npu_query_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	return npu_refused(drm, file, "QUERY", npu_ioctl_query(drm, data, file));
+}
+
+static int npu_bo_create_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	return npu_refused(drm, file, "BO_CREATE", npu_ioctl_bo_create(drm, data, file));
+}
+
+static int npu_bo_info_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	return npu_refused(drm, file, "BO_INFO", npu_ioctl_bo_info(drm, data, file));
+}
+
+static int npu_submit_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	return npu_refused(drm, file, "SUBMIT", npu_ioctl_submit(drm, data, file));
+}
+
 static const struct drm_ioctl_desc npu_ioctls[] = {
-	DRM_IOCTL_DEF_DRV(NPU_QUERY, npu_ioctl_query, 0),
-	DRM_IOCTL_DEF_DRV(NPU_BO_CREATE, npu_ioctl_bo_create, 0),
-	DRM_IOCTL_DEF_DRV(NPU_BO_INFO, npu_ioctl_bo_info, 0),
-	DRM_IOCTL_DEF_DRV(NPU_SUBMIT, npu_ioctl_submit, 0),
+	DRM_IOCTL_DEF_DRV(NPU_QUERY, npu_query_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(NPU_BO_CREATE, npu_bo_create_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(NPU_BO_INFO, npu_bo_info_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(NPU_SUBMIT, npu_submit_ioctl, 0),
 };
 
 static const struct file_operations npu_fops = {
@@ -207,7 +238,7 @@ static int npu_irqs_init(struct npu_device *ndev)
 		ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, NPU_IRQ_RING(r)),
 				       npu_ring_irq, 0, ndev->ring[r].name, &ndev->ring[r]);
 	if (ret)
-		dev_err(&pdev->dev, "cannot request interrupts: %d\n", ret);
+		drm_err(&ndev->drm, "cannot request interrupts: %d\n", ret);
 	return ret;
 }
 
@@ -233,7 +264,7 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	hwid = npu_rd(ndev, NPU_REG_ID);
 	hwver = npu_rd(ndev, NPU_REG_HW_VERSION);
 	if (hwid != NPU_ID_MAGIC || hwver >> 16 != NPU_HW_VERSION_MAJOR) {
-		dev_err(&pdev->dev, "unsupported device: id %#x, hardware version %#x\n",
+		drm_err(&ndev->drm, "unsupported device: id %#x, hardware version %#x\n",
 			hwid, hwver);
 		return -ENODEV;
 	}
@@ -268,7 +299,7 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	npu_debugfs_init(ndev);
 	ret = drm_dev_register(&ndev->drm, 0);
 	if (ret) {
-		dev_err(&pdev->dev, "cannot register the DRM device: %d\n", ret);
+		drm_err(&ndev->drm, "cannot register the DRM device: %d\n", ret);
 		npu_fw_stop(ndev);
 	}
 	return ret;

@@ -117,7 +117,7 @@ static inline struct npu_job *to_npu_job(struct drm_sched_job *j)
 
 /* One page table of the device MMU, and the tables below it. */
 struct npu_pt {
-	u64 *cpu;
+	__le64 *cpu;		/* the entries, as the device reads them */
 	dma_addr_t dma;
 	struct npu_pt **child;	/* NPU_PT_ENTRIES entries, levels 2 and 1 only */
 };
@@ -200,6 +200,7 @@ struct npu_device {
 	dma_addr_t log_dma;
 	spinlock_t log_lock;		/* log_rd */
 	u32 log_rd;			/* log bytes the npu_fw_log tracepoint has seen */
+	struct list_head log_link;	/* in npu_fw.c's list, for npu_fw_log_trace_reg() */
 	u32 fw_version, fw_api, fw_caps, cmd_caps, cmd_caps_hi;
 	/* The performance model's clock and MAC array (0: a 1.1 device). */
 	u32 clock_mhz, mac_rows, mac_cols;

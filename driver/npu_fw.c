@@ -12,6 +12,7 @@
 #include <linux/seq_file.h>
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
 #include "npu_drv.h"
@@ -35,41 +36,86 @@ static const char *const boot_errors[] = {
 /* Check the image before the device sees it; the boot ROM checks again. */
 static int npu_fw_check(struct npu_device *ndev, const struct firmware *fw)
 {
-	struct device *dev = &ndev->pdev->dev;
 	const struct npu_fw_header *h = (const void *)fw->data;
 	u32 crc;
 
 	if (fw->size < sizeof(*h)) {
-		dev_err(dev, "%s: %zu bytes, shorter than its header\n", NPU_FW_NAME, fw->size);
+		drm_err(&ndev->drm, "%s: %zu bytes, shorter than its header\n", NPU_FW_NAME,
+			fw->size);
 		return -EINVAL;
 	}
 	if (le32_to_cpu(h->magic) != NPU_FW_MAGIC ||
 	    le16_to_cpu(h->header_version) != NPU_FW_HEADER_VERSION ||
 	    le16_to_cpu(h->header_size) != sizeof(*h)) {
-		dev_err(dev, "%s: not an NPU firmware image (magic %#x, header version %u)\n",
+		drm_err(&ndev->drm, "%s: not an NPU firmware image (magic %#x, header version %u)\n",
 			NPU_FW_NAME, le32_to_cpu(h->magic), le16_to_cpu(h->header_version));
 		return -EINVAL;
 	}
 	if (le32_to_cpu(h->payload_size) != fw->size - sizeof(*h) ||
 	    fw->size > SZ_16M) {
-		dev_err(dev, "%s: payload of %u bytes in a file of %zu bytes\n",
+		drm_err(&ndev->drm, "%s: payload of %u bytes in a file of %zu bytes\n",
 			NPU_FW_NAME, le32_to_cpu(h->payload_size), fw->size);
 		return -EINVAL;
 	}
 	crc = ~crc32_le(~0u, fw->data + sizeof(*h), fw->size - sizeof(*h));
 	if (crc != le32_to_cpu(h->payload_crc32)) {
-		dev_err(dev, "%s: CRC %#x, header says %#x\n", NPU_FW_NAME, crc,
+		drm_err(&ndev->drm, "%s: CRC %#x, header says %#x\n", NPU_FW_NAME, crc,
 			le32_to_cpu(h->payload_crc32));
 		return -EINVAL;
 	}
 	if (le16_to_cpu(h->api_major) != NPU_FW_API_MAJOR ||
 	    le16_to_cpu(h->api_minor) < NPU_FW_API_MINOR) {
-		dev_err(dev, "%s: firmware API %u.%u, driver needs %u.%u or a later minor\n",
+		drm_err(&ndev->drm, "%s: firmware API %u.%u, driver needs %u.%u or a later minor\n",
 			NPU_FW_NAME, le16_to_cpu(h->api_major), le16_to_cpu(h->api_minor),
 			NPU_FW_API_MAJOR, NPU_FW_API_MINOR);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* Every bound device, so that turning npu_fw_log on can start their logs at the end. */
+static LIST_HEAD(npu_log_devices);
+static DEFINE_MUTEX(npu_log_devices_lock);
+
+static void npu_fw_log_skip(struct npu_device *ndev)
+{
+	unsigned long flags;
+	int idx;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return;
+	spin_lock_irqsave(&ndev->log_lock, flags);
+	ndev->log_rd = npu_rd(ndev, NPU_REG_FW_LOG_WPTR);
+	spin_unlock_irqrestore(&ndev->log_lock, flags);
+	drm_dev_exit(idx);
+}
+
+/*
+ * npu_fw_log on: its events are the lines written from now on, not those
+ * the firmware wrote before (they are in debugfs fw_log).
+ */
+int npu_fw_log_trace_reg(void)
+{
+	struct npu_device *ndev;
+
+	mutex_lock(&npu_log_devices_lock);
+	list_for_each_entry(ndev, &npu_log_devices, log_link)
+		npu_fw_log_skip(ndev);
+	mutex_unlock(&npu_log_devices_lock);
+	return 0;
+}
+
+void npu_fw_log_trace_unreg(void)
+{
+}
+
+static void npu_fw_log_unlist(struct drm_device *drm, void *data)
+{
+	struct npu_device *ndev = data;
+
+	mutex_lock(&npu_log_devices_lock);
+	list_del(&ndev->log_link);
+	mutex_unlock(&npu_log_devices_lock);
 }
 
 int npu_fw_init(struct npu_device *ndev)
@@ -79,9 +125,15 @@ int npu_fw_init(struct npu_device *ndev)
 	int ret;
 
 	spin_lock_init(&ndev->log_lock);
+	mutex_lock(&npu_log_devices_lock);
+	list_add(&ndev->log_link, &npu_log_devices);
+	mutex_unlock(&npu_log_devices_lock);
+	ret = drmm_add_action_or_reset(&ndev->drm, npu_fw_log_unlist, ndev);
+	if (ret)
+		return ret;
 	ret = request_firmware(&fw, NPU_FW_NAME, dev);
 	if (ret) {
-		dev_err(dev, "cannot load %s: %d\n", NPU_FW_NAME, ret);
+		drm_err(&ndev->drm, "cannot load %s: %d\n", NPU_FW_NAME, ret);
 		return ret;
 	}
 	ret = npu_fw_check(ndev, fw);
@@ -114,14 +166,13 @@ static bool npu_fw_settled(struct npu_device *ndev)
 
 int npu_fw_boot(struct npu_device *ndev)
 {
-	struct device *dev = &ndev->pdev->dev;
 	struct npu_boot_params *bp = ndev->boot_params;
 	u32 st, boot, fwst, api, ver;
 	bool settled;
 
 	if (ndev->fail_boots) {	/* debugfs fault injection */
 		ndev->fail_boots--;
-		dev_warn(dev, "failing this firmware boot (debugfs fail_boots)\n");
+		drm_warn(&ndev->drm, "failing this firmware boot (debugfs fail_boots)\n");
 		npu_fw_stop(ndev);
 		return -EIO;
 	}
@@ -153,24 +204,24 @@ int npu_fw_boot(struct npu_device *ndev)
 	boot = npu_rd(ndev, NPU_REG_BOOT_STATUS);
 	fwst = npu_rd(ndev, NPU_REG_FW_STATUS);
 	if (boot != NPU_BOOT_OK) {
-		dev_err(dev, "boot ROM rejected the firmware: %s (%u)\n",
+		drm_err(&ndev->drm, "boot ROM rejected the firmware: %s (%u)\n",
 			boot < ARRAY_SIZE(boot_errors) && boot_errors[boot] ?
 			boot_errors[boot] : "unknown", boot);
 		return -EIO;
 	}
 	if (st == NPU_STATUS_CRASHED) {
-		dev_err(dev, "firmware crashed while booting: fault %u at pc %#x, address %#x\n",
+		drm_err(&ndev->drm, "firmware crashed while booting: fault %u at pc %#x, address %#x\n",
 			npu_rd(ndev, NPU_REG_CORE_FAULT), npu_rd(ndev, NPU_REG_CORE_FAULT_PC),
 			npu_rd(ndev, NPU_REG_CORE_FAULT_ADDR));
 		return -EIO;
 	}
 	if (fwst == NPU_FW_STATE_ERROR) {
-		dev_err(dev, "firmware failed to initialise: error %u\n",
+		drm_err(&ndev->drm, "firmware failed to initialise: error %u\n",
 			npu_rd(ndev, NPU_REG_FW_ERROR));
 		return -EIO;
 	}
 	if (fwst != NPU_FW_STATE_READY) {
-		dev_err(dev, "firmware not ready after %u ms (status %u, firmware status %u)\n",
+		drm_err(&ndev->drm, "firmware not ready after %u ms (status %u, firmware status %u)\n",
 			NPU_BOOT_TIMEOUT_MS, st, fwst);
 		npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_HALT);
 		return -ETIMEDOUT;
@@ -178,7 +229,7 @@ int npu_fw_boot(struct npu_device *ndev)
 	api = npu_rd(ndev, NPU_REG_FW_API);
 	ver = npu_rd(ndev, NPU_REG_FW_VERSION);
 	if (api >> 16 != NPU_FW_API_MAJOR || (api & 0xffff) < NPU_FW_API_MINOR) {
-		dev_err(dev, "running firmware reports API %u.%u, driver needs %u.%u\n",
+		drm_err(&ndev->drm, "running firmware reports API %u.%u, driver needs %u.%u\n",
 			api >> 16, api & 0xffff, NPU_FW_API_MAJOR, NPU_FW_API_MINOR);
 		npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_HALT);
 		return -EINVAL;
@@ -188,7 +239,7 @@ int npu_fw_boot(struct npu_device *ndev)
 	ndev->fw_caps = npu_rd(ndev, NPU_REG_FW_CAPS);
 	ndev->cmd_caps = npu_rd(ndev, NPU_REG_FW_CMD_CAPS);
 	ndev->cmd_caps_hi = npu_rd(ndev, NPU_REG_FW_CMD_CAPS_HI);
-	dev_info(dev, "firmware %u.%u.%u (API %u.%u) ready, %u rings\n",
+	drm_info(&ndev->drm, "firmware %u.%u.%u (API %u.%u) ready, %u rings\n",
 		 ver >> 16, (ver >> 8) & 0xff, ver & 0xff, api >> 16, api & 0xffff,
 		 npu_rd(ndev, NPU_REG_NUM_RINGS));
 	return 0;
@@ -210,7 +261,7 @@ irqreturn_t npu_fw_irq(int irq, void *arg)
 	if (npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED) {
 		int r;
 
-		dev_err_ratelimited(&ndev->pdev->dev,
+		drm_err_ratelimited(&ndev->drm,
 				    "firmware crashed: fault %u at pc %#x\n",
 				    npu_rd(ndev, NPU_REG_CORE_FAULT),
 				    npu_rd(ndev, NPU_REG_CORE_FAULT_PC));

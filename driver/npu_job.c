@@ -12,6 +12,7 @@
 #include <linux/dma-fence-chain.h>
 #include <linux/iosys-map.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_managed.h>
@@ -200,7 +201,7 @@ static void npu_job_account(struct npu_job *job, u32 status)
 		   !READ_ONCE(nfile->banned)) {
 		WRITE_ONCE(nfile->banned, true);
 		atomic_inc(&job->ring->ndev->stats.banned);
-		dev_warn(&job->ring->ndev->pdev->dev,
+		drm_warn(&job->ring->ndev->drm,
 			 "context %u banned: %u jobs in a row timed out\n",
 			 nfile->ctx, atomic_read(&nfile->hangs));
 	}
@@ -457,7 +458,7 @@ int npu_rings_init(struct npu_device *ndev)
 		atomic64_set(&ring->seqno, 0);
 		ret = drm_sched_init(&ring->sched, &args);
 		if (ret) {
-			dev_err(dev, "cannot create scheduler %s: %d\n", ring->name, ret);
+			drm_err(&ndev->drm, "cannot create scheduler %s: %d\n", ring->name, ret);
 			return ret;
 		}
 		ring->sched_ready = true;
@@ -740,6 +741,8 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	credits = args->cmd_count ? min_t(u32, args->cmd_count, NPU_MAX_CMDS_PER_JOB) : 1;
 	if (args->ring >= NPU_NUM_RINGS)
 		return -EINVAL;
+	/* A user-chosen index: no speculation past the check (Spectre v1). */
+	args->ring = array_index_nospec(args->ring, NPU_NUM_RINGS);
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 	ring = &ndev->ring[args->ring];

@@ -170,7 +170,7 @@ void npu_mmu_unbind_files(struct npu_device *ndev)
 }
 
 /* The level-0 entry for @va, creating tables on the way when @create. */
-static u64 *npu_pte(struct npu_file *nfile, u64 va, bool create)
+static __le64 *npu_pte(struct npu_file *nfile, u64 va, bool create)
 {
 	struct device *dev = &nfile->ndev->pdev->dev;
 	struct npu_pt *pt = nfile->root;
@@ -199,7 +199,7 @@ static void npu_mmu_clear(struct npu_file *nfile, u64 va, u64 size)
 	u64 off;
 
 	for (off = 0; off < size; off += NPU_PAGE_SIZE) {
-		u64 *pte = npu_pte(nfile, va + off, false);
+		__le64 *pte = npu_pte(nfile, va + off, false);
 
 		if (pte)
 			WRITE_ONCE(*pte, 0);
@@ -221,7 +221,7 @@ int npu_mmu_map_sgt(struct npu_file *nfile, u64 va, struct sg_table *sgt, u64 si
 		if (!IS_ALIGNED(addr, NPU_PAGE_SIZE) || !IS_ALIGNED(len, NPU_PAGE_SIZE))
 			goto err;
 		for (o = 0; o < len && off < size; o += NPU_PAGE_SIZE, off += NPU_PAGE_SIZE) {
-			u64 *pte = npu_pte(nfile, va + off, true);
+			__le64 *pte = npu_pte(nfile, va + off, true);
 
 			if (!pte)
 				goto err;
@@ -265,7 +265,7 @@ irqreturn_t npu_mmu_irq(int irq, void *arg)
 				    (u64)npu_rd(ndev, NPU_REG_MMU_FAULT_VA_HI) << 32 |
 				    npu_rd(ndev, NPU_REG_MMU_FAULT_VA_LO), info & 0xff, info >> 8,
 				    status >> NPU_MMU_FAULT_COUNT_SHIFT);
-		dev_dbg(&ndev->pdev->dev,
+		drm_dbg(&ndev->drm,
 			"MMU fault: context %u, va %#llx, reason %u, %s, %u faults\n",
 			npu_rd(ndev, NPU_REG_MMU_FAULT_CTX),
 			(u64)npu_rd(ndev, NPU_REG_MMU_FAULT_VA_HI) << 32 |

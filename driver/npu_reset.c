@@ -227,7 +227,7 @@ static int npu_flr_and_boot(struct npu_device *ndev, bool *cookie)
 	*cookie = dma_fence_begin_signalling();
 	ndev->in_recovery = false;
 	if (ret) {
-		dev_err(&ndev->pdev->dev, "function level reset failed: %d\n", ret);
+		drm_err(&ndev->drm, "function level reset failed: %d\n", ret);
 		return ret;
 	}
 	return npu_fw_boot(ndev);
@@ -244,7 +244,7 @@ static enum npu_stage npu_reboot(struct npu_device *ndev, bool *cookie)
 	bool ok;
 
 	if (!pci_device_is_present(ndev->pdev)) {
-		dev_err(&ndev->pdev->dev, "the device is gone: no reset is tried\n");
+		drm_err(&ndev->drm, "the device is gone: no reset is tried\n");
 		goto wedged;
 	}
 	ok = !npu_fw_boot(ndev);
@@ -267,7 +267,7 @@ wedged:
 	npu_fw_stop(ndev);
 	npu_rings_replay(ndev, false);
 	atomic_inc(&ndev->stats.wedged);
-	dev_err(&ndev->pdev->dev,
+	drm_err(&ndev->drm,
 		"the device cannot be recovered: wedged until the driver is bound again\n");
 	return NPU_STAGE_WEDGED;
 }
@@ -495,11 +495,11 @@ enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 		trace_npu_job_timeout(job->ctx, job->ring->idx, job->seqno, "extended");
 	} else {
 		trace_npu_job_timeout(job->ctx, job->ring->idx, job->seqno, "recover");
-		dev_err(&ndev->pdev->dev, "%s: job %llu timed out; recovering the device\n",
+		drm_err(&ndev->drm, "%s: job %llu timed out; recovering the device\n",
 			job->ring->name, job->seqno);
 		dump = npu_coredump_capture(ndev, job, &dump_len);
 		stage = npu_recover(ndev, &cookie);
-		dev_info(&ndev->pdev->dev, "recovered by %s\n", npu_stage_names[stage]);
+		drm_info(&ndev->drm, "recovered by %s\n", npu_stage_names[stage]);
 	}
 	dma_fence_end_signalling(cookie);
 	npu_scheds_start(ndev);

@@ -111,12 +111,17 @@ TRACE_EVENT(npu_mmu_fault,
 		      __entry->reason, __entry->write ? "write" : "read", __entry->count)
 );
 
-TRACE_EVENT(npu_fw_log,
-	    TP_PROTO(const char *line, unsigned int len),
-	    TP_ARGS(line, len),
-	    TP_STRUCT__entry(__string_len(line, line, len)),
-	    TP_fast_assign(__assign_str(line);),
-	    TP_printk("%s", __get_str(line))
+/* Turning npu_fw_log on starts each device's log at its end (npu_fw.c). */
+int npu_fw_log_trace_reg(void);
+void npu_fw_log_trace_unreg(void);
+
+TRACE_EVENT_FN(npu_fw_log,
+	       TP_PROTO(const char *line, unsigned int len),
+	       TP_ARGS(line, len),
+	       TP_STRUCT__entry(__string_len(line, line, len)),
+	       TP_fast_assign(__assign_str(line);),
+	       TP_printk("%s", __get_str(line)),
+	       npu_fw_log_trace_reg, npu_fw_log_trace_unreg
 );
 
 #endif /* NPU_TRACE_H */

@@ -40,18 +40,18 @@
  * @reserved: must be zero.
  */
 struct npu_fw_header {
-	uint32_t magic;
-	uint16_t header_version;
-	uint16_t header_size;
-	uint16_t api_major;
-	uint16_t api_minor;
-	uint32_t fw_version;
-	uint32_t load_addr;
-	uint32_t entry;
-	uint32_t payload_size;
-	uint32_t payload_crc32;
-	uint32_t flags;
-	uint32_t reserved[7];
+	npu_le32 magic;
+	npu_le16 header_version;
+	npu_le16 header_size;
+	npu_le16 api_major;
+	npu_le16 api_minor;
+	npu_le32 fw_version;
+	npu_le32 load_addr;
+	npu_le32 entry;
+	npu_le32 payload_size;
+	npu_le32 payload_crc32;
+	npu_le32 flags;
+	npu_le32 reserved[7];
 };
 
 /** enum npu_boot_status - NPU_REG_BOOT_STATUS, set by the boot ROM */
@@ -87,14 +87,14 @@ enum npu_boot_status {
  * @reserved: must be zero.
  */
 struct npu_boot_params {
-	uint32_t magic;
-	uint16_t version;
-	uint16_t size;
-	uint64_t log_addr;
-	uint32_t log_size;
-	uint32_t heartbeat_ms;
-	uint32_t flags;
-	uint32_t reserved[9];
+	npu_le32 magic;
+	npu_le16 version;
+	npu_le16 size;
+	npu_le64 log_addr;
+	npu_le32 log_size;
+	npu_le32 heartbeat_ms;
+	npu_le32 flags;
+	npu_le32 reserved[9];
 };
 #define NPU_FW_HEARTBEAT_MS_DEFAULT	100
 #define NPU_FW_LOG_MIN_SIZE		256

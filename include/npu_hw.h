@@ -187,12 +187,12 @@
  * @reserved: must be zero.
  */
 struct npu_job_desc {
-	uint64_t job_id;
-	uint64_t cmd_va;
-	uint32_t cmd_size;
-	uint32_t ctx_id;
-	uint32_t flags;
-	uint32_t reserved[9];
+	npu_le64 job_id;
+	npu_le64 cmd_va;
+	npu_le32 cmd_size;
+	npu_le32 ctx_id;
+	npu_le32 flags;
+	npu_le32 reserved[9];
 };
 #define NPU_JOB_F_NO_IRQ	(1u << 0) /* no interrupt for this job alone, unless it fails */
 #define NPU_JOB_F_ALL		NPU_JOB_F_NO_IRQ
@@ -226,15 +226,15 @@ enum npu_job_status {
  * @reserved: zero.
  */
 struct npu_job_cmpl {
-	uint64_t job_id;
-	uint32_t status;
-	uint32_t error_offset;
-	uint64_t fault_va;
-	uint64_t start_ns;
-	uint64_t end_ns;
-	uint64_t cycles;
-	uint64_t bytes;
-	uint64_t reserved;
+	npu_le64 job_id;
+	npu_le32 status;
+	npu_le32 error_offset;
+	npu_le64 fault_va;
+	npu_le64 start_ns;
+	npu_le64 end_ns;
+	npu_le64 cycles;
+	npu_le64 bytes;
+	npu_le64 reserved;
 };
 
 /* ------------------------------------------------------------------ */
@@ -267,9 +267,9 @@ struct npu_job_cmpl {
  * @reserved: must be zero.
  */
 struct npu_ctx_entry {
-	uint64_t pt_root;
-	uint32_t flags;
-	uint32_t reserved;
+	npu_le64 pt_root;
+	npu_le32 flags;
+	npu_le32 reserved;
 };
 #define NPU_CTX_VALID		(1u << 0)
 

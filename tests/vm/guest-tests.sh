@@ -93,6 +93,11 @@ suite_full() {
 
 	# The uAPI, through the driver and the firmware (kselftest harness).
 	tap_run npu_uapi_test build/tests/npu_uapi_test
+	tap driver "a refused ioctl says so at drm.debug=0x2 (DRIVER), with its client and error" sh -c '
+		echo 0x2 >/sys/module/drm/parameters/debug &&
+		build/tests/npu_uapi_test -r npu.submit_rejects_bad_arguments >/dev/null; r=$?
+		echo 0 >/sys/module/drm/parameters/debug
+		[ $r = 0 ] && dmesg | grep -q "\[drm:.*\] SUBMIT refused for client [0-9]*: -22"'
 	# What the driver reports of the NPU's use: fdinfo and sysfs, exact.
 	tap_run npu_usage_test build/tests/npu_usage_test
 	# The npu tracepoints as a user records them, with Debian's trace-cmd:

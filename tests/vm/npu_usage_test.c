@@ -407,6 +407,8 @@ TEST_F(usage, tracepoints_carry_the_results)
 	uint64_t seq[3];
 	char path[256], line[512];
 	int seen[3] = { 0 }, ran[3] = { 0 }, submitted[3] = { 0 }, fault = 0, log = 0;
+	unsigned long long fence = 0;	/* the faulting job's, its id in the firmware log */
+	char logline[64];
 	FILE *f;
 
 	ASSERT_NE(NULL, dir) TH_LOG("no npu events in tracefs");
@@ -441,8 +443,11 @@ TEST_F(usage, tracepoints_carry_the_results)
 			snprintf(key, sizeof(key), "ring=0 seqno=%llu ", (unsigned long long)seq[i]);
 			if (strstr(line, "npu_job_submit:") && strstr(line, key))
 				submitted[i]++;
-			if (strstr(line, "npu_job_run:") && strstr(line, key))
+			if (strstr(line, "npu_job_run:") && strstr(line, key)) {
 				ran[i]++;
+				if (i == 2)
+					sscanf(strstr(line, " fence="), " fence=%llu", &fence);
+			}
 		}
 		p = strstr(line, "npu_job_done: ");
 		if (p && sscanf(p, "npu_job_done: ctx=%u ring=%u seqno=%llu cmd=%u status=%u "
@@ -462,8 +467,10 @@ TEST_F(usage, tracepoints_carry_the_results)
 			}
 		}
 		fault += strstr(line, "npu_mmu_fault:") && strstr(line, "va=0x7000000000");
-		log += strstr(line, "npu_fw_log:") && strstr(line, "status 3") &&
-		       strstr(line, "va 7000000000");
+		/* The firmware names a job by its hardware fence, in hex. */
+		snprintf(logline, sizeof(logline), "job %llx ctx ", fence);
+		log += fence && strstr(line, "npu_fw_log:") && strstr(line, logline) &&
+		       strstr(line, "status 3") && strstr(line, "va 7000000000");
 	}
 	fclose(f);
 	for (int i = 0; i < 3; i++) {
