@@ -69,7 +69,7 @@ suite_full() {
 	# The driver: load (firmware boot and handshake), a node, debugfs, unload.
 	tap driver "npu.ko loads, boots the firmware and creates /dev/accel/accel0" scripts/npu-load
 	tap driver "the driver reports the firmware version in the kernel log" \
-		sh -c 'dmesg | grep -q "npu 0000:.*: firmware 1.6.0 (API 1.2) ready"'
+		sh -c 'dmesg | grep -q "npu 0000:.*: \[drm\] firmware 1.6.0 (API 1.2) ready"'
 	tap driver "debugfs accel/0 (the minor) links to the folder named after the PCI device" \
 		sh -c 'd=$(readlink /sys/kernel/debug/accel/0) && [ -d "/sys/kernel/debug/accel/$d" ] &&
 			[ -e "/sys/bus/pci/devices/$d/accel/accel0" ]'
