@@ -282,6 +282,8 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_set_master(pdev);
 	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
 
+	/* Before the interrupts: their handlers read the firmware log under it. */
+	spin_lock_init(&ndev->log_lock);
 	/* Managed: anything set up here is undone on failure by devm/drmm. */
 	ret = npu_mmu_init(ndev);
 	if (!ret)

@@ -124,7 +124,6 @@ int npu_fw_init(struct npu_device *ndev)
 	const struct firmware *fw;
 	int ret;
 
-	spin_lock_init(&ndev->log_lock);
 	mutex_lock(&npu_log_devices_lock);
 	list_add(&ndev->log_link, &npu_log_devices);
 	mutex_unlock(&npu_log_devices_lock);

@@ -252,7 +252,8 @@ void npu_mmu_unmap(struct npu_file *nfile, u64 va, u64 size)
 irqreturn_t npu_mmu_irq(int irq, void *arg)
 {
 	struct npu_device *ndev = arg;
-	u32 status, info;
+	u32 status, info, ctx;
+	u64 va;
 
 	if (!(npu_rd(ndev, NPU_REG_IRQ_STATUS) & BIT(NPU_IRQ_MMU)))
 		return IRQ_NONE;
@@ -261,16 +262,15 @@ irqreturn_t npu_mmu_irq(int irq, void *arg)
 	if (status & NPU_MMU_FAULT_VALID) {
 		atomic64_add(max(status >> NPU_MMU_FAULT_COUNT_SHIFT, 1U), &ndev->mmu_faults);
 		info = npu_rd(ndev, NPU_REG_MMU_FAULT_INFO);
-		trace_npu_mmu_fault(npu_rd(ndev, NPU_REG_MMU_FAULT_CTX),
-				    (u64)npu_rd(ndev, NPU_REG_MMU_FAULT_VA_HI) << 32 |
-				    npu_rd(ndev, NPU_REG_MMU_FAULT_VA_LO), info & 0xff, info >> 8,
+		ctx = npu_rd(ndev, NPU_REG_MMU_FAULT_CTX);
+		va = (u64)npu_rd(ndev, NPU_REG_MMU_FAULT_VA_HI) << 32 |
+		     npu_rd(ndev, NPU_REG_MMU_FAULT_VA_LO);
+		trace_npu_mmu_fault(ctx, va, info & 0xff, info >> 8,
 				    status >> NPU_MMU_FAULT_COUNT_SHIFT);
 		drm_dbg(&ndev->drm,
-			"MMU fault: context %u, va %#llx, reason %u, %s, %u faults\n",
-			npu_rd(ndev, NPU_REG_MMU_FAULT_CTX),
-			(u64)npu_rd(ndev, NPU_REG_MMU_FAULT_VA_HI) << 32 |
-			npu_rd(ndev, NPU_REG_MMU_FAULT_VA_LO), info & 0xff,
-			info >> 8 ? "write" : "read", status >> NPU_MMU_FAULT_COUNT_SHIFT);
+			"MMU fault: context %u, va %#llx, reason %u, %s, %u faults\n", ctx, va,
+			info & 0xff, info >> 8 ? "write" : "read",
+			status >> NPU_MMU_FAULT_COUNT_SHIFT);
 		npu_wr(ndev, NPU_REG_MMU_FAULT_ACK, 1);
 	}
 	return IRQ_HANDLED;

@@ -262,7 +262,7 @@ static enum npu_stage npu_reboot(struct npu_device *ndev, bool *cookie)
 		return NPU_STAGE_FLR;
 	}
 wedged:
-	trace_npu_recovery(npu_stage_names[NPU_STAGE_WEDGED], true);
+	trace_npu_recovery(npu_stage_names[NPU_STAGE_WEDGED], false);
 	WRITE_ONCE(ndev->wedged, true);
 	npu_fw_stop(ndev);
 	npu_rings_replay(ndev, false);
