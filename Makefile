@@ -42,6 +42,7 @@ TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_ge
 	$(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile $(BUILD)/tests/test_onnx \
 	$(BUILD)/tests/test_onnx_nets $(BUILD)/tests/test_registry
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/npu_usage_test \
+	$(BUILD)/tests/npu_implicit_test \
 	$(BUILD)/tests/libnpu_test \
 	$(BUILD)/tests/npu_recovery_test $(BUILD)/tests/npu_fuzz $(BUILD)/tests/npu_soak \
 	$(BUILD)/tests/npu_reset_test $(BUILD)/tests/npu_fw_test $(BUILD)/tests/npu_fault_workload

@@ -217,7 +217,7 @@ static const struct drm_driver npu_drm_driver = {
 	.name = "npu",
 	.desc = "Open NPU accelerator",
 	.major = 1,
-	.minor = 0,
+	.minor = 1,	/* 1.1: implicit sync (DRM_NPU_SUBMIT_BO_FLAGS) */
 };
 
 static int npu_irqs_init(struct npu_device *ndev)
@@ -240,6 +240,16 @@ static int npu_irqs_init(struct npu_device *ndev)
 	if (ret)
 		drm_err(&ndev->drm, "cannot request interrupts: %d\n", ret);
 	return ret;
+}
+
+/*
+ * A failed probe: the device may have started booting, or be running;
+ * stop it and its DMA before devm frees what it reads and writes.
+ */
+static void npu_halt(struct npu_device *ndev)
+{
+	npu_fw_stop(ndev);
+	pci_clear_master(ndev->pdev);
 }
 
 static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
@@ -284,27 +294,38 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	/* Before the interrupts: their handlers read the firmware log under it. */
 	spin_lock_init(&ndev->log_lock);
-	/* Managed: anything set up here is undone on failure by devm/drmm. */
+	/*
+	 * Managed: anything set up here is undone on failure by devm/drmm,
+	 * in reverse. The memory the device and the interrupt handlers use
+	 * (firmware log, boot parameters, rings) comes before the interrupts,
+	 * so it is freed after them.
+	 */
 	ret = npu_mmu_init(ndev);
 	if (!ret)
 		ret = npu_reset_init(ndev);
 	if (!ret)
 		ret = npu_rings_init(ndev);
 	if (!ret)
-		ret = npu_irqs_init(ndev);
-	if (!ret)
 		ret = npu_fw_init(ndev);
-	if (!ret)
-		ret = npu_fw_boot(ndev);
 	if (ret)
 		return ret;
-	npu_debugfs_init(ndev);
-	ret = drm_dev_register(&ndev->drm, 0);
-	if (ret) {
-		drm_err(&ndev->drm, "cannot register the DRM device: %d\n", ret);
-		npu_fw_stop(ndev);
+	ret = npu_irqs_init(ndev);
+	if (!ret)
+		ret = npu_fw_boot(ndev);
+	if (!ret) {
+		npu_debugfs_init(ndev);
+		ret = drm_dev_register(&ndev->drm, 0);
+		if (ret)
+			drm_err(&ndev->drm, "cannot register the DRM device: %d\n", ret);
 	}
-	return ret;
+	if (ret) {
+		npu_halt(ndev);
+		return ret;
+	}
+	pci_save_state(pdev);	/* what an AER recovery's slot_reset restores */
+	/* From here recoveries may run: a crash during a failing probe is not one. */
+	WRITE_ONCE(ndev->ready, true);
+	return 0;
 }
 
 static void npu_remove(struct pci_dev *pdev)
@@ -329,19 +350,15 @@ static const struct pci_device_id npu_pci_ids[] = {
 };
 MODULE_DEVICE_TABLE(pci, npu_pci_ids);
 
-/* A reset from outside (sysfs "reset", the PCI core) is a recovery too. */
-static const struct pci_error_handlers npu_err_handlers = {
-	.reset_prepare = npu_reset_prepare,
-	.reset_done = npu_reset_done,
-};
-
 static struct pci_driver npu_pci_driver = {
 	.name = "npu",
 	.id_table = npu_pci_ids,
 	.probe = npu_probe,
 	.remove = npu_remove,
+	.shutdown = npu_shutdown,
 	.err_handler = &npu_err_handlers,
 	.dev_groups = npu_dev_groups,
+	.driver.pm = pm_sleep_ptr(&npu_pm_ops),
 };
 
 static int __init npu_init(void)

@@ -9,7 +9,8 @@
  *    and the list of BOs with DMA-mapped pages.
  *  - npu_file.mmu_lock protects that file's page tables and VA allocator.
  *  - Lock order: map_lock, then ctx_lock, then mmu_lock, then a BO's
- *    reservation lock.
+ *    reservation lock. A submit takes its BOs' reservation locks (one
+ *    ww_acquire_ctx), then npu_file.submit_lock.
  *  - npu_ring.lock (a spinlock, taken from the ring interrupt) protects the
  *    ring's slots, its software tail and head.
  *  - Registers written by several paths (MMU_INVALIDATE) are single writes
@@ -43,7 +44,7 @@
 #define NPU_MAX_BO_SIZE		SZ_1G
 #define NPU_MAX_BOS_PER_JOB	256
 #define NPU_MAX_SYNCS_PER_JOB	64
-#define NPU_MAX_CMDS_PER_JOB	64	/* a batch; each takes a ring entry */
+#define NPU_MAX_CMDS_PER_JOB	64	/* a batch; each takes a ring entry (u64 cmds_ended) */
 #define NPU_BOOT_TIMEOUT_MS	10000
 
 struct drm_npu_job_result;
@@ -91,6 +92,9 @@ struct npu_job {
 	struct npu_job_cmd one;
 	u32 cmd_count;
 	u32 cmds_left;
+	u64 cmds_ended;			/* a bit per command, under the ring's lock */
+	bool on_ring;			/* its commands are the device's, ring's lock */
+	u8 ring_idx;
 	u32 status;
 	u64 seqno;
 	struct dma_fence hw_fence;
@@ -99,6 +103,7 @@ struct npu_job {
 	unsigned int extensions;
 
 	struct drm_gem_object **bos;
+	u8 *bo_flags;			/* DRM_NPU_BO_READ/WRITE, each of @bos */
 	u32 bo_count;
 
 	struct drm_gem_object *status_bo;
@@ -141,11 +146,6 @@ struct npu_ring {
 	atomic64_t seqno;		/* submissions, the uAPI's seqno */
 	struct drm_gpu_scheduler sched;
 	bool sched_ready;
-	struct npu_replay {
-		struct npu_job *job;
-		u32 cmd;
-	} replay[NPU_RING_ENTRIES];	/* recovery, reset_lock */
-	u32 replay_count;
 	char name[16];
 };
 
@@ -161,12 +161,13 @@ struct npu_ring {
  * @wedged: times every stage failed (stage 4).
  * @fw_crashes: firmware crashes recovered.
  * @banned: contexts banned for hanging again and again.
- * @replayed: jobs put back on the device after a reboot.
+ * @replayed: job commands put back on the device after a reboot.
+ * @resumes: system resumes the firmware was booted again at.
  */
 struct npu_recovery_stats {
 	atomic_t timeouts, extended, found_done;
 	atomic_t engine_resets, fw_reboots, flrs, wedged;
-	atomic_t fw_crashes, banned, replayed;
+	atomic_t fw_crashes, banned, replayed, resumes;
 };
 
 /**
@@ -183,6 +184,23 @@ struct npu_usage {
 	atomic64_t cycles;
 	atomic64_t jobs_done;
 	atomic64_t jobs_failed;
+};
+
+/* The steps of a reset that run on the recovery workqueue (npu_reset.c). */
+enum npu_recovery_kind {
+	NPU_RECOVERY_CRASH,
+	NPU_RECOVERY_PREPARE,
+	NPU_RECOVERY_DONE,
+	NPU_RECOVERY_UNPLUG,
+	NPU_RECOVERY_SUSPEND,
+	NPU_RECOVERY_RESUME,
+	NPU_RECOVERY_KINDS
+};
+
+struct npu_recovery_work {
+	struct work_struct work;
+	struct npu_device *ndev;
+	enum npu_recovery_kind kind;
 };
 
 struct npu_device {
@@ -217,8 +235,15 @@ struct npu_device {
 	struct ida ctx_ida;
 
 	struct npu_ring ring[NPU_NUM_RINGS];
-	struct mutex reset_lock;	/* one recovery at a time */
-	struct workqueue_struct *tdr_wq; /* ordered: the rings' timeouts */
+	struct mutex reset_lock;	/* recovery state; fault injection */
+	/*
+	 * Ordered: the rings' timeouts and every other step that takes jobs
+	 * off the device (recovery_work), one at a time.
+	 */
+	struct workqueue_struct *tdr_wq;
+	struct npu_recovery_work recovery_work[NPU_RECOVERY_KINDS];
+	atomic_t hold;			/* debugfs recovery_hold */
+	wait_queue_head_t hold_wq;
 	/*
 	 * Recovery state, under reset_lock: the job being aborted (retire
 	 * reports it TIMEOUT), whether pci_reset_function() is ours, whether
@@ -226,6 +251,7 @@ struct npu_device {
 	 * without the lock: READ_ONCE).
 	 */
 	struct npu_job *tdr_culprit;
+	bool ready;			/* probed: a crash or a reset may be recovered */
 	bool in_recovery;
 	bool resetting;			/* between reset_prepare and reset_done */
 	u32 fail_boots;			/* debugfs: fail the next boots */
@@ -342,6 +368,8 @@ void npu_ring_retire_all(struct npu_device *ndev);
 void npu_ring_post(struct npu_ring *ring, struct npu_job *job, u32 cmd);
 void npu_ring_kick(struct npu_ring *ring);
 void npu_job_fail(struct npu_job *job, u32 cmd, u32 status);
+void npu_file_blame(struct npu_file *nfile);
+void npu_rings_quiesce(struct npu_device *ndev);
 void npu_jobs_wait_idle(void);
 int npu_jobs_live(void);
 
@@ -359,7 +387,13 @@ void npu_reset_prepare(struct pci_dev *pdev);
 void npu_reset_done(struct pci_dev *pdev);
 void npu_recovery_debugfs(struct seq_file *m, struct npu_device *ndev);
 void npu_scheds_stop(struct npu_device *ndev, struct drm_sched_job *bad);
-void npu_scheds_start(struct npu_device *ndev);
+void npu_scheds_restart(struct npu_device *ndev);
+void npu_recovery_run(struct npu_device *ndev, enum npu_recovery_kind kind);
+void npu_recovery_queue(struct npu_device *ndev);
+void npu_reset_debugfs_init(struct npu_device *ndev);
+void npu_shutdown(struct pci_dev *pdev);
+extern const struct pci_error_handlers npu_err_handlers;
+extern const struct dev_pm_ops npu_pm_ops;
 
 /* The device gave up: every ioctl but QUERY fails with -EIO. */
 static inline bool npu_wedged(struct npu_device *ndev)

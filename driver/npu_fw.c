@@ -73,7 +73,13 @@ static int npu_fw_check(struct npu_device *ndev, const struct firmware *fw)
 	return 0;
 }
 
-/* Every bound device, so that turning npu_fw_log on can start their logs at the end. */
+/*
+ * Every bound device, so that turning npu_fw_log on can start their logs
+ * at the end: the events are the lines written from then on, not those
+ * the firmware wrote before (they are in debugfs fw_log). The position is
+ * taken when the event is turned on, not at the next read, which comes
+ * after the line that caused it.
+ */
 static LIST_HEAD(npu_log_devices);
 static DEFINE_MUTEX(npu_log_devices_lock);
 
@@ -90,10 +96,6 @@ static void npu_fw_log_skip(struct npu_device *ndev)
 	drm_dev_exit(idx);
 }
 
-/*
- * npu_fw_log on: its events are the lines written from now on, not those
- * the firmware wrote before (they are in debugfs fw_log).
- */
 int npu_fw_log_trace_reg(void)
 {
 	struct npu_device *ndev;
@@ -167,6 +169,7 @@ int npu_fw_boot(struct npu_device *ndev)
 {
 	struct npu_boot_params *bp = ndev->boot_params;
 	u32 st, boot, fwst, api, ver;
+	unsigned long flags;
 	bool settled;
 
 	if (ndev->fail_boots) {	/* debugfs fault injection */
@@ -179,6 +182,10 @@ int npu_fw_boot(struct npu_device *ndev)
 	npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
 	npu_mmu_hw_init(ndev);
 	npu_rings_hw_init(ndev);
+	/* The new firmware's log starts at 0, however much the last one wrote. */
+	spin_lock_irqsave(&ndev->log_lock, flags);
+	ndev->log_rd = 0;
+	spin_unlock_irqrestore(&ndev->log_lock, flags);
 
 	memset(bp, 0, sizeof(*bp));
 	bp->magic = cpu_to_le32(NPU_BOOT_PARAMS_MAGIC);
@@ -233,7 +240,7 @@ int npu_fw_boot(struct npu_device *ndev)
 		npu_wr(ndev, NPU_REG_CTRL, NPU_CTRL_HALT);
 		return -EINVAL;
 	}
-	ndev->fw_version = ver;
+	WRITE_ONCE(ndev->fw_version, ver);	/* sysfs reads it any time */
 	ndev->fw_api = api;
 	ndev->fw_caps = npu_rd(ndev, NPU_REG_FW_CAPS);
 	ndev->cmd_caps = npu_rd(ndev, NPU_REG_FW_CMD_CAPS);
@@ -258,15 +265,12 @@ irqreturn_t npu_fw_irq(int irq, void *arg)
 		return IRQ_NONE;
 	npu_wr(ndev, NPU_REG_IRQ_STATUS, BIT(NPU_IRQ_FW));
 	if (npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED) {
-		int r;
-
 		drm_err_ratelimited(&ndev->drm,
 				    "firmware crashed: fault %u at pc %#x\n",
 				    npu_rd(ndev, NPU_REG_CORE_FAULT),
 				    npu_rd(ndev, NPU_REG_CORE_FAULT_PC));
 		/* Recover now rather than when a job's time runs out. */
-		for (r = 0; r < NPU_NUM_RINGS; r++)
-			drm_sched_fault(&ndev->ring[r].sched);
+		npu_recovery_queue(ndev);
 		return IRQ_HANDLED;
 	}
 	if (npu_rd(ndev, NPU_REG_FW_ERROR))
@@ -314,7 +318,13 @@ void npu_fw_log_trace(struct npu_device *ndev)
 		for (i = 0; i < n; i++)
 			line[i] = READ_ONCE(ndev->log[(ndev->log_rd + i) & (NPU_LOG_SIZE - 1)]);
 		line[n] = 0;
-		trace_npu_fw_log(line, n);
+		/*
+		 * The firmware may have wrapped over the line as it was
+		 * copied: one it overwrote meanwhile is lost, not torn.
+		 */
+		dma_rmb();
+		if (npu_rd(ndev, NPU_REG_FW_LOG_WPTR) - ndev->log_rd <= NPU_LOG_SIZE)
+			trace_npu_fw_log(line, n);
 		ndev->log_rd += len;
 		len = 0;
 		lines++;
@@ -374,6 +384,7 @@ static int npu_status_show(struct seq_file *m, void *data)
 	struct drm_debugfs_entry *entry = m->private;
 	struct npu_device *ndev = to_npu(entry->dev);
 	int idx, r;
+	u32 cur;
 
 	if (!drm_dev_enter(&ndev->drm, &idx))
 		return -ENODEV;
@@ -381,6 +392,12 @@ static int npu_status_show(struct seq_file *m, void *data)
 		   npu_rd(ndev, NPU_REG_STATUS), npu_rd(ndev, NPU_REG_BOOT_STATUS),
 		   npu_rd(ndev, NPU_REG_FW_STATUS), npu_rd(ndev, NPU_REG_FW_ERROR),
 		   npu_rd(ndev, NPU_REG_FW_HEARTBEAT));
+	cur = npu_rd(ndev, NPU_REG_FW_CURRENT);
+	if (cur & NPU_FW_CURRENT_VALID)	/* the job command the firmware runs */
+		seq_printf(m, "fw_current ring %u idx %u\n", NPU_FW_CURRENT_RING(cur),
+			   NPU_FW_CURRENT_IDX(cur));
+	else
+		seq_puts(m, "fw_current none\n");
 	for (r = 0; r < NPU_NUM_RINGS; r++)
 		seq_printf(m, "ring %d: head %u tail %u status %u\n", r,
 			   npu_rd(ndev, NPU_RING_REG(r, NPU_RING_HEAD)),
@@ -541,4 +558,5 @@ void npu_debugfs_init(struct npu_device *ndev)
 	debugfs_create_u32("fail_boots", 0600, ndev->drm.debugfs_root, &ndev->fail_boots);
 	debugfs_create_file("hang", 0200, ndev->drm.debugfs_root, ndev, &npu_hang_fops);
 	debugfs_create_file("inject", 0200, ndev->drm.debugfs_root, ndev, &npu_inject_fops);
+	npu_reset_debugfs_init(ndev);
 }

@@ -49,17 +49,34 @@ static const char *npu_fence_driver_name(struct dma_fence *f)
 	return "npu";
 }
 
+/* Not the ring's own name: a fence may outlive the device and its rings. */
+static const char *const npu_fence_timelines[NPU_NUM_RINGS] = {
+	"npu-ring0", "npu-ring1", "npu-ring2", "npu-ring3",
+};
+
 static const char *npu_fence_timeline_name(struct dma_fence *f)
 {
 	struct npu_job *job = container_of(f, struct npu_job, hw_fence);
 
-	return job->ring->name;
+	return npu_fence_timelines[job->ring_idx];
 }
 
-/* The job is freed with the last reference to its embedded hardware fence. */
+/*
+ * The job's memory goes with the last reference to its embedded hardware
+ * fence, which the scheduler's fence keeps as its parent for as long as
+ * that lives (a syncobj or a sync_file may keep it after the job is
+ * freed, after the device is gone). The fence's operations are this
+ * module's code: each fence holds a reference to the module, taken in
+ * npu_run_job(), so rmmod is refused while one lives. The reference is
+ * dropped inside an RCU read section: the module's memory is freed only
+ * after a grace period (free_module()), so this function can return.
+ */
 static void npu_fence_release(struct dma_fence *f)
 {
 	kfree_rcu(container_of(f, struct npu_job, hw_fence), hw_fence.rcu);
+	rcu_read_lock();
+	module_put(THIS_MODULE);
+	rcu_read_unlock();
 }
 
 static const struct dma_fence_ops npu_fence_ops = {
@@ -141,15 +158,74 @@ void npu_ring_kick(struct npu_ring *ring)
 	npu_wr(ring->ndev, NPU_RING_REG(ring->idx, NPU_RING_TAIL), ring->tail);
 }
 
+/* Post every command of @job not ended yet, in order, and ring once. */
+static void npu_job_post(struct npu_ring *ring, struct npu_job *job)
+{
+	struct npu_device *ndev = ring->ndev;
+	u32 i;
+
+	lockdep_assert_held(&ring->lock);
+	/* Progress is judged against the device as the job found it. */
+	job->tdr_beat = npu_rd(ndev, NPU_REG_FW_HEARTBEAT);
+	job->tdr_progress = npu_rd(ndev, NPU_REG_FW_PROGRESS);
+	/* A batch on consecutive entries (its credits kept them free). */
+	for (i = 0; i < job->cmd_count; i++)
+		if (!(job->cmds_ended & BIT_ULL(i)))
+			npu_ring_post(ring, job, i);
+	job->on_ring = true;
+	npu_ring_kick(ring);
+}
+
+/*
+ * drm_sched_resubmit_jobs() after a recovery (npu_scheds_restart()) runs
+ * every job on the scheduler's list again. Each keeps its hardware fence:
+ * ended, or still on the device (a recovery that aborted another job
+ * only), the job is left as it is; taken off the device by a reboot
+ * (npu_rings_take_back()), it is posted again in its turn, the list's
+ * order being the order the jobs first ran in, or failed ABORTED when
+ * there is no device to run it.
+ */
+static struct dma_fence *npu_job_rerun(struct npu_job *job, bool usable)
+{
+	struct dma_fence *fence = dma_fence_get(&job->hw_fence);
+	struct npu_ring *ring = job->ring;
+	unsigned long flags;
+	u32 i, n = 0;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	if (job->cmds_left && !job->on_ring) {
+		if (usable) {
+			n = job->cmds_left;
+			npu_job_post(ring, job);
+			trace_npu_job_run(job->ctx, ring->idx, job->seqno, job->hw_fence.seqno);
+		} else {
+			for (i = 0; i < job->cmd_count && job->cmds_left; i++)
+				if (!(job->cmds_ended & BIT_ULL(i)))
+					npu_job_fail(job, i, DRM_NPU_JOB_ABORTED);
+		}
+	}
+	spin_unlock_irqrestore(&ring->lock, flags);
+	atomic_add(n, &ring->ndev->stats.replayed);
+	return fence;
+}
+
 static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 {
 	struct npu_job *job = to_npu_job(sched_job);
 	struct npu_ring *ring = job->ring;
 	struct npu_device *ndev = ring->ndev;
+	struct dma_fence *fence;
 	unsigned long flags;
+	bool usable;
 	int dev_idx;
-	u32 i;
 
+	if (job->hw_fence_init) {
+		usable = drm_dev_enter(&ndev->drm, &dev_idx);
+		fence = npu_job_rerun(job, usable && !npu_wedged(ndev));
+		if (usable)
+			drm_dev_exit(dev_idx);
+		return fence;
+	}
 	if (unlikely(sched_job->s_fence->finished.error))
 		return NULL;	/* cancelled before it ran */
 	if (!drm_dev_enter(&ndev->drm, &dev_idx))
@@ -158,27 +234,22 @@ static struct dma_fence *npu_run_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(dev_idx);
 		return ERR_PTR(-EIO);
 	}
-	/* Progress is judged against the device as the job found it. */
-	job->tdr_beat = npu_rd(ndev, NPU_REG_FW_HEARTBEAT);
-	job->tdr_progress = npu_rd(ndev, NPU_REG_FW_PROGRESS);
 
 	spin_lock_irqsave(&ring->lock, flags);
 	/* Seqnos of the ring's fence context in the order jobs reach it. */
 	dma_fence_init(&job->hw_fence, &npu_fence_ops, &ring->fence_lock,
 		       ring->fence_context, ++ring->fence_seqno);
+	__module_get(THIS_MODULE);	/* the fence's, see npu_fence_release() */
 	job->hw_fence_init = true;
-	dma_fence_get(&job->hw_fence);	/* the ring's reference */
-	/* A batch on consecutive entries (its credits kept them free), one doorbell. */
+	dma_fence_get(&job->hw_fence);	/* the ring's reference, until the job ends */
 	job->cmds_left = job->cmd_count;
 	job->status = DRM_NPU_JOB_OK;
-	for (i = 0; i < job->cmd_count; i++)
-		npu_ring_post(ring, job, i);
-	npu_ring_kick(ring);
+	npu_job_post(ring, job);
 	trace_npu_job_run(job->ctx, ring->idx, job->seqno, job->hw_fence.seqno);
 	spin_unlock_irqrestore(&ring->lock, flags);
 	/* A crash with no job pending: recover now, not at the timeout. */
 	if (unlikely(npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED))
-		drm_sched_fault(&ring->sched);
+		npu_recovery_queue(ndev);
 	drm_dev_exit(dev_idx);
 
 	return dma_fence_get(&job->hw_fence);
@@ -189,22 +260,25 @@ module_param(hang_limit, uint, 0444);
 MODULE_PARM_DESC(hang_limit,
 		 "jobs of one context that may time out in a row before it is banned (default 8)");
 
-/* Count a context's hangs in a row; too many and it is banned. */
-static void npu_job_account(struct npu_job *job, u32 status)
+/**
+ * npu_file_blame() - count a hang or a crash against a context
+ * @nfile: the context whose job the device was running
+ *
+ * hang_limit of them in a row and the context is banned: its submits fail
+ * with -ECANCELED from then on. A job that ends well starts the count
+ * again. Any context (a ring's interrupt included).
+ */
+void npu_file_blame(struct npu_file *nfile)
 {
-	struct npu_file *nfile = job->nfile;
+	struct npu_device *ndev = nfile->ndev;
 
-	if (status == DRM_NPU_JOB_OK) {
-		atomic_set(&nfile->hangs, 0);
-	} else if (status == DRM_NPU_JOB_TIMEOUT &&
-		   atomic_inc_return(&nfile->hangs) >= max(hang_limit, 1u) &&
-		   !READ_ONCE(nfile->banned)) {
-		WRITE_ONCE(nfile->banned, true);
-		atomic_inc(&job->ring->ndev->stats.banned);
-		drm_warn(&job->ring->ndev->drm,
-			 "context %u banned: %u jobs in a row timed out\n",
-			 nfile->ctx, atomic_read(&nfile->hangs));
-	}
+	if (atomic_inc_return(&nfile->hangs) < max(hang_limit, 1u) ||
+	    READ_ONCE(nfile->banned))
+		return;
+	WRITE_ONCE(nfile->banned, true);
+	atomic_inc(&ndev->stats.banned);
+	drm_warn(&ndev->drm, "context %u banned: %u jobs in a row hung or crashed the device\n",
+		 nfile->ctx, atomic_read(&nfile->hangs));
 }
 
 /*
@@ -222,9 +296,17 @@ static void npu_job_end_cmd(struct npu_job *job, u32 cmd, const struct drm_npu_j
 			   res->cycles, res->bytes);
 	if (res->status != DRM_NPU_JOB_OK && job->status == DRM_NPU_JOB_OK)
 		job->status = res->status;
-	if (WARN_ON_ONCE(!job->cmds_left) || --job->cmds_left)
+	if (WARN_ON_ONCE(!job->cmds_left || (job->cmds_ended & BIT_ULL(cmd))))
 		return;
-	npu_job_account(job, job->status);
+	job->cmds_ended |= BIT_ULL(cmd);
+	if (--job->cmds_left)
+		return;
+	job->on_ring = false;
+	/* A timeout is a hang; a crash is blamed by the recovery that saw it. */
+	if (job->status == DRM_NPU_JOB_OK)
+		atomic_set(&job->nfile->hangs, 0);
+	else if (job->status == DRM_NPU_JOB_TIMEOUT)
+		npu_file_blame(job->nfile);
 	npu_usage_job_end(job, job->status == DRM_NPU_JOB_OK);
 	if (job->status != DRM_NPU_JOB_OK)
 		dma_fence_set_error(&job->hw_fence, npu_status_errno(job->status));
@@ -309,7 +391,7 @@ irqreturn_t npu_ring_irq(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-/* Fail every job still on the hardware of @ring. Caller holds reset_lock. */
+/* Fail every job still on the hardware of @ring (recovery workqueue). */
 static void npu_ring_fail_all(struct npu_ring *ring)
 {
 	unsigned long flags;
@@ -328,21 +410,6 @@ static void npu_ring_fail_all(struct npu_ring *ring)
 	spin_unlock_irqrestore(&ring->lock, flags);
 }
 
-/*
- * With every scheduler stopped: keep the results of what did finish, stop
- * the device (soft reset), then fail what was still on it. Caller holds
- * reset_lock.
- */
-static void npu_rings_quiesce(struct npu_device *ndev)
-{
-	int r;
-
-	npu_ring_retire_all(ndev);
-	npu_fw_stop(ndev);
-	for (r = 0; r < NPU_NUM_RINGS; r++)
-		npu_ring_fail_all(&ndev->ring[r]);
-}
-
 static void npu_job_put_resources(struct npu_job *job)
 {
 	u32 i;
@@ -350,6 +417,7 @@ static void npu_job_put_resources(struct npu_job *job)
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	kvfree(job->bos);
+	kvfree(job->bo_flags);
 	for (i = 0; job->cmd && i < job->cmd_count; i++)
 		if (job->cmd[i].bo)
 			drm_gem_object_put(job->cmd[i].bo);
@@ -385,20 +453,11 @@ static void npu_free_job(struct drm_sched_job *sched_job)
 {
 	struct npu_job *job = to_npu_job(sched_job);
 	struct npu_file *nfile = job->nfile;
-	struct dma_fence *parent = NULL;
 
-	/*
-	 * The scheduler's fence keeps its parent, our hardware fence, until
-	 * it is itself released, maybe by a syncobj long after this module
-	 * is gone. Take it back now: no fence with our ops outlives its job.
-	 */
-	if (sched_job->s_fence)
-		parent = xchg(&sched_job->s_fence->parent, NULL);
 	drm_sched_job_cleanup(sched_job);
-	dma_fence_put(parent);
 	npu_job_put_resources(job);
 	if (job->hw_fence_init)
-		dma_fence_put(&job->hw_fence);	/* the last put frees the job */
+		dma_fence_put(&job->hw_fence);	/* the job's own; the last frees it */
 	else
 		kfree(job);
 	if (nfile)
@@ -502,17 +561,25 @@ static void npu_rings_release(struct drm_device *drm, void *unused)
 
 /*
  * The device is going away (unplugged, its registers still mapped): stop
- * it, fail every job that was on it and let the schedulers flush what is
- * queued; run_job() fails those from now on.
+ * it and fail every job that was on it, on the recovery workqueue like
+ * every reset (npu_recovery_run()); the schedulers then flush what is
+ * queued, and run_job() fails those from now on.
  */
 void npu_rings_unplug(struct npu_device *ndev)
 {
-	mutex_lock(&ndev->reset_lock);
-	npu_scheds_stop(ndev, NULL);
-	npu_rings_quiesce(ndev);
-	npu_scheds_start(ndev);
-	mutex_unlock(&ndev->reset_lock);
+	npu_recovery_run(ndev, NPU_RECOVERY_UNPLUG);
 	npu_reset_unplug(ndev);
+}
+
+/* The unplug's part on the recovery workqueue, schedulers stopped. */
+void npu_rings_quiesce(struct npu_device *ndev)
+{
+	int r;
+
+	npu_ring_retire_all(ndev);
+	npu_fw_stop(ndev);
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		npu_ring_fail_all(&ndev->ring[r]);
 }
 
 int npu_file_entities_init(struct npu_file *nfile)
@@ -547,21 +614,110 @@ void npu_file_entities_fini(struct npu_file *nfile)
 		drm_sched_entity_destroy(&nfile->entity[r]);
 }
 
+/* Each listed BO once, with every use of it merged (a handful: quadratic is fine). */
+static void npu_job_dedup_bos(struct npu_job *job)
+{
+	u32 i, j, n = 0;
+
+	for (i = 0; i < job->bo_count; i++) {
+		for (j = 0; j < n; j++)
+			if (job->bos[j] == job->bos[i])
+				break;
+		if (j < n) {
+			job->bo_flags[j] |= job->bo_flags[i];
+			drm_gem_object_put(job->bos[i]);
+			continue;
+		}
+		job->bos[n] = job->bos[i];
+		job->bo_flags[n++] = job->bo_flags[i];
+	}
+	job->bo_count = n;
+}
+
+/*
+ * The BOs the job uses, each with how (struct drm_npu_submit_bo), or as
+ * __u32 handles: written, for others to wait on, but not waited for.
+ */
 static int npu_job_lookup_bos(struct npu_job *job, struct drm_file *file,
 			      const struct drm_npu_submit *args)
 {
+	struct drm_npu_submit_bo __user *u = u64_to_user_ptr(args->bos);
+	u32 i, n = args->bo_count;
 	int ret;
 
-	if (!args->bo_count)
+	if (!n)
 		return 0;
-	if (args->bo_count > NPU_MAX_BOS_PER_JOB)
+	if (n > NPU_MAX_BOS_PER_JOB)
 		return -E2BIG;
-	ret = drm_gem_objects_lookup(file, u64_to_user_ptr(args->bos), args->bo_count,
-				     &job->bos);
-	/* Even on failure the array holds references to what was found. */
-	if (job->bos)
-		job->bo_count = args->bo_count;
-	return ret;
+	job->bo_flags = kvcalloc(n, sizeof(*job->bo_flags), GFP_KERNEL);
+	if (!job->bo_flags)
+		return -ENOMEM;
+	if (!(args->flags & DRM_NPU_SUBMIT_BO_FLAGS)) {
+		ret = drm_gem_objects_lookup(file, u64_to_user_ptr(args->bos), n, &job->bos);
+		/* Even on failure the array holds references to what was found. */
+		if (job->bos)
+			job->bo_count = n;
+		if (ret)
+			return ret;
+		for (i = 0; i < n; i++)
+			job->bo_flags[i] = DRM_NPU_BO_WRITE;
+		npu_job_dedup_bos(job);
+		return 0;
+	}
+	job->bos = kvcalloc(n, sizeof(*job->bos), GFP_KERNEL);
+	if (!job->bos)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct drm_npu_submit_bo b;
+
+		if (copy_from_user(&b, &u[i], sizeof(b)))
+			return -EFAULT;
+		if (!b.flags || (b.flags & ~(DRM_NPU_BO_READ | DRM_NPU_BO_WRITE)))
+			return -EINVAL;
+		job->bos[i] = drm_gem_object_lookup(file, b.handle);
+		if (!job->bos[i])
+			return -ENOENT;
+		job->bo_count = i + 1;
+		job->bo_flags[i] = b.flags;
+	}
+	npu_job_dedup_bos(job);
+	return 0;
+}
+
+/*
+ * Implicit sync, with the BOs' reservations locked: room for the job's
+ * fence in each, and (unless the submit opts out, or listed bare handles)
+ * a dependency on the fences its use of each conflicts with.
+ */
+static int npu_job_implicit_deps(struct npu_job *job, const struct drm_npu_submit *args)
+{
+	bool wait = (args->flags & DRM_NPU_SUBMIT_BO_FLAGS) &&
+		    !(args->flags & DRM_NPU_SUBMIT_NO_IMPLICIT);
+	u32 i;
+	int ret;
+
+	for (i = 0; i < job->bo_count; i++) {
+		bool write = job->bo_flags[i] & DRM_NPU_BO_WRITE;
+
+		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
+		if (!ret && wait)
+			ret = drm_sched_job_add_implicit_dependencies(&job->base, job->bos[i],
+								      write);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* After the arm: the job's fence on each BO, as a reader or a writer. */
+static void npu_job_publish(struct npu_job *job, struct dma_fence *finished)
+{
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++)
+		dma_resv_add_fence(job->bos[i]->resv, finished,
+				   job->bo_flags[i] & DRM_NPU_BO_WRITE ? DMA_RESV_USAGE_WRITE
+								       : DMA_RESV_USAGE_READ);
 }
 
 static int npu_job_add_in_syncs(struct npu_job *job, struct drm_file *file,
@@ -729,13 +885,14 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	struct npu_file *nfile = file->driver_priv;
 	struct npu_device *ndev = to_npu(drm);
 	struct drm_npu_submit *args = data;
+	struct ww_acquire_ctx acquire;
 	struct dma_fence *finished;
 	struct npu_ring *ring;
 	struct npu_job *job;
 	u32 i, credits;
 	int idx, ret;
 
-	if (args->flags || args->seqno || args->pad)
+	if ((args->flags & ~DRM_NPU_SUBMIT_FLAGS) || args->seqno || args->pad)
 		return -EINVAL;
 	/* Each command takes a ring entry: a batch is that many credits. */
 	credits = args->cmd_count ? min_t(u32, args->cmd_count, NPU_MAX_CMDS_PER_JOB) : 1;
@@ -762,6 +919,7 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	atomic_inc(&npu_live_jobs);
 	job->ring = ring;
+	job->ring_idx = args->ring;
 	job->ctx = nfile->ctx;
 	ret = drm_sched_job_init(&job->base, &nfile->entity[args->ring], credits, nfile,
 				 file->client_id);
@@ -783,11 +941,21 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 		ret = npu_job_add_in_syncs(job, file, args);
 	if (ret)
 		goto err_job;
+	/* Reservations, then submit_lock: the job's fence goes on its BOs before it is pushed. */
+	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &acquire);
+	if (ret)
+		goto err_job;
+	ret = npu_job_implicit_deps(job, args);
+	if (ret) {
+		drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
+		goto err_job;
+	}
 
 	mutex_lock(&nfile->submit_lock);
 	drm_sched_job_arm(&job->base);
 	job->seqno = atomic64_inc_return(&ring->seqno);
 	finished = dma_fence_get(&job->base.s_fence->finished);
+	npu_job_publish(job, finished);
 	for (i = 0; i < job->out_count; i++) {
 		if (job->out_point[i]) {
 			drm_syncobj_add_point(job->out_syncobj[i], job->out_chain[i],
@@ -801,6 +969,7 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	trace_npu_job_submit(job->ctx, args->ring, job->seqno, job->cmd_count);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&nfile->submit_lock);
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
 	dma_fence_put(finished);
 	goto out;
 

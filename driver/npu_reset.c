@@ -22,15 +22,22 @@
  *  4. Wedged: every job fails, and every ioctl but QUERY returns -EIO
  *     until the driver is bound again.
  *
- * All four rings share the device, so their timeouts run on one ordered
- * workqueue (tdr_wq) and every recovery holds reset_lock with every
- * scheduler stopped; the handler holds drm_dev_enter() throughout, so
- * removal waits for it. Each recovery bumps a counter in debugfs
- * "recovery", and leaves a devcoredump and a uevent (from a work item:
- * both allocate, which a fence-signalling path may not).
+ * All four rings share the device, so every step that takes jobs off it
+ * runs on one ordered workqueue (tdr_wq): the rings' timeouts, a crash's
+ * recovery, both halves of a reset from outside and the removal's quiesce
+ * (npu_recovery_run()). Each uses the scheduler's API only, as 6.12
+ * documents for timedout_job(): drm_sched_stop() on every ring, the reset,
+ * drm_sched_resubmit_jobs() (each job keeps its hardware fence; see
+ * npu_job_rerun()) and drm_sched_start(). A firmware crash blames the job
+ * the firmware ran as a timeout does. The timeout handler holds
+ * drm_dev_enter() throughout, so removal waits for it. Each recovery bumps
+ * a counter in debugfs "recovery", and leaves a devcoredump and a uevent
+ * (from a work item: both allocate, which a fence-signalling path may not).
  */
+#include <linux/debugfs.h>
 #include <linux/devcoredump.h>
 #include <linux/iopoll.h>
+#include <linux/pm.h>
 #include <linux/seq_file.h>
 #include <linux/vmalloc.h>
 #include <drm/drm_drv.h>
@@ -50,6 +57,7 @@ enum npu_stage {
 	NPU_STAGE_FIRMWARE,
 	NPU_STAGE_FLR,
 	NPU_STAGE_WEDGED,
+	NPU_STAGE_DEFERRED,
 };
 
 static const char *const npu_stage_names[] = {
@@ -58,6 +66,7 @@ static const char *const npu_stage_names[] = {
 	[NPU_STAGE_FIRMWARE] = "fw_reboot",
 	[NPU_STAGE_FLR] = "flr",
 	[NPU_STAGE_WEDGED] = "wedged",
+	[NPU_STAGE_DEFERRED] = "outside_reset",
 };
 
 static bool npu_job_done(struct npu_job *job)
@@ -135,8 +144,10 @@ static bool npu_abort_running(struct npu_device *ndev, struct npu_job *culprit)
 }
 
 /*
- * With the device stopped: take every unfinished job off the rings, in
- * order, to be posted again; @culprit (may be NULL) fails with @status.
+ * With the device stopped: take every unfinished job off the rings. Each
+ * keeps its hardware fence and the ring's reference to it, and is posted
+ * again, in its turn, by drm_sched_resubmit_jobs() (npu_job_rerun());
+ * @culprit (may be NULL) fails with @status.
  */
 static void npu_rings_take_back(struct npu_device *ndev, struct npu_job *culprit, u32 status)
 {
@@ -147,59 +158,20 @@ static void npu_rings_take_back(struct npu_device *ndev, struct npu_job *culprit
 		struct npu_ring *ring = &ndev->ring[r];
 
 		spin_lock_irqsave(&ring->lock, flags);
-		ring->replay_count = 0;
 		while (ring->head != ring->tail) {
 			u32 idx = ring->head++ % NPU_RING_ENTRIES;
 			struct npu_job *j = ring->slot[idx];
-			u32 cmd = ring->slot_cmd[idx];
 
 			ring->slot[idx] = NULL;
 			if (!j)
 				continue;
 			if (j == culprit)
-				npu_job_fail(j, cmd, status);
-			else	/* keeps the ring's ref */
-				ring->replay[ring->replay_count++] =
-					(struct npu_replay){ .job = j, .cmd = cmd };
+				npu_job_fail(j, ring->slot_cmd[idx], status);
+			else
+				j->on_ring = false;
 		}
 		ring->head = 0;
 		ring->tail = 0;
-		spin_unlock_irqrestore(&ring->lock, flags);
-	}
-}
-
-/*
- * The jobs taken back go on the device again after a good boot (@post), or
- * fail when there is no device to run them.
- */
-static void npu_rings_replay(struct npu_device *ndev, bool post)
-{
-	u32 beat = npu_rd(ndev, NPU_REG_FW_HEARTBEAT);
-	u32 progress = npu_rd(ndev, NPU_REG_FW_PROGRESS);
-	unsigned long flags;
-	u32 i;
-	int r;
-
-	for (r = 0; r < NPU_NUM_RINGS; r++) {
-		struct npu_ring *ring = &ndev->ring[r];
-
-		spin_lock_irqsave(&ring->lock, flags);
-		for (i = 0; i < ring->replay_count; i++) {
-			struct npu_job *j = ring->replay[i].job;
-
-			if (!post) {
-				npu_job_fail(j, ring->replay[i].cmd, DRM_NPU_JOB_ABORTED);
-				continue;
-			}
-			j->tdr_beat = beat;
-			j->tdr_progress = progress;
-			npu_ring_post(ring, j, ring->replay[i].cmd);
-		}
-		if (post && ring->replay_count)
-			npu_ring_kick(ring);
-		if (post)
-			atomic_add(ring->replay_count, &ndev->stats.replayed);
-		ring->replay_count = 0;
 		spin_unlock_irqrestore(&ring->lock, flags);
 	}
 }
@@ -209,11 +181,13 @@ static void npu_rings_replay(struct npu_device *ndev, bool post)
  * restores MSI-X under a mutex that is also held while allocating memory,
  * so neither reset_lock nor the fence-signalling section may be held
  * across it: both are left for the reset (*@cookie says where the section
- * stands). Nothing else can recover meanwhile: other timeouts queue behind
- * this one on tdr_wq, and a reset from outside or a removal needs the
- * device lock the reset holds. A reset that waits on reclaim which waits
- * on our fences could still deadlock: the last stage before wedging takes
- * that risk, as a GPU driver's full reset does.
+ * stands). Nothing else recovers meanwhile: every recovery runs on the
+ * ordered tdr_wq, this one included. A reset from outside that holds the
+ * device lock makes pci_try_reset_function() fail at once (-EAGAIN)
+ * rather than wait for it: that reset's own prepare step waits on tdr_wq
+ * behind this one, and then does the reset. A reset that waits on reclaim
+ * which waits on our fences could still deadlock: the last stage before
+ * wedging takes that risk, as a GPU driver's full reset does.
  */
 static int npu_flr_and_boot(struct npu_device *ndev, bool *cookie)
 {
@@ -233,15 +207,28 @@ static int npu_flr_and_boot(struct npu_device *ndev, bool *cookie)
 	return npu_fw_boot(ndev);
 }
 
+/* Nothing will run on the device again until it is bound anew. */
+static void npu_wedge(struct npu_device *ndev)
+{
+	trace_npu_recovery(npu_stage_names[NPU_STAGE_WEDGED], false);
+	WRITE_ONCE(ndev->wedged, true);
+	npu_fw_stop(ndev);
+	atomic_inc(&ndev->stats.wedged);
+	drm_err(&ndev->drm,
+		"the device cannot be recovered: wedged until the driver is bound again\n");
+}
+
 /*
- * Stages 2 to 4, with the jobs taken back. A device that is gone (powered
- * off or unplugged under us: its config space reads all ones) answers no
- * boot and no reset, whose waits would only hold the jobs for a minute
- * more: it is wedged at once.
+ * Stages 2 to 4, with the jobs taken back; npu_scheds_restart() then puts
+ * them on the device again (or fails them, wedged). A device that is gone
+ * (powered off or unplugged under us: its config space reads all ones)
+ * answers no boot and no reset, whose waits would only hold the jobs for
+ * a minute more: it is wedged at once.
  */
 static enum npu_stage npu_reboot(struct npu_device *ndev, bool *cookie)
 {
 	bool ok;
+	int ret;
 
 	if (!pci_device_is_present(ndev->pdev)) {
 		drm_err(&ndev->drm, "the device is gone: no reset is tried\n");
@@ -250,25 +237,26 @@ static enum npu_stage npu_reboot(struct npu_device *ndev, bool *cookie)
 	ok = !npu_fw_boot(ndev);
 	trace_npu_recovery(npu_stage_names[NPU_STAGE_FIRMWARE], ok);
 	if (ok) {
-		npu_rings_replay(ndev, true);
 		atomic_inc(&ndev->stats.fw_reboots);
 		return NPU_STAGE_FIRMWARE;
 	}
-	ok = !npu_flr_and_boot(ndev, cookie);
-	trace_npu_recovery(npu_stage_names[NPU_STAGE_FLR], ok);
-	if (ok) {
-		npu_rings_replay(ndev, true);
+	ret = npu_flr_and_boot(ndev, cookie);
+	trace_npu_recovery(npu_stage_names[NPU_STAGE_FLR], !ret);
+	if (!ret) {
 		atomic_inc(&ndev->stats.flrs);
 		return NPU_STAGE_FLR;
 	}
+	if (ret == -EAGAIN) {
+		/*
+		 * The device is locked by a reset from outside (or a
+		 * removal) about to run: it ends the jobs' wait, on tdr_wq
+		 * after this recovery. Until then they are on a stopped
+		 * device, as after a hang.
+		 */
+		return NPU_STAGE_DEFERRED;
+	}
 wedged:
-	trace_npu_recovery(npu_stage_names[NPU_STAGE_WEDGED], false);
-	WRITE_ONCE(ndev->wedged, true);
-	npu_fw_stop(ndev);
-	npu_rings_replay(ndev, false);
-	atomic_inc(&ndev->stats.wedged);
-	drm_err(&ndev->drm,
-		"the device cannot be recovered: wedged until the driver is bound again\n");
+	npu_wedge(ndev);
 	return NPU_STAGE_WEDGED;
 }
 
@@ -290,7 +278,9 @@ static enum npu_stage npu_recover(struct npu_device *ndev, bool *cookie)
 	 * Dead or deaf: stop it; only the job it was running is lost. A crash
 	 * is counted here, where it is recovered, whether its interrupt or a
 	 * submit found it (the reboot's reset may clear the interrupt first);
-	 * the core may have crashed since the first look.
+	 * the core may have crashed since the first look. The job it ran is
+	 * blamed as a hung one is: a context that keeps crashing the
+	 * firmware, rebooting it for everyone, is banned.
 	 */
 	crashed = crashed || npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED;
 	if (crashed)
@@ -299,6 +289,8 @@ static enum npu_stage npu_recover(struct npu_device *ndev, bool *cookie)
 	culprit = npu_running_job(ndev);
 	npu_fw_stop(ndev);
 	npu_rings_take_back(ndev, culprit, crashed ? DRM_NPU_JOB_ABORTED : DRM_NPU_JOB_TIMEOUT);
+	if (crashed && culprit)
+		npu_file_blame(culprit->nfile);
 	return npu_reboot(ndev, cookie);
 }
 
@@ -331,8 +323,9 @@ static void npu_coredump_work(struct work_struct *work)
 }
 
 /*
- * What a developer needs to see why: registers, rings, the two jobs and
- * the firmware log, taken before recovery touches anything. No sleeping
+ * What a developer needs to see why: registers, rings, the job that timed
+ * out (NULL: a crash) and the firmware log, taken before recovery touches
+ * anything. No sleeping
  * allocation here: this is a fence-signalling path.
  */
 static char *npu_coredump_capture(struct npu_device *ndev, struct npu_job *job, size_t *len)
@@ -358,11 +351,16 @@ static char *npu_coredump_capture(struct npu_device *ndev, struct npu_job *job, 
 	if (!buf)
 		return NULL;
 #define P(...) (n += scnprintf(buf + n, NPU_DUMP_SIZE - n, __VA_ARGS__))
-	P("npu devcoredump\ntimed out: ring %u seqno %llu ctx %u cmd_va %#llx cmd_size %u\n",
-	  job->ring->idx, job->seqno, job->ctx, job->cmd[0].va, job->cmd[0].size);
-	for (i = 1; i < job->cmd_count; i++)
-		P("batch command %u: cmd_va %#llx cmd_size %u\n", i, job->cmd[i].va,
-		  job->cmd[i].size);
+	if (job) {
+		P("npu devcoredump\n");
+		P("timed out: ring %u seqno %llu ctx %u cmd_va %#llx cmd_size %u\n",
+		  job->ring->idx, job->seqno, job->ctx, job->cmd[0].va, job->cmd[0].size);
+		for (i = 1; i < job->cmd_count; i++)
+			P("batch command %u: cmd_va %#llx cmd_size %u\n", i, job->cmd[i].va,
+			  job->cmd[i].size);
+	} else {
+		P("npu devcoredump\nfirmware crashed\n");
+	}
 	for (i = 0; i < ARRAY_SIZE(regs); i++)
 		P("%-18s %#010x\n", regs[i].name, npu_rd(ndev, regs[i].reg));
 	for (r = 0; r < NPU_NUM_RINGS; r++)
@@ -399,7 +397,7 @@ static void npu_coredump_post(struct npu_device *ndev, char *buf, size_t len,
 	queue_work(npu_wq, &ndev->coredump_work);
 }
 
-/* ---- the scheduler's timeout ---------------------------------------- */
+/* ---- every recovery, on the ordered tdr_wq ----------------------------- */
 
 /* Stop every ring's scheduler; @bad (may be NULL) goes back on its list. */
 void npu_scheds_stop(struct npu_device *ndev, struct drm_sched_job *bad)
@@ -412,39 +410,133 @@ void npu_scheds_stop(struct npu_device *ndev, struct drm_sched_job *bad)
 }
 
 /*
- * drm_sched_stop() dropped the hardware fence of every job still on the
- * device, and drm_sched_start() would cancel such a job. Give each its
- * fence back, as drm_sched_resubmit_jobs() does but without running it
- * again (recovery has put it back on the device itself, or failed it), so
- * drm_sched_start() waits on it. The scheduler is stopped: its list is
- * ours.
+ * drm_sched_stop() took every job's hardware fence back; each job is run
+ * again (npu_job_rerun(): the same fence, the job posted again only if a
+ * reboot took it off the device), then the schedulers go on. This is the
+ * recovery the 6.12 scheduler documents for timedout_job();
+ * drm_sched_resubmit_jobs() is marked deprecated there, but nothing else
+ * in that API keeps a job across drm_sched_stop() (6.17's
+ * DRM_GPU_SCHED_STAT_NO_HANG would, for a job given more time).
  */
-static void npu_sched_restore(struct drm_gpu_scheduler *sched)
-{
-	struct drm_sched_job *s_job;
-
-	list_for_each_entry(s_job, &sched->pending_list, list) {
-		struct npu_job *job = to_npu_job(s_job);
-
-		if (!s_job->s_fence->parent && job->hw_fence_init)
-			s_job->s_fence->parent = dma_fence_get(&job->hw_fence);
-	}
-}
-
-void npu_scheds_start(struct npu_device *ndev)
+void npu_scheds_restart(struct npu_device *ndev)
 {
 	int r;
 
-	for (r = 0; r < NPU_NUM_RINGS; r++) {
-		npu_sched_restore(&ndev->ring[r].sched);
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		drm_sched_resubmit_jobs(&ndev->ring[r].sched);
+	for (r = 0; r < NPU_NUM_RINGS; r++)
 		drm_sched_start(&ndev->ring[r].sched);
+}
+
+/* ---- power management and PCI errors --------------------------------- */
+
+/*
+ * System sleep: the jobs on the device end (or, after NPU_DRAIN_US, are
+ * lost), the rest wait; the firmware is stopped, and booted again at
+ * resume, when the jobs that waited run. Nothing of the firmware's state
+ * needs saving: it boots from the driver's copy of its image, and the
+ * rings and page tables are the driver's memory.
+ */
+static int npu_pm_suspend(struct device *dev)
+{
+	struct npu_device *ndev = dev_get_drvdata(dev);
+
+	if (ndev)
+		npu_recovery_run(ndev, NPU_RECOVERY_SUSPEND);
+	return 0;
+}
+
+static int npu_pm_resume(struct device *dev)
+{
+	struct npu_device *ndev = dev_get_drvdata(dev);
+
+	if (ndev)
+		npu_recovery_run(ndev, NPU_RECOVERY_RESUME);
+	return 0;
+}
+
+DEFINE_SIMPLE_DEV_PM_OPS(npu_pm_ops, npu_pm_suspend, npu_pm_resume);
+
+/*
+ * Reboot, kexec, power off: no DMA may go on into memory the next kernel
+ * owns. Every job on the device fails (the processes are gone anyway).
+ */
+void npu_shutdown(struct pci_dev *pdev)
+{
+	struct npu_device *ndev = pci_get_drvdata(pdev);
+
+	if (!ndev)
+		return;
+	npu_recovery_run(ndev, NPU_RECOVERY_UNPLUG);
+	pci_clear_master(pdev);
+}
+
+/*
+ * An uncorrectable error the AER core recovers: the device is taken down
+ * as for a reset (its running job lost, the others kept) unless the link
+ * is gone for good; after the reset (slot_reset) it boots again (resume).
+ */
+static pci_ers_result_t npu_error_detected(struct pci_dev *pdev, pci_channel_state_t state)
+{
+	struct npu_device *ndev = pci_get_drvdata(pdev);
+
+	if (!ndev)
+		return PCI_ERS_RESULT_DISCONNECT;
+	drm_err(&ndev->drm, "PCI error (channel state %d)\n", state);
+	if (state == pci_channel_io_perm_failure) {
+		WRITE_ONCE(ndev->wedged, true);
+		return PCI_ERS_RESULT_DISCONNECT;
 	}
+	npu_recovery_run(ndev, NPU_RECOVERY_PREPARE);
+	return PCI_ERS_RESULT_NEED_RESET;
+}
+
+static pci_ers_result_t npu_slot_reset(struct pci_dev *pdev)
+{
+	pci_restore_state(pdev);
+	pci_save_state(pdev);
+	pci_set_master(pdev);
+	return PCI_ERS_RESULT_RECOVERED;
+}
+
+static void npu_err_resume(struct pci_dev *pdev)
+{
+	struct npu_device *ndev = pci_get_drvdata(pdev);
+
+	if (ndev)
+		npu_recovery_run(ndev, NPU_RECOVERY_DONE);
+}
+
+/* A reset from outside, an AER recovery: steps on tdr_wq, like every recovery. */
+const struct pci_error_handlers npu_err_handlers = {
+	.error_detected = npu_error_detected,
+	.slot_reset = npu_slot_reset,
+	.resume = npu_err_resume,
+	.reset_prepare = npu_reset_prepare,
+	.reset_done = npu_reset_done,
+};
+
+enum npu_hold_state { NPU_HOLD_OFF, NPU_HOLD_ARMED, NPU_HOLD_HELD };
+
+/*
+ * debugfs "recovery_hold" (tests): the next recovery waits here, before it
+ * touches anything, until released (or a minute passes), so that a test
+ * can do what races it (a reset from outside, a crash, a removal) at a
+ * known point.
+ */
+static void npu_recovery_hold(struct npu_device *ndev)
+{
+	if (atomic_cmpxchg(&ndev->hold, NPU_HOLD_ARMED, NPU_HOLD_HELD) != NPU_HOLD_ARMED)
+		return;
+	drm_info(&ndev->drm, "recovery held (debugfs recovery_hold)\n");
+	wait_event_timeout(ndev->hold_wq, atomic_read(&ndev->hold) != NPU_HOLD_HELD, 60 * HZ);
+	atomic_set(&ndev->hold, NPU_HOLD_OFF);
 }
 
 /*
  * The scheduler took @sched_job off its list; whatever happens, stopping
- * and starting the schedulers with it as the bad job puts it back (freed
- * at once if it is done, kept with its timeout re-armed if not).
+ * the schedulers with it as the bad job puts it back (freed at once if it
+ * is done, kept with its timeout re-armed if not).
  */
 enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 {
@@ -457,29 +549,28 @@ enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 	int idx;
 
 	if (!drm_dev_enter(&ndev->drm, &idx)) {
-		/* Unplugged: the unplug path fails it; give it back to be freed. */
+		/*
+		 * Unplugged: the unplug's step on this workqueue ends (or
+		 * ended) every job on the device; the job goes back on its
+		 * list.
+		 */
 		mutex_lock(&ndev->reset_lock);
 		drm_sched_stop(sched_job->sched, sched_job);
-		npu_sched_restore(sched_job->sched);
+		drm_sched_resubmit_jobs(sched_job->sched);
 		drm_sched_start(sched_job->sched);
 		mutex_unlock(&ndev->reset_lock);
 		return DRM_GPU_SCHED_STAT_NOMINAL;
 	}
+	npu_recovery_hold(ndev);
 	mutex_lock(&ndev->reset_lock);
-	if (ndev->resetting) {
-		/*
-		 * A reset from outside is under way, the schedulers stopped:
-		 * the job goes back on its list; reset_done() restarts all.
-		 */
-		spin_lock(&sched_job->sched->job_list_lock);
-		list_add(&sched_job->list, &sched_job->sched->pending_list);
-		spin_unlock(&sched_job->sched->job_list_lock);
-		goto out;
-	}
 	/*
 	 * Stopping flushes the schedulers' work, which signals fences: it is
-	 * not part of the signalling section that follows.
+	 * not part of the signalling section that follows. No timeout runs
+	 * between a reset's prepare and done steps: prepare's
+	 * drm_sched_stop() cancelled every timer, and nothing arms one
+	 * until done starts the schedulers.
 	 */
+	WARN_ON_ONCE(ndev->resetting);
 	npu_scheds_stop(ndev, sched_job);
 	cookie = dma_fence_begin_signalling();
 	atomic_inc(&ndev->stats.timeouts);
@@ -502,8 +593,7 @@ enum drm_gpu_sched_stat npu_timedout_job(struct drm_sched_job *sched_job)
 		drm_info(&ndev->drm, "recovered by %s\n", npu_stage_names[stage]);
 	}
 	dma_fence_end_signalling(cookie);
-	npu_scheds_start(ndev);
-out:
+	npu_scheds_restart(ndev);
 	mutex_unlock(&ndev->reset_lock);
 	if (stage != NPU_STAGE_NONE)
 		npu_coredump_post(ndev, dump, dump_len, stage);
@@ -511,57 +601,289 @@ out:
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
-/* ---- resets from outside ------------------------------------------------ */
+/*
+ * A firmware crash (its interrupt, or a submit that found it): recovered
+ * at once, with no job to blame but the one the firmware ran.
+ */
+static void npu_crash_recover(struct npu_device *ndev)
+{
+	enum npu_stage stage = NPU_STAGE_NONE;
+	char *dump = NULL;
+	size_t dump_len = 0;
+	bool cookie;
+	int idx;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return;
+	npu_recovery_hold(ndev);
+	mutex_lock(&ndev->reset_lock);
+	/* Between a reset's prepare and done, done boots the firmware. */
+	if (!ndev->resetting && !npu_wedged(ndev) &&
+	    npu_rd(ndev, NPU_REG_STATUS) == NPU_STATUS_CRASHED) {
+		npu_scheds_stop(ndev, NULL);
+		cookie = dma_fence_begin_signalling();
+		drm_err(&ndev->drm, "firmware crashed; recovering the device\n");
+		dump = npu_coredump_capture(ndev, NULL, &dump_len);
+		stage = npu_recover(ndev, &cookie);
+		drm_info(&ndev->drm, "recovered by %s\n", npu_stage_names[stage]);
+		dma_fence_end_signalling(cookie);
+		npu_scheds_restart(ndev);
+	}
+	mutex_unlock(&ndev->reset_lock);
+	if (stage != NPU_STAGE_NONE)
+		npu_coredump_post(ndev, dump, dump_len, stage);
+	drm_dev_exit(idx);
+}
+
+#define NPU_DRAIN_US	(2 * 1000 * 1000)	/* a suspend waits this long for running jobs */
+
+static bool npu_rings_idle(struct npu_device *ndev)
+{
+	int r;
+
+	npu_ring_retire_all(ndev);
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		if (READ_ONCE(ndev->ring[r].head) != READ_ONCE(ndev->ring[r].tail))
+			return false;
+	return true;
+}
 
 /*
- * A reset is coming (sysfs "reset", the PCI core): stop, keep the jobs.
- * reset_lock is not held across the reset (see npu_flr_and_boot()):
- * "resetting" tells a timeout meanwhile to leave everything be.
+ * Take the device down for a reset from outside (sysfs "reset", a bus
+ * reset, an AER recovery) or a suspend: stop the schedulers, keep what
+ * finished, stop the firmware and take every other job off the rings,
+ * to run again once the device is back (npu_bring_up()). A reset loses
+ * the job the device was running (ABORTED); a suspend first lets the
+ * jobs on the device end, for NPU_DRAIN_US, as the schedulers are
+ * stopped and send no more.
  */
-void npu_reset_prepare(struct pci_dev *pdev)
+static void npu_take_down(struct npu_device *ndev, bool drain)
 {
-	struct npu_device *ndev = pci_get_drvdata(pdev);
 	struct npu_job *culprit;
+	bool cookie, idle;
 
-	if (!ndev || ndev->in_recovery)
-		return;		/* our own stage 3 */
 	mutex_lock(&ndev->reset_lock);
 	npu_scheds_stop(ndev, NULL);
+	cookie = dma_fence_begin_signalling();
+	if (drain && !npu_wedged(ndev))
+		read_poll_timeout(npu_rings_idle, idle, idle, 1000, NPU_DRAIN_US, false, ndev);
 	npu_ring_retire_all(ndev);
 	culprit = npu_running_job(ndev);
 	npu_fw_stop(ndev);
 	npu_rings_take_back(ndev, culprit, DRM_NPU_JOB_ABORTED);
+	dma_fence_end_signalling(cookie);
 	ndev->resetting = true;
 	mutex_unlock(&ndev->reset_lock);
+}
+
+/* The device is back (reset, resumed): boot, and the jobs taken back run again. */
+static void npu_bring_up(struct npu_device *ndev, const char *why, atomic_t *count)
+{
+	bool cookie, ok;
+
+	mutex_lock(&ndev->reset_lock);
+	ndev->resetting = false;
+	cookie = dma_fence_begin_signalling();
+	ok = !npu_wedged(ndev) && !npu_fw_boot(ndev);
+	trace_npu_recovery(why, ok);
+	if (ok)
+		atomic_inc(count);
+	else if (!npu_wedged(ndev))
+		npu_wedge(ndev);
+	dma_fence_end_signalling(cookie);
+	npu_scheds_restart(ndev);
+	mutex_unlock(&ndev->reset_lock);
+}
+
+/* The device is being removed: every job on it fails (ABORTED). */
+static void npu_unplug_quiesce(struct npu_device *ndev)
+{
+	mutex_lock(&ndev->reset_lock);
+	npu_scheds_stop(ndev, NULL);
+	npu_rings_quiesce(ndev);
+	npu_scheds_restart(ndev);
+	mutex_unlock(&ndev->reset_lock);
+}
+
+static void npu_recovery_work(struct work_struct *work)
+{
+	struct npu_recovery_work *w = container_of(work, struct npu_recovery_work, work);
+
+	/*
+	 * A probe that failed (a firmware that crashes as it boots) tears
+	 * the schedulers down with the device never registered: nothing to
+	 * recover, nothing to restart.
+	 */
+	if (!READ_ONCE(w->ndev->ready))
+		return;
+	switch (w->kind) {
+	case NPU_RECOVERY_CRASH:
+		npu_crash_recover(w->ndev);
+		break;
+	case NPU_RECOVERY_PREPARE:
+		npu_take_down(w->ndev, false);
+		break;
+	case NPU_RECOVERY_DONE:
+		npu_bring_up(w->ndev, "outside_reset", &w->ndev->stats.flrs);
+		break;
+	case NPU_RECOVERY_SUSPEND:
+		npu_take_down(w->ndev, true);
+		break;
+	case NPU_RECOVERY_RESUME:
+		npu_bring_up(w->ndev, "resume", &w->ndev->stats.resumes);
+		break;
+	case NPU_RECOVERY_UNPLUG:
+		npu_unplug_quiesce(w->ndev);
+		break;
+	case NPU_RECOVERY_KINDS:
+		break;
+	}
+}
+
+/**
+ * npu_recovery_run() - do one step of a reset on the recovery workqueue
+ * @ndev: the device
+ * @kind: the step
+ *
+ * Every change of the device's state that takes jobs off it (a timeout's
+ * recovery, a crash's, a reset from outside, a removal) runs on the one
+ * ordered workqueue the schedulers' timeouts run on (tdr_wq): one at a
+ * time, in the order asked, never one inside another. Waits for the step.
+ */
+void npu_recovery_run(struct npu_device *ndev, enum npu_recovery_kind kind)
+{
+	struct npu_recovery_work *w = &ndev->recovery_work[kind];
+
+	queue_work(ndev->tdr_wq, &w->work);
+	flush_work(&w->work);
+}
+
+/* A crash: recovered on tdr_wq (any context, interrupts included). */
+void npu_recovery_queue(struct npu_device *ndev)
+{
+	queue_work(ndev->tdr_wq, &ndev->recovery_work[NPU_RECOVERY_CRASH].work);
+}
+
+/* ---- resets from outside ------------------------------------------------ */
+
+/*
+ * The PCI core calls these around a reset it does (sysfs "reset", another
+ * driver's bus reset) with the device locked; each step waits its turn on
+ * tdr_wq. A recovery's own function level reset calls them too, from
+ * tdr_wq itself: "in_recovery" tells them to stay out.
+ */
+void npu_reset_prepare(struct pci_dev *pdev)
+{
+	struct npu_device *ndev = pci_get_drvdata(pdev);
+
+	if (!ndev || READ_ONCE(ndev->in_recovery))
+		return;
+	npu_recovery_run(ndev, NPU_RECOVERY_PREPARE);
 }
 
 void npu_reset_done(struct pci_dev *pdev)
 {
 	struct npu_device *ndev = pci_get_drvdata(pdev);
-	bool ok;
 
-	if (!ndev || ndev->in_recovery)
+	if (!ndev || READ_ONCE(ndev->in_recovery))
 		return;
-	mutex_lock(&ndev->reset_lock);
-	ndev->resetting = false;
-	ok = !npu_wedged(ndev) && !npu_fw_boot(ndev);
-	trace_npu_recovery("outside_reset", ok);
-	if (ok) {
-		npu_rings_replay(ndev, true);
-		atomic_inc(&ndev->stats.flrs);
-	} else {
-		WRITE_ONCE(ndev->wedged, true);
-		npu_rings_replay(ndev, false);
-	}
-	npu_scheds_start(ndev);
-	mutex_unlock(&ndev->reset_lock);
+	npu_recovery_run(ndev, NPU_RECOVERY_DONE);
 }
 
 int npu_reset_init(struct npu_device *ndev)
 {
+	int k;
+
 	INIT_WORK(&ndev->coredump_work, npu_coredump_work);
 	spin_lock_init(&ndev->coredump_lock);
+	init_waitqueue_head(&ndev->hold_wq);
+	atomic_set(&ndev->hold, NPU_HOLD_OFF);
+	for (k = 0; k < NPU_RECOVERY_KINDS; k++) {
+		ndev->recovery_work[k].ndev = ndev;
+		ndev->recovery_work[k].kind = k;
+		INIT_WORK(&ndev->recovery_work[k].work, npu_recovery_work);
+	}
 	return 0;
+}
+
+static ssize_t npu_hold_write(struct file *f, const char __user *ubuf, size_t len,
+			      loff_t *pos)
+{
+	struct npu_device *ndev = f->private_data;
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, len, &on);
+	if (ret)
+		return ret;
+	if (on) {
+		atomic_cmpxchg(&ndev->hold, NPU_HOLD_OFF, NPU_HOLD_ARMED);
+	} else {
+		atomic_set(&ndev->hold, NPU_HOLD_OFF);
+		wake_up_all(&ndev->hold_wq);
+	}
+	return len;
+}
+
+static ssize_t npu_hold_read(struct file *f, char __user *ubuf, size_t len, loff_t *pos)
+{
+	static const char *const names[] = {
+		[NPU_HOLD_OFF] = "off\n", [NPU_HOLD_ARMED] = "armed\n", [NPU_HOLD_HELD] = "held\n",
+	};
+	struct npu_device *ndev = f->private_data;
+	const char *s = names[atomic_read(&ndev->hold)];
+
+	return simple_read_from_buffer(ubuf, len, pos, s, strlen(s));
+}
+
+static const struct file_operations npu_hold_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = npu_hold_read,
+	.write = npu_hold_write,
+	.llseek = noop_llseek,
+};
+
+/*
+ * debugfs "pm": "suspend" and "resume" call the system sleep callbacks as
+ * the PM core would, for a guest whose other devices (its 9p root) cannot
+ * go through a real suspend.
+ */
+static ssize_t npu_pm_write(struct file *f, const char __user *ubuf, size_t len, loff_t *pos)
+{
+	struct npu_device *ndev = f->private_data;
+	char buf[16];
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sysfs_streq(buf, "suspend"))
+		npu_pm_suspend(&ndev->pdev->dev);
+	else if (sysfs_streq(buf, "resume"))
+		npu_pm_resume(&ndev->pdev->dev);
+	else
+		return -EINVAL;
+	return len;
+}
+
+static const struct file_operations npu_pm_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = npu_pm_write,
+	.llseek = noop_llseek,
+};
+
+/*
+ * debugfs "recovery_hold": writing 1 arms a hold of the next recovery
+ * (npu_recovery_hold()), 0 releases it; reading says off, armed or held.
+ */
+void npu_reset_debugfs_init(struct npu_device *ndev)
+{
+	debugfs_create_file("recovery_hold", 0600, ndev->drm.debugfs_root, ndev,
+			    &npu_hold_fops);
+	debugfs_create_file("pm", 0200, ndev->drm.debugfs_root, ndev, &npu_pm_fops);
 }
 
 /* Removal: no dump or uevent of this device may come later. */
@@ -582,7 +904,8 @@ void npu_recovery_debugfs(struct seq_file *m, struct npu_device *ndev)
 	seq_printf(m, "engine_resets %d\nfw_reboots %d\nflrs %d\nwedged %d\n",
 		   atomic_read(&s->engine_resets), atomic_read(&s->fw_reboots),
 		   atomic_read(&s->flrs), atomic_read(&s->wedged));
-	seq_printf(m, "fw_crashes %d\nbanned %d\nreplayed %d\nstate %s\n",
+	seq_printf(m, "fw_crashes %d\nbanned %d\nreplayed %d\nresumes %d\nstate %s\n",
 		   atomic_read(&s->fw_crashes), atomic_read(&s->banned),
-		   atomic_read(&s->replayed), npu_wedged(ndev) ? "wedged" : "ok");
+		   atomic_read(&s->replayed), atomic_read(&s->resumes),
+		   npu_wedged(ndev) ? "wedged" : "ok");
 }

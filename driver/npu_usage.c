@@ -129,13 +129,33 @@ static ssize_t npu_clock_mhz_show(struct device *dev, struct device_attribute *a
 }
 static DEVICE_ATTR_RO(npu_clock_mhz);
 
-static ssize_t npu_mac_array_show(struct device *dev, struct device_attribute *attr, char *buf)
+static ssize_t npu_mac_rows_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	struct npu_device *ndev = npu_of(dev);
-
-	return sysfs_emit(buf, "%ux%u\n", ndev->mac_rows, ndev->mac_cols);
+	return sysfs_emit(buf, "%u\n", npu_of(dev)->mac_rows);
 }
-static DEVICE_ATTR_RO(npu_mac_array);
+static DEVICE_ATTR_RO(npu_mac_rows);
+
+static ssize_t npu_mac_cols_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", npu_of(dev)->mac_cols);
+}
+static DEVICE_ATTR_RO(npu_mac_cols);
+
+/* A device-wide recovery counter of struct npu_recovery_stats, a file each. */
+static ssize_t npu_stat_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	struct dev_ext_attribute *ea = container_of(attr, struct dev_ext_attribute, attr);
+	atomic_t *n = (void *)&npu_of(dev)->stats + (uintptr_t)ea->var;
+
+	return sysfs_emit(buf, "%u\n", (u32)atomic_read(n));
+}
+
+#define NPU_STAT_ATTR(_file, _field) \
+	{ __ATTR(_file, 0444, npu_stat_show, NULL), \
+	  (void *)offsetof(struct npu_recovery_stats, _field) }
+
+static struct dev_ext_attribute npu_fw_crashes = NPU_STAT_ATTR(npu_fw_crashes, fw_crashes);
+static struct dev_ext_attribute npu_banned = NPU_STAT_ATTR(npu_contexts_banned, banned);
 
 static struct attribute *npu_dev_attrs[] = {
 	&dev_attr_npu_busy_time_us.attr,
@@ -144,39 +164,37 @@ static struct attribute *npu_dev_attrs[] = {
 	&dev_attr_npu_jobs_failed.attr,
 	&dev_attr_npu_mmu_faults.attr,
 	&dev_attr_npu_fw_version.attr,
+	&npu_fw_crashes.attr.attr,
+	&npu_banned.attr.attr,
 	&dev_attr_npu_clock_mhz.attr,
-	&dev_attr_npu_mac_array.attr,
+	&dev_attr_npu_mac_rows.attr,
+	&dev_attr_npu_mac_cols.attr,
 	NULL
 };
 
-static const struct attribute_group npu_dev_group = {
-	.attrs = npu_dev_attrs,
-};
-
-/* npu_resets/: what recovery did, a counter a file (debugfs "recovery" has them all). */
-static ssize_t npu_reset_show(struct device *dev, struct device_attribute *attr, char *buf)
+/* A 1.1 device has no performance model registers: no files for them. */
+static umode_t npu_dev_attr_visible(struct kobject *kobj, struct attribute *attr, int n)
 {
-	struct dev_ext_attribute *ea = container_of(attr, struct dev_ext_attribute, attr);
-	atomic_t *n = (void *)&npu_of(dev)->stats + (uintptr_t)ea->var;
+	struct npu_device *ndev = npu_of(kobj_to_dev(kobj));
 
-	return sysfs_emit(buf, "%d\n", atomic_read(n));
+	if ((attr == &dev_attr_npu_clock_mhz.attr || attr == &dev_attr_npu_mac_rows.attr ||
+	     attr == &dev_attr_npu_mac_cols.attr) && !ndev->clock_mhz)
+		return 0;
+	return attr->mode;
 }
 
+static const struct attribute_group npu_dev_group = {
+	.attrs = npu_dev_attrs,
+	.is_visible = npu_dev_attr_visible,
+};
+
+/* npu_resets/: the recoveries, by how (debugfs "recovery" has every counter). */
 static struct dev_ext_attribute npu_reset_ext[] = {
-	{ __ATTR(timeouts, 0444, npu_reset_show, NULL),
-	  (void *)offsetof(struct npu_recovery_stats, timeouts) },
-	{ __ATTR(engine_resets, 0444, npu_reset_show, NULL),
-	  (void *)offsetof(struct npu_recovery_stats, engine_resets) },
-	{ __ATTR(fw_reboots, 0444, npu_reset_show, NULL),
-	  (void *)offsetof(struct npu_recovery_stats, fw_reboots) },
-	{ __ATTR(flrs, 0444, npu_reset_show, NULL),
-	  (void *)offsetof(struct npu_recovery_stats, flrs) },
-	{ __ATTR(wedged, 0444, npu_reset_show, NULL),
-	  (void *)offsetof(struct npu_recovery_stats, wedged) },
-	{ __ATTR(fw_crashes, 0444, npu_reset_show, NULL),
-	  (void *)offsetof(struct npu_recovery_stats, fw_crashes) },
-	{ __ATTR(banned, 0444, npu_reset_show, NULL),
-	  (void *)offsetof(struct npu_recovery_stats, banned) },
+	NPU_STAT_ATTR(timeouts, timeouts),
+	NPU_STAT_ATTR(engine_resets, engine_resets),
+	NPU_STAT_ATTR(fw_reboots, fw_reboots),
+	NPU_STAT_ATTR(flrs, flrs),
+	NPU_STAT_ATTR(wedged, wedged),
 };
 
 static struct attribute *npu_reset_attrs[] = {
@@ -185,8 +203,6 @@ static struct attribute *npu_reset_attrs[] = {
 	&npu_reset_ext[2].attr.attr,
 	&npu_reset_ext[3].attr.attr,
 	&npu_reset_ext[4].attr.attr,
-	&npu_reset_ext[5].attr.attr,
-	&npu_reset_ext[6].attr.attr,
 	NULL
 };
 

@@ -60,6 +60,11 @@ struct npu {
 static const char *const reset_names[7] = {
 	"timeouts", "engine_resets", "fw_reboots", "flrs", "wedged", "fw_crashes", "banned",
 };
+/* Where each is in the device's sysfs folder. */
+static const char *const reset_files[7] = {
+	"npu_resets/timeouts", "npu_resets/engine_resets", "npu_resets/fw_reboots",
+	"npu_resets/flrs", "npu_resets/wedged", "npu_fw_crashes", "npu_contexts_banned",
+};
 
 static double now_s(void)
 {
@@ -165,6 +170,7 @@ static int find_npus(struct npu *n, int max)
 static void read_driver(struct npu *p, bool first)
 {
 	char dir[PATH_MAX + 16];
+	long long rows, cols;
 	DIR *acc;
 
 	if (strcmp(p->driver, "npu"))
@@ -179,8 +185,11 @@ static void read_driver(struct npu *p, bool first)
 		closedir(acc);
 	if (read_line(p->sysfs, "npu_fw_version", p->fw, sizeof(p->fw)))
 		p->fw[0] = 0;
-	if (read_line(p->sysfs, "npu_mac_array", p->mac, sizeof(p->mac)))
-		p->mac[0] = 0;
+	p->mac[0] = 0;
+	rows = read_num(p->sysfs, "npu_mac_rows");
+	cols = read_num(p->sysfs, "npu_mac_cols");
+	if (rows >= 0 && cols >= 0)
+		snprintf(p->mac, sizeof(p->mac), "%lldx%lld", rows, cols);
 	p->clock_mhz = read_num(p->sysfs, "npu_clock_mhz");
 	p->busy_us = read_num(p->sysfs, "npu_busy_time_us");
 	if (first)
@@ -188,12 +197,8 @@ static void read_driver(struct npu *p, bool first)
 	p->jobs_done = read_num(p->sysfs, "npu_jobs_done");
 	p->jobs_failed = read_num(p->sysfs, "npu_jobs_failed");
 	p->mmu_faults = read_num(p->sysfs, "npu_mmu_faults");
-	for (int i = 0; i < 7; i++) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "npu_resets/%s", reset_names[i]);
-		p->resets[i] = read_num(p->sysfs, name);
-	}
+	for (int i = 0; i < 7; i++)
+		p->resets[i] = read_num(p->sysfs, reset_files[i]);
 }
 
 /* A number with an optional unit (ns, KiB, MiB, GiB) in bytes or ns. */

@@ -16,6 +16,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 TAP_LOGS=/tmp/guest-logs
+TAP_FAIL_TAIL=1	# a failed program's last lines reach the host's results
 . tests/tap-lib.sh
 
 # tap NAME DESCRIPTION COMMAND...: one result, the command's output on failure.
@@ -100,6 +101,12 @@ suite_full() {
 		[ $r = 0 ] && dmesg | grep -q "\[drm:.*\] SUBMIT refused for client [0-9]*: -22"'
 	# What the driver reports of the NPU's use: fdinfo and sysfs, exact.
 	tap_run npu_usage_test build/tests/npu_usage_test
+	# Implicit sync: fences on the BOs' reservation objects, with another
+	# driver (vgem: a dma-buf and a fence it signals when told) and with
+	# another process.
+	tap driver "vgem (the other driver of the implicit sync tests) loads" \
+		modprobe -d "$NPU_VM_KROOT" vgem
+	tap_run npu_implicit_test build/tests/npu_implicit_test
 	# The npu tracepoints as a user records them, with Debian's trace-cmd:
 	# a faulting job's submit, run and done, its MMU fault and the
 	# firmware's log line about it.

@@ -491,7 +491,7 @@ TEST_F(npu, submit_rejects_bad_arguments)
 		s.seqno = 0;	/* the good submit wrote its seqno back */
 		switch (i) {
 		case 0: s.ring = 4; break;
-		case 1: s.flags = 1; break;
+		case 1: s.flags = 1u << 31; break;	/* no such flag */
 		case 2: s.seqno = 1; break;
 		case 3: s.cmd_size = 0; break;
 		case 4: s.cmd_size = 12; break;

@@ -112,7 +112,9 @@ struct drm_npu_device_info {
 /**
  * struct drm_npu_bo_create - allocate a buffer object, mapped on the device
  * @size: bytes; rounded up to the page size; at most max_bo_size.
- * @flags: none defined yet; must be zero.
+ * @flags: %DRM_NPU_SUBMIT_BO_FLAGS, %DRM_NPU_SUBMIT_NO_IMPLICIT (driver
+ *	1.1 and later; an older one refuses them with -EINVAL); other bits
+ *	must be zero.
  * @handle: out: GEM handle.
  * @va: out: device virtual address of the buffer in this file's address
  *	space. The mapping lives as long as the buffer.
@@ -143,7 +145,9 @@ struct drm_npu_bo_info {
 /**
  * struct drm_npu_sync - a syncobj a job waits on or signals
  * @handle: syncobj handle.
- * @flags: none defined yet; must be zero.
+ * @flags: %DRM_NPU_SUBMIT_BO_FLAGS, %DRM_NPU_SUBMIT_NO_IMPLICIT (driver
+ *	1.1 and later; an older one refuses them with -EINVAL); other bits
+ *	must be zero.
  * @point: timeline point, or 0 for a binary syncobj.
  */
 struct drm_npu_sync {
@@ -220,18 +224,53 @@ struct drm_npu_submit_cmd {
 };
 
 /**
+ * struct drm_npu_submit_bo - a BO of a submit, and how the job uses it
+ * @handle: the BO.
+ * @flags: %DRM_NPU_BO_READ, %DRM_NPU_BO_WRITE or both; at least one.
+ *
+ * With %DRM_NPU_SUBMIT_BO_FLAGS, &drm_npu_submit.bos points to these. The
+ * job then waits for the fences of the BO's reservation object that its
+ * use conflicts with (implicit sync: for a read, the writers'; for a
+ * write, every reader's and writer's), unless %DRM_NPU_SUBMIT_NO_IMPLICIT,
+ * and adds its own fence there, as a reader or a writer, for other jobs,
+ * devices and processes (a dma-buf's DMA_BUF_IOCTL_EXPORT_SYNC_FILE).
+ */
+struct drm_npu_submit_bo {
+	__u32 handle;
+	__u32 flags;
+};
+
+/* &drm_npu_submit_bo.flags */
+#define DRM_NPU_BO_READ			0x1
+#define DRM_NPU_BO_WRITE		0x2
+
+/*
+ * &drm_npu_submit.flags. @bos holds &struct drm_npu_submit_bo entries
+ * (without the flag: __u32 handles, each published as written, none waited
+ * for: the jobs of such a submit order themselves with syncobjs).
+ */
+#define DRM_NPU_SUBMIT_BO_FLAGS		0x1
+/* Wait for none of the BOs' fences; the job's own fence is still added. */
+#define DRM_NPU_SUBMIT_NO_IMPLICIT	0x2
+#define DRM_NPU_SUBMIT_FLAGS		(DRM_NPU_SUBMIT_BO_FLAGS | DRM_NPU_SUBMIT_NO_IMPLICIT)
+
+/**
  * struct drm_npu_submit - queue a job
  * @cmd_handle: BO holding the command buffer (npu_cmd.h).
  * @cmd_offset: byte offset of the commands in it, 8-byte aligned.
  * @cmd_size: bytes of commands, a non-zero multiple of 8.
  * @ring: hardware queue, below num_rings.
  * @bos: user pointer to @bo_count __u32 handles of the BOs the job uses
- *	(kept alive until it ends).
+ *	(kept alive until it ends), or to @bo_count &struct drm_npu_submit_bo
+ *	with %DRM_NPU_SUBMIT_BO_FLAGS. A BO listed twice counts once, with
+ *	both uses.
  * @bo_count: entries at @bos, at most max_bos_per_job.
  * @in_sync_count: entries at @in_syncs, at most max_syncs_per_job.
  * @in_syncs: user pointer to &struct drm_npu_sync the job waits for.
  * @out_sync_count: entries at @out_syncs, at most max_syncs_per_job.
- * @flags: none defined yet; must be zero.
+ * @flags: %DRM_NPU_SUBMIT_BO_FLAGS, %DRM_NPU_SUBMIT_NO_IMPLICIT (driver
+ *	1.1 and later; an older one refuses them with -EINVAL); other bits
+ *	must be zero.
  * @out_syncs: user pointer to &struct drm_npu_sync signalled when the job
  *	ends, with whatever status.
  * @status_handle: BO to write &struct drm_npu_job_result into, or 0.
