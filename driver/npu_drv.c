@@ -325,6 +325,7 @@ static int npu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_save_state(pdev);	/* what an AER recovery's slot_reset restores */
 	/* From here recoveries may run: a crash during a failing probe is not one. */
 	WRITE_ONCE(ndev->ready, true);
+	npu_pm_init(ndev);
 	return 0;
 }
 
@@ -339,6 +340,7 @@ static void npu_remove(struct pci_dev *pdev)
 	 * DMA-mapped for it is given back before the driver is unbound.
 	 */
 	drm_dev_unplug(&ndev->drm);
+	npu_pm_fini(ndev);
 	npu_rings_unplug(ndev);
 	npu_mmu_unbind_files(ndev);
 	npu_gem_unbind_all(ndev);
@@ -358,7 +360,7 @@ static struct pci_driver npu_pci_driver = {
 	.shutdown = npu_shutdown,
 	.err_handler = &npu_err_handlers,
 	.dev_groups = npu_dev_groups,
-	.driver.pm = pm_sleep_ptr(&npu_pm_ops),
+	.driver.pm = pm_ptr(&npu_pm_ops),
 };
 
 static int __init npu_init(void)

@@ -104,6 +104,7 @@ struct npu_job {
 
 	struct drm_gem_object **bos;
 	u8 *bo_flags;			/* DRM_NPU_BO_READ/WRITE, each of @bos */
+	bool pm_ref;			/* holds the device resumed (npu_pm_get()) */
 	u32 bo_count;
 
 	struct drm_gem_object *status_bo;
@@ -163,11 +164,12 @@ struct npu_ring {
  * @banned: contexts banned for hanging again and again.
  * @replayed: job commands put back on the device after a reboot.
  * @resumes: system resumes the firmware was booted again at.
+ * @runtime_resumes: runtime resumes (a submit after autosuspend_ms idle).
  */
 struct npu_recovery_stats {
 	atomic_t timeouts, extended, found_done;
 	atomic_t engine_resets, fw_reboots, flrs, wedged;
-	atomic_t fw_crashes, banned, replayed, resumes;
+	atomic_t fw_crashes, banned, replayed, resumes, runtime_resumes;
 };
 
 /**
@@ -194,6 +196,7 @@ enum npu_recovery_kind {
 	NPU_RECOVERY_UNPLUG,
 	NPU_RECOVERY_SUSPEND,
 	NPU_RECOVERY_RESUME,
+	NPU_RECOVERY_RUNTIME_RESUME,
 	NPU_RECOVERY_KINDS
 };
 
@@ -252,6 +255,7 @@ struct npu_device {
 	 */
 	struct npu_job *tdr_culprit;
 	bool ready;			/* probed: a crash or a reset may be recovered */
+	bool rpm;			/* runtime PM on (autosuspend_ms) */
 	bool in_recovery;
 	bool resetting;			/* between reset_prepare and reset_done */
 	u32 fail_boots;			/* debugfs: fail the next boots */
@@ -392,6 +396,10 @@ void npu_recovery_run(struct npu_device *ndev, enum npu_recovery_kind kind);
 void npu_recovery_queue(struct npu_device *ndev);
 void npu_reset_debugfs_init(struct npu_device *ndev);
 void npu_shutdown(struct pci_dev *pdev);
+void npu_pm_init(struct npu_device *ndev);
+void npu_pm_fini(struct npu_device *ndev);
+int npu_pm_get(struct npu_device *ndev);
+void npu_pm_put(struct npu_device *ndev);
 extern const struct pci_error_handlers npu_err_handlers;
 extern const struct dev_pm_ops npu_pm_ops;
 

@@ -423,16 +423,26 @@ static int npu_status_show(struct seq_file *m, void *data)
  */
 static int npu_inject_enter(struct npu_device *ndev, int *idx)
 {
+	int ret;
+
 	for (;;) {
 		if (!drm_dev_enter(&ndev->drm, idx))
 			return -ENODEV;
+		/* A runtime-suspended device boots first (its faults are the firmware's). */
+		ret = npu_pm_get(ndev);
+		if (ret) {
+			drm_dev_exit(*idx);
+			return ret;
+		}
 		if (mutex_lock_interruptible(&ndev->reset_lock)) {
+			npu_pm_put(ndev);
 			drm_dev_exit(*idx);
 			return -ERESTARTSYS;
 		}
 		if (!ndev->in_recovery && !ndev->resetting)
 			return 0;
 		mutex_unlock(&ndev->reset_lock);
+		npu_pm_put(ndev);
 		drm_dev_exit(*idx);
 		if (msleep_interruptible(10))
 			return -ERESTARTSYS;
@@ -442,6 +452,7 @@ static int npu_inject_enter(struct npu_device *ndev, int *idx)
 static void npu_inject_exit(struct npu_device *ndev, int idx)
 {
 	mutex_unlock(&ndev->reset_lock);
+	npu_pm_put(ndev);
 	drm_dev_exit(idx);
 }
 

@@ -414,6 +414,9 @@ static void npu_job_put_resources(struct npu_job *job)
 {
 	u32 i;
 
+	if (job->pm_ref)
+		npu_pm_put(job->ring->ndev);
+
 	for (i = 0; i < job->bo_count; i++)
 		drm_gem_object_put(job->bos[i]);
 	kvfree(job->bos);
@@ -939,6 +942,11 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 		ret = npu_job_prepare_out_syncs(job, file, args);
 	if (!ret)
 		ret = npu_job_add_in_syncs(job, file, args);
+	if (!ret) {
+		/* The device resumed (its firmware booted) until the job is freed. */
+		ret = npu_pm_get(ndev);
+		job->pm_ref = !ret;
+	}
 	if (ret)
 		goto err_job;
 	/* Reservations, then submit_lock: the job's fence goes on its BOs before it is pushed. */

@@ -38,6 +38,7 @@
 #include <linux/devcoredump.h>
 #include <linux/iopoll.h>
 #include <linux/pm.h>
+#include <linux/pm_runtime.h>
 #include <linux/seq_file.h>
 #include <linux/vmalloc.h>
 #include <drm/drm_drv.h>
@@ -455,7 +456,77 @@ static int npu_pm_resume(struct device *dev)
 	return 0;
 }
 
-DEFINE_SIMPLE_DEV_PM_OPS(npu_pm_ops, npu_pm_suspend, npu_pm_resume);
+static int autosuspend_ms;
+module_param(autosuspend_ms, int, 0444);
+MODULE_PARM_DESC(autosuspend_ms,
+		 "idle time before the NPU is runtime suspended, firmware stopped (default 0: never)");
+
+/*
+ * Runtime PM, with autosuspend_ms > 0: each job holds a reference from
+ * its submit to its free; idle that long, the firmware is stopped (a step
+ * on tdr_wq, as a suspend), and the next submit boots it again.
+ */
+static int npu_rpm_suspend(struct device *dev)
+{
+	struct npu_device *ndev = dev_get_drvdata(dev);
+
+	npu_recovery_run(ndev, NPU_RECOVERY_SUSPEND);
+	return 0;
+}
+
+static int npu_rpm_resume(struct device *dev)
+{
+	struct npu_device *ndev = dev_get_drvdata(dev);
+
+	npu_recovery_run(ndev, NPU_RECOVERY_RUNTIME_RESUME);
+	return 0;
+}
+
+const struct dev_pm_ops npu_pm_ops = {
+	SYSTEM_SLEEP_PM_OPS(npu_pm_suspend, npu_pm_resume)
+	RUNTIME_PM_OPS(npu_rpm_suspend, npu_rpm_resume, NULL)
+};
+
+/* At the end of probe: the device is active, with the probe's reference. */
+void npu_pm_init(struct npu_device *ndev)
+{
+	struct device *dev = &ndev->pdev->dev;
+
+	if (autosuspend_ms <= 0)
+		return;		/* the PCI core's reference stays: never suspended */
+	pm_runtime_set_autosuspend_delay(dev, autosuspend_ms);
+	pm_runtime_use_autosuspend(dev);
+	pm_runtime_mark_last_busy(dev);
+	pm_runtime_allow(dev);	/* PCI devices start forbidden */
+	WRITE_ONCE(ndev->rpm, true);
+	pm_runtime_put_autosuspend(dev);
+}
+
+/* At remove (the PCI core resumed the device for it): undo npu_pm_init(). */
+void npu_pm_fini(struct npu_device *ndev)
+{
+	struct device *dev = &ndev->pdev->dev;
+
+	if (!ndev->rpm)
+		return;
+	pm_runtime_get_noresume(dev);
+	pm_runtime_forbid(dev);
+	pm_runtime_dont_use_autosuspend(dev);
+}
+
+/* A job's hold on the device: resumed (booted) until the job is freed. */
+int npu_pm_get(struct npu_device *ndev)
+{
+	return READ_ONCE(ndev->rpm) ? pm_runtime_resume_and_get(&ndev->pdev->dev) : 0;
+}
+
+void npu_pm_put(struct npu_device *ndev)
+{
+	if (!READ_ONCE(ndev->rpm))
+		return;
+	pm_runtime_mark_last_busy(&ndev->pdev->dev);
+	pm_runtime_put_autosuspend(&ndev->pdev->dev);
+}
 
 /*
  * Reboot, kexec, power off: no DMA may go on into memory the next kernel
@@ -732,6 +803,9 @@ static void npu_recovery_work(struct work_struct *work)
 	case NPU_RECOVERY_RESUME:
 		npu_bring_up(w->ndev, "resume", &w->ndev->stats.resumes);
 		break;
+	case NPU_RECOVERY_RUNTIME_RESUME:
+		npu_bring_up(w->ndev, "runtime_resume", &w->ndev->stats.runtime_resumes);
+		break;
 	case NPU_RECOVERY_UNPLUG:
 		npu_unplug_quiesce(w->ndev);
 		break;
@@ -904,8 +978,9 @@ void npu_recovery_debugfs(struct seq_file *m, struct npu_device *ndev)
 	seq_printf(m, "engine_resets %d\nfw_reboots %d\nflrs %d\nwedged %d\n",
 		   atomic_read(&s->engine_resets), atomic_read(&s->fw_reboots),
 		   atomic_read(&s->flrs), atomic_read(&s->wedged));
-	seq_printf(m, "fw_crashes %d\nbanned %d\nreplayed %d\nresumes %d\nstate %s\n",
+	seq_printf(m, "fw_crashes %d\nbanned %d\nreplayed %d\nresumes %d\nruntime_resumes %d\n",
 		   atomic_read(&s->fw_crashes), atomic_read(&s->banned),
 		   atomic_read(&s->replayed), atomic_read(&s->resumes),
-		   npu_wedged(ndev) ? "wedged" : "ok");
+		   atomic_read(&s->runtime_resumes));
+	seq_printf(m, "state %s\n", npu_wedged(ndev) ? "wedged" : "ok");
 }

@@ -141,6 +141,20 @@ suite_full() {
 	tap_run npu_soak build/tests/npu_soak 4 200 2
 	tap driver "npu.ko unloads after the uAPI and libnpu tests" scripts/npu-load unload
 
+	# Runtime PM (autosuspend_ms): idle, the firmware is stopped; a job
+	# boots it again and runs right; idle again, it is stopped again.
+	tap driver "npu.ko loads with runtime PM (autosuspend_ms=200)" \
+		scripts/npu-load autosuspend_ms=200
+	tap pm "idle, the NPU runtime-suspends; a job resumes it and runs; idle, it suspends again" sh -c '
+		d=$(readlink -f /sys/class/accel/accel0/device) r=/sys/kernel/debug/accel/0/recovery
+		st() { cat $d/power/runtime_status; }
+		n() { awk "/^runtime_resumes/ { print \$2 }" $r; }
+		sleep 1 && [ "$(st)" = suspended ] || { echo "idle: $(st)"; exit 1; }
+		a=$(n) && build/examples/npu-copy && b=$(n) &&
+		[ "$b" -gt "$a" ] || { echo "runtime_resumes $a then $b"; exit 1; }
+		sleep 1 && [ "$(st)" = suspended ] || { echo "idle again: $(st)"; exit 1; }'
+	tap driver "npu.ko unloads after the runtime PM test" scripts/npu-load unload
+
 	# Failure paths: a hung firmware and its recovery, rmmod under an open
 	# file, removal of the device with buffers open and a rescan.
 	tap driver "npu.ko loads with a 1 s job timeout" scripts/npu-load job_timeout_ms=1000
