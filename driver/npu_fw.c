@@ -489,6 +489,16 @@ static const struct file_operations npu_hang_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * The files that break the device on purpose (fail_boots, hang, inject,
+ * recovery_hold, pm) exist only when asked for: a test's load, not a
+ * user's (scripts/npu-load turns it on).
+ */
+static bool fault_injection;
+module_param(fault_injection, bool, 0444);
+MODULE_PARM_DESC(fault_injection,
+		 "debugfs files that inject faults and hold recoveries (default off)");
+
 /* The words of debugfs "inject", by enum npu_fault (the device's kinds). */
 static const char *const npu_fault_names[] = {
 	[NPU_FAULT_FW_HANG] = "fw_hang",
@@ -566,6 +576,8 @@ void npu_debugfs_init(struct npu_device *ndev)
 	drm_debugfs_add_file(&ndev->drm, "status", npu_status_show, NULL);
 	drm_debugfs_add_file(&ndev->drm, "recovery", npu_recovery_show, NULL);
 	drm_debugfs_add_file(&ndev->drm, "objects", npu_objects_show, NULL);
+	if (!fault_injection)
+		return;
 	debugfs_create_u32("fail_boots", 0600, ndev->drm.debugfs_root, &ndev->fail_boots);
 	debugfs_create_file("hang", 0200, ndev->drm.debugfs_root, ndev, &npu_hang_fops);
 	debugfs_create_file("inject", 0200, ndev->drm.debugfs_root, ndev, &npu_inject_fops);

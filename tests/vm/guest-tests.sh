@@ -141,6 +141,15 @@ suite_full() {
 	tap_run npu_soak build/tests/npu_soak 4 200 2
 	tap driver "npu.ko unloads after the uAPI and libnpu tests" scripts/npu-load unload
 
+	# Without fault_injection (a user's load), no debugfs file breaks the device.
+	tap driver "npu.ko loads without fault injection" scripts/npu-load fault_injection=0
+	tap driver "then debugfs has no inject, hang, fail_boots, recovery_hold or pm" sh -c '
+		d=/sys/kernel/debug/accel/0 && [ -e $d/status ] &&
+		for f in inject hang fail_boots recovery_hold pm; do
+			[ ! -e $d/$f ] || { echo "$d/$f exists"; exit 1; }
+		done'
+	tap driver "npu.ko unloads" scripts/npu-load unload
+
 	# Runtime PM (autosuspend_ms): idle, the firmware is stopped; a job
 	# boots it again and runs right; idle again, it is stopped again.
 	tap driver "npu.ko loads with runtime PM (autosuspend_ms=200)" \
