@@ -975,9 +975,13 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 	}
 	args->seqno = job->seqno;
 	trace_npu_job_submit(job->ctx, args->ring, job->seqno, job->cmd_count);
+	/*
+	 * The fences are on the BOs: unlock before the push, after which the
+	 * job is the scheduler's and may already be freed.
+	 */
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&nfile->submit_lock);
-	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire);
 	dma_fence_put(finished);
 	goto out;
 
