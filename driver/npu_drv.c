@@ -20,7 +20,10 @@ struct workqueue_struct *npu_wq;
 static void npu_file_free(struct npu_file *nfile)
 {
 	struct npu_device *ndev = nfile->ndev;
+	unsigned int r;
 
+	for (r = 0; r < NPU_NUM_RINGS; r++)
+		dma_fence_put(nfile->last[r]);
 	npu_gem_file_release(nfile);
 	npu_mmu_ctx_fini(nfile);
 	drm_mm_takedown(&nfile->va);
@@ -78,6 +81,7 @@ static int npu_open(struct drm_device *drm, struct drm_file *file)
 	atomic_set(&nfile->hangs, 0);
 	mutex_init(&nfile->mmu_lock);
 	mutex_init(&nfile->submit_lock);
+	spin_lock_init(&nfile->last_lock);
 	INIT_LIST_HEAD(&nfile->maps);
 	drm_mm_init(&nfile->va, NPU_VA_START, NPU_VA_END - NPU_VA_START);
 

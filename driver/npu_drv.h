@@ -13,6 +13,8 @@
  *    ww_acquire_ctx), then npu_file.submit_lock.
  *  - npu_ring.lock (a spinlock, taken from the ring interrupt) protects the
  *    ring's slots, its software tail and head.
+ *  - npu_file.last_lock (a spinlock, innermost) protects the file's newest
+ *    finished fence per ring; a freed BO takes map_lock, then it.
  *  - Registers written by several paths (MMU_INVALIDATE) are single writes
  *    and need no lock.
  */
@@ -288,6 +290,13 @@ struct npu_file {
 	struct list_head maps;		/* npu_bo_map.file_link, under map_lock */
 	struct drm_sched_entity entity[NPU_NUM_RINGS];
 	struct mutex submit_lock;	/* job arm and push in one order */
+	/*
+	 * The finished fence of its newest job on each ring (a ring's jobs of
+	 * one file end in order), under last_lock: what a BO freed now waits
+	 * for (npu_gem_free).
+	 */
+	spinlock_t last_lock;
+	struct dma_fence *last[NPU_NUM_RINGS];
 };
 
 /* A buffer object; mapped once per file that holds a handle to it. */
@@ -295,6 +304,12 @@ struct npu_bo {
 	struct drm_gem_shmem_object base;
 	struct list_head maps;		/* npu_bo_map.bo_link, under map_lock */
 	struct list_head dev_link;	/* in npu_device.bos once DMA-mapped */
+	bool keep_pages;		/* the device may still reach them: never freed */
+	/* A free deferred until jobs end (npu_gem_free): the fences, in turn. */
+	struct dma_fence **busy;
+	unsigned int busy_n, busy_i;
+	struct dma_fence_cb idle_cb;
+	struct work_struct free_work;
 };
 
 /*
@@ -345,7 +360,7 @@ int npu_mmu_ctx_init(struct npu_file *nfile);
 void npu_mmu_ctx_fini(struct npu_file *nfile);
 void npu_mmu_unbind_files(struct npu_device *ndev);
 int npu_mmu_map_sgt(struct npu_file *nfile, u64 va, struct sg_table *sgt, u64 size);
-void npu_mmu_unmap(struct npu_file *nfile, u64 va, u64 size);
+int npu_mmu_unmap(struct npu_file *nfile, u64 va, u64 size);
 irqreturn_t npu_mmu_irq(int irq, void *arg);
 
 /* npu_gem.c */

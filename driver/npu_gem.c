@@ -51,21 +51,23 @@ static int npu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	/* Nothing is DMA-mapped for a device that is gone (npu_gem_unbind_all). */
 	if (!drm_dev_enter(&ndev->drm, &idx))
 		return -ENODEV;
-	mutex_lock(&ndev->map_lock);
-	if (npu_bo_find_map(bo, nfile))
-		goto out;
+	/*
+	 * The pages and the mapping's memory are allocated before map_lock,
+	 * which every submit and recovery takes: never held across reclaim.
+	 */
 	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
-	if (IS_ERR(sgt)) {
-		ret = PTR_ERR(sgt);
+	map = IS_ERR(sgt) ? NULL : kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map) {
+		ret = IS_ERR(sgt) ? PTR_ERR(sgt) : -ENOMEM;
+		goto out_exit;
+	}
+	mutex_lock(&ndev->map_lock);
+	if (npu_bo_find_map(bo, nfile)) {
+		kfree(map);
 		goto out;
 	}
 	if (list_empty(&bo->dev_link))
 		list_add(&bo->dev_link, &ndev->bos);
-	map = kzalloc(sizeof(*map), GFP_KERNEL);
-	if (!map) {
-		ret = -ENOMEM;
-		goto out;
-	}
 	map->bo = bo;
 	map->file = nfile;
 	mutex_lock(&nfile->mmu_lock);
@@ -86,6 +88,7 @@ static int npu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	list_add(&map->file_link, &nfile->maps);
 out:
 	mutex_unlock(&ndev->map_lock);
+out_exit:
 	drm_dev_exit(idx);
 	return ret;
 }
@@ -96,8 +99,8 @@ static void npu_bo_map_destroy(struct npu_bo_map *map, bool unmap)
 	struct npu_file *nfile = map->file;
 
 	mutex_lock(&nfile->mmu_lock);
-	if (unmap)
-		npu_mmu_unmap(nfile, map->node.start, map->bo->base.base.size);
+	if (unmap && npu_mmu_unmap(nfile, map->node.start, map->bo->base.base.size))
+		map->bo->keep_pages = true;
 	drm_mm_remove_node(&map->node);
 	mutex_unlock(&nfile->mmu_lock);
 	list_del(&map->bo_link);
@@ -105,10 +108,10 @@ static void npu_bo_map_destroy(struct npu_bo_map *map, bool unmap)
 	kfree(map);
 }
 
-static void npu_gem_free(struct drm_gem_object *obj)
+/* Unmap @bo everywhere, then free it (unless the device may still reach it). */
+static void npu_bo_release(struct npu_bo *bo)
 {
-	struct npu_bo *bo = to_npu_bo(obj);
-	struct npu_device *ndev = to_npu(obj->dev);
+	struct npu_device *ndev = to_npu(bo->base.base.dev);
 	struct npu_bo_map *map, *tmp;
 
 	mutex_lock(&ndev->map_lock);
@@ -116,7 +119,104 @@ static void npu_gem_free(struct drm_gem_object *obj)
 		npu_bo_map_destroy(map, true);
 	list_del(&bo->dev_link);
 	mutex_unlock(&ndev->map_lock);
-	drm_gem_shmem_free(&bo->base);
+	if (!bo->keep_pages)
+		drm_gem_shmem_free(&bo->base);
+}
+
+static void npu_bo_idle(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	queue_work(npu_wq, &container_of(cb, struct npu_bo, idle_cb)->free_work);
+}
+
+/* A deferred free: wait for each fence in turn, then release. */
+static void npu_bo_free_work(struct work_struct *work)
+{
+	struct npu_bo *bo = container_of(work, struct npu_bo, free_work);
+	struct drm_device *drm = bo->base.base.dev;
+
+	if (bo->busy_i)			/* the fence that woke us */
+		dma_fence_put(bo->busy[bo->busy_i - 1]);
+	while (bo->busy_i < bo->busy_n) {
+		if (!dma_fence_add_callback(bo->busy[bo->busy_i++], &bo->idle_cb, npu_bo_idle))
+			return;		/* npu_bo_idle() queues us again */
+		dma_fence_put(bo->busy[bo->busy_i - 1]);
+	}
+	kfree(bo->busy);
+	npu_bo_release(bo);
+	drm_dev_put(drm);
+}
+
+/*
+ * The unsignalled newest fences of the files @bo is mapped in: how many,
+ * and with @busy, up to @max of them, referenced.
+ */
+static unsigned int npu_bo_busy_fences(struct npu_bo *bo, struct dma_fence **busy,
+				       unsigned int max)
+{
+	struct npu_device *ndev = to_npu(bo->base.base.dev);
+	struct npu_bo_map *map;
+	unsigned int n = 0, r;
+
+	mutex_lock(&ndev->map_lock);
+	list_for_each_entry(map, &bo->maps, bo_link) {
+		struct npu_file *nfile = map->file;
+
+		spin_lock(&nfile->last_lock);
+		for (r = 0; r < NPU_NUM_RINGS; r++) {
+			struct dma_fence *f = nfile->last[r];
+
+			if (!f || test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &f->flags))
+				continue;
+			if (busy && n < max)
+				busy[n] = dma_fence_get(f);
+			n++;
+		}
+		spin_unlock(&nfile->last_lock);
+	}
+	mutex_unlock(&ndev->map_lock);
+	return busy ? min(n, max) : n;
+}
+
+/*
+ * A job may use a BO by address without listing it in its submit. So that
+ * such a job still finds the BO whole, its pages stay mapped until every
+ * job its files had submitted when it was freed has ended; jobs submitted
+ * later cannot know it, and fault if they touch it once it is unmapped
+ * (the invalidation completes before any page is freed). Returns false
+ * when nothing is in flight: release now.
+ */
+static bool npu_bo_defer_free(struct npu_bo *bo)
+{
+	struct drm_device *drm = bo->base.base.dev;
+	unsigned int n;
+
+	/* Counted, then taken: any fence new in between is a later job's. */
+	n = npu_bo_busy_fences(bo, NULL, 0);
+	if (!n)
+		return false;
+	/* Without memory, unmap at once: a job of the file may fault, no more. */
+	bo->busy = kmalloc_array(n, sizeof(*bo->busy), GFP_KERNEL);
+	if (!bo->busy)
+		return false;
+	n = npu_bo_busy_fences(bo, bo->busy, n);
+	if (!n) {
+		kfree(bo->busy);
+		return false;
+	}
+	bo->busy_n = n;
+	bo->busy_i = 0;
+	drm_dev_get(drm);		/* the device's state outlives the wait */
+	INIT_WORK(&bo->free_work, npu_bo_free_work);
+	queue_work(npu_wq, &bo->free_work);
+	return true;
+}
+
+static void npu_gem_free(struct drm_gem_object *obj)
+{
+	struct npu_bo *bo = to_npu_bo(obj);
+
+	if (!npu_bo_defer_free(bo))
+		npu_bo_release(bo);
 }
 
 /* The file is closing and its jobs are done: drop all its mappings. */

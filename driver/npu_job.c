@@ -974,6 +974,9 @@ int npu_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 		}
 	}
 	args->seqno = job->seqno;
+	spin_lock(&nfile->last_lock);
+	swap(nfile->last[args->ring], finished);	/* the file keeps ours; put the older */
+	spin_unlock(&nfile->last_lock);
 	trace_npu_job_submit(job->ctx, args->ring, job->seqno, job->cmd_count);
 	/*
 	 * The fences are on the BOs: unlock before the push, after which the

@@ -5,6 +5,7 @@
  * MMU fault interrupt.
  */
 #include <linux/dma-mapping.h>
+#include <linux/iopoll.h>
 #include <linux/scatterlist.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
@@ -17,18 +18,41 @@ static void npu_ida_fini(struct drm_device *drm, void *ptr)
 	ida_destroy(ptr);
 }
 
-/*
- * Drop the device's cached translations of @ctx. After the device is
- * unplugged there is no device to tell (and no mapping of its registers).
- */
-static void npu_mmu_invalidate(struct npu_device *ndev, u32 ctx)
-{
-	int idx;
+/* An engine access lasts one page run: a device slower than this is broken. */
+#define NPU_MMU_INV_TIMEOUT_US	(1000 * USEC_PER_MSEC)
 
-	if (drm_dev_enter(&ndev->drm, &idx)) {
-		npu_wr(ndev, NPU_REG_MMU_INVALIDATE, ctx);
-		drm_dev_exit(idx);
+/**
+ * npu_mmu_invalidate() - drop the device's cached translations of a context
+ * @ndev: the device
+ * @ctx: context id, or NPU_MMU_INV_ALL
+ * @sync: also wait until no engine access still uses a translation made
+ *	before (NPU_REG_MMU_INV_DONE), so that what was unmapped may be freed
+ *
+ * After the device is unplugged there is no device to tell, and none left
+ * to access memory. A device that predates INV_SEQ reads 0 from both
+ * registers: complete at once, as its invalidations always were.
+ *
+ * Return: 0, or -ETIMEDOUT if the device never completed the invalidation:
+ * the caller must then keep the pages it unmapped.
+ */
+static int npu_mmu_invalidate(struct npu_device *ndev, u32 ctx, bool sync)
+{
+	u32 seq, done;
+	int idx, ret = 0;
+
+	if (!drm_dev_enter(&ndev->drm, &idx))
+		return 0;
+	npu_wr(ndev, NPU_REG_MMU_INVALIDATE, ctx);
+	if (sync) {
+		seq = npu_rd(ndev, NPU_REG_MMU_INV_SEQ);
+		ret = read_poll_timeout(npu_rd, done, (s32)(done - seq) >= 0, 10,
+					NPU_MMU_INV_TIMEOUT_US, false, ndev, NPU_REG_MMU_INV_DONE);
+		if (ret)
+			drm_err(&ndev->drm, "MMU invalidation %u of context %u never completed (done %u): its pages are kept\n",
+				seq, ctx, done);
 	}
+	drm_dev_exit(idx);
+	return ret;
 }
 
 int npu_mmu_init(struct npu_device *ndev)
@@ -114,7 +138,7 @@ int npu_mmu_ctx_init(struct npu_file *nfile)
 		ce->reserved = 0;
 		dma_wmb();
 		WRITE_ONCE(ce->flags, cpu_to_le32(NPU_CTX_VALID));
-		npu_mmu_invalidate(ndev, id);
+		npu_mmu_invalidate(ndev, id, false);
 		list_add(&nfile->dev_link, &ndev->files);
 	}
 	mutex_unlock(&ndev->ctx_lock);
@@ -130,16 +154,19 @@ static void npu_mmu_ctx_unbind(struct npu_file *nfile)
 {
 	struct npu_device *ndev = nfile->ndev;
 	struct npu_ctx_entry *ce = &ndev->ctx_table[nfile->ctx];
+	bool done;
 
 	lockdep_assert_held(&ndev->ctx_lock);
 	WRITE_ONCE(ce->flags, 0);
 	dma_wmb();
 	ce->pt_root = 0;
-	npu_mmu_invalidate(ndev, nfile->ctx);
+	/* The tables may go only once no walk reads them. */
+	done = !npu_mmu_invalidate(ndev, nfile->ctx, true);
 	ida_free(&ndev->ctx_ida, nfile->ctx);
 	list_del(&nfile->dev_link);
 	mutex_lock(&nfile->mmu_lock);
-	npu_pt_free(&ndev->pdev->dev, nfile->root, NPU_PT_LEVELS - 1);
+	if (done)
+		npu_pt_free(&ndev->pdev->dev, nfile->root, NPU_PT_LEVELS - 1);
 	nfile->root = NULL;
 	mutex_unlock(&nfile->mmu_lock);
 }
@@ -232,21 +259,24 @@ int npu_mmu_map_sgt(struct npu_file *nfile, u64 va, struct sg_table *sgt, u64 si
 	if (off < size)
 		goto err;
 	dma_wmb();
-	npu_mmu_invalidate(nfile->ndev, nfile->ctx);
+	npu_mmu_invalidate(nfile->ndev, nfile->ctx, false);
 	return 0;
 err:
 	npu_mmu_clear(nfile, va, off);
-	npu_mmu_invalidate(nfile->ndev, nfile->ctx);
+	npu_mmu_invalidate(nfile->ndev, nfile->ctx, false);
 	return -ENOMEM;
 }
 
-/* Caller holds mmu_lock. */
-void npu_mmu_unmap(struct npu_file *nfile, u64 va, u64 size)
+/*
+ * Caller holds mmu_lock. Returns 0 once the device can no longer reach the
+ * pages (they may be freed), else -ETIMEDOUT (they must be kept).
+ */
+int npu_mmu_unmap(struct npu_file *nfile, u64 va, u64 size)
 {
 	lockdep_assert_held(&nfile->mmu_lock);
 	npu_mmu_clear(nfile, va, size);
 	dma_wmb();
-	npu_mmu_invalidate(nfile->ndev, nfile->ctx);
+	return npu_mmu_invalidate(nfile->ndev, nfile->ctx, true);
 }
 
 irqreturn_t npu_mmu_irq(int irq, void *arg)

@@ -128,6 +128,16 @@
 #define NPU_REG_MMU_FAULT_VA_HI	0x011c
 #define NPU_REG_MMU_FAULT_INFO	0x0120	/* RO: reason | access << 8 */
 #define NPU_REG_MMU_FAULT_ACK	0x0124	/* WO: any value clears the record and count */
+/*
+ * Invalidation completion. Each write of MMU_INVALIDATE (and each change of
+ * the context table) adds one to INV_SEQ; INV_DONE reaches that value once
+ * no engine access in progress still uses a translation made before it.
+ * A driver that frees pages reads INV_SEQ after its invalidation and waits
+ * until INV_DONE - seq, as a signed 32-bit value, is not negative: from
+ * then on the device never touches the pages it unmapped.
+ */
+#define NPU_REG_MMU_INV_SEQ	0x0128	/* RO: invalidations requested */
+#define NPU_REG_MMU_INV_DONE	0x012c	/* RO: invalidations complete */
 
 /* ------------------------------------------------------------------ */
 /* BAR0 registers: written by firmware, read by the host                */

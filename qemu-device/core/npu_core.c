@@ -356,6 +356,8 @@ static uint32_t mmu_reg_read(struct npu_mmu *mmu, uint32_t off)
 	case NPU_REG_MMU_FAULT_VA_LO: v = lo32(mmu->fault_va); break;
 	case NPU_REG_MMU_FAULT_VA_HI: v = hi32(mmu->fault_va); break;
 	case NPU_REG_MMU_FAULT_INFO: v = mmu->fault_info; break;
+	case NPU_REG_MMU_INV_SEQ: v = mmu->inv_seq; break;
+	case NPU_REG_MMU_INV_DONE: v = mmu->users ? mmu->use_seq : mmu->inv_seq; break;
 	default: v = 0; break;
 	}
 	pthread_mutex_unlock(&mmu->lock);
@@ -445,6 +447,7 @@ static uint32_t reg_read(struct npu_core *core, uint32_t off, bool fw)
 	case NPU_REG_MMU_CTX_COUNT: case NPU_REG_MMU_FAULT_STATUS:
 	case NPU_REG_MMU_FAULT_CTX: case NPU_REG_MMU_FAULT_VA_LO:
 	case NPU_REG_MMU_FAULT_VA_HI: case NPU_REG_MMU_FAULT_INFO:
+	case NPU_REG_MMU_INV_SEQ: case NPU_REG_MMU_INV_DONE:
 		return mmu_reg_read(&core->mmu, off);
 	default: return 0;
 	}

@@ -199,6 +199,7 @@ struct npu_core_state {
 	uint64_t mmu_ctx_table;
 	uint32_t mmu_ctx_count, mmu_fault_status, mmu_fault_ctx, mmu_fault_info;
 	uint64_t mmu_fault_va;
+	uint32_t mmu_inv_seq;
 	uint32_t events;
 	uint64_t timer_cmp;
 	bool timer_armed;

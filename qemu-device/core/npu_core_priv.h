@@ -47,6 +47,9 @@ struct npu_mmu {
 	uint64_t fault_va;
 	uint32_t fault_info;
 	struct npu_tlb_entry tlb[NPU_TLB_ENTRIES];
+	uint32_t inv_seq;	/* NPU_REG_MMU_INV_SEQ */
+	uint32_t users;		/* engine accesses in progress (npu_mmu_use_begin) */
+	uint32_t use_seq;	/* inv_seq when the oldest of them translated */
 };
 
 struct npu_ring_regs {
@@ -305,6 +308,13 @@ uint32_t npu_eng_status(struct npu_core *core, uint32_t st);
 void npu_mmu_init(struct npu_mmu *mmu);
 void npu_mmu_reset(struct npu_mmu *mmu);
 void npu_mmu_invalidate(struct npu_mmu *mmu, uint32_t ctx);
+/*
+ * Around an engine access through translations (a translate and the bus
+ * access it leads to): invalidations requested meanwhile complete only at
+ * the end (NPU_REG_MMU_INV_DONE).
+ */
+void npu_mmu_use_begin(struct npu_mmu *mmu);
+void npu_mmu_use_end(struct npu_mmu *mmu);
 /*
  * How many times context @ctx's translations were invalidated (mod 2^32):
  * what the engine kept of that context is stale once it moves.

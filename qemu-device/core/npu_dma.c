@@ -101,7 +101,10 @@ static uint32_t dma_xfer(struct npu_core *core, struct npu_eng_req *req, struct 
 			uint64_t avail;
 			unsigned int acc = write ? NPU_MMU_ACCESS_WRITE : NPU_MMU_ACCESS_READ;
 
+			/* Until the access ends, no invalidation completes. */
+			npu_mmu_use_begin(&core->mmu);
 			if (npu_mmu_translate(core, req->ctx, end->addr, acc, &pa, &avail)) {
+				npu_mmu_use_end(&core->mmu);
 				req->fault = end->addr;
 				return NPU_DMA_ERR_MMU;
 			}
@@ -112,6 +115,8 @@ static uint32_t dma_xfer(struct npu_core *core, struct npu_eng_req *req, struct 
 		}
 		rc = write ? ops->dma_write(core->opaque, pa, buf, n)
 			   : ops->dma_read(core->opaque, pa, buf, n);
+		if (end->space == NPU_DMA_SPACE_VA)
+			npu_mmu_use_end(&core->mmu);
 		if (req->gen != atomic_load(&core->reset_gen))	/* the access reset the device */
 			return NPU_DMA_ERR_ABORTED;
 		if (rc && n > page) {

@@ -12,6 +12,11 @@
  * large page's neighbouring 4 KiB pages): one walk per line of pages a
  * stream touches, not one per page.
  *
+ * An invalidation is complete (NPU_REG_MMU_INV_DONE) once no access that
+ * translated before it is still in progress: the engine brackets each
+ * translate-and-access with npu_mmu_use_begin/end, so a driver can free
+ * the pages it unmapped without the engine writing them afterwards.
+ *
  * Translations run on the engine thread; the host configures the MMU from
  * its own. mmu->lock guards the state but is dropped for the table walk,
  * whose reads are DMAs: an invalidation meanwhile (gen moves on) keeps the
@@ -31,6 +36,7 @@ void npu_mmu_reset(struct npu_mmu *mmu)
 {
 	pthread_mutex_lock(&mmu->lock);
 	mmu->gen++;
+	mmu->inv_seq++;		/* never backwards: a driver may be waiting on it */
 	for (unsigned int i = 0; i < NPU_MAX_CONTEXTS; i++)
 		mmu->ctx_gen[i]++;
 	mmu->ctx_table = 0;
@@ -45,11 +51,27 @@ void npu_mmu_invalidate(struct npu_mmu *mmu, uint32_t ctx)
 {
 	pthread_mutex_lock(&mmu->lock);
 	mmu->gen++;
+	mmu->inv_seq++;
 	for (unsigned int i = 0; i < NPU_MAX_CONTEXTS; i++)
 		mmu->ctx_gen[i] += ctx == NPU_MMU_INV_ALL || ctx == i;
 	for (unsigned int i = 0; i < NPU_TLB_ENTRIES; i++)
 		if (ctx == NPU_MMU_INV_ALL || mmu->tlb[i].ctx == ctx)
 			mmu->tlb[i].perm = 0;
+	pthread_mutex_unlock(&mmu->lock);
+}
+
+void npu_mmu_use_begin(struct npu_mmu *mmu)
+{
+	pthread_mutex_lock(&mmu->lock);
+	if (!mmu->users++)
+		mmu->use_seq = mmu->inv_seq;
+	pthread_mutex_unlock(&mmu->lock);
+}
+
+void npu_mmu_use_end(struct npu_mmu *mmu)
+{
+	pthread_mutex_lock(&mmu->lock);
+	mmu->users--;
 	pthread_mutex_unlock(&mmu->lock);
 }
 

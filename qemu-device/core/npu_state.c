@@ -61,6 +61,7 @@ void npu_core_save(struct npu_core *core, struct npu_core_state *st)
 	st->mmu_fault_ctx = mmu->fault_ctx;
 	st->mmu_fault_info = mmu->fault_info;
 	st->mmu_fault_va = mmu->fault_va;
+	st->mmu_inv_seq = mmu->inv_seq;
 	pthread_mutex_unlock(&mmu->lock);
 	st->events = core->events;
 	st->timer_cmp = core->timer_cmp;
@@ -184,6 +185,7 @@ int npu_core_load(struct npu_core *core, const struct npu_core_state *st)
 	mmu->fault_ctx = st->mmu_fault_ctx;
 	mmu->fault_info = st->mmu_fault_info;
 	mmu->fault_va = st->mmu_fault_va;
+	mmu->inv_seq = st->mmu_inv_seq;
 	pthread_mutex_unlock(&mmu->lock);
 	npu_mmu_invalidate(mmu, NPU_MMU_INV_ALL);
 	core->events = st->events;

@@ -552,6 +552,7 @@ static int npu_pre_load(void *opaque)
     timer_del(s->timer);
     npu_core_pause(s->core, true, 0);
     npu_core_reset(s->core);
+    s->mig.mmu_inv_seq = 0;     /* unless the stream has its subsection */
     return 0;
 }
 
@@ -576,6 +577,29 @@ static int npu_post_load(void *opaque, int version_id)
 #define NPU_BOOL(f) VMSTATE_BOOL(mig.f, NPUState)
 #define NPU_RINGS32(f) VMSTATE_UINT32_ARRAY(mig.f, NPUState, NPU_NUM_RINGS)
 #define NPU_RINGS64(f) VMSTATE_UINT64_ARRAY(mig.f, NPUState, NPU_NUM_RINGS)
+
+/*
+ * Added after the first stream format: a destination that knows it keeps
+ * the count a driver may be waiting on; an older source's stream has no
+ * subsection and the count starts at 0 (no driver of that time waits).
+ */
+static bool npu_inv_seq_needed(void *opaque)
+{
+    NPUState *s = opaque;
+
+    return s->mig.mmu_inv_seq != 0;
+}
+
+static const VMStateDescription npu_vmstate_inv_seq = {
+    .name = "npu/mmu-inv-seq",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = npu_inv_seq_needed,
+    .fields = (const VMStateField[]) {
+        NPU_U32(mmu_inv_seq),
+        VMSTATE_END_OF_LIST()
+    },
+};
 
 static const VMStateDescription npu_vmstate = {
     .name = "npu",
@@ -616,6 +640,10 @@ static const VMStateDescription npu_vmstate = {
         NPU_U64(done_fault), NPU_U64(done_bytes), NPU_U64(done_cycles),
         NPU_U32(restart_kind), NPU_U32(restart_ctrl), NPU_U32(hung_kind),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &npu_vmstate_inv_seq,
+        NULL
     },
 };
 

@@ -21,10 +21,13 @@ static int h_dma(struct harness *h, uint64_t addr, size_t len, uint8_t **p)
 
 static int h_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
 {
+	struct harness *h = opaque;
 	uint8_t *p;
 
-	if (h_dma(opaque, addr, len, &p))
+	if (h_dma(h, addr, len, &p))
 		return -1;
+	if (h->on_dma)
+		h->on_dma(h, addr, len, false);
 	memcpy(buf, p, len);
 	return 0;
 }
@@ -41,8 +44,10 @@ static int h_dma_write(void *opaque, uint64_t addr, const void *buf, size_t len)
 		pthread_mutex_unlock(&h->bql);
 		return 0;
 	}
-	if (h_dma(opaque, addr, len, &p))
+	if (h_dma(h, addr, len, &p))
 		return -1;
+	if (h->on_dma)
+		h->on_dma(h, addr, len, true);
 	memcpy(p, buf, len);
 	return 0;
 }

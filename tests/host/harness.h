@@ -44,6 +44,8 @@ struct harness {
 	uint64_t dma_fail_addr;		/* DMA touching this address fails */
 	uint64_t reset_on_write;	/* a DMA write here resets the device (FLR) */
 	bool reset_on_msi;		/* so does any MSI-X message */
+	/* Called on the engine thread inside each DMA, before it moves data. */
+	void (*on_dma)(struct harness *h, uint64_t addr, size_t len, bool write);
 
 	/* Set by h_boot() */
 	uint64_t log_addr;

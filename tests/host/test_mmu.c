@@ -249,7 +249,69 @@ static void test_walk_keeps_its_line(void)
 	CHECK_EQ(h_rd(&h, NPU_REG_MMU_FAULT_STATUS) >> NPU_MMU_FAULT_COUNT_SHIFT, 1);
 }
 
+/*
+ * What the copy job's write to its destination saw, from inside the access
+ * (the engine holds its translation): an invalidation requested then, and
+ * INV_SEQ/INV_DONE right after it.
+ */
+static uint64_t inv_dst;
+static uint32_t inv_seq_in, inv_done_in, inv_calls;
+
+static void invalidate_mid_write(struct harness *hh, uint64_t addr, size_t len, bool write)
+{
+	if (!write || addr != inv_dst || inv_calls++)
+		return;
+	(void)len;
+	h_wr(hh, NPU_REG_MMU_INVALIDATE, 0);
+	inv_seq_in = h_rd(hh, NPU_REG_MMU_INV_SEQ);
+	inv_done_in = h_rd(hh, NPU_REG_MMU_INV_DONE);
+}
+
+/*
+ * The invalidation handshake: with the engine idle an invalidation is
+ * complete at once; one requested while a job's access is in progress is
+ * not, until that access ends; each request counts one, and so do a reset
+ * and a migration (the count never goes back).
+ */
+static void test_invalidation_completes_after_the_access(void)
+{
+	uint32_t seq;
+
+	h_fini(&h);
+	h_init(&h);
+	h_start(&h, 1, 8);
+	h_copy_map(&h);
+	seq = h_rd(&h, NPU_REG_MMU_INV_SEQ);
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_INV_DONE), seq);
+	h_wr(&h, NPU_REG_MMU_INVALIDATE, 0);
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_INV_SEQ), seq + 1);
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_INV_DONE), seq + 1);
+
+	inv_dst = *h_pte(&h, 0, H_COPY_DST) & NPU_PTE_ADDR_MASK;
+	inv_calls = 0;
+	h.on_dma = invalidate_mid_write;
+	CHECK_EQ(h_copy_job(&h).status, NPU_JOB_OK);
+	h.on_dma = NULL;
+	CHECK_EQ(inv_calls, 1);
+	/* (h_copy_job()'s command buffer was mapped, and invalidated, before.) */
+	CHECK(inv_seq_in - seq >= 2);
+	CHECK_EQ(inv_done_in, inv_seq_in - 1);	/* the write still used its translation */
+	CHECK(h_copied(&h));
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_INV_SEQ), inv_seq_in);
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_INV_DONE), inv_seq_in);
+
+	/* A reset and a migration invalidate too; neither goes back. */
+	h_wr(&h, NPU_REG_CTRL, NPU_CTRL_SOFT_RESET);
+	seq = h_rd(&h, NPU_REG_MMU_INV_SEQ);
+	CHECK(seq >= inv_seq_in + 1);
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_INV_DONE), seq);
+	CHECK_EQ(h_migrate(&h, NULL), 0);
+	CHECK(h_rd(&h, NPU_REG_MMU_INV_SEQ) - seq < 0x80000000u);
+	CHECK_EQ(h_rd(&h, NPU_REG_MMU_INV_DONE), h_rd(&h, NPU_REG_MMU_INV_SEQ));
+}
+
 TAP_MAIN(
+	TAP_ENTRY(test_invalidation_completes_after_the_access),
 	TAP_ENTRY(test_walk_keeps_its_line),
 	TAP_ENTRY(test_translate_4k),
 	TAP_ENTRY(test_contexts_are_isolated),

@@ -7,12 +7,15 @@
  * when told) and another process (its own file, the buffer shared as a
  * dma-buf). Every wait is checked both ways: the job is still pending
  * while the fence it must wait for is not signalled, and ends after it.
+ * A vgem fence also holds a job at a known point while a BO it reaches
+ * by address, unlisted, is freed.
  *
  * Expects npu.ko and vgem loaded.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +219,27 @@ static bool all(const uint8_t *p, uint8_t v)
 	return true;
 }
 
+/* The BOs with DMA-mapped pages (debugfs "objects"), or -1. */
+static int mapped_bos(void)
+{
+	char key[64];
+	glob_t g;
+	FILE *f;
+	int v, ret = -1;
+
+	if (glob("/sys/kernel/debug/accel/*/objects", 0, NULL, &g) || !g.gl_pathc)
+		return -1;
+	f = fopen(g.gl_pathv[0], "r");
+	globfree(&g);
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %d", key, &v) == 2)
+		if (!strcmp(key, "mapped_bos"))
+			ret = v;
+	fclose(f);
+	return ret;
+}
+
 FIXTURE(implicit) {
 	int vfd;
 	struct vbuf vb;
@@ -389,6 +413,38 @@ TEST_F(implicit, a_second_process_reads_after_the_writer)
 	close(xbuf);
 	bo_free(self->n.fd, &x);
 	munmap(rr, sizeof(*rr));
+}
+
+/*
+ * A job may reach a BO by address without listing it. Freed (handle closed,
+ * CPU mapping gone) while such a job waits, here behind a vgem fence, the
+ * BO stays mapped until the job ends: the job copies its data whole, and
+ * only then is the BO released.
+ */
+TEST_F(implicit, an_unlisted_bo_freed_during_a_job_lasts_until_it_ends)
+{
+	struct drm_npu_submit_bo b = { self->h, DRM_NPU_BO_WRITE };
+	uint32_t f = vgem_fence(self->vfd, &self->vb);
+	struct bo src;
+	int before, i;
+
+	ASSERT_NE(0, f);
+	ASSERT_EQ(0, bo_new(self->n.fd, LEN, &src));
+	memset(src.map, 0x5c, LEN);
+	before = mapped_bos();
+	ASSERT_LT(0, before) TH_LOG("no debugfs \"objects\"");
+	ASSERT_EQ(0, submit(&self->n, 0, 0, src.va, self->va, 0, &b, 1,
+			    DRM_NPU_SUBMIT_BO_FLAGS));
+	bo_free(self->n.fd, &src);
+	EXPECT_TRUE(still_pending(&self->n, 0));
+	EXPECT_EQ(before, mapped_bos()) TH_LOG("the BO went while its job waited");
+	ASSERT_EQ(0, vgem_signal(self->vfd, f));
+	EXPECT_EQ(DRM_NPU_JOB_OK, wait_job(&self->n, 0));
+	EXPECT_TRUE(all(self->vb.map, 0x5c));
+	/* Released from a work item once the job's fence signalled. */
+	for (i = 0; i < 100 && mapped_bos() != before - 1; i++)
+		usleep(100000);
+	EXPECT_EQ(before - 1, mapped_bos());
 }
 
 /* Malformed uses and unknown flags are refused. */

@@ -263,7 +263,9 @@ struct drm_npu_submit_bo {
  * @bos: user pointer to @bo_count __u32 handles of the BOs the job uses
  *	(kept alive until it ends), or to @bo_count &struct drm_npu_submit_bo
  *	with %DRM_NPU_SUBMIT_BO_FLAGS. A BO listed twice counts once, with
- *	both uses.
+ *	both uses. A BO the job reaches by address without listing it stays
+ *	mapped, if freed, until the jobs submitted before its free have
+ *	ended; implicit sync sees only the listed ones.
  * @bo_count: entries at @bos, at most max_bos_per_job.
  * @in_sync_count: entries at @in_syncs, at most max_syncs_per_job.
  * @in_syncs: user pointer to &struct drm_npu_sync the job waits for.
