@@ -53,13 +53,15 @@ tap_count() {
 }
 
 tap_run() {
-	local name=$1 log rc
+	local name=$1 log rc t0=$SECONDS
 	shift
 
 	mkdir -p "$TAP_LOGS"
 	log=$TAP_LOGS/$name.log
 	"$@" > "$log" 2>&1
 	rc=$?
+	# Where make check's minutes go: one comment line per program.
+	echo "# [$name] took $((SECONDS - t0)) s"
 	tap_count "$name" "$log"
 	if [ "$tap_plans" != 1 ]; then
 		tap_not_ok "$name" "prints one plan (it printed $tap_plans; log: $log)"

@@ -422,8 +422,16 @@ static void npu_realize(PCIDevice *pdev, Error **errp)
         goto fail;
     }
     pcie_cap_flr_init(pdev);
+    /*
+     * Advanced error reporting, as PCIe endpoints have: the guest's AER core
+     * (and its aer_inject) can then report errors to the driver.
+     */
+    if (pcie_aer_init(pdev, PCI_ERR_VER, 0x100, PCI_ERR_SIZEOF, errp) < 0) {
+        goto fail;
+    }
 
     if (msix_init_exclusive_bar(pdev, NPU_NUM_VECTORS, NPU_MSIX_BAR, errp)) {
+        pcie_aer_exit(pdev);
         goto fail;
     }
     for (v = 0; v < NPU_NUM_VECTORS; v++) {
@@ -467,6 +475,7 @@ static void npu_exit(PCIDevice *pdev)
     s->timer = NULL;
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
+    pcie_aer_exit(pdev);
 }
 
 /* Device reset and FLR, as Resettable phases. Enter: the firmware stops. */

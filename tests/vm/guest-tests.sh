@@ -327,6 +327,22 @@ ends() {
 	return 1
 }
 
+# aer_recovers DEV STATUS N: report uncorrectable error STATUS of DEV to the
+# AER core (aer_inject); within 20 s the core has recovered a device N times
+# since the mark, the driver counted N resets, and a job runs right.
+aer_recovers() {
+	local i
+
+	/usr/bin/python3 tests/vm/aer-inject.py "$1" "$2" || return 1
+	for i in $(seq 200); do
+		[ "$(since_mark | grep -c 'AER: device recovery successful')" = "$3" ] && break
+		sleep 0.1
+	done
+	[ "$(since_mark | grep -c 'AER: device recovery successful')" = "$3" ] &&
+		grep -qx "flrs $3" /sys/kernel/debug/accel/*/recovery &&
+		output_has build/examples/first-cmdbuf "same as the CPU reference"
+}
+
 # A hot-pluggable NPU: with its driver bound, the guest powers its slot off
 # through the root port's slot control (as pciehp would, without asking)
 # while the heaviest command runs. QEMU unplugs the device at once: the
@@ -340,6 +356,18 @@ suite_hotplug() {
 	tap hotplug "the npu sits in the slot of a PCIe root port" \
 		sh -c "[ -n '$dev' ] && [ -e /sys/bus/pci/devices/$port/config ]"
 	tap driver "npu.ko loads on a hot-pluggable NPU" scripts/npu-load
+	# PCI error recovery, the errors injected by the guest's aer_inject: the
+	# driver's handlers take the device down and boot it again; for a fatal
+	# error the AER core resets the link (a secondary bus reset) between.
+	tap aer "the npu has an AER capability, and aer_inject loads" sh -c "
+		lspci -vvv -s $dev | grep -q 'Advanced Error Reporting' &&
+		modprobe -d \"\$NPU_VM_KROOT\" aer_inject"
+	tap aer "a non-fatal uncorrectable error is recovered, and a job runs right after" \
+		aer_recovers "$dev" 0x8000 1
+	tap aer "a fatal one resets the link, is recovered, and a job runs right after" \
+		aer_recovers "$dev" 0x40000 2
+	tap aer "the link reset was the root port's" \
+		sh -c "dmesg | grep -q 'pcieport $port: AER: Root Port link has been reset'"
 	build/tools/stall-bench /tmp/stall.json 3 >/tmp/stall.out 2>&1 &
 	pid=$!
 	sleep 5	# past stall-bench's 2 s yardstick: a pool command is running
