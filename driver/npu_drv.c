@@ -21,11 +21,17 @@ static void npu_file_free(struct npu_file *nfile)
 {
 	struct npu_device *ndev = nfile->ndev;
 	unsigned int r;
+	bool kept;
 
+	/*
+	 * The context first: once its invalidation completes, nothing the file
+	 * mapped is within the device's reach, and its BOs may be freed.
+	 */
+	kept = npu_mmu_ctx_fini(nfile);
+	npu_gem_file_release(nfile, kept);
+	/* Off every BO's list now: no free looks at these any more. */
 	for (r = 0; r < NPU_NUM_RINGS; r++)
 		dma_fence_put(nfile->last[r]);
-	npu_gem_file_release(nfile);
-	npu_mmu_ctx_fini(nfile);
 	drm_mm_takedown(&nfile->va);
 	mutex_destroy(&nfile->submit_lock);
 	mutex_destroy(&nfile->mmu_lock);

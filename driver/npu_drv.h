@@ -357,7 +357,8 @@ void npu_debugfs_init(struct npu_device *ndev);
 int npu_mmu_init(struct npu_device *ndev);
 void npu_mmu_hw_init(struct npu_device *ndev);
 int npu_mmu_ctx_init(struct npu_file *nfile);
-void npu_mmu_ctx_fini(struct npu_file *nfile);
+int npu_mmu_ctx_fini(struct npu_file *nfile);
+void npu_mmu_quiesce(struct npu_device *ndev);
 void npu_mmu_unbind_files(struct npu_device *ndev);
 int npu_mmu_map_sgt(struct npu_file *nfile, u64 va, struct sg_table *sgt, u64 size);
 int npu_mmu_unmap(struct npu_file *nfile, u64 va, u64 size);
@@ -366,7 +367,7 @@ irqreturn_t npu_mmu_irq(int irq, void *arg);
 /* npu_gem.c */
 struct drm_gem_object *npu_gem_create_object(struct drm_device *drm, size_t size);
 u64 npu_bo_va(struct npu_bo *bo, struct npu_file *nfile);
-void npu_gem_file_release(struct npu_file *nfile);
+void npu_gem_file_release(struct npu_file *nfile, bool keep_pages);
 void npu_gem_unbind_all(struct npu_device *ndev);
 int npu_ioctl_bo_create(struct drm_device *drm, void *data, struct drm_file *file);
 int npu_ioctl_bo_info(struct drm_device *drm, void *data, struct drm_file *file);

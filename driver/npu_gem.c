@@ -52,13 +52,20 @@ static int npu_gem_open(struct drm_gem_object *obj, struct drm_file *file)
 	if (!drm_dev_enter(&ndev->drm, &idx))
 		return -ENODEV;
 	/*
-	 * The pages and the mapping's memory are allocated before map_lock,
-	 * which every submit and recovery takes: never held across reclaim.
+	 * The BO's pages (and the mapping's memory) are allocated before
+	 * map_lock, which submits take: that lock is never held across their
+	 * reclaim. A DMA-mapped BO is listed on ndev->bos below, whatever
+	 * happens, so that an unplug unmaps it.
 	 */
-	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
-	map = IS_ERR(sgt) ? NULL : kzalloc(sizeof(*map), GFP_KERNEL);
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
 	if (!map) {
-		ret = IS_ERR(sgt) ? PTR_ERR(sgt) : -ENOMEM;
+		ret = -ENOMEM;
+		goto out_exit;
+	}
+	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
+	if (IS_ERR(sgt)) {
+		kfree(map);
+		ret = PTR_ERR(sgt);
 		goto out_exit;
 	}
 	mutex_lock(&ndev->map_lock);
@@ -108,6 +115,32 @@ static void npu_bo_map_destroy(struct npu_bo_map *map, bool unmap)
 	kfree(map);
 }
 
+/*
+ * Caller holds map_lock: give back @bo's DMA mapping (the pages stay for
+ * the CPU), as the DMA API wants before the driver is unbound; then
+ * drm_gem_shmem_free() finds no sg table to unmap.
+ */
+static void npu_bo_dma_unmap(struct npu_device *ndev, struct npu_bo *bo)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+
+	lockdep_assert_held(&ndev->map_lock);
+	dma_resv_lock(obj->resv, NULL);
+	if (bo->base.sgt) {
+		if (obj->import_attach) {
+			dma_buf_unmap_attachment(obj->import_attach, bo->base.sgt,
+						 DMA_BIDIRECTIONAL);
+		} else {
+			dma_unmap_sgtable(ndev->drm.dev, bo->base.sgt, DMA_BIDIRECTIONAL, 0);
+			sg_free_table(bo->base.sgt);
+			kfree(bo->base.sgt);
+		}
+		bo->base.sgt = NULL;
+	}
+	dma_resv_unlock(obj->resv);
+	list_del_init(&bo->dev_link);
+}
+
 /* Unmap @bo everywhere, then free it (unless the device may still reach it). */
 static void npu_bo_release(struct npu_bo *bo)
 {
@@ -117,10 +150,16 @@ static void npu_bo_release(struct npu_bo *bo)
 	mutex_lock(&ndev->map_lock);
 	list_for_each_entry_safe(map, tmp, &bo->maps, bo_link)
 		npu_bo_map_destroy(map, true);
-	list_del(&bo->dev_link);
+	/* Under map_lock, so that an unplug's npu_gem_unbind_all() sees it or not. */
+	if (!list_empty(&bo->dev_link))
+		npu_bo_dma_unmap(ndev, bo);
 	mutex_unlock(&ndev->map_lock);
-	if (!bo->keep_pages)
+	if (!bo->keep_pages) {
 		drm_gem_shmem_free(&bo->base);
+		return;
+	}
+	/* Pages pinned for good (and the object with them), nothing else. */
+	drm_gem_free_mmap_offset(&bo->base.base);
 }
 
 static void npu_bo_idle(struct dma_fence *fence, struct dma_fence_cb *cb)
@@ -147,11 +186,11 @@ static void npu_bo_free_work(struct work_struct *work)
 }
 
 /*
- * The unsignalled newest fences of the files @bo is mapped in: how many,
- * and with @busy, up to @max of them, referenced.
+ * With @busy (room for NPU_NUM_RINGS per mapping), the unsignalled newest
+ * fences of the files @bo is mapped in, referenced: how many. Without,
+ * how many mappings it has.
  */
-static unsigned int npu_bo_busy_fences(struct npu_bo *bo, struct dma_fence **busy,
-				       unsigned int max)
+static unsigned int npu_bo_busy_fences(struct npu_bo *bo, struct dma_fence **busy)
 {
 	struct npu_device *ndev = to_npu(bo->base.base.dev);
 	struct npu_bo_map *map;
@@ -161,20 +200,21 @@ static unsigned int npu_bo_busy_fences(struct npu_bo *bo, struct dma_fence **bus
 	list_for_each_entry(map, &bo->maps, bo_link) {
 		struct npu_file *nfile = map->file;
 
+		if (!busy) {
+			n++;
+			continue;
+		}
 		spin_lock(&nfile->last_lock);
 		for (r = 0; r < NPU_NUM_RINGS; r++) {
 			struct dma_fence *f = nfile->last[r];
 
-			if (!f || test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &f->flags))
-				continue;
-			if (busy && n < max)
-				busy[n] = dma_fence_get(f);
-			n++;
+			if (f && !test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &f->flags))
+				busy[n++] = dma_fence_get(f);
 		}
 		spin_unlock(&nfile->last_lock);
 	}
 	mutex_unlock(&ndev->map_lock);
-	return busy ? min(n, max) : n;
+	return n;
 }
 
 /*
@@ -190,15 +230,15 @@ static bool npu_bo_defer_free(struct npu_bo *bo)
 	struct drm_device *drm = bo->base.base.dev;
 	unsigned int n;
 
-	/* Counted, then taken: any fence new in between is a later job's. */
-	n = npu_bo_busy_fences(bo, NULL, 0);
+	/* Its handles are gone: mappings can only go, never come. */
+	n = npu_bo_busy_fences(bo, NULL);
 	if (!n)
 		return false;
 	/* Without memory, unmap at once: a job of the file may fault, no more. */
-	bo->busy = kmalloc_array(n, sizeof(*bo->busy), GFP_KERNEL);
+	bo->busy = kmalloc_array(n * NPU_NUM_RINGS, sizeof(*bo->busy), GFP_KERNEL);
 	if (!bo->busy)
 		return false;
-	n = npu_bo_busy_fences(bo, bo->busy, n);
+	n = npu_bo_busy_fences(bo, bo->busy);
 	if (!n) {
 		kfree(bo->busy);
 		return false;
@@ -219,14 +259,20 @@ static void npu_gem_free(struct drm_gem_object *obj)
 		npu_bo_release(bo);
 }
 
-/* The file is closing and its jobs are done: drop all its mappings. */
-void npu_gem_file_release(struct npu_file *nfile)
+/*
+ * The file is closing, its jobs are done and its context is gone: drop all
+ * its mappings. With @keep_pages (the context's invalidation never
+ * completed), none of its BOs' pages is ever freed.
+ */
+void npu_gem_file_release(struct npu_file *nfile, bool keep_pages)
 {
 	struct npu_bo_map *map, *tmp;
 
 	mutex_lock(&nfile->ndev->map_lock);
-	list_for_each_entry_safe(map, tmp, &nfile->maps, file_link)
+	list_for_each_entry_safe(map, tmp, &nfile->maps, file_link) {
+		map->bo->keep_pages |= keep_pages;
 		npu_bo_map_destroy(map, false);
+	}
 	mutex_unlock(&nfile->ndev->map_lock);
 }
 
@@ -241,25 +287,8 @@ void npu_gem_unbind_all(struct npu_device *ndev)
 	struct npu_bo *bo, *tmp;
 
 	mutex_lock(&ndev->map_lock);
-	list_for_each_entry_safe(bo, tmp, &ndev->bos, dev_link) {
-		struct drm_gem_object *obj = &bo->base.base;
-
-		dma_resv_lock(obj->resv, NULL);
-		if (bo->base.sgt) {
-			if (obj->import_attach) {
-				dma_buf_unmap_attachment(obj->import_attach, bo->base.sgt,
-							 DMA_BIDIRECTIONAL);
-			} else {
-				dma_unmap_sgtable(ndev->drm.dev, bo->base.sgt,
-						  DMA_BIDIRECTIONAL, 0);
-				sg_free_table(bo->base.sgt);
-				kfree(bo->base.sgt);
-			}
-			bo->base.sgt = NULL;
-		}
-		dma_resv_unlock(obj->resv);
-		list_del_init(&bo->dev_link);
-	}
+	list_for_each_entry_safe(bo, tmp, &ndev->bos, dev_link)
+		npu_bo_dma_unmap(ndev, bo);
 	mutex_unlock(&ndev->map_lock);
 }
 

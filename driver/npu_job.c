@@ -581,6 +581,7 @@ void npu_rings_quiesce(struct npu_device *ndev)
 
 	npu_ring_retire_all(ndev);
 	npu_fw_stop(ndev);
+	npu_mmu_quiesce(ndev);		/* before the fences free memory */
 	for (r = 0; r < NPU_NUM_RINGS; r++)
 		npu_ring_fail_all(&ndev->ring[r]);
 }

@@ -21,6 +21,20 @@ static void npu_ida_fini(struct drm_device *drm, void *ptr)
 /* An engine access lasts one page run: a device slower than this is broken. */
 #define NPU_MMU_INV_TIMEOUT_US	(1000 * USEC_PER_MSEC)
 
+/* The invalidation just written is complete (MMU_INV_DONE), or -ETIMEDOUT. */
+static int npu_mmu_inv_wait(struct npu_device *ndev, u32 ctx)
+{
+	u32 seq = npu_rd(ndev, NPU_REG_MMU_INV_SEQ), done;
+	int ret;
+
+	ret = read_poll_timeout(npu_rd, done, (s32)(done - seq) >= 0, 10,
+				NPU_MMU_INV_TIMEOUT_US, false, ndev, NPU_REG_MMU_INV_DONE);
+	if (ret)
+		drm_err(&ndev->drm, "MMU invalidation %u of context %u never completed (done %u): its memory is kept\n",
+			seq, ctx, done);
+	return ret;
+}
+
 /**
  * npu_mmu_invalidate() - drop the device's cached translations of a context
  * @ndev: the device
@@ -37,22 +51,27 @@ static void npu_ida_fini(struct drm_device *drm, void *ptr)
  */
 static int npu_mmu_invalidate(struct npu_device *ndev, u32 ctx, bool sync)
 {
-	u32 seq, done;
 	int idx, ret = 0;
 
 	if (!drm_dev_enter(&ndev->drm, &idx))
 		return 0;
 	npu_wr(ndev, NPU_REG_MMU_INVALIDATE, ctx);
-	if (sync) {
-		seq = npu_rd(ndev, NPU_REG_MMU_INV_SEQ);
-		ret = read_poll_timeout(npu_rd, done, (s32)(done - seq) >= 0, 10,
-					NPU_MMU_INV_TIMEOUT_US, false, ndev, NPU_REG_MMU_INV_DONE);
-		if (ret)
-			drm_err(&ndev->drm, "MMU invalidation %u of context %u never completed (done %u): its pages are kept\n",
-				seq, ctx, done);
-	}
+	if (sync)
+		ret = npu_mmu_inv_wait(ndev, ctx);
 	drm_dev_exit(idx);
 	return ret;
+}
+
+/*
+ * The device is stopped (npu_fw_stop) on its way out, past drm_dev_unplug
+ * (its registers still mapped): wait until no engine access is left in
+ * progress, so that the memory freed once the jobs' fences signal is out
+ * of its reach. A device already gone reads all ones from both registers.
+ */
+void npu_mmu_quiesce(struct npu_device *ndev)
+{
+	npu_wr(ndev, NPU_REG_MMU_INVALIDATE, NPU_MMU_INV_ALL);
+	npu_mmu_inv_wait(ndev, NPU_MMU_INV_ALL);
 }
 
 int npu_mmu_init(struct npu_device *ndev)
@@ -149,8 +168,11 @@ int npu_mmu_ctx_init(struct npu_file *nfile)
 	return 0;
 }
 
-/* Caller holds ctx_lock: drop @nfile's context and its page tables. */
-static void npu_mmu_ctx_unbind(struct npu_file *nfile)
+/*
+ * Caller holds ctx_lock: drop @nfile's context and its page tables (kept
+ * if the device never completes the invalidation: -ETIMEDOUT).
+ */
+static int npu_mmu_ctx_unbind(struct npu_file *nfile)
 {
 	struct npu_device *ndev = nfile->ndev;
 	struct npu_ctx_entry *ce = &ndev->ctx_table[nfile->ctx];
@@ -169,16 +191,20 @@ static void npu_mmu_ctx_unbind(struct npu_file *nfile)
 		npu_pt_free(&ndev->pdev->dev, nfile->root, NPU_PT_LEVELS - 1);
 	nfile->root = NULL;
 	mutex_unlock(&nfile->mmu_lock);
+	return done ? 0 : -ETIMEDOUT;
 }
 
-void npu_mmu_ctx_fini(struct npu_file *nfile)
+/* Returns -ETIMEDOUT if the device may still reach what the context mapped. */
+int npu_mmu_ctx_fini(struct npu_file *nfile)
 {
 	struct npu_device *ndev = nfile->ndev;
+	int ret = 0;
 
 	mutex_lock(&ndev->ctx_lock);
 	if (nfile->root)	/* else unbound with the device already */
-		npu_mmu_ctx_unbind(nfile);
+		ret = npu_mmu_ctx_unbind(nfile);
 	mutex_unlock(&ndev->ctx_lock);
+	return ret;
 }
 
 /*
