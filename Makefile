@@ -77,7 +77,7 @@ LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -I
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
 
-.PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples check fuzz soak sparse \
+.PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples python check fuzz soak sparse \
 	check-models \
 	docs \
 	check-debug debug-kernel coverage demo bench bench-zoo clean
@@ -88,7 +88,7 @@ all: deps
 deps:
 	@scripts/setup-deps
 
-build: firmware tools tests qemu driver libnpu examples
+build: firmware tools tests qemu driver libnpu examples python
 
 firmware: $(BUILD)/firmware/npu-fw.bin $(BUILD)/firmware/npu/npu-fw.bin
 tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-bench \
@@ -145,6 +145,20 @@ install: libnpu $(BUILD)/tools/npu-smi
 	install -m 644 $(BUILD)/libnpu/libnpu.a $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(LIBNPU_VERSION)|' libnpu/libnpu.pc.in \
 		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/libnpu.pc
+	@# The Python package, beside the library: PREFIX/lib/python3.X/dist-packages
+	@# (where Debian's python3 looks for PREFIX=/usr/local), linked to it.
+	@if $(PYTHON) -c 'import numpy, sysconfig, os; \
+		assert os.path.exists(sysconfig.get_paths()["include"] + "/Python.h")' 2>/dev/null; then \
+		py=$$($(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])'); \
+		mkdir -p $(abspath $(BUILD))/python-build; \
+		cd python && NPU_PREFIX=$(DESTDIR)$(PREFIX) NPU_RPATH=$(PREFIX)/lib \
+		$(PYTHON) setup.py -q egg_info --egg-base $(abspath $(BUILD))/python-build \
+			build --build-base $(abspath $(BUILD))/python-install \
+			--build-lib $(DESTDIR)$(PREFIX)/lib/$$py/dist-packages 2>&1 | \
+		grep -v -e 'byte-compiling' -e _BetaConfiguration -e 'warnings.warn(msg' -e '^$$' || true; \
+	else \
+		echo "install: the Python package left out: no numpy or Python.h (python3-numpy, python3-dev)"; \
+	fi
 
 # The example builds against an installed libnpu, found through pkg-config,
 # exactly as an application outside this tree would.
@@ -157,6 +171,21 @@ $(EXAMPLE_PC): $(LIBNPU) $(LIBNPU_HDRS) $(CMD_HDRS) libnpu/libnpu.pc.in
 
 examples: $(BUILD)/examples/npu-copy $(BUILD)/examples/npu-fashion \
 	$(BUILD)/examples/first-graph $(BUILD)/examples/first-cmdbuf
+
+# The Python package (python/): its C extension over the libnpu that
+# examples use (build/prefix), and the package, in build/python: usable
+# from the tree with PYTHONPATH=build/python (make check does so, on the
+# host and in the guest). setup.py rebuilds only what changed.
+PYTHON := /usr/bin/python3
+python: $(EXAMPLE_PC)
+	@mkdir -p $(BUILD)/python-build
+	@cd python && NPU_PREFIX=$(EXAMPLE_PREFIX) $(PYTHON) setup.py -q \
+		egg_info --egg-base $(abspath $(BUILD))/python-build build \
+		--build-base $(abspath $(BUILD))/python-build \
+		--build-lib $(abspath $(BUILD))/python 2>&1 | \
+		grep -v -e '^warning: build_py: byte-compiling' -e _BetaConfiguration \
+			-e 'warnings.warn(msg' -e '^$$' || true
+	@test -f $(BUILD)/python/npu/__init__.py && ls $(BUILD)/python/npu/_npu.*.so >/dev/null
 
 # One-file examples: npu-copy, and Documentation/getting-started.rst's two.
 $(BUILD)/examples/%: examples/%.c $(EXAMPLE_PC)

@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: MIT
+"""python3 -m npu: the package's command line.
+
+  python3 -m npu devices [--json]
+  python3 -m npu run MODEL.onnx [--backend auto|npu|opencl|onednn|cpu]
+                     [--strict] [--input NAME=FILE.npy|.pb]... [--report]
+                     [--output-dir DIR]
+
+run binds each input by NAME (a .pb file without NAME= binds by the name
+inside it, or by its position), runs the model once, prints each output's
+name, shape, dtype and first values (with --report the placement report
+first), and with --output-dir writes them as DIR/NAME.npy.
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+from . import InferenceSession, NPUError, SessionOptions, _npu, devices
+
+_PROVIDERS = {"npu": ["NPUExecutionProvider"], "opencl": ["OpenCLExecutionProvider"],
+              "onednn": ["CPUExecutionProvider"], "auto": None}
+
+
+def _devices(args):
+    found = devices()
+    if args.json:
+        print(json.dumps({"devices": found}, indent=2))
+        return 0
+    if not found:
+        print("no NPU (no /dev/accel node of the npu driver)")
+    for d in found:
+        print("%d  %s  firmware %d.%d.%d (API %d.%d)  %d rings  SRAM %d KiB"
+              % (d["index"], d["node"], *d["fw_version"], *d["fw_api"], d["num_rings"],
+                 d["sram_size"] // 1024))
+    return 0
+
+
+def _load_input(spec, position):
+    name, _, path = spec.rpartition("=") if "=" in spec else ("", "", spec)
+    if path.endswith(".npy"):
+        if not name:
+            raise SystemExit("npu: --input %s: a .npy file needs NAME=" % spec)
+        return name, np.load(path)
+    inner, arr = _npu.load_array(path)
+    return name or inner or position, arr
+
+
+def _run(args):
+    opts = SessionOptions()
+    if args.strict:
+        opts.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    if args.backend == "cpu":     # libnpu's reference, by its own name
+        os.environ["NPU_BACKEND"] = "cpu"
+    sess = InferenceSession(args.model, opts, providers=_PROVIDERS.get(args.backend))
+    if args.report:
+        print(sess.placement_report(), end="")
+    names = [i.name for i in sess.get_inputs()]
+    feed = {}
+    for pos, spec in enumerate(args.input):
+        key, arr = _load_input(spec, pos)
+        if isinstance(key, int):
+            if key >= len(names):
+                raise SystemExit("npu: --input %s: the model has %d inputs" % (spec, len(names)))
+            key = names[key]
+        feed[key] = arr
+    outs = sess.run(None, feed)
+    for o, v in zip(sess.get_outputs(), outs):
+        flat = v.ravel()
+        print("%s %s %s %s%s" % (o.name, list(v.shape), v.dtype,
+                                 np.array2string(flat[:6], precision=5, separator=" "),
+                                 " ..." if flat.size > 6 else ""))
+        if args.output_dir:
+            os.makedirs(args.output_dir, exist_ok=True)
+            np.save(os.path.join(args.output_dir, o.name.replace("/", "_") + ".npy"), v)
+    return 0
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python3 -m npu", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    d = sub.add_parser("devices", help="the NPUs there are")
+    d.add_argument("--json", action="store_true")
+    r = sub.add_parser("run", help="run an ONNX model once")
+    r.add_argument("model")
+    r.add_argument("--backend", default="auto", choices=["auto", "npu", "opencl", "onednn", "cpu"])
+    r.add_argument("--strict", action="store_true")
+    r.add_argument("--input", action="append", default=[], metavar="NAME=FILE")
+    r.add_argument("--report", action="store_true")
+    r.add_argument("--output-dir")
+    args = p.parse_args(argv)
+    try:
+        return _devices(args) if args.cmd == "devices" else _run(args)
+    except (NPUError, OSError) as e:
+        print("npu: %s" % e, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
