@@ -98,11 +98,14 @@ def devices():
     return [_npu.device_info(i) for i in range(_npu.device_count())]
 
 
+_opencl = []
+
+
 def _opencl_available():
-    # libnpu finds OpenCL when it compiles a plan; a platform with a GPU or
-    # PoCL is what it needs, and an ICD is what announces one.
-    return any(os.path.isdir(d) and any(f.endswith(".icd") for f in os.listdir(d))
-               for d in ("/etc/OpenCL/vendors",))
+    # libnpu's own answer (its OpenCL backend opened once), kept.
+    if not _opencl:
+        _opencl.append(_npu.opencl_device())
+    return _opencl[0] is not None
 
 
 def get_all_providers():

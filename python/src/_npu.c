@@ -8,6 +8,7 @@
  *   _npu.device_count()       NPUs (/dev/accel nodes of the npu driver)
  *   _npu.device_info(index)   a dict of what npu_device_info says
  *   _npu.load_array(path)     an ONNX TensorProto file: (name, array)
+ *   _npu.opencl_device()      the OpenCL device libnpu would use, or None
  *   _npu.Model(model, backend=0, strict=False)
  *       an ONNX model (a path, or its bytes) loaded and compiled;
  *       .inputs, .outputs: [(name, dtype, shape)] in the model's order;
@@ -28,6 +29,7 @@
 
 #include "npu.h"
 #include "npu_backend.h"
+#include "npu_ocl.h"
 
 static PyObject *npu_error;
 
@@ -111,6 +113,24 @@ static PyObject *py_device_info(PyObject *self, PyObject *args)
 			     "max_cmd_size", info.max_cmd_size,
 			     "max_buffer_size", (unsigned long long)info.max_buffer_size,
 			     "fw_caps", info.fw_caps);
+}
+
+static PyObject *py_opencl_device(PyObject *self, PyObject *args)
+{
+	PyObject *name = NULL;
+	npu_ocl *ocl;
+	int err;
+
+	(void)self;
+	(void)args;
+	Py_BEGIN_ALLOW_THREADS
+	err = npu_ocl_open(&ocl, NULL, 0);
+	Py_END_ALLOW_THREADS
+	if (err)
+		Py_RETURN_NONE;
+	name = PyUnicode_FromString(npu_ocl_device_name(ocl));
+	npu_ocl_close(ocl);
+	return name;
 }
 
 static PyObject *py_load_array(PyObject *self, PyObject *args)
@@ -519,6 +539,8 @@ static PyMethodDef module_methods[] = {
 	{ "version", py_version, METH_NOARGS, "libnpu's version" },
 	{ "device_count", py_device_count, METH_NOARGS, "how many NPUs there are" },
 	{ "device_info", py_device_info, METH_VARARGS, "device_info(index) -> dict" },
+	{ "opencl_device", py_opencl_device, METH_NOARGS,
+	  "the OpenCL device libnpu would use (its name), or None" },
 	{ "load_array", py_load_array, METH_VARARGS,
 	  "load_array(path) -> (name, array): an ONNX TensorProto file" },
 	{ NULL, NULL, 0, NULL },

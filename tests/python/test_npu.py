@@ -150,7 +150,9 @@ def test_zoo_matches_onnxruntime(net, provider):
         if i.name not in {t.name for t in model.graph.initializer}]
     assert [o.name for o in sess.get_outputs()] == [o.name for o in model.graph.output]
     for o, m in zip(sess.get_outputs(), model.graph.output):
-        assert o.shape == [d.dim_value for d in m.type.tensor_type.shape.dim]
+        dims = m.type.tensor_type.shape.dim     # a symbolic one: what it came to
+        assert len(o.shape) == len(dims)
+        assert all(d.dim_value in (0, s) for d, s in zip(dims, o.shape)), (o.shape, dims)
     # the provider asked for is where ops run
     ran = {p["backend"] for p in sess.placement()}
     assert ran & {"NPUExecutionProvider": {"npu"}, "OpenCLExecutionProvider": {"opencl"},

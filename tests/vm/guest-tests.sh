@@ -135,6 +135,14 @@ suite_full() {
 	tap examples "examples/first-graph: its dense layer and ReLU run on the NPU" \
 		output_has build/examples/first-graph "^ *1 relu \(fp32\) +npu"
 	onnx_on_npu
+	# The Python package on the NPU: onnxruntime's API, the zoo against
+	# onnxruntime's outputs, errors, leaks, threads (tests/python).
+	tap_run python env NPU_PY_TAP=1 NPU_PY_PROVIDERS=NPUExecutionProvider NPU_PY_ZOO=squeezenet_int8_qdq \
+		NPU_OPENCL_LIB=/nonexistent PYTHONPATH=build/python \
+		/usr/bin/python3 -m pytest -p no:terminal -p no:cacheprovider tests/python
+	tap python "python3 -c 'import npu' finds the NPU" sh -c \
+		"PYTHONPATH=build/python /usr/bin/python3 -c 'import npu, sys; \
+		sys.exit(npu.get_device() != \"NPU\" or \"NPUExecutionProvider\" not in npu.get_available_providers())'"
 	# Random ioctls from processes sharing a file, dma-bufs and syncobjs
 	# (make fuzz: a million); a short soak with workers killed mid-job.
 	tap_run npu_fuzz build/tests/npu_fuzz 20000 1
