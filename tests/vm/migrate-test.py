@@ -13,7 +13,8 @@ migrated device. Prints TAP; exits non-zero if anything failed.
 
   tests/vm/migrate-test.py WORKDIR
 
-Environment: NPU_CACHE (as scripts/npu-vm), NPU_KMOD (the driver module,
+Environment: NPU_CACHE, NPU_VM_KERNEL and NPU_VM_MEM (as scripts/npu-vm:
+make check-debug boots its debug kernel), NPU_KMOD (the driver module,
 default build/kmod/npu.ko).
 """
 import glob
@@ -28,7 +29,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CACHE = os.environ.get("NPU_CACHE") or os.path.expanduser("~/.cache/npu")
 QEMU = os.path.join(CACHE, "qemu-build", "qemu-system-x86_64")
-KDIR = os.path.join(CACHE, "kernel")
+KDIR = os.environ.get("NPU_VM_KERNEL") or os.path.join(CACHE, "kernel")
+MEM = os.environ.get("NPU_VM_MEM") or "512"
 DRM_MODULES = ["drm", "drm_kms_helper", "drm_shmem_helper", "gpu-sched"]
 
 INIT = r"""#!/bin/busybox sh
@@ -41,6 +43,8 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmp /tmp
 stty -F /dev/console -echo -onlcr 2>/dev/null
 end() { echo "NPU-VM-EXIT: $1"; poweroff -f; }
+# What the kernel says from here on is the test's (its boot is not).
+echo "migrate-test: begin" > /dev/kmsg
 for m in %(modules)s npu; do
 	insmod /lib/npu/$m.ko || { echo "cannot load $m"; end 125; }
 done
@@ -57,7 +61,9 @@ sed 's/^/SOAK1: /' /tmp/soak1
 /npu_soak 2 300 0 > /tmp/soak2 2>&1
 rc=$((rc | $?))
 sed 's/^/SOAK2: /' /tmp/soak2
-dmesg | grep -E "WARNING|BUG|Oops|npu .*(timed out|crash|reset)" | sed 's/^/DMESG: /'
+dmesg | grep -q "migrate-test: begin" || echo "DMESG: the log has lost the test's start mark"
+dmesg | sed -n '/migrate-test: begin/,$p' |
+	grep -E "WARNING|BUG|Oops|npu .*(timed out|crash|reset)" | sed 's/^/DMESG: /'
 end $rc
 """
 
@@ -89,6 +95,8 @@ def build_initramfs(work):
         out = subprocess.run(["modprobe", "-d", os.path.join(KDIR, "root"), "-S", rel,
                               "--show-depends", m], capture_output=True, text=True, check=True)
         for line in out.stdout.splitlines():
+            if line.startswith("builtin "):     # the debug kernel's: nothing to load
+                continue
             ko = line.split()[1]
             name = os.path.basename(ko).split(".ko")[0]
             if name in order:
@@ -201,7 +209,7 @@ def start_qemu(work, tag, rel, initrd, extra):
     for p in (con, qmp):
         if os.path.exists(p):
             os.unlink(p)
-    args = [QEMU, "-machine", "q35", "-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", "512",
+    args = [QEMU, "-machine", "q35", "-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", MEM,
             "-nodefaults", "-display", "none", "-monitor", "none", "-no-reboot",
             "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
             "-kernel", os.path.join(KDIR, "root", "boot", "vmlinuz-" + rel),
