@@ -5,6 +5,12 @@
  * alone:
  *   $NPU_OCL_CACHE, else $XDG_CACHE_HOME/npu/opencl, else
  *   $HOME/.cache/npu/opencl (absolute paths only), else no cache at all;
+ * but only $NPU_OCL_CACHE when the driver is PoCL with its own cache on
+ * (POCL_KERNEL_CACHE unset or not 0). PoCL keeps what it builds itself,
+ * each kernel compiled when it is first used; asking it for a binary makes
+ * it compile every kernel of the program first (50 of them: seconds on a
+ * host, four minutes in an emulated guest), which a run that uses a few
+ * kernels never needs;
  * created 0700; used only if it is a real folder (not a link) owned by the
  * user, its mode then narrowed to 0700. A binary is written to a fresh file
  * (O_EXCL, 0600) and renamed into place, and loaded only if it is a regular
@@ -53,6 +59,19 @@ static void make_dirs(const char *dir)
 	}
 }
 
+/* Whether the device's driver is PoCL with its kernel cache on. */
+static int pocl_caches(struct npu_ocl *o)
+{
+	const char *env = npu_env("POCL_KERNEL_CACHE");
+	cl_platform_id plat;
+	char name[64] = "";
+
+	if (o->api.GetDeviceInfo(o->device, CL_DEVICE_PLATFORM, sizeof(plat), &plat, NULL) ||
+	    o->api.GetPlatformInfo(plat, CL_PLATFORM_NAME, sizeof(name) - 1, name, NULL))
+		return 0;
+	return !strcmp(name, "Portable Computing Language") && !(env && !strcmp(env, "0"));
+}
+
 /* Choose and check the folder; o->cache_dir stays empty when there is none. */
 void ocl_cache_open(struct npu_ocl *o)
 {
@@ -63,6 +82,11 @@ void ocl_cache_open(struct npu_ocl *o)
 	int n;
 
 	o->cache_dir[0] = 0;
+	if (!(dir && *dir) && pocl_caches(o)) {
+		note(o, "no cache of libnpu's: PoCL caches what it builds (POCL_CACHE_DIR), "
+		     "kernel by kernel");
+		return;
+	}
 	if (dir && *dir)
 		n = snprintf(path, sizeof(path), "%s", dir);
 	else if (xdg && xdg[0] == '/')
