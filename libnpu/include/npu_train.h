@@ -237,7 +237,7 @@ int npu_graph_div(npu_graph *g, int a, int b, int out);
 /**
  * Layer normalisation over the last dim: out = (in - mean) / sqrt(var +
  * @eps) * @scale + @bias, with the row's mean and biased variance; @scale
- * and @bias (or -1 for none) hold one value per entry of the last dim.
+ * and @bias (-1: none, no bias) hold one value per entry of the last dim.
  */
 int npu_graph_layer_norm(npu_graph *g, int in, int scale, int bias, int out, float eps);
 /** GELU: in / 2 * (1 + erf(in / sqrt 2)), or with @tanh_approx its tanh form. */

@@ -24,7 +24,7 @@ __all__ = [
     "GraphOptimizationLevel", "ExecutionMode", "NPUError", "Fail",
     "InvalidArgument", "NoSuchFile", "InvalidGraph", "NotImplemented",
     "get_available_providers", "get_all_providers", "get_device",
-    "get_version_string", "devices", "version", "__version__",
+    "get_version_string", "devices", "version", "__version__", "Graph", "Plan", "ops",
 ]
 
 __version__ = _npu.version()
@@ -44,44 +44,10 @@ _TYPES = {1: "tensor(int8)", 2: "tensor(int32)", 3: "tensor(float)",
           7: "tensor(bfloat16)"}
 
 
-class NPUError(RuntimeError):
-    """What libnpu refused; ``code`` is its NPU_E* code (negative)."""
-
-    def __init__(self, message, code=0):
-        super().__init__(message)
-        self.code = code
-
-
-# onnxruntime raises these (onnxruntime.capi.onnxruntime_pybind11_state).
-class Fail(NPUError):
-    """A run or a load that failed."""
-
-
-class InvalidArgument(NPUError, ValueError):
-    """A bad input: unknown name, dtype, shape, or a bad option."""
-
-
-class NoSuchFile(NPUError, FileNotFoundError):
-    """The model file is not there."""
-
-
-class InvalidGraph(NPUError):
-    """A model libnpu cannot read (malformed)."""
-
-
-class NotImplemented(NPUError):  # noqa: A001 (onnxruntime's name)
-    """An op, attribute or dtype libnpu does not implement."""
-
-
-# libnpu's error codes (enum npu_error, npu.h) with a more precise class.
-_NPU_EINVAL = -2
-_NPU_ENOTSUP = -10
-
-
-def _wrap(err):
-    code, message = err.args if len(err.args) == 2 else (0, str(err))
-    cls = {_NPU_ENOTSUP: NotImplemented, _NPU_EINVAL: InvalidGraph}.get(code, Fail)
-    return cls(message, code)
+from . import ops  # noqa: E402 (one-call ops: npu.ops.gemm_i8, npu.ops.matmul, ...)
+from .graph import Graph, Plan  # noqa: E402
+from .errors import (NPUError, Fail, InvalidArgument, NoSuchFile, InvalidGraph,  # noqa: E402
+                     NotImplemented, _NPU_EINVAL, _wrap)
 
 
 def version():

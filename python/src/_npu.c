@@ -19,22 +19,18 @@
  * time): each run takes the model's lock with the GIL released, so that
  * other Python threads, and runs of other models, go on meanwhile.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <numpy/arrayobject.h>
+#define NPU_PY_MAIN	/* numpy's C API table is defined here */
+#include "npu_py.h"
 
 #include <pthread.h>
 #include <string.h>
 
-#include "npu.h"
 #include "npu_backend.h"
 #include "npu_ocl.h"
 
 static PyObject *npu_error;
 
-/* Raise _npu.Error(code, "what: why"). */
-static PyObject *raise_npu(int code, const char *what, const char *why)
+PyObject *npu_py_raise(int code, const char *what, const char *why)
 {
 	PyObject *args = Py_BuildValue("(iN)", code,
 				       PyUnicode_FromFormat("%s: %s", what, why && *why ? why :
@@ -51,19 +47,51 @@ static PyObject *raise_npu(int code, const char *what, const char *why)
 static const struct {
 	enum npu_dtype npu;
 	int npy;
+	size_t size;
 } dtypes[] = {
-	{ NPU_DT_FLOAT32, NPY_FLOAT32 }, { NPU_DT_INT8, NPY_INT8 },
-	{ NPU_DT_UINT8, NPY_UINT8 },	 { NPU_DT_INT32, NPY_INT32 },
-	{ NPU_DT_INT64, NPY_INT64 },	 { NPU_DT_BOOL, NPY_BOOL },
-	{ NPU_DT_BFLOAT16, -1 },
+	{ NPU_DT_FLOAT32, NPY_FLOAT32, 4 }, { NPU_DT_INT8, NPY_INT8, 1 },
+	{ NPU_DT_UINT8, NPY_UINT8, 1 },	    { NPU_DT_INT32, NPY_INT32, 4 },
+	{ NPU_DT_INT64, NPY_INT64, 8 },	    { NPU_DT_BOOL, NPY_BOOL, 1 },
+	{ NPU_DT_BFLOAT16, -1, 2 },
 };
 
-static int npy_type(enum npu_dtype d)
+int npu_py_npy_type(enum npu_dtype d)
 {
 	for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
 		if (dtypes[i].npu == d)
 			return dtypes[i].npy;
 	return -1;
+}
+
+size_t npu_py_elem_size(enum npu_dtype d)
+{
+	for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++)
+		if (dtypes[i].npu == d)
+			return dtypes[i].size;
+	return 0;
+}
+
+PyArrayObject *npu_py_array(PyObject *o, int type, const char *what)
+{
+	PyArrayObject *a;
+
+	if (!PyArray_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s: a numpy array is wanted, not %s", what,
+			     Py_TYPE(o)->tp_name);
+		return NULL;
+	}
+	a = (PyArrayObject *)o;
+	if (PyArray_TYPE(a) != type) {
+		PyArray_Descr *want = PyArray_DescrFromType(type);
+
+		PyErr_Format(PyExc_TypeError, "%s: dtype %S given, %S wanted", what,
+			     (PyObject *)PyArray_DESCR(a), (PyObject *)want);
+		Py_XDECREF(want);
+		return NULL;
+	}
+	/* In place when it already is what libnpu reads; else one copy. */
+	return (PyArrayObject *)PyArray_FromAny(o, PyArray_DescrFromType(type), 0, 0,
+						NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
 }
 
 static PyObject *py_version(PyObject *self, PyObject *args)
@@ -98,11 +126,11 @@ static PyObject *py_device_info(PyObject *self, PyObject *args)
 	}
 	err = npu_open(index, &dev);
 	if (err)
-		return raise_npu(err, "cannot open the NPU", npu_last_error());
+		return npu_py_raise(err, "cannot open the NPU", npu_last_error());
 	err = npu_device_info(dev, &info);
 	npu_close(dev);
 	if (err)
-		return raise_npu(err, "cannot read the NPU's properties", npu_last_error());
+		return npu_py_raise(err, "cannot read the NPU's properties", npu_last_error());
 	return Py_BuildValue("{s:i,s:s,s:(II),s:(III),s:(II),s:I,s:I,s:I,s:K,s:I}",
 			     "index", index, "node", info.node,
 			     "hw_version", info.hw_version >> 16, info.hw_version & 0xffff,
@@ -146,8 +174,8 @@ static PyObject *py_load_array(PyObject *self, PyObject *args)
 	err = npu_array_load(PyBytes_AS_STRING(path), &a);
 	Py_DECREF(path);
 	if (err)
-		return raise_npu(err, "cannot read the tensor", npu_last_error());
-	type = npy_type(a.dtype);
+		return npu_py_raise(err, "cannot read the tensor", npu_last_error());
+	type = npu_py_npy_type(a.dtype);
 	if (type < 0) {
 		npu_array_free(&a);
 		PyErr_SetString(PyExc_TypeError, "a bfloat16 tensor has no numpy equivalent");
@@ -223,7 +251,7 @@ static int read_io(Model *m, int output, struct io **vp, int *np)
 	struct io *v;
 
 	if (n < 0) {
-		raise_npu(n, "cannot read the model's inputs and outputs", npu_last_error());
+		npu_py_raise(n, "cannot read the model's inputs and outputs", npu_last_error());
 		return -1;
 	}
 	v = PyMem_Calloc(n ? (size_t)n : 1, sizeof(*v));
@@ -238,7 +266,7 @@ static int read_io(Model *m, int output, struct io **vp, int *np)
 		int err = npu_graph_io_array(m->g, output, (uint32_t)i, &a);
 
 		if (err) {
-			raise_npu(err, "cannot read the model's inputs and outputs",
+			npu_py_raise(err, "cannot read the model's inputs and outputs",
 				  npu_last_error());
 			return -1;
 		}
@@ -280,20 +308,20 @@ static int model_init(Model *m, PyObject *args, PyObject *kw)
 		Py_DECREF(path);
 	}
 	if (err) {
-		raise_npu(err, "cannot load the model", npu_last_error());
+		npu_py_raise(err, "cannot load the model", npu_last_error());
 		return -1;
 	}
 	/* The NPU only where it may run something: auto, or asked for. */
 	if ((backend == NPU_BACKEND_AUTO || backend == NPU_BACKEND_NPU) && npu_device_count() > 0) {
 		err = npu_open(0, &m->dev);
 		if (err && backend == NPU_BACKEND_NPU) {
-			raise_npu(err, "cannot open the NPU", npu_last_error());
+			npu_py_raise(err, "cannot open the NPU", npu_last_error());
 			return -1;
 		}
 		if (err)
 			m->dev = NULL;
 	} else if (backend == NPU_BACKEND_NPU) {
-		raise_npu(NPU_ENODEV, "cannot run on the NPU", "no NPU device");
+		npu_py_raise(NPU_ENODEV, "cannot run on the NPU", "no NPU device");
 		return -1;
 	}
 	co.backend = (enum npu_backend)backend;
@@ -302,7 +330,7 @@ static int model_init(Model *m, PyObject *args, PyObject *kw)
 	err = npu_graph_compile_opts(m->g, m->dev, &co, &m->plan);
 	Py_END_ALLOW_THREADS
 	if (err) {
-		raise_npu(err, "cannot compile the model", npu_graph_error(m->g));
+		npu_py_raise(err, "cannot compile the model", npu_graph_error(m->g));
 		return -1;
 	}
 	if (read_io(m, 0, &m->in, &m->nin) || read_io(m, 1, &m->out, &m->nout))
@@ -395,43 +423,29 @@ static PyObject *model_placement(Model *m, void *closure)
 /* @o as input @i wants it: a C-contiguous array of its dtype and shape. */
 static PyArrayObject *input_array(const struct io *v, PyObject *o)
 {
-	int type = npy_type(v->dtype);
+	int type = npu_py_npy_type(v->dtype);
 	PyArrayObject *a;
+	char what[160];
 
+	PyOS_snprintf(what, sizeof(what), "input '%s'", PyUnicode_AsUTF8(v->name));
 	if (type < 0) {
-		PyErr_Format(PyExc_TypeError, "input '%U': its dtype (bfloat16) has no numpy "
-			     "equivalent", v->name);
+		PyErr_Format(PyExc_TypeError, "%s: its dtype (bfloat16) has no numpy equivalent",
+			     what);
 		return NULL;
 	}
-	if (!PyArray_Check(o)) {
-		PyErr_Format(PyExc_TypeError, "input '%U': a numpy array is wanted, not %s",
-			     v->name, Py_TYPE(o)->tp_name);
-		return NULL;
-	}
-	a = (PyArrayObject *)o;
-	if (PyArray_TYPE(a) != type) {
-		PyArray_Descr *want = PyArray_DescrFromType(type);
-
-		PyErr_Format(PyExc_TypeError, "input '%U': dtype %S given, %S wanted", v->name,
-			     (PyObject *)PyArray_DESCR(a), (PyObject *)want);
-		Py_XDECREF(want);
-		return NULL;
-	}
-	if (PyArray_NDIM(a) != v->rank) {
-		PyErr_Format(PyExc_ValueError, "input '%U': rank %d given, %d wanted", v->name,
+	a = npu_py_array(o, type, what);
+	if (a && PyArray_NDIM(a) != v->rank) {
+		PyErr_Format(PyExc_ValueError, "%s: rank %d given, %d wanted", what,
 			     PyArray_NDIM(a), v->rank);
-		return NULL;
+		Py_CLEAR(a);
 	}
-	for (int d = 0; d < v->rank; d++)
+	for (int d = 0; a && d < v->rank; d++)
 		if (PyArray_DIM(a, d) != v->dims[d]) {
-			PyErr_Format(PyExc_ValueError, "input '%U': dimension %d is %zd, %zd wanted",
-				     v->name, d, (Py_ssize_t)PyArray_DIM(a, d),
-				     (Py_ssize_t)v->dims[d]);
-			return NULL;
+			PyErr_Format(PyExc_ValueError, "%s: dimension %d is %zd, %zd wanted", what,
+				     d, (Py_ssize_t)PyArray_DIM(a, d), (Py_ssize_t)v->dims[d]);
+			Py_CLEAR(a);
 		}
-	/* In place when it already is what libnpu reads; else one copy. */
-	return (PyArrayObject *)PyArray_FromAny(o, PyArray_DescrFromType(type), 0, 0,
-						NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
+	return a;
 }
 
 static PyObject *model_run(Model *m, PyObject *args)
@@ -467,7 +481,7 @@ static PyObject *model_run(Model *m, PyObject *args)
 		inp[i] = PyArray_DATA(in[i]);
 	}
 	for (i = 0; i < m->nout; i++) {
-		int type = npy_type(m->out[i].dtype);
+		int type = npu_py_npy_type(m->out[i].dtype);
 
 		if (type < 0) {
 			PyErr_Format(PyExc_TypeError, "output '%U': its dtype (bfloat16) has no "
@@ -486,7 +500,7 @@ static PyObject *model_run(Model *m, PyObject *args)
 	pthread_mutex_unlock(&m->lock);
 	Py_END_ALLOW_THREADS
 	if (err) {
-		raise_npu(err, "run failed", npu_plan_error(m->plan));
+		npu_py_raise(err, "run failed", npu_plan_error(m->plan));
 		goto out;
 	}
 	result = PyList_New(m->nout);
@@ -551,12 +565,35 @@ static struct PyModuleDef module = {
 	module_methods, NULL, NULL, NULL, NULL,
 };
 
+/* libnpu's enums, as npu.h names them less the NPU_ prefix: one definition. */
+static int add_constants(PyObject *m)
+{
+#define C(name) { #name, NPU_##name }
+	static const struct {
+		const char *name;
+		int value;
+	} k[] = {
+		C(DT_INT8), C(DT_INT32), C(DT_FLOAT32), C(DT_UINT8), C(DT_INT64), C(DT_BOOL),
+		C(DT_BFLOAT16), C(LAYOUT_NHWC), C(LAYOUT_NCHW), C(ACT_NONE), C(ACT_RELU),
+		C(ACT_RELU6), C(BACKEND_AUTO), C(BACKEND_NPU), C(BACKEND_OPENCL), C(BACKEND_CPU),
+		C(BACKEND_ONEDNN), C(OPTIM_SGD), C(OPTIM_ADAM), C(OPTIM_ADAMW),
+		C(REQUANT_TFLITE), C(REQUANT_ONNX), C(REQUANT_ORT),
+	};
+#undef C
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (PyModule_AddIntConstant(m, k[i].name, k[i].value))
+			return -1;
+	return 0;
+}
+
 PyMODINIT_FUNC PyInit__npu(void)
 {
 	PyObject *m;
 
 	import_array();
-	if (PyType_Ready(&model_type) < 0)
+	if (PyType_Ready(&model_type) < 0 || PyType_Ready(&npu_py_graph_type) < 0 ||
+	    PyType_Ready(&npu_py_plan_type) < 0)
 		return NULL;
 	m = PyModule_Create(&module);
 	if (!m)
@@ -565,7 +602,10 @@ PyMODINIT_FUNC PyInit__npu(void)
 					      "what libnpu refused: args (code, message)",
 					      PyExc_RuntimeError, NULL);
 	if (!npu_error || PyModule_AddObjectRef(m, "Error", npu_error) ||
-	    PyModule_AddObjectRef(m, "Model", (PyObject *)&model_type)) {
+	    PyModule_AddObjectRef(m, "Model", (PyObject *)&model_type) ||
+	    PyModule_AddObjectRef(m, "Graph", (PyObject *)&npu_py_graph_type) ||
+	    PyModule_AddObjectRef(m, "Plan", (PyObject *)&npu_py_plan_type) ||
+	    PyModule_AddFunctions(m, npu_py_op_methods) || add_constants(m)) {
 		Py_DECREF(m);
 		return NULL;
 	}
