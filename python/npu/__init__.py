@@ -25,6 +25,7 @@ __all__ = [
     "InvalidArgument", "NoSuchFile", "InvalidGraph", "NotImplemented",
     "get_available_providers", "get_all_providers", "get_device",
     "get_version_string", "devices", "version", "__version__", "Graph", "Plan", "ops",
+    "OrtValue", "IOBinding",
 ]
 
 __version__ = _npu.version()
@@ -46,6 +47,7 @@ _TYPES = {1: "tensor(int8)", 2: "tensor(int32)", 3: "tensor(float)",
 
 from . import ops  # noqa: E402 (one-call ops: npu.ops.gemm_i8, npu.ops.matmul, ...)
 from .graph import Graph, Plan  # noqa: E402
+from .ortvalue import IOBinding, OrtValue  # noqa: E402
 from .errors import (NPUError, Fail, InvalidArgument, NoSuchFile, InvalidGraph,  # noqa: E402
                      NotImplemented, _NPU_EINVAL, _wrap)
 
@@ -150,6 +152,52 @@ class RunOptions:
         self.only_execute_path_to_fetches = False
 
 
+# What libnpu says of a model whose load needs an input's value.
+_NEEDS_VALUES = "must be known when the model is loaded"
+# ONNX's TensorProto element types -> enum npu_dtype.
+_ONNX_TYPES = {1: 3, 2: 4, 3: 1, 6: 2, 7: 5, 9: 6, 16: 7}
+
+
+def _onnx_io(model):
+    """([inputs], [outputs]) as NodeArgs, read with the onnx package (None
+    without it): the graph's inputs that are not initializers."""
+    try:
+        import onnx
+    except ImportError:
+        return None
+    m = onnx.load_model_from_string(model) if isinstance(model, bytes) else \
+        onnx.load(model, load_external_data=False)
+    inits = {t.name for t in m.graph.initializer}
+
+    def arg(v):
+        t = v.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                 for d in t.shape.dim]
+        return NodeArg(v.name, _ONNX_TYPES.get(t.elem_type, 0), shape)
+    return ([arg(v) for v in m.graph.input if v.name not in inits],
+            [arg(v) for v in m.graph.output])
+
+
+class _Frozen:
+    """An input's value as a key: its dtype, shape and bytes."""
+
+    def __init__(self, a):
+        self.a = a.copy()
+
+    def __eq__(self, other):
+        return _same(other.a, self.a)
+
+    def __hash__(self):
+        return hash((self.a.dtype.str, self.a.shape, self.a.tobytes()))
+
+
+def _same(a, frozen):
+    if isinstance(frozen, _Frozen):
+        frozen = frozen.a
+    return a is not None and a.dtype == frozen.dtype and a.shape == frozen.shape and \
+        bool((a == frozen).all())
+
+
 class NodeArg:
     """An input or output: ``name``, ``shape`` (a list of ints) and
     ``type`` ("tensor(float)", ...), as onnxruntime spells them."""
@@ -177,7 +225,7 @@ class InferenceSession:
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None,
                  provider_options=None, **kwargs):
-        del provider_options, kwargs  # no provider options are needed
+        del provider_options  # no provider options are needed
         self._options = sess_options or SessionOptions()
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             model = bytes(path_or_bytes)
@@ -189,12 +237,52 @@ class InferenceSession:
             raise TypeError("InferenceSession takes a path or the model's bytes, not %s"
                             % type(path_or_bytes).__name__)
         backend, self._providers = self._choose(providers)
+        if kwargs.get("npu_backend") is not None:  # libnpu's own name: python3 -m npu run
+            backend = kwargs["npu_backend"]
+        self._load = (model, backend, self._options.strict)
+        self._models = {}     # the model loaded with fixed input values, by those values
+        self._last = None
         try:
-            self._model = _npu.Model(model, backend, self._options.strict)
+            self._model = _npu.Model(*self._load)
         except _npu.Error as e:
-            raise _wrap(e) from None
+            if _NEEDS_VALUES not in str(e) or not self._defer(model):
+                raise _wrap(e) from None
+            return
         self._inputs = [NodeArg(*io) for io in self._model.inputs]
         self._outputs = [NodeArg(*io) for io in self._model.outputs]
+
+    def _defer(self, model):
+        """A model that needs some inputs' values to load (a shape fed as
+        an input): loaded at each run with those values (npu_model_opts'
+        fixed values, as npu-run does), once per set of values. Its inputs
+        and outputs, until then, as the ONNX file declares them."""
+        io = _onnx_io(model)
+        if io is None:
+            return False
+        self._model = None
+        self._inputs, self._outputs = io
+        return True
+
+    def _model_for(self, feed):
+        """The model loaded for ``feed``'s values of the inputs its load
+        needed (those it no longer declares as inputs)."""
+        for key, (m, used) in self._models.items():
+            if all(_same(feed.get(n), v) for n, v in zip(used, key)):
+                return m
+        fixed = [(n, v) for n, v in feed.items()]
+        try:
+            m = _npu.Model(*self._load, fixed=fixed)
+        except _npu.Error as e:
+            raise _wrap(e) from None
+        kept = {io[0] for io in m.inputs}
+        # An input read at load time and as data stays declared: then
+        # every integer input (shapes, indexes) decides.
+        used = [n for n in feed if n not in kept] or \
+            [n for n in feed if feed[n].dtype.kind in "iub"]
+        if len(self._models) >= 8:
+            self._models.pop(next(iter(self._models)))
+        self._models[tuple(_Frozen(feed[n]) for n in used)] = (m, used)
+        return m
 
     @staticmethod
     def _choose(providers):
@@ -233,17 +321,25 @@ class InferenceSession:
     def get_modelmeta(self):
         return None
 
+    def _loaded(self):
+        """The model as loaded (for a model that needs input values to load:
+        as its last run loaded it; None before that)."""
+        return self._model if self._model is not None else self._last
+
     def placement_report(self):
         """Where each op runs, and why: libnpu's placement report."""
-        return self._model.report
+        m = self._loaded()
+        return m.report if m else "(loaded at the first run: it needs input values)\n"
 
     def placement(self):
         """Where each op runs: [{"op", "type", "name", "backend"}]."""
-        return self._model.placement
+        m = self._loaded()
+        return m.placement if m else []
 
     def modeled_cycles(self):
         """The modeled NPU cycles of the last run (0 without the NPU)."""
-        return self._model.cycles
+        m = self._loaded()
+        return m.cycles if m else 0
 
     def run(self, output_names, input_feed, run_options=None):
         """The outputs named (all of them for None or []), in that order,
@@ -270,11 +366,29 @@ class InferenceSession:
             if n not in outs:
                 raise InvalidArgument("Invalid output name: %s (the model's outputs: %s)"
                                       % (n, ", ".join(outs)), _NPU_EINVAL)
+        model = self._model
+        if model is None:
+            model = self._last = self._model_for({i.name: a for i, a in
+                                                  zip(self._inputs, arrays)})
+            kept = [io[0] for io in model.inputs]
+            arrays = [a for i, a in zip(self._inputs, arrays) if i.name in kept]
         try:
-            results = self._model.run(arrays)
+            results = model.run(arrays)
         except _npu.Error as e:
             raise _wrap(e) from None
         except (TypeError, ValueError) as e:
             raise InvalidArgument(str(e), _NPU_EINVAL) from None
         by_name = dict(zip(outs, results))
         return [by_name[n] for n in want]
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """run() on OrtValues, giving OrtValues."""
+        feed = {k: v.numpy() if isinstance(v, OrtValue) else v
+                for k, v in input_dict_ort_values.items()}
+        return [OrtValue(r) for r in self.run(output_names, feed, run_options)]
+
+    def io_binding(self):
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        iobinding._run(run_options)

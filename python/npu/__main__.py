@@ -4,17 +4,21 @@
   python3 -m npu devices [--json]
   python3 -m npu run MODEL.onnx [--backend auto|npu|opencl|onednn|cpu]
                      [--strict] [--input NAME=FILE.npy|.pb]... [--report]
-                     [--output-dir DIR]
+                     [--iterations N] [--output-dir DIR]
 
 run binds each input by NAME (a .pb file without NAME= binds by the name
 inside it, or by its position), runs the model once, prints each output's
 name, shape, dtype and first values (with --report the placement report
-first), and with --output-dir writes them as DIR/NAME.npy.
+first), and with --output-dir writes them as DIR/NAME.npy. As npu-run, it
+loads a model whose shapes need an input's value (a Reshape's shape fed as
+an input) with the values given. --iterations N runs it N times and prints
+the mean time of the runs after the first.
 """
 import argparse
 import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -52,9 +56,9 @@ def _run(args):
     opts = SessionOptions()
     if args.strict:
         opts.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-    if args.backend == "cpu":     # libnpu's reference, by its own name
-        os.environ["NPU_BACKEND"] = "cpu"
-    sess = InferenceSession(args.model, opts, providers=_PROVIDERS.get(args.backend))
+    # libnpu's reference has no provider name: asked for by libnpu's.
+    sess = InferenceSession(args.model, opts, providers=_PROVIDERS.get(args.backend),
+                            npu_backend=_npu.BACKEND_CPU if args.backend == "cpu" else None)
     if args.report:
         print(sess.placement_report(), end="")
     names = [i.name for i in sess.get_inputs()]
@@ -67,6 +71,12 @@ def _run(args):
             key = names[key]
         feed[key] = arr
     outs = sess.run(None, feed)
+    if args.iterations > 1:
+        t0 = time.perf_counter()
+        for _ in range(args.iterations - 1):
+            outs = sess.run(None, feed)
+        dt = (time.perf_counter() - t0) / (args.iterations - 1)
+        print("%d runs: %.3f ms per run after the first" % (args.iterations, dt * 1e3))
     for o, v in zip(sess.get_outputs(), outs):
         flat = v.ravel()
         print("%s %s %s %s%s" % (o.name, list(v.shape), v.dtype,
@@ -87,10 +97,14 @@ def main(argv=None):
     r.add_argument("model")
     r.add_argument("--backend", default="auto", choices=["auto", "npu", "opencl", "onednn", "cpu"])
     r.add_argument("--strict", action="store_true")
+    r.add_argument("--iterations", type=int, default=1, metavar="N",
+                   help="run N times; print the time per run")
     r.add_argument("--input", action="append", default=[], metavar="NAME=FILE")
     r.add_argument("--report", action="store_true")
     r.add_argument("--output-dir")
     args = p.parse_args(argv)
+    if args.cmd == "run" and args.iterations < 1:
+        p.error("--iterations takes a number of runs, 1 or more")
     try:
         return _devices(args) if args.cmd == "devices" else _run(args)
     except (NPUError, OSError) as e:

@@ -283,34 +283,104 @@ static int read_io(Model *m, int output, struct io **vp, int *np)
 	return 0;
 }
 
+/*
+ * @seq, [(name, array)], as npu_model_opts' fixed values: @a[i] points
+ * into @held[i], the arrays as libnpu reads them (references the caller
+ * drops). 0, or -1 with an exception.
+ */
+static int fixed_values(PyObject *seq, struct npu_array *a, PyArrayObject **held, uint32_t max,
+			uint32_t *n)
+{
+	PyObject *fast = PySequence_Fast(seq, "fixed: a sequence of (name, array) wanted");
+	Py_ssize_t len;
+
+	if (!fast)
+		return -1;
+	len = PySequence_Fast_GET_SIZE(fast);
+	if (len > (Py_ssize_t)max) {
+		PyErr_Format(PyExc_ValueError, "fixed: at most %u values", max);
+		Py_DECREF(fast);
+		return -1;
+	}
+	for (*n = 0; *n < (uint32_t)len; (*n)++) {
+		PyObject *name, *o;
+		PyArrayObject *arr;
+		size_t k;
+
+		if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, *n), "UO", &name, &o)) {
+			Py_DECREF(fast);
+			return -1;
+		}
+		for (k = 0; k < sizeof(dtypes) / sizeof(dtypes[0]); k++)
+			if (PyArray_Check(o) && dtypes[k].npy == PyArray_TYPE((PyArrayObject *)o))
+				break;
+		if (k == sizeof(dtypes) / sizeof(dtypes[0]) || PyArray_NDIM((PyArrayObject *)o) >
+		    NPU_MAX_RANK) {
+			PyErr_Format(PyExc_TypeError, "fixed value '%U': a numpy array of a dtype "
+				     "ONNX models take, of rank %d at most", name, NPU_MAX_RANK);
+			Py_DECREF(fast);
+			return -1;
+		}
+		arr = npu_py_array(o, dtypes[k].npy, "fixed value");
+		if (!arr) {
+			Py_DECREF(fast);
+			return -1;
+		}
+		held[*n] = arr;
+		a[*n] = (struct npu_array){ .name = (char *)PyUnicode_AsUTF8(name),
+					    .dtype = dtypes[k].npu, .rank = (uint32_t)PyArray_NDIM(arr),
+					    .data = PyArray_DATA(arr), .bytes = (size_t)PyArray_NBYTES(arr) };
+		for (int d = 0; d < PyArray_NDIM(arr); d++)
+			a[*n].dims[d] = (uint32_t)PyArray_DIM(arr, d);
+	}
+	Py_DECREF(fast);
+	return 0;
+}
+
+#define MAX_FIXED 64
+
 static int model_init(Model *m, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "model", "backend", "strict", NULL };
+	static char *kwlist[] = { "model", "backend", "strict", "fixed", NULL };
 	struct npu_compile_opts co = { .reuse_memory = 1 };
-	PyObject *model;
+	PyArrayObject *held[MAX_FIXED] = { NULL };
+	struct npu_array fixed[MAX_FIXED];
+	struct npu_model_opts mo = { .fixed = fixed };
+	PyObject *model, *fixed_seq = NULL;
 	int backend = NPU_BACKEND_AUTO, strict = 0, err;
 
 	if (m->g) {
 		PyErr_SetString(PyExc_RuntimeError, "a Model is initialised once");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|ip", kwlist, &model, &backend, &strict))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|ipO", kwlist, &model, &backend, &strict,
+					 &fixed_seq))
 		return -1;
+	if (fixed_seq && fixed_seq != Py_None &&
+	    fixed_values(fixed_seq, fixed, held, MAX_FIXED, &mo.nfixed)) {
+		err = -1;
+		goto out;
+	}
 	if (PyBytes_Check(model)) {
 		err = npu_model_load_mem(PyBytes_AS_STRING(model),
-					 (size_t)PyBytes_GET_SIZE(model), NULL, &m->g);
+					 (size_t)PyBytes_GET_SIZE(model), &mo, &m->g);
 	} else {
 		PyObject *path;
 
-		if (!PyUnicode_FSConverter(model, &path))
-			return -1;
-		err = npu_model_load(PyBytes_AS_STRING(path), NULL, &m->g);
+		if (!PyUnicode_FSConverter(model, &path)) {
+			err = -1;
+			goto out;
+		}
+		err = npu_model_load(PyBytes_AS_STRING(path), &mo, &m->g);
 		Py_DECREF(path);
 	}
-	if (err) {
+	if (err)
 		npu_py_raise(err, "cannot load the model", npu_last_error());
+out:
+	for (int i = 0; i < MAX_FIXED; i++)
+		Py_XDECREF(held[i]);
+	if (err)
 		return -1;
-	}
 	/* The NPU only where it may run something: auto, or asked for. */
 	if ((backend == NPU_BACKEND_AUTO || backend == NPU_BACKEND_NPU) && npu_device_count() > 0) {
 		err = npu_open(0, &m->dev);

@@ -136,6 +136,70 @@ def test_non_contiguous_inputs_are_read_right():
     np.testing.assert_array_equal(y, a + 1)
 
 
+def reshape_model():
+    """y = Reshape(x, shape), the shape an input: its value is needed to load."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])
+    s = helper.make_tensor_value_info("shape", TensorProto.INT64, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"])], "r", [x, s],
+                          [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_model_needing_input_values_loads_at_its_runs(provider):
+    sess = ort.InferenceSession(reshape_model(), providers=[provider])
+    assert [(i.name, i.type, i.shape) for i in sess.get_inputs()] == \
+        [("x", "tensor(float)", [2, 6]), ("shape", "tensor(int64)", [2])]
+    assert "first run" in sess.placement_report()
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    (y,) = sess.run(None, {"x": x, "shape": np.array([3, 4], np.int64)})
+    np.testing.assert_array_equal(y, x.reshape(3, 4))
+    (y,) = sess.run(None, {"x": x + 1, "shape": np.array([3, 4], np.int64)})
+    np.testing.assert_array_equal(y, (x + 1).reshape(3, 4))
+    (y,) = sess.run(["y"], {"x": x, "shape": np.array([-1, 2], np.int64)})
+    np.testing.assert_array_equal(y, x.reshape(6, 2))
+    assert "reshape" in sess.placement_report()
+    with pytest.raises(ort.NPUError):
+        sess.run(None, {"x": x, "shape": np.array([5, 5], np.int64)})
+
+
+def test_ortvalue_and_io_binding():
+    sess = ort.InferenceSession(tiny_model(relu=False), providers=["CPUExecutionProvider"])
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    v = ort.OrtValue.ortvalue_from_numpy(x)
+    assert v.shape() == [2, 3] and v.data_type() == "tensor(float)"
+    assert v.device_name() == "cpu" and v.is_tensor() and v.numpy() is not None
+    (y,) = sess.run_with_ort_values(["y"], {"a": v, "b": v})
+    np.testing.assert_array_equal(y.numpy(), 2 * x)
+    io = sess.io_binding()
+    io.bind_cpu_input("a", x)
+    io.bind_ortvalue_input("b", ort.OrtValue.ortvalue_from_numpy(np.ones_like(x)))
+    out = ort.OrtValue.ortvalue_from_shape_and_type([2, 3], np.float32)
+    io.bind_ortvalue_output("y", out)
+    sess.run_with_iobinding(io)
+    np.testing.assert_array_equal(out.numpy(), x + 1)
+    np.testing.assert_array_equal(io.copy_outputs_to_cpu()[0], x + 1)
+    buf = np.zeros((2, 3), np.float32)  # memory bound by address, as with a GPU buffer
+    io.clear_binding_outputs()
+    io.bind_output("y", "cpu", 0, np.float32, [2, 3], buf.ctypes.data)
+    sess.run_with_iobinding(io)
+    np.testing.assert_array_equal(buf, x + 1)
+    io.clear_binding_outputs()
+    io.bind_output("y")
+    io.bind_input("a", "cpu", 0, np.float32, [2, 3], buf.ctypes.data)
+    sess.run_with_iobinding(io)
+    np.testing.assert_array_equal(io.get_outputs()[0].numpy(), x + 2)
+    with pytest.raises(ort.InvalidArgument):
+        io.bind_output("y", "cuda")
+    with pytest.raises(ort.InvalidArgument):
+        out.update_inplace(np.zeros(3, np.float32))
+    out.update_inplace(np.zeros((2, 3), np.float32))
+    assert not out.numpy().any()
+
+
 # ---- the zoo, against onnxruntime's outputs --------------------------------
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -277,3 +341,14 @@ def test_command_line(tmp_path, capsys):
     np.testing.assert_array_equal(np.load(tmp_path / "out" / "y.npy"), np.zeros((2, 3)))
     assert main(["devices"]) == 0
     assert main(["run", str(tmp_path / "missing.onnx")]) == 1
+    # A model whose shape is an input: loaded with the value given.
+    path = tmp_path / "reshape.onnx"
+    path.write_bytes(reshape_model())
+    np.save(tmp_path / "x.npy", np.arange(12, dtype=np.float32).reshape(2, 6))
+    np.save(tmp_path / "s.npy", np.array([4, 3], np.int64))
+    capsys.readouterr()
+    assert main(["run", str(path), "--input", "x=%s" % (tmp_path / "x.npy"),
+                 "--input", "shape=%s" % (tmp_path / "s.npy"), "--iterations", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "y [4, 3] float32 [0. 1. 2. 3. 4. 5.] ..." in out and "3 runs" in out
+    assert os.environ.get("NPU_BACKEND") is None  # --backend cpu left nothing behind
