@@ -77,7 +77,7 @@ LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -I
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
 PREFIX ?= /usr/local
 
-.PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples python check fuzz soak sparse \
+.PHONY: all deps build firmware tools tests host-tests qemu driver libnpu install examples python python-asan check fuzz soak sparse \
 	check-models \
 	docs \
 	check-debug debug-kernel coverage demo bench bench-zoo clean
@@ -186,6 +186,19 @@ python: $(EXAMPLE_PC)
 		grep -v -e '^warning: build_py: byte-compiling' -e _BetaConfiguration \
 			-e 'warnings.warn(msg' -e '^$$' || true
 	@test -f $(BUILD)/python/npu/__init__.py && ls $(BUILD)/python/npu/_npu.*.so >/dev/null
+
+# The extension again under ASan and UBSan, in build/python-asan: make check
+# runs the Python tests on it with the sanitizers preloaded into python3.
+python-asan: $(EXAMPLE_PC)
+	@mkdir -p $(BUILD)/python-asan-build
+	@cd python && CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
+		LDFLAGS="-fsanitize=address,undefined" NPU_PREFIX=$(EXAMPLE_PREFIX) \
+		$(PYTHON) setup.py -q egg_info --egg-base $(abspath $(BUILD))/python-asan-build \
+		build --build-base $(abspath $(BUILD))/python-asan-build \
+		--build-lib $(abspath $(BUILD))/python-asan 2>&1 | \
+		grep -v -e '^warning: build_py: byte-compiling' -e _BetaConfiguration \
+			-e 'warnings.warn(msg' -e '^$$' || true
+	@ls $(BUILD)/python-asan/npu/_npu.*.so >/dev/null
 
 # One-file examples: npu-copy, and Documentation/getting-started.rst's two.
 $(BUILD)/examples/%: examples/%.c $(EXAMPLE_PC)
@@ -433,7 +446,7 @@ $(BUILD)/tests/%: tests/host/%.c tests/host/tap.h $(CORE_SAN_OBJS) $(CORE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< $(CORE_SAN_OBJS) -lm
 
-check: all
+check: all python-asan
 	@scripts/run-checks $(TESTS)
 
 # The whole model zoo (tests/models): each network against onnxruntime on

@@ -299,7 +299,9 @@ def test_no_leak_over_10000_runs():
     # A leak of one output array (24 bytes of data, ~100 of object) per run
     # is a megabyte here; of a reference to an input, as much in objects.
     assert grown_py < 64 * 1024, "Python heap grew %d bytes over 10,000 runs" % grown_py
-    assert grown_rss < 2048, "RSS grew %d KiB over 10,000 runs" % grown_rss
+    # ASan's quarantine keeps freed memory: there only the heap counts.
+    if "libasan" not in os.environ.get("LD_PRELOAD", ""):
+        assert grown_rss < 2048, "RSS grew %d KiB over 10,000 runs" % grown_rss
 
 
 def test_sessions_and_runs_from_several_threads():
