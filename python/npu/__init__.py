@@ -25,7 +25,9 @@ __all__ = [
     "InvalidArgument", "NoSuchFile", "InvalidGraph", "NotImplemented",
     "get_available_providers", "get_all_providers", "get_device",
     "get_version_string", "devices", "version", "__version__", "Graph", "Plan", "ops",
-    "OrtValue", "IOBinding",
+    "OrtValue", "IOBinding", "get_build_info", "set_default_logger_severity",
+    "set_default_logger_verbosity", "set_seed", "disable_telemetry_events",
+    "enable_telemetry_events",
 ]
 
 __version__ = _npu.version()
@@ -94,6 +96,32 @@ def get_available_providers():
 def get_device():
     """"NPU" where there is one, else "CPU" (onnxruntime: "CPU" or "GPU")."""
     return "NPU" if _npu.device_count() > 0 else "CPU"
+
+
+def get_build_info():
+    return "libnpu %s (the npu package: onnxruntime's API over libnpu)" % __version__
+
+
+# onnxruntime's process-wide settings: libnpu logs nothing and draws no
+# random numbers, so they are accepted and change nothing.
+def set_default_logger_severity(level):
+    del level
+
+
+def set_default_logger_verbosity(level):
+    del level
+
+
+def set_seed(seed):
+    del seed
+
+
+def disable_telemetry_events():
+    pass
+
+
+def enable_telemetry_events():
+    pass
 
 
 class GraphOptimizationLevel:
@@ -236,6 +264,7 @@ class InferenceSession:
         else:
             raise TypeError("InferenceSession takes a path or the model's bytes, not %s"
                             % type(path_or_bytes).__name__)
+        self._source = path_or_bytes
         backend, self._providers = self._choose(providers)
         if kwargs.get("npu_backend") is not None:  # libnpu's own name: python3 -m npu run
             backend = kwargs["npu_backend"]
@@ -320,6 +349,26 @@ class InferenceSession:
 
     def get_modelmeta(self):
         return None
+
+    def set_providers(self, providers=None, provider_options=None):
+        """Load the model again, placed from ``providers`` (as the constructor)."""
+        del provider_options
+        self.__init__(self._source, self._options, providers)
+
+    def disable_fallback(self):
+        """Strict placement from the next set_providers() on."""
+        self._options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+
+    def enable_fallback(self):
+        self._options.add_session_config_entry("session.disable_cpu_ep_fallback", "0")
+
+    def end_profiling(self):
+        """onnxruntime's profile file: none here ("" ); NPU_TRACE writes libnpu's
+        timeline (Documentation/observability.rst)."""
+        return ""
+
+    def get_profiling_start_time_ns(self):
+        return 0
 
     def _loaded(self):
         """The model as loaded (for a model that needs input values to load:

@@ -36,9 +36,10 @@ def _devices(args):
     if not found:
         print("no NPU (no /dev/accel node of the npu driver)")
     for d in found:
-        print("%d  %s  firmware %d.%d.%d (API %d.%d)  %d rings  SRAM %d KiB"
-              % (d["index"], d["node"], *d["fw_version"], *d["fw_api"], d["num_rings"],
-                 d["sram_size"] // 1024))
+        print("%d  %s  %s profile  firmware %d.%d.%d (API %d.%d)  %d rings  SRAM %d KiB  "
+              "%d commands  caps 0x%x"
+              % (d["index"], d["node"], d["profile"], *d["fw_version"], *d["fw_api"],
+                 d["num_rings"], d["sram_size"] // 1024, len(d["commands"]), d["fw_caps"]))
     return 0
 
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "npu_backend.h"
+#include "npu_cmd.h"
 #include "npu_ocl.h"
 
 static PyObject *npu_error;
@@ -110,6 +111,29 @@ static PyObject *py_device_count(PyObject *self, PyObject *args)
 	return PyLong_FromLong(npu_device_count());
 }
 
+static int npu_cmd_supported(const struct npu_device_info *info, unsigned int op)
+{
+	return op / 64 < NPU_CMD_CAPS_WORDS && (info->cmd_caps[op / 64] >> (op % 64) & 1);
+}
+
+/* The command opcodes (npu_cmd.h) the firmware runs. */
+static PyObject *commands(const struct npu_device_info *info)
+{
+	PyObject *list = PyList_New(0);
+
+	for (unsigned int op = 0; list && op < 64 * NPU_CMD_CAPS_WORDS; op++) {
+		PyObject *v;
+
+		if (!npu_cmd_supported(info, op))
+			continue;
+		v = PyLong_FromUnsignedLong(op);
+		if (!v || PyList_Append(list, v))
+			Py_CLEAR(list);
+		Py_XDECREF(v);
+	}
+	return list;
+}
+
 static PyObject *py_device_info(PyObject *self, PyObject *args)
 {
 	struct npu_device_info info;
@@ -131,7 +155,7 @@ static PyObject *py_device_info(PyObject *self, PyObject *args)
 	npu_close(dev);
 	if (err)
 		return npu_py_raise(err, "cannot read the NPU's properties", npu_last_error());
-	return Py_BuildValue("{s:i,s:s,s:(II),s:(III),s:(II),s:I,s:I,s:I,s:K,s:I}",
+	return Py_BuildValue("{s:i,s:s,s:(II),s:(III),s:(II),s:I,s:I,s:I,s:K,s:I,s:N,s:s}",
 			     "index", index, "node", info.node,
 			     "hw_version", info.hw_version >> 16, info.hw_version & 0xffff,
 			     "fw_version", info.fw_version >> 16, (info.fw_version >> 8) & 0xff,
@@ -140,7 +164,10 @@ static PyObject *py_device_info(PyObject *self, PyObject *args)
 			     "num_rings", info.num_rings, "sram_size", info.sram_size,
 			     "max_cmd_size", info.max_cmd_size,
 			     "max_buffer_size", (unsigned long long)info.max_buffer_size,
-			     "fw_caps", info.fw_caps);
+			     "fw_caps", info.fw_caps,
+			     "commands", commands(&info),
+			     /* the edge profile's firmware has no training (fp32) commands */
+			     "profile", npu_cmd_supported(&info, NPU_CMD_GEMM_F32) ? "full" : "edge");
 }
 
 static PyObject *py_opencl_device(PyObject *self, PyObject *args)

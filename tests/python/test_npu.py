@@ -73,6 +73,8 @@ def test_module_level_functions():
     for d in devs:
         assert d["node"].startswith("/dev/accel/")
         assert d["num_rings"] >= 1 and len(d["fw_version"]) == 3
+        assert d["profile"] in ("full", "edge") and 16 in d["commands"]  # NPU_CMD_GEMM_I8
+        assert (25 in d["commands"]) == (d["profile"] == "full")      # NPU_CMD_GEMM_F32
 
 
 # ---- a session's API, as onnxruntime's ---------------------------------
@@ -109,6 +111,22 @@ def test_session_from_a_path_and_options(tmp_path):
     x = np.ones((2, 3), np.float32)
     (y,) = sess.run(None, {"a": x, "b": x}, ort.RunOptions())
     np.testing.assert_array_equal(y, 2 * x)
+
+
+def test_more_of_onnxruntime_s_surface():
+    ort.set_default_logger_severity(3)
+    ort.set_seed(1)
+    ort.disable_telemetry_events()
+    assert ort.__version__ in ort.get_build_info()
+    sess = ort.InferenceSession(tiny_model(), providers=["CPUExecutionProvider"])
+    sess.set_providers(["CPUExecutionProvider"])
+    assert sess.get_providers() == ["CPUExecutionProvider"]
+    sess.disable_fallback()
+    assert sess.get_session_options().strict
+    sess.enable_fallback()
+    assert sess.end_profiling() == "" and sess.get_profiling_start_time_ns() == 0
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(sess.run(None, {"a": x, "b": -2 * x})[0], 0 * x)
 
 
 def test_default_providers_and_tuples():
