@@ -28,6 +28,7 @@ inc, lib = libnpu_flags()
 rpath = [os.environ["NPU_RPATH"]] if os.environ.get("NPU_RPATH") else lib
 setup(ext_modules=[Extension(
     "npu._npu", sources=["src/_npu.c", "src/graph.c", "src/ops.c"],
+    depends=["src/npu_py.h"],
     include_dirs=inc + [numpy.get_include()],
     library_dirs=lib, runtime_library_dirs=rpath, libraries=["npu"],
     extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror",

@@ -96,7 +96,7 @@ static int graph_ok(Graph *g)
 /* The result of a libnpu call that changes @g: None, or the error it gave. */
 static PyObject *graph_result(Graph *g, int err, const char *what)
 {
-	if (err < 0 || err > 0)
+	if (err)
 		return npu_py_raise(err, what, npu_graph_error(g->g));
 	Py_RETURN_NONE;
 }
