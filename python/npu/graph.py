@@ -242,7 +242,10 @@ class Graph:
         return y
 
     def transpose(self, x, perm, out=None):
-        y = self._like(x, out)
+        """Out dim d is x's dim perm[d]."""
+        shape = self.shape(x)
+        y = self._like(x, out, tuple(shape[p] for p in perm) if
+                       sorted(perm) == list(range(len(shape))) else ())
         _call(self._g.transpose, x, y, list(perm))
         return y
 

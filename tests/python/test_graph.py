@@ -209,6 +209,30 @@ def test_transformer_blocks_match_float64(backend):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shape_ops_and_casts(backend):
+    g = npu.Graph()
+    x = g.input((2, 3, 4))
+    t = g.transpose(x, (2, 0, 1))
+    m = g.mean(x, 2)
+    b = g.cast(x, "bfloat16")
+    back = g.cast(b, "float32")
+    r = g.reshape(x, (6, 4))
+    assert g.shape(t) == (4, 2, 3) and g.shape(m) == (2, 3, 1) and g.dtype(b) == "bfloat16"
+    g.outputs = [t, m, back, r]
+    plan = g.compile(backend)
+    xv = (np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 11) / 3
+    tv, mv, bv, rv = plan.forward({x: xv}, fetch=[t, m, back, r])
+    np.testing.assert_array_equal(tv, xv.transpose(2, 0, 1))
+    np.testing.assert_allclose(mv[..., 0], xv.astype(np.float64).mean(2), rtol=1e-6)
+    # bf16 keeps fp32's top 16 bits, rounded to nearest even: worked here in integers
+    bits = xv.view(np.uint32).astype(np.uint64)
+    want = ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32).view(np.float32)
+    np.testing.assert_array_equal(bv, want)
+    np.testing.assert_array_equal(plan.read(b), (want.view(np.uint32) >> 16).astype(np.uint16))
+    np.testing.assert_array_equal(rv, xv.reshape(6, 4))
+
+
 def test_graph_errors_are_exceptions_with_libnpu_s_reason():
     g = npu.Graph()
     x = g.input((4, 3))
