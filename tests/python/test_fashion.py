@@ -3,8 +3,7 @@
 npu-fashion): the same network, weights, shuffle and schedule, so the same
 fp32 and int8 test accuracies, to the last digit printed; and its int8
 graph as placed equal to libnpu's CPU reference. A short setting (one
-epoch of 1,024 images); in the emulated guest only with NPU_PY_FASHION=1
-(minutes there)."""
+epoch of 1,024 images: 30 s on the emulated guest's NPU)."""
 import os
 import re
 import subprocess
@@ -23,9 +22,6 @@ def accuracies(out):
             re.findall(r"int8: test accuracy ([\d.]+)%", out))
 
 
-@pytest.mark.skipif(os.environ.get("NPU_VM") == "1" and
-                    os.environ.get("NPU_PY_FASHION") != "1",
-                    reason="minutes in the emulated guest (NPU_PY_FASHION=1 runs it)")
 def test_fashion_py_matches_the_c_demo(tmp_path):
     if not os.path.exists(os.path.join(DATA, "t10k-labels-idx1-ubyte.gz")):
         pytest.skip("no Fashion-MNIST in %s" % DATA)
