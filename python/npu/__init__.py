@@ -206,24 +206,10 @@ def _onnx_io(model):
             [arg(v) for v in m.graph.output])
 
 
-class _Frozen:
-    """An input's value as a key: its dtype, shape and bytes."""
-
-    def __init__(self, a):
-        self.a = a.copy()
-
-    def __eq__(self, other):
-        return _same(other.a, self.a)
-
-    def __hash__(self):
-        return hash((self.a.dtype.str, self.a.shape, self.a.tobytes()))
-
-
-def _same(a, frozen):
-    if isinstance(frozen, _Frozen):
-        frozen = frozen.a
-    return a is not None and a.dtype == frozen.dtype and a.shape == frozen.shape and \
-        bool((a == frozen).all())
+def _same(a, b):
+    """The same input value: dtype, shape and elements."""
+    return a is not None and a.dtype == b.dtype and a.shape == b.shape and \
+        bool((a == b).all())
 
 
 class NodeArg:
@@ -269,7 +255,7 @@ class InferenceSession:
         if kwargs.get("npu_backend") is not None:  # libnpu's own name: python3 -m npu run
             backend = kwargs["npu_backend"]
         self._load = (model, backend, self._options.strict)
-        self._models = {}     # the model loaded with fixed input values, by those values
+        self._models = []     # (model, {input: the value its load used}), newest last
         self._last = None
         try:
             self._model = _npu.Model(*self._load)
@@ -295,8 +281,8 @@ class InferenceSession:
     def _model_for(self, feed):
         """The model loaded for ``feed``'s values of the inputs its load
         needed (those it no longer declares as inputs)."""
-        for key, (m, used) in self._models.items():
-            if all(_same(feed.get(n), v) for n, v in zip(used, key)):
+        for m, used in self._models:
+            if all(_same(feed.get(n), v) for n, v in used.items()):
                 return m
         fixed = [(n, v) for n, v in feed.items()]
         try:
@@ -306,11 +292,9 @@ class InferenceSession:
         kept = {io[0] for io in m.inputs}
         # An input read at load time and as data stays declared: then
         # every integer input (shapes, indexes) decides.
-        used = [n for n in feed if n not in kept] or \
+        names = [n for n in feed if n not in kept] or \
             [n for n in feed if feed[n].dtype.kind in "iub"]
-        if len(self._models) >= 8:
-            self._models.pop(next(iter(self._models)))
-        self._models[tuple(_Frozen(feed[n]) for n in used)] = (m, used)
+        self._models = self._models[-7:] + [(m, {n: feed[n].copy() for n in names})]
         return m
 
     @staticmethod

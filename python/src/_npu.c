@@ -72,6 +72,49 @@ size_t npu_py_elem_size(enum npu_dtype d)
 	return 0;
 }
 
+int npu_py_u32_seq(PyObject *o, uint32_t *v, uint32_t max, uint32_t *n, const char *what)
+{
+	PyObject *fast = PySequence_Fast(o, what);
+	Py_ssize_t len;
+
+	if (!fast)
+		return -1;
+	len = PySequence_Fast_GET_SIZE(fast);
+	if (len > (Py_ssize_t)max) {
+		PyErr_Format(PyExc_ValueError, "%s: at most %u entries, %zd given", what, max, len);
+		Py_DECREF(fast);
+		return -1;
+	}
+	for (Py_ssize_t i = 0; i < len; i++) {
+		unsigned long long x = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
+
+		if (PyErr_Occurred() || x > UINT32_MAX) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_ValueError, "%s: entry %zd is not an integer in "
+				     "[0, 2^32)", what, i);
+			Py_DECREF(fast);
+			return -1;
+		}
+		v[i] = (uint32_t)x;
+	}
+	*n = (uint32_t)len;
+	Py_DECREF(fast);
+	return 0;
+}
+
+int npu_py_u32_exact(PyObject *o, uint32_t *v, uint32_t want, const char *what)
+{
+	uint32_t n;
+
+	if (npu_py_u32_seq(o, v, want, &n, what))
+		return -1;
+	if (n != want) {
+		PyErr_Format(PyExc_ValueError, "%s: %u entries wanted, %u given", what, want, n);
+		return -1;
+	}
+	return 0;
+}
+
 PyArrayObject *npu_py_array(PyObject *o, int type, const char *what)
 {
 	PyArrayObject *a;

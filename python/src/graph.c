@@ -40,51 +40,6 @@ static int tensor_npy_type(enum npu_dtype d)
 	return d == NPU_DT_BFLOAT16 ? NPY_UINT16 : npu_py_npy_type(d);
 }
 
-/* A sequence of at most @max non-negative integers that fit 32 bits. */
-static int u32_seq(PyObject *o, uint32_t *v, uint32_t max, uint32_t *n, const char *what)
-{
-	PyObject *fast = PySequence_Fast(o, what);
-	Py_ssize_t len;
-
-	if (!fast)
-		return -1;
-	len = PySequence_Fast_GET_SIZE(fast);
-	if (len > (Py_ssize_t)max) {
-		PyErr_Format(PyExc_ValueError, "%s: at most %u entries, %zd given", what, max, len);
-		Py_DECREF(fast);
-		return -1;
-	}
-	for (Py_ssize_t i = 0; i < len; i++) {
-		unsigned long long x = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
-
-		if (PyErr_Occurred() || x > UINT32_MAX) {
-			PyErr_Clear();
-			PyErr_Format(PyExc_ValueError, "%s: entry %zd is not an integer in "
-				     "[0, 2^32)", what, i);
-			Py_DECREF(fast);
-			return -1;
-		}
-		v[i] = (uint32_t)x;
-	}
-	*n = (uint32_t)len;
-	Py_DECREF(fast);
-	return 0;
-}
-
-/* Exactly @want entries. */
-static int u32_exact(PyObject *o, uint32_t *v, uint32_t want, const char *what)
-{
-	uint32_t n;
-
-	if (u32_seq(o, v, want, &n, what))
-		return -1;
-	if (n != want) {
-		PyErr_Format(PyExc_ValueError, "%s: %u entries wanted, %u given", what, want, n);
-		return -1;
-	}
-	return 0;
-}
-
 static int graph_ok(Graph *g)
 {
 	if (g->g)
@@ -154,7 +109,7 @@ static PyObject *graph_tensor(Graph *g, PyObject *args, PyObject *kw)
 					 &d.scale, &d.zero_point, &cs, &d.quant_dim, &d.layout))
 		return NULL;
 	d.dtype = (enum npu_dtype)dtype;
-	if (u32_seq(shape, d.dims, NPU_MAX_RANK, &d.rank, "shape"))
+	if (npu_py_u32_seq(shape, d.dims, NPU_MAX_RANK, &d.rank, "shape"))
 		return NULL;
 	type = tensor_npy_type(d.dtype);
 	if (type < 0) {
@@ -225,7 +180,7 @@ static PyObject *graph_declare(Graph *g, PyObject *args)
 	PyObject *seq;
 
 	if (graph_ok(g) || !PyArg_ParseTuple(args, "pO", &output, &seq) ||
-	    u32_seq(seq, v, 256, &n, "ids"))
+	    npu_py_u32_seq(seq, v, 256, &n, "ids"))
 		return NULL;
 	for (uint32_t i = 0; i < n; i++)
 		ids[i] = (int)v[i];
@@ -361,9 +316,9 @@ static PyObject *graph_conv2d(Graph *g, PyObject *args, PyObject *kw)
 	if (graph_ok(g) ||
 	    !PyArg_ParseTupleAndKeywords(args, kw, "iiii|OOOpiI", kwlist, &in, &f, &b, &out,
 					 &stride, &pad, &dil, &a.depthwise, &act, &a.groups) ||
-	    (stride && u32_exact(stride, a.stride, 2, "stride")) ||
-	    (pad && u32_exact(pad, a.pad, 4, "pad (top, left, bottom, right)")) ||
-	    (dil && u32_exact(dil, a.dilation, 2, "dilation")))
+	    (stride && npu_py_u32_exact(stride, a.stride, 2, "stride")) ||
+	    (pad && npu_py_u32_exact(pad, a.pad, 4, "pad (top, left, bottom, right)")) ||
+	    (dil && npu_py_u32_exact(dil, a.dilation, 2, "dilation")))
 		return NULL;
 	a.act = (enum npu_activation)act;
 	return graph_result(g, LOCKED(g, npu_graph_conv2d_ex(g->g, in, f, b, out, &a)), "conv2d");
@@ -380,8 +335,8 @@ static PyObject *graph_pool(Graph *g, PyObject *args, PyObject *kw)
 	if (graph_ok(g) ||
 	    !PyArg_ParseTupleAndKeywords(args, kw, "iiOO|Op", kwlist, &in, &out, &kernel,
 					 &stride, &pad, &a.average) ||
-	    u32_exact(kernel, a.kernel, 2, "kernel") || u32_exact(stride, a.stride, 2, "stride") ||
-	    (pad && u32_exact(pad, a.pad, 4, "pad (top, left, bottom, right)")))
+	    npu_py_u32_exact(kernel, a.kernel, 2, "kernel") || npu_py_u32_exact(stride, a.stride, 2, "stride") ||
+	    (pad && npu_py_u32_exact(pad, a.pad, 4, "pad (top, left, bottom, right)")))
 		return NULL;
 	return graph_result(g, LOCKED(g, npu_graph_pool_ex(g->g, in, out, &a)), "pool");
 }
@@ -405,7 +360,7 @@ static PyObject *graph_concat(Graph *g, PyObject *args)
 	PyObject *seq;
 
 	if (graph_ok(g) || !PyArg_ParseTuple(args, "OiI", &seq, &out, &axis) ||
-	    u32_seq(seq, v, NPU_CONCAT_MAX_INPUTS, &n, "inputs"))
+	    npu_py_u32_seq(seq, v, NPU_CONCAT_MAX_INPUTS, &n, "inputs"))
 		return NULL;
 	for (uint32_t i = 0; i < n; i++)
 		ins[i] = (int)v[i];
@@ -437,8 +392,8 @@ static PyObject *graph_pad(Graph *g, PyObject *args)
 	int in, out;
 
 	if (graph_ok(g) || !PyArg_ParseTuple(args, "iiOO", &in, &out, &b, &a) ||
-	    rank_of(g, in, &rank) || u32_exact(b, before, rank, "before") ||
-	    u32_exact(a, after, rank, "after"))
+	    rank_of(g, in, &rank) || npu_py_u32_exact(b, before, rank, "before") ||
+	    npu_py_u32_exact(a, after, rank, "after"))
 		return NULL;
 	return graph_result(g, LOCKED(g, npu_graph_pad(g->g, in, out, before, after)), "pad");
 }
@@ -451,7 +406,7 @@ static PyObject *graph_transpose(Graph *g, PyObject *args)
 	int in, out;
 
 	if (graph_ok(g) || !PyArg_ParseTuple(args, "iiO", &in, &out, &p) ||
-	    rank_of(g, in, &rank) || u32_exact(p, perm, rank, "perm"))
+	    rank_of(g, in, &rank) || npu_py_u32_exact(p, perm, rank, "perm"))
 		return NULL;
 	return graph_result(g, LOCKED(g, npu_graph_transpose(g->g, in, out, perm)), "transpose");
 }

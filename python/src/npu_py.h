@@ -33,6 +33,14 @@ size_t npu_py_elem_size(enum npu_dtype d);
  */
 PyArrayObject *npu_py_array(PyObject *o, int type, const char *what);
 
+/*
+ * A sequence of at most @max non-negative integers that fit 32 bits into
+ * @v (*@n of them); _exact: exactly @want. 0, or -1 with a ValueError
+ * naming @what.
+ */
+int npu_py_u32_seq(PyObject *o, uint32_t *v, uint32_t max, uint32_t *n, const char *what);
+int npu_py_u32_exact(PyObject *o, uint32_t *v, uint32_t want, const char *what);
+
 /* graph.c: _npu.Graph and _npu.Plan. */
 extern PyTypeObject npu_py_graph_type, npu_py_plan_type;
 

@@ -149,26 +149,10 @@ out:
 	return res;
 }
 
-/* Two non-negative integers, (height, width). */
+/* (height, width), when given. */
 static int pair(PyObject *o, uint32_t *v, const char *what)
 {
-	unsigned int a, b;
-	PyObject *t;
-	int ok;
-
-	if (!o)
-		return 0;
-	t = PySequence_Check(o) ? PySequence_Tuple(o) : NULL;
-	ok = t && PyArg_ParseTuple(t, "II", &a, &b);
-	Py_XDECREF(t);
-	if (!ok) {
-		PyErr_Clear();
-		PyErr_Format(PyExc_TypeError, "%s: (height, width) wanted", what);
-		return -1;
-	}
-	v[0] = a;
-	v[1] = b;
-	return 0;
+	return o ? npu_py_u32_exact(o, v, 2, what) : 0;
 }
 
 /* An output size from the input's, TFLite's way: symmetric padding. */
@@ -468,7 +452,7 @@ static PyObject *py_transpose(PyObject *self, PyObject *args)
 	struct npu_transpose p = { 0 };
 	PyArrayObject *in, *out;
 	npy_intp dims[4];
-	PyObject *io, *po, *fast;
+	PyObject *io, *po;
 	int err;
 
 	(void)self;
@@ -479,28 +463,18 @@ static PyObject *py_transpose(PyObject *self, PyObject *args)
 		return NULL;
 	p.rank = (uint32_t)PyArray_NDIM(in);
 	p.elem_size = (uint32_t)PyArray_ITEMSIZE(in);
-	fast = PySequence_Fast(po, "perm: a sequence wanted");
-	if (!fast || PySequence_Fast_GET_SIZE(fast) != (Py_ssize_t)p.rank) {
-		if (fast)
-			PyErr_SetString(PyExc_ValueError, "perm: one entry per dim of x wanted");
-		Py_XDECREF(fast);
+	if (npu_py_u32_exact(po, p.perm, p.rank, "perm")) {
 		Py_DECREF(in);
 		return NULL;
 	}
 	for (uint32_t i = 0; i < p.rank; i++) {
-		long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
-
-		if (v < 0 || v >= (long)p.rank) {
-			if (!PyErr_Occurred())
-				PyErr_SetString(PyExc_ValueError, "perm: entries are dims of x");
-			Py_DECREF(fast);
+		if (p.perm[i] >= p.rank) {
+			PyErr_SetString(PyExc_ValueError, "perm: entries are dims of x");
 			Py_DECREF(in);
 			return NULL;
 		}
-		p.perm[i] = (uint32_t)v;
 		p.dims[i] = (uint32_t)PyArray_DIM(in, i);
 	}
-	Py_DECREF(fast);
 	for (uint32_t i = 0; i < p.rank; i++)
 		dims[i] = PyArray_DIM(in, p.perm[i]);
 	Py_INCREF(PyArray_DESCR(in));
@@ -528,35 +502,19 @@ static PyObject *py_pad_i8(PyObject *self, PyObject *args, PyObject *kw)
 	if (!in)
 		return NULL;
 	p.rank = (uint32_t)PyArray_NDIM(in);
-	for (uint32_t i = 0; i < 2; i++) {
-		PyObject *fast = PySequence_Fast(i ? ao : bo, "before, after: sequences wanted");
-
-		if (!fast || PySequence_Fast_GET_SIZE(fast) != (Py_ssize_t)p.rank) {
-			if (fast)
-				PyErr_SetString(PyExc_ValueError, "before, after: one entry per "
-						"dim of x wanted");
-			Py_XDECREF(fast);
+	if (npu_py_u32_exact(bo, p.before, p.rank, "before") ||
+	    npu_py_u32_exact(ao, p.after, p.rank, "after")) {
+		Py_DECREF(in);
+		return NULL;
+	}
+	for (uint32_t d = 0; d < p.rank; d++) {
+		if (p.before[d] > 65535 || p.after[d] > 65535) {
+			PyErr_SetString(PyExc_ValueError, "before, after: entries in [0, 65535]");
 			Py_DECREF(in);
 			return NULL;
 		}
-		for (uint32_t d = 0; d < p.rank; d++) {
-			long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, d));
-
-			if (v < 0 || v > 65535) {
-				if (!PyErr_Occurred())
-					PyErr_SetString(PyExc_ValueError, "before, after: "
-							"entries in [0, 65535]");
-				Py_DECREF(fast);
-				Py_DECREF(in);
-				return NULL;
-			}
-			(i ? p.after : p.before)[d] = (uint32_t)v;
-		}
-		Py_DECREF(fast);
-	}
-	for (uint32_t d = 0; d < p.rank; d++) {
 		p.dims[d] = (uint32_t)PyArray_DIM(in, d);
-		dims[d] = p.before[d] + p.dims[d] + p.after[d];
+		dims[d] = (npy_intp)p.before[d] + p.dims[d] + p.after[d];
 	}
 	out = new_i8((int)p.rank, dims);
 	err = out ? ON_DEVICE(npu_run_pad(dev, &p, PyArray_DATA(in), PyArray_DATA(out))) : 0;
