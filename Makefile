@@ -40,7 +40,7 @@ TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_ge
 	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
 	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement \
 	$(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile $(BUILD)/tests/test_onnx \
-	$(BUILD)/tests/test_onnx_nets $(BUILD)/tests/test_registry
+	$(BUILD)/tests/test_onnx_nets $(BUILD)/tests/test_registry $(BUILD)/tests/test_elemfn
 VM_TESTS := $(BUILD)/tests/vm_smoke $(BUILD)/tests/npu_uapi_test $(BUILD)/tests/npu_usage_test \
 	$(BUILD)/tests/npu_implicit_test \
 	$(BUILD)/tests/libnpu_test \
@@ -62,7 +62,7 @@ LIBNPU_PRIV_HDRS := $(shell find libnpu/src -name '*.h')
 LIBNPU_HDRS := $(wildcard libnpu/include/*.h)
 # The command stream's definitions, which command-buffer apps write with
 # (npu.h points to them): installed beside libnpu's headers.
-CMD_HDRS := include/npu_cmd.h include/npu_cmd_nd.h include/npu_cmd_train.h include/npu_types.h include/npu_quant.h include/npu_f32_bits.h
+CMD_HDRS := include/npu_cmd.h include/npu_cmd_nd.h include/npu_elemfn.h include/npu_cmd_train.h include/npu_types.h include/npu_quant.h include/npu_f32_bits.h
 LIBNPU_OBJS := $(patsubst libnpu/src/%.c,$(BUILD)/libnpu/%.o,$(LIBNPU_SRCS)) \
 	$(BUILD)/libnpu/ocl_program.o $(BUILD)/libnpu/gen/onnx.pb-c.o
 # ONNX's protobuf schema, as libonnx-dev ships it; protoc-c makes its C code.
@@ -71,7 +71,7 @@ ONNX_PROTO := /usr/include/onnx/onnx.proto
 LIBNPU_LIBS := $$(pkg-config --libs libdrm libprotobuf-c) -lm
 LIBNPU_REF_SRCS := $(wildcard libnpu/src/ref/*.c)
 # The OpenCL program: npu_quant.h's arithmetic, then the kernels.
-OCL_SOURCES := include/npu_quant.h libnpu/src/ref/nd_fn.h $(sort $(wildcard libnpu/src/backends/opencl/kernels/*.cl))
+OCL_SOURCES := include/npu_quant.h include/npu_elemfn.h include/npu_elemfn_eval.h libnpu/src/ref/nd_fn.h $(sort $(wildcard libnpu/src/backends/opencl/kernels/*.cl))
 LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Ilibnpu/src \
 	-Iinclude -Iuapi -I$(BUILD)/libnpu/gen $(COV_FLAGS)
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
@@ -396,6 +396,11 @@ $(BUILD)/tests/test_nd_cmds: tests/host/test_nd_cmds.c tests/host/isa.h $(REF_SA
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -Ilibnpu/src -o $@ $< \
 		$(REF_SAN_OBJS) $(call san_obj,libnpu/src/device/pack_nd.c) $(CORE_SAN_OBJS) -lm
+
+# The element functions every implementation compiles, against long double oracles.
+$(BUILD)/tests/test_elemfn: tests/host/test_elemfn.c tests/host/tap.h include/npu_elemfn.h include/npu_elemfn_eval.h
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< -lm
 
 # The training commands on the device core against libnpu's CPU reference.
 $(BUILD)/tests/test_train: tests/host/test_train.c tests/host/isa.h $(REF_SAN_OBJS) $(call san_obj,libnpu/src/device/pack_train.c) $(LIBNPU_HDRS) $(CORE_SAN_OBJS)

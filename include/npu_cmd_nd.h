@@ -23,6 +23,7 @@
 #define NPU_CMD_ND_H
 
 #include "npu_cmd.h"	/* struct npu_cmd_hdr (it includes this file at its end) */
+#include "npu_elemfn.h"	/* the element functions: NPU_BIN_*, NPU_ACTFN_* */
 
 #define NPU_ND_MAX_RANK		6	/* elementwise, matmul batches, reductions */
 #define NPU_COPY_MAX_RANK	12	/* a copy: a tile splits each dim in two */
@@ -47,7 +48,7 @@ enum npu_nd_dtype {
  * logic write bool (one byte, 0 or 1).
  * @hdr: op NPU_CMD_BINARY, size 120.
  * @a, @b: @dtype elements; @out: @dtype's or bool; packed over their dims.
- * @fn: NPU_BIN_*.
+ * @fn: enum npu_binfn_code (npu_elemfn.h, which says what each computes).
  * @rank: 1..NPU_ND_MAX_RANK.
  * @dtype: NPU_ND_F32, NPU_ND_I32 or NPU_ND_I64; NPU_ND_BOOL for the logic.
  * @flags: NPU_BIN_F_RELU (fp32 arithmetic: ADD to MIN, and POW): then
@@ -69,27 +70,10 @@ struct npu_cmd_binary {
 	uint32_t b_dims[NPU_ND_MAX_RANK];
 };
 #define NPU_BIN_F_RELU	(1u << 0)
-#define NPU_BIN_ADD	1
-#define NPU_BIN_SUB	2
-#define NPU_BIN_MUL	3
-#define NPU_BIN_DIV	4
-#define NPU_BIN_MAX	5	/* NaN wins (numpy's maximum) */
-#define NPU_BIN_MIN	6	/* NaN wins */
-#define NPU_BIN_POW	7	/* pow() in double, rounded once */
-#define NPU_BIN_EQUAL	8	/* into bool; NaN equals nothing */
-#define NPU_BIN_LESS	9
-#define NPU_BIN_GREATER	10
-#define NPU_BIN_LESS_EQUAL	11
-#define NPU_BIN_GREATER_EQUAL	12
-#define NPU_BIN_MOD	13	/* the divisor's sign (Python's %); integers by 0: 0 */
-#define NPU_BIN_FMOD	14	/* the dividend's sign (C's fmod and %) */
-#define NPU_BIN_AND	15	/* NPU_ND_BOOL only, into bool */
-#define NPU_BIN_OR	16
-#define NPU_BIN_XOR	17
 
 /**
  * struct npu_cmd_activation - an elementwise function of one tensor:
- * fp32 in and out through enum NPU_ACT_*, or 8-bit in and out through a
+ * fp32 in and out through a function of enum npu_actfn_code, or 8-bit in and out through a
  * 256-entry table (NPU_ACTFN_TABLE: out[i] = table[(uint8_t)in[i]]), which
  * is how an int8 network runs any activation: libnpu fills the table with
  * the function of each dequantized value, quantized again.
@@ -97,9 +81,10 @@ struct npu_cmd_binary {
  * @in, @out: @count elements (fp32, or bytes with NPU_ACTFN_TABLE).
  * @table: 256 bytes with NPU_ACTFN_TABLE, else 0.
  * @count: 1..NPU_TENSOR_MAX_BYTES / 4.
- * @fn: NPU_ACT_*.
+ * @fn: enum npu_actfn_code (npu_elemfn.h, which says what each computes
+ *	and which parameters it reads), or NPU_ACTFN_TABLE.
  * @alpha, @beta: fp32 bits: leaky ReLU's slope (alpha), hard-sigmoid's
- *	and affine's alpha * x + beta; else 0.
+ *	and affine's alpha * x + beta ...; 0 where @fn reads none.
  * @lo, @hi: fp32 bits: clip's bounds (lo <= hi, neither NaN); else 0.
  */
 struct npu_cmd_activation {
@@ -114,54 +99,7 @@ struct npu_cmd_activation {
 	uint32_t lo;
 	uint32_t hi;
 };
-#define NPU_ACTFN_RELU		1
-#define NPU_ACTFN_LEAKY_RELU	2	/* x >= 0 ? x : alpha * x */
-#define NPU_ACTFN_SIGMOID		3
-#define NPU_ACTFN_TANH		4
-#define NPU_ACTFN_CLIP		5	/* min(max(x, lo), hi): ReLU6 */
-#define NPU_ACTFN_HARD_SWISH	6	/* x * max(0, min(1, x / 6 + 1 / 2)) */
-#define NPU_ACTFN_HARD_SIGMOID	7	/* max(0, min(1, alpha * x + beta)) */
-#define NPU_ACTFN_GELU		8	/* x / 2 * (1 + erf(x / sqrt 2)) */
-#define NPU_ACTFN_GELU_TANH	9	/* x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) */
-#define NPU_ACTFN_SILU		10	/* x * sigmoid(x) */
-#define NPU_ACTFN_EXP		11
-#define NPU_ACTFN_ERF		12
-#define NPU_ACTFN_LOG		13
-#define NPU_ACTFN_SQRT		14
-#define NPU_ACTFN_RECIPROCAL	15	/* 1 / x in fp32 */
-#define NPU_ACTFN_NEG		16
-#define NPU_ACTFN_ABS		17
-#define NPU_ACTFN_AFFINE		18	/* alpha * x + beta in fp32 */
-#define NPU_ACTFN_FLOOR		19
-#define NPU_ACTFN_CEIL		20
-#define NPU_ACTFN_ROUND		21	/* half to even */
-#define NPU_ACTFN_SIGN		22
-#define NPU_ACTFN_GRAD_NUM	23	/* NPU_CMD_ACT_BWD takes 1 .. this - 1 */
-#define NPU_ACTFN_ELU		23	/* x > 0 ? x : alpha * (e^x - 1) */
-#define NPU_ACTFN_SELU		24	/* beta * (x > 0 ? x : alpha * (e^x - 1)) */
-#define NPU_ACTFN_CELU		25	/* max(0, x) + min(0, alpha * (e^(x / alpha) - 1)) */
-#define NPU_ACTFN_SOFTPLUS	26	/* log(1 + e^x) */
-#define NPU_ACTFN_SOFTSIGN	27	/* x / (1 + |x|) */
-#define NPU_ACTFN_THRESHOLDED_RELU 28	/* x > alpha ? x : 0 */
-#define NPU_ACTFN_MISH		29	/* x * tanh(softplus(x)) */
-#define NPU_ACTFN_NUM		30
-#define NPU_ACTFN_TABLE		64	/* 8-bit in and out through @table */
 
-/*
- * Which of @alpha, @beta, @lo, @hi (bits 0..3) NPU_ACTFN_* @fn reads; the
- * others must be 0. The engine's check and libnpu's packer share it.
- */
-static inline uint32_t npu_actfn_params(uint32_t fn)
-{
-	switch (fn) {
-	case NPU_ACTFN_LEAKY_RELU: case NPU_ACTFN_ELU: case NPU_ACTFN_CELU:
-	case NPU_ACTFN_THRESHOLDED_RELU:
-		return 1;
-	case NPU_ACTFN_HARD_SIGMOID: case NPU_ACTFN_AFFINE: case NPU_ACTFN_SELU: return 3;
-	case NPU_ACTFN_CLIP: return 12;
-	default: return 0;
-	}
-}
 
 /**
  * struct npu_cmd_copy - data movement as the DMA engine does it, one

@@ -367,7 +367,7 @@ struct npu_cmd_norm_bwd {
  * @hdr: op NPU_CMD_ACT_BWD, size 56.
  * @x, @dy, @dx: fp32 [@count].
  * @count: 1..NPU_TENSOR_MAX_BYTES / 4.
- * @fn: NPU_ACTFN_* (not NPU_ACTFN_TABLE).
+ * @fn: an NPU_ACTFN_* whose derivative npu_actfn_has_grad() says exists.
  * @alpha, @beta, @lo, @hi: as NPU_CMD_ACTIVATION's for @fn.
  */
 struct npu_cmd_act_bwd {

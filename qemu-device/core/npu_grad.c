@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "npu_cmd.h"
+#include "npu_elemfn_eval.h"
 #include "npu_train_math.h"
 #include "npu_tensor_priv.h"
 
@@ -148,52 +149,13 @@ out:
 
 /* ---- NPU_CMD_ACT_BWD ---------------------------------------------------------- */
 
-/* f'(x) of NPU_ACTFN_* @fn, in double. */
-static double act_deriv(uint32_t fn, double x, double alpha, double beta, double lo, double hi)
-{
-	const double rsqrt2pi = 0.3989422804014327, c = 0.7978845608028654, k = 0.044715;
-	double s, t, u;
-
-	switch (fn) {
-	case NPU_ACTFN_RELU: return x > 0;
-	case NPU_ACTFN_LEAKY_RELU: return x >= 0 ? 1 : alpha;
-	case NPU_ACTFN_SIGMOID:
-		s = 1 / (1 + exp(-x));
-		return s * (1 - s);
-	case NPU_ACTFN_TANH:
-		t = tanh(x);
-		return 1 - t * t;
-	case NPU_ACTFN_CLIP: return x >= lo && x <= hi;
-	case NPU_ACTFN_HARD_SWISH: return x < -3 ? 0 : x > 3 ? 1 : x / 3 + 0.5;
-	case NPU_ACTFN_HARD_SIGMOID:
-		u = alpha * x + beta;
-		return u > 0 && u < 1 ? alpha : 0;
-	case NPU_ACTFN_GELU: return 0.5 * erfc(-x / sqrt(2.0)) + x * rsqrt2pi * exp(-0.5 * x * x);
-	case NPU_ACTFN_GELU_TANH:
-		t = tanh(c * (x + k * x * x * x));
-		return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * k * x * x);
-	case NPU_ACTFN_SILU:
-		s = 1 / (1 + exp(-x));
-		return s * (1 + x * (1 - s));
-	case NPU_ACTFN_EXP: return exp(x);
-	case NPU_ACTFN_ERF: return 2 * rsqrt2pi * sqrt(2.0) * exp(-x * x);
-	case NPU_ACTFN_LOG: return 1 / x;
-	case NPU_ACTFN_SQRT: return 0.5 / sqrt(x);
-	case NPU_ACTFN_RECIPROCAL: return -1 / (x * x);
-	case NPU_ACTFN_NEG: return -1;
-	case NPU_ACTFN_ABS: return x > 0 ? 1 : x < 0 ? -1 : 0;
-	case NPU_ACTFN_AFFINE: return alpha;
-	default: return 0;	/* floor, ceil, round, sign */
-	}
-}
-
 uint32_t npu_act_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint64_t x_va = npu_rd64(c + 8), dy_va = npu_rd64(c + 16), dx_va = npu_rd64(c + 24);
 	uint32_t count = npu_rd32(c + 32), fn = npu_rd32(c + 36), prm[4], st;
 	float *x = NULL, *dy = NULL;
-	double p[4];
+	float p[4];
 
 	if (size != sizeof(struct npu_cmd_act_bwd))
 		return NPU_DMA_ERR_ARGS;
@@ -203,7 +165,7 @@ uint32_t npu_act_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		if (!(npu_actfn_params(fn) >> i & 1) ? prm[i] != 0 : !npu_f32_bits_finite(prm[i]))
 			return NPU_DMA_ERR_ARGS;	/* unused ones 0, used ones finite */
 	}
-	if (!count || count > NPU_MAX_F32 || !npu_in_range(fn, 1, NPU_ACTFN_GRAD_NUM - 1) ||
+	if (!count || count > NPU_MAX_F32 || !npu_actfn_has_grad(fn) ||
 	    (fn == NPU_ACTFN_CLIP && !(p[2] <= p[3])) || (x_va | dy_va | dx_va) & 3)
 		return NPU_DMA_ERR_ARGS;
 	if ((st = npu_nd_load(core, x_va, 4ull * count, (void **)&x, fault)) != NPU_DMA_OK ||
@@ -214,7 +176,7 @@ uint32_t npu_act_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			st = NPU_DMA_ERR_ABORTED;
 			goto out;
 		}
-		dy[i] = (float)((double)dy[i] * act_deriv(fn, x[i], p[0], p[1], p[2], p[3]));
+		dy[i] = (float)((double)dy[i] * npu_actfn_deriv(fn, x[i], p[0], p[1], p[2], p[3]));
 	}
 	st = npu_nd_store(core, dx_va, dy, 4ull * count, fault);
 	npu_account(core, st, 12ull * count, npu_vec_cycles(core, count, 4), bytes, cycles);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "npu_cmd.h"
+#include "npu_elemfn_eval.h"
 #include "npu_gemm.h"
 #include "npu_quant.h"
 #include "npu_sgemm.h"
@@ -176,67 +177,10 @@ static double nd_num(const void *p, uint32_t dt, uint64_t i)
 
 /* ---- NPU_CMD_BINARY ---------------------------------------------------------- */
 
-static float binary_one(uint32_t fn, float x, float z)
-{
-	switch (fn) {
-	case NPU_BIN_ADD: return x + z;
-	case NPU_BIN_SUB: return x - z;
-	case NPU_BIN_MUL: return x * z;
-	case NPU_BIN_DIV: return x / z;
-	case NPU_BIN_MAX: return isnan(x) || isnan(z) ? NAN : x > z ? x : z;
-	case NPU_BIN_MIN: return isnan(x) || isnan(z) ? NAN : x < z ? x : z;
-	case NPU_BIN_FMOD: return fmodf(x, z);
-	case NPU_BIN_MOD: {	/* exact: fmod is, and so is adding z to its remainder */
-		double r = fmod(x, z);
-
-		return (float)(r != 0 && (r < 0) != (z < 0) ? r + z : r);
-	}
-	default: return (float)pow((double)x, (double)z);	/* NPU_BIN_POW */
-	}
-}
-
-/* Integers, wrapping in 64 bits (stored wrapped); division truncating, by 0 giving 0. */
-static int64_t binary_int(uint32_t fn, int64_t x, int64_t z)
-{
-	switch (fn) {
-	case NPU_BIN_ADD: return (int64_t)((uint64_t)x + (uint64_t)z);
-	case NPU_BIN_SUB: return (int64_t)((uint64_t)x - (uint64_t)z);
-	case NPU_BIN_MUL: return (int64_t)((uint64_t)x * (uint64_t)z);
-	case NPU_BIN_DIV: return z && !(z == -1 && x == INT64_MIN) ? x / z : z ? x : 0;
-	case NPU_BIN_MAX: return x > z ? x : z;
-	case NPU_BIN_MIN: return x < z ? x : z;
-	case NPU_BIN_EQUAL: return x == z;
-	case NPU_BIN_LESS: return x < z;
-	case NPU_BIN_GREATER: return x > z;
-	case NPU_BIN_LESS_EQUAL: return x <= z;
-	case NPU_BIN_MOD:
-	case NPU_BIN_FMOD: {
-		int64_t r = z && z != -1 ? x % z : 0;
-
-		return fn == NPU_BIN_MOD && r && (r < 0) != (z < 0) ? r + z : r;
-	}
-	case NPU_BIN_AND: return x && z;
-	case NPU_BIN_OR: return x || z;
-	case NPU_BIN_XOR: return !x != !z;
-	default: return x >= z;	/* NPU_BIN_GREATER_EQUAL */
-	}
-}
-
 /* Whether @fn writes bool: the comparisons and the logic. */
 static bool bool_out(uint32_t fn)
 {
 	return (fn >= NPU_BIN_EQUAL && fn <= NPU_BIN_GREATER_EQUAL) || fn >= NPU_BIN_AND;
-}
-
-static bool compare_f32(uint32_t fn, float x, float z)
-{
-	switch (fn) {
-	case NPU_BIN_EQUAL: return x == z;
-	case NPU_BIN_LESS: return x < z;
-	case NPU_BIN_GREATER: return x > z;
-	case NPU_BIN_LESS_EQUAL: return x <= z;
-	default: return x >= z;
-	}
 }
 
 /* One element of fn: @a and @b at their indexes into @o's element @i. */
@@ -246,7 +190,7 @@ static void binary_at(uint32_t fn, uint32_t dt, const void *a, uint64_t ai, cons
 	bool cmp = bool_out(fn);
 
 	if (dt == NPU_ND_BOOL) {
-		((uint8_t *)o)[i] = (uint8_t)binary_int(fn, ((const uint8_t *)a)[ai],
+		((uint8_t *)o)[i] = (uint8_t)npu_binfn_i64(fn, ((const uint8_t *)a)[ai],
 						       ((const uint8_t *)b)[bi]);
 		return;
 	}
@@ -254,13 +198,13 @@ static void binary_at(uint32_t fn, uint32_t dt, const void *a, uint64_t ai, cons
 		float x = ((const float *)a)[ai], z = ((const float *)b)[bi];
 
 		if (cmp)
-			((uint8_t *)o)[i] = compare_f32(fn, x, z);
+			((uint8_t *)o)[i] = npu_binfn_f32(fn, x, z) != 0.0f;
 		else
-			((float *)o)[i] = binary_one(fn, x, z);
+			((float *)o)[i] = npu_binfn_f32(fn, x, z);
 		return;
 	}
 	if (dt == NPU_ND_I32) {
-		int64_t r = binary_int(fn, ((const int32_t *)a)[ai], ((const int32_t *)b)[bi]);
+		int64_t r = npu_binfn_i64(fn, ((const int32_t *)a)[ai], ((const int32_t *)b)[bi]);
 
 		if (cmp)
 			((uint8_t *)o)[i] = (uint8_t)r;
@@ -269,10 +213,10 @@ static void binary_at(uint32_t fn, uint32_t dt, const void *a, uint64_t ai, cons
 		return;
 	}
 	if (cmp)
-		((uint8_t *)o)[i] = (uint8_t)binary_int(fn, ((const int64_t *)a)[ai],
+		((uint8_t *)o)[i] = (uint8_t)npu_binfn_i64(fn, ((const int64_t *)a)[ai],
 						       ((const int64_t *)b)[bi]);
 	else
-		((int64_t *)o)[i] = binary_int(fn, ((const int64_t *)a)[ai], ((const int64_t *)b)[bi]);
+		((int64_t *)o)[i] = npu_binfn_i64(fn, ((const int64_t *)a)[ai], ((const int64_t *)b)[bi]);
 }
 
 /*
@@ -377,64 +321,6 @@ out:
 
 /* ---- NPU_CMD_ACTIVATION ------------------------------------------------------ */
 
-static double round_half_even(double x)
-{
-	double r = floor(x + 0.5);
-
-	return r - x == 0.5 && fmod(r, 2.0) != 0 ? r - 1 : r;
-}
-
-static double clamp01(double h)
-{
-	return h < 0 ? 0 : h > 1 ? 1 : h;
-}
-
-/* log(1 + e^x) without overflow */
-static double softplus(double x)
-{
-	return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
-}
-
-/* One function; the exact ones in fp32, the others in double, rounded once. */
-static float act_one(uint32_t fn, float xf, float alpha, float beta, float lo, float hi)
-{
-	double x = xf;
-
-	switch (fn) {
-	case NPU_ACTFN_RELU: return xf > 0 ? xf : 0.0f;
-	case NPU_ACTFN_LEAKY_RELU: return xf >= 0 ? xf : alpha * xf;
-	case NPU_ACTFN_SIGMOID: return (float)(1.0 / (1.0 + exp(-x)));
-	case NPU_ACTFN_TANH: return (float)tanh(x);
-	case NPU_ACTFN_CLIP: return xf < lo ? lo : xf > hi ? hi : xf;
-	case NPU_ACTFN_HARD_SWISH: return (float)(x * clamp01(x / 6.0 + 0.5));
-	case NPU_ACTFN_HARD_SIGMOID: return (float)clamp01((double)alpha * x + (double)beta);
-	case NPU_ACTFN_GELU: return (float)(0.5 * x * erfc(-x / sqrt(2.0)));	/* no cancellation */
-	case NPU_ACTFN_GELU_TANH:
-		return (float)(0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
-	case NPU_ACTFN_SILU: return (float)(x / (1.0 + exp(-x)));
-	case NPU_ACTFN_EXP: return (float)exp(x);
-	case NPU_ACTFN_ERF: return (float)erf(x);
-	case NPU_ACTFN_LOG: return (float)log(x);
-	case NPU_ACTFN_SQRT: return (float)sqrt(x);
-	case NPU_ACTFN_RECIPROCAL: return 1.0f / xf;
-	case NPU_ACTFN_NEG: return -xf;
-	case NPU_ACTFN_ABS: return fabsf(xf);
-	case NPU_ACTFN_AFFINE: return alpha * xf + beta;
-	case NPU_ACTFN_FLOOR: return floorf(xf);
-	case NPU_ACTFN_CEIL: return ceilf(xf);
-	case NPU_ACTFN_ROUND: return isfinite(xf) ? (float)round_half_even(x) : xf;
-	case NPU_ACTFN_ELU: return xf > 0 ? xf : (float)((double)alpha * expm1(x));
-	case NPU_ACTFN_SELU: return (float)((double)beta * (xf > 0 ? x : (double)alpha * expm1(x)));
-	case NPU_ACTFN_CELU:
-		return (float)(fmax(0, x) + fmin(0, (double)alpha * expm1(x / alpha)));
-	case NPU_ACTFN_SOFTPLUS: return (float)softplus(x);
-	case NPU_ACTFN_SOFTSIGN: return (float)(x / (1 + fabs(x)));
-	case NPU_ACTFN_THRESHOLDED_RELU: return xf > alpha ? xf : 0.0f;
-	case NPU_ACTFN_MISH: return (float)(x * tanh(softplus(x)));
-	default: return xf > 0 ? 1.0f : xf < 0 ? -1.0f : xf;	/* NPU_ACTFN_SIGN; NaN stays */
-	}
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 /*
  * The leading elements of @x (@n of them, in place) for ReLU and Clip,
@@ -484,7 +370,7 @@ static void act_range(void *arg, uint64_t i0, uint64_t i1)
 		if (j->fn == NPU_ACTFN_TABLE)
 			((uint8_t *)j->x)[i] = j->table[((uint8_t *)j->x)[i]];
 		else
-			((float *)j->x)[i] = act_one(j->fn, ((float *)j->x)[i], j->alpha, j->beta,
+			((float *)j->x)[i] = npu_actfn_eval(j->fn, ((float *)j->x)[i], j->alpha, j->beta,
 						     j->lo, j->hi);
 	}
 }
@@ -537,7 +423,7 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			goto out;
 		}
 		for (uint32_t i = i0 + act_avx2(fn, (float *)x + i0, n, lo, hi); i < i0 + n; i++)
-			((float *)x)[i] = act_one(fn, ((float *)x)[i], alpha, beta, lo, hi);
+			((float *)x)[i] = npu_actfn_eval(fn, ((float *)x)[i], alpha, beta, lo, hi);
 	}
 #endif
 	if (!vec) {	/* in place, element by element, on the engine's threads */

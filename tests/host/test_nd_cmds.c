@@ -339,8 +339,8 @@ static double act64(uint32_t fn, double x, const struct nd_unary *p)
 	case ND_HARD_SWISH: h = x / 6 + 0.5; return x * (h < 0 ? 0 : h > 1 ? 1 : h);
 	case ND_HARD_SIGMOID: h = p->alpha * x + p->beta; return h < 0 ? 0 : h > 1 ? 1 : h;
 	case ND_GELU: return x * 0.5 * erfc(-x / sqrt(2));
-	case ND_GELU_TANH:
-		return 0.5 * x * (1 + tanh(sqrt(2 / acos(-1.0)) * (x + 0.044715 * pow(x, 3))));
+	case ND_GELU_TANH:	/* (1 + tanh(u)) / 2 = 1 / (1 + e^-2u), which does not cancel */
+		return x / (1 + exp(-2 * sqrt(2 / acos(-1.0)) * (x + 0.044715 * pow(x, 3))));
 	case ND_EXP: return exp(x);
 	case ND_ERF: return erf(x);
 	case ND_LOG: return log(x);

@@ -85,20 +85,11 @@ static int all_in(const uint32_t *v, uint32_t n, uint32_t lo, uint32_t hi)
 int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_t a_va,
 		    uint64_t b_va, uint64_t y_va)
 {
-	static const uint32_t fns[ND_NUM_BINARY] = {
-		[ND_ADD] = NPU_BIN_ADD, [ND_SUB] = NPU_BIN_SUB, [ND_MUL] = NPU_BIN_MUL,
-		[ND_DIV] = NPU_BIN_DIV, [ND_MAX] = NPU_BIN_MAX, [ND_MIN] = NPU_BIN_MIN,
-		[ND_POW] = NPU_BIN_POW, [ND_EQUAL] = NPU_BIN_EQUAL, [ND_LESS] = NPU_BIN_LESS,
-		[ND_GREATER] = NPU_BIN_GREATER, [ND_LESS_EQUAL] = NPU_BIN_LESS_EQUAL,
-		[ND_GREATER_EQUAL] = NPU_BIN_GREATER_EQUAL, [ND_MOD] = NPU_BIN_MOD,
-		[ND_FMOD] = NPU_BIN_FMOD, [ND_AND] = NPU_BIN_AND, [ND_OR] = NPU_BIN_OR,
-		[ND_XOR] = NPU_BIN_XOR,
-	};
 	uint32_t dt = cmd_dt(p->dtype);
 	int logic = p->fn == ND_AND || p->fn == ND_OR || p->fn == ND_XOR;
 
 	if ((dt != NPU_ND_F32 && dt != NPU_ND_I32 && dt != NPU_ND_I64 && dt != NPU_ND_BOOL) ||
-	    p->fn >= ND_NUM_BINARY || !fns[p->fn] || (dt != NPU_ND_F32 && p->fn == ND_POW) ||
+	    p->fn >= ND_NUM_BINARY || (dt != NPU_ND_F32 && p->fn == ND_POW) ||
 	    (dt == NPU_ND_BOOL) != logic ||
 	    !p->rank || p->rank > NPU_ND_MAX_RANK || !dims_fit(p->out, p->rank, 8))
 		return NPU_ENOTSUP;
@@ -108,7 +99,7 @@ int npu_pack_binary(struct npu_cmd_binary *c, const struct nd_binary *p, uint64_
 	c->a = a_va;
 	c->b = b_va;
 	c->out = y_va;
-	c->fn = fns[p->fn];
+	c->fn = ND_BIN_CODE(p->fn);
 	c->rank = p->rank;
 	c->dtype = dt;
 	memcpy(c->out_dims, p->out, 4 * p->rank);
@@ -130,23 +121,7 @@ int npu_nd_table(const struct nd_unary *p, uint8_t table[256])
 /* The command's NPU_ACTFN_* of function @fn (enum nd_fn), or 0 for none. */
 static uint32_t act_fn(uint32_t fn)
 {
-	static const uint32_t fns[ND_NUM_FN] = {
-		[ND_RELU] = NPU_ACTFN_RELU, [ND_LEAKY_RELU] = NPU_ACTFN_LEAKY_RELU,
-		[ND_SIGMOID] = NPU_ACTFN_SIGMOID, [ND_TANH] = NPU_ACTFN_TANH,
-		[ND_CLIP] = NPU_ACTFN_CLIP, [ND_HARD_SWISH] = NPU_ACTFN_HARD_SWISH,
-		[ND_HARD_SIGMOID] = NPU_ACTFN_HARD_SIGMOID, [ND_GELU] = NPU_ACTFN_GELU,
-		[ND_GELU_TANH] = NPU_ACTFN_GELU_TANH, [ND_EXP] = NPU_ACTFN_EXP,
-		[ND_ERF] = NPU_ACTFN_ERF, [ND_LOG] = NPU_ACTFN_LOG, [ND_SQRT] = NPU_ACTFN_SQRT,
-		[ND_RECIPROCAL] = NPU_ACTFN_RECIPROCAL, [ND_NEG] = NPU_ACTFN_NEG,
-		[ND_ELU] = NPU_ACTFN_ELU, [ND_SELU] = NPU_ACTFN_SELU, [ND_CELU] = NPU_ACTFN_CELU,
-		[ND_SOFTPLUS] = NPU_ACTFN_SOFTPLUS, [ND_SOFTSIGN] = NPU_ACTFN_SOFTSIGN,
-		[ND_THRESHOLDED_RELU] = NPU_ACTFN_THRESHOLDED_RELU, [ND_MISH] = NPU_ACTFN_MISH,
-		[ND_ABS] = NPU_ACTFN_ABS, [ND_AFFINE] = NPU_ACTFN_AFFINE,
-		[ND_FLOOR] = NPU_ACTFN_FLOOR, [ND_CEIL] = NPU_ACTFN_CEIL,
-		[ND_ROUND] = NPU_ACTFN_ROUND, [ND_SIGN] = NPU_ACTFN_SIGN,
-	};
-
-	return fn < ND_NUM_FN ? fns[fn] : 0;
+	return ND_IS_ACT(fn) ? ND_ACT_CODE(fn) : 0;
 }
 
 /* @fn's parameters into prm[4] (alpha, beta, lo, hi), the others 0. */
@@ -607,7 +582,7 @@ int npu_pack_act_bwd(struct npu_cmd_act_bwd *c, const struct nd_unary *p, const 
 {
 	uint32_t fn = act_fn(p->fn);
 
-	if (!fn || p->dtype != NPU_DT_FLOAT32 || !count_fits(p->count, 4))
+	if (!fn || !npu_actfn_has_grad(fn) || p->dtype != NPU_DT_FLOAT32 || !count_fits(p->count, 4))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_ACT_BWD;

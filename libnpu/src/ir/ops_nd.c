@@ -124,7 +124,7 @@ int verify_nd_unary(npu_graph *g, const struct ir_node *n)
 	const struct nd_unary *p = &n->a.nd.un;
 	int in_dt = (int)p->dtype, out_dt, ok;
 
-	if (p->fn < ND_NUM_BINARY || p->fn >= ND_NUM_FN || !p->count || p->count > (1ull << 32))
+	if (p->fn <= ND_NUM_BINARY || p->fn >= ND_NUM_FN || !p->count || p->count > (1ull << 32))
 		return ir_fail(g, NPU_EINVAL, "%s: function %u or count", name(n), p->fn);
 	if (p->quant) {		/* DQ -> f -> Q on 8-bit values: any function of fp32 */
 		int32_t lo = in_dt == NPU_DT_INT8 ? -128 : 0;
@@ -369,8 +369,7 @@ int verify_nd_layernorm_grad(npu_graph *g, const struct ir_node *n)
 /* The fp32 functions with a derivative (all but the table's and the integer ones). */
 int nd_unary_has_grad(uint32_t fn)
 {
-	return fn >= ND_NUM_BINARY && fn < ND_NUM_FN && fn != ND_FLIP128 && fn != ND_NOT &&
-	       fn != ND_CAST && (fn < ND_ELU || fn > ND_MISH);
+	return ND_IS_ACT(fn) && npu_actfn_has_grad(ND_ACT_CODE(fn));
 }
 
 /* in: x, dy; out: dx. */
@@ -555,35 +554,24 @@ int verify_nd_reduce(npu_graph *g, const struct ir_node *n)
 
 /* ---- names in reports ------------------------------------------------------ */
 
+#define ND_ACT_NAME(name, code, params, grad, str) [ND_##name] = str,
+#define ND_ACT_QNAME(name, code, params, grad, str) [ND_##name] = str " (int8)",
 static const char *const fn_names[ND_NUM_FN] = {
 	[ND_ADD] = "add (nd)", [ND_SUB] = "sub (nd)", [ND_MUL] = "mul (nd)", [ND_DIV] = "div (nd)",
 	[ND_POW] = "pow", [ND_MOD] = "mod", [ND_FMOD] = "fmod", [ND_MAX] = "max", [ND_MIN] = "min",
 	[ND_EQUAL] = "equal", [ND_LESS] = "less", [ND_GREATER] = "greater",
 	[ND_LESS_EQUAL] = "less_or_equal", [ND_GREATER_EQUAL] = "greater_or_equal",
 	[ND_AND] = "and", [ND_OR] = "or", [ND_XOR] = "xor",
-	[ND_RELU] = "relu", [ND_LEAKY_RELU] = "leaky_relu", [ND_SIGMOID] = "sigmoid",
-	[ND_TANH] = "tanh", [ND_CLIP] = "clip", [ND_HARD_SWISH] = "hard_swish",
-	[ND_AFFINE] = "scale", [ND_FLIP128] = "uint8 <-> int8", [ND_HARD_SIGMOID] = "hard_sigmoid",
-	[ND_ERF] = "erf", [ND_GELU] = "gelu", [ND_GELU_TANH] = "gelu (tanh)", [ND_EXP] = "exp", [ND_LOG] = "log",
-	[ND_SQRT] = "sqrt", [ND_RECIPROCAL] = "reciprocal", [ND_NEG] = "neg", [ND_ABS] = "abs",
-	[ND_SIGN] = "sign", [ND_FLOOR] = "floor", [ND_CEIL] = "ceil", [ND_ROUND] = "round",
-	[ND_NOT] = "not", [ND_CAST] = "cast", [ND_ELU] = "elu", [ND_SELU] = "selu",
-	[ND_CELU] = "celu", [ND_SOFTPLUS] = "softplus", [ND_SOFTSIGN] = "softsign",
-	[ND_THRESHOLDED_RELU] = "thresholded_relu", [ND_MISH] = "mish",
+	NPU_ACTFN_LIST(ND_ACT_NAME)
+	[ND_FLIP128] = "uint8 <-> int8", [ND_NOT] = "not", [ND_CAST] = "cast",
 };
 
 /* DQ -> f -> Q on 8-bit values (a table on the NPU) */
 static const char *const qfn_names[ND_NUM_FN] = {
-	[ND_RELU] = "relu (int8)", [ND_LEAKY_RELU] = "leaky_relu (int8)",
-	[ND_SIGMOID] = "sigmoid (int8)", [ND_TANH] = "tanh (int8)", [ND_CLIP] = "clip (int8)",
-	[ND_HARD_SWISH] = "hard_swish (int8)", [ND_HARD_SIGMOID] = "hard_sigmoid (int8)",
-	[ND_ERF] = "erf (int8)", [ND_GELU] = "gelu (int8)", [ND_GELU_TANH] = "gelu (tanh, int8)",
-	[ND_EXP] = "exp (int8)", [ND_LOG] = "log (int8)", [ND_SQRT] = "sqrt (int8)",
-	[ND_RECIPROCAL] = "reciprocal (int8)", [ND_ELU] = "elu (int8)", [ND_SELU] = "selu (int8)",
-	[ND_CELU] = "celu (int8)", [ND_SOFTPLUS] = "softplus (int8)",
-	[ND_SOFTSIGN] = "softsign (int8)", [ND_THRESHOLDED_RELU] = "thresholded_relu (int8)",
-	[ND_MISH] = "mish (int8)",
+	NPU_ACTFN_LIST(ND_ACT_QNAME)
 };
+#undef ND_ACT_NAME
+#undef ND_ACT_QNAME
 
 static const char *const reduce_names[ND_R_NUM] = {
 	[ND_R_SUM] = "reduce_sum", [ND_R_MEAN] = "reduce_mean", [ND_R_MAX] = "reduce_max",

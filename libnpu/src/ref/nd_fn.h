@@ -1,41 +1,42 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * nd_fn.h - the elementwise functions of the N-dimensional ops and the
- * reductions, one list that the C reference (ref_nd.h) and the OpenCL
- * kernels (embedded before kernels/ops_nd.cl) both read: plain C that is
- * also OpenCL C, so that a function added here and not to a kernel's
- * switch is a compiler warning (-Wswitch, an error with -Werror) in C.
+ * reductions. The element functions are numbered from the one table of
+ * them (npu_elemfn.h): a binary function is its NPU_BIN_* code less one,
+ * an activation ND_NUM_BINARY plus its NPU_ACTFN_* code, so that a
+ * function added there is here too, and the NPU's command code is one
+ * subtraction away. Plain C that is also OpenCL C: the C reference
+ * (ref_nd.h) and the OpenCL kernels (embedded after npu_elemfn.h, before
+ * kernels/ops_nd.cl) both read it.
  */
 #ifndef NPU_ND_FN_H
 #define NPU_ND_FN_H
 
+#ifndef __OPENCL_C_VERSION__
+#include "npu_elemfn.h"
+#endif
+
+#define ND_BINFN_ENUM(name, code, kind) ND_##name = NPU_BIN_##name - 1,
+#define ND_ACTFN_ENUM(name, code, params, grad, str) ND_##name = ND_NUM_BINARY + code,
 enum nd_fn {
 	/* binary: two inputs of one dtype */
-	ND_ADD, ND_SUB, ND_MUL, ND_DIV,
-	ND_POW,			/* numpy's power; integers: exact, negative exponents 0 */
-	ND_MOD,			/* integers, the sign of the divisor (Python's %) */
-	ND_FMOD,		/* the sign of the dividend (C's fmod and %) */
-	ND_MAX, ND_MIN,		/* NaN wins, as numpy's maximum and minimum */
-	ND_EQUAL, ND_LESS, ND_GREATER, ND_LESS_EQUAL, ND_GREATER_EQUAL,	/* into bool */
-	ND_AND, ND_OR, ND_XOR,	/* bool */
-	ND_NUM_BINARY,
-	/* unary: one input */
-	ND_RELU = ND_NUM_BINARY, ND_LEAKY_RELU, ND_SIGMOID, ND_TANH, ND_CLIP, ND_HARD_SWISH,
-	ND_AFFINE,		/* alpha * x + beta */
-	ND_FLIP128,		/* uint8 <-> int8 with the zero point moved by 128 */
-	ND_HARD_SIGMOID,	/* max(0, min(1, alpha * x + beta)) */
-	ND_ERF, ND_GELU,	/* GELU: x / 2 * (1 + erf(x / sqrt 2)) */
-	ND_GELU_TANH,		/* x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) */
-	ND_EXP, ND_LOG, ND_SQRT, ND_RECIPROCAL,
-	ND_NEG, ND_ABS, ND_SIGN,	/* also integers (wrapping) */
-	ND_FLOOR, ND_CEIL, ND_ROUND,	/* ROUND: half to even */
-	/* ONNX's Elu, Selu (alpha, gamma in beta), Celu, Softplus, Softsign,
-	 * ThresholdedRelu (alpha) and Mish; no gradients */
-	ND_ELU, ND_SELU, ND_CELU, ND_SOFTPLUS, ND_SOFTSIGN, ND_THRESHOLDED_RELU, ND_MISH,
+	NPU_BINFN_LIST(ND_BINFN_ENUM)
+	ND_NUM_BINARY = NPU_BIN_NUM - 1,
+	/* unary: one input; first the activations of npu_elemfn.h */
+	NPU_ACTFN_LIST(ND_ACTFN_ENUM)
+	ND_FLIP128 = ND_NUM_BINARY + NPU_ACTFN_NUM,	/* uint8 <-> int8, the zero point moved by 128 */
 	ND_NOT,			/* bool */
 	ND_CAST,		/* dtype into odtype, ONNX's Cast */
 	ND_NUM_FN
 };
+#undef ND_BINFN_ENUM
+#undef ND_ACTFN_ENUM
+
+/* The NPU_BIN_* code of binary function @fn, the NPU_ACTFN_* code of an activation. */
+#define ND_BIN_CODE(fn)	((fn) + 1)
+#define ND_ACT_CODE(fn)	((fn) - ND_NUM_BINARY)
+/* Whether unary function @fn is one of npu_elemfn.h's activations. */
+#define ND_IS_ACT(fn)	((fn) > ND_NUM_BINARY && (fn) < ND_FLIP128)
 
 /* Reductions over any set of axes (struct nd_reduce). */
 enum nd_reduce_fn {

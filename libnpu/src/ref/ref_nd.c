@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npu_elemfn_eval.h"
 #include "npu_quant.h"
 #include "ref/nd_elem.h"
 
@@ -60,90 +61,6 @@ int nd_binary_arith_f32(const struct nd_binary *p)
 		fn == ND_MIN);
 }
 
-/* x to the power z in integers: exact (wrapping), 0 for a negative z but of 1 and -1. */
-static int64_t ipow(int64_t x, int64_t z)
-{
-	uint64_t r = 1, b = (uint64_t)x;
-
-	if (z < 0)
-		return x == 1 ? 1 : x == -1 ? (z & 1 ? -1 : 1) : 0;
-	for (; z; z >>= 1, b *= b)
-		if (z & 1)
-			r *= b;
-	return (int64_t)r;
-}
-
-static float binary_f32(uint32_t fn, float x, float z)
-{
-	switch ((enum nd_fn)fn) {
-	case ND_ADD: return x + z;
-	case ND_SUB: return x - z;
-	case ND_MUL: return x * z;
-	case ND_DIV: return x / z;
-	case ND_POW: return (float)pow((double)x, (double)z);
-	case ND_MOD: return (float)(fmod(x, z) != 0 && (fmod(x, z) < 0) != (z < 0) ?
-				    fmod(x, z) + z : fmod(x, z));
-	case ND_FMOD: return fmodf(x, z);
-	case ND_MAX: return isnan(x) || isnan(z) ? NAN : x > z ? x : z;
-	case ND_MIN: return isnan(x) || isnan(z) ? NAN : x < z ? x : z;
-	case ND_EQUAL: return x == z;
-	case ND_LESS: return x < z;
-	case ND_GREATER: return x > z;
-	case ND_LESS_EQUAL: return x <= z;
-	case ND_GREATER_EQUAL: return x >= z;
-	case ND_AND: return x != 0 && z != 0;
-	case ND_OR: return x != 0 || z != 0;
-	case ND_XOR: return (x != 0) != (z != 0);
-	case ND_NUM_BINARY: case ND_LEAKY_RELU: case ND_SIGMOID: case ND_TANH: case ND_CLIP:
-	case ND_HARD_SWISH: case ND_AFFINE: case ND_FLIP128: case ND_HARD_SIGMOID: case ND_ERF:
-	case ND_GELU: case ND_GELU_TANH: case ND_EXP: case ND_LOG: case ND_SQRT:
-	case ND_RECIPROCAL: case ND_NEG:
-	case ND_ABS: case ND_SIGN: case ND_FLOOR: case ND_CEIL: case ND_ROUND: case ND_NOT:
-	case ND_ELU: case ND_SELU: case ND_CELU: case ND_SOFTPLUS: case ND_SOFTSIGN:
-	case ND_THRESHOLDED_RELU: case ND_MISH: case ND_CAST: case ND_NUM_FN:
-		break;
-	}
-	return NAN;
-}
-
-/* Wrapping arithmetic in 64 bits, then truncated by the store: numpy's. */
-static int64_t binary_int(uint32_t fn, int64_t x, int64_t z)
-{
-	switch ((enum nd_fn)fn) {
-	case ND_ADD: return (int64_t)((uint64_t)x + (uint64_t)z);
-	case ND_SUB: return (int64_t)((uint64_t)x - (uint64_t)z);
-	case ND_MUL: return (int64_t)((uint64_t)x * (uint64_t)z);
-	/* C's division, truncating (onnxruntime's); by 0: 0 */
-	case ND_DIV: return z && !(z == -1 && x == INT64_MIN) ? x / z : z ? x : 0;
-	case ND_POW: return ipow(x, z);
-	case ND_MOD:
-	case ND_FMOD: {
-		int64_t r = z && z != -1 ? x % z : 0;
-
-		return fn == ND_MOD && r && (r < 0) != (z < 0) ? r + z : r;
-	}
-	case ND_MAX: return x > z ? x : z;
-	case ND_MIN: return x < z ? x : z;
-	case ND_EQUAL: return x == z;
-	case ND_LESS: return x < z;
-	case ND_GREATER: return x > z;
-	case ND_LESS_EQUAL: return x <= z;
-	case ND_GREATER_EQUAL: return x >= z;
-	case ND_AND: return x && z;
-	case ND_OR: return x || z;
-	case ND_XOR: return !x != !z;
-	case ND_NUM_BINARY: case ND_LEAKY_RELU: case ND_SIGMOID: case ND_TANH: case ND_CLIP:
-	case ND_HARD_SWISH: case ND_AFFINE: case ND_FLIP128: case ND_HARD_SIGMOID: case ND_ERF:
-	case ND_GELU: case ND_GELU_TANH: case ND_EXP: case ND_LOG: case ND_SQRT:
-	case ND_RECIPROCAL: case ND_NEG:
-	case ND_ABS: case ND_SIGN: case ND_FLOOR: case ND_CEIL: case ND_ROUND: case ND_NOT:
-	case ND_ELU: case ND_SELU: case ND_CELU: case ND_SOFTPLUS: case ND_SOFTSIGN:
-	case ND_THRESHOLDED_RELU: case ND_MISH: case ND_CAST: case ND_NUM_FN:
-		break;
-	}
-	return 0;
-}
-
 int ref_nd_binary(const struct nd_binary *p, const void *a, const void *b, void *y)
 {
 	uint64_t as[ND_MAX_RANK], bs[ND_MAX_RANK], idx[ND_MAX_RANK] = { 0 };
@@ -156,14 +73,16 @@ int ref_nd_binary(const struct nd_binary *p, const void *a, const void *b, void 
 	bcast_strides(p->rank, p->b, p->out, bs);
 	for (uint64_t o = 0; o < n; o++) {
 		if (p->dtype == NPU_DT_FLOAT32) {
-			float v = binary_f32(p->fn, ((const float *)a)[ai], ((const float *)b)[bi]);
+			float v = npu_binfn_f32(ND_BIN_CODE(p->fn), ((const float *)a)[ai],
+						((const float *)b)[bi]);
 
 			if (odt == NPU_DT_FLOAT32)
 				((float *)y)[o] = v;
 			else
 				((uint8_t *)y)[o] = v != 0;
 		} else {
-			sti(y, odt, o, binary_int(p->fn, ldi(a, p->dtype, ai), ldi(b, p->dtype, bi)));
+			sti(y, odt, o, npu_binfn_i64(ND_BIN_CODE(p->fn), ldi(a, p->dtype, ai),
+						       ldi(b, p->dtype, bi)));
 		}
 		/* Step the output index, and the operands' offsets with it. */
 		for (int d = (int)p->rank - 1; d >= 0; d--) {
@@ -188,69 +107,12 @@ uint32_t nd_unary_out_dt(const struct nd_unary *p)
 	return p->dtype;
 }
 
-/* Round half to even, whatever the rounding mode. */
-static double round_even(double x)
+/* An activation (npu_elemfn_eval.h's one definition), NaN for another function. */
+static float unary_f32(const struct nd_unary *p, float x)
 {
-	double r = floor(x + 0.5);
-
-	return r - x == 0.5 && fmod(r, 2.0) != 0 ? r - 1 : r;
-}
-
-/* log(1 + e^x) without overflow */
-static double softplus(double x)
-{
-	return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
-}
-
-/* Each function in double, rounded once to fp32. */
-static float unary_f32(const struct nd_unary *p, float xf)
-{
-	double x = xf, h;
-
-	switch ((enum nd_fn)p->fn) {
-	case ND_RELU: return xf > 0 ? xf : 0.0f;
-	case ND_LEAKY_RELU: return xf >= 0 ? xf : p->alpha * xf;
-	case ND_SIGMOID: return (float)(1.0 / (1.0 + exp(-x)));
-	case ND_TANH: return (float)tanh(x);
-	case ND_CLIP: return xf < p->lo ? p->lo : xf > p->hi ? p->hi : xf;
-	case ND_HARD_SWISH:
-		/* x * max(0, min(1, x / 6 + 1 / 2)), as ONNX writes it */
-		h = x / 6.0 + 0.5;
-		return (float)(x * (h < 0 ? 0 : h > 1 ? 1 : h));
-	case ND_AFFINE: return p->alpha * xf + p->beta;
-	case ND_HARD_SIGMOID:
-		h = (double)p->alpha * x + (double)p->beta;
-		return (float)(h < 0 ? 0 : h > 1 ? 1 : h);
-	case ND_ERF: return (float)erf(x);
-	case ND_GELU: return (float)(0.5 * x * (1.0 + erf(x / sqrt(2.0))));
-	case ND_GELU_TANH:
-		return (float)(0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))));
-	case ND_EXP: return (float)exp(x);
-	case ND_LOG: return (float)log(x);
-	case ND_SQRT: return (float)sqrt(x);
-	case ND_RECIPROCAL: return 1.0f / xf;
-	case ND_NEG: return -xf;
-	case ND_ABS: return fabsf(xf);
-	case ND_SIGN: return xf > 0 ? 1.0f : xf < 0 ? -1.0f : xf;	/* NaN stays */
-	case ND_FLOOR: return floorf(xf);
-	case ND_CEIL: return ceilf(xf);
-	case ND_ROUND: return isfinite(xf) ? (float)round_even(x) : xf;
-	case ND_ELU: return xf > 0 ? xf : (float)((double)p->alpha * expm1(x));
-	case ND_SELU:
-		return (float)((double)p->beta * (xf > 0 ? x : (double)p->alpha * expm1(x)));
-	case ND_CELU:
-		return (float)(fmax(0, x) + fmin(0, (double)p->alpha * expm1(x / p->alpha)));
-	case ND_SOFTPLUS: return (float)softplus(x);
-	case ND_SOFTSIGN: return (float)(x / (1 + fabs(x)));
-	case ND_THRESHOLDED_RELU: return xf > p->alpha ? xf : 0.0f;
-	case ND_MISH: return (float)(x * tanh(softplus(x)));
-	case ND_ADD: case ND_SUB: case ND_MUL: case ND_DIV: case ND_POW: case ND_MOD: case ND_FMOD:
-	case ND_MAX: case ND_MIN: case ND_EQUAL: case ND_LESS: case ND_GREATER:
-	case ND_LESS_EQUAL: case ND_GREATER_EQUAL: case ND_AND: case ND_OR: case ND_XOR:
-	case ND_FLIP128: case ND_NOT: case ND_CAST: case ND_NUM_FN:
-		break;
-	}
-	return NAN;
+	if (!ND_IS_ACT(p->fn))
+		return NAN;
+	return npu_actfn_eval(ND_ACT_CODE(p->fn), x, p->alpha, p->beta, p->lo, p->hi);
 }
 
 static int64_t unary_int(const struct nd_unary *p, int64_t v)
@@ -321,7 +183,7 @@ int ref_nd_unary(const struct nd_unary *p, const void *x, void *y)
 {
 	int64_t lo = p->dtype == NPU_DT_INT8 ? -128 : 0, hi = p->dtype == NPU_DT_INT8 ? 127 : 255;
 
-	if (p->fn < ND_NUM_BINARY || p->fn >= ND_NUM_FN)
+	if (p->fn <= ND_NUM_BINARY || p->fn >= ND_NUM_FN)
 		return NPU_EINVAL;
 	for (uint64_t i = 0; i < p->count; i++) {
 		if (p->quant)

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 
+#include "npu_elemfn_eval.h"
 #include "ref/ref_nd.h"
 
 int ref_nd_softmax_grad(const struct nd_softmax *p, const float *y, const float *dy, float *dx)
@@ -71,47 +72,14 @@ int ref_nd_layernorm_grad(const struct nd_layernorm *p, const float *x, const fl
 	return 0;
 }
 
-/* f'(x) of function @fn (enum nd_fn), in double. */
-static double deriv(const struct nd_unary *p, double x)
-{
-	const double rsqrt2pi = 0.3989422804014327, c = 0.7978845608028654, k = 0.044715;
-	double s, t, u;
-
-	switch ((enum nd_fn)p->fn) {
-	case ND_RELU: return x > 0;
-	case ND_LEAKY_RELU: return x >= 0 ? 1 : p->alpha;
-	case ND_SIGMOID:
-		s = 1 / (1 + exp(-x));
-		return s * (1 - s);
-	case ND_TANH:
-		t = tanh(x);
-		return 1 - t * t;
-	case ND_CLIP: return x >= p->lo && x <= p->hi;
-	case ND_HARD_SWISH: return x < -3 ? 0 : x > 3 ? 1 : x / 3 + 0.5;
-	case ND_HARD_SIGMOID:
-		u = (double)p->alpha * x + p->beta;
-		return u > 0 && u < 1 ? p->alpha : 0;
-	case ND_GELU: return 0.5 * erfc(-x / sqrt(2.0)) + x * rsqrt2pi * exp(-0.5 * x * x);
-	case ND_GELU_TANH:
-		t = tanh(c * (x + k * x * x * x));
-		return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * c * (1 + 3 * k * x * x);
-	case ND_EXP: return exp(x);
-	case ND_ERF: return 1.1283791670955126 * exp(-x * x);	/* 2 / sqrt(pi) */
-	case ND_LOG: return 1 / x;
-	case ND_SQRT: return 0.5 / sqrt(x);
-	case ND_RECIPROCAL: return -1 / (x * x);
-	case ND_NEG: return -1;
-	case ND_ABS: return x > 0 ? 1 : x < 0 ? -1 : 0;
-	case ND_AFFINE: return p->alpha;
-	default: return 0;	/* floor, ceil, round, sign */
-	}
-}
-
 int ref_nd_unary_grad(const struct nd_unary *p, const float *x, const float *dy, float *dx)
 {
-	if (p->dtype != NPU_DT_FLOAT32)
+	uint32_t fn = ND_ACT_CODE(p->fn);
+
+	if (p->dtype != NPU_DT_FLOAT32 || !ND_IS_ACT(p->fn) || !npu_actfn_has_grad(fn))
 		return NPU_EINVAL;
 	for (uint64_t i = 0; i < p->count; i++)
-		dx[i] = (float)((double)dy[i] * deriv(p, x[i]));
+		dx[i] = (float)((double)dy[i] *
+				npu_actfn_deriv(fn, x[i], p->alpha, p->beta, p->lo, p->hi));
 	return 0;
 }

@@ -60,69 +60,15 @@ size_t nd_offset(size_t o, uint rank, const uint *d, const uint *st)
 	return off;
 }
 
+/* npu_elemfn_eval.h's functions, numbered as enum nd_fn numbers them */
 float nd_binary_f(int fn, float x, float z)
 {
-	switch (fn) {
-	case ND_ADD: return x + z;
-	case ND_SUB: return x - z;
-	case ND_MUL: return x * z;
-	case ND_DIV: return x / z;
-	case ND_POW: return pow(x, z);
-	case ND_MOD: {
-		float r = fmod(x, z);
-
-		return r != 0 && (r < 0) != (z < 0) ? r + z : r;
-	}
-	case ND_FMOD: return fmod(x, z);
-	case ND_MAX: return isnan(x) || isnan(z) ? NAN : fmax(x, z);
-	case ND_MIN: return isnan(x) || isnan(z) ? NAN : fmin(x, z);
-	case ND_EQUAL: return x == z;
-	case ND_LESS: return x < z;
-	case ND_GREATER: return x > z;
-	case ND_LESS_EQUAL: return x <= z;
-	case ND_GREATER_EQUAL: return x >= z;
-	default: return NAN;	/* the checks let no other function here */
-	}
-}
-
-long nd_ipow(long x, long z)
-{
-	ulong r = 1, b = (ulong)x;
-
-	if (z < 0)
-		return x == 1 ? 1 : x == -1 ? (z & 1 ? -1 : 1) : 0;
-	for (; z; z >>= 1, b *= b)
-		if (z & 1)
-			r *= b;
-	return (long)r;
+	return npu_binfn_f32(ND_BIN_CODE(fn), x, z);
 }
 
 long nd_binary_i(int fn, long x, long z)
 {
-	switch (fn) {
-	case ND_ADD: return (long)((ulong)x + (ulong)z);
-	case ND_SUB: return (long)((ulong)x - (ulong)z);
-	case ND_MUL: return (long)((ulong)x * (ulong)z);
-	case ND_DIV: return z && !(z == -1 && x == LONG_MIN) ? x / z : z ? x : 0;
-	case ND_POW: return nd_ipow(x, z);
-	case ND_MOD:
-	case ND_FMOD: {
-		long r = z && z != -1 ? x % z : 0;
-
-		return fn == ND_MOD && r && (r < 0) != (z < 0) ? r + z : r;
-	}
-	case ND_MAX: return x > z ? x : z;
-	case ND_MIN: return x < z ? x : z;
-	case ND_EQUAL: return x == z;
-	case ND_LESS: return x < z;
-	case ND_GREATER: return x > z;
-	case ND_LESS_EQUAL: return x <= z;
-	case ND_GREATER_EQUAL: return x >= z;
-	case ND_AND: return x && z;
-	case ND_OR: return x || z;
-	case ND_XOR: return !x != !z;
-	default: return 0;
-	}
+	return npu_binfn_i64(ND_BIN_CODE(fn), x, z);
 }
 
 /* odt: the output's dtype (bool for a comparison); rank 0: a and b shaped as y */
@@ -188,42 +134,8 @@ kernel void nd_binary_f32v(global const float *a, global const float *b, global 
 
 float nd_unary_f(int fn, float v, float4 f)
 {
-	float h;
-
-	switch (fn) {
-	case ND_RELU: return v > 0 ? v : 0.0f;
-	case ND_LEAKY_RELU: return v >= 0 ? v : f.s0 * v;
-	case ND_SIGMOID: return 1.0f / (1.0f + exp(-v));
-	case ND_TANH: return tanh(v);
-	case ND_CLIP: return v < f.s2 ? f.s2 : v > f.s3 ? f.s3 : v;
-	case ND_HARD_SWISH: return v * clamp(v / 6.0f + 0.5f, 0.0f, 1.0f);
-	case ND_AFFINE: return f.s0 * v + f.s1;
-	case ND_HARD_SIGMOID:
-		h = f.s0 * v + f.s1;
-		return h < 0 ? 0.0f : h > 1 ? 1.0f : h;
-	case ND_ERF: return erf(v);
-	case ND_GELU: return 0.5f * v * (1.0f + erf(v * M_SQRT1_2_F));
-	case ND_GELU_TANH:
-		return 0.5f * v * (1.0f + tanh(sqrt(2.0f / M_PI_F) * (v + 0.044715f * v * v * v)));
-	case ND_EXP: return exp(v);
-	case ND_LOG: return log(v);
-	case ND_SQRT: return sqrt(v);
-	case ND_RECIPROCAL: return 1.0f / v;
-	case ND_NEG: return -v;
-	case ND_ABS: return fabs(v);
-	case ND_SIGN: return v > 0 ? 1.0f : v < 0 ? -1.0f : v;
-	case ND_FLOOR: return floor(v);
-	case ND_CEIL: return ceil(v);
-	case ND_ROUND: return rint(v);
-	case ND_ELU: return v > 0 ? v : f.s0 * expm1(v);
-	case ND_SELU: return f.s1 * (v > 0 ? v : f.s0 * expm1(v));
-	case ND_CELU: return fmax(0.0f, v) + fmin(0.0f, f.s0 * expm1(v / f.s0));
-	case ND_SOFTPLUS: return v > 0 ? v + log1p(exp(-v)) : log1p(exp(v));
-	case ND_SOFTSIGN: return v / (1.0f + fabs(v));
-	case ND_THRESHOLDED_RELU: return v > f.s0 ? v : 0.0f;
-	case ND_MISH: return v * tanh(v > 0 ? v + log1p(exp(-v)) : log1p(exp(v)));
-	default: return NAN;	/* the checks let no other function here */
-	}
+	/* the checks let no other function here */
+	return ND_IS_ACT(fn) ? npu_actfn_eval(ND_ACT_CODE(fn), v, f.s0, f.s1, f.s2, f.s3) : NAN;
 }
 
 long nd_unary_i(int fn, long v, int2 ib)

@@ -67,43 +67,6 @@ kernel void nd_layernorm_grad_p(global const float *x, global const float *mean,
 		dbias[i] = db;
 }
 
-/* f'(x) of function @fn; f: alpha, beta, lo, hi. */
-float nd_deriv(int fn, float x, float4 f)
-{
-	float s, t, u;
-
-	switch (fn) {
-	case ND_RELU: return x > 0.0f ? 1.0f : 0.0f;
-	case ND_LEAKY_RELU: return x >= 0.0f ? 1.0f : f.x;
-	case ND_SIGMOID:
-		s = 1.0f / (1.0f + exp(-x));
-		return s * (1.0f - s);
-	case ND_TANH:
-		t = tanh(x);
-		return 1.0f - t * t;
-	case ND_CLIP: return x >= f.z && x <= f.w ? 1.0f : 0.0f;
-	case ND_HARD_SWISH: return x < -3.0f ? 0.0f : x > 3.0f ? 1.0f : x / 3.0f + 0.5f;
-	case ND_HARD_SIGMOID:
-		u = f.x * x + f.y;
-		return u > 0.0f && u < 1.0f ? f.x : 0.0f;
-	case ND_GELU:
-		return 0.5f * erfc(-x * 0.70710678f) + x * 0.39894228f * exp(-0.5f * x * x);
-	case ND_GELU_TANH:
-		t = tanh(0.7978845608f * (x + 0.044715f * x * x * x));
-		return 0.5f * (1.0f + t) +
-		       0.5f * x * (1.0f - t * t) * 0.7978845608f * (1.0f + 3.0f * 0.044715f * x * x);
-	case ND_EXP: return exp(x);
-	case ND_ERF: return 1.1283791671f * exp(-x * x);
-	case ND_LOG: return 1.0f / x;
-	case ND_SQRT: return 0.5f / sqrt(x);
-	case ND_RECIPROCAL: return -1.0f / (x * x);
-	case ND_NEG: return -1.0f;
-	case ND_ABS: return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : 0.0f;
-	case ND_AFFINE: return f.x;
-	default: return 0.0f;
-	}
-}
-
 kernel void nd_unary_grad(global const float *x, global const float *dy, global float *dx,
 			  int fn, float4 f, ulong count)
 {
@@ -111,5 +74,6 @@ kernel void nd_unary_grad(global const float *x, global const float *dy, global 
 		return;
 	size_t i = get_global_id(0);
 
-	dx[i] = dy[i] * nd_deriv(fn, x[i], f);
+	/* f'(x) of function @fn (npu_elemfn_eval.h's), the product rounded once */
+	dx[i] = (float)((npu_real)dy[i] * npu_actfn_deriv(ND_ACT_CODE(fn), x[i], f.x, f.y, f.z, f.w));
 }
