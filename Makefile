@@ -7,7 +7,7 @@ NPU_CACHE ?= $(HOME)/.cache/npu
 export NPU_CACHE
 
 BUILD := build
-FW_VERSION := 1.6.0
+FW_VERSION := 2.0.0
 FW_MAJOR := $(word 1,$(subst ., ,$(FW_VERSION)))
 FW_MINOR := $(word 2,$(subst ., ,$(FW_VERSION)))
 FW_PATCH := $(word 3,$(subst ., ,$(FW_VERSION)))

@@ -16,7 +16,7 @@ uint32_t engine_wait(uint32_t status_reg)
 	for (;;) {
 		ctl_write(NPU_CTL_EVENTS, NPU_EV_ENGINE_DONE | NPU_EV_TIMER);
 		st = ctl_read(status_reg);
-		if (st != NPU_DMA_BUSY)
+		if (st != NPU_JOB_BUSY)
 			break;
 		heartbeat_poll();
 		if (!(ctl_read(NPU_CTL_EVENTS) & (NPU_EV_ENGINE_DONE | NPU_EV_TIMER)))

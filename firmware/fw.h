@@ -61,7 +61,7 @@ static inline void raise_irq(uint32_t bits)
 	ctl_write(NPU_CTL_IRQ_RAISE, bits);
 }
 
-/* dma.c: returns enum npu_dma_status. */
+/* dma.c: returns enum npu_job_status. */
 uint32_t dma_copy(unsigned int src_space, uint64_t src, unsigned int dst_space,
 		  uint64_t dst, uint32_t len, uint32_t ctx);
 uint32_t dma_fill(uint64_t dst, uint32_t len, uint32_t pattern, uint32_t ctx);

@@ -47,25 +47,28 @@ static uint64_t rd64(const uint8_t *p)
 	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
-/* Map a DMA failure to the job's status; record where it faulted. */
-static uint32_t dma_status_to_job(uint32_t st)
+/*
+ * An engine's status is the job's (enum npu_job_status is one code for
+ * both); one an engine may not report, from a device out of spec, fails
+ * the command.
+ */
+static uint32_t engine_status(uint32_t st)
 {
 	switch (st) {
-	case NPU_DMA_OK:
-		return NPU_JOB_OK;
-	case NPU_DMA_ERR_MMU:
-		cmpl.fault_va = dma_fault_addr();
-		return NPU_JOB_MMU_FAULT;
-	case NPU_DMA_ERR_ABORTED:
-		return NPU_JOB_ABORTED;
-	case NPU_DMA_ERR_BUS:
-		cmpl.fault_va = dma_fault_addr();
-		return NPU_JOB_BUS_ERROR;
-	case NPU_DMA_ERR_LIMIT:
-		return NPU_JOB_LIMIT;
+	case NPU_JOB_OK: case NPU_JOB_MMU_FAULT: case NPU_JOB_BUS_ERROR:
+	case NPU_JOB_ABORTED: case NPU_JOB_LIMIT:
+		return st;
 	default:
 		return NPU_JOB_INVALID_CMD;
 	}
+}
+
+/* A DMA's status as the job's; record where it faulted. */
+static uint32_t dma_status_to_job(uint32_t st)
+{
+	if (st == NPU_JOB_MMU_FAULT || st == NPU_JOB_BUS_ERROR)
+		cmpl.fault_va = dma_fault_addr();
+	return engine_status(st);
 }
 
 /* Make [off, off + len) of the command buffer visible in the window. */
@@ -150,16 +153,9 @@ static uint32_t cmd_tensor(const uint8_t *c, uint32_t ctx)
 	ctl_write(NPU_CTL_TENSOR_CTX, ctx);
 	ctl_write(NPU_CTL_TENSOR_CTRL, 1);
 	st = engine_wait(NPU_CTL_TENSOR_STATUS);
-	if (st == NPU_DMA_ERR_MMU || st == NPU_DMA_ERR_BUS)
+	if (st == NPU_JOB_MMU_FAULT || st == NPU_JOB_BUS_ERROR)
 		cmpl.fault_va = ctl_read64(NPU_CTL_TENSOR_FAULT_LO);
-	switch (st) {
-	case NPU_DMA_OK: return NPU_JOB_OK;
-	case NPU_DMA_ERR_MMU: return NPU_JOB_MMU_FAULT;
-	case NPU_DMA_ERR_BUS: return NPU_JOB_BUS_ERROR;
-	case NPU_DMA_ERR_ABORTED: return NPU_JOB_ABORTED;
-	case NPU_DMA_ERR_LIMIT: return NPU_JOB_LIMIT;
-	default: return NPU_JOB_INVALID_CMD;
-	}
+	return engine_status(st);
 }
 
 static uint32_t run_commands(const struct npu_job_desc *d)
@@ -315,10 +311,10 @@ bool jobs_service_ring(unsigned int r)
 		reg_write(NPU_REG_FW_CURRENT, NPU_FW_CURRENT_VALID | r << 16 | (head & 0xffff));
 		st = dma_copy(NPU_DMA_SPACE_BUS, base + (uint64_t)idx * sizeof(desc),
 			      NPU_DMA_SPACE_SRAM, sram_addr(&desc), sizeof(desc), 0);
-		if (st != NPU_DMA_OK) {
+		if (st != NPU_JOB_OK) {
 			memset(&desc, 0, sizeof(desc));
 			cmpl.start_ns = cmpl.end_ns = fw_time();
-			cmpl.status = st == NPU_DMA_ERR_ABORTED ? NPU_JOB_ABORTED : NPU_JOB_BUS_ERROR;
+			cmpl.status = st == NPU_JOB_ABORTED ? NPU_JOB_ABORTED : NPU_JOB_BUS_ERROR;
 			engine_reset_ack();
 		} else {
 			run_job();

@@ -115,11 +115,11 @@ static void log_write(const char *buf, uint32_t len)
 	uint32_t first = len < log_size - pos ? len : log_size - pos;
 
 	if (dma_copy(NPU_DMA_SPACE_SRAM, sram_addr(buf), NPU_DMA_SPACE_BUS,
-		     log_addr + pos, first, 0) != NPU_DMA_OK)
+		     log_addr + pos, first, 0) != NPU_JOB_OK)
 		return;
 	if (first < len &&
 	    dma_copy(NPU_DMA_SPACE_SRAM, sram_addr(buf + first), NPU_DMA_SPACE_BUS,
-		     log_addr, len - first, 0) != NPU_DMA_OK)
+		     log_addr, len - first, 0) != NPU_JOB_OK)
 		return;
 	reg_write(NPU_REG_FW_LOG_WPTR, wptr + len);
 }

@@ -15,8 +15,9 @@
 /* ------------------------------------------------------------------ */
 /* Firmware API version: the driver requires major equal, minor >=.     */
 /* ------------------------------------------------------------------ */
-#define NPU_FW_API_MAJOR	1
-#define NPU_FW_API_MINOR	2	/* 1.1: FW_CURRENT and FW_PROGRESS; 1.2: FW_CMD_CAPS_HI */
+#define NPU_FW_API_MAJOR	2
+/* 1.1: FW_CURRENT and FW_PROGRESS; 1.2: FW_CMD_CAPS_HI; 2.0: the engines report enum npu_job_status */
+#define NPU_FW_API_MINOR	0
 
 /* ------------------------------------------------------------------ */
 /* Image format: a header followed by the payload, loaded at load_addr */
@@ -178,7 +179,7 @@ enum npu_fw_error {
  *
  * The engines (DMA, tensor, the boot ROM's image load) run on their own,
  * beside the control core: a write to DMA_CTRL or TENSOR_CTRL starts an
- * operation and its STATUS reads NPU_DMA_BUSY until it ends, when
+ * operation and its STATUS reads NPU_JOB_BUSY until it ends, when
  * NPU_EV_ENGINE_DONE goes pending. Writes to an engine's registers while
  * it is busy are ignored. The firmware waits in WFI (WAKE_MASK at
  * ENGINE_DONE and TIMER, so it can still beat its heartbeat).
@@ -222,27 +223,25 @@ enum npu_fw_error {
 #define  NPU_DMA_SPACE_SRAM	0	/* control-core address in SRAM */
 #define  NPU_DMA_SPACE_BUS	1	/* host bus address, untranslated */
 #define  NPU_DMA_SPACE_VA	2	/* device VA in DMA_CTX, via the MMU */
-#define NPU_CTL_DMA_STATUS	0x60	/* RO: enum npu_dma_status */
+#define NPU_CTL_DMA_STATUS	0x60	/* RO: enum npu_job_status */
 #define NPU_CTL_DMA_FAULT_LO	0x64	/* RO: address that failed */
 #define NPU_CTL_DMA_FAULT_HI	0x68
 
-/** enum npu_dma_status - NPU_CTL_DMA_STATUS once a DMA_CTRL write has run */
-enum npu_dma_status {
-	NPU_DMA_OK = 0,
-	NPU_DMA_ERR_MMU = 1,		/* translation fault, see DMA_FAULT */
-	NPU_DMA_ERR_BUS = 2,		/* host memory access failed */
-	NPU_DMA_ERR_ARGS = 3,		/* bad op, space, SRAM range or size */
-	NPU_DMA_ERR_ABORTED = 4,	/* engine reset */
-	NPU_DMA_ERR_LIMIT = 5,		/* over the per-command memory or compute budget */
-	NPU_DMA_BUSY = 0x80,		/* still running: wait for NPU_EV_ENGINE_DONE */
-};
+/*
+ * NPU_CTL_DMA_STATUS once a DMA_CTRL write has run: enum npu_job_status
+ * (npu_hw.h), the one outcome code below the uAPI, which the firmware
+ * passes on as the job's: OK, INVALID_CMD (bad op, space, SRAM range or
+ * size), MMU_FAULT (see DMA_FAULT), BUS_ERROR, ABORTED (engine reset),
+ * LIMIT (over the per-command memory or compute budget), or BUSY while it
+ * runs (wait for NPU_EV_ENGINE_DONE).
+ */
 #define NPU_DMA_MAX_LEN		(1u << 30)
 
 /*
  * Tensor engine: the firmware copies a tensor command (npu_cmd.h, op >= 16)
  * into SRAM, writes its address and the job's context, then TENSOR_CTRL.
  * The engine checks every field itself, runs the operation, and sets
- * TENSOR_STATUS (enum npu_dma_status codes: BUSY while it runs, ARGS for a
+ * TENSOR_STATUS (enum npu_job_status: BUSY while it runs, INVALID_CMD for a
  * malformed command, LIMIT for one over the device's per-command budget of
  * host memory or multiply-accumulates) and TENSOR_FAULT.
  */

@@ -208,7 +208,13 @@ struct npu_job_desc {
 #define NPU_JOB_F_ALL		NPU_JOB_F_NO_IRQ
 #define NPU_MAX_CMDBUF_SIZE	(1u << 20)
 
-/** enum npu_job_status - outcome of a job, in its completion record */
+/**
+ * enum npu_job_status - the one outcome code below the uAPI: a job's, in
+ * its completion record, and the DMA and tensor engines', in their status
+ * registers (npu_fw.h), which the firmware passes on as the job's. The
+ * uAPI has its own (enum drm_npu_job_status), mapped from this in one
+ * table of the driver's.
+ */
 enum npu_job_status {
 	NPU_JOB_OK = 0,
 	NPU_JOB_INVALID_DESC = 1,	/* the ring entry itself is malformed */
@@ -218,6 +224,7 @@ enum npu_job_status {
 	NPU_JOB_ABORTED = 5,		/* engine reset while running */
 	NPU_JOB_TIMEOUT = 6,		/* set by the host, never by firmware */
 	NPU_JOB_LIMIT = 7,		/* a command over the device's per-command budget */
+	NPU_JOB_BUSY = 0x80,		/* an engine's only: still running */
 };
 
 /**

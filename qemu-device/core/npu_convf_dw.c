@@ -179,7 +179,7 @@ uint32_t npu_convf_dw_run(struct npu_core *core, const struct npu_convf *v, cons
 		tap = npu_eng_alloc(core, sizeof(*tap) * taps * threads);
 	if (!wt || !tap) {
 		free(wt);
-		return NPU_DMA_ERR_ARGS;	/* as the command's other buffers */
+		return NPU_JOB_INVALID_CMD;	/* as the command's other buffers */
 	}
 	/* [out_c][k_h][k_w] as [k_h][k_w][out_c]: a tap's channels side by side */
 	for (uint32_t o = 0; o < v->out_c; o++)
@@ -190,5 +190,5 @@ uint32_t npu_convf_dw_run(struct npu_core *core, const struct npu_convf *v, cons
 					      .y = y, .vec = npu_engine_avx2(), .tap = tap });
 	free(wt);
 	free(tap);
-	return ok ? NPU_DMA_OK : NPU_DMA_ERR_ABORTED;
+	return ok ? NPU_JOB_OK : NPU_JOB_ABORTED;
 }

@@ -187,10 +187,10 @@ void npu_core_reset(struct npu_core *core)
  */
 static void engines_idle(struct npu_core *core)
 {
-	if (core->dma.status == NPU_DMA_BUSY)
-		core->dma.status = NPU_DMA_ERR_ABORTED;
-	if (core->tensor.status == NPU_DMA_BUSY)
-		core->tensor.status = NPU_DMA_ERR_ABORTED;
+	if (core->dma.status == NPU_JOB_BUSY)
+		core->dma.status = NPU_JOB_ABORTED;
+	if (core->tensor.status == NPU_JOB_BUSY)
+		core->tensor.status = NPU_JOB_ABORTED;
 	core->eng.hung = false;
 }
 
@@ -604,11 +604,11 @@ static bool ctl_write(struct npu_core *core, uint32_t off, uint32_t val)
 	case NPU_CTL_DMA_DST_LO: case NPU_CTL_DMA_DST_HI:
 	case NPU_CTL_DMA_LEN: case NPU_CTL_DMA_CTX:
 	case NPU_CTL_DMA_PATTERN: case NPU_CTL_DMA_CTRL:
-		if (core->dma.status != NPU_DMA_BUSY)	/* latched while busy */
+		if (core->dma.status != NPU_JOB_BUSY)	/* latched while busy */
 			dma_reg_write(core, off, val);
 		return true;
 	case NPU_CTL_TENSOR_DESC: case NPU_CTL_TENSOR_CTX: case NPU_CTL_TENSOR_CTRL:
-		if (core->tensor.status == NPU_DMA_BUSY)
+		if (core->tensor.status == NPU_JOB_BUSY)
 			return true;
 		if (off == NPU_CTL_TENSOR_DESC)
 			core->tensor.desc = val;

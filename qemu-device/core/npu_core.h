@@ -94,9 +94,9 @@ enum npu_core_event {
  * @profile: NPU_PROFILE_FULL (inference and training) or NPU_PROFILE_EDGE
  *	(int8 inference only: the training ops are not in the hardware).
  * @cmd_mem_mib: host memory one command may use for its temporaries, MiB
- *	(1..4096); a command that needs more fails with NPU_DMA_ERR_LIMIT.
+ *	(1..4096); a command that needs more fails with NPU_JOB_LIMIT.
  * @cmd_max_mmacs: multiply-accumulates one command may ask for, in units
- *	of 10^6 (1..8000); more fails with NPU_DMA_ERR_LIMIT.
+ *	of 10^6 (1..8000); more fails with NPU_JOB_LIMIT.
  * @weight_cache_mib: host memory the tensor engine may keep constant
  *	weights in, packed for its kernels (NPU_CONVF_CONST_W), MiB
  *	(0..16384; 0: none kept).
@@ -169,7 +169,7 @@ void npu_core_reset(struct npu_core *core);
  *	2 tensor; 0 none) whose result (@done_status, @done_fault,
  *	@done_bytes, @done_cycles, @done_irqs) the control core has not yet
  *	taken in. An operation still running when the state was taken has
- *	been stopped first: its result, NPU_DMA_ERR_ABORTED, is this one.
+ *	been stopped first: its result, NPU_JOB_ABORTED, is this one.
  * @restart_kind: an operation latched but not started (the engine was
  *	paused), which the destination starts again from the migrated
  *	registers (@restart_ctrl: the DMA's control word).

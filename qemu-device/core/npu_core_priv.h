@@ -104,7 +104,7 @@ struct npu_eng_req {
 	uint32_t fw_size;
 	bool corrupt;			/* NPU_FAULT_BAD_COMPLETION: invert the write */
 
-	uint32_t status;		/* enum npu_dma_status, or NPU_BOOT_* */
+	uint32_t status;		/* enum npu_job_status, or NPU_BOOT_* */
 	uint64_t fault, bytes, cycles;
 	uint32_t entry, crc;		/* BOOT */
 	uint32_t irqs;			/* interrupts to raise when collected */
@@ -288,7 +288,7 @@ bool npu_eng_split(uint64_t n, uint32_t threads,
 		   bool (*fn)(void *arg, uint32_t t, uint64_t i0, uint64_t i1), void *arg);
 /*
  * On the engine thread: allocate @n bytes charged to the running command,
- * or NULL (status NPU_DMA_ERR_LIMIT) when it would pass cmd_mem_mib.
+ * or NULL (status NPU_JOB_LIMIT) when it would pass cmd_mem_mib.
  */
 void *npu_eng_alloc(struct npu_core *core, uint64_t n);
 void *npu_eng_calloc(struct npu_core *core, uint64_t count, uint64_t size);
@@ -301,7 +301,7 @@ bool npu_eng_reserve(struct npu_core *core, uint64_t n);
 bool npu_eng_reserve_cb(void *arg, uint64_t n);
 /* Charge @macs multiply-accumulates to the running command; false if over. */
 bool npu_eng_charge_macs(struct npu_core *core, uint64_t macs);
-/* NPU_DMA_ERR_LIMIT if the running command passed a budget, else @st. */
+/* NPU_JOB_LIMIT if the running command passed a budget, else @st. */
 uint32_t npu_eng_status(struct npu_core *core, uint32_t st);
 
 /* npu_mmu.c */
@@ -343,7 +343,7 @@ void npu_dma_start(struct npu_core *core, uint32_t ctrl);
 void npu_dma_exec(struct npu_core *core, struct npu_eng_req *req);
 /*
  * Read or write @len bytes at device VA @va of @ctx through the MMU, for
- * the engines. Returns enum npu_dma_status; *@fault gets the failing VA.
+ * the engines. Returns enum npu_job_status; *@fault gets the failing VA.
  */
 uint32_t npu_va_rw(struct npu_core *core, uint32_t ctx, uint64_t va, void *buf,
 		   uint64_t len, bool write, uint64_t *fault);

@@ -44,22 +44,22 @@ static uint32_t sram_xfer(struct npu_core *core, struct npu_eng_req *req, struct
 			  uint8_t *buf, uint64_t len, bool write)
 {
 	uint64_t off = end->addr - NPU_SRAM_BASE;
-	uint32_t st = NPU_DMA_OK;
+	uint32_t st = NPU_JOB_OK;
 
 	if (end->addr < NPU_SRAM_BASE || off > core->cfg.sram_size ||
 	    core->cfg.sram_size - off < len) {
 		req->fault = end->addr;
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	}
 	pthread_mutex_lock(&core->sram_lock);
 	if (req->gen != atomic_load(&core->reset_gen))
-		st = NPU_DMA_ERR_ABORTED;
+		st = NPU_JOB_ABORTED;
 	else if (write)
 		memcpy(core->sram + off, buf, len);
 	else
 		memcpy(buf, core->sram + off, len);
 	pthread_mutex_unlock(&core->sram_lock);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		end->addr += len;
 	return st;
 }
@@ -77,13 +77,13 @@ static uint32_t dma_xfer(struct npu_core *core, struct npu_eng_req *req, struct 
 	if (end->space == NPU_DMA_SPACE_SRAM) {
 		uint32_t st = sram_xfer(core, req, end, buf, len, write);
 
-		if (st == NPU_DMA_OK)
+		if (st == NPU_JOB_OK)
 			*done = len;
 		return st;
 	}
 	if (end->space == NPU_DMA_SPACE_VA && len && npu_fault_take(core, NPU_FAULT_DMA_ERROR)) {
 		req->fault = end->addr;
-		return NPU_DMA_ERR_BUS;
+		return NPU_JOB_BUS_ERROR;
 	}
 	if (write && req->corrupt) {
 		for (uint64_t i = 0; i < len; i++)	/* every bit of the record wrong */
@@ -96,7 +96,7 @@ static uint32_t dma_xfer(struct npu_core *core, struct npu_eng_req *req, struct 
 		int rc;
 
 		if (npu_eng_stop(core))
-			return NPU_DMA_ERR_ABORTED;
+			return NPU_JOB_ABORTED;
 		if (end->space == NPU_DMA_SPACE_VA) {
 			uint64_t avail;
 			unsigned int acc = write ? NPU_MMU_ACCESS_WRITE : NPU_MMU_ACCESS_READ;
@@ -106,7 +106,7 @@ static uint32_t dma_xfer(struct npu_core *core, struct npu_eng_req *req, struct 
 			if (npu_mmu_translate(core, req->ctx, end->addr, acc, &pa, &avail)) {
 				npu_mmu_use_end(&core->mmu);
 				req->fault = end->addr;
-				return NPU_DMA_ERR_MMU;
+				return NPU_JOB_MMU_FAULT;
 			}
 			page = avail < len ? avail : len;
 			/* Pages contiguous on the bus go as one access. */
@@ -118,21 +118,21 @@ static uint32_t dma_xfer(struct npu_core *core, struct npu_eng_req *req, struct 
 		if (end->space == NPU_DMA_SPACE_VA)
 			npu_mmu_use_end(&core->mmu);
 		if (req->gen != atomic_load(&core->reset_gen))	/* the access reset the device */
-			return NPU_DMA_ERR_ABORTED;
+			return NPU_JOB_ABORTED;
 		if (rc && n > page) {
 			exact = true;	/* again page by page: the fault names its page */
 			continue;
 		}
 		if (rc) {
 			req->fault = end->addr;
-			return NPU_DMA_ERR_BUS;
+			return NPU_JOB_BUS_ERROR;
 		}
 		buf += n;
 		len -= n;
 		*done += n;
 		end->addr += n;
 	}
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 static uint32_t dma_copy(struct npu_core *core, struct npu_eng_req *req, struct dma_end *src,
@@ -145,17 +145,17 @@ static uint32_t dma_copy(struct npu_core *core, struct npu_eng_req *req, struct 
 		uint32_t st, wst;
 
 		st = dma_xfer(core, req, src, bounce, n, false, &got);
-		if (st == NPU_DMA_ERR_ABORTED)	/* device reset: touch nothing */
+		if (st == NPU_JOB_ABORTED)	/* device reset: touch nothing */
 			return st;
 		/* Write what was read, even when the read stopped early. */
 		wst = dma_xfer(core, req, dst, bounce, got, true, &put);
-		if (wst != NPU_DMA_OK)
+		if (wst != NPU_JOB_OK)
 			return wst;
-		if (st != NPU_DMA_OK)
+		if (st != NPU_JOB_OK)
 			return st;
 		len -= n;
 	}
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 static uint32_t dma_fill(struct npu_core *core, struct npu_eng_req *req, struct dma_end *dst,
@@ -173,11 +173,11 @@ static uint32_t dma_fill(struct npu_core *core, struct npu_eng_req *req, struct 
 
 		n = len < NPU_DMA_BOUNCE ? len : NPU_DMA_BOUNCE;
 		st = dma_xfer(core, req, dst, bounce, n, true, &put);
-		if (st != NPU_DMA_OK)
+		if (st != NPU_JOB_OK)
 			return st;
 		len -= n;
 	}
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 uint32_t npu_va_rw(struct npu_core *core, uint32_t ctx, uint64_t va, void *buf,
@@ -229,18 +229,18 @@ void npu_dma_start(struct npu_core *core, uint32_t ctrl)
 	d->fault = 0;
 	if ((ctrl & ~known) || src > NPU_DMA_SPACE_VA || dst > NPU_DMA_SPACE_VA ||
 	    d->len > NPU_DMA_MAX_LEN || (op != NPU_DMA_OP_COPY && op != NPU_DMA_OP_FILL)) {
-		dma_end_now(core, NPU_DMA_ERR_ARGS);
+		dma_end_now(core, NPU_JOB_INVALID_CMD);
 		return;
 	}
 	req.job = has_va_end(ctrl);
 	if (req.job && atomic_load(&core->engine_abort)) {
-		dma_end_now(core, NPU_DMA_ERR_ABORTED);
+		dma_end_now(core, NPU_JOB_ABORTED);
 		return;
 	}
 	/* A completion record about to be written: the injected fault takes it. */
 	if (dst == NPU_DMA_SPACE_BUS && is_completion(core, d->dst, d->len))
 		req.corrupt = npu_fault_take(core, NPU_FAULT_BAD_COMPLETION);
-	d->status = NPU_DMA_BUSY;
+	d->status = NPU_JOB_BUSY;
 	npu_engine_submit(core, &req);
 }
 

@@ -252,14 +252,14 @@ uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_eltwise_i8 e;
-	uint32_t st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx, od[4];
+	uint32_t st = NPU_JOB_INVALID_CMD, ctx = core->eng.run.ctx, od[4];
 	uint64_t as[4], bs[4], an, bn;
 	int8_t *a = NULL, *b = NULL, *out = NULL;
 	bool onnx, ort;
 	elt_row_fn row;
 
 	if (size != sizeof(e))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	e.a = npu_rd64(c + 8);
 	e.b = npu_rd64(c + 16);
 	e.out = npu_rd64(c + 24);
@@ -289,13 +289,13 @@ uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	if (onnx && (e.a_shift || e.b_shift || e.out_shift || e.left_shift ||
 		     !npu_onnx_mult_valid(e.a_mult) || !npu_onnx_mult_valid(e.b_mult) ||
 		     !npu_onnx_mult_valid(e.out_mult) || !e.out_mult))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	/* onnxruntime's: finite fp32 factors, an offset of 0 or 128, a mode 0..2 */
 	if (ort && (e.a_zero || e.b_zero || e.out_zero || e.out_shift || e.left_shift ||
 		    (e.a_shift != 0 && e.a_shift != 128) || e.b_shift < 0 || e.b_shift > 2 ||
 		    !npu_onnx_mult_valid(e.a_mult) || !npu_onnx_mult_valid(e.b_mult) ||
 		    ((uint32_t)e.out_mult & 0x7f800000u) == 0x7f800000u))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!e.count || e.count > NPU_TENSOR_MAX_BYTES ||
 	    (e.op != NPU_ELT_ADD && e.op != NPU_ELT_MUL && !onnx && !ort) ||
 	    e.a_zero < -128 || e.a_zero > 127 || e.b_zero < -128 || e.b_zero > 127 ||
@@ -304,16 +304,16 @@ uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	    (!ort && (!shift_ok(e.a_shift) || !shift_ok(e.b_shift))) || !shift_ok(e.out_shift) ||
 	    e.left_shift > 20 || e.reserved ||
 	    !elt_strides(e.rank, e.out_dims, e.a_dims, e.b_dims, e.count, od, as, bs, &an, &bn))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	a = npu_eng_alloc(core, an);
 	b = npu_eng_alloc(core, bn);
 	out = npu_eng_alloc(core, e.count);
 	if (!a || !b || !out)
 		goto out;
 	st = npu_va_rw(core, ctx, e.a, a, an, false, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = npu_va_rw(core, ctx, e.b, b, bn, false, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	/* Row by row, in as many pieces as the engine has threads. */
 	row = elt_pick_row(&e);
@@ -321,7 +321,7 @@ uint32_t npu_eltwise_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			   elt_range, &(struct elt_part){ .core = core, .e = &e, .a = a, .b = b,
 							  .out = out, .od = od, .as = as,
 							  .bs = bs, .row = row })) {
-		st = NPU_DMA_ERR_ABORTED;
+		st = NPU_JOB_ABORTED;
 		goto out;
 	}
 	st = npu_account(core, npu_va_rw(core, ctx, e.out, out, e.count, true, fault),

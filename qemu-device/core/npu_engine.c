@@ -15,7 +15,7 @@
  *
  * Each command is charged the host memory of its temporaries
  * (npu_eng_alloc) and its multiply-accumulates, whether it ends well or
- * not; over cmd_mem_mib or cmd_max_mmacs it fails with NPU_DMA_ERR_LIMIT.
+ * not; over cmd_mem_mib or cmd_max_mmacs it fails with NPU_JOB_LIMIT.
  */
 #define _POSIX_C_SOURCE 200809L	/* clock_gettime, pthread_cond_timedwait */
 #include <signal.h>
@@ -33,7 +33,7 @@ static bool stale(const struct npu_core *core, const struct npu_eng_req *r)
 
 static void execute(struct npu_core *core, struct npu_eng_req *r)
 {
-	r->status = NPU_DMA_ERR_ARGS;
+	r->status = NPU_JOB_INVALID_CMD;
 	r->fault = r->bytes = r->cycles = 0;
 	r->irqs = 0;
 	r->mem_used = r->macs_used = r->moved = r->work = 0;
@@ -214,7 +214,7 @@ static void apply(struct npu_core *core, struct npu_eng_req *r)
 		return;
 	}
 	core->perf_cycles += r->cycles;
-	if (r->status == NPU_DMA_OK)
+	if (r->status == NPU_JOB_OK)
 		core->perf_bytes += r->bytes;
 	if (r->irqs)
 		npu_core_raise_irq(core, r->irqs);
@@ -339,7 +339,7 @@ void npu_engine_reset(struct npu_core *core)
 	if (!e->hung)
 		return;
 	e->hung = false;
-	e->hung_req.status = NPU_DMA_ERR_ABORTED;
+	e->hung_req.status = NPU_JOB_ABORTED;
 	e->hung_req.fault = e->hung_req.bytes = e->hung_req.cycles = 0;
 	e->hung_req.irqs = 0;
 	apply(core, &e->hung_req);
@@ -464,8 +464,8 @@ void npu_engine_save(struct npu_core *core, struct npu_core_state *st)
 	if (e->done_valid && !stale(core, &e->done) && e->done.kind != NPU_ENG_BOOT) {
 		st->done_kind = e->done.kind;
 		/* What it wrote after the VM stopped may not have travelled. */
-		st->done_status = e->done.late && e->done.status == NPU_DMA_OK ?
-				  NPU_DMA_ERR_ABORTED : e->done.status;
+		st->done_status = e->done.late && e->done.status == NPU_JOB_OK ?
+				  NPU_JOB_ABORTED : e->done.status;
 		st->done_irqs = e->done.irqs;
 		st->done_fault = e->done.fault;
 		st->done_bytes = e->done.bytes;
@@ -508,10 +508,10 @@ void npu_engine_load(struct npu_core *core, const struct npu_core_state *st)
 	}
 	/* Started again through the firmware's own path, which checks it. */
 	if (st->restart_kind == NPU_ENG_DMA) {
-		core->dma.status = NPU_DMA_OK;
+		core->dma.status = NPU_JOB_OK;
 		npu_dma_start(core, st->restart_ctrl);
 	} else if (st->restart_kind == NPU_ENG_TENSOR) {
-		core->tensor.status = NPU_DMA_OK;
+		core->tensor.status = NPU_JOB_OK;
 		npu_tensor_start(core);
 	}
 }
@@ -632,12 +632,12 @@ uint32_t npu_eng_status(struct npu_core *core, uint32_t st)
 {
 	const struct npu_eng_req *r = &core->eng.run;
 
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		return st;
 	if (r->mem_used > (uint64_t)core->cfg.cmd_mem_mib << 20 ||
 	    r->macs_used > (uint64_t)core->cfg.cmd_max_mmacs * 1000000ull)
-		return NPU_DMA_ERR_LIMIT;
+		return NPU_JOB_LIMIT;
 	if (npu_eng_stop(core))
-		return NPU_DMA_ERR_ABORTED;
+		return NPU_JOB_ABORTED;
 	return st;
 }

@@ -29,12 +29,12 @@ uint32_t npu_softmax_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t s
 	float *y = NULL, *dy = NULL;
 
 	if (size != sizeof(struct npu_cmd_softmax_bwd))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!outer || !axis || !inner || !npu_prod4(outer, axis, inner, 1, NPU_MAX_F32, &total) ||
 	    (flags & ~NPU_SOFTMAX_LOG) || (y_va | dy_va | dx_va) & 3)
-		return NPU_DMA_ERR_ARGS;
-	if ((st = npu_nd_load(core, y_va, 4 * total, (void **)&y, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, dy_va, 4 * total, (void **)&dy, fault)) != NPU_DMA_OK)
+		return NPU_JOB_INVALID_CMD;
+	if ((st = npu_nd_load(core, y_va, 4 * total, (void **)&y, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, dy_va, 4 * total, (void **)&dy, fault)) != NPU_JOB_OK)
 		goto out;
 	for (uint64_t r = 0; r < (uint64_t)outer * inner; r++) {
 		uint64_t base = r / inner * axis * inner + r % inner;
@@ -45,7 +45,7 @@ uint32_t npu_softmax_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t s
 			uint64_t i = base + (uint64_t)a * inner;
 
 			if (npu_nd_stop(core, a)) {
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 				goto out;
 			}
 			sum += lg ? (double)dy[i] : (double)dy[i] * y[i];
@@ -54,7 +54,7 @@ uint32_t npu_softmax_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t s
 			uint64_t i = base + (uint64_t)a * inner;
 
 			if (npu_nd_stop(core, a)) {
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 				goto out;
 			}
 			dy[i] = (float)(lg ? dy[i] - exp((double)y[i]) * sum :
@@ -80,21 +80,21 @@ uint32_t npu_norm_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	double *acc = NULL;
 
 	if (size != sizeof(struct npu_cmd_norm_bwd))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (int i = 0; i < 8; i++)
 		va[i] = npu_rd64(c + 8 + 8 * i);
 	if (!rows || !npu_dim_ok(norm) || !npu_prod4(rows, norm, 1, 1, NPU_MAX_F32, &total) ||
 	    npu_rd32(c + 80) || npu_rd32(c + 84) || !(va[5] | va[6] | va[7]) ||
 	    !va[0] || !va[1] || !va[2] || !va[3] || !va[4] ||
 	    (va[0] | va[1] | va[2] | va[3] | va[4] | va[5] | va[6] | va[7]) & 3)
-		return NPU_DMA_ERR_ARGS;
-	if ((st = npu_nd_load(core, va[0], 4 * total, (void **)&x, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, va[1], 4ull * norm, (void **)&scale, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, va[2], 4ull * rows, (void **)&mean, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, va[3], 4ull * rows, (void **)&inv, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, va[4], 4 * total, (void **)&dy, fault)) != NPU_DMA_OK)
+		return NPU_JOB_INVALID_CMD;
+	if ((st = npu_nd_load(core, va[0], 4 * total, (void **)&x, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, va[1], 4ull * norm, (void **)&scale, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, va[2], 4ull * rows, (void **)&mean, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, va[3], 4ull * rows, (void **)&inv, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, va[4], 4 * total, (void **)&dy, fault)) != NPU_JOB_OK)
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	acc = npu_eng_alloc(core, 16ull * norm);	/* dscale's and dbias's sums */
 	dp = npu_eng_alloc(core, 8ull * norm);		/* the parameters' gradients, fp32 */
 	if (!acc || !dp)
@@ -106,7 +106,7 @@ uint32_t npu_norm_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t size
 		double m = mean[r], s = inv[r], mg = 0, mgx = 0;
 
 		if (npu_eng_stop(core)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		for (uint32_t i = 0; i < norm; i++) {
@@ -127,12 +127,12 @@ uint32_t npu_norm_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	}
 	for (uint64_t i = 0; i < 2ull * norm; i++)
 		dp[i] = (float)acc[i];
-	st = NPU_DMA_OK;
+	st = NPU_JOB_OK;
 	if (va[5])
 		st = npu_nd_store(core, va[5], dy, 4 * total, fault);
-	if (st == NPU_DMA_OK && va[6])
+	if (st == NPU_JOB_OK && va[6])
 		st = npu_nd_store(core, va[6], dp, 4ull * norm, fault);
-	if (st == NPU_DMA_OK && va[7])
+	if (st == NPU_JOB_OK && va[7])
 		st = npu_nd_store(core, va[7], dp + norm, 4ull * norm, fault);
 	npu_account(core, st, 12 * total + 16ull * rows + 12ull * norm,
 		    npu_vec_cycles(core, total, 10), bytes, cycles);
@@ -158,22 +158,22 @@ uint32_t npu_act_bwd_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	float p[4];
 
 	if (size != sizeof(struct npu_cmd_act_bwd))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (int i = 0; i < 4; i++) {
 		prm[i] = npu_rd32(c + 40 + 4 * i);
 		p[i] = npu_f32_from_bits(prm[i]);
 		if (!(npu_actfn_params(fn) >> i & 1) ? prm[i] != 0 : !npu_f32_bits_finite(prm[i]))
-			return NPU_DMA_ERR_ARGS;	/* unused ones 0, used ones finite */
+			return NPU_JOB_INVALID_CMD;	/* unused ones 0, used ones finite */
 	}
 	if (!count || count > NPU_MAX_F32 || !npu_actfn_has_grad(fn) ||
 	    (fn == NPU_ACTFN_CLIP && !(p[2] <= p[3])) || (x_va | dy_va | dx_va) & 3)
-		return NPU_DMA_ERR_ARGS;
-	if ((st = npu_nd_load(core, x_va, 4ull * count, (void **)&x, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, dy_va, 4ull * count, (void **)&dy, fault)) != NPU_DMA_OK)
+		return NPU_JOB_INVALID_CMD;
+	if ((st = npu_nd_load(core, x_va, 4ull * count, (void **)&x, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, dy_va, 4ull * count, (void **)&dy, fault)) != NPU_JOB_OK)
 		goto out;
 	for (uint32_t i = 0; i < count; i++) {	/* dx over dy, in place */
 		if (npu_nd_stop(core, i)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		dy[i] = (float)((double)dy[i] * npu_actfn_deriv(fn, x[i], p[0], p[1], p[2], p[3]));

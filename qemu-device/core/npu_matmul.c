@@ -222,10 +222,10 @@ uint32_t npu_mm_run(struct npu_core *core, const struct npu_mm *mm)
 	if (vec && !mm->integer) {
 		ad = npu_eng_alloc(core, 8ull * 4 * mm->k * threads);
 		if (!ad)
-			return NPU_DMA_ERR_ARGS;	/* as the command's other buffers */
+			return NPU_JOB_INVALID_CMD;	/* as the command's other buffers */
 	}
 	ok = npu_eng_split(rows, threads, mm_part_run,
 			   &(struct mm_part){ .core = core, .mm = mm, .vec = vec, .ad = ad });
 	free(ad);
-	return ok ? NPU_DMA_OK : NPU_DMA_ERR_ABORTED;
+	return ok ? NPU_JOB_OK : NPU_JOB_ABORTED;
 }

@@ -268,7 +268,7 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	bool relu = flags & NPU_BIN_F_RELU, vec = npu_engine_avx2();
 
 	if (size != sizeof(struct npu_cmd_binary))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	rd_u32s(c + 48, od, NPU_ND_MAX_RANK);
 	rd_u32s(c + 72, ad, NPU_ND_MAX_RANK);
 	rd_u32s(c + 96, bd, NPU_ND_MAX_RANK);
@@ -283,11 +283,11 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    !dims_ok(od, rank, NPU_ND_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &on) ||
 	    !bcast(ad, od, rank, bst[0], &an) || !bcast(bd, od, rank, bst[1], &bn) ||
 	    (a_va | b_va) % (es < 4 ? es : 4) || o_va % (oes < 4 ? oes : 4))
-		return NPU_DMA_ERR_ARGS;
-	if ((st = npu_nd_load(core, a_va, es * an, &a, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, b_va, es * bn, &b, fault)) != NPU_DMA_OK)
+		return NPU_JOB_INVALID_CMD;
+	if ((st = npu_nd_load(core, a_va, es * an, &a, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, b_va, es * bn, &b, fault)) != NPU_JOB_OK)
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	o = npu_eng_alloc(core, oes * on);
 	if (!o)
 		goto out;
@@ -297,7 +297,7 @@ uint32_t npu_binary_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		if (since >= NPU_ND_STOP_EVERY) {
 			since = 0;
 			if (npu_eng_stop(core)) {
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 				goto out;
 			}
 		}
@@ -386,7 +386,7 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	bool vec;
 
 	if (size != sizeof(struct npu_cmd_activation))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	rd_u32s(c + 40, prm, 4);
 	alpha = npu_f32_from_bits(prm[0]);
 	beta = npu_f32_from_bits(prm[1]);
@@ -394,23 +394,23 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	hi = npu_f32_from_bits(prm[3]);
 	esz = fn == NPU_ACTFN_TABLE ? 1 : 4;
 	if (!count || count > NPU_MAX_F32 || (fn != NPU_ACTFN_TABLE && !npu_in_range(fn, 1, NPU_ACTFN_NUM - 1)))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (int i = 0; i < 4; i++)	/* unused parameters are 0 */
 		if (!(npu_actfn_params(fn) >> i & 1) && prm[i])
-			return NPU_DMA_ERR_ARGS;
+			return NPU_JOB_INVALID_CMD;
 	if ((npu_actfn_params(fn) & 3) && (!npu_f32_bits_finite(prm[0]) || !npu_f32_bits_finite(prm[1])))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (fn == NPU_ACTFN_CLIP && !(lo <= hi))
-		return NPU_DMA_ERR_ARGS;	/* NaN bounds fail too */
+		return NPU_JOB_INVALID_CMD;	/* NaN bounds fail too */
 	if (fn == NPU_ACTFN_CELU && alpha == 0)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (fn == NPU_ACTFN_TABLE ? !t_va : t_va || (in_va | out_va) & 3)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (fn == NPU_ACTFN_TABLE &&
-	    (st = npu_va_rw(core, core->eng.run.ctx, t_va, table, 256, false, fault)) != NPU_DMA_OK)
+	    (st = npu_va_rw(core, core->eng.run.ctx, t_va, table, 256, false, fault)) != NPU_JOB_OK)
 		return st;
 	st = npu_nd_load(core, in_va, (uint64_t)count * esz, &x, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	vec = (fn == NPU_ACTFN_RELU || fn == NPU_ACTFN_CLIP) && npu_engine_avx2();
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -419,7 +419,7 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 		uint32_t n = count - i0 < NPU_ND_STOP_EVERY ? count - i0 : NPU_ND_STOP_EVERY;
 
 		if (npu_eng_stop(core)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		for (uint32_t i = i0 + act_avx2(fn, (float *)x + i0, n, lo, hi); i < i0 + n; i++)
@@ -430,7 +430,7 @@ uint32_t npu_activation_run(struct npu_core *core, const uint8_t *c, uint32_t si
 		struct act_job j = { fn, alpha, beta, lo, hi, table, x };
 
 		if (!nd_parallel(core, count, act_cheap(fn) ? 1 : 32, act_range, &j)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 	}
@@ -456,22 +456,22 @@ uint32_t npu_copy_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint8_t *src = NULL, *dst = NULL;
 
 	if (size != sizeof(struct npu_cmd_copy))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	rd_u32s(c + 48, dims, NPU_COPY_MAX_RANK);
 	for (int i = 0; i < NPU_COPY_MAX_RANK; i++)
 		st_[i] = (int64_t)npu_rd64(c + 96 + 8 * i);
 	if ((es != 1 && es != 2 && es != 4 && es != 8) || !npu_in_range(rank, 1, NPU_COPY_MAX_RANK) ||
 	    !dims_ok(dims, rank, NPU_COPY_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &count) ||
 	    !in_count || in_count > NPU_TENSOR_MAX_BYTES / es || (in_va | out_va) % (es < 4 ? es : 4))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	/* The elements it reads: [lo, hi], all inside the input. */
 	lo = hi = off;
 	if (off < 0 || (uint64_t)off >= in_count)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (uint32_t d = 0; d < NPU_COPY_MAX_RANK; d++) {
 		if (d >= rank ? st_[d] != 0 :
 		    dims[d] > 1 && (st_[d] > (int64_t)in_count || st_[d] < -(int64_t)in_count))
-			return NPU_DMA_ERR_ARGS;
+			return NPU_JOB_INVALID_CMD;
 		if (d < rank && dims[d] > 1) {
 			if (st_[d] < 0)
 				lo += st_[d] * (int64_t)(dims[d] - 1);
@@ -480,19 +480,19 @@ uint32_t npu_copy_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		}
 	}
 	if (lo < 0 || (uint64_t)hi >= in_count)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	st = npu_nd_load(core, in_va + (uint64_t)lo * es, (uint64_t)(hi - lo + 1) * es, (void **)&src,
 		     fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	dst = npu_eng_alloc(core, count * es);
 	if (!dst)
 		goto out;
 	pos = off - lo;
 	for (uint64_t o = 0; o < count; o++) {
 		if (npu_nd_stop(core, o)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		memcpy(dst + o * es, src + (uint64_t)pos * es, es);
@@ -582,7 +582,7 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	float *x = NULL, *mask = NULL;
 
 	if (size != sizeof(struct npu_cmd_softmax) && size != NPU_CMD_SOFTMAX_SIZE_NOMASK)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (size == sizeof(struct npu_cmd_softmax)) {
 		m_va = npu_rd64(c + 40);
 		m_div = npu_rd32(c + 48);
@@ -591,11 +591,11 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (!npu_prod4(outer, axis, inner, 1, NPU_MAX_F32, &total) || !outer || !axis || !inner ||
 	    (flags & ~NPU_SOFTMAX_LOG) || (in_va | out_va | m_va) & 3 ||
 	    (m_va ? inner != 1 || !m_div || !m_rows || m_rows > outer : m_div || m_rows))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	st = npu_nd_load(core, in_va, 4 * total, (void **)&x, fault);
-	if (st == NPU_DMA_OK && m_va)
+	if (st == NPU_JOB_OK && m_va)
 		st = npu_nd_load(core, m_va, 4ull * m_rows * axis, (void **)&mask, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	{
 		struct smax_job j = { x, mask, axis, inner, m_div, m_rows, flags & NPU_SOFTMAX_LOG };
@@ -615,7 +615,7 @@ uint32_t npu_softmax_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		    npu_vec_cycles(core, total, mask ? 7 : 6), bytes, cycles);
 	goto out;
 aborted:
-	st = NPU_DMA_ERR_ABORTED;
+	st = NPU_JOB_ABORTED;
 out:
 	free(x);
 	free(mask);
@@ -661,7 +661,7 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint8_t *raw = NULL;
 
 	if (size != sizeof(struct npu_cmd_norm) && size != NPU_CMD_NORM_SIZE_F32)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (size == sizeof(struct npu_cmd_norm)) {
 		xdt = npu_rd32(c + 72);
 		ydt = npu_rd32(c + 76);
@@ -681,23 +681,23 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    (flags & ~NPU_NORM_RMS) || !npu_f32_bits_finite(eps_bits) || eps < 0 || !va[1] ||
 	    (rms && (va[4] || va[5])) || !norm_q8_ok(xdt, xs_b, xz) || !norm_q8_ok(ydt, ys_b, yz) ||
 	    ((x8 ? 0 : va[0]) | va[1] | va[2] | (y8 ? 0 : va[3]) | va[4] | va[5]) & 3)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (x8) {	/* dequantized into fp32 as ONNX's DequantizeLinear */
 		x = npu_eng_alloc(core, 4 * total);
-		st = x ? npu_nd_load(core, va[0], total, (void **)&raw, fault) : NPU_DMA_ERR_ARGS;
-		for (uint64_t i = 0; st == NPU_DMA_OK && i < total; i++) {
+		st = x ? npu_nd_load(core, va[0], total, (void **)&raw, fault) : NPU_JOB_INVALID_CMD;
+		for (uint64_t i = 0; st == NPU_JOB_OK && i < total; i++) {
 			if (npu_nd_stop(core, i))
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 			x[i] = (float)(nd_int(raw, xdt, i) - xz) * xs;
 		}
 	} else {
 		st = npu_nd_load(core, va[0], 4 * total, (void **)&x, fault);
 	}
-	if (st != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, va[1], 4ull * norm, (void **)&scale, fault)) != NPU_DMA_OK ||
-	    (va[2] && (st = npu_nd_load(core, va[2], 4ull * norm, (void **)&bias, fault)) != NPU_DMA_OK))
+	if (st != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, va[1], 4ull * norm, (void **)&scale, fault)) != NPU_JOB_OK ||
+	    (va[2] && (st = npu_nd_load(core, va[2], 4ull * norm, (void **)&bias, fault)) != NPU_JOB_OK))
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	stats = npu_eng_alloc(core, 8ull * rows);
 	if (!stats || (y8 && !raw && !(raw = npu_eng_alloc(core, total))))
 		goto out;
@@ -706,7 +706,7 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		double m = 0, var = 0, inv;
 
 		if (npu_eng_stop(core)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		for (uint32_t i = 0; i < norm; i++)
@@ -729,7 +729,7 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 
 		for (uint64_t i = 0; i < total; i++) {	/* QDQ's quantize */
 			if (npu_nd_stop(core, i)) {
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 				goto out;
 			}
 			nd_store_int(raw, ydt, i, qdq_round(rintf(x[i] / ys), yz, lo, lo + 255));
@@ -738,9 +738,9 @@ uint32_t npu_norm_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	} else {
 		st = npu_nd_store(core, va[3], x, 4 * total, fault);
 	}
-	if (st == NPU_DMA_OK && va[4])
+	if (st == NPU_JOB_OK && va[4])
 		st = npu_nd_store(core, va[4], stats, 4ull * rows, fault);
-	if (st == NPU_DMA_OK && va[5])
+	if (st == NPU_JOB_OK && va[5])
 		st = npu_nd_store(core, va[5], stats + rows, 4ull * rows, fault);
 	npu_account(core, st, (x8 ? 1 : 4) * total + (y8 ? 1 : 4) * total + 8ull * norm,
 		    npu_vec_cycles(core, total, 5 + x8 + y8), bytes, cycles);
@@ -783,7 +783,7 @@ static int64_t mm_zp(const uint8_t *zp, uint32_t dt, uint32_t count, uint32_t i)
  * matrix: fp32 A as it is when not transposed (*@la NULL: read @a), else
  * an fp32 copy (transposed, bf16 widened: exact), and B as doubles (each
  * float exactly; every row block reads all of B); 8-bit values less their
- * zero points as int32. NPU_DMA_OK, or why not.
+ * zero points as int32. NPU_JOB_OK, or why not.
  */
 static uint32_t mm_layout(struct npu_core *core, const struct mm *p, bool f32, bool bf,
 		      const uint8_t *a, const uint8_t *b, const uint8_t *azp, const uint8_t *bzp,
@@ -795,9 +795,9 @@ static uint32_t mm_layout(struct npu_core *core, const struct mm *p, bool f32, b
 	if (f32 && !bf && !ta)
 		*la = NULL;
 	else if (!(*la = npu_eng_alloc(core, 4 * na * mk)))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!(*lb = npu_eng_alloc(core, (f32 ? 8 : 4) * nbb * kn)))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (uint64_t t = 0; *la && t < na; t++)
 		for (uint32_t i = 0; i < p->m; i++)
 			for (uint32_t l = 0; l < p->k; l++, e++) {
@@ -805,7 +805,7 @@ static uint32_t mm_layout(struct npu_core *core, const struct mm *p, bool f32, b
 							       (uint64_t)i * p->k + l);
 
 				if (npu_nd_stop(core, e))
-					return NPU_DMA_ERR_ABORTED;
+					return NPU_JOB_ABORTED;
 				if (bf)
 					((float *)*la)[e] = npu_bf16_to_f32(((const uint16_t *)a)[src]);
 				else if (f32)
@@ -822,7 +822,7 @@ static uint32_t mm_layout(struct npu_core *core, const struct mm *p, bool f32, b
 							       (uint64_t)l * p->n + j);
 
 				if (npu_nd_stop(core, e))
-					return NPU_DMA_ERR_ABORTED;
+					return NPU_JOB_ABORTED;
 				if (bf)
 					((double *)*lb)[e] = npu_bf16_to_f32(((const uint16_t *)b)[src]);
 				else if (f32)
@@ -831,7 +831,7 @@ static uint32_t mm_layout(struct npu_core *core, const struct mm *p, bool f32, b
 					((int32_t *)*lb)[e] = (int32_t)(nd_int(b, p->bdt, src) -
 									mm_zp(bzp, p->bdt, p->bzp_n, j));
 			}
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -849,7 +849,7 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	float alpha;
 
 	if (size != sizeof(struct npu_cmd_matmul))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (int i = 0; i < 5; i++)
 		p.va[i] = npu_rd64(c + 8 + 8 * i);
 	rd_u32s(c + 48, u, 10);
@@ -883,27 +883,27 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    !bcast(p.brank ? p.ab : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bst[0], &na) ||
 	    !bcast(p.brank ? p.bb : ones, p.brank ? p.ob : ones, p.brank ? p.brank : 1, bst[1], &nbb) ||
 	    (f32 && (p.va[0] | p.va[1]) & (aes - 1)) || p.va[4] & 3)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	mk = (uint64_t)p.m * p.k;
 	kn = (uint64_t)p.k * p.n;
 	mn = (uint64_t)p.m * p.n;
 	macs = nb * mn;
 	if (na * mk * aes > NPU_TENSOR_MAX_BYTES || nbb * kn * bes > NPU_TENSOR_MAX_BYTES ||
 	    nb * mn * 4 > NPU_TENSOR_MAX_BYTES || macs > NPU_TENSOR_MAX_MACS / p.k)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	macs *= p.k;
 	if (!npu_eng_charge_macs(core, macs))
-		return NPU_DMA_ERR_LIMIT;
-	if ((st = npu_nd_load(core, p.va[0], na * mk * aes, (void **)&a, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, p.va[1], nbb * kn * bes, (void **)&b, fault)) != NPU_DMA_OK ||
-	    (p.va[2] && (st = npu_nd_load(core, p.va[2], p.azp_n, (void **)&azp, fault)) != NPU_DMA_OK) ||
-	    (p.va[3] && (st = npu_nd_load(core, p.va[3], p.bzp_n, (void **)&bzp, fault)) != NPU_DMA_OK))
+		return NPU_JOB_LIMIT;
+	if ((st = npu_nd_load(core, p.va[0], na * mk * aes, (void **)&a, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, p.va[1], nbb * kn * bes, (void **)&b, fault)) != NPU_JOB_OK ||
+	    (p.va[2] && (st = npu_nd_load(core, p.va[2], p.azp_n, (void **)&azp, fault)) != NPU_JOB_OK) ||
+	    (p.va[3] && (st = npu_nd_load(core, p.va[3], p.bzp_n, (void **)&bzp, fault)) != NPU_JOB_OK))
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	o = npu_eng_alloc(core, 4 * nb * mn);
 	mat = npu_eng_alloc(core, 16 * nb);
 	if (!o || !mat ||
-	    (st = mm_layout(core, &p, f32, bf, a, b, azp, bzp, na, nbb, &la, &lb)) != NPU_DMA_OK)
+	    (st = mm_layout(core, &p, f32, bf, a, b, azp, bzp, na, nbb, &la, &lb)) != NPU_JOB_OK)
 		goto out;
 	for (uint64_t bi = 0; bi < nb; bi++) {	/* each output matrix's operands */
 		mat[bi] = at[0];
@@ -916,11 +916,11 @@ uint32_t npu_matmul_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 				     .integer = !f32, .alpha = alpha };
 
 		st = npu_mm_run(core, &mm);
-		if (st != NPU_DMA_OK)
+		if (st != NPU_JOB_OK)
 			goto out;
 	}
 	st = npu_nd_store(core, p.va[4], o, 4 * nb * mn, fault);
-	if (st == NPU_DMA_OK) {
+	if (st == NPU_JOB_OK) {
 		/* the array's int8 MACs a cycle; bf16 at half that, fp32 a quarter */
 		uint64_t per = (uint64_t)core->cfg.mac_rows * core->cfg.mac_cols /
 			       (bf ? 2 : f32 ? 4 : 1);
@@ -1014,29 +1014,29 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	void *x = NULL, *y = NULL, *zp = NULL;
 
 	if (size != sizeof(struct npu_cmd_qdq))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!npu_in_range(mode, NPU_QDQ_DEQUANTIZE, NPU_QDQ_REQUANTIZE_Q31) ||
 	    !(qdt == NPU_ND_I8 || qdt == NPU_ND_U8 || (qdt == NPU_ND_I32 && mode == NPU_QDQ_DEQUANTIZE)) ||
 	    !outer || !axis || !inner || !npu_prod4(outer, axis, inner, 1, NPU_MAX_F32, &total) ||
 	    npu_rd32(c + 60) || s_va & 3 || zp_va % nd_size(qdt))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	ies = mode == NPU_QDQ_DEQUANTIZE ? nd_size(qdt) : 4;
 	oes = mode == NPU_QDQ_DEQUANTIZE ? 4 : nd_size(qdt);
 	if (in_va % ies || out_va % oes)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	/* TFLite's multiplier and shift are two words per entry, a scale one */
 	if ((st = npu_nd_load(core, s_va, (q31 ? 8ull : 4ull) * axis, (void **)&scale, fault)) !=
-	    NPU_DMA_OK ||
+	    NPU_JOB_OK ||
 	    (zp_va && (st = npu_nd_load(core, zp_va, (uint64_t)axis * nd_size(qdt), &zp, fault)) !=
-	     NPU_DMA_OK) ||
-	    (st = npu_nd_load(core, in_va, total * ies, &x, fault)) != NPU_DMA_OK)
+	     NPU_JOB_OK) ||
+	    (st = npu_nd_load(core, in_va, total * ies, &x, fault)) != NPU_JOB_OK)
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	for (uint32_t a = 0; a < axis; a++) {
 		int32_t shift = q31 ? (int32_t)npu_rd32((const uint8_t *)scale + 8ull * a + 4) : 0;
 
 		if (npu_nd_stop(core, a)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		if (q31 ? shift < -31 || shift > 30 : !(scale[a] > 0) || !isfinite(scale[a]))
@@ -1060,7 +1060,7 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 									 : NPU_ND_STOP_EVERY;
 
 			if (npu_eng_stop(core)) {
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 				goto out;
 			}
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -1072,7 +1072,7 @@ uint32_t npu_qdq_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			int64_t r;
 
 			if (npu_nd_stop(core, e)) {
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 				goto out;
 			}
 			if (mode == NPU_QDQ_DEQUANTIZE) {
@@ -1211,7 +1211,7 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	void *x = NULL, *y = NULL;
 
 	if (size != sizeof(struct npu_cmd_reduce))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	rd_u32s(c + 48, dims, NPU_ND_MAX_RANK);
 	es = dt == NPU_ND_F32 || dt == NPU_ND_I32 ? 4 : 1;
 	oes = fn == NPU_RED_ARGMAX || fn == NPU_RED_ARGMIN ? 8 : es;
@@ -1224,7 +1224,7 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    (flags & ~NPU_REDUCE_SELECT_LAST) || npu_rd32(c + 44) ||
 	    !dims_ok(dims, rank, NPU_ND_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &total) ||
 	    (in_va % es) || (out_va % (oes < 4 ? oes : 4)))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	/* The reduced dims (strides and sizes, outermost first) and the kept ones. */
 	for (int d = (int)rank - 1; d >= 0; d--) {
 		if (mask >> d & 1) {
@@ -1247,9 +1247,9 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		sz[nr - 1 - i] = u;
 	}
 	n = total / nout;
-	if ((st = npu_nd_load(core, in_va, total * es, &x, fault)) != NPU_DMA_OK)
+	if ((st = npu_nd_load(core, in_va, total * es, &x, fault)) != NPU_JOB_OK)
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	y = npu_eng_alloc(core, nout * oes);
 	if (!y)
 		goto out;
@@ -1257,7 +1257,7 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		uint64_t base = 0, q = o;
 
 		if (npu_eng_work(core, 8 * n + 8)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		for (uint32_t k = 0; k < nk; k++) {	/* kept dims: innermost first */
@@ -1266,7 +1266,7 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		}
 		if (!reduce_one(core, fn, dt, flags & NPU_REDUCE_SELECT_LAST, x, base, rst, sz, nr,
 				n, y, o)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 	}
@@ -1325,20 +1325,20 @@ uint32_t npu_cast_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	void *x = NULL, *y = NULL;
 
 	if (size != sizeof(struct npu_cmd_cast))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!ies || !oes || ((idt == NPU_ND_BF16 || odt == NPU_ND_BF16) &&
 			     (idt == odt || (idt != NPU_ND_F32 && odt != NPU_ND_F32))) || !count || count > NPU_TENSOR_MAX_BYTES / 8 || npu_rd32(c + 36) ||
 	    in_va % (ies < 4 ? ies : 4) || out_va % (oes < 4 ? oes : 4))
-		return NPU_DMA_ERR_ARGS;
-	if ((st = npu_nd_load(core, in_va, (uint64_t)count * ies, &x, fault)) != NPU_DMA_OK)
+		return NPU_JOB_INVALID_CMD;
+	if ((st = npu_nd_load(core, in_va, (uint64_t)count * ies, &x, fault)) != NPU_JOB_OK)
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	y = npu_eng_alloc(core, (uint64_t)count * oes);
 	if (!y)
 		goto out;
 	for (uint32_t i = 0; i < count; i++) {
 		if (npu_nd_stop(core, i)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		cast_one(x, idt, y, odt, i);
@@ -1364,19 +1364,19 @@ uint32_t npu_gather_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	void *idx = NULL;
 
 	if (size != sizeof(struct npu_cmd_gather))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if ((es != 1 && es != 2 && es != 4 && es != 8) || (is != 4 && is != 8) ||
 	    npu_rd32(c + 56) || npu_rd32(c + 60) || !outer || !axis || !inner || !nidx ||
 	    !npu_prod4(outer, axis, inner, es, NPU_TENSOR_MAX_BYTES, &xn) ||
 	    !npu_prod4(outer, nidx, inner, es, NPU_TENSOR_MAX_BYTES, &yn) ||
 	    (uint64_t)nidx * is > NPU_TENSOR_MAX_BYTES ||
 	    in_va % (es < 4 ? es : 4) || out_va % (es < 4 ? es : 4) || idx_va % 4)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	row = (uint64_t)inner * es;
-	if ((st = npu_nd_load(core, in_va, xn, (void **)&x, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, idx_va, (uint64_t)nidx * is, &idx, fault)) != NPU_DMA_OK)
+	if ((st = npu_nd_load(core, in_va, xn, (void **)&x, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, idx_va, (uint64_t)nidx * is, &idx, fault)) != NPU_JOB_OK)
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	y = npu_eng_alloc(core, yn);
 	if (!y)
 		goto out;
@@ -1386,7 +1386,7 @@ uint32_t npu_gather_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			uint8_t *dst = y + ((uint64_t)o * nidx + i) * row;
 
 			if (npu_eng_work(core, row / 16 + 8)) {	/* a row: a memcpy */
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 				goto out;
 			}
 			if (j < 0)
@@ -1526,7 +1526,7 @@ static uint32_t conv2d_plane(struct npu_core *core, const struct convp *p, bool 
 			if (ox == in_lo && in_hi >= in_lo + 4) {
 				if (npu_eng_work(core, (uint64_t)icg * (ky1 - ky0) * p->k[1] *
 						       (in_hi - in_lo) / 4 + 8))
-					return NPU_DMA_ERR_ABORTED;
+					return NPU_JOB_ABORTED;
 				ox = conv_row_avx2(p, x, w, bias ? bias[oc] : 0, icg,
 						   ((uint64_t)n * in_c + g * icg) * isp,
 						   (uint64_t)oc * icg * ksp, isp, ksp, sy, ky0, ky1,
@@ -1544,7 +1544,7 @@ static uint32_t conv2d_plane(struct npu_core *core, const struct convp *p, bool 
 
 			taps_inside(sx, p->k[1], p->d[1], p->in[1], &kx0, &kx1);
 			if (npu_eng_work(core, (uint64_t)icg * (ky1 - ky0) * (kx1 - kx0) + 8))
-				return NPU_DMA_ERR_ABORTED;
+				return NPU_JOB_ABORTED;
 			for (uint32_t ic = 0; ic < icg; ic++) {
 				uint64_t xrow = ((uint64_t)n * in_c + g * icg + ic) * isp;
 				uint64_t wrow = ((uint64_t)oc * icg + ic) * ksp;
@@ -1572,7 +1572,7 @@ static uint32_t conv2d_plane(struct npu_core *core, const struct convp *p, bool 
 				((int32_t *)y)[o] = (int32_t)(uint32_t)iacc;
 		}
 	}
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -1586,7 +1586,7 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint8_t *xz = NULL, *wz = NULL;
 
 	if (size != sizeof(struct npu_cmd_conv))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (int i = 0; i < 6; i++)
 		p.va[i] = npu_rd64(c + 8 + 8 * i);
 	rd_u32s(c + 56, p.u, 6);
@@ -1614,10 +1614,10 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    (f32 && (p.va[3] || p.va[4])) || (!f32 && p.va[2]) ||
 	    (p.va[4] ? p.wzp_n != 1 && p.wzp_n != out_c : p.wzp_n != 0) ||
 	    (f32 && (p.va[0] | p.va[1] | p.va[2]) & 3) || p.va[5] & 3)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (uint32_t i = 0; i < NPU_ND_MAX_SP; i++) {
 		if (i < nsp ? p.pad[i] < -65536 || p.pad[i] > 65536 : p.pad[i] != 0)
-			return NPU_DMA_ERR_ARGS;
+			return NPU_JOB_INVALID_CMD;
 		ksp *= i < nsp ? p.k[i] : 1;
 	}
 	icg = in_c / groups;
@@ -1629,17 +1629,17 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	macs = (uint64_t)batch * (tr ? in_c : out_c) * (tr ? isp : osp);
 	if (xn * es > NPU_TENSOR_MAX_BYTES || wn * es > NPU_TENSOR_MAX_BYTES ||
 	    yn * 4 > NPU_TENSOR_MAX_BYTES || macs > NPU_TENSOR_MAX_MACS / ((tr ? ocg : icg) * ksp))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	macs *= (uint64_t)(tr ? ocg : icg) * ksp;
 	if (!npu_eng_charge_macs(core, macs))
-		return NPU_DMA_ERR_LIMIT;
-	if ((st = npu_nd_load(core, p.va[0], xn * es, &x, fault)) != NPU_DMA_OK ||
-	    (st = npu_nd_load(core, p.va[1], wn * es, &w, fault)) != NPU_DMA_OK ||
-	    (p.va[2] && (st = npu_nd_load(core, p.va[2], 4ull * out_c, &bias, fault)) != NPU_DMA_OK) ||
-	    (p.va[3] && (st = npu_nd_load(core, p.va[3], 1, (void **)&xz, fault)) != NPU_DMA_OK) ||
-	    (p.va[4] && (st = npu_nd_load(core, p.va[4], p.wzp_n, (void **)&wz, fault)) != NPU_DMA_OK))
+		return NPU_JOB_LIMIT;
+	if ((st = npu_nd_load(core, p.va[0], xn * es, &x, fault)) != NPU_JOB_OK ||
+	    (st = npu_nd_load(core, p.va[1], wn * es, &w, fault)) != NPU_JOB_OK ||
+	    (p.va[2] && (st = npu_nd_load(core, p.va[2], 4ull * out_c, &bias, fault)) != NPU_JOB_OK) ||
+	    (p.va[3] && (st = npu_nd_load(core, p.va[3], 1, (void **)&xz, fault)) != NPU_JOB_OK) ||
+	    (p.va[4] && (st = npu_nd_load(core, p.va[4], p.wzp_n, (void **)&wz, fault)) != NPU_JOB_OK))
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	y = npu_eng_alloc(core, yn * 4);
 	if (!y)
 		goto out;
@@ -1649,14 +1649,14 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		int64_t xzv = xz ? nd_int(xz, p.xdt, 0) : 0;
 
 		if (npu_eng_stop(core)) {	/* each output channel's plane */
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		if (nsp == 2 && !tr) {
 			st = conv2d_plane(core, &p, f32, x, w, bias, xzv, wzv, no, y);
-			if (st != NPU_DMA_OK)
+			if (st != NPU_JOB_OK)
 				goto out;
-			st = NPU_DMA_ERR_ARGS;
+			st = NPU_JOB_INVALID_CMD;
 			continue;
 		}
 		for (uint64_t o = 0; o < osp; o++) {
@@ -1675,7 +1675,7 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 					bool inside = true;
 
 					if (npu_eng_work(core, 32)) {	/* a tap's coordinates */
-						st = NPU_DMA_ERR_ABORTED;
+						st = NPU_JOB_ABORTED;
 						goto out;
 					}
 					coords(kk, p.k, nsp, kc);
@@ -1711,7 +1711,7 @@ uint32_t npu_conv_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		}
 	}
 	st = npu_nd_store(core, p.va[5], y, yn * 4, fault);
-	if (st == NPU_DMA_OK) {
+	if (st == NPU_JOB_OK) {
 		uint64_t per = (uint64_t)core->cfg.mac_rows * core->cfg.mac_cols / (f32 ? 4 : 1);
 
 		npu_account(core, st, (xn + wn) * es + yn * 4, (macs + per - 1) / (per ? per : 1),
@@ -1743,7 +1743,7 @@ static uint32_t pool2d(struct npu_core *core, const void *x, void *y, uint32_t d
 		const float *xf = (const float *)x + nc * isp;
 
 		if (npu_eng_stop(core))
-			return NPU_DMA_ERR_ABORTED;
+			return NPU_JOB_ABORTED;
 		for (uint32_t oy = 0; oy < out[0]; oy++) {
 			int64_t sy = (int64_t)oy * s[0] - lo[0];
 			int64_t ey = sy + (int64_t)(k[0] - 1) * d[0] + 1, ly = (int64_t)in[0] + hi[0];
@@ -1761,7 +1761,7 @@ static uint32_t pool2d(struct npu_core *core, const void *x, void *y, uint32_t d
 
 				taps_inside(sx, k[1], d[1], in[1], &kx0, &kx1);
 				if (npu_eng_work(core, (uint64_t)(ky1 - ky0) * (kx1 - kx0) + 8))
-					return NPU_DMA_ERR_ABORTED;
+					return NPU_JOB_ABORTED;
 				for (uint32_t ky = ky0; ky < ky1; ky++) {
 					uint64_t row = (uint64_t)(sy + (int64_t)ky * d[0]) * in[1];
 
@@ -1799,7 +1799,7 @@ static uint32_t pool2d(struct npu_core *core, const void *x, void *y, uint32_t d
 			}
 		}
 	}
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -1813,7 +1813,7 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	void *x = NULL, *y = NULL;
 
 	if (size != sizeof(struct npu_cmd_pool))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	rd_u32s(c + 44, in, 3);
 	rd_u32s(c + 56, out, 3);
 	rd_u32s(c + 68, k, 3);
@@ -1828,33 +1828,33 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    !(dt == NPU_ND_F32 || (!avg && (dt == NPU_ND_I8 || dt == NPU_ND_U8))) ||
 	    !sp_dims(in, nsp, &isp) || !sp_dims(out, nsp, &osp) || !sp_dims(k, nsp, &ksp) ||
 	    !sp_dims(s, nsp, &xn) || !win_ok(d, nsp) || (x_va | y_va) % es)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (uint32_t i = 0; i < NPU_ND_MAX_SP; i++) {
 		if (i < nsp ? lo[i] > NPU_CONV_MAX_PAD || hi[i] > NPU_CONV_MAX_PAD : lo[i] || hi[i])
-			return NPU_DMA_ERR_ARGS;
+			return NPU_JOB_INVALID_CMD;
 	}
 	xn = (uint64_t)batch * ch * isp;
 	yn = (uint64_t)batch * ch * osp;
 	if (xn * es > NPU_TENSOR_MAX_BYTES || yn * es > NPU_TENSOR_MAX_BYTES ||
 	    yn > NPU_TENSOR_MAX_MACS / ksp)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!npu_eng_charge_macs(core, yn * ksp))	/* a tap each, as a MAC */
-		return NPU_DMA_ERR_LIMIT;
-	if ((st = npu_nd_load(core, x_va, xn * es, &x, fault)) != NPU_DMA_OK)
+		return NPU_JOB_LIMIT;
+	if ((st = npu_nd_load(core, x_va, xn * es, &x, fault)) != NPU_JOB_OK)
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	y = npu_eng_alloc(core, yn * es);
 	if (!y)
 		goto out;
 	if (nsp == 2) {
 		st = pool2d(core, x, y, dt, avg, flags & NPU_POOL_ND_COUNT_PAD,
 			    (uint64_t)batch * ch, in, out, k, s, d, lo, hi);
-		if (st != NPU_DMA_OK)
+		if (st != NPU_JOB_OK)
 			goto out;
 	}
 	for (uint64_t nc = 0; nsp != 2 && nc < (uint64_t)batch * ch; nc++) {
 		if (npu_eng_stop(core)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		for (uint64_t o = 0; o < osp; o++) {
@@ -1876,7 +1876,7 @@ uint32_t npu_pool_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 				double v;
 
 				if (npu_eng_work(core, 32)) {	/* a tap's coordinates */
-					st = NPU_DMA_ERR_ABORTED;
+					st = NPU_JOB_ABORTED;
 					goto out;
 				}
 				coords(kk, k, nsp, kc);
@@ -1928,7 +1928,7 @@ uint32_t npu_where_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint8_t *in[3] = { NULL, NULL, NULL }, *y = NULL;
 
 	if (size != sizeof(struct npu_cmd_where))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (int i = 0; i < 4; i++)	/* cond, a, b, out */
 		va[i] = npu_rd64(c + 8 + 8 * i);
 	rd_u32s(c + 48, od, NPU_ND_MAX_RANK);
@@ -1939,12 +1939,12 @@ uint32_t npu_where_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    !bcast(d3[0], od, rank, st_[0], &n[0]) || !bcast(d3[1], od, rank, st_[1], &n[1]) ||
 	    !bcast(d3[2], od, rank, st_[2], &n[2]) ||
 	    (va[1] | va[2] | va[3]) % (es < 4 ? es : 4))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (int i = 0; i < 3; i++)
 		if ((st = npu_nd_load(core, va[i], n[i] * (i ? es : 1), (void **)&in[i], fault)) !=
-		    NPU_DMA_OK)
+		    NPU_JOB_OK)
 			goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	y = npu_eng_alloc(core, on * es);
 	if (!y)
 		goto out;
@@ -1952,7 +1952,7 @@ uint32_t npu_where_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		int pick = in[0][at[0]] ? 1 : 2;
 
 		if (npu_nd_stop(core, o)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		memcpy(y + o * es, in[pick] + at[pick] * es, es);

@@ -56,10 +56,10 @@ static uint32_t load_and_alloc(struct npu_core *core, uint64_t in_va, uint64_t i
 {
 	uint32_t st = npu_nd_load(core, in_va, in_bytes, (void **)x, fault);
 
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		return st;
 	*y = npu_eng_alloc(core, out_bytes);
-	return *y ? NPU_DMA_OK : NPU_DMA_ERR_ARGS;
+	return *y ? NPU_JOB_OK : NPU_JOB_INVALID_CMD;
 }
 
 /* ---- NPU_CMD_PAD_ND ------------------------------------------------------------ */
@@ -94,28 +94,28 @@ uint32_t npu_pad_nd_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint8_t *x = NULL, *y = NULL;
 
 	if (size != sizeof(struct npu_cmd_pad_nd))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!npu_in_range(rank, 1, NPU_ND_MAX_RANK) ||
 	    !npu_in_range(mode, NPU_PADM_CONSTANT, NPU_PADM_EDGE) ||
 	    (esz != 1 && esz != 4 && esz != 8) || npu_rd32(c + 36) ||
 	    (esz < 8 && value >> (8 * esz)) || (in_va | out_va) % esz ||
 	    !rd_dims(c + 48, rank, esz, in, &nin) || !rd_dims(c + 72, rank, esz, out, &nout))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (uint32_t d = 0; d < NPU_ND_MAX_RANK; d++) {
 		before[d] = (int32_t)npu_rd32(c + 96 + 4 * d);
 		if (d >= rank ? before[d] != 0 :
 		    before[d] < -(int32_t)NPU_TENSOR_MAX_DIM || before[d] > (int32_t)NPU_TENSOR_MAX_DIM)
-			return NPU_DMA_ERR_ARGS;
+			return NPU_JOB_INVALID_CMD;
 	}
 	st = load_and_alloc(core, in_va, nin * esz, &x, nout * esz, &y, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	for (uint64_t o = 0; o < nout; o++, next_index(rank, out, idx)) {
 		uint64_t off = 0;
 		bool inside = true;
 
 		if (npu_nd_stop(core, o)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		for (uint32_t d = 0; d < rank; d++) {
@@ -203,21 +203,21 @@ uint32_t npu_resize_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint8_t *x = NULL, *y = NULL;
 
 	if (size != sizeof(struct npu_cmd_resize))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!npu_in_range(rank, 1, NPU_ND_MAX_RANK) || !esz || npu_rd32(c + 44) ||
 	    !npu_f32_bits_finite(ex_bits) || (in_va | out_va) % esz || t_va % 8 ||
 	    !rd_dims(c + 48, rank, esz, in, &nin) || !rd_dims(c + 72, rank, esz, out, &nout))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (uint32_t d = 0; d < rank; d++) {
 		base[d] = (uint32_t)ntaps;
 		ntaps += out[d];
 	}
 	if (ntaps * sizeof(*tab) > NPU_TENSOR_MAX_BYTES)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	st = npu_nd_load(core, t_va, ntaps * sizeof(*tab), (void **)&tab, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	for (uint32_t d = 0; d < rank; d++) {	/* every entry sane; the work bounded */
 		uint32_t most = 1;
 
@@ -231,14 +231,14 @@ uint32_t npu_resize_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (taps * nout > NPU_TENSOR_MAX_MACS)
 		goto out;
 	if (!npu_eng_charge_macs(core, taps * nout)) {	/* a tap each, as a MAC */
-		st = NPU_DMA_ERR_LIMIT;
+		st = NPU_JOB_LIMIT;
 		goto out;
 	}
 	istride[rank - 1] = 1;
 	for (uint32_t d = rank - 1; d > 0; d--)
 		istride[d - 1] = istride[d] * in[d];
 	st = load_and_alloc(core, in_va, nin * esz, &x, nout * esz, &y, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	for (uint64_t o = 0; o < nout; o++, next_index(rank, out, idx)) {
 		const struct npu_resize_tap *tp[NPU_ND_MAX_RANK];
@@ -247,7 +247,7 @@ uint32_t npu_resize_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		double acc = 0;
 
 		if (npu_eng_work(core, 8 * taps + 8)) {	/* up to @taps combinations */
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		for (uint32_t d = 0; d < rank; d++) {

@@ -86,7 +86,13 @@ void npu_core_save(struct npu_core *core, struct npu_core_state *st)
 
 static bool engine_status_ok(uint32_t st)
 {
-	return st <= NPU_DMA_ERR_LIMIT || st == NPU_DMA_BUSY;
+	switch (st) {	/* what an engine reports (enum npu_job_status) */
+	case NPU_JOB_OK: case NPU_JOB_INVALID_CMD: case NPU_JOB_MMU_FAULT:
+	case NPU_JOB_BUS_ERROR: case NPU_JOB_ABORTED: case NPU_JOB_LIMIT: case NPU_JOB_BUSY:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /*
@@ -100,7 +106,7 @@ static bool engine_ok(const struct npu_core_state *st, uint32_t kind, uint32_t s
 	unsigned int pending = (st->done_kind == kind) + (st->restart_kind == kind) +
 			       (st->hung_kind == kind);
 
-	return engine_status_ok(status) && pending == (status == NPU_DMA_BUSY);
+	return engine_status_ok(status) && pending == (status == NPU_JOB_BUSY);
 }
 
 static bool kind_ok(uint32_t kind)
@@ -121,14 +127,14 @@ static bool state_ok(const struct npu_core *core, const struct npu_core_state *s
 		return false;
 	if (st->done_kind && !engine_status_ok(st->done_status))
 		return false;
-	if (st->done_kind && st->done_status == NPU_DMA_BUSY)
+	if (st->done_kind && st->done_status == NPU_JOB_BUSY)
 		return false;
 	if (!engine_ok(st, NPU_ENG_DMA, st->dma_status) ||
 	    !engine_ok(st, NPU_ENG_TENSOR, st->tensor_status))
 		return false;
 	/* The firmware's engine work exists only while it runs. */
 	if (st->status != NPU_STATUS_RUNNING &&
-	    (st->dma_status == NPU_DMA_BUSY || st->tensor_status == NPU_DMA_BUSY))
+	    (st->dma_status == NPU_JOB_BUSY || st->tensor_status == NPU_JOB_BUSY))
 		return false;
 	/* Device time never runs backwards: the clock went on, from there. */
 	if (st->time_base > core->ops->now_ns(core->opaque))

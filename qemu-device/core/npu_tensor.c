@@ -119,10 +119,10 @@ static uint32_t read_rows(struct npu_core *core, uint32_t ctx, uint64_t va, uint
 		uint32_t st = npu_va_rw(core, ctx, va + (uint64_t)r * ld, dst + (size_t)r * cols,
 					cols, false, fault);
 
-		if (st != NPU_DMA_OK)
+		if (st != NPU_JOB_OK)
 			return st;
 	}
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 static uint32_t write_rows(struct npu_core *core, uint32_t ctx, uint64_t va, uint32_t rows,
@@ -134,10 +134,10 @@ static uint32_t write_rows(struct npu_core *core, uint32_t ctx, uint64_t va, uin
 		uint32_t st = npu_va_rw(core, ctx, va + (uint64_t)r * ld, src + (size_t)r * cols,
 					cols, true, fault);
 
-		if (st != NPU_DMA_OK)
+		if (st != NPU_JOB_OK)
 			return st;
 	}
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 /*
@@ -176,18 +176,18 @@ uint32_t npu_gemm_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			 uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	struct npu_cmd_gemm_i8 g;
-	uint32_t ctx = core->eng.run.ctx, nq, st = NPU_DMA_ERR_ARGS;
+	uint32_t ctx = core->eng.run.ctx, nq, st = NPU_JOB_INVALID_CMD;
 	int8_t *a = NULL, *b = NULL, *out = NULL;
 	int32_t *bias = NULL;
 	struct npu_quant_ch *q = NULL;
 
 	if (size != sizeof(g))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	gemm_parse(c, &g);
 	if (!gemm_valid(&g))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!npu_eng_charge_macs(core, (uint64_t)g.m * g.n * g.k))
-		return NPU_DMA_ERR_LIMIT;
+		return NPU_JOB_LIMIT;
 	nq = g.flags & NPU_GEMM_PER_TENSOR ? 1 : g.n;
 	a = npu_eng_alloc(core, (size_t)g.m * g.k);
 	b = npu_eng_alloc(core, (size_t)g.n * g.k);
@@ -198,24 +198,24 @@ uint32_t npu_gemm_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		goto out;	/* host out of memory: refuse rather than crash */
 
 	st = read_rows(core, ctx, g.a, g.m, g.k, g.lda, a, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = read_rows(core, ctx, g.b, g.n, g.k, g.ldb, b, fault);
-	if (st == NPU_DMA_OK && bias)
+	if (st == NPU_JOB_OK && bias)
 		st = npu_va_rw(core, ctx, g.bias, bias, sizeof(*bias) * (uint64_t)g.n, false, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = npu_va_rw(core, ctx, g.quant, q, sizeof(*q) * (uint64_t)nq, false, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	if (!quant_ok(q, nq, g.flags & NPU_GEMM_REQUANT_ONNX)) {
-		st = NPU_DMA_ERR_ARGS;
+		st = NPU_JOB_INVALID_CMD;
 		goto out;
 	}
 	if (gemm_compute(core, &g, a, b, bias, q, out, 0)) {
-		st = NPU_DMA_ERR_ARGS;	/* host memory ran out */
+		st = NPU_JOB_INVALID_CMD;	/* host memory ran out */
 		goto out;
 	}
 	st = write_rows(core, ctx, g.out, g.m, g.n, g.ldc, out, fault);
-	if (st == NPU_DMA_OK) {
+	if (st == NPU_JOB_OK) {
 		uint64_t tiles = (uint64_t)((g.m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
 				 ((g.n + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
 
@@ -585,11 +585,11 @@ static uint32_t make_filter(void *arg, void *out)
 	struct filter_source *s = arg;
 	int8_t *f = npu_eng_alloc(s->core, s->bytes);
 	uint32_t st = f ? npu_va_rw(s->core, s->core->eng.run.ctx, s->va, f, s->bytes, false,
-				    s->fault) : NPU_DMA_ERR_ARGS;
+				    s->fault) : NPU_JOB_INVALID_CMD;
 
 	s->g.b = f;
-	if (st == NPU_DMA_OK && !npu_gemm_pack_b(&s->g, out))
-		st = NPU_DMA_ERR_ABORTED;	/* told to stop */
+	if (st == NPU_JOB_OK && !npu_gemm_pack_b(&s->g, out))
+		st = NPU_JOB_ABORTED;	/* told to stop */
 	free(f);
 	return st;
 }
@@ -622,7 +622,7 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 {
 	struct conv v;
 	uint64_t in_sz, f_sz, out_sz, kd;
-	uint32_t ctx = core->eng.run.ctx, nq, st = NPU_DMA_ERR_ARGS;
+	uint32_t ctx = core->eng.run.ctx, nq, st = NPU_JOB_INVALID_CMD;
 	int8_t *in = NULL, *f = NULL, *out = NULL, *patch = NULL;
 	int32_t *bias = NULL;
 	struct npu_quant_ch *q = NULL;
@@ -631,20 +631,20 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	bool dw, im2col;
 
 	if (size != sizeof(struct npu_cmd_conv2d_i8))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	conv_parse(c, &v);
 	if (!conv_valid(&v, &in_sz, &f_sz, &out_sz))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	dw = v.flags & NPU_CONV_DEPTHWISE;
 	im2col = !dw && !conv_direct(&v);
 	kd = (uint64_t)v.k_h * v.k_w * (dw ? 1 : v.in_c / v.groups);
 	if (!npu_eng_charge_macs(core, out_sz * kd))
-		return NPU_DMA_ERR_LIMIT;
+		return NPU_JOB_LIMIT;
 	nq = v.flags & NPU_CONV_PER_TENSOR ? 1 : v.out_c;
 	/* Kept packed where promised constant: one group's filter is one B. */
 	if ((v.flags & NPU_CONV_CONST_W) && !dw && v.groups == 1) {
 		st = kept_filter(core, &v, kd, f_sz, &packed, &own, fault);
-		if (st != NPU_DMA_OK)
+		if (st != NPU_JOB_OK)
 			return st;
 	}
 	in = npu_eng_alloc(core, in_sz);
@@ -657,30 +657,30 @@ uint32_t npu_conv2d_i8_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 
 		patch = npu_eng_alloc(core, row > NPU_IM2COL_BYTES ? row : NPU_IM2COL_BYTES / row * row);
 	}
-	st = NPU_DMA_ERR_ARGS;
+	st = NPU_JOB_INVALID_CMD;
 	if (!in || (!f && !packed) || !out || !q || (v.bias && !bias) || (im2col && !patch))
 		goto out;
 
 	st = npu_va_rw(core, ctx, v.in, in, in_sz, false, fault);
-	if (st == NPU_DMA_OK && f)
+	if (st == NPU_JOB_OK && f)
 		st = npu_va_rw(core, ctx, v.filter, f, f_sz, false, fault);
-	if (st == NPU_DMA_OK && bias)
+	if (st == NPU_JOB_OK && bias)
 		st = npu_va_rw(core, ctx, v.bias, bias, 4ull * v.out_c, false, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = npu_va_rw(core, ctx, v.quant, q, sizeof(*q) * (uint64_t)nq, false, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	if (!quant_ok(q, nq, v.flags & NPU_CONV_REQUANT_ONNX)) {
-		st = NPU_DMA_ERR_ARGS;
+		st = NPU_JOB_INVALID_CMD;
 		goto out;
 	}
 	if (dw ? dwconv_compute(core, &v, in, f, bias, q, out)
 	       : conv_compute(core, &v, in, f, packed, bias, q, out, patch)) {
-		st = NPU_DMA_ERR_ARGS;
+		st = NPU_JOB_INVALID_CMD;
 		goto out;
 	}
 	st = npu_va_rw(core, ctx, v.out, out, out_sz, true, fault);
-	if (st == NPU_DMA_OK) {
+	if (st == NPU_JOB_OK) {
 		uint64_t m = (uint64_t)v.batch * v.out_h * v.out_w, og = v.out_c / v.groups;
 		uint64_t tiles = ((m + core->cfg.mac_rows - 1) / core->cfg.mac_rows) *
 				 ((og + core->cfg.mac_cols - 1) / core->cfg.mac_cols) * v.groups;
@@ -731,13 +731,13 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 {
 	struct npu_cmd_pool_i8 p;
 	uint64_t in_sz, out_sz;
-	uint32_t st = NPU_DMA_ERR_ARGS;
+	uint32_t st = NPU_JOB_INVALID_CMD;
 	int8_t *in = NULL, *out = NULL;
 	int32_t *acc = NULL;	/* one window's sums or maxima, per channel */
 	bool avg, vec = npu_engine_avx2();
 
 	if (size != sizeof(p))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	p.in = npu_rd64(c + 8);
 	p.out = npu_rd64(c + 16);
 	p.batch = npu_rd32(c + 24);
@@ -765,21 +765,21 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	    p.pad_top > NPU_CONV_MAX_PAD || p.pad_left > NPU_CONV_MAX_PAD ||
 	    p.act_min < -128 || p.act_min > p.act_max || p.act_max > 127 ||
 	    (p.flags & ~NPU_POOL_AVG) || p.reserved)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	avg = p.flags & NPU_POOL_AVG;
 	if (!npu_prod4(p.batch, p.in_h, p.in_w, p.c, NPU_TENSOR_MAX_BYTES, &in_sz) ||
 	    !npu_prod4(p.batch, p.out_h, p.out_w, p.c, NPU_TENSOR_MAX_BYTES, &out_sz) ||
 	    out_sz * p.k_h * p.k_w > NPU_TENSOR_MAX_MACS)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!npu_eng_charge_macs(core, out_sz * p.k_h * p.k_w))
-		return NPU_DMA_ERR_LIMIT;
+		return NPU_JOB_LIMIT;
 	in = npu_eng_alloc(core, in_sz);
 	out = npu_eng_alloc(core, out_sz);
 	acc = npu_eng_alloc(core, sizeof(*acc) * p.c);
 	if (!in || !out || !acc)
 		goto out;
 	st = npu_va_rw(core, core->eng.run.ctx, p.in, in, in_sz, false, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	for (uint32_t b = 0; b < p.batch; b++)
 	for (uint32_t y = 0; y < p.out_h; y++)
@@ -791,7 +791,7 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		int32_t count = (int32_t)((y1 > y0 ? y1 - y0 : 0) * (x1 > x0 ? x1 - x0 : 0));
 
 		if (count <= 0) {	/* a window entirely outside the input */
-			st = NPU_DMA_ERR_ARGS;
+			st = NPU_JOB_INVALID_CMD;
 			goto out;
 		}
 		/* Tap by tap over all channels, channels innermost: it vectorises. */
@@ -803,7 +803,7 @@ uint32_t npu_pool_i8_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 							p.in_w + (size_t)(ox + fx)) * p.c;
 
 				if (npu_eng_work(core, p.c / 16 + 4)) {
-					st = NPU_DMA_ERR_ABORTED;
+					st = NPU_JOB_ABORTED;
 					goto out;
 				}
 				uint32_t ch = vec ? pool_tap_avx2(avg, acc, v, p.c) : 0;
@@ -841,13 +841,13 @@ uint32_t npu_quantize_run(struct npu_core *core, const uint8_t *c, uint32_t size
 			     uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint64_t in, out, bits;
-	uint32_t count, dir, st = NPU_DMA_ERR_ARGS, ctx = core->eng.run.ctx;
+	uint32_t count, dir, st = NPU_JOB_INVALID_CMD, ctx = core->eng.run.ctx;
 	int32_t zp;
 	double scale;
 	void *src = NULL, *dst = NULL;
 
 	if (size != sizeof(struct npu_cmd_quantize))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	in = npu_rd64(c + 8);
 	out = npu_rd64(c + 16);
 	count = npu_rd32(c + 24);
@@ -859,18 +859,18 @@ uint32_t npu_quantize_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	    (dir != NPU_QUANTIZE && dir != NPU_DEQUANTIZE) || zp < -128 || zp > 127 ||
 	    !(scale > 0) || scale > 1e30 || (float)scale == 0 ||
 	    (dir == NPU_QUANTIZE ? in : out) & 3)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	src = npu_eng_alloc(core, (size_t)count * (dir == NPU_QUANTIZE ? 4 : 1));
 	dst = npu_eng_alloc(core, (size_t)count * (dir == NPU_QUANTIZE ? 1 : 4));
 	if (!src || !dst)
 		goto out;
 	st = npu_va_rw(core, ctx, in, src, (uint64_t)count * (dir == NPU_QUANTIZE ? 4 : 1), false,
 		       fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	for (uint32_t i = 0; i < count; i++) {
 		if (npu_nd_stop(core, i)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		if (dir == NPU_QUANTIZE) {
@@ -899,12 +899,12 @@ uint32_t npu_softmax_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 			    uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint64_t in, out, total;
-	uint32_t rows, depth, st = NPU_DMA_ERR_ARGS;
+	uint32_t rows, depth, st = NPU_JOB_INVALID_CMD;
 	int32_t mult, shift, diff_min;
 	int8_t *src = NULL, *dst = NULL;
 
 	if (size != sizeof(struct npu_cmd_softmax_i8))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	in = npu_rd64(c + 8);
 	out = npu_rd64(c + 16);
 	rows = npu_rd32(c + 24);
@@ -915,24 +915,24 @@ uint32_t npu_softmax_i8_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	total = (uint64_t)rows * depth;
 	if (!rows || !depth || depth > NPU_TENSOR_MAX_DIM || total > NPU_TENSOR_MAX_BYTES ||
 	    shift < 0 || shift > 31 || diff_min > 0 || npu_rd32(c + 44))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	src = npu_eng_alloc(core, total);
 	dst = npu_eng_alloc(core, total);
 	if (!src || !dst)
 		goto out;
 	st = npu_va_rw(core, core->eng.run.ctx, in, src, total, false, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	for (uint32_t r = 0; r < rows; r++) {
 		if (npu_eng_stop(core)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		npu_softmax_i8_row(src + (size_t)r * depth, dst + (size_t)r * depth, depth, mult,
 				   shift, diff_min);
 	}
 	st = npu_va_rw(core, core->eng.run.ctx, out, dst, total, true, fault);
-	if (st == NPU_DMA_OK) {
+	if (st == NPU_JOB_OK) {
 		*bytes = 2 * total;
 		/* Two passes over each row, on a vector unit as wide as the array. */
 		*cycles = 2 * ((total + core->cfg.mac_cols - 1) / core->cfg.mac_cols);
@@ -984,13 +984,13 @@ static void copy_strided(uint8_t *dst, const uint8_t *src, uint64_t step, uint32
 uint32_t npu_transpose_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			      uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
-	uint32_t rank, es, dims[4], perm[4], od[4] = { 1, 1, 1, 1 }, st = NPU_DMA_ERR_ARGS;
+	uint32_t rank, es, dims[4], perm[4], od[4] = { 1, 1, 1, 1 }, st = NPU_JOB_INVALID_CMD;
 	uint64_t count, istride[4], idx[4] = { 0 };
 	uint8_t *src = NULL, *dst = NULL;
 	unsigned int seen = 0;
 
 	if (size != sizeof(struct npu_cmd_transpose))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	rank = npu_rd32(c + 24);
 	es = npu_rd32(c + 28);
 	for (int i = 0; i < 4; i++) {
@@ -999,10 +999,10 @@ uint32_t npu_transpose_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	}
 	if (!layout_dims(dims, rank, &count) || (es != 1 && es != 2 && es != 4) ||
 	    count * es > NPU_TENSOR_MAX_BYTES)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (uint32_t i = 0; i < 4; i++) {
 		if (i < rank ? perm[i] >= rank || (seen & (1u << perm[i])) : perm[i] != 0)
-			return NPU_DMA_ERR_ARGS;
+			return NPU_JOB_INVALID_CMD;
 		if (i < rank)
 			seen |= 1u << perm[i];
 	}
@@ -1018,7 +1018,7 @@ uint32_t npu_transpose_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	if (!src || !dst)
 		goto out;
 	st = npu_va_rw(core, core->eng.run.ctx, npu_rd64(c + 8), src, count * es, false, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	/* Row by row along the output's last dimension: one input stride each. */
 	for (uint64_t o = 0, since = 0, step = istride[perm[rank - 1]]; o < count; o += od[3]) {
@@ -1028,7 +1028,7 @@ uint32_t npu_transpose_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 		if (since >= NPU_ND_STOP_EVERY) {
 			since = 0;
 			if (npu_eng_stop(core)) {
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 				goto out;
 			}
 		}
@@ -1058,7 +1058,7 @@ uint32_t npu_concat_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint8_t *src;
 
 	if (size != sizeof(struct npu_cmd_concat))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	in_va = npu_rd64(c + 8);
 	out_va = npu_rd64(c + 16);
 	outer = npu_rd32(c + 24);
@@ -1068,15 +1068,15 @@ uint32_t npu_concat_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (!outer || outer > NPU_CONCAT_MAX_ROWS || !in_row || offset > out_row ||
 	    in_row > out_row - offset ||
 	    (uint64_t)outer * out_row > NPU_TENSOR_MAX_BYTES)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	src = npu_eng_alloc(core, (size_t)outer * in_row);
 	if (!src)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	st = npu_va_rw(core, core->eng.run.ctx, in_va, src, (uint64_t)outer * in_row, false, fault);
-	for (uint32_t r = 0; r < outer && st == NPU_DMA_OK; r++)
+	for (uint32_t r = 0; r < outer && st == NPU_JOB_OK; r++)
 		st = npu_va_rw(core, core->eng.run.ctx, out_va + (uint64_t)r * out_row + offset,
 			       src + (size_t)r * in_row, in_row, true, fault);
-	if (st == NPU_DMA_OK) {
+	if (st == NPU_JOB_OK) {
 		*bytes = 2ull * outer * in_row;
 		*cycles = *bytes / core->cfg.dma_bytes_per_cycle;
 	}
@@ -1088,13 +1088,13 @@ uint32_t npu_pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			uint64_t *fault, uint64_t *bytes, uint64_t *cycles)
 {
 	uint32_t rank, dims[4], before[4], after[4], od[4] = { 1, 1, 1, 1 };
-	uint32_t id[4] = { 1, 1, 1, 1 }, b4[4] = { 0 }, st = NPU_DMA_ERR_ARGS;
+	uint32_t id[4] = { 1, 1, 1, 1 }, b4[4] = { 0 }, st = NPU_JOB_INVALID_CMD;
 	uint64_t icount, ocount = 1, idx[4] = { 0 };
 	int32_t value;
 	int8_t *src = NULL, *dst = NULL;
 
 	if (size != sizeof(struct npu_cmd_pad))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	rank = npu_rd32(c + 24);
 	value = (int32_t)npu_rd32(c + 28);
 	for (int i = 0; i < 4; i++) {
@@ -1104,18 +1104,18 @@ uint32_t npu_pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	}
 	if (!layout_dims(dims, rank, &icount) || value < -128 || value > 127 ||
 	    npu_rd32(c + 80) || npu_rd32(c + 84))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	for (uint32_t i = 0; i < 4; i++) {
 		if (i >= rank ? before[i] || after[i]
 			      : before[i] > NPU_TENSOR_MAX_DIM || after[i] > NPU_TENSOR_MAX_DIM)
-			return NPU_DMA_ERR_ARGS;
+			return NPU_JOB_INVALID_CMD;
 		if (i < rank) {
 			od[4 - rank + i] = before[i] + dims[i] + after[i];
 			id[4 - rank + i] = dims[i];
 			b4[4 - rank + i] = before[i];
 			ocount *= od[4 - rank + i];
 			if (ocount > NPU_TENSOR_MAX_BYTES)
-				return NPU_DMA_ERR_ARGS;
+				return NPU_JOB_INVALID_CMD;
 		}
 	}
 	src = npu_eng_alloc(core, icount);
@@ -1123,14 +1123,14 @@ uint32_t npu_pad_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (!src || !dst)
 		goto out;
 	st = npu_va_rw(core, core->eng.run.ctx, npu_rd64(c + 8), src, icount, false, fault);
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		goto out;
 	for (uint64_t o = 0; o < ocount; o++) {
 		uint64_t in = 0;
 		bool inside = true;
 
 		if (npu_nd_stop(core, o)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			goto out;
 		}
 		for (int d = 0; d < 4; d++) {
@@ -1170,11 +1170,11 @@ void npu_tensor_start(struct npu_core *core)
 	uint64_t off = (uint64_t)t->desc - NPU_SRAM_BASE;
 
 	t->fault = 0;
-	t->status = NPU_DMA_ERR_ABORTED;
+	t->status = NPU_JOB_ABORTED;
 	if (atomic_load(&core->engine_abort))
 		goto now;
 	/* The command must lie in SRAM; copy it so nothing changes under us. */
-	t->status = NPU_DMA_ERR_ARGS;
+	t->status = NPU_JOB_INVALID_CMD;
 	if (t->desc < NPU_SRAM_BASE || off + 8 > core->cfg.sram_size)
 		goto now;
 	req.cmd_size = npu_rd32(core->sram + off + 4);
@@ -1182,7 +1182,7 @@ void npu_tensor_start(struct npu_core *core)
 	    off + req.cmd_size > core->cfg.sram_size)
 		goto now;
 	memcpy(req.cmd, core->sram + off, req.cmd_size);
-	t->status = NPU_DMA_BUSY;
+	t->status = NPU_JOB_BUSY;
 	npu_engine_submit(core, &req);
 	return;
 now:
@@ -1196,16 +1196,16 @@ void npu_tensor_exec(struct npu_core *core, struct npu_eng_req *req)
 
 	/* An edge NPU has no training ops: to it they are unknown commands. */
 	if (NPU_CMD_IN(NPU_CMD_CAPS_TRAIN, op) && core->cfg.profile != NPU_PROFILE_FULL)
-		st = NPU_DMA_ERR_ARGS;
+		st = NPU_JOB_INVALID_CMD;
 	else if (npu_tensor_has_op(op))
 		st = tensor_ops[op](core, req->cmd, req->cmd_size, &fault,
 						      &bytes, &cycles);
 	else
-		st = NPU_DMA_ERR_ARGS;
+		st = NPU_JOB_INVALID_CMD;
 	req->status = npu_eng_status(core, st);
 	req->fault = fault;
 	/* a failed op is charged the transfers it made before it failed */
-	if (st != NPU_DMA_OK)
+	if (st != NPU_JOB_OK)
 		cycles = npu_model_cycles(core, 0, req->moved);
 	req->cycles = NPU_TENSOR_SETUP_CYCLES + cycles;
 	req->bytes = bytes;

@@ -82,7 +82,7 @@ uint64_t npu_model_cycles(const struct npu_core *core, uint64_t compute, uint64_
 static inline uint32_t npu_account(struct npu_core *core, uint32_t st, uint64_t moved,
 				   uint64_t compute, uint64_t *bytes, uint64_t *cycles)
 {
-	if (st == NPU_DMA_OK) {
+	if (st == NPU_JOB_OK) {
 		*bytes = moved;
 		*cycles = npu_model_cycles(core, compute, moved);
 	}
@@ -100,7 +100,7 @@ static inline uint32_t npu_nd_load(struct npu_core *core, uint64_t va, uint64_t 
 {
 	*out = npu_eng_alloc(core, bytes ? bytes : 1);
 	if (!*out)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	return npu_va_rw(core, core->eng.run.ctx, va, *out, bytes, false, fault);
 }
 
@@ -132,7 +132,7 @@ struct npu_mm {
 	bool integer;
 	float alpha;
 };
-/* On the engine thread: NPU_DMA_OK, or _ERR_ABORTED when told to stop. */
+/* On the engine thread: NPU_JOB_OK, or _ERR_ABORTED when told to stop. */
 uint32_t npu_mm_run(struct npu_core *core, const struct npu_mm *mm);
 
 /*
@@ -159,7 +159,7 @@ static inline bool npu_convf_depthwise(const struct npu_convf *v)
 /*
  * @v's outputs into @y from @x and @w (fp32, as the command lays them
  * out) and @bias (NULL: none), the epilogue its flags ask for
- * (npu_convf_dw.c). NPU_DMA_OK, _ERR_ARGS without host memory, or
+ * (npu_convf_dw.c). NPU_JOB_OK, _ERR_ARGS without host memory, or
  * _ERR_ABORTED when told to stop.
  */
 uint32_t npu_convf_dw_run(struct npu_core *core, const struct npu_convf *v, const float *x,

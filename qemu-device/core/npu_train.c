@@ -35,10 +35,10 @@ static uint32_t load(struct npu_core *core, uint64_t va, uint64_t count, uint32_
 {
 	*out = NULL;
 	if (va % esz || count > NPU_TENSOR_MAX_BYTES / esz)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	*out = npu_eng_alloc(core, count ? count * esz : 1);
 	if (!*out)
-		return NPU_DMA_ERR_ARGS;	/* host out of memory: refuse */
+		return NPU_JOB_INVALID_CMD;	/* host out of memory: refuse */
 	return npu_va_rw(core, core->eng.run.ctx, va, *out, count * esz, false, fault);
 }
 
@@ -56,8 +56,8 @@ static uint32_t load_f32(struct npu_core *core, uint64_t va, uint64_t count, int
 	uint32_t st = load(core, va, count, bf16 ? 2 : 4, &raw, fault);
 
 	*out = NULL;
-	if (st != NPU_DMA_OK || !bf16) {
-		if (st == NPU_DMA_OK)
+	if (st != NPU_JOB_OK || !bf16) {
+		if (st == NPU_JOB_OK)
 			*out = raw;
 		else
 			free(raw);
@@ -66,17 +66,17 @@ static uint32_t load_f32(struct npu_core *core, uint64_t va, uint64_t count, int
 	*out = npu_eng_alloc(core, count ? count * sizeof(float) : 1);
 	if (!*out) {
 		free(raw);
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	}
 	for (uint64_t i = 0; i < count; i++) {
 		if (npu_nd_stop(core, i)) {
 			free(raw);
-			return NPU_DMA_ERR_ABORTED;	/* *out is the caller's to free */
+			return NPU_JOB_ABORTED;	/* *out is the caller's to free */
 		}
 		(*out)[i] = npu_bf16_to_f32(((uint16_t *)raw)[i]);
 	}
 	free(raw);
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 
@@ -102,8 +102,8 @@ static uint32_t make_b(void *arg, void *out)
 	s->g->b = b;
 	s->g->stop = npu_eng_stop_cb;
 	s->g->stop_arg = s->core;
-	if (st == NPU_DMA_OK && !npu_sgemm_pack_b(s->g, out))
-		st = NPU_DMA_ERR_ABORTED;	/* told to stop */
+	if (st == NPU_JOB_OK && !npu_sgemm_pack_b(s->g, out))
+		st = NPU_JOB_ABORTED;	/* told to stop */
 	free(b);
 	s->g->b = NULL;
 	return st;
@@ -141,7 +141,7 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	void *a = NULL, *b = NULL;
 
 	if (size != sizeof(struct npu_cmd_gemm_f32))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	va_a = npu_rd64(c + 8);
 	va_b = npu_rd64(c + 16);
 	va_c = npu_rd64(c + 24);
@@ -158,9 +158,9 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	    !npu_f32_bits_finite(npu_rd32(c + 60)) || !npu_f32_bits_finite(npu_rd32(c + 64)) ||
 	    (wgen && !(flags & NPU_GEMMF_CONST_B)) ||
 	    (uint64_t)m * n * k > NPU_TENSOR_MAX_MACS)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!npu_eng_charge_macs(core, (uint64_t)m * n * k))
-		return NPU_DMA_ERR_LIMIT;
+		return NPU_JOB_LIMIT;
 	alpha = npu_f32_from_bits(npu_rd32(c + 60));
 	beta = npu_f32_from_bits(npu_rd32(c + 64));
 	a_rows = flags & NPU_GEMMF_TRANS_A ? k : m;
@@ -168,29 +168,29 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	b_rows = flags & NPU_GEMMF_TRANS_B ? n : k;
 	b_cols = flags & NPU_GEMMF_TRANS_B ? k : n;
 	if (lda < a_cols || ldb < b_cols || ldc < n)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	span_a = (uint64_t)(a_rows - 1) * lda + a_cols;
 	span_b = (uint64_t)(b_rows - 1) * ldb + b_cols;
 	span_c = (uint64_t)(m - 1) * ldc + n;
 	if (span_a > MAX_ELEMS || span_b > MAX_ELEMS || span_c > MAX_ELEMS)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	esz = flags & NPU_GEMMF_BF16 ? 2 : 4;
 	st = load(core, va_a, span_a, esz, &a, fault);
-	if (st == NPU_DMA_OK && (flags & NPU_GEMMF_CONST_B)) {
+	if (st == NPU_JOB_OK && (flags & NPU_GEMMF_CONST_B)) {
 		struct npu_sgemm_args kb = { .k = k, .n = n, .ldb = ldb,
 					     .trans_b = !!(flags & NPU_GEMMF_TRANS_B),
 					     .bf16 = esz == 2 };
 
 		st = kept_b(core, &kb, va_b, span_b, esz == 2, wgen, &packed, &own, fault);
 	}
-	if (st == NPU_DMA_OK && !packed)
+	if (st == NPU_JOB_OK && !packed)
 		st = load(core, va_b, span_b, esz, &b, fault);
 	/* C is read when beta needs it, or to keep the gaps of a strided C. */
-	if (st == NPU_DMA_OK && (beta != 0.0f || ldc != n))
+	if (st == NPU_JOB_OK && (beta != 0.0f || ldc != n))
 		st = load(core, va_c, span_c, 4, (void **)&cbuf, fault);
-	else if (st == NPU_DMA_OK && (va_c & 3 || !(cbuf = npu_eng_alloc(core, span_c * 4))))
-		st = NPU_DMA_ERR_ARGS;
-	if (st == NPU_DMA_OK) {
+	else if (st == NPU_JOB_OK && (va_c & 3 || !(cbuf = npu_eng_alloc(core, span_c * 4))))
+		st = NPU_JOB_INVALID_CMD;
+	if (st == NPU_JOB_OK) {
 		struct npu_sgemm_args g = {
 			.a = a, .b = b, .c = cbuf, .m = m, .n = n, .k = k,
 			.lda = lda, .ldb = ldb, .ldc = ldc,
@@ -202,9 +202,9 @@ uint32_t npu_gemm_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 			.b_packed = packed,
 		};
 
-		st = npu_sgemm(&g) ? NPU_DMA_ERR_ARGS : store(core, va_c, cbuf, span_c * 4, fault);
+		st = npu_sgemm(&g) ? NPU_JOB_INVALID_CMD : store(core, va_c, cbuf, span_c * 4, fault);
 	}
-	if (st == NPU_DMA_OK) {
+	if (st == NPU_JOB_OK) {
 		*bytes = (span_a + span_b) * esz + span_c * 4 * (beta != 0.0f ? 2 : 1);
 		*cycles = train_cycles(core, (uint64_t)m * n * k, esz == 2, *bytes);
 	}
@@ -449,40 +449,40 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	uint32_t st;
 
 	if (!convf_parse(c, size, &v))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!npu_eng_charge_macs(core, v.y_n * v.kk))
-		return NPU_DMA_ERR_LIMIT;
+		return NPU_JOB_LIMIT;
 	bf16 = !!(v.flags & NPU_CONVF_BF16);
 	/* The two inputs (bf16 with the flag) are read; the output allocated. */
-	st = v.mode == NPU_CONVF_BWD_DATA ? (x = npu_eng_alloc(core, sizeof(float) * v.x_n)) ? NPU_DMA_OK
-										 : NPU_DMA_ERR_ARGS
+	st = v.mode == NPU_CONVF_BWD_DATA ? (x = npu_eng_alloc(core, sizeof(float) * v.x_n)) ? NPU_JOB_OK
+										 : NPU_JOB_INVALID_CMD
 					  : load_f32(core, v.x, v.x_n, bf16, &x, fault);
 	/* w: B, n x kk (one group; a depthwise one lays its own out) */
-	if (st == NPU_DMA_OK && (v.flags & NPU_CONVF_CONST_W) && v.groups == 1) {
+	if (st == NPU_JOB_OK && (v.flags & NPU_CONVF_CONST_W) && v.groups == 1) {
 		struct npu_sgemm_args kb = { .k = (uint32_t)v.kk, .n = v.out_c, .ldb = v.kk,
 					     .trans_b = 1 };
 
 		st = kept_b(core, &kb, v.w, v.w_n, bf16, v.wgen, &packed, &own, fault);
 	}
-	if (st == NPU_DMA_OK && !packed)
+	if (st == NPU_JOB_OK && !packed)
 		st = v.mode == NPU_CONVF_BWD_FILTER ?
-			((w = npu_eng_alloc(core, sizeof(float) * v.w_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
+			((w = npu_eng_alloc(core, sizeof(float) * v.w_n)) ? NPU_JOB_OK : NPU_JOB_INVALID_CMD) :
 			load_f32(core, v.w, v.w_n, bf16, &w, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = v.mode == NPU_CONVF_FWD ?
-			((y = npu_eng_alloc(core, sizeof(float) * v.y_n)) ? NPU_DMA_OK : NPU_DMA_ERR_ARGS) :
+			((y = npu_eng_alloc(core, sizeof(float) * v.y_n)) ? NPU_JOB_OK : NPU_JOB_INVALID_CMD) :
 			load_f32(core, v.y, v.y_n, bf16, &y, fault);
-	if (st == NPU_DMA_OK && v.bias)		/* fp32 whatever the inputs are */
+	if (st == NPU_JOB_OK && v.bias)		/* fp32 whatever the inputs are */
 		st = load_f32(core, v.bias, v.out_c, 0, &bias, fault);
 	/* The output must be fp32-aligned whatever the inputs are. */
-	if (st == NPU_DMA_OK && ((v.mode == NPU_CONVF_FWD ? v.y : v.mode == NPU_CONVF_BWD_DATA ?
+	if (st == NPU_JOB_OK && ((v.mode == NPU_CONVF_FWD ? v.y : v.mode == NPU_CONVF_BWD_DATA ?
 				  v.x : v.w) & 3))
-		st = NPU_DMA_ERR_ARGS;
-	if (st == NPU_DMA_OK && npu_convf_depthwise(&v))
+		st = NPU_JOB_INVALID_CMD;
+	if (st == NPU_JOB_OK && npu_convf_depthwise(&v))
 		st = npu_convf_dw_run(core, &v, x, w, y, bias);
-	else if (st == NPU_DMA_OK && convf_compute(core, &v, x, w, y, bias, packed))
-		st = NPU_DMA_ERR_ARGS;
-	if (st == NPU_DMA_OK) {
+	else if (st == NPU_JOB_OK && convf_compute(core, &v, x, w, y, bias, packed))
+		st = NPU_JOB_INVALID_CMD;
+	if (st == NPU_JOB_OK) {
 		if (v.mode == NPU_CONVF_FWD)
 			st = store(core, v.y, y, v.y_n * 4, fault);
 		else if (v.mode == NPU_CONVF_BWD_DATA)
@@ -490,7 +490,7 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 		else
 			st = store(core, v.w, w, v.w_n * 4, fault);
 	}
-	if (st == NPU_DMA_OK) {
+	if (st == NPU_JOB_OK) {
 		*bytes = (v.x_n + v.w_n + v.y_n + (bias ? v.out_c : 0)) * 4;
 		*cycles = train_cycles(core, v.y_n * v.kk, bf16, *bytes);
 	}
@@ -506,7 +506,7 @@ uint32_t npu_conv2d_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 
 /*
  * The windows in output order; the same sums, in the same order, as the
- * reference. Returns NPU_DMA_ERR_ABORTED if told to stop between windows.
+ * reference. Returns NPU_JOB_ABORTED if told to stop between windows.
  */
 static uint32_t pool_compute(struct npu_core *core, uint32_t mode, uint32_t batch, uint32_t in_h, uint32_t in_w, uint32_t ch,
 			 uint32_t out_h, uint32_t out_w, uint32_t k_h, uint32_t k_w, uint32_t s_h,
@@ -523,7 +523,7 @@ static uint32_t pool_compute(struct npu_core *core, uint32_t mode, uint32_t batc
 		float acc = 0.0f, mx = 0.0f;
 
 		if (npu_eng_work(core, (uint64_t)k_h * k_w + 4))	/* a window */
-			return NPU_DMA_ERR_ABORTED;
+			return NPU_JOB_ABORTED;
 
 		for (uint32_t ky = 0; ky < k_h; ky++) {
 			uint64_t i = base + (uint64_t)ky * in_w * ch;
@@ -546,7 +546,7 @@ static uint32_t pool_compute(struct npu_core *core, uint32_t mode, uint32_t batc
 		else if (mode == NPU_POOLF_MAX_BWD)
 			dx[best] += y[o];
 	}
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size,
@@ -558,7 +558,7 @@ uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	bool bwd;
 
 	if (size != sizeof(struct npu_cmd_pool_f32))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	va_x = npu_rd64(c + 8);
 	va_y = npu_rd64(c + 16);
 	va_dx = npu_rd64(c + 24);
@@ -582,21 +582,21 @@ uint32_t npu_pool_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	    !npu_prod4(batch, in_h, in_w, ch, MAX_ELEMS, &x_n) ||
 	    !npu_prod4(batch, out_h, out_w, ch, MAX_ELEMS, &y_n) ||
 	    y_n * k_h * k_w > NPU_TENSOR_MAX_MACS)
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	if (!npu_eng_charge_macs(core, y_n * k_h * k_w))
-		return NPU_DMA_ERR_LIMIT;
+		return NPU_JOB_LIMIT;
 	/* Max needs x both ways; average backward needs only dy. */
-	st = mode == NPU_POOLF_AVG_BWD ? NPU_DMA_OK : load_f32(core, va_x, x_n, 0, &x, fault);
-	if (st == NPU_DMA_OK)
+	st = mode == NPU_POOLF_AVG_BWD ? NPU_JOB_OK : load_f32(core, va_x, x_n, 0, &x, fault);
+	if (st == NPU_JOB_OK)
 		st = bwd ? load_f32(core, va_y, y_n, 0, &y, fault)
-			 : (y = npu_eng_alloc(core, sizeof(float) * y_n)) && !(va_y & 3) ? NPU_DMA_OK
-									   : NPU_DMA_ERR_ARGS;
-	if (st == NPU_DMA_OK && bwd)
-		st = (dx = npu_eng_calloc(core, x_n, sizeof(float))) && !(va_dx & 3) ? NPU_DMA_OK
-									: NPU_DMA_ERR_ARGS;
-	if (st == NPU_DMA_OK)
+			 : (y = npu_eng_alloc(core, sizeof(float) * y_n)) && !(va_y & 3) ? NPU_JOB_OK
+									   : NPU_JOB_INVALID_CMD;
+	if (st == NPU_JOB_OK && bwd)
+		st = (dx = npu_eng_calloc(core, x_n, sizeof(float))) && !(va_dx & 3) ? NPU_JOB_OK
+									: NPU_JOB_INVALID_CMD;
+	if (st == NPU_JOB_OK)
 		st = pool_compute(core, mode, batch, in_h, in_w, ch, out_h, out_w, k_h, k_w, s_h, s_w, x, y, dx);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = bwd ? store(core, va_dx, dx, x_n * 4, fault) : store(core, va_y, y, y_n * 4, fault);
 	npu_account(core, st, (x_n * (bwd ? 2 : 1) + y_n) * 4,
 		    y_n * k_h * k_w / core->cfg.mac_cols, bytes, cycles);
@@ -753,7 +753,7 @@ uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t s
 	bool two, bf_in, bf_out;
 
 	if (size != sizeof(struct npu_cmd_eltwise_f32))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	va_a = npu_rd64(c + 8);
 	va_b = npu_rd64(c + 16);
 	va_out = npu_rd64(c + 24);
@@ -769,28 +769,28 @@ uint32_t npu_eltwise_f32_run(struct npu_core *core, const uint8_t *c, uint32_t s
 	    !npu_f32_bits_finite(npu_rd32(c + 44)) ||
 	    (op != NPU_ELTF_AXPY && op != NPU_ELTF_SCALE && npu_rd32(c + 44)) ||
 	    (!two && va_b))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	/* bf16 in: the raw halves, widened below; fp32 otherwise. */
 	st = load_f32(core, va_a, count, bf_in, &a, fault);
-	if (st == NPU_DMA_OK && two)
+	if (st == NPU_JOB_OK && two)
 		st = load_f32(core, va_b, op == NPU_ELTF_BIAS ? cols : count, 0, &b, fault);
-	if (st == NPU_DMA_OK && (va_out % (bf_out ? 2 : 4) ||
+	if (st == NPU_JOB_OK && (va_out % (bf_out ? 2 : 4) ||
 				 !(out = npu_eng_alloc(core, (size_t)count * (bf_out ? 2 : 4)))))
-		st = NPU_DMA_ERR_ARGS;
+		st = NPU_JOB_INVALID_CMD;
 	/* in pieces of whole rows, a stop check between them */
 	for (uint32_t s = 0, step = cols > NPU_ND_STOP_EVERY ? cols : cols ?
-	     NPU_ND_STOP_EVERY / cols * cols : NPU_ND_STOP_EVERY; st == NPU_DMA_OK && s < count;
+	     NPU_ND_STOP_EVERY / cols * cols : NPU_ND_STOP_EVERY; st == NPU_JOB_OK && s < count;
 	     s += step) {
 		uint32_t n = count - s < step ? count - s : step;
 
 		if (npu_eng_stop(core))
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 		else
 			eltwise_compute(op, n, cols, alpha, a + s,
 					b && op != NPU_ELTF_BIAS ? b + s : b,
 					(uint8_t *)out + (size_t)s * (bf_out ? 2 : 4));
 	}
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = store(core, va_out, out, (uint64_t)count * (bf_out ? 2 : 4), fault);
 	npu_account(core, st, (uint64_t)count * ((bf_in ? 2 : 4) + (bf_out ? 2 : 4)) +
 		    (two ? (op == NPU_ELTF_BIAS ? cols : count) * 4ull : 0), 0, bytes, cycles);
@@ -808,7 +808,7 @@ uint32_t npu_reduce_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	float *in = NULL, *out = NULL;
 
 	if (size != sizeof(struct npu_cmd_reduce_f32))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	va_in = npu_rd64(c + 8);
 	va_out = npu_rd64(c + 16);
 	rows = npu_rd32(c + 24);
@@ -817,22 +817,22 @@ uint32_t npu_reduce_f32_run(struct npu_core *core, const uint8_t *c, uint32_t si
 	flags = npu_rd32(c + 36);
 	if (!rows || !cols || (uint64_t)rows * cols > MAX_ELEMS ||
 	    (op != NPU_REDF_ROWS && op != NPU_REDF_COLS) || (flags & ~NPU_REDF_ACCUMULATE))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	n_out = op == NPU_REDF_ROWS ? cols : rows;
 	st = load_f32(core, va_in, (uint64_t)rows * cols, 0, &in, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = flags & NPU_REDF_ACCUMULATE ? load_f32(core, va_out, n_out, 0, &out, fault)
-			: (out = npu_eng_calloc(core, n_out, sizeof(float))) && !(va_out & 3) ? NPU_DMA_OK
-										 : NPU_DMA_ERR_ARGS;
-	for (uint32_t r = 0; st == NPU_DMA_OK && r < rows; r++)
+			: (out = npu_eng_calloc(core, n_out, sizeof(float))) && !(va_out & 3) ? NPU_JOB_OK
+										 : NPU_JOB_INVALID_CMD;
+	for (uint32_t r = 0; st == NPU_JOB_OK && r < rows; r++)
 		for (uint32_t k = 0; k < cols; k++) {
 			if (npu_eng_work(core, 1)) {
-				st = NPU_DMA_ERR_ABORTED;
+				st = NPU_JOB_ABORTED;
 				break;
 			}
 			out[op == NPU_REDF_ROWS ? k : r] += in[(size_t)r * cols + k];
 		}
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = store(core, va_out, out, (uint64_t)n_out * 4, fault);
 	npu_account(core, st, ((uint64_t)rows * cols + n_out) * 4, 0, bytes, cycles);
 	free(in);
@@ -851,7 +851,7 @@ uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	int32_t *labels = NULL;
 
 	if (size != sizeof(struct npu_cmd_xent_f32))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	va_z = npu_rd64(c + 8);
 	va_l = npu_rd64(c + 16);
 	va_loss = npu_rd64(c + 24);
@@ -862,22 +862,22 @@ uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 	n = (uint64_t)rows * classes;
 	if (!rows || !npu_dim_ok(classes) || n > MAX_ELEMS || !npu_f32_bits_finite(npu_rd32(c + 48)) ||
 	    npu_rd32(c + 52) || (va_loss & 3) || (va_dz & 3))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	st = load_f32(core, va_z, n, 0, &z, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = load(core, va_l, rows, 4, (void **)&labels, fault);
-	if (st == NPU_DMA_OK && ((va_loss && !(loss = npu_eng_alloc(core, sizeof(float) * rows))) ||
+	if (st == NPU_JOB_OK && ((va_loss && !(loss = npu_eng_alloc(core, sizeof(float) * rows))) ||
 				 (va_dz && !(dz = npu_eng_alloc(core, sizeof(float) * n)))))
-		st = NPU_DMA_ERR_ARGS;
-	for (uint32_t r = 0; st == NPU_DMA_OK && r < rows; r++) {
+		st = NPU_JOB_INVALID_CMD;
+	for (uint32_t r = 0; st == NPU_JOB_OK && r < rows; r++) {
 		float l;
 
 		if (labels[r] < 0 || (uint32_t)labels[r] >= classes) {
-			st = NPU_DMA_ERR_ARGS;	/* a label the logits do not have */
+			st = NPU_JOB_INVALID_CMD;	/* a label the logits do not have */
 			break;
 		}
 		if (npu_eng_work(core, 40ull * classes)) {	/* two passes with expf */
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			break;
 		}
 		l = npu_xent_row(z + (size_t)r * classes, classes, (uint32_t)labels[r], scale,
@@ -885,9 +885,9 @@ uint32_t npu_xent_f32_run(struct npu_core *core, const uint8_t *c, uint32_t size
 		if (loss)
 			loss[r] = l;
 	}
-	if (st == NPU_DMA_OK && loss)
+	if (st == NPU_JOB_OK && loss)
 		st = store(core, va_loss, loss, (uint64_t)rows * 4, fault);
-	if (st == NPU_DMA_OK && dz)
+	if (st == NPU_JOB_OK && dz)
 		st = store(core, va_dz, dz, n * 4, fault);
 	npu_account(core, st, n * (dz ? 8 : 4) + (uint64_t)rows * (loss ? 8 : 4),
 		    2 * n / core->cfg.mac_cols, bytes, cycles);
@@ -909,7 +909,7 @@ uint32_t npu_optim_f32_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	float hp[5];
 
 	if (size != sizeof(struct npu_cmd_optim_f32))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	va_w = npu_rd64(c + 8);
 	va_g = npu_rd64(c + 16);
 	va_m = npu_rd64(c + 24);
@@ -919,7 +919,7 @@ uint32_t npu_optim_f32_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	step = npu_rd32(c + 68);
 	for (int i = 0; i < 5; i++) {
 		if (!npu_f32_bits_finite(npu_rd32(c + 48 + 4 * i)))
-			return NPU_DMA_ERR_ARGS;
+			return NPU_JOB_INVALID_CMD;
 		hp[i] = npu_f32_from_bits(npu_rd32(c + 48 + 4 * i));
 	}
 	adam = algo == NPU_OPT_ADAM || algo == NPU_OPT_ADAMW;
@@ -928,27 +928,27 @@ uint32_t npu_optim_f32_run(struct npu_core *core, const uint8_t *c, uint32_t siz
 	    !(hp[1] >= 0.0f && hp[1] < 1.0f) || (adam && !(hp[2] >= 0.0f && hp[2] < 1.0f)) ||
 	    (adam && !(hp[3] > 0.0f)) || (adam && !step) || npu_rd32(c + 72) || npu_rd32(c + 76) ||
 	    (!adam && (va_v || step)) || (!has_m && va_m))
-		return NPU_DMA_ERR_ARGS;
+		return NPU_JOB_INVALID_CMD;
 	npu_optim_prepare(&s, algo, hp[0], hp[1], hp[2], hp[3], hp[4], step ? step : 1);
 	st = load_f32(core, va_w, count, 0, &w, fault);
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = load_f32(core, va_g, count, 0, &g, fault);
-	if (st == NPU_DMA_OK && has_m)
+	if (st == NPU_JOB_OK && has_m)
 		st = load_f32(core, va_m, count, 0, &m, fault);
-	if (st == NPU_DMA_OK && adam)
+	if (st == NPU_JOB_OK && adam)
 		st = load_f32(core, va_v, count, 0, &v, fault);
-	for (uint32_t i = 0; st == NPU_DMA_OK && i < count; i++) {
+	for (uint32_t i = 0; st == NPU_JOB_OK && i < count; i++) {
 		if (npu_nd_stop(core, i)) {
-			st = NPU_DMA_ERR_ABORTED;
+			st = NPU_JOB_ABORTED;
 			break;
 		}
 		npu_optim_apply(&s, &w[i], g[i], m ? &m[i] : NULL, v ? &v[i] : NULL);
 	}
-	if (st == NPU_DMA_OK)
+	if (st == NPU_JOB_OK)
 		st = store(core, va_w, w, (uint64_t)count * 4, fault);
-	if (st == NPU_DMA_OK && m)
+	if (st == NPU_JOB_OK && m)
 		st = store(core, va_m, m, (uint64_t)count * 4, fault);
-	if (st == NPU_DMA_OK && v)
+	if (st == NPU_JOB_OK && v)
 		st = store(core, va_v, v, (uint64_t)count * 4, fault);
 	npu_account(core, st, (uint64_t)count * 4 * (3 + (m ? 2 : 0) + (v ? 2 : 0)), 0, bytes,
 		    cycles);

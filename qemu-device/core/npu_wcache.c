@@ -137,18 +137,18 @@ uint32_t npu_wcache_keep(struct npu_core *core, const struct npu_wc_key *key, ui
 	*packed = NULL;
 	*own = NULL;
 	if (bytes + NPU_WC_ENTRY_COST > (uint64_t)core->cfg.weight_cache_mib << 20)
-		return NPU_DMA_OK;
+		return NPU_JOB_OK;
 	*packed = npu_wcache_get(core, key);
 	if (*packed) {
 		npu_trace(core, NPU_TRACE_WCACHE, 1, key->va, core->wcache.bytes);
-		return NPU_DMA_OK;
+		return NPU_JOB_OK;
 	}
 	if (!npu_wcache_room(core, key, bytes))
-		return NPU_DMA_OK;	/* read as usual */
+		return NPU_JOB_OK;	/* read as usual */
 	gen = npu_mmu_ctx_gen(&core->mmu, key->ctx);	/* before the weights are read */
 	p = malloc(bytes);
-	st = p ? make(arg, p) : NPU_DMA_ERR_ARGS;
-	if (st != NPU_DMA_OK) {
+	st = p ? make(arg, p) : NPU_JOB_INVALID_CMD;
+	if (st != NPU_JOB_OK) {
 		free(p);
 		return st;
 	}
@@ -156,7 +156,7 @@ uint32_t npu_wcache_keep(struct npu_core *core, const struct npu_wc_key *key, ui
 		*own = p;
 	*packed = p;
 	npu_trace(core, NPU_TRACE_WCACHE, 0, key->va, core->wcache.bytes);
-	return NPU_DMA_OK;
+	return NPU_JOB_OK;
 }
 
 void npu_wcache_clear(struct npu_core *core)

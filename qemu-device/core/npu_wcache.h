@@ -78,7 +78,7 @@ bool npu_wcache_put(struct npu_core *core, const struct npu_wc_key *key, uint32_
 /*
  * What a command with constant weights calls: *@packed gets the copy for
  * @key, or one @make (@arg) makes now into @bytes of fresh memory (it
- * reads the weights and packs them; returns enum npu_dma_status), which
+ * reads the weights and packs them; returns enum npu_job_status), which
  * the cache then keeps; NULL when the weights are to be read as usual
  * (larger than the cache). *@own gets a copy the cache did not take, for
  * the caller to free. Each lookup is traced (NPU_TRACE_WCACHE).

@@ -202,7 +202,7 @@ static void npu_event(void *opaque, unsigned int kind, uint64_t a, uint64_t b,
         break;
     case NPU_TRACE_ENGINE_END:
         trace_npu_engine_end(a, b, c);
-        if (b == NPU_DMA_ERR_ARGS) {
+        if (b == NPU_JOB_INVALID_CMD) {
             qemu_log_mask(LOG_GUEST_ERROR, "npu: engine operation %" PRIu64
                           " refused: malformed\n", a);
         }
@@ -610,10 +610,11 @@ static const VMStateDescription npu_vmstate_inv_seq = {
     },
 };
 
+/* Version 2: the engines' status registers hold enum npu_job_status. */
 static const VMStateDescription npu_vmstate = {
     .name = "npu",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .pre_save = npu_pre_save,
     .pre_load = npu_pre_load,
     .post_load = npu_post_load,

@@ -98,7 +98,7 @@ static void test_boot_handshake(void)
 	CHECK_EQ(h_rd(&h, NPU_REG_FW_ERROR), 0);
 	CHECK_EQ(h.msi[NPU_IRQ_FW], 1);
 	CHECK(h_rd(&h, NPU_REG_IRQ_STATUS) & (1u << NPU_IRQ_FW));
-	CHECK(strstr(h_log(&h), "npu-fw 1.6.0 (api 1.2) ready") != NULL);
+	CHECK(strstr(h_log(&h), "npu-fw 2.0.0 (api 2.0) ready") != NULL);
 	/* Idle in WFI, not spinning. */
 	CHECK(!npu_core_runnable(h.core));
 	CHECK_EQ(npu_core_run(h.core, 1000), NPU_RUN_IDLE);

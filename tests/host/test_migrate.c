@@ -127,7 +127,7 @@ static void test_queued_dma_starts_again(void)
 	CHECK(npu_core_engine_busy(h.core));	/* the descriptor's fetch, queued */
 	npu_core_save(h.core, &st);
 	CHECK_EQ(st.restart_kind, 1);		/* DMA */
-	CHECK_EQ(st.dma_status, NPU_DMA_BUSY);
+	CHECK_EQ(st.dma_status, NPU_JOB_BUSY);
 	CHECK_EQ(h_migrate(&h, NULL), 0);
 	h_run(&h);
 	CHECK_EQ(head(), h0 + 1);
@@ -218,7 +218,7 @@ static void test_finished_result_is_delivered(void)
 	CHECK(npu_core_runnable(h.core));
 	npu_core_save(h.core, &st);
 	CHECK_EQ(st.done_kind, 1);
-	CHECK_EQ(st.done_status, NPU_DMA_OK);
+	CHECK_EQ(st.done_status, NPU_JOB_OK);
 	CHECK_EQ(h_migrate(&h, NULL), 0);
 	h_run(&h);
 	CHECK_EQ(head(), h0 + 1);
@@ -273,7 +273,7 @@ static void test_boot_in_flight_boots_again(void)
 
 /* States no device can be in, each refused; the device resets, boots again. */
 static void bad_status(struct npu_core_state *st) { st->status = 99; }
-static void busy_alone(struct npu_core_state *st) { st->dma_status = NPU_DMA_BUSY; }
+static void busy_alone(struct npu_core_state *st) { st->dma_status = NPU_JOB_BUSY; }
 static void bad_dma_status(struct npu_core_state *st) { st->dma_status = 0x42; }
 static void boot_result(struct npu_core_state *st) { st->done_kind = 3; }
 static void bad_kind(struct npu_core_state *st) { st->restart_kind = 7; }
@@ -281,7 +281,7 @@ static void restart_not_busy(struct npu_core_state *st) { st->restart_kind = 2; 
 static void busy_result(struct npu_core_state *st)
 {
 	st->done_kind = 1;
-	st->done_status = NPU_DMA_BUSY;
+	st->done_status = NPU_JOB_BUSY;
 }
 static void too_many_contexts(struct npu_core_state *st) { st->mmu_ctx_count = NPU_MAX_CONTEXTS + 1; }
 static void unaligned_table(struct npu_core_state *st) { st->mmu_ctx_table |= 8; }
@@ -289,12 +289,12 @@ static void bad_irqs(struct npu_core_state *st) { st->irq_mask = ~0u; }
 static void busy_while_off(struct npu_core_state *st)
 {
 	st->status = NPU_STATUS_OFF;
-	st->tensor_status = NPU_DMA_BUSY;
+	st->tensor_status = NPU_JOB_BUSY;
 	st->hung_kind = 2;
 }
 static void two_pending(struct npu_core_state *st)
 {
-	st->dma_status = NPU_DMA_BUSY;
+	st->dma_status = NPU_JOB_BUSY;
 	st->restart_kind = 1;
 	st->done_kind = 1;
 }

@@ -70,12 +70,12 @@ suite_full() {
 	# The driver: load (firmware boot and handshake), a node, debugfs, unload.
 	tap driver "npu.ko loads, boots the firmware and creates /dev/accel/accel0" scripts/npu-load
 	tap driver "the driver reports the firmware version in the kernel log" \
-		sh -c 'dmesg | grep -q "npu 0000:.*: \[drm\] firmware 1.6.0 (API 1.2) ready"'
+		sh -c 'dmesg | grep -q "npu 0000:.*: \[drm\] firmware 2.0.0 (API 2.0) ready"'
 	tap driver "debugfs accel/0 (the minor) links to the folder named after the PCI device" \
 		sh -c 'd=$(readlink /sys/kernel/debug/accel/0) && [ -d "/sys/kernel/debug/accel/$d" ] &&
 			[ -e "/sys/bus/pci/devices/$d/accel/accel0" ]'
 	tap driver "debugfs shows the firmware log" \
-		sh -c 'grep -q "npu-fw 1.6.0 (api 1.2) ready" /sys/kernel/debug/accel/0/fw_log'
+		sh -c 'grep -q "npu-fw 2.0.0 (api 2.0) ready" /sys/kernel/debug/accel/0/fw_log'
 	# STATUS RUNNING (1), BOOT_STATUS OK (1), FW_STATUS READY (2), four rings.
 	tap driver "debugfs status shows the core running, the firmware ready and four rings" \
 		sh -c 'f=/sys/kernel/debug/accel/0/status;

@@ -78,7 +78,7 @@ TEST_F(lib, device_info)
 
 	ASSERT_EQ(NPU_OK, npu_device_info(self->dev, &info));
 	EXPECT_EQ(0, strncmp(info.node, "/dev/accel/accel", 16));
-	EXPECT_EQ(0x00010600u, info.fw_version);	/* 1.6.0, the Makefile's */
+	EXPECT_EQ(0x00020000u, info.fw_version);	/* 2.0.0, the Makefile's */
 	EXPECT_EQ(4u, info.num_rings);
 	EXPECT_EQ(NPU_ENODEV, npu_open(99, &none));
 	EXPECT_EQ(NULL, none);

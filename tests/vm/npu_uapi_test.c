@@ -112,7 +112,7 @@ TEST_F(npu, query)
 	EXPECT_EQ(0xaaaaaaaau, small[0].fw_api);	/* not written */
 
 	EXPECT_EQ(NPU_HW_VERSION, self->info.hw_version);
-	EXPECT_EQ(0x00010600u, self->info.fw_version);	/* 1.6.0, the Makefile's */
+	EXPECT_EQ(0x00020000u, self->info.fw_version);	/* 2.0.0, the Makefile's */
 	EXPECT_EQ(NPU_FW_API_MAJOR << 16 | NPU_FW_API_MINOR, self->info.fw_api);
 	EXPECT_EQ(4u, self->info.num_rings);
 	EXPECT_EQ(64u, self->info.max_cmds_per_job);
