@@ -2182,6 +2182,63 @@ static const uint8_t *busy_model(size_t *len)
 }
 
 /* Every prefix of a valid model: refused with a message, or loaded whole enough to run. */
+/*
+ * Every node the importer refuses whatever its inputs is named in one
+ * message (its index, name, op and why), so a user sees them all at once;
+ * past what a message holds, how many more there are, never silence.
+ */
+static void test_every_refusal_at_once(void)
+{
+	struct model m = { .opset = 13 };
+	const uint8_t *buf;
+	const char *e;
+	npu_graph *g = NULL;
+	char name[32];
+	size_t len;
+
+	m.node[m.nnode++] = node("LSTM", "X", "A");
+	m.node[m.nnode++] = node("Relu", "A", "B");
+	m.node[m.nnode++] = node("TopK", "B", "C");
+	m.node[m.nnode] = node("Relu", "C", "D");
+	attr_i(m.node[m.nnode++], "colour", 3);
+	m.node[m.nnode] = node("Attention", "D", "E");
+	m.node[m.nnode++]->domain = str("com.microsoft");
+	m.in[m.nin++] = value("X", F32, DIMS(1, 4));
+	m.out[m.nout++] = value("E", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), NPU_ENOTSUP);
+	e = npu_last_error();
+	tap_diag("%s", e);
+	CHECK(strstr(e, "4 of the model's 5 nodes cannot be imported"));
+	CHECK(strstr(e, "node 0 'LSTM' (LSTM): op LSTM is not supported"));
+	CHECK(strstr(e, "node 2 'TopK' (TopK): op TopK is not supported"));
+	CHECK(strstr(e, "node 3 'Relu' (Relu): attribute 'colour' is not supported"));
+	CHECK(strstr(e, "node 4 'Attention' (Attention): domain 'com.microsoft' is not supported"));
+	CHECK(!strstr(e, "node 1 "));
+	CHECK(!strstr(e, "more"));
+	/* more than a message holds: the rest counted */
+	memset(&m, 0, sizeof(m));
+	m.opset = 13;
+	for (int i = 0; i < 400; i++) {
+		char in[32];
+
+		snprintf(in, sizeof(in), "T%d", i - 1);
+		snprintf(name, sizeof(name), "T%d", i);
+		m.node[m.nnode] = node("Frobnicate", i ? in : "X", name);
+		snprintf(name, sizeof(name), "frob_%d", i);
+		m.node[m.nnode++]->name = str(name);
+	}
+	m.in[m.nin++] = value("X", F32, DIMS(1, 4));
+	m.out[m.nout++] = value("T399", F32, 0, NULL);
+	buf = pack(&m, &len);
+	CHECK_EQ(npu_model_load_mem(buf, len, NULL, &g), NPU_ENOTSUP);
+	e = npu_last_error();
+	CHECK(strstr(e, "400 of the model's 400 nodes cannot be imported"));
+	CHECK(strstr(e, "node 0 'frob_0' (Frobnicate)"));
+	CHECK(strstr(e, " more"));
+	CHECK(strlen(e) < 4096);
+}
+
 static void test_truncated(void)
 {
 	size_t len;
@@ -2359,5 +2416,5 @@ TAP_MAIN(TAP_ENTRY(test_same_padding_stride2), TAP_ENTRY(test_conv_f32_blocks),
 	 TAP_ENTRY(test_qlinearconv_uint8), TAP_ENTRY(test_qdq_cnn), TAP_ENTRY(test_fp32_cnn),
 	 TAP_ENTRY(test_fp32_depthwise_block),
 	 TAP_ENTRY(test_residual_add_stays_nhwc), TAP_ENTRY(test_save_roundtrip),
-	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
+	 TAP_ENTRY(test_malformed), TAP_ENTRY(test_every_refusal_at_once), TAP_ENTRY(test_truncated), TAP_ENTRY(test_mutations),
 	 TAP_ENTRY(test_arrays), TAP_ENTRY(test_shape_arithmetic))

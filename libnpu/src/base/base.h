@@ -67,7 +67,7 @@ void npu_trace_escape(char *out, size_t len, const char *s);
 int npu_errno(int err);
 
 /* The longest error message an object keeps. */
-#define NPU_ERRMSG_LEN	512
+#define NPU_ERRMSG_LEN	4096	/* room for every refused node of a model */
 
 /*
  * Record @err's message (printf-style) in @buf (NPU_ERRMSG_LEN bytes, an

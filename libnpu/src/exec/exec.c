@@ -232,6 +232,7 @@ int exec_start(npu_plan *p, int train)
 			break;
 		uint64_t t0 = npu_trace_now();
 
+		npu_fail(NULL, 0, "%s", "");	/* so that a message after it is the backend's */
 		err = p->pb[b].e.ops.execute(p->pb[b].be, p->exe[k], &args, &p->b[b].fence);
 		if (npu_trace_on() && p->pb[b].e.ops.wait) {	/* in flight: traced at its wait */
 			if (!p->b[b].pending) {
@@ -244,8 +245,12 @@ int exec_start(npu_plan *p, int train)
 		}
 		started(p, k, b);	/* what it queued before failing ends before the run */
 		if (err) {
+			char why[NPU_ERRMSG_LEN];
+
+			snprintf(why, sizeof(why), "%s", *npu_last_error() ? npu_last_error() :
+				 npu_strerror(err));
 			plan_fail(p, err, "%s: running nodes %d-%d failed: %s", p->pb[b].e.ops.name,
-				  part->nodes[0], part->nodes[part->count - 1], npu_strerror(err));
+				  part->nodes[0], part->nodes[part->count - 1], why);
 			break;
 		}
 		p->stats.partitions++;

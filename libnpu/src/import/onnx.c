@@ -658,6 +658,8 @@ static int load(const void *buf, size_t len, const struct npu_model_opts *opts, 
 	if (!err && gp->n_sparse_initializer)
 		err = onnx_fail(&o, NPU_ENOTSUP, "sparse initializers are not supported");
 	if (!err)
+		err = onnx_check_nodes(&o);
+	if (!err)
 		err = read_initializers(&o, gp);
 	if (!err)
 		err = read_inputs(&o, gp, opts);

@@ -287,6 +287,12 @@ ONNX_IMPORTS(ONNX_DECLARE)
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);
 /*
+ * Before any node is imported: 0, or NPU_ENOTSUP with every node the
+ * importer refuses whatever its inputs (domain, op, opset, attributes)
+ * listed in one message, so that a user sees all of them at once.
+ */
+int onnx_check_nodes(struct onnx *o);
+/*
  * Import it, and when every input is a constant, compute it now
  * (onnx_eval.c): its outputs become constants, its IR nodes go. 0 or an error.
  */

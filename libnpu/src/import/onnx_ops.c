@@ -1842,30 +1842,89 @@ static int known_attr(const char *list, const char *name)
 	return 0;
 }
 
-int onnx_import_node(struct onnx *o)
+/*
+ * Why node @n cannot be imported whatever its inputs are (its domain, op,
+ * opset or attributes), in @why; NULL when nothing here refuses it.
+ */
+static const struct onnx_op *refusal(const struct onnx *o, const Onnx__NodeProto *n, char *why,
+				     size_t len)
 {
 	const struct onnx_op *op = NULL;
 
-	if (!N->op_type)
-		return onnx_fail(o, NPU_EINVAL, "no op type");
-	if (N->domain && *N->domain && strcmp(N->domain, "ai.onnx"))
-		return onnx_fail(o, NPU_ENOTSUP, "domain '%s' is not supported", N->domain);
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(ops[i].name, N->op_type))
-			op = &ops[i];
-	if (!op)
-		return onnx_fail(o, NPU_ENOTSUP, "op %s is not supported", N->op_type);
-	if (o->opset < op->min_opset)
-		return onnx_fail(o, NPU_ENOTSUP, "%s before opset %d is not supported", op->name,
-				 op->min_opset);
-	for (size_t i = 0; i < N->n_attribute; i++) {
-		const char *a = N->attribute[i]->name ? N->attribute[i]->name : "";
-
-		if (!known_attr(op->attrs, a))
-			return onnx_fail(o, NPU_ENOTSUP, "attribute '%s' is not supported", a);
-		if (N->attribute[i]->ref_attr_name && *N->attribute[i]->ref_attr_name)
-			return onnx_fail(o, NPU_ENOTSUP, "attribute '%s' refers to a function's", a);
+	*why = 0;
+	if (!n->op_type) {
+		snprintf(why, len, "no op type");
+		return NULL;
 	}
+	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx")) {
+		snprintf(why, len, "domain '%s' is not supported", n->domain);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && !op; i++)
+		if (!strcmp(ops[i].name, n->op_type))
+			op = &ops[i];
+	if (!op) {
+		snprintf(why, len, "op %s is not supported", n->op_type);
+		return NULL;
+	}
+	if (o->opset < op->min_opset) {
+		snprintf(why, len, "%s before opset %d is not supported", op->name, op->min_opset);
+		return NULL;
+	}
+	for (size_t i = 0; i < n->n_attribute; i++) {
+		const char *a = n->attribute[i]->name ? n->attribute[i]->name : "";
+
+		if (!known_attr(op->attrs, a)) {
+			snprintf(why, len, "attribute '%s' is not supported", a);
+			return NULL;
+		}
+		if (n->attribute[i]->ref_attr_name && *n->attribute[i]->ref_attr_name) {
+			snprintf(why, len, "attribute '%s' refers to a function's", a);
+			return NULL;
+		}
+	}
+	return op;
+}
+
+int onnx_check_nodes(struct onnx *o)
+{
+	const Onnx__GraphProto *gp = o->m->graph;
+	char msg[NPU_ERRMSG_LEN], why[160], item[400];
+	size_t used = 0, refused = 0, listed = 0;
+
+	msg[0] = 0;
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *n = gp->node[i];
+		int len;
+
+		if (!n->op_type || refusal(o, n, why, sizeof(why)))
+			continue;	/* a node with no op is malformed: its import says so */
+		refused++;
+		len = snprintf(item, sizeof(item), "%snode %zu '%s' (%s): %s", listed ? "; " : "",
+			       i, n->name ? n->name : "", n->op_type ? n->op_type : "?", why);
+		/* room kept for the prefix and the count of those left out: none dropped unsaid */
+		if (len > 0 && used + (size_t)len + 128 < sizeof(msg)) {
+			memcpy(msg + used, item, (size_t)len + 1);
+			used += (size_t)len;
+			listed++;
+		}
+	}
+	if (!refused)
+		return 0;
+	if (listed < refused)
+		snprintf(msg + used, sizeof(msg) - used, "; and %zu more", refused - listed);
+	return ir_fail(o->g, NPU_ENOTSUP, "%zu of the model's %zu nodes cannot be imported: %s",
+		       refused, gp->n_node, msg);
+}
+
+int onnx_import_node(struct onnx *o)
+{
+	const struct onnx_op *op;
+	char why[160];
+
+	op = refusal(o, N, why, sizeof(why));
+	if (!op)
+		return onnx_fail(o, N->op_type ? NPU_ENOTSUP : NPU_EINVAL, "%s", why);
 	/* every op's first output is required (the later ones may be optional) */
 	if (!N->n_output || !N->output[0][0])
 		return onnx_fail(o, NPU_EINVAL, "output 0 has no name");
