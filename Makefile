@@ -71,7 +71,7 @@ ONNX_PROTO := /usr/include/onnx/onnx.proto
 LIBNPU_LIBS := $$(pkg-config --libs libdrm libprotobuf-c) -lm
 LIBNPU_REF_SRCS := $(wildcard libnpu/src/ref/*.c)
 # The OpenCL program: npu_quant.h's arithmetic, then the kernels.
-OCL_SOURCES := include/npu_quant.h include/npu_elemfn.h include/npu_elemfn_eval.h libnpu/src/ref/nd_fn.h $(sort $(wildcard libnpu/src/backends/opencl/kernels/*.cl))
+OCL_SOURCES := include/npu_quant.h include/npu_elemfn.h include/npu_elemfn_eval.h libnpu/src/ir/nd_fn.h $(sort $(wildcard libnpu/src/backends/opencl/kernels/*.cl))
 LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Ilibnpu/src \
 	-Iinclude -Iuapi -I$(BUILD)/libnpu/gen $(COV_FLAGS)
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a
@@ -355,7 +355,10 @@ $(BUILD)/san/libnpu/%.o: libnpu/src/%.c $(LIBNPU_HDRS) $(LIBNPU_PRIV_HDRS) $(COR
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Ilibnpu/include -Ilibnpu/src -c -o $@ $<
 san_obj = $(patsubst libnpu/src/%.c,$(BUILD)/san/libnpu/%.o,$(1))
-REF_SAN_OBJS := $(call san_obj,$(LIBNPU_REF_SRCS) libnpu/src/base/error.c)
+# The references' kernels without their kernel table (ref_kern.c, which needs the IR's
+# registry), with the parameters' definitions they check against (ir/*_params.c).
+REF_SAN_OBJS := $(call san_obj,$(filter-out %/ref_kern.c,$(LIBNPU_REF_SRCS)) \
+	libnpu/src/ir/nd_params.c libnpu/src/ir/kern_params.c libnpu/src/base/error.c)
 
 $(BUILD)/tests/vm_smoke: tests/vm/vm_smoke.c tests/host/tap.h $(CORE_SAN_OBJS)
 	@mkdir -p $(@D)

@@ -17,7 +17,7 @@
 
 #include "npu.h"
 #include "npu_quant.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 #include "backends/opencl/ocl_priv.h"
 #include "tap.h"
 
@@ -729,7 +729,7 @@ static void test_nd_binary_f32_lanes(void)
 }
 
 /*
- * Each function of enum nd_fn and enum nd_reduce_fn (ref/nd_fn.h) runs on
+ * Each function of enum nd_fn and enum nd_reduce_fn (ir/nd_fn.h) runs on
  * OpenCL as the CPU reference computes it: an OpenCL kernel that forgets
  * one (its switch is compiled at run time, beyond -Wswitch) fails here.
  */

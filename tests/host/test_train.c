@@ -16,7 +16,7 @@
 #include "isa.h"
 #include "npu.h"
 #include "device/npu_pack.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 #include "npu_core_priv.h"	/* the engine's kept weights, counted */
 #include "npu_sgemm.h"		/* the bf16 kernel's name */
 #include "npu_train_math.h"

@@ -13,7 +13,7 @@
 
 #include "exec/exec.h"
 #include "ir/kernel.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 
 #define MAX_OPERANDS	(NPU_CONCAT_MAX_INPUTS + 1)
 

@@ -10,7 +10,7 @@
 #include "npu_fw.h"
 #include "device/npu_pack.h"
 #include "device/npu_priv.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 
 int npu_cmdbuf_new(npu_device *dev, size_t capacity, npu_cmdbuf **out)
 {

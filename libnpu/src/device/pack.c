@@ -4,7 +4,7 @@
 
 #include "npu_fw.h"
 #include "device/npu_pack.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 
 int npu_pack_gemm_i8(struct npu_cmd_gemm_i8 *out, const struct npu_gemm_i8 *p, uint64_t a_va,
 		    uint64_t b_va, uint64_t bias_va, uint64_t quant_va, uint64_t out_va)

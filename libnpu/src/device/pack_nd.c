@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * pack_nd.c - the N-dimensional kernels (ref/ref_nd.h) as the NPU's N-d
+ * pack_nd.c - the N-dimensional kernels (ir/nd_params.h) as the NPU's N-d
  * commands (npu_cmd_nd.h); pure functions, see npu_pack.h. A kernel the
  * commands cannot express (a dtype or function they lack, a rank past
  * theirs) is NPU_ENOTSUP, which keeps its node off the NPU.

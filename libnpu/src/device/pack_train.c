@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "device/npu_pack.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 #include "npu_train_math.h"
 
 /* libnpu's public enums are the command's values. */

@@ -3,7 +3,7 @@
  * onnx_elt.c - ONNX's elementwise ops: arithmetic, comparisons and logic
  * with numpy's broadcasting (variadic Max, Min, Sum and Mean as chains of
  * two-input nodes), the unary functions, Cast and Where. Each is one
- * N-dimensional node (ref/ref_nd.h) with its dtypes checked here; an
+ * N-dimensional node (ir/nd_params.h) with its dtypes checked here; an
  * exponent or operand of another type is cast first, as ONNX's Pow allows.
  */
 #include <math.h>

@@ -14,6 +14,7 @@
 
 #include "import/onnx.h"
 #include "ir/kernel.h"
+#include "ref/ref_kern.h"
 
 #define N	(o->node)
 
@@ -80,7 +81,7 @@ static int run(struct onnx *o, int nn0, int nt0, void **host)
 		for (int j = 0; j < nrd; j++)
 			if (!host[rd[j]])
 				return onnx_fail(o, NPU_EINVAL, "a load-time value has no data");
-		err = kern_run_ref(&k, host, 0, 0, 0);
+		err = ref_kern_run(&k, host, 0, 0, 0);
 		if (err)
 			return onnx_fail(o, err, "computing it when the model loads");
 	}

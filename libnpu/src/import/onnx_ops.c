@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "import/onnx.h"
+#include "ref/ref_nd.h"
 
 #define N	(o->node)
 

@@ -18,7 +18,7 @@
 
 #include "npu.h"
 #include "base/base.h"
-#include "ref/ref_nd.h"
+#include "ir/nd_params.h"
 
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */
 #pragma GCC visibility push(hidden)

@@ -6,59 +6,9 @@
 
 #include "npu_cmd.h"
 #include "ir/kernel.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 
 /* ---- each kind's pieces ------------------------------------------------------ */
-
-/* The CPU reference of each kind, on @h (the kernel's tensors in its order). */
-#define REF(name, call)								\
-	static int run_##name(const struct kern *k, void *const *h,		\
-			      const struct kern_step *s)			\
-	{									\
-		(void)s;							\
-		return call;							\
-	}
-REF(gemm_i8, npu_ref_gemm_i8(&k->p.gemm, h[0], h[1], h[2], k->mult, k->shift, h[3]))
-REF(conv_i8, npu_ref_conv2d_i8(&k->p.conv, h[0], h[1], h[2], k->mult, k->shift, h[3]))
-REF(pool_i8, npu_ref_pool_i8(&k->p.pool, h[0], h[1]))
-REF(elt_i8, npu_ref_eltwise_i8(&k->p.elt, h[0], h[1], h[2]))
-REF(softmax_i8, npu_ref_softmax_i8(&k->p.sm, h[0], h[1]))
-REF(quantize, npu_ref_quantize(&k->p.q, h[0], h[1]))
-REF(pad, npu_ref_pad(&k->p.pad, h[0], h[1]))
-REF(transpose, npu_ref_transpose(&k->p.tr, h[0], h[1]))
-REF(concat, npu_ref_concat(&k->p.cat, (const void *const *)h, h[k->nt - 1]))
-REF(gemm_f32, npu_ref_gemm_f32(&k->p.fgemm, h[0], h[1], h[2]))
-REF(conv_f32, npu_ref_conv2d_f32(&k->p.fconv.p, k->p.fconv.pass, h[0], h[1], h[2]))
-REF(pool_f32, npu_ref_pool_f32(&k->p.fpool, h[0], h[1], h[2]))
-REF(elt_f32, npu_ref_eltwise_f32(&k->p.felt, h[0], h[1], h[2]))
-REF(reduce_f32, npu_ref_reduce_f32(&k->p.red, h[0], h[1]))
-REF(xent_f32, npu_ref_xent_f32(&k->p.xent, h[0], h[1], h[2], h[3]))
-REF(nd_binary, ref_nd_binary(&k->p.bin, h[0], h[1], h[2]))
-REF(nd_unary, ref_nd_unary(&k->p.un, h[0], h[1]))
-REF(nd_matmul, ref_nd_matmul(&k->p.mm, h[0], h[1], h[2], h[3], h[4]))
-REF(nd_conv, ref_nd_conv(&k->p.nconv, h[0], h[1], h[2], h[3], h[4], h[5]))
-REF(nd_pool, ref_nd_pool(&k->p.npool, h[0], h[1], k->nt > 2 ? h[2] : NULL))
-REF(nd_softmax, ref_nd_softmax(&k->p.nsm, h[0], h[1], h[2]))
-REF(nd_layernorm, ref_nd_layernorm(&k->p.ln, h[0], h[1], h[2], h[3], h[4], h[5]))
-REF(nd_softmax_grad, ref_nd_softmax_grad(&k->p.nsm, h[0], h[1], h[2]))
-REF(nd_layernorm_grad, ref_nd_layernorm_grad(&k->p.ln, h[0], h[1], h[2], h[3], h[4], h[5], h[6],
-					     h[7]))
-REF(nd_unary_grad, ref_nd_unary_grad(&k->p.un, h[0], h[1], h[2]))
-REF(nd_pad, ref_nd_pad(&k->p.npad, h[0], h[1]))
-REF(nd_resize, ref_nd_resize(&k->p.rs, h[0], h[1]))
-REF(nd_qdq, ref_nd_qdq(&k->p.qdq, h[0], h[1], h[2], h[3]))
-REF(nd_where, ref_nd_where(&k->p.wh, h[0], h[1], h[2], h[3]))
-REF(nd_copy, ref_nd_copy(&k->p.cp, h[0], h[1]))
-REF(nd_gather, ref_nd_gather(&k->p.ga, h[0], h[1], h[2]))
-REF(nd_reduce, ref_nd_reduce(&k->p.rd, h[0], h[1]))
-#undef REF
-
-static int run_optim_f32(const struct kern *k, void *const *h, const struct kern_step *s)
-{
-	struct npu_optim_f32 o = kern_optim_now(k, s->train_step, s->lr_set, s->lr);
-
-	return npu_ref_optim_f32(&o, h[0], h[1], h[2], h[3]);
-}
 
 /* The work of each kind (MACs or elements): what backends' costs start from. */
 #define WORK(name, expr)							\
@@ -202,36 +152,31 @@ static void io_optim_f32(const struct kern *k, int *rd, int *nrd, int *wr, int *
 
 /* A kind the NPU runs: its command; a one-call op has @valid too. */
 #define CMD(name, cmd_, ...)							\
-	{ #name, cmd_, .run_ref = run_##name, .work = work_##name, __VA_ARGS__ }
+	{ #name, cmd_, .work = work_##name, __VA_ARGS__ }
 /*
  * An N-dimensional kind: its IR op, tensors read, tensors written, and the
  * NPU's N-d command that runs it (0: none), packed by the NPU backend.
  */
 #define ND(fn, label, op, nin_, nout_, cmd_, ...)				\
 	{ .name = label, .cmd = cmd_, .nin = nin_, .nout = nout_, .nd_op = op,	\
-	  .run_ref = run_##fn, .work = work_##fn, __VA_ARGS__ }
+	  .work = work_##fn, __VA_ARGS__ }
 
 static const struct kern_desc kerns[K_NUM] = {
 	[K_GEMM_I8] = CMD(gemm_i8, NPU_CMD_GEMM_I8, .valid = valid_gemm_i8, .macs = 1),
-	[K_CONV_I8] = { "conv2d_i8", NPU_CMD_CONV2D_I8, .run_ref = run_conv_i8,
-			.work = work_conv_i8, .valid = valid_conv_i8, .macs = 1 },
+	[K_CONV_I8] = { "conv2d_i8", NPU_CMD_CONV2D_I8, .work = work_conv_i8, .valid = valid_conv_i8, .macs = 1 },
 	[K_POOL_I8] = CMD(pool_i8, NPU_CMD_POOL_I8, .valid = valid_pool_i8),
-	[K_ELT_I8] = { "eltwise_i8", NPU_CMD_ELTWISE_I8, .run_ref = run_elt_i8,
-		       .work = work_elt_i8, .valid = valid_elt_i8 },
+	[K_ELT_I8] = { "eltwise_i8", NPU_CMD_ELTWISE_I8, .work = work_elt_i8, .valid = valid_elt_i8 },
 	[K_SOFTMAX_I8] = CMD(softmax_i8, NPU_CMD_SOFTMAX_I8, .valid = valid_softmax_i8),
 	[K_QUANTIZE] = CMD(quantize, NPU_CMD_QUANTIZE, .valid = valid_quantize),
-	[K_PAD] = { "pad", NPU_CMD_PAD, .run_ref = run_pad, .work = work_none,
+	[K_PAD] = { "pad", NPU_CMD_PAD, .work = work_none,
 		    .valid = valid_pad },
-	[K_TRANSPOSE] = { "transpose", NPU_CMD_TRANSPOSE, .run_ref = run_transpose,
-			  .work = work_none, .valid = valid_transpose },
-	[K_CONCAT] = { "concat", NPU_CMD_CONCAT, .run_ref = run_concat, .work = work_none,
+	[K_TRANSPOSE] = { "transpose", NPU_CMD_TRANSPOSE, .work = work_none, .valid = valid_transpose },
+	[K_CONCAT] = { "concat", NPU_CMD_CONCAT, .work = work_none,
 		       .valid = valid_concat },
 	[K_GEMM_F32] = CMD(gemm_f32, NPU_CMD_GEMM_F32, .io = io_gemm_f32, .macs = 1),
-	[K_CONV_F32] = { "conv2d_f32", NPU_CMD_CONV2D_F32, .run_ref = run_conv_f32,
-			 .work = work_conv_f32, .io = io_conv_f32, .macs = 1 },
+	[K_CONV_F32] = { "conv2d_f32", NPU_CMD_CONV2D_F32, .work = work_conv_f32, .io = io_conv_f32, .macs = 1 },
 	[K_POOL_F32] = CMD(pool_f32, NPU_CMD_POOL_F32, .io = io_pool_f32),
-	[K_ELT_F32] = { "eltwise_f32", NPU_CMD_ELTWISE_F32, .run_ref = run_elt_f32,
-			.work = work_elt_f32 },
+	[K_ELT_F32] = { "eltwise_f32", NPU_CMD_ELTWISE_F32, .work = work_elt_f32 },
 	[K_REDUCE_F32] = CMD(reduce_f32, NPU_CMD_REDUCE_F32, .io = io_reduce_f32),
 	[K_XENT_F32] = CMD(xent_f32, NPU_CMD_XENT_F32, .io = io_xent_f32),
 	[K_OPTIM_F32] = CMD(optim_f32, NPU_CMD_OPTIM_F32, .io = io_optim_f32),
@@ -243,13 +188,13 @@ static const struct kern_desc kerns[K_NUM] = {
 	[K_ND_SOFTMAX] = ND(nd_softmax, "softmax", IR_ND_SOFTMAX, 2, 1, NPU_CMD_SOFTMAX),
 	[K_ND_LAYERNORM] = ND(nd_layernorm, "layer_norm", IR_ND_LAYERNORM, 3, 3, NPU_CMD_NORM),
 	[K_ND_PAD] = { "pad", NPU_CMD_PAD_ND, 1, .nout = 1, .nd_op = IR_ND_PAD,
-		       .run_ref = run_nd_pad, .work = work_none },
+		       .work = work_none },
 	[K_ND_RESIZE] = { "resize", NPU_CMD_RESIZE, 1, .nout = 1, .nd_op = IR_ND_RESIZE,
-			  .run_ref = run_nd_resize, .work = work_none },
+			  .work = work_none },
 	[K_ND_QDQ] = ND(nd_qdq, "qdq", IR_ND_QDQ, 3, 1, NPU_CMD_QDQ),
 	[K_ND_WHERE] = ND(nd_where, "where", IR_ND_WHERE, 3, 1, NPU_CMD_WHERE),
 	[K_ND_COPY] = { .name = "copy", .cmd = NPU_CMD_COPY, .nin = 1, .nout = 1,
-			.nd_op = IR_ND_COPY, .run_ref = run_nd_copy, .work = work_none },
+			.nd_op = IR_ND_COPY, .work = work_none },
 	[K_ND_GATHER] = ND(nd_gather, "gather", IR_ND_GATHER, 2, 1, NPU_CMD_GATHER),
 	[K_ND_REDUCE] = ND(nd_reduce, "reduce", IR_ND_REDUCE, 1, 1, NPU_CMD_REDUCE),
 	[K_ND_SOFTMAX_GRAD] = ND(nd_softmax_grad, "softmax grad", IR_ND_SOFTMAX_GRAD, 2, 1,
@@ -266,8 +211,8 @@ int kern_registry_check(char *why, size_t len)
 {
 	for (int i = 0; i < K_NUM; i++) {
 		const struct kern_desc *d = &kerns[i];
-		const char *miss = !d->name ? "a name" : !d->run_ref ? "a reference" :
-				   !d->work ? "a cost" : d->nin && !d->nout ? "outputs" :
+		const char *miss = !d->name ? "a name" : !d->work ? "a cost" :
+				   d->nin && !d->nout ? "outputs" :
 				   !d->nin && !d->cmd ? "a command or an IR op" : NULL;
 
 		for (int j = 0; !miss && d->nin && j < i; j++)
@@ -416,17 +361,4 @@ int ir_add_kernel(npu_graph *g, const struct kern *k)
 	if (err)
 		ir_node_release(&n);
 	return err;
-}
-
-int kern_run_ref(const struct kern *k, void *const *host, uint32_t train_step, int lr_set,
-		 float lr)
-{
-	const struct kern_step step = { train_step, lr_set, lr };
-	void *h[KERN_MAX_T];
-
-	if ((unsigned int)k->kind >= K_NUM)
-		return NPU_EINVAL;
-	for (int i = 0; i < k->nt; i++)
-		h[i] = k->t[i] < 0 ? NULL : host[k->t[i]];
-	return kerns[k->kind].run_ref(k, h, &step);
 }

@@ -5,7 +5,9 @@
  * OpenCL kernel, with all its parameters worked out. The lowering pass
  * turns nodes into kernels; a kernel node (a one-call op) is one already.
  * The kernel registry (kernel.c) says, for each kind, its name, its
- * firmware command and which of its tensors it reads and writes.
+ * firmware command, its cost and which of its tensors it reads and
+ * writes; each implementation keeps its own table of the kinds it runs
+ * (the CPU reference's is ref/ref_kern.c, and has them all).
  */
 #ifndef NPU_KERNEL_H
 #define NPU_KERNEL_H
@@ -32,7 +34,7 @@ enum kern_kind {
 	K_REDUCE_F32,		/* t: in, out */
 	K_XENT_F32,		/* t: logits, labels, loss, dlogits */
 	K_OPTIM_F32,		/* t: w, g, m, v */
-	/* The N-dimensional kernels (ref/ref_nd.h): no NPU command. */
+	/* The N-dimensional kernels (ir/nd_params.h): their NPU commands are N-d ones. */
 	K_ND_BINARY,		/* t: a, b, y */
 	K_ND_UNARY,		/* t: x, y */
 	K_ND_MATMUL,		/* t: a, b, a_zp, b_zp, y */
@@ -98,7 +100,7 @@ struct kern {
 	uint32_t nq;			/* their entries */
 };
 
-/* What an optimizer step of a run brings (kern_run_ref). */
+/* What an optimizer step of a run brings (ref_kern_run). */
 struct kern_step {
 	uint32_t train_step;
 	int lr_set;
@@ -116,7 +118,6 @@ struct kern_step {
  * @nout: for an N-dimensional kernel, how many it writes.
  * @nd_op: for an N-dimensional kernel, its IR op (IR_ND_*).
  * @macs: whether its work counts as multiply-accumulates in reports.
- * @run_ref: the CPU reference on its tensors in order.
  * @work: MACs or elements (0 for layout: bytes are costed apart).
  * @valid: a one-call op's checks; NULL for kinds made from nodes only.
  * @io: the tensors read and written, where not the rule (N-d: inputs then
@@ -129,15 +130,14 @@ struct kern_desc {
 	int nout;
 	enum ir_op nd_op;
 	int macs;
-	int (*run_ref)(const struct kern *k, void *const *h, const struct kern_step *s);
 	uint64_t (*work)(const struct kern *k);
 	int (*valid)(const struct kern *k);
 	void (*io)(const struct kern *k, int *rd, int *nrd, int *wr, int *nwr);
 };
 
 /*
- * 0 when every kind has its pieces (a name, a reference, a cost, a command
- * or an IR op of its own); else NPU_EINVAL and, in @why, the first missing.
+ * 0 when every kind has its pieces (a name, a cost, a command or an IR op
+ * of its own); else NPU_EINVAL and, in @why, the first missing.
  */
 int kern_registry_check(char *why, size_t len);
 const struct kern_desc *kern_desc(enum kern_kind kind);
@@ -167,14 +167,6 @@ int ir_add_kernel(npu_graph *g, const struct kern *k);
 int kern_of_nd(const struct ir_node *n, struct kern *k);
 /* Whether a kernel's parameters pass the reference's checks. */
 int kern_valid(const struct kern *k);
-
-/*
- * Run kernel @k with the CPU reference on host storage @host (by tensor
- * id): the CPU backend's work, and constant folding's. An optimizer step
- * takes @train_step and, with @lr_set, @lr.
- */
-int kern_run_ref(const struct kern *k, void *const *host, uint32_t train_step, int lr_set,
-		 float lr);
 
 /* Work (MACs or elements) and bytes of a kernel: what backends' costs start from. */
 uint64_t kern_work(const struct kern *k);

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "passes/autodiff.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 
 int ad_grad_target(npu_graph *g, int t, int *acc)
 {

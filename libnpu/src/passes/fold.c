@@ -8,6 +8,7 @@
  * is compiled, so a run, on whatever backend, only reads their results.
  */
 #include "passes/fold.h"
+#include "ref/ref_kern.h"
 
 static int fixed(const npu_graph *g, const unsigned char *tensor, int id)
 {
@@ -52,7 +53,7 @@ int fold_run(npu_graph *g, const struct lowered *low, const unsigned char *node,
 {
 	for (int i = 0; i < g->nn; i++)
 		for (int s = 0; node[i] && s < low->n[i].nk; s++) {
-			int err = kern_run_ref(&low->n[i].k[s], host, 0, 0, 0.0f);
+			int err = ref_kern_run(&low->n[i].k[s], host, 0, 0, 0.0f);
 
 			if (err)
 				return ir_fail(g, err, "folding %s (node %d): %s",

@@ -14,7 +14,7 @@
 #include "npu_cmd.h"
 #include "npu_quant.h"
 #include "passes/lower.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 
 /* ---- building kernels ------------------------------------------------------ */
 

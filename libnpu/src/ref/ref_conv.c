@@ -6,23 +6,8 @@
  * accumulator wraps modulo 2^32 as everywhere else.
  */
 #include "npu.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 #include "npu_quant.h"
-
-bool npu_conv2d_i8_valid(const struct npu_conv2d_i8 *p)
-{
-	return p && p->batch && p->in_h && p->in_w && p->in_c && p->out_h && p->out_w &&
-	       p->out_c && p->k_h && p->k_w && p->stride_h && p->stride_w && p->dil_h &&
-	       p->dil_w && p->k_h <= 64 && p->k_w <= 64 && p->stride_h <= 64 &&
-	       p->stride_w <= 64 && p->dil_h <= 64 && p->dil_w <= 64 &&
-	       p->pad_top <= 255 && p->pad_left <= 255 &&
-	       p->in_zero >= -128 && p->in_zero <= 127 && p->out_zero >= -128 &&
-	       p->out_zero <= 127 && p->act_min >= -128 && p->act_min <= p->act_max &&
-	       p->act_max <= 127 && (!p->depthwise || p->out_c % p->in_c == 0) &&
-	       p->requant <= NPU_REQUANT_ONNX &&
-	       (p->groups <= 1 || (!p->depthwise && p->groups <= p->in_c &&
-				   p->in_c % p->groups == 0 && p->out_c % p->groups == 0));
-}
 
 int npu_ref_conv2d_i8_v(size_t size, const struct npu_conv2d_i8 *p_in, const int8_t *in, const int8_t *filter,
 		      const int32_t *bias, const int32_t *mult, const int32_t *shift,

@@ -6,25 +6,8 @@
  * is what the tensor engine does too.
  */
 #include "npu.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 #include "npu_quant.h"
-
-bool npu_gemm_i8_valid(const struct npu_gemm_i8 *p)
-{
-	return p && p->m && p->n && p->k && p->m <= 65536 && p->n <= 65536 && p->k <= 65536 &&
-	       p->a_zero >= -128 && p->a_zero <= 127 && p->out_zero >= -128 &&
-	       p->out_zero <= 127 && p->act_min >= -128 && p->act_min <= p->act_max &&
-	       p->act_max <= 127 && p->requant <= NPU_REQUANT_ONNX;
-}
-
-bool npu_quant_valid(uint32_t requant, const int32_t *mult, const int32_t *shift, uint32_t n)
-{
-	for (uint32_t c = 0; c < n; c++)
-		if (requant == NPU_REQUANT_ONNX ? shift[c] || !npu_onnx_mult_valid(mult[c]) :
-		    shift[c] < -31 || shift[c] > 30)
-			return false;
-	return true;
-}
 
 int npu_ref_gemm_i8_v(size_t size, const struct npu_gemm_i8 *p_in, const int8_t *a, const int8_t *b,
 		    const int32_t *bias, const int32_t *mult, const int32_t *shift,

@@ -8,57 +8,7 @@
 
 #include "npu.h"
 #include "npu_cmd.h"
-#include "ref/npu_ref.h"
-
-/* Dimensions padded to rank 4 at the front; 0 if invalid. */
-static int dims4(uint32_t rank, const uint32_t *dims, uint32_t *d4)
-{
-	if (rank < 1 || rank > 4)
-		return 0;
-	for (uint32_t i = 0; i < 4; i++)
-		d4[i] = 1;
-	for (uint32_t i = 0; i < rank; i++) {
-		if (!dims[i])
-			return 0;
-		d4[4 - rank + i] = dims[i];
-	}
-	return 1;
-}
-
-bool npu_transpose_valid(const struct npu_transpose *p)
-{
-	uint32_t d[4], seen = 0;
-
-	if (!p || !dims4(p->rank, p->dims, d) ||
-	    (p->elem_size != 1 && p->elem_size != 2 && p->elem_size != 4))
-		return false;
-	for (uint32_t i = 0; i < p->rank; i++) {
-		if (p->perm[i] >= p->rank || (seen & (1u << p->perm[i])))
-			return false;
-		seen |= 1u << p->perm[i];
-	}
-	return true;
-}
-
-void npu_transpose_rank4(const struct npu_transpose *p, uint32_t *od, size_t *step)
-{
-	uint32_t d[4], perm4[4];
-	size_t in_stride[4];
-
-	dims4(p->rank, p->dims, d);
-	/* The permutation on the padded rank: leading dims stay in place. */
-	for (uint32_t i = 0; i < 4 - p->rank; i++)
-		perm4[i] = i;
-	for (uint32_t i = 0; i < p->rank; i++)
-		perm4[4 - p->rank + i] = 4 - p->rank + p->perm[i];
-	in_stride[3] = 1;
-	for (int i = 2; i >= 0; i--)
-		in_stride[i] = in_stride[i + 1] * d[i + 1];
-	for (int i = 0; i < 4; i++) {
-		od[i] = d[perm4[i]];
-		step[i] = in_stride[perm4[i]];
-	}
-}
+#include "ir/kern_params.h"
 
 int npu_ref_transpose_v(size_t size, const struct npu_transpose *p_in, const void *in, void *out)
 {
@@ -79,29 +29,6 @@ int npu_ref_transpose_v(size_t size, const struct npu_transpose *p_in, const voi
 		       p->elem_size);
 	}
 	return NPU_OK;
-}
-
-bool npu_pad_valid(const struct npu_pad *p)
-{
-	uint32_t d[4];
-
-	if (!p || !dims4(p->rank, p->dims, d) || p->value < -128 || p->value > 127)
-		return false;
-	for (uint32_t i = 0; i < p->rank; i++)
-		if (p->dims[i] > 65536 || p->before[i] > 65536 || p->after[i] > 65536)
-			return false;	/* and no uint32 sums can wrap */
-	return true;
-}
-
-void npu_pad_rank4(const struct npu_pad *p, uint32_t *d, uint32_t *bf, uint32_t *af)
-{
-	dims4(p->rank, p->dims, d);
-	for (uint32_t i = 0; i < 4; i++)
-		bf[i] = af[i] = 0;
-	for (uint32_t i = 0; i < p->rank; i++) {
-		bf[4 - p->rank + i] = p->before[i];
-		af[4 - p->rank + i] = p->after[i];
-	}
 }
 
 int npu_ref_pad_v(size_t size, const struct npu_pad *p_in, const int8_t *in, int8_t *out)
@@ -125,47 +52,6 @@ int npu_ref_pad_v(size_t size, const struct npu_pad *p_in, const int8_t *in, int
 				  : (int8_t)p->value;
 	}
 	return NPU_OK;
-}
-
-bool npu_concat_valid(const struct npu_concat *p)
-{
-	uint64_t total = 0, n = 1, outer = 1;
-
-	if (!p || p->rank < 1 || p->rank > 4 || p->axis >= p->rank || !p->count ||
-	    p->count > NPU_CONCAT_MAX_INPUTS || !p->axis_dims ||
-	    (p->elem_size != 1 && p->elem_size != 2 && p->elem_size != 4))
-		return false;
-	for (uint32_t i = 0; i < 4; i++) {
-		if (i >= p->rank ? p->dims[i] != 0
-				 : i != p->axis && (!p->dims[i] || p->dims[i] > 65536))
-			return false;
-		if (i < p->rank && i != p->axis)
-			n *= p->dims[i];
-		if (i < p->axis)
-			outer *= p->dims[i];
-	}
-	for (uint32_t i = 0; i < p->count; i++) {
-		if (!p->axis_dims[i] || p->axis_dims[i] > 65536)
-			return false;
-		total += p->axis_dims[i];
-	}
-	/* The whole output within 2^40 bytes: no product below can wrap. */
-	return outer <= NPU_CONCAT_MAX_ROWS && n * p->elem_size <= (1ull << 40) / total;
-}
-
-void npu_concat_rows(const struct npu_concat *p, struct npu_concat_rows *r)
-{
-	r->outer = 1;
-	r->inner = p->elem_size;
-	r->axis_total = 0;
-	for (uint32_t i = 0; i < p->rank; i++) {
-		if (i < p->axis)
-			r->outer *= p->dims[i];
-		else if (i > p->axis)
-			r->inner *= p->dims[i];
-	}
-	for (uint32_t i = 0; i < p->count; i++)
-		r->axis_total += p->axis_dims[i];
 }
 
 int npu_ref_concat_v(size_t size, const struct npu_concat *p_in, const void *const *in, void *out)

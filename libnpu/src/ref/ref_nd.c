@@ -13,28 +13,7 @@
 #include "npu_quant.h"
 #include "ref/nd_elem.h"
 
-size_t nd_elem_size(uint32_t dt)
-{
-	switch (dt) {
-	case NPU_DT_INT8: case NPU_DT_UINT8: case NPU_DT_BOOL: return 1;
-	case NPU_DT_BFLOAT16: return 2;
-	case NPU_DT_INT32: case NPU_DT_FLOAT32: return 4;
-	case NPU_DT_INT64: return 8;
-	default: return 0;
-	}
-}
-
 /* ---- elementwise ------------------------------------------------------------ */
-
-uint64_t nd_binary_count(const struct nd_binary *p, int which)
-{
-	const uint32_t *d = which == 0 ? p->a : which == 1 ? p->b : p->out;
-	uint64_t n = 1;
-
-	for (uint32_t i = 0; i < p->rank; i++)
-		n *= d[i];
-	return n;
-}
 
 /* Row-major element strides of @d, 0 along a dim broadcast to @out's. */
 static void bcast_strides(uint32_t rank, const uint32_t *d, const uint32_t *out, uint64_t *st)
@@ -45,20 +24,6 @@ static void bcast_strides(uint32_t rank, const uint32_t *d, const uint32_t *out,
 		st[i] = d[i] == out[i] ? s : 0;
 		s *= d[i];
 	}
-}
-
-uint32_t nd_binary_out_dt(uint32_t fn, uint32_t dt)
-{
-	return fn >= ND_EQUAL && fn <= ND_GREATER_EQUAL ? NPU_DT_BOOL : dt;
-}
-
-int nd_binary_arith_f32(const struct nd_binary *p)
-{
-	uint32_t fn = p->fn;
-
-	return p->dtype == NPU_DT_FLOAT32 &&
-	       (fn == ND_ADD || fn == ND_SUB || fn == ND_MUL || fn == ND_DIV || fn == ND_MAX ||
-		fn == ND_MIN);
 }
 
 int ref_nd_binary(const struct nd_binary *p, const void *a, const void *b, void *y)
@@ -96,15 +61,6 @@ int ref_nd_binary(const struct nd_binary *p, const void *a, const void *b, void 
 		}
 	}
 	return 0;
-}
-
-uint32_t nd_unary_out_dt(const struct nd_unary *p)
-{
-	if (p->fn == ND_CAST)
-		return p->odtype;
-	if (p->fn == ND_FLIP128)
-		return p->dtype == NPU_DT_INT8 ? NPU_DT_UINT8 : NPU_DT_INT8;
-	return p->dtype;
 }
 
 /* An activation (npu_elemfn_eval.h's one definition), NaN for another function. */
@@ -290,24 +246,6 @@ int ref_nd_matmul(const struct nd_matmul *p, const void *a, const void *b, const
 
 /* ---- convolution ------------------------------------------------------------ */
 
-static uint64_t prod(const uint32_t *d, uint32_t n)
-{
-	uint64_t r = 1;
-
-	for (uint32_t i = 0; i < n; i++)
-		r *= d[i];
-	return r;
-}
-
-uint64_t nd_conv_macs(const struct nd_conv *p)
-{
-	const uint32_t *sp = p->transpose ? p->in : p->out;
-	uint32_t per = p->transpose ? p->out_c / p->groups : p->in_c / p->groups;
-
-	return (uint64_t)p->batch * (p->transpose ? p->in_c : p->out_c) * prod(sp, p->nsp) *
-	       per * prod(p->k, p->nsp);
-}
-
 /* Spatial position @o of dims @d, as coordinates, and back. */
 static void unflat(uint64_t o, const uint32_t *d, uint32_t n, int64_t *c)
 {
@@ -320,7 +258,7 @@ static void unflat(uint64_t o, const uint32_t *d, uint32_t n, int64_t *c)
 int ref_nd_conv(const struct nd_conv *p, const void *x, const void *w, const float *bias,
 		const void *xzp, const void *wzp, void *y)
 {
-	uint64_t isp = prod(p->in, p->nsp), osp = prod(p->out, p->nsp), ksp = prod(p->k, p->nsp);
+	uint64_t isp = nd_prod(p->in, p->nsp), osp = nd_prod(p->out, p->nsp), ksp = nd_prod(p->k, p->nsp);
 	uint32_t icg = p->in_c / p->groups, ocg = p->out_c / p->groups;
 	int f32 = p->xdt == NPU_DT_FLOAT32;
 	int64_t xz = xzp ? ldi(xzp, p->xdt, 0) : 0;
@@ -396,14 +334,9 @@ int ref_nd_conv(const struct nd_conv *p, const void *x, const void *w, const flo
 
 /* ---- pooling ----------------------------------------------------------------- */
 
-uint64_t nd_pool_taps(const struct nd_pool *p)
-{
-	return (uint64_t)p->batch * p->c * prod(p->out, p->nsp) * prod(p->k, p->nsp);
-}
-
 int ref_nd_pool(const struct nd_pool *p, const void *x, void *y, int64_t *idx)
 {
-	uint64_t isp = prod(p->in, p->nsp), osp = prod(p->out, p->nsp), ksp = prod(p->k, p->nsp);
+	uint64_t isp = nd_prod(p->in, p->nsp), osp = nd_prod(p->out, p->nsp), ksp = nd_prod(p->k, p->nsp);
 
 	if (!p->nsp || p->nsp > ND_MAX_SP)
 		return NPU_EINVAL;
@@ -559,7 +492,7 @@ static int64_t pad_src(const struct nd_pad *p, uint32_t d, int64_t o)
 
 int ref_nd_pad(const struct nd_pad *p, const void *x, void *y)
 {
-	uint64_t n = prod(p->out, p->rank), esz = nd_elem_size(p->dtype);
+	uint64_t n = nd_prod(p->out, p->rank), esz = nd_elem_size(p->dtype);
 
 	if (!p->rank || p->rank > ND_MAX_RANK)
 		return NPU_EINVAL;
@@ -675,7 +608,7 @@ int nd_resize_taps(const struct nd_resize *p, uint32_t d, uint32_t x, int64_t *f
 
 int ref_nd_resize(const struct nd_resize *p, const void *x, void *y)
 {
-	uint64_t n = prod(p->out, p->rank), istride[ND_MAX_RANK], s = 1;
+	uint64_t n = nd_prod(p->out, p->rank), istride[ND_MAX_RANK], s = 1;
 
 	if (!p->rank || p->rank > ND_MAX_RANK)
 		return NPU_EINVAL;

@@ -9,23 +9,7 @@
 
 #include "ref/nd_elem.h"
 
-static uint64_t prod(const uint32_t *d, uint32_t n)
-{
-	uint64_t r = 1;
-
-	for (uint32_t i = 0; i < n; i++)
-		r *= d[i];
-	return r;
-}
-
 /* ---- where ------------------------------------------------------------------ */
-
-uint64_t nd_where_count(const struct nd_where *p, int which)
-{
-	const uint32_t *d[] = { p->c, p->a, p->b, p->out };
-
-	return prod(d[which], p->rank);
-}
 
 /* The offset into an operand of dims @d broadcast to @out, at output element @o. */
 static uint64_t bcast_at(uint64_t o, uint32_t rank, const uint32_t *d, const uint32_t *out)
@@ -61,11 +45,6 @@ int ref_nd_where(const struct nd_where *p, const void *c, const void *a, const v
 }
 
 /* ---- strided copy ------------------------------------------------------------ */
-
-uint64_t nd_copy_count(const struct nd_copy *p)
-{
-	return prod(p->dims, p->rank);
-}
 
 int ref_nd_copy(const struct nd_copy *p, const void *x, void *y)
 {
@@ -122,7 +101,7 @@ int ref_nd_gather(const struct nd_gather *p, const void *x, const void *idx, voi
 	}
 	if (!p->rank || p->rank > ND_MAX_RANK || p->ax >= p->rank)
 		return NPU_EINVAL;
-	for (uint64_t e = 0, n = prod(p->id, p->rank); e < n; e++) {
+	for (uint64_t e = 0, n = nd_prod(p->id, p->rank); e < n; e++) {
 		uint64_t r = e, src = 0, s = 1;
 		int64_t j = index_at(p, idx, e, p->xd[p->ax]);
 
@@ -142,15 +121,6 @@ int ref_nd_gather(const struct nd_gather *p, const void *x, const void *idx, voi
 }
 
 /* ---- reductions --------------------------------------------------------------- */
-
-uint64_t nd_reduce_count(const struct nd_reduce *p, int out)
-{
-	uint64_t n = 1;
-
-	for (uint32_t d = 0; d < p->rank; d++)
-		n *= out && (p->mask >> d & 1) ? 1 : p->in[d];
-	return n;
-}
 
 /*
  * Output element @o's first input element (*@base) and the strides and

@@ -5,16 +5,7 @@
  * the average rounds half away from zero.
  */
 #include "npu.h"
-#include "ref/npu_ref.h"
-
-bool npu_pool_i8_valid(const struct npu_pool_i8 *p)
-{
-	return p && p->batch && p->in_h && p->in_w && p->c && p->out_h && p->out_w &&
-	       p->k_h && p->k_w && p->stride_h && p->stride_w && p->k_h <= 64 &&
-	       p->k_w <= 64 && p->stride_h <= 64 && p->stride_w <= 64 &&
-	       p->pad_top <= 255 && p->pad_left <= 255 && p->act_min >= -128 &&
-	       p->act_min <= p->act_max && p->act_max <= 127;
-}
+#include "ir/kern_params.h"
 
 int npu_ref_pool_i8_v(size_t size, const struct npu_pool_i8 *p_in, const int8_t *in, int8_t *out)
 {

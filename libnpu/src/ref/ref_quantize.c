@@ -3,13 +3,7 @@
 #include <math.h>
 
 #include "npu.h"
-#include "ref/npu_ref.h"
-
-bool npu_quantize_valid(const struct npu_quantize *p)
-{
-	return p && p->count && p->scale > 0 && p->scale <= 1e30 && (float)p->scale != 0 &&
-	       p->zero_point >= -128 && p->zero_point <= 127 && !p->reserved;
-}
+#include "ir/kern_params.h"
 
 int npu_ref_quantize_v(size_t size, const struct npu_quantize *p_in, const void *in, void *out)
 {

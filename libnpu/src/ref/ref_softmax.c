@@ -8,7 +8,7 @@
 
 #include "npu.h"
 #include "npu_quant.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 
 int npu_softmax_params_v(size_t size, double input_scale, double beta,
 			 struct npu_softmax_i8 *out)
@@ -35,12 +35,6 @@ int npu_softmax_params_v(size_t size, double input_scale, double beta,
 	p->diff_min = -(int32_t)floor(radius);
 	npu_struct_out(out, size, &k, sizeof(k));
 	return NPU_OK;
-}
-
-bool npu_softmax_i8_valid(const struct npu_softmax_i8 *p)
-{
-	return p && p->rows && p->depth && p->depth <= 65536 && p->beta_left_shift >= 0 &&
-	       p->beta_left_shift <= 31 && p->diff_min <= 0;
 }
 
 int npu_ref_softmax_i8_v(size_t size, const struct npu_softmax_i8 *p_in, const int8_t *in, int8_t *out)

@@ -9,35 +9,8 @@
 #include <string.h>
 
 #include "npu.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 #include "npu_train_math.h"
-
-bool npu_pool_f32_valid(const struct npu_pool_f32 *p)
-{
-	uint64_t x, y;
-
-	if (!p || !p->batch || !p->in_h || !p->in_w || !p->c || p->batch > 65536 ||
-	    p->in_h > 65536 || p->in_w > 65536 || p->c > 65536 || !p->k_h || !p->k_w ||
-	    !p->stride_h || !p->stride_w || p->k_h > 64 || p->k_w > 64 || p->stride_h > 64 ||
-	    p->stride_w > 64 || p->k_h > p->in_h || p->k_w > p->in_w ||
-	    p->out_h != (p->in_h - p->k_h) / p->stride_h + 1 ||
-	    p->out_w != (p->in_w - p->k_w) / p->stride_w + 1 ||
-	    p->mode < NPU_FPOOL_MAX || p->mode > NPU_FPOOL_AVG_BACKWARD)
-		return false;
-	x = (uint64_t)p->batch * p->in_h;
-	y = (uint64_t)p->batch * p->out_h;
-	if (x > NPU_TRAIN_MAX_ELEMS || (x *= p->in_w) > NPU_TRAIN_MAX_ELEMS ||
-	    (x *= p->c) > NPU_TRAIN_MAX_ELEMS)
-		return false;
-	y = y * p->out_w * p->c;	/* y <= x */
-	return y * p->k_h * p->k_w <= (1ull << 33);
-}
-
-void npu_pool_f32_sizes(const struct npu_pool_f32 *p, uint64_t *x, uint64_t *y)
-{
-	*x = (uint64_t)p->batch * p->in_h * p->in_w * p->c;
-	*y = (uint64_t)p->batch * p->out_h * p->out_w * p->c;
-}
 
 int npu_ref_pool_f32_v(size_t size, const struct npu_pool_f32 *p_in, const float *x, float *y, float *dx)
 {
@@ -85,25 +58,11 @@ int npu_ref_pool_f32_v(size_t size, const struct npu_pool_f32 *p_in, const float
 	return NPU_OK;
 }
 
-static bool two_inputs(enum npu_eltwise_f32_op op)
-{
-	return op <= NPU_EF_AXPY || op == NPU_EF_RELU_BACKWARD || op == NPU_EF_BIAS;
-}
-
-bool npu_eltwise_f32_valid(const struct npu_eltwise_f32 *p)
-{
-	return p && p->count && p->count <= NPU_TRAIN_MAX_ELEMS && p->op >= NPU_EF_ADD &&
-	       p->op <= NPU_EF_FROM_BF16 &&
-	       (p->op == NPU_EF_BIAS ? p->cols && p->count % p->cols == 0 : p->cols == 0) &&
-	       isfinite(p->alpha) &&
-	       (p->op == NPU_EF_AXPY || p->op == NPU_EF_SCALE || p->alpha == 0.0f);
-}
-
 int npu_ref_eltwise_f32_v(size_t size, const struct npu_eltwise_f32 *p_in, const void *a, const float *b,
 			void *out)
 {
 	NPU_STRUCT_IN(struct npu_eltwise_f32, p, p_in, size);
-	if (!npu_eltwise_f32_valid(p) || !a || !out || (two_inputs(p->op) && !b))
+	if (!npu_eltwise_f32_valid(p) || !a || !out || (npu_eltwise_f32_two_inputs(p->op) && !b))
 		return NPU_EINVAL;
 	for (uint32_t i = 0; i < p->count; i++) {
 		float x = p->op == NPU_EF_FROM_BF16 ? npu_bf16_to_f32(((const uint16_t *)a)[i])
@@ -129,11 +88,6 @@ int npu_ref_eltwise_f32_v(size_t size, const struct npu_eltwise_f32 *p_in, const
 	return NPU_OK;
 }
 
-bool npu_reduce_f32_valid(const struct npu_reduce_f32 *p)
-{
-	return p && p->rows && p->cols && (uint64_t)p->rows * p->cols <= NPU_TRAIN_MAX_ELEMS;
-}
-
 int npu_ref_reduce_f32_v(size_t size, const struct npu_reduce_f32 *p_in, const float *in, float *out)
 {
 	NPU_STRUCT_IN(struct npu_reduce_f32, p, p_in, size);
@@ -148,12 +102,6 @@ int npu_ref_reduce_f32_v(size_t size, const struct npu_reduce_f32 *p_in, const f
 		for (uint32_t c = 0; c < p->cols; c++)
 			out[p->over_cols ? r : c] += in[(size_t)r * p->cols + c];
 	return NPU_OK;
-}
-
-bool npu_xent_f32_valid(const struct npu_xent_f32 *p)
-{
-	return p && p->rows && p->classes && p->classes <= 65536 &&
-	       (uint64_t)p->rows * p->classes <= NPU_TRAIN_MAX_ELEMS && isfinite(p->grad_scale);
 }
 
 int npu_ref_xent_f32_v(size_t size, const struct npu_xent_f32 *p_in, const float *logits, const int32_t *labels,
@@ -174,18 +122,6 @@ int npu_ref_xent_f32_v(size_t size, const struct npu_xent_f32 *p_in, const float
 			loss[r] = l;
 	}
 	return NPU_OK;
-}
-
-bool npu_optim_f32_valid(const struct npu_optim_f32 *p)
-{
-	bool adam = p && (p->algo == NPU_OPTIM_ADAM || p->algo == NPU_OPTIM_ADAMW);
-
-	return p && p->count && p->count <= NPU_TRAIN_MAX_ELEMS && p->algo >= NPU_OPTIM_SGD &&
-	       p->algo <= NPU_OPTIM_ADAMW && isfinite(p->lr) && isfinite(p->beta1) &&
-	       isfinite(p->beta2) && isfinite(p->eps) && isfinite(p->wd) &&
-	       p->beta1 >= 0.0f && p->beta1 < 1.0f &&
-	       (adam ? p->beta2 >= 0.0f && p->beta2 < 1.0f && p->eps > 0.0f && p->step
-		     : p->step == 0);
 }
 
 int npu_ref_optim_f32_v(size_t size, const struct npu_optim_f32 *p_in, float *w, const float *g, float *m,

@@ -9,31 +9,9 @@
 #include <string.h>
 
 #include "npu.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 #include "npu_train_math.h"
 
-#define MAX_DIM		65536u
-#define MAX_MACS	(1ull << 33)
-
-static bool dim_ok(uint32_t v)
-{
-	return v >= 1 && v <= MAX_DIM;
-}
-
-static bool win_ok(uint32_t v)
-{
-	return v >= 1 && v <= 64;
-}
-
-bool npu_gemm_f32_valid(const struct npu_gemm_f32 *p)
-{
-	return p && dim_ok(p->m) && dim_ok(p->n) && dim_ok(p->k) &&
-	       (uint64_t)p->m * p->k <= NPU_TRAIN_MAX_ELEMS &&
-	       (uint64_t)p->k * p->n <= NPU_TRAIN_MAX_ELEMS &&
-	       (uint64_t)p->m * p->n <= NPU_TRAIN_MAX_ELEMS &&
-	       (uint64_t)p->m * p->n * p->k <= MAX_MACS && isfinite(p->alpha) &&
-	       isfinite(p->beta);
-}
 
 static float load(const void *base, int bf16, size_t i)
 {
@@ -58,55 +36,6 @@ int npu_ref_gemm_f32_v(size_t size, const struct npu_gemm_f32 *p_in, const void 
 					: p->alpha * acc + p->beta * c[(size_t)i * p->n + j];
 		}
 	return NPU_OK;
-}
-
-static uint32_t conv_out(uint32_t in, uint32_t pad, uint32_t k, uint32_t dil, uint32_t stride)
-{
-	uint64_t span = (uint64_t)dil * (k - 1) + 1, padded = (uint64_t)in + 2ull * pad;
-
-	return padded < span ? 0 : (uint32_t)((padded - span) / stride + 1);
-}
-
-static bool count4(uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint64_t *out)
-{
-	uint64_t n = (uint64_t)a * b;
-
-	if (n > NPU_TRAIN_MAX_ELEMS)
-		return false;
-	n *= c;
-	if (n > NPU_TRAIN_MAX_ELEMS)
-		return false;
-	n *= d;
-	*out = n;
-	return n <= NPU_TRAIN_MAX_ELEMS;
-}
-
-bool npu_conv2d_f32_valid(const struct npu_conv2d_f32 *p, enum npu_conv_pass pass)
-{
-	uint32_t g = p ? npu_conv2d_f32_groups(p) : 1;
-	uint64_t x, w, y, kk;
-
-	if (!p || pass < NPU_CONV_FORWARD || pass > NPU_CONV_BACKWARD_FILTER ||
-	    !dim_ok(p->batch) || !dim_ok(p->in_h) || !dim_ok(p->in_w) || !dim_ok(p->in_c) ||
-	    !dim_ok(p->out_c) || !win_ok(p->k_h) || !win_ok(p->k_w) || !win_ok(p->stride_h) ||
-	    !win_ok(p->stride_w) || !win_ok(p->dil_h) || !win_ok(p->dil_w) ||
-	    p->pad_top > 255 || p->pad_left > 255 || p->in_c % g || p->out_c % g ||
-	    p->out_h != conv_out(p->in_h, p->pad_top, p->k_h, p->dil_h, p->stride_h) ||
-	    p->out_w != conv_out(p->in_w, p->pad_left, p->k_w, p->dil_w, p->stride_w) ||
-	    !count4(p->batch, p->in_h, p->in_w, p->in_c, &x) ||
-	    !count4(p->out_c, p->k_h, p->k_w, p->in_c / g, &w) ||
-	    !count4(p->batch, p->out_h, p->out_w, p->out_c, &y))
-		return false;
-	kk = (uint64_t)p->k_h * p->k_w * (p->in_c / g);
-	return y / p->out_c * kk <= MAX_MACS / p->out_c && kk * 4 <= (16u << 20);
-}
-
-void npu_conv2d_f32_sizes(const struct npu_conv2d_f32 *p, uint64_t *x, uint64_t *w,
-			  uint64_t *y)
-{
-	*x = (uint64_t)p->batch * p->in_h * p->in_w * p->in_c;
-	*w = (uint64_t)p->out_c * p->k_h * p->k_w * (p->in_c / npu_conv2d_f32_groups(p));
-	*y = (uint64_t)p->batch * p->out_h * p->out_w * p->out_c;
 }
 
 /* An input the pass reads, as fp32 (bf16 widened) in a new array. */

@@ -10,6 +10,7 @@
 
 #include "backends/backend.h"
 #include "passes/lower.h"
+#include "ref/ref_kern.h"
 
 #define CPU_NS_PER_WORK	1.0	/* a naive loop: about one MAC per ns */
 #define CPU_NS_PER_BYTE	0.25
@@ -98,7 +99,7 @@ static int cpu_execute(void *be, void *exe, const struct npu_run_args *a, uint64
 		uint64_t t0 = npu_trace_now();
 
 		for (int s = 0; s < l->nk; s++) {
-			int err = kern_run_ref(&l->k[s], a->host, a->train_step, a->lr_set,
+			int err = ref_kern_run(&l->k[s], a->host, a->train_step, a->lr_set,
 						   a->lr);
 
 			if (err)

@@ -18,7 +18,7 @@
 
 #include "npu.h"
 #include "device/npu_priv.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 #include "backends/opencl/ocl_priv.h"
 
 static void say(char *why, size_t len, const char *fmt, ...)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * ocl_nd.c - the N-dimensional ops (ref/ref_nd.h) on OpenCL: their
+ * ocl_nd.c - the N-dimensional ops (ir/nd_params.h) on OpenCL: their
  * parameters packed into the kernels' vectors (kernels/ops_nd.cl), one
  * work-item per output element. The parameters were checked against the
  * tensors when the node was added; here only that every tensor the kernel

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "npu.h"
-#include "ref/npu_ref.h"
+#include "ir/kern_params.h"
 #include "npu_train_math.h"
 #include "backends/opencl/ocl_priv.h"
 

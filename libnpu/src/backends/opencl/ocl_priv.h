@@ -103,7 +103,7 @@ int ocl_finish(struct npu_ocl *o);
 int ocl_fence_fd(struct npu_ocl *o);
 void ocl_release(struct npu_ocl *o, cl_mem *m, size_t n);
 
-/* ocl_nd.c: the N-dimensional ops (ref/ref_nd.h) on device buffers (NULL: absent). */
+/* ocl_nd.c: the N-dimensional ops (ir/nd_params.h) on device buffers (NULL: absent). */
 /* @relu: then negatives made zero (NPU_EF_RELU); for an fp32 arithmetic op only. */
 int ocl_nd_binary(struct npu_ocl *o, const struct nd_binary *p, cl_mem a, cl_mem b, cl_mem y,
 		  int relu);

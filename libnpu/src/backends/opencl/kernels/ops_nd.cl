@@ -7,7 +7,7 @@
  * reference's double sums. Resize's taps come from a table the host
  * works out in double, so that every backend picks the same pixels.
  * dtypes: 1 int8, 2 int32, 3 fp32, 4 uint8, 5 int64, 6 bool (enum
- * npu_dtype); functions: enum nd_fn (ref/nd_fn.h, embedded before this). Work-groups
+ * npu_dtype); functions: enum nd_fn (ir/nd_fn.h, embedded before this). Work-groups
  * are whole (ocl_enqueue): each kernel's last argument is how many
  * work-items are real.
  */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * npu_ref.h - the parameter checks of the CPU references (ref_*.c), shared
- * with the one-call helpers so that both paths refuse the same input with
- * the same error before any work is done.
+ * kern_params.h - the parameters of the 2-D kernels (npu.h's structs:
+ * int8 layers, layout, training): what makes them valid and the shapes
+ * they describe (kern_params.c). The CPU reference, the NPU packer,
+ * OpenCL and the one-call API all check with these, so every path refuses
+ * the same input with the same error before any work is done.
  */
-#ifndef NPU_REF_H
-#define NPU_REF_H
+#ifndef NPU_KERN_PARAMS_H
+#define NPU_KERN_PARAMS_H
 
 #include <stdbool.h>
 
@@ -44,6 +46,8 @@ static inline uint32_t npu_conv2d_f32_groups(const struct npu_conv2d_f32 *p)
 }
 bool npu_pool_f32_valid(const struct npu_pool_f32 *p);
 bool npu_eltwise_f32_valid(const struct npu_eltwise_f32 *p);
+/* Whether eltwise_f32 op @op reads its second input. */
+bool npu_eltwise_f32_two_inputs(enum npu_eltwise_f32_op op);
 bool npu_reduce_f32_valid(const struct npu_reduce_f32 *p);
 bool npu_xent_f32_valid(const struct npu_xent_f32 *p);
 bool npu_optim_f32_valid(const struct npu_optim_f32 *p);
@@ -74,4 +78,4 @@ bool npu_quant_valid(uint32_t requant, const int32_t *mult, const int32_t *shift
 
 #pragma GCC visibility pop
 
-#endif /* NPU_REF_H */
+#endif /* NPU_KERN_PARAMS_H */

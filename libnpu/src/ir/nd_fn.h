@@ -5,9 +5,9 @@
  * them (npu_elemfn.h): a binary function is its NPU_BIN_* code less one,
  * an activation ND_NUM_BINARY plus its NPU_ACTFN_* code, so that a
  * function added there is here too, and the NPU's command code is one
- * subtraction away. Plain C that is also OpenCL C: the C reference
- * (ref_nd.h) and the OpenCL kernels (embedded after npu_elemfn.h, before
- * kernels/ops_nd.cl) both read it.
+ * subtraction away. Plain C that is also OpenCL C: the IR's parameters
+ * (nd_params.h) and the OpenCL kernels (embedded after npu_elemfn.h,
+ * before kernels/ops_nd.cl) both read it.
  */
 #ifndef NPU_ND_FN_H
 #define NPU_ND_FN_H
