@@ -71,7 +71,8 @@ ONNX_PROTO := /usr/include/onnx/onnx.proto
 LIBNPU_LIBS := $$(pkg-config --libs libdrm libprotobuf-c) -lm
 LIBNPU_REF_SRCS := $(wildcard libnpu/src/ref/*.c)
 # The OpenCL program: npu_quant.h's arithmetic, then the kernels.
-OCL_SOURCES := include/npu_quant.h include/npu_elemfn.h include/npu_elemfn_eval.h libnpu/src/ir/nd_fn.h $(sort $(wildcard libnpu/src/backends/opencl/kernels/*.cl))
+OCL_SOURCES := include/npu_quant.h include/npu_elemfn.h include/npu_elemfn_eval.h libnpu/src/ir/nd_fn.h \
+	libnpu/src/backends/opencl/ocl_flags.h $(sort $(wildcard libnpu/src/backends/opencl/kernels/*.cl))
 LIBNPU_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -Ilibnpu/include -Ilibnpu/src \
 	-Iinclude -Iuapi -I$(BUILD)/libnpu/gen $(COV_FLAGS)
 LIBNPU := $(BUILD)/libnpu/libnpu.so.$(LIBNPU_VERSION) $(BUILD)/libnpu/libnpu.a

@@ -365,7 +365,8 @@ struct npu_cmd_cast {
  * struct npu_cmd_gather - ONNX's Gather along the middle dim of
  * x [@outer][@axis][@inner]: out [@outer][@nidx][@inner] takes, for each
  * index, the row of x it names (an embedding lookup, a token's column);
- * a negative index counts from the end, one still outside x gives zeros.
+ * a negative index counts from the end; one still outside x fails the
+ * command (INVALID_CMD), as ONNX makes it an error, writing nothing.
  * @hdr: op NPU_CMD_GATHER, size 64.
  * @in: x, @elem_size-byte elements; @idx: @nidx indexes of @idx_size
  *	bytes (int32 or int64); @out: the rows.

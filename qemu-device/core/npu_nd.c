@@ -1391,10 +1391,11 @@ uint32_t npu_gather_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 			}
 			if (j < 0)
 				j += axis;
-			if (j < 0 || j >= axis)
-				memset(dst, 0, row);
-			else
-				memcpy(dst, x + ((uint64_t)o * axis + (uint64_t)j) * row, row);
+			if (j < 0 || j >= axis) {	/* ONNX's error: the command fails */
+				st = NPU_JOB_INVALID_CMD;
+				goto out;
+			}
+			memcpy(dst, x + ((uint64_t)o * axis + (uint64_t)j) * row, row);
 		}
 	}
 	st = npu_nd_store(core, out_va, y, yn, fault);

@@ -1512,10 +1512,14 @@ static void test_cast(void)
 
 /* ---- gather ---------------------------------------------------------------------- */
 
-/* Embedding rows: [2][5][3] fp32 by int64 indexes, negative and out of range. */
+/*
+ * Embedding rows: [2][5][3] fp32 by int64 indexes, negative ones from the
+ * end; one out of range fails the command and writes nothing (ONNX's error).
+ */
 static void test_gather_rows(void)
 {
-	static const int64_t ids[4] = { 4, 0, -1, 7 };
+	static const int64_t ids[4] = { 4, 0, -1, -5 }, bad[2][4] = { { 4, 0, 5, 1 },
+								      { 4, 0, -6, 1 } };
 	struct nd_gather p = { .dtype = NPU_DT_FLOAT32, .idt = NPU_DT_INT64, .outer = 2, .axis = 5,
 			       .inner = 3, .nidx = 4 };
 	struct npu_cmd_gather c;
@@ -1532,11 +1536,18 @@ static void test_gather_rows(void)
 	for (int o = 0; o < 2; o++)
 		for (int i = 0; i < 4; i++)
 			for (int k = 0; k < 3; k++) {
-				int row = i == 0 ? 4 : i == 1 ? 0 : i == 2 ? 4 : -1;
-				float want = row < 0 ? 0.0f : (float)(100 + (o * 5 + row) * 3 + k);
+				int row = i == 0 ? 4 : i == 1 ? 0 : i == 2 ? 4 : 0;
+				float want = (float)(100 + (o * 5 + row) * 3 + k);
 
 				CHECK(y[(o * 4 + i) * 3 + k] == want);
 			}
+	for (int b = 0; b < 2; b++) {
+		memcpy(va(VA_B), bad[b], sizeof(bad[b]));
+		memset(y, 0x5a, 4 * 24);
+		CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+		for (int i = 0; i < 4 * 24; i++)
+			CHECK_EQ(((uint8_t *)y)[i], 0x5a);
+	}
 	c.idx_size = 2;
 	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
 	p.elements = 1;	/* GatherElements: not this command */

@@ -134,16 +134,20 @@ static void test_load_time_chain(void)
 
 /* ---- int64 token ids, bool masks --------------------------------------------------- */
 
-/* An embedding: int64 ids known only at run time, negative ones from the end. */
+/*
+ * An embedding: int64 ids known only at run time, negative ones from the
+ * end; an id out of range fails the run on every backend with a message
+ * naming it, as onnxruntime raises it (ONNX's error), never zeros.
+ */
 static void test_embedding(void)
 {
 	struct model m = { .opset = 13 };
-	float table[10];
-	const int64_t ids[4] = { 0, 4, -1, 7 };
-	/* row 0, row 4, the last row, and 0s for an index out of range */
-	const float want[8] = { 0, 1, 40, 41, 40, 41, 0, 0 };
+	float table[10], got[8];
+	const int64_t ids[4] = { 0, 4, -1, -5 }, bad[4] = { 0, 4, -1, 7 }, low[4] = { -6, 0, 0, 0 };
+	/* row 0, row 4, the last row, the first */
+	const float want[8] = { 0, 1, 40, 41, 40, 41, 0, 1 };
 	const void *in[] = { ids };
-	size_t len;
+	size_t len, bytes = sizeof(got);
 	const uint8_t *buf;
 
 	for (int i = 0; i < 10; i++)
@@ -154,6 +158,15 @@ static void test_embedding(void)
 	m.out[m.nout++] = value("y", F32, 0, NULL);
 	buf = pack(&m, &len);
 	check_all(buf, len, in, want, sizeof(want));
+	for (int b = 0; b < NB; b++) {
+		void *out = got;
+
+		CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ bad }, &out, &bytes, 1),
+			 NPU_EINVAL);
+		CHECK(strstr(npu_last_error(), "index 7") || strstr(npu_last_error(), "out of range"));
+		CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ low }, &out, &bytes, 1),
+			 NPU_EINVAL);
+	}
 	arena_free();
 }
 

@@ -179,8 +179,9 @@ struct nd_copy {
  * Gather (@elements 0): x [outer][axis][inner], y [outer][nidx][inner].
  * GatherElements (1): x of @rank dims @xd, indices and y of dims @id; y's
  * element at index i is x's at i with i[@ax] replaced by the index there.
- * A negative index counts from the end; one out of range gives 0 (ONNX
- * says it is an error: no backend reads outside x).
+ * A negative index counts from the end; one still out of range fails the
+ * run with a message, as ONNX makes it an error and onnxruntime raises it
+ * (no backend reads outside x, and none gives a silent 0).
  */
 struct nd_gather {
 	uint32_t elements, dtype, idt;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "ref/nd_elem.h"
 
 /* ---- where ------------------------------------------------------------------ */
@@ -77,6 +78,16 @@ static int64_t index_at(const struct nd_gather *p, const void *idx, uint64_t i, 
 	return j >= 0 && (uint64_t)j < n ? j : -1;
 }
 
+/* ONNX makes an index outside the data an error, as onnxruntime raises it. */
+static int out_of_range(const struct nd_gather *p, const void *idx, uint64_t i, uint64_t n)
+{
+	return npu_fail(NULL, NPU_EINVAL, "%s: index %lld (element %llu of the indices) is out "
+			"of range for a dimension of %llu: valid are -%llu to %llu",
+			p->elements ? "GatherElements" : "Gather", (long long)ldi(idx, p->idt, i),
+			(unsigned long long)i, (unsigned long long)n, (unsigned long long)n,
+			(unsigned long long)n - 1);
+}
+
 int ref_nd_gather(const struct nd_gather *p, const void *x, const void *idx, void *y)
 {
 	size_t es = nd_elem_size(p->dtype);
@@ -86,16 +97,15 @@ int ref_nd_gather(const struct nd_gather *p, const void *x, const void *idx, voi
 	if (!p->elements) {
 		size_t row = p->inner * es;
 
+		for (uint64_t i = 0; i < p->nidx; i++)
+			if (index_at(p, idx, i, p->axis) < 0)
+				return out_of_range(p, idx, i, p->axis);
 		for (uint64_t o = 0; o < p->outer; o++)
 			for (uint64_t i = 0; i < p->nidx; i++) {
 				int64_t j = index_at(p, idx, i, p->axis);
-				char *dst = (char *)y + (o * p->nidx + i) * row;
 
-				if (j < 0)
-					memset(dst, 0, row);
-				else
-					memcpy(dst, (const char *)x + (o * p->axis + (uint64_t)j) * row,
-					       row);
+				memcpy((char *)y + (o * p->nidx + i) * row,
+				       (const char *)x + (o * p->axis + (uint64_t)j) * row, row);
 			}
 		return 0;
 	}
@@ -105,17 +115,16 @@ int ref_nd_gather(const struct nd_gather *p, const void *x, const void *idx, voi
 		uint64_t r = e, src = 0, s = 1;
 		int64_t j = index_at(p, idx, e, p->xd[p->ax]);
 
+		if (j < 0)
+			return out_of_range(p, idx, e, p->xd[p->ax]);
 		for (int d = (int)p->rank - 1; d >= 0; d--) {
 			uint64_t k = r % p->id[d];
 
 			r /= p->id[d];
-			src += (d == (int)p->ax ? (uint64_t)(j < 0 ? 0 : j) : k) * s;
+			src += (d == (int)p->ax ? (uint64_t)j : k) * s;
 			s *= p->xd[d];
 		}
-		if (j < 0)
-			memset((char *)y + e * es, 0, es);
-		else
-			memcpy((char *)y + e * es, (const char *)x + src * es, es);
+		memcpy((char *)y + e * es, (const char *)x + src * es, es);
 	}
 	return 0;
 }

@@ -109,8 +109,11 @@ static int finish_job(struct npu_be *n)
 
 		if (cb && (size_t)res.error_offset + 8 <= cb->used)
 			memcpy(&op, (const char *)cb->bo->map + res.error_offset, sizeof(op));
+		/* the one command that fails on data rather than on its fields */
 		err = npu_fail(NULL, NPU_EJOB, "npu: the job ended %s at its command at byte %u "
-			       "(op %u)", npu_job_state_name(res.state), res.error_offset, op);
+			       "(op %u%s)", npu_job_state_name(res.state), res.error_offset, op,
+			       op == NPU_CMD_GATHER && res.state == NPU_JOB_STATE_INVALID_COMMAND ?
+			       ", Gather: an index out of range" : "");
 	}
 	if (!err && n->cycles)
 		*n->cycles += res.cycles;

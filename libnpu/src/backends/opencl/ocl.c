@@ -403,10 +403,14 @@ int ocl_finish(struct npu_ocl *o)
 		return e;
 	if (!bad)
 		return NPU_OK;
-	bad = 0;
-	e = ocl_write(o, o->flag, sizeof(bad), &bad);
-	say(o->why, sizeof(o->why), "OpenCL: an op met invalid data (an empty pooling window, "
-	    "or a label out of range)");
+	e = ocl_write(o, o->flag, sizeof(int), &(cl_int){ 0 });
+	if (bad == OCL_BAD_INDEX)
+		say(o->why, sizeof(o->why), "OpenCL: Gather or GatherElements met an index out of "
+		    "range (ONNX's error)");
+	else
+		say(o->why, sizeof(o->why), "OpenCL: an op met invalid data (an empty pooling "
+		    "window, or a label out of range)");
+	npu_fail(NULL, NPU_EINVAL, "%s", o->why);
 	return e ? e : NPU_EINVAL;
 }
 

@@ -462,10 +462,10 @@ int ocl_nd_gather(struct npu_ocl *o, const struct nd_gather *p, cl_mem x, cl_mem
 	if (!n)
 		return 0;
 	{
-		const struct karg args[] = { KMEM(x), KMEM(idx), KMEM(y), KVAL(g), KVAL(s),
-					     KVAL(xd), KVAL(id), KVAL(cnt) };
+		const struct karg args[] = { KMEM(x), KMEM(idx), KMEM(y), KMEM(o->flag), KVAL(g),
+					     KVAL(s), KVAL(xd), KVAL(id), KVAL(cnt) };
 
-		return ocl_enqueue(o, "nd_gather", args, 8, 1, &n);
+		return ocl_enqueue(o, "nd_gather", args, 9, 1, &n);
 	}
 }
 

@@ -9,6 +9,7 @@
 
 #include "npu.h"
 #include "backends/opencl/ocl_api.h"
+#include "backends/opencl/ocl_flags.h"
 #include "ref/ref_nd.h"
 
 /* Internal to libnpu: kept out of libnpu.so's exported symbols. */

@@ -360,7 +360,7 @@ kernel void xent_f32(global const float *z, global const int *labels, global flo
 		return;
 	label = labels[r];
 	if (label < 0 || (uint)label >= classes) {
-		*bad = 1;
+		*bad = OCL_BAD_DATA;
 		return;
 	}
 	mx = row[0];

@@ -189,7 +189,7 @@ kernel void pool_i8(global const char *in, global char *out, global int *bad,
 			count++;
 		}
 	if (!count) {
-		*bad = 1;
+		*bad = OCL_BAD_DATA;
 		return;
 	}
 	if (average)

@@ -276,10 +276,11 @@ long nd_index(global const uchar *idx, int idt, size_t i, ulong n)
 
 /*
  * g: elements, idt, es, rank, ax; s: outer, axis, inner, nidx;
- * xd, id: GatherElements' dims. One work-item per output element.
+ * xd, id: GatherElements' dims. One work-item per output element; an
+ * index out of range sets *bad (ocl_finish fails the run).
  */
-kernel void nd_gather(global const uchar *x, global const uchar *idx, global uchar *y, uint8 gv,
-		      ulong4 s, uint8 xdv, uint8 idv, ulong count)
+kernel void nd_gather(global const uchar *x, global const uchar *idx, global uchar *y,
+		      global int *bad, uint8 gv, ulong4 s, uint8 xdv, uint8 idv, ulong count)
 {
 	if (get_global_id(0) >= count)
 		return;
@@ -304,9 +305,8 @@ kernel void nd_gather(global const uchar *x, global const uchar *idx, global uch
 			st *= xd[d];
 		}
 	}
-	if (j < 0)
-		for (uint b = 0; b < g[2]; b++)
-			y[e * g[2] + b] = 0;
+	if (j < 0)	/* ONNX's error, raised by the host after the run */
+		*bad = OCL_BAD_INDEX;
 	else
 		nd_copy_elem(y, e, x, src, g[2]);
 }
