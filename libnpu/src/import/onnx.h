@@ -269,13 +269,33 @@ void onnx_temp_val(struct oval *v, int id, enum npu_dtype dt, uint32_t rank,
 int onnx_binary_of(struct onnx *o, enum nd_fn fn, struct oval *a, struct oval *b,
 		   struct oval *res);
 
+/*
+ * struct onnx_fn_op - an ONNX op that is one element function (onnx_elt.c's
+ * table): @op's name from opset @min_opset, function @fn (enum nd_fn) of
+ * an input of the types in @dts, its attributes @a and @b (NULL: none)
+ * read into the function's alpha and beta, @da and @db by default.
+ */
+struct onnx_fn_op {
+	const char *op;
+	int min_opset;
+	uint32_t fn;
+	unsigned int dts;
+	const char *a;
+	float da;
+	const char *b;
+	float db;
+};
+/* Entry @i of the table (NULL past its end), the one for ONNX op @op, for function @fn. */
+const struct onnx_fn_op *onnx_fn_op(unsigned int i);
+const struct onnx_fn_op *onnx_fn_op_named(const char *op);
+const struct onnx_fn_op *onnx_fn_op_of(uint32_t fn);
+/* Import a node whose op is in that table. */
+int onnx_op_fn(struct onnx *o);
+
 #define ONNX_IMPORTS(X) \
 	X(add) X(sub) X(mul) X(div) X(pow) X(mod) X(max) X(min) X(sum) X(mean) \
 	X(equal) X(less) X(greater) X(less_equal) X(greater_equal) X(and) X(or) X(xor) \
-	X(not) X(where) X(relu) X(sigmoid) X(tanh) X(hardswish) X(leakyrelu) X(clip) \
-	X(hardsigmoid) X(erf) X(gelu) X(exp) X(log) X(sqrt) X(reciprocal) X(floor) X(ceil) X(round) \
-	X(neg) X(abs) X(sign) X(cast) X(elu) X(selu) X(celu) X(softplus) X(softsign) \
-	X(thresholdedrelu) X(mish) X(prelu) X(depthtospace) X(spacetodepth) \
+	X(where) X(relu) X(clip) X(gelu) X(cast) X(prelu) X(depthtospace) X(spacetodepth) \
 	X(slice) X(split) X(expand) X(tile) X(gather) X(gather_elements) X(range) \
 	X(reduce_sum) X(reduce_mean) X(reduce_max) X(reduce_min) X(reduce_prod) \
 	X(reduce_sum_square) X(reduce_l1) X(reduce_l2) X(reduce_log_sum) \

@@ -320,6 +320,76 @@ static int unary(struct onnx *o, enum nd_fn fn)
 	return unary_dt(o, fn, F32);
 }
 
+/*
+ * The element functions an ONNX op names one for one: the op, its first
+ * opset, the function (npu_elemfn.h's, numbered in ir/nd_fn.h), the input
+ * types it takes, and up to two attributes read into the function's alpha
+ * and beta, with ONNX's defaults. onnx_ops.c finds an op here when its own
+ * table has none, and onnx_save.c writes a function back as its op: a
+ * function added to npu_elemfn.h reaches ONNX with one line here.
+ */
+#define FN(name, opset, f, types, ...) \
+	{ .op = name, .min_opset = opset, .fn = f, .dts = types, __VA_ARGS__ }
+static const struct onnx_fn_op fn_ops[] = {
+	FN("Sigmoid", 6, ND_SIGMOID, F32),
+	FN("Tanh", 6, ND_TANH, F32),
+	FN("HardSwish", 14, ND_HARD_SWISH, F32),
+	FN("LeakyRelu", 6, ND_LEAKY_RELU, F32, .a = "alpha", .da = 0.01f),
+	FN("HardSigmoid", 6, ND_HARD_SIGMOID, F32, .a = "alpha", .da = 0.2f, .b = "beta", .db = 0.5f),
+	FN("Erf", 9, ND_ERF, F32),
+	FN("Exp", 6, ND_EXP, F32),
+	FN("Log", 6, ND_LOG, F32),
+	FN("Sqrt", 6, ND_SQRT, F32),
+	FN("Reciprocal", 6, ND_RECIPROCAL, F32),
+	FN("Floor", 6, ND_FLOOR, F32),
+	FN("Ceil", 6, ND_CEIL, F32),
+	FN("Round", 11, ND_ROUND, F32),
+	FN("Neg", 6, ND_NEG, F32 | I8 | I32 | I64),
+	FN("Abs", 6, ND_ABS, NUM),
+	FN("Sign", 9, ND_SIGN, NUM),
+	FN("Not", 1, ND_NOT, BOOL),
+	FN("Elu", 6, ND_ELU, F32, .a = "alpha", .da = 1.0f),
+	/* ONNX's defaults, the fp32 nearest to SELU's constants */
+	FN("Selu", 6, ND_SELU, F32, .a = "alpha", .da = 1.67326319217681884765625f, .b = "gamma",
+	   .db = 1.05070102214813232421875f),
+	FN("Celu", 12, ND_CELU, F32, .a = "alpha", .da = 1.0f),
+	FN("Softplus", 1, ND_SOFTPLUS, F32),
+	FN("Softsign", 1, ND_SOFTSIGN, F32),
+	FN("ThresholdedRelu", 10, ND_THRESHOLDED_RELU, F32, .a = "alpha", .da = 1.0f),
+	FN("Mish", 18, ND_MISH, F32),
+};
+#undef FN
+
+const struct onnx_fn_op *onnx_fn_op(unsigned int i)
+{
+	return i < sizeof(fn_ops) / sizeof(fn_ops[0]) ? &fn_ops[i] : NULL;
+}
+
+const struct onnx_fn_op *onnx_fn_op_named(const char *op)
+{
+	for (size_t i = 0; op && i < sizeof(fn_ops) / sizeof(fn_ops[0]); i++)
+		if (!strcmp(fn_ops[i].op, op))
+			return &fn_ops[i];
+	return NULL;
+}
+
+const struct onnx_fn_op *onnx_fn_op_of(uint32_t fn)
+{
+	for (size_t i = 0; i < sizeof(fn_ops) / sizeof(fn_ops[0]); i++)
+		if (fn_ops[i].fn == fn)
+			return &fn_ops[i];
+	return NULL;
+}
+
+int onnx_op_fn(struct onnx *o)
+{
+	const struct onnx_fn_op *f = onnx_fn_op_named(o->node->op_type);
+
+	if (!f)
+		return onnx_fail(o, NPU_ENOTSUP, "op %s is not supported", o->node->op_type);
+	return unary_attrs(o, f->fn, f->dts, f->a, f->da, f->b, f->db);
+}
+
 int onnx_op_relu(struct onnx *o)
 {
 	int r = onnx_layer_relu(o);	/* fp32: the NPU's relu */
@@ -327,14 +397,6 @@ int onnx_op_relu(struct onnx *o)
 	return r ? (r < 0 ? r : 0) : unary(o, ND_RELU);
 }
 
-int onnx_op_sigmoid(struct onnx *o) { return unary(o, ND_SIGMOID); }
-int onnx_op_tanh(struct onnx *o) { return unary(o, ND_TANH); }
-int onnx_op_hardswish(struct onnx *o) { return unary(o, ND_HARD_SWISH); }
-
-int onnx_op_leakyrelu(struct onnx *o)
-{
-	return unary_attrs(o, ND_LEAKY_RELU, F32, "alpha", 0.01f, NULL, 0);
-}
 
 int onnx_op_clip(struct onnx *o)
 {
@@ -377,7 +439,6 @@ int onnx_op_clip(struct onnx *o)
 }
 
 
-int onnx_op_erf(struct onnx *o) { return unary(o, ND_ERF); }
 
 /* Gelu (opset 20): exact, or tanh's approximation. */
 int onnx_op_gelu(struct onnx *o)
@@ -389,37 +450,8 @@ int onnx_op_gelu(struct onnx *o)
 		return onnx_fail(o, NPU_EINVAL, "approximate '%s' (none or tanh)", approx);
 	return unary(o, strcmp(approx, "tanh") ? ND_GELU : ND_GELU_TANH);
 }
-int onnx_op_exp(struct onnx *o) { return unary(o, ND_EXP); }
-int onnx_op_log(struct onnx *o) { return unary(o, ND_LOG); }
-int onnx_op_sqrt(struct onnx *o) { return unary(o, ND_SQRT); }
-int onnx_op_reciprocal(struct onnx *o) { return unary(o, ND_RECIPROCAL); }
-int onnx_op_floor(struct onnx *o) { return unary(o, ND_FLOOR); }
-int onnx_op_ceil(struct onnx *o) { return unary(o, ND_CEIL); }
-int onnx_op_round(struct onnx *o) { return unary(o, ND_ROUND); }
 
-/* Neg, Abs and Sign: floats and signed or unsigned integers; Not: bool. */
-int onnx_op_neg(struct onnx *o) { return unary_dt(o, ND_NEG, F32 | I8 | I32 | I64); }
-int onnx_op_abs(struct onnx *o) { return unary_dt(o, ND_ABS, NUM); }
-int onnx_op_sign(struct onnx *o) { return unary_dt(o, ND_SIGN, NUM); }
-int onnx_op_not(struct onnx *o) { return unary_dt(o, ND_NOT, BOOL); }
 
-int onnx_op_elu(struct onnx *o) { return unary_attrs(o, ND_ELU, F32, "alpha", 1.0f, NULL, 0); }
-int onnx_op_celu(struct onnx *o) { return unary_attrs(o, ND_CELU, F32, "alpha", 1.0f, NULL, 0); }
-int onnx_op_thresholdedrelu(struct onnx *o)
-{
-	return unary_attrs(o, ND_THRESHOLDED_RELU, F32, "alpha", 1.0f, NULL, 0);
-}
-
-/* ONNX's defaults, the fp32 nearest to SELU's constants */
-int onnx_op_selu(struct onnx *o)
-{
-	return unary_attrs(o, ND_SELU, F32, "alpha", 1.67326319217681884765625f, "gamma",
-			   1.05070102214813232421875f);
-}
-
-int onnx_op_softplus(struct onnx *o) { return unary(o, ND_SOFTPLUS); }
-int onnx_op_softsign(struct onnx *o) { return unary(o, ND_SOFTSIGN); }
-int onnx_op_mish(struct onnx *o) { return unary(o, ND_MISH); }
 
 /*
  * PRelu: x where x > 0, else slope * x, the slope broadcast to x: as
@@ -453,11 +485,6 @@ int onnx_op_prelu(struct onnx *o)
 	TRY(onnx_binary_of(o, ND_MIN, x, &zero, &neg));
 	TRY(onnx_binary_of(o, ND_MUL, &neg, slope, &scaled));
 	return onnx_binary_of(o, ND_ADD, &pos, &scaled, NULL);
-}
-
-int onnx_op_hardsigmoid(struct onnx *o)
-{
-	return unary_attrs(o, ND_HARD_SIGMOID, F32, "alpha", 0.2f, "beta", 0.5f);
 }
 
 int onnx_op_cast(struct onnx *o)

@@ -1712,16 +1712,18 @@ struct onnx_op {
 	int min_opset;			/* first opset this import is true to */
 };
 
+/* An op as refusal() finds it: in the table above, or an element function's. */
+struct op_found {
+	struct onnx_op fn;		/* an element function's entry */
+	char attrs[32];			/* and its attributes */
+};
+
 static const struct onnx_op ops[] = {
 	{ "Add", onnx_op_add, "", 7 },
 	{ "Sub", onnx_op_sub, "", 7 },
 	{ "Mul", onnx_op_mul, "", 7 },
 	{ "Div", onnx_op_div, "", 7 },
 	{ "Relu", onnx_op_relu, "", 6 },
-	{ "LeakyRelu", onnx_op_leakyrelu, "alpha", 6 },
-	{ "Sigmoid", onnx_op_sigmoid, "", 6 },
-	{ "Tanh", onnx_op_tanh, "", 6 },
-	{ "HardSwish", onnx_op_hardswish, "", 14 },
 	{ "Clip", onnx_op_clip, "min max", 6 },
 	{ "Pow", onnx_op_pow, "", 7 },
 	{ "Mod", onnx_op_mod, "fmod", 10 },
@@ -1737,31 +1739,11 @@ static const struct onnx_op ops[] = {
 	{ "And", onnx_op_and, "", 7 },
 	{ "Or", onnx_op_or, "", 7 },
 	{ "Xor", onnx_op_xor, "", 7 },
-	{ "Not", onnx_op_not, "", 1 },
 	{ "Where", onnx_op_where, "", 9 },
-	{ "HardSigmoid", onnx_op_hardsigmoid, "alpha beta", 6 },
-	{ "Elu", onnx_op_elu, "alpha", 6 },
-	{ "Selu", onnx_op_selu, "alpha gamma", 6 },
-	{ "Celu", onnx_op_celu, "alpha", 12 },
-	{ "Softplus", onnx_op_softplus, "", 1 },
-	{ "Softsign", onnx_op_softsign, "", 1 },
-	{ "ThresholdedRelu", onnx_op_thresholdedrelu, "alpha", 10 },
-	{ "Mish", onnx_op_mish, "", 18 },
 	{ "PRelu", onnx_op_prelu, "", 9 },
 	{ "DepthToSpace", onnx_op_depthtospace, "blocksize mode", 1 },
 	{ "SpaceToDepth", onnx_op_spacetodepth, "blocksize", 1 },
-	{ "Erf", onnx_op_erf, "", 9 },
 	{ "Gelu", onnx_op_gelu, "approximate", 20 },
-	{ "Exp", onnx_op_exp, "", 6 },
-	{ "Log", onnx_op_log, "", 6 },
-	{ "Sqrt", onnx_op_sqrt, "", 6 },
-	{ "Reciprocal", onnx_op_reciprocal, "", 6 },
-	{ "Floor", onnx_op_floor, "", 6 },
-	{ "Ceil", onnx_op_ceil, "", 6 },
-	{ "Round", onnx_op_round, "", 11 },
-	{ "Neg", onnx_op_neg, "", 6 },
-	{ "Abs", onnx_op_abs, "", 6 },
-	{ "Sign", onnx_op_sign, "", 9 },
 	{ "Cast", onnx_op_cast, "to", 6 },
 	{ "Softmax", op_softmax, "axis", 1 },
 	{ "LogSoftmax", op_logsoftmax, "axis", 1 },
@@ -1823,9 +1805,13 @@ static const struct onnx_op ops[] = {
 	{ "Constant", op_constant, "value value_float value_floats value_int value_ints", 1 },
 };
 
+#define NOPS	(sizeof(ops) / sizeof(ops[0]))
+
 const char *npu_model_op(unsigned int i)
 {
-	return i < sizeof(ops) / sizeof(ops[0]) ? ops[i].name : NULL;
+	const struct onnx_fn_op *f = i < NOPS ? NULL : onnx_fn_op(i - (unsigned int)NOPS);
+
+	return i < NOPS ? ops[i].name : f ? f->op : NULL;
 }
 
 static int known_attr(const char *list, const char *name)
@@ -1848,9 +1834,10 @@ static int known_attr(const char *list, const char *name)
  * opset or attributes), in @why; NULL when nothing here refuses it.
  */
 static const struct onnx_op *refusal(const struct onnx *o, const Onnx__NodeProto *n, char *why,
-				     size_t len)
+				     size_t len, struct op_found *found)
 {
 	const struct onnx_op *op = NULL;
+	const struct onnx_fn_op *f;
 
 	*why = 0;
 	if (!n->op_type) {
@@ -1864,6 +1851,13 @@ static const struct onnx_op *refusal(const struct onnx *o, const Onnx__NodeProto
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && !op; i++)
 		if (!strcmp(ops[i].name, n->op_type))
 			op = &ops[i];
+	f = op ? NULL : onnx_fn_op_named(n->op_type);
+	if (f) {	/* an element function: its attributes are its table's */
+		snprintf(found->attrs, sizeof(found->attrs), "%s%s%s", f->a ? f->a : "",
+			 f->a && f->b ? " " : "", f->b ? f->b : "");
+		found->fn = (struct onnx_op){ f->op, onnx_op_fn, found->attrs, f->min_opset };
+		op = &found->fn;
+	}
 	if (!op) {
 		snprintf(why, len, "op %s is not supported", n->op_type);
 		return NULL;
@@ -1898,7 +1892,9 @@ int onnx_check_nodes(struct onnx *o)
 		const Onnx__NodeProto *n = gp->node[i];
 		int len;
 
-		if (!n->op_type || refusal(o, n, why, sizeof(why)))
+		struct op_found found;
+
+		if (!n->op_type || refusal(o, n, why, sizeof(why), &found))
 			continue;	/* a node with no op is malformed: its import says so */
 		refused++;
 		len = snprintf(item, sizeof(item), "%snode %zu '%s' (%s): %s", listed ? "; " : "",
@@ -1921,9 +1917,10 @@ int onnx_check_nodes(struct onnx *o)
 int onnx_import_node(struct onnx *o)
 {
 	const struct onnx_op *op;
+	struct op_found found;
 	char why[160];
 
-	op = refusal(o, N, why, sizeof(why));
+	op = refusal(o, N, why, sizeof(why), &found);
 	if (!op)
 		return onnx_fail(o, N->op_type ? NPU_ENOTSUP : NPU_EINVAL, "%s", why);
 	/* every op's first output is required (the later ones may be optional) */

@@ -22,6 +22,9 @@
 
 #include "import/onnx.h"
 
+/* The opset saved models declare (LayerNormalization's). */
+#define SAVE_OPSET	17
+
 struct saver {
 	const npu_graph *g;
 	Onnx__NodeProto **node;
@@ -451,11 +454,6 @@ static int save_nd(struct saver *s, int i)
 {
 	static const char *const bin[] = { [ND_ADD] = "Add", [ND_SUB] = "Sub", [ND_MUL] = "Mul",
 					   [ND_DIV] = "Div", [ND_MAX] = "Max", [ND_MIN] = "Min" };
-	static const char *const un[ND_NUM_FN] = {
-		[ND_RELU] = "Relu", [ND_SIGMOID] = "Sigmoid", [ND_TANH] = "Tanh", [ND_EXP] = "Exp",
-		[ND_LOG] = "Log", [ND_SQRT] = "Sqrt", [ND_NEG] = "Neg", [ND_ABS] = "Abs",
-		[ND_ERF] = "Erf", [ND_FLOOR] = "Floor", [ND_CEIL] = "Ceil",
-	};
 	const struct ir_node *n = &s->g->n[i];
 	int x = n->in[0], y = n->out[0];
 	const char *in[3] = { NULL }, *out;
@@ -473,15 +471,24 @@ static int save_nd(struct saver *s, int i)
 		break;
 	}
 	case IR_ND_UNARY: {
-		uint32_t fn = n->a.nd.un.fn;
+		const struct nd_unary *p = &n->a.nd.un;
+		/* the importer's own table of the ops that are one function, read backwards */
+		const struct onnx_fn_op *f = onnx_fn_op_of(p->fn);
+		Onnx__NodeProto *op;
 
-		if (n->a.nd.un.dtype != NPU_DT_FLOAT32 || (fn != ND_GELU && (fn >= ND_NUM_FN || !un[fn])))
+		if (p->dtype != NPU_DT_FLOAT32 || p->quant ||
+		    (p->fn != ND_GELU && p->fn != ND_RELU && (!f || f->min_opset > SAVE_OPSET)))
 			return fail(s, NPU_ENOTSUP, "an activation with no ONNX op here", i);
 		in[0] = nd_in(s, x);
-		if (fn == ND_GELU)
+		if (p->fn == ND_GELU) {
 			gelu(s, in[0], nd_out(s, y));
-		else
-			node(s, un[fn], in, 1, nd_out(s, y));
+			break;
+		}
+		op = node(s, f ? f->op : "Relu", in, 1, nd_out(s, y));
+		if (op && f && f->a)
+			attr_f(s, op, f->a, p->alpha);
+		if (op && f && f->b)
+			attr_f(s, op, f->b, p->beta);
 		break;
 	}
 	case IR_ND_MATMUL: {
@@ -888,7 +895,7 @@ static int save(struct saver *s, const char *path)
 		return s->err;
 	os.domain = (char *)"";
 	os.has_version = 1;
-	os.version = 17;	/* LayerNormalization */
+	os.version = SAVE_OPSET;
 	m.has_ir_version = 1;
 	m.ir_version = 8;
 	m.producer_name = (char *)"libnpu";
