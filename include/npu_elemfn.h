@@ -83,6 +83,8 @@ enum npu_binfn_code {
  *   CELU max(0, x) + min(0, alpha (e^(x / alpha) - 1))
  *   SOFTPLUS log(1 + e^x)       SOFTSIGN x / (1 + |x|)
  *   THRESHOLDED_RELU x > alpha ? x : 0   MISH x tanh(softplus(x))
+ *   SIN .. ATANH the C library's, in double
+ *   SHRINK x < -alpha ? x + beta : x > alpha ? x - beta : 0
  */
 #define NPU_ACTFN_LIST(X)							\
 	X(RELU, 1, 0, 1, "relu")						\
@@ -113,7 +115,19 @@ enum npu_binfn_code {
 	X(SOFTPLUS, 26, 0, 0, "softplus")					\
 	X(SOFTSIGN, 27, 0, 0, "softsign")					\
 	X(THRESHOLDED_RELU, 28, NPU_FNP_ALPHA, 0, "thresholded_relu")		\
-	X(MISH, 29, 0, 0, "mish")
+	X(MISH, 29, 0, 0, "mish")						\
+	X(SIN, 30, 0, 0, "sin")							\
+	X(COS, 31, 0, 0, "cos")							\
+	X(TAN, 32, 0, 0, "tan")							\
+	X(ASIN, 33, 0, 0, "asin")						\
+	X(ACOS, 34, 0, 0, "acos")						\
+	X(ATAN, 35, 0, 0, "atan")						\
+	X(SINH, 36, 0, 0, "sinh")						\
+	X(COSH, 37, 0, 0, "cosh")						\
+	X(ASINH, 38, 0, 0, "asinh")						\
+	X(ACOSH, 39, 0, 0, "acosh")						\
+	X(ATANH, 40, 0, 0, "atanh")						\
+	X(SHRINK, 41, NPU_FNP_ALPHA | NPU_FNP_BETA, 0, "shrink")
 
 #define NPU_ACTFN_ENUM(name, code, params, grad, str) NPU_ACTFN_##name = code,
 enum npu_actfn_code {

@@ -118,6 +118,19 @@ static inline float npu_actfn_eval(NPU_FN_U32 fn, float xf, float alpha, float b
 	case NPU_ACTFN_SOFTSIGN: return (float)(x / (NPU_R(1.0) + fabs(x)));
 	case NPU_ACTFN_THRESHOLDED_RELU: return xf > alpha ? xf : 0.0f;
 	case NPU_ACTFN_MISH: return (float)(x * tanh(npu_fn_softplus(x)));
+	case NPU_ACTFN_SIN: return (float)sin(x);
+	case NPU_ACTFN_COS: return (float)cos(x);
+	case NPU_ACTFN_TAN: return (float)tan(x);
+	case NPU_ACTFN_ASIN: return (float)asin(x);
+	case NPU_ACTFN_ACOS: return (float)acos(x);
+	case NPU_ACTFN_ATAN: return (float)atan(x);
+	case NPU_ACTFN_SINH: return (float)sinh(x);
+	case NPU_ACTFN_COSH: return (float)cosh(x);
+	case NPU_ACTFN_ASINH: return (float)asinh(x);
+	case NPU_ACTFN_ACOSH: return (float)acosh(x);
+	case NPU_ACTFN_ATANH: return (float)atanh(x);
+	/* fp32 arithmetic, as onnxruntime's: x + bias or x - bias rounded once */
+	case NPU_ACTFN_SHRINK: return xf < -alpha ? xf + beta : xf > alpha ? xf - beta : 0.0f;
 	default: return NPU_FN_NAN;
 	}
 }

@@ -131,6 +131,21 @@ static long double oracle(uint32_t fn, float xf, const struct params *p, int *ex
 	case NPU_ACTFN_SOFTSIGN: return x / (1 + fabsl(x));
 	case NPU_ACTFN_THRESHOLDED_RELU: *exact = 1; return x > a ? x : 0;
 	case NPU_ACTFN_MISH: return x * tanhl(softplusl(x));
+	case NPU_ACTFN_SIN: return sinl(x);
+	case NPU_ACTFN_COS: return cosl(x);
+	case NPU_ACTFN_TAN: return tanl(x);
+	case NPU_ACTFN_ASIN: return asinl(x);
+	case NPU_ACTFN_ACOS: return acosl(x);
+	case NPU_ACTFN_ATAN: return atanl(x);
+	case NPU_ACTFN_SINH: return sinhl(x);
+	case NPU_ACTFN_COSH: return coshl(x);
+	case NPU_ACTFN_ASINH: return asinhl(x);
+	case NPU_ACTFN_ACOSH: return acoshl(x);
+	case NPU_ACTFN_ATANH: return atanhl(x);
+	case NPU_ACTFN_SHRINK:	/* ONNX: x + bias below -lambd, x - bias above lambd, in fp32 */
+		*exact = 1;
+		return xf < -p->alpha ? (long double)(xf + p->beta) :
+		       xf > p->alpha ? (long double)(xf - p->beta) : 0;
 	default: *known = 0; return 0;
 	}
 }

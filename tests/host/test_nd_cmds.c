@@ -360,6 +360,20 @@ static double act64(uint32_t fn, double x, const struct nd_unary *p)
 	case ND_SOFTSIGN: return x / (1 + fabs(x));
 	case ND_THRESHOLDED_RELU: return x > p->alpha ? x : 0;
 	case ND_MISH: return x * tanh(log(exp(x) + 1));
+	case ND_SIN: return sin(x);
+	case ND_COS: return cos(x);
+	case ND_TAN: return tan(x);
+	case ND_ASIN: return asin(x);
+	case ND_ACOS: return acos(x);
+	case ND_ATAN: return atan(x);
+	case ND_SINH: return sinh(x);
+	case ND_COSH: return cosh(x);
+	case ND_ASINH: return asinh(x);
+	case ND_ACOSH: return acosh(x);
+	case ND_ATANH: return atanh(x);
+	case ND_SHRINK:
+		return x < -p->alpha ? (double)((float)x + p->beta) :
+		       x > p->alpha ? (double)((float)x - p->beta) : 0;
 	case ND_SIGN: return x > 0 ? 1 : x < 0 ? -1 : x;
 	default: return NAN;	/* a function with no definition here fails */
 	}

@@ -357,6 +357,18 @@ static const struct onnx_fn_op fn_ops[] = {
 	FN("Softsign", 1, ND_SOFTSIGN, F32),
 	FN("ThresholdedRelu", 10, ND_THRESHOLDED_RELU, F32, .a = "alpha", .da = 1.0f),
 	FN("Mish", 18, ND_MISH, F32),
+	FN("Sin", 7, ND_SIN, F32),
+	FN("Cos", 7, ND_COS, F32),
+	FN("Tan", 7, ND_TAN, F32),
+	FN("Asin", 7, ND_ASIN, F32),
+	FN("Acos", 7, ND_ACOS, F32),
+	FN("Atan", 7, ND_ATAN, F32),
+	FN("Sinh", 9, ND_SINH, F32),
+	FN("Cosh", 9, ND_COSH, F32),
+	FN("Asinh", 9, ND_ASINH, F32),
+	FN("Acosh", 9, ND_ACOSH, F32),
+	FN("Atanh", 9, ND_ATANH, F32),
+	FN("Shrink", 9, ND_SHRINK, F32, .a = "lambd", .da = 0.5f, .b = "bias", .db = 0.0f),
 };
 #undef FN
 
