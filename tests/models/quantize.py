@@ -64,9 +64,10 @@ def ranges(case, model, names):
             if f.startswith("input_"):
                 shutil.copy(os.path.join(src, f), os.path.join(tmp, "test_data_set_0", f))
         env = dict(os.environ)
+        with open(os.path.join(HERE, "..", "..", "scripts", "onnxruntime-version")) as f:
+            ort = "onnxruntime-node-" + f.read().strip()
         env.setdefault("NODE_PATH", os.path.join(os.environ.get(
-            "NPU_CACHE", os.path.expanduser("~/.cache/npu")), "npm",
-            "onnxruntime-node-1.20.1", "node_modules"))
+            "NPU_CACHE", os.path.expanduser("~/.cache/npu")), "npm", ort, "node_modules"))
         subprocess.run(["node", os.path.join(HERE, "ort-run.js"), tmp], check=True,
                        stderr=subprocess.DEVNULL, env=env)
         out = {}

@@ -13,7 +13,7 @@ set -u
 cd "$(dirname "$0")/../.."
 CACHE=${NPU_CACHE:-$HOME/.cache/npu}
 ZOO=${NPU_ZOO:-$CACHE/models}
-ORT=$CACHE/npm/onnxruntime-node-1.20.1
+ORT=$CACHE/npm/onnxruntime-node-$(cat scripts/onnxruntime-version)
 PY=/usr/bin/python3	# Debian's, where python3-torch is
 
 args=() names=() make_only=
@@ -38,7 +38,9 @@ export NODE_PATH=$ORT/node_modules
 "$PY" tests/models/gen.py --out "$ZOO" ${base:+--only "$base"} || gen_failed=1
 # what quantize.py made is made again when quantize.py changes (the sum in
 # each network it made says which one made it)
-qsum=$(sha256sum tests/models/quantize.py | cut -c1-16)
+# (and onnxruntime's version, whose runs calibrate it)
+ORT_VERSION=$(cat scripts/onnxruntime-version)
+qsum=$(cat tests/models/quantize.py scripts/onnxruntime-version | sha256sum | cut -c1-16)
 quantize() { # MODE NAME SUFFIX
 	local out=$ZOO/$2_int8_$3
 	[ -f "$ZOO/$2/model.onnx" ] || return 0
@@ -62,9 +64,12 @@ for d in "$ZOO"/*/; do
 	[ -n "$only" ] && [[ ",$only," != *",$n,"* ]] && continue
 	[ -f "$d/model.onnx" ] || continue
 	cases+=("$d")
-	[ -f "$d/test_data_set_0/output_0.basic.pb" ] && continue
+	# the expected outputs are onnxruntime's of the version pinned now
+	[ -f "$d/test_data_set_0/output_0.basic.pb" ] &&
+		[ "$(cat "$d/ort.version" 2>/dev/null)" = "$ORT_VERSION" ] && continue
 	[ -f "$ORT/.done" ] || { echo "zoo.sh: $ORT missing: run scripts/setup-deps" >&2; exit 1; }
 	node tests/models/ort-run.js "$d" 2>/dev/null || { echo "zoo.sh: ort-run.js $d failed" >&2; exit 1; }
+	echo "$ORT_VERSION" >"$d/ort.version"
 done
 [ -n "$make_only" ] && exit ${gen_failed:-0}
 [ ${#cases[@]} -gt 0 ] || { echo "zoo.sh: no networks in $ZOO" >&2; exit 1; }
