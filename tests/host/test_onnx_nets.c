@@ -170,6 +170,59 @@ static void test_embedding(void)
 	arena_free();
 }
 
+/*
+ * A causal mask as a decoder writes it (Trilu of the scores, lower, k = 0
+ * and k = -1) and OneHot routing with an index out of range (all off), a
+ * negative one (from the end) and the classes on axis 1: both lowered onto
+ * Where, with values worked by hand.
+ */
+static void test_trilu_onehot(void)
+{
+	{
+		struct model m = { .opset = 14 };
+		const float x[2][3][3] = { { { 1, 2, 3 }, { 4, 5, 6 }, { 7, 8, 9 } },
+					   { { -1, -2, -3 }, { -4, -5, -6 }, { -7, -8, -9 } } };
+		const float lower[18] = { 1, 0, 0, 4, 5, 0, 7, 8, 9, -1, 0, 0, -4, -5, 0, -7, -8, -9 };
+		const float below[18] = { 0, 0, 0, 4, 0, 0, 7, 8, 0, 0, 0, 0, -4, 0, 0, -7, -8, 0 };
+		const int64_t k = -1;
+		size_t len;
+		const uint8_t *buf;
+
+		m.node[m.nnode] = node("Trilu", "x", "y");
+		attr_i(m.node[m.nnode++], "upper", 0);
+		m.in[m.nin++] = value("x", F32, DIMS(2, 3, 3));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ x }, lower, sizeof(lower));
+		m.init[m.ninit++] = tensor("k", I64, 0, NULL, &k, 8);
+		m.node[0] = node("Trilu", "x,k", "y");
+		attr_i(m.node[0], "upper", 0);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ x }, below, sizeof(below));
+		arena_free();
+	}
+	{
+		struct model m = { .opset = 11 };
+		const int64_t ids[2][2] = { { 0, 3 }, { -1, 7 } }, depth = 3;
+		const float vals[2] = { -1, 5 };	/* off, on */
+		/* [2][3 classes][2]: ids 0 -> class 0; 3 -> none; -1 -> class 2; 7 -> none */
+		const float want[12] = { 5, -1, -1, -1, -1, -1,
+					 -1, -1, -1, -1, 5, -1 };
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("depth", I64, 0, NULL, &depth, 8);
+		m.init[m.ninit++] = tensor("vals", F32, DIMS(2), vals, sizeof(vals));
+		m.node[m.nnode] = node("OneHot", "ids,depth,vals", "y");
+		attr_i(m.node[m.nnode++], "axis", 1);
+		m.in[m.nin++] = value("ids", I64, DIMS(2, 2));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ ids }, want, sizeof(want));
+		arena_free();
+	}
+}
+
 /* An attention mask: bool from the input, broadcast over the rows, masked to -1e4. */
 static void test_bool_mask(void)
 {
@@ -1873,7 +1926,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

@@ -1785,6 +1785,8 @@ static const struct onnx_op ops[] = {
 	{ "ArgMax", onnx_op_argmax, "axis keepdims select_last_index", 1 },
 	{ "ArgMin", onnx_op_argmin, "axis keepdims select_last_index", 1 },
 	{ "Einsum", onnx_op_einsum, "equation", 12 },
+	{ "Trilu", onnx_op_trilu, "upper", 14 },
+	{ "OneHot", onnx_op_onehot, "axis", 11 },
 	{ "Unsqueeze", onnx_op_unsqueeze, "axes", 1 },
 	{ "Squeeze", onnx_op_squeeze, "axes", 1 },
 	{ "ConstantOfShape", onnx_op_constantofshape, "value", 9 },

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * onnx_mask.c - ONNX ops that are a mask and a choice: Trilu (a causal
+ * mask) and OneHot (routing, labels). Each is lowered onto the IR's own
+ * comparisons and Where, with what is known at load (the triangle, the
+ * classes) made constants, so every backend runs them as it runs those,
+ * the NPU included, with nothing new to implement.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/onnx.h"
+
+/* A scalar of @dt with the value of element @i of the static @v (0 without one). */
+static int scalar_of(struct onnx *o, enum npu_dtype dt, const struct oval *v, uint64_t i)
+{
+	uint8_t buf[8] = { 0 };
+	size_t es = ir_elem_size(dt);
+
+	if (v)
+		memcpy(buf, (const uint8_t *)v->data + i * es, es);
+	return onnx_const(o, dt, 1, buf);
+}
+
+/* y = cond ? a : b into output 0, shaped @out; the operands' dims aligned to its rank. */
+static int where_into(struct onnx *o, const int *t, const uint32_t (*dims)[NPU_MAX_RANK],
+		      enum npu_dtype dt, uint32_t rank, const uint32_t *out)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_where *p = &at.nd.wh;
+	int y = onnx_output(o, 0, dt, rank, out);
+
+	if (y < 0)
+		return y;
+	p->rank = rank;
+	p->dtype = dt;
+	memcpy(p->out, out, 4 * rank);
+	memcpy(p->c, dims[0], 4 * rank);
+	memcpy(p->a, dims[1], 4 * rank);
+	memcpy(p->b, dims[2], 4 * rank);
+	return onnx_node(o, IR_ND_WHERE, t, 3, &y, 1, &at);
+}
+
+/*
+ * Trilu (14): the upper (or lower) triangle of the last two dims from
+ * diagonal k on, the rest 0: Where(mask, x, 0) with the [N][M] mask made
+ * at load, k being known then.
+ */
+int onnx_op_trilu(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *kv;
+	uint32_t dims[3][NPU_MAX_RANK], r, n, m;
+	int64_t upper, k = 0;
+	uint8_t *mask;
+	int t[3];
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	if (x->rank < 2)
+		return onnx_fail(o, NPU_EINVAL, "an input of rank %u (2 or more)", x->rank);
+	TRY(onnx_attr_i(o, "upper", 1, &upper));
+	if (onnx_has_in(o, 1)) {
+		TRY(onnx_in_static(o, 1, "k", &kv));
+		if (kv->dt != NPU_DT_INT64 || kv->count != 1)
+			return onnx_fail(o, NPU_EINVAL, "k must be one int64");
+		k = onnx_get_i(kv, 0);
+	}
+	if (!x->count)		/* nothing to mask */
+		return onnx_reshape_to(o, x->rank, x->dims);
+	r = x->rank;
+	n = x->dims[r - 2];
+	m = x->dims[r - 1];
+	TRY(onnx_charge(o, (uint64_t)n * m));
+	mask = malloc((size_t)n * m);
+	if (!mask)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < m; j++) {
+			int64_t d = (int64_t)j - i;	/* the diagonal it lies on */
+
+			mask[(size_t)i * m + j] = upper ? d >= k : d <= k;
+		}
+	t[0] = onnx_const_shaped(o, NPU_DT_BOOL, 2, (uint32_t[]){ n, m }, mask);
+	free(mask);
+	t[1] = t[0] < 0 ? t[0] : onnx_in_t(o, 0);
+	t[2] = t[1] < 0 ? t[1] : scalar_of(o, x->dt, NULL, 0);
+	if (t[2] < 0)
+		return t[2];
+	for (uint32_t d = 0; d < r; d++) {
+		dims[0][d] = d < r - 2 ? 1 : x->dims[d];
+		dims[1][d] = x->dims[d];
+		dims[2][d] = 1;
+	}
+	return where_into(o, t, dims, x->dt, r, x->dims);
+}
+
+/*
+ * OneHot (11): indices [...] and depth d give [..., d, ...] (at axis) of
+ * on where the index (made positive, -d to d - 1) is the class, else off;
+ * an index out of range matches none. As Where(Equal(i', classes), on,
+ * off), i' = Where(i < 0, i + d, i): comparisons of the indices' type
+ * (float ones cast to int64 first) against the classes [0, d) made at load.
+ */
+int onnx_op_onehot(struct onnx *o)
+{
+	struct oval *ix = onnx_in(o, 0), *dv, *vals, zero, neg, wrapped, adj, unsq, cls, hit, cast;
+	uint32_t rank, axis, out[NPU_MAX_RANK], dims[3][NPU_MAX_RANK], ud[NPU_MAX_RANK];
+	int64_t axis_attr, depth, *classes;
+	int t[3];
+
+	if (!ix || !onnx_has_in(o, 1) || !onnx_has_in(o, 2))
+		return onnx_fail(o, NPU_EINVAL, "indices, depth and values are needed");
+	TRY(onnx_want_dt(o, ix, I32 | I64 | F32, "the indices"));
+	if (ix->dt == NPU_DT_FLOAT32) {	/* cast to int64 first, as ONNX says: truncated */
+		struct ir_attrs ca = { 0 };
+		int x = onnx_tensor(o, ix), c = onnx_temp(o, NPU_DT_INT64, ix->rank ? ix->rank : 1,
+							  ix->rank ? ix->dims : (uint32_t[]){ 1 });
+
+		if (x < 0 || c < 0)
+			return x < 0 ? x : c;
+		ca.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_FLOAT32,
+					      .odtype = NPU_DT_INT64, .count = ix->count };
+		TRY(onnx_node(o, IR_ND_UNARY, &x, 1, &c, 1, &ca));
+		onnx_temp_val(&cast, c, NPU_DT_INT64, ix->rank, ix->dims);
+		ix = &cast;
+	}
+	TRY(onnx_in_static(o, 1, "depth", &dv));
+	TRY(onnx_in_static(o, 2, "values", &vals));
+	if (dv->count != 1 || dv->dt == NPU_DT_BOOL)
+		return onnx_fail(o, NPU_EINVAL, "depth must be one number");
+	depth = dv->dt == NPU_DT_FLOAT32 ? (int64_t)onnx_get_f(dv, 0) : onnx_get_i(dv, 0);
+	if (depth < 1 || depth > (int64_t)IR_MAX_DIM)
+		return onnx_fail(o, NPU_EINVAL, "depth %lld (1 to %u)", (long long)depth, IR_MAX_DIM);
+	if (vals->count != 2)
+		return onnx_fail(o, NPU_EINVAL, "values must be [off, on]");
+	if (ix->rank + 1 > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "an output of rank %u (at most %d)", ix->rank + 1,
+				 NPU_MAX_RANK);
+	TRY(onnx_attr_i(o, "axis", -1, &axis_attr));
+	TRY(onnx_norm_axis(o, axis_attr, ix->rank + 1, 0, &axis));
+	rank = ix->rank + 1;
+	for (uint32_t d = 0, s = 0; d < rank; d++) {
+		out[d] = d == axis ? (uint32_t)depth : ix->dims[s];
+		ud[d] = d == axis ? 1 : ix->dims[s];
+		s += d != axis;
+	}
+	/* i' = Where(i < 0, i + d, i) */
+	t[0] = scalar_of(o, ix->dt, NULL, 0);
+	if (t[0] < 0)
+		return t[0];
+	onnx_temp_val(&zero, t[0], ix->dt, 0, NULL);
+	TRY(onnx_binary_of(o, ND_LESS, ix, &zero, &neg));
+	{
+		int64_t d64 = depth;
+		int32_t d32 = (int32_t)depth;
+		int dt_ = onnx_const(o, ix->dt, 1, ix->dt == NPU_DT_INT64 ? (void *)&d64 :
+				     (void *)&d32);
+		struct oval dval;
+
+		if (dt_ < 0)
+			return dt_;
+		onnx_temp_val(&dval, dt_, ix->dt, 0, NULL);
+		TRY(onnx_binary_of(o, ND_ADD, ix, &dval, &wrapped));
+	}
+	{
+		struct ir_attrs wa = { 0 };
+		struct nd_where *p = &wa.nd.wh;
+		int a = onnx_tensor(o, ix), w = onnx_temp(o, ix->dt, ix->rank ? ix->rank : 1,
+							  ix->rank ? ix->dims : (uint32_t[]){ 1 });
+
+		if (a < 0 || w < 0)
+			return a < 0 ? a : w;
+		p->rank = ix->rank ? ix->rank : 1;
+		p->dtype = ix->dt;
+		for (uint32_t d = 0; d < p->rank; d++)
+			p->out[d] = p->c[d] = p->a[d] = p->b[d] = ix->rank ? ix->dims[d] : 1;
+		TRY(onnx_node(o, IR_ND_WHERE, (int[]){ neg.id, wrapped.id, a }, 3, &w, 1, &wa));
+		onnx_temp_val(&adj, w, ix->dt, ix->rank, ix->dims);
+	}
+	/* Equal(i' with a 1 at axis, the classes along axis) */
+	onnx_temp_val(&unsq, adj.id, ix->dt, rank, ud);
+	TRY(onnx_charge(o, (uint64_t)depth * 8));
+	classes = malloc((size_t)depth * sizeof(*classes));
+	if (!classes)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	{
+		uint32_t cd[NPU_MAX_RANK];
+		int32_t *c32 = (int32_t *)classes;
+
+		for (int64_t c = 0; c < depth; c++) {
+			if (ix->dt == NPU_DT_INT64)
+				classes[c] = c;
+			else
+				c32[c] = (int32_t)c;
+		}
+		for (uint32_t d = 0; d < rank; d++)
+			cd[d] = d == axis ? (uint32_t)depth : 1;
+		t[0] = onnx_const_shaped(o, ix->dt, rank, cd, classes);
+		free(classes);
+		if (t[0] < 0)
+			return t[0];
+		onnx_temp_val(&cls, t[0], ix->dt, rank, cd);
+	}
+	TRY(onnx_binary_of(o, ND_EQUAL, &unsq, &cls, &hit));
+	/* Where(hit, on, off) */
+	t[0] = hit.id;
+	t[1] = scalar_of(o, vals->dt, vals, 1);
+	t[2] = t[1] < 0 ? t[1] : scalar_of(o, vals->dt, vals, 0);
+	if (t[2] < 0)
+		return t[2];
+	for (uint32_t d = 0; d < rank; d++) {
+		dims[0][d] = out[d];
+		dims[1][d] = dims[2][d] = 1;
+	}
+	return where_into(o, t, dims, vals->dt, rank, out);
+}
