@@ -223,6 +223,51 @@ static void test_trilu_onehot(void)
 	}
 }
 
+/*
+ * CumSum: GPT-2's position ids from its attention mask (int64, axis 1),
+ * and fp32 running sums exclusive and reversed along axis 0, by hand.
+ */
+static void test_cumsum(void)
+{
+	{
+		struct model m = { .opset = 14 };
+		const int64_t mask[2][4] = { { 1, 1, 1, 1 }, { 0, 0, 1, 1 } }, ax = 1;
+		const int64_t want[8] = { 1, 2, 3, 4, 0, 0, 1, 2 };
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("ax", I64, 0, NULL, &ax, 8);
+		m.node[m.nnode++] = node("CumSum", "mask,ax", "y");
+		m.in[m.nin++] = value("mask", I64, DIMS(2, 4));
+		m.out[m.nout++] = value("y", I64, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ mask }, want, sizeof(want));
+		arena_free();
+	}
+	for (int mode = 0; mode < 4; mode++) {
+		struct model m = { .opset = 14 };
+		const float x[3][2] = { { 1, 10 }, { 2, 20 }, { 4, 40 } };
+		const int32_t ax = -2;
+		/* inclusive, exclusive, reverse, reverse exclusive */
+		static const float want[4][6] = {
+			{ 1, 10, 3, 30, 7, 70 }, { 0, 0, 1, 10, 3, 30 },
+			{ 7, 70, 6, 60, 4, 40 }, { 6, 60, 4, 40, 0, 0 },
+		};
+		size_t len;
+		const uint8_t *buf;
+
+		m.init[m.ninit++] = tensor("ax", I32, 0, NULL, &ax, 4);
+		m.node[m.nnode] = node("CumSum", "x,ax", "y");
+		attr_i(m.node[m.nnode], "exclusive", mode & 1);
+		attr_i(m.node[m.nnode++], "reverse", mode >> 1);
+		m.in[m.nin++] = value("x", F32, DIMS(3, 2));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ x }, want[mode], sizeof(want[mode]));
+		arena_free();
+	}
+}
+
 /* An attention mask: bool from the input, broadcast over the rows, masked to -1e4. */
 static void test_bool_mask(void)
 {
@@ -1926,7 +1971,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

@@ -1787,6 +1787,7 @@ static const struct onnx_op ops[] = {
 	{ "Einsum", onnx_op_einsum, "equation", 12 },
 	{ "Trilu", onnx_op_trilu, "upper", 14 },
 	{ "OneHot", onnx_op_onehot, "axis", 11 },
+	{ "CumSum", onnx_op_cumsum, "exclusive reverse", 11 },
 	{ "Unsqueeze", onnx_op_unsqueeze, "axes", 1 },
 	{ "Squeeze", onnx_op_squeeze, "axes", 1 },
 	{ "ConstantOfShape", onnx_op_constantofshape, "value", 9 },

@@ -4,8 +4,10 @@
  * ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum,
  * ReduceLogSumExp) over any set of axes, with keepdims and the opset-13
  * form of ReduceSum (axes as an input, noop_with_empty_axes), and ArgMax
- * and ArgMin (select_last_index): one nd_reduce node each.
+ * and ArgMin (select_last_index): one nd_reduce node each; CumSum as a
+ * reduction too.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "import/onnx.h"
@@ -120,3 +122,86 @@ static int arg(struct onnx *o, enum nd_reduce_fn fn)
 
 int onnx_op_argmax(struct onnx *o) { return arg(o, ND_R_ARGMAX); }
 int onnx_op_argmin(struct onnx *o) { return arg(o, ND_R_ARGMIN); }
+
+/*
+ * CumSum (11, 14): the running sums along an axis known at load, with
+ * exclusive and reverse. As a reduction of a masked broadcast: x viewed
+ * [outer][1][n][inner] times the [n][n] 0/1 mask of the terms each sum
+ * takes, summed over the third dim: fp32 in index order in fp32 (a
+ * forward sum is then onnxruntime's running sum exactly), integers
+ * exact. It costs n times the elements of x, so a long axis is refused
+ * rather than asked of memory.
+ */
+int onnx_op_cumsum(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *av;
+	struct ir_attrs mul = { 0 }, red = { 0 };
+	struct nd_binary *b = &mul.nd.bin;
+	struct nd_reduce *r = &red.nd.rd;
+	int64_t exclusive, reverse, a;
+	uint32_t axis;
+	uint64_t outer, n, inner;
+	size_t es;
+	uint8_t *mask;
+	int t[2], prod, y;
+
+	if (!x || !onnx_has_in(o, 1))
+		return onnx_fail(o, NPU_EINVAL, "x and axis are needed");
+	TRY(onnx_want_dt(o, x, F32 | I32 | I64, "x"));
+	TRY(onnx_in_static(o, 1, "axis", &av));
+	if (av->count != 1 || (av->dt != NPU_DT_INT32 && av->dt != NPU_DT_INT64))
+		return onnx_fail(o, NPU_EINVAL, "axis must be one int32 or int64");
+	TRY(onnx_attr_i(o, "exclusive", 0, &exclusive));
+	TRY(onnx_attr_i(o, "reverse", 0, &reverse));
+	a = onnx_get_i(av, 0);
+	TRY(onnx_norm_axis(o, a, x->rank ? x->rank : 1, 0, &axis));
+	if (!x->count)
+		return onnx_reshape_to(o, x->rank, x->dims);
+	outer = x->rank ? onnx_prod(x->dims, 0, axis) : 1;
+	n = x->rank ? x->dims[axis] : 1;
+	inner = x->count / outer / n;
+	if (n > 4096 || x->count * n > ONNX_MAX_ELEMS)
+		return onnx_fail(o, NPU_ENOTSUP, "a running sum over %llu elements of %llu (libnpu "
+				 "lowers CumSum to n times its input: 4096 and 2^28 at most)",
+				 (unsigned long long)n, (unsigned long long)x->count);
+	es = ir_elem_size(x->dt);
+	TRY(onnx_charge(o, n * n * es));
+	mask = calloc(n * n, es);
+	if (!mask)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < n; i++)
+		for (uint64_t j = 0; j < n; j++) {
+			/* sum i takes term j */
+			int take = reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
+			uint8_t *e = mask + (i * n + j) * es;
+
+			if (!take)
+				continue;
+			if (x->dt == NPU_DT_FLOAT32)
+				memcpy(e, &(float){ 1.0f }, 4);
+			else if (x->dt == NPU_DT_INT32)
+				memcpy(e, &(int32_t){ 1 }, 4);
+			else
+				memcpy(e, &(int64_t){ 1 }, 8);
+		}
+	t[1] = onnx_const_shaped(o, x->dt, 2, (uint32_t[]){ (uint32_t)n, (uint32_t)n }, mask);
+	free(mask);
+	t[0] = t[1] < 0 ? t[1] : onnx_in_t(o, 0);
+	if (t[0] < 0)
+		return t[0];
+	*b = (struct nd_binary){ .fn = ND_MUL, .dtype = x->dt, .rank = 4,
+				 .out = { (uint32_t)outer, (uint32_t)n, (uint32_t)n, (uint32_t)inner },
+				 .a = { (uint32_t)outer, 1, (uint32_t)n, (uint32_t)inner },
+				 .b = { 1, (uint32_t)n, (uint32_t)n, 1 } };
+	prod = onnx_temp(o, x->dt, 4, b->out);
+	if (prod < 0)
+		return prod;
+	TRY(onnx_node(o, IR_ND_BINARY, t, 2, &prod, 1, &mul));
+	*r = (struct nd_reduce){ .fn = x->dt == NPU_DT_FLOAT32 ? ND_R_SUM_F32 : ND_R_SUM,
+				 .dtype = x->dt, .rank = 4, .mask = 1u << 2 };
+	memcpy(r->in, b->out, sizeof(b->out[0]) * 4);
+	y = onnx_output(o, 0, x->dt, x->rank, x->dims);
+	if (y < 0)
+		return y;
+	return onnx_node(o, IR_ND_REDUCE, &prod, 1, &y, 1, &red);
+}
