@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * onnx_mask.c - ONNX ops that are a mask and a choice: Trilu (a causal
- * mask) and OneHot (routing, labels). Each is lowered onto the IR's own
+ * mask), OneHot (routing, labels), IsNaN and IsInf. Each is lowered onto the IR's own
  * comparisons and Where, with what is known at load (the triangle, the
  * classes) made constants, so every backend runs them as it runs those,
  * the NPU included, with nothing new to implement.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,4 +214,55 @@ int onnx_op_onehot(struct onnx *o)
 		dims[1][d] = dims[2][d] = 1;
 	}
 	return where_into(o, t, dims, vals->dt, rank, out);
+}
+
+/* A float scalar constant as a value of the node's own. */
+static int f32_scalar(struct onnx *o, float v, struct oval *out)
+{
+	int t = onnx_const(o, NPU_DT_FLOAT32, 1, &v);
+
+	if (t < 0)
+		return t;
+	onnx_temp_val(out, t, NPU_DT_FLOAT32, 0, NULL);
+	return 0;
+}
+
+/* IsNaN (9, 13): Not(Equal(x, x)), NaN being the one value unequal to itself. */
+int onnx_op_isnan(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), eq;
+	struct ir_attrs at = { 0 };
+	int y;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, F32, "the input"));
+	TRY(onnx_binary_of(o, ND_EQUAL, x, x, &eq));
+	at.nd.un = (struct nd_unary){ .fn = ND_NOT, .dtype = NPU_DT_BOOL,
+				      .count = x->count ? x->count : 1 };
+	y = onnx_output(o, 0, NPU_DT_BOOL, x->rank, x->dims);
+	return y < 0 ? y : onnx_node(o, IR_ND_UNARY, &eq.id, 1, &y, 1, &at);
+}
+
+/*
+ * IsInf (10): x == +inf, x == -inf, or both (Or), as detect_positive and
+ * detect_negative ask; neither: x == NaN, which nothing is.
+ */
+int onnx_op_isinf(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), pinf, ninf, p, n;
+	int64_t neg, pos;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, F32, "the input"));
+	TRY(onnx_attr_i(o, "detect_negative", 1, &neg));
+	TRY(onnx_attr_i(o, "detect_positive", 1, &pos));
+	TRY(f32_scalar(o, pos ? INFINITY : neg ? -INFINITY : NAN, &pinf));
+	if (!(pos && neg))
+		return onnx_binary_of(o, ND_EQUAL, x, &pinf, NULL);
+	TRY(f32_scalar(o, -INFINITY, &ninf));
+	TRY(onnx_binary_of(o, ND_EQUAL, x, &pinf, &p));
+	TRY(onnx_binary_of(o, ND_EQUAL, x, &ninf, &n));
+	return onnx_binary_of(o, ND_OR, &p, &n, NULL);
 }

@@ -1788,6 +1788,8 @@ static const struct onnx_op ops[] = {
 	{ "Trilu", onnx_op_trilu, "upper", 14 },
 	{ "OneHot", onnx_op_onehot, "axis", 11 },
 	{ "CumSum", onnx_op_cumsum, "exclusive reverse", 11 },
+	{ "IsNaN", onnx_op_isnan, "", 9 },
+	{ "IsInf", onnx_op_isinf, "detect_negative detect_positive", 10 },
 	{ "Unsqueeze", onnx_op_unsqueeze, "axes", 1 },
 	{ "Squeeze", onnx_op_squeeze, "axes", 1 },
 	{ "ConstantOfShape", onnx_op_constantofshape, "value", 9 },
