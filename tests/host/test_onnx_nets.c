@@ -268,6 +268,39 @@ static void test_cumsum(void)
 	}
 }
 
+/*
+ * GatherND of index pairs known at run time: negative parts from the end,
+ * and a part out of range (even one whose row would land inside the data)
+ * fails the run, never reads another row.
+ */
+static void test_gathernd(void)
+{
+	struct model m = { .opset = 13 };
+	float data[2][3][2], got[6];
+	const int64_t ids[3][2] = { { 0, 2 }, { 1, -3 }, { -1, 1 } };
+	const int64_t bad[3][2] = { { 0, 3 }, { 0, 0 }, { 0, 0 } };	/* row 3 is [1][0] */
+	const float want[6] = { 4, 5, 6, 7, 8, 9 };
+	size_t len, bytes = sizeof(got);
+	const uint8_t *buf;
+
+	for (int i = 0; i < 12; i++)
+		((float *)data)[i] = (float)i;
+	m.init[m.ninit++] = tensor("data", F32, DIMS(2, 3, 2), data, sizeof(data));
+	m.node[m.nnode++] = node("GatherND", "data,ids", "y");
+	m.in[m.nin++] = value("ids", I64, DIMS(3, 2));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	check_all(buf, len, (const void *[]){ ids }, want, sizeof(want));
+	for (int b = 0; b < NB; b++) {
+		void *out = got;
+
+		CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ bad }, &out, &bytes, 1),
+			 NPU_EINVAL);
+		CHECK(strstr(npu_last_error(), "out of range"));
+	}
+	arena_free();
+}
+
 /* An attention mask: bool from the input, broadcast over the rows, masked to -1e4. */
 static void test_bool_mask(void)
 {
@@ -1971,7 +2004,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

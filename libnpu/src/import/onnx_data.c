@@ -3,7 +3,8 @@
  * onnx_data.c - ONNX's ops that move data rather than compute it: Slice,
  * Split, Expand, Tile and Transpose of any rank are one strided copy each
  * (struct nd_copy), Gather and GatherElements read indices known at load
- * time or at run time (embeddings), Range is made at load time. Shapes,
+ * time or at run time (embeddings), GatherND is lowered onto Gather,
+ * Range is made at load time. Shapes,
  * starts, ends, steps and repeats must be known when the model loads;
  * what they ask for is counted against the model's memory budget by the
  * tensors that hold it.
@@ -454,6 +455,186 @@ int onnx_op_gather_elements(struct onnx *o)
 	memcpy(p.xd, x->dims, sizeof(p.xd));
 	memcpy(p.id, idx->dims, sizeof(p.id));
 	return gather_node(o, &p, idx->rank, idx->dims);
+}
+
+/* ---- GatherND --------------------------------------------------------------------- */
+
+/* y = c ? a : b into a value of the node's own; the three of one shape but scalar @a. */
+static int where_same(struct onnx *o, struct oval *c, struct oval *a, struct oval *b,
+		      struct oval *res)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_where *p = &at.nd.wh;
+	uint32_t rank = b->rank ? b->rank : 1;
+	int y = onnx_temp(o, b->dt, rank, b->rank ? b->dims : (uint32_t[]){ 1 }),
+	    at_ = y < 0 ? y : onnx_tensor(o, a);
+
+	if (y < 0 || at_ < 0)
+		return y < 0 ? y : at_;
+	p->rank = rank;
+	p->dtype = b->dt;
+	for (uint32_t d = 0; d < rank; d++) {
+		p->out[d] = p->c[d] = p->b[d] = b->rank ? b->dims[d] : 1;
+		p->a[d] = a->rank ? a->dims[d] : 1;
+	}
+	TRY(onnx_node(o, IR_ND_WHERE, (int[]){ c->id, at_, b->id }, 3, &y, 1, &at));
+	onnx_temp_val(res, y, b->dt, b->rank, b->dims);
+	return 0;
+}
+
+/* The sum of @x over its last dim, into a value of the node's own. */
+static int sum_last(struct onnx *o, struct oval *x, struct oval *res)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_reduce *p = &at.nd.rd;
+	uint32_t rank = x->rank - 1;
+	int y = onnx_temp(o, x->dt, rank ? rank : 1, rank ? x->dims : (uint32_t[]){ 1 });
+
+	if (y < 0)
+		return y;
+	*p = (struct nd_reduce){ .fn = ND_R_SUM, .dtype = x->dt, .rank = x->rank,
+				 .mask = 1u << (x->rank - 1) };
+	memcpy(p->in, x->dims, sizeof(uint32_t) * x->rank);
+	TRY(onnx_node(o, IR_ND_REDUCE, &x->id, 1, &y, 1, &at));
+	onnx_temp_val(res, y, x->dt, rank, x->dims);
+	return 0;
+}
+
+/* A constant of the indices' type (int32 or int64) shaped @rank, @dims, from @v. */
+static int index_const(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
+		       const int64_t *v, uint64_t n, struct oval *res)
+{
+	void *buf = malloc(n * 8);
+	int t;
+
+	if (!buf)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	for (uint64_t i = 0; i < n; i++)
+		if (dt == NPU_DT_INT64)
+			((int64_t *)buf)[i] = v[i];
+		else
+			((int32_t *)buf)[i] = (int32_t)v[i];
+	t = rank ? onnx_const_shaped(o, dt, rank, dims, buf) : onnx_const(o, dt, 1, buf);
+	free(buf);
+	if (t < 0)
+		return t;
+	onnx_temp_val(res, t, dt, rank, dims);
+	return 0;
+}
+
+/*
+ * GatherND (11, 12: batch_dims): each index tuple of the last dim (k of
+ * them) picks a slice of data after its batch dims. Lowered onto the IR's
+ * ops: the tuple, each part made positive (i + d where i < 0), is a row of
+ * data viewed [batches * rows][slice] (sum of part * its stride, plus the
+ * batch's first row); Gather takes the rows. A part out of [-d, d) makes
+ * its row -1 - (batches * rows), which the Gather refuses at run time, as
+ * onnxruntime raises the error, rather than reading another row.
+ */
+int onnx_op_gathernd(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *idx = onnx_in(o, 1), dv, sv, zero, neg, added, wrapped;
+	struct oval lo, hi, bad, badn, anybad, big, scaled, row, off, rows;
+	uint32_t rank, dims[NPU_MAX_RANK], k, b, q;
+	int64_t batch_dims, d[NPU_MAX_RANK], st[NPU_MAX_RANK], nrows = 1, nbatch = 1, inner;
+	struct nd_gather p = { 0 };
+	struct ir_attrs at = { 0 };
+	int y, xt;
+
+	if (!x || !idx)
+		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
+	TRY(onnx_want_dt(o, idx, I32 | I64, "indices"));
+	TRY(onnx_attr_i(o, "batch_dims", 0, &batch_dims));
+	q = idx->rank;
+	if (q < 1 || x->rank < 1 || batch_dims < 0 || batch_dims >= q || batch_dims >= x->rank)
+		return onnx_fail(o, NPU_EINVAL, "batch_dims %lld for data of rank %u and indices "
+				 "of rank %u", (long long)batch_dims, x->rank, q);
+	b = (uint32_t)batch_dims;
+	k = idx->dims[q - 1];
+	if (k < 1 || b + k > x->rank)
+		return onnx_fail(o, NPU_EINVAL, "index tuples of %u for data of rank %u after %u "
+				 "batch dims", k, x->rank, b);
+	for (uint32_t i = 0; i < b; i++)
+		if (idx->dims[i] != x->dims[i])
+			return onnx_fail(o, NPU_EINVAL, "batch dim %u: %u in the indices, %u in data",
+					 i, idx->dims[i], x->dims[i]);
+	rank = q - 1 + x->rank - b - k;
+	if (rank > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "an output of rank %u (at most %d)", rank,
+				 NPU_MAX_RANK);
+	memcpy(dims, idx->dims, sizeof(uint32_t) * (q - 1));
+	memcpy(dims + q - 1, x->dims + b + k, sizeof(uint32_t) * (x->rank - b - k));
+	for (int j = (int)k - 1; j >= 0; j--) {
+		d[j] = x->dims[b + j];
+		st[j] = j == (int)k - 1 ? 1 : st[j + 1] * d[j + 1];
+	}
+	nrows = st[0] * d[0];
+	for (uint32_t i = 0; i < b; i++)
+		nbatch *= x->dims[i];
+	inner = (int64_t)onnx_prod(x->dims, b + k, x->rank);
+	if (!x->count || !idx->count)
+		return onnx_fail(o, NPU_ENOTSUP, "empty data or indices");
+	/* each part made positive, and whether it was in [-d, d) */
+	TRY(index_const(o, idx->dt, 1, &k, d, k, &dv));
+	TRY(index_const(o, idx->dt, 1, &k, st, k, &sv));
+	TRY(index_const(o, idx->dt, 0, NULL, (int64_t[]){ 0 }, 1, &zero));
+	TRY(onnx_binary_of(o, ND_LESS, idx, &zero, &neg));
+	TRY(onnx_binary_of(o, ND_ADD, idx, &dv, &added));
+	if ((y = onnx_tensor(o, idx)) < 0)
+		return y;
+	TRY(where_same(o, &neg, &added, idx, &wrapped));
+	TRY(onnx_binary_of(o, ND_LESS, &wrapped, &zero, &lo));
+	TRY(onnx_binary_of(o, ND_GREATER_EQUAL, &wrapped, &dv, &hi));
+	TRY(onnx_binary_of(o, ND_OR, &lo, &hi, &bad));
+	/* the row: the parts times their strides, summed, plus the batch's first */
+	TRY(onnx_binary_of(o, ND_MUL, &wrapped, &sv, &scaled));
+	TRY(sum_last(o, &scaled, &row));
+	if (b) {
+		uint64_t nb = (uint64_t)nbatch;
+		int64_t *first = malloc(nb * 8);
+		uint32_t bd[NPU_MAX_RANK];
+
+		if (!first)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (uint64_t i = 0; i < nb; i++)
+			first[i] = (int64_t)i * nrows;
+		for (uint32_t i = 0; i < q - 1; i++)
+			bd[i] = i < b ? idx->dims[i] : 1;
+		{
+			int e = index_const(o, idx->dt, q - 1, bd, first, nb, &off);
+
+			free(first);
+			TRY(e);
+		}
+		TRY(onnx_binary_of(o, ND_ADD, &row, &off, &rows));
+		row = rows;
+	}
+	/* a bad part: a row no Gather takes */
+	{
+		struct ir_attrs ca = { 0 };
+		int c = onnx_temp(o, idx->dt, idx->rank, idx->dims);
+
+		if (c < 0)
+			return c;
+		ca.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_BOOL,
+					      .odtype = idx->dt, .count = idx->count };
+		TRY(onnx_node(o, IR_ND_UNARY, &bad.id, 1, &c, 1, &ca));
+		onnx_temp_val(&bad, c, idx->dt, idx->rank, idx->dims);
+	}
+	TRY(sum_last(o, &bad, &badn));
+	TRY(onnx_binary_of(o, ND_GREATER, &badn, &zero, &anybad));
+	TRY(index_const(o, idx->dt, 0, NULL, (int64_t[]){ -1 - nbatch * nrows }, 1, &big));
+	TRY(where_same(o, &anybad, &big, &row, &rows));
+	/* Gather: the rows of data viewed [batches * rows][slice] */
+	p = (struct nd_gather){ .dtype = x->dt, .idt = idx->dt, .outer = 1,
+				.axis = (uint64_t)(nbatch * nrows), .inner = (uint64_t)inner,
+				.nidx = idx->count / k };
+	at.nd.ga = p;
+	y = onnx_output(o, 0, x->dt, rank, dims);
+	xt = y < 0 ? y : onnx_in_t(o, 0);
+	if (y < 0 || xt < 0)
+		return y < 0 ? y : xt;
+	return onnx_node(o, IR_ND_GATHER, (int[]){ xt, rows.id }, 2, &y, 1, &at);
 }
 
 /* ---- Range ---------------------------------------------------------------------- */

@@ -1767,6 +1767,7 @@ static const struct onnx_op ops[] = {
 	{ "ScatterND", onnx_op_scatternd, "reduction", 11 },
 	{ "Gather", onnx_op_gather, "axis", 1 },
 	{ "GatherElements", onnx_op_gather_elements, "axis", 11 },
+	{ "GatherND", onnx_op_gathernd, "batch_dims", 11 },
 	{ "Slice", onnx_op_slice, "starts ends axes", 1 },
 	{ "Split", onnx_op_split, "axis split num_outputs", 2 },
 	{ "Expand", onnx_op_expand, "", 8 },
