@@ -301,6 +301,52 @@ static void test_gathernd(void)
 	arena_free();
 }
 
+/*
+ * ScatterElements of run-time indices and updates (a graph network's
+ * message passing) along axis 0, every reduction, duplicates where they
+ * are defined, by hand; an index out of range fails the run.
+ */
+static void test_scatter_elements(void)
+{
+	static const char *const modes[5] = { "none", "add", "mul", "max", "min" };
+	static const float want[5][6] = {
+		{ 10, 40, 30, 4, 5, 20 }, { 41, 42, 3, 4, 5, 26 }, { 300, 80, 3, 4, 5, 120 },
+		{ 30, 40, 3, 4, 5, 20 }, { 1, 2, 3, 4, 5, 6 },
+	};
+	const float data[3][2] = { { 1, 2 }, { 3, 4 }, { 5, 6 } }, upd[2][2] = { { 10, 20 },
+										  { 30, 40 } };
+	const int64_t once[2][2] = { { 0, 2 }, { 1, 0 } }, dup[2][2] = { { 0, 2 }, { 0, 0 } };
+	const int64_t bad[2][2] = { { 3, 0 }, { 0, 0 } };
+	float got[6];
+	size_t bytes = sizeof(got);
+
+	for (int i = 0; i < 5; i++) {
+		struct model m = { .opset = 18 };
+		size_t len;
+		const uint8_t *buf;
+
+		m.node[m.nnode] = node("ScatterElements", "data,ids,upd", "y");
+		attr_s(m.node[m.nnode++], "reduction", modes[i]);
+		m.in[m.nin++] = value("data", F32, DIMS(3, 2));
+		m.in[m.nin++] = value("ids", I64, DIMS(2, 2));
+		m.in[m.nin++] = value("upd", F32, DIMS(2, 2));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, (const void *[]){ data, i ? dup : once, upd }, want[i],
+			  sizeof(want[i]));
+		if (i)
+			continue;
+		for (int b = 0; b < NB; b++) {
+			void *out = got;
+
+			CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ data, bad, upd },
+					&out, &bytes, 1), NPU_EINVAL);
+		}
+		arena_free();
+	}
+	arena_free();
+}
+
 /* An attention mask: bool from the input, broadcast over the rows, masked to -1e4. */
 static void test_bool_mask(void)
 {
@@ -2004,7 +2050,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

@@ -300,7 +300,8 @@ int onnx_op_fn(struct onnx *o);
 	X(reduce_sum) X(reduce_mean) X(reduce_max) X(reduce_min) X(reduce_prod) \
 	X(reduce_sum_square) X(reduce_l1) X(reduce_l2) X(reduce_log_sum) \
 	X(reduce_log_sum_exp) X(argmax) X(argmin) X(einsum) X(trilu) X(onehot) \
-	X(cumsum) X(isnan) X(isinf) X(gathernd)
+	X(cumsum) X(isnan) X(isinf) X(gathernd) \
+	X(scatter_elements)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

@@ -637,6 +637,230 @@ int onnx_op_gathernd(struct onnx *o)
 	return onnx_node(o, IR_ND_GATHER, (int[]){ xt, rows.id }, 2, &y, 1, &at);
 }
 
+/* ---- ScatterElements -------------------------------------------------------------- */
+
+/* y = c ? a : b, the three broadcast together, into a value of the node's own (or output 0). */
+static int where_of(struct onnx *o, struct oval *c, struct oval *a, struct oval *b,
+		    struct oval *res)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_where *p = &at.nd.wh;
+	uint32_t r1, r2, t1[NPU_MAX_RANK], t2[NPU_MAX_RANK], ab[NPU_MAX_RANK];
+	struct oval abv;
+	int t[3], y;
+
+	TRY(onnx_broadcast(o, a, b, &r1, t1, t2, ab));
+	onnx_temp_val(&abv, -1, a->dt, r1, ab);
+	abv.name = (char *)"the values";
+	TRY(onnx_broadcast(o, c, &abv, &r2, p->c, t1, p->out));
+	p->rank = r2;
+	p->dtype = a->dt;
+	for (uint32_t i = 0; i < r2; i++) {
+		p->a[i] = i < r2 - a->rank ? 1 : a->dims[i - (r2 - a->rank)];
+		p->b[i] = i < r2 - b->rank ? 1 : b->dims[i - (r2 - b->rank)];
+	}
+	y = res ? onnx_temp(o, a->dt, r2, p->out) : onnx_output(o, 0, a->dt, r2, p->out);
+	t[0] = y < 0 ? y : onnx_tensor(o, c);
+	t[1] = t[0] < 0 ? t[0] : onnx_tensor(o, a);
+	t[2] = t[1] < 0 ? t[1] : onnx_tensor(o, b);
+	if (t[2] < 0)
+		return t[2];
+	TRY(onnx_node(o, IR_ND_WHERE, t, 3, &y, 1, &at));
+	if (res)
+		onnx_temp_val(res, y, a->dt, r2, p->out);
+	return 0;
+}
+
+/* Reduction @fn of @x over dim @d (kept, as 1), into a value of the node's own. */
+static int reduce_dim(struct onnx *o, enum nd_reduce_fn fn, struct oval *x, uint32_t d,
+		      struct oval *res)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_reduce *p = &at.nd.rd;
+	uint32_t dims[NPU_MAX_RANK];
+	int t = onnx_tensor(o, x), y;
+
+	memcpy(dims, x->dims, sizeof(dims));
+	dims[d] = 1;
+	y = t < 0 ? t : onnx_temp(o, x->dt, x->rank, dims);
+	if (y < 0)
+		return y;
+	*p = (struct nd_reduce){ .fn = fn, .dtype = x->dt, .rank = x->rank, .mask = 1u << d };
+	memcpy(p->in, x->dims, sizeof(uint32_t) * x->rank);
+	TRY(onnx_node(o, IR_ND_REDUCE, &t, 1, &y, 1, &at));
+	onnx_temp_val(res, y, x->dt, x->rank, dims);
+	return 0;
+}
+
+/* A scalar constant of @dt: @i for integers, @f for floats. */
+static int scalar_val(struct onnx *o, enum npu_dtype dt, int64_t i, float f, struct oval *res)
+{
+	int32_t i32 = (int32_t)i;
+	const void *v = dt == NPU_DT_FLOAT32 ? (const void *)&f : dt == NPU_DT_INT64 ?
+			(const void *)&i : (const void *)&i32;
+	int t = onnx_const(o, dt, 1, v);
+
+	if (t < 0)
+		return t;
+	onnx_temp_val(res, t, dt, 0, NULL);
+	return 0;
+}
+
+/*
+ * ScatterElements (11, 16, 18: reduction none, add, mul, max, min), with
+ * indices known at run time, as graph networks pass messages. Lowered
+ * onto the IR's ops: for data [A][n][B] (n along axis) and indices and
+ * updates [A][m][B], hit[A][n][m][B] says which update each output takes
+ * (the index, made positive, equals the output's place); the updates hit
+ * are reduced over m (summed, multiplied, or their maximum or minimum)
+ * and combined with data, or replace it where any hit (none). That is n
+ * times the updates in work and memory, so it is bounded. Indices out of
+ * range fail the run: a GatherElements of data by them checks them, as
+ * onnxruntime does. With reduction none, duplicate indices (which ONNX
+ * leaves undefined) sum.
+ */
+int onnx_op_scatter_elements(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *idx = onnx_in(o, 1), *upd = onnx_in(o, 2);
+	struct oval neg, dn, added, wrapped, iv, cls, hit, ident, masked, red, any, cnt, zi;
+	uint32_t axis, r, hd[NPU_MAX_RANK], cd[NPU_MAX_RANK];
+	int64_t a, n;
+	char mode[8];
+	enum nd_reduce_fn fn;
+	enum nd_fn combine;
+	int y;
+
+	if (!x || !idx || !upd)
+		return onnx_fail(o, NPU_EINVAL, "data, indices and updates are needed");
+	TRY(onnx_want_dt(o, idx, I32 | I64, "indices"));
+	TRY(onnx_want_dt(o, x, F32 | I32 | I64, "data"));
+	TRY(onnx_attr_i(o, "axis", 0, &a));
+	TRY(onnx_attr_s(o, "reduction", "none", mode, sizeof(mode)));
+	r = x->rank;
+	if (!r || idx->rank != r || upd->rank != r || upd->dt != x->dt ||
+	    memcmp(idx->dims, upd->dims, sizeof(uint32_t) * r))
+		return onnx_fail(o, NPU_EINVAL, "data, indices and updates of one rank, indices "
+				 "and updates of one shape, updates of data's type");
+	TRY(onnx_norm_axis(o, a, r, 0, &axis));
+	for (uint32_t d = 0; d < r; d++)
+		if (d != axis && idx->dims[d] != x->dims[d])
+			return onnx_fail(o, NPU_ENOTSUP, "indices shorter than data along dim %u "
+					 "(only the axis may differ here)", d);
+	if (r + 1 > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "data of rank %u (at most %d)", r,
+				 NPU_MAX_RANK - 1);
+	n = x->dims[axis];
+	if (!x->count || !idx->count)
+		return onnx_fail(o, NPU_ENOTSUP, "empty data or indices");
+	if ((uint64_t)n * idx->count > ONNX_MAX_ELEMS / 8)
+		return onnx_fail(o, NPU_ENOTSUP, "%llu updates into a dim of %lld: libnpu lowers "
+				 "ScatterElements to n times the updates (2^25 at most)",
+				 (unsigned long long)idx->count, (long long)n);
+	if (!strcmp(mode, "none") || !strcmp(mode, "add")) {
+		fn = x->dt == NPU_DT_FLOAT32 ? ND_R_SUM_F32 : ND_R_SUM;
+		combine = ND_ADD;
+	} else if (!strcmp(mode, "mul")) {
+		fn = ND_R_PROD;
+		combine = ND_MUL;
+	} else if (!strcmp(mode, "max") || !strcmp(mode, "min")) {
+		fn = mode[1] == 'a' ? ND_R_MAX : ND_R_MIN;
+		combine = mode[1] == 'a' ? ND_MAX : ND_MIN;
+	} else {
+		return onnx_fail(o, NPU_EINVAL, "reduction '%s' (none, add, mul, max or min)", mode);
+	}
+	/* the indices checked as GatherElements checks them: out of range fails the run */
+	{
+		struct ir_attrs ga = { 0 };
+		int t[2] = { onnx_tensor(o, x), onnx_tensor(o, idx) };
+		int chk = onnx_temp(o, x->dt, r, idx->dims);
+
+		if (t[0] < 0 || t[1] < 0 || chk < 0)
+			return t[0] < 0 ? t[0] : t[1] < 0 ? t[1] : chk;
+		ga.nd.ga = (struct nd_gather){ .elements = 1, .dtype = x->dt, .idt = idx->dt,
+					       .rank = r, .ax = axis };
+		memcpy(ga.nd.ga.xd, x->dims, sizeof(uint32_t) * r);
+		memcpy(ga.nd.ga.id, idx->dims, sizeof(uint32_t) * r);
+		TRY(onnx_node(o, IR_ND_GATHER, t, 2, &chk, 1, &ga));
+	}
+	/* the indices made positive, viewed [A][1][m][B]; the places [1][n][1][1] */
+	TRY(scalar_val(o, idx->dt, 0, 0, &zi));
+	TRY(scalar_val(o, idx->dt, n, 0, &dn));
+	TRY(onnx_binary_of(o, ND_LESS, idx, &zi, &neg));
+	TRY(onnx_binary_of(o, ND_ADD, idx, &dn, &added));
+	TRY(where_of(o, &neg, &added, idx, &wrapped));
+	for (uint32_t d = 0, s = 0; d <= r; d++) {
+		hd[d] = d == axis ? 1 : idx->dims[s];
+		cd[d] = d == axis ? (uint32_t)n : 1;
+		s += d != axis;
+	}
+	onnx_temp_val(&iv, wrapped.id, idx->dt, r + 1, hd);
+	{
+		int64_t *places = malloc((size_t)n * 8);
+		int32_t *p32 = (int32_t *)places;
+		int t;
+
+		if (!places)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (int64_t i = 0; i < n; i++)
+			if (idx->dt == NPU_DT_INT64)
+				places[i] = i;
+			else
+				p32[i] = (int32_t)i;
+		t = onnx_const_shaped(o, idx->dt, r + 1, cd, places);
+		free(places);
+		if (t < 0)
+			return t;
+		onnx_temp_val(&cls, t, idx->dt, r + 1, cd);
+	}
+	TRY(onnx_binary_of(o, ND_EQUAL, &iv, &cls, &hit));	/* [A][n][m][B] */
+	/* the updates hit, the others the reduction's identity, reduced over m */
+	{
+		uint32_t ud[NPU_MAX_RANK];
+		struct oval uv;
+
+		for (uint32_t d = 0, s = 0; d <= r; d++) {
+			ud[d] = d == axis ? 1 : upd->dims[s];
+			s += d != axis;
+		}
+		if ((y = onnx_tensor(o, upd)) < 0)
+			return y;
+		onnx_temp_val(&uv, upd->id, upd->dt, r + 1, ud);
+		if (fn == ND_R_PROD)
+			TRY(scalar_val(o, x->dt, 1, 1.0f, &ident));
+		else if (fn == ND_R_MAX)
+			TRY(scalar_val(o, x->dt, x->dt == NPU_DT_INT32 ? INT32_MIN : INT64_MIN,
+				       -INFINITY, &ident));
+		else if (fn == ND_R_MIN)
+			TRY(scalar_val(o, x->dt, x->dt == NPU_DT_INT32 ? INT32_MAX : INT64_MAX,
+				       INFINITY, &ident));
+		else
+			TRY(scalar_val(o, x->dt, 0, 0.0f, &ident));
+		TRY(where_of(o, &hit, &uv, &ident, &masked));
+	}
+	TRY(reduce_dim(o, fn, &masked, axis + 1, &red));	/* [A][n][1][B]: data's elements */
+	onnx_temp_val(&red, red.id, x->dt, r, x->dims);
+	/* where any update hit: the reduced updates (none), or them and data combined */
+	{
+		struct oval hi, hitn, comb;
+		struct ir_attrs ca = { 0 };
+		int c = onnx_temp(o, idx->dt, r + 1, hit.dims);
+
+		if (c < 0)
+			return c;
+		ca.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_BOOL, .odtype = idx->dt,
+					      .count = onnx_prod(hit.dims, 0, hit.rank) };
+		TRY(onnx_node(o, IR_ND_UNARY, &hit.id, 1, &c, 1, &ca));
+		onnx_temp_val(&hi, c, idx->dt, r + 1, hit.dims);
+		TRY(reduce_dim(o, ND_R_SUM, &hi, axis + 1, &hitn));
+		onnx_temp_val(&cnt, hitn.id, idx->dt, r, x->dims);
+		TRY(onnx_binary_of(o, ND_GREATER, &cnt, &zi, &any));
+		if (!strcmp(mode, "none"))
+			return where_of(o, &any, &red, x, NULL);
+		TRY(onnx_binary_of(o, combine, x, &red, &comb));
+		return where_of(o, &any, &comb, x, NULL);
+	}
+}
+
 /* ---- Range ---------------------------------------------------------------------- */
 
 /* Range at load time: its length is its values', so they must be known then. */
