@@ -347,6 +347,42 @@ static void test_scatter_elements(void)
 	arena_free();
 }
 
+/*
+ * TopK as a router picks experts: the k largest of each row in order,
+ * equal values (-0 and 0 among them) by lower index first, -0 kept; the
+ * smallest too, and int64 values.
+ */
+static void test_topk(void)
+{
+	struct model m = { .opset = 11 };
+	const float x[2][4] = { { 1, 3, 3, 2 }, { 5, -0.0f, 0.0f, 5 } };
+	const float want_v[6] = { 3, 3, 2, 5, 5, -0.0f }, want_s[6] = { 1, 2, 3, -0.0f, 0.0f, 5 };
+	const int64_t want_i[6] = { 1, 2, 3, 0, 3, 1 }, want_si[6] = { 0, 3, 1, 1, 2, 0 }, k = 3;
+	size_t len, bytes[2] = { sizeof(want_v), sizeof(want_i) };
+	const uint8_t *buf;
+
+	m.init[m.ninit++] = tensor("k", I64, DIMS(1), &k, 8);
+	m.node[m.nnode++] = node("TopK", "x,k", "v,i");
+	m.in[m.nin++] = value("x", F32, DIMS(2, 4));
+	m.out[m.nout++] = value("v", F32, 0, NULL);
+	m.out[m.nout++] = value("i", I64, 0, NULL);
+	for (int smallest = 0; smallest < 2; smallest++) {
+		if (smallest)
+			attr_i(m.node[0], "largest", 0);
+		buf = pack(&m, &len);
+		for (int b = 0; b < NB; b++) {
+			float v[6];
+			int64_t i[6];
+			void *outs[2] = { v, i };
+
+			CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ x }, outs, bytes, 2), 0);
+			CHECK(!memcmp(v, smallest ? want_s : want_v, sizeof(v)));
+			CHECK(!memcmp(i, smallest ? want_si : want_i, sizeof(i)));
+		}
+	}
+	arena_free();
+}
+
 /* An attention mask: bool from the input, broadcast over the rows, masked to -1e4. */
 static void test_bool_mask(void)
 {
@@ -2050,7 +2086,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

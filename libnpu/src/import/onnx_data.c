@@ -861,6 +861,167 @@ int onnx_op_scatter_elements(struct onnx *o)
 	}
 }
 
+/* ---- TopK ------------------------------------------------------------------------- */
+
+/* Reduction @fn of @x over dim @d into tensor @y (made by the caller, @x's elements but d). */
+static int reduce_into(struct onnx *o, enum nd_reduce_fn fn, struct oval *x, uint32_t d, int y)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_reduce *p = &at.nd.rd;
+	int t = onnx_tensor(o, x);
+
+	if (t < 0)
+		return t;
+	*p = (struct nd_reduce){ .fn = fn, .dtype = x->dt, .rank = x->rank, .mask = 1u << d };
+	memcpy(p->in, x->dims, sizeof(uint32_t) * x->rank);
+	return onnx_node(o, IR_ND_REDUCE, &t, 1, &y, 1, &at);
+}
+
+/* The dims of @x with a dim of @n inserted at @at (the others kept). */
+static void insert_dim(const struct oval *x, uint32_t at, uint32_t n, uint32_t *dims)
+{
+	for (uint32_t d = 0, s = 0; d <= x->rank; d++) {
+		dims[d] = d == at ? n : x->dims[s];
+		s += d != at;
+	}
+}
+
+/*
+ * TopK (1, 10, 11): the k largest (or smallest) along an axis with k known
+ * at load, in order, the lower index first among equals (ONNX's order),
+ * and their indices. Lowered onto comparisons and reductions: an element's
+ * place is how many come before it (greater, or equal at a lower index);
+ * output p takes the element whose place is p. n times x in work and
+ * memory (2^25 at most), which routing (experts) and the boxes a detector
+ * keeps fit.
+ */
+int onnx_op_topk(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *kv, xj, xi, gt, eq, low, tie, before, bi, pl, plc, hit;
+	struct oval iota, ident, none, vsel, isel;
+	uint32_t axis, r, dj[NPU_MAX_RANK], di[NPU_MAX_RANK], od[NPU_MAX_RANK];
+	int64_t a, k, largest, sorted, n;
+	int yv, yi;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, F32 | I32 | I64, "X"));
+	TRY(onnx_attr_i(o, "axis", -1, &a));
+	TRY(onnx_attr_i(o, "largest", 1, &largest));
+	TRY(onnx_attr_i(o, "sorted", 1, &sorted));	/* unsorted may come sorted */
+	if (o->opset < 10) {
+		TRY(onnx_attr_i(o, "k", -1, &k));
+	} else {
+		if (!onnx_has_in(o, 1))
+			return onnx_fail(o, NPU_EINVAL, "no K");
+		TRY(onnx_in_static(o, 1, "K", &kv));
+		if (kv->count != 1 || kv->dt != NPU_DT_INT64)
+			return onnx_fail(o, NPU_EINVAL, "K must be one int64");
+		k = onnx_get_i(kv, 0);
+	}
+	r = x->rank;
+	if (!r || r + 1 > NPU_MAX_RANK)
+		return onnx_fail(o, NPU_ENOTSUP, "X of rank %u (1 to %d)", r, NPU_MAX_RANK - 1);
+	TRY(onnx_norm_axis(o, a, r, 0, &axis));
+	n = x->dims[axis];
+	if (k < 1 || k > n)
+		return onnx_fail(o, NPU_EINVAL, "k %lld for an axis of %lld", (long long)k,
+				 (long long)n);
+	if (x->count * (uint64_t)n > ONNX_MAX_ELEMS / 8)
+		return onnx_fail(o, NPU_ENOTSUP, "TopK over %lld of %llu elements: libnpu lowers it "
+				 "to n times them (2^25 at most)", (long long)n,
+				 (unsigned long long)x->count);
+	(void)sorted;
+	/* x_j [A][n][1][B] against x_i [A][1][n][B]: j before i */
+	insert_dim(x, axis + 1, 1, dj);
+	insert_dim(x, axis, 1, di);
+	if ((yv = onnx_tensor(o, x)) < 0)
+		return yv;
+	onnx_temp_val(&xj, x->id, x->dt, r + 1, dj);
+	onnx_temp_val(&xi, x->id, x->dt, r + 1, di);
+	TRY(onnx_binary_of(o, largest ? ND_GREATER : ND_LESS, &xj, &xi, &gt));
+	TRY(onnx_binary_of(o, ND_EQUAL, &xj, &xi, &eq));
+	{
+		uint8_t *m = malloc((size_t)(n * n));
+		uint32_t md[NPU_MAX_RANK];
+		int t;
+
+		if (!m)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (int64_t j = 0; j < n; j++)
+			for (int64_t i = 0; i < n; i++)
+				m[j * n + i] = j < i;
+		for (uint32_t d = 0; d <= r; d++)
+			md[d] = d == axis || d == axis + 1 ? (uint32_t)n : 1;
+		t = onnx_const_shaped(o, NPU_DT_BOOL, r + 1, md, m);
+		free(m);
+		if (t < 0)
+			return t;
+		onnx_temp_val(&low, t, NPU_DT_BOOL, r + 1, md);
+	}
+	TRY(onnx_binary_of(o, ND_AND, &eq, &low, &tie));
+	TRY(onnx_binary_of(o, ND_OR, &gt, &tie, &before));
+	{	/* the place of each i: how many j come before it */
+		struct ir_attrs ca = { 0 };
+		int c = onnx_temp(o, NPU_DT_INT64, r + 1, before.dims), y;
+
+		if (c < 0)
+			return c;
+		ca.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_BOOL,
+					      .odtype = NPU_DT_INT64,
+					      .count = onnx_prod(before.dims, 0, r + 1) };
+		TRY(onnx_node(o, IR_ND_UNARY, &before.id, 1, &c, 1, &ca));
+		onnx_temp_val(&bi, c, NPU_DT_INT64, r + 1, before.dims);
+		y = onnx_temp(o, NPU_DT_INT64, r + 1, di);
+		if (y < 0)
+			return y;
+		TRY(reduce_into(o, ND_R_SUM, &bi, axis, y));
+		onnx_temp_val(&pl, y, NPU_DT_INT64, r + 1, di);
+	}
+	{	/* output p takes the i whose place is p: hit [A][k][n][B] */
+		int64_t *v = malloc((size_t)(k > n ? k : n) * 8);
+		uint32_t pd[NPU_MAX_RANK], idd[NPU_MAX_RANK];
+		int t;
+
+		if (!v)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (uint32_t d = 0; d <= r; d++) {
+			pd[d] = d == axis ? (uint32_t)k : 1;
+			idd[d] = d == axis + 1 ? (uint32_t)n : 1;
+		}
+		for (int64_t p = 0; p < k; p++)
+			v[p] = p;
+		t = onnx_const_shaped(o, NPU_DT_INT64, r + 1, pd, v);
+		if (t >= 0) {
+			onnx_temp_val(&plc, t, NPU_DT_INT64, r + 1, pd);
+			for (int64_t i = 0; i < n; i++)
+				v[i] = i;
+			t = onnx_const_shaped(o, NPU_DT_INT64, r + 1, idd, v);
+		}
+		free(v);
+		if (t < 0)
+			return t;
+		onnx_temp_val(&iota, t, NPU_DT_INT64, r + 1, idd);
+	}
+	TRY(onnx_binary_of(o, ND_EQUAL, &pl, &plc, &hit));
+	/* one hit a row: its maximum over the others' identity keeps it exactly (-0, NaN) */
+	TRY(scalar_val(o, x->dt, x->dt == NPU_DT_INT32 ? INT32_MIN : INT64_MIN, -INFINITY, &ident));
+	TRY(scalar_val(o, NPU_DT_INT64, -1, 0, &none));
+	TRY(where_of(o, &hit, &xi, &ident, &vsel));
+	TRY(where_of(o, &hit, &iota, &none, &isel));
+	memcpy(od, x->dims, sizeof(od));
+	od[axis] = (uint32_t)k;
+	yv = onnx_output(o, 0, x->dt, r, od);
+	yi = onnx_output(o, 1, NPU_DT_INT64, r, od);
+	if (yv < -1 || yi < -1)
+		return yv < -1 ? yv : yi;
+	if (yv >= 0)
+		TRY(reduce_into(o, ND_R_MAX, &vsel, axis + 1, yv));
+	if (yi >= 0)
+		TRY(reduce_into(o, ND_R_MAX, &isel, axis + 1, yi));
+	return 0;
+}
+
 /* ---- Range ---------------------------------------------------------------------- */
 
 /* Range at load time: its length is its values', so they must be known then. */
