@@ -14,7 +14,7 @@ within that tolerance of the top one: a near tie). For int8 there
 are two onnxruntimes: as it runs by default, with DequantizeLinear -> op ->
 QuantizeLinear fused into its own quantized kernels (whose arithmetic
 differs from the unfused ops' in the last bit, which a deep network adds
-up), and as ONNX defines the ops (its basic level, ort-run.js's
+up), and as ONNX defines the ops (no graph optimization, ort-run.js's
 output_N.basic.pb). An int8 network passes within 2 steps of either; both
 differences are printed, and how far onnxruntime's two runs are apart.
 One that misses both by more but is no further from onnxruntime than its

@@ -40,6 +40,8 @@ export NODE_PATH=$ORT/node_modules
 # each network it made says which one made it)
 # (and onnxruntime's version, whose runs calibrate it)
 ORT_VERSION=$(cat scripts/onnxruntime-version)
+# what made a network's expected outputs: that version, run by this ort-run.js
+ORT_STAMP="$ORT_VERSION $(sha256sum tests/models/ort-run.js | cut -c1-16)"
 qsum=$(cat tests/models/quantize.py scripts/onnxruntime-version | sha256sum | cut -c1-16)
 quantize() { # MODE NAME SUFFIX
 	local out=$ZOO/$2_int8_$3
@@ -66,10 +68,10 @@ for d in "$ZOO"/*/; do
 	cases+=("$d")
 	# the expected outputs are onnxruntime's of the version pinned now
 	[ -f "$d/test_data_set_0/output_0.basic.pb" ] &&
-		[ "$(cat "$d/ort.version" 2>/dev/null)" = "$ORT_VERSION" ] && continue
+		[ "$(cat "$d/ort.version" 2>/dev/null)" = "$ORT_STAMP" ] && continue
 	[ -f "$ORT/.done" ] || { echo "zoo.sh: $ORT missing: run scripts/setup-deps" >&2; exit 1; }
 	node tests/models/ort-run.js "$d" 2>/dev/null || { echo "zoo.sh: ort-run.js $d failed" >&2; exit 1; }
-	echo "$ORT_VERSION" >"$d/ort.version"
+	echo "$ORT_STAMP" >"$d/ort.version"
 done
 [ -n "$make_only" ] && exit ${gen_failed:-0}
 [ ${#cases[@]} -gt 0 ] || { echo "zoo.sh: no networks in $ZOO" >&2; exit 1; }
