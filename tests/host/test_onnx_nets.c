@@ -383,6 +383,67 @@ static void test_topk(void)
 	arena_free();
 }
 
+/*
+ * GroupNormalization, opset 21 (scale and bias one a channel) and 18 (one
+ * a group), against the definition in double: each group of channels of
+ * each image normalized over its values, then scaled and shifted.
+ */
+static void test_group_norm(void)
+{
+	enum { N = 2, C = 6, HW = 5, G = 3 };
+	float x[N][C][HW], want[N][C][HW], got[N * C * HW], sc[C], bias[C];
+	size_t bytes = sizeof(got);
+
+	for (int i = 0; i < N * C * HW; i++)
+		((float *)x)[i] = (float)((i * 37 % 23) - 11) / 3.0f;
+	for (int per_group = 0; per_group < 2; per_group++) {
+		struct model m = { .opset = per_group ? 18 : 21 };
+		int np = per_group ? G : C;
+		size_t len;
+		const uint8_t *buf;
+
+		for (int c = 0; c < np; c++) {
+			sc[c] = 0.5f + (float)c / 4;
+			bias[c] = (float)c - 2;
+		}
+		for (int n = 0; n < N; n++)
+			for (int g = 0; g < G; g++) {
+				double mean = 0, var = 0;
+				int cg = C / G;
+
+				for (int c = g * cg; c < (g + 1) * cg; c++)
+					for (int i = 0; i < HW; i++)
+						mean += x[n][c][i];
+				mean /= cg * HW;
+				for (int c = g * cg; c < (g + 1) * cg; c++)
+					for (int i = 0; i < HW; i++)
+						var += (x[n][c][i] - mean) * (x[n][c][i] - mean);
+				var /= cg * HW;
+				for (int c = g * cg; c < (g + 1) * cg; c++)
+					for (int i = 0; i < HW; i++)
+						want[n][c][i] = (float)((x[n][c][i] - mean) /
+							sqrt(var + 1e-5) * sc[per_group ? g : c] +
+							bias[per_group ? g : c]);
+			}
+		m.init[m.ninit++] = tensor("s", F32, DIMS(np), sc, sizeof(float) * np);
+		m.init[m.ninit++] = tensor("b", F32, DIMS(np), bias, sizeof(float) * np);
+		m.node[m.nnode] = node("GroupNormalization", "x,s,b", "y");
+		attr_i(m.node[m.nnode++], "num_groups", G);
+		m.in[m.nin++] = value("x", F32, DIMS(N, C, HW));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		for (int b = 0; b < NB; b++) {
+			void *out = got;
+
+			CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ x }, &out, &bytes, 1),
+				 0);
+			for (int i = 0; i < N * C * HW; i++)
+				CHECK(fabsf(got[i] - ((float *)want)[i]) <= 1e-5f);
+		}
+		arena_free();
+	}
+}
+
 /* An attention mask: bool from the input, broadcast over the rows, masked to -1e4. */
 static void test_bool_mask(void)
 {
@@ -2086,7 +2147,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_group_norm), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

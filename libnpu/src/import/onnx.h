@@ -16,7 +16,7 @@
 #pragma GCC visibility push(hidden)
 
 #define ONNX_MIN_OPSET	1
-#define ONNX_MAX_OPSET	21
+#define ONNX_MAX_OPSET	22
 #define ONNX_MAX_ELEMS	(256ull << 20)
 
 /*

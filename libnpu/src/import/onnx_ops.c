@@ -1261,17 +1261,20 @@ static int op_layernorm(struct onnx *o)
 
 /*
  * InstanceNormalization (torch's InstanceNorm, and its GroupNorm as it
- * exports it): each channel of each image normalized over its pixels,
- * then scale[c] x + B[c]. A layer norm over rows of the pixels with unit
- * scale, then a per-channel multiply and add: three N-d ops.
+ * exports it) and GroupNormalization (18, 21): each group of channels of
+ * each image normalized over its channels' pixels (a group a channel:
+ * instance norm), then scale[c] x + B[c]. A layer norm over rows of the
+ * group's values with unit scale, then a per-channel multiply and add:
+ * three N-d ops. GroupNormalization 18's scale and bias are one a group,
+ * known at load, and spread over its channels then.
  */
-static int op_instancenorm(struct onnx *o)
+static int norm_groups(struct onnx *o, uint32_t groups, int per_group)
 {
 	struct oval *x = onnx_in(o, 0), *sc = onnx_in(o, 1), *b = onnx_in(o, 2);
 	struct oval xn, scv, bv, scaled;
 	struct ir_attrs at = { 0 };
 	struct nd_layernorm *p = &at.nd.ln;
-	uint32_t cdims[NPU_MAX_RANK];
+	uint32_t cdims[NPU_MAX_RANK], c;
 	float *ones;
 	int t[3] = { -1, -1, -1 }, y[3] = { -1, -1, -1 };
 
@@ -1284,13 +1287,17 @@ static int op_instancenorm(struct onnx *o)
 	if (x->rank < 3)
 		return onnx_fail(o, NPU_EINVAL, "input of rank %u (N, C and a spatial dim)",
 				 x->rank);
-	if (sc->count != x->dims[1] || b->count != x->dims[1])
-		return onnx_fail(o, NPU_EINVAL, "scale and B must have %u values, one a channel",
-				 x->dims[1]);
+	c = x->dims[1];
+	groups = groups ? groups : c;
+	if (c % groups)
+		return onnx_fail(o, NPU_EINVAL, "%u channels in %u groups", c, groups);
+	if (sc->count != (per_group ? groups : c) || b->count != sc->count)
+		return onnx_fail(o, NPU_EINVAL, "scale and B must have %u values, one a %s",
+				 per_group ? groups : c, per_group ? "group" : "channel");
 	if (!(p->eps >= 0) || !isfinite(p->eps))
 		return onnx_fail(o, NPU_EINVAL, "epsilon %g", p->eps);
-	p->outer = (uint64_t)x->dims[0] * x->dims[1];
-	p->norm = onnx_prod(x->dims, 2, x->rank);
+	p->outer = (uint64_t)x->dims[0] * groups;
+	p->norm = (uint64_t)(c / groups) * onnx_prod(x->dims, 2, x->rank);
 	TRY(onnx_charge(o, p->norm * 4));
 	ones = malloc(p->norm * 4);
 	if (!ones)
@@ -1305,16 +1312,52 @@ static int op_instancenorm(struct onnx *o)
 		return y[0];
 	TRY(onnx_node(o, IR_ND_LAYERNORM, t, 3, y, 3, &at));
 	for (uint32_t i = 1; i < x->rank; i++)	/* [C][1]...: one value a channel */
-		cdims[i - 1] = i == 1 ? x->dims[1] : 1;
+		cdims[i - 1] = i == 1 ? c : 1;
 	onnx_temp_val(&xn, y[0], NPU_DT_FLOAT32, x->rank, x->dims);
-	t[1] = onnx_tensor(o, sc);
-	t[2] = t[1] < 0 ? t[1] : onnx_tensor(o, b);
-	if (t[2] < 0)
-		return t[2];
+	if (per_group) {	/* each group's value over its channels */
+		struct oval *v[2];
+		float *per = NULL;
+
+		TRY(onnx_in_static(o, 1, "scale", &v[0]));
+		TRY(onnx_in_static(o, 2, "bias", &v[1]));
+		per = malloc(sizeof(float) * c);
+		if (!per)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (int k = 0; k < 2; k++) {
+			for (uint32_t i = 0; i < c; i++)
+				per[i] = ((const float *)v[k]->data)[i / (c / groups)];
+			t[1 + k] = onnx_const(o, NPU_DT_FLOAT32, c, per);
+			if (t[1 + k] < 0)
+				break;
+		}
+		free(per);
+	} else {
+		t[1] = onnx_tensor(o, sc);
+		t[2] = t[1] < 0 ? t[1] : onnx_tensor(o, b);
+	}
+	if (t[1] < 0 || t[2] < 0)
+		return t[1] < 0 ? t[1] : t[2];
 	onnx_temp_val(&scv, t[1], NPU_DT_FLOAT32, x->rank - 1, cdims);
 	onnx_temp_val(&bv, t[2], NPU_DT_FLOAT32, x->rank - 1, cdims);
 	TRY(onnx_binary_of(o, ND_MUL, &xn, &scv, &scaled));
 	return onnx_binary_of(o, ND_ADD, &scaled, &bv, NULL);
+}
+
+static int op_instancenorm(struct onnx *o)
+{
+	return norm_groups(o, 0, 0);
+}
+
+/* GroupNormalization: scale and bias one a group before opset 21, one a channel from it. */
+static int op_groupnorm(struct onnx *o)
+{
+	int64_t g, stash;
+
+	TRY(onnx_attr_i(o, "num_groups", 0, &g));
+	TRY(onnx_attr_i(o, "stash_type", 1, &stash));	/* computed in double: finer than fp32 */
+	if (g < 1 || g > IR_MAX_DIM)
+		return onnx_fail(o, NPU_EINVAL, "num_groups %lld", (long long)g);
+	return norm_groups(o, (uint32_t)g, o->opset < 21);
 }
 
 /* ---- quantization -------------------------------------------------------------------- */
@@ -1805,6 +1848,7 @@ static const struct onnx_op ops[] = {
 	{ "BatchNormalization", op_batchnorm, "epsilon momentum spatial training_mode", 7 },
 	{ "LayerNormalization", op_layernorm, "axis epsilon stash_type", 17 },
 	{ "InstanceNormalization", op_instancenorm, "epsilon", 6 },
+	{ "GroupNormalization", op_groupnorm, "epsilon num_groups stash_type", 18 },
 	{ "QuantizeLinear", op_quantizelinear, "axis", 10 },
 	{ "DequantizeLinear", op_dequantizelinear, "axis", 10 },
 	{ "DynamicQuantizeLinear", op_dynamicquantizelinear, "", 11 },
