@@ -444,6 +444,72 @@ static void test_group_norm(void)
 	}
 }
 
+/*
+ * onnxruntime's contrib ops as its transformer optimizer writes them
+ * (domain com.microsoft): QuickGelu, and SkipSimplifiedLayerNormalization
+ * (RMS norm of input + skip + bias), against their definitions in double.
+ */
+static void test_contrib_ops(void)
+{
+	enum { R = 3, H = 8 };
+	float x[R][H], skip[R][H], g[H], bias[H], got[R * H];
+	double want[2][R][H];
+	size_t bytes = sizeof(got);
+
+	for (int i = 0; i < R * H; i++) {
+		((float *)x)[i] = (float)((i * 29 % 17) - 8) / 4.0f;
+		((float *)skip)[i] = (float)((i * 13 % 11) - 5) / 8.0f;
+	}
+	for (int h = 0; h < H; h++) {
+		g[h] = 0.5f + (float)h / 8;
+		bias[h] = (float)h / 16 - 0.25f;
+	}
+	for (int r = 0; r < R; r++) {
+		double ms = 0;
+
+		for (int h = 0; h < H; h++) {
+			double v = (double)x[r][h] + skip[r][h] + bias[h];
+
+			want[0][r][h] = x[r][h] / (1 + exp(-1.5 * x[r][h]));
+			ms += v * v;
+		}
+		ms /= H;
+		for (int h = 0; h < H; h++)
+			want[1][r][h] = ((double)x[r][h] + skip[r][h] + bias[h]) / sqrt(ms + 1e-5) *
+					g[h];
+	}
+	for (int t = 0; t < 2; t++) {
+		struct model m = { .opset = 17 };
+		size_t len;
+		const uint8_t *buf;
+
+		if (t == 0) {
+			m.node[m.nnode] = node("QuickGelu", "x", "y");
+			attr_f(m.node[m.nnode], "alpha", 1.5f);
+		} else {
+			m.init[m.ninit++] = tensor("g", F32, DIMS(H), g, sizeof(g));
+			m.init[m.ninit++] = tensor("bias", F32, DIMS(H), bias, sizeof(bias));
+			m.node[m.nnode] = node("SkipSimplifiedLayerNormalization", "x,skip,g,bias", "y");
+			m.in[m.nin++] = value("skip", F32, DIMS(R, H));
+		}
+		m.node[m.nnode++]->domain = str("com.microsoft");
+		m.in[m.nin++] = value("x", F32, DIMS(R, H));
+		if (t)	/* x first */
+			m.in[0] = value("x", F32, DIMS(R, H)), m.in[1] = value("skip", F32, DIMS(R, H));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		for (int b = 0; b < NB; b++) {
+			void *out = got;
+
+			CHECK_EQ(run_on(backends[b], buf, len, (const void *[]){ x, skip }, &out,
+					&bytes, 1), 0);
+			for (int i = 0; i < R * H; i++)
+				CHECK(fabs(got[i] - ((double *)want[t])[i]) <= 1e-6);
+		}
+		arena_free();
+	}
+}
+
 /* An attention mask: bool from the input, broadcast over the rows, masked to -1e4. */
 static void test_bool_mask(void)
 {
@@ -2147,7 +2213,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_group_norm), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_group_norm), TAP_ENTRY(test_contrib_ops), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

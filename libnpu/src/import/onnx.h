@@ -301,7 +301,8 @@ int onnx_op_fn(struct onnx *o);
 	X(reduce_sum_square) X(reduce_l1) X(reduce_l2) X(reduce_log_sum) \
 	X(reduce_log_sum_exp) X(argmax) X(argmin) X(einsum) X(trilu) X(onehot) \
 	X(cumsum) X(isnan) X(isinf) X(gathernd) \
-	X(scatter_elements) X(topk)
+	X(scatter_elements) X(topk) X(ms_gelu) X(ms_fastgelu) X(ms_biasgelu) X(ms_quickgelu) \
+	X(ms_simplified_ln) X(ms_skip_ln) X(ms_skip_simplified_ln)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

@@ -1847,6 +1847,8 @@ static const struct onnx_op ops[] = {
 	  "extrapolation_value mode nearest_mode", 10 },
 	{ "BatchNormalization", op_batchnorm, "epsilon momentum spatial training_mode", 7 },
 	{ "LayerNormalization", op_layernorm, "axis epsilon stash_type", 17 },
+	/* onnxruntime's, registered in the default domain: RMS norm */
+	{ "SimplifiedLayerNormalization", onnx_op_ms_simplified_ln, "axis epsilon stash_type", 1 },
 	{ "InstanceNormalization", op_instancenorm, "epsilon", 6 },
 	{ "GroupNormalization", op_groupnorm, "epsilon num_groups stash_type", 18 },
 	{ "QuantizeLinear", op_quantizelinear, "axis", 10 },
@@ -1856,6 +1858,21 @@ static const struct onnx_op ops[] = {
 	{ "QLinearMatMul", op_qlinearmatmul, "", 10 },
 	{ "Constant", op_constant, "value value_float value_floats value_int value_ints", 1 },
 };
+
+/*
+ * onnxruntime's contrib ops its own tools write (onnx_ms.c), in domain
+ * com.microsoft (its version 1), and the one it registers in the default
+ * domain (SimplifiedLayerNormalization, in ops above).
+ */
+static const struct onnx_op ms_ops[] = {
+	{ "Gelu", onnx_op_ms_gelu, "", 1 },
+	{ "FastGelu", onnx_op_ms_fastgelu, "", 1 },
+	{ "BiasGelu", onnx_op_ms_biasgelu, "", 1 },
+	{ "QuickGelu", onnx_op_ms_quickgelu, "alpha", 1 },
+	{ "SkipLayerNormalization", onnx_op_ms_skip_ln, "epsilon", 1 },
+	{ "SkipSimplifiedLayerNormalization", onnx_op_ms_skip_simplified_ln, "epsilon", 1 },
+};
+#define MS_DOMAIN	"com.microsoft"
 
 #define NOPS	(sizeof(ops) / sizeof(ops[0]))
 
@@ -1881,6 +1898,25 @@ static int known_attr(const char *list, const char *name)
 	return 0;
 }
 
+/* @op when node @n has only the attributes its import reads, else NULL and why. */
+static const struct onnx_op *attrs_known(const Onnx__NodeProto *n, const struct onnx_op *op,
+					 char *why, size_t len)
+{
+	for (size_t i = 0; i < n->n_attribute; i++) {
+		const char *a = n->attribute[i]->name ? n->attribute[i]->name : "";
+
+		if (!known_attr(op->attrs, a)) {
+			snprintf(why, len, "attribute '%s' is not supported", a);
+			return NULL;
+		}
+		if (n->attribute[i]->ref_attr_name && *n->attribute[i]->ref_attr_name) {
+			snprintf(why, len, "attribute '%s' refers to a function's", a);
+			return NULL;
+		}
+	}
+	return op;
+}
+
 /*
  * Why node @n cannot be imported whatever its inputs are (its domain, op,
  * opset or attributes), in @why; NULL when nothing here refuses it.
@@ -1895,6 +1931,17 @@ static const struct onnx_op *refusal(const struct onnx *o, const Onnx__NodeProto
 	if (!n->op_type) {
 		snprintf(why, len, "no op type");
 		return NULL;
+	}
+	if (n->domain && !strcmp(n->domain, MS_DOMAIN)) {
+		for (size_t i = 0; i < sizeof(ms_ops) / sizeof(ms_ops[0]) && !op; i++)
+			if (!strcmp(ms_ops[i].name, n->op_type))
+				op = &ms_ops[i];
+		if (!op) {
+			snprintf(why, len, "op %s of domain %s is not supported", n->op_type,
+				 n->domain);
+			return NULL;
+		}
+		return attrs_known(n, op, why, len);	/* no opset of the default domain's */
 	}
 	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx")) {
 		snprintf(why, len, "domain '%s' is not supported", n->domain);
@@ -1918,19 +1965,7 @@ static const struct onnx_op *refusal(const struct onnx *o, const Onnx__NodeProto
 		snprintf(why, len, "%s before opset %d is not supported", op->name, op->min_opset);
 		return NULL;
 	}
-	for (size_t i = 0; i < n->n_attribute; i++) {
-		const char *a = n->attribute[i]->name ? n->attribute[i]->name : "";
-
-		if (!known_attr(op->attrs, a)) {
-			snprintf(why, len, "attribute '%s' is not supported", a);
-			return NULL;
-		}
-		if (n->attribute[i]->ref_attr_name && *n->attribute[i]->ref_attr_name) {
-			snprintf(why, len, "attribute '%s' refers to a function's", a);
-			return NULL;
-		}
-	}
-	return op;
+	return attrs_known(n, op, why, len);
 }
 
 int onnx_check_nodes(struct onnx *o)
