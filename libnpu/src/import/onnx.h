@@ -302,7 +302,8 @@ int onnx_op_fn(struct onnx *o);
 	X(reduce_log_sum_exp) X(argmax) X(argmin) X(einsum) X(trilu) X(onehot) \
 	X(cumsum) X(isnan) X(isinf) X(gathernd) \
 	X(scatter_elements) X(topk) X(ms_gelu) X(ms_fastgelu) X(ms_biasgelu) X(ms_quickgelu) \
-	X(ms_simplified_ln) X(ms_skip_ln) X(ms_skip_simplified_ln)
+	X(ms_simplified_ln) X(ms_skip_ln) X(ms_skip_simplified_ln) X(ms_qlinear_sigmoid) \
+	X(ms_qlinear_leakyrelu)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

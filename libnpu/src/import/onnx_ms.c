@@ -208,3 +208,55 @@ int onnx_op_ms_skip_simplified_ln(struct onnx *o)
 {
 	return skip_norm(o, 1);
 }
+
+/*
+ * The QOperator form of a function (quantize_static's QLinearSigmoid,
+ * QLinearLeakyRelu): X, its scale and zero point, Y's, all per tensor and
+ * known at load; y = Q(f(DQ(x))) on the 8-bit values, which every backend
+ * runs through a 256-entry table, as onnxruntime does.
+ */
+static int qlinear_unary(struct onnx *o, enum nd_fn fn, float alpha)
+{
+	struct oval *x = onnx_in(o, 0), *s[2], *z[2] = { NULL, NULL };
+	struct ir_attrs at = { 0 };
+	struct nd_unary *p = &at.nd.un;
+	int t, y;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_want_dt(o, x, U8 | I8, "X"));
+	for (uint32_t k = 0; k < 2; k++) {
+		TRY(onnx_in_static(o, 1 + 2 * k, k ? "Y_scale" : "X_scale", &s[k]));
+		if (onnx_has_in(o, 2 + 2 * k))
+			TRY(onnx_in_static(o, 2 + 2 * k, k ? "Y_zero_point" : "X_zero_point", &z[k]));
+		if (s[k]->dt != NPU_DT_FLOAT32 || s[k]->count != 1 ||
+		    (z[k] && (z[k]->dt != x->dt || z[k]->count != 1)))
+			return onnx_fail(o, NPU_EINVAL, "scales and zero points one value each, the "
+					 "zero points of X's type");
+	}
+	*p = (struct nd_unary){ .fn = fn, .dtype = x->dt, .count = x->count ? x->count : 1,
+				.alpha = alpha, .quant = 1, .xs = (float)onnx_get_f(s[0], 0),
+				.ys = (float)onnx_get_f(s[1], 0),
+				.xz = z[0] ? (int32_t)onnx_get_i(z[0], 0) : 0,
+				.yz = z[1] ? (int32_t)onnx_get_i(z[1], 0) : 0 };
+	y = onnx_output(o, 0, x->dt, x->rank, x->dims);
+	t = y < 0 ? y : onnx_in_t(o, 0);
+	if (y < 0 || t < 0)
+		return y < 0 ? y : t;
+	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &at);
+}
+
+int onnx_op_ms_qlinear_sigmoid(struct onnx *o)
+{
+	return qlinear_unary(o, ND_SIGMOID, 0);
+}
+
+int onnx_op_ms_qlinear_leakyrelu(struct onnx *o)
+{
+	float alpha;
+
+	TRY(onnx_attr_f(o, "alpha", 0.01f, &alpha));
+	if (!isfinite(alpha))
+		return onnx_fail(o, NPU_EINVAL, "alpha %g", alpha);
+	return qlinear_unary(o, ND_LEAKY_RELU, alpha);
+}

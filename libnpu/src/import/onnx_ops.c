@@ -1871,6 +1871,8 @@ static const struct onnx_op ms_ops[] = {
 	{ "QuickGelu", onnx_op_ms_quickgelu, "alpha", 1 },
 	{ "SkipLayerNormalization", onnx_op_ms_skip_ln, "epsilon", 1 },
 	{ "SkipSimplifiedLayerNormalization", onnx_op_ms_skip_simplified_ln, "epsilon", 1 },
+	{ "QLinearSigmoid", onnx_op_ms_qlinear_sigmoid, "", 1 },
+	{ "QLinearLeakyRelu", onnx_op_ms_qlinear_leakyrelu, "alpha", 1 },
 };
 #define MS_DOMAIN	"com.microsoft"
 
