@@ -510,6 +510,28 @@ static void test_contrib_ops(void)
 	}
 }
 
+/* FusedMatMul (com.microsoft): alpha A B^T with batch dims, by hand. */
+static void test_fused_matmul(void)
+{
+	struct model m = { .opset = 13 };
+	const float a[2][2][2] = { { { 1, 2 }, { 3, 4 } }, { { -1, 0 }, { 0, 2 } } };
+	const float b[2][2] = { { 1, 0 }, { 1, 1 } };
+	const float want[8] = { 0.5f, 1.5f, 1.5f, 3.5f, -0.5f, -0.5f, 0, 1 };
+	size_t len;
+	const uint8_t *buf;
+
+	m.init[m.ninit++] = tensor("b", F32, DIMS(2, 2), b, sizeof(b));
+	m.node[m.nnode] = node("FusedMatMul", "a,b", "y");
+	attr_i(m.node[m.nnode], "transB", 1);
+	attr_f(m.node[m.nnode], "alpha", 0.5f);
+	m.node[m.nnode++]->domain = str("com.microsoft");
+	m.in[m.nin++] = value("a", F32, DIMS(2, 2, 2));
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	check_all(buf, len, (const void *[]){ a }, want, sizeof(want));
+	arena_free();
+}
+
 /*
  * quantize_static's QOperator QLinearSigmoid (com.microsoft) on every
  * uint8 value, against Q(sigmoid(DQ(x))) worked in double here: within a
@@ -2252,7 +2274,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_group_norm), TAP_ENTRY(test_contrib_ops), TAP_ENTRY(test_qlinear_sigmoid), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_group_norm), TAP_ENTRY(test_contrib_ops), TAP_ENTRY(test_qlinear_sigmoid), TAP_ENTRY(test_fused_matmul), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

@@ -177,6 +177,35 @@ static int op_matmul(struct onnx *o)
 	return matmul(o, a, b, 0, 0, 1.0f, -1, -1, 0, 0, &y, NPU_DT_FLOAT32, NULL, NULL);
 }
 
+/*
+ * FusedMatMul (com.microsoft), onnxruntime's MatMul with its transposes
+ * and scale folded in: alpha op(A) op(B), batch dims broadcast as MatMul's.
+ */
+static int op_fusedmatmul(struct onnx *o)
+{
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1);
+	int64_t ta, tb, tba, tbb;
+	float alpha;
+	int y = -1;
+
+	if (!a || !b)
+		return onnx_fail(o, NPU_EINVAL, "two inputs are needed");
+	TRY(onnx_want_dt(o, a, F32, "A"));
+	TRY(onnx_want_dt(o, b, F32, "B"));
+	TRY(onnx_attr_f(o, "alpha", 1.0f, &alpha));
+	TRY(onnx_attr_i(o, "transA", 0, &ta));
+	TRY(onnx_attr_i(o, "transB", 0, &tb));
+	TRY(onnx_attr_i(o, "transBatchA", 0, &tba));
+	TRY(onnx_attr_i(o, "transBatchB", 0, &tbb));
+	if (tba || tbb)
+		return onnx_fail(o, NPU_ENOTSUP, "transBatchA and transBatchB");
+	if (!isfinite(alpha))
+		return onnx_fail(o, NPU_EINVAL, "alpha %g", alpha);
+	if ((ta && a->rank < 2) || (tb && b->rank < 2))
+		return onnx_fail(o, NPU_EINVAL, "a transposed operand of rank 1");
+	return matmul(o, a, b, !!ta, !!tb, alpha, -1, -1, 0, 0, &y, NPU_DT_FLOAT32, NULL, NULL);
+}
+
 /* A zero point input (@i) of a q8 operand: its tensor (or -1) and count. */
 static int zero_point(struct onnx *o, uint32_t i, const struct oval *of, uint32_t *count)
 {
@@ -1872,6 +1901,7 @@ static const struct onnx_op ms_ops[] = {
 	{ "SkipLayerNormalization", onnx_op_ms_skip_ln, "epsilon", 1 },
 	{ "SkipSimplifiedLayerNormalization", onnx_op_ms_skip_simplified_ln, "epsilon", 1 },
 	{ "QLinearSigmoid", onnx_op_ms_qlinear_sigmoid, "", 1 },
+	{ "FusedMatMul", op_fusedmatmul, "alpha transA transB transBatchA transBatchB", 1 },
 	{ "QLinearLeakyRelu", onnx_op_ms_qlinear_leakyrelu, "alpha", 1 },
 };
 #define MS_DOMAIN	"com.microsoft"
