@@ -268,6 +268,14 @@ void onnx_temp_val(struct oval *v, int id, enum npu_dtype dt, uint32_t rank,
  */
 int onnx_binary_of(struct onnx *o, enum nd_fn fn, struct oval *a, struct oval *b,
 		   struct oval *res);
+/*
+ * c ? a : b (c bool, a and b of one dtype), the three broadcast together,
+ * into output 0, or with @res into a value of the node's own; 0 or an error.
+ */
+int onnx_where_of(struct onnx *o, struct oval *c, struct oval *a, struct oval *b,
+		  struct oval *res);
+/* @x cast to @dt into a value of the node's own (@out may be @x). */
+int onnx_cast_of(struct onnx *o, struct oval *x, enum npu_dtype dt, struct oval *res);
 
 /*
  * struct onnx_fn_op - an ONNX op that is one element function (onnx_elt.c's

@@ -459,44 +459,42 @@ int onnx_op_gather_elements(struct onnx *o)
 
 /* ---- GatherND --------------------------------------------------------------------- */
 
-/* y = c ? a : b into a value of the node's own; the three of one shape but scalar @a. */
-static int where_same(struct onnx *o, struct oval *c, struct oval *a, struct oval *b,
-		      struct oval *res)
-{
-	struct ir_attrs at = { 0 };
-	struct nd_where *p = &at.nd.wh;
-	uint32_t rank = b->rank ? b->rank : 1;
-	int y = onnx_temp(o, b->dt, rank, b->rank ? b->dims : (uint32_t[]){ 1 }),
-	    at_ = y < 0 ? y : onnx_tensor(o, a);
-
-	if (y < 0 || at_ < 0)
-		return y < 0 ? y : at_;
-	p->rank = rank;
-	p->dtype = b->dt;
-	for (uint32_t d = 0; d < rank; d++) {
-		p->out[d] = p->c[d] = p->b[d] = b->rank ? b->dims[d] : 1;
-		p->a[d] = a->rank ? a->dims[d] : 1;
-	}
-	TRY(onnx_node(o, IR_ND_WHERE, (int[]){ c->id, at_, b->id }, 3, &y, 1, &at));
-	onnx_temp_val(res, y, b->dt, b->rank, b->dims);
-	return 0;
-}
-
-/* The sum of @x over its last dim, into a value of the node's own. */
-static int sum_last(struct onnx *o, struct oval *x, struct oval *res)
+/* Reduction @fn of @x over dim @d into tensor @y (made by the caller, @x's elements but d). */
+static int reduce_into(struct onnx *o, enum nd_reduce_fn fn, struct oval *x, uint32_t d, int y)
 {
 	struct ir_attrs at = { 0 };
 	struct nd_reduce *p = &at.nd.rd;
-	uint32_t rank = x->rank - 1;
-	int y = onnx_temp(o, x->dt, rank ? rank : 1, rank ? x->dims : (uint32_t[]){ 1 });
+	int t = onnx_tensor(o, x);
 
+	if (t < 0)
+		return t;
+	*p = (struct nd_reduce){ .fn = fn, .dtype = x->dt, .rank = x->rank, .mask = 1u << d };
+	memcpy(p->in, x->dims, sizeof(uint32_t) * x->rank);
+	return onnx_node(o, IR_ND_REDUCE, &t, 1, &y, 1, &at);
+}
+
+/* Reduction @fn of @x over dim @d (kept, as 1), into a value of the node's own. */
+static int reduce_dim(struct onnx *o, enum nd_reduce_fn fn, struct oval *x, uint32_t d,
+		      struct oval *res)
+{
+	uint32_t dims[NPU_MAX_RANK];
+	int y;
+
+	memcpy(dims, x->dims, sizeof(dims));
+	dims[d] = 1;
+	y = onnx_temp(o, x->dt, x->rank, dims);
 	if (y < 0)
 		return y;
-	*p = (struct nd_reduce){ .fn = ND_R_SUM, .dtype = x->dt, .rank = x->rank,
-				 .mask = 1u << (x->rank - 1) };
-	memcpy(p->in, x->dims, sizeof(uint32_t) * x->rank);
-	TRY(onnx_node(o, IR_ND_REDUCE, &x->id, 1, &y, 1, &at));
-	onnx_temp_val(res, y, x->dt, rank, x->dims);
+	TRY(reduce_into(o, fn, x, d, y));
+	onnx_temp_val(res, y, x->dt, x->rank, dims);
+	return 0;
+}
+
+/* The sum of @x over its last dim (dropped), into a value of the node's own. */
+static int sum_last(struct onnx *o, struct oval *x, struct oval *res)
+{
+	TRY(reduce_dim(o, ND_R_SUM, x, x->rank - 1, res));
+	res->rank = x->rank - 1;	/* the same elements, the summed dim gone */
 	return 0;
 }
 
@@ -582,7 +580,7 @@ int onnx_op_gathernd(struct onnx *o)
 	TRY(onnx_binary_of(o, ND_ADD, idx, &dv, &added));
 	if ((y = onnx_tensor(o, idx)) < 0)
 		return y;
-	TRY(where_same(o, &neg, &added, idx, &wrapped));
+	TRY(onnx_where_of(o, &neg, &added, idx, &wrapped));
 	TRY(onnx_binary_of(o, ND_LESS, &wrapped, &zero, &lo));
 	TRY(onnx_binary_of(o, ND_GREATER_EQUAL, &wrapped, &dv, &hi));
 	TRY(onnx_binary_of(o, ND_OR, &lo, &hi, &bad));
@@ -610,21 +608,11 @@ int onnx_op_gathernd(struct onnx *o)
 		row = rows;
 	}
 	/* a bad part: a row no Gather takes */
-	{
-		struct ir_attrs ca = { 0 };
-		int c = onnx_temp(o, idx->dt, idx->rank, idx->dims);
-
-		if (c < 0)
-			return c;
-		ca.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_BOOL,
-					      .odtype = idx->dt, .count = idx->count };
-		TRY(onnx_node(o, IR_ND_UNARY, &bad.id, 1, &c, 1, &ca));
-		onnx_temp_val(&bad, c, idx->dt, idx->rank, idx->dims);
-	}
+	TRY(onnx_cast_of(o, &bad, idx->dt, &bad));
 	TRY(sum_last(o, &bad, &badn));
 	TRY(onnx_binary_of(o, ND_GREATER, &badn, &zero, &anybad));
 	TRY(index_const(o, idx->dt, 0, NULL, (int64_t[]){ -1 - nbatch * nrows }, 1, &big));
-	TRY(where_same(o, &anybad, &big, &row, &rows));
+	TRY(onnx_where_of(o, &anybad, &big, &row, &rows));
 	/* Gather: the rows of data viewed [batches * rows][slice] */
 	p = (struct nd_gather){ .dtype = x->dt, .idt = idx->dt, .outer = 1,
 				.axis = (uint64_t)(nbatch * nrows), .inner = (uint64_t)inner,
@@ -639,58 +627,6 @@ int onnx_op_gathernd(struct onnx *o)
 
 /* ---- ScatterElements -------------------------------------------------------------- */
 
-/* y = c ? a : b, the three broadcast together, into a value of the node's own (or output 0). */
-static int where_of(struct onnx *o, struct oval *c, struct oval *a, struct oval *b,
-		    struct oval *res)
-{
-	struct ir_attrs at = { 0 };
-	struct nd_where *p = &at.nd.wh;
-	uint32_t r1, r2, t1[NPU_MAX_RANK], t2[NPU_MAX_RANK], ab[NPU_MAX_RANK];
-	struct oval abv;
-	int t[3], y;
-
-	TRY(onnx_broadcast(o, a, b, &r1, t1, t2, ab));
-	onnx_temp_val(&abv, -1, a->dt, r1, ab);
-	abv.name = (char *)"the values";
-	TRY(onnx_broadcast(o, c, &abv, &r2, p->c, t1, p->out));
-	p->rank = r2;
-	p->dtype = a->dt;
-	for (uint32_t i = 0; i < r2; i++) {
-		p->a[i] = i < r2 - a->rank ? 1 : a->dims[i - (r2 - a->rank)];
-		p->b[i] = i < r2 - b->rank ? 1 : b->dims[i - (r2 - b->rank)];
-	}
-	y = res ? onnx_temp(o, a->dt, r2, p->out) : onnx_output(o, 0, a->dt, r2, p->out);
-	t[0] = y < 0 ? y : onnx_tensor(o, c);
-	t[1] = t[0] < 0 ? t[0] : onnx_tensor(o, a);
-	t[2] = t[1] < 0 ? t[1] : onnx_tensor(o, b);
-	if (t[2] < 0)
-		return t[2];
-	TRY(onnx_node(o, IR_ND_WHERE, t, 3, &y, 1, &at));
-	if (res)
-		onnx_temp_val(res, y, a->dt, r2, p->out);
-	return 0;
-}
-
-/* Reduction @fn of @x over dim @d (kept, as 1), into a value of the node's own. */
-static int reduce_dim(struct onnx *o, enum nd_reduce_fn fn, struct oval *x, uint32_t d,
-		      struct oval *res)
-{
-	struct ir_attrs at = { 0 };
-	struct nd_reduce *p = &at.nd.rd;
-	uint32_t dims[NPU_MAX_RANK];
-	int t = onnx_tensor(o, x), y;
-
-	memcpy(dims, x->dims, sizeof(dims));
-	dims[d] = 1;
-	y = t < 0 ? t : onnx_temp(o, x->dt, x->rank, dims);
-	if (y < 0)
-		return y;
-	*p = (struct nd_reduce){ .fn = fn, .dtype = x->dt, .rank = x->rank, .mask = 1u << d };
-	memcpy(p->in, x->dims, sizeof(uint32_t) * x->rank);
-	TRY(onnx_node(o, IR_ND_REDUCE, &t, 1, &y, 1, &at));
-	onnx_temp_val(res, y, x->dt, x->rank, dims);
-	return 0;
-}
 
 /* A scalar constant of @dt: @i for integers, @f for floats. */
 static int scalar_val(struct onnx *o, enum npu_dtype dt, int64_t i, float f, struct oval *res)
@@ -787,7 +723,7 @@ int onnx_op_scatter_elements(struct onnx *o)
 	TRY(scalar_val(o, idx->dt, n, 0, &dn));
 	TRY(onnx_binary_of(o, ND_LESS, idx, &zi, &neg));
 	TRY(onnx_binary_of(o, ND_ADD, idx, &dn, &added));
-	TRY(where_of(o, &neg, &added, idx, &wrapped));
+	TRY(onnx_where_of(o, &neg, &added, idx, &wrapped));
 	for (uint32_t d = 0, s = 0; d <= r; d++) {
 		hd[d] = d == axis ? 1 : idx->dims[s];
 		cd[d] = d == axis ? (uint32_t)n : 1;
@@ -835,47 +771,27 @@ int onnx_op_scatter_elements(struct onnx *o)
 				       INFINITY, &ident));
 		else
 			TRY(scalar_val(o, x->dt, 0, 0.0f, &ident));
-		TRY(where_of(o, &hit, &uv, &ident, &masked));
+		TRY(onnx_where_of(o, &hit, &uv, &ident, &masked));
 	}
 	TRY(reduce_dim(o, fn, &masked, axis + 1, &red));	/* [A][n][1][B]: data's elements */
 	onnx_temp_val(&red, red.id, x->dt, r, x->dims);
 	/* where any update hit: the reduced updates (none), or them and data combined */
 	{
 		struct oval hi, hitn, comb;
-		struct ir_attrs ca = { 0 };
-		int c = onnx_temp(o, idx->dt, r + 1, hit.dims);
 
-		if (c < 0)
-			return c;
-		ca.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_BOOL, .odtype = idx->dt,
-					      .count = onnx_prod(hit.dims, 0, hit.rank) };
-		TRY(onnx_node(o, IR_ND_UNARY, &hit.id, 1, &c, 1, &ca));
-		onnx_temp_val(&hi, c, idx->dt, r + 1, hit.dims);
+		TRY(onnx_cast_of(o, &hit, idx->dt, &hi));
 		TRY(reduce_dim(o, ND_R_SUM, &hi, axis + 1, &hitn));
 		onnx_temp_val(&cnt, hitn.id, idx->dt, r, x->dims);
 		TRY(onnx_binary_of(o, ND_GREATER, &cnt, &zi, &any));
 		if (!strcmp(mode, "none"))
-			return where_of(o, &any, &red, x, NULL);
+			return onnx_where_of(o, &any, &red, x, NULL);
 		TRY(onnx_binary_of(o, combine, x, &red, &comb));
-		return where_of(o, &any, &comb, x, NULL);
+		return onnx_where_of(o, &any, &comb, x, NULL);
 	}
 }
 
 /* ---- TopK ------------------------------------------------------------------------- */
 
-/* Reduction @fn of @x over dim @d into tensor @y (made by the caller, @x's elements but d). */
-static int reduce_into(struct onnx *o, enum nd_reduce_fn fn, struct oval *x, uint32_t d, int y)
-{
-	struct ir_attrs at = { 0 };
-	struct nd_reduce *p = &at.nd.rd;
-	int t = onnx_tensor(o, x);
-
-	if (t < 0)
-		return t;
-	*p = (struct nd_reduce){ .fn = fn, .dtype = x->dt, .rank = x->rank, .mask = 1u << d };
-	memcpy(p->in, x->dims, sizeof(uint32_t) * x->rank);
-	return onnx_node(o, IR_ND_REDUCE, &t, 1, &y, 1, &at);
-}
 
 /* The dims of @x with a dim of @n inserted at @at (the others kept). */
 static void insert_dim(const struct oval *x, uint32_t at, uint32_t n, uint32_t *dims)
@@ -961,23 +877,9 @@ int onnx_op_topk(struct onnx *o)
 	}
 	TRY(onnx_binary_of(o, ND_AND, &eq, &low, &tie));
 	TRY(onnx_binary_of(o, ND_OR, &gt, &tie, &before));
-	{	/* the place of each i: how many j come before it */
-		struct ir_attrs ca = { 0 };
-		int c = onnx_temp(o, NPU_DT_INT64, r + 1, before.dims), y;
-
-		if (c < 0)
-			return c;
-		ca.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_BOOL,
-					      .odtype = NPU_DT_INT64,
-					      .count = onnx_prod(before.dims, 0, r + 1) };
-		TRY(onnx_node(o, IR_ND_UNARY, &before.id, 1, &c, 1, &ca));
-		onnx_temp_val(&bi, c, NPU_DT_INT64, r + 1, before.dims);
-		y = onnx_temp(o, NPU_DT_INT64, r + 1, di);
-		if (y < 0)
-			return y;
-		TRY(reduce_into(o, ND_R_SUM, &bi, axis, y));
-		onnx_temp_val(&pl, y, NPU_DT_INT64, r + 1, di);
-	}
+	/* the place of each i: how many j come before it */
+	TRY(onnx_cast_of(o, &before, NPU_DT_INT64, &bi));
+	TRY(reduce_dim(o, ND_R_SUM, &bi, axis, &pl));
 	{	/* output p takes the i whose place is p: hit [A][k][n][B] */
 		int64_t *v = malloc((size_t)(k > n ? k : n) * 8);
 		uint32_t pd[NPU_MAX_RANK], idd[NPU_MAX_RANK];
@@ -1007,8 +909,8 @@ int onnx_op_topk(struct onnx *o)
 	/* one hit a row: its maximum over the others' identity keeps it exactly (-0, NaN) */
 	TRY(scalar_val(o, x->dt, x->dt == NPU_DT_INT32 ? INT32_MIN : INT64_MIN, -INFINITY, &ident));
 	TRY(scalar_val(o, NPU_DT_INT64, -1, 0, &none));
-	TRY(where_of(o, &hit, &xi, &ident, &vsel));
-	TRY(where_of(o, &hit, &iota, &none, &isel));
+	TRY(onnx_where_of(o, &hit, &xi, &ident, &vsel));
+	TRY(onnx_where_of(o, &hit, &iota, &none, &isel));
 	memcpy(od, x->dims, sizeof(od));
 	od[axis] = (uint32_t)k;
 	yv = onnx_output(o, 0, x->dt, r, od);

@@ -42,6 +42,11 @@ int onnx_broadcast(struct onnx *o, const struct oval *a, const struct oval *b, u
 void onnx_temp_val(struct oval *v, int id, enum npu_dtype dt, uint32_t rank,
 		     const uint32_t *dims)
 {
+	uint32_t d[NPU_MAX_RANK];
+
+	if (rank)	/* @dims may be @v's own */
+		memcpy(d, dims, sizeof(uint32_t) * rank);
+	dims = d;
 	memset(v, 0, sizeof(*v));
 	v->name = (char *)"(intermediate)";
 	v->id = id;
@@ -56,8 +61,7 @@ void onnx_temp_val(struct oval *v, int id, enum npu_dtype dt, uint32_t rank,
 	}
 }
 
-/* @x cast to @dt: *@out a value of the node's own. */
-static int cast_to(struct onnx *o, struct oval *x, enum npu_dtype dt, struct oval *out)
+int onnx_cast_of(struct onnx *o, struct oval *x, enum npu_dtype dt, struct oval *out)
 {
 	struct ir_attrs at = { 0 };
 	int t = onnx_tensor(o, x), y;
@@ -171,7 +175,7 @@ int onnx_op_pow(struct onnx *o)
 	TRY(onnx_want_dt(o, a, F32 | I32 | I64, "the base"));
 	TRY(onnx_want_dt(o, b, NUM, "the exponent"));
 	if (b->dt != a->dt) {
-		TRY(cast_to(o, b, a->dt, &cb));
+		TRY(onnx_cast_of(o, b, a->dt, &cb));
 		b = &cb;
 	}
 	return onnx_binary_of(o, ND_POW, a, b, NULL);
@@ -217,17 +221,15 @@ int onnx_op_mean(struct onnx *o) { return variadic(o, ND_ADD, F32, 1); }
 
 /* ---- Where ---------------------------------------------------------------------- */
 
-int onnx_op_where(struct onnx *o)
+int onnx_where_of(struct onnx *o, struct oval *c, struct oval *a, struct oval *b,
+		  struct oval *res)
 {
-	struct oval *c = onnx_in(o, 0), *a = onnx_in(o, 1), *b = onnx_in(o, 2);
 	struct ir_attrs at = { 0 };
 	struct nd_where *p = &at.nd.wh;
 	uint32_t r1, r2, t1[NPU_MAX_RANK], t2[NPU_MAX_RANK], ab[NPU_MAX_RANK];
 	struct oval abv;
 	int t[3], y;
 
-	if (!c || !a || !b)
-		return onnx_fail(o, NPU_EINVAL, "three inputs are needed");
 	TRY(onnx_want_dt(o, c, BOOL, "the condition"));
 	if (a->dt != b->dt)
 		return onnx_fail(o, NPU_EINVAL, "inputs of %s and %s", onnx_dtype_name(a->dt),
@@ -243,17 +245,29 @@ int onnx_op_where(struct onnx *o)
 		p->a[i] = i < r2 - a->rank ? 1 : a->dims[i - (r2 - a->rank)];
 		p->b[i] = i < r2 - b->rank ? 1 : b->dims[i - (r2 - b->rank)];
 	}
-	y = onnx_output(o, 0, a->dt, r2, p->out);
-	if (!p->rank) {
+	y = res ? onnx_temp(o, a->dt, r2 ? r2 : 1, r2 ? p->out : (uint32_t[]){ 1 }) :
+		  onnx_output(o, 0, a->dt, r2, p->out);
+	if (res && y >= 0)
+		onnx_temp_val(res, y, a->dt, r2, p->out);
+	if (!p->rank) {		/* scalars: one element */
 		p->rank = 1;
 		p->a[0] = p->b[0] = p->c[0] = p->out[0] = 1;
 	}
-	for (int i = 0; i < 3 && y >= 0; i++) {
-		t[i] = onnx_in_t(o, (uint32_t)i);
-		if (t[i] < 0)
-			return t[i];
-	}
-	return y < 0 ? y : onnx_node(o, IR_ND_WHERE, t, 3, &y, 1, &at);
+	t[0] = y < 0 ? y : onnx_tensor(o, c);
+	t[1] = t[0] < 0 ? t[0] : onnx_tensor(o, a);
+	t[2] = t[1] < 0 ? t[1] : onnx_tensor(o, b);
+	if (t[2] < 0)
+		return t[2];
+	return onnx_node(o, IR_ND_WHERE, t, 3, &y, 1, &at);
+}
+
+int onnx_op_where(struct onnx *o)
+{
+	struct oval *c = onnx_in(o, 0), *a = onnx_in(o, 1), *b = onnx_in(o, 2);
+
+	if (!c || !a || !b)
+		return onnx_fail(o, NPU_EINVAL, "three inputs are needed");
+	return onnx_where_of(o, c, a, b, NULL);
 }
 
 /* ---- unary functions ------------------------------------------------------------- */

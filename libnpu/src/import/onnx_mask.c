@@ -12,34 +12,21 @@
 
 #include "import/onnx.h"
 
-/* A scalar of @dt with the value of element @i of the static @v (0 without one). */
-static int scalar_of(struct onnx *o, enum npu_dtype dt, const struct oval *v, uint64_t i)
+/* A scalar of @dt, element @i of the static @v (0 without one), as a value of the node's own. */
+static int scalar_of(struct onnx *o, enum npu_dtype dt, const struct oval *v, uint64_t i,
+		     struct oval *res)
 {
 	uint8_t buf[8] = { 0 };
 	size_t es = ir_elem_size(dt);
+	int t;
 
 	if (v)
 		memcpy(buf, (const uint8_t *)v->data + i * es, es);
-	return onnx_const(o, dt, 1, buf);
-}
-
-/* y = cond ? a : b into output 0, shaped @out; the operands' dims aligned to its rank. */
-static int where_into(struct onnx *o, const int *t, const uint32_t (*dims)[NPU_MAX_RANK],
-		      enum npu_dtype dt, uint32_t rank, const uint32_t *out)
-{
-	struct ir_attrs at = { 0 };
-	struct nd_where *p = &at.nd.wh;
-	int y = onnx_output(o, 0, dt, rank, out);
-
-	if (y < 0)
-		return y;
-	p->rank = rank;
-	p->dtype = dt;
-	memcpy(p->out, out, 4 * rank);
-	memcpy(p->c, dims[0], 4 * rank);
-	memcpy(p->a, dims[1], 4 * rank);
-	memcpy(p->b, dims[2], 4 * rank);
-	return onnx_node(o, IR_ND_WHERE, t, 3, &y, 1, &at);
+	t = onnx_const(o, dt, 1, buf);
+	if (t < 0)
+		return t;
+	onnx_temp_val(res, t, dt, 0, NULL);
+	return 0;
 }
 
 /*
@@ -49,11 +36,11 @@ static int where_into(struct onnx *o, const int *t, const uint32_t (*dims)[NPU_M
  */
 int onnx_op_trilu(struct onnx *o)
 {
-	struct oval *x = onnx_in(o, 0), *kv;
-	uint32_t dims[3][NPU_MAX_RANK], r, n, m;
+	struct oval *x = onnx_in(o, 0), *kv, mv, zero;
+	uint32_t r, n, m;
 	int64_t upper, k = 0;
 	uint8_t *mask;
-	int t[3];
+	int t;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
@@ -81,18 +68,13 @@ int onnx_op_trilu(struct onnx *o)
 
 			mask[(size_t)i * m + j] = upper ? d >= k : d <= k;
 		}
-	t[0] = onnx_const_shaped(o, NPU_DT_BOOL, 2, (uint32_t[]){ n, m }, mask);
+	t = onnx_const_shaped(o, NPU_DT_BOOL, 2, (uint32_t[]){ n, m }, mask);
 	free(mask);
-	t[1] = t[0] < 0 ? t[0] : onnx_in_t(o, 0);
-	t[2] = t[1] < 0 ? t[1] : scalar_of(o, x->dt, NULL, 0);
-	if (t[2] < 0)
-		return t[2];
-	for (uint32_t d = 0; d < r; d++) {
-		dims[0][d] = d < r - 2 ? 1 : x->dims[d];
-		dims[1][d] = x->dims[d];
-		dims[2][d] = 1;
-	}
-	return where_into(o, t, dims, x->dt, r, x->dims);
+	if (t < 0)
+		return t;
+	onnx_temp_val(&mv, t, NPU_DT_BOOL, 2, (uint32_t[]){ n, m });
+	TRY(scalar_of(o, x->dt, NULL, 0, &zero));
+	return onnx_where_of(o, &mv, x, &zero, NULL);
 }
 
 /*
@@ -105,24 +87,16 @@ int onnx_op_trilu(struct onnx *o)
 int onnx_op_onehot(struct onnx *o)
 {
 	struct oval *ix = onnx_in(o, 0), *dv, *vals, zero, neg, wrapped, adj, unsq, cls, hit, cast;
-	uint32_t rank, axis, out[NPU_MAX_RANK], dims[3][NPU_MAX_RANK], ud[NPU_MAX_RANK];
+	struct oval on, off;
+	uint32_t rank, axis, ud[NPU_MAX_RANK];
 	int64_t axis_attr, depth, *classes;
-	int t[3];
+	int t;
 
 	if (!ix || !onnx_has_in(o, 1) || !onnx_has_in(o, 2))
 		return onnx_fail(o, NPU_EINVAL, "indices, depth and values are needed");
 	TRY(onnx_want_dt(o, ix, I32 | I64 | F32, "the indices"));
 	if (ix->dt == NPU_DT_FLOAT32) {	/* cast to int64 first, as ONNX says: truncated */
-		struct ir_attrs ca = { 0 };
-		int x = onnx_tensor(o, ix), c = onnx_temp(o, NPU_DT_INT64, ix->rank ? ix->rank : 1,
-							  ix->rank ? ix->dims : (uint32_t[]){ 1 });
-
-		if (x < 0 || c < 0)
-			return x < 0 ? x : c;
-		ca.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_FLOAT32,
-					      .odtype = NPU_DT_INT64, .count = ix->count };
-		TRY(onnx_node(o, IR_ND_UNARY, &x, 1, &c, 1, &ca));
-		onnx_temp_val(&cast, c, NPU_DT_INT64, ix->rank, ix->dims);
+		TRY(onnx_cast_of(o, ix, NPU_DT_INT64, &cast));
 		ix = &cast;
 	}
 	TRY(onnx_in_static(o, 1, "depth", &dv));
@@ -141,15 +115,11 @@ int onnx_op_onehot(struct onnx *o)
 	TRY(onnx_norm_axis(o, axis_attr, ix->rank + 1, 0, &axis));
 	rank = ix->rank + 1;
 	for (uint32_t d = 0, s = 0; d < rank; d++) {
-		out[d] = d == axis ? (uint32_t)depth : ix->dims[s];
 		ud[d] = d == axis ? 1 : ix->dims[s];
 		s += d != axis;
 	}
 	/* i' = Where(i < 0, i + d, i) */
-	t[0] = scalar_of(o, ix->dt, NULL, 0);
-	if (t[0] < 0)
-		return t[0];
-	onnx_temp_val(&zero, t[0], ix->dt, 0, NULL);
+	TRY(scalar_of(o, ix->dt, NULL, 0, &zero));
 	TRY(onnx_binary_of(o, ND_LESS, ix, &zero, &neg));
 	{
 		int64_t d64 = depth;
@@ -163,21 +133,7 @@ int onnx_op_onehot(struct onnx *o)
 		onnx_temp_val(&dval, dt_, ix->dt, 0, NULL);
 		TRY(onnx_binary_of(o, ND_ADD, ix, &dval, &wrapped));
 	}
-	{
-		struct ir_attrs wa = { 0 };
-		struct nd_where *p = &wa.nd.wh;
-		int a = onnx_tensor(o, ix), w = onnx_temp(o, ix->dt, ix->rank ? ix->rank : 1,
-							  ix->rank ? ix->dims : (uint32_t[]){ 1 });
-
-		if (a < 0 || w < 0)
-			return a < 0 ? a : w;
-		p->rank = ix->rank ? ix->rank : 1;
-		p->dtype = ix->dt;
-		for (uint32_t d = 0; d < p->rank; d++)
-			p->out[d] = p->c[d] = p->a[d] = p->b[d] = ix->rank ? ix->dims[d] : 1;
-		TRY(onnx_node(o, IR_ND_WHERE, (int[]){ neg.id, wrapped.id, a }, 3, &w, 1, &wa));
-		onnx_temp_val(&adj, w, ix->dt, ix->rank, ix->dims);
-	}
+	TRY(onnx_where_of(o, &neg, &wrapped, ix, &adj));
 	/* Equal(i' with a 1 at axis, the classes along axis) */
 	onnx_temp_val(&unsq, adj.id, ix->dt, rank, ud);
 	TRY(onnx_charge(o, (uint64_t)depth * 8));
@@ -196,24 +152,17 @@ int onnx_op_onehot(struct onnx *o)
 		}
 		for (uint32_t d = 0; d < rank; d++)
 			cd[d] = d == axis ? (uint32_t)depth : 1;
-		t[0] = onnx_const_shaped(o, ix->dt, rank, cd, classes);
+		t = onnx_const_shaped(o, ix->dt, rank, cd, classes);
 		free(classes);
-		if (t[0] < 0)
-			return t[0];
-		onnx_temp_val(&cls, t[0], ix->dt, rank, cd);
+		if (t < 0)
+			return t;
+		onnx_temp_val(&cls, t, ix->dt, rank, cd);
 	}
 	TRY(onnx_binary_of(o, ND_EQUAL, &unsq, &cls, &hit));
 	/* Where(hit, on, off) */
-	t[0] = hit.id;
-	t[1] = scalar_of(o, vals->dt, vals, 1);
-	t[2] = t[1] < 0 ? t[1] : scalar_of(o, vals->dt, vals, 0);
-	if (t[2] < 0)
-		return t[2];
-	for (uint32_t d = 0; d < rank; d++) {
-		dims[0][d] = out[d];
-		dims[1][d] = dims[2][d] = 1;
-	}
-	return where_into(o, t, dims, vals->dt, rank, out);
+	TRY(scalar_of(o, vals->dt, vals, 1, &on));
+	TRY(scalar_of(o, vals->dt, vals, 0, &off));
+	return onnx_where_of(o, &hit, &on, &off, NULL);
 }
 
 /* A float scalar constant as a value of the node's own. */
