@@ -110,6 +110,31 @@ class NormNet(torch.nn.Module):
         return self.out(f.pixel_shuffle(self.c4(b), 2))
 
 
+class KeywordSpotter(torch.nn.Module):
+    """A recurrent speech model as keyword spotters are built: a Conv1d over
+    40 MFCC bands, then an LSTM (two layers, batch first) or a
+    bidirectional GRU over the 49 frames, and a classifier of the last
+    frame's state into 12 keywords."""
+
+    def __init__(self, cell="lstm"):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(40, 64, 3, padding=1)
+        if cell == "lstm":
+            self.rnn = torch.nn.LSTM(64, 48, num_layers=2, batch_first=True)
+        else:
+            self.rnn = torch.nn.GRU(64, 48, bidirectional=True, batch_first=True)
+        self.fc = torch.nn.Linear(48 * (1 if cell == "lstm" else 2), 12)
+
+    def forward(self, x):
+        y = torch.relu(self.conv(x)).permute(0, 2, 1)
+        out, _ = self.rnn(y)
+        return torch.log_softmax(self.fc(out[:, -1]), -1)
+
+
+def mfcc():
+    return (torch.rand(1, 40, 49) * 2 - 1,)
+
+
 def vit():
     return tv.vision_transformer.VisionTransformer(
         image_size=32, patch_size=8, num_layers=2, num_heads=4, hidden_dim=64, mlp_dim=128,
@@ -142,6 +167,8 @@ FP32 = {
     "bert": (Bert, tokens, ["input_ids", "attention_mask"]),
     "upnet": (UpNet, lambda: image(64), ["input"]),
     "normnet": (NormNet, lambda: image(48), ["input"]),
+    "kws_lstm": (lambda: KeywordSpotter("lstm"), mfcc, ["input"]),
+    "kws_gru": (lambda: KeywordSpotter("gru"), mfcc, ["input"]),
 }
 
 # torchvision's quantizable models, quantized by torch (qnnpack)

@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 # onnxruntime's quantizer's forms of the fp32 networks (quantize.py)
-QDQ="resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 shufflenet_v2 squeezenet regnet_y_400mf normnet vit bert"
+QDQ="resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 shufflenet_v2 squeezenet regnet_y_400mf normnet vit bert kws_lstm"
 DYNAMIC="vit bert"
 only=$(IFS=,; echo "${names[*]:-}")
 base=$(for n in "${names[@]}"; do echo "${n%_int8_qdq}" | sed 's/_int8_dynamic$//'; done |

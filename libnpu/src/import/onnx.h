@@ -274,6 +274,17 @@ int onnx_binary_of(struct onnx *o, enum nd_fn fn, struct oval *a, struct oval *b
  */
 int onnx_where_of(struct onnx *o, struct oval *c, struct oval *a, struct oval *b,
 		  struct oval *res);
+/*
+ * @u's function (its fn and parameters; dtype and count are @x's) of @x
+ * into output 0, or with @res into a value of the node's own; 0 or an error.
+ */
+int onnx_unary_of(struct onnx *o, const struct nd_unary *u, struct oval *x, struct oval *res);
+/*
+ * op(A) op(B) (MatMul's broadcasting, fp32) into a value of the node's
+ * own; 0 or an error.
+ */
+int onnx_matmul_of(struct onnx *o, struct oval *a, struct oval *b, int ta, int tb,
+		   struct oval *res);
 /* @x cast to @dt into a value of the node's own (@out may be @x). */
 int onnx_cast_of(struct onnx *o, struct oval *x, enum npu_dtype dt, struct oval *res);
 
@@ -311,7 +322,7 @@ int onnx_op_fn(struct onnx *o);
 	X(cumsum) X(isnan) X(isinf) X(gathernd) \
 	X(scatter_elements) X(topk) X(ms_gelu) X(ms_fastgelu) X(ms_biasgelu) X(ms_quickgelu) \
 	X(ms_simplified_ln) X(ms_skip_ln) X(ms_skip_simplified_ln) X(ms_qlinear_sigmoid) \
-	X(ms_qlinear_leakyrelu)
+	X(ms_qlinear_leakyrelu) X(rnn) X(gru) X(lstm)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

@@ -78,6 +78,28 @@ int onnx_cast_of(struct onnx *o, struct oval *x, enum npu_dtype dt, struct oval 
 	return 0;
 }
 
+int onnx_unary_of(struct onnx *o, const struct nd_unary *u, struct oval *x, struct oval *res)
+{
+	struct ir_attrs at = { 0 };
+	int t = onnx_tensor(o, x), y;
+	uint32_t one = 1;
+
+	if (t < 0)
+		return t;
+	at.nd.un = *u;
+	at.nd.un.dtype = x->dt;
+	at.nd.un.count = x->count ? x->count : 1;
+	y = res ? onnx_temp(o, (enum npu_dtype)nd_unary_out_dt(&at.nd.un), x->rank ? x->rank : 1,
+			    x->rank ? x->dims : &one)
+		: onnx_output(o, 0, (enum npu_dtype)nd_unary_out_dt(&at.nd.un), x->rank, x->dims);
+	if (y < 0)
+		return y;
+	TRY(onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &at));
+	if (res)
+		onnx_temp_val(res, y, (enum npu_dtype)nd_unary_out_dt(&at.nd.un), x->rank, x->dims);
+	return 0;
+}
+
 /*
  * @fn of @a and @b (one dtype) into output 0, or with @res into a value
  * of the node's own (a chain's partial result).
@@ -97,17 +119,20 @@ int onnx_binary_of(struct onnx *o, enum nd_fn fn, struct oval *a, struct oval *b
 	p->fn = fn;
 	p->dtype = a->dt;
 	odt = (enum npu_dtype)nd_binary_out_dt(fn, a->dt);
+	/* the operands' tensors first: @res may be one of them */
+	t[0] = onnx_tensor(o, a);
+	t[1] = t[0] < 0 ? t[0] : onnx_tensor(o, b);
+	if (t[1] < 0)
+		return t[1];
 	y = res ? onnx_temp(o, odt, p->rank, p->out) : onnx_output(o, 0, odt, p->rank, p->out);
-	if (res && y >= 0)
+	if (y < 0)
+		return y;
+	if (res)
 		onnx_temp_val(res, y, odt, p->rank, p->out);
 	if (!p->rank) {		/* scalars: one element */
 		p->rank = 1;
 		p->a[0] = p->b[0] = p->out[0] = 1;
 	}
-	t[0] = onnx_tensor(o, a);
-	t[1] = t[0] < 0 ? t[0] : onnx_tensor(o, b);
-	if (y < 0 || t[0] < 0 || t[1] < 0)
-		return y < 0 ? y : t[0] < 0 ? t[0] : t[1];
 	return onnx_node(o, IR_ND_BINARY, t, 2, &y, 1, &at);
 }
 
@@ -245,19 +270,22 @@ int onnx_where_of(struct onnx *o, struct oval *c, struct oval *a, struct oval *b
 		p->a[i] = i < r2 - a->rank ? 1 : a->dims[i - (r2 - a->rank)];
 		p->b[i] = i < r2 - b->rank ? 1 : b->dims[i - (r2 - b->rank)];
 	}
+	/* the operands' tensors first: @res may be one of them */
+	t[0] = onnx_tensor(o, c);
+	t[1] = t[0] < 0 ? t[0] : onnx_tensor(o, a);
+	t[2] = t[1] < 0 ? t[1] : onnx_tensor(o, b);
+	if (t[2] < 0)
+		return t[2];
 	y = res ? onnx_temp(o, a->dt, r2 ? r2 : 1, r2 ? p->out : (uint32_t[]){ 1 }) :
 		  onnx_output(o, 0, a->dt, r2, p->out);
-	if (res && y >= 0)
+	if (y < 0)
+		return y;
+	if (res)
 		onnx_temp_val(res, y, a->dt, r2, p->out);
 	if (!p->rank) {		/* scalars: one element */
 		p->rank = 1;
 		p->a[0] = p->b[0] = p->c[0] = p->out[0] = 1;
 	}
-	t[0] = y < 0 ? y : onnx_tensor(o, c);
-	t[1] = t[0] < 0 ? t[0] : onnx_tensor(o, a);
-	t[2] = t[1] < 0 ? t[1] : onnx_tensor(o, b);
-	if (t[2] < 0)
-		return t[2];
 	return onnx_node(o, IR_ND_WHERE, t, 3, &y, 1, &at);
 }
 

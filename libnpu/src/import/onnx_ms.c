@@ -16,21 +16,9 @@
 static int unary_of(struct onnx *o, enum nd_fn fn, float alpha, struct oval *x,
 		    struct oval *res)
 {
-	struct ir_attrs at = { 0 };
-	int t = onnx_tensor(o, x), y;
+	struct nd_unary u = { .fn = fn, .alpha = alpha };
 
-	if (t < 0)
-		return t;
-	y = res ? onnx_temp(o, x->dt, x->rank ? x->rank : 1, x->rank ? x->dims : (uint32_t[]){ 1 })
-		: onnx_output(o, 0, x->dt, x->rank, x->dims);
-	if (y < 0)
-		return y;
-	at.nd.un = (struct nd_unary){ .fn = fn, .dtype = x->dt, .count = x->count ? x->count : 1,
-				      .alpha = alpha };
-	TRY(onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &at));
-	if (res)
-		onnx_temp_val(res, y, x->dt, x->rank, x->dims);
-	return 0;
+	return onnx_unary_of(o, &u, x, res);
 }
 
 /* Input @i plus input @j (and @k where given): the residual adds before a norm. */

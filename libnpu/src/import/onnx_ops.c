@@ -157,6 +157,17 @@ static int matmul(struct onnx *o, struct oval *a, struct oval *b, int ta, int tb
 	return onnx_node(o, IR_ND_MATMUL, t, 4, &y, 1, &at);
 }
 
+int onnx_matmul_of(struct onnx *o, struct oval *a, struct oval *b, int ta, int tb,
+		   struct oval *res)
+{
+	uint32_t yr, yd[NPU_MAX_RANK + 1];
+	int y = -2;
+
+	TRY(matmul(o, a, b, ta, tb, 1.0f, -1, -1, 0, 0, &y, NPU_DT_FLOAT32, &yr, yd));
+	onnx_temp_val(res, y, NPU_DT_FLOAT32, yr, yd);
+	return 0;
+}
+
 static int op_matmul(struct onnx *o)
 {
 	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1);
@@ -1790,6 +1801,8 @@ struct op_found {
 	char attrs[32];			/* and its attributes */
 };
 
+#define RNN_ATTRS "activation_alpha activation_beta activations clip direction hidden_size layout"
+
 static const struct onnx_op ops[] = {
 	{ "Add", onnx_op_add, "", 7 },
 	{ "Sub", onnx_op_sub, "", 7 },
@@ -1865,6 +1878,9 @@ static const struct onnx_op ops[] = {
 	{ "CumSum", onnx_op_cumsum, "exclusive reverse", 11 },
 	{ "IsNaN", onnx_op_isnan, "", 9 },
 	{ "IsInf", onnx_op_isinf, "detect_negative detect_positive", 10 },
+	{ "RNN", onnx_op_rnn, RNN_ATTRS, 7 },
+	{ "GRU", onnx_op_gru, RNN_ATTRS " linear_before_reset", 7 },
+	{ "LSTM", onnx_op_lstm, RNN_ATTRS " input_forget", 7 },
 	{ "Unsqueeze", onnx_op_unsqueeze, "axes", 1 },
 	{ "Squeeze", onnx_op_squeeze, "axes", 1 },
 	{ "ConstantOfShape", onnx_op_constantofshape, "value", 9 },
@@ -2042,9 +2058,13 @@ int onnx_import_node(struct onnx *o)
 	op = refusal(o, N, why, sizeof(why), &found);
 	if (!op)
 		return onnx_fail(o, N->op_type ? NPU_ENOTSUP : NPU_EINVAL, "%s", why);
-	/* every op's first output is required (the later ones may be optional) */
-	if (!N->n_output || !N->output[0][0])
+	/* an op's first output is required, but the recurrent ops' (any one of theirs) */
+	if (!N->n_output || (!N->output[0][0] && op->import != onnx_op_rnn &&
+				op->import != onnx_op_gru && op->import != onnx_op_lstm))
 		return onnx_fail(o, NPU_EINVAL, "output 0 has no name");
+	for (size_t i = 0; i < N->n_output && !N->output[i][0]; i++)	/* RNN's: any one */
+		if (i + 1 == N->n_output)
+			return onnx_fail(o, NPU_EINVAL, "no output has a name");
 	for (size_t i = 0; i < N->n_input; i++)
 		if (N->input[i][0] && !onnx_find(o, N->input[i]))
 			return onnx_fail(o, NPU_EINVAL, "input '%s' is not defined before this node "
