@@ -181,6 +181,16 @@ int onnx_fold_eltwise(struct onnx *o, int mul);
 int onnx_fold_layernorm(struct onnx *o, const struct nd_layernorm *p);
 /* DQ -> @un's function of fp32 -> Q as one 8-bit op (a table); 1, 0 or an error. */
 int onnx_fold_unary(struct onnx *o, const struct nd_unary *un);
+/*
+ * onnxruntime's QOperator ops as the folds above (their operands and
+ * output quantized per tensor, as the Q and DQ of the pattern would be):
+ * QLinearAdd and QLinearMul (@mul), QLinearGlobalAveragePool,
+ * QLinearSoftmax, QGemm (alpha 1, A not transposed, y quantized).
+ */
+int onnx_fold_qlinear_eltwise(struct onnx *o, int mul);
+int onnx_fold_qlinear_global_average(struct onnx *o, const uint32_t *ydims);
+int onnx_fold_qlinear_softmax(struct onnx *o, uint32_t axis);
+int onnx_fold_qgemm(struct onnx *o, int trans_b);
 /* Q of a DQ of the same quantization: the quantized value itself. */
 int onnx_fold_requantize(struct onnx *o);
 
@@ -322,11 +332,19 @@ int onnx_op_fn(struct onnx *o);
 	X(cumsum) X(isnan) X(isinf) X(gathernd) \
 	X(scatter_elements) X(topk) X(ms_gelu) X(ms_fastgelu) X(ms_biasgelu) X(ms_quickgelu) \
 	X(ms_simplified_ln) X(ms_skip_ln) X(ms_skip_simplified_ln) X(ms_qlinear_sigmoid) \
-	X(ms_qlinear_leakyrelu) X(rnn) X(gru) X(lstm)
+	X(ms_qlinear_leakyrelu) X(rnn) X(gru) X(lstm) X(ms_qlinear_add) X(ms_qlinear_mul) \
+	X(ms_qlinear_concat) X(ms_qlinear_gap) X(ms_qlinear_avgpool) X(ms_qlinear_softmax) \
+	X(ms_qgemm)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE
 
+/*
+ * Import @as as if it were the node being imported (a node of a lowering's
+ * own, of the default domain; its name in messages), with ONNX's @opset
+ * semantics where not 0: 0 or an error.
+ */
+int onnx_import_as(struct onnx *o, const Onnx__NodeProto *as, int64_t opset);
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);
 /*

@@ -8,9 +8,13 @@
  * runs it as it runs those, the NPU included.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "import/onnx.h"
+
+#define N	(o->node)
 
 /* @fn of @x into a value of the node's own, or output 0 with @res NULL. */
 static int unary_of(struct onnx *o, enum nd_fn fn, float alpha, struct oval *x,
@@ -247,4 +251,290 @@ int onnx_op_ms_qlinear_leakyrelu(struct onnx *o)
 	if (!isfinite(alpha))
 		return onnx_fail(o, NPU_EINVAL, "alpha %g", alpha);
 	return qlinear_unary(o, ND_LEAKY_RELU, alpha);
+}
+
+/*
+ * The rest of the QOperator form, each computed as what it stands for
+ * where it does not fold into the int8 op of its QDQ pattern (onnx_qdq.c):
+ * its 8-bit operands dequantized, the float op of the default domain
+ * imported on them (the node's own attributes), its result quantized into
+ * output 0 - the DQ -> op -> Q that onnxruntime's quantizer replaced.
+ */
+
+/* A lowering's own value: output 0's name with @tag and @k. */
+static const char *own_name(struct onnx *o, const char *tag, uint32_t k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s#%s%u", N->output[0], tag, k);
+	return buf;
+}
+
+/* A node of the default domain (@op, its inputs and output) imported now. */
+static int import_as(struct onnx *o, const char *op, const char **in, size_t nin, const char *out,
+		     Onnx__AttributeProto **attrs, size_t nattrs, int64_t opset)
+{
+	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
+	char *outs[1] = { (char *)out };
+
+	n.name = N->name;
+	n.op_type = (char *)op;
+	n.n_input = nin;
+	n.input = (char **)in;
+	n.n_output = 1;
+	n.output = outs;
+	n.n_attribute = nattrs;
+	n.attribute = attrs;
+	return onnx_import_as(o, &n, opset);
+}
+
+/* Input @i with its scale and zero point (@i + 1, @i + 2) dequantized into @name. */
+static int dq_into(struct onnx *o, uint32_t i, const char *name, int64_t axis)
+{
+	Onnx__AttributeProto ax = ONNX__ATTRIBUTE_PROTO__INIT, *ap = &ax;
+	const char *in[3];
+	struct oval *x = onnx_in(o, i);
+
+	if (!x || !onnx_has_in(o, i + 1))
+		return onnx_fail(o, NPU_EINVAL, "input %u and its scale are needed", i);
+	TRY(onnx_want_dt(o, x, U8 | I8 | (axis == -2 ? I32 : 0), "a quantized operand"));
+	in[0] = N->input[i];
+	in[1] = N->input[i + 1];
+	in[2] = i + 2 < N->n_input ? N->input[i + 2] : "";
+	ax.name = (char *)"axis";
+	ax.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	ax.has_i = 1;
+	ax.i = axis;
+	return import_as(o, "DequantizeLinear", in, 3, name, &ap, axis >= 0, 0);
+}
+
+/* @name quantized by inputs @i (scale) and @i + 1 (zero point) into output 0. */
+static int q_out(struct onnx *o, const char *name, uint32_t i)
+{
+	const char *in[3] = { name, N->input[i], i + 1 < N->n_input ? N->input[i + 1] : "" };
+
+	if (!onnx_has_in(o, i))
+		return onnx_fail(o, NPU_EINVAL, "the output's scale is needed");
+	return import_as(o, "QuantizeLinear", in, 3, N->output[0], NULL, 0, 0);
+}
+
+/* The node's attributes but those named in @drop (space-separated), into @a. */
+static size_t attrs_but(struct onnx *o, const char *drop, Onnx__AttributeProto **a, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < N->n_attribute && n < max; i++) {
+		const char *name = N->attribute[i]->name;
+		const char *p = strstr(drop, name);
+		size_t len = strlen(name);
+
+		if (p && (p == drop || p[-1] == ' ') && (!p[len] || p[len] == ' '))
+			continue;
+		a[n++] = N->attribute[i];
+	}
+	return n;
+}
+
+/*
+ * DQ of the operands at @qin (each followed by its scale and zero point),
+ * @op of them (and of the inputs named in @extra, after them), Q by the
+ * inputs from @yi into output 0.
+ */
+static int qlinear_lowered(struct onnx *o, const char *op, const uint32_t *qin, uint32_t nq,
+			   uint32_t yi, const char *drop, int64_t opset)
+{
+	char names[IR_MAX_IN][96], fname[96];
+	const char *in[IR_MAX_IN];
+	Onnx__AttributeProto *a[16];
+
+	if (nq > IR_MAX_IN)
+		return onnx_fail(o, NPU_ENOTSUP, "%u operands (at most %d)", nq, IR_MAX_IN);
+	if (!N->n_output || !N->output[0][0])
+		return onnx_fail(o, NPU_EINVAL, "output 0 has no name");
+	for (uint32_t k = 0; k < nq; k++) {
+		in[k] = own_name(o, "dq", k, names[k], sizeof(names[k]));
+		TRY(dq_into(o, qin[k], in[k], -1));
+	}
+	own_name(o, "f", 0, fname, sizeof(fname));
+	TRY(import_as(o, op, in, nq, fname, a, attrs_but(o, drop, a, 16), opset));
+	return q_out(o, fname, yi);
+}
+
+int onnx_op_ms_qlinear_add(struct onnx *o)
+{
+	int r = onnx_fold_qlinear_eltwise(o, 0);
+
+	if (r)
+		return r < 0 ? r : 0;
+	return qlinear_lowered(o, "Add", (uint32_t[]){ 0, 3 }, 2, 6, "", 0);
+}
+
+int onnx_op_ms_qlinear_mul(struct onnx *o)
+{
+	int r = onnx_fold_qlinear_eltwise(o, 1);
+
+	if (r)
+		return r < 0 ? r : 0;
+	return qlinear_lowered(o, "Mul", (uint32_t[]){ 0, 3 }, 2, 6, "", 0);
+}
+
+/* QLinearConcat: Y's scale and zero point, then each input's three. */
+int onnx_op_ms_qlinear_concat(struct onnx *o)
+{
+	uint32_t q[IR_MAX_IN], n = 0;
+
+	if (N->n_input < 5 || (N->n_input - 2) % 3)
+		return onnx_fail(o, NPU_EINVAL, "%zu inputs (Y's scale and zero point, then "
+				 "three for each input)", N->n_input);
+	for (uint32_t i = 2; i < N->n_input && n < IR_MAX_IN; i += 3)
+		q[n++] = i;
+	if ((N->n_input - 2) / 3 > IR_MAX_IN)
+		return onnx_fail(o, NPU_ENOTSUP, "%zu inputs (at most %d)", (N->n_input - 2) / 3,
+				 IR_MAX_IN);
+	return qlinear_lowered(o, "Concat", q, n, 0, "", 0);
+}
+
+/* QLinearGlobalAveragePool: NCHW, or with channels_last NHWC. */
+int onnx_op_ms_qlinear_gap(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0);
+	int64_t last;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_attr_i(o, "channels_last", 0, &last));
+	if (x->rank < 3)
+		return onnx_fail(o, NPU_EINVAL, "X of rank %u (at least 3)", x->rank);
+	if (!last) {
+		uint32_t yd[NPU_MAX_RANK];
+		int r;
+
+		for (uint32_t i = 0; i < x->rank; i++)
+			yd[i] = i < 2 ? x->dims[i] : 1;
+		r = onnx_fold_qlinear_global_average(o, yd);
+		if (r)
+			return r < 0 ? r : 0;
+		return qlinear_lowered(o, "GlobalAveragePool", (uint32_t[]){ 0 }, 1, 3,
+				       "channels_last", 0);
+	}
+	{	/* the mean over the dims between N and C */
+		Onnx__AttributeProto ax = ONNX__ATTRIBUTE_PROTO__INIT, *ap = &ax;
+		int64_t axes[NPU_MAX_RANK];
+		char dq[96], f[96];
+		const char *in[1] = { own_name(o, "dq", 0, dq, sizeof(dq)) };
+
+		for (uint32_t i = 1; i + 1 < x->rank; i++)
+			axes[i - 1] = i;
+		ax.name = (char *)"axes";
+		ax.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+		ax.n_ints = x->rank - 2;
+		ax.ints = axes;
+		TRY(dq_into(o, 0, dq, -1));
+		own_name(o, "f", 0, f, sizeof(f));
+		TRY(import_as(o, "ReduceMean", in, 1, f, &ap, 1, 13));
+		return q_out(o, f, 3);
+	}
+}
+
+int onnx_op_ms_qlinear_avgpool(struct onnx *o)
+{
+	int64_t last;
+
+	TRY(onnx_attr_i(o, "channels_last", 0, &last));
+	if (last)
+		return onnx_fail(o, NPU_ENOTSUP, "channels_last (NHWC)");
+	return qlinear_lowered(o, "AveragePool", (uint32_t[]){ 0 }, 1, 3, "channels_last", 0);
+}
+
+/* QLinearSoftmax: Softmax as opset @opset defines it (before 13: over the dims from axis). */
+int onnx_op_ms_qlinear_softmax(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0);
+	int64_t opset, axis;
+	uint32_t ax;
+
+	if (!x)
+		return onnx_fail(o, NPU_EINVAL, "no input");
+	TRY(onnx_attr_i(o, "opset", 0, &opset));
+	if (opset < 1 || opset > ONNX_MAX_OPSET)
+		return onnx_fail(o, NPU_EINVAL, "attribute 'opset' %lld", (long long)opset);
+	TRY(onnx_attr_i(o, "axis", opset < 13 ? 1 : -1, &axis));
+	TRY(onnx_norm_axis(o, axis, x->rank, 0, &ax));
+	if (opset < 13 || ax + 1 == x->rank) {	/* over the trailing dims from ax */
+		int r = onnx_fold_qlinear_softmax(o, ax);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
+	return qlinear_lowered(o, "Softmax", (uint32_t[]){ 0 }, 1, 3, "opset", opset);
+}
+
+/*
+ * QGemm: alpha op(A) op(B) + C, C int32 of scale a_scale * b_scale (b's per
+ * column where B has a scale a column), y quantized by its scale and zero
+ * point, or fp32 where they are absent.
+ */
+int onnx_op_ms_qgemm(struct onnx *o)
+{
+	struct oval *a = onnx_in(o, 0), *as = onnx_in(o, 1), *b = onnx_in(o, 3), *bs = onnx_in(o, 4);
+	struct oval *c = onnx_has_in(o, 6) ? onnx_in(o, 6) : NULL;
+	int64_t ta, tb;
+	float alpha;
+	int yq = onnx_has_in(o, 7);
+	char names[3][96], f[96];
+	const char *in[3];
+	Onnx__AttributeProto *at[4];
+
+	if (!a || !as || !b || !bs)
+		return onnx_fail(o, NPU_EINVAL, "A, B and their scales are needed");
+	TRY(onnx_attr_i(o, "transA", 0, &ta));
+	TRY(onnx_attr_i(o, "transB", 0, &tb));
+	TRY(onnx_attr_f(o, "alpha", 1.0f, &alpha));
+	if (yq && alpha == 1.0f && !ta) {
+		int r = onnx_fold_qgemm(o, !!tb);
+
+		if (r)
+			return r < 0 ? r : 0;
+	}
+	if (b->rank != 2)
+		return onnx_fail(o, NPU_EINVAL, "B must be a matrix");
+	in[0] = own_name(o, "dq", 0, names[0], sizeof(names[0]));
+	in[1] = own_name(o, "dq", 1, names[1], sizeof(names[1]));
+	TRY(dq_into(o, 0, in[0], -1));
+	TRY(dq_into(o, 3, in[1], bs->count > 1 ? (tb ? 0 : 1) : -1));
+	if (c) {	/* C is in the accumulator, so scaled by alpha too: alpha a_scale b_scale */
+		char sname[96];
+		struct oval *s;
+
+		if (!as->data || !bs->data || as->count != 1)
+			return onnx_fail(o, NPU_ENOTSUP, "scales known only at run time");
+		TRY(onnx_want_dt(o, c, I32, "C"));
+		if (bs->count > 1 && (c->rank != 1 || c->count != bs->count))
+			return onnx_fail(o, NPU_EINVAL, "C must be one value a column of B");
+		s = onnx_add(o, own_name(o, "cs", 0, sname, sizeof(sname)), NPU_DT_FLOAT32,
+			     bs->count > 1 ? 1 : 0, (uint32_t[]){ (uint32_t)bs->count });
+		if (!s)
+			return NPU_EINVAL;
+		TRY(onnx_charge(o, bs->count * 4));
+		s->data = calloc(bs->count, sizeof(float));
+		if (!s->data)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (uint64_t i = 0; i < bs->count; i++)
+			((float *)s->data)[i] = alpha * (float)onnx_get_f(as, 0) *
+						 (float)onnx_get_f(bs, i);
+		{
+			const char *cin[2] = { N->input[6], s->name };
+			Onnx__AttributeProto ax = ONNX__ATTRIBUTE_PROTO__INIT, *ap = &ax;
+
+			ax.name = (char *)"axis";
+			ax.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+			ax.i = 0;
+			in[2] = own_name(o, "dq", 2, names[2], sizeof(names[2]));
+			TRY(import_as(o, "DequantizeLinear", cin, 2, in[2], &ap, bs->count > 1, 0));
+		}
+	}
+	if (!yq)
+		return import_as(o, "Gemm", in, c ? 3 : 2, N->output[0], at,
+				 attrs_but(o, "", at, 4), 0);
+	own_name(o, "f", 0, f, sizeof(f));
+	TRY(import_as(o, "Gemm", in, c ? 3 : 2, f, at, attrs_but(o, "", at, 4), 0));
+	return q_out(o, f, 7);
 }

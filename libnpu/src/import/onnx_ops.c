@@ -1919,6 +1919,14 @@ static const struct onnx_op ms_ops[] = {
 	{ "QLinearSigmoid", onnx_op_ms_qlinear_sigmoid, "", 1 },
 	{ "FusedMatMul", op_fusedmatmul, "alpha transA transB transBatchA transBatchB", 1 },
 	{ "QLinearLeakyRelu", onnx_op_ms_qlinear_leakyrelu, "alpha", 1 },
+	{ "QLinearAdd", onnx_op_ms_qlinear_add, "", 1 },
+	{ "QLinearMul", onnx_op_ms_qlinear_mul, "", 1 },
+	{ "QLinearConcat", onnx_op_ms_qlinear_concat, "axis", 1 },
+	{ "QLinearGlobalAveragePool", onnx_op_ms_qlinear_gap, "channels_last", 1 },
+	{ "QLinearAveragePool", onnx_op_ms_qlinear_avgpool, "auto_pad ceil_mode channels_last "
+	  "count_include_pad kernel_shape pads strides", 1 },
+	{ "QLinearSoftmax", onnx_op_ms_qlinear_softmax, "axis opset", 1 },
+	{ "QGemm", onnx_op_ms_qgemm, "alpha transA transB", 1 },
 };
 #define MS_DOMAIN	"com.microsoft"
 
@@ -2047,6 +2055,27 @@ int onnx_check_nodes(struct onnx *o)
 		snprintf(msg + used, sizeof(msg) - used, "; and %zu more", refused - listed);
 	return ir_fail(o->g, NPU_ENOTSUP, "%zu of the model's %zu nodes cannot be imported: %s",
 		       refused, gp->n_node, msg);
+}
+
+int onnx_import_as(struct onnx *o, const Onnx__NodeProto *as, int64_t opset)
+{
+	const Onnx__NodeProto *keep = o->node;
+	int64_t keep_opset = o->opset;
+	struct op_found found;
+	const struct onnx_op *op;
+	char why[160];
+	int err;
+
+	op = refusal(o, as, why, sizeof(why), &found);
+	if (!op)
+		return onnx_fail(o, NPU_ENOTSUP, "%s", why);
+	o->node = as;
+	if (opset)
+		o->opset = opset;
+	err = op->import(o);
+	o->node = keep;
+	o->opset = keep_opset;
+	return err;
 }
 
 int onnx_import_node(struct onnx *o)

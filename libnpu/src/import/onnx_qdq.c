@@ -685,22 +685,20 @@ static int quantize_into(struct onnx *o, enum nd_qdq_mode mode, int x, int scale
  * [2^-32, 256), 2^24 pixels or more), the float ops are imported. 1 when
  * folded, else 0 or an error.
  */
-int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
+static int fold_global_average(struct onnx *o, struct oval *x, const uint32_t *ydims,
+			       struct qout qo)
 {
-	struct oval *x = onnx_in(o, 0), *y;
-	struct qout qo;
+	struct oval *y;
 	uint32_t ones[ND_MAX_RANK];
 	uint64_t n;
 	int32_t xz, bias;
 	float xs, m;
 	int t, wide, sum, c[3], yt;
 
-	if (!x || x->rank < 3 || x->rank > ND_MAX_RANK || !per_tensor(x, &xs, &xz) ||
-	    N->n_output != 1)
+	if (x->rank < 3 || x->rank > ND_MAX_RANK || !per_tensor(x, &xs, &xz))
 		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
 	n = onnx_prod(x->dims, 2, x->rank);
-	if (qo.qn < 0 || qo.relu >= 0 || qo.ydt != x->dq_x->dt || !n || n >= (1u << 24))
+	if (qo.ydt != x->dq_x->dt || !n || n >= (1u << 24))
 		return 0;
 	m = xs / (qo.ys * (float)n);
 	if (!(m >= 0x1p-32f && m < 256.0f))
@@ -716,7 +714,6 @@ int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
 	sum = onnx_temp(o, NPU_DT_INT32, x->rank, ydims);
 	c[0] = onnx_const(o, NPU_DT_INT32, 1, &bias);
 	c[1] = onnx_const(o, NPU_DT_FLOAT32, 1, &m);
-	qo.name = o->gp->node[qo.qn]->output[0];
 	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, x->rank, ydims, x->rank == 4, &y);
 	c[2] = yt < 0 ? yt : q8_zero_const(o, yt);
 	if (wide < 0 || sum < 0 || c[0] < 0 || c[1] < 0 || c[2] < 0)
@@ -728,6 +725,22 @@ int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
 	TRY(quantize_into(o, ND_REQUANTIZE, sum, c[1], c[2], y->count, yt));
 	took(o, -1, qo.qn);
 	return 1;
+}
+
+int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
+{
+	struct oval *x = onnx_in(o, 0);
+	struct qout qo;
+	float xs;
+	int32_t xz;
+
+	if (!x || !per_tensor(x, &xs, &xz) || N->n_output != 1)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0 || qo.relu >= 0)
+		return 0;
+	qo.name = o->gp->node[qo.qn]->output[0];
+	return fold_global_average(o, x, ydims, qo);
 }
 
 /*
@@ -745,11 +758,10 @@ int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
  * softmax is not folded but computed as ONNX defines it, in fp32 between
  * the DQ and the Q. 1 when folded, else 0 or an error.
  */
-int onnx_fold_softmax(struct onnx *o, uint32_t axis)
+static int fold_softmax(struct onnx *o, struct oval *x, uint32_t axis, struct qout qo)
 {
-	struct oval *x = onnx_in(o, 0), *y;
+	struct oval *y;
 	struct ir_attrs a = { 0 };
-	struct qout qo;
 	uint32_t rank, rd[ND_MAX_RANK], all[ND_MAX_RANK], mask = 0;
 	uint64_t d;
 	float xs, table[256], ysf, unit = 1.0f;
@@ -757,11 +769,8 @@ int onnx_fold_softmax(struct onnx *o, uint32_t axis)
 	double s;
 	int t, wide, mx, idx, vt, sum, c[5], yt;
 
-	if (!x || !x->rank || x->rank > ND_MAX_RANK || !per_tensor(x, &xs, &xz) ||
-	    N->n_output != 1)
-		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
-	if (qo.qn < 0 || qo.relu >= 0 || qo.ydt != x->dq_x->dt)
+	if (!x->rank || x->rank > ND_MAX_RANK || !per_tensor(x, &xs, &xz) ||
+	    qo.ydt != x->dq_x->dt)
 		return 0;
 	rank = x->rank;
 	d = onnx_prod(x->dims, axis, rank);
@@ -790,7 +799,6 @@ int onnx_fold_softmax(struct onnx *o, uint32_t axis)
 	c[1] = onnx_const(o, NPU_DT_FLOAT32, 256, table);
 	c[2] = onnx_const(o, NPU_DT_FLOAT32, 1, &ysf);
 	c[3] = onnx_const(o, NPU_DT_FLOAT32, 1, &unit);
-	qo.name = o->gp->node[qo.qn]->output[0];
 	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, rank, x->dims, rank == 4, &y);
 	c[4] = yt < 0 ? yt : q8_zero_const(o, yt);
 	if (wide < 0 || mx < 0 || idx < 0 || vt < 0 || sum < 0 || c[0] < 0 || c[1] < 0 ||
@@ -815,6 +823,22 @@ int onnx_fold_softmax(struct onnx *o, uint32_t axis)
 	TRY(quantize_into(o, ND_QUANTIZE, vt, c[3], c[4], x->count, yt));
 	took(o, -1, qo.qn);
 	return 1;
+}
+
+int onnx_fold_softmax(struct onnx *o, uint32_t axis)
+{
+	struct oval *x = onnx_in(o, 0);
+	struct qout qo;
+	float xs;
+	int32_t xz;
+
+	if (!x || !per_tensor(x, &xs, &xz) || N->n_output != 1)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0 || qo.relu >= 0)
+		return 0;
+	qo.name = o->gp->node[qo.qn]->output[0];
+	return fold_softmax(o, x, axis, qo);
 }
 
 /*
@@ -997,23 +1021,19 @@ static int eltwise_operand(struct onnx *o, struct oval *v, float scale, int32_t 
  * where an operand of lower rank must be a constant). 1 when folded, else
  * 0 or an error.
  */
-int onnx_fold_eltwise(struct onnx *o, int mul)
+static int fold_eltwise(struct onnx *o, struct oval *a, struct oval *b, int mul, struct qout qo)
 {
-	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), *y;
+	struct oval *y;
 	struct ir_attrs at = { 0 };
-	struct qout qo;
 	uint32_t ydims[NPU_MAX_RANK], ad[NPU_MAX_RANK], bd[NPU_MAX_RANK], rank;
 	float as, bs;
 	int32_t az, bz;
 	int t[2], yt, nchw;
 
-	if (!a || !b || !per_tensor(a, &as, &az) || !per_tensor(b, &bs, &bz))
+	if (!per_tensor(a, &as, &az) || !per_tensor(b, &bs, &bz))
 		return 0;
 	rank = a->rank > b->rank ? a->rank : b->rank;
 	if (!rank || rank > 4)	/* the int8 add's rank: 4 */
-		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
-	if (qo.qn < 0)
 		return 0;
 	for (uint32_t d = 0; d < rank; d++) {	/* aligned to the right */
 		ad[d] = d + a->rank >= rank ? a->dims[d + a->rank - rank] : 1;
@@ -1027,7 +1047,6 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
 	t[1] = t[0] < 0 ? t[0] : eltwise_operand(o, b, bs, bz, rank, bd);
 	if (t[0] < 0 || t[1] < 0)
 		return t[0] < -1 ? t[0] : t[1] < -1 ? t[1] : 0;
-	qo.name = o->gp->node[qo.qn]->output[0];
 	yt = q8_output(o, qo.name, qo.ydt, qo.ys, qo.yz, rank, ydims, nchw, &y);
 	if (yt < 0)
 		return yt;
@@ -1057,6 +1076,75 @@ int onnx_fold_eltwise(struct onnx *o, int mul)
 	TRY(onnx_node(o, mul ? IR_MUL : IR_ADD, t, 2, &yt, 1, &at));
 	took(o, qo.relu, qo.qn);
 	return 1;
+}
+
+int onnx_fold_eltwise(struct onnx *o, int mul)
+{
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1);
+	struct qout qo;
+
+	if (!a || !b || !a->dq_x || !b->dq_x)
+		return 0;
+	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
+	if (qo.qn < 0)
+		return 0;
+	qo.name = o->gp->node[qo.qn]->output[0];
+	return fold_eltwise(o, a, b, mul, qo);
+}
+
+/*
+ * onnxruntime's QOperator ops (quantize_static's QOperator form), each as
+ * the fold of DQ -> op -> Q it stands for: the same int8 ops, the same
+ * arithmetic. 1 when folded, 0 when not (the caller computes it between a
+ * DQ and a Q in fp32), or an error.
+ */
+int onnx_fold_qlinear_eltwise(struct onnx *o, int mul)
+{
+	struct oval a, b;
+	struct qout qo;
+
+	if (!qlinear_operand(o, 0, &a) || !qlinear_operand(o, 3, &b) || !qlinear_out(o, 6, &qo) ||
+	    a.dq_s->count != 1 || b.dq_s->count != 1)
+		return 0;
+	return fold_eltwise(o, &a, &b, mul, qo);
+}
+
+int onnx_fold_qlinear_global_average(struct onnx *o, const uint32_t *ydims)
+{
+	struct oval x;
+	struct qout qo;
+
+	if (!qlinear_operand(o, 0, &x) || !qlinear_out(o, 3, &qo) || x.dq_s->count != 1)
+		return 0;
+	return fold_global_average(o, &x, ydims, qo);
+}
+
+int onnx_fold_qlinear_softmax(struct onnx *o, uint32_t axis)
+{
+	struct oval x;
+	struct qout qo;
+
+	if (!qlinear_operand(o, 0, &x) || !qlinear_out(o, 3, &qo) || x.dq_s->count != 1)
+		return 0;
+	return fold_softmax(o, &x, axis, qo);
+}
+
+int onnx_fold_qgemm(struct onnx *o, int trans_b)
+{
+	struct oval a, b, c, *cq = onnx_has_in(o, 6) ? onnx_in(o, 6) : NULL;
+	struct qout qo;
+
+	if (!qlinear_operand(o, 0, &a) || !qlinear_operand(o, 3, &b) || !qlinear_out(o, 7, &qo))
+		return 0;
+	if (cq) {	/* int32, its scales implied: a_scale * b_scale */
+		if (cq->dt != NPU_DT_INT32)
+			return 0;
+		memset(&c, 0, sizeof(c));
+		c.dq_x = cq;
+		c.count = cq->count;
+		c.rank = cq->rank;
+	}
+	return fold_gemm(o, &a, &b, cq ? &c : NULL, trans_b, &qo);
 }
 
 /*

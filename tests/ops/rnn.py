@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""cases.py OUT - ONNX's recurrent ops (RNN, GRU, LSTM), one node a case,
+"""rnn.py make OUT | after OUT - ONNX's recurrent ops (RNN, GRU, LSTM), one node a case,
 over what their attributes and inputs allow: directions, layouts,
 sequence_lens known at load or at run time, initial states, peepholes,
 input_forget, linear_before_reset, clip, every activation, absent and
@@ -8,8 +8,10 @@ optional outputs, and weights as initializers or as graph inputs. Each case
 is a folder as ONNX's node tests lay them out (model.onnx,
 test_data_set_0/input_N.pb); onnxruntime gives the expected outputs
 (cases.sh). onnxruntime has no layout 1, so a layout-1 case also writes its
-layout-0 twin under OUT_l0 (the same values, transposed), whose outputs
-cases.sh transposes back."""
+layout-0 twin OUT/NAME_layout0 (the same values, transposed), which
+onnxruntime runs instead, and "after" transposes its outputs back into
+the layout-1 case's."""
+import glob
 import os
 import sys
 
@@ -78,11 +80,28 @@ def case(out, name, kind, T=3, B=2, I=4, H=5, dir="forward", layout=0, static=Tr
 
     write(os.path.join(out, name), layout)
     if layout:
-        write(os.path.join(out + "_l0", name), 0)
+        write(os.path.join(out, name + "_layout0"), 0)
+        with open(os.path.join(out, name, "oracle"), "w") as fo:
+            fo.write(name + "_layout0\n")   # onnxruntime runs this one instead
+
+
+def after(out):
+    """layout 1's outputs: [B][T][D][H] and [B][D][H] from layout 0's."""
+    for f in glob.glob(os.path.join(out, "*_layout0", "test_data_set_0", "output_*.pb")):
+        t = onnx.TensorProto()
+        with open(f, "rb") as fi:
+            t.ParseFromString(fi.read())
+        a = numpy_helper.to_array(t)
+        a = a.transpose(2, 0, 1, 3) if a.ndim == 4 else a.transpose(1, 0, 2)
+        case = os.path.dirname(os.path.dirname(f))
+        with open(f.replace(case, case[:-len("_layout0")]), "wb") as fo:
+            fo.write(numpy_helper.from_array(np.ascontiguousarray(a), t.name).SerializeToString())
 
 
 def main():
-    out = sys.argv[1]
+    if sys.argv[1] == "after":
+        return after(sys.argv[2])
+    out = sys.argv[2]
     for k in GATES:
         for d in ("forward", "reverse", "bidirectional"):
             for L in (0, 1):

@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""qop.py make OUT | after OUT - onnxruntime's QOperator ops (domain
+com.microsoft, as quantize_static's QOperator form writes them), one node
+a case: QLinearAdd and QLinearMul (broadcasting, ranks 2 to 5), QLinearConcat,
+QLinearGlobalAveragePool (NCHW and channels_last), QLinearAveragePool,
+QLinearSoftmax (opset 12 and 13 semantics), QGemm (per tensor and per
+column, transB, alpha, quantized or fp32 output), uint8 and int8. A
+quantized output is dequantized by its own scale, so that check.py counts
+its differences in output steps. onnxruntime gives the expected outputs
+(cases.sh)."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP
+from onnx import helper, numpy_helper
+
+rng = np.random.default_rng(5)
+TYPES = {np.uint8: TP.UINT8, np.int8: TP.INT8, np.float32: TP.FLOAT}
+
+
+def save(out, name, node, feeds, inits, yq=True):
+    """@node writes "y" (8-bit, then dequantized with its scale and zero
+    point, inputs "ys" and "yz"), or with @yq False fp32 "out"."""
+    nodes = [node]
+    if yq:
+        nodes.append(helper.make_node("DequantizeLinear", ["y", "ys", "yz"], ["out"]))
+    g = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, TYPES[v.dtype.type], v.shape) for n, v in feeds.items()],
+        [helper.make_tensor_value_info("out", TP.FLOAT, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                            helper.make_opsetid("com.microsoft", 1)])
+    d = os.path.join(out, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for i, (n, v) in enumerate(feeds.items()):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(v, n).SerializeToString())
+
+
+def q(shape, dt):
+    return (rng.integers(0, 256, shape) - (128 if dt == np.int8 else 0)).astype(dt)
+
+
+def qp(dt, s):
+    """A scale and a zero point near the middle of @dt's range."""
+    return np.float32(s), np.array(rng.integers(100, 150) - (128 if dt == np.int8 else 0), dt)
+
+
+def ms(op, ins, **attrs):
+    return helper.make_node(op, ins, ["y"], domain="com.microsoft", **attrs)
+
+
+def make(out):
+    for dt in (np.uint8, np.int8):
+        t = "u8" if dt == np.uint8 else "s8"
+        for op in ("QLinearAdd", "QLinearMul"):
+            for sa, sb in (((2, 3, 4, 5), (2, 3, 4, 5)), ((2, 3, 4, 5), (1, 3, 1, 1)),
+                           ((1, 8), (4, 1, 8)), ((2, 3, 4, 5, 2), (5, 2))):
+                (as_, az), (bs, bz) = qp(dt, 0.05), qp(dt, 0.03)
+                ys, yz = qp(dt, 0.08 if op == "QLinearAdd" else 0.2)
+                save(out, "%s_%s_%s_%s" % (op, t, "x".join(map(str, sa)), "x".join(map(str, sb))),
+                     ms(op, ["a", "as", "az", "b", "bs", "bz", "ys", "yz"]),
+                     {"a": q(sa, dt), "b": q(sb, dt)},
+                     {"as": as_, "az": az, "bs": bs, "bz": bz, "ys": ys, "yz": yz})
+        # the first input already in the output's quantization, the others not
+        ys, yz = qp(dt, 0.05)
+        ins, inits, feeds = ["ys", "yz"], {"ys": ys, "yz": yz}, {}
+        for i, (k, s) in enumerate(((2, 0.05), (3, 0.02), (1, 0.07))):
+            s, z = (ys, yz) if i == 0 else qp(dt, s)
+            ins += ["x%d" % i, "s%d" % i, "z%d" % i]
+            inits.update({"s%d" % i: s, "z%d" % i: z})
+            feeds["x%d" % i] = q((2, k, 3, 3), dt)
+        save(out, "QLinearConcat_" + t, ms("QLinearConcat", ins, axis=1), feeds, inits)
+        for cl in (0, 1):
+            (xs, xz), (ys, yz) = qp(dt, 0.04), qp(dt, 0.01)
+            save(out, "QLinearGlobalAveragePool_%s_cl%d" % (t, cl),
+                 ms("QLinearGlobalAveragePool", ["x", "xs", "xz", "ys", "yz"], channels_last=cl),
+                 {"x": q((2, 8, 5, 6), dt)}, {"xs": xs, "xz": xz, "ys": ys, "yz": yz})
+        for cip in (0, 1):
+            (xs, xz), (ys, yz) = qp(dt, 0.04), qp(dt, 0.03)
+            save(out, "QLinearAveragePool_%s_cip%d" % (t, cip),
+                 ms("QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], kernel_shape=[3, 3],
+                    strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=cip),
+                 {"x": q((1, 4, 9, 9), dt)}, {"xs": xs, "xz": xz, "ys": ys, "yz": yz})
+        for opset, axis in ((13, -1), (12, 1), (13, 1)):
+            xs, xz = qp(dt, 0.1)
+            ys, yz = np.float32(1 / 256), np.array(0 if dt == np.uint8 else -128, dt)
+            save(out, "QLinearSoftmax_%s_opset%d_axis%d" % (t, opset, axis),
+                 ms("QLinearSoftmax", ["x", "xs", "xz", "ys", "yz"], axis=axis, opset=opset),
+                 {"x": q((2, 3, 10), dt)}, {"xs": xs, "xz": xz, "ys": ys, "yz": yz})
+    # QGemm as quantize_static writes it: A uint8, B int8 constant
+    for pc in (0, 1):
+        for tb in (0, 1):
+            for yq in (0, 1):
+                for alpha in (1.0, 0.5):
+                    K, N = 16, 6
+                    inits = {"as": np.float32(0.02), "az": np.array(120, np.uint8),
+                             "b": q((N, K) if tb else (K, N), np.int8),
+                             "bs": rng.uniform(0.01, 0.03, N).astype(np.float32) if pc
+                             else np.float32(0.02),
+                             "bz": np.zeros(N, np.int8) if pc else np.array(0, np.int8),
+                             "c": rng.integers(-500, 500, N).astype(np.int32)}
+                    ins = ["a", "as", "az", "b", "bs", "bz", "c"]
+                    if yq:
+                        inits.update({"ys": np.float32(0.1), "yz": np.array(128, np.uint8)})
+                        ins += ["ys", "yz"]
+                    node = helper.make_node("QGemm", ins, ["y" if yq else "out"],
+                                            domain="com.microsoft", transB=tb, alpha=alpha)
+                    save(out, "QGemm_%s_transB%d_%s_alpha%g" % ("per_column" if pc else "per_tensor",
+                                                                 tb, "q" if yq else "fp32", alpha),
+                         node, {"a": q((4, K), np.uint8)}, inits, yq=bool(yq))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "make":
+        make(sys.argv[2])
