@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""quantize.py static|dynamic FP32_CASE OUT_CASE - int8 versions of a zoo
+"""quantize.py static|qoperator|dynamic FP32_CASE OUT_CASE - int8 versions of a zoo
 network as onnxruntime's quantizer writes them, written here with the onnx
 package (onnxruntime's Python quantizer is not in Debian):
 
@@ -14,6 +14,14 @@ static: quantize_static's QDQ format, per_channel=True - activations uint8
   data movement's output quantized as its input; a Relu or Clip alone
   reading an op's output removed (the output's range clamps). A tensor
   keeps its name as the DequantizeLinear's output, so graph outputs stay.
+qoperator: quantize_static's QOperator format (quant_format=QOperator):
+  static's quantization, each DequantizeLinear -> op -> QuantizeLinear of
+  an op with a quantized kernel written as that kernel (QLinearConv,
+  QLinearMatMul, QGemm, QLinearAdd, QLinearMul, QLinearConcat,
+  QLinearGlobalAveragePool, QLinearAveragePool, QLinearSigmoid,
+  QLinearLeakyRelu, QLinearSoftmax; com.microsoft's but the first two),
+  data movement run on the 8-bit values themselves, and the
+  DequantizeLinear and QuantizeLinear nodes left unread removed.
 dynamic: quantize_dynamic's form for MatMul by a constant:
   DynamicQuantizeLinear(A) -> MatMulInteger(A, B int8, A's zero point, 0)
   -> Cast to float -> Mul by A's scale * B's.
@@ -108,6 +116,10 @@ def weight_q(w, axis):
 
 
 def static(case, out):
+    save(static_model(case), case, out)
+
+
+def static_model(case):
     model = onnx.load(os.path.join(case, "model.onnx"))
     g = model.graph
     inits = {t.name: t for t in g.initializer}
@@ -254,7 +266,113 @@ def static(case, out):
     keep = [t for t in g.initializer if t.name in read]
     del g.initializer[:]
     g.initializer.extend(keep + new_inits)
-    save(model, case, out)
+    return model
+
+
+# op -> its QOperator kernel (com.microsoft's but QLinearConv and QLinearMatMul)
+QLINEAR = {"Conv": "QLinearConv", "MatMul": "QLinearMatMul", "Gemm": "QGemm",
+           "Add": "QLinearAdd", "Mul": "QLinearMul", "Concat": "QLinearConcat",
+           "GlobalAveragePool": "QLinearGlobalAveragePool", "AveragePool": "QLinearAveragePool",
+           "Sigmoid": "QLinearSigmoid", "LeakyRelu": "QLinearLeakyRelu",
+           "Softmax": "QLinearSoftmax"}
+# data movement quantize_static runs on the 8-bit values (its Direct8BitOp)
+DIRECT = {"MaxPool", "Reshape", "Squeeze", "Unsqueeze", "Transpose", "Slice", "Resize",
+          "Flatten", "Gather", "Split"}
+
+
+def qoperator(case, out):
+    model = static_model(case)
+    g = model.graph
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    dq = {n.output[0]: n for n in g.node if n.op_type == "DequantizeLinear"}
+    readers = {}
+    for n in g.node:
+        for x in n.input:
+            readers.setdefault(x, []).append(n)
+    inits = {t.name for t in g.initializer}
+
+    def sole_q(name):
+        r = readers.get(name, [])
+        return r[0] if len(r) == 1 and r[0].op_type == "QuantizeLinear" else None
+
+    def q8(name):       # the 8-bit value and its scale and zero point
+        d = dq.get(name)
+        return list(d.input) if d is not None else None
+
+    nodes, gone = [], set()
+    for n in g.node:
+        if n.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            nodes.append(n)
+            continue
+        q = sole_q(n.output[0]) if len(n.output) == 1 else None
+        ins = [q8(x) if x else None for x in n.input]
+        op = n.op_type
+        new = None
+        if op in DIRECT and ins and ins[0] is not None:
+            if all(sole_q(o) is not None for o in n.output):
+                outs = [sole_q(o).output[0] for o in n.output]
+                for o in n.output:
+                    gone.add(sole_q(o).name)
+                rest = [x if x else "" for x in n.input[1:]]
+                rest = [q8(x)[0] if x and q8(x) and x not in inits else x for x in rest]
+                if op == "Gather" and q8(n.input[1]):
+                    rest = list(n.input[1:])
+                new = helper.make_node(op, [ins[0][0]] + rest, outs, name=n.name)
+                new.attribute.extend(n.attribute)
+        elif op in QLINEAR and q is not None:
+            y = [q.input[1], q.input[2]]
+            floats = [i for i, x in enumerate(n.input) if x]
+            if op in ("Conv", "Gemm"):
+                ok = ins[0] and ins[1] and (len(n.input) < 3 or not n.input[2] or ins[2])
+                if op == "Gemm":
+                    ok = ok and not any(a.name == "transA" and a.i for a in n.attribute)
+                if ok:
+                    b = [ins[2][0]] if len(n.input) > 2 and n.input[2] else []
+                    if op == "Conv":
+                        args = ins[0] + ins[1] + y + b
+                    else:
+                        args = ins[0] + ins[1] + (b if b else [""]) + y
+                    new = helper.make_node(QLINEAR[op], args, [q.output[0]], name=n.name,
+                                           domain="" if op == "Conv" else "com.microsoft")
+                    new.attribute.extend(a for a in n.attribute if a.name != "beta")
+            elif all(ins[i] is not None for i in floats):
+                if op == "MatMul":
+                    args = ins[0] + ins[1] + y
+                elif op in ("Add", "Mul"):
+                    args = ins[0] + ins[1] + y
+                elif op == "Concat":
+                    args = y + [x for i in floats for x in ins[i]]
+                else:
+                    args = ins[0] + y
+                new = helper.make_node(QLINEAR[op], args, [q.output[0]], name=n.name,
+                                       domain="" if op == "MatMul" else "com.microsoft")
+                new.attribute.extend(n.attribute)
+                if op == "Softmax":
+                    new.attribute.append(helper.make_attribute("opset", opset))
+        if new is None:
+            nodes.append(n)
+        else:
+            nodes.append(new)
+            if q is not None:
+                gone.add(q.name)
+    nodes = [n for n in nodes if n.name not in gone or n.op_type != "QuantizeLinear"]
+    # what no one reads any more goes (the graph's outputs are read)
+    while True:
+        read = {x for n in nodes for x in n.input} | {o.name for o in g.output}
+        keep = [n for n in nodes if n.op_type not in ("QuantizeLinear", "DequantizeLinear")
+                or any(o in read for o in n.output)]
+        if len(keep) == len(nodes):
+            break
+        nodes = keep
+    del g.node[:]
+    g.node.extend(nodes)
+    read = {x for n in g.node for x in n.input}
+    keep = [t for t in g.initializer if t.name in read]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    if not any(o.domain == "com.microsoft" for o in model.opset_import):
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    save(model, case, out, check=False)
 
 
 def dynamic(case, out):
@@ -292,10 +410,11 @@ def dynamic(case, out):
     save(model, case, out)
 
 
-def save(model, case, out):
+def save(model, case, out, check=True):
     os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
     del model.graph.value_info[:]
-    onnx.checker.check_model(model)
+    if check:   # (the checker knows no com.microsoft op)
+        onnx.checker.check_model(model)
     onnx.save(model, os.path.join(out, "model.onnx"))
     src = os.path.join(case, "test_data_set_0")
     for f in os.listdir(src):
@@ -304,6 +423,7 @@ def save(model, case, out):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] not in ("static", "dynamic"):
+    modes = {"static": static, "qoperator": qoperator, "dynamic": dynamic}
+    if len(sys.argv) != 4 or sys.argv[1] not in modes:
         sys.exit(__doc__)
-    (static if sys.argv[1] == "static" else dynamic)(sys.argv[2], sys.argv[3])
+    modes[sys.argv[1]](sys.argv[2], sys.argv[3])

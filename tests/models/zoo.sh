@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # zoo.sh [--tap] [--backend B]... [--runs N] [NAME...] - the model zoo: makes
 # the networks that are missing (gen.py, Debian's torch and torchvision; the
-# int8 variants NAME_int8_qdq and NAME_int8_dynamic of an fp32 one by
+# int8 variants NAME_int8_qdq, NAME_int8_qop and NAME_int8_dynamic of an fp32 one by
 # quantize.py) and their expected outputs (ort-run.js, npm's
 # onnxruntime-node, which setup-deps installs), in $NPU_ZOO (default
 # $NPU_CACHE/models, outside the clone), then checks NAME... (all by
@@ -30,8 +30,10 @@ done
 # onnxruntime's quantizer's forms of the fp32 networks (quantize.py)
 QDQ="resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 shufflenet_v2 squeezenet regnet_y_400mf normnet vit bert kws_lstm"
 DYNAMIC="vit bert"
+# and its QOperator format (the quantized kernels as com.microsoft's ops)
+QOPERATOR="resnet50 squeezenet mobilenet_v3_small"
 only=$(IFS=,; echo "${names[*]:-}")
-base=$(for n in "${names[@]}"; do echo "${n%_int8_qdq}" | sed 's/_int8_dynamic$//'; done |
+base=$(for n in "${names[@]}"; do echo "${n%_int8_qdq}" | sed 's/_int8_dynamic$//; s/_int8_qop$//'; done |
 	sort -u | paste -sd,)
 mkdir -p "$ZOO"
 export NODE_PATH=$ORT/node_modules
@@ -60,6 +62,7 @@ quantize() { # MODE NAME SUFFIX
 }
 for n in $QDQ; do quantize static "$n" qdq; done
 for n in $DYNAMIC; do quantize dynamic "$n" dynamic; done
+for n in $QOPERATOR; do quantize qoperator "$n" qop; done
 cases=()
 for d in "$ZOO"/*/; do
 	d=${d%/} n=${d##*/}
