@@ -402,7 +402,8 @@ $(BUILD)/tests/test_nd_cmds: tests/host/test_nd_cmds.c tests/host/isa.h $(REF_SA
 		$(REF_SAN_OBJS) $(call san_obj,libnpu/src/device/pack_nd.c) $(CORE_SAN_OBJS) -lm
 
 # The element functions every implementation compiles, against long double oracles.
-$(BUILD)/tests/test_elemfn: tests/host/test_elemfn.c tests/host/tap.h include/npu_elemfn.h include/npu_elemfn_eval.h
+$(BUILD)/tests/test_elemfn: tests/host/test_elemfn.c tests/host/tap.h include/npu_elemfn.h include/npu_elemfn_eval.h \
+		include/npu_train_math.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -o $@ $< -lm
 

@@ -37,6 +37,7 @@ enum npu_nd_dtype {
 	NPU_ND_I64 = 5,		/* NPU_CMD_CAST and NPU_CMD_BINARY only */
 	NPU_ND_BOOL = 6,	/* one byte, 0 or 1; NPU_CMD_CAST only */
 	NPU_ND_BF16 = 7,	/* the top half of an fp32; NPU_CMD_MATMUL and NPU_CMD_CAST */
+	NPU_ND_F16 = 8,		/* IEEE binary16; NPU_CMD_CAST only */
 };
 
 /**
@@ -342,13 +343,13 @@ struct npu_cmd_reduce {
  * integers wrap as two's complement; a float into an integer is truncated
  * toward zero and saturated to the type, NaN giving 0; anything into bool
  * is whether it is not 0; an integer into fp32 is rounded to nearest even.
- * fp32 into bf16 rounds to nearest, ties to even (a NaN stays a quiet
- * NaN); bf16 into fp32 is exact.
+ * fp32 into bf16 or fp16 rounds to nearest, ties to even (a NaN stays a
+ * quiet NaN; past fp16's range infinity); bf16 and fp16 into fp32 are exact.
  * @hdr: op NPU_CMD_CAST, size 40.
  * @in, @out: @in_dt and @out_dt elements, aligned to their size (at most 4).
  * @count: 1..NPU_TENSOR_MAX_BYTES / 8.
  * @in_dt, @out_dt: NPU_ND_F32, I8, U8, I32, I64 or BOOL; or NPU_ND_BF16
- *	and NPU_ND_F32, either way.
+ *	or NPU_ND_F16 and NPU_ND_F32, either way.
  * @reserved: zero.
  */
 struct npu_cmd_cast {

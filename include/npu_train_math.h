@@ -37,6 +37,56 @@ static inline uint16_t npu_f32_to_bf16(float f)
 	return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
 }
 
+/* IEEE binary16 into fp32: exact (a NaN stays a NaN, quiet). */
+static inline float npu_f16_to_f32(uint16_t h)
+{
+	uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+	float f;
+
+	if (e == 0x1f) {		/* infinity, NaN */
+		u = s | 0x7f800000u | (m << 13) | (m ? 0x400000u : 0);
+	} else if (e) {
+		u = s | ((e + 112) << 23) | (m << 13);
+	} else {			/* zero, or m * 2^-24 (exact in fp32) */
+		f = (float)m * 0x1p-24f;
+		memcpy(&u, &f, sizeof(u));
+		u |= s;
+	}
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/*
+ * fp32 into IEEE binary16: to nearest, ties to even, past 65504 to
+ * infinity from 65520 on (as IEEE rounds), subnormals kept; a NaN stays a
+ * quiet NaN.
+ */
+static inline uint16_t npu_f32_to_f16(float f)
+{
+	uint32_t u, a, s;
+
+	memcpy(&u, &f, sizeof(u));
+	s = (u >> 16) & 0x8000u;
+	a = u & 0x7fffffffu;
+	if (a > 0x7f800000u)
+		return (uint16_t)(s | 0x7e00u | ((a >> 13) & 0x3ffu));
+	if (a >= 0x477ff000u)		/* 65520 and up: infinity */
+		return (uint16_t)(s | 0x7c00u);
+	if (a >= 0x38800000u) {		/* 2^-14 and up: a normal */
+		a -= 0x38000000u;	/* the exponent's bias, 127 - 15 */
+		return (uint16_t)(s | ((a + 0xfffu + ((a >> 13) & 1)) >> 13));
+	}
+	if (a < 0x33000000u)		/* at most 2^-25: to 0 (the tie to even) */
+		return (uint16_t)s;
+	{				/* a subnormal: the significand shifted */
+		uint32_t sh = 126 - (a >> 23), m = 0x800000u | (a & 0x7fffffu);
+		uint32_t r = m >> sh, rem = m & ((1u << sh) - 1), half = 1u << (sh - 1);
+
+		r += rem > half || (rem == half && (r & 1));
+		return (uint16_t)(s | r);
+	}
+}
+
 /**
  * struct npu_optim_step - one optimizer step's scalars (see struct
  * npu_cmd_optim_f32), with Adam's bias corrections c1, c2 worked out.

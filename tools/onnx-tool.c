@@ -155,6 +155,14 @@ static double value(const struct npu_array *a, size_t i)
 		memcpy(&f, &u, sizeof(f));
 		return f;
 	}
+	case NPU_DT_FLOAT16: {	/* IEEE binary16 */
+		uint16_t h = ((const uint16_t *)a->data)[i];
+		int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+		double v = e == 0x1f ? (m ? NAN : INFINITY) :
+			   e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+
+		return h & 0x8000 ? -v : v;
+	}
 	}
 	return 0;
 }
@@ -163,7 +171,7 @@ static size_t elem_size(enum npu_dtype dt)
 {
 	switch (dt) {
 	case NPU_DT_INT8: case NPU_DT_UINT8: case NPU_DT_BOOL: return 1;
-	case NPU_DT_BFLOAT16: return 2;
+	case NPU_DT_BFLOAT16: case NPU_DT_FLOAT16: return 2;
 	case NPU_DT_INT32: case NPU_DT_FLOAT32: return 4;
 	case NPU_DT_INT64: return 8;
 	}

@@ -427,6 +427,7 @@ enum npu_dtype {
 	NPU_DT_INT64 = 5,	/* ONNX's shapes, indexes and token ids */
 	NPU_DT_BOOL = 6,	/* one byte, 0 or 1: ONNX's masks and comparisons */
 	NPU_DT_BFLOAT16 = 7,	/* the top half of an fp32: cast and matmul operands */
+	NPU_DT_FLOAT16 = 8,	/* IEEE binary16: cast to and from fp32 (a model's fp16 I/O) */
 };
 
 /**

@@ -44,7 +44,7 @@ _AUTO = 0
 # enum npu_dtype -> onnxruntime's type strings.
 _TYPES = {1: "tensor(int8)", 2: "tensor(int32)", 3: "tensor(float)",
           4: "tensor(uint8)", 5: "tensor(int64)", 6: "tensor(bool)",
-          7: "tensor(bfloat16)"}
+          7: "tensor(bfloat16)", 8: "tensor(float16)"}
 
 
 from . import ops  # noqa: E402 (one-call ops: npu.ops.gemm_i8, npu.ops.matmul, ...)

@@ -27,7 +27,7 @@ from .errors import InvalidArgument, _NPU_EINVAL, _wrap
 _DTYPES = {
     "float32": _npu.DT_FLOAT32, "int8": _npu.DT_INT8, "uint8": _npu.DT_UINT8,
     "int32": _npu.DT_INT32, "int64": _npu.DT_INT64, "bool": _npu.DT_BOOL,
-    "bfloat16": _npu.DT_BFLOAT16,
+    "bfloat16": _npu.DT_BFLOAT16, "float16": _npu.DT_FLOAT16,
 }
 _NAMES = {v: k for k, v in _DTYPES.items()}
 _BACKENDS = {

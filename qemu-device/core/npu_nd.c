@@ -1284,12 +1284,16 @@ static void cast_one(const void *x, uint32_t idt, void *y, uint32_t odt, uint64_
 {
 	int64_t v;
 
-	if (odt == NPU_ND_BF16) {	/* from fp32 only: to nearest, ties to even */
-		((uint16_t *)y)[i] = npu_f32_to_bf16(((const float *)x)[i]);
+	if (odt == NPU_ND_BF16 || odt == NPU_ND_F16) {	/* from fp32 only: to nearest even */
+		float f = ((const float *)x)[i];
+
+		((uint16_t *)y)[i] = odt == NPU_ND_F16 ? npu_f32_to_f16(f) : npu_f32_to_bf16(f);
 		return;
 	}
-	if (idt == NPU_ND_BF16) {	/* into fp32 only: exact */
-		((float *)y)[i] = npu_bf16_to_f32(((const uint16_t *)x)[i]);
+	if (idt == NPU_ND_BF16 || idt == NPU_ND_F16) {	/* into fp32 only: exact */
+		uint16_t h = ((const uint16_t *)x)[i];
+
+		((float *)y)[i] = idt == NPU_ND_F16 ? npu_f16_to_f32(h) : npu_bf16_to_f32(h);
 		return;
 	}
 	if (odt == NPU_ND_F32) {
@@ -1320,13 +1324,15 @@ uint32_t npu_cast_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 {
 	uint64_t in_va = npu_rd64(c + 8), out_va = npu_rd64(c + 16);
 	uint32_t count = npu_rd32(c + 24), idt = npu_rd32(c + 28), odt = npu_rd32(c + 32), st;
-	uint32_t ies = idt == NPU_ND_BF16 ? 2 : nd_size(idt);
-	uint32_t oes = odt == NPU_ND_BF16 ? 2 : nd_size(odt);
+	int h_in = idt == NPU_ND_BF16 || idt == NPU_ND_F16;
+	int h_out = odt == NPU_ND_BF16 || odt == NPU_ND_F16;
+	uint32_t ies = h_in ? 2 : nd_size(idt), oes = h_out ? 2 : nd_size(odt);
 	void *x = NULL, *y = NULL;
 
 	if (size != sizeof(struct npu_cmd_cast))
 		return NPU_JOB_INVALID_CMD;
-	if (!ies || !oes || ((idt == NPU_ND_BF16 || odt == NPU_ND_BF16) &&
+	/* a 16-bit float only to and from fp32 */
+	if (!ies || !oes || ((h_in || h_out) &&
 			     (idt == odt || (idt != NPU_ND_F32 && odt != NPU_ND_F32))) || !count || count > NPU_TENSOR_MAX_BYTES / 8 || npu_rd32(c + 36) ||
 	    in_va % (ies < 4 ? ies : 4) || out_va % (oes < 4 ? oes : 4))
 		return NPU_JOB_INVALID_CMD;

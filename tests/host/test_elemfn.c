@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "npu_elemfn_eval.h"
+#include "npu_train_math.h"
 #include "tap.h"
 
 
@@ -452,6 +453,88 @@ static void test_binary_int64(void)
 			}
 }
 
+/* IEEE binary16 @h's value, worked out in double from its fields. */
+static double f16_value(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	double v = e == 0x1f ? (m ? NAN : INFINITY) : e ? ldexp(1024 + m, e - 25) : ldexp(m, -24);
+
+	return h & 0x8000 ? -v : v;
+}
+
+/*
+ * fp32 into binary16 as IEEE defines it, in double: the nearest of the
+ * 65536 values by distance (ties to the even significand), past the
+ * largest finite one to infinity from 65520 on.
+ */
+static uint16_t f16_oracle(float f)
+{
+	double a = fabs((double)f), q, r;
+	uint16_t s = signbit(f) ? 0x8000 : 0;
+	int e;
+
+	if (isnan(f))
+		return 0x7e00;
+	if (a >= 65520.0)
+		return s | 0x7c00;
+	if (a < 0x1p-14) {		/* subnormal: units of 2^-24 */
+		q = a * 0x1p24;
+		r = nearbyint(q);	/* the default mode: to nearest, ties to even */
+		return s | (uint16_t)r;
+	}
+	frexp(a, &e);			/* a = f * 2^e, f in [0.5, 1) */
+	q = ldexp(a, 11 - e);		/* the significand with its 10 bits, in [1024, 2048) */
+	r = nearbyint(q);
+	if (r == 2048) {
+		r = 1024;
+		e++;
+	}
+	return s | (uint16_t)(((e + 14) << 10) | ((int)r - 1024));
+}
+
+/*
+ * npu_f16_to_f32 and npu_f32_to_f16 (npu_train_math.h: the CPU reference's
+ * and the engine's fp16 casts): every binary16 value into fp32 exact and
+ * back unchanged; fp32 into binary16 as the double oracle rounds, over
+ * every binary16 value and the midpoints between neighbours (the ties),
+ * their neighbours a ulp of fp32 away, and a sweep of 2^20 fp32 values.
+ */
+static void test_f16(void)
+{
+	unsigned int bad = 0;
+
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		float f = npu_f16_to_f32((uint16_t)h);
+		double want = f16_value((uint16_t)h);
+
+		if (isnan(want) ? !isnan(f) || (npu_f32_to_f16(f) & 0x7e00) != 0x7e00 :
+				  (double)f != want || npu_f32_to_f16(f) != h) {
+			if (bad++ < 5)
+				printf("#   binary16 %#06x: %.9g, back %#06x\n", h, f, npu_f32_to_f16(f));
+		}
+		if ((h & 0x7c00) != 0x7c00 && (h & 0x7fff) != 0x7bff) {
+			double mid = (want + f16_value((uint16_t)(h + 1))) / 2;	/* exact in fp32 */
+			float t[3] = { (float)mid, nextafterf((float)mid, -INFINITY),
+				       nextafterf((float)mid, INFINITY) };
+
+			for (int k = 0; k < 3; k++)
+				if (npu_f32_to_f16(t[k]) != f16_oracle(t[k]) && bad++ < 5)
+					printf("#   %.9g: %#06x, the oracle %#06x\n", t[k],
+					       npu_f32_to_f16(t[k]), f16_oracle(t[k]));
+		}
+	}
+	for (uint32_t i = 0; i < (1u << 20); i++) {
+		uint32_t u = i * 4093u + (i >> 7);	/* all exponents, both signs */
+		float f;
+
+		memcpy(&f, &u, sizeof(f));
+		if (!isnan(f) && npu_f32_to_f16(f) != f16_oracle(f) && bad++ < 5)
+			printf("#   %.9g: %#06x, the oracle %#06x\n", f, npu_f32_to_f16(f),
+			       f16_oracle(f));
+	}
+	CHECK(!bad);
+}
+
 TAP_MAIN(TAP_ENTRY(test_tables), TAP_ENTRY(test_activations_against_long_double),
 	 TAP_ENTRY(test_derivatives_against_long_double), TAP_ENTRY(test_binary_fp32),
-	 TAP_ENTRY(test_binary_int64))
+	 TAP_ENTRY(test_binary_int64), TAP_ENTRY(test_f16))

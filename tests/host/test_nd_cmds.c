@@ -1059,6 +1059,52 @@ static void test_cast_bf16(void)
 	c.out_dt = NPU_ND_F32, c.in = VA_OUT + 1, bad(&c, sizeof(c));	/* unaligned */
 }
 
+/*
+ * CAST between fp32 and IEEE binary16 on the engine, values worked by
+ * hand: 1, 1 + 2^-11 (a tie, to the even 1), 1 + 3 * 2^-11 (a tie, up to
+ * 1 + 2^-9), just past a tie, the largest finite 65504, 65519.99 (still
+ * 65504) and 65520 (infinity), the smallest subnormal 2^-24, 2^-25 (a tie
+ * to 0), 3 * 2^-25 (a tie, up to 2 * 2^-24), -2, infinity, a NaN
+ * (quiet); and back exactly.
+ */
+static void test_cast_f16(void)
+{
+	static const float in[] = { 1.0f, 1.0f + 0x1p-11f, 1.0f + 0x3p-11f,
+				    1.0f + 0x1p-11f + 0x1p-23f, 65504.0f, 65519.99f, 65520.0f,
+				    0x1p-24f, 0x1p-25f, 0x3p-25f, -2.0f, INFINITY, NAN };
+	static const uint16_t want[] = { 0x3c00, 0x3c00, 0x3c02, 0x3c01, 0x7bff, 0x7bff, 0x7c00,
+					 0x0001, 0x0000, 0x0002, 0xc000, 0x7c00, 0x7e00 };
+	static const float back_want[] = { 1.0f, 1.0f, 1.0f + 0x1p-9f, 1.0f + 0x1p-10f, 65504.0f,
+					   65504.0f, INFINITY, 0x1p-24f, 0.0f, 0x1p-23f, -2.0f,
+					   INFINITY, NAN };
+	enum { n = sizeof(in) / sizeof(in[0]) };
+	struct npu_cmd_cast c = { { NPU_CMD_CAST, sizeof(c) }, VA_A, VA_OUT, n, NPU_ND_F32,
+				  NPU_ND_F16, 0 };
+	uint16_t *o;
+	float *back;
+
+	setup(64);
+	memcpy(va(VA_A), in, sizeof(in));
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	o = va(VA_OUT);
+	for (int i = 0; i < n; i++)
+		if ((o[i] & (i == n - 1 ? 0xfe00 : 0xffff)) != want[i]) {
+			printf("#   %.9g: %04x, expected %04x\n", in[i], o[i], want[i]);
+			CHECK_EQ(o[i], want[i]);
+		}
+	c = (struct npu_cmd_cast){ { NPU_CMD_CAST, sizeof(c) }, VA_OUT, VA_B, n, NPU_ND_F16,
+				   NPU_ND_F32, 0 };
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	back = va(VA_B);
+	for (int i = 0; i < n; i++)
+		CHECK(isnan(back_want[i]) ? isnan(back[i]) :
+		      memcmp(&back[i], &back_want[i], sizeof(float)) == 0);
+	c.out_dt = NPU_ND_I32, bad(&c, sizeof(c));		/* fp16 only with fp32 */
+	c.out_dt = NPU_ND_BF16, bad(&c, sizeof(c));
+	c.out_dt = NPU_ND_F16, bad(&c, sizeof(c));
+	c.out_dt = NPU_ND_F32, c.in = VA_OUT + 1, bad(&c, sizeof(c));	/* unaligned */
+}
+
 static void test_matmul_int8_zero_points(void)
 {
 	for (int it = 0; it < 12; it++) {
@@ -2574,7 +2620,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_matmul_fp32_batched_transposed),
 	TAP_ENTRY(test_matmul_bf16),
 	TAP_ENTRY(test_matmul_rows_bits),
-	TAP_ENTRY(test_cast_bf16),
+	TAP_ENTRY(test_cast_bf16), TAP_ENTRY(test_cast_f16),
 	TAP_ENTRY(test_matmul_int8_zero_points),
 	TAP_ENTRY(test_qdq_worked_values),
 	TAP_ENTRY(test_qdq_per_axis),

@@ -18,6 +18,7 @@ const ort = require('onnxruntime-node');
 const TYPES = {
   1: ['float32', Float32Array], 2: ['uint8', Uint8Array], 3: ['int8', Int8Array],
   6: ['int32', Int32Array], 7: ['int64', BigInt64Array], 9: ['bool', Uint8Array],
+  10: ['float16', Uint16Array],
 };
 
 function varint(buf, pos) {

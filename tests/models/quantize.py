@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""quantize.py static|qoperator|dynamic FP32_CASE OUT_CASE - int8 versions of a zoo
+"""quantize.py static|qoperator|dynamic|fp16 FP32_CASE OUT_CASE - int8 (and fp16) versions of a zoo
 network as onnxruntime's quantizer writes them, written here with the onnx
 package (onnxruntime's Python quantizer is not in Debian):
 
@@ -22,6 +22,10 @@ qoperator: quantize_static's QOperator format (quant_format=QOperator):
   QLinearLeakyRelu, QLinearSoftmax; com.microsoft's but the first two),
   data movement run on the 8-bit values themselves, and the
   DequantizeLinear and QuantizeLinear nodes left unread removed.
+fp16: the model in float16 as onnxconverter-common's float16 converter
+  writes it (keep_io_types off): every float initializer, Constant and
+  ConstantOfShape value, graph input and output float16, Casts to float
+  made Casts to float16 (Resize's scales, which ONNX wants fp32, kept).
 dynamic: quantize_dynamic's form for MatMul by a constant:
   DynamicQuantizeLinear(A) -> MatMulInteger(A, B int8, A's zero point, 0)
   -> Cast to float -> Mul by A's scale * B's.
@@ -410,6 +414,39 @@ def dynamic(case, out):
     save(model, case, out)
 
 
+def fp16(case, out):
+    model = onnx.load(os.path.join(case, "model.onnx"))
+    g = model.graph
+    F, H = TensorProto.FLOAT, TensorProto.FLOAT16
+    keep = {n.input[2] for n in g.node if n.op_type == "Resize" and len(n.input) > 2}
+
+    def half(t):
+        if t.data_type == F and t.name not in keep:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16),
+                                               t.name))
+    for t in g.initializer:
+        half(t)
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.TENSOR:
+                half(a.t)
+            elif n.op_type == "Cast" and a.name == "to" and a.i == F:
+                a.i = H
+    for v in list(g.input) + list(g.output):
+        if v.type.tensor_type.elem_type == F:
+            v.type.tensor_type.elem_type = H
+    save(model, case, out)
+    d = os.path.join(out, "test_data_set_0")
+    for f in os.listdir(d):     # the inputs in float16 too
+        t = onnx.TensorProto()
+        with open(os.path.join(d, f), "rb") as fi:
+            t.ParseFromString(fi.read())
+        if t.data_type == F:
+            a = numpy_helper.to_array(t).astype(np.float16)
+            with open(os.path.join(d, f), "wb") as fo:
+                fo.write(numpy_helper.from_array(a, t.name).SerializeToString())
+
+
 def save(model, case, out, check=True):
     os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
     del model.graph.value_info[:]
@@ -423,7 +460,7 @@ def save(model, case, out, check=True):
 
 
 if __name__ == "__main__":
-    modes = {"static": static, "qoperator": qoperator, "dynamic": dynamic}
+    modes = {"static": static, "qoperator": qoperator, "dynamic": dynamic, "fp16": fp16}
     if len(sys.argv) != 4 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     modes[sys.argv[1]](sys.argv[2], sys.argv[3])

@@ -32,8 +32,10 @@ QDQ="resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 shufflenet_v2 sque
 DYNAMIC="vit bert"
 # and its QOperator format (the quantized kernels as com.microsoft's ops)
 QOPERATOR="resnet50 squeezenet mobilenet_v3_small"
+# and in float16 (onnxconverter-common's converter's form)
+FP16="squeezenet mobilenet_v2 vit bert kws_gru"
 only=$(IFS=,; echo "${names[*]:-}")
-base=$(for n in "${names[@]}"; do echo "${n%_int8_qdq}" | sed 's/_int8_dynamic$//; s/_int8_qop$//'; done |
+base=$(for n in "${names[@]}"; do echo "${n%_int8_qdq}" | sed 's/_int8_dynamic$//; s/_int8_qop$//; s/_fp16$//'; done |
 	sort -u | paste -sd,)
 mkdir -p "$ZOO"
 export NODE_PATH=$ORT/node_modules
@@ -47,6 +49,7 @@ ORT_STAMP="$ORT_VERSION $(sha256sum tests/models/ort-run.js | cut -c1-16)"
 qsum=$(cat tests/models/quantize.py scripts/onnxruntime-version | sha256sum | cut -c1-16)
 quantize() { # MODE NAME SUFFIX
 	local out=$ZOO/$2_int8_$3
+	[ "$3" = fp16 ] && out=$ZOO/$2_fp16
 	[ -f "$ZOO/$2/model.onnx" ] || return 0
 	[ -n "$only" ] && [[ ",$only," != *",${out##*/},"* ]] && return 0
 	[ -f "$out/model.onnx" ] && [ "$(cat "$out/quantize.sum" 2>/dev/null)" = "$qsum" ] && return 0
@@ -63,6 +66,7 @@ quantize() { # MODE NAME SUFFIX
 for n in $QDQ; do quantize static "$n" qdq; done
 for n in $DYNAMIC; do quantize dynamic "$n" dynamic; done
 for n in $QOPERATOR; do quantize qoperator "$n" qop; done
+for n in $FP16; do quantize fp16 "$n" fp16; done
 cases=()
 for d in "$ZOO"/*/; do
 	d=${d%/} n=${d##*/}

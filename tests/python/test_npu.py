@@ -145,6 +145,25 @@ def test_integer_models():
     assert y.dtype == np.int64 and y.tolist() == [3, -2, -2, 1 << 40]
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_float16_models(provider):
+    """A float16 model as onnxruntime's users feed it: float16 in and out,
+    computed in fp32 between; the result as numpy rounds fp32 into float16
+    (hand-picked values: ties, a subnormal, past the largest finite)."""
+    sess = ort.InferenceSession(tiny_model(TensorProto.FLOAT16, (6,)), providers=[provider])
+    assert sess.get_inputs()[0].type == "tensor(float16)"
+    assert sess.get_outputs()[0].type == "tensor(float16)"
+    a = np.array([1.0, 2048.0, 6e-8, 60000.0, -3.0, 0.1], np.float16)
+    b = np.array([2.0 ** -11, 1.0, 6e-8, 6000.0, 1.0, 0.2], np.float16)
+    (y,) = sess.run(None, {"a": a, "b": b})
+    with np.errstate(over="ignore"):
+        want = np.maximum(a.astype(np.float32) + b.astype(np.float32), 0).astype(np.float16)
+    assert y.dtype == np.float16
+    assert y.tobytes() == want.tobytes()
+    # 1 + 2^-11 is a tie (to 1), 2048 + 1 too (to 2048); 66000 is infinity
+    assert y[0] == 1.0 and y[1] == 2048.0 and np.isinf(y[3])
+
+
 def test_non_contiguous_inputs_are_read_right():
     sess = ort.InferenceSession(tiny_model(), providers=["CPUExecutionProvider"])
     big = np.arange(24, dtype=np.float32).reshape(4, 6)

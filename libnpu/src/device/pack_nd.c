@@ -30,6 +30,7 @@ static uint32_t cmd_dt(uint32_t dt)
 	case NPU_DT_INT64: return NPU_ND_I64;
 	case NPU_DT_BOOL: return NPU_ND_BOOL;
 	case NPU_DT_BFLOAT16: return NPU_ND_BF16;
+	case NPU_DT_FLOAT16: return NPU_ND_F16;
 	default: return 0;
 	}
 }

@@ -221,6 +221,24 @@ int onnx_tensor(struct onnx *o, struct oval *v)
 		v->id = derive(o, v, NPU_DT_UINT8, IR_ND_UNARY, &v->i8, 1, &a);
 		return v->id;
 	}
+	if (v->input >= 0 && v->half) {
+		/* a 16-bit float input: the graph's, cast to the fp32 the ops compute in */
+		struct ir_attrs a = { 0 };
+		int t = new_tensor(o, (enum npu_dtype)v->half, v->rank, v->dims, NULL, v->name), y;
+
+		if (t < 0)
+			return t;
+		y = new_tensor(o, NPU_DT_FLOAT32, v->rank, v->dims, NULL, NULL);
+		if (y < 0)
+			return y;
+		a.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = (uint32_t)v->half,
+					     .odtype = NPU_DT_FLOAT32, .count = v->count ? v->count : 1 };
+		if (onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &a))
+			return NPU_EINVAL;
+		v->io = t;
+		v->id = y;
+		return v->id;
+	}
 	if (v->input >= 0) {
 		/* A graph input read as data: an input tensor of the graph. */
 		v->id = new_tensor(o, v->dt, v->rank, v->dims, NULL, v->name);
@@ -378,6 +396,10 @@ static int read_initializers(struct onnx *o, const Onnx__GraphProto *gp)
 		if (err)
 			return onnx_fail(o, err, "initializer '%s': %s", t->name ? t->name : "",
 					 why);
+		if (onnx_widen_f16(&a)) {	/* float16 weights: computed in fp32 */
+			npu_array_free(&a);
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		}
 		v = onnx_add(o, t->name, a.dtype, a.rank, a.dims);
 		if (!v) {
 			npu_array_free(&a);
@@ -400,7 +422,7 @@ static int read_inputs(struct onnx *o, const Onnx__GraphProto *gp,
 		uint32_t rank = 0, dims[NPU_MAX_RANK];
 		enum npu_dtype dt = NPU_DT_FLOAT32;
 		struct oval *v;
-		int err;
+		int err, half;
 
 		if (!vi->name || !*vi->name)
 			return onnx_fail(o, NPU_EINVAL, "graph input %zu has no name", i);
@@ -422,11 +444,28 @@ static int read_inputs(struct onnx *o, const Onnx__GraphProto *gp,
 			rank = fx->rank;
 			memcpy(dims, fx->dims, sizeof(dims));
 		}
-		v = onnx_add(o, vi->name, dt, rank, dims);
+		half = dt == NPU_DT_FLOAT16 || dt == NPU_DT_BFLOAT16;
+		v = onnx_add(o, vi->name, half ? NPU_DT_FLOAT32 : dt, rank, dims);
 		if (!v)
 			return NPU_EINVAL;
 		v->input = (int)pos++;
-		if (fx) {
+		v->half = half ? (int)dt : 0;
+		if (fx && half) {	/* a fixed 16-bit value: fp32, as the ops read it */
+			struct npu_array w = *fx;
+
+			if (fx->bytes != v->count * 2 || (fx->bytes && !fx->data))
+				return onnx_fail(o, NPU_EINVAL, "input '%s': the fixed value has %zu "
+						 "bytes", vi->name, fx->bytes);
+			w.data = malloc(fx->bytes ? fx->bytes : 1);
+			if (!w.data)
+				return onnx_fail(o, NPU_ENOMEM, "out of memory");
+			memcpy(w.data, fx->data, fx->bytes);
+			if (onnx_widen_f16(&w)) {
+				free(w.data);
+				return onnx_fail(o, NPU_ENOMEM, "out of memory");
+			}
+			v->data = w.data;
+		} else if (fx) {
 			v->data = malloc(fx->bytes ? fx->bytes : 1);
 			if (!v->data)
 				return onnx_fail(o, NPU_ENOMEM, "out of memory");
@@ -437,6 +476,18 @@ static int read_inputs(struct onnx *o, const Onnx__GraphProto *gp,
 		}
 	}
 	return 0;
+}
+
+/* The 16-bit float type graph output @vi is declared as, or 0. */
+static enum npu_dtype out_half(const Onnx__ValueInfoProto *vi)
+{
+	enum npu_dtype dt;
+
+	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+	    !vi->type->tensor_type)
+		return 0;
+	dt = onnx_dtype_from(vi->type->tensor_type->elem_type);
+	return dt == NPU_DT_FLOAT16 || dt == NPU_DT_BFLOAT16 ? dt : 0;
 }
 
 /*
@@ -490,6 +541,28 @@ static int declare_io(struct onnx *o, const Onnx__GraphProto *gp)
 			npu_graph_set_tensor_name(o->g, dst, name);
 			id = dst;
 		}
+		if (out_half(gp->output[i]) && o->g->t[id].d.dtype == NPU_DT_FLOAT32) {
+			/* a 16-bit float output: the fp32 result cast, under the output's name */
+			struct ir_attrs a = { 0 };
+			enum npu_dtype hdt = out_half(gp->output[i]);
+			int dst = onnx_temp(o, hdt, v->rank, v->dims);
+
+			if (dst < 0) {
+				err = dst;
+				break;
+			}
+			a.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = NPU_DT_FLOAT32,
+						     .odtype = hdt,
+						     .count = v->count ? v->count : 1 };
+			err = onnx_node(o, IR_ND_UNARY, &id, 1, &dst, 1, &a);
+			if (!err)
+				err = npu_graph_set_tensor_name(o->g, id, NULL);
+			if (!err)
+				err = npu_graph_set_tensor_name(o->g, dst, name);
+			if (err)
+				break;
+			id = dst;
+		}
 		ids[gp->n_input + n++] = id;
 	}
 	if (!err)
@@ -500,7 +573,7 @@ static int declare_io(struct onnx *o, const Onnx__GraphProto *gp)
 		struct oval *v = onnx_find(o, gp->input[i]->name);
 
 		if (v && v->input >= 0 && v->id >= 0)
-			ids[n++] = v->id;
+			ids[n++] = v->half ? v->io : v->id;
 	}
 	if (!err)
 		err = npu_graph_inputs(o->g, ids, n);

@@ -41,6 +41,8 @@ struct oval {
 	struct oval *dq_x, *dq_s, *dq_z;
 	struct nd_qdq dq;
 	int i8;				/* the int8 tensor int8 ops read (uint8 values flipped), or -1 */
+	int half;			/* a float16 or bfloat16 graph input: its dtype (@id fp32) */
+	int io;				/* with @half, the graph's 16-bit input tensor */
 };
 
 struct onnx {
@@ -93,6 +95,14 @@ int onnx_node(struct onnx *o, enum ir_op op, const int *in, uint32_t nin, const 
 
 /* A TensorProto's values: dtype, shape and a copy of the data (malloc'd). */
 int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_t len);
+/*
+ * float16 and bfloat16 values made fp32 (exact), in place; others left as
+ * they are. libnpu computes a model's 16-bit floats in fp32: its weights
+ * and constants are widened as they load, its 16-bit inputs and outputs
+ * cast at the graph's edges, a Cast into one rounds to it and back.
+ * 0 or NPU_ENOMEM.
+ */
+int onnx_widen_f16(struct npu_array *a);
 size_t onnx_elem_size(enum npu_dtype dt);
 /* ONNX's element type number as libnpu's dtype, or 0 for one libnpu does not take. */
 enum npu_dtype onnx_dtype_from(int64_t t);
@@ -334,7 +344,7 @@ int onnx_op_fn(struct onnx *o);
 	X(ms_simplified_ln) X(ms_skip_ln) X(ms_skip_simplified_ln) X(ms_qlinear_sigmoid) \
 	X(ms_qlinear_leakyrelu) X(rnn) X(gru) X(lstm) X(ms_qlinear_add) X(ms_qlinear_mul) \
 	X(ms_qlinear_concat) X(ms_qlinear_gap) X(ms_qlinear_avgpool) X(ms_qlinear_softmax) \
-	X(ms_qgemm)
+	X(ms_qgemm) X(castlike)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

@@ -541,28 +541,55 @@ int onnx_op_prelu(struct onnx *o)
 	return onnx_binary_of(o, ND_ADD, &pos, &scaled, NULL);
 }
 
-int onnx_op_cast(struct onnx *o)
+/* Cast, or with @like CastLike: input 0 into the type of input 1. */
+static int cast(struct onnx *o, int like)
 {
-	struct oval *x = onnx_in(o, 0);
+	struct oval *x = onnx_in(o, 0), *t1 = like ? onnx_in(o, 1) : NULL, f, h;
 	struct ir_attrs at = { 0 };
 	enum npu_dtype dt;
 	int64_t to;
 	int t, y;
 
-	if (!x)
-		return onnx_fail(o, NPU_EINVAL, "no input");
+	if (!x || (like && !t1))
+		return onnx_fail(o, NPU_EINVAL, "%s", like ? "input and target_type are needed" :
+				 "no input");
 	TRY(onnx_attr_i(o, "to", -1, &to));
-	dt = onnx_dtype_from(to);
+	/* (a 16-bit float input is held as fp32: its own type is the one meant) */
+	dt = like ? t1->half ? (enum npu_dtype)t1->half : t1->dt : onnx_dtype_from(to);
 	if (!dt)
-		return onnx_fail(o, NPU_ENOTSUP, "a cast to ONNX type %lld (float, uint8, int8, "
-				 "int32, int64 and bool are supported)", (long long)to);
+		return onnx_fail(o, NPU_ENOTSUP, "a cast to ONNX type %lld (float, float16, "
+				 "bfloat16, uint8, int8, int32, int64 and bool are supported)",
+				 (long long)to);
+	if (dt == NPU_DT_FLOAT16 || dt == NPU_DT_BFLOAT16) {
+		/*
+		 * 16-bit floats are computed in fp32 (onnx_widen_f16): the value
+		 * rounded to one and back, into fp32 (an integer first made fp32).
+		 */
+		if (x->dt != NPU_DT_FLOAT32) {
+			TRY(onnx_cast_of(o, x, NPU_DT_FLOAT32, &f));
+			x = &f;
+		}
+		TRY(onnx_cast_of(o, x, dt, &h));
+		dt = NPU_DT_FLOAT32;
+		x = &h;
+	}
 	if (dt == x->dt)
 		return onnx_reshape_to(o, x->rank, x->dims);
 	at.nd.un = (struct nd_unary){ .fn = ND_CAST, .dtype = x->dt, .odtype = dt,
 				      .count = x->count ? x->count : 1 };
 	y = onnx_output(o, 0, dt, x->rank, x->dims);
-	t = y < 0 ? y : onnx_in_t(o, 0);
+	t = y < 0 ? y : onnx_tensor(o, x);
 	if (y < 0 || t < 0)
 		return y < 0 ? y : t;
 	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &at);
+}
+
+int onnx_op_cast(struct onnx *o)
+{
+	return cast(o, 0);
+}
+
+int onnx_op_castlike(struct onnx *o)
+{
+	return cast(o, 1);
 }

@@ -1745,8 +1745,12 @@ static int op_constant(struct onnx *o)
 		return onnx_fail(o, NPU_EINVAL, "one attribute is needed");
 	if (!strcmp(a->name, "value") && a->t) {
 		err = onnx_array(a->t, &arr, why, sizeof(why));
-		if (err)
-			return onnx_fail(o, err, "value: %s", why);
+		if (!err)
+			err = onnx_widen_f16(&arr);	/* float16: computed in fp32 */
+		if (err) {
+			npu_array_free(&arr);
+			return onnx_fail(o, err, "value: %s", *why ? why : npu_strerror(err));
+		}
 	} else if ((!strcmp(a->name, "value_float") || !strcmp(a->name, "value_int")) &&
 		   o->opset >= 12) {
 		int f = a->name[6] == 'f';
@@ -1829,7 +1833,8 @@ static const struct onnx_op ops[] = {
 	{ "DepthToSpace", onnx_op_depthtospace, "blocksize mode", 1 },
 	{ "SpaceToDepth", onnx_op_spacetodepth, "blocksize", 1 },
 	{ "Gelu", onnx_op_gelu, "approximate", 20 },
-	{ "Cast", onnx_op_cast, "to", 6 },
+	{ "Cast", onnx_op_cast, "saturate to", 6 },
+	{ "CastLike", onnx_op_castlike, "saturate", 15 },
 	{ "Softmax", op_softmax, "axis", 1 },
 	{ "LogSoftmax", op_logsoftmax, "axis", 1 },
 	{ "MatMul", op_matmul, "", 1 },

@@ -185,6 +185,10 @@ int onnx_op_constantofshape(struct onnx *o)
 			return onnx_fail(o, NPU_EINVAL, "attribute 'value' is not a tensor");
 		if (onnx_array(attr->t, &val, why, sizeof(why)))
 			return onnx_fail(o, NPU_ENOTSUP, "attribute 'value': %s", why);
+		if (onnx_widen_f16(&val)) {	/* float16: computed in fp32 */
+			npu_array_free(&val);
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		}
 		if (val.bytes != onnx_elem_size(val.dtype)) {
 			npu_array_free(&val);
 			return onnx_fail(o, NPU_EINVAL, "attribute 'value' must hold one value");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "import/onnx.h"
+#include "npu_train_math.h"
 
 size_t onnx_elem_size(enum npu_dtype dt)
 {
@@ -26,6 +27,7 @@ const char *onnx_dtype_name(enum npu_dtype dt)
 	case NPU_DT_FLOAT32: return "float";
 	case NPU_DT_BOOL: return "bool";
 	case NPU_DT_BFLOAT16: return "bfloat16";
+	case NPU_DT_FLOAT16: return "float16";
 	}
 	return "?";
 }
@@ -44,6 +46,8 @@ enum npu_dtype onnx_dtype_from(int64_t t)
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: return NPU_DT_INT32;
 	case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: return NPU_DT_INT64;
 	case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: return NPU_DT_BOOL;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: return NPU_DT_FLOAT16;
+	case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: return NPU_DT_BFLOAT16;
 	default: return 0;
 	}
 }
@@ -58,6 +62,7 @@ static int32_t to_onnx(enum npu_dtype dt)
 	case NPU_DT_INT64: return ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
 	case NPU_DT_BOOL: return ONNX__TENSOR_PROTO__DATA_TYPE__BOOL;
 	case NPU_DT_BFLOAT16: return ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16;
+	case NPU_DT_FLOAT16: return ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
 	}
 	return 0;
 }
@@ -70,8 +75,8 @@ int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_
 
 	memset(a, 0, sizeof(*a));
 	if (!dt) {
-		snprintf(why, len, "element type %s is not supported (float, uint8, int8, int32, "
-			 "int64, bool)", t->data_type >= 0 && t->data_type <= 16 ?
+		snprintf(why, len, "element type %s is not supported (float, float16, bfloat16, "
+			 "uint8, int8, int32, int64, bool)", t->data_type >= 0 && t->data_type <= 16 ?
 			 onnx_types[t->data_type] : "unknown");
 		return NPU_ENOTSUP;
 	}
@@ -123,7 +128,7 @@ int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_
 		if (a->bytes)
 			memcpy(a->data, t->int64_data, a->bytes);
 	} else {
-		/* int8, uint8, int32 and bool are all held in int32_data */
+		/* int8, uint8, int32, bool and float16's bits are all held in int32_data */
 		if (t->n_int32_data != count)
 			goto count;
 		for (uint64_t i = 0; i < count; i++) {
@@ -131,9 +136,13 @@ int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_
 
 			if (dt == NPU_DT_INT32)
 				((int32_t *)a->data)[i] = v;
+			else if ((dt == NPU_DT_FLOAT16 || dt == NPU_DT_BFLOAT16) && v >= 0 &&
+				 v <= 0xffff)
+				((uint16_t *)a->data)[i] = (uint16_t)v;
 			else if ((dt == NPU_DT_INT8 && (v < -128 || v > 127)) ||
 				 (dt == NPU_DT_UINT8 && (v < 0 || v > 255)) ||
-				 (dt == NPU_DT_BOOL && (v < 0 || v > 1))) {
+				 (dt == NPU_DT_BOOL && (v < 0 || v > 1)) || dt == NPU_DT_FLOAT16 ||
+				 dt == NPU_DT_BFLOAT16) {
 				snprintf(why, len, "value %d out of range for %s", v,
 					 onnx_dtype_name(dt));
 				goto bad;
@@ -187,6 +196,26 @@ int npu_array_load_mem(const void *buf, size_t len, struct npu_array *a)
 	onnx__tensor_proto__free_unpacked(t, NULL);
 	if (err)
 		return npu_fail(NULL, err, "ONNX tensor: %s", *why ? why : npu_strerror(err));
+	return 0;
+}
+
+int onnx_widen_f16(struct npu_array *a)
+{
+	uint64_t n = a->bytes / 2;
+	float *f;
+
+	if (a->dtype != NPU_DT_FLOAT16 && a->dtype != NPU_DT_BFLOAT16)
+		return 0;
+	f = malloc(n ? n * sizeof(float) : 1);
+	if (!f)
+		return NPU_ENOMEM;
+	for (uint64_t i = 0; i < n; i++)
+		f[i] = a->dtype == NPU_DT_FLOAT16 ? npu_f16_to_f32(((const uint16_t *)a->data)[i]) :
+						    npu_bf16_to_f32(((const uint16_t *)a->data)[i]);
+	free(a->data);
+	a->data = f;
+	a->bytes = n * sizeof(float);
+	a->dtype = NPU_DT_FLOAT32;
 	return 0;
 }
 

@@ -6,7 +6,7 @@ size_t nd_elem_size(uint32_t dt)
 {
 	switch (dt) {
 	case NPU_DT_INT8: case NPU_DT_UINT8: case NPU_DT_BOOL: return 1;
-	case NPU_DT_BFLOAT16: return 2;
+	case NPU_DT_BFLOAT16: case NPU_DT_FLOAT16: return 2;
 	case NPU_DT_INT32: case NPU_DT_FLOAT32: return 4;
 	case NPU_DT_INT64: return 8;
 	default: return 0;

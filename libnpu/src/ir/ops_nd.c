@@ -140,9 +140,9 @@ int verify_nd_unary(npu_graph *g, const struct ir_node *n)
 	}
 	switch (p->fn) {
 	case ND_FLIP128: ok = is_q8(in_dt); break;
-	case ND_CAST:	/* bf16 to and from fp32 only */
+	case ND_CAST:	/* bf16 and fp16 to and from fp32 only */
 		ok = any_dt(in_dt) && any_dt((int)p->odtype) &&
-		     ((in_dt != NPU_DT_BFLOAT16 && p->odtype != NPU_DT_BFLOAT16) ||
+		     ((nd_elem_size((uint32_t)in_dt) != 2 && nd_elem_size(p->odtype) != 2) ||
 		      in_dt == NPU_DT_FLOAT32 || p->odtype == NPU_DT_FLOAT32);
 		break;
 	case ND_NOT: ok = in_dt == NPU_DT_BOOL; break;

@@ -21,6 +21,7 @@ static inline double ld(const void *p, uint32_t dt, uint64_t i)
 	case NPU_DT_INT32: return ((const int32_t *)p)[i];
 	case NPU_DT_INT64: return (double)((const int64_t *)p)[i];
 	case NPU_DT_BFLOAT16: return npu_bf16_to_f32(((const uint16_t *)p)[i]);
+	case NPU_DT_FLOAT16: return npu_f16_to_f32(((const uint16_t *)p)[i]);
 	default: return 0;
 	}
 }

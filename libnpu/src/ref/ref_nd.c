@@ -96,8 +96,16 @@ static void cast_one(const struct nd_unary *p, const void *x, void *y, uint64_t 
 		((uint16_t *)y)[i] = npu_f32_to_bf16(((const float *)x)[i]);
 		return;
 	}
+	if (p->odtype == NPU_DT_FLOAT16) {	/* from fp32: to nearest, ties to even */
+		((uint16_t *)y)[i] = npu_f32_to_f16(((const float *)x)[i]);
+		return;
+	}
 	if (p->odtype == NPU_DT_FLOAT32 && p->dtype == NPU_DT_BFLOAT16) {
 		((float *)y)[i] = npu_bf16_to_f32(((const uint16_t *)x)[i]);
+		return;
+	}
+	if (p->odtype == NPU_DT_FLOAT32 && p->dtype == NPU_DT_FLOAT16) {
+		((float *)y)[i] = npu_f16_to_f32(((const uint16_t *)x)[i]);
 		return;
 	}
 	if (p->odtype == NPU_DT_FLOAT32) {

@@ -20,6 +20,7 @@ float nd_ldf(global const uchar *p, int dt, size_t i)
 	case 4: case 6: return (float)p[i];
 	case 5: return (float)((global const long *)p)[i];
 	case 7: return as_float((uint)((global const ushort *)p)[i] << 16);	/* bf16 */
+	case 8: return vload_half(i, (global const half *)p);			/* fp16 */
 	default: return ((global const float *)p)[i];
 	}
 }
@@ -162,8 +163,12 @@ void nd_cast(global const uchar *x, global uchar *y, int dt, int odt, size_t i)
 					  (ushort)((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
 		return;
 	}
-	if (odt == 3 && dt == 7) {	/* bf16 into fp32: exact */
-		((global float *)y)[i] = nd_ldf(x, 7, i);
+	if (odt == 8) {		/* fp32 into fp16: to nearest, ties to even */
+		vstore_half_rte(((global const float *)x)[i], i, (global half *)y);
+		return;
+	}
+	if (odt == 3 && (dt == 7 || dt == 8)) {	/* bf16, fp16 into fp32: exact */
+		((global float *)y)[i] = nd_ldf(x, dt, i);
 		return;
 	}
 	if (odt == 3) {
