@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # zoo.sh [--tap] [--backend B]... [--runs N] [NAME...] - the model zoo: makes
 # the networks that are missing (gen.py, Debian's torch and torchvision; the
-# int8 variants NAME_int8_qdq, NAME_int8_qop and NAME_int8_dynamic of an fp32 one by
-# quantize.py) and their expected outputs (ort-run.js, npm's
+# variants of an fp32 one: NAME_int8_qdq, NAME_int8_qop, NAME_int8_dynamic
+# and NAME_fp16 by quantize.py, NAME_ort_extended by onnxruntime's own
+# optimizer, ort-optimize.js) and their expected outputs (ort-run.js, npm's
 # onnxruntime-node, which setup-deps installs), in $NPU_ZOO (default
 # $NPU_CACHE/models, outside the clone), then checks NAME... (all by
 # default) with check.py on each backend (cpu, opencl and onednn by default).
@@ -34,8 +35,13 @@ DYNAMIC="vit bert"
 QOPERATOR="resnet50 squeezenet mobilenet_v3_small"
 # and in float16 (onnxconverter-common's converter's form)
 FP16="squeezenet mobilenet_v2 vit bert kws_gru"
+# as onnxruntime's own optimizer saves them (level extended: its contrib ops)
+ORT_EXTENDED="bert vit kws_gru mobilenet_v3_small bert_int8_dynamic mobilenet_v3_small_int8_qdq"
+# (an optimized network's source is made too)
 only=$(IFS=,; echo "${names[*]:-}")
-base=$(for n in "${names[@]}"; do echo "${n%_int8_qdq}" | sed 's/_int8_dynamic$//; s/_int8_qop$//; s/_fp16$//'; done |
+[ -n "$only" ] && only=$only,$(for n in "${names[@]}"; do echo "${n%_ort_extended}"; done | paste -sd,)
+base=$(for n in "${names[@]}"; do echo "$n" |
+	sed 's/_ort_extended$//; s/_int8_qdq$//; s/_int8_dynamic$//; s/_int8_qop$//; s/_fp16$//'; done |
 	sort -u | paste -sd,)
 mkdir -p "$ZOO"
 export NODE_PATH=$ORT/node_modules
@@ -67,6 +73,20 @@ for n in $QDQ; do quantize static "$n" qdq; done
 for n in $DYNAMIC; do quantize dynamic "$n" dynamic; done
 for n in $QOPERATOR; do quantize qoperator "$n" qop; done
 for n in $FP16; do quantize fp16 "$n" fp16; done
+for n in $ORT_EXTENDED; do	# made again with onnxruntime's version
+	out=$ZOO/${n}_ort_extended
+	[ -f "$ZOO/$n/model.onnx" ] || continue
+	[ -n "$only" ] && [[ ",$only," != *",${out##*/},"* ]] && continue
+	[ "$(cat "$out/made" 2>/dev/null)" = "$ORT_VERSION" ] && continue
+	echo "zoo.sh: ${out##*/}" >&2
+	rm -rf "$out"
+	if node tests/models/ort-optimize.js "$ZOO/$n" "$out" extended; then
+		echo "$ORT_VERSION" >"$out/made"
+	else
+		rm -rf "$out"
+		gen_failed=1
+	fi
+done
 cases=()
 for d in "$ZOO"/*/; do
 	d=${d%/} n=${d##*/}

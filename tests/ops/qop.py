@@ -5,7 +5,10 @@ com.microsoft, as quantize_static's QOperator form writes them), one node
 a case: QLinearAdd and QLinearMul (broadcasting, ranks 2 to 5), QLinearConcat,
 QLinearGlobalAveragePool (NCHW and channels_last), QLinearAveragePool,
 QLinearSoftmax (opset 12 and 13 semantics), QGemm (per tensor and per
-column, transB, alpha, quantized or fp32 output), uint8 and int8. A
+column, transB, alpha, quantized or fp32 output), uint8 and int8; and
+the fused ops of its optimizer that its QDQ and dynamic forms become:
+DynamicQuantizeMatMul (B per tensor or per column, zero points, bias),
+FusedConv (each activation, the sum input), FusedMatMul's transBatch. A
 quantized output is dequantized by its own scale, so that check.py counts
 its differences in output steps. onnxruntime gives the expected outputs
 (cases.sh)."""
@@ -116,6 +119,55 @@ def make(out):
                          node, {"a": q((4, K), np.uint8)}, inits, yq=bool(yq))
 
 
+def make_fused(out):
+    f = lambda *s: (rng.standard_normal(s) * 0.5).astype(np.float32)   # noqa: E731
+    for pc in (0, 1):
+        for zp in (0, 1):
+            for bias in (0, 1):
+                K, N = 12, 5
+                inits = {"b": q((K, N), np.int8),
+                         "bs": rng.uniform(0.01, 0.03, N).astype(np.float32) if pc
+                         else np.float32(0.02)}
+                ins = ["a", "b", "bs"]
+                if zp or bias:
+                    inits["bz"] = (rng.integers(-3, 3, N).astype(np.int8) if pc
+                                   else np.array(2, np.int8)) if zp else None
+                    ins.append("bz" if zp else "")
+                if bias:
+                    inits["bias"] = f(N)
+                    ins.append("bias")
+                inits = {k: v for k, v in inits.items() if v is not None}
+                save(out, "DynamicQuantizeMatMul_%s_zp%d_bias%d" % (
+                    "per_column" if pc else "per_tensor", zp, bias),
+                    helper.make_node("DynamicQuantizeMatMul", ins, ["out"],
+                                     domain="com.microsoft"),
+                    {"a": f(3, 4, K)}, inits, yq=False)
+    for act, params in (("", []), ("Relu", []), ("Tanh", []), ("Sigmoid", []),
+                        ("LeakyRelu", [0.1]), ("Clip", [-0.5, 0.7]), ("HardSigmoid", [0.3, 0.4])):
+        for z in (0, 1):
+            attrs = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [1, 1]}
+            if act:
+                attrs["activation"] = act
+            if params:
+                attrs["activation_params"] = params
+            feeds = {"x": f(1, 3, 6, 6)}
+            if z:
+                feeds["z"] = f(1, 4, 6, 6)
+            save(out, "FusedConv_%s_z%d" % (act or "none", z),
+                 helper.make_node("FusedConv", ["x", "w", "b"] + (["z"] if z else []), ["out"],
+                                  domain="com.microsoft", **attrs),
+                 feeds, {"w": f(4, 3, 3, 3), "b": f(4)}, yq=False)
+    for ta, tb in ((1, 0), (0, 1), (1, 1)):
+        save(out, "FusedMatMul_transBatch%d%d" % (ta, tb),
+             helper.make_node("FusedMatMul", ["a", "b"], ["out"], domain="com.microsoft",
+                              transBatchA=ta, transBatchB=tb, transB=tb, alpha=0.5),
+             # A [2][3][4][5] as op(A) sees it; B [2][3][6][5] with transB, else
+             # [2][3][5][6] (onnxruntime wants one rank, 3 or more, with transBatch)
+             {"a": f(4, 2, 3, 5) if ta else f(2, 3, 4, 5)},
+             {"b": f(6, 2, 3, 5) if tb else f(2, 3, 5, 6)}, yq=False)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "make":
         make(sys.argv[2])
+        make_fused(sys.argv[2])

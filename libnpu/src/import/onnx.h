@@ -344,7 +344,8 @@ int onnx_op_fn(struct onnx *o);
 	X(ms_simplified_ln) X(ms_skip_ln) X(ms_skip_simplified_ln) X(ms_qlinear_sigmoid) \
 	X(ms_qlinear_leakyrelu) X(rnn) X(gru) X(lstm) X(ms_qlinear_add) X(ms_qlinear_mul) \
 	X(ms_qlinear_concat) X(ms_qlinear_gap) X(ms_qlinear_avgpool) X(ms_qlinear_softmax) \
-	X(ms_qgemm) X(castlike)
+	X(ms_qgemm) X(castlike) X(ms_fusedconv) \
+	X(ms_dynamic_quantize_matmul)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

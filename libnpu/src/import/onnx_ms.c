@@ -268,22 +268,29 @@ static const char *own_name(struct onnx *o, const char *tag, uint32_t k, char *b
 	return buf;
 }
 
-/* A node of the default domain (@op, its inputs and output) imported now. */
-static int import_as(struct onnx *o, const char *op, const char **in, size_t nin, const char *out,
-		     Onnx__AttributeProto **attrs, size_t nattrs, int64_t opset)
+/* A node of the default domain (@op, its inputs and outputs) imported now. */
+static int import_as_n(struct onnx *o, const char *op, const char **in, size_t nin,
+		       const char **out, size_t nout, Onnx__AttributeProto **attrs, size_t nattrs,
+		       int64_t opset)
 {
 	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
-	char *outs[1] = { (char *)out };
 
 	n.name = N->name;
 	n.op_type = (char *)op;
 	n.n_input = nin;
 	n.input = (char **)in;
-	n.n_output = 1;
-	n.output = outs;
+	n.n_output = nout;
+	n.output = (char **)out;
 	n.n_attribute = nattrs;
 	n.attribute = attrs;
 	return onnx_import_as(o, &n, opset);
+}
+
+/* The same with one output. */
+static int import_as(struct onnx *o, const char *op, const char **in, size_t nin, const char *out,
+		     Onnx__AttributeProto **attrs, size_t nattrs, int64_t opset)
+{
+	return import_as_n(o, op, in, nin, &out, 1, attrs, nattrs, opset);
 }
 
 /* Input @i with its scale and zero point (@i + 1, @i + 2) dequantized into @name. */
@@ -537,4 +544,116 @@ int onnx_op_ms_qgemm(struct onnx *o)
 	own_name(o, "f", 0, f, sizeof(f));
 	TRY(import_as(o, "Gemm", in, c ? 3 : 2, f, at, attrs_but(o, "", at, 4), 0));
 	return q_out(o, f, 7);
+}
+
+/*
+ * FusedConv (onnxruntime's optimizer writes it for a Conv and the
+ * activation after it, and an Add between): activation(Conv(X, W, B) + Z),
+ * the activation one of Relu, Tanh, Sigmoid, LeakyRelu (alpha), Clip (min,
+ * max) and HardSigmoid (alpha, beta), its parameters in activation_params.
+ */
+int onnx_op_ms_fusedconv(struct onnx *o)
+{
+	static const struct {
+		const char *name;
+		uint32_t fn, nparams;
+	} acts[] = {
+		{ "Relu", ND_RELU, 0 }, { "Tanh", ND_TANH, 0 }, { "Sigmoid", ND_SIGMOID, 0 },
+		{ "LeakyRelu", ND_LEAKY_RELU, 1 }, { "Clip", ND_CLIP, 2 },
+		{ "HardSigmoid", ND_HARD_SIGMOID, 2 },
+	};
+	const Onnx__AttributeProto *ap = onnx_attr(o, "activation_params");
+	Onnx__AttributeProto *a[8];
+	char act[16], cname[96];
+	const char *in[3];
+	struct nd_unary u = { 0 };
+	struct oval *conv, *z = onnx_has_in(o, 3) ? onnx_in(o, 3) : NULL, sum;
+	size_t k, nin = N->n_input < 3 ? N->n_input : 3;
+
+	if (N->n_input < 2 || !N->n_output || !N->output[0][0])
+		return onnx_fail(o, NPU_EINVAL, "X and W, and an output, are needed");
+	TRY(onnx_attr_s(o, "activation", "", act, sizeof(act)));
+	for (k = 0; *act && k < sizeof(acts) / sizeof(acts[0]); k++)
+		if (!strcmp(act, acts[k].name))
+			break;
+	if (*act && k == sizeof(acts) / sizeof(acts[0]))
+		return onnx_fail(o, NPU_ENOTSUP, "activation '%s'", act);
+	if (*act && acts[k].nparams && (!ap || ap->n_floats < acts[k].nparams))
+		return onnx_fail(o, NPU_EINVAL, "activation %s needs %u activation_params", act,
+				 acts[k].nparams);
+	for (size_t i = 0; i < nin; i++)
+		in[i] = N->input[i];
+	TRY(import_as(o, "Conv", in, nin, own_name(o, "conv", 0, cname, sizeof(cname)), a,
+		      attrs_but(o, "activation activation_params", a, 8), 0));
+	conv = onnx_find(o, cname);
+	if (!conv)
+		return onnx_fail(o, NPU_EINVAL, "the convolution's output");
+	if (z) {
+		struct oval *res = *act ? &sum : NULL;
+
+		TRY(onnx_binary_of(o, ND_ADD, conv, z, res));
+		conv = res;
+	}
+	if (!*act) {
+		if (z)
+			return 0;	/* the sum is output 0 already */
+		return import_as(o, "Identity", (const char *[]){ cname }, 1, N->output[0], NULL,
+				 0, 0);
+	}
+	u.fn = acts[k].fn;
+	if (u.fn == ND_CLIP) {
+		u.lo = ap->floats[0];
+		u.hi = ap->floats[1];
+	} else if (acts[k].nparams) {
+		u.alpha = ap->floats[0];
+		u.beta = acts[k].nparams > 1 ? ap->floats[1] : 0;
+	}
+	return onnx_unary_of(o, &u, conv, NULL);
+}
+
+/*
+ * DynamicQuantizeMatMul (onnxruntime's optimizer's fusion of what
+ * quantize_dynamic writes): A quantized as DynamicQuantizeLinear does, its
+ * MatMulInteger with B (int8 or uint8, B's zero point), the int32 product
+ * made fp32 and scaled by a_scale * b_scale (b's per column where it has
+ * one a column), plus the bias: the ops it was fused from.
+ */
+int onnx_op_ms_dynamic_quantize_matmul(struct onnx *o)
+{
+	char n[7][96];
+	const char *q[3], *mm[4], *in[2];
+	struct oval *bs = onnx_in(o, 2);
+
+	if (N->n_input < 3 || !bs || !N->n_output || !N->output[0][0])
+		return onnx_fail(o, NPU_EINVAL, "A, B, b_scale and an output are needed");
+	for (uint32_t i = 0; i < 3; i++)
+		q[i] = own_name(o, "dq", i, n[i], sizeof(n[i]));
+	TRY(import_as_n(o, "DynamicQuantizeLinear", (const char *[]){ N->input[0] }, 1, q, 3,
+			NULL, 0, 0));
+	mm[0] = q[0];
+	mm[1] = N->input[1];
+	mm[2] = q[2];
+	mm[3] = onnx_has_in(o, 3) ? N->input[3] : "";
+	TRY(import_as(o, "MatMulInteger", mm, mm[3][0] ? 4 : 3, own_name(o, "mm", 0, n[3], 96), NULL,
+		      0, 0));
+	{
+		Onnx__AttributeProto to = ONNX__ATTRIBUTE_PROTO__INIT, *ap = &to;
+
+		to.name = (char *)"to";
+		to.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		to.i = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+		TRY(import_as(o, "Cast", (const char *[]){ n[3] }, 1, own_name(o, "f", 0, n[4], 96),
+			      &ap, 1, 0));
+	}
+	in[0] = q[1];
+	in[1] = N->input[2];
+	TRY(import_as(o, "Mul", in, 2, own_name(o, "s", 0, n[5], 96), NULL, 0, 0));
+	in[0] = n[4];
+	in[1] = n[5];
+	if (!onnx_has_in(o, 4))
+		return import_as(o, "Mul", in, 2, N->output[0], NULL, 0, 0);
+	TRY(import_as(o, "Mul", in, 2, own_name(o, "y", 0, n[6], 96), NULL, 0, 0));
+	in[0] = n[6];
+	in[1] = N->input[4];
+	return import_as(o, "Add", in, 2, N->output[0], NULL, 0, 0);
 }

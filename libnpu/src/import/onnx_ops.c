@@ -188,13 +188,41 @@ static int op_matmul(struct onnx *o)
 	return matmul(o, a, b, 0, 0, 1.0f, -1, -1, 0, 0, &y, NPU_DT_FLOAT32, NULL, NULL);
 }
 
+/* @x with its dims permuted by @perm (out dim d = in dim perm[d]) into @res: a strided copy. */
+static int permuted(struct onnx *o, struct oval *x, const uint32_t *perm, struct oval *res)
+{
+	struct ir_attrs at = { 0 };
+	uint32_t dims[NPU_MAX_RANK];
+	int64_t st[NPU_MAX_RANK], s = 1;
+	int t = onnx_tensor(o, x), y;
+
+	if (t < 0)
+		return t;
+	for (uint32_t d = x->rank; d-- > 0; s *= x->dims[d])
+		st[d] = s;
+	at.nd.cp = (struct nd_copy){ .rank = x->rank, .dtype = x->dt };
+	for (uint32_t d = 0; d < x->rank; d++) {
+		dims[d] = at.nd.cp.dims[d] = x->dims[perm[d]];
+		at.nd.cp.st[d] = st[perm[d]];
+	}
+	y = onnx_temp(o, x->dt, x->rank, dims);
+	if (y < 0)
+		return y;
+	TRY(onnx_node(o, IR_ND_COPY, &t, 1, &y, 1, &at));
+	onnx_temp_val(res, y, x->dt, x->rank, dims);
+	return 0;
+}
+
 /*
  * FusedMatMul (com.microsoft), onnxruntime's MatMul with its transposes
  * and scale folded in: alpha op(A) op(B), batch dims broadcast as MatMul's.
+ * transBatchA (B): A's first dim moved in after its other batch dims,
+ * [d1 .. d(r-2), d0, d(r-1)], before transA applies: the Transpose its
+ * optimizer folded in.
  */
 static int op_fusedmatmul(struct onnx *o)
 {
-	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1);
+	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), pa, pb;
 	int64_t ta, tb, tba, tbb;
 	float alpha;
 	int y = -1;
@@ -208,8 +236,25 @@ static int op_fusedmatmul(struct onnx *o)
 	TRY(onnx_attr_i(o, "transB", 0, &tb));
 	TRY(onnx_attr_i(o, "transBatchA", 0, &tba));
 	TRY(onnx_attr_i(o, "transBatchB", 0, &tbb));
-	if (tba || tbb)
-		return onnx_fail(o, NPU_ENOTSUP, "transBatchA and transBatchB");
+	if ((tba || tbb) && (a->rank != b->rank || a->rank < 3))
+		return onnx_fail(o, NPU_EINVAL, "transBatchA or transBatchB with operands of ranks "
+				 "%u and %u (one rank, 3 or more)", a->rank, b->rank);
+	for (int k = 0; k < 2; k++) {
+		struct oval *x = k ? b : a;
+		uint32_t perm[NPU_MAX_RANK];
+
+		if (!(k ? tbb : tba))
+			continue;
+		for (uint32_t d = 0; d + 2 < x->rank; d++)
+			perm[d] = d + 1;
+		perm[x->rank - 2] = 0;
+		perm[x->rank - 1] = x->rank - 1;
+		TRY(permuted(o, x, perm, k ? &pb : &pa));
+		if (k)
+			b = &pb;
+		else
+			a = &pa;
+	}
 	if (!isfinite(alpha))
 		return onnx_fail(o, NPU_EINVAL, "alpha %g", alpha);
 	if ((ta && a->rank < 2) || (tb && b->rank < 2))
@@ -1896,7 +1941,8 @@ static const struct onnx_op ops[] = {
 	{ "Resize", op_resize, "coordinate_transformation_mode cubic_coeff_a exclude_outside "
 	  "extrapolation_value mode nearest_mode", 10 },
 	{ "BatchNormalization", op_batchnorm, "epsilon momentum spatial training_mode", 7 },
-	{ "LayerNormalization", op_layernorm, "axis epsilon stash_type", 17 },
+	/* onnxruntime's before opset 17 (its optimizer writes it at any opset): the same op */
+	{ "LayerNormalization", op_layernorm, "axis epsilon stash_type", 1 },
 	/* onnxruntime's, registered in the default domain: RMS norm */
 	{ "SimplifiedLayerNormalization", onnx_op_ms_simplified_ln, "axis epsilon stash_type", 1 },
 	{ "InstanceNormalization", op_instancenorm, "epsilon", 6 },
@@ -1932,6 +1978,9 @@ static const struct onnx_op ms_ops[] = {
 	  "count_include_pad kernel_shape pads strides", 1 },
 	{ "QLinearSoftmax", onnx_op_ms_qlinear_softmax, "axis opset", 1 },
 	{ "QGemm", onnx_op_ms_qgemm, "alpha transA transB", 1 },
+	{ "DynamicQuantizeMatMul", onnx_op_ms_dynamic_quantize_matmul, "", 1 },
+	{ "FusedConv", onnx_op_ms_fusedconv, "activation activation_params auto_pad dilations "
+	  "group kernel_shape pads strides", 1 },
 };
 #define MS_DOMAIN	"com.microsoft"
 
