@@ -727,20 +727,31 @@ static int fold_global_average(struct onnx *o, struct oval *x, const uint32_t *y
 	return 1;
 }
 
-int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
+/*
+ * The current node between a DQ per tensor (input 0, *@x) and a Q that
+ * alone reads its one output (*@qo), no Relu between: 1, else 0.
+ */
+static int dq_op_q(struct onnx *o, struct oval **x, struct qout *qo)
 {
-	struct oval *x = onnx_in(o, 0);
-	struct qout qo;
 	float xs;
 	int32_t xz;
 
-	if (!x || !per_tensor(x, &xs, &xz) || N->n_output != 1)
+	*x = onnx_in(o, 0);
+	if (!*x || !per_tensor(*x, &xs, &xz) || N->n_output != 1)
 		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
-	if (qo.qn < 0 || qo.relu >= 0)
+	qo->qn = sole_quantize(o, &qo->relu, &qo->ys, &qo->yz, &qo->ydt);
+	if (qo->qn < 0 || qo->relu >= 0)
 		return 0;
-	qo.name = o->gp->node[qo.qn]->output[0];
-	return fold_global_average(o, x, ydims, qo);
+	qo->name = o->gp->node[qo->qn]->output[0];
+	return 1;
+}
+
+int onnx_fold_global_average(struct onnx *o, const uint32_t *ydims)
+{
+	struct oval *x;
+	struct qout qo;
+
+	return dq_op_q(o, &x, &qo) ? fold_global_average(o, x, ydims, qo) : 0;
 }
 
 /*
@@ -827,18 +838,10 @@ static int fold_softmax(struct onnx *o, struct oval *x, uint32_t axis, struct qo
 
 int onnx_fold_softmax(struct onnx *o, uint32_t axis)
 {
-	struct oval *x = onnx_in(o, 0);
+	struct oval *x;
 	struct qout qo;
-	float xs;
-	int32_t xz;
 
-	if (!x || !per_tensor(x, &xs, &xz) || N->n_output != 1)
-		return 0;
-	qo.qn = sole_quantize(o, &qo.relu, &qo.ys, &qo.yz, &qo.ydt);
-	if (qo.qn < 0 || qo.relu >= 0)
-		return 0;
-	qo.name = o->gp->node[qo.qn]->output[0];
-	return fold_softmax(o, x, axis, qo);
+	return dq_op_q(o, &x, &qo) ? fold_softmax(o, x, axis, qo) : 0;
 }
 
 /*
