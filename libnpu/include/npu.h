@@ -744,10 +744,16 @@ void npu_array_free(struct npu_array *a);
  *	only where an op needs one at load time (a shape, pads, scales,
  *	Clip's bounds); the input stays an input of the graph wherever an op
  *	reads it as data.
+ * @base_dir: the folder a model's external data (tensors in files beside
+ *	it) is read from; a location must name a file inside it (no absolute
+ *	path, no "..", no symbolic link out of it). npu_model_load takes the
+ *	model's own folder where this is NULL; npu_model_load_mem refuses
+ *	external data without it.
  */
 struct npu_model_opts {
 	const struct npu_array *fixed;
 	uint32_t nfixed;
+	const char *base_dir;
 };
 
 /**

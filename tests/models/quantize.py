@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""quantize.py static|qoperator|dynamic|fp16 FP32_CASE OUT_CASE - int8 (and fp16) versions of a zoo
+"""quantize.py static|qoperator|dynamic|fp16|external FP32_CASE OUT_CASE - int8 (and other) versions of a zoo
 network as onnxruntime's quantizer writes them, written here with the onnx
 package (onnxruntime's Python quantizer is not in Debian):
 
@@ -26,6 +26,9 @@ fp16: the model in float16 as onnxconverter-common's float16 converter
   writes it (keep_io_types off): every float initializer, Constant and
   ConstantOfShape value, graph input and output float16, Casts to float
   made Casts to float16 (Resize's scales, which ONNX wants fp32, kept).
+external: the model with its weights as external data, as exporters write
+  a model over protobuf's 2 GB: every initializer in one file beside it
+  (weights.bin, each at its offset and length).
 dynamic: quantize_dynamic's form for MatMul by a constant:
   DynamicQuantizeLinear(A) -> MatMulInteger(A, B int8, A's zero point, 0)
   -> Cast to float -> Mul by A's scale * B's.
@@ -447,12 +450,17 @@ def fp16(case, out):
                 fo.write(numpy_helper.from_array(a, t.name).SerializeToString())
 
 
-def save(model, case, out, check=True):
+def external(case, out):
+    save(onnx.load(os.path.join(case, "model.onnx")), case, out, external=True)
+
+
+def save(model, case, out, check=True, external=False):
     os.makedirs(os.path.join(out, "test_data_set_0"), exist_ok=True)
     del model.graph.value_info[:]
     if check:   # (the checker knows no com.microsoft op)
         onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(out, "model.onnx"))
+    onnx.save_model(model, os.path.join(out, "model.onnx"), save_as_external_data=external,
+                    all_tensors_to_one_file=True, location="weights.bin", size_threshold=0)
     src = os.path.join(case, "test_data_set_0")
     for f in os.listdir(src):
         if f.startswith("input_"):
@@ -460,7 +468,8 @@ def save(model, case, out, check=True):
 
 
 if __name__ == "__main__":
-    modes = {"static": static, "qoperator": qoperator, "dynamic": dynamic, "fp16": fp16}
+    modes = {"static": static, "qoperator": qoperator, "dynamic": dynamic, "fp16": fp16,
+             "external": external}
     if len(sys.argv) != 4 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     modes[sys.argv[1]](sys.argv[2], sys.argv[3])

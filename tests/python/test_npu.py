@@ -164,6 +164,57 @@ def test_float16_models(provider):
     assert y[0] == 1.0 and y[1] == 2048.0 and np.isinf(y[3])
 
 
+def test_external_data_and_hostile_locations(tmp_path):
+    """Weights in a file beside the model (external data) load from the
+    model's folder; a location that is absolute, climbs out with "..",
+    is a link out of the folder, or whose offset or length do not fit the
+    file or the shape, is refused with a message naming it."""
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    g = helper.make_graph([helper.make_node("Add", ["a", "w"], ["y"])], "ext", [a], [y],
+                          [numpy_helper.from_array(w, "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    good = tmp_path / "good"
+    good.mkdir()
+    onnx.save_model(m, str(good / "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
+    sess = ort.InferenceSession(str(good / "model.onnx"), providers=["CPUExecutionProvider"])
+    (out,) = sess.run(None, {"a": np.ones((2, 3), np.float32)})
+    assert out.tolist() == (w + 1).tolist()
+    secret = tmp_path / "secret.bin"
+    secret.write_bytes(b"\0" * 24)
+    cases = {"abs": {"location": str(secret)}, "up": {"location": "../secret.bin"},
+             "link": {"location": "link.bin"}, "offset": {"offset": "16"},
+             "length": {"length": "8"}, "number": {"offset": "1e3"},
+             "key": {"colour": "red"}}
+    for name, change in cases.items():
+        d = tmp_path / name
+        d.mkdir()
+        (d / "w.bin").write_bytes((good / "w.bin").read_bytes())
+        if name == "link":
+            os.symlink(str(secret), str(d / "link.bin"))
+        mm = onnx.load(str(good / "model.onnx"), load_external_data=False)
+        t = mm.graph.initializer[0]
+        for k, v in change.items():
+            for e in t.external_data:
+                if e.key == k:
+                    e.value = v
+                    break
+            else:
+                t.external_data.add(key=k, value=v)
+        onnx.save(mm, str(d / "model.onnx"))
+        with pytest.raises(Exception) as e:
+            ort.InferenceSession(str(d / "model.onnx"), providers=["CPUExecutionProvider"])
+        assert "external data" in str(e.value), name
+    # from bytes there is no folder: refused, not read from the working directory
+    with pytest.raises(Exception) as e:
+        ort.InferenceSession((good / "model.onnx").read_bytes(),
+                             providers=["CPUExecutionProvider"])
+    assert "no folder" in str(e.value)
+
+
 def test_non_contiguous_inputs_are_read_right():
     sess = ort.InferenceSession(tiny_model(), providers=["CPUExecutionProvider"])
     big = np.arange(24, dtype=np.float32).reshape(4, 6)

@@ -391,7 +391,7 @@ static int read_initializers(struct onnx *o, const Onnx__GraphProto *gp)
 		struct npu_array a;
 		struct oval *v;
 		char why[256] = "";
-		int err = onnx_array(t, &a, why, sizeof(why));
+		int err = onnx_array_in(t, o->base_dir, &a, why, sizeof(why));
 
 		if (err)
 			return onnx_fail(o, err, "initializer '%s': %s", t->name ? t->name : "",
@@ -716,6 +716,7 @@ static int load(const void *buf, size_t len, const struct npu_model_opts *opts, 
 		return npu_fail(NULL, NPU_EINVAL, "not an ONNX model: the protobuf does not parse "
 				"(%zu bytes)", len);
 	o.m = m;
+	o.base_dir = opts->base_dir;
 	o.g = npu_graph_new();
 	if (!o.g) {
 		onnx__model_proto__free_unpacked(m, NULL);
@@ -791,9 +792,11 @@ int npu_model_load_mem_v(size_t size, const void *buf, size_t len,
 	return load(buf, len, &opts, g);
 }
 
-int npu_model_load_v(size_t size, const char *path, const struct npu_model_opts *opts,
+int npu_model_load_v(size_t size, const char *path, const struct npu_model_opts *opts_in,
 		     npu_graph **g)
 {
+	struct npu_model_opts opts = { 0 };
+	char *dir;
 	size_t len;
 	void *buf;
 	int err;
@@ -801,11 +804,27 @@ int npu_model_load_v(size_t size, const char *path, const struct npu_model_opts 
 	if (!path || !g)
 		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: no path or graph pointer");
 	*g = NULL;
+	if (opts_in && npu_struct_in(&opts, sizeof(opts), opts_in, size))
+		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: options of an unknown size");
+	/* external data beside the model, unless the caller says where */
+	dir = malloc(strlen(path) + 3);
+	if (!dir)
+		return npu_fail(NULL, NPU_ENOMEM, "out of memory");
+	strcpy(dir, path);
+	if (strrchr(dir, '/'))
+		strrchr(dir, '/')[1] = 0;
+	else
+		strcpy(dir, ".");
+	if (!opts.base_dir)
+		opts.base_dir = dir;
 	buf = onnx_read_file(path, &len);
-	if (!buf)
+	if (!buf) {
+		free(dir);
 		return NPU_EINVAL;
-	err = npu_model_load_mem_v(size, buf, len, opts, g);
+	}
+	err = npu_model_load_mem_v(sizeof(opts), buf, len, &opts, g);
 	free(buf);
+	free(dir);
 	if (err) {
 		char msg[NPU_ERRMSG_LEN];
 

@@ -59,6 +59,7 @@ struct onnx {
 	const Onnx__GraphProto *gp;
 	char *done;			/* per node: imported already (folded into another's) */
 	uint64_t budget, used;		/* bytes the model may ask for, and has */
+	const char *base_dir;		/* the folder external data is read from, or NULL */
 	int err;			/* the last failure's code (onnx_fail) */
 };
 
@@ -95,6 +96,15 @@ int onnx_node(struct onnx *o, enum ir_op op, const int *in, uint32_t nin, const 
 
 /* A TensorProto's values: dtype, shape and a copy of the data (malloc'd). */
 int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_t len);
+/* The same, external data read from folder @base (NULL: refused). */
+int onnx_array_in(const Onnx__TensorProto *t, const char *base, struct npu_array *a, char *why,
+		  size_t len);
+/*
+ * External data (onnx_external.c): @a's @a->bytes bytes (@a->data
+ * allocated) from the file @t names inside @base; 0 or an error, why in @why.
+ */
+int onnx_external(const Onnx__TensorProto *t, const char *base, struct npu_array *a, char *why,
+		  size_t len);
 /*
  * float16 and bfloat16 values made fp32 (exact), in place; others left as
  * they are. libnpu computes a model's 16-bit floats in fp32: its weights

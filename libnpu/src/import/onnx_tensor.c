@@ -69,6 +69,14 @@ static int32_t to_onnx(enum npu_dtype dt)
 
 int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_t len)
 {
+	return onnx_array_in(t, NULL, a, why, len);
+}
+
+int onnx_array_in(const Onnx__TensorProto *t, const char *base, struct npu_array *a, char *why,
+		  size_t len)
+{
+	int external = t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+
 	uint64_t count = 1;
 	size_t esz;
 	enum npu_dtype dt = onnx_dtype_from(t->data_type);
@@ -80,10 +88,13 @@ int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_
 			 onnx_types[t->data_type] : "unknown");
 		return NPU_ENOTSUP;
 	}
-	if (t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL ||
-	    t->n_external_data || t->segment) {
-		snprintf(why, len, "external or segmented data is not supported");
+	if (t->segment) {
+		snprintf(why, len, "segmented data is not supported");
 		return NPU_ENOTSUP;
+	}
+	if (external != !!t->n_external_data) {
+		snprintf(why, len, "external data without its location, or the reverse");
+		return NPU_EINVAL;
 	}
 	if (t->n_dims > NPU_MAX_RANK) {
 		snprintf(why, len, "rank %zu (at most %d)", t->n_dims, NPU_MAX_RANK);
@@ -108,7 +119,15 @@ int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_
 	a->data = malloc(a->bytes ? a->bytes : 1);
 	if (!a->data)
 		return NPU_ENOMEM;
-	if (t->has_raw_data) {
+	if (external) {
+		int err = onnx_external(t, base, a, why, len);
+
+		if (err) {
+			free(a->data);
+			a->data = NULL;
+			return err;
+		}
+	} else if (t->has_raw_data) {
 		if (t->raw_data.len != a->bytes) {
 			snprintf(why, len, "raw_data holds %zu bytes, the shape %zu", t->raw_data.len,
 				 a->bytes);
