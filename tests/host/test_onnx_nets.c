@@ -1102,7 +1102,7 @@ static void test_memory_budget(void)
 /*
  * Graphs nested in attributes (If's branches) 100 deep are refused before
  * protobuf-c recurses into them (a few MB nested a million deep would
- * overflow the stack); 10 deep reaches the importer, which names the op.
+ * overflow the stack); 10 deep reaches the importer, which reads them.
  */
 static void test_nesting(void)
 {
@@ -1128,8 +1128,57 @@ static void test_nesting(void)
 		m.in[m.nin++] = value("c", BOOLT, DIMS(1));
 		m.out[m.nout++] = value("y", F32, 0, NULL);
 		buf = pack(&m, &len);
-		CHECK(refused(buf, len, deep > 64 ? NPU_EINVAL : NPU_ENOTSUP,
-			      deep > 64 ? "nest more than 64 deep" : "op If is not supported"));
+		/* (within the limit, these Ifs without an else branch are malformed) */
+		CHECK(refused(buf, len, NPU_EINVAL, deep > 64 ? "nest more than 64 deep" :
+			      "attribute 'else_branch' (a graph) is needed"));
+		arena_free();
+	}
+}
+
+/*
+ * A Loop is unrolled at load, so what it may ask for is bounded: a trip
+ * count past 4096 is refused with a message, as is one known only at run
+ * time; so is a Loop with neither a trip count nor a condition.
+ */
+static void test_loop_bounds(void)
+{
+	const int64_t trips[3] = { 100000, 4096, -1 };
+
+	for (int k = 0; k < 3; k++) {
+		struct model m = { .opset = 13 };
+		Onnx__GraphProto *body = take(sizeof(*body));
+		Onnx__NodeProto *loop = node("Loop", k == 2 ? "m_in,,v" : "m,,v", "w");
+		size_t len;
+		const uint8_t *buf;
+
+		onnx__graph_proto__init(body);
+		body->n_node = 2;
+		body->node = take(2 * sizeof(*body->node));
+		body->node[0] = node("Identity", "c", "c_out");
+		body->node[1] = node("Identity", "v_in", "v_out");
+		body->n_input = 3;
+		body->input = take(3 * sizeof(*body->input));
+		body->input[0] = value("i", I64, 0, NULL);
+		body->input[1] = value("c", BOOLT, 0, NULL);
+		body->input[2] = value("v_in", F32, DIMS(2));
+		body->n_output = 2;
+		body->output = take(2 * sizeof(*body->output));
+		body->output[0] = value("c_out", BOOLT, 0, NULL);
+		body->output[1] = value("v_out", F32, DIMS(2));
+		attr(loop, "body", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)->g = body;
+		m.node[m.nnode++] = loop;
+		if (k < 2)
+			m.init[m.ninit++] = tensor("m", I64, 0, NULL, &trips[k], 8);
+		else
+			m.in[m.nin++] = value("m_in", I64, 0, NULL);
+		m.in[m.nin++] = value("v", F32, DIMS(2));
+		m.out[m.nout++] = value("w", F32, DIMS(2));
+		buf = pack(&m, &len);
+		if (k == 1)
+			CHECK_EQ(load_and_run(buf, len), 0);	/* 4096 iterations: fine */
+		else
+			CHECK(refused(buf, len, NPU_ENOTSUP, k ? "a trip count known only at run time" :
+				      "more than 4096 iterations unrolled"));
 		arena_free();
 	}
 }
@@ -2278,7 +2327,7 @@ TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(t
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),
-	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_scale_types),
+	 TAP_ENTRY(test_memory_budget), TAP_ENTRY(test_nesting), TAP_ENTRY(test_loop_bounds), TAP_ENTRY(test_scale_types),
 	 TAP_ENTRY(test_qlinear_per_column), TAP_ENTRY(test_opset18), TAP_ENTRY(test_gelu_op),
 	 TAP_ENTRY(test_ort_qlinear_add),
 	 TAP_ENTRY(test_ort_global_average), TAP_ENTRY(test_ort_softmax), TAP_ENTRY(test_qdq_add_constant),

@@ -131,6 +131,27 @@ class KeywordSpotter(torch.nn.Module):
         return torch.log_softmax(self.fc(out[:, -1]), -1)
 
 
+class ControlNet(torch.nn.Module):
+    """Control flow as torch.jit.script exports it: a Loop over the
+    sequence's steps (its trip count from the input's shape) carrying a
+    state, and an If on a value known only at run time."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.Linear(16, 16)
+        self.head = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        h = torch.zeros(1, 16)
+        for t in range(x.size(1)):
+            h = torch.tanh(self.cell(x[:, t] + h))
+        if bool(h.sum() > 0):
+            h = h * 2
+        else:
+            h = -h
+        return torch.log_softmax(self.head(h), -1)
+
+
 def mfcc():
     return (torch.rand(1, 40, 49) * 2 - 1,)
 
@@ -169,6 +190,8 @@ FP32 = {
     "normnet": (NormNet, lambda: image(48), ["input"]),
     "kws_lstm": (lambda: KeywordSpotter("lstm"), mfcc, ["input"]),
     "kws_gru": (lambda: KeywordSpotter("gru"), mfcc, ["input"]),
+    "controlnet": (lambda: torch.jit.script(ControlNet()), lambda: (torch.rand(1, 12, 16),),
+                   ["input"]),
 }
 
 # torchvision's quantizable models, quantized by torch (qnnpack)

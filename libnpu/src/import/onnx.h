@@ -45,6 +45,8 @@ struct oval {
 	int io;				/* with @half, the graph's 16-bit input tensor */
 };
 
+struct scope;
+
 struct onnx {
 	npu_graph *g;
 	const Onnx__ModelProto *m;
@@ -60,6 +62,7 @@ struct onnx {
 	char *done;			/* per node: imported already (folded into another's) */
 	uint64_t budget, used;		/* bytes the model may ask for, and has */
 	const char *base_dir;		/* the folder external data is read from, or NULL */
+	const struct scope *scope;	/* importing a body (onnx_control.c): its names, or NULL */
 	int err;			/* the last failure's code (onnx_fail) */
 };
 
@@ -355,7 +358,7 @@ int onnx_op_fn(struct onnx *o);
 	X(ms_qlinear_leakyrelu) X(rnn) X(gru) X(lstm) X(ms_qlinear_add) X(ms_qlinear_mul) \
 	X(ms_qlinear_concat) X(ms_qlinear_gap) X(ms_qlinear_avgpool) X(ms_qlinear_softmax) \
 	X(ms_qgemm) X(castlike) X(ms_fusedconv) \
-	X(ms_dynamic_quantize_matmul)
+	X(ms_dynamic_quantize_matmul) X(if) X(loop) X(scan)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

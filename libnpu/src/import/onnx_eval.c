@@ -23,6 +23,11 @@ static int all_static(struct onnx *o)
 {
 	int any = 0;
 
+	/* a body (If, Loop, Scan) reads values from outside that are not inputs */
+	for (size_t i = 0; i < N->n_attribute; i++)
+		if (N->attribute[i]->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
+		    N->attribute[i]->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS)
+			return 0;
 	for (size_t i = 0; i < N->n_input; i++) {
 		struct oval *v;
 

@@ -1931,6 +1931,10 @@ static const struct onnx_op ops[] = {
 	{ "RNN", onnx_op_rnn, RNN_ATTRS, 7 },
 	{ "GRU", onnx_op_gru, RNN_ATTRS " linear_before_reset", 7 },
 	{ "LSTM", onnx_op_lstm, RNN_ATTRS " input_forget", 7 },
+	{ "If", onnx_op_if, "else_branch then_branch", 1 },
+	{ "Loop", onnx_op_loop, "body", 1 },
+	{ "Scan", onnx_op_scan, "body num_scan_inputs scan_input_axes scan_input_directions "
+	  "scan_output_axes scan_output_directions", 9 },
 	{ "Unsqueeze", onnx_op_unsqueeze, "axes", 1 },
 	{ "Squeeze", onnx_op_squeeze, "axes", 1 },
 	{ "ConstantOfShape", onnx_op_constantofshape, "value", 9 },
@@ -2143,7 +2147,8 @@ int onnx_import_node(struct onnx *o)
 		return onnx_fail(o, N->op_type ? NPU_ENOTSUP : NPU_EINVAL, "%s", why);
 	/* an op's first output is required, but the recurrent ops' (any one of theirs) */
 	if (!N->n_output || (!N->output[0][0] && op->import != onnx_op_rnn &&
-				op->import != onnx_op_gru && op->import != onnx_op_lstm))
+				op->import != onnx_op_gru && op->import != onnx_op_lstm &&
+				op->import != onnx_op_loop && op->import != onnx_op_scan))
 		return onnx_fail(o, NPU_EINVAL, "output 0 has no name");
 	for (size_t i = 0; i < N->n_output && !N->output[i][0]; i++)	/* RNN's: any one */
 		if (i + 1 == N->n_output)
