@@ -8,7 +8,12 @@ QLinearSoftmax (opset 12 and 13 semantics), QGemm (per tensor and per
 column, transB, alpha, quantized or fp32 output), uint8 and int8; and
 the fused ops of its optimizer that its QDQ and dynamic forms become:
 DynamicQuantizeMatMul (B per tensor or per column, zero points, bias),
-FusedConv (each activation, the sum input), FusedMatMul's transBatch. A
+FusedConv (each activation, the sum input), FusedMatMul's transBatch; and
+what transformers and language models use: MatMulNBits (2, 4 and 8 bits,
+zero points, bias, K not a multiple of the block), RotaryEmbedding (both
+layouts, interleaved, a partial rotary dim), MultiHeadAttention and
+Attention (bias, masks of 1s and 0s or of lengths, attention_bias,
+causal). A
 quantized output is dequantized by its own scale, so that check.py counts
 its differences in output steps. onnxruntime gives the expected outputs
 (cases.sh)."""
@@ -21,7 +26,8 @@ from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 rng = np.random.default_rng(5)
-TYPES = {np.uint8: TP.UINT8, np.int8: TP.INT8, np.float32: TP.FLOAT}
+TYPES = {np.uint8: TP.UINT8, np.int8: TP.INT8, np.float32: TP.FLOAT, np.int64: TP.INT64,
+         np.int32: TP.INT32}
 
 
 def save(out, name, node, feeds, inits, yq=True):
@@ -167,7 +173,82 @@ def make_fused(out):
              {"b": f(6, 2, 3, 5) if tb else f(2, 3, 5, 6)}, yq=False)
 
 
+def make_llm(out):
+    """MatMulNBits, RotaryEmbedding, MultiHeadAttention and Attention."""
+    f = lambda *s: (rng.standard_normal(s) * 0.5).astype(np.float32)   # noqa: E731
+    for bits, K, bs, zp, bias in ((4, 64, 32, False, False), (4, 80, 32, True, True),
+                                  (8, 48, 16, True, False), (2, 64, 32, False, True)):
+        N = 6
+        blocks = (K + bs - 1) // bs
+        blob = bs * bits // 8
+        inits = {"b": rng.integers(0, 256, (N, blocks, blob)).astype(np.uint8),
+                 "s": rng.uniform(0.01, 0.05, N * blocks).astype(np.float32)}
+        ins = ["a", "b", "s"]
+        if zp or bias:
+            zrow = (blocks * bits + 7) // 8
+            inits["zp"] = rng.integers(0, 256, N * zrow).astype(np.uint8) if zp else None
+            ins.append("zp" if zp else "")
+        if bias:
+            ins += ["", "bias"]
+            inits["bias"] = f(N)
+        inits = {k: v for k, v in inits.items() if v is not None}
+        save(out, "MatMulNBits_%dbit_K%d_zp%d_bias%d" % (bits, K, zp, bias),
+             helper.make_node("MatMulNBits", ins, ["out"], domain="com.microsoft", K=K, N=N,
+                              bits=bits, block_size=bs),
+             {"a": f(2, 3, K)}, inits, yq=False)
+    for name, shape, attrs, rd in (("bsd", (2, 5, 32), {"num_heads": 2}, 16),
+                                   ("bsd_interleaved", (2, 5, 32), {"num_heads": 2,
+                                                                    "interleaved": 1}, 16),
+                                   ("bnsh_partial", (2, 2, 5, 16), {"rotary_embedding_dim": 8,
+                                                                  "num_heads": 2}, 8)):
+        half = rd // 2
+        inits = {"cos": np.cos(np.arange(12)[:, None] * 0.3 / (1 + np.arange(half))).astype(
+                     np.float32),
+                 "sin": np.sin(np.arange(12)[:, None] * 0.3 / (1 + np.arange(half))).astype(
+                     np.float32)}
+        save(out, "RotaryEmbedding_" + name,
+             helper.make_node("RotaryEmbedding", ["x", "pos", "cos", "sin"], ["out"],
+                              domain="com.microsoft", **attrs),
+             {"x": f(*shape), "pos": rng.integers(0, 12, (2, 5)).astype(np.int64)}, inits,
+             yq=False)
+    B, S, L, D = 2, 4, 6, 16
+    for name, mask, bias, ab, uni in (("plain", None, False, False, 0),
+                                      ("bias_mask", "2d", True, False, 0),
+                                      ("attention_bias", None, False, True, 0)):
+        feeds = {"q": f(B, S, D), "k": f(B, L, D), "v": f(B, L, D)}
+        ins = ["q", "k", "v", "bias" if bias else "", "mask" if mask else "",
+               "ab" if ab else ""]
+        inits = {}
+        if bias:
+            inits["bias"] = f(3 * D)
+        if mask:
+            feeds["mask"] = np.array([[1] * L, [1] * 3 + [0] * (L - 3)], np.int32)
+        if ab:
+            feeds["ab"] = f(1, 2, S, L)
+        while not ins[-1]:
+            ins.pop()
+        save(out, "MultiHeadAttention_" + name,
+             helper.make_node("MultiHeadAttention", ins, ["out"], domain="com.microsoft",
+                              num_heads=2, unidirectional=uni), feeds, inits, yq=False)
+    H = 16
+    for name, mask, uni in (("plain", None, 0), ("mask_2d", "2d", 0), ("mask_lengths", "1d", 0),
+                            ("causal", None, 1)):
+        feeds = {"x": f(B, S, H)}
+        ins = ["x", "w", "b"]
+        if mask == "2d":
+            feeds["mask"] = np.array([[1, 1, 1, 1], [1, 1, 0, 0]], np.int32)
+            ins.append("mask")
+        elif mask == "1d":
+            feeds["mask"] = np.array([4, 2], np.int32)
+            ins.append("mask")
+        save(out, "Attention_" + name,
+             helper.make_node("Attention", ins, ["out"], domain="com.microsoft", num_heads=2,
+                              unidirectional=uni),
+             feeds, {"w": f(H, 3 * H), "b": f(3 * H)}, yq=False)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "make":
         make(sys.argv[2])
         make_fused(sys.argv[2])
+        make_llm(sys.argv[2])

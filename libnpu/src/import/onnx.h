@@ -318,6 +318,20 @@ int onnx_unary_of(struct onnx *o, const struct nd_unary *u, struct oval *x, stru
  */
 int onnx_matmul_of(struct onnx *o, struct oval *a, struct oval *b, int ta, int tb,
 		   struct oval *res);
+/*
+ * Lowering a node onto the default domain's ops (onnx_ms.c): output 0's
+ * name with @tag and @k (a value of the node's own), in @buf; a node of
+ * op @op with those inputs and outputs (names) imported now, the node's
+ * name in messages, ONNX's @opset semantics where not 0; the node's
+ * attributes but those in @drop (space-separated), into @a.
+ */
+const char *onnx_own_name(struct onnx *o, const char *tag, uint32_t k, char *buf, size_t len);
+int onnx_lower_as_n(struct onnx *o, const char *op, const char **in, size_t nin,
+		    const char **out, size_t nout, Onnx__AttributeProto **attrs, size_t nattrs,
+		    int64_t opset);
+int onnx_lower_as(struct onnx *o, const char *op, const char **in, size_t nin, const char *out,
+		  Onnx__AttributeProto **attrs, size_t nattrs, int64_t opset);
+size_t onnx_attrs_but(struct onnx *o, const char *drop, Onnx__AttributeProto **a, size_t max);
 /* @x cast to @dt into a value of the node's own (@out may be @x). */
 int onnx_cast_of(struct onnx *o, struct oval *x, enum npu_dtype dt, struct oval *res);
 
@@ -358,7 +372,8 @@ int onnx_op_fn(struct onnx *o);
 	X(ms_qlinear_leakyrelu) X(rnn) X(gru) X(lstm) X(ms_qlinear_add) X(ms_qlinear_mul) \
 	X(ms_qlinear_concat) X(ms_qlinear_gap) X(ms_qlinear_avgpool) X(ms_qlinear_softmax) \
 	X(ms_qgemm) X(castlike) X(ms_fusedconv) \
-	X(ms_dynamic_quantize_matmul) X(if) X(loop) X(scan)
+	X(ms_dynamic_quantize_matmul) X(if) X(loop) X(scan) X(ms_matmul_nbits) \
+	X(ms_rotary_embedding) X(ms_multihead_attention) X(ms_attention)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

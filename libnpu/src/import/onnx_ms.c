@@ -262,14 +262,14 @@ int onnx_op_ms_qlinear_leakyrelu(struct onnx *o)
  */
 
 /* A lowering's own value: output 0's name with @tag and @k. */
-static const char *own_name(struct onnx *o, const char *tag, uint32_t k, char *buf, size_t len)
+const char *onnx_own_name(struct onnx *o, const char *tag, uint32_t k, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s#%s%u", N->output[0], tag, k);
 	return buf;
 }
 
 /* A node of the default domain (@op, its inputs and outputs) imported now. */
-static int import_as_n(struct onnx *o, const char *op, const char **in, size_t nin,
+int onnx_lower_as_n(struct onnx *o, const char *op, const char **in, size_t nin,
 		       const char **out, size_t nout, Onnx__AttributeProto **attrs, size_t nattrs,
 		       int64_t opset)
 {
@@ -287,10 +287,10 @@ static int import_as_n(struct onnx *o, const char *op, const char **in, size_t n
 }
 
 /* The same with one output. */
-static int import_as(struct onnx *o, const char *op, const char **in, size_t nin, const char *out,
+int onnx_lower_as(struct onnx *o, const char *op, const char **in, size_t nin, const char *out,
 		     Onnx__AttributeProto **attrs, size_t nattrs, int64_t opset)
 {
-	return import_as_n(o, op, in, nin, &out, 1, attrs, nattrs, opset);
+	return onnx_lower_as_n(o, op, in, nin, &out, 1, attrs, nattrs, opset);
 }
 
 /* Input @i with its scale and zero point (@i + 1, @i + 2) dequantized into @name. */
@@ -310,7 +310,7 @@ static int dq_into(struct onnx *o, uint32_t i, const char *name, int64_t axis)
 	ax.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
 	ax.has_i = 1;
 	ax.i = axis;
-	return import_as(o, "DequantizeLinear", in, 3, name, &ap, axis >= 0, 0);
+	return onnx_lower_as(o, "DequantizeLinear", in, 3, name, &ap, axis >= 0, 0);
 }
 
 /* @name quantized by inputs @i (scale) and @i + 1 (zero point) into output 0. */
@@ -320,11 +320,11 @@ static int q_out(struct onnx *o, const char *name, uint32_t i)
 
 	if (!onnx_has_in(o, i))
 		return onnx_fail(o, NPU_EINVAL, "the output's scale is needed");
-	return import_as(o, "QuantizeLinear", in, 3, N->output[0], NULL, 0, 0);
+	return onnx_lower_as(o, "QuantizeLinear", in, 3, N->output[0], NULL, 0, 0);
 }
 
 /* The node's attributes but those named in @drop (space-separated), into @a. */
-static size_t attrs_but(struct onnx *o, const char *drop, Onnx__AttributeProto **a, size_t max)
+size_t onnx_attrs_but(struct onnx *o, const char *drop, Onnx__AttributeProto **a, size_t max)
 {
 	size_t n = 0;
 
@@ -357,11 +357,11 @@ static int qlinear_lowered(struct onnx *o, const char *op, const uint32_t *qin, 
 	if (!N->n_output || !N->output[0][0])
 		return onnx_fail(o, NPU_EINVAL, "output 0 has no name");
 	for (uint32_t k = 0; k < nq; k++) {
-		in[k] = own_name(o, "dq", k, names[k], sizeof(names[k]));
+		in[k] = onnx_own_name(o, "dq", k, names[k], sizeof(names[k]));
 		TRY(dq_into(o, qin[k], in[k], -1));
 	}
-	own_name(o, "f", 0, fname, sizeof(fname));
-	TRY(import_as(o, op, in, nq, fname, a, attrs_but(o, drop, a, 16), opset));
+	onnx_own_name(o, "f", 0, fname, sizeof(fname));
+	TRY(onnx_lower_as(o, op, in, nq, fname, a, onnx_attrs_but(o, drop, a, 16), opset));
 	return q_out(o, fname, yi);
 }
 
@@ -426,7 +426,7 @@ int onnx_op_ms_qlinear_gap(struct onnx *o)
 		Onnx__AttributeProto ax = ONNX__ATTRIBUTE_PROTO__INIT, *ap = &ax;
 		int64_t axes[NPU_MAX_RANK];
 		char dq[96], f[96];
-		const char *in[1] = { own_name(o, "dq", 0, dq, sizeof(dq)) };
+		const char *in[1] = { onnx_own_name(o, "dq", 0, dq, sizeof(dq)) };
 
 		for (uint32_t i = 1; i + 1 < x->rank; i++)
 			axes[i - 1] = i;
@@ -435,8 +435,8 @@ int onnx_op_ms_qlinear_gap(struct onnx *o)
 		ax.n_ints = x->rank - 2;
 		ax.ints = axes;
 		TRY(dq_into(o, 0, dq, -1));
-		own_name(o, "f", 0, f, sizeof(f));
-		TRY(import_as(o, "ReduceMean", in, 1, f, &ap, 1, 13));
+		onnx_own_name(o, "f", 0, f, sizeof(f));
+		TRY(onnx_lower_as(o, "ReduceMean", in, 1, f, &ap, 1, 13));
 		return q_out(o, f, 3);
 	}
 }
@@ -503,8 +503,8 @@ int onnx_op_ms_qgemm(struct onnx *o)
 	}
 	if (b->rank != 2)
 		return onnx_fail(o, NPU_EINVAL, "B must be a matrix");
-	in[0] = own_name(o, "dq", 0, names[0], sizeof(names[0]));
-	in[1] = own_name(o, "dq", 1, names[1], sizeof(names[1]));
+	in[0] = onnx_own_name(o, "dq", 0, names[0], sizeof(names[0]));
+	in[1] = onnx_own_name(o, "dq", 1, names[1], sizeof(names[1]));
 	TRY(dq_into(o, 0, in[0], -1));
 	TRY(dq_into(o, 3, in[1], bs->count > 1 ? (tb ? 0 : 1) : -1));
 	if (c) {	/* C is in the accumulator, so scaled by alpha too: alpha a_scale b_scale */
@@ -516,7 +516,7 @@ int onnx_op_ms_qgemm(struct onnx *o)
 		TRY(onnx_want_dt(o, c, I32, "C"));
 		if (bs->count > 1 && (c->rank != 1 || c->count != bs->count))
 			return onnx_fail(o, NPU_EINVAL, "C must be one value a column of B");
-		s = onnx_add(o, own_name(o, "cs", 0, sname, sizeof(sname)), NPU_DT_FLOAT32,
+		s = onnx_add(o, onnx_own_name(o, "cs", 0, sname, sizeof(sname)), NPU_DT_FLOAT32,
 			     bs->count > 1 ? 1 : 0, (uint32_t[]){ (uint32_t)bs->count });
 		if (!s)
 			return NPU_EINVAL;
@@ -534,15 +534,15 @@ int onnx_op_ms_qgemm(struct onnx *o)
 			ax.name = (char *)"axis";
 			ax.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
 			ax.i = 0;
-			in[2] = own_name(o, "dq", 2, names[2], sizeof(names[2]));
-			TRY(import_as(o, "DequantizeLinear", cin, 2, in[2], &ap, bs->count > 1, 0));
+			in[2] = onnx_own_name(o, "dq", 2, names[2], sizeof(names[2]));
+			TRY(onnx_lower_as(o, "DequantizeLinear", cin, 2, in[2], &ap, bs->count > 1, 0));
 		}
 	}
 	if (!yq)
-		return import_as(o, "Gemm", in, c ? 3 : 2, N->output[0], at,
-				 attrs_but(o, "", at, 4), 0);
-	own_name(o, "f", 0, f, sizeof(f));
-	TRY(import_as(o, "Gemm", in, c ? 3 : 2, f, at, attrs_but(o, "", at, 4), 0));
+		return onnx_lower_as(o, "Gemm", in, c ? 3 : 2, N->output[0], at,
+				 onnx_attrs_but(o, "", at, 4), 0);
+	onnx_own_name(o, "f", 0, f, sizeof(f));
+	TRY(onnx_lower_as(o, "Gemm", in, c ? 3 : 2, f, at, onnx_attrs_but(o, "", at, 4), 0));
 	return q_out(o, f, 7);
 }
 
@@ -583,8 +583,8 @@ int onnx_op_ms_fusedconv(struct onnx *o)
 				 acts[k].nparams);
 	for (size_t i = 0; i < nin; i++)
 		in[i] = N->input[i];
-	TRY(import_as(o, "Conv", in, nin, own_name(o, "conv", 0, cname, sizeof(cname)), a,
-		      attrs_but(o, "activation activation_params", a, 8), 0));
+	TRY(onnx_lower_as(o, "Conv", in, nin, onnx_own_name(o, "conv", 0, cname, sizeof(cname)), a,
+		      onnx_attrs_but(o, "activation activation_params", a, 8), 0));
 	conv = onnx_find(o, cname);
 	if (!conv)
 		return onnx_fail(o, NPU_EINVAL, "the convolution's output");
@@ -597,7 +597,7 @@ int onnx_op_ms_fusedconv(struct onnx *o)
 	if (!*act) {
 		if (z)
 			return 0;	/* the sum is output 0 already */
-		return import_as(o, "Identity", (const char *[]){ cname }, 1, N->output[0], NULL,
+		return onnx_lower_as(o, "Identity", (const char *[]){ cname }, 1, N->output[0], NULL,
 				 0, 0);
 	}
 	u.fn = acts[k].fn;
@@ -627,14 +627,14 @@ int onnx_op_ms_dynamic_quantize_matmul(struct onnx *o)
 	if (N->n_input < 3 || !bs || !N->n_output || !N->output[0][0])
 		return onnx_fail(o, NPU_EINVAL, "A, B, b_scale and an output are needed");
 	for (uint32_t i = 0; i < 3; i++)
-		q[i] = own_name(o, "dq", i, n[i], sizeof(n[i]));
-	TRY(import_as_n(o, "DynamicQuantizeLinear", (const char *[]){ N->input[0] }, 1, q, 3,
+		q[i] = onnx_own_name(o, "dq", i, n[i], sizeof(n[i]));
+	TRY(onnx_lower_as_n(o, "DynamicQuantizeLinear", (const char *[]){ N->input[0] }, 1, q, 3,
 			NULL, 0, 0));
 	mm[0] = q[0];
 	mm[1] = N->input[1];
 	mm[2] = q[2];
 	mm[3] = onnx_has_in(o, 3) ? N->input[3] : "";
-	TRY(import_as(o, "MatMulInteger", mm, mm[3][0] ? 4 : 3, own_name(o, "mm", 0, n[3], 96), NULL,
+	TRY(onnx_lower_as(o, "MatMulInteger", mm, mm[3][0] ? 4 : 3, onnx_own_name(o, "mm", 0, n[3], 96), NULL,
 		      0, 0));
 	{
 		Onnx__AttributeProto to = ONNX__ATTRIBUTE_PROTO__INIT, *ap = &to;
@@ -642,18 +642,18 @@ int onnx_op_ms_dynamic_quantize_matmul(struct onnx *o)
 		to.name = (char *)"to";
 		to.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
 		to.i = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
-		TRY(import_as(o, "Cast", (const char *[]){ n[3] }, 1, own_name(o, "f", 0, n[4], 96),
+		TRY(onnx_lower_as(o, "Cast", (const char *[]){ n[3] }, 1, onnx_own_name(o, "f", 0, n[4], 96),
 			      &ap, 1, 0));
 	}
 	in[0] = q[1];
 	in[1] = N->input[2];
-	TRY(import_as(o, "Mul", in, 2, own_name(o, "s", 0, n[5], 96), NULL, 0, 0));
+	TRY(onnx_lower_as(o, "Mul", in, 2, onnx_own_name(o, "s", 0, n[5], 96), NULL, 0, 0));
 	in[0] = n[4];
 	in[1] = n[5];
 	if (!onnx_has_in(o, 4))
-		return import_as(o, "Mul", in, 2, N->output[0], NULL, 0, 0);
-	TRY(import_as(o, "Mul", in, 2, own_name(o, "y", 0, n[6], 96), NULL, 0, 0));
+		return onnx_lower_as(o, "Mul", in, 2, N->output[0], NULL, 0, 0);
+	TRY(onnx_lower_as(o, "Mul", in, 2, onnx_own_name(o, "y", 0, n[6], 96), NULL, 0, 0));
 	in[0] = n[6];
 	in[1] = N->input[4];
-	return import_as(o, "Add", in, 2, N->output[0], NULL, 0, 0);
+	return onnx_lower_as(o, "Add", in, 2, N->output[0], NULL, 0, 0);
 }

@@ -1983,6 +1983,13 @@ static const struct onnx_op ms_ops[] = {
 	{ "QLinearSoftmax", onnx_op_ms_qlinear_softmax, "axis opset", 1 },
 	{ "QGemm", onnx_op_ms_qgemm, "alpha transA transB", 1 },
 	{ "DynamicQuantizeMatMul", onnx_op_ms_dynamic_quantize_matmul, "", 1 },
+	{ "MatMulNBits", onnx_op_ms_matmul_nbits, "K N accuracy_level bits block_size", 1 },
+	{ "RotaryEmbedding", onnx_op_ms_rotary_embedding, "interleaved is_packed_batching "
+	  "num_heads rotary_embedding_dim scale", 1 },
+	{ "MultiHeadAttention", onnx_op_ms_multihead_attention, "mask_filter_value num_heads scale "
+	  "unidirectional", 1 },
+	{ "Attention", onnx_op_ms_attention, "do_rotary mask_filter_value num_heads "
+	  "past_present_share_buffer qkv_hidden_sizes rotary_embedding_dim scale unidirectional", 1 },
 	{ "FusedConv", onnx_op_ms_fusedconv, "activation activation_params auto_pad dilations "
 	  "group kernel_shape pads strides", 1 },
 };
