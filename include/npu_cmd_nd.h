@@ -295,16 +295,17 @@ struct npu_cmd_qdq {
  * holds fn over the values of each reduced sub-array, taken in row-major
  * order. fp32: sums in double (rounded once at the end), except
  * NPU_RED_SUM_F32 which sums in fp32 in that order (onnxruntime's); mean
- * divides the double sum. Integers (int32, int8, uint8): sum, mean
+ * divides the double sum. Integers (int64, int32, int8, uint8): sum, mean
  * (truncating), product, sum of squares and L1 wrap as 64-bit two's
- * complement and are stored wrapped to @dtype; max and min. The arg
+ * complement and are stored wrapped to @dtype; max and min, compared as
+ * integers (int64's past 2^53 exactly). The arg
  * reductions write int64 indexes (the first extreme, or the last with
  * NPU_REDUCE_SELECT_LAST); a NaN wins a max or a min.
  * @hdr: op NPU_CMD_REDUCE, size 72.
  * @in: @dtype [@dims]; @out: @dtype (int64 for the arg ones).
  * @fn: NPU_RED_*; integers: SUM, MEAN, MAX, MIN, PROD, SUM_SQUARE, L1,
  *	ARGMAX, ARGMIN.
- * @dtype: NPU_ND_F32, NPU_ND_I32, NPU_ND_I8 or NPU_ND_U8.
+ * @dtype: NPU_ND_F32, NPU_ND_I64, NPU_ND_I32, NPU_ND_I8 or NPU_ND_U8.
  * @rank: 1..NPU_ND_MAX_RANK.
  * @mask: bit d: dim d is reduced; nonzero, no bit at or past @rank.
  * @flags: NPU_REDUCE_SELECT_LAST.

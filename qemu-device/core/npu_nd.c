@@ -1122,6 +1122,7 @@ static bool reduce_one(struct npu_core *core, uint32_t fn, uint32_t dt, bool las
 	bool max = fn == NPU_RED_MAX || fn == NPU_RED_ARGMAX;
 	double acc = fn == NPU_RED_PROD ? 1 : 0, best = 0;
 	uint64_t iacc = fn == NPU_RED_PROD ? 1 : 0, at_best = 0;
+	int64_t ibest = 0;
 	float facc = 0;
 
 	for (uint64_t r = 0; r < n; r++) {
@@ -1135,8 +1136,11 @@ static bool reduce_one(struct npu_core *core, uint32_t fn, uint32_t dt, bool las
 			at += q % sz[k] * st[k];
 			q /= sz[k];
 		}
-		v = nd_num(x, dt, at);
-		iv = (int64_t)v;
+		/* integers as integers: int64's past 2^53 are not doubles */
+		iv = f32 ? 0 : nd_int(x, dt, at);
+		v = f32 ? nd_num(x, dt, at) : (double)iv;
+		if (f32)
+			iv = (int64_t)v;
 		switch (fn) {
 		case NPU_RED_SUM: case NPU_RED_MEAN: case NPU_RED_LOG_SUM:
 			acc += v;
@@ -1157,13 +1161,19 @@ static bool reduce_one(struct npu_core *core, uint32_t fn, uint32_t dt, bool las
 		case NPU_RED_LOG_SUM_EXP: acc += exp(v); break;
 		case NPU_RED_SUM_F32: facc += (float)v; break;
 		default: {	/* max, min, argmax, argmin: NaN wins, then the first (or last) */
-			bool better = !r || (isnan(v) ? !isnan(best) : !isnan(best) &&
-					     (max ? v > best : v < best));
+			bool better;
 
-			if (!better && last && !isnan(best) && v == best)
-				better = true;
+			if (!f32) {
+				better = !r || (max ? iv > ibest : iv < ibest) || (last && iv == ibest);
+			} else {
+				better = !r || (isnan(v) ? !isnan(best) : !isnan(best) &&
+						(max ? v > best : v < best));
+				if (!better && last && !isnan(best) && v == best)
+					better = true;
+			}
 			if (better) {
 				best = v;
+				ibest = iv;
 				at_best = r;
 			}
 		}
@@ -1177,7 +1187,7 @@ static bool reduce_one(struct npu_core *core, uint32_t fn, uint32_t dt, bool las
 		if (f32)
 			((float *)y)[o] = (float)best;
 		else
-			nd_store_int(y, dt, o, (int64_t)best);
+			nd_store_int(y, dt, o, ibest);
 		return true;
 	}
 	if (fn == NPU_RED_SUM_F32) {
@@ -1213,13 +1223,13 @@ uint32_t npu_reduce_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	if (size != sizeof(struct npu_cmd_reduce))
 		return NPU_JOB_INVALID_CMD;
 	rd_u32s(c + 48, dims, NPU_ND_MAX_RANK);
-	es = dt == NPU_ND_F32 || dt == NPU_ND_I32 ? 4 : 1;
+	es = dt == NPU_ND_I64 ? 8 : dt == NPU_ND_F32 || dt == NPU_ND_I32 ? 4 : 1;
 	oes = fn == NPU_RED_ARGMAX || fn == NPU_RED_ARGMIN ? 8 : es;
 	intfn = fn != NPU_RED_L2 && fn != NPU_RED_LOG_SUM && fn != NPU_RED_LOG_SUM_EXP &&
 		fn != NPU_RED_SUM_F32;
 	if (!npu_in_range(fn, NPU_RED_SUM, NPU_RED_ARGMIN) ||
-	    !(dt == NPU_ND_F32 || ((dt == NPU_ND_I32 || dt == NPU_ND_I8 || dt == NPU_ND_U8) &&
-				   intfn)) ||
+	    !(dt == NPU_ND_F32 || ((dt == NPU_ND_I64 || dt == NPU_ND_I32 || dt == NPU_ND_I8 ||
+				    dt == NPU_ND_U8) && intfn)) ||
 	    !npu_in_range(rank, 1, NPU_ND_MAX_RANK) || !mask || mask >> rank ||
 	    (flags & ~NPU_REDUCE_SELECT_LAST) || npu_rd32(c + 44) ||
 	    !dims_ok(dims, rank, NPU_ND_MAX_RANK, NPU_TENSOR_MAX_BYTES / es, &total) ||

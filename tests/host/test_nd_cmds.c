@@ -1522,6 +1522,44 @@ static void test_reduce_integers(void)
 	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), NPU_ENOTSUP);
 }
 
+/*
+ * int64 reductions, worked by hand: values past 2^53 (which a double
+ * cannot hold) summed, compared and found exactly; the sum wraps.
+ */
+static void test_reduce_int64(void)
+{
+	/* [2][3] over dim 1 */
+	static const int64_t x[6] = { (1ll << 53) + 1, 1, -3, INT64_MAX, 1, 5 };
+	struct nd_reduce p = { .fn = ND_R_SUM, .dtype = NPU_DT_INT64, .rank = 2, .mask = 2,
+			       .in = { 2, 3 } };
+	struct npu_cmd_reduce c;
+	int64_t *y;
+
+	setup(128);
+	memcpy(va(VA_A), x, sizeof(x));
+	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	y = va(VA_OUT);
+	CHECK_EQ(y[0], (1ll << 53) - 1);
+	CHECK_EQ(y[1], INT64_MIN + 5);	/* INT64_MAX + 6, wrapped */
+	p.fn = ND_R_MAX;
+	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK_EQ(y[0], (1ll << 53) + 1);	/* not 2^53: exactly */
+	CHECK_EQ(y[1], INT64_MAX);
+	p.fn = ND_R_MIN;
+	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK_EQ(y[0], -3);
+	CHECK_EQ(y[1], 1);
+	p.fn = ND_R_ARGMAX;
+	memcpy(va(VA_A), (int64_t[]){ 1ll << 53, (1ll << 53) + 1, 0, 7, 7, 2 }, 48);
+	CHECK_EQ(npu_pack_reduce(&c, &p, VA_A, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK_EQ(y[0], 1);	/* 2^53 + 1 > 2^53, which doubles would call equal */
+	CHECK_EQ(y[1], 0);	/* the first of equal ones */
+}
+
 /* ---- cast ------------------------------------------------------------------------ */
 
 /* ONNX's Cast: hand-worked truncation, saturation, NaN, wrapping, bool. */
@@ -2627,7 +2665,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_qdq_runs),
 	TAP_ENTRY(test_qdq_requantize_tflite),
 	TAP_ENTRY(test_reduce_fp32),
-	TAP_ENTRY(test_reduce_integers),
+	TAP_ENTRY(test_reduce_integers), TAP_ENTRY(test_reduce_int64),
 	TAP_ENTRY(test_cast),
 	TAP_ENTRY(test_gather_rows),
 	TAP_ENTRY(test_conv_fp32),

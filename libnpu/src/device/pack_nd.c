@@ -353,7 +353,8 @@ int npu_pack_reduce(struct npu_cmd_reduce *c, const struct nd_reduce *p, uint64_
 	int int_fn = fn != NPU_RED_L2 && fn != NPU_RED_LOG_SUM && fn != NPU_RED_LOG_SUM_EXP &&
 		     fn != NPU_RED_SUM_F32;
 
-	if (!fn || !dt || dt > NPU_ND_I32 || (dt != NPU_ND_F32 && !int_fn) || !p->rank ||
+	if (!fn || !dt || (dt > NPU_ND_I32 && dt != NPU_ND_I64) || (dt != NPU_ND_F32 && !int_fn) ||
+	    !p->rank ||
 	    p->rank > NPU_ND_MAX_RANK || !p->mask || p->mask >> p->rank ||
 	    !dims_fit(p->in, p->rank, nd_elem_size(p->dtype)))
 		return NPU_ENOTSUP;
