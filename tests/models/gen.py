@@ -19,6 +19,7 @@ torch's int8 networks are made again when their recipe changes (the file
 "recipe" in each folder says which made it).
 """
 import argparse
+import math
 import os
 import shutil
 import sys
@@ -152,6 +153,81 @@ class ControlNet(torch.nn.Module):
         return torch.log_softmax(self.head(h), -1)
 
 
+class Gpt(torch.nn.Module):
+    """A GPT-style decoder as torch exports it: token and position
+    embeddings, two blocks of causal self-attention (the mask a triangle
+    made with triu: Trilu) and a GELU MLP, pre-norm, tied head."""
+
+    def __init__(self, vocab=512, seq=16, dim=64, heads=4, layers=2):
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, dim)
+        self.pos = torch.nn.Parameter(torch.randn(seq, dim) * 0.02)
+        self.heads = heads
+        self.blocks = torch.nn.ModuleList()
+        for _ in range(layers):
+            self.blocks.append(torch.nn.ModuleDict({
+                "ln1": torch.nn.LayerNorm(dim), "qkv": torch.nn.Linear(dim, 3 * dim),
+                "proj": torch.nn.Linear(dim, dim), "ln2": torch.nn.LayerNorm(dim),
+                "fc1": torch.nn.Linear(dim, 4 * dim), "fc2": torch.nn.Linear(4 * dim, dim)}))
+        self.ln = torch.nn.LayerNorm(dim)
+
+    def forward(self, ids):
+        b, s = ids.shape
+        x = self.tok(ids) + self.pos[:s]
+        causal = torch.triu(torch.full((s, s), float("-inf")), 1)
+        for blk in self.blocks:
+            q, k, v = blk["qkv"](blk["ln1"](x)).chunk(3, -1)
+            q, k, v = [t.reshape(b, s, self.heads, -1).transpose(1, 2) for t in (q, k, v)]
+            att = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]) + causal, -1)
+            x = x + blk["proj"]((att @ v).transpose(1, 2).reshape(b, s, -1))
+            x = x + blk["fc2"](torch.nn.functional.gelu(blk["fc1"](blk["ln2"](x))))
+        return self.ln(x) @ self.tok.weight.t()
+
+
+class MoE(torch.nn.Module):
+    """A mixture of experts with top-2 routing: the gate's softmax, TopK,
+    the two weights scattered into a dense [tokens][experts] map
+    (ScatterElements), each expert's MLP weighted by its column."""
+
+    def __init__(self, dim=32, experts=4):
+        super().__init__()
+        self.gate = torch.nn.Linear(dim, experts)
+        self.experts = torch.nn.ModuleList(torch.nn.Sequential(
+            torch.nn.Linear(dim, 64), torch.nn.ReLU(), torch.nn.Linear(64, dim))
+            for _ in range(experts))
+
+    def forward(self, x):
+        g = torch.softmax(self.gate(x), -1)
+        top, idx = torch.topk(g, 2, -1)
+        w = torch.zeros_like(g).scatter(-1, idx, top / top.sum(-1, keepdim=True))
+        y = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            y = y + w[:, e:e + 1] * expert(x)
+        return y
+
+
+class Gnn(torch.nn.Module):
+    """A graph network's message passing: each edge's message from its
+    source node's features, summed into its destination (scatter_add:
+    ScatterElements with reduction add), two rounds, a readout."""
+
+    def __init__(self, nodes=12, dim=16):
+        super().__init__()
+        g = torch.Generator().manual_seed(3)
+        self.register_buffer("src", torch.randint(0, nodes, (40,), generator=g))
+        self.register_buffer("dst", torch.randint(0, nodes, (40,), generator=g))
+        self.msg = torch.nn.ModuleList(torch.nn.Linear(dim, dim) for _ in range(2))
+        self.upd = torch.nn.ModuleList(torch.nn.Linear(2 * dim, dim) for _ in range(2))
+        self.out = torch.nn.Linear(dim, 3)
+
+    def forward(self, h):
+        for m, u in zip(self.msg, self.upd):
+            msg = m(h[self.src])
+            agg = torch.zeros_like(h).scatter_add(0, self.dst[:, None].expand_as(msg), msg)
+            h = torch.relu(u(torch.cat([h, agg], -1)))
+        return self.out(h.mean(0, keepdim=True))
+
+
 def mfcc():
     return (torch.rand(1, 40, 49) * 2 - 1,)
 
@@ -174,7 +250,7 @@ def tokens():
     return (ids, mask)
 
 
-# name: (constructor, inputs, input names)
+# name: (constructor, inputs, input names[, opset: 13 by default])
 FP32 = {
     "resnet50": (lambda: tv.resnet50(), image, ["input"]),
     "mobilenet_v2": (lambda: tv.mobilenet_v2(), image, ["input"]),
@@ -192,6 +268,10 @@ FP32 = {
     "kws_gru": (lambda: KeywordSpotter("gru"), mfcc, ["input"]),
     "controlnet": (lambda: torch.jit.script(ControlNet()), lambda: (torch.rand(1, 12, 16),),
                    ["input"]),
+    "gpt": (Gpt, lambda: (torch.randint(0, 512, (1, 16), generator=torch.Generator()
+                                        .manual_seed(5)),), ["input_ids"], 14),
+    "moe": (MoE, lambda: (torch.rand(8, 32) * 2 - 1,), ["input"]),
+    "gnn": (Gnn, lambda: (torch.rand(12, 16) * 2 - 1,), ["input"], 16),
 }
 
 # torchvision's quantizable models, quantized by torch (qnnpack)
@@ -216,9 +296,9 @@ def save_case(folder, model_fn, inputs, names, dynamic=False):
             f.write(t.SerializeToString())
 
 
-def export(model, inputs, names):
+def export(model, inputs, names, opset=13):
     def write(path):
-        torch.onnx.export(model, inputs, path, opset_version=13, input_names=names,
+        torch.onnx.export(model, inputs, path, opset_version=opset, input_names=names,
                           output_names=["output"], do_constant_folding=True)
     return write
 
@@ -245,7 +325,8 @@ def calibrate_bn(model, inp):
 
 
 def make_fp32(name, out):
-    ctor, inp, names = FP32[name]
+    ctor, inp, names = FP32[name][:3]
+    opset = FP32[name][3] if len(FP32[name]) > 3 else 13
     torch.manual_seed(0)
     model = ctor().eval()
     # weights a constructor leaves at zero (ViT's head and class token) made
@@ -256,7 +337,7 @@ def make_fp32(name, out):
                 torch.nn.init.normal_(p, std=0.05)
     calibrate_bn(model, inp)
     inputs = inp()
-    save_case(os.path.join(out, name), export(model, inputs, names), inputs, names)
+    save_case(os.path.join(out, name), export(model, inputs, names, opset), inputs, names)
 
 
 # qnnpack's default qconfig but for activations in [0, 127] (reduce_range),

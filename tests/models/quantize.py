@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""quantize.py static|qoperator|dynamic|fp16|external FP32_CASE OUT_CASE - int8 (and other) versions of a zoo
+"""quantize.py static|qoperator|dynamic|fp16|external|int4 FP32_CASE OUT_CASE - int8 (and other)
+versions of a zoo
 network as onnxruntime's quantizer writes them, written here with the onnx
 package (onnxruntime's Python quantizer is not in Debian):
 
@@ -26,6 +27,11 @@ fp16: the model in float16 as onnxconverter-common's float16 converter
   writes it (keep_io_types off): every float initializer, Constant and
   ConstantOfShape value, graph input and output float16, Casts to float
   made Casts to float16 (Resize's scales, which ONNX wants fp32, kept).
+int4: weight-only int4 as onnxruntime's MatMul4BitsQuantizer writes it
+  (its defaults but a block of 32: asymmetric): each MatMul by a constant
+  [K][N] weight becomes com.microsoft's MatMulNBits, bits 4, its columns
+  quantized in blocks of 32 along K, a scale and a zero point a block
+  (the zero points packed two to a byte, the values likewise, low first).
 external: the model with its weights as external data, as exporters write
   a model over protobuf's 2 GB: every initializer in one file beside it
   (weights.bin, each at its offset and length).
@@ -450,6 +456,51 @@ def fp16(case, out):
                 fo.write(numpy_helper.from_array(a, t.name).SerializeToString())
 
 
+def int4(case, out, block=32):
+    model = onnx.load(os.path.join(case, "model.onnx"))
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    nodes = []
+    for n in g.node:
+        w = inits.get(n.input[1]) if n.op_type == "MatMul" and len(n.input) == 2 else None
+        if w is None or len(w.dims) != 2 or w.data_type != TensorProto.FLOAT:
+            nodes.append(n)
+            continue
+        W = numpy_helper.to_array(w).astype(np.float32)        # [K][N]
+        K, N = W.shape
+        blocks = (K + block - 1) // block
+        Wp = np.zeros((blocks * block, N), np.float32)
+        Wp[:K] = W
+        Wb = Wp.reshape(blocks, block, N)
+        lo = np.minimum(Wb.min(1), 0)
+        hi = np.maximum(Wb.max(1), 0)
+        scale = np.where(hi > lo, (hi - lo) / 15, 1.0).astype(np.float32)   # [blocks][N]
+        zp = np.clip(np.rint(-lo / scale), 0, 15).astype(np.uint8)
+        q = np.clip(np.rint(Wb / scale[:, None, :]) + zp[:, None, :], 0, 15).astype(np.uint8)
+        q = q.transpose(2, 0, 1)                                  # [N][blocks][block]
+        packed = (q[..., 0::2] | (q[..., 1::2] << 4)).astype(np.uint8)
+        zt = zp.T                                                 # [N][blocks]
+        if blocks % 2:
+            zt = np.concatenate([zt, np.zeros((N, 1), np.uint8)], 1)
+        zpk = (zt[:, 0::2] | (zt[:, 1::2] << 4)).astype(np.uint8).reshape(-1)
+        base = n.input[1]
+        g.initializer.extend([numpy_helper.from_array(packed, base + "_q4"),
+                              numpy_helper.from_array(scale.T.reshape(-1).copy(), base + "_scales"),
+                              numpy_helper.from_array(zpk, base + "_zp")])
+        nodes.append(helper.make_node("MatMulNBits", [n.input[0], base + "_q4", base + "_scales",
+                                                      base + "_zp"], list(n.output),
+                                      name=n.name + "_Q4", domain="com.microsoft", K=K, N=N,
+                                      bits=4, block_size=block))
+    del g.node[:]
+    g.node.extend(nodes)
+    read = {x for n in g.node for x in n.input}
+    keep = [t for t in g.initializer if t.name in read]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    save(model, case, out, check=False)
+
+
 def external(case, out):
     save(onnx.load(os.path.join(case, "model.onnx")), case, out, external=True)
 
@@ -469,7 +520,7 @@ def save(model, case, out, check=True, external=False):
 
 if __name__ == "__main__":
     modes = {"static": static, "qoperator": qoperator, "dynamic": dynamic, "fp16": fp16,
-             "external": external}
+             "external": external, "int4": int4}
     if len(sys.argv) != 4 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     modes[sys.argv[1]](sys.argv[2], sys.argv[3])

@@ -3,8 +3,9 @@
 # zoo.sh [--tap] [--backend B]... [--runs N] [NAME...] - the model zoo: makes
 # the networks that are missing (gen.py, Debian's torch and torchvision; the
 # variants of an fp32 one: NAME_int8_qdq, NAME_int8_qop, NAME_int8_dynamic,
-# NAME_fp16 and NAME_external by quantize.py, NAME_ort_extended by onnxruntime's own
-# optimizer, ort-optimize.js) and their expected outputs (ort-run.js, npm's
+# NAME_fp16, NAME_external and NAME_int4 by quantize.py, NAME_ort_extended
+# by onnxruntime's own optimizer, ort-optimize.js) and their expected
+# outputs (ort-run.js, npm's
 # onnxruntime-node, which setup-deps installs), in $NPU_ZOO (default
 # $NPU_CACHE/models, outside the clone), then checks NAME... (all by
 # default) with check.py on each backend (cpu, opencl and onednn by default).
@@ -34,9 +35,11 @@ DYNAMIC="vit bert"
 # and its QOperator format (the quantized kernels as com.microsoft's ops)
 QOPERATOR="resnet50 squeezenet mobilenet_v3_small"
 # and in float16 (onnxconverter-common's converter's form)
-FP16="squeezenet mobilenet_v2 vit bert kws_gru"
+FP16="squeezenet mobilenet_v2 vit bert kws_gru gpt"
 # with their weights as external data (in a file beside the model)
 EXTERNAL="resnet50 bert"
+# with weight-only int4 MatMulNBits (onnxruntime's MatMul4BitsQuantizer's form)
+INT4="gpt"
 # as onnxruntime's own optimizer saves them (level extended: its contrib ops)
 ORT_EXTENDED="bert vit kws_gru mobilenet_v3_small bert_int8_dynamic mobilenet_v3_small_int8_qdq"
 # (an optimized network's source is made too)
@@ -44,7 +47,7 @@ only=$(IFS=,; echo "${names[*]:-}")
 [ -n "$only" ] && only=$only,$(for n in "${names[@]}"; do echo "${n%_ort_extended}"; done | paste -sd,)
 base=$(for n in "${names[@]}"; do echo "$n" |
 	sed 's/_ort_extended$//; s/_int8_qdq$//; s/_int8_dynamic$//; s/_int8_qop$//; s/_fp16$//;
-	s/_external$//'; done |
+	s/_external$//; s/_int4$//'; done |
 	sort -u | paste -sd,)
 mkdir -p "$ZOO"
 export NODE_PATH=$ORT/node_modules
@@ -58,7 +61,7 @@ ORT_STAMP="$ORT_VERSION $(sha256sum tests/models/ort-run.js | cut -c1-16)"
 qsum=$(cat tests/models/quantize.py scripts/onnxruntime-version | sha256sum | cut -c1-16)
 quantize() { # MODE NAME SUFFIX
 	local out=$ZOO/$2_int8_$3
-	[ "$3" = fp16 ] || [ "$3" = external ] && out=$ZOO/$2_$3
+	case $3 in fp16 | external | int4) out=$ZOO/$2_$3 ;; esac
 	[ -f "$ZOO/$2/model.onnx" ] || return 0
 	[ -n "$only" ] && [[ ",$only," != *",${out##*/},"* ]] && return 0
 	[ -f "$out/model.onnx" ] && [ "$(cat "$out/quantize.sum" 2>/dev/null)" = "$qsum" ] && return 0
@@ -77,6 +80,7 @@ for n in $DYNAMIC; do quantize dynamic "$n" dynamic; done
 for n in $QOPERATOR; do quantize qoperator "$n" qop; done
 for n in $FP16; do quantize fp16 "$n" fp16; done
 for n in $EXTERNAL; do quantize external "$n" external; done
+for n in $INT4; do quantize int4 "$n" int4; done
 for n in $ORT_EXTENDED; do	# made again with onnxruntime's version
 	out=$ZOO/${n}_ort_extended
 	[ -f "$ZOO/$n/model.onnx" ] || continue
