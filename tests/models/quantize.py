@@ -282,6 +282,16 @@ def static_model(case):
     return model
 
 
+def set_nodes(g, nodes):
+    """@g's nodes made @nodes, the initializers no node reads any more dropped."""
+    del g.node[:]
+    g.node.extend(nodes)
+    read = {x for n in g.node for x in n.input}
+    keep = [t for t in g.initializer if t.name in read]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+
+
 # op -> its QOperator kernel (com.microsoft's but QLinearConv and QLinearMatMul)
 QLINEAR = {"Conv": "QLinearConv", "MatMul": "QLinearMatMul", "Gemm": "QGemm",
            "Add": "QLinearAdd", "Mul": "QLinearMul", "Concat": "QLinearConcat",
@@ -377,12 +387,7 @@ def qoperator(case, out):
         if len(keep) == len(nodes):
             break
         nodes = keep
-    del g.node[:]
-    g.node.extend(nodes)
-    read = {x for n in g.node for x in n.input}
-    keep = [t for t in g.initializer if t.name in read]
-    del g.initializer[:]
-    g.initializer.extend(keep)
+    set_nodes(g, nodes)
     if not any(o.domain == "com.microsoft" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     save(model, case, out, check=False)
@@ -491,12 +496,7 @@ def int4(case, out, block=32):
                                                       base + "_zp"], list(n.output),
                                       name=n.name + "_Q4", domain="com.microsoft", K=K, N=N,
                                       bits=4, block_size=block))
-    del g.node[:]
-    g.node.extend(nodes)
-    read = {x for n in g.node for x in n.input}
-    keep = [t for t in g.initializer if t.name in read]
-    del g.initializer[:]
-    g.initializer.extend(keep)
+    set_nodes(g, nodes)
     model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     save(model, case, out, check=False)
 

@@ -328,6 +328,28 @@ int onnx_op_ms_rotary_embedding(struct onnx *o)
 }
 
 /*
+ * @x [B][len][heads * hd] split into its heads and permuted by @perm
+ * (0 2 1 3: [B][heads][len][hd]; 0 2 3 1: [B][heads][hd][len]) into the
+ * value named with @tag (in @out).
+ */
+static int heads_of(struct onnx *o, const char *x, uint32_t B, uint32_t len, uint32_t heads,
+		    uint32_t hd, int64_t *perm, const char *tag, char (*out)[96])
+{
+	Onnx__AttributeProto p = ONNX__ATTRIBUTE_PROTO__INIT, *pa = &p;
+	int64_t shp[4] = { B, len, heads, hd };
+	char s[96], r[96];
+
+	p.name = (char *)"perm";
+	p.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+	p.n_ints = 4;
+	p.ints = perm;
+	TRY(shape_const(o, onnx_own_name(o, tag, 0, s, sizeof(s)), 4, shp));
+	TRY(op2(o, "Reshape", x, s, onnx_own_name(o, tag, 1, r, sizeof(r))));
+	return onnx_lower_as(o, "Transpose", (const char *[]){ r }, 1,
+			     onnx_own_name(o, tag, 2, *out, 96), &pa, 1, 0);
+}
+
+/*
  * The attention of @q [B][S][N * h], @k [B][L][N * h], @v [B][L][N * hv]
  * (values of the node's own, or its inputs), each head's softmax(q k^T *
  * @scale + bias + mask) v into output 0 [B][S][N * hv]. The mask adds
@@ -361,24 +383,9 @@ static int attend(struct onnx *o, const char *q, const char *k, const char *v, u
 	perm.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
 	perm.n_ints = 4;
 	/* q -> [B][N][S][h], k -> [B][N][h][L], v -> [B][N][L][hv] */
-	shp[0] = B, shp[1] = S, shp[2] = heads, shp[3] = h;
-	TRY(shape_const(o, onnx_own_name(o, "qs", 0, n[0], 96), 4, shp));
-	TRY(op2(o, "Reshape", q, n[0], onnx_own_name(o, "q4", 0, n[1], 96)));
-	perm.ints = p0213;
-	TRY(onnx_lower_as(o, "Transpose", (const char *[]){ n[1] }, 1,
-			  onnx_own_name(o, "qt", 0, n[2], 96), &pa, 1, 0));
-	shp[1] = L;
-	TRY(shape_const(o, onnx_own_name(o, "ks", 0, n[3], 96), 4, shp));
-	TRY(op2(o, "Reshape", k, n[3], onnx_own_name(o, "k4", 0, n[4], 96)));
-	perm.ints = p0231;
-	TRY(onnx_lower_as(o, "Transpose", (const char *[]){ n[4] }, 1,
-			  onnx_own_name(o, "kt", 0, n[5], 96), &pa, 1, 0));
-	shp[3] = hv;
-	TRY(shape_const(o, onnx_own_name(o, "vs", 0, n[6], 96), 4, shp));
-	TRY(op2(o, "Reshape", v, n[6], onnx_own_name(o, "v4", 0, n[7], 96)));
-	perm.ints = p0213;
-	TRY(onnx_lower_as(o, "Transpose", (const char *[]){ n[7] }, 1,
-			  onnx_own_name(o, "vt", 0, n[8], 96), &pa, 1, 0));
+	TRY(heads_of(o, q, B, S, heads, h, p0213, "q", &n[2]));
+	TRY(heads_of(o, k, B, L, heads, h, p0231, "k", &n[5]));
+	TRY(heads_of(o, v, B, L, heads, hv, p0213, "v", &n[8]));
 	/* scores [B][N][S][L] */
 	TRY(op2(o, "MatMul", n[2], n[5], onnx_own_name(o, "qk", 0, n[9], 96)));
 	TRY(named_const(o, onnx_own_name(o, "scale", 0, sc, sizeof(sc)), NPU_DT_FLOAT32, 0, NULL,
