@@ -53,7 +53,7 @@ KDIR = $(NPU_CACHE)/kernel/root/usr/src/linux-headers-$(KREL)
 KMOD_SRCS := Kbuild $(wildcard driver/*.[ch]) $(wildcard include/*.h) $(wildcard uapi/drm/*.h)
 
 # libnpu's version (npu.h's NPU_VERSION_*) and soname: Documentation/libnpu.rst, "ABI policy".
-LIBNPU_VERSION := 2.4.0
+LIBNPU_VERSION := 2.5.0
 LIBNPU_SOVERSION := 2
 # libnpu/src is laid out by stage: base ref device ir import passes place plan exec api,
 # and backends/ (npu, opencl, cpu) behind one interface.

@@ -31,7 +31,7 @@ extern "C" {
 
 /* The version this header belongs to; npu_version() says the library's. */
 #define NPU_VERSION_MAJOR 2	/* the soname: libnpu.so.2 */
-#define NPU_VERSION_MINOR 4	/* additions */
+#define NPU_VERSION_MINOR 5	/* additions */
 #define NPU_VERSION_PATCH 0
 
 /** Error codes (negative return values). */
