@@ -38,10 +38,6 @@ declare -A may_skip=(
 	[test_constantofshape_int_shape_zero]="an empty graph output"
 	[test_slice_start_out_of_bounds]="an empty slice"
 	[test_split_zero_size_splits]="empty parts"
-	# ScatterND of constants only (masks built at export time), at load
-	[test_scatternd]="ScatterND of run-time values"
-	[test_scatternd_add]="ScatterND of run-time values"
-	[test_scatternd_multiply]="ScatterND of run-time values"
 )
 no_type='element type (double|int16|uint16|uint32|uint64|string) is not supported'
 

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 # cases.sh - ops over what their attributes and inputs allow, one node a
 # case, against onnxruntime (npm's onnxruntime-node, as the zoo's), as TAP:
-#   rnn.py      RNN, GRU, LSTM, and
-#   control.py  If, Loop, Scan: npu-onnx-test on the CPU reference under
-#               ASan and UBSan, and on OpenCL with nothing allowed to fall back;
+#   rnn.py      RNN, GRU, LSTM,
+#   control.py  If, Loop, Scan, and
+#   scatter.py  ScatterND of run-time values: npu-onnx-test on the CPU
+#               reference under ASan and UBSan, and on OpenCL with nothing
+#               allowed to fall back;
 #   qop.py  onnxruntime's QOperator ops: check.py (int8 within 2 output
 #           steps, as the zoo's networks) on the CPU and OpenCL.
 # Each generator's cases and their expected outputs are made once into
@@ -22,7 +24,7 @@ say() { # OK|NOT TEXT
 	n=$((n + 1))
 	[ "$1" = OK ] && echo "ok $n - $2" || { failed=$((failed + 1)); echo "not ok $n - $2"; }
 }
-for gen in rnn qop control; do
+for gen in rnn qop control scatter; do
 	out=$CACHE/op-cases/$gen
 	sum=$(cat tests/ops/$gen.py tests/models/ort-run.js scripts/onnxruntime-version |
 		sha256sum | cut -c1-16)
@@ -46,7 +48,7 @@ for gen in rnn qop control; do
 		echo "$sum" >"$out/made"
 	fi
 	case $gen in
-	rnn | control)
+	rnn | control | scatter)
 		for b in cpu opencl; do
 			tool=build/tools/npu-onnx-test strict=--strict
 			[ $b = cpu ] && tool=build/tests/npu-onnx-test-san strict=

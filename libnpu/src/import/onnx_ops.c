@@ -1904,6 +1904,8 @@ static const struct onnx_op ops[] = {
 	{ "GatherElements", onnx_op_gather_elements, "axis", 11 },
 	{ "GatherND", onnx_op_gathernd, "batch_dims", 11 },
 	{ "ScatterElements", onnx_op_scatter_elements, "axis reduction", 11 },
+	/* its name before opset 11 */
+	{ "Scatter", onnx_op_scatter_elements, "axis", 9 },
 	{ "TopK", onnx_op_topk, "axis k largest sorted", 1 },
 	{ "Slice", onnx_op_slice, "starts ends axes", 1 },
 	{ "Split", onnx_op_split, "axis split num_outputs", 2 },

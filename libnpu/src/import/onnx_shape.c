@@ -251,6 +251,120 @@ int onnx_const_value(struct onnx *o, struct oval *v)
 	return 1;
 }
 
+/* A constant @name of @dt, @rank dims @dims, its values copied from @data. */
+static int named_const(struct onnx *o, const char *name, enum npu_dtype dt, uint32_t rank,
+		       const uint32_t *dims, const void *data)
+{
+	struct oval *v = onnx_add(o, name, dt, rank, dims);
+	size_t bytes;
+
+	if (!v)
+		return NPU_EINVAL;
+	bytes = v->count * onnx_elem_size(dt);
+	TRY(onnx_charge(o, bytes));
+	v->data = malloc(bytes ? bytes : 1);
+	if (!v->data)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	memcpy(v->data, data, bytes);
+	return 0;
+}
+
+/*
+ * ScatterND of values known only at run time: each index tuple's place
+ * as a row of data viewed [rows][slice] (each part through a Gather of
+ * 0..dim-1, which counts a negative one from the end and fails the run on
+ * one out of range, as onnxruntime does), then ScatterElements of the
+ * updates' rows along that axis, with the reduction asked for.
+ */
+static int scatternd_run_time(struct onnx *o, struct oval *x, struct oval *idx, uint32_t k,
+			      const char *red)
+{
+	uint32_t q = idx->rank - 1, rows = (uint32_t)onnx_prod(x->dims, 0, k);
+	uint32_t slice = (uint32_t)onnx_prod(x->dims, k, x->rank);
+	uint32_t nu = (uint32_t)onnx_prod(idx->dims, 0, q);
+	char n[12][96], flat[96] = "";
+	int64_t stride = 1, shp[2];
+	Onnx__AttributeProto ax = ONNX__ATTRIBUTE_PROTO__INIT, *axp = &ax;
+	Onnx__AttributeProto rd = ONNX__ATTRIBUTE_PROTO__INIT, *attrs[2] = { &ax, &rd };
+
+	ax.name = (char *)"axis";
+	ax.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+	for (uint32_t d = k; d-- > 0; stride *= x->dims[d]) {
+		int64_t *ar = malloc(sizeof(int64_t) * x->dims[d]), dv = d;
+		char part[96], g[96], s[96], m[96], sum[96];
+		int err;
+
+		if (!ar)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (uint32_t i = 0; i < x->dims[d]; i++)
+			ar[i] = i;
+		err = named_const(o, onnx_own_name(o, "ar", d, n[0], 96), NPU_DT_INT64, 1,
+				  &x->dims[d], ar);
+		free(ar);
+		if (err)
+			return err;
+		/* part d of every tuple, then through the Gather that checks it */
+		TRY(named_const(o, onnx_own_name(o, "d", d, n[1], 96), NPU_DT_INT64, 0, NULL, &dv));
+		ax.i = (int64_t)q;
+		TRY(onnx_lower_as(o, "Gather", (const char *[]){ N->input[1], n[1] }, 2,
+				  onnx_own_name(o, "part", d, part, 96), &axp, 1, 0));
+		ax.i = 0;
+		TRY(onnx_lower_as(o, "Gather", (const char *[]){ n[0], part }, 2,
+				  onnx_own_name(o, "idx", d, g, 96), &axp, 1, 0));
+		TRY(named_const(o, onnx_own_name(o, "st", d, s, 96), NPU_DT_INT64, 0, NULL, &stride));
+		TRY(onnx_lower_as(o, "Mul", (const char *[]){ g, s }, 2,
+				  onnx_own_name(o, "off", d, m, 96), NULL, 0, 0));
+		if (*flat) {
+			TRY(onnx_lower_as(o, "Add", (const char *[]){ flat, m }, 2,
+					  onnx_own_name(o, "flat", d, sum, 96), NULL, 0, 0));
+			memcpy(flat, sum, sizeof(flat));
+		} else {
+			memcpy(flat, m, sizeof(flat));
+		}
+	}
+	/* the rows [nu][1], each repeated along the slice: ScatterElements' indices */
+	shp[0] = nu, shp[1] = 1;
+	TRY(named_const(o, onnx_own_name(o, "s1", 0, n[2], 96), NPU_DT_INT64, 1,
+			(uint32_t[]){ 2 }, shp));
+	TRY(onnx_lower_as(o, "Reshape", (const char *[]){ flat, n[2] }, 2,
+			  onnx_own_name(o, "rows", 0, n[3], 96), NULL, 0, 0));
+	shp[1] = slice;
+	TRY(named_const(o, onnx_own_name(o, "s2", 0, n[4], 96), NPU_DT_INT64, 1,
+			(uint32_t[]){ 2 }, shp));
+	TRY(onnx_lower_as(o, "Expand", (const char *[]){ n[3], n[4] }, 2,
+			  onnx_own_name(o, "ix", 0, n[5], 96), NULL, 0, 0));
+	TRY(onnx_lower_as(o, "Reshape", (const char *[]){ N->input[2], n[4] }, 2,
+			  onnx_own_name(o, "up", 0, n[6], 96), NULL, 0, 0));
+	shp[0] = rows;
+	TRY(named_const(o, onnx_own_name(o, "s3", 0, n[7], 96), NPU_DT_INT64, 1,
+			(uint32_t[]){ 2 }, shp));
+	TRY(onnx_lower_as(o, "Reshape", (const char *[]){ N->input[0], n[7] }, 2,
+			  onnx_own_name(o, "data", 0, n[8], 96), NULL, 0, 0));
+	ax.i = 0;
+	rd.name = (char *)"reduction";
+	rd.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+	rd.s.data = (uint8_t *)red;
+	rd.s.len = strlen(red);
+	TRY(onnx_lower_as(o, "ScatterElements", (const char *[]){ n[8], n[5], n[6] }, 3,
+			  onnx_own_name(o, "sc", 0, n[9], 96), attrs, 2, 18));
+	{	/* back into data's shape, as output 0 */
+		int64_t *xs = malloc(sizeof(int64_t) * x->rank);
+		int err;
+
+		if (!xs)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (uint32_t d = 0; d < x->rank; d++)
+			xs[d] = x->dims[d];
+		err = named_const(o, onnx_own_name(o, "s4", 0, n[10], 96), NPU_DT_INT64, 1, &x->rank,
+				  xs);
+		free(xs);
+		if (err)
+			return err;
+	}
+	return onnx_lower_as(o, "Reshape", (const char *[]){ n[9], n[10] }, 2, N->output[0], NULL,
+			     0, 0);
+}
+
 int onnx_op_scatternd(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *idx = onnx_in(o, 1), *up = onnx_in(o, 2), *v;
@@ -262,17 +376,10 @@ int onnx_op_scatternd(struct onnx *o)
 
 	if (!x || !idx || !up)
 		return onnx_fail(o, NPU_EINVAL, "three inputs are needed");
-	c[0] = onnx_const_value(o, x);
-	c[1] = onnx_const_value(o, idx);
-	c[2] = onnx_const_value(o, up);
-	if (c[0] < 0 || c[1] < 0 || c[2] < 0)
-		return o->err;
-	if (!c[0] || !c[1] || !c[2])
-		return onnx_fail(o, NPU_ENOTSUP, "ScatterND of values known only at run time (%s)",
-				 !c[0] ? "the data" : !c[1] ? "the indices" : "the updates");
 	TRY(onnx_want_dt(o, idx, I64, "the indices"));
 	TRY(onnx_attr_s(o, "reduction", "none", red, sizeof(red)));
-	if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul"))
+	if (strcmp(red, "none") && strcmp(red, "add") && strcmp(red, "mul") &&
+	    strcmp(red, "max") && strcmp(red, "min"))
 		return onnx_fail(o, NPU_ENOTSUP, "reduction '%s'", red);
 	if (up->dt != x->dt || !idx->rank)
 		return onnx_fail(o, NPU_EINVAL, "updates of another type, or indices of rank 0");
@@ -287,6 +394,17 @@ int onnx_op_scatternd(struct onnx *o)
 	if (strcmp(red, "none") && x->dt != NPU_DT_FLOAT32 && x->dt != NPU_DT_INT64 &&
 	    x->dt != NPU_DT_INT32)
 		return onnx_fail(o, NPU_ENOTSUP, "reduction of %s", onnx_dtype_name(x->dt));
+	c[0] = onnx_const_value(o, x);
+	c[1] = onnx_const_value(o, idx);
+	c[2] = onnx_const_value(o, up);
+	if (c[0] < 0 || c[1] < 0 || c[2] < 0)
+		return o->err;
+	/*
+	 * known at load: computed now; else (and for max and min, which the
+	 * loop below lacks: its nodes are computed at load instead) at run time
+	 */
+	if (!c[0] || !c[1] || !c[2] || !strcmp(red, "max") || !strcmp(red, "min"))
+		return scatternd_run_time(o, x, idx, k, red);
 	v = onnx_static_out(o, 0, x->dt, x->rank, x->dims);
 	if (!v)
 		return o->err;
