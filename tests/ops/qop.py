@@ -13,7 +13,8 @@ what transformers and language models use: MatMulNBits (2, 4 and 8 bits,
 zero points, bias, K not a multiple of the block), RotaryEmbedding (both
 layouts, interleaved, a partial rotary dim), MultiHeadAttention and
 Attention (bias, masks of 1s and 0s or of lengths, attention_bias,
-causal). A
+causal), EmbedLayerNormalization (segments, mask_index, embedding_sum,
+position ids). A
 quantized output is dequantized by its own scale, so that check.py counts
 its differences in output steps. onnxruntime gives the expected outputs
 (cases.sh)."""
@@ -230,6 +231,47 @@ def make_llm(out):
         save(out, "MultiHeadAttention_" + name,
              helper.make_node("MultiHeadAttention", ins, ["out"], domain="com.microsoft",
                               num_heads=2, unidirectional=uni), feeds, inits, yq=False)
+    # EmbedLayerNormalization: with segments and a mask (mask_index), without
+    # (embedding_sum), with position ids
+    V, P, Hd = 30, 8, 16
+    for name, seg, mask, pid in (("segments_mask", True, True, False),
+                                 ("plain_sum", False, False, False),
+                                 ("position_ids", True, False, True)):
+        feeds = {"ids": rng.integers(0, V, (2, 5)).astype(np.int32)}
+        inits = {"we": f(V, Hd), "pe": f(P, Hd), "gamma": f(Hd), "beta": f(Hd)}
+        ins = ["ids", "", "we", "pe", "", "gamma", "beta", "", ""]
+        if seg:
+            feeds["seg"] = rng.integers(0, 2, (2, 5)).astype(np.int32)
+            inits["se"] = f(2, Hd)
+            ins[1], ins[4] = "seg", "se"
+        if mask:
+            feeds["mask"] = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], np.int32)
+            ins[7] = "mask"
+        if pid:
+            feeds["pid"] = rng.integers(0, P, (2, 5)).astype(np.int32)
+            ins[8] = "pid"
+        while not ins[-1]:
+            ins.pop()
+        outs = ["out", "mask_index" if mask else "", "" if mask else "esum"]
+        while not outs[-1]:
+            outs.pop()
+        node = helper.make_node("EmbedLayerNormalization", ins, outs, domain="com.microsoft",
+                                epsilon=1e-5)
+        g = helper.make_graph([node], name,
+                              [helper.make_tensor_value_info(k, TYPES[v.dtype.type], v.shape)
+                               for k, v in feeds.items()],
+                              [helper.make_tensor_value_info(o, TP.INT32 if o == "mask_index"
+                                                             else TP.FLOAT, None)
+                               for o in outs if o],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                                helper.make_opsetid("com.microsoft", 1)])
+        d = os.path.join(out, "EmbedLayerNormalization_" + name)
+        os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+        onnx.save(m, os.path.join(d, "model.onnx"))
+        for i, (k, v) in enumerate(feeds.items()):
+            with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as fo:
+                fo.write(numpy_helper.from_array(v, k).SerializeToString())
     H = 16
     for name, mask, uni in (("plain", None, 0), ("mask_2d", "2d", 0), ("mask_lengths", "1d", 0),
                             ("causal", None, 1)):

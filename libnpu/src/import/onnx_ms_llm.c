@@ -621,3 +621,92 @@ int onnx_op_ms_attention(struct onnx *o)
 	return attend(o, qkv[0], qkv[1], qkv[2], (uint32_t)heads, scale, kmask, lens, !!uni, mfv,
 		      onnx_has_in(o, 5) ? N->input[5] : NULL);
 }
+
+/*
+ * EmbedLayerNormalization (BERT's embeddings as onnxruntime fuses them):
+ * LayerNorm(word[input_ids] + position[position_ids, or 0..S-1] +
+ * segment[segment_ids]) * gamma + beta; mask_index, each row's count of
+ * mask values equal to 1 (0s without a mask); embedding_sum, the sum
+ * before the norm.
+ */
+int onnx_op_ms_embed_layer_norm(struct onnx *o)
+{
+	struct oval *ids = onnx_in(o, 0);
+	float eps;
+	char n[10][96];
+	const char *sum, *pos_ids;
+	Onnx__AttributeProto ax = int_attr("axis", -1), ep = ONNX__ATTRIBUTE_PROTO__INIT;
+	Onnx__AttributeProto *ln[2] = { &ax, &ep };
+
+	TRY(onnx_attr_f(o, "epsilon", 1e-12f, &eps));
+	if (!ids || ids->rank != 2 || !onnx_has_in(o, 2) || !onnx_has_in(o, 3) ||
+	    !onnx_has_in(o, 5) || !N->n_output || !N->output[0][0])
+		return onnx_fail(o, NPU_EINVAL, "input_ids [B][S], the word and position embeddings, "
+				 "gamma and an output are needed");
+	TRY(onnx_want_dt(o, ids, I32, "input_ids"));
+	TRY(op2(o, "Gather", N->input[2], N->input[0], onnx_own_name(o, "w", 0, n[0], 96)));
+	if (onnx_has_in(o, 8)) {
+		pos_ids = N->input[8];
+	} else {	/* 0 .. S-1 */
+		uint32_t S = ids->dims[1];
+		int32_t *p = malloc(sizeof(int32_t) * S);
+		int err;
+
+		if (!p)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (uint32_t i = 0; i < S; i++)
+			p[i] = (int32_t)i;
+		err = named_const(o, onnx_own_name(o, "pi", 0, n[1], 96), NPU_DT_INT32, 1, &S, p);
+		free(p);
+		if (err)
+			return err;
+		pos_ids = n[1];
+	}
+	TRY(op2(o, "Gather", N->input[3], pos_ids, onnx_own_name(o, "p", 0, n[2], 96)));
+	sum = N->n_output > 2 && *N->output[2] && !onnx_has_in(o, 4) ? N->output[2] :
+	      onnx_own_name(o, "wp", 0, n[3], 96);
+	TRY(op2(o, "Add", n[0], n[2], sum));
+	if (onnx_has_in(o, 4)) {	/* the segments */
+		if (!onnx_has_in(o, 1))
+			return onnx_fail(o, NPU_EINVAL, "a segment embedding without segment_ids");
+		TRY(op2(o, "Gather", N->input[4], N->input[1], onnx_own_name(o, "s", 0, n[4], 96)));
+		TRY(op2(o, "Add", sum, n[4], N->n_output > 2 && *N->output[2] ? N->output[2] :
+				 onnx_own_name(o, "wps", 0, n[5], 96)));
+		sum = N->n_output > 2 && *N->output[2] ? N->output[2] : n[5];
+	}
+	ep.name = (char *)"epsilon";
+	ep.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+	ep.f = eps;
+	TRY(onnx_lower_as(o, "LayerNormalization",
+			  (const char *[]){ sum, N->input[5], onnx_has_in(o, 6) ? N->input[6] : "" },
+			  onnx_has_in(o, 6) ? 3 : 2, N->output[0], ln, 2, 17));
+	if (N->n_output > 1 && *N->output[1]) {	/* mask_index */
+		uint32_t B = ids->dims[0];
+		Onnx__AttributeProto to = int_attr("to", ONNX__TENSOR_PROTO__DATA_TYPE__INT32);
+		Onnx__AttributeProto kd = int_attr("keepdims", 0), *tp = &to, *kp = &kd;
+		int64_t one = 1;
+		int32_t one32 = 1;
+
+		if (!onnx_has_in(o, 7)) {
+			int32_t *z = calloc(B + 1, sizeof(int32_t));
+			int err;
+
+			if (!z)
+				return onnx_fail(o, NPU_ENOMEM, "out of memory");
+			err = named_const(o, onnx_own_name(o, "z", 0, n[6], 96), NPU_DT_INT32, 1, &B, z);
+			free(z);
+			return err ? err : onnx_lower_as(o, "Identity", (const char *[]){ n[6] }, 1,
+							 N->output[1], NULL, 0, 0);
+		}
+		TRY(named_const(o, onnx_own_name(o, "one", 0, n[6], 96), NPU_DT_INT32, 0, NULL,
+				&one32));
+		TRY(op2(o, "Equal", N->input[7], n[6], onnx_own_name(o, "m1", 0, n[7], 96)));
+		TRY(onnx_lower_as(o, "Cast", (const char *[]){ n[7] }, 1,
+				  onnx_own_name(o, "mi", 0, n[8], 96), &tp, 1, 0));
+		TRY(named_const(o, onnx_own_name(o, "axes", 0, n[9], 96), NPU_DT_INT64, 1,
+				(uint32_t[]){ 1 }, &one));
+		return onnx_lower_as(o, "ReduceSum", (const char *[]){ n[8], n[9] }, 2, N->output[1],
+				     &kp, 1, 13);
+	}
+	return 0;
+}

@@ -1986,6 +1986,7 @@ static const struct onnx_op ms_ops[] = {
 	{ "QGemm", onnx_op_ms_qgemm, "alpha transA transB", 1 },
 	{ "DynamicQuantizeMatMul", onnx_op_ms_dynamic_quantize_matmul, "", 1 },
 	{ "MatMulNBits", onnx_op_ms_matmul_nbits, "K N accuracy_level bits block_size", 1 },
+	{ "EmbedLayerNormalization", onnx_op_ms_embed_layer_norm, "epsilon mask_index_type", 1 },
 	{ "RotaryEmbedding", onnx_op_ms_rotary_embedding, "interleaved is_packed_batching "
 	  "num_heads rotary_embedding_dim scale", 1 },
 	{ "MultiHeadAttention", onnx_op_ms_multihead_attention, "mask_filter_value num_heads scale "
