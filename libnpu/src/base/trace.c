@@ -4,9 +4,10 @@
  * trace-event JSON (what Perfetto and chrome://tracing open): compiles,
  * each partition on its backend, the copies between backends, and each
  * NPU job with its device times and modeled cycles. Each event is written
- * whole with one write() as it ends, nothing buffered, and the array's
- * closing bracket only at exit: a file cut short by a crash still loads
- * (the format allows the bracket missing). "%p" in the name becomes the
+ * whole with one write() as it ends, nothing buffered, never across a page
+ * of the file (a SIGKILL can cut a write there), and the array's closing
+ * bracket only at exit: a file cut short by a crash still loads (the
+ * format allows the bracket missing). "%p" in the name becomes the
  * process id, so that several processes can trace side by side.
  */
 #define _GNU_SOURCE
@@ -28,10 +29,11 @@ static struct {
 	pthread_once_t once;
 	pthread_mutex_t lock;		/* tracks, events */
 	int fd;
+	uint64_t off;			/* bytes written */
 	unsigned int events;
 	int ntracks;
 	char tracks[TRACKS_MAX][32];
-} tr = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, { { 0 } } };
+} tr = { PTHREAD_ONCE_INIT, PTHREAD_MUTEX_INITIALIZER, -1, 0, 0, 0, { { 0 } } };
 
 uint64_t npu_trace_now(void)
 {
@@ -59,14 +61,50 @@ static void json_escape(char *out, size_t len, const char *s)
 	out[n] = 0;
 }
 
-/* One event, with its separator, in one write (under the lock). */
+/* @n bytes of @s written at the file's end; what was written counted. */
+static void put(const char *s, size_t n)
+{
+	ssize_t w = write(tr.fd, s, n);
+
+	if (w > 0)	/* a full disk loses events, never the run */
+		tr.off += (uint64_t)w;
+}
+
+/*
+ * One event, with its separator, in one write (under the lock). A fatal
+ * signal stops the kernel's copy of a write between two pages of the file
+ * (generic_perform_write checks for one before each page): an event that
+ * would straddle a page boundary starts on the next page instead, after
+ * blanks (whitespace, which JSON allows between elements), so that a
+ * killed process leaves whole events only. One too long for the buffer is
+ * left out, never cut.
+ */
 static void emit(const char *ev)
 {
+	static const char blanks[] = "                                                                ";
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	char buf[2048];
-	int n = snprintf(buf, sizeof(buf), "%s%s", tr.events++ ? ",\n" : "", ev);
+	int n = snprintf(buf, sizeof(buf), "%s%s", tr.events ? ",\n" : "", ev);
 
-	if (n > 0 && write(tr.fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1) < 0)
-		tr.events += 0;	/* a full disk loses events, never the run */
+	if (n <= 0 || (size_t)n >= sizeof(buf))
+		return;
+	if (page >= sizeof(buf) && tr.off % page + (uint64_t)n > page) {
+		for (uint64_t pad = page - tr.off % page; pad;) {
+			size_t k = pad < sizeof(blanks) - 1 ? (size_t)pad : sizeof(blanks) - 1;
+			uint64_t before = tr.off;
+
+			put(blanks, k);
+			if (tr.off - before != k)
+				return;
+			pad -= k;
+		}
+	}
+	{
+		uint64_t before = tr.off;
+
+		put(buf, (size_t)n);
+		tr.events += tr.off - before == (uint64_t)n;	/* a lost one leaves no separator */
+	}
 }
 
 static void trace_close(void)
@@ -102,8 +140,7 @@ static void trace_open(void)
 		fprintf(stderr, "libnpu: NPU_TRACE=%s: %s\n", path, strerror(errno));
 		return;
 	}
-	if (write(tr.fd, "[\n", 2) < 0)
-		tr.events += 0;
+	put("[\n", 2);
 	snprintf(ev, sizeof(ev), "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, "
 		 "\"args\": {\"name\": \"libnpu (pid %d)\"}}", (int)getpid(), (int)getpid());
 	emit(ev);
