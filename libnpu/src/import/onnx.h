@@ -332,6 +332,9 @@ int onnx_lower_as_n(struct onnx *o, const char *op, const char **in, size_t nin,
 int onnx_lower_as(struct onnx *o, const char *op, const char **in, size_t nin, const char *out,
 		  Onnx__AttributeProto **attrs, size_t nattrs, int64_t opset);
 size_t onnx_attrs_but(struct onnx *o, const char *drop, Onnx__AttributeProto **a, size_t max);
+/* A constant value @name of @dt, @rank dims @dims, its values copied from @data. */
+int onnx_named_const(struct onnx *o, const char *name, enum npu_dtype dt, uint32_t rank,
+		     const uint32_t *dims, const void *data);
 /* @x cast to @dt into a value of the node's own (@out may be @x). */
 int onnx_cast_of(struct onnx *o, struct oval *x, enum npu_dtype dt, struct oval *res);
 

@@ -262,6 +262,24 @@ int onnx_op_ms_qlinear_leakyrelu(struct onnx *o)
  */
 
 /* A lowering's own value: output 0's name with @tag and @k. */
+/* A constant @name of @dt, @rank dims @dims, its values copied from @data. */
+int onnx_named_const(struct onnx *o, const char *name, enum npu_dtype dt, uint32_t rank,
+		       const uint32_t *dims, const void *data)
+{
+	struct oval *v = onnx_add(o, name, dt, rank, dims);
+	size_t bytes;
+
+	if (!v)
+		return NPU_EINVAL;
+	bytes = v->count * onnx_elem_size(dt);
+	TRY(onnx_charge(o, bytes));
+	v->data = malloc(bytes ? bytes : 1);
+	if (!v->data)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	memcpy(v->data, data, bytes);
+	return 0;
+}
+
 const char *onnx_own_name(struct onnx *o, const char *tag, uint32_t k, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s#%s%u", N->output[0], tag, k);
@@ -634,8 +652,8 @@ int onnx_op_ms_dynamic_quantize_matmul(struct onnx *o)
 	mm[1] = N->input[1];
 	mm[2] = q[2];
 	mm[3] = onnx_has_in(o, 3) ? N->input[3] : "";
-	TRY(onnx_lower_as(o, "MatMulInteger", mm, mm[3][0] ? 4 : 3, onnx_own_name(o, "mm", 0, n[3], 96), NULL,
-		      0, 0));
+	TRY(onnx_lower_as(o, "MatMulInteger", mm, mm[3][0] ? 4 : 3,
+			  onnx_own_name(o, "mm", 0, n[3], 96), NULL, 0, 0));
 	{
 		Onnx__AttributeProto to = ONNX__ATTRIBUTE_PROTO__INIT, *ap = &to;
 

@@ -15,28 +15,10 @@
 
 #define N	(o->node)
 
-/* A constant @name of @dt, @rank dims @dims, its values copied from @data. */
-static int named_const(struct onnx *o, const char *name, enum npu_dtype dt, uint32_t rank,
-		       const uint32_t *dims, const void *data)
-{
-	struct oval *v = onnx_add(o, name, dt, rank, dims);
-	size_t bytes;
-
-	if (!v)
-		return NPU_EINVAL;
-	bytes = v->count * onnx_elem_size(dt);
-	TRY(onnx_charge(o, bytes));
-	v->data = malloc(bytes ? bytes : 1);
-	if (!v->data)
-		return onnx_fail(o, NPU_ENOMEM, "out of memory");
-	memcpy(v->data, data, bytes);
-	return 0;
-}
-
 /* An int64 shape constant @name of @n values. */
 static int shape_const(struct onnx *o, const char *name, uint32_t n, const int64_t *v)
 {
-	return named_const(o, name, NPU_DT_INT64, 1, &n, v);
+	return onnx_named_const(o, name, NPU_DT_INT64, 1, &n, v);
 }
 
 static Onnx__AttributeProto int_attr(const char *name, int64_t v)
@@ -127,7 +109,7 @@ int onnx_op_ms_matmul_nbits(struct onnx *o)
 		}
 	wd[0] = (uint32_t)K;
 	wd[1] = (uint32_t)Nn;
-	err = named_const(o, onnx_own_name(o, "w", 0, wname, sizeof(wname)), NPU_DT_FLOAT32, 2, wd,
+	err = onnx_named_const(o, onnx_own_name(o, "w", 0, wname, sizeof(wname)), NPU_DT_FLOAT32, 2, wd,
 			  w);
 	free(w);
 	if (err)
@@ -272,7 +254,7 @@ int onnx_op_ms_rotary_embedding(struct onnx *o)
 			return onnx_fail(o, NPU_ENOMEM, "out of memory");
 		for (uint64_t i = 0; i < (uint64_t)B * S; i++)
 			p[i] = onnx_get_i(pos, 0) + (int64_t)(i % S);
-		err = named_const(o, onnx_own_name(o, "pos", 0, pname, sizeof(pname)), NPU_DT_INT64,
+		err = onnx_named_const(o, onnx_own_name(o, "pos", 0, pname, sizeof(pname)), NPU_DT_INT64,
 				  2, pd, p);
 		free(p);
 		if (err)
@@ -388,7 +370,7 @@ static int attend(struct onnx *o, const char *q, const char *k, const char *v, u
 	TRY(heads_of(o, v, B, L, heads, hv, p0213, "v", &n[8]));
 	/* scores [B][N][S][L] */
 	TRY(op2(o, "MatMul", n[2], n[5], onnx_own_name(o, "qk", 0, n[9], 96)));
-	TRY(named_const(o, onnx_own_name(o, "scale", 0, sc, sizeof(sc)), NPU_DT_FLOAT32, 0, NULL,
+	TRY(onnx_named_const(o, onnx_own_name(o, "scale", 0, sc, sizeof(sc)), NPU_DT_FLOAT32, 0, NULL,
 			&scale));
 	TRY(op2(o, "Mul", n[9], sc, onnx_own_name(o, "sc", 0, n[10], 96)));
 	scores = n[10];
@@ -407,7 +389,7 @@ static int attend(struct onnx *o, const char *q, const char *k, const char *v, u
 		for (uint32_t i = 0; i < S; i++)
 			for (uint32_t j = 0; j < L; j++)
 				m[(size_t)i * L + j] = j > i + (L - S) ? mfv : 0.0f;
-		err = named_const(o, onnx_own_name(o, "causal", 0, mname, sizeof(mname)),
+		err = onnx_named_const(o, onnx_own_name(o, "causal", 0, mname, sizeof(mname)),
 				  NPU_DT_FLOAT32, 4, md, m);
 		free(m);
 		if (err)
@@ -427,7 +409,7 @@ static int attend(struct onnx *o, const char *q, const char *k, const char *v, u
 
 			TRY(onnx_lower_as(o, "Cast", &kmask, 1, onnx_own_name(o, "mf", 0, mf[0], 96),
 					  &ta, 1, 0));
-			TRY(named_const(o, onnx_own_name(o, "one", 0, mf[1], 96), NPU_DT_FLOAT32, 0,
+			TRY(onnx_named_const(o, onnx_own_name(o, "one", 0, mf[1], 96), NPU_DT_FLOAT32, 0,
 					NULL, &one));
 			TRY(op2(o, "Sub", mf[1], mf[0], onnx_own_name(o, "mf", 1, mf[2], 96)));
 		} else {	/* where(arange(L) < lens, 0, 1) */
@@ -441,7 +423,7 @@ static int attend(struct onnx *o, const char *q, const char *k, const char *v, u
 				return onnx_fail(o, NPU_ENOMEM, "out of memory");
 			for (uint32_t j = 0; j < L; j++)
 				ar[j] = (int32_t)j;
-			err = named_const(o, onnx_own_name(o, "ar", 0, mf[0], 96), NPU_DT_INT32, 1, &L,
+			err = onnx_named_const(o, onnx_own_name(o, "ar", 0, mf[0], 96), NPU_DT_INT32, 1, &L,
 					  ar);
 			free(ar);
 			if (err)
@@ -449,14 +431,14 @@ static int attend(struct onnx *o, const char *q, const char *k, const char *v, u
 			TRY(shape_const(o, onnx_own_name(o, "lbs", 0, ls, 96), 2, bd));
 			TRY(op2(o, "Reshape", lens, ls, onnx_own_name(o, "lb", 0, lb, 96)));
 			TRY(op2(o, "Less", mf[0], lb, onnx_own_name(o, "valid", 0, mf[3], 96)));
-			TRY(named_const(o, onnx_own_name(o, "one", 0, mf[1], 96), NPU_DT_FLOAT32, 0,
+			TRY(onnx_named_const(o, onnx_own_name(o, "one", 0, mf[1], 96), NPU_DT_FLOAT32, 0,
 					NULL, &one));
-			TRY(named_const(o, onnx_own_name(o, "zero", 0, mf[4], 96), NPU_DT_FLOAT32, 0,
+			TRY(onnx_named_const(o, onnx_own_name(o, "zero", 0, mf[4], 96), NPU_DT_FLOAT32, 0,
 					NULL, &zero));
 			TRY(onnx_lower_as(o, "Where", (const char *[]){ mf[3], mf[4], mf[1] }, 3,
 					  onnx_own_name(o, "mf", 1, mf[2], 96), NULL, 0, 0));
 		}
-		TRY(named_const(o, onnx_own_name(o, "mfv", 0, mf[0], 96), NPU_DT_FLOAT32, 0, NULL,
+		TRY(onnx_named_const(o, onnx_own_name(o, "mfv", 0, mf[0], 96), NPU_DT_FLOAT32, 0, NULL,
 				&mfv));
 		TRY(op2(o, "Mul", mf[2], mf[0], onnx_own_name(o, "mf", 2, mf[1], 96)));
 		TRY(shape_const(o, onnx_own_name(o, "ms", 0, mf[3], 96), 4, md));
@@ -549,7 +531,7 @@ int onnx_op_ms_multihead_attention(struct onnx *o)
 		    b->count != 2ull * D + Dv)
 			return onnx_fail(o, NPU_EINVAL, "bias of [%u] known at load", 2 * D + Dv);
 		for (int j = 0; j < 3; j++) {
-			TRY(named_const(o, onnx_own_name(o, "bias", (uint32_t)j, bn[j], 96),
+			TRY(onnx_named_const(o, onnx_own_name(o, "bias", (uint32_t)j, bn[j], 96),
 					NPU_DT_FLOAT32, 1, &len[j],
 					(const float *)b->data + off[j]));
 			TRY(op2(o, "Add", in[j], bn[j], onnx_own_name(o, "biased", (uint32_t)j, bq[j],
@@ -607,11 +589,11 @@ int onnx_op_ms_attention(struct onnx *o)
 	for (int j = 0; j < 3; j++) {	/* Q, K, V: column ranges of xw */
 		int64_t st = off, en = off + sizes[j], axis = 2;
 
-		TRY(named_const(o, onnx_own_name(o, "st", (uint32_t)j, sl[j][0], 96), NPU_DT_INT64, 1,
+		TRY(onnx_named_const(o, onnx_own_name(o, "st", (uint32_t)j, sl[j][0], 96), NPU_DT_INT64, 1,
 				(uint32_t[]){ 1 }, &st));
-		TRY(named_const(o, onnx_own_name(o, "en", (uint32_t)j, sl[j][1], 96), NPU_DT_INT64, 1,
+		TRY(onnx_named_const(o, onnx_own_name(o, "en", (uint32_t)j, sl[j][1], 96), NPU_DT_INT64, 1,
 				(uint32_t[]){ 1 }, &en));
-		TRY(named_const(o, onnx_own_name(o, "ax", (uint32_t)j, sl[j][2], 96), NPU_DT_INT64, 1,
+		TRY(onnx_named_const(o, onnx_own_name(o, "ax", (uint32_t)j, sl[j][2], 96), NPU_DT_INT64, 1,
 				(uint32_t[]){ 1 }, &axis));
 		TRY(onnx_lower_as(o, "Slice", (const char *[]){ xw, sl[j][0], sl[j][1], sl[j][2] }, 4,
 				  onnx_own_name(o, "qkv", (uint32_t)j, names[j], 96), NULL, 0, 0));
@@ -656,7 +638,7 @@ int onnx_op_ms_embed_layer_norm(struct onnx *o)
 			return onnx_fail(o, NPU_ENOMEM, "out of memory");
 		for (uint32_t i = 0; i < S; i++)
 			p[i] = (int32_t)i;
-		err = named_const(o, onnx_own_name(o, "pi", 0, n[1], 96), NPU_DT_INT32, 1, &S, p);
+		err = onnx_named_const(o, onnx_own_name(o, "pi", 0, n[1], 96), NPU_DT_INT32, 1, &S, p);
 		free(p);
 		if (err)
 			return err;
@@ -693,17 +675,17 @@ int onnx_op_ms_embed_layer_norm(struct onnx *o)
 
 			if (!z)
 				return onnx_fail(o, NPU_ENOMEM, "out of memory");
-			err = named_const(o, onnx_own_name(o, "z", 0, n[6], 96), NPU_DT_INT32, 1, &B, z);
+			err = onnx_named_const(o, onnx_own_name(o, "z", 0, n[6], 96), NPU_DT_INT32, 1, &B, z);
 			free(z);
 			return err ? err : onnx_lower_as(o, "Identity", (const char *[]){ n[6] }, 1,
 							 N->output[1], NULL, 0, 0);
 		}
-		TRY(named_const(o, onnx_own_name(o, "one", 0, n[6], 96), NPU_DT_INT32, 0, NULL,
+		TRY(onnx_named_const(o, onnx_own_name(o, "one", 0, n[6], 96), NPU_DT_INT32, 0, NULL,
 				&one32));
 		TRY(op2(o, "Equal", N->input[7], n[6], onnx_own_name(o, "m1", 0, n[7], 96)));
 		TRY(onnx_lower_as(o, "Cast", (const char *[]){ n[7] }, 1,
 				  onnx_own_name(o, "mi", 0, n[8], 96), &tp, 1, 0));
-		TRY(named_const(o, onnx_own_name(o, "axes", 0, n[9], 96), NPU_DT_INT64, 1,
+		TRY(onnx_named_const(o, onnx_own_name(o, "axes", 0, n[9], 96), NPU_DT_INT64, 1,
 				(uint32_t[]){ 1 }, &one));
 		return onnx_lower_as(o, "ReduceSum", (const char *[]){ n[8], n[9] }, 2, N->output[1],
 				     &kp, 1, 13);

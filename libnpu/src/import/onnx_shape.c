@@ -251,24 +251,6 @@ int onnx_const_value(struct onnx *o, struct oval *v)
 	return 1;
 }
 
-/* A constant @name of @dt, @rank dims @dims, its values copied from @data. */
-static int named_const(struct onnx *o, const char *name, enum npu_dtype dt, uint32_t rank,
-		       const uint32_t *dims, const void *data)
-{
-	struct oval *v = onnx_add(o, name, dt, rank, dims);
-	size_t bytes;
-
-	if (!v)
-		return NPU_EINVAL;
-	bytes = v->count * onnx_elem_size(dt);
-	TRY(onnx_charge(o, bytes));
-	v->data = malloc(bytes ? bytes : 1);
-	if (!v->data)
-		return onnx_fail(o, NPU_ENOMEM, "out of memory");
-	memcpy(v->data, data, bytes);
-	return 0;
-}
-
 /*
  * ScatterND of values known only at run time: each index tuple's place
  * as a row of data viewed [rows][slice] (each part through a Gather of
@@ -298,20 +280,20 @@ static int scatternd_run_time(struct onnx *o, struct oval *x, struct oval *idx, 
 			return onnx_fail(o, NPU_ENOMEM, "out of memory");
 		for (uint32_t i = 0; i < x->dims[d]; i++)
 			ar[i] = i;
-		err = named_const(o, onnx_own_name(o, "ar", d, n[0], 96), NPU_DT_INT64, 1,
+		err = onnx_named_const(o, onnx_own_name(o, "ar", d, n[0], 96), NPU_DT_INT64, 1,
 				  &x->dims[d], ar);
 		free(ar);
 		if (err)
 			return err;
 		/* part d of every tuple, then through the Gather that checks it */
-		TRY(named_const(o, onnx_own_name(o, "d", d, n[1], 96), NPU_DT_INT64, 0, NULL, &dv));
+		TRY(onnx_named_const(o, onnx_own_name(o, "d", d, n[1], 96), NPU_DT_INT64, 0, NULL, &dv));
 		ax.i = (int64_t)q;
 		TRY(onnx_lower_as(o, "Gather", (const char *[]){ N->input[1], n[1] }, 2,
 				  onnx_own_name(o, "part", d, part, 96), &axp, 1, 0));
 		ax.i = 0;
 		TRY(onnx_lower_as(o, "Gather", (const char *[]){ n[0], part }, 2,
 				  onnx_own_name(o, "idx", d, g, 96), &axp, 1, 0));
-		TRY(named_const(o, onnx_own_name(o, "st", d, s, 96), NPU_DT_INT64, 0, NULL, &stride));
+		TRY(onnx_named_const(o, onnx_own_name(o, "st", d, s, 96), NPU_DT_INT64, 0, NULL, &stride));
 		TRY(onnx_lower_as(o, "Mul", (const char *[]){ g, s }, 2,
 				  onnx_own_name(o, "off", d, m, 96), NULL, 0, 0));
 		if (*flat) {
@@ -324,19 +306,19 @@ static int scatternd_run_time(struct onnx *o, struct oval *x, struct oval *idx, 
 	}
 	/* the rows [nu][1], each repeated along the slice: ScatterElements' indices */
 	shp[0] = nu, shp[1] = 1;
-	TRY(named_const(o, onnx_own_name(o, "s1", 0, n[2], 96), NPU_DT_INT64, 1,
+	TRY(onnx_named_const(o, onnx_own_name(o, "s1", 0, n[2], 96), NPU_DT_INT64, 1,
 			(uint32_t[]){ 2 }, shp));
 	TRY(onnx_lower_as(o, "Reshape", (const char *[]){ flat, n[2] }, 2,
 			  onnx_own_name(o, "rows", 0, n[3], 96), NULL, 0, 0));
 	shp[1] = slice;
-	TRY(named_const(o, onnx_own_name(o, "s2", 0, n[4], 96), NPU_DT_INT64, 1,
+	TRY(onnx_named_const(o, onnx_own_name(o, "s2", 0, n[4], 96), NPU_DT_INT64, 1,
 			(uint32_t[]){ 2 }, shp));
 	TRY(onnx_lower_as(o, "Expand", (const char *[]){ n[3], n[4] }, 2,
 			  onnx_own_name(o, "ix", 0, n[5], 96), NULL, 0, 0));
 	TRY(onnx_lower_as(o, "Reshape", (const char *[]){ N->input[2], n[4] }, 2,
 			  onnx_own_name(o, "up", 0, n[6], 96), NULL, 0, 0));
 	shp[0] = rows;
-	TRY(named_const(o, onnx_own_name(o, "s3", 0, n[7], 96), NPU_DT_INT64, 1,
+	TRY(onnx_named_const(o, onnx_own_name(o, "s3", 0, n[7], 96), NPU_DT_INT64, 1,
 			(uint32_t[]){ 2 }, shp));
 	TRY(onnx_lower_as(o, "Reshape", (const char *[]){ N->input[0], n[7] }, 2,
 			  onnx_own_name(o, "data", 0, n[8], 96), NULL, 0, 0));
@@ -355,7 +337,7 @@ static int scatternd_run_time(struct onnx *o, struct oval *x, struct oval *idx, 
 			return onnx_fail(o, NPU_ENOMEM, "out of memory");
 		for (uint32_t d = 0; d < x->rank; d++)
 			xs[d] = x->dims[d];
-		err = named_const(o, onnx_own_name(o, "s4", 0, n[10], 96), NPU_DT_INT64, 1, &x->rank,
+		err = onnx_named_const(o, onnx_own_name(o, "s4", 0, n[10], 96), NPU_DT_INT64, 1, &x->rank,
 				  xs);
 		free(xs);
 		if (err)
