@@ -96,7 +96,7 @@ tools: $(BUILD)/tools/mkfwimage $(BUILD)/tools/npu-fwboot $(BUILD)/tools/rv32-be
 	$(BUILD)/tools/hold-bench $(BUILD)/tools/engine-bench \
 	$(BUILD)/tools/npu-bench $(BUILD)/tools/gemm-bench $(BUILD)/tools/backend-bench \
 	$(BUILD)/tools/stall-bench $(BUILD)/tools/sgemm-bench $(BUILD)/tools/npu-run \
-	$(BUILD)/tools/npu-onnx-test $(BUILD)/tools/npu-smi
+	$(BUILD)/tools/npu-onnx-test $(BUILD)/tools/npu-smi $(BUILD)/tools/load-bench
 tests: $(TESTS) $(VM_TESTS) $(BUILD)/fuzz/fuzz_core $(BUILD)/tests/npu-onnx-test-san
 host-tests: firmware $(TESTS)
 
@@ -268,6 +268,12 @@ $(BUILD)/firmware/npu/npu-fw.bin: $(BUILD)/firmware/npu-fw.bin
 $(BUILD)/tools/npu-run $(BUILD)/tools/npu-onnx-test: $(BUILD)/tools/%: tools/%.c tools/onnx-tool.c tools/onnx-tool.h $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -I$(BUILD)/libnpu/gen -o $@ $< tools/onnx-tool.c \
+		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
+
+# How long a load takes and what it holds at its peak (its own models).
+$(BUILD)/tools/load-bench: tools/load-bench.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Ilibnpu/include -I$(BUILD)/libnpu/gen -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
 
 # npu-onnx-test with libnpu compiled in under ASan and UBSan: make check
@@ -532,6 +538,7 @@ bench: all
 	@echo "On the host, no NPU:"
 	@$(BUILD)/tools/backend-bench $(BUILD)/bench/backends-host.json
 	@$(BUILD)/tools/sgemm-bench $(BUILD)/bench/sgemm.json
+	@$(BUILD)/tools/load-bench $(BUILD)/bench/load.json
 	@scripts/bench-vm
 	@scripts/bench-models
 	@scripts/bench-summary $(BUILD)/bench

@@ -610,6 +610,7 @@ static void onnx_free(struct onnx *o)
 	free(o->v);
 	free(o->hash);
 	free(o->done);
+	onnx_uses_free(o->uses);
 }
 
 /*

@@ -63,8 +63,24 @@ struct onnx {
 	uint64_t budget, used;		/* bytes the model may ask for, and has */
 	const char *base_dir;		/* the folder external data is read from, or NULL */
 	const struct scope *scope;	/* importing a body (onnx_control.c): its names, or NULL */
+	struct onnx_uses *uses;		/* gp's readers of each name (onnx_uses.c), or NULL */
 	int err;			/* the last failure's code (onnx_fail) */
 };
+
+/* A node of gp reading a value: which node, as which of its inputs. */
+struct onnx_use {
+	int node;
+	uint32_t slot;
+};
+
+/*
+ * The nodes after node @from that read @name, in node order (a node
+ * reading it twice, twice): how many, *@use the first. The index is
+ * built on the first call for o->gp; whoever changes o->gp sets o->uses
+ * to NULL around it and frees what was built with onnx_uses_free().
+ */
+size_t onnx_uses_after(struct onnx *o, const char *name, int from, const struct onnx_use **use);
+void onnx_uses_free(struct onnx_uses *u);
 
 /* Fail with a message naming the node being imported (if any). */
 int onnx_fail(struct onnx *o, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

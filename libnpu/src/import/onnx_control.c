@@ -155,6 +155,7 @@ static int import_body(struct onnx *o, const Onnx__GraphProto *g, const char *ta
 	const struct scope *keep_scope = o->scope;
 	int keep_index = o->node_index, err = 0;
 	char *keep_done = o->done;
+	struct onnx_uses *keep_uses = o->uses;
 	Onnx__GraphProto fake;
 	size_t nloc = g->n_input + g->n_initializer, nnames = 0, k = 0;
 
@@ -241,6 +242,7 @@ static int import_body(struct onnx *o, const Onnx__GraphProto *g, const char *ta
 	fake.node = b->node_ptrs;
 	fake.output = b->out_ptrs;
 	o->gp = &fake;
+	o->uses = NULL;
 	o->done = calloc(g->n_node + 1, 1);
 	o->scope = &b->sc;
 	if (!o->done)
@@ -264,6 +266,8 @@ static int import_body(struct onnx *o, const Onnx__GraphProto *g, const char *ta
 		err = onnx_fail(o, NPU_E2BIG, "unrolled, the graph has more than %u nodes",
 				CTRL_MAX_NODES);
 	free(o->done);
+	onnx_uses_free(o->uses);
+	o->uses = keep_uses;
 	o->done = keep_done;
 	o->gp = keep_gp;
 	o->node = keep_node;

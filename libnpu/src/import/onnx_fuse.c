@@ -24,22 +24,13 @@
  */
 static int only_reader(struct onnx *o, const char *name, int from, uint32_t *as)
 {
-	int found = -1;
+	const struct onnx_use *u;
 
-	if (onnx_graph_output(o, name))
+	*as = 0;
+	if (onnx_graph_output(o, name) || onnx_uses_after(o, name, from, &u) != 1)
 		return -1;
-	for (size_t j = (size_t)from + 1; j < o->gp->n_node; j++) {
-		const Onnx__NodeProto *m = o->gp->node[j];
-
-		for (size_t k = 0; k < m->n_input; k++)
-			if (!strcmp(m->input[k], name)) {
-				if (found >= 0)
-					return -1;
-				found = (int)j;
-				*as = (uint32_t)k;
-			}
-	}
-	return found;
+	*as = u->slot;
+	return u->node;
 }
 
 static const Onnx__NodeProto *node_at(struct onnx *o, int j, const char *op, size_t nin)
@@ -120,6 +111,7 @@ int onnx_fuse_layernorm(struct onnx *o)
 	struct oval *x = onnx_in(o, 0), *scale = NULL, *bias = NULL;
 	const Onnx__NodeProto *sub, *pw, *mean2, *add, *sq, *dv, *mul = NULL, *add2 = NULL;
 	int js, jp, jm, ja, jq, jd, jmul = -1, jadd = -1, jx, t[3], y;
+	const struct onnx_use *u;
 	uint32_t mask, k = 0, as, as2;
 	double two, eps;
 	const char *out;
@@ -140,18 +132,15 @@ int onnx_fuse_layernorm(struct onnx *o)
 	/* x - mean is read by Pow and by Div */
 	jp = -1;
 	jd = -1;
-	for (size_t j = (size_t)js + 1; j < o->gp->n_node; j++) {
-		const Onnx__NodeProto *m = o->gp->node[j];
+	for (size_t n = onnx_uses_after(o, sub->output[0], js, &u); n; n--, u++) {
+		const Onnx__NodeProto *m = o->gp->node[u->node];
 
-		for (size_t i = 0; i < m->n_input; i++)
-			if (!strcmp(m->input[i], sub->output[0])) {
-				if (m->op_type && !strcmp(m->op_type, "Pow") && i == 0 && jp < 0)
-					jp = (int)j;
-				else if (m->op_type && !strcmp(m->op_type, "Div") && i == 0 && jd < 0)
-					jd = (int)j;
-				else
-					return 0;
-			}
+		if (m->op_type && !strcmp(m->op_type, "Pow") && u->slot == 0 && jp < 0)
+			jp = u->node;
+		else if (m->op_type && !strcmp(m->op_type, "Div") && u->slot == 0 && jd < 0)
+			jd = u->node;
+		else
+			return 0;
 	}
 	pw = node_at(o, jp, "Pow", 2);
 	if (!pw || !scalar_other(o, pw, 0, &two) || two != 2.0)

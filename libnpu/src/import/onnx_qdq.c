@@ -36,20 +36,15 @@ static int per_tensor(const struct oval *v, float *scale, int32_t *zp)
 /* The nodes after the current one that read @name, and the last of them; -1 if an output. */
 static int readers(struct onnx *o, const char *name, int *last)
 {
-	int n = 0;
+	const struct onnx_use *u;
+	size_t n;
 
 	if (onnx_graph_output(o, name))
 		return -1;
-	for (size_t j = (size_t)o->node_index + 1; j < o->gp->n_node; j++) {
-		const Onnx__NodeProto *m = o->gp->node[j];
-
-		for (size_t k = 0; k < m->n_input; k++)
-			if (!strcmp(m->input[k], name)) {
-				n++;
-				*last = (int)j;
-			}
-	}
-	return n;
+	n = onnx_uses_after(o, name, o->node_index, &u);
+	if (n)
+		*last = u[n - 1].node;
+	return (int)n;
 }
 
 /*
