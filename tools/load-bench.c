@@ -157,31 +157,41 @@ static size_t save(Onnx__GraphProto *g, const char *path)
 }
 
 /*
- * A chain of @n nodes on a [1,64] tensor; the model's size. A static
- * chain starts from a constant: every node is computed as it loads.
+ * A chain of @n nodes on a [1,64] tensor; the model's size. Mixed, every
+ * other node computes, from constants, the operand the next one adds to
+ * the chain: half the nodes are folded as the model loads, among a graph
+ * that keeps growing.
  */
-static size_t write_chain(long n, int is_static, const char *path)
+static size_t write_chain(long n, int mixed, const char *path)
 {
 	static const char *const ops[3] = { "Add", "Relu", "Mul" };
 	Onnx__GraphProto g;
 	Onnx__ValueInfoProto *in, *out;
-	Onnx__TensorProto *cs[2] = { init_f32("c", 1, 64), init_f32("x", 1, 64) };
+	Onnx__TensorProto *c = init_f32("c", 1, 64);
+	char *t = (char *)"x", *k = (char *)"c";
 
 	onnx__graph_proto__init(&g);
 	g.name = (char *)"chain";
-	g.n_initializer = is_static ? 2 : 1;
-	g.initializer = cs;
+	g.n_initializer = 1;
+	g.initializer = &c;
 	g.n_node = (size_t)n;
 	g.node = xcalloc((size_t)n, sizeof(*g.node));
 	for (long i = 0; i < n; i++) {
-		const char *op = ops[i % 3];
-
-		g.node[i] = node(op, i ? name_of("t", i - 1) : (char *)"x",
-				 i % 3 == 1 ? NULL : (char *)"c", name_of("t", i));
+		if (mixed && i % 2) {	/* k = k + c: known at load */
+			g.node[i] = node("Add", k, (char *)"c", name_of("k", i));
+			k = g.node[i]->output[0];
+		} else if (mixed) {	/* t = t + k */
+			g.node[i] = node("Add", t, k, name_of("t", i));
+			t = g.node[i]->output[0];
+		} else {
+			g.node[i] = node(ops[i % 3], t, i % 3 == 1 ? NULL : (char *)"c",
+					 name_of("t", i));
+			t = g.node[i]->output[0];
+		}
 	}
 	in = value("x", 1, 64);
-	out = value(g.node[n - 1]->output[0], 1, 64);
-	g.n_input = !is_static;
+	out = value(t, 1, 64);
+	g.n_input = 1;
 	g.input = &in;
 	g.n_output = 1;
 	g.output = &out;
@@ -344,7 +354,7 @@ int main(int argc, char **argv)
 	printf("model load (npu_model_load)          measured      goal\n");
 	printf("  chain of %ld nodes (%.1f MB)      %8.3f s   < 1 s    %s\n", nodes,
 	       chain_size / 1e6, rc.seconds, rc.seconds < 1.0 ? "met" : "NOT met");
-	printf("  the same from a constant, folded   %8.3f s   < 1 s    %s\n", rf.seconds,
+	printf("  the same, half folded as it loads  %8.3f s   < 1 s    %s\n", rf.seconds,
 	       rf.seconds < 1.0 ? "met" : "NOT met");
 	printf("  %ld MiB of weights: peak RSS       %8.2f x   <= 1.5 x %s\n", mib, ratio,
 	       ratio <= 1.5 ? "met" : "NOT met");

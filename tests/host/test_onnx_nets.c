@@ -17,10 +17,19 @@
 #define _POSIX_C_SOURCE 200809L	/* setenv, rand_r */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npu.h"
+#include "import/onnx.h"	/* onnx_slim(), checked against protobuf-c */
+/* the importer's type masks; the builder's names are the ONNX types */
+#undef F32
+#undef U8
+#undef I8
+#undef I32
+#undef I64
 #include "onnx.pb-c.h"
 #include "onnx_build.h"
 #include "tap.h"
@@ -32,13 +41,28 @@ static const enum npu_backend backends[] = { NPU_BACKEND_CPU, NPU_BACKEND_OPENCL
  * Load @buf, compile on @b alone, run with @in (the graph's inputs in
  * order) into @out (@nout outputs of @bytes each, checked); 0 or the error.
  */
+/* Set: run_on() writes the model to this file and loads it from there (mapped). */
+static const char *via_file;
+
+static int load_model(const uint8_t *buf, size_t len, npu_graph **g)
+{
+	FILE *f;
+
+	if (!via_file)
+		return npu_model_load_mem(buf, len, NULL, g);
+	f = fopen(via_file, "wb");
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f))
+		return NPU_EINVAL;
+	return npu_model_load(via_file, NULL, g);
+}
+
 static int run_on(enum npu_backend b, const uint8_t *buf, size_t len, const void *const *in,
 		  void *const *out, const size_t *bytes, int nout)
 {
 	struct npu_compile_opts co = { .backend = b, .strict = 1 };
 	npu_graph *g;
 	npu_plan *p = NULL;
-	int err = npu_model_load_mem(buf, len, NULL, &g);
+	int err = load_model(buf, len, &g);
 
 	if (err) {
 		tap_diag("load: %s", npu_last_error());
@@ -129,6 +153,128 @@ static void test_load_time_chain(void)
 	CHECK_EQ(npu_graph_node_count(g), 1);
 	npu_graph_free(g);
 	check_all(buf, len, (const void *[]){ NULL }, want, sizeof(want));
+	arena_free();
+}
+
+/* ---- weights held once ------------------------------------------------------------- */
+
+/*
+ * A load frees a constant's bytes once no node after it reads them (the
+ * graph holds its own, transposed, copy), so a weight read again further
+ * on must still be there: W by two dense layers three nodes apart, and
+ * the int8 W2 through one DequantizeLinear read by both. Loaded from
+ * memory and from a file (mapped, its pages given back as read; the
+ * weights' bytes, an initializer's or a Constant node's, read where
+ * they lie, not copied by protobuf-c).
+ */
+static void test_weights_held_once(void)
+{
+	const float x[6] = { 1, 2, 3, -1, 0, 1 };
+	const float w[9] = { 1, 0, -1, 2, 1, 0, 0, -1, 1 };
+	const int8_t w2[9] = { 2, 0, -2, 4, 2, 0, 0, -2, 2 };	/* W / 0.5 */
+	const float half = 0.5f, one = 1.0f;
+	const int8_t zero = 0;
+	/* x W = [[5,-1,2],[-1,-1,2]]; relu; times W again, by hand */
+	const float want[6] = { 5, -2, -3, 0, -2, 2 };
+	const void *in[] = { x };
+	const char *const dq_first[2] = { "x,W", "x,Wd" };
+	char path[] = "/tmp/test_onnx_nets.XXXXXX";
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	for (int form = 0; form < 2; form++) {
+		struct model m = { .opset = 13 };
+		size_t len;
+		const uint8_t *buf;
+		char second[16];
+
+		m.init[m.ninit++] = tensor("W", F32, DIMS(3, 3), w, sizeof(w));
+		m.init[m.ninit++] = tensor("W2", I8, DIMS(3, 3), w2, sizeof(w2));
+		m.init[m.ninit++] = tensor("s", F32, 0, NULL, &half, 4);
+		m.init[m.ninit++] = tensor("z", I8, 0, NULL, &zero, 1);
+		m.node[m.nnode++] = node("Constant", "", "one");	/* as torch writes weights */
+		value_attr(m.node[m.nnode - 1], scalar_tensor(F32, &one, 4));
+		m.node[m.nnode++] = node("DequantizeLinear", "W2,s,z", "Wd");
+		m.node[m.nnode++] = node("MatMul", dq_first[form], "a");
+		m.node[m.nnode++] = node("Relu", "a", "b");
+		m.node[m.nnode++] = node("Mul", "b,one", "b1");
+		snprintf(second, sizeof(second), "b1,%s", form ? "Wd" : "W");
+		m.node[m.nnode++] = node("MatMul", second, "y");
+		m.in[m.nin++] = value("x", F32, DIMS(2, 3));
+		m.out[m.nout++] = value("y", F32, 0, NULL);
+		buf = pack(&m, &len);
+		check_all(buf, len, in, want, sizeof(want));
+		via_file = path;
+		check_all(buf, len, in, want, sizeof(want));
+		via_file = NULL;
+		arena_free();
+	}
+	unlink(path);
+}
+
+/*
+ * The model protobuf-c unpacks without the weights' bytes (onnx_slim.c)
+ * holds what the model does: every field as protobuf-c reads the whole
+ * model, each weight's raw_data pointing at its bytes in the original.
+ * Mutated models are refused by both readers alike, or slimmed
+ * consistently (the walk never records a tensor protobuf-c does not see).
+ */
+static void test_slim_matches_protobuf(void)
+{
+	struct model m = { .opset = 13 };
+	const float w[6] = { 1, 2, 3, 4, 5, 6 }, one = 1;
+	const int64_t shape[2] = { 3, 2 };
+	unsigned int seed = 7;
+	size_t len;
+	const uint8_t *buf;
+
+	m.init[m.ninit++] = tensor("w", F32, DIMS(2, 3), w, sizeof(w));
+	m.init[m.ninit++] = tensor("shape", I64, DIMS(2), shape, sizeof(shape));
+	m.node[m.nnode++] = node("Constant", "", "one");
+	value_attr(m.node[m.nnode - 1], scalar_tensor(F32, &one, 4));
+	m.node[m.nnode++] = node("Reshape", "w,shape", "r");
+	m.node[m.nnode++] = node("Mul", "r,one", "y");
+	m.out[m.nout++] = value("y", F32, 0, NULL);
+	buf = pack(&m, &len);
+	for (int round = 0; round < 2001; round++) {
+		size_t mlen = len;
+		uint8_t *mut = round ? mutate(buf, len, &seed, &mlen) : (uint8_t *)buf;
+		Onnx__ModelProto *whole = onnx__model_proto__unpack(NULL, mlen, mut), *slim = NULL;
+		struct onnx_slim s;
+
+		if (!onnx_slim(mut, mlen, &s)) {
+			slim = onnx__model_proto__unpack(NULL, s.len, s.buf);
+			if (slim && onnx_slim_attach(slim, &s) == 0) {
+				/* packed again, the slimmed model is the whole one */
+				size_t a = onnx__model_proto__get_packed_size(whole);
+				size_t b = onnx__model_proto__get_packed_size(slim);
+				uint8_t *pa = malloc(a + 1), *pb = malloc(b + 1);
+
+				CHECK(whole != NULL);
+				CHECK_EQ(a, b);
+				if (whole && a == b) {
+					onnx__model_proto__pack(whole, pa);
+					onnx__model_proto__pack(slim, pb);
+					CHECK(!memcmp(pa, pb, a));
+				}
+				free(pa);
+				free(pb);
+				if (!round)	/* two initializers and the Constant's value */
+					CHECK_EQ(s.nraw + s.nattr, 3);
+				onnx_slim_detach(slim, &s);
+			}
+			if (slim)
+				onnx__model_proto__free_unpacked(slim, NULL);
+			onnx_slim_free(&s);
+		} else {
+			CHECK(round > 0);
+		}
+		if (whole)
+			onnx__model_proto__free_unpacked(whole, NULL);
+		if (round)
+			free(mut);
+	}
 	arena_free();
 }
 
@@ -2323,7 +2469,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_group_norm), TAP_ENTRY(test_contrib_ops), TAP_ENTRY(test_qlinear_sigmoid), TAP_ENTRY(test_fused_matmul), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_weights_held_once), TAP_ENTRY(test_slim_matches_protobuf), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_group_norm), TAP_ENTRY(test_contrib_ops), TAP_ENTRY(test_qlinear_sigmoid), TAP_ENTRY(test_fused_matmul), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

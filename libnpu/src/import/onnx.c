@@ -31,7 +31,7 @@ int onnx_fail(struct onnx *o, int err, const char *fmt, ...)
 
 /* ---- values by name ------------------------------------------------------ */
 
-static uint32_t hash(const char *s)
+uint32_t onnx_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
 
@@ -46,7 +46,7 @@ struct oval *onnx_find(struct onnx *o, const char *name)
 
 	if (!name || !*name || !o->hash)
 		return NULL;
-	for (i = hash(name) & mask; o->hash[i] >= 0; i = (i + 1) & mask)
+	for (i = onnx_hash(name) & mask; o->hash[i] >= 0; i = (i + 1) & mask)
 		if (!strcmp(o->v[o->hash[i]]->name, name))
 			return o->v[o->hash[i]];
 	return NULL;
@@ -61,7 +61,7 @@ static int rehash(struct onnx *o, unsigned int bits)
 		return NPU_ENOMEM;
 	memset(h, 0xff, sizeof(int) << bits);
 	for (int k = 0; k < o->nv; k++) {
-		uint32_t i = hash(o->v[k]->name) & mask;
+		uint32_t i = onnx_hash(o->v[k]->name) & mask;
 
 		while (h[i] >= 0)
 			i = (i + 1) & mask;
@@ -129,7 +129,7 @@ struct oval *onnx_add(struct onnx *o, const char *name, enum npu_dtype dt, uint3
 		v->count *= dims[i];
 	}
 	/* into the table as it is: it has room (the check above) */
-	for (uint32_t mask = (1u << o->hbits) - 1, i = hash(name) & mask;; i = (i + 1) & mask)
+	for (uint32_t mask = (1u << o->hbits) - 1, i = onnx_hash(name) & mask;; i = (i + 1) & mask)
 		if (o->hash[i] < 0) {
 			o->hash[i] = o->nv;
 			break;
@@ -150,8 +150,27 @@ int onnx_charge(struct onnx *o, uint64_t bytes)
 	return 0;
 }
 
-static int new_tensor(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
-		      const void *data, const char *name)
+/* Room for one more entry in the log of the ovals whose bytes the graph took. */
+static int given_log(struct onnx *o)
+{
+	if (o->ngiven == o->given_cap) {
+		int cap = o->given_cap ? 2 * o->given_cap : 64;
+		struct onnx_given *n = realloc(o->given, sizeof(*n) * (size_t)cap);
+
+		if (!n)
+			return NPU_ENOMEM;
+		o->given = n;
+		o->given_cap = cap;
+	}
+	return 0;
+}
+
+/*
+ * A tensor of the graph; a constant's @data copied, or with @take (an
+ * oval's data) taken as the graph's own, the oval still reading it.
+ */
+static int new_tensor_of(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
+			 const void *data, const char *name, struct oval *take)
 {
 	struct npu_tensor_desc d = { .dtype = dt, .rank = rank ? rank : 1, .scale = 1.0f };
 	uint64_t count = 1;
@@ -174,15 +193,39 @@ static int new_tensor(struct onnx *o, enum npu_dtype dt, uint32_t rank, const ui
 	if (!count)
 		return onnx_fail(o, NPU_ENOTSUP, "'%s' has no elements: empty tensors only pass "
 				 "through reshapes", name ? name : "a tensor");
-	TRY(onnx_charge(o, count * ir_elem_size(dt)));
+	/* a constant taken is already counted: its oval's allocation was */
+	if (!take)
+		TRY(onnx_charge(o, count * ir_elem_size(dt)));
 	d.data = data;
-	id = ir_add_desc(o->g, &d);
+	id = onnx_const_of(o, &d, take);
 	if (id < 0)
-		return onnx_fail(o, id, "%s", o->g->err);
+		return id;
 	o->g->t[id].scalar = !rank;
 	if (name && npu_graph_set_tensor_name(o->g, id, name))
 		return onnx_fail(o, NPU_ENOMEM, "out of memory");
 	return id;
+}
+
+int onnx_const_of(struct onnx *o, const struct npu_tensor_desc *d, struct oval *v)
+{
+	int take = v && !v->given && v->data == d->data, id;
+
+	if (take && given_log(o))
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	id = ir_add_desc_take(o->g, d, take ? v->data : NULL);
+	if (id < 0)
+		return onnx_fail(o, id, "%s", o->g->err);
+	if (take) {
+		v->given = 1;
+		o->given[o->ngiven++] = (struct onnx_given){ .id = id, .v = v };
+	}
+	return id;
+}
+
+static int new_tensor(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
+		      const void *data, const char *name)
+{
+	return new_tensor_of(o, dt, rank, dims, data, name, NULL);
 }
 
 /* @v's tensor of dtype @dt, written by a node of @op from @in with @a; its id or an error. */
@@ -246,7 +289,8 @@ int onnx_tensor(struct onnx *o, struct oval *v)
 	}
 	if (!v->data)
 		return onnx_fail(o, NPU_EINVAL, "'%s' has no value here", v->name);
-	v->id = new_tensor(o, v->dt, v->rank, v->dims, v->data, v->name);
+	/* the weights held once: the graph takes the oval's bytes */
+	v->id = new_tensor_of(o, v->dt, v->rank, v->dims, v->data, v->name, v->given ? NULL : v);
 	return v->id;
 }
 
@@ -393,6 +437,11 @@ static int read_initializers(struct onnx *o, const Onnx__GraphProto *gp)
 		char why[256] = "";
 		int err = onnx_array_in(t, o->base_dir, &a, why, sizeof(why));
 
+		onnx_slim_drop(o, t);	/* copied: the file's pages can go */
+		if (!err && onnx_charge(o, a.bytes)) {
+			npu_array_free(&a);
+			return o->err;
+		}
 		if (err)
 			return onnx_fail(o, err, "initializer '%s': %s", t->name ? t->name : "",
 					 why);
@@ -604,94 +653,28 @@ static void onnx_free(struct onnx *o)
 {
 	for (int i = 0; i < o->nv; i++) {
 		free(o->v[i]->name);
-		free(o->v[i]->data);
+		if (!o->v[i]->given)
+			free(o->v[i]->data);	/* else the graph's now */
 		free(o->v[i]);
 	}
+	free(o->given);
+	free(o->host);
 	free(o->v);
 	free(o->hash);
 	free(o->done);
 	onnx_uses_free(o->uses);
 }
 
-/*
- * How deep a model's messages nest, before protobuf-c unpacks them: it
- * recurses once per level, and a file of a few MB can nest graphs in
- * attributes in graphs a million deep, past any thread's stack. Only the
- * fields through which ONNX's messages contain themselves are followed
- * (graphs in attributes, functions, training graphs, types in types);
- * everything else is skipped by its wire type.
- */
-enum pb_kind { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_FUNC, PB_TRAIN, PB_VALUE, PB_TYPE,
-	       PB_TYPE_ELEM, PB_TYPE_MAP, PB_NONE };
-#define ONNX_MAX_NESTING	64
-
-static enum pb_kind pb_child(enum pb_kind k, uint64_t field)
+/* Whether a node of @gp holds a body (If, Loop, Scan): it may read any name. */
+static int has_bodies(const Onnx__GraphProto *gp)
 {
-	static const struct { enum pb_kind k; uint8_t field; enum pb_kind child; } edges[] = {
-		{ PB_MODEL, 7, PB_GRAPH }, { PB_MODEL, 25, PB_FUNC }, { PB_MODEL, 20, PB_TRAIN },
-		{ PB_TRAIN, 1, PB_GRAPH }, { PB_TRAIN, 2, PB_GRAPH },
-		{ PB_GRAPH, 1, PB_NODE }, { PB_GRAPH, 11, PB_VALUE }, { PB_GRAPH, 12, PB_VALUE },
-		{ PB_GRAPH, 13, PB_VALUE }, { PB_NODE, 5, PB_ATTR },
-		{ PB_ATTR, 6, PB_GRAPH }, { PB_ATTR, 11, PB_GRAPH }, { PB_ATTR, 14, PB_TYPE },
-		{ PB_ATTR, 15, PB_TYPE }, { PB_FUNC, 7, PB_NODE }, { PB_FUNC, 11, PB_ATTR },
-		{ PB_VALUE, 2, PB_TYPE }, { PB_TYPE, 4, PB_TYPE_ELEM }, { PB_TYPE, 9, PB_TYPE_ELEM },
-		{ PB_TYPE, 5, PB_TYPE_MAP }, { PB_TYPE_ELEM, 1, PB_TYPE }, { PB_TYPE_MAP, 2, PB_TYPE },
-	};
-
-	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
-		if (edges[i].k == k && edges[i].field == field)
-			return edges[i].child;
-	return PB_NONE;
-}
-
-static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	*v = 0;
-	for (int s = 0; s < 64 && *p < end; s += 7) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << s;
-		if (!(b & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
-/* 0, 1 when deeper than ONNX_MAX_NESTING, -1 when malformed (protobuf-c refuses it). */
-static int pb_depth_ok(const uint8_t *p, const uint8_t *end, enum pb_kind k, int depth)
-{
-	if (depth > ONNX_MAX_NESTING)
-		return 1;
-	while (p < end) {
-		uint64_t key, v;
-		enum pb_kind child;
-		int r;
-
-		if (pb_varint(&p, end, &key))
-			return -1;
-		switch (key & 7) {
-		case 0:
-			if (pb_varint(&p, end, &v))
-				return -1;
-			break;
-		case 1:
-		case 5:
-			if ((size_t)(end - p) < ((key & 7) == 1 ? 8u : 4u))
-				return -1;
-			p += (key & 7) == 1 ? 8 : 4;
-			break;
-		case 2:
-			if (pb_varint(&p, end, &v) || v > (uint64_t)(end - p))
-				return -1;
-			child = pb_child(k, key >> 3);
-			if (child != PB_NONE && (r = pb_depth_ok(p, p + v, child, depth + 1)))
-				return r;
-			p += v;
-			break;
-		default:
-			return -1;
-		}
-	}
+	for (size_t i = 0; i < gp->n_node; i++)
+		for (size_t k = 0; k < gp->node[i]->n_attribute; k++)
+			if (gp->node[i]->attribute[k]->type ==
+			    ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH ||
+			    gp->node[i]->attribute[k]->type ==
+			    ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS)
+				return 1;
 	return 0;
 }
 
@@ -702,25 +685,58 @@ static int is_constant(const Onnx__NodeProto *n)
 	       (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"));
 }
 
-static int load(const void *buf, size_t len, const struct npu_model_opts *opts, npu_graph **out)
+/*
+ * The model unpacked, its weights' raw_data pointing into @buf where the
+ * walk of onnx_slim.c can follow the model (@s records which), else whole.
+ */
+static Onnx__ModelProto *unpack(const void *buf, size_t len, struct onnx_slim *s)
+{
+	Onnx__ModelProto *m;
+
+	if (!onnx_slim(buf, len, s)) {
+		m = onnx__model_proto__unpack(NULL, s->len, s->buf);
+		free(s->buf);
+		s->buf = NULL;
+		/* protobuf-c saw what the walk did, or the model is read whole */
+		if (m && !onnx_slim_attach(m, s))
+			return m;
+		if (m)
+			onnx__model_proto__free_unpacked(m, NULL);
+		onnx_slim_free(s);
+	}
+	return onnx__model_proto__unpack(NULL, len, buf);
+}
+
+static int load(const void *buf, size_t len, int mapped, const struct npu_model_opts *opts,
+		npu_graph **out)
 {
 	struct onnx o = { 0 };
+	struct onnx_slim slim;
 	const Onnx__GraphProto *gp;
 	Onnx__ModelProto *m;
 	int err;
 
-	if (pb_depth_ok(buf, (const uint8_t *)buf + len, PB_MODEL, 0) == 1)
+	if (opts->nfixed && !opts->fixed)
+		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: %u fixed values and no array",
+				opts->nfixed);
+	if (onnx_too_deep(buf, len))
 		return npu_fail(NULL, NPU_EINVAL, "not an ONNX model libnpu reads: its graphs and "
 				"types nest more than %d deep", ONNX_MAX_NESTING);
-	m = onnx__model_proto__unpack(NULL, len, buf);
-	if (!m)
+	m = unpack(buf, len, &slim);
+	if (!m) {
+		onnx_slim_free(&slim);
 		return npu_fail(NULL, NPU_EINVAL, "not an ONNX model: the protobuf does not parse "
 				"(%zu bytes)", len);
+	}
 	o.m = m;
+	o.map = mapped ? buf : NULL;
+	o.map_len = mapped ? len : 0;
 	o.base_dir = opts->base_dir;
 	o.g = npu_graph_new();
 	if (!o.g) {
+		onnx_slim_detach(m, &slim);
 		onnx__model_proto__free_unpacked(m, NULL);
+		onnx_slim_free(&slim);
 		return npu_fail(NULL, NPU_ENOMEM, "out of memory");
 	}
 	gp = m->graph;
@@ -747,23 +763,30 @@ static int load(const void *buf, size_t len, const struct npu_model_opts *opts, 
 	 * its nodes (torch's QuantizeLinear after a Conv reads Constants
 	 * written after the Conv), and a fold looking ahead must see them.
 	 */
+	o.release = gp && !has_bodies(gp);
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; !err && i < gp->n_node; i++) {
-			if (o.done[i] || is_constant(gp->node[i]) != !pass)
-				continue;	/* folded into an op before it */
-			o.node = gp->node[i];
-			o.node_index = (int)i;
-			err = onnx_import_eval(&o);
-			if (err && !o.g->err[0])	/* never a refusal without a reason */
-				err = onnx_fail(&o, err < 0 && err != NPU_ENODEV ? err : NPU_EINVAL,
-						"cannot be imported (error %d)", err);
-			o.done[i] |= !pass;
+			/* not done: not folded into an op before it */
+			if (!o.done[i] && is_constant(gp->node[i]) == !pass) {
+				o.node = gp->node[i];
+				o.node_index = (int)i;
+				err = onnx_import_eval(&o);
+				if (err && !o.g->err[0])	/* never a refusal without a reason */
+					err = onnx_fail(&o, err < 0 && err != NPU_ENODEV ? err :
+							NPU_EINVAL, "cannot be imported (error %d)",
+							err);
+				o.done[i] |= !pass;
+			}
+			if (pass && !err)
+				onnx_release_after(&o, (int)i);
 		}
 	o.node = NULL;
 	if (!err)
 		err = declare_io(&o, gp);
 	onnx_free(&o);
+	onnx_slim_detach(m, &slim);
 	onnx__model_proto__free_unpacked(m, NULL);
+	onnx_slim_free(&slim);
 	if (err) {
 		char msg[NPU_ERRMSG_LEN];
 
@@ -787,10 +810,7 @@ int npu_model_load_mem_v(size_t size, const void *buf, size_t len,
 		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: options of an unknown size");
 	if (!buf)
 		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: no model");
-	if (opts.nfixed && !opts.fixed)
-		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: %u fixed values and no array",
-				opts.nfixed);
-	return load(buf, len, &opts, g);
+	return load(buf, len, 0, &opts, g);
 }
 
 int npu_model_load_v(size_t size, const char *path, const struct npu_model_opts *opts_in,
@@ -800,7 +820,7 @@ int npu_model_load_v(size_t size, const char *path, const struct npu_model_opts 
 	char *dir;
 	size_t len;
 	void *buf;
-	int err;
+	int err, mapped;
 
 	if (!path || !g)
 		return npu_fail(NULL, NPU_EINVAL, "npu_model_load: no path or graph pointer");
@@ -818,13 +838,13 @@ int npu_model_load_v(size_t size, const char *path, const struct npu_model_opts 
 		strcpy(dir, ".");
 	if (!opts.base_dir)
 		opts.base_dir = dir;
-	buf = onnx_read_file(path, &len);
+	buf = onnx_map_file(path, &len, &mapped);
 	if (!buf) {
 		free(dir);
 		return NPU_EINVAL;
 	}
-	err = npu_model_load_mem_v(sizeof(opts), buf, len, &opts, g);
-	free(buf);
+	err = load(buf, len, mapped, &opts, g);
+	onnx_unmap_file(buf, len, mapped);
 	free(dir);
 	if (err) {
 		char msg[NPU_ERRMSG_LEN];

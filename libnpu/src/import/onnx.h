@@ -43,6 +43,14 @@ struct oval {
 	int i8;				/* the int8 tensor int8 ops read (uint8 values flipped), or -1 */
 	int half;			/* a float16 or bfloat16 graph input: its dtype (@id fp32) */
 	int io;				/* with @half, the graph's 16-bit input tensor */
+	int given;			/* @data is the graph's now (tensor @id): not freed here */
+	int holds;			/* how many values' dq_x, dq_s, dq_z it is: kept for them */
+};
+
+/* An oval whose bytes a tensor of the graph took (onnx_tensor). */
+struct onnx_given {
+	int id;
+	struct oval *v;
 };
 
 struct scope;
@@ -64,6 +72,13 @@ struct onnx {
 	const char *base_dir;		/* the folder external data is read from, or NULL */
 	const struct scope *scope;	/* importing a body (onnx_control.c): its names, or NULL */
 	struct onnx_uses *uses;		/* gp's readers of each name (onnx_uses.c), or NULL */
+	const void *map;		/* the model's file mapped (its pages may be dropped), or NULL */
+	size_t map_len;
+	int release;			/* values read no more are freed (onnx_release_after) */
+	struct onnx_given *given;	/* in tensor order: onnx_eval's roll back gives them back */
+	int ngiven, given_cap;
+	void **host;			/* onnx_eval.c's storage by tensor id, all NULL between uses */
+	int host_cap;
 	int err;			/* the last failure's code (onnx_fail) */
 };
 
@@ -81,10 +96,20 @@ struct onnx_use {
  */
 size_t onnx_uses_after(struct onnx *o, const char *name, int from, const struct onnx_use **use);
 void onnx_uses_free(struct onnx_uses *u);
+/*
+ * After the model's node @i: the bytes of the values it read that no
+ * later node reads (nor a graph output, nor a value dequantizing them)
+ * freed, unless o->release is 0 (bodies may read any outer name).
+ */
+void onnx_release_after(struct onnx *o, int i);
+/* @v dequantizes its dq_x, dq_s and dq_z: they are kept while @v is. */
+void onnx_dq_hold(struct oval *v);
 
 /* Fail with a message naming the node being imported (if any). */
 int onnx_fail(struct onnx *o, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* FNV-1a of a value's name: the hash of the tables by name. */
+uint32_t onnx_hash(const char *s);
 /* The value named @name, or NULL (an empty name is an absent optional input). */
 struct oval *onnx_find(struct onnx *o, const char *name);
 /* Add a value; NULL on a duplicate name or no memory (with a message). */
@@ -104,6 +129,12 @@ int onnx_output_named(struct onnx *o, const char *name, enum npu_dtype dt, uint3
 		      const uint32_t *dims);
 /* A new activation of the graph's own (an intermediate of an op): its id, or an error. */
 int onnx_temp(struct onnx *o, enum npu_dtype dt, uint32_t rank, const uint32_t *dims);
+/*
+ * A constant tensor described by @d whose bytes (d->data) are @v's: the
+ * graph takes them (held once) unless a tensor has already, then copies;
+ * its id or an error. @v NULL: copied.
+ */
+int onnx_const_of(struct onnx *o, const struct npu_tensor_desc *d, struct oval *v);
 /* A constant tensor of @count elements of @dt, shaped [count]; its id or an error. */
 int onnx_const(struct onnx *o, enum npu_dtype dt, uint64_t count, const void *data);
 /* The same shaped @rank, @dims (rank 0: a scalar). */
@@ -112,6 +143,52 @@ int onnx_const_shaped(struct onnx *o, enum npu_dtype dt, uint32_t rank, const ui
 /* Add a node of @op with its inputs, outputs and attributes; 0 or an error. */
 int onnx_node(struct onnx *o, enum ir_op op, const int *in, uint32_t nin, const int *out,
 	      uint32_t nout, const struct ir_attrs *a);
+
+/* Where a tensor's raw_data lies in the model's bytes (onnx_slim.c). */
+struct onnx_raw {
+	const uint8_t *data;
+	size_t len;
+	int node, attr;			/* a node's tensor attribute: which (else -1) */
+};
+
+/*
+ * A model rewritten without the raw_data of its top-level initializers
+ * and nodes' tensor attributes, for protobuf-c to unpack without copying
+ * the weights (onnx_slim.c): @buf, @len, and where each one's raw_data
+ * lies in the original (data NULL: it has none).
+ */
+struct onnx_slim {
+	uint8_t *buf;
+	size_t len;
+	struct onnx_raw *raw;		/* per initializer, in order */
+	size_t nraw, cap;
+	struct onnx_raw *attr_raw;	/* the top-level nodes' tensor attributes, in order */
+	size_t nattr, attr_cap;
+	size_t nnodes;			/* the top-level nodes walked */
+	int attached;
+};
+
+/* Graphs and types nest at most this deep in a model libnpu reads. */
+#define ONNX_MAX_NESTING	64
+/* Whether the model @buf nests deeper (checked before protobuf-c recurses into it). */
+int onnx_too_deep(const void *buf, size_t len);
+/* 0, or -1 when @buf is not a model this walk can follow (unpack it whole). */
+int onnx_slim(const void *buf, size_t len, struct onnx_slim *s);
+/*
+ * Point the tensors of @m, unpacked from the slimmed model, at their
+ * bytes in the original: 0, or -1 (nothing changed) when protobuf-c saw
+ * other tensors than the walk. onnx_slim_detach() undoes it before @m
+ * is freed.
+ */
+int onnx_slim_attach(Onnx__ModelProto *m, struct onnx_slim *s);
+void onnx_slim_detach(Onnx__ModelProto *m, struct onnx_slim *s);
+void onnx_slim_free(struct onnx_slim *s);
+struct onnx;
+/*
+ * Give back the pages of the mapped model (o->map) wholly inside @t's
+ * raw_data: copied, they are not needed again. Nothing if not mapped.
+ */
+void onnx_slim_drop(const struct onnx *o, const Onnx__TensorProto *t);
 
 /* A TensorProto's values: dtype, shape and a copy of the data (malloc'd). */
 int onnx_array(const Onnx__TensorProto *t, struct npu_array *a, char *why, size_t len);
@@ -137,6 +214,12 @@ size_t onnx_elem_size(enum npu_dtype dt);
 enum npu_dtype onnx_dtype_from(int64_t t);
 /* A whole file in memory (malloc'd), or NULL with a message. */
 void *onnx_read_file(const char *path, size_t *len);
+/*
+ * A model's file mapped (*@mapped 1), or read when it cannot be (a pipe):
+ * its bytes and *@len, or NULL with a message. onnx_unmap_file() frees it.
+ */
+void *onnx_map_file(const char *path, size_t *len, int *mapped);
+void onnx_unmap_file(void *buf, size_t len, int mapped);
 const char *onnx_dtype_name(enum npu_dtype dt);
 
 /* ---- reading the node being imported (onnx_util.c) ---------------------- */

@@ -53,17 +53,27 @@ static int act_output(struct onnx *o, uint32_t rank, const uint32_t *dims, int n
 	return y;
 }
 
-/* A constant of fp32 @data with @rank dims @dims in @layout. */
-static int constant(struct onnx *o, const void *data, uint32_t rank, const uint32_t *dims,
-		    uint32_t layout)
+/*
+ * A constant of fp32 @data with @rank dims @dims in @layout: @v's bytes
+ * (taken by the graph where it can), or with @v NULL, malloc'd @data the
+ * graph takes (freed on a failure).
+ */
+static int constant(struct onnx *o, struct oval *v, void *data, uint32_t rank,
+		    const uint32_t *dims, uint32_t layout)
 {
 	struct npu_tensor_desc d = { .dtype = NPU_DT_FLOAT32, .rank = rank, .data = data,
 				     .layout = layout };
 	int id;
 
 	memcpy(d.dims, dims, sizeof(uint32_t) * rank);
-	id = ir_add_desc(o->g, &d);
-	return id < 0 ? onnx_fail(o, id, "%s", o->g->err) : id;
+	if (v)
+		return onnx_const_of(o, &d, v);
+	id = ir_add_desc_take(o->g, &d, data);
+	if (id < 0) {
+		free(data);
+		return onnx_fail(o, id, "%s", o->g->err);
+	}
+	return id;
 }
 
 /* A 1-D bias of @n values: [n], or [1][n]. */
@@ -91,12 +101,22 @@ int onnx_layer_conv(struct onnx *o, const struct window *w, uint32_t group,
 	t[0] = act_tensor(o, x, 1);
 	if (t[0] < 0)
 		return t[0];
-	/* the filter OIHW: the layout pass turns it into OHWI */
-	t[1] = constant(o, wv->data, 4, wv->dims, NPU_LAYOUT_NCHW);
-	if (t[1] < 0)
-		return t[1];
+	/*
+	 * The filter OIHW made OHWI here, as the layout pass would twin it:
+	 * the graph holds the one copy the op reads, not both.
+	 */
+	{
+		uint32_t ohwi[4] = { wv->dims[0], wv->dims[2], wv->dims[3], wv->dims[1] };
+		void *f = ir_to_nhwc(wv->data, wv->dims, sizeof(float));
+
+		if (!f)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		t[1] = constant(o, NULL, f, 4, ohwi, NPU_LAYOUT_NHWC);
+		if (t[1] < 0)
+			return t[1];
+	}
 	if (b) {
-		t[2] = constant(o, b->data, 1, &ydims[1], NPU_LAYOUT_NHWC);
+		t[2] = constant(o, b, b->data, 1, &ydims[1], NPU_LAYOUT_NHWC);
 		if (t[2] < 0)
 			return t[2];
 	}
@@ -210,8 +230,7 @@ int onnx_layer_gemm(struct onnx *o, int trans_b)
 			wt[(size_t)i * k + j] = src[trans_b ? (size_t)i * k + j : (size_t)j * n + i];
 	wdims[0] = n;
 	wdims[1] = k;
-	t[1] = constant(o, wt, 2, wdims, NPU_LAYOUT_NHWC);
-	free(wt);
+	t[1] = constant(o, NULL, wt, 2, wdims, NPU_LAYOUT_NHWC);
 	if (t[1] < 0)
 		return t[1];
 	if (!b) {	/* MatMul -> Add of a row: a transformer's bias, taken in */
@@ -219,7 +238,7 @@ int onnx_layer_gemm(struct onnx *o, int trans_b)
 		out = badd >= 0 ? o->gp->node[badd]->output[0] : NULL;
 	}
 	if (b) {
-		t[2] = constant(o, b->data, 1, &n, NPU_LAYOUT_NHWC);
+		t[2] = constant(o, b, b->data, 1, &n, NPU_LAYOUT_NHWC);
 		if (t[2] < 0)
 			return t[2];
 	}

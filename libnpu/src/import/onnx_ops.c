@@ -1519,6 +1519,7 @@ static int qdq(struct onnx *o, int quantize)
 		v->dq_s = s;
 		v->dq_z = z;
 		v->dq = *p;
+		onnx_dq_hold(v);
 		return 0;
 	}
 	y = onnx_output(o, 0, quantize ? qdt : NPU_DT_FLOAT32, x->rank, x->dims);
@@ -1790,6 +1791,7 @@ static int op_constant(struct onnx *o)
 		return onnx_fail(o, NPU_EINVAL, "one attribute is needed");
 	if (!strcmp(a->name, "value") && a->t) {
 		err = onnx_array(a->t, &arr, why, sizeof(why));
+		onnx_slim_drop(o, a->t);	/* copied: the file's pages can go */
 		if (!err)
 			err = onnx_widen_f16(&arr);	/* float16: computed in fp32 */
 		if (err) {

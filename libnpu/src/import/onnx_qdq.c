@@ -354,8 +354,9 @@ static int fold_conv(struct onnx *o, struct oval *x, struct oval *wv, struct ova
 		fd.scale = q.scales[0];
 		fd.channel_scales = q.n > 1 ? q.scales : NULL;
 		fd.quant_dim = depthwise ? 3 : 0;
-		t[1] = ir_add_desc(o->g, &fd);
-		free(f);
+		t[1] = ir_add_desc_take(o->g, &fd, f);	/* the graph's now */
+		if (t[1] < 0)
+			free(f);
 	}
 	free(q.w);
 	free(q.scales);
@@ -449,8 +450,9 @@ static int fold_gemm(struct onnx *o, struct oval *x, struct oval *wv, struct ova
 		wd.data = f;
 		wd.scale = q.scales[0];
 		wd.channel_scales = q.n > 1 ? q.scales : NULL;
-		t[1] = ir_add_desc(o->g, &wd);
-		free(f);
+		t[1] = ir_add_desc_take(o->g, &wd, f);	/* the graph's now */
+		if (t[1] < 0)
+			free(f);
 	}
 	free(q.w);
 	free(q.scales);
@@ -906,6 +908,7 @@ static int lazy_dequantized(struct onnx *o, const struct oval *x, int t8, uint32
 	v->dq_s = x->dq_s;
 	v->dq_z = x->dq_z;
 	v->dq = x->dq;
+	onnx_dq_hold(v);
 	v->dq.outer = v->count;
 	return 1;
 }

@@ -7,6 +7,12 @@
  * chain took 12 s). The index is built once per graph (a body has its
  * own), in one pass: each name's readers in node order, so the readers
  * after a node are a binary search away.
+ *
+ * The same index says when a value is read no more: after its last
+ * reader is imported, a constant's bytes that the graph did not take
+ * (a weight the graph holds transposed, in its own layout, quantized)
+ * are freed, so a load holds a model's weights about once, not as the
+ * file's values and the graph's both.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,21 +27,12 @@ struct onnx_uses {
 	uint32_t bits, nnames;
 };
 
-static uint32_t hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 16777619u;
-	return h;
-}
-
 /* The slot of @name: where it is, or the empty one where it goes. */
 static uint32_t slot_of(const struct onnx_uses *u, const char *name)
 {
 	uint32_t mask = (1u << u->bits) - 1, i;
 
-	for (i = hash(name) & mask; u->slot[i] >= 0; i = (i + 1) & mask)
+	for (i = onnx_hash(name) & mask; u->slot[i] >= 0; i = (i + 1) & mask)
 		if (!strcmp(u->name[u->slot[i]], name))
 			break;
 	return i;
@@ -143,4 +140,57 @@ size_t onnx_uses_after(struct onnx *o, const char *name, int from, const struct 
 	}
 	*use = p + lo;
 	return u->count[i] - lo;
+}
+
+/* The index of the last node reading @name, or -1. */
+static int last_reader(struct onnx *o, const char *name)
+{
+	const struct onnx_use *u;
+	size_t n = onnx_uses_after(o, name, -1, &u);
+
+	return n ? u[n - 1].node : -1;
+}
+
+void onnx_dq_hold(struct oval *v)
+{
+	struct oval *held[3] = { v->dq_x, v->dq_s, v->dq_z };
+
+	for (int k = 0; k < 3; k++)
+		if (held[k])
+			held[k]->holds++;
+}
+
+/* Free @v's bytes if nothing after node @i can read them; then what it held. */
+static void release(struct onnx *o, struct oval *v, int i)
+{
+	struct oval *held[3];
+
+	/* a value of bytes, or one dequantizing a held value's */
+	if (!v || (!v->data && !v->dq_x) || v->given || v->holds || v->input >= 0 ||
+	    last_reader(o, v->name) > i || onnx_graph_output(o, v->name))
+		return;
+	if (v->data)
+		o->used -= v->count * onnx_elem_size(v->dt) > o->used ? o->used :
+			   v->count * onnx_elem_size(v->dt);
+	free(v->data);
+	v->data = NULL;
+	held[0] = v->dq_x;
+	held[1] = v->dq_s;
+	held[2] = v->dq_z;
+	v->dq_x = v->dq_s = v->dq_z = NULL;
+	for (int k = 0; k < 3; k++)
+		if (held[k]) {
+			held[k]->holds--;
+			release(o, held[k], i);
+		}
+}
+
+void onnx_release_after(struct onnx *o, int i)
+{
+	const Onnx__NodeProto *n = o->gp->node[i];
+
+	if (!o->release)
+		return;
+	for (size_t k = 0; k < n->n_input; k++)
+		release(o, onnx_find(o, n->input[k]), i);
 }

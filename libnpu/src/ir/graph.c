@@ -262,6 +262,11 @@ static struct ir_tensor *new_tensor(npu_graph *g)
 
 int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 {
+	return ir_add_desc_take(g, desc, NULL);
+}
+
+int ir_add_desc_take(npu_graph *g, const struct npu_tensor_desc *desc, void *take)
+{
 	struct npu_tensor_desc copy = *desc, *d = &copy;
 	struct ir_tensor *t;
 	uint64_t n = 1;
@@ -301,7 +306,7 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 		return ir_fail(g, NPU_ENOMEM, "out of memory");
 	t->d = *d;
 	t->bytes = d->rank ? n * ir_elem_size(d->dtype) : 0;
-	if (d->data) {
+	if (d->data && !take) {
 		t->cdata = malloc(t->bytes);
 		if (!t->cdata)
 			return ir_fail(g, NPU_ENOMEM, "out of memory");
@@ -312,11 +317,15 @@ int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *desc)
 
 		t->cscales = malloc(sizeof(float) * nc);
 		if (!t->cscales) {
-			free(t->cdata);
+			if (!take)
+				free(t->cdata);
+			t->cdata = NULL;
 			return ir_fail(g, NPU_ENOMEM, "out of memory");
 		}
 		memcpy(t->cscales, d->channel_scales, sizeof(float) * nc);
 	}
+	if (d->data && take)
+		t->cdata = take;	/* only now: a failure above leaves it the caller's */
 	t->d.data = t->cdata;
 	t->d.channel_scales = t->cscales;
 	return g->nt++;

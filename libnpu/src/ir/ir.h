@@ -236,6 +236,18 @@ int ir_add_node(npu_graph *g, struct ir_node *n);
 /* Check a tensor's description and add it (npu_graph_tensor); its id, or an error. */
 int ir_add_desc(npu_graph *g, const struct npu_tensor_desc *d);
 /*
+ * The same, a constant's bytes not copied: the graph takes @take (d->data,
+ * malloc'd, at least the tensor's size) as its own, and frees it. On a
+ * failure @take stays the caller's.
+ */
+int ir_add_desc_take(npu_graph *g, const struct npu_tensor_desc *d, void *take);
+/*
+ * NCHW data of dims @dim (elements of @es bytes) transposed to NHWC, as
+ * the layout pass twins a constant (an OIHW filter becomes OHWI):
+ * malloc'd, or NULL.
+ */
+void *ir_to_nhwc(const void *src, const uint32_t *dim, size_t es);
+/*
  * A tensor of @bytes bytes with no shape (int8, rank 1): a kernel node's
  * operand, which its parameters describe. @data: its constant contents.
  */

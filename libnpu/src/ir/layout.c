@@ -43,6 +43,26 @@ static int is_nchw(const npu_graph *g, int t)
 	return ir_valid_id(g, t) && g->t[t].d.layout == NPU_LAYOUT_NCHW;
 }
 
+void *ir_to_nhwc(const void *src, const uint32_t *dim, size_t es)
+{
+	size_t bytes = (size_t)dim[0] * dim[1] * dim[2] * dim[3] * es;
+	char *out = malloc(bytes ? bytes : 1);
+
+	if (!out)
+		return NULL;
+	/* out[n][h][w][c] = in[n][c][h][w] */
+	for (uint32_t n = 0; n < dim[0]; n++)
+		for (uint32_t c = 0; c < dim[1]; c++)
+			for (uint32_t h = 0; h < dim[2]; h++)
+				for (uint32_t w = 0; w < dim[3]; w++)
+					memcpy(out + ((((size_t)n * dim[2] + h) * dim[3] + w) * dim[1] +
+						      c) * es,
+					       (const char *)src + ((((size_t)n * dim[1] + c) * dim[2] +
+								     h) * dim[3] + w) * es,
+					       es);
+	return out;
+}
+
 /* @d's NHWC twin description: dims permuted, its data (a constant's) in @buf. */
 static int twin_desc(const npu_graph *g, int t, struct npu_tensor_desc *d, void **buf)
 {
@@ -62,19 +82,9 @@ static int twin_desc(const npu_graph *g, int t, struct npu_tensor_desc *d, void 
 	d->data = NULL;
 	if (!x->cdata)
 		return 0;
-	*buf = malloc(x->bytes);
+	*buf = ir_to_nhwc(x->cdata, dim, es);
 	if (!*buf)
 		return NPU_ENOMEM;
-	/* out[n][h][w][c] = in[n][c][h][w] */
-	for (uint32_t n = 0; n < dim[0]; n++)
-		for (uint32_t c = 0; c < dim[1]; c++)
-			for (uint32_t h = 0; h < dim[2]; h++)
-				for (uint32_t w = 0; w < dim[3]; w++)
-					memcpy((char *)*buf + ((((size_t)n * dim[2] + h) * dim[3] + w) *
-							       dim[1] + c) * es,
-					       (const char *)x->cdata + ((((size_t)n * dim[1] + c) *
-									  dim[2] + h) * dim[3] + w) * es,
-					       es);
 	d->data = *buf;
 	return 0;
 }
