@@ -367,14 +367,20 @@ struct npu_cmd_cast {
  * struct npu_cmd_gather - ONNX's Gather along the middle dim of
  * x [@outer][@axis][@inner]: out [@outer][@nidx][@inner] takes, for each
  * index, the row of x it names (an embedding lookup, a token's column);
- * a negative index counts from the end; one still outside x fails the
- * command (INVALID_CMD), as ONNX makes it an error, writing nothing.
+ * with NPU_GATHER_ELEMENTS, ONNX's GatherElements: each element of out
+ * [@outer][@nidx][@inner] is x's at [o][index][i], its index the one at
+ * the same place of an index tensor shaped as out (top-k routing, torch's
+ * gather). A negative index counts from the end; one still outside x
+ * fails the command (INVALID_CMD), as ONNX makes it an error, writing
+ * nothing.
  * @hdr: op NPU_CMD_GATHER, size 64.
- * @in: x, @elem_size-byte elements; @idx: @nidx indexes of @idx_size
- *	bytes (int32 or int64); @out: the rows.
+ * @in: x, @elem_size-byte elements; @idx: @nidx indexes (elements:
+ *	@outer x @nidx x @inner) of @idx_size bytes (int32 or int64); @out:
+ *	the rows.
  * @outer, @axis, @inner, @nidx: >= 1; x and out at most
  *	NPU_TENSOR_MAX_BYTES.
  * @elem_size: 1, 2, 4 or 8; @idx_size: 4 or 8.
+ * @flags: NPU_GATHER_*; other bits zero.
  * @reserved: zero.
  */
 struct npu_cmd_gather {
@@ -388,8 +394,11 @@ struct npu_cmd_gather {
 	uint32_t nidx;
 	uint32_t elem_size;
 	uint32_t idx_size;
-	uint32_t reserved[2];
+	uint32_t flags;
+	uint32_t reserved;
 };
+
+#define NPU_GATHER_ELEMENTS	(1u << 0)	/* an index per output element */
 
 #define NPU_ND_MAX_SP	3	/* spatial dims of a window op */
 

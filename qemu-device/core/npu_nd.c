@@ -1375,22 +1375,25 @@ uint32_t npu_gather_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 	uint64_t in_va = npu_rd64(c + 8), idx_va = npu_rd64(c + 16), out_va = npu_rd64(c + 24);
 	uint32_t outer = npu_rd32(c + 32), axis = npu_rd32(c + 36), inner = npu_rd32(c + 40);
 	uint32_t nidx = npu_rd32(c + 44), es = npu_rd32(c + 48), is = npu_rd32(c + 52), st;
-	uint64_t xn, yn, row;
+	uint32_t flags = npu_rd32(c + 56);
+	bool elements = flags & NPU_GATHER_ELEMENTS;
+	uint64_t xn, yn, row, in_bytes;
 	uint8_t *x = NULL, *y = NULL;
 	void *idx = NULL;
 
 	if (size != sizeof(struct npu_cmd_gather))
 		return NPU_JOB_INVALID_CMD;
 	if ((es != 1 && es != 2 && es != 4 && es != 8) || (is != 4 && is != 8) ||
-	    npu_rd32(c + 56) || npu_rd32(c + 60) || !outer || !axis || !inner || !nidx ||
-	    !npu_prod4(outer, axis, inner, es, NPU_TENSOR_MAX_BYTES, &xn) ||
+	    (flags & ~NPU_GATHER_ELEMENTS) || npu_rd32(c + 60) || !outer || !axis || !inner ||
+	    !nidx || !npu_prod4(outer, axis, inner, es, NPU_TENSOR_MAX_BYTES, &xn) ||
 	    !npu_prod4(outer, nidx, inner, es, NPU_TENSOR_MAX_BYTES, &yn) ||
-	    (uint64_t)nidx * is > NPU_TENSOR_MAX_BYTES ||
+	    !npu_prod4(elements ? outer : 1, nidx, elements ? inner : 1, is,
+		       NPU_TENSOR_MAX_BYTES, &in_bytes) ||
 	    in_va % (es < 4 ? es : 4) || out_va % (es < 4 ? es : 4) || idx_va % 4)
 		return NPU_JOB_INVALID_CMD;
 	row = (uint64_t)inner * es;
 	if ((st = npu_nd_load(core, in_va, xn, (void **)&x, fault)) != NPU_JOB_OK ||
-	    (st = npu_nd_load(core, idx_va, (uint64_t)nidx * is, &idx, fault)) != NPU_JOB_OK)
+	    (st = npu_nd_load(core, idx_va, in_bytes, &idx, fault)) != NPU_JOB_OK)
 		goto out;
 	st = NPU_JOB_INVALID_CMD;
 	y = npu_eng_alloc(core, yn);
@@ -1398,24 +1401,35 @@ uint32_t npu_gather_run(struct npu_core *core, const uint8_t *c, uint32_t size,
 		goto out;
 	for (uint32_t o = 0; o < outer; o++) {
 		for (uint32_t i = 0; i < nidx; i++) {
-			int64_t j = is == 4 ? ((int32_t *)idx)[i] : ((int64_t *)idx)[i];
-			uint8_t *dst = y + ((uint64_t)o * nidx + i) * row;
+			uint64_t at = (uint64_t)o * nidx + i;
+			uint8_t *dst = y + at * row;
 
-			if (npu_eng_work(core, row / 16 + 8)) {	/* a row: a memcpy */
-				st = NPU_JOB_ABORTED;
+			if (npu_eng_work(core, elements ? inner : row / 16 + 8)) {
+				st = NPU_JOB_ABORTED;	/* a row: a memcpy, or an element each */
 				goto out;
 			}
-			if (j < 0)
-				j += axis;
-			if (j < 0 || j >= axis) {	/* ONNX's error: the command fails */
-				st = NPU_JOB_INVALID_CMD;
-				goto out;
+			/* a row's index, or each element's (the same place in idx) */
+			for (uint32_t k = 0; k < (elements ? inner : 1); k++) {
+				uint64_t n = elements ? at * inner + k : i;
+				int64_t j = is == 4 ? ((int32_t *)idx)[n] : ((int64_t *)idx)[n];
+
+				if (j < 0)
+					j += axis;
+				if (j < 0 || j >= axis) {	/* ONNX's error: the command fails */
+					st = NPU_JOB_INVALID_CMD;
+					goto out;
+				}
+				if (elements)
+					memcpy(dst + (uint64_t)k * es,
+					       x + (((uint64_t)o * axis + (uint64_t)j) * inner + k) * es,
+					       es);
+				else
+					memcpy(dst, x + ((uint64_t)o * axis + (uint64_t)j) * row, row);
 			}
-			memcpy(dst, x + ((uint64_t)o * axis + (uint64_t)j) * row, row);
 		}
 	}
 	st = npu_nd_store(core, out_va, y, yn, fault);
-	npu_account(core, st, 2 * yn + (uint64_t)nidx * is, 0, bytes, cycles);
+	npu_account(core, st, 2 * yn + in_bytes, 0, bytes, cycles);
 out:
 	free(x);
 	free(idx);

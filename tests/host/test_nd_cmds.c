@@ -1651,7 +1651,67 @@ static void test_gather_rows(void)
 	}
 	c.idx_size = 2;
 	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
-	p.elements = 1;	/* GatherElements: not this command */
+}
+
+/*
+ * GatherElements: x [2][3][2] = 10 * (3o + j) + i, by int32 indices
+ * [2][2][2] along the middle dim, a negative one from the end (values by
+ * hand); along the first dim and the last as well. One out of range fails
+ * the command, writing nothing; indices smaller than x elsewhere too are
+ * left to other backends; unknown flags are refused.
+ */
+static void test_gather_elements(void)
+{
+	static const int32_t ids[8] = { 2, 0, -1, 1, 0, 0, 1, -3 };
+	/* y[o][j][i] = x[o][ids[o][j][i]][i] */
+	static const float want[8] = { 20, 1, 20, 11, 30, 31, 40, 31 };
+	static const int32_t first[6] = { 1, 0, 0, 1, 1, 1 };	/* along dim 0: [1][3][2] */
+	static const float want_first[6] = { 30, 1, 10, 41, 50, 51 };
+	static const int32_t last[6] = { 1, 1, 0, 1, 0, 0 };	/* along dim 2: [2][3][1] */
+	static const float want_last[6] = { 1, 11, 20, 31, 40, 50 };
+	struct nd_gather p = { .elements = 1, .dtype = NPU_DT_FLOAT32, .idt = NPU_DT_INT32,
+			       .rank = 3, .ax = 1, .xd = { 2, 3, 2 }, .id = { 2, 2, 2 } };
+	struct npu_cmd_gather c;
+	float *x;
+
+	setup(4096);
+	x = va(VA_A);
+	for (int o = 0; o < 2; o++)
+		for (int j = 0; j < 3; j++)
+			for (int i = 0; i < 2; i++)
+				x[(o * 3 + j) * 2 + i] = (float)(10 * (3 * o + j) + i);
+	memcpy(va(VA_B), ids, sizeof(ids));
+	CHECK_EQ(npu_pack_gather(&c, &p, VA_A, VA_B, VA_OUT), 0);
+	CHECK_EQ(c.flags, NPU_GATHER_ELEMENTS);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), want, sizeof(want)));
+	p.ax = 0;
+	memcpy(p.id, (uint32_t[]){ 1, 3, 2 }, sizeof(uint32_t) * 3);
+	memcpy(va(VA_B), first, sizeof(first));
+	CHECK_EQ(npu_pack_gather(&c, &p, VA_A, VA_B, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), want_first, sizeof(want_first)));
+	p.ax = 2;
+	memcpy(p.id, (uint32_t[]){ 2, 3, 1 }, sizeof(uint32_t) * 3);
+	memcpy(va(VA_B), last, sizeof(last));
+	CHECK_EQ(npu_pack_gather(&c, &p, VA_A, VA_B, VA_OUT), 0);
+	CHECK_EQ(run(&c, sizeof(c)), NPU_JOB_OK);
+	CHECK(!memcmp(va(VA_OUT), want_last, sizeof(want_last)));
+	/* 2 along a dim of 2: out of range, as is -3; nothing written */
+	((int32_t *)va(VA_B))[5] = 2;
+	memset(va(VA_OUT), 0x5a, 24);
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	for (int i = 0; i < 24; i++)
+		CHECK_EQ(((uint8_t *)va(VA_OUT))[i], 0x5a);
+	((int32_t *)va(VA_B))[5] = -3;
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	((int32_t *)va(VA_B))[5] = 0;
+	c.flags = 2;
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	c.flags = NPU_GATHER_ELEMENTS;
+	c.reserved = 1;
+	CHECK_EQ(h_run_cmds(&h, 0, VA_CMD, &c, sizeof(c)).status, NPU_JOB_INVALID_CMD);
+	p.id[0] = 1;	/* smaller than x along a dim but the axis: another backend's */
 	CHECK_EQ(npu_pack_gather(&c, &p, VA_A, VA_B, VA_OUT), NPU_ENOTSUP);
 }
 
@@ -2667,7 +2727,7 @@ TAP_MAIN(
 	TAP_ENTRY(test_reduce_fp32),
 	TAP_ENTRY(test_reduce_integers), TAP_ENTRY(test_reduce_int64),
 	TAP_ENTRY(test_cast),
-	TAP_ENTRY(test_gather_rows),
+	TAP_ENTRY(test_gather_rows), TAP_ENTRY(test_gather_elements),
 	TAP_ENTRY(test_conv_fp32),
 	TAP_ENTRY(test_conv_fp32_rows_bits),
 	TAP_ENTRY(test_conv_int8),

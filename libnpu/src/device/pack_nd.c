@@ -390,15 +390,42 @@ int npu_pack_cast(struct npu_cmd_cast *c, const struct nd_unary *p, uint64_t x_v
 	return 0;
 }
 
+/*
+ * GatherElements as [outer][axis][inner]: the indices shaped as x but
+ * along the axis (the command's one index per output element); 0, or -1
+ * where they are smaller elsewhere too (ONNX allows it; the NPU does not).
+ */
+static int elements_dims(const struct nd_gather *p, uint64_t *outer, uint64_t *axis,
+			 uint64_t *inner, uint64_t *nidx)
+{
+	*outer = *inner = 1;
+	if (!p->rank || p->rank > ND_MAX_RANK || p->ax >= p->rank)
+		return -1;
+	for (uint32_t d = 0; d < p->rank; d++) {
+		if (d != p->ax && p->id[d] != p->xd[d])
+			return -1;
+		if (d < p->ax)
+			*outer *= p->xd[d];
+		else if (d > p->ax)
+			*inner *= p->xd[d];
+	}
+	*axis = p->xd[p->ax];
+	*nidx = p->id[p->ax];
+	return 0;
+}
+
 int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_t x_va,
 		    uint64_t idx_va, uint64_t y_va)
 {
 	size_t es = nd_elem_size(p->dtype);
+	uint64_t outer = p->outer, axis = p->axis, inner = p->inner, nidx = p->nidx;
 
-	if (p->elements || !es || (p->idt != NPU_DT_INT32 && p->idt != NPU_DT_INT64) ||
-	    !fits_u32(p->outer) || !fits_u32(p->axis) || !fits_u32(p->inner) ||
-	    !fits_u32(p->nidx) || !count_fits(p->outer * p->axis * p->inner, es) ||
-	    !count_fits(p->outer * p->nidx * p->inner, es) || !count_fits(p->nidx, 8))
+	if (p->elements && elements_dims(p, &outer, &axis, &inner, &nidx))
+		return NPU_ENOTSUP;
+	if (!es || (p->idt != NPU_DT_INT32 && p->idt != NPU_DT_INT64) || !fits_u32(outer) ||
+	    !fits_u32(axis) || !fits_u32(inner) || !fits_u32(nidx) ||
+	    !count_fits(outer * axis * inner, es) || !count_fits(outer * nidx * inner, es) ||
+	    !count_fits(p->elements ? outer * nidx * inner : nidx, 8))
 		return NPU_ENOTSUP;
 	memset(c, 0, sizeof(*c));
 	c->hdr.op = NPU_CMD_GATHER;
@@ -406,12 +433,13 @@ int npu_pack_gather(struct npu_cmd_gather *c, const struct nd_gather *p, uint64_
 	c->in = x_va;
 	c->idx = idx_va;
 	c->out = y_va;
-	c->outer = (uint32_t)p->outer;
-	c->axis = (uint32_t)p->axis;
-	c->inner = (uint32_t)p->inner;
-	c->nidx = (uint32_t)p->nidx;
+	c->outer = (uint32_t)outer;
+	c->axis = (uint32_t)axis;
+	c->inner = (uint32_t)inner;
+	c->nidx = (uint32_t)nidx;
 	c->elem_size = (uint32_t)es;
 	c->idx_size = p->idt == NPU_DT_INT32 ? 4 : 8;
+	c->flags = p->elements ? NPU_GATHER_ELEMENTS : 0;
 	return 0;
 }
 
