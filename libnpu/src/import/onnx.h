@@ -475,7 +475,8 @@ int onnx_op_fn(struct onnx *o);
 	X(ms_qlinear_concat) X(ms_qlinear_gap) X(ms_qlinear_avgpool) X(ms_qlinear_softmax) \
 	X(ms_qgemm) X(castlike) X(ms_fusedconv) \
 	X(ms_dynamic_quantize_matmul) X(if) X(loop) X(scan) X(ms_matmul_nbits) \
-	X(ms_rotary_embedding) X(ms_multihead_attention) X(ms_attention) X(ms_embed_layer_norm)
+	X(ms_rotary_embedding) X(ms_multihead_attention) X(ms_attention) X(ms_embed_layer_norm) \
+	X(col2im) X(affine_grid) X(grid_sample)
 #define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
 ONNX_IMPORTS(ONNX_DECLARE)
 #undef ONNX_DECLARE

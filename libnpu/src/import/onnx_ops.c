@@ -1057,6 +1057,61 @@ static int pads_for_axes(struct onnx *o, uint32_t rank, int64_t *pads, uint32_t 
 	return 0;
 }
 
+/*
+ * Pad's wrap mode (19), as onnxruntime does it: negative pads crop first,
+ * then along each dim output j is the cropped input's (j - before) mod n,
+ * numpy's wrap (pads past the dim wrap again, where onnxruntime 1.30
+ * writes zeros): a Gather by those indices, a constant, per dim.
+ */
+static int pad_wrap(struct onnx *o, struct oval *x, const int64_t *pads, const uint32_t *ydims)
+{
+	const char *from = N->input[0];
+	char names[2][256], idx[256];
+	uint32_t last = 0;
+
+	for (uint32_t d = 0; d < x->rank; d++)
+		if (pads[d] || pads[x->rank + d])
+			last = d + 1;
+	if (!last)
+		return onnx_lower_as(o, "Identity", &from, 1, N->output[0], NULL, 0, 0);
+	for (uint32_t d = 0; d < last; d++) {
+		Onnx__AttributeProto ax = ONNX__ATTRIBUTE_PROTO__INIT, *ap = &ax;
+		int64_t *iv, n = x->dims[d];
+		const char *to;
+		int err;
+
+		if (!pads[d] && !pads[x->rank + d])
+			continue;
+		iv = malloc(sizeof(int64_t) * ydims[d]);
+		if (!iv)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		{
+			int64_t lo = pads[d] > 0 ? pads[d] : 0, cut = pads[d] < 0 ? -pads[d] : 0;
+			int64_t kept = n - cut - (pads[x->rank + d] < 0 ? -pads[x->rank + d] : 0);
+
+			if (kept < 1) {
+				free(iv);
+				return onnx_fail(o, NPU_EINVAL, "dim %u: cropped to nothing", d);
+			}
+			for (int64_t j = 0; j < ydims[d]; j++)
+				iv[j] = cut + ((j - lo) % kept + kept) % kept;
+		}
+		err = onnx_named_const(o, onnx_own_name(o, "wrap", d, idx, sizeof(idx)),
+				       NPU_DT_INT64, 1, &ydims[d], iv);
+		free(iv);
+		TRY(err);
+		ax.name = (char *)"axis";
+		ax.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		ax.has_i = 1;
+		ax.i = d;
+		to = d + 1 == last ? N->output[0] :
+		     onnx_own_name(o, "wrapped", d, names[d % 2], sizeof(names[0]));
+		TRY(onnx_lower_as(o, "Gather", (const char *[]){ from, idx }, 2, to, &ap, 1, 13));
+		from = to;
+	}
+	return 0;
+}
+
 static int op_pad(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *pv, *cv;
@@ -1066,13 +1121,15 @@ static int op_pad(struct onnx *o)
 	uint32_t np = 0, ydims[NPU_MAX_RANK];
 	char mode[16];
 	float value = 0;
+	int wrap;
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
 	TRY(onnx_want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
 	TRY(onnx_attr_s(o, "mode", "constant", mode, sizeof(mode)));
-	p->mode = !strcmp(mode, "constant") ? ND_PAD_CONSTANT : !strcmp(mode, "reflect") ?
-		  ND_PAD_REFLECT : !strcmp(mode, "edge") ? ND_PAD_EDGE : 99;
+	wrap = !strcmp(mode, "wrap") && o->opset >= 19;	/* lowered: not an IR mode */
+	p->mode = !strcmp(mode, "constant") || wrap ? ND_PAD_CONSTANT :
+		  !strcmp(mode, "reflect") ? ND_PAD_REFLECT : !strcmp(mode, "edge") ? ND_PAD_EDGE : 99;
 	if (p->mode == 99)
 		return onnx_fail(o, NPU_ENOTSUP, "mode '%s'", mode);
 	if (o->opset < 11) {
@@ -1120,6 +1177,8 @@ static int op_pad(struct onnx *o)
 		p->out[d] = ydims[d] = (uint32_t)out;
 		p->before[d] = (int32_t)pads[d];
 	}
+	if (wrap)
+		return pad_wrap(o, x, pads, ydims);
 	return one_in_one_out(o, IR_ND_PAD, x->dt, x->rank, ydims, &at);
 }
 
@@ -1904,6 +1963,9 @@ static const struct onnx_op ops[] = {
 	{ "ScatterND", onnx_op_scatternd, "reduction", 11 },
 	{ "Gather", onnx_op_gather, "axis", 1 },
 	{ "GatherElements", onnx_op_gather_elements, "axis", 11 },
+	{ "Col2Im", onnx_op_col2im, "dilations pads strides", 18 },
+	{ "AffineGrid", onnx_op_affine_grid, "align_corners", 20 },
+	{ "GridSample", onnx_op_grid_sample, "align_corners mode padding_mode", 16 },
 	{ "GatherND", onnx_op_gathernd, "batch_dims", 11 },
 	{ "ScatterElements", onnx_op_scatter_elements, "axis reduction", 11 },
 	/* its name before opset 11 */

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""image.py make OUT | after OUT - the image-geometry ops of opsets 18 to
+20, one node a case: Col2Im over 1 and 2 spatial dims with strides,
+dilations, pads, several channels and images, and rows no block reaches;
+AffineGrid in 2 and 3 dims, with and without align_corners, a dim of 1;
+GridSample in each mode, padding mode and alignment, in 2 dims (opsets
+16 and 20) and 3 (opset 20), the grid reaching past the image;
+Pad's wrap mode (circular padding), pads past the dim, crops, axes.
+onnxruntime gives the expected outputs (cases.sh)."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP
+from onnx import helper, numpy_helper
+
+rng = np.random.default_rng(11)
+
+
+def save(out, name, node, feeds, consts, opset):
+    ins = [helper.make_tensor_value_info(k, TP.FLOAT, v.shape) for k, v in feeds.items()]
+    inits = [numpy_helper.from_array(v, k) for k, v in consts.items()]
+    g = helper.make_graph([node], name, ins, [helper.make_tensor_value_info("y", TP.FLOAT, None)],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    d = os.path.join(out, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for i, (n, v) in enumerate(feeds.items()):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(v, n).SerializeToString())
+
+
+def col2im(out, name, n, c, image, block, **attrs):
+    d = attrs.get("dilations", [1] * len(image))
+    s = attrs.get("strides", [1] * len(image))
+    p = attrs.get("pads", [0] * 2 * len(image))
+    blocks = 1
+    for i in range(len(image)):
+        span = d[i] * (block[i] - 1) + 1
+        blocks *= (image[i] + p[i] + p[len(image) + i] - span) // s[i] + 1
+    x = rng.standard_normal((n, c * int(np.prod(block)), blocks)).astype(np.float32)
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], **attrs)
+    save(out, "col2im_" + name, node, {"x": x},
+         {"image": np.array(image, np.int64), "block": np.array(block, np.int64)}, 18)
+
+
+def affine_grid(out, name, size, align):
+    nsp = len(size) - 2
+    theta = rng.standard_normal((size[0], nsp, nsp + 1)).astype(np.float32)
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["y"], align_corners=align)
+    save(out, "affine_grid_" + name, node, {"theta": theta}, {"size": np.array(size, np.int64)},
+         20)
+
+
+def pad_wrap(out, name, shape, pads, axes=None, numpy=False):
+    """numpy: numpy's pad is the oracle (pads past the dim, where
+    onnxruntime 1.30 writes zeros before the first wrap)."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    ins = ["x", "pads"] + (["", "axes"] if axes is not None else [])
+    consts = {"pads": np.array(pads, np.int64)}
+    if axes is not None:
+        consts["axes"] = np.array(axes, np.int64)
+    node = helper.make_node("Pad", ins, ["y"], mode="wrap")
+    save(out, "pad_wrap_" + name, node, {"x": x}, consts, 19)
+    if numpy:
+        d = os.path.join(out, "pad_wrap_" + name)
+        r = len(shape)
+        y = np.pad(x, [(pads[i], pads[r + i]) for i in range(r)], mode="wrap")
+        with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(y, "y").SerializeToString())
+        with open(os.path.join(d, "oracle"), "w") as f:
+            f.write("numpy\n")
+
+
+def grid_sample(out, name, xshape, gshape, opset, **attrs):
+    x = rng.standard_normal(xshape).astype(np.float32)
+    g = rng.uniform(-1.3, 1.3, gshape).astype(np.float32)
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], **attrs)
+    save(out, "grid_sample_" + name, node, {"x": x, "grid": g}, {}, opset)
+
+
+def make(out):
+    col2im(out, "basic", 1, 1, [5, 5], [2, 2])
+    col2im(out, "strided", 1, 2, [6, 7], [2, 2], strides=[2, 2])
+    col2im(out, "dilated_padded", 2, 3, [5, 6], [3, 2], dilations=[2, 1], pads=[1, 0, 1, 2])
+    col2im(out, "all", 2, 2, [9, 8], [3, 3], dilations=[2, 1], pads=[1, 2, 2, 1],
+           strides=[2, 3])
+    col2im(out, "1d", 1, 3, [7], [3], strides=[2])
+    affine_grid(out, "2d", [2, 3, 4, 5], 0)
+    affine_grid(out, "2d_align", [2, 1, 4, 5], 1)
+    affine_grid(out, "2d_one_wide", [1, 1, 3, 1], 1)
+    affine_grid(out, "3d", [1, 2, 2, 3, 4], 0)
+    affine_grid(out, "3d_align", [2, 1, 3, 2, 4], 1)
+    for mode in ("bilinear", "nearest", "bicubic"):
+        for pad in ("zeros", "border", "reflection"):
+            for align in (0, 1):
+                grid_sample(out, "%s_%s_%d" % (mode, pad, align), (2, 3, 4, 5), (2, 3, 4, 2), 16,
+                            mode=mode, padding_mode=pad, align_corners=align)
+    grid_sample(out, "opset20_linear", (1, 2, 5, 4), (1, 6, 3, 2), 20, mode="linear")
+    grid_sample(out, "opset20_cubic", (1, 2, 5, 4), (1, 6, 3, 2), 20, mode="cubic",
+                padding_mode="border")
+    for mode in ("linear", "nearest"):
+        for pad in ("zeros", "border", "reflection"):
+            grid_sample(out, "3d_%s_%s" % (mode, pad), (1, 2, 3, 4, 5), (1, 2, 3, 4, 3), 20,
+                        mode=mode, padding_mode=pad, align_corners=int(pad == "border"))
+    pad_wrap(out, "2d", [1, 2, 4, 5], [0, 0, 1, 2, 0, 0, 2, 1])
+    pad_wrap(out, "past_the_dim", [2, 3], [0, 4, 0, 5], numpy=True)
+    pad_wrap(out, "crop", [1, 3, 6], [0, -1, 2, 0, 1, -2])
+    pad_wrap(out, "axes", [2, 3, 4, 5], [1, 2, 2, 1], axes=[-1, 2])
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "make":
+        make(sys.argv[2])
