@@ -460,26 +460,43 @@ const struct onnx_fn_op *onnx_fn_op_of(uint32_t fn);
 /* Import a node whose op is in that table. */
 int onnx_op_fn(struct onnx *o);
 
-#define ONNX_IMPORTS(X) \
-	X(add) X(sub) X(mul) X(div) X(pow) X(mod) X(max) X(min) X(sum) X(mean) \
-	X(equal) X(less) X(greater) X(less_equal) X(greater_equal) X(and) X(or) X(xor) \
-	X(where) X(relu) X(clip) X(gelu) X(cast) X(prelu) X(depthtospace) X(spacetodepth) \
-	X(slice) X(split) X(expand) X(tile) X(gather) X(gather_elements) X(range) \
-	X(reduce_sum) X(reduce_mean) X(reduce_max) X(reduce_min) X(reduce_prod) \
-	X(reduce_sum_square) X(reduce_l1) X(reduce_l2) X(reduce_log_sum) \
-	X(reduce_log_sum_exp) X(argmax) X(argmin) X(einsum) X(trilu) X(onehot) \
-	X(cumsum) X(isnan) X(isinf) X(gathernd) \
-	X(scatter_elements) X(topk) X(ms_gelu) X(ms_fastgelu) X(ms_biasgelu) X(ms_quickgelu) \
-	X(ms_simplified_ln) X(ms_skip_ln) X(ms_skip_simplified_ln) X(ms_qlinear_sigmoid) \
-	X(ms_qlinear_leakyrelu) X(rnn) X(gru) X(lstm) X(ms_qlinear_add) X(ms_qlinear_mul) \
-	X(ms_qlinear_concat) X(ms_qlinear_gap) X(ms_qlinear_avgpool) X(ms_qlinear_softmax) \
-	X(ms_qgemm) X(castlike) X(ms_fusedconv) \
-	X(ms_dynamic_quantize_matmul) X(if) X(loop) X(scan) X(ms_matmul_nbits) \
-	X(ms_rotary_embedding) X(ms_multihead_attention) X(ms_attention) X(ms_embed_layer_norm) \
-	X(col2im) X(affine_grid) X(grid_sample)
-#define ONNX_DECLARE(name) int onnx_op_##name(struct onnx *o);
-ONNX_IMPORTS(ONNX_DECLARE)
-#undef ONNX_DECLARE
+/*
+ * struct onnx_op - an op of the importer's registry: each file that
+ * imports ops lists them in a table of its own beside their imports,
+ * ended by an entry with no name, and onnx_ops.c's onnx_op_tables lists
+ * the tables. A new op is its import and its entry, in one file.
+ * @name: the op's name in @domain.
+ * @import: imports the node being imported; 0 or an error.
+ * @attrs: the attributes it reads, space-separated (any other is refused).
+ * @min_opset: the first opset of the default domain it is true to.
+ * @domain: NULL for the default domain (ai.onnx), or ONNX_MS.
+ * @flags: ONNX_OP_*.
+ */
+struct onnx_op {
+	const char *name;
+	int (*import)(struct onnx *o);
+	const char *attrs;
+	int min_opset;
+	const char *domain;
+	unsigned int flags;
+};
+
+/* Its outputs are all optional (RNN's, Loop's): any one may be the one named. */
+#define ONNX_OP_ANY_OUTPUT	(1u << 0)
+
+#define ONNX_MS		"com.microsoft"	/* onnxruntime's contrib ops (version 1) */
+/* A table's entries: of the default domain, of ONNX_MS, with flags; and its end. */
+#define ONNX_OP(name, import, attrs, min_opset) { name, import, attrs, min_opset, NULL, 0 }
+#define ONNX_MS_OP(name, import, attrs, min_opset) { name, import, attrs, min_opset, ONNX_MS, 0 }
+#define ONNX_OP_FLAGS(name, import, attrs, min_opset, flags) \
+	{ name, import, attrs, min_opset, NULL, flags }
+#define ONNX_OP_END { NULL, NULL, NULL, 0, NULL, 0 }
+
+#define ONNX_OP_TABLES(X) X(ops) X(elt) X(data) X(shape) X(reduce) X(mask) X(einsum) X(image) \
+	X(rnn) X(control) X(ms) X(ms_llm)
+#define ONNX_OP_TABLE(name) extern const struct onnx_op onnx_##name##_ops[];
+ONNX_OP_TABLES(ONNX_OP_TABLE)
+#undef ONNX_OP_TABLE
 
 /*
  * Import @as as if it were the node being imported (a node of a lowering's

@@ -305,7 +305,7 @@ static int is_true(const struct oval *c)
 	return c->count == 1 && ((const uint8_t *)c->data)[0];
 }
 
-int onnx_op_if(struct onnx *o)
+static int onnx_op_if(struct onnx *o)
 {
 	const Onnx__GraphProto *g[2] = { graph_attr(o, "then_branch"), graph_attr(o, "else_branch") };
 	struct oval *c = onnx_in(o, 0);
@@ -432,7 +432,7 @@ static int stack_into(struct onnx *o, const char *name, struct oval **vals, uint
  * cond, v...) -> (cond, v..., scan outputs...); outputs v_final..., the
  * scan outputs stacked.
  */
-int onnx_op_loop(struct onnx *o)
+static int onnx_op_loop(struct onnx *o)
 {
 	const Onnx__GraphProto *g = graph_attr(o, "body");
 	struct oval *m = onnx_has_in(o, 0) ? onnx_in(o, 0) : NULL;
@@ -579,7 +579,7 @@ static int slice_at(struct onnx *o, struct oval *x, uint32_t axis, uint32_t t, s
  * elements...); outputs the final states and the scan outputs stacked,
  * each input and output along its axis, forward or reversed.
  */
-int onnx_op_scan(struct onnx *o)
+static int onnx_op_scan(struct onnx *o)
 {
 	const Onnx__GraphProto *g = graph_attr(o, "body");
 	int64_t ns, ax[IR_MAX_IN], dir[IR_MAX_IN], oax[IR_MAX_IN], odir[IR_MAX_IN];
@@ -674,3 +674,13 @@ out:
 	free(el);
 	return err;
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_control_ops[] = {
+	ONNX_OP("If", onnx_op_if, "else_branch then_branch", 1),
+	ONNX_OP_FLAGS("Loop", onnx_op_loop, "body", 1, ONNX_OP_ANY_OUTPUT),
+	ONNX_OP_FLAGS("Scan", onnx_op_scan,
+	              "body num_scan_inputs scan_input_axes scan_input_directions "
+	              "scan_output_axes scan_output_directions", 9, ONNX_OP_ANY_OUTPUT),
+	ONNX_OP_END
+};

@@ -126,8 +126,8 @@ static int space_depth(struct onnx *o, int to_space)
 	return copy_out(o, 0, &p, 4, ydims);
 }
 
-int onnx_op_depthtospace(struct onnx *o) { return space_depth(o, 1); }
-int onnx_op_spacetodepth(struct onnx *o) { return space_depth(o, 0); }
+static int onnx_op_depthtospace(struct onnx *o) { return space_depth(o, 1); }
+static int onnx_op_spacetodepth(struct onnx *o) { return space_depth(o, 0); }
 
 /* ---- Slice ---------------------------------------------------------------------- */
 
@@ -158,7 +158,7 @@ static int ints_in(struct onnx *o, uint32_t i, const char *attr, int64_t *v, uin
 	return 0;
 }
 
-int onnx_op_slice(struct onnx *o)
+static int onnx_op_slice(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0);
 	int64_t starts[NPU_MAX_RANK], ends[NPU_MAX_RANK], axes[NPU_MAX_RANK], steps[NPU_MAX_RANK];
@@ -226,7 +226,7 @@ int onnx_op_slice(struct onnx *o)
 
 /* ---- Split ---------------------------------------------------------------------- */
 
-int onnx_op_split(struct onnx *o)
+static int onnx_op_split(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0);
 	int64_t a, parts[IR_MAX_IN], st[NPU_MAX_RANK], at = 0;
@@ -299,7 +299,7 @@ int onnx_op_split(struct onnx *o)
 
 /* ---- Expand and Tile --------------------------------------------------------------- */
 
-int onnx_op_expand(struct onnx *o)
+static int onnx_op_expand(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *s, sv = { 0 };
 	uint32_t r, xd[NPU_MAX_RANK], sd[NPU_MAX_RANK], dims[NPU_MAX_RANK];
@@ -334,7 +334,7 @@ int onnx_op_expand(struct onnx *o)
 	return copy_out(o, 0, &p, r, dims);
 }
 
-int onnx_op_tile(struct onnx *o)
+static int onnx_op_tile(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *rep;
 	uint32_t dims[NPU_MAX_RANK];
@@ -403,7 +403,7 @@ static int gather_node(struct onnx *o, const struct nd_gather *p, uint32_t rank,
 	return onnx_node(o, IR_ND_GATHER, t, 2, &y, 1, &at);
 }
 
-int onnx_op_gather(struct onnx *o)
+static int onnx_op_gather(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *idx = onnx_in(o, 1);
 	struct nd_gather p = { 0 };
@@ -434,7 +434,7 @@ int onnx_op_gather(struct onnx *o)
 	return gather_node(o, &p, rank, dims);
 }
 
-int onnx_op_gather_elements(struct onnx *o)
+static int onnx_op_gather_elements(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *idx = onnx_in(o, 1);
 	struct nd_gather p = { .elements = 1 };
@@ -529,7 +529,7 @@ static int index_const(struct onnx *o, enum npu_dtype dt, uint32_t rank, const u
  * its row -1 - (batches * rows), which the Gather refuses at run time, as
  * onnxruntime raises the error, rather than reading another row.
  */
-int onnx_op_gathernd(struct onnx *o)
+static int onnx_op_gathernd(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *idx = onnx_in(o, 1), dv, sv, zero, neg, added, wrapped;
 	struct oval lo, hi, bad, badn, anybad, big, scaled, row, off, rows;
@@ -655,7 +655,7 @@ static int scalar_val(struct onnx *o, enum npu_dtype dt, int64_t i, float f, str
  * onnxruntime does. With reduction none, duplicate indices (which ONNX
  * leaves undefined) sum.
  */
-int onnx_op_scatter_elements(struct onnx *o)
+static int onnx_op_scatter_elements(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *idx = onnx_in(o, 1), *upd = onnx_in(o, 2);
 	struct oval neg, dn, added, wrapped, iv, cls, hit, ident, masked, red, any, cnt, zi;
@@ -811,7 +811,7 @@ static void insert_dim(const struct oval *x, uint32_t at, uint32_t n, uint32_t *
  * memory (2^25 at most), which routing (experts) and the boxes a detector
  * keeps fit.
  */
-int onnx_op_topk(struct onnx *o)
+static int onnx_op_topk(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *kv, xj, xi, gt, eq, low, tie, before, bi, pl, plc, hit;
 	struct oval iota, ident, none, vsel, isel;
@@ -927,7 +927,7 @@ int onnx_op_topk(struct onnx *o)
 /* ---- Range ---------------------------------------------------------------------- */
 
 /* Range at load time: its length is its values', so they must be known then. */
-int onnx_op_range(struct onnx *o)
+static int onnx_op_range(struct onnx *o)
 {
 	struct oval *s, *l, *d, *v;
 	double start, limit, delta, n;
@@ -966,3 +966,22 @@ int onnx_op_range(struct onnx *o)
 	}
 	return 0;
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_data_ops[] = {
+	ONNX_OP("DepthToSpace", onnx_op_depthtospace, "blocksize mode", 1),
+	ONNX_OP("SpaceToDepth", onnx_op_spacetodepth, "blocksize", 1),
+	ONNX_OP("Gather", onnx_op_gather, "axis", 1),
+	ONNX_OP("GatherElements", onnx_op_gather_elements, "axis", 11),
+	ONNX_OP("GatherND", onnx_op_gathernd, "batch_dims", 11),
+	ONNX_OP("ScatterElements", onnx_op_scatter_elements, "axis reduction", 11),
+	/* its name before opset 11 */
+	ONNX_OP("Scatter", onnx_op_scatter_elements, "axis", 9),
+	ONNX_OP("TopK", onnx_op_topk, "axis k largest sorted", 1),
+	ONNX_OP("Slice", onnx_op_slice, "starts ends axes", 1),
+	ONNX_OP("Split", onnx_op_split, "axis split num_outputs", 2),
+	ONNX_OP("Expand", onnx_op_expand, "", 8),
+	ONNX_OP("Tile", onnx_op_tile, "", 6),
+	ONNX_OP("Range", onnx_op_range, "", 11),
+	ONNX_OP_END
+};

@@ -110,7 +110,7 @@ static int permute(struct onnx *o, int x, const uint32_t *d, const struct term *
 	return y;
 }
 
-int onnx_op_einsum(struct onnx *o)
+static int onnx_op_einsum(struct onnx *o)
 {
 	char eq[256], order[2 * NPU_MAX_RANK + 1];
 	struct term in[2], out;
@@ -300,3 +300,9 @@ int onnx_op_einsum(struct onnx *o)
 		return permute(o, r, dims, &tr, out.l, y) < 0 ? NPU_EINVAL : 0;
 	}
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_einsum_ops[] = {
+	ONNX_OP("Einsum", onnx_op_einsum, "equation", 12),
+	ONNX_OP_END
+};

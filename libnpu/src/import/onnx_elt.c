@@ -156,30 +156,30 @@ static int binary(struct onnx *o, enum nd_fn fn, unsigned int dts)
 #define INTS	(U8 | I8 | I32 | I64)
 #define BOOL	(1u << NPU_DT_BOOL)
 
-int onnx_op_add(struct onnx *o)
+static int onnx_op_add(struct onnx *o)
 {
 	int r = onnx_fuse_masked_softmax(o);	/* Add mask -> Softmax: one softmax */
 
 	return r ? (r < 0 ? r : 0) : binary(o, ND_ADD, NUM);
 }
-int onnx_op_sub(struct onnx *o) { return binary(o, ND_SUB, NUM); }
-int onnx_op_mul(struct onnx *o) { return binary(o, ND_MUL, NUM); }
-int onnx_op_div(struct onnx *o)
+static int onnx_op_sub(struct onnx *o) { return binary(o, ND_SUB, NUM); }
+static int onnx_op_mul(struct onnx *o) { return binary(o, ND_MUL, NUM); }
+static int onnx_op_div(struct onnx *o)
 {
 	int r = onnx_fuse_gelu(o);	/* x / sqrt 2 -> Erf -> ...: GELU */
 
 	return r ? (r < 0 ? r : 0) : binary(o, ND_DIV, NUM);
 }
-int onnx_op_equal(struct onnx *o) { return binary(o, ND_EQUAL, NUM | BOOL); }
-int onnx_op_less(struct onnx *o) { return binary(o, ND_LESS, NUM); }
-int onnx_op_greater(struct onnx *o) { return binary(o, ND_GREATER, NUM); }
-int onnx_op_less_equal(struct onnx *o) { return binary(o, ND_LESS_EQUAL, NUM); }
-int onnx_op_greater_equal(struct onnx *o) { return binary(o, ND_GREATER_EQUAL, NUM); }
-int onnx_op_and(struct onnx *o) { return binary(o, ND_AND, BOOL); }
-int onnx_op_or(struct onnx *o) { return binary(o, ND_OR, BOOL); }
-int onnx_op_xor(struct onnx *o) { return binary(o, ND_XOR, BOOL); }
+static int onnx_op_equal(struct onnx *o) { return binary(o, ND_EQUAL, NUM | BOOL); }
+static int onnx_op_less(struct onnx *o) { return binary(o, ND_LESS, NUM); }
+static int onnx_op_greater(struct onnx *o) { return binary(o, ND_GREATER, NUM); }
+static int onnx_op_less_equal(struct onnx *o) { return binary(o, ND_LESS_EQUAL, NUM); }
+static int onnx_op_greater_equal(struct onnx *o) { return binary(o, ND_GREATER_EQUAL, NUM); }
+static int onnx_op_and(struct onnx *o) { return binary(o, ND_AND, BOOL); }
+static int onnx_op_or(struct onnx *o) { return binary(o, ND_OR, BOOL); }
+static int onnx_op_xor(struct onnx *o) { return binary(o, ND_XOR, BOOL); }
 
-int onnx_op_mod(struct onnx *o)
+static int onnx_op_mod(struct onnx *o)
 {
 	struct oval *a = onnx_in(o, 0);
 	int64_t fmod_;
@@ -191,7 +191,7 @@ int onnx_op_mod(struct onnx *o)
 }
 
 /* Pow: an exponent of another numeric type is cast to the base's first. */
-int onnx_op_pow(struct onnx *o)
+static int onnx_op_pow(struct onnx *o)
 {
 	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), cb;
 
@@ -239,10 +239,10 @@ static int variadic(struct onnx *o, enum nd_fn fn, unsigned int dts, int mean)
 	return 0;
 }
 
-int onnx_op_max(struct onnx *o) { return variadic(o, ND_MAX, NUM, 0); }
-int onnx_op_min(struct onnx *o) { return variadic(o, ND_MIN, NUM, 0); }
-int onnx_op_sum(struct onnx *o) { return variadic(o, ND_ADD, F32, 0); }
-int onnx_op_mean(struct onnx *o) { return variadic(o, ND_ADD, F32, 1); }
+static int onnx_op_max(struct onnx *o) { return variadic(o, ND_MAX, NUM, 0); }
+static int onnx_op_min(struct onnx *o) { return variadic(o, ND_MIN, NUM, 0); }
+static int onnx_op_sum(struct onnx *o) { return variadic(o, ND_ADD, F32, 0); }
+static int onnx_op_mean(struct onnx *o) { return variadic(o, ND_ADD, F32, 1); }
 
 /* ---- Where ---------------------------------------------------------------------- */
 
@@ -289,7 +289,7 @@ int onnx_where_of(struct onnx *o, struct oval *c, struct oval *a, struct oval *b
 	return onnx_node(o, IR_ND_WHERE, t, 3, &y, 1, &at);
 }
 
-int onnx_op_where(struct onnx *o)
+static int onnx_op_where(struct onnx *o)
 {
 	struct oval *c = onnx_in(o, 0), *a = onnx_in(o, 1), *b = onnx_in(o, 2);
 
@@ -444,7 +444,7 @@ int onnx_op_fn(struct onnx *o)
 	return unary_attrs(o, f->fn, f->dts, f->a, f->da, f->b, f->db);
 }
 
-int onnx_op_relu(struct onnx *o)
+static int onnx_op_relu(struct onnx *o)
 {
 	int r = onnx_layer_relu(o);	/* fp32: the NPU's relu */
 
@@ -452,7 +452,7 @@ int onnx_op_relu(struct onnx *o)
 }
 
 
-int onnx_op_clip(struct onnx *o)
+static int onnx_op_clip(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *b;
 	struct ir_attrs at = { 0 };
@@ -495,7 +495,7 @@ int onnx_op_clip(struct onnx *o)
 
 
 /* Gelu (opset 20): exact, or tanh's approximation. */
-int onnx_op_gelu(struct onnx *o)
+static int onnx_op_gelu(struct onnx *o)
 {
 	char approx[8];
 
@@ -512,7 +512,7 @@ int onnx_op_gelu(struct onnx *o)
  * max(x, 0) + slope * min(x, 0), exact (one of the two terms is 0), four
  * N-d ops the NPU runs.
  */
-int onnx_op_prelu(struct onnx *o)
+static int onnx_op_prelu(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *slope = onnx_in(o, 1), zero, pos, neg, scaled;
 	const float z = 0.0f;
@@ -584,12 +584,42 @@ static int cast(struct onnx *o, int like)
 	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &at);
 }
 
-int onnx_op_cast(struct onnx *o)
+static int onnx_op_cast(struct onnx *o)
 {
 	return cast(o, 0);
 }
 
-int onnx_op_castlike(struct onnx *o)
+static int onnx_op_castlike(struct onnx *o)
 {
 	return cast(o, 1);
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_elt_ops[] = {
+	ONNX_OP("Add", onnx_op_add, "", 7),
+	ONNX_OP("Sub", onnx_op_sub, "", 7),
+	ONNX_OP("Mul", onnx_op_mul, "", 7),
+	ONNX_OP("Div", onnx_op_div, "", 7),
+	ONNX_OP("Relu", onnx_op_relu, "", 6),
+	ONNX_OP("Clip", onnx_op_clip, "min max", 6),
+	ONNX_OP("Pow", onnx_op_pow, "", 7),
+	ONNX_OP("Mod", onnx_op_mod, "fmod", 10),
+	ONNX_OP("Max", onnx_op_max, "", 8),
+	ONNX_OP("Min", onnx_op_min, "", 8),
+	ONNX_OP("Sum", onnx_op_sum, "", 8),
+	ONNX_OP("Mean", onnx_op_mean, "", 8),
+	ONNX_OP("Equal", onnx_op_equal, "", 7),
+	ONNX_OP("Less", onnx_op_less, "", 7),
+	ONNX_OP("Greater", onnx_op_greater, "", 7),
+	ONNX_OP("LessOrEqual", onnx_op_less_equal, "", 12),
+	ONNX_OP("GreaterOrEqual", onnx_op_greater_equal, "", 12),
+	ONNX_OP("And", onnx_op_and, "", 7),
+	ONNX_OP("Or", onnx_op_or, "", 7),
+	ONNX_OP("Xor", onnx_op_xor, "", 7),
+	ONNX_OP("Where", onnx_op_where, "", 9),
+	ONNX_OP("PRelu", onnx_op_prelu, "", 9),
+	ONNX_OP("Gelu", onnx_op_gelu, "approximate", 20),
+	ONNX_OP("Cast", onnx_op_cast, "saturate to", 6),
+	ONNX_OP("CastLike", onnx_op_castlike, "saturate", 15),
+	ONNX_OP_END
+};

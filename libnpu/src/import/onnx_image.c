@@ -52,7 +52,7 @@ static int const_ints(struct onnx *o, uint32_t i, const char *what, int64_t *v, 
  * the same strides, dilations and pads, and an output padding for the
  * image's rows no block reaches.
  */
-int onnx_op_col2im(struct onnx *o)
+static int onnx_op_col2im(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0);
 	int64_t image[ND_MAX_SP], block[ND_MAX_SP], d[ND_MAX_SP], s[ND_MAX_SP];
@@ -149,7 +149,7 @@ int onnx_op_col2im(struct onnx *o)
  * align_corners), times theta. A MatMul of the constant base grid
  * [H * W][3] by theta's transpose, reshaped.
  */
-int onnx_op_affine_grid(struct onnx *o)
+static int onnx_op_affine_grid(struct onnx *o)
 {
 	struct oval *th = onnx_in(o, 0);
 	int64_t size[5], align, perm[3] = { 0, 2, 1 }, shape[5];
@@ -379,7 +379,7 @@ static const char *cubic_weight(struct emit *e, const char *t, int j)
  * taps' values weighted and summed. Lowered onto element functions and a
  * GatherElements per tap of X viewed [N][C][in], so the NPU runs it too.
  */
-int onnx_op_grid_sample(struct onnx *o)
+static int onnx_op_grid_sample(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *g = onnx_in(o, 1);
 	struct emit e = { .o = o };
@@ -512,3 +512,11 @@ int onnx_op_grid_sample(struct onnx *o)
 		err = onnx_fail(o, NPU_EINVAL, "cannot be lowered");
 	return err;
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_image_ops[] = {
+	ONNX_OP("Col2Im", onnx_op_col2im, "dilations pads strides", 18),
+	ONNX_OP("AffineGrid", onnx_op_affine_grid, "align_corners", 20),
+	ONNX_OP("GridSample", onnx_op_grid_sample, "align_corners mode padding_mode", 16),
+	ONNX_OP_END
+};

@@ -34,7 +34,7 @@ static int scalar_of(struct onnx *o, enum npu_dtype dt, const struct oval *v, ui
  * diagonal k on, the rest 0: Where(mask, x, 0) with the [N][M] mask made
  * at load, k being known then.
  */
-int onnx_op_trilu(struct onnx *o)
+static int onnx_op_trilu(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *kv, mv, zero;
 	uint32_t r, n, m;
@@ -84,7 +84,7 @@ int onnx_op_trilu(struct onnx *o)
  * off), i' = Where(i < 0, i + d, i): comparisons of the indices' type
  * (float ones cast to int64 first) against the classes [0, d) made at load.
  */
-int onnx_op_onehot(struct onnx *o)
+static int onnx_op_onehot(struct onnx *o)
 {
 	struct oval *ix = onnx_in(o, 0), *dv, *vals, zero, neg, wrapped, adj, unsq, cls, hit, cast;
 	struct oval on, off;
@@ -177,7 +177,7 @@ static int f32_scalar(struct onnx *o, float v, struct oval *out)
 }
 
 /* IsNaN (9, 13): Not(Equal(x, x)), NaN being the one value unequal to itself. */
-int onnx_op_isnan(struct onnx *o)
+static int onnx_op_isnan(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), eq;
 	struct ir_attrs at = { 0 };
@@ -197,7 +197,7 @@ int onnx_op_isnan(struct onnx *o)
  * IsInf (10): x == +inf, x == -inf, or both (Or), as detect_positive and
  * detect_negative ask; neither: x == NaN, which nothing is.
  */
-int onnx_op_isinf(struct onnx *o)
+static int onnx_op_isinf(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), pinf, ninf, p, n;
 	int64_t neg, pos;
@@ -215,3 +215,12 @@ int onnx_op_isinf(struct onnx *o)
 	TRY(onnx_binary_of(o, ND_EQUAL, x, &ninf, &n));
 	return onnx_binary_of(o, ND_OR, &p, &n, NULL);
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_mask_ops[] = {
+	ONNX_OP("Trilu", onnx_op_trilu, "upper", 14),
+	ONNX_OP("OneHot", onnx_op_onehot, "axis", 11),
+	ONNX_OP("IsNaN", onnx_op_isnan, "", 9),
+	ONNX_OP("IsInf", onnx_op_isinf, "detect_negative detect_positive", 10),
+	ONNX_OP_END
+};

@@ -40,7 +40,7 @@ static int sum_of(struct onnx *o, uint32_t i, uint32_t j, uint32_t k, struct ova
 }
 
 /* com.microsoft's Gelu: the exact (erf) GELU. */
-int onnx_op_ms_gelu(struct onnx *o)
+static int onnx_op_ms_gelu(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0);
 
@@ -51,7 +51,7 @@ int onnx_op_ms_gelu(struct onnx *o)
 }
 
 /* FastGelu: the tanh GELU of X, or of X + bias. */
-int onnx_op_ms_fastgelu(struct onnx *o)
+static int onnx_op_ms_fastgelu(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), s;
 
@@ -65,7 +65,7 @@ int onnx_op_ms_fastgelu(struct onnx *o)
 }
 
 /* BiasGelu: the exact GELU of A + B. */
-int onnx_op_ms_biasgelu(struct onnx *o)
+static int onnx_op_ms_biasgelu(struct onnx *o)
 {
 	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), s;
 
@@ -77,7 +77,7 @@ int onnx_op_ms_biasgelu(struct onnx *o)
 }
 
 /* QuickGelu: x * sigmoid(alpha x), alpha 1.702 by default. */
-int onnx_op_ms_quickgelu(struct onnx *o)
+static int onnx_op_ms_quickgelu(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), ax, s;
 	float alpha;
@@ -149,7 +149,7 @@ static int norm_last(struct onnx *o, struct oval *x, struct oval *gamma, struct 
 }
 
 /* SimplifiedLayerNormalization (default domain): RMS normalization over the last dim. */
-int onnx_op_ms_simplified_ln(struct onnx *o)
+static int onnx_op_ms_simplified_ln(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0);
 	int64_t axis;
@@ -191,12 +191,12 @@ static int skip_norm(struct onnx *o, int rms)
 	return norm_last(o, &s, gamma, beta, rms);
 }
 
-int onnx_op_ms_skip_ln(struct onnx *o)
+static int onnx_op_ms_skip_ln(struct onnx *o)
 {
 	return skip_norm(o, 0);
 }
 
-int onnx_op_ms_skip_simplified_ln(struct onnx *o)
+static int onnx_op_ms_skip_simplified_ln(struct onnx *o)
 {
 	return skip_norm(o, 1);
 }
@@ -238,12 +238,12 @@ static int qlinear_unary(struct onnx *o, enum nd_fn fn, float alpha)
 	return onnx_node(o, IR_ND_UNARY, &t, 1, &y, 1, &at);
 }
 
-int onnx_op_ms_qlinear_sigmoid(struct onnx *o)
+static int onnx_op_ms_qlinear_sigmoid(struct onnx *o)
 {
 	return qlinear_unary(o, ND_SIGMOID, 0);
 }
 
-int onnx_op_ms_qlinear_leakyrelu(struct onnx *o)
+static int onnx_op_ms_qlinear_leakyrelu(struct onnx *o)
 {
 	float alpha;
 
@@ -383,7 +383,7 @@ static int qlinear_lowered(struct onnx *o, const char *op, const uint32_t *qin, 
 	return q_out(o, fname, yi);
 }
 
-int onnx_op_ms_qlinear_add(struct onnx *o)
+static int onnx_op_ms_qlinear_add(struct onnx *o)
 {
 	int r = onnx_fold_qlinear_eltwise(o, 0);
 
@@ -392,7 +392,7 @@ int onnx_op_ms_qlinear_add(struct onnx *o)
 	return qlinear_lowered(o, "Add", (uint32_t[]){ 0, 3 }, 2, 6, "", 0);
 }
 
-int onnx_op_ms_qlinear_mul(struct onnx *o)
+static int onnx_op_ms_qlinear_mul(struct onnx *o)
 {
 	int r = onnx_fold_qlinear_eltwise(o, 1);
 
@@ -402,7 +402,7 @@ int onnx_op_ms_qlinear_mul(struct onnx *o)
 }
 
 /* QLinearConcat: Y's scale and zero point, then each input's three. */
-int onnx_op_ms_qlinear_concat(struct onnx *o)
+static int onnx_op_ms_qlinear_concat(struct onnx *o)
 {
 	uint32_t q[IR_MAX_IN], n = 0;
 
@@ -418,7 +418,7 @@ int onnx_op_ms_qlinear_concat(struct onnx *o)
 }
 
 /* QLinearGlobalAveragePool: NCHW, or with channels_last NHWC. */
-int onnx_op_ms_qlinear_gap(struct onnx *o)
+static int onnx_op_ms_qlinear_gap(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0);
 	int64_t last;
@@ -459,7 +459,7 @@ int onnx_op_ms_qlinear_gap(struct onnx *o)
 	}
 }
 
-int onnx_op_ms_qlinear_avgpool(struct onnx *o)
+static int onnx_op_ms_qlinear_avgpool(struct onnx *o)
 {
 	int64_t last;
 
@@ -470,7 +470,7 @@ int onnx_op_ms_qlinear_avgpool(struct onnx *o)
 }
 
 /* QLinearSoftmax: Softmax as opset @opset defines it (before 13: over the dims from axis). */
-int onnx_op_ms_qlinear_softmax(struct onnx *o)
+static int onnx_op_ms_qlinear_softmax(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0);
 	int64_t opset, axis;
@@ -497,7 +497,7 @@ int onnx_op_ms_qlinear_softmax(struct onnx *o)
  * column where B has a scale a column), y quantized by its scale and zero
  * point, or fp32 where they are absent.
  */
-int onnx_op_ms_qgemm(struct onnx *o)
+static int onnx_op_ms_qgemm(struct onnx *o)
 {
 	struct oval *a = onnx_in(o, 0), *as = onnx_in(o, 1), *b = onnx_in(o, 3), *bs = onnx_in(o, 4);
 	struct oval *c = onnx_has_in(o, 6) ? onnx_in(o, 6) : NULL;
@@ -570,7 +570,7 @@ int onnx_op_ms_qgemm(struct onnx *o)
  * the activation one of Relu, Tanh, Sigmoid, LeakyRelu (alpha), Clip (min,
  * max) and HardSigmoid (alpha, beta), its parameters in activation_params.
  */
-int onnx_op_ms_fusedconv(struct onnx *o)
+static int onnx_op_ms_fusedconv(struct onnx *o)
 {
 	static const struct {
 		const char *name;
@@ -636,7 +636,7 @@ int onnx_op_ms_fusedconv(struct onnx *o)
  * made fp32 and scaled by a_scale * b_scale (b's per column where it has
  * one a column), plus the bias: the ops it was fused from.
  */
-int onnx_op_ms_dynamic_quantize_matmul(struct onnx *o)
+static int onnx_op_ms_dynamic_quantize_matmul(struct onnx *o)
 {
 	char n[7][96];
 	const char *q[3], *mm[4], *in[2];
@@ -675,3 +675,32 @@ int onnx_op_ms_dynamic_quantize_matmul(struct onnx *o)
 	in[1] = N->input[4];
 	return onnx_lower_as(o, "Add", in, 2, N->output[0], NULL, 0, 0);
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_ms_ops[] = {
+	/* onnxruntime's, registered in the default domain: RMS norm */
+	ONNX_OP("SimplifiedLayerNormalization", onnx_op_ms_simplified_ln,
+	        "axis epsilon stash_type", 1),
+	ONNX_MS_OP("Gelu", onnx_op_ms_gelu, "", 1),
+	ONNX_MS_OP("FastGelu", onnx_op_ms_fastgelu, "", 1),
+	ONNX_MS_OP("BiasGelu", onnx_op_ms_biasgelu, "", 1),
+	ONNX_MS_OP("QuickGelu", onnx_op_ms_quickgelu, "alpha", 1),
+	ONNX_MS_OP("SkipLayerNormalization", onnx_op_ms_skip_ln, "epsilon", 1),
+	ONNX_MS_OP("SkipSimplifiedLayerNormalization", onnx_op_ms_skip_simplified_ln, "epsilon", 1),
+	ONNX_MS_OP("QLinearSigmoid", onnx_op_ms_qlinear_sigmoid, "", 1),
+	ONNX_MS_OP("QLinearLeakyRelu", onnx_op_ms_qlinear_leakyrelu, "alpha", 1),
+	ONNX_MS_OP("QLinearAdd", onnx_op_ms_qlinear_add, "", 1),
+	ONNX_MS_OP("QLinearMul", onnx_op_ms_qlinear_mul, "", 1),
+	ONNX_MS_OP("QLinearConcat", onnx_op_ms_qlinear_concat, "axis", 1),
+	ONNX_MS_OP("QLinearGlobalAveragePool", onnx_op_ms_qlinear_gap, "channels_last", 1),
+	ONNX_MS_OP("QLinearAveragePool", onnx_op_ms_qlinear_avgpool,
+	           "auto_pad ceil_mode channels_last count_include_pad kernel_shape pads "
+	           "strides", 1),
+	ONNX_MS_OP("QLinearSoftmax", onnx_op_ms_qlinear_softmax, "axis opset", 1),
+	ONNX_MS_OP("QGemm", onnx_op_ms_qgemm, "alpha transA transB", 1),
+	ONNX_MS_OP("DynamicQuantizeMatMul", onnx_op_ms_dynamic_quantize_matmul, "", 1),
+	ONNX_MS_OP("FusedConv", onnx_op_ms_fusedconv,
+	           "activation activation_params auto_pad dilations group kernel_shape pads "
+	           "strides", 1),
+	ONNX_OP_END
+};

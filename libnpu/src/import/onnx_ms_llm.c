@@ -43,7 +43,7 @@ static int op2(struct onnx *o, const char *op, const char *a, const char *b, con
  * dequantized (q - zero point) * scale of its column's block; the zero
  * point 2^(bits - 1) unless given (packed likewise, or as floats).
  */
-int onnx_op_ms_matmul_nbits(struct onnx *o)
+static int onnx_op_ms_matmul_nbits(struct onnx *o)
 {
 	struct oval *a = onnx_in(o, 0), *b = onnx_in(o, 1), *s = onnx_in(o, 2);
 	struct oval *zp = onnx_has_in(o, 3) ? onnx_in(o, 3) : NULL;
@@ -192,7 +192,7 @@ static int view_as(struct onnx *o, struct oval *x, uint32_t rank, const uint32_t
  * Input [B][S][hidden] (num_heads, or the head size from the caches) or
  * [B][N][S][head].
  */
-int onnx_op_ms_rotary_embedding(struct onnx *o)
+static int onnx_op_ms_rotary_embedding(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *pos = onnx_in(o, 1), *cc = onnx_in(o, 2), *sc = onnx_in(o, 3);
 	int64_t inter, nh, rdim, packed;
@@ -496,7 +496,7 @@ static int key_mask(struct onnx *o, uint32_t i, uint32_t B, uint32_t L, const ch
  * (rank 3; packed and past forms are refused), bias [D + D + Dv] added
  * to them, key_padding_mask, attention_bias; unidirectional: causal.
  */
-int onnx_op_ms_multihead_attention(struct onnx *o)
+static int onnx_op_ms_multihead_attention(struct onnx *o)
 {
 	struct oval *q = onnx_in(o, 0), *k = onnx_in(o, 1), *v = onnx_in(o, 2);
 	int64_t heads, uni;
@@ -549,7 +549,7 @@ int onnx_op_ms_multihead_attention(struct onnx *o)
  * MultiHeadAttention; mask_index [B] or [B][S], attention_bias (input 5);
  * past and rotary forms refused.
  */
-int onnx_op_ms_attention(struct onnx *o)
+static int onnx_op_ms_attention(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *w = onnx_in(o, 1);
 	int64_t heads, uni, rot, hs[3];
@@ -611,7 +611,7 @@ int onnx_op_ms_attention(struct onnx *o)
  * mask values equal to 1 (0s without a mask); embedding_sum, the sum
  * before the norm.
  */
-int onnx_op_ms_embed_layer_norm(struct onnx *o)
+static int onnx_op_ms_embed_layer_norm(struct onnx *o)
 {
 	struct oval *ids = onnx_in(o, 0);
 	float eps;
@@ -692,3 +692,18 @@ int onnx_op_ms_embed_layer_norm(struct onnx *o)
 	}
 	return 0;
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_ms_llm_ops[] = {
+	ONNX_MS_OP("MatMulNBits", onnx_op_ms_matmul_nbits, "K N accuracy_level bits block_size", 1),
+	ONNX_MS_OP("EmbedLayerNormalization", onnx_op_ms_embed_layer_norm,
+	           "epsilon mask_index_type", 1),
+	ONNX_MS_OP("RotaryEmbedding", onnx_op_ms_rotary_embedding, "interleaved is_packed_batching "
+	  "num_heads rotary_embedding_dim scale", 1),
+	ONNX_MS_OP("MultiHeadAttention", onnx_op_ms_multihead_attention,
+	           "mask_filter_value num_heads scale unidirectional", 1),
+	ONNX_MS_OP("Attention", onnx_op_ms_attention,
+	           "do_rotary mask_filter_value num_heads past_present_share_buffer "
+	           "qkv_hidden_sizes rotary_embedding_dim scale unidirectional", 1),
+	ONNX_OP_END
+};

@@ -1898,177 +1898,85 @@ static int op_constant(struct onnx *o)
 
 /* ---- the table ------------------------------------------------------------------------- */
 
-struct onnx_op {
-	const char *name;
-	int (*import)(struct onnx *o);
-	const char *attrs;		/* the attributes it reads, space-separated */
-	int min_opset;			/* first opset this import is true to */
-};
-
 /* An op as refusal() finds it: in the table above, or an element function's. */
 struct op_found {
 	struct onnx_op fn;		/* an element function's entry */
 	char attrs[32];			/* and its attributes */
 };
 
-#define RNN_ATTRS "activation_alpha activation_beta activations clip direction hidden_size layout"
-
-static const struct onnx_op ops[] = {
-	{ "Add", onnx_op_add, "", 7 },
-	{ "Sub", onnx_op_sub, "", 7 },
-	{ "Mul", onnx_op_mul, "", 7 },
-	{ "Div", onnx_op_div, "", 7 },
-	{ "Relu", onnx_op_relu, "", 6 },
-	{ "Clip", onnx_op_clip, "min max", 6 },
-	{ "Pow", onnx_op_pow, "", 7 },
-	{ "Mod", onnx_op_mod, "fmod", 10 },
-	{ "Max", onnx_op_max, "", 8 },
-	{ "Min", onnx_op_min, "", 8 },
-	{ "Sum", onnx_op_sum, "", 8 },
-	{ "Mean", onnx_op_mean, "", 8 },
-	{ "Equal", onnx_op_equal, "", 7 },
-	{ "Less", onnx_op_less, "", 7 },
-	{ "Greater", onnx_op_greater, "", 7 },
-	{ "LessOrEqual", onnx_op_less_equal, "", 12 },
-	{ "GreaterOrEqual", onnx_op_greater_equal, "", 12 },
-	{ "And", onnx_op_and, "", 7 },
-	{ "Or", onnx_op_or, "", 7 },
-	{ "Xor", onnx_op_xor, "", 7 },
-	{ "Where", onnx_op_where, "", 9 },
-	{ "PRelu", onnx_op_prelu, "", 9 },
-	{ "DepthToSpace", onnx_op_depthtospace, "blocksize mode", 1 },
-	{ "SpaceToDepth", onnx_op_spacetodepth, "blocksize", 1 },
-	{ "Gelu", onnx_op_gelu, "approximate", 20 },
-	{ "Cast", onnx_op_cast, "saturate to", 6 },
-	{ "CastLike", onnx_op_castlike, "saturate", 15 },
-	{ "Softmax", op_softmax, "axis", 1 },
-	{ "LogSoftmax", op_logsoftmax, "axis", 1 },
-	{ "MatMul", op_matmul, "", 1 },
-	{ "MatMulInteger", op_matmulinteger, "", 10 },
-	{ "Gemm", op_gemm, "alpha beta transA transB", 7 },
-	{ "Conv", op_conv, "auto_pad dilations group kernel_shape pads strides", 1 },
-	{ "ConvTranspose", op_convtranspose,
-	  "auto_pad dilations group kernel_shape output_padding output_shape pads strides", 1 },
-	{ "ConvInteger", op_convinteger, "auto_pad dilations group kernel_shape pads strides", 10 },
-	{ "MaxPool", op_maxpool, "auto_pad ceil_mode dilations kernel_shape pads storage_order "
-	  "strides", 1 },
-	{ "AveragePool", op_averagepool, "auto_pad ceil_mode count_include_pad kernel_shape pads "
-	  "strides", 1 },
-	{ "GlobalAveragePool", op_globalaveragepool, "", 1 },
-	{ "GlobalMaxPool", op_globalmaxpool, "", 1 },
-	{ "Reshape", op_reshape, "allowzero", 5 },
-	{ "Flatten", op_flatten, "axis", 1 },
-	{ "Identity", op_identity, "", 1 },
-	{ "Shape", onnx_op_shape, "start end", 1 },
-	{ "ScatterND", onnx_op_scatternd, "reduction", 11 },
-	{ "Gather", onnx_op_gather, "axis", 1 },
-	{ "GatherElements", onnx_op_gather_elements, "axis", 11 },
-	{ "Col2Im", onnx_op_col2im, "dilations pads strides", 18 },
-	{ "AffineGrid", onnx_op_affine_grid, "align_corners", 20 },
-	{ "GridSample", onnx_op_grid_sample, "align_corners mode padding_mode", 16 },
-	{ "GatherND", onnx_op_gathernd, "batch_dims", 11 },
-	{ "ScatterElements", onnx_op_scatter_elements, "axis reduction", 11 },
-	/* its name before opset 11 */
-	{ "Scatter", onnx_op_scatter_elements, "axis", 9 },
-	{ "TopK", onnx_op_topk, "axis k largest sorted", 1 },
-	{ "Slice", onnx_op_slice, "starts ends axes", 1 },
-	{ "Split", onnx_op_split, "axis split num_outputs", 2 },
-	{ "Expand", onnx_op_expand, "", 8 },
-	{ "Tile", onnx_op_tile, "", 6 },
-	{ "Range", onnx_op_range, "", 11 },
-	{ "ReduceSum", onnx_op_reduce_sum, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceMean", onnx_op_reduce_mean, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceMax", onnx_op_reduce_max, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceMin", onnx_op_reduce_min, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceProd", onnx_op_reduce_prod, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceSumSquare", onnx_op_reduce_sum_square, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceL1", onnx_op_reduce_l1, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceL2", onnx_op_reduce_l2, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceLogSum", onnx_op_reduce_log_sum, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ReduceLogSumExp", onnx_op_reduce_log_sum_exp, "axes keepdims noop_with_empty_axes", 1 },
-	{ "ArgMax", onnx_op_argmax, "axis keepdims select_last_index", 1 },
-	{ "ArgMin", onnx_op_argmin, "axis keepdims select_last_index", 1 },
-	{ "Einsum", onnx_op_einsum, "equation", 12 },
-	{ "Trilu", onnx_op_trilu, "upper", 14 },
-	{ "OneHot", onnx_op_onehot, "axis", 11 },
-	{ "CumSum", onnx_op_cumsum, "exclusive reverse", 11 },
-	{ "IsNaN", onnx_op_isnan, "", 9 },
-	{ "IsInf", onnx_op_isinf, "detect_negative detect_positive", 10 },
-	{ "RNN", onnx_op_rnn, RNN_ATTRS, 7 },
-	{ "GRU", onnx_op_gru, RNN_ATTRS " linear_before_reset", 7 },
-	{ "LSTM", onnx_op_lstm, RNN_ATTRS " input_forget", 7 },
-	{ "If", onnx_op_if, "else_branch then_branch", 1 },
-	{ "Loop", onnx_op_loop, "body", 1 },
-	{ "Scan", onnx_op_scan, "body num_scan_inputs scan_input_axes scan_input_directions "
-	  "scan_output_axes scan_output_directions", 9 },
-	{ "Unsqueeze", onnx_op_unsqueeze, "axes", 1 },
-	{ "Squeeze", onnx_op_squeeze, "axes", 1 },
-	{ "ConstantOfShape", onnx_op_constantofshape, "value", 9 },
-	{ "Dropout", op_identity, "ratio seed", 7 },
-	{ "Transpose", op_transpose, "perm", 1 },
-	{ "Concat", op_concat, "axis", 4 },
-	{ "Pad", op_pad, "mode pads value", 2 },
-	{ "Resize", op_resize, "coordinate_transformation_mode cubic_coeff_a exclude_outside "
-	  "extrapolation_value mode nearest_mode", 10 },
-	{ "BatchNormalization", op_batchnorm, "epsilon momentum spatial training_mode", 7 },
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_ops_ops[] = {
+	ONNX_OP("Softmax", op_softmax, "axis", 1),
+	ONNX_OP("LogSoftmax", op_logsoftmax, "axis", 1),
+	ONNX_OP("MatMul", op_matmul, "", 1),
+	ONNX_OP("MatMulInteger", op_matmulinteger, "", 10),
+	ONNX_OP("Gemm", op_gemm, "alpha beta transA transB", 7),
+	ONNX_OP("Conv", op_conv, "auto_pad dilations group kernel_shape pads strides", 1),
+	ONNX_OP("ConvTranspose", op_convtranspose,
+	  "auto_pad dilations group kernel_shape output_padding output_shape pads strides", 1),
+	ONNX_OP("ConvInteger", op_convinteger,
+	        "auto_pad dilations group kernel_shape pads strides", 10),
+	ONNX_OP("MaxPool", op_maxpool,
+	        "auto_pad ceil_mode dilations kernel_shape pads storage_order strides", 1),
+	ONNX_OP("AveragePool", op_averagepool,
+	        "auto_pad ceil_mode count_include_pad kernel_shape pads strides", 1),
+	ONNX_OP("GlobalAveragePool", op_globalaveragepool, "", 1),
+	ONNX_OP("GlobalMaxPool", op_globalmaxpool, "", 1),
+	ONNX_OP("Reshape", op_reshape, "allowzero", 5),
+	ONNX_OP("Flatten", op_flatten, "axis", 1),
+	ONNX_OP("Identity", op_identity, "", 1),
+	ONNX_OP("Dropout", op_identity, "ratio seed", 7),
+	ONNX_OP("Transpose", op_transpose, "perm", 1),
+	ONNX_OP("Concat", op_concat, "axis", 4),
+	ONNX_OP("Pad", op_pad, "mode pads value", 2),
+	ONNX_OP("Resize", op_resize, "coordinate_transformation_mode cubic_coeff_a exclude_outside "
+	  "extrapolation_value mode nearest_mode", 10),
+	ONNX_OP("BatchNormalization", op_batchnorm, "epsilon momentum spatial training_mode", 7),
 	/* onnxruntime's before opset 17 (its optimizer writes it at any opset): the same op */
-	{ "LayerNormalization", op_layernorm, "axis epsilon stash_type", 1 },
-	/* onnxruntime's, registered in the default domain: RMS norm */
-	{ "SimplifiedLayerNormalization", onnx_op_ms_simplified_ln, "axis epsilon stash_type", 1 },
-	{ "InstanceNormalization", op_instancenorm, "epsilon", 6 },
-	{ "GroupNormalization", op_groupnorm, "epsilon num_groups stash_type", 18 },
-	{ "QuantizeLinear", op_quantizelinear, "axis", 10 },
-	{ "DequantizeLinear", op_dequantizelinear, "axis", 10 },
-	{ "DynamicQuantizeLinear", op_dynamicquantizelinear, "", 11 },
-	{ "QLinearConv", op_qlinearconv, "auto_pad dilations group kernel_shape pads strides", 10 },
-	{ "QLinearMatMul", op_qlinearmatmul, "", 10 },
-	{ "Constant", op_constant, "value value_float value_floats value_int value_ints", 1 },
+	ONNX_OP("LayerNormalization", op_layernorm, "axis epsilon stash_type", 1),
+	ONNX_OP("InstanceNormalization", op_instancenorm, "epsilon", 6),
+	ONNX_OP("GroupNormalization", op_groupnorm, "epsilon num_groups stash_type", 18),
+	ONNX_OP("QuantizeLinear", op_quantizelinear, "axis", 10),
+	ONNX_OP("DequantizeLinear", op_dequantizelinear, "axis", 10),
+	ONNX_OP("DynamicQuantizeLinear", op_dynamicquantizelinear, "", 11),
+	ONNX_OP("QLinearConv", op_qlinearconv,
+	        "auto_pad dilations group kernel_shape pads strides", 10),
+	ONNX_OP("QLinearMatMul", op_qlinearmatmul, "", 10),
+	ONNX_OP("Constant", op_constant, "value value_float value_floats value_int value_ints", 1),
+	ONNX_MS_OP("FusedMatMul", op_fusedmatmul, "alpha transA transB transBatchA transBatchB", 1),
+	ONNX_OP_END
 };
 
-/*
- * onnxruntime's contrib ops its own tools write (onnx_ms.c), in domain
- * com.microsoft (its version 1), and the one it registers in the default
- * domain (SimplifiedLayerNormalization, in ops above).
- */
-static const struct onnx_op ms_ops[] = {
-	{ "Gelu", onnx_op_ms_gelu, "", 1 },
-	{ "FastGelu", onnx_op_ms_fastgelu, "", 1 },
-	{ "BiasGelu", onnx_op_ms_biasgelu, "", 1 },
-	{ "QuickGelu", onnx_op_ms_quickgelu, "alpha", 1 },
-	{ "SkipLayerNormalization", onnx_op_ms_skip_ln, "epsilon", 1 },
-	{ "SkipSimplifiedLayerNormalization", onnx_op_ms_skip_simplified_ln, "epsilon", 1 },
-	{ "QLinearSigmoid", onnx_op_ms_qlinear_sigmoid, "", 1 },
-	{ "FusedMatMul", op_fusedmatmul, "alpha transA transB transBatchA transBatchB", 1 },
-	{ "QLinearLeakyRelu", onnx_op_ms_qlinear_leakyrelu, "alpha", 1 },
-	{ "QLinearAdd", onnx_op_ms_qlinear_add, "", 1 },
-	{ "QLinearMul", onnx_op_ms_qlinear_mul, "", 1 },
-	{ "QLinearConcat", onnx_op_ms_qlinear_concat, "axis", 1 },
-	{ "QLinearGlobalAveragePool", onnx_op_ms_qlinear_gap, "channels_last", 1 },
-	{ "QLinearAveragePool", onnx_op_ms_qlinear_avgpool, "auto_pad ceil_mode channels_last "
-	  "count_include_pad kernel_shape pads strides", 1 },
-	{ "QLinearSoftmax", onnx_op_ms_qlinear_softmax, "axis opset", 1 },
-	{ "QGemm", onnx_op_ms_qgemm, "alpha transA transB", 1 },
-	{ "DynamicQuantizeMatMul", onnx_op_ms_dynamic_quantize_matmul, "", 1 },
-	{ "MatMulNBits", onnx_op_ms_matmul_nbits, "K N accuracy_level bits block_size", 1 },
-	{ "EmbedLayerNormalization", onnx_op_ms_embed_layer_norm, "epsilon mask_index_type", 1 },
-	{ "RotaryEmbedding", onnx_op_ms_rotary_embedding, "interleaved is_packed_batching "
-	  "num_heads rotary_embedding_dim scale", 1 },
-	{ "MultiHeadAttention", onnx_op_ms_multihead_attention, "mask_filter_value num_heads scale "
-	  "unidirectional", 1 },
-	{ "Attention", onnx_op_ms_attention, "do_rotary mask_filter_value num_heads "
-	  "past_present_share_buffer qkv_hidden_sizes rotary_embedding_dim scale unidirectional", 1 },
-	{ "FusedConv", onnx_op_ms_fusedconv, "activation activation_params auto_pad dilations "
-	  "group kernel_shape pads strides", 1 },
-};
-#define MS_DOMAIN	"com.microsoft"
 
-#define NOPS	(sizeof(ops) / sizeof(ops[0]))
+/* The registry: each importing file's table (onnx.h). */
+static const struct onnx_op *const onnx_op_tables[] = {
+#define ONNX_OP_TABLE(name) onnx_##name##_ops,
+	ONNX_OP_TABLES(ONNX_OP_TABLE)
+#undef ONNX_OP_TABLE
+};
+#define NTABLES	(sizeof(onnx_op_tables) / sizeof(onnx_op_tables[0]))
+
+/* The entry of op @name of @domain (NULL: the default domain), or NULL. */
+static const struct onnx_op *find_op(const char *domain, const char *name)
+{
+	for (size_t t = 0; t < NTABLES; t++)
+		for (const struct onnx_op *op = onnx_op_tables[t]; op->name; op++)
+			if (!strcmp(op->name, name) &&
+			    (domain ? op->domain && !strcmp(op->domain, domain) : !op->domain))
+				return op;
+	return NULL;
+}
 
 const char *npu_model_op(unsigned int i)
 {
-	const struct onnx_fn_op *f = i < NOPS ? NULL : onnx_fn_op(i - (unsigned int)NOPS);
+	const struct onnx_fn_op *f;
 
-	return i < NOPS ? ops[i].name : f ? f->op : NULL;
+	for (size_t t = 0; t < NTABLES; t++)	/* the default domain's, then the functions */
+		for (const struct onnx_op *op = onnx_op_tables[t]; op->name; op++)
+			if (!op->domain && !i--)
+				return op->name;
+	f = onnx_fn_op(i);
+	return f ? f->op : NULL;
 }
 
 static int known_attr(const char *list, const char *name)
@@ -2120,10 +2028,8 @@ static const struct onnx_op *refusal(const struct onnx *o, const Onnx__NodeProto
 		snprintf(why, len, "no op type");
 		return NULL;
 	}
-	if (n->domain && !strcmp(n->domain, MS_DOMAIN)) {
-		for (size_t i = 0; i < sizeof(ms_ops) / sizeof(ms_ops[0]) && !op; i++)
-			if (!strcmp(ms_ops[i].name, n->op_type))
-				op = &ms_ops[i];
+	if (n->domain && !strcmp(n->domain, ONNX_MS)) {
+		op = find_op(ONNX_MS, n->op_type);
 		if (!op) {
 			snprintf(why, len, "op %s of domain %s is not supported", n->op_type,
 				 n->domain);
@@ -2135,14 +2041,13 @@ static const struct onnx_op *refusal(const struct onnx *o, const Onnx__NodeProto
 		snprintf(why, len, "domain '%s' is not supported", n->domain);
 		return NULL;
 	}
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]) && !op; i++)
-		if (!strcmp(ops[i].name, n->op_type))
-			op = &ops[i];
+	op = find_op(NULL, n->op_type);
 	f = op ? NULL : onnx_fn_op_named(n->op_type);
 	if (f) {	/* an element function: its attributes are its table's */
 		snprintf(found->attrs, sizeof(found->attrs), "%s%s%s", f->a ? f->a : "",
 			 f->a && f->b ? " " : "", f->b ? f->b : "");
-		found->fn = (struct onnx_op){ f->op, onnx_op_fn, found->attrs, f->min_opset };
+		found->fn = (struct onnx_op){ f->op, onnx_op_fn, found->attrs, f->min_opset,
+					      NULL, 0 };
 		op = &found->fn;
 	}
 	if (!op) {
@@ -2220,9 +2125,7 @@ int onnx_import_node(struct onnx *o)
 	if (!op)
 		return onnx_fail(o, N->op_type ? NPU_ENOTSUP : NPU_EINVAL, "%s", why);
 	/* an op's first output is required, but the recurrent ops' (any one of theirs) */
-	if (!N->n_output || (!N->output[0][0] && op->import != onnx_op_rnn &&
-				op->import != onnx_op_gru && op->import != onnx_op_lstm &&
-				op->import != onnx_op_loop && op->import != onnx_op_scan))
+	if (!N->n_output || (!N->output[0][0] && !(op->flags & ONNX_OP_ANY_OUTPUT)))
 		return onnx_fail(o, NPU_EINVAL, "output 0 has no name");
 	for (size_t i = 0; i < N->n_output && !N->output[i][0]; i++)	/* RNN's: any one */
 		if (i + 1 == N->n_output)

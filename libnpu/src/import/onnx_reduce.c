@@ -86,21 +86,21 @@ static int reduce(struct onnx *o, enum nd_reduce_fn fn)
 	return reduce_node(o, fn, mask, (int)keepdims, 0);
 }
 
-int onnx_op_reduce_sum(struct onnx *o) { return reduce(o, ND_R_SUM); }
-int onnx_op_reduce_mean(struct onnx *o)
+static int onnx_op_reduce_sum(struct onnx *o) { return reduce(o, ND_R_SUM); }
+static int onnx_op_reduce_mean(struct onnx *o)
 {
 	int r = onnx_fuse_layernorm(o);	/* a decomposed LayerNormalization */
 
 	return r ? (r < 0 ? r : 0) : reduce(o, ND_R_MEAN);
 }
-int onnx_op_reduce_max(struct onnx *o) { return reduce(o, ND_R_MAX); }
-int onnx_op_reduce_min(struct onnx *o) { return reduce(o, ND_R_MIN); }
-int onnx_op_reduce_prod(struct onnx *o) { return reduce(o, ND_R_PROD); }
-int onnx_op_reduce_sum_square(struct onnx *o) { return reduce(o, ND_R_SUM_SQUARE); }
-int onnx_op_reduce_l1(struct onnx *o) { return reduce(o, ND_R_L1); }
-int onnx_op_reduce_l2(struct onnx *o) { return reduce(o, ND_R_L2); }
-int onnx_op_reduce_log_sum(struct onnx *o) { return reduce(o, ND_R_LOG_SUM); }
-int onnx_op_reduce_log_sum_exp(struct onnx *o) { return reduce(o, ND_R_LOG_SUM_EXP); }
+static int onnx_op_reduce_max(struct onnx *o) { return reduce(o, ND_R_MAX); }
+static int onnx_op_reduce_min(struct onnx *o) { return reduce(o, ND_R_MIN); }
+static int onnx_op_reduce_prod(struct onnx *o) { return reduce(o, ND_R_PROD); }
+static int onnx_op_reduce_sum_square(struct onnx *o) { return reduce(o, ND_R_SUM_SQUARE); }
+static int onnx_op_reduce_l1(struct onnx *o) { return reduce(o, ND_R_L1); }
+static int onnx_op_reduce_l2(struct onnx *o) { return reduce(o, ND_R_L2); }
+static int onnx_op_reduce_log_sum(struct onnx *o) { return reduce(o, ND_R_LOG_SUM); }
+static int onnx_op_reduce_log_sum_exp(struct onnx *o) { return reduce(o, ND_R_LOG_SUM_EXP); }
 
 static int arg(struct onnx *o, enum nd_reduce_fn fn)
 {
@@ -120,8 +120,8 @@ static int arg(struct onnx *o, enum nd_reduce_fn fn)
 	return reduce_node(o, fn, 1u << axis, (int)keepdims, (int)last);
 }
 
-int onnx_op_argmax(struct onnx *o) { return arg(o, ND_R_ARGMAX); }
-int onnx_op_argmin(struct onnx *o) { return arg(o, ND_R_ARGMIN); }
+static int onnx_op_argmax(struct onnx *o) { return arg(o, ND_R_ARGMAX); }
+static int onnx_op_argmin(struct onnx *o) { return arg(o, ND_R_ARGMIN); }
 
 /*
  * CumSum (11, 14): the running sums along an axis known at load, with
@@ -132,7 +132,7 @@ int onnx_op_argmin(struct onnx *o) { return arg(o, ND_R_ARGMIN); }
  * exact. It costs n times the elements of x, so a long axis is refused
  * rather than asked of memory.
  */
-int onnx_op_cumsum(struct onnx *o)
+static int onnx_op_cumsum(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *av;
 	struct ir_attrs mul = { 0 }, red = { 0 };
@@ -205,3 +205,23 @@ int onnx_op_cumsum(struct onnx *o)
 		return y;
 	return onnx_node(o, IR_ND_REDUCE, &prod, 1, &y, 1, &red);
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_reduce_ops[] = {
+	ONNX_OP("ReduceSum", onnx_op_reduce_sum, "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ReduceMean", onnx_op_reduce_mean, "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ReduceMax", onnx_op_reduce_max, "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ReduceMin", onnx_op_reduce_min, "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ReduceProd", onnx_op_reduce_prod, "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ReduceSumSquare", onnx_op_reduce_sum_square,
+	        "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ReduceL1", onnx_op_reduce_l1, "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ReduceL2", onnx_op_reduce_l2, "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ReduceLogSum", onnx_op_reduce_log_sum, "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ReduceLogSumExp", onnx_op_reduce_log_sum_exp,
+	        "axes keepdims noop_with_empty_axes", 1),
+	ONNX_OP("ArgMax", onnx_op_argmax, "axis keepdims select_last_index", 1),
+	ONNX_OP("ArgMin", onnx_op_argmin, "axis keepdims select_last_index", 1),
+	ONNX_OP("CumSum", onnx_op_cumsum, "exclusive reverse", 11),
+	ONNX_OP_END
+};

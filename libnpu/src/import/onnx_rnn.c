@@ -853,17 +853,27 @@ static int rnn_import(struct onnx *o, enum rnn_kind kind)
 	return err;
 }
 
-int onnx_op_rnn(struct onnx *o)
+static int onnx_op_rnn(struct onnx *o)
 {
 	return rnn_import(o, K_RNN);
 }
 
-int onnx_op_gru(struct onnx *o)
+static int onnx_op_gru(struct onnx *o)
 {
 	return rnn_import(o, K_GRU);
 }
 
-int onnx_op_lstm(struct onnx *o)
+static int onnx_op_lstm(struct onnx *o)
 {
 	return rnn_import(o, K_LSTM);
 }
+
+#define RNN_ATTRS "activation_alpha activation_beta activations clip direction hidden_size layout"
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_rnn_ops[] = {
+	ONNX_OP_FLAGS("RNN", onnx_op_rnn, RNN_ATTRS, 7, ONNX_OP_ANY_OUTPUT),
+	ONNX_OP_FLAGS("GRU", onnx_op_gru, RNN_ATTRS " linear_before_reset", 7, ONNX_OP_ANY_OUTPUT),
+	ONNX_OP_FLAGS("LSTM", onnx_op_lstm, RNN_ATTRS " input_forget", 7, ONNX_OP_ANY_OUTPUT),
+	ONNX_OP_END
+};

@@ -430,3 +430,13 @@ int onnx_op_scatternd(struct onnx *o)
 	}
 	return 0;
 }
+
+/* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
+const struct onnx_op onnx_shape_ops[] = {
+	ONNX_OP("Shape", onnx_op_shape, "start end", 1),
+	ONNX_OP("ScatterND", onnx_op_scatternd, "reduction", 11),
+	ONNX_OP("Unsqueeze", onnx_op_unsqueeze, "axes", 1),
+	ONNX_OP("Squeeze", onnx_op_squeeze, "axes", 1),
+	ONNX_OP("ConstantOfShape", onnx_op_constantofshape, "value", 9),
+	ONNX_OP_END
+};
