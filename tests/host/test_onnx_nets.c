@@ -278,6 +278,30 @@ static void test_slim_matches_protobuf(void)
 	arena_free();
 }
 
+/*
+ * The importer's registry (each family's table, onnx.h) has no hole and
+ * no op twice; npu_model_op lists each default-domain op once, the new
+ * families' among them.
+ */
+static void test_op_registry(void)
+{
+	char why[160] = "";
+	int err = onnx_registry_check(why, sizeof(why)), seen = 0;
+	unsigned int n = 0;
+
+	if (err)
+		tap_diag("%s", why);
+	CHECK_EQ(err, 0);
+	for (; npu_model_op(n); n++) {
+		seen += !strcmp(npu_model_op(n), "GridSample") + !strcmp(npu_model_op(n), "LSTM") +
+			!strcmp(npu_model_op(n), "Relu");
+		for (unsigned int k = 0; k < n; k++)
+			CHECK(strcmp(npu_model_op(k), npu_model_op(n)));
+	}
+	CHECK(n > 120);	/* 137 when this was written */
+	CHECK_EQ(seen, 3);
+}
+
 /* ---- int64 token ids, bool masks --------------------------------------------------- */
 
 /*
@@ -2469,7 +2493,7 @@ static void test_mutations(void)
 	arena_free();
 }
 
-TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_weights_held_once), TAP_ENTRY(test_slim_matches_protobuf), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_group_norm), TAP_ENTRY(test_contrib_ops), TAP_ENTRY(test_qlinear_sigmoid), TAP_ENTRY(test_fused_matmul), TAP_ENTRY(test_bool_mask),
+TAP_MAIN(TAP_ENTRY(test_load_time_chain), TAP_ENTRY(test_weights_held_once), TAP_ENTRY(test_slim_matches_protobuf), TAP_ENTRY(test_op_registry), TAP_ENTRY(test_embedding), TAP_ENTRY(test_trilu_onehot), TAP_ENTRY(test_cumsum), TAP_ENTRY(test_gathernd), TAP_ENTRY(test_scatter_elements), TAP_ENTRY(test_topk), TAP_ENTRY(test_group_norm), TAP_ENTRY(test_contrib_ops), TAP_ENTRY(test_qlinear_sigmoid), TAP_ENTRY(test_fused_matmul), TAP_ENTRY(test_bool_mask),
 	 TAP_ENTRY(test_slice_tile_shuffle), TAP_ENTRY(test_maxpool_indices),
 	 TAP_ENTRY(test_einsum), TAP_ENTRY(test_matmul_rows_dense), TAP_ENTRY(test_reduce_argmax_cast),
 	 TAP_ENTRY(test_layernorm_fused), TAP_ENTRY(test_gelu_fused),

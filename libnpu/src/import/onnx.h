@@ -497,6 +497,13 @@ struct onnx_op {
 #define ONNX_OP_TABLE(name) extern const struct onnx_op onnx_##name##_ops[];
 ONNX_OP_TABLES(ONNX_OP_TABLE)
 #undef ONNX_OP_TABLE
+/*
+ * Whether every entry of the registry is whole (a name, an import, its
+ * attributes, an opset ONNX has, a domain libnpu knows) and the only one
+ * of its name in its domain (an element function's too): 0, or an error
+ * and why.
+ */
+int onnx_registry_check(char *why, size_t len);
 
 /*
  * Import @as as if it were the node being imported (a node of a lowering's

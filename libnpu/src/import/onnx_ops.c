@@ -1967,6 +1967,29 @@ static const struct onnx_op *find_op(const char *domain, const char *name)
 	return NULL;
 }
 
+int onnx_registry_check(char *why, size_t len)
+{
+	for (size_t t = 0; t < NTABLES; t++)
+		for (const struct onnx_op *op = onnx_op_tables[t]; op->name; op++) {
+			const char *dom = op->domain ? op->domain : "ai.onnx";
+
+			if (!*op->name || !op->import || !op->attrs || op->min_opset < 1 ||
+			    op->min_opset > ONNX_MAX_OPSET ||
+			    (op->domain && strcmp(op->domain, ONNX_MS)) ||
+			    (op->flags & ~ONNX_OP_ANY_OUTPUT)) {
+				snprintf(why, len, "table %zu: the entry of %s (%s) is incomplete", t,
+					 op->name, dom);
+				return NPU_EINVAL;
+			}
+			if (find_op(op->domain, op->name) != op ||
+			    (!op->domain && onnx_fn_op_named(op->name))) {
+				snprintf(why, len, "%s (%s) has more than one entry", op->name, dom);
+				return NPU_EINVAL;
+			}
+		}
+	return 0;
+}
+
 const char *npu_model_op(unsigned int i)
 {
 	const struct onnx_fn_op *f;
