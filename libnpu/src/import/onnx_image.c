@@ -28,16 +28,16 @@ static Onnx__AttributeProto *ints_attr(Onnx__AttributeProto *a, const char *name
 	return a;
 }
 
-/* Input @i, a constant of @n int64 values (n 0: any count up to @max, into *@n). */
+/* Input @i, known at load: 1 to @max int64 values into @v, *@n of them. */
 static int const_ints(struct onnx *o, uint32_t i, const char *what, int64_t *v, uint32_t max,
 		      uint32_t *n)
 {
-	struct oval *x = onnx_in(o, i);
+	struct oval *x;
 
-	if (!x || !x->data || x->input >= 0 || x->dt != NPU_DT_INT64 || x->rank != 1 ||
-	    !x->count || x->count > max)
-		return onnx_fail(o, NPU_ENOTSUP, "%s must be a constant of 1 to %u int64 values",
-				 what, max);
+	TRY(onnx_in_static(o, i, what, &x));
+	TRY(onnx_want_dt(o, x, I64, what));
+	if (x->rank != 1 || !x->count || x->count > max)
+		return onnx_fail(o, NPU_EINVAL, "%s must hold 1 to %u values", what, max);
 	for (uint64_t k = 0; k < x->count; k++)
 		v[k] = onnx_get_i(x, k);
 	*n = (uint32_t)x->count;
