@@ -8,8 +8,10 @@
  * into the output's order. Ellipses ("...", the same dims in every
  * operand) and the implicit output (the ellipsis, then the labels used
  * once, in alphabetical order) as ONNX defines them. A label repeated in
- * one operand (a diagonal), a label of one of two operands that the output
- * drops, and dims that differ under one label are refused.
+ * one operand is its diagonal ("ii->i", "bii,bij->bj"): one strided copy,
+ * the label's dims seen as one dim whose stride is the sum of theirs. A
+ * label of one of two operands that the output drops is summed in that
+ * operand first. Dims that differ under one label are refused.
  */
 #include <string.h>
 
@@ -43,9 +45,6 @@ static int parse_term(struct onnx *o, const char *s, size_t len, uint32_t nell,
 			return onnx_fail(o, NPU_EINVAL, "label '%c'", s[i]);
 		if (t->n == NPU_MAX_RANK)
 			return onnx_fail(o, NPU_ENOTSUP, "more than %d labels", NPU_MAX_RANK);
-		if (memchr(t->l, s[i], t->n))
-			return onnx_fail(o, NPU_ENOTSUP, "label '%c' twice in one term (a diagonal)",
-					 s[i]);
 		t->l[t->n++] = s[i];
 	}
 	t->l[t->n] = 0;
@@ -110,12 +109,109 @@ static int permute(struct onnx *o, int x, const uint32_t *d, const struct term *
 	return y;
 }
 
+/* How many times @c is among @t's labels. */
+static uint32_t count(const struct term *t, char c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < t->n; i++)
+		n += t->l[i] == c;
+	return n;
+}
+
+/*
+ * Operand @x (dims @d, labels @t) with each repeated label's diagonal
+ * taken: one strided copy whose dim for the label steps by the sum of the
+ * strides of its dims. @x, @d and @t become the result's.
+ */
+static int diagonal(struct onnx *o, int *x, uint32_t *d, struct term *t)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_copy *p = &at.nd.cp;
+	int64_t st[NPU_MAX_RANK], s = 1;
+	struct term u = { .n = 0 };
+	int y;
+
+	for (int i = (int)t->n - 1; i >= 0; i--) {
+		st[i] = s;
+		s *= d[i];
+	}
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t k = has(&u, t->l[i]) ? where(&u, t->l[i]) : u.n;
+
+		if (k == u.n) {		/* a label's first dim */
+			u.l[u.n++] = t->l[i];
+			p->dims[k] = d[i];
+			p->st[k] = 0;
+		}
+		p->st[k] += st[i];
+	}
+	if (u.n == t->n)
+		return 0;	/* no label twice */
+	p->rank = u.n ? u.n : 1;
+	if (!u.n)
+		p->dims[0] = 1;
+	p->dtype = NPU_DT_FLOAT32;
+	y = onnx_temp(o, NPU_DT_FLOAT32, p->rank, p->dims);
+	if (y < 0)
+		return y;
+	TRY(onnx_node(o, IR_ND_COPY, x, 1, &y, 1, &at));
+	*x = y;
+	memcpy(d, p->dims, sizeof(uint32_t) * u.n);
+	u.l[u.n] = 0;
+	*t = u;
+	return 0;
+}
+
+/*
+ * Operand @x (dims @d, labels @t) summed over the labels neither the
+ * other operand (@other) nor the output has; @x, @d and @t become the
+ * sum's.
+ */
+static int sum_alone(struct onnx *o, int *x, uint32_t *d, struct term *t,
+		     const struct term *other, const struct term *out)
+{
+	struct ir_attrs at = { 0 };
+	struct nd_reduce *p = &at.nd.rd;
+	struct term kept = { .n = 0 };
+	uint32_t kd[NPU_MAX_RANK];
+	int r;
+
+	for (uint32_t a = 0; a < t->n; a++) {
+		if (has(other, t->l[a]) || has(out, t->l[a])) {
+			kd[kept.n] = d[a];
+			kept.l[kept.n++] = t->l[a];
+		} else {
+			p->mask |= 1u << a;
+		}
+	}
+	if (!p->mask)
+		return 0;
+	p->fn = ND_R_SUM;
+	p->dtype = NPU_DT_FLOAT32;
+	p->rank = t->n;
+	memcpy(p->in, d, sizeof(uint32_t) * t->n);
+	r = onnx_temp(o, NPU_DT_FLOAT32, kept.n ? kept.n : 1, kept.n ? kd : (uint32_t[]){ 1 });
+	if (r < 0)
+		return r;
+	TRY(onnx_node(o, IR_ND_REDUCE, x, 1, &r, 1, &at));
+	*x = r;
+	if (!kept.n) {		/* all summed: one value, a dim of 1 labelled by none */
+		kd[0] = 1;
+	}
+	memcpy(d, kd, sizeof(uint32_t) * (kept.n ? kept.n : 1));
+	kept.l[kept.n] = 0;
+	*t = kept;
+	return 0;
+}
+
 static int onnx_op_einsum(struct onnx *o)
 {
 	char eq[256], order[2 * NPU_MAX_RANK + 1];
 	struct term in[2], out;
 	struct oval *v[2] = { onnx_in(o, 0), onnx_in(o, 1) };
 	uint32_t nin = (uint32_t)N->n_input, dim[128] = { 0 }, odims[NPU_MAX_RANK], nell = 0;
+	uint32_t od[2][NPU_MAX_RANK];	/* each operand's dims, past its diagonals and sums */
 	const char *lhs[2], *arrow;
 	size_t lhs_len[2], len = 0;
 	uint64_t bt = 1, m = 1, k = 1, n = 1;
@@ -171,8 +267,8 @@ static int onnx_op_einsum(struct onnx *o)
 		for (uint32_t e = 0; e < nell; e++)
 			out.l[out.n++] = (char)('0' + e);
 		for (int c = 'A'; c <= 'z'; c++)
-			if (dim[c] && has(&in[0], (char)c) + (nin == 2 && has(&in[1], (char)c)) == 1 &&
-			    out.n < NPU_MAX_RANK)
+			if (dim[c] && count(&in[0], (char)c) + (nin == 2 ? count(&in[1], (char)c) : 0) ==
+			    1 && out.n < NPU_MAX_RANK)
 				out.l[out.n++] = (char)c;
 	}
 	for (uint32_t i = 0; i < out.n; i++) {
@@ -181,11 +277,21 @@ static int onnx_op_einsum(struct onnx *o)
 					 out.l[i]);
 		odims[i] = dim[(unsigned char)out.l[i]];
 	}
+	for (uint32_t i = 0; i < out.n; i++)
+		if (count(&out, out.l[i]) > 1)
+			return onnx_fail(o, NPU_EINVAL, "output label '%c' twice", out.l[i]);
 	y = onnx_output(o, 0, NPU_DT_FLOAT32, out.n, odims);
 	t[0] = y < 0 ? y : onnx_in_t(o, 0);
 	t[1] = t[0] < 0 || nin < 2 ? t[0] : onnx_in_t(o, 1);
 	if (t[0] < 0 || t[1] < 0)
 		return t[0] < 0 ? t[0] : t[1];
+	/* each operand's diagonals, then (of two) what it alone sums */
+	for (uint32_t i = 0; i < nin; i++) {
+		memcpy(od[i], v[i]->dims, sizeof(uint32_t) * v[i]->rank);
+		TRY(diagonal(o, &t[i], od[i], &in[i]));
+	}
+	for (uint32_t i = 0; nin == 2 && i < 2; i++)
+		TRY(sum_alone(o, &t[i], od[i], &in[i], &in[1 - i], &out));
 	if (nin == 1) {
 		/* the labels the output drops summed, then the rest into its order */
 		struct ir_attrs at = { 0 };
@@ -195,7 +301,7 @@ static int onnx_op_einsum(struct onnx *o)
 
 		for (uint32_t a = 0; a < in[0].n; a++) {
 			if (has(&out, in[0].l[a])) {
-				kd[kept.n] = v[0]->dims[a];
+				kd[kept.n] = od[0][a];
 				kept.l[kept.n++] = in[0].l[a];
 			} else {
 				p->mask |= 1u << a;
@@ -207,7 +313,7 @@ static int onnx_op_einsum(struct onnx *o)
 			p->fn = ND_R_SUM;
 			p->dtype = NPU_DT_FLOAT32;
 			p->rank = in[0].n;
-			memcpy(p->in, v[0]->dims, sizeof(uint32_t) * in[0].n);
+			memcpy(p->in, od[0], sizeof(uint32_t) * in[0].n);
 			r = onnx_temp(o, NPU_DT_FLOAT32, kept.n ? kept.n : 1,
 				      kept.n ? kd : (uint32_t[]){ 1 });
 			if (r < 0)
@@ -215,7 +321,7 @@ static int onnx_op_einsum(struct onnx *o)
 			TRY(onnx_node(o, IR_ND_REDUCE, &t[0], 1, &r, 1, &at));
 			t[0] = r;
 		}
-		return permute(o, t[0], kept.n ? kd : v[0]->dims, p->mask ? &kept : &in[0], out.l,
+		return permute(o, t[0], kept.n ? kd : od[0], p->mask ? &kept : &in[0], out.l,
 			       y) < 0 ? NPU_EINVAL : 0;
 	}
 	/* batch, free in A, contracted (A's order); then B's free labels */
@@ -255,12 +361,12 @@ static int onnx_op_einsum(struct onnx *o)
 		memcpy(order + nb + na, cl, nc);
 		ta.n = nb + na + nc;
 		memcpy(ta.l, order, ta.n);
-		pa = permute(o, t[0], v[0]->dims, &in[0], ta.l, -1);
+		pa = permute(o, t[0], od[0], &in[0], ta.l, -1);
 		memcpy(tb.l, bl, nb);
 		memcpy(tb.l + nb, cl, nc);
 		memcpy(tb.l + nb + nc, fl, nf);
 		tb.n = nb + nc + nf;
-		pb = permute(o, t[1], v[1]->dims, &in[1], tb.l, -1);
+		pb = permute(o, t[1], od[1], &in[1], tb.l, -1);
 		if (pa < 0 || pb < 0)
 			return pa < 0 ? pa : pb;
 		for (uint32_t i = 0; i < nb; i++)
