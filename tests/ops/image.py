@@ -6,7 +6,9 @@ dilations, pads, several channels and images, and rows no block reaches;
 AffineGrid in 2 and 3 dims, with and without align_corners, a dim of 1;
 GridSample in each mode, padding mode and alignment, in 2 dims (opsets
 16 and 20) and 3 (opset 20), the grid reaching past the image;
-Pad's wrap mode (circular padding), pads past the dim, crops, axes.
+Pad's wrap mode (circular padding), pads past the dim, crops, axes;
+Resize's opset 18-19 additions (axes, keep_aspect_ratio_policy,
+half_pixel_symmetric).
 onnxruntime gives the expected outputs (cases.sh)."""
 import os
 import sys
@@ -83,6 +85,20 @@ def grid_sample(out, name, xshape, gshape, opset, **attrs):
     save(out, "grid_sample_" + name, node, {"x": x, "grid": g}, {}, opset)
 
 
+def resize(out, name, xshape, opset, scales=None, sizes=None, **attrs):
+    x = rng.standard_normal(xshape).astype(np.float32)
+    consts = {}
+    ins = ["x", ""]
+    if scales is not None:
+        consts["scales"] = np.array(scales, np.float32)
+        ins.append("scales")
+    else:
+        consts["sizes"] = np.array(sizes, np.int64)
+        ins += ["", "sizes"]
+    node = helper.make_node("Resize", ins, ["y"], **attrs)
+    save(out, "resize_" + name, node, {"x": x}, consts, opset)
+
+
 def make(out):
     col2im(out, "basic", 1, 1, [5, 5], [2, 2])
     col2im(out, "strided", 1, 2, [6, 7], [2, 2], strides=[2, 2])
@@ -107,6 +123,18 @@ def make(out):
         for pad in ("zeros", "border", "reflection"):
             grid_sample(out, "3d_%s_%s" % (mode, pad), (1, 2, 3, 4, 5), (1, 2, 3, 4, 3), 20,
                         mode=mode, padding_mode=pad, align_corners=int(pad == "border"))
+    resize(out, "axes_scales", (1, 2, 4, 5), 18, scales=[1.5, 2.0], axes=[2, 3], mode="linear")
+    resize(out, "axes_sizes", (1, 2, 4, 5), 18, sizes=[7], axes=[-1], mode="nearest")
+    resize(out, "not_larger", (1, 2, 4, 6), 18, sizes=[9, 9], axes=[2, 3], mode="linear",
+           keep_aspect_ratio_policy="not_larger")
+    resize(out, "not_smaller", (1, 2, 4, 6), 18, sizes=[9, 9], axes=[2, 3], mode="cubic",
+           keep_aspect_ratio_policy="not_smaller")
+    resize(out, "not_larger_all", (1, 1, 5, 3), 18, sizes=[1, 1, 8, 8], mode="nearest",
+           keep_aspect_ratio_policy="not_larger")
+    resize(out, "half_pixel_symmetric", (1, 2, 4, 5), 19, scales=[1, 1, 1.7, 0.6], mode="linear",
+           coordinate_transformation_mode="half_pixel_symmetric")
+    resize(out, "half_pixel_symmetric_cubic", (1, 1, 6, 5), 19, sizes=[1, 1, 9, 3], mode="cubic",
+           coordinate_transformation_mode="half_pixel_symmetric")
     pad_wrap(out, "2d", [1, 2, 4, 5], [0, 0, 1, 2, 0, 0, 2, 1])
     pad_wrap(out, "past_the_dim", [2, 3], [0, 4, 0, 5], numpy=True)
     pad_wrap(out, "crop", [1, 3, 6], [0, -1, 2, 0, 1, -2])

@@ -1182,6 +1182,67 @@ static int op_pad(struct onnx *o)
 	return one_in_one_out(o, IR_ND_PAD, x->dt, x->rank, ydims, &at);
 }
 
+/*
+ * Resize's scales or sizes (@sc or @sz) per dim of @x into @scale and
+ * @size: for the dims of opset 18's ``axes`` (all without it), the others
+ * kept; sizes under keep_aspect_ratio_policy not_larger or not_smaller
+ * made one scale over those dims (the least or greatest size / input, in
+ * fp32), each size that scale times the input rounded half away from
+ * zero, as onnxruntime does. @scale 0 where the size alone says.
+ */
+static int resize_axes(struct onnx *o, const struct oval *x, const struct oval *sc,
+		       const struct oval *sz, float *scale, int64_t *size)
+{
+	int64_t axes[NPU_MAX_RANK];
+	uint32_t na = 0, seen = 0;
+	char policy[16];
+	float keep = 0;
+
+	TRY(onnx_attr_ints(o, "axes", axes, NPU_MAX_RANK, &na));
+	TRY(onnx_attr_s(o, "keep_aspect_ratio_policy", "stretch", policy, sizeof(policy)));
+	if (strcmp(policy, "stretch") && strcmp(policy, "not_larger") &&
+	    strcmp(policy, "not_smaller"))
+		return onnx_fail(o, NPU_EINVAL, "keep_aspect_ratio_policy '%s'", policy);
+	if (!na)
+		for (uint32_t d = 0; d < x->rank; d++)
+			axes[na++] = d;
+	for (uint32_t i = 0; i < na; i++) {
+		if (axes[i] < -(int64_t)x->rank || axes[i] >= (int64_t)x->rank ||
+		    (seen >> ((axes[i] + x->rank) % x->rank) & 1))
+			return onnx_fail(o, NPU_EINVAL, "axes[%u] is %lld for rank %u", i,
+					 (long long)axes[i], x->rank);
+		axes[i] = (axes[i] + x->rank) % x->rank;
+		seen |= 1u << axes[i];
+	}
+	if ((sc && (sc->dt != NPU_DT_FLOAT32 || sc->count != na)) ||
+	    (sz && (sz->dt != NPU_DT_INT64 || sz->count != na)))
+		return onnx_fail(o, NPU_EINVAL, "scales or sizes must have one value per dim "
+				 "(%u)", na);
+	for (uint32_t d = 0; d < x->rank; d++) {
+		scale[d] = sc ? 1.0f : 0;
+		size[d] = x->dims[d];
+	}
+	for (uint32_t i = 0; i < na; i++) {
+		uint32_t d = (uint32_t)axes[i];
+
+		if (sc) {
+			scale[d] = ((const float *)sc->data)[i];
+		} else {
+			float r = (float)onnx_get_i(sz, i) / (float)x->dims[d];
+
+			size[d] = onnx_get_i(sz, i);
+			keep = !i ? r : !strcmp(policy, "not_larger") ? fminf(keep, r) : fmaxf(keep, r);
+		}
+	}
+	for (uint32_t i = 0; sz && strcmp(policy, "stretch") && i < na; i++) {
+		uint32_t d = (uint32_t)axes[i];
+
+		scale[d] = keep;
+		size[d] = (int64_t)roundf(keep * (float)x->dims[d]);
+	}
+	return 0;
+}
+
 static int op_resize(struct onnx *o)
 {
 	struct oval *x = onnx_in(o, 0), *roi = NULL, *sc = NULL, *sz = NULL;
@@ -1189,7 +1250,8 @@ static int op_resize(struct onnx *o)
 	struct nd_resize *p = &at.nd.rs;
 	char mode[16], coord[32], nearest[32];
 	uint32_t ydims[NPU_MAX_RANK], base = o->opset >= 11 ? 1 : 0;
-	int64_t excl;
+	int64_t excl, size[NPU_MAX_RANK];
+	float scale[NPU_MAX_RANK];
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
@@ -1211,6 +1273,7 @@ static int op_resize(struct onnx *o)
 			[ND_COORD_TF_HALF_PIXEL_FOR_NN] = "tf_half_pixel_for_nn",
 			[ND_COORD_ALIGN_CORNERS] = "align_corners",
 			[ND_COORD_TF_CROP_AND_RESIZE] = "tf_crop_and_resize",
+			[ND_COORD_HALF_PIXEL_SYMMETRIC] = "half_pixel_symmetric",
 		};
 		static const char *const nearests[] = {
 			[ND_NEAREST_ROUND_PREFER_FLOOR] = "round_prefer_floor",
@@ -1240,23 +1303,20 @@ static int op_resize(struct onnx *o)
 		sc = NULL;	/* an empty scales tensor: sizes says */
 	if (!!sc == !!sz)
 		return onnx_fail(o, NPU_EINVAL, "exactly one of scales and sizes is needed");
-	if ((sc && (sc->dt != NPU_DT_FLOAT32 || sc->count != x->rank)) ||
-	    (sz && (sz->dt != NPU_DT_INT64 || sz->count != x->rank)))
-		return onnx_fail(o, NPU_EINVAL, "scales or sizes must have one value per dim "
-				 "(%u)", x->rank);
 	if (!x->rank)
 		return onnx_fail(o, NPU_EINVAL, "a scalar input");
+	TRY(resize_axes(o, x, sc, sz, scale, size));
 	p->rank = x->rank;
 	p->dtype = x->dt;
 	for (uint32_t d = 0; d < x->rank; d++) {
 		double s, out;
 
 		if (sc) {
-			s = ((const float *)sc->data)[d];
+			s = scale[d];
 			out = floor(s * x->dims[d]);
 		} else {
-			out = (double)onnx_get_i(sz, d);
-			s = out / x->dims[d];
+			out = (double)size[d];
+			s = scale[d] > 0 ? scale[d] : out / x->dims[d];
 		}
 		if (!(s > 0) || !(out >= 1) || out > (double)ONNX_MAX_ELEMS)
 			return onnx_fail(o, NPU_EINVAL, "dim %u: scale %g, output size %g", d, s, out);
@@ -1929,8 +1989,8 @@ const struct onnx_op onnx_ops_ops[] = {
 	ONNX_OP("Transpose", op_transpose, "perm", 1),
 	ONNX_OP("Concat", op_concat, "axis", 4),
 	ONNX_OP("Pad", op_pad, "mode pads value", 2),
-	ONNX_OP("Resize", op_resize, "coordinate_transformation_mode cubic_coeff_a exclude_outside "
-	  "extrapolation_value mode nearest_mode", 10),
+	ONNX_OP("Resize", op_resize, "axes coordinate_transformation_mode cubic_coeff_a "
+	  "exclude_outside extrapolation_value keep_aspect_ratio_policy mode nearest_mode", 10),
 	ONNX_OP("BatchNormalization", op_batchnorm, "epsilon momentum spatial training_mode", 7),
 	/* onnxruntime's before opset 17 (its optimizer writes it at any opset): the same op */
 	ONNX_OP("LayerNormalization", op_layernorm, "axis epsilon stash_type", 1),

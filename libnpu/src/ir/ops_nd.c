@@ -411,7 +411,7 @@ int verify_nd_resize(npu_graph *g, const struct ir_node *n)
 	uint64_t ci, co;
 
 	if (!p->rank || p->rank > ND_MAX_RANK || p->mode > ND_RESIZE_CUBIC ||
-	    p->coord > ND_COORD_TF_CROP_AND_RESIZE || p->nearest > ND_NEAREST_CEIL ||
+	    p->coord > ND_COORD_HALF_PIXEL_SYMMETRIC || p->nearest > ND_NEAREST_CEIL ||
 	    (p->dtype != NPU_DT_FLOAT32 && !is_int32_dt((int)p->dtype)))
 		return ir_fail(g, NPU_EINVAL, "%s: rank %u, mode %u, coordinates %u or dtype %u",
 			       name(n), p->rank, p->mode, p->coord, p->dtype);

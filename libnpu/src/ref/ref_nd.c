@@ -561,6 +561,9 @@ int nd_resize_taps(const struct nd_resize *p, uint32_t d, uint32_t x, int64_t *f
 	case ND_COORD_TF_HALF_PIXEL_FOR_NN:
 		xo = (x + 0.5) / scale;
 		break;
+	case ND_COORD_HALF_PIXEL_SYMMETRIC:	/* the integer size's shortfall split around the centre */
+		xo = in / 2 * (1 - p->out[d] / outw) + (x + 0.5) / scale - 0.5;
+		break;
 	default:	/* half_pixel */
 		xo = (x + 0.5) / scale - 0.5;
 		break;
