@@ -28,7 +28,8 @@ say() { # OK|NOT TEXT
 }
 for gen in rnn qop control scatter image einsum; do
 	out=$CACHE/op-cases/$gen
-	sum=$(cat tests/ops/$gen.py tests/models/ort-run.js scripts/onnxruntime-version |
+	sum=$(cat tests/ops/$gen.py tests/ops/caselib.py tests/models/ort-run.js \
+		scripts/onnxruntime-version |
 		sha256sum | cut -c1-16)
 	if [ "$(cat "$out/made" 2>/dev/null)" != "$sum" ]; then
 		rm -rf "$out"

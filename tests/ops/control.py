@@ -8,13 +8,13 @@ values and scan outputs, one that stops on a condition its body computes
 from the iteration number, Loops nested; Scan with several scan inputs,
 reversed directions and a scan output along axis 1. onnxruntime gives the
 expected outputs (cases.sh)."""
-import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
+
+import caselib
 
 rng = np.random.default_rng(9)
 F, B, I64 = TP.FLOAT, TP.BOOL, TP.INT64
@@ -27,17 +27,7 @@ def f(*s):
 
 
 def save(out, name, nodes, feeds, inits, outs, opset=16):
-    ins = [V(n, {np.float32: F, np.bool_: B, np.int64: I64}[v.dtype.type], v.shape)
-           for n, v in feeds.items()]
-    g = helper.make_graph(nodes, name, ins, [V(o, t, None) for o, t in outs],
-                          [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    d = os.path.join(out, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for i, (n, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as fo:
-            fo.write(numpy_helper.from_array(np.asarray(v), n).SerializeToString())
+    caselib.save(out, name, nodes, feeds, inits, outs, [("", opset)])
 
 
 def graph(name, nodes, ins, outs, inits=()):

@@ -5,30 +5,21 @@ one node a case: diagonals (a label twice in one operand) alone, under an
 ellipsis, beside a contraction; the implicit output of a diagonal (its
 trace); labels one of two operands alone sums; everything summed.
 onnxruntime gives the expected outputs (cases.sh)."""
-import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto as TP
-from onnx import helper, numpy_helper
+from onnx import helper
+
+import caselib
 
 rng = np.random.default_rng(12)
 
 
 def save(out, name, eq, shapes):
     feeds = {"x%d" % i: rng.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
-    ins = [helper.make_tensor_value_info(k, TP.FLOAT, v.shape) for k, v in feeds.items()]
-    node = helper.make_node("Einsum", list(feeds), ["y"], equation=eq)
-    g = helper.make_graph([node], name, ins, [helper.make_tensor_value_info("y", TP.FLOAT, None)])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)])
-    m.ir_version = 8
-    d = os.path.join(out, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for i, (n, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    caselib.save(out, name, [helper.make_node("Einsum", list(feeds), ["y"], equation=eq)], feeds,
+                 {}, [("y", TP.FLOAT)], [("", 12)], 8)
 
 
 def make(out):

@@ -14,26 +14,16 @@ import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
+
+import caselib
 
 rng = np.random.default_rng(11)
 
 
 def save(out, name, node, feeds, consts, opset):
-    ins = [helper.make_tensor_value_info(k, TP.FLOAT, v.shape) for k, v in feeds.items()]
-    inits = [numpy_helper.from_array(v, k) for k, v in consts.items()]
-    g = helper.make_graph([node], name, ins, [helper.make_tensor_value_info("y", TP.FLOAT, None)],
-                          inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    d = os.path.join(out, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for i, (n, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    caselib.save(out, name, [node], feeds, consts, [("y", TP.FLOAT)], [("", opset)], 8)
 
 
 def col2im(out, name, n, c, image, block, **attrs):

@@ -26,6 +26,8 @@ import onnx
 from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
+import caselib
+
 rng = np.random.default_rng(5)
 TYPES = {np.uint8: TP.UINT8, np.int8: TP.INT8, np.float32: TP.FLOAT, np.int64: TP.INT64,
          np.int32: TP.INT32}
@@ -37,19 +39,8 @@ def save(out, name, node, feeds, inits, yq=True):
     nodes = [node]
     if yq:
         nodes.append(helper.make_node("DequantizeLinear", ["y", "ys", "yz"], ["out"]))
-    g = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(n, TYPES[v.dtype.type], v.shape) for n, v in feeds.items()],
-        [helper.make_tensor_value_info("out", TP.FLOAT, None)],
-        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
-                                            helper.make_opsetid("com.microsoft", 1)])
-    d = os.path.join(out, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for i, (n, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    caselib.save(out, name, nodes, feeds, inits, [("out", TP.FLOAT)],
+                 [("", 13), ("com.microsoft", 1)])
 
 
 def q(shape, dt):

@@ -5,13 +5,13 @@ updates known only at run time, one node a case: index tuples of 1 to 3
 parts into data of rank 2 to 4, negative indices, duplicates under add,
 mul, max and min, int64 and float data. onnxruntime gives the expected
 outputs (cases.sh)."""
-import os
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto as TP
-from onnx import helper, numpy_helper
+from onnx import helper
+
+import caselib
 
 rng = np.random.default_rng(4)
 TYPES = {np.float32: TP.FLOAT, np.int64: TP.INT64}
@@ -19,18 +19,9 @@ TYPES = {np.float32: TP.FLOAT, np.int64: TP.INT64}
 
 def save(out, name, data, idx, upd, reduction):
     feeds = {"data": data, "idx": idx, "upd": upd}
-    ins = [helper.make_tensor_value_info(k, TYPES[v.dtype.type], v.shape) for k, v in feeds.items()]
     attrs = {"reduction": reduction} if reduction != "none" else {}
-    g = helper.make_graph([helper.make_node("ScatterND", ["data", "idx", "upd"], ["y"], **attrs)],
-                          name, ins, [helper.make_tensor_value_info("y", TYPES[data.dtype.type],
-                                                                    None)])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
-    d = os.path.join(out, name)
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for i, (n, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    caselib.save(out, name, [helper.make_node("ScatterND", ["data", "idx", "upd"], ["y"], **attrs)],
+                 feeds, {}, [("y", TYPES[data.dtype.type])], [("", 18)])
 
 
 def make(out):
