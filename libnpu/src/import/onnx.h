@@ -75,6 +75,7 @@ struct onnx {
 	const void *map;		/* the model's file mapped (its pages may be dropped), or NULL */
 	size_t map_len;
 	int release;			/* values read no more are freed (onnx_release_after) */
+	uint64_t freed;			/* bytes it freed since the heap was last trimmed */
 	struct onnx_given *given;	/* in tensor order: onnx_eval's roll back gives them back */
 	int ngiven, given_cap;
 	void **host;			/* onnx_eval.c's storage by tensor id, all NULL between uses */

@@ -16,8 +16,13 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>	/* malloc_trim */
+#endif
 
 #include "import/onnx.h"
+
+#define TRIM_EVERY	(8u << 20)	/* bytes of weights freed between two trims */
 
 struct onnx_uses {
 	const char **name;		/* per distinct name read */
@@ -169,10 +174,24 @@ static void release(struct onnx *o, struct oval *v, int i)
 	if (!v || (!v->data && !v->dq_x) || v->given || v->holds || v->input >= 0 ||
 	    last_reader(o, v->name) > i || onnx_graph_output(o, v->name))
 		return;
-	if (v->data)
-		o->used -= v->count * onnx_elem_size(v->dt) > o->used ? o->used :
-			   v->count * onnx_elem_size(v->dt);
+	if (v->data) {
+		uint64_t bytes = v->count * onnx_elem_size(v->dt);
+
+		o->used -= bytes > o->used ? o->used : bytes;
+		o->freed += bytes;
+	}
 	free(v->data);
+#ifdef __GLIBC__
+	/*
+	 * glibc keeps freed blocks inside its heap resident until the heap's
+	 * top is free; a load frees a weight while the next layer's form is
+	 * being made above it, so give the pages back every few MiB.
+	 */
+	if (o->freed >= TRIM_EVERY) {
+		malloc_trim(0);
+		o->freed = 0;
+	}
+#endif
 	v->data = NULL;
 	held[0] = v->dq_x;
 	held[1] = v->dq_s;
