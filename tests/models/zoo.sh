@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # zoo.sh [--tap] [--backend B]... [--runs N] [NAME...] - the model zoo: makes
-# the networks that are missing (gen.py, Debian's torch and torchvision; the
+# the networks that are missing (gen.py, Debian's torch and torchvision;
+# genai.py, decoders in onnxruntime-genai's form; the
 # variants of an fp32 one: NAME_int8_qdq, NAME_int8_qop, NAME_int8_dynamic,
 # NAME_fp16, NAME_external and NAME_int4 by quantize.py, NAME_ort_extended
 # by onnxruntime's own optimizer, ort-optimize.js) and their expected
@@ -39,7 +40,7 @@ FP16="squeezenet mobilenet_v2 vit bert kws_gru gpt"
 # with their weights as external data (in a file beside the model)
 EXTERNAL="resnet50 bert"
 # with weight-only int4 MatMulNBits (onnxruntime's MatMul4BitsQuantizer's form)
-INT4="gpt"
+INT4="gpt llm_gqa"
 # as onnxruntime's own optimizer saves them (level extended: its contrib ops)
 ORT_EXTENDED="bert vit kws_gru mobilenet_v3_small bert_int8_dynamic mobilenet_v3_small_int8_qdq"
 # (an optimized network's source is made too)
@@ -52,6 +53,7 @@ base=$(for n in "${names[@]}"; do echo "$n" |
 mkdir -p "$ZOO"
 export NODE_PATH=$ORT/node_modules
 "$PY" tests/models/gen.py --out "$ZOO" ${base:+--only "$base"} || gen_failed=1
+"$PY" tests/models/genai.py --out "$ZOO" ${base:+--only "$base"} || gen_failed=1
 # what quantize.py made is made again when quantize.py changes (the sum in
 # each network it made says which one made it)
 # (and onnxruntime's version, whose runs calibrate it)
