@@ -8,7 +8,9 @@ GridSample in each mode, padding mode and alignment, in 2 dims (opsets
 16 and 20) and 3 (opset 20), the grid reaching past the image;
 Pad's wrap mode (circular padding), pads past the dim, crops, axes;
 Resize's opset 18-19 additions (axes, keep_aspect_ratio_policy,
-half_pixel_symmetric).
+half_pixel_symmetric, antialias: linear and cubic, shrinking by whole and
+fractional factors and growing, each coordinate mode, exclude_outside,
+NCHW, NHWC-like, 2-D and 3-D images).
 onnxruntime gives the expected outputs (cases.sh)."""
 import os
 import sys
@@ -125,6 +127,25 @@ def make(out):
            coordinate_transformation_mode="half_pixel_symmetric")
     resize(out, "half_pixel_symmetric_cubic", (1, 1, 6, 5), 19, sizes=[1, 1, 9, 3], mode="cubic",
            coordinate_transformation_mode="half_pixel_symmetric")
+    for mode in ("linear", "cubic"):
+        for coord in ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
+                      "half_pixel_symmetric"):
+            resize(out, "antialias_%s_%s" % (mode, coord), (1, 2, 9, 11), 19,
+                   scales=[1, 1, 0.5, 0.35], mode=mode, antialias=1,
+                   coordinate_transformation_mode=coord)
+        resize(out, "antialias_%s_exclude" % mode, (2, 1, 10, 7), 18, sizes=[2, 1, 3, 5],
+               mode=mode, antialias=1, exclude_outside=1)
+        resize(out, "antialias_%s_grow" % mode, (1, 1, 4, 5), 18, scales=[1, 1, 1.6, 2.5],
+               mode=mode, antialias=1)
+        resize(out, "antialias_%s_mixed" % mode, (1, 3, 8, 5), 18, scales=[1, 1, 0.4, 1.8],
+               mode=mode, antialias=1, cubic_coeff_a=-0.5)
+    resize(out, "antialias_nhwc", (1, 12, 10, 3), 18, scales=[1, 0.3, 0.5, 1], mode="linear",
+           antialias=1)
+    resize(out, "antialias_2d", (13, 9), 18, sizes=[4, 3], mode="cubic", antialias=1)
+    resize(out, "antialias_3d", (1, 2, 6, 8, 7), 18, scales=[1, 1, 0.5, 0.5, 0.6],
+           mode="linear", antialias=1)
+    resize(out, "antialias_one_axis", (1, 2, 6, 16), 18, sizes=[5], axes=[3], mode="linear",
+           antialias=1)
     pad_wrap(out, "2d", [1, 2, 4, 5], [0, 0, 1, 2, 0, 0, 2, 1])
     pad_wrap(out, "past_the_dim", [2, 3], [0, 4, 0, 5], numpy=True)
     pad_wrap(out, "crop", [1, 3, 6], [0, -1, 2, 0, 1, -2])

@@ -331,6 +331,12 @@ int onnx_layer_pool(struct onnx *o, const struct window *w, const uint32_t *ydim
 int onnx_layer_gemm(struct onnx *o, int trans_b);
 
 /* Output 0 as a view of input 0 with a new shape (a constant: a constant). */
+/*
+ * Resize with antialias (onnx_image.c), linear or cubic of fp32 as @p
+ * says: axis by axis, each a product by the weights onnxruntime computes
+ * from the fp32 scales @rscale.
+ */
+int onnx_resize_antialias(struct onnx *o, const struct nd_resize *p, const float *rscale);
 int onnx_reshape_to(struct onnx *o, uint32_t rank, const uint32_t *dims);
 
 /*

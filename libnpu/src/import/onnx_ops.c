@@ -1250,12 +1250,13 @@ static int op_resize(struct onnx *o)
 	struct nd_resize *p = &at.nd.rs;
 	char mode[16], coord[32], nearest[32];
 	uint32_t ydims[NPU_MAX_RANK], base = o->opset >= 11 ? 1 : 0;
-	int64_t excl, size[NPU_MAX_RANK];
-	float scale[NPU_MAX_RANK];
+	int64_t excl, aa, size[NPU_MAX_RANK];
+	float scale[NPU_MAX_RANK], rscale[NPU_MAX_RANK];
 
 	if (!x)
 		return onnx_fail(o, NPU_EINVAL, "no input");
 	TRY(onnx_want_dt(o, x, F32 | U8 | I8 | I32, "the input"));
+	TRY(onnx_attr_i(o, "antialias", 0, &aa));
 	TRY(onnx_attr_s(o, "mode", "nearest", mode, sizeof(mode)));
 	TRY(onnx_attr_s(o, "coordinate_transformation_mode", o->opset >= 11 ? "half_pixel" :
 		   "asymmetric", coord, sizeof(coord)));
@@ -1313,7 +1314,8 @@ static int op_resize(struct onnx *o)
 
 		if (sc) {
 			s = scale[d];
-			out = floor(s * x->dims[d]);
+			/* in fp32, as onnxruntime: 5 x 1.8f is 9, not 8.99... */
+			out = floorf((float)x->dims[d] * scale[d]);
 		} else {
 			out = (double)size[d];
 			s = scale[d] > 0 ? scale[d] : out / x->dims[d];
@@ -1323,6 +1325,8 @@ static int op_resize(struct onnx *o)
 		p->in[d] = x->dims[d];
 		p->out[d] = ydims[d] = (uint32_t)out;
 		p->scale[d] = s;
+		/* the scale as onnxruntime holds it: fp32, a size's over the input's */
+		rscale[d] = sc || scale[d] > 0 ? scale[d] : (float)out / (float)x->dims[d];
 		p->roi_lo[d] = 0;
 		p->roi_hi[d] = 1;
 	}
@@ -1335,6 +1339,8 @@ static int op_resize(struct onnx *o)
 			p->roi_hi[d] = ((const float *)roi->data)[x->rank + d];
 		}
 	}
+	if (aa && p->mode != ND_RESIZE_NEAREST)	/* (nearest takes no filter to stretch) */
+		return onnx_resize_antialias(o, p, rscale);
 	return one_in_one_out(o, IR_ND_RESIZE, x->dt, x->rank, ydims, &at);
 }
 
@@ -1989,7 +1995,7 @@ const struct onnx_op onnx_ops_ops[] = {
 	ONNX_OP("Transpose", op_transpose, "perm", 1),
 	ONNX_OP("Concat", op_concat, "axis", 4),
 	ONNX_OP("Pad", op_pad, "mode pads value", 2),
-	ONNX_OP("Resize", op_resize, "axes coordinate_transformation_mode cubic_coeff_a "
+	ONNX_OP("Resize", op_resize, "antialias axes coordinate_transformation_mode cubic_coeff_a "
 	  "exclude_outside extrapolation_value keep_aspect_ratio_policy mode nearest_mode", 10),
 	ONNX_OP("BatchNormalization", op_batchnorm, "epsilon momentum spatial training_mode", 7),
 	/* onnxruntime's before opset 17 (its optimizer writes it at any opset): the same op */
