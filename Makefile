@@ -37,7 +37,8 @@ FW_SRCS := firmware/start.S $(wildcard firmware/*.c)
 TEST_NAMES := test_rv32 test_mmu test_bootrom test_firmware test_faults test_migrate test_robustness test_quant \
 	test_tensor test_nd_cmds test_train
 TESTS := $(addprefix $(BUILD)/tests/,$(TEST_NAMES)) $(BUILD)/tests/test_quant_gemmlowp \
-	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_train $(BUILD)/tests/test_idx \
+	$(BUILD)/tests/test_graph $(BUILD)/tests/test_graph_op $(BUILD)/tests/test_graph_train \
+	$(BUILD)/tests/test_idx \
 	$(BUILD)/tests/test_ocl $(BUILD)/tests/test_ocl_ops $(BUILD)/tests/test_placement \
 	$(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile $(BUILD)/tests/test_onnx \
 	$(BUILD)/tests/test_onnx_nets $(BUILD)/tests/test_registry $(BUILD)/tests/test_elemfn
@@ -53,7 +54,7 @@ KDIR = $(NPU_CACHE)/kernel/root/usr/src/linux-headers-$(KREL)
 KMOD_SRCS := Kbuild $(wildcard driver/*.[ch]) $(wildcard include/*.h) $(wildcard uapi/drm/*.h)
 
 # libnpu's version (npu.h's NPU_VERSION_*) and soname: Documentation/libnpu.rst, "ABI policy".
-LIBNPU_VERSION := 2.5.0
+LIBNPU_VERSION := 2.6.0
 LIBNPU_SOVERSION := 2
 # libnpu/src is laid out by stage: base ref device ir import passes place plan exec api,
 # and backends/ (npu, opencl, cpu) behind one interface.
@@ -449,6 +450,13 @@ $(BUILD)/tests/test_backend $(BUILD)/tests/test_graph_hostile: $(BUILD)/tests/%:
 
 # libnpu's graph API on its CPU backend (the static library, with libdrm).
 $(BUILD)/tests/test_graph: tests/host/test_graph.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) tests/host/tap.h
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< \
+		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)
+
+# The graph API's door to the importer's registry (npu_graph_op), likewise.
+$(BUILD)/tests/test_graph_op: tests/host/test_graph_op.c $(BUILD)/libnpu/libnpu.a $(LIBNPU_HDRS) \
+		tests/host/tap.h
 	@mkdir -p $(@D)
 	$(CC) $(HOST_CFLAGS) $(SAN_FLAGS) -Itests/host -Ilibnpu/include -o $@ $< \
 		$(BUILD)/libnpu/libnpu.a $(LIBNPU_LIBS)

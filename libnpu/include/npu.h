@@ -31,7 +31,7 @@ extern "C" {
 
 /* The version this header belongs to; npu_version() says the library's. */
 #define NPU_VERSION_MAJOR 2	/* the soname: libnpu.so.2 */
-#define NPU_VERSION_MINOR 5	/* additions */
+#define NPU_VERSION_MINOR 6	/* additions */
 #define NPU_VERSION_PATCH 0
 
 /** Error codes (negative return values). */
@@ -785,6 +785,70 @@ int npu_model_save(const npu_graph *g, const char *path);
 
 /** The @i-th ONNX op npu_model_load imports (from 0), or NULL past the last. */
 const char *npu_model_op(unsigned int i);
+
+/**
+ * struct npu_op_info - an op of the registry that npu_model_load and
+ * npu_graph_op share (Documentation/onnx.rst).
+ * @name: its name in @domain.
+ * @domain: NULL for ONNX's default domain, else its name ("com.microsoft").
+ * @min_opset: the first opset of the default domain it is imported from.
+ * @attrs: the attributes it reads, space-separated (any other is refused).
+ */
+struct npu_op_info {
+	const char *name;
+	const char *domain;
+	int min_opset;
+	const char *attrs;
+};
+
+/** Op @i of the registry (from 0) in *@info: 0, or NPU_EINVAL past the last. */
+int npu_op_info_v(size_t size, unsigned int i, struct npu_op_info *info);
+#define npu_op_info(...) npu_op_info_v(sizeof(struct npu_op_info), __VA_ARGS__)
+
+/** The types of struct npu_attr. */
+enum npu_attr_type {
+	NPU_ATTR_INT = 1,
+	NPU_ATTR_FLOAT = 2,
+	NPU_ATTR_STRING = 3,
+	NPU_ATTR_INTS = 4,
+	NPU_ATTR_FLOATS = 5,
+};
+
+/**
+ * struct npu_attr - one attribute of an op added with npu_graph_op, as
+ * ONNX's AttributeProto: @name, @type (enum npu_attr_type) and the value
+ * of that type: @i, @f, @s (a C string), or @n values at @ints or @floats.
+ */
+struct npu_attr {
+	const char *name;
+	uint32_t type;
+	uint32_t n;
+	int64_t i;
+	float f;
+	const char *s;
+	const int64_t *ints;
+	const float *floats;
+};
+
+/**
+ * npu_graph_op - add op @op_type of @domain (NULL: ONNX's default) to @g,
+ * with ONNX's semantics at @opset (0: the newest libnpu knows), as
+ * npu_model_load imports a model's node: every op of the registry
+ * (npu_op_info) is an op of the graph API. Tensors are read as arrays in
+ * the order their dims say (ONNX's), whatever their layout tag.
+ * @in: @nin tensor ids, -1 for an absent optional input; a constant
+ *	input is also its value where the op needs one at load (Reshape's
+ *	shape, Slice's starts), and an op of constants is computed here.
+ * @out: filled with the @nout outputs' new tensors (shapes and dtypes the
+ *	op's), ONNX's order; an output the op leaves out fails.
+ * @attrs: @nattr attributes.
+ * On a failure the graph is as it was and npu_last_error says why
+ * (NPU_ENOTSUP for an op or a form libnpu does not have).
+ */
+int npu_graph_op_v(size_t attr_size, npu_graph *g, const char *op_type, const char *domain,
+		   int64_t opset, const int *in, uint32_t nin, int *out, uint32_t nout,
+		   const struct npu_attr *attrs, uint32_t nattr);
+#define npu_graph_op(...) npu_graph_op_v(sizeof(struct npu_attr), __VA_ARGS__)
 
 /** A tensor's name (a model's, or set by npu_graph_tensor_name), or NULL. */
 const char *npu_graph_tensor_name(const npu_graph *g, int id);

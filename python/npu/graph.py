@@ -63,6 +63,26 @@ def _pads(p):
     return p * 2 if len(p) == 2 else p
 
 
+_REGISTRY = None
+
+
+def _registry():
+    """libnpu's registry of ops, read once: [(name, domain, opset, attrs)]."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        _REGISTRY = _npu.op_info()
+    return _REGISTRY
+
+
+def _methods():
+    """Graph's methods made from the registry: ONNX's default domain first,
+    then onnxruntime's ops under the names the default domain leaves."""
+    m = {}
+    for n, d, v, a in sorted(_registry(), key=lambda e: e[1] is not None):
+        m.setdefault(n, (d, v, a))
+    return m
+
+
 class Graph:
     """A libnpu graph: tensors (ids) and ops, compiled into Plans."""
 
@@ -300,6 +320,47 @@ class Graph:
         y = out if out is not None else self.activation((self.shape(logits)[0],))
         _call(self._g.xent, logits, labels, y)
         return y
+
+    # ---- any op of libnpu's registry, by its ONNX name --------------------
+
+    def op(self, op_type, *inputs, outputs=1, domain=None, opset=0, **attrs):
+        """Any op of libnpu's registry (``npu.Graph.ops()``), with ONNX's
+        semantics, as a model's node is imported (npu_graph_op): tensors
+        are arrays in the order their dims say; ``inputs`` are tensor ids
+        (None for an absent optional one); attributes are keywords (an
+        int, a float, a str, or a list of ints or of floats); ``opset`` 0
+        is the newest libnpu knows. Returns the output's id, or a tuple of
+        ``outputs`` ids."""
+        ids = _call(self._g.op, op_type, domain, opset,
+                    [-1 if i is None else i for i in inputs], outputs, attrs)
+        return ids[0] if outputs == 1 else tuple(ids)
+
+    @staticmethod
+    def ops():
+        """The registry: {name: (domain, first opset, attribute names)};
+        onnxruntime's ops (domain "com.microsoft") under "com.microsoft.NAME"."""
+        return {(n if d is None else d + "." + n): (d, v, a) for n, d, v, a in _registry()}
+
+    def __getattr__(self, name):
+        """Each op of the registry is a method named as ONNX names it:
+        ``g.Tanh(x)``, ``g.Einsum(a, b, equation="ij,jk->ik")``,
+        ``g.TopK(x, k, outputs=2)``, ``g.GroupQueryAttention(...)`` (made
+        from the registry, not written one by one)."""
+        entry = _methods().get(name)
+        if entry is None or name.startswith("_"):
+            raise AttributeError("%r: no attribute or op of libnpu's registry %r"
+                                 % (type(self).__name__, name))
+        domain, opset, attrs = entry
+
+        def method(*inputs, outputs=1, opset=0, **kw):
+            return self.op(name, *inputs, outputs=outputs, domain=domain, opset=opset, **kw)
+        method.__name__ = name
+        method.__doc__ = "%s%s, from opset %d; attributes: %s (Graph.op)" % (
+            name, " (%s)" % domain if domain else "", opset, ", ".join(attrs) or "none")
+        return method
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(_methods()))
 
     def backward(self, loss):
         """Append the backward graph of the mean of ``loss``."""

@@ -689,8 +689,36 @@ static PyTypeObject model_type = {
 	.tp_getset = model_getset,
 };
 
+/* The registry: [(name, domain or None, first opset, (attribute names))]. */
+static PyObject *py_op_info(PyObject *self, PyObject *args)
+{
+	struct npu_op_info info;
+	PyObject *list = PyList_New(0);
+
+	(void)self;
+	(void)args;
+	for (unsigned int i = 0; list && !npu_op_info(i, &info); i++) {
+		PyObject *names = PyUnicode_FromString(info.attrs), *attrs, *t;
+
+		attrs = names ? PyUnicode_Split(names, NULL, -1) : NULL;
+		Py_XDECREF(names);
+		t = attrs ? PySequence_Tuple(attrs) : NULL;
+		Py_XDECREF(attrs);
+		t = t ? Py_BuildValue("(sziN)", info.name, info.domain, info.min_opset, t) : NULL;
+		if (!t || PyList_Append(list, t)) {
+			Py_XDECREF(t);
+			Py_DECREF(list);
+			return NULL;
+		}
+		Py_DECREF(t);
+	}
+	return list;
+}
+
 static PyMethodDef module_methods[] = {
 	{ "version", py_version, METH_NOARGS, "libnpu's version" },
+	{ "op_info", py_op_info, METH_NOARGS,
+	  "the ops of the registry: [(name, domain, first opset, attributes)]" },
 	{ "device_count", py_device_count, METH_NOARGS, "how many NPUs there are" },
 	{ "device_info", py_device_info, METH_VARARGS, "device_info(index) -> dict" },
 	{ "opencl_device", py_opencl_device, METH_NOARGS,

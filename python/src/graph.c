@@ -457,6 +457,137 @@ static PyObject *graph_mean(Graph *g, PyObject *args)
 }
 
 /* backward(loss) */
+/* ---- any op of the registry (npu_graph_op) -------------------------------- */
+
+#define OP_MAX		64	/* inputs, outputs, attributes (npu_graph_op's) */
+
+/* Attribute @name of Python value @v into @a; ints or floats it needs go in @buf (freed by the caller). */
+static int attr_of(const char *name, PyObject *v, struct npu_attr *a, void **buf)
+{
+	PyObject *seq;
+	Py_ssize_t n;
+	int floats = 0;
+
+	*a = (struct npu_attr){ .name = name };
+	*buf = NULL;
+	if (PyLong_Check(v)) {
+		a->type = NPU_ATTR_INT;
+		a->i = PyLong_AsLongLong(v);
+		return PyErr_Occurred() ? -1 : 0;
+	}
+	if (PyFloat_Check(v)) {
+		a->type = NPU_ATTR_FLOAT;
+		a->f = (float)PyFloat_AsDouble(v);
+		return 0;
+	}
+	if (PyUnicode_Check(v)) {
+		a->type = NPU_ATTR_STRING;
+		a->s = PyUnicode_AsUTF8(v);	/* v's, which outlives the call */
+		return a->s ? 0 : -1;
+	}
+	seq = PySequence_Fast(v, "an attribute is an int, a float, a str or a sequence of ints "
+			      "or floats");
+	if (!seq)
+		return -1;
+	n = PySequence_Fast_GET_SIZE(seq);
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *e = PySequence_Fast_GET_ITEM(seq, i);
+
+		if (PyFloat_Check(e))
+			floats = 1;
+		else if (!PyLong_Check(e)) {
+			Py_DECREF(seq);
+			PyErr_Format(PyExc_TypeError, "attribute %s: a sequence of ints or floats",
+				     name);
+			return -1;
+		}
+	}
+	*buf = malloc((size_t)(n ? n : 1) * (floats ? sizeof(float) : sizeof(int64_t)));
+	if (!*buf) {
+		Py_DECREF(seq);
+		PyErr_NoMemory();
+		return -1;
+	}
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *e = PySequence_Fast_GET_ITEM(seq, i);
+
+		if (floats)
+			((float *)*buf)[i] = (float)PyFloat_AsDouble(e);
+		else
+			((int64_t *)*buf)[i] = PyLong_AsLongLong(e);
+	}
+	Py_DECREF(seq);
+	if (PyErr_Occurred())
+		return -1;
+	a->type = floats ? NPU_ATTR_FLOATS : NPU_ATTR_INTS;
+	a->n = (uint32_t)n;
+	a->ints = floats ? NULL : *buf;
+	a->floats = floats ? *buf : NULL;
+	return 0;
+}
+
+/* op(op_type, domain, opset, inputs, nout, attrs) -> [ids]: npu_graph_op */
+static PyObject *graph_op(Graph *g, PyObject *args)
+{
+	const char *op, *domain;
+	long long opset;
+	unsigned int nout;
+	PyObject *ins, *attrs, *seq = NULL, *res = NULL;
+	struct npu_attr a[OP_MAX];
+	void *bufs[OP_MAX] = { NULL };
+	int in[OP_MAX], out[OP_MAX], err;
+	Py_ssize_t nin, na = 0;
+
+	if (graph_ok(g) || !PyArg_ParseTuple(args, "szLOIO!", &op, &domain, &opset, &ins, &nout,
+					     &PyDict_Type, &attrs))
+		return NULL;
+	seq = PySequence_Fast(ins, "inputs: a sequence of tensor ids");
+	if (!seq)
+		return NULL;
+	nin = PySequence_Fast_GET_SIZE(seq);
+	if (nin > OP_MAX || nout > OP_MAX || PyDict_Size(attrs) > OP_MAX) {
+		PyErr_Format(PyExc_ValueError, "at most %d inputs, outputs and attributes", OP_MAX);
+		goto out;
+	}
+	for (Py_ssize_t i = 0; i < nin; i++) {
+		in[i] = (int)PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+		if (PyErr_Occurred())
+			goto out;
+	}
+	{
+		PyObject *k, *v;
+		Py_ssize_t pos = 0;
+
+		while (PyDict_Next(attrs, &pos, &k, &v)) {
+			const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+
+			if (!name) {
+				PyErr_SetString(PyExc_TypeError, "attribute names are str");
+				goto out;
+			}
+			if (attr_of(name, v, &a[na], &bufs[na])) {
+				na++;
+				goto out;
+			}
+			na++;
+		}
+	}
+	err = LOCKED(g, npu_graph_op(g->g, op, domain, opset, in, (uint32_t)nin, out, nout, a,
+				     (uint32_t)na));
+	if (err) {
+		npu_py_raise(err, op, npu_graph_error(g->g));
+		goto out;
+	}
+	res = PyList_New(nout);
+	for (unsigned int j = 0; res && j < nout; j++)
+		PyList_SET_ITEM(res, j, PyLong_FromLong(out[j]));
+out:
+	for (Py_ssize_t i = 0; i < na; i++)
+		free(bufs[i]);
+	Py_XDECREF(seq);
+	return res;
+}
+
 static PyObject *graph_backward(Graph *g, PyObject *args)
 {
 	int loss;
@@ -556,6 +687,8 @@ static PyMethodDef graph_methods[] = {
 	  "pad=(0, 0, 0, 0), dilation=(1, 1), depthwise=False, act=0, groups=0)"),
 	M(pool, METH_VARARGS | METH_KEYWORDS,
 	  "pool(input, out, kernel, stride, pad=(0, 0, 0, 0), average=False)"),
+	M(op, METH_VARARGS, "op(op_type, domain, opset, inputs, nout, attrs) -> [ids]: any op of "
+	  "the registry (npu_graph_op)"),
 	M(add, METH_VARARGS, "add(a, b, out, act=0)"),
 	M(mul, METH_VARARGS, "mul(a, b, out, act=0)"),
 	M(sub, METH_VARARGS, "sub(a, b, out)"),

@@ -649,7 +649,7 @@ static int read_opset(struct onnx *o)
 	return 0;
 }
 
-static void onnx_free(struct onnx *o)
+void onnx_free(struct onnx *o)
 {
 	for (int i = 0; i < o->nv; i++) {
 		free(o->v[i]->name);

@@ -448,7 +448,8 @@ int onnx_cast_of(struct onnx *o, struct oval *x, enum npu_dtype dt, struct oval 
  * struct onnx_fn_op - an ONNX op that is one element function (onnx_elt.c's
  * table): @op's name from opset @min_opset, function @fn (enum nd_fn) of
  * an input of the types in @dts, its attributes @a and @b (NULL: none)
- * read into the function's alpha and beta, @da and @db by default.
+ * read into the function's alpha and beta, @da and @db by default;
+ * @attrs: their names, space-separated (the registry's npu_op_info).
  */
 struct onnx_fn_op {
 	const char *op;
@@ -459,6 +460,7 @@ struct onnx_fn_op {
 	float da;
 	const char *b;
 	float db;
+	const char *attrs;
 };
 /* Entry @i of the table (NULL past its end), the one for ONNX op @op, for function @fn. */
 const struct onnx_fn_op *onnx_fn_op(unsigned int i);
@@ -520,6 +522,8 @@ int onnx_registry_check(char *why, size_t len);
 int onnx_import_as(struct onnx *o, const Onnx__NodeProto *as, int64_t opset);
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);
+/* Free what @o holds (its values; the bytes a tensor took are the graph's): onnx.c. */
+void onnx_free(struct onnx *o);
 /*
  * Before any node is imported: 0, or NPU_ENOTSUP with every node the
  * importer refuses whatever its inputs (domain, op, opset, attributes)

@@ -2053,6 +2053,37 @@ int onnx_registry_check(char *why, size_t len)
 				return NPU_EINVAL;
 			}
 		}
+	for (unsigned int i = 0; onnx_fn_op(i); i++) {	/* an attribute read is one listed */
+		const struct onnx_fn_op *f = onnx_fn_op(i);
+		const char *at = f->attrs ? f->attrs : "";
+
+		if ((f->a && !strstr(at, f->a)) || (f->b && !strstr(at, f->b)) ||
+		    (!f->a && *at)) {
+			snprintf(why, len, "%s: its attributes are not those it reads", f->op);
+			return NPU_EINVAL;
+		}
+	}
+	return 0;
+}
+
+int npu_op_info_v(size_t size, unsigned int i, struct npu_op_info *info)
+{
+	const struct onnx_fn_op *f;
+
+	if (size != sizeof(*info) || !info)
+		return npu_fail(NULL, NPU_EINVAL, "npu_op_info: struct npu_op_info of %zu bytes "
+				"(this libnpu's has %zu)", size, sizeof(*info));
+	for (size_t t = 0; t < NTABLES; t++)
+		for (const struct onnx_op *op = onnx_op_tables[t]; op->name; op++)
+			if (!i--) {
+				*info = (struct npu_op_info){ op->name, op->domain, op->min_opset,
+							      op->attrs };
+				return 0;
+			}
+	f = onnx_fn_op(i);
+	if (!f)
+		return NPU_EINVAL;
+	*info = (struct npu_op_info){ f->op, NULL, f->min_opset, f->attrs ? f->attrs : "" };
 	return 0;
 }
 
