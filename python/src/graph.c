@@ -461,7 +461,10 @@ static PyObject *graph_mean(Graph *g, PyObject *args)
 
 #define OP_MAX		64	/* inputs, outputs, attributes (npu_graph_op's) */
 
-/* Attribute @name of Python value @v into @a; ints or floats it needs go in @buf (freed by the caller). */
+/*
+ * Attribute @name of Python value @v into @a; the ints or floats it
+ * needs go in *@buf (the caller frees it).
+ */
 static int attr_of(const char *name, PyObject *v, struct npu_attr *a, void **buf)
 {
 	PyObject *seq;

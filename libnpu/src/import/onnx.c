@@ -798,8 +798,8 @@ static int load(const void *buf, size_t len, int mapped, const struct npu_model_
 	return 0;
 }
 
-int npu_model_load_mem_v(size_t size, const void *buf, size_t len,
-			 const struct npu_model_opts *opts_in, npu_graph **g)
+int onnx_load_mem(size_t size, const void *buf, size_t len, const struct npu_model_opts *opts_in,
+		  npu_graph **g)
 {
 	struct npu_model_opts opts = { 0 };
 
@@ -813,8 +813,8 @@ int npu_model_load_mem_v(size_t size, const void *buf, size_t len,
 	return load(buf, len, 0, &opts, g);
 }
 
-int npu_model_load_v(size_t size, const char *path, const struct npu_model_opts *opts_in,
-		     npu_graph **g)
+int onnx_load(size_t size, const char *path, const struct npu_model_opts *opts_in,
+	      npu_graph **g)
 {
 	struct npu_model_opts opts = { 0 };
 	char *dir;

@@ -317,18 +317,6 @@ int onnx_fold_qgemm(struct onnx *o, int trans_b);
 /* Q of a DQ of the same quantization: the quantized value itself. */
 int onnx_fold_requantize(struct onnx *o);
 
-/*
- * fp32 layers (onnx_layers.c): the node being imported as libnpu's conv2d,
- * relu, pool or fully_connected, which have NPU commands. 1 when imported
- * so, 0 when its attributes do not fit (the N-dimensional op is imported),
- * or an error.
- */
-int onnx_layer_conv(struct onnx *o, const struct window *w, uint32_t group,
-		    const uint32_t *ydims);
-int onnx_layer_relu(struct onnx *o);
-int onnx_layer_pool(struct onnx *o, const struct window *w, const uint32_t *ydims, int average);
-/* Gemm (alpha 1, beta 1, A not transposed, C a row) or MatMul of constant B. */
-int onnx_layer_gemm(struct onnx *o, int trans_b);
 
 /* Output 0 as a view of input 0 with a new shape (a constant: a constant). */
 /*
@@ -364,13 +352,6 @@ int onnx_fuse_layernorm(struct onnx *o);
 int onnx_fuse_gelu(struct onnx *o);
 /* Add(scores, mask) -> Softmax over the last axis: one softmax with a mask. */
 int onnx_fuse_masked_softmax(struct onnx *o);
-/*
- * The Add that alone reads the current node's output and adds a constant
- * fp32 row of @n values ([n] or [1]..[n], rank at most @rank) to it: its
- * node index (the caller marks it done once the bias is taken in) and
- * *@bias, or -1.
- */
-int onnx_bias_after(struct onnx *o, uint32_t n, uint32_t rank, struct oval **bias);
 /* Output 0 as input 0 transposed by @perm, any rank and dtype (onnx_data.c). */
 int onnx_transpose_nd(struct onnx *o, const uint32_t *perm);
 int onnx_op_unsqueeze(struct onnx *o);
@@ -522,6 +503,13 @@ int onnx_registry_check(char *why, size_t len);
 int onnx_import_as(struct onnx *o, const Onnx__NodeProto *as, int64_t opset);
 /* Import the node being imported (o->node): 0 or an error (onnx_ops.c). */
 int onnx_import_node(struct onnx *o);
+/*
+ * npu_model_load_v's and npu_model_load_mem_v's import (onnx.c), the graph
+ * as the model's nodes give it; api/model.c picks the fast paths after.
+ */
+int onnx_load(size_t size, const char *path, const struct npu_model_opts *opts, npu_graph **g);
+int onnx_load_mem(size_t size, const void *buf, size_t len, const struct npu_model_opts *opts,
+		  npu_graph **g);
 /* Free what @o holds (its values; the bytes a tensor took are the graph's): onnx.c. */
 void onnx_free(struct onnx *o);
 /*

@@ -449,9 +449,7 @@ int onnx_op_fn(struct onnx *o)
 
 static int onnx_op_relu(struct onnx *o)
 {
-	int r = onnx_layer_relu(o);	/* fp32: the NPU's relu */
-
-	return r ? (r < 0 ? r : 0) : unary(o, ND_RELU);
+	return unary(o, ND_RELU);
 }
 
 

@@ -304,22 +304,3 @@ int onnx_fuse_masked_softmax(struct onnx *o)
 	o->done[js] = 1;
 	return 1;
 }
-
-int onnx_bias_after(struct onnx *o, uint32_t n, uint32_t rank, struct oval **bias)
-{
-	const Onnx__NodeProto *add;
-	struct oval *c;
-	uint32_t as;
-	int j;
-
-	if (N->n_output != 1)
-		return -1;
-	j = only_reader(o, N->output[0], o->node_index, &as);
-	add = node_at(o, j, "Add", 2);
-	c = add ? onnx_find(o, add->input[1 - as]) : NULL;
-	if (!c || !c->data || c->input >= 0 || c->dq_x || c->dt != NPU_DT_FLOAT32 ||
-	    c->count != n || !c->rank || c->rank > rank || c->dims[c->rank - 1] != n)
-		return -1;
-	*bias = c;
-	return j;
-}

@@ -180,8 +180,6 @@ static int op_matmul(struct onnx *o)
 	{	/* DQ -> MatMul -> Q: int8 */
 		int r = onnx_fold_gemm(o, 0);
 
-		if (!r)		/* fp32 by constant weights: a dense layer */
-			r = onnx_layer_gemm(o, 0);
 		if (r)
 			return r < 0 ? r : 0;
 	}
@@ -314,8 +312,6 @@ static int op_gemm(struct onnx *o)
 	if (alpha == 1.0f && (beta == 1.0f || !c) && !ta) {	/* DQ -> Gemm -> Q: int8 */
 		int r = onnx_fold_gemm(o, (int)tb);
 
-		if (!r)		/* fp32 by constant weights: a dense layer */
-			r = onnx_layer_gemm(o, (int)tb);
 		if (r)
 			return r < 0 ? r : 0;
 	}
@@ -544,12 +540,6 @@ static int op_pool(struct onnx *o, int average, int global)
 		if (r)
 			return r < 0 ? r : 0;
 	}
-	if (!indices) {	/* fp32 without padding: the NPU's pool */
-		int r = onnx_layer_pool(o, &w, ydims, average);
-
-		if (r)
-			return r < 0 ? r : 0;
-	}
 	p->nsp = w.nsp;
 	p->batch = x->dims[0];
 	p->c = x->dims[1];
@@ -634,9 +624,6 @@ static int conv(struct onnx *o, int transpose, enum conv_kind kind)
 			ydims[1] = oc;
 			r = kind == CONV_F32 ? onnx_fold_conv(o, &w, (uint32_t)group, ydims) :
 			    onnx_fold_qlinearconv(o, &w, (uint32_t)group, ydims);
-			if (!r && kind == CONV_F32)	/* fp32: the NPU's conv2d where it fits */
-				r = onnx_layer_conv(o, &w, (uint32_t)group, ydims);
-
 			if (r)
 				return r < 0 ? r : 0;
 		}
