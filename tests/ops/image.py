@@ -10,7 +10,10 @@ Pad's wrap mode (circular padding), pads past the dim, crops, axes;
 Resize's opset 18-19 additions (axes, keep_aspect_ratio_policy,
 half_pixel_symmetric, antialias: linear and cubic, shrinking by whole and
 fractional factors and growing, each coordinate mode, exclude_outside,
-NCHW, NHWC-like, 2-D and 3-D images).
+NCHW, NHWC-like, 2-D and 3-D images); RoiAlign over boxes inside, across and
+past the image, tiny and empty ones, in both modes, both coordinate
+modes (and opset 10's), sampling ratios given and, with the boxes known
+at load, 0 (each box's own).
 onnxruntime gives the expected outputs (cases.sh)."""
 import os
 import sys
@@ -91,6 +94,22 @@ def resize(out, name, xshape, opset, scales=None, sizes=None, **attrs):
     save(out, "resize_" + name, node, {"x": x}, consts, opset)
 
 
+BOXES = np.array([[1.0, 1.5, 8.0, 7.0], [0.0, 0.0, 11.9, 9.9], [-3.0, 2.0, 4.0, 14.0],
+                  [5.2, 5.1, 5.6, 5.3], [6.0, 3.0, 6.0, 3.0], [9.0, -2.0, 16.0, 3.5]],
+                 np.float32)
+
+
+def roi_align(out, name, opset, const_boxes=False, scale=1.0, **attrs):
+    x = rng.standard_normal((2, 3, 10, 12)).astype(np.float32)
+    bi = np.array([0, 1, 1, 0, 1, 0], np.int64)
+    boxes = BOXES / scale
+    feeds, consts = {"x": x}, {}
+    (consts if const_boxes else feeds)["rois"] = boxes
+    feeds["bi"] = bi
+    node = helper.make_node("RoiAlign", ["x", "rois", "bi"], ["y"], spatial_scale=scale, **attrs)
+    save(out, "roi_align_" + name, node, feeds, consts, opset)
+
+
 def make(out):
     col2im(out, "basic", 1, 1, [5, 5], [2, 2])
     col2im(out, "strided", 1, 2, [6, 7], [2, 2], strides=[2, 2])
@@ -146,6 +165,16 @@ def make(out):
            mode="linear", antialias=1)
     resize(out, "antialias_one_axis", (1, 2, 6, 16), 18, sizes=[5], axes=[3], mode="linear",
            antialias=1)
+    for mode in ("avg", "max"):
+        for coord in ("half_pixel", "output_half_pixel"):
+            roi_align(out, "%s_%s" % (mode, coord), 16, mode=mode, output_height=3,
+                      output_width=4, sampling_ratio=2, coordinate_transformation_mode=coord)
+        roi_align(out, "%s_ratio0_known" % mode, 16, const_boxes=True, mode=mode,
+                  output_height=2, output_width=3, sampling_ratio=0)
+    roi_align(out, "opset10", 10, output_height=2, output_width=2, sampling_ratio=1)
+    roi_align(out, "scaled", 16, scale=0.5, output_height=4, output_width=2, sampling_ratio=3)
+    roi_align(out, "ratio0_known_opset10", 10, const_boxes=True, output_height=3,
+              output_width=3)
     pad_wrap(out, "2d", [1, 2, 4, 5], [0, 0, 1, 2, 0, 0, 2, 1])
     pad_wrap(out, "past_the_dim", [2, 3], [0, 4, 0, 5], numpy=True)
     pad_wrap(out, "crop", [1, 3, 6], [0, -1, 2, 0, 1, -2])

@@ -514,6 +514,282 @@ static int onnx_op_grid_sample(struct onnx *o)
 	return err;
 }
 
+/* ---- RoiAlign --------------------------------------------------------------------- */
+
+/* @x [R][4] column @c as [R][1]. */
+static const char *roi_col(struct emit *e, const char *x, int64_t c)
+{
+	Onnx__AttributeProto a;
+
+	return emit_to(e, "Gather", (const char *[]){ x, cst(e, NPU_DT_INT64, &c, 1) }, 2,
+		       int_attr(&a, "axis", 1), NULL);
+}
+
+/* @x reshaped to the @n dims @d. */
+static const char *shaped(struct emit *e, const char *x, uint32_t n, const int64_t *d)
+{
+	return op2(e, "Reshape", x, cst(e, NPU_DT_INT64, d, n));
+}
+
+/*
+ * One axis of the samples, onnxruntime's pre_calc_for_bilinear_interpolate:
+ * the coordinates start + p * bin + (i + .5) * bin / grid of @out bins by
+ * @gmax taps (grid: [R][1]) of an axis of @len, as [R][out][gmax]; in
+ * *@valid, where the coordinate is in [-1, len], in *@in_grid where the
+ * tap is within its box's grid; in *@lo, *@hi the two pixels and in
+ * *@w_lo, *@w_hi their weights (past the last pixel, both the last).
+ */
+static void roi_axis(struct emit *e, const char *start, const char *bin, const char *grid,
+		     uint32_t out, uint32_t gmax, float len, const char **valid,
+		     const char **in_grid, const char **lo, const char **hi, const char **w_lo,
+		     const char **w_hi)
+{
+	int64_t r3[3] = { -1, 1, 1 };
+	float *pv = malloc(sizeof(float) * (out + gmax + 1));
+	const char *p, *t, *st, *bn, *gr, *c, *c0, *fl, *last, *at_end;
+
+	if (!pv) {
+		e->err = onnx_fail(e->o, NPU_ENOMEM, "out of memory");
+		return;
+	}
+	for (uint32_t i = 0; i < out; i++)
+		pv[i] = (float)i;
+	for (uint32_t i = 0; i < gmax; i++)
+		pv[out + i] = (float)i + 0.5f;
+	p = cst(e, NPU_DT_FLOAT32, pv, out);
+	t = cst(e, NPU_DT_FLOAT32, pv + out, gmax);
+	free(pv);
+	p = shaped(e, p, 3, (int64_t[]){ 1, out, 1 });
+	t = shaped(e, t, 3, (int64_t[]){ 1, 1, gmax });
+	st = shaped(e, start, 3, r3);
+	bn = shaped(e, bin, 3, r3);
+	gr = shaped(e, grid, 3, r3);
+	/* in onnxruntime's order: start + p * bin + ((i + .5) * bin) / grid */
+	c = op2(e, "Add", op2(e, "Add", st, op2(e, "Mul", p, bn)),
+		op2(e, "Div", op2(e, "Mul", t, bn), gr));
+	*valid = op2(e, "And", op1(e, "Not", op2(e, "Less", c, fc(e, -1.0f))),
+		     op1(e, "Not", op2(e, "Greater", c, fc(e, len))));
+	*in_grid = op2(e, "Less", t, gr);
+	c0 = op2(e, "Max", c, fc(e, 0.0f));
+	fl = op1(e, "Floor", c0);
+	last = fc(e, len - 1);
+	at_end = op1(e, "Not", op2(e, "Less", fl, last));
+	*lo = where(e, at_end, last, fl);
+	*hi = where(e, at_end, last, op2(e, "Add", fl, fc(e, 1.0f)));
+	*w_hi = where(e, at_end, fc(e, 0.0f), op2(e, "Sub", c0, fl));
+	*w_lo = op2(e, "Sub", fc(e, 1.0f), *w_hi);
+}
+
+/*
+ * RoiAlign (10, 16): X [N][C][H][W], rois [R][4] (x1, y1, x2, y2) of
+ * batch_indices [R] into [R][C][output_height][output_width], as
+ * onnxruntime computes it: each box scaled by spatial_scale (less half a
+ * pixel with half_pixel, 16's default; at least 1 wide without), cut into
+ * bins, each bin sampled at grid x grid points (sampling_ratio, or
+ * ceil(box / bins) per box where it is 0), each point bilinear (a point
+ * past [-1, size] weighs 0), then their mean ("avg") or the largest of
+ * the four weighted pixels of each point ("max"). Lowered onto gathers of
+ * X's pixels as rows and element functions, so every backend and the NPU
+ * run it; a grid of 0 (its points as many as each box's size says) needs
+ * the boxes known at load (a run-time count comes with dynamic shapes).
+ */
+static int onnx_op_roi_align(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *rois = onnx_in(o, 1), *bi = onnx_in(o, 2);
+	struct emit e = { .o = o };
+	char mode[8], coord[24];
+	int64_t oh, ow, sr;
+	float ss, off;
+	uint32_t R, C, H, W, gh = 0, gw = 0;
+	const char *x1, *y1, *x2, *y2, *rw, *rh, *bw, *bhh, *ggh, *ggw, *cnt;
+	const char *vy, *gy, *ly, *hy, *wly, *why, *vx, *gx, *lx, *hx, *wlx, *whx;
+	const char *rows, *b, *valid, *in_grid, *acc = NULL;
+	float *gv = NULL;
+	Onnx__AttributeProto at;
+	int err, half, avg;
+
+	if (!x || !rois || !bi)
+		return onnx_fail(o, NPU_EINVAL, "X, rois and batch_indices are needed");
+	TRY(onnx_want_dt(o, x, F32, "X"));
+	TRY(onnx_want_dt(o, rois, F32, "rois"));
+	TRY(onnx_want_dt(o, bi, I64, "batch_indices"));
+	TRY(onnx_attr_s(o, "mode", "avg", mode, sizeof(mode)));
+	TRY(onnx_attr_s(o, "coordinate_transformation_mode", o->opset >= 16 ? "half_pixel" :
+			"output_half_pixel", coord, sizeof(coord)));
+	TRY(onnx_attr_i(o, "output_height", 1, &oh));
+	TRY(onnx_attr_i(o, "output_width", 1, &ow));
+	TRY(onnx_attr_i(o, "sampling_ratio", 0, &sr));
+	TRY(onnx_attr_f(o, "spatial_scale", 1.0f, &ss));
+	avg = !strcmp(mode, "avg");
+	half = !strcmp(coord, "half_pixel");
+	if ((!avg && strcmp(mode, "max")) || (!half && strcmp(coord, "output_half_pixel")) ||
+	    oh < 1 || ow < 1 || oh > 4096 || ow > 4096 || sr < 0 || sr > 64 || !isfinite(ss))
+		return onnx_fail(o, NPU_EINVAL, "mode '%s', coordinate_transformation_mode '%s', "
+				 "output %lldx%lld, sampling_ratio %lld or spatial_scale %g", mode,
+				 coord, (long long)oh, (long long)ow, (long long)sr, ss);
+	if (x->rank != 4 || rois->rank != 2 || rois->dims[1] != 4 || bi->rank != 1 ||
+	    bi->dims[0] != rois->dims[0])
+		return onnx_fail(o, NPU_EINVAL, "X [N][C][H][W], rois [R][4] and batch_indices [R]");
+	R = rois->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+	if ((uint64_t)x->dims[0] * H * W >= (1u << 24))
+		return onnx_fail(o, NPU_ENOTSUP, "an input of %llu pixels (indices are computed in "
+				 "fp32: at most 2^24)", (unsigned long long)x->dims[0] * H * W);
+	off = half ? 0.5f : 0.0f;
+	if (sr) {
+		gh = gw = (uint32_t)sr;
+	} else {	/* each box's grid from its size: the boxes must be known now */
+		if (onnx_const_value(o, rois) <= 0)
+			return onnx_fail(o, NPU_ENOTSUP, "sampling_ratio 0 with boxes known only at "
+					 "run time (each box's count of points is data: dynamic "
+					 "shapes)");
+		gv = malloc(sizeof(float) * 2 * (R + 1));
+		if (!gv)
+			return onnx_fail(o, NPU_ENOMEM, "out of memory");
+		for (uint32_t r = 0; r < R; r++) {
+			const float *q = (const float *)rois->data + 4 * r;
+			float w = q[2] * ss - off - (q[0] * ss - off);
+			float h = q[3] * ss - off - (q[1] * ss - off);
+
+			if (!half) {
+				w = fmaxf(w, 1.0f);
+				h = fmaxf(h, 1.0f);
+			}
+			gv[r] = ceilf(h / (float)oh);
+			gv[R + r] = ceilf(w / (float)ow);
+			if (!(gv[r] >= 0 && gv[r] <= 64 && gv[R + r] >= 0 && gv[R + r] <= 64)) {
+				free(gv);
+				return onnx_fail(o, NPU_ENOTSUP, "box %u samples more than 64 points a "
+						 "bin's side", r);
+			}
+			gh = gh > (uint32_t)gv[r] ? gh : (uint32_t)gv[r];
+			gw = gw > (uint32_t)gv[R + r] ? gw : (uint32_t)gv[R + r];
+		}
+		gh = gh ? gh : 1;
+		gw = gw ? gw : 1;
+	}
+	if ((uint64_t)R * oh * gh * ow * gw * C > ONNX_MAX_ELEMS) {
+		free(gv);
+		return onnx_fail(o, NPU_ENOTSUP, "%u boxes of %lldx%lld bins of %ux%u points of %u "
+				 "channels: too many", R, (long long)oh, (long long)ow, gh, gw, C);
+	}
+	/* the boxes in X's pixels */
+	x1 = op2(&e, "Sub", op2(&e, "Mul", roi_col(&e, N->input[1], 0), fc(&e, ss)), fc(&e, off));
+	y1 = op2(&e, "Sub", op2(&e, "Mul", roi_col(&e, N->input[1], 1), fc(&e, ss)), fc(&e, off));
+	x2 = op2(&e, "Sub", op2(&e, "Mul", roi_col(&e, N->input[1], 2), fc(&e, ss)), fc(&e, off));
+	y2 = op2(&e, "Sub", op2(&e, "Mul", roi_col(&e, N->input[1], 3), fc(&e, ss)), fc(&e, off));
+	rw = op2(&e, "Sub", x2, x1);
+	rh = op2(&e, "Sub", y2, y1);
+	if (!half) {
+		rw = op2(&e, "Max", rw, fc(&e, 1.0f));
+		rh = op2(&e, "Max", rh, fc(&e, 1.0f));
+	}
+	bw = op2(&e, "Div", rw, fc(&e, (float)ow));
+	bhh = op2(&e, "Div", rh, fc(&e, (float)oh));
+	if (gv) {
+		uint32_t d2[2] = { R, 1 };
+		const char *a = fresh(&e), *c = fresh(&e);
+
+		if (a && c && !e.err)
+			e.err = onnx_named_const(o, a, NPU_DT_FLOAT32, 2, d2, gv);
+		if (a && c && !e.err)
+			e.err = onnx_named_const(o, c, NPU_DT_FLOAT32, 2, d2, gv + R);
+		ggh = a;
+		ggw = c;
+		free(gv);
+	} else {
+		ggh = ggw = fc(&e, (float)sr);
+	}
+	/* how many points a box's bin averages: at least 1 */
+	cnt = op2(&e, "Max", op2(&e, "Mul", ggh, ggw), fc(&e, 1.0f));
+	roi_axis(&e, y1, bhh, ggh, (uint32_t)oh, gh, (float)H, &vy, &gy, &ly, &hy, &wly, &why);
+	roi_axis(&e, x1, bw, ggw, (uint32_t)ow, gw, (float)W, &vx, &gx, &lx, &hx, &wlx, &whx);
+	/* [R][oh][gh] and [R][ow][gw] to [R][oh][gh][ow][gw]: y's then x's */
+	{
+		int64_t yd[5] = { R, oh, gh, 1, 1 }, xd[5] = { R, 1, 1, ow, gw };
+		int64_t bd[5] = { R, 1, 1, 1, 1 }, rd[2] = { (int64_t)x->dims[0] * H * W, C };
+		int64_t perm[4] = { 0, 2, 3, 1 };
+		Onnx__AttributeProto pa;
+		const char *ys[2], *xs[2], *wy[2], *wx[2];
+
+		int64_t wd[6] = { R, oh, gh, ow, gw, 1 };
+
+		/* a point past [-1, size] weighs 0; one past its box's grid none */
+		/* (the grid's masks: [R or 1][1][points], one grid for all boxes or each its own) */
+		in_grid = op2(&e, "And", shaped(&e, gy, 5, (int64_t[]){ -1, 1, gh, 1, 1 }),
+			      shaped(&e, gx, 5, (int64_t[]){ -1, 1, 1, 1, gw }));
+		valid = op2(&e, "And", op2(&e, "And", shaped(&e, vy, 5, yd), shaped(&e, vx, 5, xd)),
+			    in_grid);
+		ys[0] = shaped(&e, ly, 5, yd);
+		ys[1] = shaped(&e, hy, 5, yd);
+		xs[0] = shaped(&e, lx, 5, xd);
+		xs[1] = shaped(&e, hx, 5, xd);
+		wy[0] = shaped(&e, wly, 5, yd);
+		wy[1] = shaped(&e, why, 5, yd);
+		wx[0] = shaped(&e, wlx, 5, xd);
+		wx[1] = shaped(&e, whx, 5, xd);
+		/* X's pixels as rows [N * H * W][C]; a pixel's row (b H + y) W + x */
+		rows = shaped(&e, emit_to(&e, "Transpose", (const char *[]){ N->input[0] }, 1,
+					  ints_attr(&pa, "perm", perm, 4), NULL), 2, rd);
+		b = emit_to(&e, "Cast", (const char *[]){ N->input[2] }, 1,
+			    int_attr(&at, "to", ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT), NULL);
+		b = op2(&e, "Mul", shaped(&e, b, 5, bd), fc(&e, (float)H));
+		for (int cy = 0; cy < 2; cy++)
+			for (int cx = 0; cx < 2; cx++) {
+				const char *row = op2(&e, "Mul", op2(&e, "Add", b, ys[cy]),
+						      fc(&e, (float)W));
+				const char *w = where(&e, valid, op2(&e, "Mul", wy[cy], wx[cx]),
+						      fc(&e, 0.0f));
+				const char *v;
+
+				row = op2(&e, "Add", row, xs[cx]);
+				row = emit_to(&e, "Cast", (const char *[]){ row }, 1,
+					      int_attr(&at, "to",
+						       ONNX__TENSOR_PROTO__DATA_TYPE__INT64), NULL);
+				v = emit_to(&e, "Gather", (const char *[]){ rows, row }, 2,
+					    int_attr(&at, "axis", 0), NULL);	/* [..][C] */
+				v = op2(&e, "Mul", v, shaped(&e, w, 6, wd));
+				acc = !acc ? v : op2(&e, avg ? "Add" : "Max", acc, v);
+			}
+	}
+	{	/* over each bin's points: [R][oh][ow][C], then [R][C][oh][ow] */
+		int64_t axes[2] = { 2, 4 }, perm[4] = { 0, 3, 1, 2 };
+		int64_t cd[4] = { -1, 1, 1, 1 };
+		Onnx__AttributeProto kd, pa;
+		const char *red;
+
+		if (!avg && !sr)	/* a point past a box's own grid takes no part */
+			acc = where(&e, shaped(&e, in_grid, 6, (int64_t[]){ R, 1, gh, 1, gw, 1 }),
+				    acc, fc(&e, -INFINITY));
+		/* (at opset 13, ReduceSum takes its axes as an input, ReduceMax as an attribute) */
+		if (avg) {
+			red = emit_to(&e, "ReduceSum", (const char *[]){ acc,
+				      cst(&e, NPU_DT_INT64, axes, 2) }, 2,
+				      int_attr(&kd, "keepdims", 0), NULL);
+		} else {
+			Onnx__AttributeProto ra[2], *rp[2] = { int_attr(&ra[0], "keepdims", 0),
+							       ints_attr(&ra[1], "axes", axes, 2) };
+			const char *y = fresh(&e);
+
+			if (y && !e.err)
+				e.err = onnx_lower_as(o, "ReduceMax", &acc, 1, y, rp, 2, 13);
+			red = e.err ? NULL : y;
+		}
+		if (avg)
+			red = op2(&e, "Div", red, shaped(&e, cnt, 4, cd));
+		else if (!sr)	/* a box of no points: 0, as onnxruntime leaves it */
+			red = where(&e, op2(&e, "Equal", red, fc(&e, -INFINITY)), fc(&e, 0.0f), red);
+		emit_to(&e, "Transpose", (const char *[]){ red }, 1, ints_attr(&pa, "perm", perm, 4),
+			N->output[0]);
+	}
+	err = e.err;
+	for (uint32_t i = 0; i < e.n; i++)
+		free(e.names[i]);
+	free(e.names);
+	if (!err && !acc)
+		err = onnx_fail(o, NPU_EINVAL, "cannot be lowered");
+	return err;
+}
+
 /* ---- Resize's antialias ----------------------------------------------------------- */
 
 /* onnxruntime's antialias filters (Pillow's): the tent, and the cubic of @a. */
@@ -694,5 +970,7 @@ const struct onnx_op onnx_image_ops[] = {
 	ONNX_OP("Col2Im", onnx_op_col2im, "dilations pads strides", 18),
 	ONNX_OP("AffineGrid", onnx_op_affine_grid, "align_corners", 20),
 	ONNX_OP("GridSample", onnx_op_grid_sample, "align_corners mode padding_mode", 16),
+	ONNX_OP("RoiAlign", onnx_op_roi_align, "coordinate_transformation_mode mode "
+		"output_height output_width sampling_ratio spatial_scale", 10),
 	ONNX_OP_END
 };
