@@ -13,7 +13,8 @@ fractional factors and growing, each coordinate mode, exclude_outside,
 NCHW, NHWC-like, 2-D and 3-D images); RoiAlign over boxes inside, across and
 past the image, tiny and empty ones, in both modes, both coordinate
 modes (and opset 10's), sampling ratios given and, with the boxes known
-at load, 0 (each box's own).
+at load, 0 (each box's own); DeformConv with strides, pads, dilations,
+groups, offset groups, masks, biases, offsets reaching past the image.
 onnxruntime gives the expected outputs (cases.sh)."""
 import os
 import sys
@@ -110,6 +111,29 @@ def roi_align(out, name, opset, const_boxes=False, scale=1.0, **attrs):
     save(out, "roi_align_" + name, node, feeds, consts, opset)
 
 
+def deform_conv(out, name, n, c, hw, oc, k, mask=False, bias=False, scale=2.0, **attrs):
+    s, d = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    p = attrs.get("pads", [0, 0, 0, 0])
+    og, g = attrs.get("offset_group", 1), attrs.get("group", 1)
+    oh = (hw[0] + p[0] + p[2] - ((k[0] - 1) * d[0] + 1)) // s[0] + 1
+    ow = (hw[1] + p[1] + p[3] - ((k[1] - 1) * d[1] + 1)) // s[1] + 1
+    feeds = {"x": rng.standard_normal((n, c) + tuple(hw)).astype(np.float32),
+             "off": (rng.standard_normal((n, og * 2 * k[0] * k[1], oh, ow)) * scale)
+             .astype(np.float32)}
+    consts = {"w": rng.standard_normal((oc, c // g) + tuple(k)).astype(np.float32)}
+    ins = ["x", "w", "off"]
+    if bias or mask:
+        consts["b"] = rng.standard_normal(oc).astype(np.float32)
+        ins.append("b" if bias else "")
+    if mask:
+        feeds["mask"] = rng.random((n, og * k[0] * k[1], oh, ow)).astype(np.float32)
+        ins.append("mask")
+        if not bias:
+            del consts["b"]
+    node = helper.make_node("DeformConv", ins, ["y"], **attrs)
+    save(out, "deform_conv_" + name, node, feeds, consts, 19)
+
+
 def make(out):
     col2im(out, "basic", 1, 1, [5, 5], [2, 2])
     col2im(out, "strided", 1, 2, [6, 7], [2, 2], strides=[2, 2])
@@ -175,6 +199,15 @@ def make(out):
     roi_align(out, "scaled", 16, scale=0.5, output_height=4, output_width=2, sampling_ratio=3)
     roi_align(out, "ratio0_known_opset10", 10, const_boxes=True, output_height=3,
               output_width=3)
+    deform_conv(out, "basic", 1, 2, (5, 6), 3, (3, 3))
+    deform_conv(out, "strided_padded", 2, 3, (7, 8), 4, (3, 3), strides=[2, 2],
+                pads=[1, 1, 1, 1], bias=True)
+    deform_conv(out, "dilated_rect", 1, 2, (8, 9), 2, (2, 3), dilations=[2, 1],
+                pads=[1, 0, 0, 2], mask=True)
+    deform_conv(out, "groups", 1, 4, (6, 6), 6, (3, 3), group=2, pads=[1, 1, 1, 1], bias=True,
+                mask=True)
+    deform_conv(out, "offset_groups", 2, 4, (6, 7), 2, (3, 3), offset_group=2, mask=True)
+    deform_conv(out, "far_offsets", 1, 1, (4, 5), 2, (2, 2), scale=6.0)
     pad_wrap(out, "2d", [1, 2, 4, 5], [0, 0, 1, 2, 0, 0, 2, 1])
     pad_wrap(out, "past_the_dim", [2, 3], [0, 4, 0, 5], numpy=True)
     pad_wrap(out, "crop", [1, 3, 6], [0, -1, 2, 0, 1, -2])

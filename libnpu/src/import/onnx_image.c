@@ -790,6 +790,192 @@ static int onnx_op_roi_align(struct onnx *o)
 	return err;
 }
 
+/* ---- DeformConv ------------------------------------------------------------------- */
+
+/* A window attribute of 2 values (@n 2; pads 4), @def where absent; 0 or an error. */
+static int attr2(struct onnx *o, const char *name, int64_t *v, uint32_t n, int64_t def,
+		 int64_t lo)
+{
+	uint32_t got = 0;
+
+	TRY(onnx_attr_ints(o, name, v, n, &got));
+	if (!got)
+		for (uint32_t i = 0; i < n; i++)
+			v[i] = def;
+	else if (got != n)
+		return onnx_fail(o, NPU_EINVAL, "%s has %u values (wants %u)", name, got, n);
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] < lo || v[i] > 4096)
+			return onnx_fail(o, NPU_EINVAL, "%s[%u] is %lld", name, i, (long long)v[i]);
+	return 0;
+}
+
+/*
+ * DeformConv (19), 2-D: each tap (i, j) of output point (y, x) samples X
+ * at (y s - pad + i d + its offset's dy, x s - pad + j d + dx), bilinear
+ * with zeros outside (as ONNX's reference: GridSample with align_corners,
+ * whose normalized grid this makes), times the mask where given; the
+ * samples [N][C][taps][points] are then a grouped convolution's columns,
+ * a MatMul by W [group][out / group][C / group * taps], plus B. Offsets
+ * and masks per offset_group of the input channels. Lowered onto
+ * GridSample (its gathers and element functions) and MatMul.
+ */
+static int onnx_op_deform_conv(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *wv = onnx_in(o, 1), *ofs = onnx_in(o, 2);
+	struct oval *b = onnx_has_in(o, 3) ? onnx_in(o, 3) : NULL;
+	struct oval *mk = onnx_has_in(o, 4) ? onnx_in(o, 4) : NULL;
+	struct emit e = { .o = o };
+	int64_t ks[2], st[2], dl[2], pd[4], grp, og;
+	uint32_t N_, C, H, W, OC, OH, OW, T, Cg;
+	const char *parts[64], *cols, *y;
+	float *hb, *wb;
+	Onnx__AttributeProto at[3];
+	int err;
+
+	if (!x || !wv || !ofs)
+		return onnx_fail(o, NPU_EINVAL, "X, W and offset are needed");
+	TRY(onnx_want_dt(o, x, F32, "X"));
+	TRY(onnx_want_dt(o, wv, F32, "W"));
+	TRY(onnx_want_dt(o, ofs, F32, "offset"));
+	if (x->rank != 4 || wv->rank != 4 || ofs->rank != 4)
+		return onnx_fail(o, NPU_ENOTSUP, "X, W and offset of rank 4 (2 spatial dims) only");
+	TRY(attr2(o, "kernel_shape", ks, 2, 0, 0));
+	if (!ks[0] && !ks[1]) {
+		ks[0] = wv->dims[2];
+		ks[1] = wv->dims[3];
+	}
+	TRY(attr2(o, "strides", st, 2, 1, 1));
+	TRY(attr2(o, "dilations", dl, 2, 1, 1));
+	TRY(attr2(o, "pads", pd, 4, 0, 0));
+	TRY(onnx_attr_i(o, "group", 1, &grp));
+	TRY(onnx_attr_i(o, "offset_group", 1, &og));
+	N_ = x->dims[0];
+	C = x->dims[1];
+	H = x->dims[2];
+	W = x->dims[3];
+	OC = wv->dims[0];
+	OH = ofs->dims[2];
+	OW = ofs->dims[3];
+	T = (uint32_t)(ks[0] * ks[1]);
+	if (ks[0] != wv->dims[2] || ks[1] != wv->dims[3] || grp < 1 || og < 1 || og > 64 ||
+	    C % grp || OC % grp || wv->dims[1] * grp != C || C % og || ofs->dims[0] != N_ ||
+	    ofs->dims[1] != og * 2 * T ||
+	    (int64_t)OH != (H + pd[0] + pd[2] - ((ks[0] - 1) * dl[0] + 1)) / st[0] + 1 ||
+	    (int64_t)OW != (W + pd[1] + pd[3] - ((ks[1] - 1) * dl[1] + 1)) / st[1] + 1)
+		return onnx_fail(o, NPU_EINVAL, "W, offset, group %lld, offset_group %lld and the "
+				 "window do not fit X", (long long)grp, (long long)og);
+	if (mk && (mk->dt != NPU_DT_FLOAT32 || mk->rank != 4 || mk->dims[0] != N_ ||
+		   mk->dims[1] != og * T || mk->dims[2] != OH || mk->dims[3] != OW))
+		return onnx_fail(o, NPU_EINVAL, "mask must be fp32 [%u][%lld][%u][%u]", N_,
+				 (long long)(og * T), OH, OW);
+	if (b && (b->dt != NPU_DT_FLOAT32 || b->count != OC))
+		return onnx_fail(o, NPU_EINVAL, "B must be %u floats", OC);
+	if (H < 2 || W < 2)
+		return onnx_fail(o, NPU_ENOTSUP, "an image of one row or column (the sampling's "
+				 "normalized grid divides by its size less one)");
+	Cg = C / (uint32_t)og;
+	/* each tap's place before its offset: [1][taps][OH][1] and [1][taps][1][OW] */
+	hb = malloc(sizeof(float) * T * OH);
+	wb = malloc(sizeof(float) * T * OW);
+	if (!hb || !wb) {
+		free(hb);
+		free(wb);
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	}
+	for (uint32_t t = 0; t < T; t++) {
+		uint32_t i = t / (uint32_t)ks[1], j = t % (uint32_t)ks[1];
+
+		for (uint32_t r = 0; r < OH; r++)
+			hb[t * OH + r] = (float)((int64_t)r * st[0] - pd[0] + (int64_t)i * dl[0]);
+		for (uint32_t c = 0; c < OW; c++)
+			wb[t * OW + c] = (float)((int64_t)c * st[1] - pd[1] + (int64_t)j * dl[1]);
+	}
+	{
+		const char *hbn = fresh(&e), *wbn = fresh(&e);
+		uint32_t hd[4] = { 1, T, OH, 1 }, wd[4] = { 1, T, 1, OW };
+
+		if (hbn && wbn && !e.err)
+			e.err = onnx_named_const(o, hbn, NPU_DT_FLOAT32, 4, hd, hb);
+		if (hbn && wbn && !e.err)
+			e.err = onnx_named_const(o, wbn, NPU_DT_FLOAT32, 4, wd, wb);
+		free(hb);
+		free(wb);
+		/* offsets as [N][og][taps][2][OH][OW] */
+		const char *of6 = shaped(&e, N->input[2], 6, (int64_t[]){ N_, og, T, 2, OH, OW });
+
+		for (int64_t g = 0; g < og && !e.err; g++) {
+			const char *ofg = emit_to(&e, "Gather", (const char *[]){ of6,
+						  cst(&e, NPU_DT_INT64, &g, 0) }, 2,
+						  int_attr(&at[0], "axis", 1), NULL);
+			const char *dy = emit_to(&e, "Gather", (const char *[]){ ofg,
+						 cst(&e, NPU_DT_INT64, (int64_t[]){ 0 }, 0) }, 2,
+						 int_attr(&at[0], "axis", 2), NULL);
+			const char *dx = emit_to(&e, "Gather", (const char *[]){ ofg,
+						 cst(&e, NPU_DT_INT64, (int64_t[]){ 1 }, 0) }, 2,
+						 int_attr(&at[0], "axis", 2), NULL);
+			/* the normalized grid: x then y, [N][taps * OH][OW][2] */
+			const char *yn = op2(&e, "Sub", op2(&e, "Mul", op2(&e, "Div",
+					     op2(&e, "Add", hbn, dy), fc(&e, (float)(H - 1))),
+					     fc(&e, 2.0f)), fc(&e, 1.0f));
+			const char *xn = op2(&e, "Sub", op2(&e, "Mul", op2(&e, "Div",
+					     op2(&e, "Add", wbn, dx), fc(&e, (float)(W - 1))),
+					     fc(&e, 2.0f)), fc(&e, 1.0f));
+			int64_t g5[5] = { N_, T, OH, OW, 1 }, gd[4] = { N_, (int64_t)T * OH, OW, 2 };
+			const char *grid = shaped(&e, emit_to(&e, "Concat", (const char *[]){
+						  shaped(&e, xn, 5, g5), shaped(&e, yn, 5, g5) }, 2,
+						  int_attr(&at[0], "axis", 4), NULL), 4, gd);
+			const char *xg = og == 1 ? N->input[0] :
+				emit_to(&e, "Slice", (const char *[]){ N->input[0],
+					cst(&e, NPU_DT_INT64, (int64_t[]){ g * Cg }, 1),
+					cst(&e, NPU_DT_INT64, (int64_t[]){ (g + 1) * Cg }, 1),
+					cst(&e, NPU_DT_INT64, (int64_t[]){ 1 }, 1) }, 4, NULL, NULL);
+			Onnx__AttributeProto *gsa[3];
+			const char *smp = fresh(&e);
+
+			gsa[0] = int_attr(&at[0], "align_corners", 1);
+			at[1] = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
+			at[1].name = (char *)"mode";
+			at[1].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+			at[1].s.data = (uint8_t *)"bilinear";
+			at[1].s.len = 8;
+			gsa[1] = &at[1];
+			if (smp && xg && grid && !e.err)
+				e.err = onnx_lower_as(o, "GridSample", (const char *[]){ xg, grid }, 2,
+						      smp, gsa, 2, 16);
+			/* [N][Cg][taps * OH][OW], times the mask [N][1][taps * OH][OW] */
+			if (mk && !e.err) {
+				const char *m = emit_to(&e, "Slice", (const char *[]){ N->input[4],
+					cst(&e, NPU_DT_INT64, (int64_t[]){ g * T }, 1),
+					cst(&e, NPU_DT_INT64, (int64_t[]){ (g + 1) * T }, 1),
+					cst(&e, NPU_DT_INT64, (int64_t[]){ 1 }, 1) }, 4, NULL, NULL);
+
+				smp = op2(&e, "Mul", smp, shaped(&e, m, 4, (int64_t[]){ N_, 1,
+						   (int64_t)T * OH, OW }));
+			}
+			parts[g] = smp;
+		}
+	}
+	/* columns [N][group][C / group * taps][OH * OW]; W [group][OC / group][same] */
+	cols = og == 1 ? parts[0] : emit_to(&e, "Concat", parts, (size_t)og,
+					    int_attr(&at[0], "axis", 1), NULL);
+	cols = shaped(&e, cols, 4, (int64_t[]){ N_, grp, (int64_t)(C / grp) * T,
+						(int64_t)OH * OW });
+	y = op2(&e, "MatMul", shaped(&e, N->input[1], 3, (int64_t[]){ grp, OC / grp,
+				     (int64_t)(C / grp) * T }), cols);
+	y = shaped(&e, y, 4, (int64_t[]){ N_, OC, OH, OW });
+	if (b)
+		y = op2(&e, "Add", y, shaped(&e, N->input[3], 4, (int64_t[]){ 1, OC, 1, 1 }));
+	emit_to(&e, "Identity", &y, 1, NULL, N->output[0]);
+	err = e.err;
+	for (uint32_t i = 0; i < e.n; i++)
+		free(e.names[i]);
+	free(e.names);
+	if (!err && !y)
+		err = onnx_fail(o, NPU_EINVAL, "cannot be lowered");
+	return err;
+}
+
 /* ---- Resize's antialias ----------------------------------------------------------- */
 
 /* onnxruntime's antialias filters (Pillow's): the tent, and the cubic of @a. */
@@ -970,6 +1156,8 @@ const struct onnx_op onnx_image_ops[] = {
 	ONNX_OP("Col2Im", onnx_op_col2im, "dilations pads strides", 18),
 	ONNX_OP("AffineGrid", onnx_op_affine_grid, "align_corners", 20),
 	ONNX_OP("GridSample", onnx_op_grid_sample, "align_corners mode padding_mode", 16),
+	ONNX_OP("DeformConv", onnx_op_deform_conv, "dilations group kernel_shape offset_group pads "
+		"strides", 19),
 	ONNX_OP("RoiAlign", onnx_op_roi_align, "coordinate_transformation_mode mode "
 		"output_height output_width sampling_ratio spatial_scale", 10),
 	ONNX_OP_END
