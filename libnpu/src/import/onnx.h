@@ -320,7 +320,7 @@ int onnx_fold_requantize(struct onnx *o);
 
 /* Output 0 as a view of input 0 with a new shape (a constant: a constant). */
 /*
- * Resize with antialias (onnx_image.c), linear or cubic of fp32 as @p
+ * Resize with antialias (onnx_antialias.c), linear or cubic of fp32 as @p
  * says: axis by axis, each a product by the weights onnxruntime computes
  * from the fp32 scales @rscale.
  */
@@ -483,7 +483,7 @@ struct onnx_op {
 #define ONNX_OP_END { NULL, NULL, NULL, 0, NULL, 0 }
 
 #define ONNX_OP_TABLES(X) X(ops) X(elt) X(data) X(shape) X(reduce) X(mask) X(einsum) X(image) \
-	X(rnn) X(control) X(ms) X(ms_llm) X(ms_gqa)
+	X(rnn) X(control) X(ms) X(ms_llm) X(ms_gqa) X(roi)
 #define ONNX_OP_TABLE(name) extern const struct onnx_op onnx_##name##_ops[];
 ONNX_OP_TABLES(ONNX_OP_TABLE)
 #undef ONNX_OP_TABLE
@@ -510,6 +510,35 @@ int onnx_import_node(struct onnx *o);
 int onnx_load(size_t size, const char *path, const struct npu_model_opts *opts, npu_graph **g);
 int onnx_load_mem(size_t size, const void *buf, size_t len, const struct npu_model_opts *opts,
 		  npu_graph **g);
+/*
+ * struct onnx_emit - a lowering's own values (onnx_emit.c): each em_*
+ * helper imports one node of the default domain (opset 13) into a value
+ * named after the node's output 0, and returns its name, or NULL once a
+ * step has failed (@err, with a message); a NULL input is that failure.
+ * em_done frees the names and gives @err.
+ */
+struct onnx_emit {
+	struct onnx *o;
+	char **names;
+	uint32_t n, cap;
+	int err;
+};
+const char *em_fresh(struct onnx_emit *e);
+/* Node @op of inputs @in (@nin) and attribute @a (or none) into a new value, or @to. */
+const char *em_to(struct onnx_emit *e, const char *op, const char **in, size_t nin,
+		  Onnx__AttributeProto *a, const char *to);
+const char *em_op1(struct onnx_emit *e, const char *op, const char *a);
+const char *em_op2(struct onnx_emit *e, const char *op, const char *a, const char *b);
+const char *em_where(struct onnx_emit *e, const char *c, const char *a, const char *b);
+/* A constant of @n values of @dt (rank 1, or a scalar when @n is 0); an fp32 scalar. */
+const char *em_cst(struct onnx_emit *e, enum npu_dtype dt, const void *v, uint32_t n);
+const char *em_fc(struct onnx_emit *e, float v);
+/* @x reshaped to the @n dims @d. */
+const char *em_shaped(struct onnx_emit *e, const char *x, uint32_t n, const int64_t *d);
+Onnx__AttributeProto *em_int_attr(Onnx__AttributeProto *a, const char *name, int64_t v);
+Onnx__AttributeProto *em_ints_attr(Onnx__AttributeProto *a, const char *name, int64_t *v,
+				   size_t n);
+int em_done(struct onnx_emit *e);
 /* Free what @o holds (its values; the bytes a tensor took are the graph's): onnx.c. */
 void onnx_free(struct onnx *o);
 /*
