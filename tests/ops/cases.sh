@@ -6,8 +6,10 @@
 #   control.py  If, Loop, Scan, and
 #   scatter.py  ScatterND of run-time values,
 #   image.py    Col2Im, AffineGrid, GridSample, Pad's wrap,
-#   einsum.py   Einsum's diagonals and one-sided sums, and
-#   gqa.py      onnxruntime's GroupQueryAttention: npu-onnx-test on the CPU
+#   einsum.py   Einsum's diagonals and one-sided sums,
+#   gqa.py      onnxruntime's GroupQueryAttention, and
+#   classic.py  LpPool, LRN, Hardmax, Compress, Upsample ...: npu-onnx-test
+#               on the CPU
 #               reference under ASan and UBSan, and on OpenCL with nothing
 #               allowed to fall back;
 #   qop.py  onnxruntime's QOperator ops: check.py (int8 within 2 output
@@ -27,7 +29,7 @@ say() { # OK|NOT TEXT
 	n=$((n + 1))
 	[ "$1" = OK ] && echo "ok $n - $2" || { failed=$((failed + 1)); echo "not ok $n - $2"; }
 }
-for gen in rnn qop control scatter image einsum gqa; do
+for gen in rnn qop control scatter image einsum gqa classic; do
 	out=$CACHE/op-cases/$gen
 	sum=$(cat tests/ops/$gen.py tests/ops/caselib.py tests/models/ort-run.js \
 		scripts/onnxruntime-version |
@@ -52,7 +54,7 @@ for gen in rnn qop control scatter image einsum gqa; do
 		echo "$sum" >"$out/made"
 	fi
 	case $gen in
-	rnn | control | scatter | image | einsum | gqa)
+	rnn | control | scatter | image | einsum | gqa | classic)
 		for b in cpu opencl; do
 			tool=build/tools/npu-onnx-test strict=--strict
 			[ $b = cpu ] && tool=build/tests/npu-onnx-test-san strict=

@@ -2210,12 +2210,14 @@ int onnx_import_as(struct onnx *o, const Onnx__NodeProto *as, int64_t opset)
 	char why[160];
 	int err;
 
-	op = refusal(o, as, why, sizeof(why), &found);
-	if (!op)
-		return onnx_fail(o, NPU_ENOTSUP, "%s", why);
-	o->node = as;
-	if (opset)
+	if (opset)	/* the lowering's opset, its ops checked against it too */
 		o->opset = opset;
+	op = refusal(o, as, why, sizeof(why), &found);
+	if (!op) {
+		o->opset = keep_opset;
+		return onnx_fail(o, NPU_ENOTSUP, "%s", why);
+	}
+	o->node = as;
 	err = op->import(o);
 	o->node = keep;
 	o->opset = keep_opset;
