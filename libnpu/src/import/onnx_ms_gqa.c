@@ -33,128 +33,70 @@
 #include "import/onnx.h"
 
 #define N_(o)	((o)->node)
-#define GQA_NAMES	96
-
-/* The lowering's values, named after output 0 (onnx_own_name). */
-struct gqa {
-	struct onnx *o;
-	char name[GQA_NAMES][96];
-	uint32_t n;
-};
-
-static const char *fresh(struct gqa *g, const char *tag)
+/* @op of inputs @a, @b (NULL: one input) and attribute @at (or none) into a value of its own. */
+static const char *op(struct onnx_emit *g, const char *opname, const char *a, const char *b,
+		      Onnx__AttributeProto *at)
 {
-	uint32_t i = g->n;
-
-	if (i >= GQA_NAMES)	/* a bug of this file: the lowering's next node fails on "" */
-		return "";
-	g->n++;
-	return onnx_own_name(g->o, tag, i, g->name[i], 96);
-}
-
-static Onnx__AttributeProto attr_i(const char *name, int64_t v)
-{
-	Onnx__AttributeProto a = ONNX__ATTRIBUTE_PROTO__INIT;
-
-	a.name = (char *)name;
-	a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-	a.i = v;
-	return a;
-}
-
-static Onnx__AttributeProto attr_ints(const char *name, int64_t *v, size_t n)
-{
-	Onnx__AttributeProto a = ONNX__ATTRIBUTE_PROTO__INIT;
-
-	a.name = (char *)name;
-	a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
-	a.ints = v;
-	a.n_ints = n;
-	return a;
-}
-
-/* @op of inputs @a, @b (NULL: one input) into a fresh value; its name, or NULL. */
-static const char *op(struct gqa *g, const char *opname, const char *a, const char *b,
-		      Onnx__AttributeProto **at, size_t nat)
-{
-	const char *y = fresh(g, "gqa");
-
-	if (onnx_lower_as(g->o, opname, (const char *[]){ a, b }, b ? 2 : 1, y, at, nat, 0))
-		return NULL;
-	return y;
+	return em_to(g, opname, (const char *[]){ a, b }, b ? 2 : 1, at, NULL);
 }
 
 /* A constant of @dt, @rank dims, its values @data; its name, or NULL. */
-static const char *konst(struct gqa *g, enum npu_dtype dt, uint32_t rank, const uint32_t *dims,
-			 const void *data)
+static const char *konst(struct onnx_emit *g, enum npu_dtype dt, uint32_t rank,
+			 const uint32_t *dims, const void *data)
 {
-	const char *y = fresh(g, "gqk");
+	const char *y = em_fresh(g);
 
-	return onnx_named_const(g->o, y, dt, rank, dims, data) ? NULL : y;
+	if (y && !g->err)
+		g->err = onnx_named_const(g->o, y, dt, rank, dims, data);
+	return g->err ? NULL : y;
 }
 
-static const char *i64s(struct gqa *g, uint32_t n, const int64_t *v)
+static const char *i64s(struct onnx_emit *g, uint32_t n, const int64_t *v)
 {
-	return konst(g, NPU_DT_INT64, 1, &n, v);
+	return em_cst(g, NPU_DT_INT64, v, n);
 }
 
-static const char *f32(struct gqa *g, float v)
+static const char *i32(struct onnx_emit *g, int32_t v)
 {
-	return konst(g, NPU_DT_FLOAT32, 0, NULL, &v);
+	return em_cst(g, NPU_DT_INT32, &v, 0);
 }
 
-static const char *i32(struct gqa *g, int32_t v)
+static const char *transpose(struct onnx_emit *g, const char *x, uint32_t rank, int64_t *perm)
 {
-	return konst(g, NPU_DT_INT32, 0, NULL, &v);
-}
+	Onnx__AttributeProto p;
 
-/* @x reshaped to @rank dims @d. */
-static const char *reshape(struct gqa *g, const char *x, uint32_t rank, const int64_t *d)
-{
-	const char *s = i64s(g, rank, d);
-
-	return s ? op(g, "Reshape", x, s, NULL, 0) : NULL;
-}
-
-static const char *transpose(struct gqa *g, const char *x, uint32_t rank, int64_t *perm)
-{
-	Onnx__AttributeProto p = attr_ints("perm", perm, rank), *pa = &p;
-
-	return op(g, "Transpose", x, NULL, &pa, 1);
+	return op(g, "Transpose", x, NULL, em_ints_attr(&p, "perm", perm, rank));
 }
 
 /* @x's [@lo, @hi) along axis @axis (a Slice). */
-static const char *slice(struct gqa *g, const char *x, int64_t axis, int64_t lo, int64_t hi)
+static const char *slice(struct onnx_emit *g, const char *x, int64_t axis, int64_t lo,
+			 int64_t hi)
 {
-	const char *st = i64s(g, 1, &lo), *en = i64s(g, 1, &hi), *ax = i64s(g, 1, &axis);
-	const char *y = fresh(g, "gqs");
-
-	if (!st || !en || !ax ||
-	    onnx_lower_as(g->o, "Slice", (const char *[]){ x, st, en, ax }, 4, y, NULL, 0, 0))
-		return NULL;
-	return y;
+	return em_to(g, "Slice", (const char *[]){ x, i64s(g, 1, &lo), i64s(g, 1, &hi),
+		     i64s(g, 1, &axis) }, 4, NULL, NULL);
 }
 
-static const char *concat(struct gqa *g, const char **in, size_t n, int64_t axis)
+static const char *concat(struct onnx_emit *g, const char **in, size_t n, int64_t axis)
 {
-	Onnx__AttributeProto a = attr_i("axis", axis), *ap = &a;
-	const char *y = fresh(g, "gqc");
+	Onnx__AttributeProto a;
 
-	return onnx_lower_as(g->o, "Concat", in, n, y, &ap, 1, 0) ? NULL : y;
+	return em_to(g, "Concat", in, n, em_int_attr(&a, "axis", axis), NULL);
 }
 
 /* RotaryEmbedding (com.microsoft) of @x [B][S][heads * H] at positions @pos. */
-static const char *rotary(struct gqa *g, const char *x, const char *pos, int64_t heads,
+static const char *rotary(struct onnx_emit *g, const char *x, const char *pos, int64_t heads,
 			  int64_t rdim, int64_t inter)
 {
-	Onnx__AttributeProto a[3] = { attr_i("num_heads", heads),
-				      attr_i("rotary_embedding_dim", rdim),
-				      attr_i("interleaved", inter) };
-	Onnx__AttributeProto *ap[3] = { &a[0], &a[1], &a[2] };
+	Onnx__AttributeProto a[3];
+	Onnx__AttributeProto *ap[3] = { em_int_attr(&a[0], "num_heads", heads),
+					em_int_attr(&a[1], "rotary_embedding_dim", rdim),
+					em_int_attr(&a[2], "interleaved", inter) };
 	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
 	const char *in[4] = { x, pos, N_(g->o)->input[7], N_(g->o)->input[8] };
-	const char *y = fresh(g, "gqr");
+	const char *y = em_fresh(g);
 
+	if (!y || !x || !pos)
+		return NULL;
 	n.name = N_(g->o)->name;
 	n.op_type = (char *)"RotaryEmbedding";
 	n.domain = (char *)ONNX_MS;
@@ -164,7 +106,8 @@ static const char *rotary(struct gqa *g, const char *x, const char *pos, int64_t
 	n.output = (char **)&y;
 	n.n_attribute = 3;
 	n.attribute = ap;
-	return onnx_import_as(g->o, &n, 1) ? NULL : y;
+	g->err = onnx_import_as(g->o, &n, 1);
+	return g->err ? NULL : y;
 }
 
 /* The shapes of the op, from its inputs and attributes. */
@@ -274,7 +217,7 @@ static int unsupported(struct onnx *o)
  * into @out (an output's name, or NULL for a value of the lowering's own).
  * @pl: past_seqlen as [B][1] int32 (NULL for the first prompt: 0).
  */
-static const char *present(struct gqa *g, const struct gqa_shape *s, const char *new4,
+static const char *present(struct onnx_emit *g, const struct gqa_shape *s, const char *new4,
 			   uint32_t pi, const char *pl, const char *out)
 {
 	struct onnx *o = g->o;
@@ -296,7 +239,7 @@ static const char *present(struct gqa *g, const struct gqa_shape *s, const char 
 			y = onnx_lower_as(o, "Pad", (const char *[]){ new4, pd }, 2, out, NULL, 0,
 					  13) ? NULL : out;
 		else
-			y = op(g, "Pad", new4, pd, NULL, 0);
+			y = op(g, "Pad", new4, pd, NULL);
 		return y;
 	}
 	/*
@@ -346,37 +289,37 @@ static const char *present(struct gqa *g, const struct gqa_shape *s, const char 
 		lim = i32(g, (int32_t)s->S);
 		if (!tt || !base || !p0 || !pn || !lim || !all)
 			return NULL;
-		d = op(g, "Sub", tt, pl, NULL, 0);			/* t - pl [B][P] */
-		inpast = d ? op(g, "Less", tt, pl, NULL, 0) : NULL;
-		innew = inpast ? op(g, "Less", d, lim, NULL, 0) : NULL;
-		inew = innew ? op(g, "Add", d, p0, NULL, 0) : NULL;
-		inew = inew ? op(g, "Min", inew, pn, NULL, 0) : NULL;
+		d = op(g, "Sub", tt, pl, NULL);			/* t - pl [B][P] */
+		inpast = d ? op(g, "Less", tt, pl, NULL) : NULL;
+		innew = inpast ? op(g, "Less", d, lim, NULL) : NULL;
+		inew = innew ? op(g, "Add", d, p0, NULL) : NULL;
+		inew = inew ? op(g, "Min", inew, pn, NULL) : NULL;
 		if (!inew)
 			return NULL;
-		y = fresh(g, "gqi");
+		y = em_fresh(g);
 		if (onnx_lower_as(o, "Where", (const char *[]){ innew, inew, pn }, 3, y, NULL, 0, 0))
 			return NULL;
-		ipast = op(g, "Min", tt, pn, NULL, 0);
-		idx = fresh(g, "gqi");
+		ipast = op(g, "Min", tt, pn, NULL);
+		idx = em_fresh(g);
 		if (!ipast || onnx_lower_as(o, "Where", (const char *[]){ inpast, ipast, y }, 3, idx,
 					    NULL, 0, 0))
 			return NULL;
 	}
 	{	/* rows of [B * kvN * L][H]: (b kvN + h) L + idx[b][t] */
 		int64_t r3[3] = { s->B, 1, s->P };
-		const char *i3 = reshape(g, idx, 3, r3);
+		const char *i3 = em_shaped(g, idx, 3, r3);
 
-		rows = i3 ? op(g, "Add", base, i3, NULL, 0) : NULL;
+		rows = i3 ? op(g, "Add", base, i3, NULL) : NULL;
 	}
 	{
-		const char *fl = rows ? reshape(g, all, 2, flat) : NULL;
-		const char *gt = fl ? op(g, "Gather", fl, rows, NULL, 0) : NULL;
+		const char *fl = rows ? em_shaped(g, all, 2, flat) : NULL;
+		const char *gt = fl ? op(g, "Gather", fl, rows, NULL) : NULL;
 		const char *sh = gt ? i64s(g, 4, d4) : NULL;
 
 		if (!sh)
 			return NULL;
 		if (!out)
-			return op(g, "Reshape", gt, sh, NULL, 0);
+			return op(g, "Reshape", gt, sh, NULL);
 		return onnx_lower_as(o, "Reshape", (const char *[]){ gt, sh }, 2, out, NULL, 0, 0) ?
 		       NULL : out;
 	}
@@ -384,7 +327,7 @@ static const char *present(struct gqa *g, const struct gqa_shape *s, const char 
 
 static int onnx_op_ms_group_query_attention(struct onnx *o)
 {
-	struct gqa *g;
+	struct onnx_emit em = { .o = o }, *g = &em;
 	struct gqa_shape s;
 	int64_t rot, inter, win, smooth;
 	float scale, softcap;
@@ -414,10 +357,6 @@ static int onnx_op_ms_group_query_attention(struct onnx *o)
 					 s.H / 2);
 		s.rdim = 2 * cc->dims[1];
 	}
-	g = calloc(1, sizeof(*g));
-	if (!g)
-		return onnx_fail(o, NPU_ENOMEM, "out of memory");
-	g->o = o;
 	o->err = 0;
 	{
 		uint32_t qh = s.N * s.H, kh = s.kvN * s.H, sd[2] = { 1, s.S };
@@ -440,30 +379,31 @@ static int onnx_op_ms_group_query_attention(struct onnx *o)
 		} else {
 			q = N_(o)->input[0], k = N_(o)->input[1], v = N_(o)->input[2];
 		}
-		sl2 = v ? reshape(g, N_(o)->input[5], 2, b1) : NULL;
+		sl2 = v ? em_shaped(g, N_(o)->input[5], 2, b1) : NULL;
 		if (!sl2)
 			goto fail;
 		if (!s.first) {	/* past_seqlen = seqlens_k + 1 - S, [B][1] */
 			const char *c = i32(g, 1 - (int32_t)s.S);
 
-			pl = c ? op(g, "Add", sl2, c, NULL, 0) : NULL;
+			pl = c ? op(g, "Add", sl2, c, NULL) : NULL;
 			if (!pl)
 				goto fail;
 		}
 		if (rot) {
-			Onnx__AttributeProto to = attr_i("to", ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
-			Onnx__AttributeProto *tp = &to;
+			Onnx__AttributeProto to;
 			const char *p32;
 
 			if (s.first) {	/* s, padding too (onnxruntime's CPU kernel) */
 				int64_t bs[2] = { s.B, s.S };
 				const char *sh = i64s(g, 2, bs);
 
-				p32 = sh ? op(g, "Expand", ars, sh, NULL, 0) : NULL;
+				p32 = sh ? op(g, "Expand", ars, sh, NULL) : NULL;
 			} else {
-				p32 = op(g, "Add", pl, ars, NULL, 0);
+				p32 = op(g, "Add", pl, ars, NULL);
 			}
-			pos = p32 ? op(g, "Cast", p32, NULL, &tp, 1) : NULL;
+			pos = p32 ? op(g, "Cast", p32, NULL,
+				       em_int_attr(&to, "to", ONNX__TENSOR_PROTO__DATA_TYPE__INT64)) :
+			      NULL;
 			q = pos ? rotary(g, q, pos, s.N, s.rdim, inter) : NULL;
 			k = q ? rotary(g, k, pos, s.kvN, s.rdim, inter) : NULL;
 			if (!k)
@@ -472,12 +412,12 @@ static int onnx_op_ms_group_query_attention(struct onnx *o)
 	}
 	{	/* the caches */
 		int64_t bshd[4] = { s.B, s.S, s.kvN, s.H }, p0213[4] = { 0, 2, 1, 3 };
-		const char *k4 = reshape(g, k, 4, bshd), *v4;
+		const char *k4 = em_shaped(g, k, 4, bshd), *v4;
 		const char *ok = N_(o)->n_output > 1 && N_(o)->output[1][0] ? N_(o)->output[1] : NULL;
 		const char *ov = N_(o)->n_output > 2 && N_(o)->output[2][0] ? N_(o)->output[2] : NULL;
 
 		k4 = k4 ? transpose(g, k4, 4, p0213) : NULL;
-		v4 = k4 ? reshape(g, v, 4, bshd) : NULL;
+		v4 = k4 ? em_shaped(g, v, 4, bshd) : NULL;
 		v4 = v4 ? transpose(g, v4, 4, p0213) : NULL;
 		pk = v4 ? present(g, &s, k4, 3, pl, ok) : NULL;
 		pv = pk ? present(g, &s, v4, 4, pl, ov) : NULL;
@@ -490,19 +430,19 @@ static int onnx_op_ms_group_query_attention(struct onnx *o)
 		int64_t k5d[5] = { s.B, s.kvN, 1, s.H, s.P }, v5d[5] = { s.B, s.kvN, 1, s.P, s.H };
 		int64_t p0132[4] = { 0, 1, 3, 2 }, o5[5] = { 0, 3, 1, 2, 4 };
 		int64_t od[3] = { s.B, s.S, (int64_t)s.N * s.H };
-		const char *q5 = reshape(g, q, 5, q5d), *kt, *sc, *mask, *ninf, *pr, *v5, *a5;
+		const char *q5 = em_shaped(g, q, 5, q5d), *kt, *sc, *mask, *ninf, *pr, *v5, *a5;
 		const char *od_s;
 
 		q5 = q5 ? transpose(g, q5, 5, p5) : NULL;
 		kt = q5 ? transpose(g, pk, 4, p0132) : NULL;
-		kt = kt ? reshape(g, kt, 5, k5d) : NULL;
-		sc = kt ? op(g, "MatMul", q5, kt, NULL, 0) : NULL;
-		sc = sc ? op(g, "Mul", sc, f32(g, scale), NULL, 0) : NULL;
+		kt = kt ? em_shaped(g, kt, 5, k5d) : NULL;
+		sc = kt ? op(g, "MatMul", q5, kt, NULL) : NULL;
+		sc = sc ? op(g, "Mul", sc, em_fc(g, scale), NULL) : NULL;
 		if (sc && softcap > 0.0f) {
-			const char *t = op(g, "Mul", sc, f32(g, 1.0f / softcap), NULL, 0);
+			const char *t = op(g, "Mul", sc, em_fc(g, 1.0f / softcap), NULL);
 
-			t = t ? op(g, "Tanh", t, NULL, NULL, 0) : NULL;
-			sc = t ? op(g, "Mul", t, f32(g, softcap), NULL, 0) : NULL;
+			t = t ? op(g, "Tanh", t, NULL, NULL) : NULL;
+			sc = t ? op(g, "Mul", t, em_fc(g, softcap), NULL) : NULL;
 		}
 		if (sc && onnx_has_in(o, 10)) {	/* attention_bias [B|1][N|1][S][T] */
 			struct oval *ab = onnx_in(o, 10);
@@ -519,15 +459,15 @@ static int onnx_op_ms_group_query_attention(struct onnx *o)
 			if (s.P > s.T) {	/* the cache's tail is masked: padded with 0 */
 				int64_t pads[8] = { 0, 0, 0, 0, 0, 0, 0, s.P - s.T };
 
-				b = op(g, "Pad", b, i64s(g, 8, pads), NULL, 0);
+				b = op(g, "Pad", b, i64s(g, 8, pads), NULL);
 			}
 			{
 				int64_t d5[5] = { ab->dims[0], ab->dims[1] == 1 ? 1 : s.kvN,
 						  ab->dims[1] == 1 ? 1 : G, s.S, s.P };
 
-				b = b ? reshape(g, b, 5, d5) : NULL;
+				b = b ? em_shaped(g, b, 5, d5) : NULL;
 			}
-			sc = b ? op(g, "Add", sc, b, NULL, 0) : NULL;
+			sc = b ? op(g, "Add", sc, b, NULL) : NULL;
 		}
 		if (!sc)
 			goto fail;
@@ -559,23 +499,23 @@ static int onnx_op_ms_group_query_attention(struct onnx *o)
 				t[i] = (int32_t)i + 1;
 			s1 = konst(g, NPU_DT_INT32, 2, sd, t);
 			free(t);
-			lim = tt && s1 ? op(g, "Add", pl, reshape(g, s1, 2, (int64_t[]){ 1, s.S }),
-					    NULL, 0) : NULL;	/* [B][S] */
-			lim = lim ? reshape(g, lim, 5, l5) : NULL;
-			mask = lim ? op(g, "Less", tt, lim, NULL, 0) : NULL;
+			lim = tt && s1 ? op(g, "Add", pl, em_shaped(g, s1, 2, (int64_t[]){ 1, s.S }),
+					    NULL) : NULL;	/* [B][S] */
+			lim = lim ? em_shaped(g, lim, 5, l5) : NULL;
+			mask = lim ? op(g, "Less", tt, lim, NULL) : NULL;
 			if (mask && win > 0) {
-				const char *lo = op(g, "Sub", lim, i32(g, (int32_t)win), NULL, 0);
-				const char *ge = lo ? op(g, "Less", tt, lo, NULL, 0) : NULL;
+				const char *lo = op(g, "Sub", lim, i32(g, (int32_t)win), NULL);
+				const char *ge = lo ? op(g, "Less", tt, lo, NULL) : NULL;
 
-				ge = ge ? op(g, "Not", ge, NULL, NULL, 0) : NULL;
-				mask = ge ? op(g, "And", mask, ge, NULL, 0) : NULL;
+				ge = ge ? op(g, "Not", ge, NULL, NULL) : NULL;
+				mask = ge ? op(g, "And", mask, ge, NULL) : NULL;
 			}
 		}
-		ninf = mask ? f32(g, -INFINITY) : NULL;
+		ninf = mask ? em_fc(g, -INFINITY) : NULL;
 		if (!ninf)
 			goto fail;
 		{
-			const char *y = fresh(g, "gqm");
+			const char *y = em_fresh(g);
 
 			if (onnx_lower_as(o, "Where", (const char *[]){ mask, sc, ninf }, 3, y, NULL,
 					  0, 0))
@@ -594,11 +534,11 @@ static int onnx_op_ms_group_query_attention(struct onnx *o)
 					onnx_fail(o, NPU_EINVAL, "head_sink must be fp32 [%u]", s.N);
 					goto fail;
 				}
-				col = reshape(g, N_(o)->input[11], 5, hd);
+				col = em_shaped(g, N_(o)->input[11], 5, hd);
 			} else {
-				col = f32(g, 0.0f);
+				col = em_fc(g, 0.0f);
 			}
-			col = col && ce ? op(g, "Expand", col, ce, NULL, 0) : NULL;
+			col = col && ce ? op(g, "Expand", col, ce, NULL) : NULL;
 			parts[0] = sc;
 			parts[1] = col;
 			sc = col ? concat(g, parts, 2, -1) : NULL;
@@ -606,29 +546,26 @@ static int onnx_op_ms_group_query_attention(struct onnx *o)
 				goto fail;
 		}
 		{
-			Onnx__AttributeProto ax = attr_i("axis", -1), *axp = &ax;
-			const char *y = fresh(g, "gqp");
+			Onnx__AttributeProto ax;
 
-			if (onnx_lower_as(o, "Softmax", &sc, 1, y, &axp, 1, 13))
-				goto fail;
-			pr = y;
+			pr = op(g, "Softmax", sc, NULL, em_int_attr(&ax, "axis", -1));
 		}
 		if (smooth > 0 || onnx_has_in(o, 11))
 			pr = slice(g, pr, 4, 0, s.P);
-		v5 = pr ? reshape(g, pv, 5, v5d) : NULL;
-		a5 = v5 ? op(g, "MatMul", pr, v5, NULL, 0) : NULL;	/* [B][kvN][g][S][H] */
+		v5 = pr ? em_shaped(g, pv, 5, v5d) : NULL;
+		a5 = v5 ? op(g, "MatMul", pr, v5, NULL) : NULL;	/* [B][kvN][g][S][H] */
 		a5 = a5 ? transpose(g, a5, 5, o5) : NULL;
 		od_s = a5 ? i64s(g, 3, od) : NULL;
 		if (!od_s || onnx_lower_as(o, "Reshape", (const char *[]){ a5, od_s }, 2,
 					   N_(o)->output[0], NULL, 0, 0))
 			goto fail;
 	}
-	free(g);
+	em_done(g);
 	return 0;
 nomem:
 	onnx_fail(o, NPU_ENOMEM, "out of memory");
 fail:
-	free(g);
+	em_done(g);
 	/* every step that failed said why (onnx_fail), but for a bug of this file */
 	return o->err ? o->err : onnx_fail(o, NPU_EINVAL, "internal: a lowering step failed");
 }
