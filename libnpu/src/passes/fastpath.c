@@ -61,6 +61,16 @@ static void tag_nchw(npu_graph *g, int t)
 	g->t[t].d.layout = NPU_LAYOUT_NCHW;
 }
 
+/* @c: a node of @op reading @x (and what the caller adds) and writing @y. */
+static void node_of(struct ir_node *c, enum ir_op op, int x, int y)
+{
+	ir_node_init(c, op);
+	c->in[0] = x;
+	c->nin = 1;
+	c->out[0] = y;
+	c->nout = 1;
+}
+
 /*
  * An fp32 OIHW filter made OHWI: in place where the node is its only
  * reader, else a new constant. Its id, or an error.
@@ -114,15 +124,12 @@ static int conv(npu_graph *g, const struct before *bf, struct ir_node *n)
 		    padded < p->k[i] || (padded - p->k[i]) / p->s[i] + 1 != p->out[i])
 			return 0;
 	}
-	ir_node_init(&c, IR_CONV2D);
-	c.in[0] = x;
+	node_of(&c, IR_CONV2D, x, y);
 	c.in[1] = filter_ohwi(g, bf, w);
 	if (c.in[1] < 0)
 		return c.in[1];
 	c.in[2] = b;
 	c.nin = 3;
-	c.out[0] = y;
-	c.nout = 1;
 	c.a.stride[0] = p->s[0];
 	c.a.stride[1] = p->s[1];
 	c.a.dilation[0] = c.a.dilation[1] = 1;
@@ -150,11 +157,7 @@ static int pool(npu_graph *g, struct ir_node *n)
 		    p->s[i] > LAYER_MAX_WINDOW ||
 		    ((int64_t)p->out[i] - 1) * p->s[i] + p->k[i] > p->in[i])
 			return 0;
-	ir_node_init(&c, IR_POOL);
-	c.in[0] = x;
-	c.nin = 1;
-	c.out[0] = y;
-	c.nout = 1;
+	node_of(&c, IR_POOL, x, y);
 	c.a.kernel[0] = p->k[0];
 	c.a.kernel[1] = p->k[1];
 	c.a.stride[0] = p->s[0];
@@ -180,11 +183,7 @@ static int relu(npu_graph *g, struct ir_node *n)
 	if (p->fn != ND_RELU || p->quant || p->dtype != NPU_DT_FLOAT32 || !f32_act(g, x, 0) ||
 	    !f32_act(g, y, 0))
 		return 0;
-	ir_node_init(&c, IR_RELU);
-	c.in[0] = x;
-	c.nin = 1;
-	c.out[0] = y;
-	c.nout = 1;
+	node_of(&c, IR_RELU, x, y);
 	if (g->t[x].d.layout == NPU_LAYOUT_NCHW)
 		tag_nchw(g, y);
 	*n = c;
@@ -199,11 +198,7 @@ static int view(npu_graph *g, int x, uint32_t rank, const uint32_t *dims, int to
 
 	if (id < 0)
 		return id;
-	ir_node_init(&r, IR_RESHAPE);
-	r.in[0] = x;
-	r.nin = 1;
-	r.out[0] = id;
-	r.nout = 1;
+	node_of(&r, IR_RESHAPE, x, id);
 	err = ir_add_node(g, &r);
 	return err ? err : id;
 }
@@ -337,13 +332,10 @@ static int dense(npu_graph *g, struct before *bf, int i, int *drop)
 		if (fc < 0)
 			return fc;
 	}
-	ir_node_init(&c, IR_FC);
-	c.in[0] = xv;
+	node_of(&c, IR_FC, xv, fc);
 	c.in[1] = w;
 	c.in[2] = bias;
 	c.nin = 3;
-	c.out[0] = fc;
-	c.nout = 1;
 	{
 		int err = ir_add_node(g, &c);
 
