@@ -249,12 +249,14 @@ onnx_on_npu() { # [cases]: only test_onnx's cases (the edge profile)
 		tap_run models_npu env NPU_OPENCL_LIB=/nonexistent /usr/bin/python3 \
 			tests/models/check.py --tap --goals --backend npu --runs 1 \
 			$(for n in $NPU_ZOO_CHECK; do echo "$NPU_ZOO/$n"; done)
-	# the image ops, Einsum's forms and GroupQueryAttention, lowered onto
-	# gathers, strided copies, a transposed convolution, matrix products and
-	# element functions: each case strictly on the NPU against onnxruntime
+	# the image and sampling ops, Einsum's forms, GroupQueryAttention and
+	# the classic exports' ops, lowered onto gathers, strided copies,
+	# convolutions, matrix products and element functions: each case
+	# strictly on the NPU against onnxruntime
 	[ "${1:-}" = cases ] || [ ! -d "${NPU_OPS_CASES:-}/image" ] ||
 		tap_run ops_npu onnx_test_tap --backend npu --strict "$NPU_OPS_CASES"/image/*/ \
-			"$NPU_OPS_CASES"/einsum/*/ "$NPU_OPS_CASES"/gqa/*/
+			"$NPU_OPS_CASES"/einsum/*/ "$NPU_OPS_CASES"/gqa/*/ \
+			"$NPU_OPS_CASES"/classic/*/
 }
 
 # npu-onnx-test's PASS, FAIL and SKIP lines as TAP (nothing on OpenCL).
