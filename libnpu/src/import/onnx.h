@@ -483,7 +483,7 @@ struct onnx_op {
 #define ONNX_OP_END { NULL, NULL, NULL, 0, NULL, 0 }
 
 #define ONNX_OP_TABLES(X) X(ops) X(elt) X(data) X(shape) X(reduce) X(mask) X(einsum) X(image) \
-	X(rnn) X(control) X(ms) X(ms_llm) X(ms_gqa) X(roi) X(norm) X(select)
+	X(rnn) X(control) X(ms) X(ms_llm) X(ms_gqa) X(roi) X(norm) X(select) X(loss)
 #define ONNX_OP_TABLE(name) extern const struct onnx_op onnx_##name##_ops[];
 ONNX_OP_TABLES(ONNX_OP_TABLE)
 #undef ONNX_OP_TABLE
