@@ -6,7 +6,8 @@ pads, auto_pad, dilations), GlobalLpPool, LpNormalization (rows of
 zeros too), LRN of several sizes, MeanVarianceNormalization over
 other axes, Hardmax before and after opset 13, EyeLike's offsets and
 dtypes, Compress by a condition known at load, opset 7's Upsample (its
-scales an attribute) and opset 9's linear one. onnxruntime gives the
+scales an attribute) and opset 9's linear one, MaxUnpool of MaxPool's
+indices into its own and a given output shape. onnxruntime gives the
 expected outputs (cases.sh)."""
 import sys
 
@@ -67,6 +68,22 @@ def make(out):
     save(out, "upsample_opset9_linear", "Upsample", {"x": f(1, 2, 3, 4)},
          {"s": np.array([1, 1, 2, 2], np.float32)}, 9, mode="linear")
 
+    # MaxPool's indices of a 2x2, stride-2 pooling, worked out here (flat
+    # over the whole input), unpooled into its own and a given shape
+    x = f(1, 2, 8, 10)
+    win = x.reshape(1, 2, 4, 2, 5, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 2, 4, 5, 4)
+    arg = win.argmax(-1)
+    n, c, r, q = np.indices(arg.shape)
+    idx = (((n * 2 + c) * 8 + 2 * r + arg // 2) * 10 + 2 * q + arg % 2).astype(np.int64)
+    for name, shape in (("maxunpool", None), ("maxunpool_output_shape", [1, 2, 9, 11])):
+        if shape:       # the same places in the larger output
+            rr, cc = (idx % 80) // 10, idx % 10
+            ix = (((n * 2 + c) * 9 + rr) * 11 + cc).astype(np.int64)
+        else:
+            ix = idx
+        consts = {"s": np.array(shape, np.int64)} if shape else {}
+        save(out, name, "MaxUnpool", {"x": win.max(-1), "i": ix}, consts, 11,
+             kernel_shape=[2, 2], strides=[2, 2])
 
 if __name__ == "__main__":
     if sys.argv[1] == "make":

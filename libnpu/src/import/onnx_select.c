@@ -4,8 +4,9 @@
  * lowered onto comparisons, Where and gathers: Hardmax (the first
  * maximum's one-hot), ReverseSequence (each entry's first sequence_lens
  * steps reversed), Compress (the slices a condition known at load keeps),
- * EyeLike and Size (constants of the input's static shape), and opset 7's
- * Upsample (opset 10's Resize). They run where the ops they become run.
+ * EyeLike and Size (constants of the input's static shape), opset 7's
+ * Upsample (opset 10's Resize) and MaxUnpool (a scatter at MaxPool's
+ * indices). They run where the ops they become run.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,72 @@ static int onnx_op_upsample(struct onnx *o)
 	return em_done(&e);
 }
 
+/*
+ * MaxUnpool (9, 11): zeros of the output's shape (``output_shape`` where
+ * given and known at load, else each spatial dim (in - 1) * stride +
+ * kernel - pads), X's values written at their MaxPool indices (flat over
+ * the whole output): a ScatterElements over it flattened.
+ */
+static int onnx_op_max_unpool(struct onnx *o)
+{
+	struct oval *x = onnx_in(o, 0), *ix = onnx_in(o, 1);
+	struct onnx_emit e = { .o = o };
+	int64_t k[ND_MAX_SP], st[ND_MAX_SP], pd[2 * ND_MAX_SP] = { 0 }, yd[NPU_MAX_RANK];
+	int64_t xflat;
+	uint32_t nk = 0, ns = 0, np = 0, nsp;
+	uint64_t total = 1;
+	Onnx__AttributeProto a;
+	const char *z, *y;
+	float *zeros;
+
+	TRY(onnx_attr_ints(o, "kernel_shape", k, ND_MAX_SP, &nk));
+	TRY(onnx_attr_ints(o, "strides", st, ND_MAX_SP, &ns));
+	TRY(onnx_attr_ints(o, "pads", pd, 2 * ND_MAX_SP, &np));
+	if (!x || !ix)
+		return onnx_fail(o, NPU_EINVAL, "X and I are needed");
+	TRY(onnx_want_dt(o, x, F32, "X"));
+	TRY(onnx_want_dt(o, ix, I64, "I"));
+	nsp = x->rank - 2;
+	if (x->rank < 3 || x->rank - 2 > ND_MAX_SP || nk != nsp || (ns && ns != nsp) ||
+	    (np && np != 2 * nsp) || ix->count != x->count)
+		return onnx_fail(o, NPU_EINVAL, "X of rank %u with kernel_shape, strides and pads "
+				 "of its spatial dims, and I of its shape", x->rank);
+	yd[0] = x->dims[0];
+	yd[1] = x->dims[1];
+	for (uint32_t i = 0; i < nsp; i++)
+		yd[2 + i] = ((int64_t)x->dims[2 + i] - 1) * (ns ? st[i] : 1) + k[i] - pd[i] -
+			    pd[nsp + i];
+	if (onnx_has_in(o, 2)) {	/* output_shape, known at load */
+		struct oval *os = onnx_in(o, 2);
+
+		if (os->dt != NPU_DT_INT64 || os->count != x->rank || onnx_const_value(o, os) <= 0)
+			return onnx_fail(o, NPU_ENOTSUP, "output_shape of %u values known at load",
+					 x->rank);
+		for (uint32_t i = 0; i < x->rank; i++)
+			yd[i] = onnx_get_i(os, i);
+	}
+	for (uint32_t i = 0; i < x->rank; i++) {
+		if (yd[i] < 1 || yd[i] > (int64_t)ONNX_MAX_ELEMS)
+			return onnx_fail(o, NPU_EINVAL, "output dim %u: %lld", i, (long long)yd[i]);
+		total *= (uint64_t)yd[i];
+	}
+	if (total > ONNX_MAX_ELEMS)
+		return onnx_fail(o, NPU_EINVAL, "an output of %llu elements",
+				 (unsigned long long)total);
+	zeros = calloc((size_t)total, sizeof(float));
+	if (!zeros)
+		return onnx_fail(o, NPU_ENOMEM, "out of memory");
+	z = em_cst(&e, NPU_DT_FLOAT32, zeros, (uint32_t)total);
+	free(zeros);
+	xflat = (int64_t)x->count;
+	y = em_to(&e, "ScatterElements", (const char *[]){ z,
+		  em_shaped(&e, N->input[1], 1, &xflat), em_shaped(&e, N->input[0], 1, &xflat) }, 3,
+		  em_int_attr(&a, "axis", 0), NULL);
+	em_to(&e, "Reshape", (const char *[]){ y, em_cst(&e, NPU_DT_INT64, yd, x->rank) }, 2, NULL,
+	      N->output[0]);
+	return em_done(&e);
+}
+
 /* This file's ops in the importer's registry (onnx.h, struct onnx_op). */
 const struct onnx_op onnx_select_ops[] = {
 	ONNX_OP("Hardmax", onnx_op_hardmax, "axis", 1),
@@ -261,5 +328,6 @@ const struct onnx_op onnx_select_ops[] = {
 	ONNX_OP("EyeLike", onnx_op_eye_like, "dtype k", 9),
 	ONNX_OP("Size", onnx_op_size, "", 1),
 	ONNX_OP("Upsample", onnx_op_upsample, "mode scales", 7),
+	ONNX_OP("MaxUnpool", onnx_op_max_unpool, "kernel_shape pads strides", 9),
 	ONNX_OP_END
 };
